@@ -1,0 +1,108 @@
+# opmig build.  `make` builds bin/opmig; `make test` runs every test suite;
+# `make check` does the same under AddressSanitizer and UBSan; `make deps`
+# installs the Debian packages the build and the tests need.
+
+PREFIX ?= /usr/local
+CC ?= gcc
+PKGS := libprotobuf-c libcjson libzip cunit openblas
+DEB_PKGS := libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcjson-dev \
+	libzip-dev libcunit1-dev libopenblas-dev pkg-config groff-base \
+	python3-onnx python3-numpy libonnx-testdata
+ONNX_PROTO := /usr/include/onnx/onnx.proto
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wundef -Wwrite-strings
+ifneq ($(CI),)
+WARN += -Werror
+endif
+ifneq ($(WERROR),)
+WARN += -Werror
+endif
+
+# BUILD selects the flavour: release (default) or asan.
+BUILD ?= release
+ifeq ($(BUILD),asan)
+OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined
+LDOPT := -fsanitize=address,undefined
+else
+OPT := -O2 -g
+LDOPT :=
+endif
+
+B := build/$(BUILD)
+GEN := $(B)/gen
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CPPFLAGS += -I. -I$(GEN) -D_GNU_SOURCE -DOPMIG_DATADIR='"$(PREFIX)/share/opmig"'
+CFLAGS += -std=c11 $(OPT) $(WARN) $(PKG_CFLAGS) -MMD -MP
+LDLIBS += $(PKG_LIBS) -lm
+
+MODULES := ir oprules scanner rewriters validators
+LIB_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
+CLI_SRC := $(wildcard cli/*.c)
+TEST_SRC := $(wildcard tests/unit/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(GEN)/onnx.pb-c.o
+CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o)
+
+ifeq ($(BUILD),release)
+OPMIG := bin/opmig
+else
+OPMIG := $(B)/bin/opmig
+endif
+RUNNER := $(B)/bin/unit-tests
+
+.PHONY: all deps demo test check install clean bench
+all: deps $(OPMIG)
+
+deps:
+	@sh tools/deps.sh $(DEB_PKGS)
+
+$(GEN)/onnx.pb-c.c $(GEN)/onnx.pb-c.h: $(ONNX_PROTO)
+	@mkdir -p $(GEN)
+	protoc-c --c_out=$(GEN) -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
+
+$(GEN)/onnx.pb-c.o: $(GEN)/onnx.pb-c.c
+	$(CC) -std=c11 $(OPT) $(PKG_CFLAGS) -I$(GEN) -c $< -o $@
+
+$(B)/%.o: %.c $(GEN)/onnx.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/libopmig.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(OPMIG): $(CLI_OBJ) $(B)/libopmig.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDOPT) -o $@ $(CLI_OBJ) $(B)/libopmig.a $(LDLIBS)
+
+$(RUNNER): $(TEST_OBJ) $(B)/libopmig.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDOPT) -o $@ $(TEST_OBJ) $(B)/libopmig.a $(LDLIBS)
+
+demo: all
+	./$(OPMIG) inspect testdata/sample.onnx
+
+test: deps $(OPMIG) $(RUNNER)
+	OPMIG=$(abspath $(OPMIG)) RUNNER=$(abspath $(RUNNER)) sh tests/run.sh
+
+check: deps
+	$(MAKE) BUILD=asan test
+
+bench: all
+	sh bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/opmig/oprules
+	install -m 755 $(OPMIG) $(DESTDIR)$(PREFIX)/bin/opmig
+	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	for f in oprules/*.json; do [ -e "$$f" ] || continue; \
+		install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/opmig/oprules/; done
+
+clean:
+	rm -rf build bin
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -1,0 +1,428 @@
+/* ir.h: opmig's in-memory ONNX model (model, graph, node, value, tensor,
+ * attribute), its lifecycle, name lookup with outer scopes, verification and
+ * topological ordering, loading and saving.  Nothing outside ir/ sees
+ * protobuf-c types.
+ *
+ * Ownership: a struct ir_model owns everything reachable from it: graphs,
+ * nodes, values, attributes, tensors, strings (malloc'd, freed by
+ * ir_model_free).  Strings are NUL-terminated; a NULL string means "absent in
+ * the protobuf" and reads as "" (use ir_s()).  Tensor payloads are owned
+ * buffers or borrowed views into a mapped external-data file, kept alive by a
+ * reference-counted struct ir_extfile.  Every pointer returned by a lookup
+ * borrows from the model.  Functions that take a `struct ir_diag *` write the
+ * first error there and return a negative status.
+ */
+#ifndef OPMIG_IR_H
+#define OPMIG_IR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- diagnostics ----------------------------------------------------- */
+
+enum ir_status {
+	IR_OK = 0,
+	IR_EINVAL = -1,   /* bad input: corrupt, unsafe or invalid model */
+	IR_ENOMEM = -2,   /* allocation failed or memory limit reached */
+	IR_EIO = -3,      /* read/write failure of the system */
+	IR_EUSAGE = -4,   /* caller asked for something impossible */
+};
+
+struct ir_diag {
+	int status;        /* first error's status, 0 when none */
+	char msg[512];     /* first error, lower case, no trailing period */
+	int n_warnings;
+	char warning[512]; /* first warning */
+};
+
+void ir_diag_init(struct ir_diag *d);
+/* Record an error (if none yet) and return its status. */
+int ir_diag_error(struct ir_diag *d, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void ir_diag_warn(struct ir_diag *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define diag_error(d, ...) ir_diag_error((d), IR_EINVAL, __VA_ARGS__)
+
+static inline const char *ir_s(const char *s) { return s ? s : ""; }
+
+/* ---- data types ------------------------------------------------------ */
+
+enum ir_dtype {
+	IR_DTYPE_UNDEFINED = 0,
+	IR_DTYPE_FLOAT = 1,
+	IR_DTYPE_UINT8 = 2,
+	IR_DTYPE_INT8 = 3,
+	IR_DTYPE_UINT16 = 4,
+	IR_DTYPE_INT16 = 5,
+	IR_DTYPE_INT32 = 6,
+	IR_DTYPE_INT64 = 7,
+	IR_DTYPE_STRING = 8,
+	IR_DTYPE_BOOL = 9,
+	IR_DTYPE_FLOAT16 = 10,
+	IR_DTYPE_DOUBLE = 11,
+	IR_DTYPE_UINT32 = 12,
+	IR_DTYPE_UINT64 = 13,
+	IR_DTYPE_COMPLEX64 = 14,
+	IR_DTYPE_COMPLEX128 = 15,
+	IR_DTYPE_BFLOAT16 = 16,
+	IR_DTYPE_FLOAT8E4M3FN = 17,
+	IR_DTYPE_FLOAT8E4M3FNUZ = 18,
+	IR_DTYPE_FLOAT8E5M2 = 19,
+	IR_DTYPE_FLOAT8E5M2FNUZ = 20,
+	IR_DTYPE_UINT4 = 21,
+	IR_DTYPE_INT4 = 22,
+	IR_DTYPE_FLOAT4E2M1 = 23,
+	IR_DTYPE_COUNT
+};
+
+/* Which typed TensorProto field holds a dtype's elements. */
+enum ir_field {
+	IR_FIELD_NONE, IR_FIELD_FLOAT, IR_FIELD_INT32, IR_FIELD_STRING,
+	IR_FIELD_INT64, IR_FIELD_DOUBLE, IR_FIELD_UINT64
+};
+
+struct ir_dtype_info {
+	const char *name;      /* "float16" */
+	unsigned bits;         /* element size in bits (4, 8, ... 128; 0 string) */
+	enum ir_field field;   /* typed field used when raw_data is absent */
+	unsigned per_field;    /* typed-field entries per element (2 complex) */
+};
+
+/* NULL for an unknown dtype code. */
+const struct ir_dtype_info *ir_dtype_get(int dtype);
+const char *ir_dtype_name(int dtype); /* "dtype(99)" style never: "?" */
+/* Bytes of n elements in raw_data form; -1 on overflow or string/unknown. */
+int64_t ir_dtype_raw_size(int dtype, int64_t n);
+
+/* ---- presence bits: which optional proto2 scalars were present ------- */
+#define IR_HAS(obj, bit) (((obj)->present & (bit)) != 0)
+
+/* ---- types of values ------------------------------------------------- */
+
+enum ir_dim_kind { IR_DIM_UNKNOWN, IR_DIM_VALUE, IR_DIM_PARAM };
+
+struct ir_dim {
+	enum ir_dim_kind kind;
+	int64_t value;       /* IR_DIM_VALUE */
+	char *param;         /* IR_DIM_PARAM */
+	char *denotation;
+};
+
+struct ir_shape {
+	size_t n_dims;
+	struct ir_dim *dims;
+};
+
+enum ir_type_kind {
+	IR_TYPE_NONE = 0, IR_TYPE_TENSOR = 1, IR_TYPE_SEQUENCE = 4,
+	IR_TYPE_MAP = 5, IR_TYPE_SPARSE_TENSOR = 8, IR_TYPE_OPTIONAL = 9
+};
+
+#define IR_TYPE_HAS_ELEM 1u   /* elem_type / key_type present */
+#define IR_TYPE_HAS_SHAPE 2u  /* shape present (possibly rank 0) */
+
+struct ir_type {
+	enum ir_type_kind kind;
+	unsigned present;
+	int elem_type;            /* tensor, sparse: dtype; map: key dtype */
+	struct ir_shape shape;    /* tensor, sparse */
+	struct ir_type *inner;    /* sequence/optional elem, map value */
+	char *denotation;
+	struct ir_unknown *unknown;
+};
+
+/* ---- unknown protobuf fields, kept for a faithful round trip --------- */
+
+struct ir_unknown {
+	size_t n;
+	struct ir_unknown_field {
+		uint32_t tag;
+		int wire_type;
+		size_t len;
+		uint8_t *data;
+	} *fields;
+};
+
+struct ir_kv {
+	char *key;
+	char *value;
+};
+
+/* ---- tensors ----------------------------------------------------------- */
+
+struct ir_extfile;   /* a mapped external data file, refcounted */
+
+enum ir_storage {
+	IR_STORE_NONE,     /* no data (empty tensor or absent) */
+	IR_STORE_RAW,      /* raw_data */
+	IR_STORE_TYPED,    /* float_data/int32_data/... */
+	IR_STORE_EXTERNAL, /* data_location = EXTERNAL */
+};
+
+#define IR_TENSOR_HAS_DTYPE 1u
+#define IR_TENSOR_HAS_LOCATION 2u
+#define IR_TENSOR_HAS_SEGMENT 4u
+#define IR_TENSOR_HAS_RAW 8u
+
+struct ir_tensor {
+	char *name;
+	char *doc;
+	unsigned present;
+	int dtype;
+	int data_location;     /* as stored: 0 default, 1 external */
+	size_t n_dims;
+	int64_t *dims;
+	int64_t seg_begin, seg_end;
+	enum ir_storage storage;
+	/* IR_STORE_RAW: raw bytes (owned unless ext != NULL). */
+	uint8_t *raw;
+	size_t raw_len;
+	/* IR_STORE_TYPED: one typed array, as stored. */
+	enum ir_field field;
+	size_t n_typed;
+	void *typed;           /* float/int32_t/int64_t/double/uint64_t */
+	char **strings;        /* IR_FIELD_STRING: n_typed byte strings */
+	size_t *string_lens;
+	/* IR_STORE_EXTERNAL: the key/value entries as stored, plus the view. */
+	size_t n_external;
+	struct ir_kv *external;
+	struct ir_extfile *ext; /* mapped lazily by ir_tensor_data() */
+	int64_t ext_offset, ext_length;
+	/* decoded view cache for typed storage (owned). */
+	uint8_t *cache;
+	struct ir_unknown unknown;
+};
+
+/* Number of elements; -1 if a dim is negative or the product overflows. */
+int64_t ir_tensor_numel(const struct ir_tensor *t);
+/* Little-endian raw bytes of a numeric tensor (maps external data on first
+ * use, decodes typed fields into a cache).  Borrowed until the model dies. */
+int ir_tensor_data(struct ir_tensor *t, const uint8_t **data, size_t *len,
+		   struct ir_diag *d);
+/* Payload size in bytes as it would be stored in raw_data (0 strings). */
+int64_t ir_tensor_nbytes(const struct ir_tensor *t);
+
+struct ir_sparse {
+	struct ir_tensor *values;
+	struct ir_tensor *indices;
+	size_t n_dims;
+	int64_t *dims;
+	struct ir_unknown unknown;
+};
+
+/* ---- attributes -------------------------------------------------------- */
+
+enum ir_attr_type {
+	IR_ATTR_UNDEFINED = 0, IR_ATTR_FLOAT = 1, IR_ATTR_INT = 2,
+	IR_ATTR_STRING = 3, IR_ATTR_TENSOR = 4, IR_ATTR_GRAPH = 5,
+	IR_ATTR_FLOATS = 6, IR_ATTR_INTS = 7, IR_ATTR_STRINGS = 8,
+	IR_ATTR_TENSORS = 9, IR_ATTR_GRAPHS = 10, IR_ATTR_SPARSE_TENSOR = 11,
+	IR_ATTR_SPARSE_TENSORS = 12, IR_ATTR_TYPE_PROTO = 13,
+	IR_ATTR_TYPE_PROTOS = 14
+};
+
+#define IR_ATTR_HAS_TYPE 1u
+#define IR_ATTR_HAS_F 2u
+#define IR_ATTR_HAS_I 4u
+#define IR_ATTR_HAS_S 8u
+
+struct ir_graph;
+
+struct ir_attr {
+	char *name;
+	char *ref_attr_name;
+	char *doc;
+	unsigned present;
+	int type;              /* enum ir_attr_type, as stored */
+	float f;
+	int64_t i;
+	uint8_t *s;            /* bytes, s_len long, NUL-terminated for ease */
+	size_t s_len;
+	struct ir_tensor *t;
+	struct ir_graph *g;
+	struct ir_sparse *sparse;
+	struct ir_type *tp;
+	size_t n_floats, n_ints, n_strings, n_tensors, n_graphs;
+	size_t n_sparses, n_tps;
+	float *floats;
+	int64_t *ints;
+	uint8_t **strings;
+	size_t *string_lens;
+	struct ir_tensor **tensors;
+	struct ir_graph **graphs;
+	struct ir_sparse **sparses;
+	struct ir_type **tps;
+	struct ir_unknown unknown;
+};
+
+const char *ir_attr_type_name(int type);
+
+/* ---- values, nodes, graphs --------------------------------------------- */
+
+struct ir_node;
+
+/* A named value of one graph scope: graph input, initializer, node output,
+ * or a value only declared in value_info.  Def-use: producer is the node
+ * writing it (NULL for inputs/initializers); uses lists consuming nodes,
+ * including nodes of nested subgraphs that capture it from outer scope. */
+struct ir_value {
+	char *name;
+	struct ir_graph *graph;        /* scope the value lives in */
+	struct ir_type *type;          /* declared type, NULL if none */
+	char *doc;                     /* doc_string of its ValueInfoProto */
+	struct ir_unknown vi_unknown;  /* unknown fields of its ValueInfoProto */
+	struct ir_node *producer;
+	struct ir_tensor *init;        /* initializer, if any */
+	struct ir_sparse *sparse_init; /* sparse initializer, if any */
+	size_t n_uses, cap_uses;
+	struct ir_node **uses;
+};
+
+struct ir_node {
+	char *name;
+	char *op_type;
+	char *domain;
+	char *doc;
+	struct ir_graph *graph;
+	size_t n_inputs, n_outputs;
+	struct ir_value **inputs;      /* NULL entry: optional input "" */
+	struct ir_value **outputs;     /* NULL entry: optional output "" */
+	size_t n_attrs;
+	struct ir_attr **attrs;
+	struct ir_unknown unknown;
+	size_t index;                  /* position in graph->nodes */
+};
+
+struct ir_graph {
+	char *name;
+	char *doc;
+	struct ir_graph *parent;       /* enclosing scope, NULL at top */
+	struct ir_node *owner;         /* node whose attribute holds it */
+	size_t n_nodes, cap_nodes;
+	struct ir_node **nodes;
+	/* Interface and declarations, in file order. */
+	size_t n_inputs, n_outputs, n_value_info;
+	struct ir_value **inputs;
+	struct ir_value **outputs;
+	struct ir_value **value_info;
+	size_t n_inits, n_sparse_inits;
+	struct ir_tensor **inits;          /* file order */
+	struct ir_sparse **sparse_inits;   /* file order */
+	/* Values of this scope: hash map name -> value. */
+	size_t n_values, cap_values;
+	struct ir_value **values;          /* open-addressing table */
+	struct ir_value **value_list;      /* insertion order, n_values long */
+	size_t n_quant;                    /* quantization_annotation, opaque */
+	struct ir_unknown quant;           /* stored as field-14 blobs */
+	struct ir_unknown unknown;
+};
+
+struct ir_opset {
+	char *domain;          /* NULL or "" = ai.onnx */
+	int64_t version;
+	unsigned present;      /* 1: version present */
+};
+
+struct ir_function {
+	char *name;
+	char *domain;
+	char *doc;
+	size_t n_inputs, n_outputs, n_attr_names, n_opsets;
+	char **inputs, **outputs, **attr_names;
+	struct ir_opset *opsets;
+	struct ir_graph *body;  /* nodes; inputs/outputs as values */
+	struct ir_unknown unknown;
+};
+
+#define IR_MODEL_HAS_IR_VERSION 1u
+#define IR_MODEL_HAS_MODEL_VERSION 2u
+
+struct ir_model {
+	unsigned present;
+	int64_t ir_version;
+	char *producer_name;
+	char *producer_version;
+	char *domain;
+	int64_t model_version;
+	char *doc;
+	size_t n_opsets;
+	struct ir_opset *opsets;
+	size_t n_metadata;
+	struct ir_kv *metadata;
+	struct ir_graph *graph;
+	size_t n_functions;
+	struct ir_function **functions;
+	struct ir_unknown training;    /* training_info, kept as opaque bytes */
+	struct ir_unknown unknown;
+	char *dir;                     /* folder external data is relative to */
+	char *path;                    /* file it was loaded from */
+	size_t n_extfiles;
+	struct ir_extfile **extfiles;
+};
+
+/* ---- lifecycle and editing -------------------------------------------- */
+
+struct ir_model *ir_model_new(void);
+void ir_model_free(struct ir_model *m);
+struct ir_graph *ir_graph_new(struct ir_graph *parent);
+void ir_graph_free(struct ir_graph *g);
+void ir_tensor_free(struct ir_tensor *t);
+void ir_sparse_free(struct ir_sparse *s);
+void ir_type_free(struct ir_type *t);
+void ir_attr_free(struct ir_attr *a);
+void ir_node_free(struct ir_node *n);
+void ir_unknown_release(struct ir_unknown *u);
+
+/* Find or create the value `name` in this scope (not outer ones). */
+struct ir_value *ir_graph_value(struct ir_graph *g, const char *name);
+/* Find `name` in this scope; NULL if absent. */
+struct ir_value *ir_graph_find(const struct ir_graph *g, const char *name);
+/* Find `name` here or in an enclosing scope; NULL if absent. */
+struct ir_value *ir_graph_lookup(const struct ir_graph *g, const char *name);
+/* Append a node (takes ownership) and record def-use. */
+int ir_graph_add_node(struct ir_graph *g, struct ir_node *n);
+int ir_value_add_use(struct ir_value *v, struct ir_node *n);
+
+/* Opset version imported for a domain ("" and "ai.onnx" are one); 0 if none. */
+int64_t ir_model_opset(const struct ir_model *m, const char *domain);
+
+/* ---- verification and order ------------------------------------------- */
+
+/* Check the model; errors name node and op.  Sorts nodes topologically when
+ * they are out of order (reported as a warning, not an error). */
+int ir_model_verify(struct ir_model *m, struct ir_diag *d);
+/* Topologically sort one graph's nodes (stable); error on a cycle. */
+int ir_graph_toposort(struct ir_graph *g, struct ir_diag *d);
+
+/* Visit every graph of the model (main, functions, nested subgraphs). */
+typedef int (*ir_graph_visit_fn)(struct ir_graph *g, int depth, void *ctx);
+int ir_model_walk(struct ir_model *m, ir_graph_visit_fn fn, void *ctx);
+
+/* ---- loading and saving (ir/load.c, ir/save.c) ------------------------ */
+
+struct ir_load_opts {
+	size_t max_memory;   /* protobuf allocation cap; 0 = default */
+	int max_depth;       /* nesting limit of messages; 0 = default (64) */
+};
+
+/* Load and verify a model file.  Bad input gives IR_EINVAL with a message
+ * naming what is wrong (the caller prefixes the file name). */
+int ir_model_load(const char *path, const struct ir_load_opts *o,
+		  struct ir_model **out, struct ir_diag *d);
+/* Parse without verifying (for tools that report on broken models). */
+int ir_model_parse(const char *path, const struct ir_load_opts *o,
+		   struct ir_model **out, struct ir_diag *d);
+
+struct ir_save_opts {
+	const char *external_data; /* file for big tensors, relative to OUT */
+	int64_t size_threshold;    /* bytes; tensors >= go external (1024) */
+};
+
+/* Write atomically (temp + rename in the target folder). */
+int ir_model_save(struct ir_model *m, const char *path,
+		  const struct ir_save_opts *o, struct ir_diag *d);
+
+/* Test hook: make the N-th protobuf allocation from now fail (0 = off). */
+void ir_alloc_fail_at(long n);
+
+#endif

@@ -78,9 +78,10 @@ $(OPMIG): $(CLI_OBJ) $(B)/libopmig.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDOPT) -o $@ $(CLI_OBJ) $(B)/libopmig.a $(LDLIBS)
 
-$(RUNNER): $(TEST_OBJ) $(B)/libopmig.a
+CLI_LIB_OBJ := $(filter-out $(B)/cli/main.o,$(CLI_OBJ))
+$(RUNNER): $(TEST_OBJ) $(CLI_LIB_OBJ) $(B)/libopmig.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDOPT) -o $@ $(TEST_OBJ) $(B)/libopmig.a $(LDLIBS)
+	$(CC) $(LDOPT) -o $@ $(TEST_OBJ) $(CLI_LIB_OBJ) $(B)/libopmig.a $(LDLIBS)
 
 demo: all
 	./$(OPMIG) inspect testdata/sample.onnx

@@ -41,6 +41,8 @@ int ir_diag_error(struct ir_diag *d, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void ir_diag_warn(struct ir_diag *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* strerror(err) in lower case, as our messages are. */
+const char *ir_strerror(int err);
 #define diag_error(d, ...) ir_diag_error((d), IR_EINVAL, __VA_ARGS__)
 
 static inline const char *ir_s(const char *s) { return s ? s : ""; }
@@ -202,6 +204,13 @@ int ir_tensor_data(struct ir_tensor *t, const uint8_t **data, size_t *len,
 /* Payload size in bytes as it would be stored in raw_data (0 strings). */
 int64_t ir_tensor_nbytes(const struct ir_tensor *t);
 
+/* Visit every tensor of a model: initializers, sparse parts, attribute
+ * tensors, in all graphs and functions.  Stops at the first negative rc. */
+typedef int (*ir_tensor_visit_fn)(struct ir_tensor *t, void *ctx);
+struct ir_model;
+int ir_model_for_each_tensor(struct ir_model *m, ir_tensor_visit_fn fn,
+			     void *ctx);
+
 struct ir_sparse {
 	struct ir_tensor *values;
 	struct ir_tensor *indices;
@@ -264,18 +273,27 @@ struct ir_node;
 /* A named value of one graph scope: graph input, initializer, node output,
  * or a value only declared in value_info.  Def-use: producer is the node
  * writing it (NULL for inputs/initializers); uses lists consuming nodes,
- * including nodes of nested subgraphs that capture it from outer scope. */
+ * including nodes of nested subgraphs that capture it from outer scope.
+ * type borrows the first declaration (graph input, output, value_info). */
 struct ir_value {
 	char *name;
 	struct ir_graph *graph;        /* scope the value lives in */
-	struct ir_type *type;          /* declared type, NULL if none */
-	char *doc;                     /* doc_string of its ValueInfoProto */
-	struct ir_unknown vi_unknown;  /* unknown fields of its ValueInfoProto */
+	const struct ir_type *type;    /* declared type, NULL if none */
 	struct ir_node *producer;
 	struct ir_tensor *init;        /* initializer, if any */
 	struct ir_sparse *sparse_init; /* sparse initializer, if any */
+	int is_input;                  /* listed in graph inputs */
 	size_t n_uses, cap_uses;
 	struct ir_node **uses;
+};
+
+/* One ValueInfoProto of a graph's input, output or value_info list; owns
+ * its declared type. */
+struct ir_vinfo {
+	struct ir_value *value;
+	struct ir_type *type;          /* NULL when the proto had none */
+	char *doc;
+	struct ir_unknown unknown;
 };
 
 struct ir_node {
@@ -302,9 +320,9 @@ struct ir_graph {
 	struct ir_node **nodes;
 	/* Interface and declarations, in file order. */
 	size_t n_inputs, n_outputs, n_value_info;
-	struct ir_value **inputs;
-	struct ir_value **outputs;
-	struct ir_value **value_info;
+	struct ir_vinfo *inputs;
+	struct ir_vinfo *outputs;
+	struct ir_vinfo *value_info;
 	size_t n_inits, n_sparse_inits;
 	struct ir_tensor **inits;          /* file order */
 	struct ir_sparse **sparse_inits;   /* file order */
@@ -312,8 +330,7 @@ struct ir_graph {
 	size_t n_values, cap_values;
 	struct ir_value **values;          /* open-addressing table */
 	struct ir_value **value_list;      /* insertion order, n_values long */
-	size_t n_quant;                    /* quantization_annotation, opaque */
-	struct ir_unknown quant;           /* stored as field-14 blobs */
+	struct ir_unknown quant;           /* quantization_annotation, opaque */
 	struct ir_unknown unknown;
 };
 
@@ -393,10 +410,44 @@ int64_t ir_model_opset(const struct ir_model *m, const char *domain);
 int ir_model_verify(struct ir_model *m, struct ir_diag *d);
 /* Topologically sort one graph's nodes (stable); error on a cycle. */
 int ir_graph_toposort(struct ir_graph *g, struct ir_diag *d);
+int ir_graph_is_sorted(const struct ir_graph *g);
 
 /* Visit every graph of the model (main, functions, nested subgraphs). */
 typedef int (*ir_graph_visit_fn)(struct ir_graph *g, int depth, void *ctx);
 int ir_model_walk(struct ir_model *m, ir_graph_visit_fn fn, void *ctx);
+/* Visit g and every graph nested in its nodes' attributes. */
+int ir_graph_walk(struct ir_graph *g, ir_graph_visit_fn fn, void *ctx);
+
+/* ---- summary (what `opmig inspect` shows) --------------------------------- */
+
+struct ir_op_count {
+	const char *domain;    /* "ai.onnx" for the default domain */
+	const char *op_type;
+	size_t count, in_subgraphs;
+};
+
+struct ir_ext_count {
+	const char *location;
+	size_t tensors;
+	int64_t bytes;
+};
+
+/* Borrows names from the model; release with ir_summary_release. */
+struct ir_summary {
+	size_t n_nodes, n_sub_nodes;
+	size_t n_ops;
+	struct ir_op_count *ops;       /* sorted by domain, op_type */
+	size_t n_inits;
+	int64_t n_params, param_bytes; /* initializers of every graph */
+	size_t n_ext;
+	struct ir_ext_count *ext;
+	size_t n_dyn, n_unknown_dims;
+	char **dyn;                    /* symbolic dims of inputs/outputs */
+};
+
+int ir_model_summarize(struct ir_model *m, struct ir_summary *s,
+		       struct ir_diag *d);
+void ir_summary_release(struct ir_summary *s);
 
 /* ---- loading and saving (ir/load.c, ir/save.c) ------------------------ */
 

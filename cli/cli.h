@@ -1,0 +1,65 @@
+/* cli.h: what the command-line front end shares: the command table entry,
+ * exit codes, error and output helpers.  Only cli/ prints or exits.
+ *
+ * Adding a command takes:
+ *   1. cli/cmd_<name>.c: usage text (first line "usage: opmig <name> ..."),
+ *      option parsing, calls into module APIs, output formatting;
+ *   2. one line in cli_commands[] (cli/commands.c), kept sorted (unit test);
+ *   3. man/opmig-<name>.1 whose SYNOPSIS equals the usage line and whose
+ *      EXAMPLES run in tests/cli/t0010-man.sh;
+ *   4. CLI tests in tests/cli/ (exit codes, bad input, golden output).
+ */
+#ifndef OPMIG_CLI_H
+#define OPMIG_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define OPMIG_VERSION "0.1.0"
+
+enum cli_exit {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_FINDINGS = 1,
+	CLI_EXIT_USAGE = 2,
+	CLI_EXIT_BAD_INPUT = 3,
+	CLI_EXIT_INTERNAL = 4,
+};
+
+struct cli_command {
+	const char *name;
+	int (*run)(int argc, char **argv);  /* argv[0] is the command name */
+	const char *help;                   /* full --help text */
+	const char *summary;                /* one line for `opmig help` */
+};
+
+extern const struct cli_command cli_commands[];
+extern const size_t cli_n_commands;
+const struct cli_command *cli_command_find(const char *name);
+
+/* Map an ir_status (or any module status) to an exit code. */
+int cli_exit_code(int status);
+/* "opmig: FILE: message" on stderr (FILE may be NULL). */
+void cli_error(const char *file, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void cli_warn(const char *file, const char *msg);
+/* Print usage error plus a hint; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const struct cli_command *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Flush stdout; CLI_EXIT_INTERNAL with a message if writing failed. */
+int cli_finish(int code);
+/* Colour on this stream?  Only on a TTY, never with NO_COLOR set. */
+int cli_use_color(FILE *f);
+/* Handle --help as the only argument form shared by all commands: returns
+ * 1 when argv asks for help (and prints it). */
+int cli_wants_help(const struct cli_command *c, int argc, char **argv);
+
+struct ir_model;
+/* Load and verify a model; on failure print the error line and return the
+ * exit code (warnings are printed, not fatal). */
+int cli_load(const char *path, struct ir_model **m);
+
+int cmd_convert(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+extern const char cmd_convert_help[], cmd_inspect_help[];
+
+#endif

@@ -1,0 +1,132 @@
+/* commands.c: the sorted command table (found by bsearch) and the shared
+ * helpers every command uses: exit-code mapping, error lines, colour. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "ir/ir.h"
+
+const struct cli_command cli_commands[] = {
+	{ "convert", cmd_convert, cmd_convert_help,
+	  "re-serialize a model, optionally moving weights to external data" },
+	{ "inspect", cmd_inspect, cmd_inspect_help,
+	  "summarize a model: interface, opsets, op histogram, parameters" },
+};
+const size_t cli_n_commands = sizeof(cli_commands) / sizeof(cli_commands[0]);
+
+static int cmd_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct cli_command *)elem)->name);
+}
+
+const struct cli_command *cli_command_find(const char *name)
+{
+	return bsearch(name, cli_commands, cli_n_commands,
+		       sizeof(cli_commands[0]), cmd_cmp);
+}
+
+int cli_exit_code(int status)
+{
+	switch (status) {
+	case IR_OK: return CLI_EXIT_OK;
+	case IR_EINVAL: return CLI_EXIT_BAD_INPUT;
+	case IR_EUSAGE: return CLI_EXIT_USAGE;
+	default: return CLI_EXIT_INTERNAL;
+	}
+}
+
+int cli_use_color(FILE *f)
+{
+	const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	if (nc)
+		return 0;
+	if (term && !strcmp(term, "dumb"))
+		return 0;
+	return isatty(fileno(f));
+}
+
+/* "opmig: FILE: " with "opmig:" in bold red (errors) or yellow (warnings)
+ * on a colour terminal. */
+static void prefix(FILE *f, const char *file, int warn)
+{
+	if (cli_use_color(f))
+		fprintf(f, "\033[1;%sm%s\033[0m ", warn ? "33" : "31", "opmig:");
+	else
+		fputs("opmig: ", f);
+	if (file)
+		fprintf(f, "%s: ", file);
+	if (warn)
+		fputs("warning: ", f);
+}
+
+void cli_error(const char *file, const char *fmt, ...)
+{
+	va_list ap;
+
+	prefix(stderr, file, 0);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_warn(const char *file, const char *msg)
+{
+	prefix(stderr, file, 1);
+	fprintf(stderr, "%s\n", msg);
+}
+
+int cli_load(const char *path, struct ir_model **m)
+{
+	struct ir_diag d;
+	int rc;
+
+	ir_diag_init(&d);
+	rc = ir_model_load(path, NULL, m, &d);
+	if (rc < 0) {
+		cli_error(path, "%s", d.msg);
+		return cli_exit_code(rc);
+	}
+	if (d.n_warnings)
+		cli_warn(path, d.warning);
+	return CLI_EXIT_OK;
+}
+
+int cli_usage_error(const struct cli_command *c, const char *fmt, ...)
+{
+	va_list ap;
+	const char *nl = strchr(c->help, '\n');
+
+	fputs("opmig: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n%.*s\n", nl ? (int)(nl - c->help) : (int)strlen(c->help),
+		c->help);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_finish(int code)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cli_error(NULL, "cannot write to standard output");
+		return code ? code : CLI_EXIT_INTERNAL;
+	}
+	return code;
+}
+
+int cli_wants_help(const struct cli_command *c, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(c->help, stdout);
+			return 1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,64 @@
+/* main.c: opmig's entry point: global options (--help, --version), `help
+ * [COMMAND]`, and dispatch through the sorted command table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void general_help(FILE *f)
+{
+	fputs("usage: opmig [--version] [--help] COMMAND [ARGS]\n\n"
+	      "Migrate ONNX models to accelerators with partial operator coverage.\n\n"
+	      "commands:\n", f);
+	for (size_t i = 0; i < cli_n_commands; i++)
+		fprintf(f, "  %-10s %s\n", cli_commands[i].name,
+			cli_commands[i].summary);
+	fputs("  help       show help for a command\n\n"
+	      "Run 'opmig help COMMAND' or see opmig(1) for details.\n"
+	      "Exit status: 0 ok, 1 findings, 2 usage, 3 bad input, 4 internal.\n",
+	      f);
+}
+
+static int help(int argc, char **argv)
+{
+	const struct cli_command *c;
+
+	if (argc < 2) {
+		general_help(stdout);
+		return cli_finish(CLI_EXIT_OK);
+	}
+	if (argc > 2 || !(c = cli_command_find(argv[1]))) {
+		fprintf(stderr, "opmig: no such command '%s'; try 'opmig help'\n",
+			argv[1]);
+		return CLI_EXIT_USAGE;
+	}
+	fputs(c->help, stdout);
+	return cli_finish(CLI_EXIT_OK);
+}
+
+int main(int argc, char **argv)
+{
+	const struct cli_command *c;
+	const char *name = argc > 1 ? argv[1] : NULL;
+
+	if (!name) {
+		general_help(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (!strcmp(name, "--help") || !strcmp(name, "-h"))
+		return help(1, argv);
+	if (!strcmp(name, "--version")) {
+		printf("opmig %s\n", OPMIG_VERSION);
+		return cli_finish(CLI_EXIT_OK);
+	}
+	if (!strcmp(name, "help"))
+		return help(argc - 1, argv + 1);
+	if (!(c = cli_command_find(name))) {
+		fprintf(stderr, "opmig: '%s' is not a command; try 'opmig help'\n",
+			name);
+		return CLI_EXIT_USAGE;
+	}
+	if (cli_wants_help(c, argc - 1, argv + 1))
+		return cli_finish(CLI_EXIT_OK);
+	return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,142 @@
+/* extdata.c: external tensor data.  Resolves locations safely inside the
+ * model's folder (no absolute paths, no ".." escapes, no symlinks leading
+ * out), shares one refcounted handle per file, and maps files lazily
+ * read-only so weights are paged in on use, never copied whole. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ir/ir_int.h"
+
+int ir_path_resolve_inside(const char *dir, const char *location,
+			   char **out, struct ir_diag *d)
+{
+	char *joined = NULL, *real = NULL, *rdir = NULL;
+	size_t depth = 0, dl;
+	const char *p = location;
+	int rc = 0;
+
+	*out = NULL;
+	if (!*location)
+		return diag_error(d, "external data location is empty");
+	if (location[0] == '/')
+		return diag_error(d, "external data location '%s' is an absolute path", location);
+	/* Lexical check: no component may climb above the folder. */
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (depth == 0)
+				return diag_error(d, "external data location '%s' escapes the model's folder", location);
+			depth--;
+		} else if (n && !(n == 1 && p[0] == '.')) {
+			depth++;
+		}
+		p += n;
+		while (*p == '/')
+			p++;
+	}
+	if (!(joined = malloc(strlen(dir) + strlen(location) + 2)))
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	strcpy(joined, dir);
+	strcat(joined, "/");
+	strcat(joined, location);
+	rdir = realpath(dir, NULL);
+	real = realpath(joined, NULL);
+	if (!rdir || !real) {
+		rc = diag_error(d, "external data file '%s': %s", location,
+				ir_strerror(errno));
+		goto cleanup;
+	}
+	dl = strlen(rdir);
+	if (strcmp(rdir, "/") != 0 &&
+	    (strncmp(real, rdir, dl) != 0 || real[dl] != '/')) {
+		rc = diag_error(d, "external data location '%s' resolves outside the model's folder", location);
+		goto cleanup;
+	}
+	*out = real;
+	real = NULL;
+cleanup:
+	free(joined);
+	free(real);
+	free(rdir);
+	return rc;
+}
+
+int ir_extfile_open(struct ir_model *m, const char *location,
+		    struct ir_extfile **out, struct ir_diag *d)
+{
+	struct ir_extfile *x, **grown;
+	struct stat st;
+	char *path;
+	int rc;
+
+	for (size_t i = 0; i < m->n_extfiles; i++)
+		if (!strcmp(m->extfiles[i]->location, location)) {
+			*out = m->extfiles[i];
+			return 0;
+		}
+	if ((rc = ir_path_resolve_inside(m->dir ? m->dir : ".", location,
+					 &path, d)) < 0)
+		return rc;
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+		free(path);
+		return diag_error(d, "external data file '%s' is not a regular file", location);
+	}
+	x = calloc(1, sizeof(*x));
+	grown = realloc(m->extfiles, (m->n_extfiles + 1) * sizeof(*grown));
+	if (grown)
+		m->extfiles = grown;
+	if (!x || !grown || !(x->location = strdup(location))) {
+		free(x);
+		free(path);
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	}
+	x->refs = 1;
+	x->path = path;
+	x->size = (size_t)st.st_size;
+	m->extfiles[m->n_extfiles++] = x;
+	*out = x;
+	return 0;
+}
+
+int ir_extfile_map(struct ir_extfile *x, struct ir_diag *d)
+{
+	int fd;
+	void *p;
+
+	if (x->mapped)
+		return 0;
+	if (x->size == 0) {
+		x->mapped = 1;
+		return 0;
+	}
+	fd = open(x->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return diag_error(d, "external data file '%s': %s", x->location,
+				  ir_strerror(errno));
+	p = mmap(NULL, x->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return ir_diag_error(d, IR_EIO, "external data file '%s': mmap: %s",
+				     x->location, ir_strerror(errno));
+	x->map = p;
+	x->mapped = 1;
+	return 0;
+}
+
+void ir_extfile_unref(struct ir_extfile *x)
+{
+	if (!x || --x->refs > 0)
+		return;
+	if (x->map)
+		munmap((void *)x->map, x->size);
+	free(x->location);
+	free(x->path);
+	free(x);
+}

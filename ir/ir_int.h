@@ -1,0 +1,56 @@
+/* ir_int.h: internals shared by ir/ files only: the protobuf-c generated
+ * types, the counting allocator, the wire-format pre-scan and the mapped
+ * external-data files. */
+#ifndef OPMIG_IR_INT_H
+#define OPMIG_IR_INT_H
+
+#include <stdio.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "onnx.pb-c.h"
+#include "ir/ir.h"
+
+/* Counting, limiting allocator for protobuf-c (pbuf.c). */
+struct ir_pbuf_alloc {
+	ProtobufCAllocator base;
+	size_t used, limit;
+	int failed;              /* 1: limit hit, 2: injected failure */
+};
+void ir_pbuf_alloc_init(struct ir_pbuf_alloc *a, size_t limit);
+
+/* Check framing, wire types and nesting depth of a serialized message
+ * iteratively before protobuf-c's recursive unpacker sees it. */
+int ir_pbuf_prescan(const uint8_t *buf, size_t len,
+		    const ProtobufCMessageDescriptor *desc, int max_depth,
+		    struct ir_diag *d);
+
+/* A mapped external data file (extdata.c). */
+struct ir_extfile {
+	int refs;
+	char *location;          /* as written in the model */
+	char *path;              /* resolved path */
+	const uint8_t *map;      /* NULL until first use */
+	size_t size;
+	int mapped;
+};
+
+int ir_extfile_open(struct ir_model *m, const char *location,
+		    struct ir_extfile **out, struct ir_diag *d);
+int ir_extfile_map(struct ir_extfile *x, struct ir_diag *d);
+void ir_extfile_unref(struct ir_extfile *x);
+/* Resolve `location` against dir, refusing absolute paths, ".." escapes and
+ * symlinks leading outside dir.  *out is malloc'd. */
+int ir_path_resolve_inside(const char *dir, const char *location,
+			   char **out, struct ir_diag *d);
+
+/* Conversions between protobuf-c messages and IR (load.c, save.c). */
+int ir_from_pb(Onnx__ModelProto *pb, struct ir_model *m,
+	       struct ir_diag *d);
+
+/* Pack the model into `model`, big tensors into `ext` when set (save.c). */
+int ir_save_streams(struct ir_model *m, FILE *model, FILE *ext,
+		    const char *ext_name, const struct ir_save_opts *o,
+		    struct ir_diag *d);
+
+#endif

@@ -1,0 +1,264 @@
+/* verify.c: structural checks of a loaded model with messages that name the
+ * node and op: undefined inputs, missing opset imports, attribute kinds that
+ * contradict their declared type, bad dims and dtypes, payload sizes that do
+ * not match dims, and cycles; out-of-order nodes are sorted (a warning). */
+#include <stdio.h>
+#include <string.h>
+
+#include "ir/ir_int.h"
+
+struct vctx {
+	struct ir_model *m;
+	struct ir_diag *d;
+	const struct ir_function *fn;  /* set while checking a function body */
+	const char *where;             /* "node 'x' (Op): " prefix or "" */
+	char buf[300];
+};
+
+static int check_tensor(struct vctx *c, const struct ir_tensor *t)
+{
+	const struct ir_dtype_info *di;
+	int64_t n, want;
+
+	if (!t)
+		return 0;
+	for (size_t i = 0; i < t->n_dims; i++)
+		if (t->dims[i] < 0)
+			return diag_error(c->d, "%stensor '%s' has negative dim %lld",
+					  c->where, ir_s(t->name), (long long)t->dims[i]);
+	if (!(di = ir_dtype_get(t->dtype)))
+		return diag_error(c->d, "%stensor '%s' has unknown data type %d",
+				  c->where, ir_s(t->name), t->dtype);
+	if ((n = ir_tensor_numel(t)) < 0 ||
+	    (t->dtype != IR_DTYPE_STRING && ir_dtype_raw_size(t->dtype, n) < 0))
+		return diag_error(c->d, "%stensor '%s': dims overflow the element count",
+				  c->where, ir_s(t->name));
+	switch (t->storage) {
+	case IR_STORE_RAW:
+		want = ir_dtype_raw_size(t->dtype, n);
+		if (t->dtype == IR_DTYPE_STRING)
+			return diag_error(c->d, "%stensor '%s': string tensors cannot use raw_data",
+					  c->where, ir_s(t->name));
+		if ((int64_t)t->raw_len != want)
+			return diag_error(c->d, "%stensor '%s': raw_data has %zu bytes, dims x element size is %lld",
+					  c->where, ir_s(t->name), t->raw_len, (long long)want);
+		break;
+	case IR_STORE_TYPED:
+		if (t->field != di->field)
+			return diag_error(c->d, "%stensor '%s': %s data stored in the wrong typed field",
+					  c->where, ir_s(t->name), di->name);
+		want = di->bits == 4 ? -1 : n * (int64_t)di->per_field;
+		if (di->bits == 4 ? (t->n_typed != (size_t)n &&
+				     t->n_typed != (size_t)(n / 2 + (n & 1))) :
+		    (int64_t)t->n_typed != want)
+			return diag_error(c->d, "%stensor '%s': %zu stored values, dims need %lld",
+					  c->where, ir_s(t->name), t->n_typed,
+					  (long long)(want < 0 ? n : want));
+		break;
+	case IR_STORE_NONE:
+		if (n != 0 && !(t->present & IR_TENSOR_HAS_SEGMENT))
+			return diag_error(c->d, "%stensor '%s' has %lld elements but no data",
+					  c->where, ir_s(t->name), (long long)n);
+		break;
+	case IR_STORE_EXTERNAL:
+		break; /* bounds checked when binding the file */
+	}
+	return 0;
+}
+
+static int check_sparse(struct vctx *c, const struct ir_sparse *s)
+{
+	int rc;
+
+	if (!s)
+		return 0;
+	if ((rc = check_tensor(c, s->values)) < 0)
+		return rc;
+	return check_tensor(c, s->indices);
+}
+
+static int check_type(struct vctx *c, const char *what, const char *name,
+		      const struct ir_type *t)
+{
+	for (; t; t = t->inner) {
+		if ((t->present & IR_TYPE_HAS_ELEM) && t->elem_type != 0 &&
+		    !ir_dtype_get(t->elem_type))
+			return diag_error(c->d, "%s'%s' has unknown data type %d",
+					  what, name, t->elem_type);
+		for (size_t i = 0; i < t->shape.n_dims; i++)
+			if (t->shape.dims[i].kind == IR_DIM_VALUE &&
+			    t->shape.dims[i].value < 0)
+				return diag_error(c->d, "%s'%s' has negative dim %lld",
+						  what, name,
+						  (long long)t->shape.dims[i].value);
+	}
+	return 0;
+}
+
+/* Which field kinds an attribute actually carries, as a type code; 0 if none,
+ * -1 if several. */
+static int attr_filled(const struct ir_attr *a)
+{
+	int k = 0, n = 0;
+
+#define HAS(cond, code) if (cond) { k = code; n++; }
+	HAS(a->present & IR_ATTR_HAS_F, IR_ATTR_FLOAT)
+	HAS(a->present & IR_ATTR_HAS_I, IR_ATTR_INT)
+	HAS(a->present & IR_ATTR_HAS_S, IR_ATTR_STRING)
+	HAS(a->t != NULL, IR_ATTR_TENSOR)
+	HAS(a->g != NULL, IR_ATTR_GRAPH)
+	HAS(a->sparse != NULL, IR_ATTR_SPARSE_TENSOR)
+	HAS(a->tp != NULL, IR_ATTR_TYPE_PROTO)
+	HAS(a->n_floats, IR_ATTR_FLOATS)
+	HAS(a->n_ints, IR_ATTR_INTS)
+	HAS(a->n_strings, IR_ATTR_STRINGS)
+	HAS(a->n_tensors, IR_ATTR_TENSORS)
+	HAS(a->n_graphs, IR_ATTR_GRAPHS)
+	HAS(a->n_sparses, IR_ATTR_SPARSE_TENSORS)
+	HAS(a->n_tps, IR_ATTR_TYPE_PROTOS)
+#undef HAS
+	return n > 1 ? -1 : k;
+}
+
+static int check_attr(struct vctx *c, const struct ir_attr *a)
+{
+	int filled = attr_filled(a), rc;
+
+	if (a->ref_attr_name)
+		return 0;
+	if (!(a->present & IR_ATTR_HAS_TYPE) || a->type == IR_ATTR_UNDEFINED ||
+	    a->type > IR_ATTR_TYPE_PROTOS || a->type < 0)
+		return diag_error(c->d, "%sattribute '%s' has no valid type (%d)",
+				  c->where, ir_s(a->name), a->type);
+	if (filled < 0)
+		return diag_error(c->d, "%sattribute '%s' of type %s carries values of several kinds",
+				  c->where, ir_s(a->name), ir_attr_type_name(a->type));
+	/* An empty list attribute carries nothing: fine for list types. */
+	if (filled != 0 && filled != a->type)
+		return diag_error(c->d, "%sattribute '%s' is declared %s but holds %s",
+				  c->where, ir_s(a->name), ir_attr_type_name(a->type),
+				  ir_attr_type_name(filled));
+	if (filled == 0 && a->type < IR_ATTR_FLOATS && a->type != IR_ATTR_FLOAT &&
+	    a->type != IR_ATTR_INT && a->type != IR_ATTR_STRING)
+		return diag_error(c->d, "%sattribute '%s' of type %s has no value",
+				  c->where, ir_s(a->name), ir_attr_type_name(a->type));
+	if ((rc = check_tensor(c, a->t)) < 0 || (rc = check_sparse(c, a->sparse)) < 0)
+		return rc;
+	for (size_t i = 0; i < a->n_tensors; i++)
+		if ((rc = check_tensor(c, a->tensors[i])) < 0)
+			return rc;
+	for (size_t i = 0; i < a->n_sparses; i++)
+		if ((rc = check_sparse(c, a->sparses[i])) < 0)
+			return rc;
+	return 0;
+}
+
+static int defined(const struct ir_value *v)
+{
+	return v->producer || v->init || v->sparse_init || v->is_input;
+}
+
+static int has_opset(const struct vctx *c, const char *domain)
+{
+	const char *want = !strcmp(domain, "ai.onnx") ? "" : domain;
+
+	if (c->fn) {
+		for (size_t i = 0; i < c->fn->n_opsets; i++) {
+			const char *dd = ir_s(c->fn->opsets[i].domain);
+
+			if (!strcmp(dd, "ai.onnx"))
+				dd = "";
+			if (!strcmp(dd, want))
+				return 1;
+		}
+	}
+	return ir_model_opset(c->m, want) != 0 || (c->fn && !strcmp(want, ir_s(c->fn->domain)));
+}
+
+static int check_node(struct vctx *c, const struct ir_node *n)
+{
+	int rc;
+
+	snprintf(c->buf, sizeof(c->buf), "node '%s' (%s): ", ir_s(n->name),
+		 ir_s(n->op_type));
+	c->where = c->buf;
+	if (!n->op_type || !*n->op_type)
+		return diag_error(c->d, "%snode has no op_type", c->where);
+	if (!has_opset(c, ir_s(n->domain)))
+		return diag_error(c->d, "%sdomain '%s' has no opset_import",
+				  c->where, *ir_s(n->domain) ? n->domain : "ai.onnx");
+	for (size_t i = 0; i < n->n_inputs; i++)
+		if (n->inputs[i] && !defined(n->inputs[i]))
+			return diag_error(c->d, "%sinput '%s' is not defined by any node, input or initializer",
+					  c->where, n->inputs[i]->name);
+	for (size_t i = 0; i < n->n_attrs; i++)
+		if ((rc = check_attr(c, n->attrs[i])) < 0)
+			return rc;
+	return 0;
+}
+
+static int verify_graph(struct ir_graph *g, int depth, void *ctx)
+{
+	struct vctx *c = ctx;
+	int rc;
+
+	(void)depth;
+	c->where = "";
+	for (size_t i = 0; i < g->n_inits; i++)
+		if ((rc = check_tensor(c, g->inits[i])) < 0)
+			return rc;
+	for (size_t i = 0; i < g->n_sparse_inits; i++)
+		if ((rc = check_sparse(c, g->sparse_inits[i])) < 0)
+			return rc;
+	for (size_t i = 0; i < g->n_inputs; i++)
+		if ((rc = check_type(c, "graph input ", g->inputs[i].value->name,
+				     g->inputs[i].type)) < 0)
+			return rc;
+	for (size_t i = 0; i < g->n_value_info; i++)
+		if ((rc = check_type(c, "value ", g->value_info[i].value->name,
+				     g->value_info[i].type)) < 0)
+			return rc;
+	for (size_t i = 0; i < g->n_nodes; i++)
+		if ((rc = check_node(c, g->nodes[i])) < 0)
+			return rc;
+	for (size_t i = 0; i < g->n_outputs; i++) {
+		const struct ir_value *v = g->outputs[i].value;
+
+		if ((rc = check_type(c, "graph output ", v->name,
+				     g->outputs[i].type)) < 0)
+			return rc;
+		if (!defined(v))
+			return diag_error(c->d, "graph output '%s' is not produced by any node, input or initializer",
+					  v->name);
+	}
+	if (ir_graph_is_sorted(g))
+		return 0;
+	if ((rc = ir_graph_toposort(g, c->d)) < 0)
+		return rc;
+	ir_diag_warn(c->d, "graph '%s': nodes were not in topological order; sorted",
+		     ir_s(g->name));
+	return 0;
+}
+
+int ir_model_verify(struct ir_model *m, struct ir_diag *d)
+{
+	struct vctx c = { .m = m, .d = d, .where = "" };
+	int rc;
+
+	if (!m->graph)
+		return diag_error(d, "model has no graph");
+	for (size_t i = 0; i < m->n_opsets; i++)
+		if (m->opsets[i].version <= 0)
+			return diag_error(d, "opset_import for domain '%s' has version %lld",
+					  ir_s(m->opsets[i].domain),
+					  (long long)m->opsets[i].version);
+	if ((rc = ir_graph_walk(m->graph, verify_graph, &c)) < 0)
+		return rc;
+	for (size_t i = 0; i < m->n_functions; i++) {
+		c.fn = m->functions[i];
+		if (c.fn->body &&
+		    (rc = ir_graph_walk(c.fn->body, verify_graph, &c)) < 0)
+			return rc;
+	}
+	return 0;
+}

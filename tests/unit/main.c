@@ -1,0 +1,28 @@
+/* main.c: the CUnit runner: registers every module's suites, runs them,
+ * prints the summary and exits non-zero on any failure. */
+#include <stdio.h>
+
+#include <CUnit/Basic.h>
+
+#include "tests/unit/suites.h"
+
+int main(void)
+{
+	int failed;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 4;
+	if (suite_ir_register() != 0 || suite_io_register() != 0 ||
+	    suite_cli_register() != 0) {
+		fprintf(stderr, "unit-tests: cannot register suites: %s\n",
+			CU_get_error_msg());
+		CU_cleanup_registry();
+		return 4;
+	}
+	CU_basic_set_mode(CU_BRM_NORMAL);
+	CU_basic_run_tests();
+	failed = (int)(CU_get_number_of_failures() +
+		       CU_get_number_of_tests_failed());
+	CU_cleanup_registry();
+	return failed ? 1 : 0;
+}

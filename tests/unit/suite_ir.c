@@ -1,0 +1,172 @@
+/* suite_ir.c: unit tests of the in-memory IR: dtype sizes, element counts,
+ * the value table and scopes, topological sort and cycle detection, and
+ * external-data path safety. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ir/ir.h"
+#include "ir/ir_int.h"
+#include "tests/unit/suites.h"
+
+static void test_dtype_sizes(void)
+{
+	CU_ASSERT_EQUAL(ir_dtype_raw_size(IR_DTYPE_FLOAT, 3), 12);
+	CU_ASSERT_EQUAL(ir_dtype_raw_size(IR_DTYPE_COMPLEX128, 2), 32);
+	CU_ASSERT_EQUAL(ir_dtype_raw_size(IR_DTYPE_INT4, 3), 2);
+	CU_ASSERT_EQUAL(ir_dtype_raw_size(IR_DTYPE_UINT4, 4), 2);
+	CU_ASSERT_EQUAL(ir_dtype_raw_size(IR_DTYPE_BOOL, 5), 5);
+	CU_ASSERT_EQUAL(ir_dtype_raw_size(IR_DTYPE_STRING, 1), -1);
+	CU_ASSERT_EQUAL(ir_dtype_raw_size(99, 1), -1);
+	CU_ASSERT_EQUAL(ir_dtype_raw_size(IR_DTYPE_DOUBLE, INT64_MAX / 4), -1);
+	CU_ASSERT_STRING_EQUAL(ir_dtype_name(IR_DTYPE_BFLOAT16), "bfloat16");
+	CU_ASSERT_STRING_EQUAL(ir_dtype_name(IR_DTYPE_FLOAT8E5M2), "float8e5m2");
+	CU_ASSERT_STRING_EQUAL(ir_dtype_name(77), "unknown");
+	CU_ASSERT_STRING_EQUAL(ir_attr_type_name(IR_ATTR_SPARSE_TENSORS), "sparse_tensors");
+}
+
+static void test_numel(void)
+{
+	int64_t dims[3] = { 2, 3, 4 };
+	struct ir_tensor t = { .dtype = IR_DTYPE_FLOAT, .n_dims = 3, .dims = dims };
+
+	CU_ASSERT_EQUAL(ir_tensor_numel(&t), 24);
+	CU_ASSERT_EQUAL(ir_tensor_nbytes(&t), 96);
+	dims[1] = -1;
+	CU_ASSERT_EQUAL(ir_tensor_numel(&t), -1);
+	dims[0] = dims[1] = dims[2] = (int64_t)1 << 30;
+	CU_ASSERT_EQUAL(ir_tensor_numel(&t), -1);
+	t.n_dims = 0;
+	CU_ASSERT_EQUAL(ir_tensor_numel(&t), 1);
+}
+
+static void test_value_table(void)
+{
+	struct ir_graph *g = ir_graph_new(NULL), *sub;
+	char name[32];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	for (int i = 0; i < 2000; i++) {
+		snprintf(name, sizeof(name), "v%d", i);
+		CU_ASSERT_PTR_NOT_NULL(ir_graph_value(g, name));
+	}
+	CU_ASSERT_EQUAL(g->n_values, 2000);
+	CU_ASSERT_PTR_EQUAL(ir_graph_value(g, "v7"), ir_graph_find(g, "v7"));
+	CU_ASSERT_EQUAL(g->n_values, 2000);
+	CU_ASSERT_STRING_EQUAL(g->value_list[1999]->name, "v1999");
+	CU_ASSERT_PTR_NULL(ir_graph_find(g, "nope"));
+	sub = ir_graph_new(g);
+	CU_ASSERT_PTR_NULL(ir_graph_find(sub, "v3"));
+	CU_ASSERT_PTR_EQUAL(ir_graph_lookup(sub, "v3"), ir_graph_find(g, "v3"));
+	ir_graph_free(sub);
+	ir_graph_free(g);
+	ir_graph_free(NULL);
+	ir_model_free(NULL);
+}
+
+/* Add node `name` computing `out` from `in` (NULL: no input). */
+static struct ir_node *add(struct ir_graph *g, const char *name,
+			   const char *in, const char *out)
+{
+	struct ir_node *n = calloc(1, sizeof(*n));
+
+	n->name = strdup(name);
+	n->op_type = strdup("Relu");
+	n->inputs = calloc(1, sizeof(*n->inputs));
+	n->outputs = calloc(1, sizeof(*n->outputs));
+	ir_graph_add_node(g, n);
+	if (in) {
+		n->inputs[0] = ir_graph_value(g, in);
+		n->n_inputs = 1;
+		ir_value_add_use(n->inputs[0], n);
+	}
+	n->outputs[0] = ir_graph_value(g, out);
+	n->outputs[0]->producer = n;
+	n->n_outputs = 1;
+	return n;
+}
+
+static void test_toposort(void)
+{
+	struct ir_graph *g = ir_graph_new(NULL);
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	ir_graph_value(g, "x")->is_input = 1;
+	add(g, "c", "b", "y");
+	add(g, "b", "a", "b");
+	add(g, "a", "x", "a");
+	CU_ASSERT_FALSE(ir_graph_is_sorted(g));
+	CU_ASSERT_EQUAL(ir_graph_toposort(g, &d), 0);
+	CU_ASSERT_STRING_EQUAL(g->nodes[0]->name, "a");
+	CU_ASSERT_STRING_EQUAL(g->nodes[1]->name, "b");
+	CU_ASSERT_STRING_EQUAL(g->nodes[2]->name, "c");
+	CU_ASSERT_EQUAL(g->nodes[2]->index, 2);
+	CU_ASSERT_TRUE(ir_graph_is_sorted(g));
+	ir_graph_free(g);
+
+	g = ir_graph_new(NULL);
+	add(g, "p", "q_out", "p_out");
+	add(g, "q", "p_out", "q_out");
+	CU_ASSERT_EQUAL(ir_graph_toposort(g, &d), IR_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "cycle"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "node 'p' (Relu)"));
+	ir_graph_free(g);
+}
+
+static void test_path_safety(void)
+{
+	char dir[] = "/tmp/opmig-unit-XXXXXX", buf[512];
+	struct ir_diag d;
+	char *out = NULL;
+	FILE *f;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(buf, sizeof(buf), "%s/m", dir);
+	mkdir(buf, 0755);
+	snprintf(buf, sizeof(buf), "%s/m/w.bin", dir);
+	f = fopen(buf, "w");
+	fclose(f);
+	snprintf(buf, sizeof(buf), "%s/secret", dir);
+	f = fopen(buf, "w");
+	fclose(f);
+	snprintf(buf, sizeof(buf), "%s/m/link", dir);
+	CU_ASSERT_EQUAL(symlink("../secret", buf), 0);
+	snprintf(buf, sizeof(buf), "%s/m", dir);
+
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL(ir_path_resolve_inside(buf, "w.bin", &out, &d), 0);
+	CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "/m/w.bin"));
+	free(out);
+	CU_ASSERT_EQUAL(ir_path_resolve_inside(buf, "./sub/../w.bin", &out, &d), IR_EINVAL);
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL(ir_path_resolve_inside(buf, "../secret", &out, &d), IR_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "escapes"));
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL(ir_path_resolve_inside(buf, "/etc/passwd", &out, &d), IR_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "absolute"));
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL(ir_path_resolve_inside(buf, "link", &out, &d), IR_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "outside"));
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL(ir_path_resolve_inside(buf, "missing.bin", &out, &d), IR_EINVAL);
+	CU_ASSERT_PTR_NULL(out);
+	snprintf(buf, sizeof(buf), "rm -rf '%s'", dir);
+	CU_ASSERT_EQUAL(system(buf), 0);
+}
+
+static const struct unit_test tests[] = {
+	{ "dtype sizes and names", test_dtype_sizes },
+	{ "element counts overflow", test_numel },
+	{ "value table and scopes", test_value_table },
+	{ "toposort and cycles", test_toposort },
+	{ "external data path safety", test_path_safety },
+	{ NULL, NULL },
+};
+
+int suite_ir_register(void)
+{
+	return unit_add_suite("ir", tests);
+}

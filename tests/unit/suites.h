@@ -1,0 +1,21 @@
+/* suites.h: registration functions of the unit suites, one per file, and
+ * the helper that adds a table of tests as one CUnit suite. */
+#ifndef OPMIG_TEST_SUITES_H
+#define OPMIG_TEST_SUITES_H
+
+#include <CUnit/CUnit.h>
+
+struct unit_test {
+	const char *name;
+	void (*fn)(void);
+};
+
+int unit_add_suite(const char *name, const struct unit_test *t);
+int suite_ir_register(void);
+int suite_io_register(void);
+int suite_cli_register(void);
+
+/* Path of a file in the source tree (tests run from the top folder). */
+#define TESTDATA(p) "testdata/" p
+
+#endif

@@ -34,7 +34,7 @@ B := build/$(BUILD)
 GEN := $(B)/gen
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-CPPFLAGS += -I. -I$(GEN) -D_GNU_SOURCE -DOPMIG_DATADIR='"$(PREFIX)/share/opmig"'
+CPPFLAGS += -I. -I$(GEN) -D_GNU_SOURCE
 CFLAGS += -std=c11 $(OPT) $(WARN) $(PKG_CFLAGS) -MMD -MP
 LDLIBS += $(PKG_LIBS) -lm
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "oprules/rules.h"
 
 static void general_help(FILE *f)
 {
@@ -13,10 +14,14 @@ static void general_help(FILE *f)
 	for (size_t i = 0; i < cli_n_commands; i++)
 		fprintf(f, "  %-10s %s\n", cli_commands[i].name,
 			cli_commands[i].summary);
+	char dir[4096];
+	int found = rules_data_dir(dir, sizeof(dir)) == 0;
+
 	fputs("  help       show help for a command\n\n"
 	      "Run 'opmig help COMMAND' or see opmig(1) for details.\n"
 	      "Exit status: 0 ok, 1 findings, 2 usage, 3 bad input, 4 internal.\n",
 	      f);
+	fprintf(f, "Target rules: %s%s\n", dir, found ? "" : " (missing)");
 }
 
 static int help(int argc, char **argv)

@@ -1,0 +1,50 @@
+/* datadir.c: locating the rules folder relative to the running binary, so
+ * an installed opmig finds its data without the source tree and a built
+ * one finds the tree's oprules/. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "oprules/rules.h"
+
+static int is_dir(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int rules_data_dir(char *buf, size_t size)
+{
+	const char *env = getenv("OPMIG_DATADIR");
+	char exe[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(buf, size, "%s/oprules", env);
+		return is_dir(buf) ? 0 : -1;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		snprintf(buf, size, "oprules");
+		return is_dir(buf) ? 0 : -1;
+	}
+	exe[n] = 0;
+	if ((slash = strrchr(exe, '/')))
+		*slash = 0;
+	snprintf(buf, size, "%s/../oprules", exe);
+	if (is_dir(buf) && access(buf, R_OK) == 0) {
+		char tree[PATH_MAX + 16];
+
+		/* Only the source tree has a Makefile beside oprules/. */
+		snprintf(tree, sizeof(tree), "%s/../Makefile", exe);
+		if (access(tree, R_OK) == 0)
+			return 0;
+	}
+	snprintf(buf, size, "%s/../share/opmig/oprules", exe);
+	return is_dir(buf) ? 0 : -1;
+}

@@ -33,6 +33,9 @@ static int check_tensor(struct vctx *c, const struct ir_tensor *t)
 	    (t->dtype != IR_DTYPE_STRING && ir_dtype_raw_size(t->dtype, n) < 0))
 		return diag_error(c->d, "%stensor '%s': dims overflow the element count",
 				  c->where, ir_s(t->name));
+	if ((t->present & IR_TENSOR_HAS_RAW) && t->field != IR_FIELD_NONE)
+		return diag_error(c->d, "%stensor '%s' has both raw_data and typed data",
+				  c->where, ir_s(t->name));
 	switch (t->storage) {
 	case IR_STORE_RAW:
 		want = ir_dtype_raw_size(t->dtype, n);

@@ -745,6 +745,11 @@ def make_bad(sample_bytes, then_g):
     write("bad/negative-dim.onnx", init_model(t))
     t = TensorProto(name="W", data_type=T.FLOAT, dims=[4], raw_data=bytes(12))
     write("bad/raw-length.onnx", init_model(t, [4]))  # onnx's checker passes it
+    t = TensorProto(name="W", data_type=T.FLOAT, dims=[4], raw_data=bytes(16),
+                    float_data=[1, 2, 3, 4])
+    write("bad/raw-and-typed.onnx", init_model(t, [4]))
+    t = TensorProto(name="W", data_type=T.INT64, dims=[3], int64_data=[1, 2])
+    write("bad/typed-count.onnx", init_model(t, [3]))
     t = TensorProto(name="W", data_type=99, dims=[4], raw_data=bytes(16))
     write("bad/unknown-dtype.onnx", init_model(t, [4]))
 

@@ -13,6 +13,22 @@
 
 #include "ir/ir_int.h"
 
+char *ir_path_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *d;
+
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	if (!(d = malloc((size_t)(slash - path) + 1)))
+		return NULL;
+	memcpy(d, path, (size_t)(slash - path));
+	d[slash - path] = 0;
+	return d;
+}
+
 int ir_path_resolve_inside(const char *dir, const char *location,
 			   char **out, struct ir_diag *d)
 {

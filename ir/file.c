@@ -79,22 +79,6 @@ static int bind_external(struct ir_tensor *t, void *ctx)
 	return 0;
 }
 
-static char *dir_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *d;
-
-	if (!slash)
-		return strdup(".");
-	if (slash == path)
-		return strdup("/");
-	if (!(d = malloc((size_t)(slash - path) + 1)))
-		return NULL;
-	memcpy(d, path, (size_t)(slash - path));
-	d[slash - path] = 0;
-	return d;
-}
-
 int ir_model_parse(const char *path, const struct ir_load_opts *o,
 		   struct ir_model **out, struct ir_diag *d)
 {
@@ -150,7 +134,7 @@ int ir_model_parse(const char *path, const struct ir_load_opts *o,
 		goto cleanup;
 	}
 	if (!(m = ir_model_new()) || !(m->path = strdup(path)) ||
-	    !(m->dir = dir_of(path))) {
+	    !(m->dir = ir_path_dir(path))) {
 		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 		goto cleanup;
 	}

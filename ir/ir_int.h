@@ -39,6 +39,8 @@ int ir_extfile_open(struct ir_model *m, const char *location,
 		    struct ir_extfile **out, struct ir_diag *d);
 int ir_extfile_map(struct ir_extfile *x, struct ir_diag *d);
 void ir_extfile_unref(struct ir_extfile *x);
+/* The folder part of a path ("." if none); malloc'd, NULL on OOM. */
+char *ir_path_dir(const char *path);
 /* Resolve `location` against dir, refusing absolute paths, ".." escapes and
  * symlinks leading outside dir.  *out is malloc'd. */
 int ir_path_resolve_inside(const char *dir, const char *location,

@@ -18,22 +18,6 @@ static int same_file(const char *a, const char *b)
 	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-static char *dir_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *d;
-
-	if (!slash)
-		return strdup(".");
-	if (slash == path)
-		return strdup("/");
-	if ((d = malloc((size_t)(slash - path) + 1))) {
-		memcpy(d, path, (size_t)(slash - path));
-		d[slash - path] = 0;
-	}
-	return d;
-}
-
 static char *join(const char *dir, const char *name)
 {
 	char *p = malloc(strlen(dir) + strlen(name) + 2);
@@ -46,7 +30,7 @@ static char *join(const char *dir, const char *name)
 /* A temporary beside `target`; *tmp is malloc'd. */
 static FILE *open_temp(const char *target, char **tmp, struct ir_diag *d)
 {
-	char *dir = dir_of(target), *t;
+	char *dir = ir_path_dir(target), *t;
 	const char *base = strrchr(target, '/');
 	int fd;
 	FILE *f;
@@ -129,7 +113,7 @@ int ir_model_save(struct ir_model *m, const char *path,
 	if (o->external_data) {
 		if ((rc = check_ext_name(o->external_data, d)) < 0)
 			return rc;
-		if (!(dir = dir_of(path)) || !(ext_path = join(dir, o->external_data))) {
+		if (!(dir = ir_path_dir(path)) || !(ext_path = join(dir, o->external_data))) {
 			rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 			goto cleanup;
 		}

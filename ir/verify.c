@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ir/ir_int.h"
+#include "ir/registry.h"
 
 struct vctx {
 	struct ir_model *m;
@@ -178,6 +179,49 @@ static int has_opset(const struct vctx *c, const char *domain)
 	return ir_model_opset(c->m, want) != 0 || (c->fn && !strcmp(want, ir_s(c->fn->domain)));
 }
 
+/* Attributes of a known standard op must have the schema's types, and
+ * required ones must be present. */
+static int check_schema(struct vctx *c, const struct ir_node *n)
+{
+	const char *dom = ir_s(n->domain);
+	const struct ir_op_schema *s;
+	int64_t v;
+
+	if (c->fn && !strcmp(dom, ir_s(c->fn->domain)))
+		return 0;
+	v = ir_model_opset(c->m, dom);
+	for (size_t i = 0; c->fn && i < c->fn->n_opsets; i++)
+		if (!strcmp(ir_s(c->fn->opsets[i].domain), dom))
+			v = c->fn->opsets[i].version;
+	if (!(s = ir_registry_find(dom, ir_s(n->op_type), v)))
+		return 0;
+	for (size_t i = 0; i < n->n_attrs; i++) {
+		const struct ir_attr *a = n->attrs[i];
+		const struct ir_op_attr *sa = ir_op_schema_attr(s, ir_s(a->name));
+
+		if (!sa || a->ref_attr_name)
+			continue;
+		if ((int)sa->type != a->type)
+			return diag_error(c->d, "%sattribute '%s' must be %s, not %s",
+					  c->where, ir_s(a->name),
+					  ir_attr_type_name((int)sa->type),
+					  ir_attr_type_name(a->type));
+	}
+	for (size_t i = 0; i < s->n_attrs; i++) {
+		int found = 0;
+
+		if (!s->attrs[i].required)
+			continue;
+		for (size_t k = 0; k < n->n_attrs && !found; k++)
+			found = !strcmp(ir_s(n->attrs[k]->name), s->attrs[i].name);
+		if (!found)
+			return diag_error(c->d, "%smissing required attribute '%s' of %s-%d",
+					  c->where, s->attrs[i].name, s->name,
+					  s->since_version);
+	}
+	return 0;
+}
+
 static int check_node(struct vctx *c, const struct ir_node *n)
 {
 	int rc;
@@ -197,7 +241,7 @@ static int check_node(struct vctx *c, const struct ir_node *n)
 	for (size_t i = 0; i < n->n_attrs; i++)
 		if ((rc = check_attr(c, n->attrs[i])) < 0)
 			return rc;
-	return 0;
+	return check_schema(c, n);
 }
 
 static int verify_graph(struct ir_graph *g, int depth, void *ctx)

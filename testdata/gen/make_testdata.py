@@ -775,6 +775,16 @@ def make_bad(sample_bytes, then_g):
     must_fail_check(m, "attr-type.onnx")
     write("bad/attr-type.onnx", m)
 
+    # attribute kinds the Flatten-13 / Cast-13 schemas contradict
+    n = node("Flatten", ["X"], ["Y"], "flatten")
+    n.attribute.append(helper.make_attribute("axis", [1, 2]))
+    m = tiny([n], outs=[vi("Y", T.FLOAT, [4, 1])])
+    must_fail_check(m, "attr-schema-type.onnx")
+    write("bad/attr-schema-type.onnx", m)
+    m = tiny([node("Cast", ["X"], ["Y"], "cast")])
+    must_fail_check(m, "missing-required-attr.onnx")
+    write("bad/missing-required-attr.onnx", m)
+
     deep = make_deep(10000)
     must_not_parse(deep, "deep-nesting.onnx")
     write("bad/deep-nesting.onnx", deep)

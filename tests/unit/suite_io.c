@@ -194,7 +194,9 @@ static const struct {
 	const char *file, *msg;
 } bad[] = {
 	{ "attr-type.onnx", "is declared int but holds float" },
+	{ "attr-schema-type.onnx", "node 'flatten' (Flatten): attribute 'axis' must be int, not ints" },
 	{ "cycle.onnx", "cycle" },
+	{ "missing-required-attr.onnx", "node 'cast' (Cast): missing required attribute 'to' of Cast-13" },
 	{ "deep-nesting.onnx", "nests messages deeper" },
 	{ "duplicate-output.onnx", "already produced by node" },
 	{ "empty.onnx", "empty file" },

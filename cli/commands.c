@@ -13,6 +13,8 @@ const struct cli_command cli_commands[] = {
 	  "re-serialize a model, optionally moving weights to external data" },
 	{ "inspect", cmd_inspect, cmd_inspect_help,
 	  "summarize a model: interface, opsets, op histogram, parameters" },
+	{ "ops", cmd_ops, cmd_ops_help,
+	  "list the operator registry, or one operator's versions" },
 };
 const size_t cli_n_commands = sizeof(cli_commands) / sizeof(cli_commands[0]);
 

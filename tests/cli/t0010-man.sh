@@ -33,6 +33,12 @@ squash() {
 for p in opmig opmig-inspect opmig-convert; do
 	[ -f "$TOP/man/$p.1" ] || fail "man/$p.1 is missing"
 done
+# Every command `opmig help` lists has its page.
+"$OPMIG" help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' >"$T/cmds"
+[ -s "$T/cmds" ] || fail "opmig help lists no commands"
+while read -r c; do
+	[ "$c" = help ] || [ -f "$TOP/man/opmig-$c.1" ] || fail "command '$c' has no man/opmig-$c.1"
+done <"$T/cmds"
 
 run 0 "$OPMIG" --version
 version=$(cat "$T/out")

@@ -12,6 +12,9 @@
 
 #include "ir/ir_int.h"
 
+/* raw_data payloads at least this big are viewed in place, not copied. */
+#define STRIP_THRESHOLD 4096
+
 static int parse_u64(const char *s, int64_t *out)
 {
 	char *end;
@@ -83,6 +86,8 @@ int ir_model_parse(const char *path, const struct ir_load_opts *o,
 		   struct ir_model **out, struct ir_diag *d)
 {
 	struct ir_pbuf_alloc alloc;
+	struct ir_strip strip = { 0 };
+	struct ir_extfile *self = NULL;
 	Onnx__ModelProto *pb = NULL;
 	struct ir_model *m = NULL;
 	void *map = MAP_FAILED;
@@ -112,7 +117,7 @@ int ir_model_parse(const char *path, const struct ir_load_opts *o,
 		goto cleanup;
 	}
 	size = (size_t)st.st_size;
-	map = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED) {
 		rc = ir_diag_error(d, IR_EIO, "cannot map: %s", ir_strerror(errno));
 		goto cleanup;
@@ -120,10 +125,16 @@ int ir_model_parse(const char *path, const struct ir_load_opts *o,
 	if ((rc = ir_pbuf_prescan(map, size, &onnx__model_proto__descriptor,
 				  depth, d)) < 0)
 		goto cleanup;
+	if ((rc = ir_strip_build(map, size, depth, o && o->view_threshold ?
+				 o->view_threshold : STRIP_THRESHOLD, &strip, d)) < 0)
+		goto cleanup;
 	limit = o && o->max_memory ? o->max_memory :
 		(size > SIZE_MAX / 16 ? SIZE_MAX : 16 * size + (256u << 20));
 	ir_pbuf_alloc_init(&alloc, limit);
-	pb = onnx__model_proto__unpack(&alloc.base, size, map);
+	pb = strip.buf ? onnx__model_proto__unpack(&alloc.base, strip.len, strip.buf) :
+		onnx__model_proto__unpack(&alloc.base, size, map);
+	free(strip.buf);
+	strip.buf = NULL;
 	if (!pb) {
 		if (alloc.failed == 2)
 			rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
@@ -138,17 +149,34 @@ int ir_model_parse(const char *path, const struct ir_load_opts *o,
 		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 		goto cleanup;
 	}
-	if ((rc = ir_from_pb(pb, m, d)) < 0)
+	if (strip.n_payloads) {
+		/* Tensors will view the mapping: the model owns it now. */
+		if (!(self = calloc(1, sizeof(*self))) ||
+		    !(self->location = strdup(path)) || !(self->path = strdup(path))) {
+			ir_extfile_unref(self);
+			rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+		self->refs = 1;
+		self->map = map;
+		self->size = size;
+		self->mapped = 1;
+		m->self_map = self;
+		map = MAP_FAILED;
+	}
+	if ((rc = ir_from_pb(pb, m, strip.n_payloads ? &strip : NULL, self, d)) < 0)
 		goto cleanup;
 	onnx__model_proto__free_unpacked(pb, &alloc.base);
 	pb = NULL;
-	munmap(map, size);
+	if (map != MAP_FAILED)
+		munmap(map, size);
 	map = MAP_FAILED;
 	ctx[0] = m;
 	ctx[1] = d;
 	if ((rc = ir_model_for_each_tensor(m, bind_external, ctx)) < 0)
 		goto cleanup;
 cleanup:
+	ir_strip_release(&strip);
 	if (pb)
 		onnx__model_proto__free_unpacked(pb, &alloc.base);
 	if (map != MAP_FAILED)

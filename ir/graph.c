@@ -52,7 +52,10 @@ void ir_tensor_free(struct ir_tensor *t)
 	free(t->name);
 	free(t->doc);
 	free(t->dims);
-	free(t->raw);
+	if (t->raw_owner)
+		ir_extfile_unref(t->raw_owner);
+	else
+		free(t->raw);
 	free(t->typed);
 	for (size_t i = 0; t->strings && i < t->n_typed; i++)
 		free(t->strings[i]);
@@ -230,6 +233,7 @@ void ir_model_free(struct ir_model *m)
 	free(m->path);
 	for (size_t i = 0; i < m->n_extfiles; i++)
 		ir_extfile_unref(m->extfiles[i]);
+	ir_extfile_unref(m->self_map);
 	free(m->extfiles);
 	free(m);
 }

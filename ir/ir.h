@@ -176,9 +176,11 @@ struct ir_tensor {
 	int64_t *dims;
 	int64_t seg_begin, seg_end;
 	enum ir_storage storage;
-	/* IR_STORE_RAW: raw bytes (owned unless ext != NULL). */
+	/* IR_STORE_RAW: raw bytes, owned unless raw_owner is set: then they
+	 * are a read-only view into the mapped model file. */
 	uint8_t *raw;
 	size_t raw_len;
+	struct ir_extfile *raw_owner;
 	/* IR_STORE_TYPED: one typed array, as stored. */
 	enum ir_field field;
 	size_t n_typed;
@@ -375,6 +377,7 @@ struct ir_model {
 	char *path;                    /* file it was loaded from */
 	size_t n_extfiles;
 	struct ir_extfile **extfiles;
+	struct ir_extfile *self_map;   /* the model file, when tensors view it */
 };
 
 /* ---- lifecycle and editing -------------------------------------------- */
@@ -454,6 +457,8 @@ void ir_summary_release(struct ir_summary *s);
 struct ir_load_opts {
 	size_t max_memory;   /* protobuf allocation cap; 0 = default */
 	int max_depth;       /* nesting limit of messages; 0 = default (64) */
+	size_t view_threshold; /* raw_data this big is viewed in the mapped
+				* file, not copied; 0 = default (4096) */
 };
 
 /* Load and verify a model file.  Bad input gives IR_EINVAL with a message

@@ -25,6 +25,29 @@ int ir_pbuf_prescan(const uint8_t *buf, size_t len,
 		    const ProtobufCMessageDescriptor *desc, int max_depth,
 		    struct ir_diag *d);
 
+/* Skeleton of a model with big raw_data payloads cut out (strip.c). */
+struct ir_strip {
+	uint8_t *buf;            /* stripped copy, NULL when nothing was cut */
+	size_t len;
+	size_t n_events;         /* scratch count while building */
+	size_t n_payloads;
+	struct ir_strip_payload {
+		size_t off, len;     /* where the bytes are in the original */
+		int claimed;
+	} *payloads;
+	uint8_t magic[8];
+};
+
+/* Cut raw_data payloads of at least `threshold` bytes out of a buffer that
+ * passed ir_pbuf_prescan. */
+int ir_strip_build(const uint8_t *buf, size_t len, int max_depth,
+		   size_t threshold, struct ir_strip *s, struct ir_diag *d);
+void ir_strip_release(struct ir_strip *s);
+/* If (data, len) is one of our markers not claimed yet, give the payload's
+ * place in the original buffer and return 1. */
+int ir_strip_claim(struct ir_strip *s, const uint8_t *data, size_t len,
+		   size_t *off, size_t *plen);
+
 /* A mapped external data file (extdata.c). */
 struct ir_extfile {
 	int refs;
@@ -47,7 +70,9 @@ int ir_path_resolve_inside(const char *dir, const char *location,
 			   char **out, struct ir_diag *d);
 
 /* Conversions between protobuf-c messages and IR (load.c, save.c). */
+/* `strip` (may be NULL) maps markers back into `self`, the mapped model. */
 int ir_from_pb(Onnx__ModelProto *pb, struct ir_model *m,
+	       struct ir_strip *strip, struct ir_extfile *self,
 	       struct ir_diag *d);
 
 /* Pack the model into `model`, big tensors into `ext` when set (save.c). */

@@ -16,6 +16,8 @@
 struct conv {
 	struct ir_model *m;
 	struct ir_diag *d;
+	struct ir_strip *strip;     /* markers of cut-out raw_data, or NULL */
+	struct ir_extfile *self;    /* the mapped model file */
 };
 
 /* Duplicate an optional string; sets *bad when allocation failed. */
@@ -230,12 +232,22 @@ static struct ir_tensor *tensor_from_pb(struct conv *c, Onnx__TensorProto *pb)
 		t->seg_end = pb->segment->end;
 	}
 	if (pb->has_raw_data) {
+		size_t off, len;
+
 		t->present |= IR_TENSOR_HAS_RAW;
 		t->storage = IR_STORE_RAW;
-		t->raw = pb->raw_data.data;
-		t->raw_len = pb->raw_data.len;
-		pb->raw_data.data = NULL;
-		pb->raw_data.len = 0;
+		if (c->strip && ir_strip_claim(c->strip, pb->raw_data.data,
+					       pb->raw_data.len, &off, &len)) {
+			t->raw = (uint8_t *)c->self->map + off;
+			t->raw_len = len;
+			t->raw_owner = c->self;
+			c->self->refs++;
+		} else {
+			t->raw = pb->raw_data.data;
+			t->raw_len = pb->raw_data.len;
+			pb->raw_data.data = NULL;
+			pb->raw_data.len = 0;
+		}
 	}
 #define TAKE(fld, kind) \
 	if (pb->n_##fld && t->field == IR_FIELD_NONE) { \
@@ -688,9 +700,11 @@ static int function_from_pb(struct conv *c, Onnx__FunctionProto *pb,
 	return 0;
 }
 
-int ir_from_pb(Onnx__ModelProto *pb, struct ir_model *m, struct ir_diag *d)
+int ir_from_pb(Onnx__ModelProto *pb, struct ir_model *m,
+	       struct ir_strip *strip, struct ir_extfile *self,
+	       struct ir_diag *d)
 {
-	struct conv c = { m, d };
+	struct conv c = { m, d, strip, self };
 	int bad = 0, rc;
 
 	if (pb->has_ir_version) {

@@ -5,6 +5,9 @@
                                 (TensorProto.raw_data)
   OUTDIR/external/model.onnx    the same model with its weights moved to
   OUTDIR/external/weights.bin   one external-data file
+  OUTDIR/external-q/model.onnx  the same graph with D=106: a quarter of the
+  OUTDIR/external-q/weights.bin weights, to check that loading an external
+                                model costs memory by graph, not by weights
   OUTDIR/big1g.onnx             7 nodes, 1 GiB of float weights inline, for
                                 the peak-memory check
 
@@ -13,8 +16,8 @@ repeating units of three MLP blocks (MatMul by a DxD weight, Add a [D] bias,
 Relu) and one conv block (3x3 Conv with bias, pads 1, then Relu): 11 nodes a
 unit, 909 units, then one Identity for the graph output = 10,000 nodes.  Every
 initializer is distinct and filled from a seeded numpy Generator, so two runs
-write byte-identical files.  Every model passes onnx.checker (with shape
-inference for the graphs that fit in memory as one protobuf).
+write byte-identical files.  Every model passes onnx.checker; the 10,000-node
+one also passes its strict shape inference (full_check).
 
 Needs onnx and numpy: run it with /usr/bin/python3.
 """
@@ -34,8 +37,9 @@ IR_VERSION = 8
 UNITS = 909              # 909 units x 11 nodes + 1 Identity = 10,000 nodes
 MLP_PER_UNIT = 3
 C, H, D = 16, 4, 212     # activation float[N, C, H, D]; MatMul weights DxD
-# 909*3 MatMul weights of 212*212*4 = 179,776 bytes plus conv weights and
-# biases: ~499.6 MB of raw weight bytes.
+D_QUARTER = 106          # external-q: same graph, a quarter of the MLP bytes
+# 2727 MatMul weights of 212*212*4 = 179,776 bytes, 909 conv weights of
+# 9,216 bytes and the biases: 500,997,168 bytes of raw weights.
 
 # 1 GiB model: x float[N, BIG_D] through 4 MatMuls of BIG_D x BIG_D
 BIG_D = 8192
@@ -58,7 +62,7 @@ def weight(rng, name, shape, scale):
     return t
 
 
-def make_10k(rng):
+def make_10k(rng, D=D):
     nodes, inits = [], []
     cur = "x"
     k = 0
@@ -142,13 +146,27 @@ def save_atomic(m, path, **kw):
     os.replace(tmp, path)
 
 
+def save_external(m, folder):
+    """Save m as folder/model.onnx with every initializer in
+    folder/weights.bin.  This moves raw_data out of m in place.  The weights
+    file is written fresh: onnx appends to an existing one."""
+    os.makedirs(folder, exist_ok=True)
+    wpath = os.path.join(folder, "weights.bin")
+    if os.path.exists(wpath):
+        os.remove(wpath)
+    onnx.save_model(m, os.path.join(folder, "model.onnx"),
+                    save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="weights.bin", size_threshold=0)
+    onnx.checker.check_model(os.path.join(folder, "model.onnx"))
+    return os.path.getsize(wpath)
+
+
 def main(argv):
     if len(argv) != 2 or argv[1].startswith("-"):
         print("usage: gen_model.py OUTDIR", file=sys.stderr)
         return 2
     out = argv[1]
-    ext = os.path.join(out, "external")
-    os.makedirs(ext, exist_ok=True)
+    os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(SEED)
 
     t0 = time.time()
@@ -160,20 +178,19 @@ def main(argv):
     save_atomic(m, os.path.join(out, "inline.onnx"))
     log("wrote inline.onnx (%.1fs)" % (time.time() - t0))
 
-    # save_model(save_as_external_data=True) moves raw_data out of m in
-    # place, so this must come after the inline save.  Tensors under 1 KiB
-    # (the MLP and conv biases) stay inline, as onnx's default threshold.
-    # The weights file is written fresh: onnx appends to an existing one.
-    wpath = os.path.join(ext, "weights.bin")
-    if os.path.exists(wpath):
-        os.remove(wpath)
-    onnx.save_model(m, os.path.join(ext, "model.onnx"),
-                    save_as_external_data=True, all_tensors_to_one_file=True,
-                    location="weights.bin", size_threshold=1024)
+    # After the inline save: save_external empties m's raw_data.  All
+    # initializers go external (threshold 0), so model.onnx is the graph
+    # alone and is the same size for both external variants.
+    n = save_external(m, os.path.join(out, "external"))
     del m
-    onnx.checker.check_model(os.path.join(ext, "model.onnx"))
     log("wrote external/model.onnx + weights.bin (%d bytes) (%.1fs)"
-        % (os.path.getsize(wpath), time.time() - t0))
+        % (n, time.time() - t0))
+
+    m = make_10k(np.random.default_rng(SEED + 1), D=D_QUARTER)
+    n = save_external(m, os.path.join(out, "external-q"))
+    del m
+    log("wrote external-q/model.onnx + weights.bin (%d bytes) (%.1fs)"
+        % (n, time.time() - t0))
 
     m = make_big(rng)
     log("1G model: %d nodes, %d weight bytes (%.1fs)"

@@ -291,6 +291,27 @@ def typed_tensor(name, dtype, dims, values):
     return t
 
 
+def make_newer_dtypes():
+    """Types newer than onnx 1.12 (float8 17-20, uint4 21, int4 22,
+    float4e2m1 23) as plain initializers: onnx 1.12 loads and compares them
+    but its checker does not know them, so this model is not checked."""
+    inits = []
+    for code, name in [(17, "float8e4m3fn"), (18, "float8e4m3fnuz"),
+                       (19, "float8e5m2"), (20, "float8e5m2fnuz")]:
+        inits.append(TensorProto(name=name + "_raw", data_type=code, dims=[4],
+                                 raw_data=bytes([0x00, 0x38, 0xb8, 0x7e])))
+        inits.append(TensorProto(name=name + "_typed", data_type=code,
+                                 dims=[4], int32_data=[0x00, 0x38, 0xb8, 0x7e]))
+    for code, name in [(21, "uint4"), (22, "int4"), (23, "float4e2m1")]:
+        # five 4-bit elements: packed low nibble first, 3 bytes
+        inits.append(TensorProto(name=name + "_raw", data_type=code, dims=[5],
+                                 raw_data=bytes([0x21, 0x43, 0x05])))
+        inits.append(TensorProto(name=name + "_typed", data_type=code,
+                                 dims=[5], int32_data=[0x21, 0x43, 0x05]))
+    g = helper.make_graph([], "newer_dtypes", [], [], initializer=inits)
+    return finish(g, [("", 13)], doc="dtypes newer than onnx 1.12")
+
+
 def make_dtypes():
     inits, nodes, outs = [], [], []
     for name, dt, vals in DTYPES:
@@ -815,7 +836,8 @@ def main():
                      ("sparse", make_sparse), ("loop_scan", make_loop_scan),
                      ("unsorted", make_unsorted), ("symbolic", make_symbolic),
                      ("types", make_types), ("functions", make_functions),
-                     ("unknown_fields", make_unknown_fields)]:
+                     ("unknown_fields", make_unknown_fields),
+                     ("newer_dtypes", make_newer_dtypes)]:
         write("models/%s.onnx" % name, fn())
     make_ext()
     make_bad(sample_bytes, then_g)

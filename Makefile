@@ -3,7 +3,9 @@
 # installs the Debian packages the build and the tests need.
 
 PREFIX ?= /usr/local
-CC ?= gcc
+ifeq ($(origin CC),default)
+CC := gcc
+endif
 PKGS := libprotobuf-c libcjson libzip cunit openblas
 DEB_PKGS := libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcjson-dev \
 	libzip-dev libcunit1-dev libopenblas-dev pkg-config groff-base \

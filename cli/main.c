@@ -1,7 +1,9 @@
 /* main.c: opmig's entry point: global options (--help, --version), `help
  * [COMMAND]`, and dispatch through the sorted command table. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "oprules/rules.h"
@@ -41,11 +43,28 @@ static int help(int argc, char **argv)
 	return cli_finish(CLI_EXIT_OK);
 }
 
+/* Models and weights are mapped: if another process truncates a file while
+ * we read it, the kernel raises SIGBUS.  Say so instead of crashing. */
+static void on_sigbus(int sig)
+{
+	static const char msg[] =
+		"opmig: an input file shrank while it was being read (truncated by another process?)\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(CLI_EXIT_BAD_INPUT);
+	_exit(CLI_EXIT_BAD_INPUT);
+}
+
 int main(int argc, char **argv)
 {
 	const struct cli_command *c;
 	const char *name = argc > 1 ? argv[1] : NULL;
+	struct sigaction sa;
 
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigaction(SIGBUS, &sa, NULL);
 	if (!name) {
 		general_help(stderr);
 		return CLI_EXIT_USAGE;

@@ -1,0 +1,85 @@
+/* infer.h: static type and shape inference over the IR, with constant
+ * propagation of small integer tensors (shape arithmetic): a result type
+ * per value, kept in a side table keyed by struct ir_value *.
+ *
+ * Ownership: struct ir_infer owns its table, the constant arrays of every
+ * struct ir_vtype in it and its list of nodes not inferred.  Symbolic dim
+ * names (ir_vdim.param) and node pointers borrow from the model: release
+ * the result (ir_infer_release) before freeing the model.  ir_infer_get
+ * returns a pointer into the table, valid until the next inference call.
+ *
+ * Rules: dims are values, symbolic names or unknown; a node whose op has
+ * no rule (and is no model-local function) gets unknown outputs, is listed
+ * in not_inferred, and its declared value_info still fills them.  Declared
+ * types never override an inferred static dim: conflicts are warnings.
+ * Adding an op: write `int infer_<rule>(struct infer_ctx *)` in the family
+ * file (infer_elem/nn/shape/ctrl/misc.c), declare it below, add one line
+ * to the sorted table in infer_table.c, and a case to tests/unit/suite_infer.c.
+ */
+#ifndef OPMIG_INFER_H
+#define OPMIG_INFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+#include "ir/registry.h"
+
+#define IR_INFER_MAX_RANK 16     /* higher ranks read as unknown rank */
+#define IR_INFER_MAX_CONST 4096  /* constants of more elements are dropped */
+
+enum ir_vdim_kind { IR_VDIM_UNKNOWN, IR_VDIM_VALUE, IR_VDIM_PARAM };
+
+struct ir_vdim {
+	enum ir_vdim_kind kind;
+	int64_t value;         /* IR_VDIM_VALUE */
+	const char *param;     /* IR_VDIM_PARAM, borrowed from the model */
+};
+
+/* Inferred type of one value.  A constant, when known, is an integer
+ * tensor of n_const elements in row-major order; each element is a vdim so
+ * that symbolic sizes flow through Shape -> Gather -> Concat chains. */
+struct ir_vtype {
+	int dtype;             /* IR_DTYPE_UNDEFINED when unknown */
+	int rank;              /* -1 unknown */
+	struct ir_vdim dims[IR_INFER_MAX_RANK];
+	int has_const;
+	size_t n_const;
+	struct ir_vdim *cval;  /* owned */
+};
+
+struct ir_infer_slot {
+	const struct ir_value *v;
+	struct ir_vtype t;
+};
+
+#define IR_INFER_NO_MERGE 1u  /* ignore declared types except graph inputs */
+
+struct ir_infer {
+	unsigned flags;                /* IR_INFER_*, set before inferring */
+	size_t n_slots, cap_slots;
+	struct ir_infer_slot *slots;   /* open addressing, NULL v = empty */
+	size_t n_nodes;                /* nodes visited (all graphs) */
+	size_t n_inferred;             /* nodes whose op has an inference */
+	size_t n_not_inferred, cap_not_inferred;
+	const struct ir_node **not_inferred;
+};
+
+/* ir_infer_release keeps flags. */
+void ir_infer_init(struct ir_infer *r);
+void ir_infer_release(struct ir_infer *r);
+
+/* Infer the main graph (and subgraphs, model functions it calls).  Errors
+ * name node and op; conflicts with declared value_info are warnings naming
+ * the value.  Returns 0 or a negative status. */
+int ir_infer_model(struct ir_model *m, struct ir_infer *out,
+		   struct ir_diag *d);
+
+/* Result of a value; NULL when nothing was recorded. */
+const struct ir_vtype *ir_infer_get(const struct ir_infer *r,
+				    const struct ir_value *v);
+/* "float[N,3,?,32]" style text (rank unknown: "float[*]"). */
+void ir_vtype_format(const struct ir_vtype *t, char *buf, size_t size);
+
+
+#endif

@@ -1,0 +1,105 @@
+/* infer_int.h: internals shared by the ir/infer*.c files only: the
+ * per-node inference context, the op rule table and vtype helpers. */
+#ifndef OPMIG_INFER_INT_H
+#define OPMIG_INFER_INT_H
+
+#include "ir/infer.h"
+
+
+struct infer_ctx {
+	struct ir_infer *r;
+	struct ir_model *m;
+	struct ir_function *fn;         /* body being inferred, or NULL */
+	const struct ir_node *caller;   /* node calling fn (ref attributes) */
+	int depth;                      /* nesting of subgraphs and functions */
+	struct ir_node *n;
+	const struct ir_op_schema *schema;
+	int64_t opset;
+	struct ir_diag *d;
+	size_t n_in;
+	const struct ir_vtype **in;     /* NULL: absent or unknown input */
+	struct ir_vtype *out;           /* n->n_outputs, start unknown */
+};
+
+/* 0 inferred, 1 not inferred (outputs stay unknown), negative error. */
+typedef int (*infer_fn)(struct infer_ctx *c);
+
+struct infer_op {
+	const char *domain;
+	const char *op;
+	infer_fn fn;
+};
+
+extern const struct infer_op infer_ops[];
+extern const size_t infer_ops_len;
+const struct infer_op *infer_op_find(const char *domain, const char *op);
+
+/* vtype helpers (infer.c) */
+void infer_vt_unknown(struct ir_vtype *t);
+void infer_vt_release(struct ir_vtype *t);
+int infer_vt_copy(struct ir_vtype *dst, const struct ir_vtype *src);
+int infer_vt_set_const(struct ir_vtype *t, const struct ir_vdim *v, size_t n);
+int infer_vt_const_int(const struct ir_vtype *t, size_t i, int64_t *out);
+int infer_vt_const_ints(const struct ir_vtype *t, int64_t *out, size_t cap,
+			size_t *n);
+int64_t infer_vt_numel(const struct ir_vtype *t);   /* -1 unknown */
+struct ir_vdim infer_dim_val(int64_t v);
+struct ir_vdim infer_dim_unknown(void);
+int infer_dim_eq(const struct ir_vdim *a, const struct ir_vdim *b);
+int infer_tensor_vtype(struct ir_tensor *t, struct ir_vtype *out,
+		       struct ir_diag *d);
+
+/* node helpers (infer.c) */
+const struct ir_vtype *infer_in(struct infer_ctx *c, size_t i);
+int infer_has_in(struct infer_ctx *c, size_t i);
+const struct ir_attr *infer_attr(struct infer_ctx *c, const char *name);
+/* 0 found (attr or default), 1 absent with no default, negative error
+ * when required and absent. */
+int infer_attr_int(struct infer_ctx *c, const char *name, int64_t *v);
+int infer_attr_ints(struct infer_ctx *c, const char *name, int64_t *v,
+		    size_t cap, size_t *n);
+int infer_attr_float(struct infer_ctx *c, const char *name, float *v);
+int infer_attr_str(struct infer_ctx *c, const char *name, char *buf,
+		   size_t size);
+int infer_err(struct infer_ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int infer_same_dtype(struct infer_ctx *c, size_t a, size_t b);
+int infer_norm_axis(struct infer_ctx *c, int64_t axis, int rank, int64_t *out);
+void infer_fmt_dims(const struct ir_vtype *t, char *buf, size_t size);
+/* Infer a subgraph whose inputs were seeded by the caller. */
+int infer_graph(struct infer_ctx *c, struct ir_graph *g);
+int infer_set(struct infer_ctx *c, const struct ir_value *v,
+	      const struct ir_vtype *t);
+/* numpy broadcasting of two shapes; error names node and op. */
+int infer_broadcast2(struct infer_ctx *c, const struct ir_vdim *a, int ra,
+		     const struct ir_vdim *b, int rb, struct ir_vdim *out,
+		     int *ro);
+/* Float values of a value fed by an initializer or Constant node. */
+int infer_value_floats(struct infer_ctx *c, size_t input, double *out,
+		       size_t cap, size_t *n);
+int infer_is_int_dtype(int dtype);
+
+/* per family (infer_elem.c, infer_nn.c, infer_shape.c, infer_ctrl.c,
+ * infer_misc.c) */
+#define INFER_FN(name) int infer_##name(struct infer_ctx *c)
+INFER_FN(unary); INFER_FN(cast); INFER_FN(binary); INFER_FN(compare);
+INFER_FN(logical); INFER_FN(where); INFER_FN(variadic); INFER_FN(bool_unary);
+INFER_FN(castlike); INFER_FN(dropout); INFER_FN(arg_reduce);
+INFER_FN(conv); INFER_FN(pool); INFER_FN(global_pool); INFER_FN(batchnorm);
+INFER_FN(gemm); INFER_FN(matmul); INFER_FN(flatten); INFER_FN(reduce);
+INFER_FN(layernorm);
+INFER_FN(reshape); INFER_FN(transpose); INFER_FN(squeeze);
+INFER_FN(unsqueeze); INFER_FN(concat); INFER_FN(gather); INFER_FN(shape);
+INFER_FN(size); INFER_FN(constant_of_shape); INFER_FN(constant);
+INFER_FN(range); INFER_FN(slice); INFER_FN(split); INFER_FN(expand);
+INFER_FN(tile); INFER_FN(pad); INFER_FN(resize);
+INFER_FN(if); INFER_FN(loop); INFER_FN(scan);
+INFER_FN(quantize); INFER_FN(dequantize); INFER_FN(topk); INFER_FN(nonzero);
+INFER_FN(gather_elements); INFER_FN(depth_space); INFER_FN(onehot);
+INFER_FN(conv_transpose); INFER_FN(loss); INFER_FN(like_dtype); INFER_FN(rnn);
+INFER_FN(dynamic); INFER_FN(gather_nd); INFER_FN(sample);
+INFER_FN(dyn_quantize); INFER_FN(det); INFER_FN(matmul_integer);
+INFER_FN(window); INFER_FN(max_unpool); INFER_FN(einsum); INFER_FN(ms_attention);
+
+
+#endif

@@ -1,0 +1,454 @@
+/* suite_infer.c: unit tests of static type/shape inference (ir/infer.h):
+ * the op table is sorted, hand-derived shapes of testdata/infer/ models,
+ * constant folding chains, error and warning messages, subgraphs, and the
+ * reference models whose declared output shapes must be reproduced. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/infer_int.h"
+#include "tests/unit/suites.h"
+
+struct fixture {
+	struct ir_model *m;
+	struct ir_infer r;
+	struct ir_diag d;
+	int rc;
+};
+
+/* Load (verified, or only parsed with IR_INFER_NO_MERGE << 1 in flags:
+ * for models the verifier would reject) and infer a model. */
+#define PARSE_ONLY (IR_INFER_NO_MERGE << 1)
+static int fixture_load(struct fixture *f, const char *path, unsigned flags)
+{
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	ir_diag_init(&f->d);
+	ir_infer_init(&f->r);
+	f->r.flags = flags & ~PARSE_ONLY;
+	rc = flags & PARSE_ONLY ? ir_model_parse(path, NULL, &f->m, &f->d) :
+	     ir_model_load(path, NULL, &f->m, &f->d);
+	if (rc < 0) {
+		fprintf(stderr, "\n%s: %s\n", path, f->d.msg);
+		return -1;
+	}
+	f->rc = ir_infer_model(f->m, &f->r, &f->d);
+	return 0;
+}
+
+static void fixture_release(struct fixture *f)
+{
+	ir_infer_release(&f->r);
+	ir_model_free(f->m);
+}
+
+static const struct ir_vtype *vt(struct fixture *f, const char *name)
+{
+	struct ir_value *v = ir_graph_find(f->m->graph, name);
+
+	return v ? ir_infer_get(&f->r, v) : NULL;
+}
+
+/* Compare a value's formatted type; print both on mismatch. */
+static int check_type(struct fixture *f, const char *name, const char *want)
+{
+	const struct ir_vtype *t = vt(f, name);
+	char buf[300];
+
+	if (!t) {
+		fprintf(stderr, "\nvalue '%s': no result\n", name);
+		return 0;
+	}
+	ir_vtype_format(t, buf, sizeof(buf));
+	if (strcmp(buf, want)) {
+		fprintf(stderr, "\nvalue '%s': inferred %s, expected %s\n", name, buf, want);
+		return 0;
+	}
+	return 1;
+}
+
+static int check_const(struct fixture *f, const char *name, const int64_t *want,
+		       size_t n)
+{
+	const struct ir_vtype *t = vt(f, name);
+	int64_t got[64];
+	size_t k;
+
+	if (!t || !infer_vt_const_ints(t, got, 64, &k) || k != n) {
+		fprintf(stderr, "\nvalue '%s': no constant of %zu elements\n", name, n);
+		return 0;
+	}
+	return !memcmp(got, want, n * sizeof(*want));
+}
+
+#define EXPECT(f, name, want) CU_ASSERT(check_type((f), (name), (want)))
+
+static void test_table_sorted(void)
+{
+	for (size_t i = 1; i < infer_ops_len; i++) {
+		int c = strcmp(infer_ops[i - 1].domain, infer_ops[i].domain);
+
+		if (!c)
+			c = strcmp(infer_ops[i - 1].op, infer_ops[i].op);
+		if (c >= 0)
+			fprintf(stderr, "\ninfer table: %s before %s\n",
+				infer_ops[i - 1].op, infer_ops[i].op);
+		CU_ASSERT(c < 0);
+	}
+	CU_ASSERT_PTR_NOT_NULL(infer_op_find("", "Conv"));
+	CU_ASSERT_PTR_NOT_NULL(infer_op_find("ai.onnx", "Where"));
+	CU_ASSERT_PTR_NOT_NULL(infer_op_find("com.microsoft", "Gelu"));
+	CU_ASSERT_PTR_NULL(infer_op_find("", "NoSuchOp"));
+	/* every op in the table exists in the registry */
+	for (size_t i = 0; i < infer_ops_len; i++) {
+		const struct ir_op_schema *s;
+
+		if (!ir_registry_versions(infer_ops[i].domain, infer_ops[i].op, &s))
+			fprintf(stderr, "\ninfer table: %s not in registry\n", infer_ops[i].op);
+		CU_ASSERT(ir_registry_versions(infer_ops[i].domain, infer_ops[i].op, &s) > 0);
+	}
+}
+
+static void test_conv_pool(void)
+{
+	struct fixture f;
+
+	CU_ASSERT_FATAL(fixture_load(&f, TESTDATA("infer/conv.onnx"), IR_INFER_NO_MERGE) == 0);
+	CU_ASSERT_EQUAL(f.rc, 0);
+	/* (32 + 2 - 3) / 1 + 1 = 32 */
+	EXPECT(&f, "conv_p1", "float[1,8,32,32]");
+	/* (32 - 3) / 2 + 1 = 15 */
+	EXPECT(&f, "conv_s2", "float[1,8,15,15]");
+	/* effective kernel (3-1)*2+1 = 5: 32 - 5 + 1 = 28 */
+	EXPECT(&f, "conv_d2", "float[1,8,28,28]");
+	/* SAME: ceil(32 / 2) = 16 */
+	EXPECT(&f, "conv_same", "float[1,8,16,16]");
+	/* ceil((32 - 3) / 2) + 1 = 16, floor: 15 */
+	EXPECT(&f, "mp_ceil", "float[1,3,16,16]");
+	EXPECT(&f, "mp_floor", "float[1,3,15,15]");
+	EXPECT(&f, "ap_valid", "float[1,3,15,15]");
+	/* SAME_LOWER, stride 3: ceil(32 / 3) = 11 */
+	EXPECT(&f, "ap_lower", "float[1,3,11,11]");
+	EXPECT(&f, "gap", "float[1,8,1,1]");
+	EXPECT(&f, "bn", "float[1,8,32,32]");
+	EXPECT(&f, "flat", "float[1,8]");
+	CU_ASSERT_EQUAL(f.r.n_not_inferred, 0);
+	fixture_release(&f);
+}
+
+static void test_chain(void)
+{
+	struct fixture f;
+	static const int64_t target[] = { 2, -1 }, n[] = { 384 }, tail[] = { 8, 8 };
+
+	CU_ASSERT_FATAL(fixture_load(&f, TESTDATA("infer/chain_static.onnx"), IR_INFER_NO_MERGE) == 0);
+	CU_ASSERT_EQUAL(f.rc, 0);
+	CU_ASSERT(check_const(&f, "target", target, 2));
+	EXPECT(&f, "y", "float[2,192]");
+	EXPECT(&f, "y2", "float[2,3,64]");
+	EXPECT(&f, "n", "int64[]");
+	CU_ASSERT(check_const(&f, "n", n, 1));
+	CU_ASSERT(check_const(&f, "tail", tail, 2));
+	fixture_release(&f);
+	/* symbolic batch: N flows through the chain, -1 is solved as 192 */
+	CU_ASSERT_FATAL(fixture_load(&f, TESTDATA("infer/chain_sym.onnx"), IR_INFER_NO_MERGE) == 0);
+	CU_ASSERT_EQUAL(f.rc, 0);
+	EXPECT(&f, "target", "int64[2]");
+	EXPECT(&f, "y", "float[N,192]");
+	EXPECT(&f, "y2", "float[N,3,64]");
+	EXPECT(&f, "n", "int64[]");
+	CU_ASSERT(!vt(&f, "n")->has_const);
+	fixture_release(&f);
+}
+
+static void test_broadcast(void)
+{
+	struct fixture f;
+	static const int64_t kk[] = { 8, 12 }, kd[] = { 6, 9 }, kq[] = { 2, 3 };
+
+	CU_ASSERT_FATAL(fixture_load(&f, TESTDATA("infer/bcast.onnx"), IR_INFER_NO_MERGE) == 0);
+	CU_ASSERT_EQUAL(f.rc, 0);
+	EXPECT(&f, "y", "float[2,3,4]");
+	EXPECT(&f, "w", "float[2,3,4]");
+	EXPECT(&f, "eq", "bool[2,3,4]");
+	CU_ASSERT(check_const(&f, "kk", kk, 2));
+	CU_ASSERT(check_const(&f, "kd", kd, 2));
+	CU_ASSERT(check_const(&f, "kq", kq, 2));
+	EXPECT(&f, "mm", "float[2,5,3,6]");
+	EXPECT(&f, "mv", "float[5,6]");
+	EXPECT(&f, "gemm", "float[3,5]");
+	fixture_release(&f);
+}
+
+static void expect_error(const char *path, const char *msg)
+{
+	struct fixture f;
+
+	CU_ASSERT_FATAL(fixture_load(&f, path, PARSE_ONLY) == 0);
+	CU_ASSERT(f.rc < 0);
+	if (!strstr(f.d.msg, msg))
+		fprintf(stderr, "\n%s: got \"%s\", expected \"%s\"\n", path, f.d.msg, msg);
+	CU_ASSERT_PTR_NOT_NULL(strstr(f.d.msg, msg));
+	fixture_release(&f);
+}
+
+static void test_errors(void)
+{
+	expect_error(TESTDATA("infer/bad_bcast.onnx"),
+		     "node 'add_bad' (Add): shapes [2,3] and [4] are not broadcastable");
+	expect_error(TESTDATA("infer/bad_types.onnx"),
+		     "node 'add_types' (Add): inputs have different types float and int64");
+	expect_error(TESTDATA("infer/bad_conv.onnx"),
+		     "node 'conv_bad' (Conv): input rank 2 is below 3");
+	expect_error(TESTDATA("infer/bad_conv_w.onnx"),
+		     "node 'conv_w' (Conv): weight rank 3 does not match input rank 4");
+	expect_error(TESTDATA("infer/bad_constraint.onnx"),
+		     "node 'sqrt_int' (Sqrt): input 0 ('X') has type int64, not allowed by T");
+	expect_error(TESTDATA("infer/bad_concat.onnx"),
+		     "node 'concat_noaxis' (Concat): missing required attribute 'axis'");
+}
+
+static void test_shape_ops(void)
+{
+	struct fixture f;
+	static const int64_t rng[] = { 1, 4, 7, 10 }, rsl[] = { 4, 7 };
+	static const int64_t cos[] = { 7, 7, 7, 7, 7, 7 };
+
+	CU_ASSERT_FATAL(fixture_load(&f, TESTDATA("infer/shapes.onnx"), IR_INFER_NO_MERGE) == 0);
+	CU_ASSERT_EQUAL(f.rc, 0);
+	if (f.rc)
+		fprintf(stderr, "\n%s\n", f.d.msg);
+	EXPECT(&f, "rng", "int64[4]");
+	CU_ASSERT(check_const(&f, "rng", rng, 4));
+	EXPECT(&f, "cos", "int64[2,3]");
+	CU_ASSERT(check_const(&f, "cos", cos, 6));
+	/* axis 0: 1..4 step 2 -> 2; axis 2: 6..9 -> 3 */
+	EXPECT(&f, "sl", "float[2,6,3]");
+	CU_ASSERT(check_const(&f, "rsl", rsl, 2));
+	EXPECT(&f, "tr", "float[10,4,6]");
+	EXPECT(&f, "sq", "float[5]");
+	EXPECT(&f, "sq1", "float[5,1]");
+	EXPECT(&f, "s0", "float[4,6,3]");
+	EXPECT(&f, "s1", "float[4,6,7]");
+	EXPECT(&f, "rm", "float[4,1,10]");
+	EXPECT(&f, "rs", "float[6,10]");
+	EXPECT(&f, "rx", "float[]");
+	EXPECT(&f, "ex", "float[2,5,3]");
+	EXPECT(&f, "ti", "float[4,12,30]");
+	EXPECT(&f, "pd", "float[4,8,14]");
+	EXPECT(&f, "rz", "float[1,3,8,9]");
+	EXPECT(&f, "rk", "float[24,10]");
+	EXPECT(&f, "xc", "float16[4,6,10]");
+	EXPECT(&f, "smx", "float[4,6,10]");
+	EXPECT(&f, "ln", "float[4,6,10]");
+	EXPECT(&f, "ln_m", "float[4,6,1]");
+	EXPECT(&f, "ga", "float[4,2,2,10]");
+	EXPECT(&f, "ein", "float[2,3,5]");
+	EXPECT(&f, "ein2", "float[4,10,6]");
+	/* implicit output: letters used once, alphabetically: i, k */
+	EXPECT(&f, "ein3", "float[3,5]");
+	CU_ASSERT_EQUAL(f.r.n_not_inferred, 0);
+	fixture_release(&f);
+
+	CU_ASSERT_FATAL(fixture_load(&f, TESTDATA("infer/opset11.onnx"), IR_INFER_NO_MERGE) == 0);
+	CU_ASSERT_EQUAL(f.rc, 0);
+	EXPECT(&f, "u", "float[1,2,3,1]");
+	EXPECT(&f, "s", "float[2,3,1]");
+	EXPECT(&f, "p0", "float[2,1]");
+	EXPECT(&f, "p1", "float[2,2]");
+	fixture_release(&f);
+}
+
+static void test_ctrl_and_merge(void)
+{
+	struct fixture f;
+
+	CU_ASSERT_FATAL(fixture_load(&f, TESTDATA("infer/ctrl.onnx"), 0) == 0);
+	CU_ASSERT_EQUAL(f.rc, 0);
+	EXPECT(&f, "yif", "float[2,3]");
+	EXPECT(&f, "acc_out", "float[2,3]");
+	EXPECT(&f, "scans", "float[5,2,3]");
+	/* value_info says [2,4]: warning naming the value, inferred kept */
+	EXPECT(&f, "r", "float[2,3]");
+	CU_ASSERT(f.d.n_warnings >= 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(f.d.warning, "value 'r'"));
+	/* constant condition: the then branch (Relu keeps [2,3]) */
+	EXPECT(&f, "yconst", "float[2,3]");
+	/* an op with no inference: declared value_info fills its output */
+	EXPECT(&f, "myst", "float[7]");
+	EXPECT(&f, "after", "float[7]");
+	CU_ASSERT_EQUAL(f.r.n_not_inferred, 1);
+	CU_ASSERT_STRING_EQUAL(f.r.not_inferred[0]->op_type, "Mystery");
+	/* Scan: state [3], scan output [6,3] from 6 slices of [3] */
+	EXPECT(&f, "s_final", "float[3]");
+	EXPECT(&f, "s_all", "float[6,3]");
+	fixture_release(&f);
+}
+
+/* Declared graph output shapes of a model, reproduced without using them. */
+static void check_reference(const char *path)
+{
+	struct fixture f;
+	struct ir_graph *g;
+
+	if (fixture_load(&f, path, IR_INFER_NO_MERGE) < 0) {
+		CU_FAIL("cannot load reference model");
+		return;
+	}
+	if (f.rc < 0)
+		fprintf(stderr, "\n%s: %s\n", path, f.d.msg);
+	CU_ASSERT_EQUAL(f.rc, 0);
+	for (size_t i = 0; i < f.r.n_not_inferred; i++)
+		fprintf(stderr, "\n%s: node '%s' (%s) not inferred\n", path,
+			ir_s(f.r.not_inferred[i]->name), ir_s(f.r.not_inferred[i]->op_type));
+	CU_ASSERT_EQUAL(f.r.n_not_inferred, 0);
+	g = f.m->graph;
+	for (size_t i = 0; i < g->n_outputs; i++) {
+		const struct ir_type *ty = g->outputs[i].type;
+		const struct ir_vtype *t = ir_infer_get(&f.r, g->outputs[i].value);
+		int ok = t && ty && t->dtype == ty->elem_type &&
+			 t->rank == (int)ty->shape.n_dims;
+
+		for (int k = 0; ok && k < t->rank; k++) {
+			const struct ir_dim *dd = &ty->shape.dims[k];
+
+			if (dd->kind == IR_DIM_VALUE)
+				ok = t->dims[k].kind == IR_VDIM_VALUE &&
+				     t->dims[k].value == dd->value;
+			else if (dd->kind == IR_DIM_PARAM)
+				ok = t->dims[k].kind == IR_VDIM_PARAM &&
+				     !strcmp(t->dims[k].param, dd->param);
+		}
+		if (!ok) {
+			char buf[300] = "none";
+
+			if (t)
+				ir_vtype_format(t, buf, sizeof(buf));
+			fprintf(stderr, "\n%s: output '%s' inferred %s\n", path,
+				ir_s(g->outputs[i].value->name), buf);
+		}
+		CU_ASSERT(ok);
+	}
+	/* every node output got a dtype */
+	for (size_t i = 0; i < g->n_nodes; i++)
+		for (size_t k = 0; k < g->nodes[i]->n_outputs; k++) {
+			const struct ir_vtype *t = g->nodes[i]->outputs[k] ?
+				ir_infer_get(&f.r, g->nodes[i]->outputs[k]) : NULL;
+
+			CU_ASSERT(!g->nodes[i]->outputs[k] || (t && t->dtype && t->rank >= 0));
+		}
+	fixture_release(&f);
+}
+
+static void test_reference_models(void)
+{
+	const char *dir = "../shared/models/onnx-light";
+	struct dirent *e;
+	char path[1024];
+	DIR *dd;
+	int n = 0;
+
+	check_reference(TESTDATA("sample.onnx"));
+	if (!(dd = opendir(dir)))
+		return;  /* the shared models are optional */
+	while ((e = readdir(dd))) {
+		size_t len = strlen(e->d_name);
+
+		if (len < 5 || strcmp(e->d_name + len - 5, ".onnx"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		check_reference(path);
+		n++;
+	}
+	closedir(dd);
+	CU_ASSERT(n > 0);
+}
+
+/* 1 if the inferred type t contradicts the declared ty (where both know). */
+static int contradicts(const struct ir_vtype *t, const struct ir_type *ty)
+{
+	if (!ty || ty->kind != IR_TYPE_TENSOR)
+		return 0;
+	if (t->dtype && IR_HAS(ty, IR_TYPE_HAS_ELEM) && t->dtype != ty->elem_type)
+		return 1;
+	if (t->rank < 0 || !IR_HAS(ty, IR_TYPE_HAS_SHAPE))
+		return 0;
+	if (t->rank != (int)ty->shape.n_dims)
+		return 1;
+	for (int k = 0; k < t->rank; k++)
+		if (t->dims[k].kind == IR_VDIM_VALUE &&
+		    ty->shape.dims[k].kind == IR_DIM_VALUE &&
+		    t->dims[k].value != ty->shape.dims[k].value)
+			return 1;
+	return 0;
+}
+
+/* Over Debian's libonnx-testdata node cases (skipped when absent): no
+ * inference error and no inferred output contradicting its declaration. */
+static void test_libonnx_testdata(void)
+{
+	const char *dir = "/usr/share/libonnx-testdata/data/node";
+	struct dirent *e;
+	char path[1200];
+	DIR *dd;
+	int n = 0, bad = 0;
+
+	if (!(dd = opendir(dir)))
+		return;
+	while ((e = readdir(dd))) {
+		struct fixture f;
+		struct ir_graph *g;
+		FILE *fp;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/model.onnx", dir, e->d_name);
+		if (!(fp = fopen(path, "rb")))
+			continue;
+		fclose(fp);
+		if (fixture_load(&f, path, IR_INFER_NO_MERGE) < 0)
+			continue;  /* models the loader rejects are its tests' concern */
+		n++;
+		if (f.rc < 0) {
+			fprintf(stderr, "\n%s: %s\n", e->d_name, f.d.msg);
+			bad++;
+		}
+		g = f.m->graph;
+		for (size_t i = 0; f.rc == 0 && i < g->n_outputs; i++) {
+			const struct ir_vtype *t = ir_infer_get(&f.r, g->outputs[i].value);
+
+			if (t && contradicts(t, g->outputs[i].type)) {
+				char buf[300];
+
+				ir_vtype_format(t, buf, sizeof(buf));
+				fprintf(stderr, "\n%s: output '%s' inferred %s contradicts its declaration\n",
+					e->d_name, ir_s(g->outputs[i].value->name), buf);
+				bad++;
+			}
+		}
+		fixture_release(&f);
+	}
+	closedir(dd);
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT(n > 0);
+}
+
+static const struct unit_test tests[] = {
+	{ "op table sorted and registered", test_table_sorted },
+	{ "conv and pools", test_conv_pool },
+	{ "shape-gather-concat-reshape chain", test_chain },
+	{ "broadcasting, matmul, folding", test_broadcast },
+	{ "errors name node and op", test_errors },
+	{ "shape ops with constants", test_shape_ops },
+	{ "if, loop, declared conflicts", test_ctrl_and_merge },
+	{ "reference models' output shapes", test_reference_models },
+	{ "libonnx-testdata: no contradictions", test_libonnx_testdata },
+	{ NULL, NULL },
+};
+
+int suite_infer_register(void)
+{
+	return unit_add_suite("infer", tests);
+}

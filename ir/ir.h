@@ -478,6 +478,10 @@ struct ir_save_opts {
 int ir_model_save(struct ir_model *m, const char *path,
 		  const struct ir_save_opts *o, struct ir_diag *d);
 
+/* Read a serialized TensorProto file (the backend test format, input_N.pb /
+ * output_N.pb) into a new tensor; its payload is owned (ir/tensor_pb.c). */
+int ir_tensor_read(const char *path, struct ir_tensor **out, struct ir_diag *d);
+
 /* Test hook: make the N-th protobuf allocation from now fail (0 = off). */
 void ir_alloc_fail_at(long n);
 

@@ -8,17 +8,19 @@
 #include <cjson/cJSON.h>
 
 #include "cli/cli.h"
+#include "ir/infer.h"
 #include "ir/ir.h"
 
 const char cmd_inspect_help[] =
-	"usage: opmig inspect MODEL [--json]\n"
+	"usage: opmig inspect MODEL [--json] [--shapes]\n"
 	"\n"
 	"Load and verify MODEL and summarize it: producer, IR version, opsets,\n"
 	"inputs and outputs with dtype and shape, node count, op histogram per\n"
 	"domain, parameters, external data files and dynamic dims.\n"
 	"\n"
-	"  --json   print one JSON object (schema opmig.inspect/1)\n"
-	"  --help   show this help\n";
+	"  --json     print one JSON object (schema opmig.inspect/1)\n"
+	"  --shapes   also infer and print every value's dtype and shape\n"
+	"  --help     show this help\n";
 
 static const struct ir_type *tensor_type(const struct ir_type *t)
 {
@@ -180,9 +182,13 @@ static cJSON *json_values(const struct ir_vinfo *vi, size_t n)
 	return arr;
 }
 
-static int print_json(const char *path, const struct ir_model *m,
-		      const struct ir_summary *s)
+static int print_shapes(const char *path, struct ir_model *m, cJSON *r);
+
+/* 0 printed, -1 out of memory, or an exit code from --shapes. */
+static int print_json(const char *path, struct ir_model *m,
+		      const struct ir_summary *s, int shapes)
 {
+	int rc = 0;
 	cJSON *r = cJSON_CreateObject(), *o, *a;
 	char *text;
 
@@ -231,6 +237,10 @@ static int print_json(const char *path, const struct ir_model *m,
 	for (size_t i = 0; i < s->n_dyn; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(s->dyn[i]));
 	cJSON_AddNumberToObject(r, "unknown_dims", (double)s->n_unknown_dims);
+	if (shapes && (rc = print_shapes(path, m, r)) != 0) {
+		cJSON_Delete(r);
+		return rc;
+	}
 	text = cJSON_Print(r);
 	cJSON_Delete(r);
 	if (!text)
@@ -240,24 +250,143 @@ static int print_json(const char *path, const struct ir_model *m,
 	return 0;
 }
 
+/* ---- --shapes ---------------------------------------------------------- */
+
+struct shapes_ctx {
+	const struct ir_infer *inf;
+	cJSON *arr;           /* JSON mode: array of values, else NULL */
+};
+
+static void one_value(struct shapes_ctx *c, const struct ir_value *v,
+		      int depth, const char *origin, const struct ir_node *n)
+{
+	const struct ir_vtype *t = ir_infer_get(c->inf, v);
+	char buf[512];
+
+	if (!c->arr) {
+		if (t)
+			ir_vtype_format(t, buf, sizeof(buf));
+		else
+			snprintf(buf, sizeof(buf), "?");
+		printf("  %*s%s  %s  (", 2 * depth, "", v->name, buf);
+		if (n)
+			printf("%s '%s')\n", ir_s(n->op_type), ir_s(n->name));
+		else
+			printf("%s)\n", origin);
+		return;
+	}
+	cJSON *o = cJSON_CreateObject(), *shape;
+
+	cJSON_AddItemToArray(c->arr, o);
+	cJSON_AddStringToObject(o, "name", v->name);
+	cJSON_AddNumberToObject(o, "depth", depth);
+	cJSON_AddStringToObject(o, "origin", origin);
+	if (n) {
+		cJSON_AddStringToObject(o, "op_type", ir_s(n->op_type));
+		cJSON_AddStringToObject(o, "node", ir_s(n->name));
+	}
+	if (!t || !t->dtype)
+		cJSON_AddNullToObject(o, "dtype");
+	else
+		cJSON_AddStringToObject(o, "dtype", ir_dtype_name(t->dtype));
+	if (!t || t->rank < 0) {
+		cJSON_AddNullToObject(o, "shape");
+		return;
+	}
+	shape = cJSON_AddArrayToObject(o, "shape");
+	for (int i = 0; i < t->rank; i++)
+		cJSON_AddItemToArray(shape,
+			t->dims[i].kind == IR_VDIM_VALUE ? cJSON_CreateNumber((double)t->dims[i].value) :
+			t->dims[i].kind == IR_VDIM_PARAM ? cJSON_CreateString(t->dims[i].param) :
+			cJSON_CreateNull());
+}
+
+static int shapes_graph(struct ir_graph *g, int depth, void *ctx)
+{
+	struct shapes_ctx *c = ctx;
+
+	for (size_t i = 0; i < g->n_inputs; i++)
+		one_value(c, g->inputs[i].value, depth,
+			  g->inputs[i].value->init ? "initializer" : "input", NULL);
+	for (size_t i = 0; i < g->n_nodes; i++)
+		for (size_t k = 0; k < g->nodes[i]->n_outputs; k++)
+			if (g->nodes[i]->outputs[k])
+				one_value(c, g->nodes[i]->outputs[k], depth,
+					  "node", g->nodes[i]);
+	return 0;
+}
+
+/* Infer; print the values (text) or add them to the JSON report r. */
+static int print_shapes(const char *path, struct ir_model *m, cJSON *r)
+{
+	struct shapes_ctx c = { NULL, NULL };
+	struct ir_infer inf;
+	struct ir_diag d;
+	int rc;
+
+	ir_infer_init(&inf);
+	ir_diag_init(&d);
+	if ((rc = ir_infer_model(m, &inf, &d)) < 0) {
+		cli_error(path, "%s", d.msg);
+		ir_infer_release(&inf);
+		return cli_exit_code(rc);
+	}
+	if (d.n_warnings) {
+		char w[600];
+
+		snprintf(w, sizeof(w), "%.500s%s", d.warning,
+			 d.n_warnings > 1 ? " (and more)" : "");
+		cli_warn(path, w);
+	}
+	c.inf = &inf;
+	if (r)
+		c.arr = cJSON_AddArrayToObject(r, "values");
+	else
+		printf("values:\n");
+	ir_graph_walk(m->graph, shapes_graph, &c);
+	if (r) {
+		cJSON *a = cJSON_AddArrayToObject(r, "not_inferred");
+
+		for (size_t i = 0; i < inf.n_not_inferred; i++) {
+			cJSON *o = cJSON_CreateObject();
+
+			cJSON_AddItemToArray(a, o);
+			cJSON_AddStringToObject(o, "node", ir_s(inf.not_inferred[i]->name));
+			cJSON_AddStringToObject(o, "op_type", ir_s(inf.not_inferred[i]->op_type));
+		}
+	} else {
+		printf("not inferred: %zu of %zu nodes", inf.n_not_inferred, inf.n_nodes);
+		for (size_t i = 0; i < inf.n_not_inferred && i < 20; i++)
+			printf("%s %s '%s'", i ? "," : "", ir_s(inf.not_inferred[i]->op_type),
+			       ir_s(inf.not_inferred[i]->name));
+		printf("%s\n", inf.n_not_inferred > 20 ? ", ..." : "");
+	}
+	ir_infer_release(&inf);
+	return 0;
+}
+
 int cmd_inspect(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "shapes", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct cli_command *self = cli_command_find("inspect");
 	struct ir_model *m = NULL;
 	struct ir_summary s;
 	struct ir_diag d;
-	int c, json = 0, rc;
+	int c, json = 0, shapes = 0, rc;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c != 'j')
+		if (c == 'j')
+			json = 1;
+		else if (c == 's')
+			shapes = 1;
+		else
 			return cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
-		json = 1;
 	}
 	if (argc - optind != 1)
 		return cli_usage_error(self, "inspect needs exactly one MODEL");
@@ -269,15 +398,17 @@ int cmd_inspect(int argc, char **argv)
 		ir_model_free(m);
 		return cli_exit_code(rc);
 	}
-	if (json)
-		rc = print_json(argv[optind], m, &s);
-	else
+	if (json) {
+		rc = print_json(argv[optind], m, &s, shapes);
+	} else {
 		print_text(argv[optind], m, &s);
+		rc = shapes ? print_shapes(argv[optind], m, NULL) : 0;
+	}
 	ir_summary_release(&s);
 	ir_model_free(m);
-	if (rc < 0) {
+	if (rc == -1) {
 		cli_error(NULL, "out of memory");
 		return CLI_EXIT_INTERNAL;
 	}
-	return cli_finish(CLI_EXIT_OK);
+	return cli_finish(rc);
 }

@@ -10,9 +10,11 @@ grep -q '^  logits2  float\[N,10\]  (Reshape ' "$T/out" || fail "Reshape fed by 
 grep -q '^  out_shape  int64\[2\]  (Concat ' "$T/out" || fail "Concat of shape values"
 grep -q '^not inferred: 0 of ' "$T/out" || fail "every sample node inferred"
 models="testdata/sample.onnx"
+min=10
 for f in "$TOP"/../shared/models/onnx-light/*.onnx; do
-	[ -f "$f" ] && models="$models $f"
+	[ -f "$f" ] && models="$models $f" && min=1000
 done
+[ "$min" -eq 10 ] && echo "notice: $TOP/../shared/models absent, only the sample is judged"
 : >"$T/list"
 i=0
 for m in $models; do
@@ -21,7 +23,7 @@ for m in $models; do
 	cp "$T/out" "$T/$i.json"
 	echo "$m $T/$i.json" >>"$T/list"
 done
-$PY - "$T/list" <<'PY' || fail "opmig --shapes disagrees with onnx.shape_inference"
+$PY - "$T/list" "$min" <<'PY' || fail "opmig --shapes disagrees with onnx.shape_inference"
 import json, sys, onnx
 from onnx import shape_inference, TensorProto
 names = {v: k.lower() for k, v in TensorProto.DataType.items()}
@@ -45,6 +47,6 @@ for line in open(sys.argv[1]):
                 print(model, vi.name, "python", names[t.elem_type], dims,
                       "opmig", o and (o["dtype"], o["shape"]))
 print("compared", compared, "values,", bad, "differ")
-sys.exit(1 if bad or compared < 100 else 0)
+sys.exit(1 if bad or compared < int(sys.argv[2]) else 0)
 PY
 exit 0

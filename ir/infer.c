@@ -1,9 +1,9 @@
 /* infer.c: the core of static type/shape inference: the side table keyed
- * by struct ir_value *, vtype helpers, attribute lookup with registry
+ * by struct ir_value *, attribute lookup with registry
  * defaults, the graph walk (seeding from inputs and initializers, model
  * functions, merging with declared value_info).
- * The op table is infer_table.c; per-op rules are infer_elem.c,
- * infer_nn.c, infer_shape.c, infer_ctrl.c and infer_misc.c. */
+ * vtype helpers are infer_vtype.c, the op table infer_table.c, the rules
+ * infer_elem/nn/shape/ctrl/misc/seq/special/values.c. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,233 +12,6 @@
 #include "ir/infer_int.h"
 
 #define MAX_DEPTH 32
-
-/* ---- vtype helpers -------------------------------------------------- */
-
-void infer_vt_unknown(struct ir_vtype *t)
-{
-	memset(t, 0, sizeof(*t));
-	t->rank = -1;
-}
-
-void infer_vt_release(struct ir_vtype *t)
-{
-	free(t->cval);
-	infer_vt_unknown(t);
-}
-
-int infer_vt_copy(struct ir_vtype *dst, const struct ir_vtype *src)
-{
-	*dst = *src;
-	dst->cval = NULL;
-	dst->has_const = 0;
-	dst->n_const = 0;
-	if (src->has_const)
-		return infer_vt_set_const(dst, src->cval, src->n_const);
-	return 0;
-}
-
-int infer_vt_set_const(struct ir_vtype *t, const struct ir_vdim *v, size_t n)
-{
-	struct ir_vdim *c;
-
-	free(t->cval);
-	t->cval = NULL;
-	t->has_const = 0;
-	t->n_const = 0;
-	if (n > IR_INFER_MAX_CONST)
-		return 0;
-	if (!(c = malloc((n ? n : 1) * sizeof(*c))))
-		return IR_ENOMEM;
-	if (n)
-		memcpy(c, v, n * sizeof(*c));
-	t->cval = c;
-	t->n_const = n;
-	t->has_const = 1;
-	return 0;
-}
-
-int infer_vt_const_int(const struct ir_vtype *t, size_t i, int64_t *out)
-{
-	if (!t || !t->has_const || i >= t->n_const ||
-	    t->cval[i].kind != IR_VDIM_VALUE)
-		return 0;
-	*out = t->cval[i].value;
-	return 1;
-}
-
-/* 1 when every element is a known integer (and fits cap). */
-int infer_vt_const_ints(const struct ir_vtype *t, int64_t *out, size_t cap,
-			size_t *n)
-{
-	if (!t || !t->has_const || t->n_const > cap)
-		return 0;
-	for (size_t i = 0; i < t->n_const; i++) {
-		if (t->cval[i].kind != IR_VDIM_VALUE)
-			return 0;
-		out[i] = t->cval[i].value;
-	}
-	*n = t->n_const;
-	return 1;
-}
-
-int64_t infer_vt_numel(const struct ir_vtype *t)
-{
-	int64_t n = 1;
-
-	if (!t || t->rank < 0)
-		return -1;
-	for (int i = 0; i < t->rank; i++) {
-		if (t->dims[i].kind != IR_VDIM_VALUE || t->dims[i].value < 0)
-			return -1;
-		if (t->dims[i].value && n > INT64_MAX / t->dims[i].value)
-			return -1;
-		n *= t->dims[i].value;
-	}
-	return n;
-}
-
-struct ir_vdim infer_dim_val(int64_t v)
-{
-	struct ir_vdim d = { IR_VDIM_VALUE, v, NULL };
-
-	return d;
-}
-
-struct ir_vdim infer_dim_unknown(void)
-{
-	struct ir_vdim d = { IR_VDIM_UNKNOWN, 0, NULL };
-
-	return d;
-}
-
-int infer_dim_eq(const struct ir_vdim *a, const struct ir_vdim *b)
-{
-	if (a->kind != b->kind || a->kind == IR_VDIM_UNKNOWN)
-		return 0;
-	if (a->kind == IR_VDIM_VALUE)
-		return a->value == b->value;
-	return !strcmp(a->param, b->param);
-}
-
-int infer_is_int_dtype(int dtype)
-{
-	switch (dtype) {
-	case IR_DTYPE_INT64: case IR_DTYPE_INT32: case IR_DTYPE_INT16:
-	case IR_DTYPE_INT8: case IR_DTYPE_UINT8: case IR_DTYPE_UINT16:
-	case IR_DTYPE_UINT32: case IR_DTYPE_UINT64: case IR_DTYPE_BOOL:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-static int64_t load_int(int dtype, const uint8_t *p)
-{
-	switch (dtype) {
-	case IR_DTYPE_INT64: { int64_t v; memcpy(&v, p, 8); return v; }
-	case IR_DTYPE_UINT64: { uint64_t v; memcpy(&v, p, 8); return (int64_t)v; }
-	case IR_DTYPE_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
-	case IR_DTYPE_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
-	case IR_DTYPE_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
-	case IR_DTYPE_UINT16: { uint16_t v; memcpy(&v, p, 2); return v; }
-	case IR_DTYPE_INT8: return (int8_t)p[0];
-	default: return p[0];
-	}
-}
-
-/* Type of a tensor; integer payloads up to IR_INFER_MAX_CONST elements
- * become a constant. */
-int infer_tensor_vtype(struct ir_tensor *t, struct ir_vtype *out,
-		       struct ir_diag *d)
-{
-	int64_t n;
-	const uint8_t *data;
-	size_t len, esz;
-	struct ir_vdim *v;
-	int rc;
-
-	infer_vt_unknown(out);
-	out->dtype = t->dtype;
-	if (t->n_dims > IR_INFER_MAX_RANK)
-		return 0;
-	out->rank = (int)t->n_dims;
-	for (size_t i = 0; i < t->n_dims; i++)
-		out->dims[i] = infer_dim_val(t->dims[i]);
-	n = ir_tensor_numel(t);
-	if (!infer_is_int_dtype(t->dtype) || n < 0 || n > IR_INFER_MAX_CONST)
-		return 0;
-	esz = ir_dtype_get(t->dtype)->bits / 8;
-	if ((rc = ir_tensor_data(t, &data, &len, d)) < 0)
-		return rc;
-	if (len < (size_t)n * esz)
-		return ir_diag_error(d, IR_EINVAL, "tensor '%s': payload has %zu bytes, %lld expected",
-				     ir_s(t->name), len, (long long)n * (long long)esz);
-	if (!(v = malloc((n ? (size_t)n : 1) * sizeof(*v))))
-		return IR_ENOMEM;
-	for (int64_t i = 0; i < n; i++)
-		v[i] = infer_dim_val(load_int(t->dtype, data + (size_t)i * esz));
-	out->cval = v;
-	out->n_const = (size_t)n;
-	out->has_const = 1;
-	return 0;
-}
-
-static void vtype_from_declared(const struct ir_type *ty, struct ir_vtype *t)
-{
-	infer_vt_unknown(t);
-	if (!ty || ty->kind != IR_TYPE_TENSOR)
-		return;
-	if (IR_HAS(ty, IR_TYPE_HAS_ELEM))
-		t->dtype = ty->elem_type;
-	if (!IR_HAS(ty, IR_TYPE_HAS_SHAPE) || ty->shape.n_dims > IR_INFER_MAX_RANK)
-		return;
-	t->rank = (int)ty->shape.n_dims;
-	for (size_t i = 0; i < ty->shape.n_dims; i++) {
-		const struct ir_dim *dd = &ty->shape.dims[i];
-
-		if (dd->kind == IR_DIM_VALUE)
-			t->dims[i] = infer_dim_val(dd->value);
-		else if (dd->kind == IR_DIM_PARAM && dd->param && *dd->param) {
-			t->dims[i].kind = IR_VDIM_PARAM;
-			t->dims[i].param = dd->param;
-		}
-	}
-}
-
-void infer_fmt_dims(const struct ir_vtype *t, char *buf, size_t size)
-{
-	size_t o = 0;
-
-	if (!size)
-		return;
-	buf[0] = 0;
-	if (t->rank < 0) {
-		snprintf(buf, size, "[*]");
-		return;
-	}
-	o += (size_t)snprintf(buf + o, size - o, "[");
-	for (int i = 0; i < t->rank && o < size; i++) {
-		const struct ir_vdim *dd = &t->dims[i];
-
-		if (dd->kind == IR_VDIM_VALUE)
-			o += (size_t)snprintf(buf + o, size - o, "%s%lld", i ? "," : "",
-					      (long long)dd->value);
-		else
-			o += (size_t)snprintf(buf + o, size - o, "%s%s", i ? "," : "",
-					      dd->kind == IR_VDIM_PARAM ? dd->param : "?");
-	}
-	if (o < size)
-		snprintf(buf + o, size - o, "]");
-}
-
-void ir_vtype_format(const struct ir_vtype *t, char *buf, size_t size)
-{
-	char dims[256];
-
-	infer_fmt_dims(t, dims, sizeof(dims));
-	snprintf(buf, size, "%s%s", t->dtype ? ir_dtype_name(t->dtype) : "?", dims);
-}
 
 /* ---- the side table ------------------------------------------------- */
 
@@ -253,9 +26,10 @@ void ir_infer_release(struct ir_infer *r)
 
 	for (size_t i = 0; i < r->cap_slots; i++)
 		if (r->slots[i].v)
-			free(r->slots[i].t.cval);
+			infer_vt_release(&r->slots[i].t);
 	free(r->slots);
 	free(r->not_inferred);
+	free(r->bound);
 	ir_infer_init(r);
 	r->flags = flags;
 }
@@ -324,12 +98,12 @@ int infer_set(struct infer_ctx *c, const struct ir_value *v,
 	if ((rc = infer_vt_copy(&copy, t)) < 0)
 		return rc;
 	if ((r->n_slots + 1) * 10 > r->cap_slots * 7 && (rc = table_grow(r)) < 0) {
-		free(copy.cval);
+		infer_vt_release(&copy);
 		return rc;
 	}
 	s = slot_find(r, v);
 	if (s->v) {
-		free(s->t.cval);
+		infer_vt_release(&s->t);
 	} else {
 		s->v = v;
 		r->n_slots++;
@@ -493,6 +267,28 @@ int infer_norm_axis(struct infer_ctx *c, int64_t axis, int rank, int64_t *out)
 	return 0;
 }
 
+/* The tensor holding input i's elements: an initializer, a Constant's
+ * value or a bound graph input; NULL when none is known. */
+struct ir_tensor *infer_value_tensor(struct infer_ctx *c, size_t input)
+{
+	struct ir_value *v = infer_has_in(c, input) ? c->n->inputs[input] : NULL;
+
+	if (!v)
+		return NULL;
+	if (v->init)
+		return v->init;
+	if (v->producer && !strcmp(ir_s(v->producer->op_type), "Constant")) {
+		for (size_t i = 0; i < v->producer->n_attrs; i++)
+			if (!strcmp(ir_s(v->producer->attrs[i]->name), "value"))
+				return v->producer->attrs[i]->t;
+		return NULL;
+	}
+	for (size_t i = 0; i < c->r->n_bound; i++)
+		if (c->r->bound[i].v == v)
+			return c->r->bound[i].t;
+	return NULL;
+}
+
 /* Float elements of input i when fed by an initializer or a Constant. */
 int infer_value_floats(struct infer_ctx *c, size_t input, double *out,
 		       size_t cap, size_t *n)
@@ -503,8 +299,24 @@ int infer_value_floats(struct infer_ctx *c, size_t input, double *out,
 	size_t len;
 	int64_t cnt;
 
+	const struct ir_vtype *vt = infer_in(c, input);
+
 	if (!v)
 		return 0;
+	if (vt && vt->has_fconst && vt->n_fconst <= cap) {
+		memcpy(out, vt->fval, vt->n_fconst * sizeof(*out));
+		*n = vt->n_fconst;
+		return 1;
+	}
+	if (vt && vt->has_const && vt->n_const <= cap) {
+		for (size_t i = 0; i < vt->n_const; i++) {
+			if (vt->cval[i].kind != IR_VDIM_VALUE)
+				return 0;
+			out[i] = (double)vt->cval[i].value;
+		}
+		*n = vt->n_const;
+		return 1;
+	}
 	if (v->init)
 		t = v->init;
 	else if (v->producer && !strcmp(ir_s(v->producer->op_type), "Constant"))
@@ -549,7 +361,7 @@ static void merge_declared(struct infer_ctx *c, const struct ir_value *v,
 
 	if (!v->type || (c->r->flags & IR_INFER_NO_MERGE))
 		return;
-	vtype_from_declared(v->type, &dec);
+	infer_vt_declared(v->type, &dec);
 	if (dec.dtype) {
 		if (!t->dtype)
 			t->dtype = dec.dtype;
@@ -768,9 +580,9 @@ cleanup:
 		ir_diag_error(c.d, IR_ENOMEM, "node '%s' (%s): out of memory",
 			      ir_s(n->name), ir_s(n->op_type));
 	for (size_t i = 0; ins && i < n->n_inputs; i++)
-		free(ins[i].cval);
+		infer_vt_release(&ins[i]);
 	for (size_t i = 0; outs && i < n->n_outputs; i++)
-		free(outs[i].cval);
+		infer_vt_release(&outs[i]);
 	free(ins);
 	free(inp);
 	free(outs);
@@ -789,7 +601,7 @@ int infer_graph(struct infer_ctx *env, struct ir_graph *g)
 
 		if (!v || ir_infer_get(env->r, v) || v->init)
 			continue;
-		vtype_from_declared(g->inputs[i].type, &t);
+		infer_vt_declared(g->inputs[i].type, &t);
 		if ((rc = infer_set(env, v, &t)) < 0)
 			return rc;
 	}
@@ -802,7 +614,7 @@ int infer_graph(struct infer_ctx *env, struct ir_graph *g)
 		if ((rc = infer_tensor_vtype(tt, &t, env->d)) < 0)
 			return rc;
 		rc = infer_set(env, v, &t);
-		free(t.cval);
+		infer_vt_release(&t);
 		if (rc < 0)
 			return rc;
 	}
@@ -841,4 +653,49 @@ int ir_infer_model(struct ir_model *m, struct ir_infer *out,
 	if (!m->graph)
 		return ir_diag_error(d, IR_EINVAL, "model has no graph");
 	return infer_graph(&c, m->graph);
+}
+
+int ir_infer_model_inputs(struct ir_model *m, struct ir_tensor **inputs,
+			  size_t n, struct ir_infer *out, struct ir_diag *d)
+{
+	struct infer_ctx c;
+	struct ir_graph *g = m->graph;
+	struct ir_vtype t;
+	size_t k = 0;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.r = out;
+	c.m = m;
+	c.d = d;
+	if (!g)
+		return ir_diag_error(d, IR_EINVAL, "model has no graph");
+	for (size_t i = 0; i < g->n_inputs && k < n; i++) {
+		struct ir_value *v = g->inputs[i].value;
+		struct ir_tensor *x;
+
+		if (!v || v->init)
+			continue;
+		if (!(x = inputs[k++]))
+			continue;
+		if ((rc = infer_tensor_vtype(x, &t, d)) < 0)
+			return rc;
+		if (v->type && v->type->kind == IR_TYPE_TENSOR &&
+		    IR_HAS(v->type, IR_TYPE_HAS_ELEM) && v->type->elem_type != t.dtype)
+			ir_diag_warn(d, "input '%s': declared type %s, bound to a %s tensor",
+				     ir_s(v->name), ir_dtype_name(v->type->elem_type),
+				     ir_dtype_name(t.dtype));
+		rc = infer_set(&c, v, &t);
+		infer_vt_release(&t);
+		if (rc < 0)
+			return rc;
+		if (!out->bound && !(out->bound = calloc(n, sizeof(*out->bound))))
+			return ir_diag_error(d, IR_ENOMEM, "out of memory");
+		out->bound[out->n_bound].v = v;
+		out->bound[out->n_bound++].t = x;
+	}
+	if (k < n)
+		return ir_diag_error(d, IR_EUSAGE, "%zu input tensors given, the graph has %zu inputs without initializers",
+				     n, k);
+	return infer_graph(&c, g);
 }

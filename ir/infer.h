@@ -2,10 +2,13 @@
  * propagation of small integer tensors (shape arithmetic): a result type
  * per value, kept in a side table keyed by struct ir_value *.
  *
- * Ownership: struct ir_infer owns its table, the constant arrays of every
- * struct ir_vtype in it and its list of nodes not inferred.  Symbolic dim
- * names (ir_vdim.param) and node pointers borrow from the model: release
- * the result (ir_infer_release) before freeing the model.  ir_infer_get
+ * Ownership: struct ir_infer owns its table, the constant arrays and
+ * sequence elements of every struct ir_vtype in it (cval, fval, elems) and
+ * its list of nodes not inferred.  Symbolic dim names (ir_vdim.param) and
+ * node pointers borrow from the model: release
+ * the result (ir_infer_release) before freeing the model.  Tensors bound by
+ * ir_infer_model_inputs are only read during that call; the table keeps
+ * their pointers (never dereferenced after it) until released.  ir_infer_get
  * returns a pointer into the table, valid until the next inference call.
  *
  * Rules: dims are values, symbolic names or unknown; a node whose op has
@@ -13,7 +16,8 @@
  * in not_inferred, and its declared value_info still fills them.  Declared
  * types never override an inferred static dim: conflicts are warnings.
  * Adding an op: write `int infer_<rule>(struct infer_ctx *)` in the family
- * file (infer_elem/nn/shape/ctrl/misc.c), declare it below, add one line
+ * file (infer_elem/nn/shape/ctrl/misc/seq/special/values.c), declare it in
+ * infer_int.h, add one line
  * to the sorted table in infer_table.c, and a case to tests/unit/suite_infer.c.
  */
 #ifndef OPMIG_INFER_H
@@ -46,6 +50,18 @@ struct ir_vtype {
 	int has_const;
 	size_t n_const;
 	struct ir_vdim *cval;  /* owned */
+	/* A float or double tensor's values, when known (small initializers,
+	 * Constants, bound inputs, folded arithmetic). */
+	int has_fconst;
+	size_t n_fconst;
+	double *fval;          /* owned */
+	/* A sequence of tensors: dtype, rank and dims describe every element
+	 * (dims where all agree); with has_elems, its elements one by one
+	 * (owned, no constants, no nested sequences). */
+	int is_seq;
+	int has_elems;
+	size_t n_elems;
+	struct ir_vtype *elems;
 };
 
 struct ir_infer_slot {
@@ -63,6 +79,14 @@ struct ir_infer {
 	size_t n_inferred;             /* nodes whose op has an inference */
 	size_t n_not_inferred, cap_not_inferred;
 	const struct ir_node **not_inferred;
+	/* Graph inputs bound to tensors by ir_infer_model_inputs (the array
+	 * is owned, the tensors borrowed): rules needing element values
+	 * (strings, floats, data-dependent shapes) read them. */
+	size_t n_bound;
+	struct ir_infer_bound {
+		const struct ir_value *v;
+		struct ir_tensor *t;
+	} *bound;
 };
 
 /* ir_infer_release keeps flags. */
@@ -74,6 +98,16 @@ void ir_infer_release(struct ir_infer *r);
  * the value.  Returns 0 or a negative status. */
 int ir_infer_model(struct ir_model *m, struct ir_infer *out,
 		   struct ir_diag *d);
+
+/* Infer the main graph with its inputs bound to concrete tensors (borrowed,
+ * only read): inputs[k] binds the k-th graph input not backed by an
+ * initializer, as the ONNX backend tests number input_K.pb.  Each binding
+ * gives dtype and shape; integer tensors of at most IR_INFER_MAX_CONST
+ * elements also give their values as a constant, so shape arithmetic fed by
+ * graph inputs folds.  A NULL entry, or inputs beyond n, keep the declared
+ * type.  More tensors than such inputs is an error. */
+int ir_infer_model_inputs(struct ir_model *m, struct ir_tensor **inputs,
+			  size_t n, struct ir_infer *out, struct ir_diag *d);
 
 /* Result of a value; NULL when nothing was recorded. */
 const struct ir_vtype *ir_infer_get(const struct ir_infer *r,

@@ -86,18 +86,25 @@ static void no_const(struct ir_vtype *t)
 	t->cval = NULL;
 	t->has_const = 0;
 	t->n_const = 0;
+	free(t->fval);
+	t->fval = NULL;
+	t->has_fconst = 0;
+	t->n_fconst = 0;
 }
 
 int infer_loop(struct infer_ctx *c)
 {
 	struct ir_graph *body = graph_attr(c, "body");
+	struct ir_vdim one = infer_dim_val(1);
 	struct ir_vtype t;
 	size_t n_carried;
-	int64_t trip = -1;
-	int rc;
+	int64_t trip = -1, cv = 0;
+	int rc, cond_true;
 
 	if (!body)
 		return infer_err(c, "missing required attribute 'body'");
+	cond_true = !infer_has_in(c, 1) ||
+		    (infer_vt_const_int(infer_in(c, 1), 0, &cv) && cv);
 	if (body->n_inputs < 2 || c->n_in < 2 || body->n_inputs - 2 != c->n_in - 2)
 		return infer_err(c, "body has %zu inputs for %zu loop-carried values",
 				 body->n_inputs, c->n_in < 2 ? 0 : c->n_in - 2);
@@ -111,20 +118,27 @@ int infer_loop(struct infer_ctx *c)
 		infer_vt_unknown(&t);
 		if (i == 0)
 			t.dtype = IR_DTYPE_INT64, t.rank = 0;
-		else if (i == 1)
+		else if (i == 1) {
 			t.dtype = IR_DTYPE_BOOL, t.rank = 0;
+			/* a true condition: if the body keeps it true under that
+			 * assumption, it stays true on every iteration */
+			if (cond_true && (rc = infer_vt_set_const(&t, &one, 1)) < 0)
+				return rc;
+		}
 		else if (x) {
 			t.dtype = x->dtype;
 			t.rank = x->rank;
 			memcpy(t.dims, x->dims, sizeof(x->dims));
 		}
-		if (body->inputs[i].value &&
-		    (rc = infer_set(c, body->inputs[i].value, &t)) < 0)
+		rc = body->inputs[i].value ? infer_set(c, body->inputs[i].value, &t) : 0;
+		infer_vt_release(&t);
+		if (rc < 0)
 			return rc;
 	}
 	if ((rc = sub_infer(c, body)) < 0)
 		return rc;
-	if (!infer_has_in(c, 1))
+	if (!infer_has_in(c, 1) ||
+	    (cond_true && infer_vt_const_int(graph_out(c, body, 0), 0, &cv) && cv))
 		infer_vt_const_int(infer_in(c, 0), 0, &trip);
 	for (size_t i = 0; i < c->n->n_outputs; i++) {
 		const struct ir_vtype *b = graph_out(c, body, 1 + i);
@@ -151,6 +165,76 @@ int infer_loop(struct infer_ctx *c)
 	return 0;
 }
 
+/* Drop dims [0, k) of x into t (the batch axis, and the sequence axis of
+ * scan inputs). */
+static void drop_lead(struct ir_vtype *t, const struct ir_vtype *x, int k)
+{
+	infer_vt_unknown(t);
+	if (!x)
+		return;
+	t->dtype = x->dtype;
+	if (x->rank < k)
+		return;
+	t->rank = x->rank - k;
+	memcpy(t->dims, x->dims + k, (size_t)t->rank * sizeof(t->dims[0]));
+}
+
+/* Scan-8: inputs sequence_lens (optional), states [batch, ...], scans
+ * [batch, seq, ...]; outputs final states [batch, ...] and scan outputs
+ * [batch, seq, ...]. */
+static int scan8(struct infer_ctx *c, struct ir_graph *body)
+{
+	struct ir_vdim batch = infer_dim_unknown(), seq = infer_dim_unknown();
+	int64_t nscan = 0;
+	size_t nstate;
+	struct ir_vtype t;
+	int rc;
+
+	if (!body)
+		return infer_err(c, "missing required attribute 'body'");
+	if ((rc = infer_attr_int(c, "num_scan_inputs", &nscan)) < 0)
+		return rc;
+	if (rc == 1)
+		return infer_err(c, "missing required attribute 'num_scan_inputs'");
+	if (c->n_in < 1 || nscan < 0 || (size_t)nscan > c->n_in - 1 ||
+	    body->n_inputs != c->n_in - 1)
+		return infer_err(c, "body has %zu inputs, the node %zu",
+				 body->n_inputs, c->n_in);
+	nstate = c->n_in - 1 - (size_t)nscan;
+	for (size_t i = 0; i < body->n_inputs; i++) {
+		const struct ir_vtype *x = infer_in(c, 1 + i);
+
+		if (x && x->rank >= 1 && batch.kind == IR_VDIM_UNKNOWN)
+			batch = x->dims[0];
+		if (i >= nstate && x && x->rank >= 2 && seq.kind == IR_VDIM_UNKNOWN)
+			seq = x->dims[1];
+		drop_lead(&t, x, i < nstate ? 1 : 2);
+		if (body->inputs[i].value &&
+		    (rc = infer_set(c, body->inputs[i].value, &t)) < 0)
+			return rc;
+	}
+	if (infer_has_in(c, 0))
+		seq = infer_dim_unknown();  /* per-batch lengths may differ */
+	if ((rc = sub_infer(c, body)) < 0)
+		return rc;
+	for (size_t i = 0; i < c->n->n_outputs; i++) {
+		const struct ir_vtype *b = graph_out(c, body, i);
+		int lead = i < nstate ? 1 : 2;
+
+		if (!b)
+			continue;
+		c->out[i].dtype = b->dtype;
+		if (b->rank < 0 || b->rank + lead > IR_INFER_MAX_RANK)
+			continue;
+		c->out[i].rank = b->rank + lead;
+		c->out[i].dims[0] = batch;
+		if (lead == 2)
+			c->out[i].dims[1] = seq;
+		memcpy(c->out[i].dims + lead, b->dims, (size_t)b->rank * sizeof(b->dims[0]));
+	}
+	return 0;
+}
+
 int infer_scan(struct infer_ctx *c)
 {
 	struct ir_graph *body = graph_attr(c, "body");
@@ -161,7 +245,7 @@ int infer_scan(struct infer_ctx *c)
 	int rc;
 
 	if (c->opset < 9)
-		return 1;
+		return scan8(c, body);
 	if (!body)
 		return infer_err(c, "missing required attribute 'body'");
 	if ((rc = infer_attr_int(c, "num_scan_inputs", &nscan)) < 0)

@@ -3,6 +3,7 @@
  * and Where, and folding of small integer constants through Add, Sub, Mul,
  * Div, Max, Min, Equal, Less, Greater and Where. */
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,6 +162,80 @@ static size_t bcast_index(const struct ir_vtype *out, const struct ir_vtype *x,
 	return idx;
 }
 
+static double ffold1(enum fold_op f, double a, double b)
+{
+	switch (f) {
+	case F_ADD: return a + b;
+	case F_SUB: return a - b;
+	case F_MUL: return a * b;
+	case F_DIV: return a / b;
+	case F_MAX: return a > b ? a : b;
+	case F_MIN: return a < b ? a : b;
+	case F_EQ: return a == b;
+	case F_LT: return a < b;
+	case F_GT: return a > b;
+	default: return 0;
+	}
+}
+
+/* Fold float constants: arithmetic gives fval, comparisons a bool cval,
+ * Where picks from float branches by an integer condition. */
+static int ffold(struct infer_ctx *c, enum fold_op f, struct ir_vtype *t)
+{
+	const struct ir_vtype *x[3];
+	size_t n = f == F_WHERE ? 3 : 2, first = f == F_WHERE ? 1 : 0;
+	int64_t numel = infer_vt_numel(t);
+	int cmp = f == F_EQ || f == F_LT || f == F_GT;
+	double *v;
+	int rc;
+
+	if (f == F_NONE || c->n_in != n || numel < 0 || numel > IR_INFER_MAX_CONST)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		x[i] = infer_in(c, i);
+		if (!x[i] || infer_vt_numel(x[i]) < 0)
+			return 0;
+		if (i < first ? !x[i]->has_const ||
+				infer_vt_numel(x[i]) != (int64_t)x[i]->n_const :
+		    !x[i]->has_fconst || infer_vt_numel(x[i]) != (int64_t)x[i]->n_fconst)
+			return 0;
+	}
+	if (!(v = malloc(((size_t)numel + 1) * sizeof(*v))))
+		return IR_ENOMEM;
+	for (size_t o = 0; o < (size_t)numel; o++) {
+		double a = x[first]->fval[bcast_index(t, x[first], o)];
+		double b = x[first + 1]->fval[bcast_index(t, x[first + 1], o)];
+
+		if (f == F_WHERE) {
+			const struct ir_vdim *k = &x[0]->cval[bcast_index(t, x[0], o)];
+
+			if (k->kind != IR_VDIM_VALUE) {
+				free(v);
+				return 0;
+			}
+			v[o] = k->value ? a : b;
+		} else {
+			v[o] = ffold1(f, a, b);
+		}
+	}
+	if (cmp) {
+		struct ir_vdim *k = malloc(((size_t)numel + 1) * sizeof(*k));
+
+		if (!k) {
+			free(v);
+			return IR_ENOMEM;
+		}
+		for (size_t o = 0; o < (size_t)numel; o++)
+			k[o] = infer_dim_val(v[o] != 0);
+		rc = infer_vt_set_const(t, k, (size_t)numel);
+		free(k);
+	} else {
+		rc = infer_vt_set_fconst(t, v, (size_t)numel);
+	}
+	free(v);
+	return rc;
+}
+
 /* Fold when every input is a constant of fully known shape. */
 static int fold(struct infer_ctx *c, enum fold_op f, struct ir_vtype *t)
 {
@@ -174,6 +249,8 @@ static int fold(struct infer_ctx *c, enum fold_op f, struct ir_vtype *t)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		x[i] = infer_in(c, i);
+		if (x[i] && x[i]->has_fconst)
+			return ffold(c, f, t);
 		if (!x[i] || !x[i]->has_const || infer_vt_numel(x[i]) != (int64_t)x[i]->n_const)
 			return 0;
 	}
@@ -199,7 +276,67 @@ static int fold(struct infer_ctx *c, enum fold_op f, struct ir_vtype *t)
 
 /* ---- the ops --------------------------------------------------------- */
 
-/* Same dtype and shape as input 0; Identity also keeps the constant. */
+static double relu(double x)
+{
+	return x > 0 ? x : 0;
+}
+
+/* Elementwise functions folded on constants: float (fval) and, where
+ * marked, integer (cval) too. */
+static const struct unary_fold {
+	const char *op;
+	double (*f)(double);
+	int ints;
+} unary_folds[] = {
+	{ "Abs", fabs, 1 }, { "Ceil", ceil, 0 }, { "Cos", cos, 0 },
+	{ "Exp", exp, 0 }, { "Floor", floor, 0 }, { "Identity", NULL, 1 },
+	{ "Log", log, 0 }, { "Neg", NULL, 1 }, { "Relu", relu, 1 },
+	{ "Round", nearbyint, 0 }, { "Sin", sin, 0 }, { "Sqrt", sqrt, 0 },
+};
+
+static int fold_unary(struct infer_ctx *c, const struct ir_vtype *x)
+{
+	const struct unary_fold *u = NULL;
+	int neg = !strcmp(c->n->op_type, "Neg");
+	int rc = 0;
+
+	for (size_t i = 0; i < sizeof(unary_folds) / sizeof(*unary_folds); i++)
+		if (!strcmp(c->n->op_type, unary_folds[i].op))
+			u = &unary_folds[i];
+	if (!u)
+		return 0;
+	if (x->has_fconst) {
+		double *v = malloc((x->n_fconst + 1) * sizeof(*v));
+
+		if (!v)
+			return IR_ENOMEM;
+		for (size_t i = 0; i < x->n_fconst; i++)
+			v[i] = neg ? -x->fval[i] : u->f ? u->f(x->fval[i]) : x->fval[i];
+		rc = infer_vt_set_fconst(&c->out[0], v, x->n_fconst);
+		free(v);
+	}
+	if (x->has_const && u->ints && rc == 0) {
+		struct ir_vdim *v = malloc((x->n_const + 1) * sizeof(*v));
+
+		if (!v)
+			return IR_ENOMEM;
+		for (size_t i = 0; i < x->n_const; i++) {
+			v[i] = x->cval[i];
+			if (v[i].kind != IR_VDIM_VALUE)
+				continue;
+			if (neg || (!strcmp(u->op, "Abs") && v[i].value < 0))
+				v[i].value = (int64_t)(0 - (uint64_t)v[i].value);
+			else if (u->f == relu && v[i].value < 0)
+				v[i].value = 0;
+		}
+		rc = infer_vt_set_const(&c->out[0], v, x->n_const);
+		free(v);
+	}
+	return rc;
+}
+
+/* Same dtype and shape as input 0; constants fold through Identity, Neg,
+ * Abs and, for floats, a few elementary functions. */
 int infer_unary(struct infer_ctx *c)
 {
 	const struct ir_vtype *x = infer_in(c, 0);
@@ -209,9 +346,7 @@ int infer_unary(struct infer_ctx *c)
 	c->out[0].dtype = x->dtype;
 	c->out[0].rank = x->rank;
 	memcpy(c->out[0].dims, x->dims, sizeof(x->dims));
-	if (!strcmp(c->n->op_type, "Identity") && x->has_const)
-		return infer_vt_set_const(&c->out[0], x->cval, x->n_const);
-	return 0;
+	return fold_unary(c, x);
 }
 
 int infer_bool_unary(struct infer_ctx *c)
@@ -231,6 +366,74 @@ int infer_dropout(struct infer_ctx *c)
 		memcpy(c->out[i].dims, c->out[0].dims, sizeof(c->out[0].dims));
 		c->out[i].dtype = c->opset >= 10 ? IR_DTYPE_BOOL : c->out[0].dtype;
 	}
+	return rc;
+}
+
+/* Float constants of a cast to float or double (from ints or floats). */
+static int cast_to_float(struct ir_vtype *o, const struct ir_vtype *x)
+{
+	double *v;
+	int rc;
+
+	if (x->has_fconst)
+		return infer_vt_set_fconst(o, x->fval, x->n_fconst);
+	if (!x->has_const || !infer_is_int_dtype(x->dtype))
+		return 0;
+	if (!(v = malloc((x->n_const + 1) * sizeof(*v))))
+		return IR_ENOMEM;
+	for (size_t i = 0; i < x->n_const; i++) {
+		if (x->cval[i].kind != IR_VDIM_VALUE) {
+			free(v);
+			return 0;
+		}
+		v[i] = x->dtype == IR_DTYPE_UINT64 ? (double)(uint64_t)x->cval[i].value :
+		       (double)x->cval[i].value;
+	}
+	rc = infer_vt_set_fconst(o, v, x->n_const);
+	free(v);
+	return rc;
+}
+
+/* Bool constants of an integer constant. */
+static int cast_to_bool(struct ir_vtype *o, const struct ir_vtype *x)
+{
+	struct ir_vdim *v = malloc((x->n_const + 1) * sizeof(*v));
+	int rc;
+
+	if (!v)
+		return IR_ENOMEM;
+	for (size_t i = 0; i < x->n_const; i++)
+		v[i] = x->cval[i].kind == IR_VDIM_VALUE ?
+		       infer_dim_val(x->cval[i].value != 0) : infer_dim_unknown();
+	rc = infer_vt_set_const(o, v, x->n_const);
+	free(v);
+	return rc;
+}
+
+/* Integer constants of a float constant cast to int32/int64 (truncated)
+ * or to bool. */
+static int cast_to_int(struct ir_vtype *o, const struct ir_vtype *x, int to_bool)
+{
+	struct ir_vdim *v = malloc((x->n_fconst + 1) * sizeof(*v));
+	int rc;
+
+	if (!v)
+		return IR_ENOMEM;
+	for (size_t i = 0; i < x->n_fconst; i++) {
+		double f = x->fval[i];
+
+		if (to_bool) {
+			v[i] = infer_dim_val(f != 0);
+			continue;
+		}
+		if (!(f > -9.2e18 && f < 9.2e18)) {
+			free(v);
+			return 0;
+		}
+		v[i] = infer_dim_val((int64_t)f);
+	}
+	rc = infer_vt_set_const(o, v, x->n_fconst);
+	free(v);
 	return rc;
 }
 
@@ -260,6 +463,13 @@ int infer_cast(struct infer_ctx *c)
 	if (x->has_const && infer_is_int_dtype((int)to) &&
 	    (to == IR_DTYPE_INT64 || to == IR_DTYPE_INT32 || to == x->dtype))
 		return infer_vt_set_const(&c->out[0], x->cval, x->n_const);
+	if (to == IR_DTYPE_FLOAT || to == IR_DTYPE_DOUBLE)
+		return cast_to_float(&c->out[0], x);
+	if (x->has_fconst && (to == IR_DTYPE_INT64 || to == IR_DTYPE_INT32 ||
+			      to == IR_DTYPE_BOOL))
+		return cast_to_int(&c->out[0], x, to == IR_DTYPE_BOOL);
+	if (x->has_const && to == IR_DTYPE_BOOL)
+		return cast_to_bool(&c->out[0], x);
 	return 0;
 }
 

@@ -39,6 +39,8 @@ void infer_vt_unknown(struct ir_vtype *t);
 void infer_vt_release(struct ir_vtype *t);
 int infer_vt_copy(struct ir_vtype *dst, const struct ir_vtype *src);
 int infer_vt_set_const(struct ir_vtype *t, const struct ir_vdim *v, size_t n);
+int infer_vt_set_fconst(struct ir_vtype *t, const double *v, size_t n);
+int infer_vt_set_elems(struct ir_vtype *t, const struct ir_vtype *e, size_t n);
 int infer_vt_const_int(const struct ir_vtype *t, size_t i, int64_t *out);
 int infer_vt_const_ints(const struct ir_vtype *t, int64_t *out, size_t cap,
 			size_t *n);
@@ -48,6 +50,8 @@ struct ir_vdim infer_dim_unknown(void);
 int infer_dim_eq(const struct ir_vdim *a, const struct ir_vdim *b);
 int infer_tensor_vtype(struct ir_tensor *t, struct ir_vtype *out,
 		       struct ir_diag *d);
+/* A declared tensor type as a vtype (unknown for other kinds). */
+void infer_vt_declared(const struct ir_type *ty, struct ir_vtype *t);
 
 /* node helpers (infer.c) */
 const struct ir_vtype *infer_in(struct infer_ctx *c, size_t i);
@@ -74,6 +78,8 @@ int infer_set(struct infer_ctx *c, const struct ir_value *v,
 int infer_broadcast2(struct infer_ctx *c, const struct ir_vdim *a, int ra,
 		     const struct ir_vdim *b, int rb, struct ir_vdim *out,
 		     int *ro);
+/* The tensor behind input i (initializer, Constant, bound input) or NULL. */
+struct ir_tensor *infer_value_tensor(struct infer_ctx *c, size_t input);
 /* Float values of a value fed by an initializer or Constant node. */
 int infer_value_floats(struct infer_ctx *c, size_t input, double *out,
 		       size_t cap, size_t *n);
@@ -97,9 +103,19 @@ INFER_FN(if); INFER_FN(loop); INFER_FN(scan);
 INFER_FN(quantize); INFER_FN(dequantize); INFER_FN(topk); INFER_FN(nonzero);
 INFER_FN(gather_elements); INFER_FN(depth_space); INFER_FN(onehot);
 INFER_FN(conv_transpose); INFER_FN(loss); INFER_FN(like_dtype); INFER_FN(rnn);
-INFER_FN(dynamic); INFER_FN(gather_nd); INFER_FN(sample);
+INFER_FN(gather_nd); INFER_FN(sample);
 INFER_FN(dyn_quantize); INFER_FN(det); INFER_FN(matmul_integer);
 INFER_FN(window); INFER_FN(max_unpool); INFER_FN(einsum); INFER_FN(ms_attention);
+/* infer_special.c */
+INFER_FN(dft); INFER_FN(stft); INFER_FN(mel_weight); INFER_FN(str_normalizer);
+INFER_FN(tfidf); INFER_FN(optimizer); INFER_FN(gradient);
+INFER_FN(optional_has); INFER_FN(optional_get); INFER_FN(optional);
+/* infer_values.c: shapes that depend on known element values */
+INFER_FN(compress); INFER_FN(unique); INFER_FN(nms);
+/* infer_seq.c */
+INFER_FN(seq_empty); INFER_FN(seq_construct); INFER_FN(seq_insert);
+INFER_FN(seq_erase); INFER_FN(seq_at); INFER_FN(seq_length);
+INFER_FN(concat_from_seq); INFER_FN(split_to_seq);
 
 
 #endif

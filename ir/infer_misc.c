@@ -66,18 +66,6 @@ int infer_topk(struct infer_ctx *c)
 	return 0;
 }
 
-int infer_nonzero(struct infer_ctx *c)
-{
-	const struct ir_vtype *x = infer_in(c, 0);
-
-	c->out[0].dtype = IR_DTYPE_INT64;
-	c->out[0].rank = 2;
-	c->out[0].dims[0] = x && x->rank >= 0 ? infer_dim_val(x->rank) :
-			    infer_dim_unknown();
-	c->out[0].dims[1] = infer_dim_unknown();
-	return 0;
-}
-
 int infer_gather_elements(struct infer_ctx *c)
 {
 	const struct ir_vtype *x = infer_in(c, 0), *idx = infer_in(c, 1);
@@ -129,8 +117,10 @@ int infer_depth_space(struct infer_ctx *c)
 int infer_onehot(struct infer_ctx *c)
 {
 	const struct ir_vtype *idx = infer_in(c, 0), *val = infer_in(c, 2);
-	int64_t axis = -1, ax, depth;
+	int64_t axis = -1, ax, depth = -1;
 	struct ir_vtype *o = &c->out[0];
+	double fdepth;
+	size_t nf;
 	int rc, r = 0;
 
 	if ((rc = infer_attr_int(c, "axis", &axis)) < 0)
@@ -141,10 +131,13 @@ int infer_onehot(struct infer_ctx *c)
 		return 0;
 	if ((rc = infer_norm_axis(c, axis, idx->rank + 1, &ax)) < 0)
 		return rc;
+	if (infer_value_floats(c, 1, &fdepth, 1, &nf) == 1 &&
+	    fdepth >= 0 && fdepth < 9.2e18)
+		depth = (int64_t)fdepth;
 	for (int i = 0; i <= idx->rank; i++)
 		if (i == ax)
-			o->dims[i] = infer_vt_const_int(infer_in(c, 1), 0, &depth) ?
-				     infer_dim_val(depth) : infer_dim_unknown();
+			o->dims[i] = depth >= 0 ? infer_dim_val(depth) :
+				     infer_dim_unknown();
 		else
 			o->dims[i] = idx->dims[r++];
 	o->rank = idx->rank + 1;
@@ -292,40 +285,6 @@ int infer_rnn(struct infer_ctx *c)
 	return 0;
 }
 
-/* Outputs of data-dependent size: NonMaxSuppression [?,3] int64,
- * Compress, Unique (1-D of unknown length). */
-int infer_dynamic(struct infer_ctx *c)
-{
-	const struct ir_vtype *x = infer_in(c, 0);
-	const char *op = c->n->op_type;
-
-	if (!strcmp(op, "NonMaxSuppression")) {
-		c->out[0].dtype = IR_DTYPE_INT64;
-		c->out[0].rank = 2;
-		c->out[0].dims[0] = infer_dim_unknown();
-		c->out[0].dims[1] = infer_dim_val(3);
-		return 0;
-	}
-	for (size_t i = 0; i < c->n->n_outputs; i++) {
-		c->out[i].dtype = i == 0 && x ? x->dtype : IR_DTYPE_INT64;
-		c->out[i].rank = 1;
-		c->out[i].dims[0] = infer_dim_unknown();
-	}
-	if (!x || x->rank < 0 || !infer_attr(c, "axis"))
-		return 0;
-	if (!strcmp(op, "Compress") || !strcmp(op, "Unique")) {
-		int64_t axis = 0, ax;
-		int rc;
-
-		if ((rc = infer_attr_int(c, "axis", &axis)) < 0 ||
-		    (rc = infer_norm_axis(c, axis, x->rank, &ax)) < 0)
-			return rc;
-		like(&c->out[0], x);
-		c->out[0].dims[ax] = infer_dim_unknown();
-	}
-	return 0;
-}
-
 /* GatherND: indices[:-1] + data[batch_dims + indices[-1]:]. */
 int infer_gather_nd(struct infer_ctx *c)
 {
@@ -439,6 +398,7 @@ int infer_matmul_integer(struct infer_ctx *c)
 	ta = *a;
 	tb = *b;
 	ta.has_const = tb.has_const = 0;
+	ta.has_fconst = tb.has_fconst = 0;
 	tb.dtype = ta.dtype;
 	ins[0] = &ta;
 	ins[1] = &tb;
@@ -616,6 +576,7 @@ int infer_ms_attention(struct infer_ctx *c)
 		a2 = *x;
 		b2 = *w;
 		a2.has_const = b2.has_const = 0;
+		a2.has_fconst = b2.has_fconst = 0;
 		if (ta && a2.rank >= 2) {
 			struct ir_vdim t = a2.dims[a2.rank - 1];
 

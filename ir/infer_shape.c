@@ -428,7 +428,7 @@ int infer_constant(struct infer_ctx *c)
 
 		if ((rc = infer_tensor_vtype(a->t, &t, c->d)) < 0)
 			return rc;
-		free(o->cval);
+		infer_vt_release(o);
 		*o = t;
 		return 0;
 	}
@@ -514,7 +514,7 @@ int infer_constant_of_shape(struct infer_ctx *c)
 		free(v);
 	}
 cleanup:
-	free(val.cval);
+	infer_vt_release(&val);
 	return rc;
 }
 

@@ -75,6 +75,9 @@ int ir_from_pb(Onnx__ModelProto *pb, struct ir_model *m,
 	       struct ir_strip *strip, struct ir_extfile *self,
 	       struct ir_diag *d);
 
+/* Convert one unpacked TensorProto, stealing its buffers (load.c). */
+struct ir_tensor *ir_tensor_from_pb(Onnx__TensorProto *pb, struct ir_diag *d);
+
 /* Pack the model into `model`, big tensors into `ext` when set (save.c). */
 int ir_save_streams(struct ir_model *m, FILE *model, FILE *ext,
 		    const char *ext_name, const struct ir_save_opts *o,

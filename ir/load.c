@@ -304,6 +304,14 @@ static struct ir_tensor *tensor_from_pb(struct conv *c, Onnx__TensorProto *pb)
 	return t;
 }
 
+/* One TensorProto outside a model (tensor_pb.c): no strip, no mapping. */
+struct ir_tensor *ir_tensor_from_pb(Onnx__TensorProto *pb, struct ir_diag *d)
+{
+	struct conv c = { NULL, d, NULL, NULL };
+
+	return tensor_from_pb(&c, pb);
+}
+
 static struct ir_sparse *sparse_from_pb(struct conv *c,
 					Onnx__SparseTensorProto *pb)
 {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ir/infer_int.h"
 #include "tests/unit/suites.h"
@@ -435,6 +436,232 @@ static void test_libonnx_testdata(void)
 	CU_ASSERT(n > 0);
 }
 
+/* ---- tensor files and inference seeded by concrete inputs ------------ */
+
+static int write_bytes(const char *path, const void *buf, size_t len)
+{
+	FILE *fp = fopen(path, "wb");
+	int ok = fp && fwrite(buf, 1, len, fp) == len;
+
+	if (fp && fclose(fp) != 0)
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+static void test_tensor_read(void)
+{
+	/* dims [2], int64, name "t", raw_data 16 bytes: 5 and -1 */
+	static const unsigned char good[] = {
+		0x08, 0x02, 0x10, 0x07, 0x42, 0x01, 't', 0x4a, 0x10,
+		5, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	};
+	/* dims [3] but 16 bytes of int64 raw_data */
+	static const unsigned char short_raw[] = {
+		0x08, 0x03, 0x10, 0x07, 0x4a, 0x10,
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	};
+	static const unsigned char bad_dtype[] = { 0x08, 0x01, 0x10, 0x63 };
+	static const unsigned char corrupt[] = { 0x4a, 0x7f, 0x01 };
+	char path[] = "/tmp/opmig-tensor-XXXXXX";
+	struct ir_tensor *t = NULL;
+	struct ir_diag d;
+	const uint8_t *data;
+	size_t len;
+	int64_t v[2];
+	int fd = mkstemp(path);
+
+	CU_ASSERT_FATAL(fd >= 0);
+	close(fd);
+	CU_ASSERT_FATAL(write_bytes(path, good, sizeof(good)) == 0);
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL_FATAL(ir_tensor_read(path, &t, &d), 0);
+	CU_ASSERT_EQUAL(t->dtype, IR_DTYPE_INT64);
+	CU_ASSERT_EQUAL(t->n_dims, 1);
+	CU_ASSERT_EQUAL(t->dims[0], 2);
+	CU_ASSERT_STRING_EQUAL(ir_s(t->name), "t");
+	CU_ASSERT_EQUAL(ir_tensor_data(t, &data, &len, &d), 0);
+	CU_ASSERT_EQUAL(len, 16);
+	memcpy(v, data, sizeof(v));
+	CU_ASSERT(v[0] == 5 && v[1] == -1);
+	ir_tensor_free(t);
+
+	CU_ASSERT_FATAL(write_bytes(path, short_raw, sizeof(short_raw)) == 0);
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL(ir_tensor_read(path, &t, &d), IR_EINVAL);
+	CU_ASSERT_PTR_NULL(t);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "raw_data has 16 bytes, dims x element size is 24"));
+
+	CU_ASSERT_FATAL(write_bytes(path, bad_dtype, sizeof(bad_dtype)) == 0);
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL(ir_tensor_read(path, &t, &d), IR_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "unknown data type 99"));
+
+	CU_ASSERT_FATAL(write_bytes(path, corrupt, sizeof(corrupt)) == 0);
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL(ir_tensor_read(path, &t, &d), IR_EINVAL);
+	CU_ASSERT(d.msg[0] != 0);
+
+	/* every allocation of the unpacker may fail without a leak */
+	CU_ASSERT_FATAL(write_bytes(path, good, sizeof(good)) == 0);
+	for (long k = 1; k < 8; k++) {
+		ir_diag_init(&d);
+		ir_alloc_fail_at(k);
+		if (ir_tensor_read(path, &t, &d) == 0)
+			ir_tensor_free(t);
+		else
+			CU_ASSERT_PTR_NULL(t);
+	}
+	ir_alloc_fail_at(0);
+	unlink(path);
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL(ir_tensor_read(path, &t, &d), IR_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "cannot open"));
+}
+
+/* A tensor with an owned raw payload. */
+static struct ir_tensor *tensor_new(int dtype, const int64_t *dims, size_t n_dims,
+				    const void *data, size_t len)
+{
+	struct ir_tensor *t = calloc(1, sizeof(*t));
+
+	CU_ASSERT_FATAL(t != NULL);
+	t->dtype = dtype;
+	t->present = IR_TENSOR_HAS_DTYPE | IR_TENSOR_HAS_RAW;
+	t->n_dims = n_dims;
+	t->dims = malloc((n_dims + 1) * sizeof(*t->dims));
+	t->raw = malloc(len + 1);
+	CU_ASSERT_FATAL(t->dims && t->raw);
+	if (n_dims)
+		memcpy(t->dims, dims, n_dims * sizeof(*dims));
+	memcpy(t->raw, data, len);
+	t->raw_len = len;
+	t->storage = IR_STORE_RAW;
+	return t;
+}
+
+/* Append a node op(inputs...) -> out to g; names are graph values. */
+static void add_node(struct ir_graph *g, const char *op, const char *out,
+		     size_t n_in, const char *const *in)
+{
+	struct ir_node *n = calloc(1, sizeof(*n));
+
+	CU_ASSERT_FATAL(n != NULL);
+	n->op_type = strdup(op);
+	n->n_inputs = n_in;
+	n->inputs = calloc(n_in + 1, sizeof(*n->inputs));
+	n->n_outputs = 1;
+	n->outputs = calloc(1, sizeof(*n->outputs));
+	CU_ASSERT_FATAL(n->op_type && n->inputs && n->outputs);
+	for (size_t i = 0; i < n_in; i++)
+		n->inputs[i] = ir_graph_value(g, in[i]);
+	n->outputs[0] = ir_graph_value(g, out);
+	n->outputs[0]->producer = n;
+	CU_ASSERT_FATAL(ir_graph_add_node(g, n) == 0);
+}
+
+/* Graph inputs x (float), s (int64), a, b, d (float scalars), untyped:
+ * Reshape(x, s), ConstantOfShape(s), Range(a, b, d), Cast(s) to float
+ * then Mul by itself, NonZero(s), SequenceConstruct(x, y) and its length. */
+static struct ir_model *seeded_model(void)
+{
+	static const char *const names[] = { "x", "s", "a", "b", "d" };
+	static const char *const rs[] = { "x", "s" }, *const cs[] = { "s" };
+	static const char *const rg[] = { "a", "b", "d" };
+	static const char *const sq[] = { "sf", "sf" };
+	static const char *const xy[] = { "x", "y" }, *const sn[] = { "seq" };
+	struct ir_model *m = ir_model_new();
+	struct ir_graph *g;
+	struct ir_attr *to;
+
+	CU_ASSERT_FATAL(m != NULL);
+	m->graph = g = ir_graph_new(NULL);
+	m->opsets = calloc(1, sizeof(*m->opsets));
+	g->inputs = calloc(5, sizeof(*g->inputs));
+	CU_ASSERT_FATAL(g && m->opsets && g->inputs);
+	m->n_opsets = 1;
+	m->opsets[0].version = 17;
+	m->opsets[0].present = 1;
+	for (size_t i = 0; i < 5; i++) {
+		g->inputs[i].value = ir_graph_value(g, names[i]);
+		g->inputs[i].value->is_input = 1;
+	}
+	g->n_inputs = 5;
+	add_node(g, "Reshape", "y", 2, rs);
+	add_node(g, "ConstantOfShape", "z", 1, cs);
+	add_node(g, "Range", "r", 3, rg);
+	add_node(g, "Cast", "sf", 1, cs);
+	to = calloc(1, sizeof(*to));
+	g->nodes[3]->attrs = calloc(1, sizeof(*g->nodes[3]->attrs));
+	CU_ASSERT_FATAL(to && g->nodes[3]->attrs && (to->name = strdup("to")));
+	to->type = IR_ATTR_INT;
+	to->present = IR_ATTR_HAS_TYPE | IR_ATTR_HAS_I;
+	to->i = IR_DTYPE_FLOAT;
+	g->nodes[3]->attrs[0] = to;
+	g->nodes[3]->n_attrs = 1;
+	add_node(g, "Mul", "sq", 2, sq);
+	add_node(g, "NonZero", "nz", 1, cs);
+	add_node(g, "SequenceConstruct", "seq", 2, xy);
+	add_node(g, "SequenceLength", "seqlen", 1, sn);
+	return m;
+}
+
+static void test_seeded_inputs(void)
+{
+	static const int64_t d2[] = { 2, 6 }, d1[] = { 2 };
+	static const int64_t sv[] = { 3, 4 };
+	static const float x[12] = { 0 }, a = 0, b = 2.5f, dl = 0.5f;
+	struct ir_tensor *in[5];
+	struct fixture f;
+	double sq[2];
+
+	memset(&f, 0, sizeof(f));
+	ir_diag_init(&f.d);
+	ir_infer_init(&f.r);
+	f.r.flags = IR_INFER_NO_MERGE;
+	f.m = seeded_model();
+	in[0] = tensor_new(IR_DTYPE_FLOAT, d2, 2, x, sizeof(x));
+	in[1] = tensor_new(IR_DTYPE_INT64, d1, 1, sv, sizeof(sv));
+	in[2] = tensor_new(IR_DTYPE_FLOAT, NULL, 0, &a, sizeof(a));
+	in[3] = tensor_new(IR_DTYPE_FLOAT, NULL, 0, &b, sizeof(b));
+	in[4] = tensor_new(IR_DTYPE_FLOAT, NULL, 0, &dl, sizeof(dl));
+
+	/* without bindings nothing folds */
+	CU_ASSERT_EQUAL(ir_infer_model(f.m, &f.r, &f.d), 0);
+	EXPECT(&f, "y", "?[*]");
+	EXPECT(&f, "r", "?[?]");
+	ir_infer_release(&f.r);
+
+	CU_ASSERT_EQUAL(ir_infer_model_inputs(f.m, in, 5, &f.r, &f.d), 0);
+	if (f.d.msg[0])
+		fprintf(stderr, "\n%s\n", f.d.msg);
+	EXPECT(&f, "x", "float[2,6]");
+	CU_ASSERT(check_const(&f, "s", sv, 2));
+	EXPECT(&f, "y", "float[3,4]");
+	EXPECT(&f, "z", "float[3,4]");
+	EXPECT(&f, "r", "float[5]");
+	EXPECT(&f, "sq", "float[2]");
+	CU_ASSERT(vt(&f, "sq") && vt(&f, "sq")->has_fconst);
+	if (vt(&f, "sq") && vt(&f, "sq")->has_fconst) {
+		memcpy(sq, vt(&f, "sq")->fval, sizeof(sq));
+		CU_ASSERT(sq[0] == 9 && sq[1] == 16);
+	}
+	EXPECT(&f, "nz", "int64[1,2]");
+	EXPECT(&f, "seq", "seq(float[?,?])");
+	EXPECT(&f, "seqlen", "int64[]");
+	CU_ASSERT(check_const(&f, "seqlen", d1, 1));
+	ir_infer_release(&f.r);
+
+	/* more tensors than unbound inputs */
+	f.m->graph->n_inputs = 4;
+	ir_diag_init(&f.d);
+	CU_ASSERT_EQUAL(ir_infer_model_inputs(f.m, in, 5, &f.r, &f.d), IR_EUSAGE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(f.d.msg, "5 input tensors given"));
+	f.m->graph->n_inputs = 5;
+	for (size_t i = 0; i < 5; i++)
+		ir_tensor_free(in[i]);
+	fixture_release(&f);
+}
+
 static const struct unit_test tests[] = {
 	{ "op table sorted and registered", test_table_sorted },
 	{ "conv and pools", test_conv_pool },
@@ -445,6 +672,8 @@ static const struct unit_test tests[] = {
 	{ "if, loop, declared conflicts", test_ctrl_and_merge },
 	{ "reference models' output shapes", test_reference_models },
 	{ "libonnx-testdata: no contradictions", test_libonnx_testdata },
+	{ "tensor files: read and reject", test_tensor_read },
+	{ "inference seeded by input tensors", test_seeded_inputs },
 	{ NULL, NULL },
 };
 

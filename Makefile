@@ -99,9 +99,12 @@ bench: all
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/share/opmig/oprules
+		$(DESTDIR)$(PREFIX)/share/man/man5 \
+		$(DESTDIR)$(PREFIX)/share/opmig/oprules/examples
 	install -m 755 $(OPMIG) $(DESTDIR)$(PREFIX)/bin/opmig
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 644 oprules/examples/*.json $(DESTDIR)$(PREFIX)/share/opmig/oprules/examples/
 	for f in oprules/*.json; do [ -e "$$f" ] || continue; \
 		install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/opmig/oprules/; done
 

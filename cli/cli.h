@@ -62,5 +62,13 @@ int cmd_convert(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 extern const char cmd_convert_help[], cmd_inspect_help[], cmd_ops_help[];
+int cmd_rules(int argc, char **argv);
+int cmd_targets(int argc, char **argv);
+extern const char cmd_rules_help[], cmd_targets_help[];
+
+struct rules_db;
+/* Load the rules data folder (resolved) into db; on failure print the
+ * error line and return the exit code (db is then empty). */
+int cli_load_rules(struct rules_db *db);
 
 #endif

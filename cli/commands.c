@@ -15,6 +15,10 @@ const struct cli_command cli_commands[] = {
 	  "summarize a model: interface, opsets, op histogram, parameters" },
 	{ "ops", cmd_ops, cmd_ops_help,
 	  "list the operator registry, or one operator's versions" },
+	{ "rules", cmd_rules, cmd_rules_help,
+	  "show a target's rules, or check a rules file" },
+	{ "targets", cmd_targets, cmd_targets_help,
+	  "list the targets of the rules database" },
 };
 const size_t cli_n_commands = sizeof(cli_commands) / sizeof(cli_commands[0]);
 

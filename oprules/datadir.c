@@ -1,6 +1,6 @@
 /* datadir.c: locating the rules folder relative to the running binary, so
  * an installed opmig finds its data without the source tree and a built
- * one finds the tree's oprules/. */
+ * one (bin/opmig or build/<flavour>/bin/opmig) finds the tree's oprules/. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,12 +36,16 @@ int rules_data_dir(char *buf, size_t size)
 	exe[n] = 0;
 	if ((slash = strrchr(exe, '/')))
 		*slash = 0;
-	snprintf(buf, size, "%s/../oprules", exe);
-	if (is_dir(buf) && access(buf, R_OK) == 0) {
-		char tree[PATH_MAX + 16];
+	/* bin/opmig, or build/<flavour>/bin/opmig, of a source tree. */
+	for (int up = 0; up < 2; up++) {
+		const char *rel = up ? "/../../.." : "/..";
+		char tree[PATH_MAX + 32];
 
+		snprintf(buf, size, "%s%s/oprules", exe, rel);
+		if (!is_dir(buf) || access(buf, R_OK) != 0)
+			continue;
 		/* Only the source tree has a Makefile beside oprules/. */
-		snprintf(tree, sizeof(tree), "%s/../Makefile", exe);
+		snprintf(tree, sizeof(tree), "%s%s/Makefile", exe, rel);
 		if (access(tree, R_OK) == 0)
 			return 0;
 	}

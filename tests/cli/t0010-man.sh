@@ -33,6 +33,12 @@ squash() {
 for p in opmig opmig-inspect opmig-convert; do
 	[ -f "$TOP/man/$p.1" ] || fail "man/$p.1 is missing"
 done
+# Section 5 pages (file formats) render without warnings too.
+for f in "$TOP"/man/*.5; do
+	[ -f "$f" ] || continue
+	w=$(groff -man -ww -z "$f" 2>&1)
+	[ -z "$w" ] || fail "$(basename "$f"): groff warns: $w"
+done
 # Every command `opmig help` lists has its page.
 "$OPMIG" help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' >"$T/cmds"
 [ -s "$T/cmds" ] || fail "opmig help lists no commands"

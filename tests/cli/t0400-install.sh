@@ -10,6 +10,8 @@ for m in opmig opmig-inspect opmig-convert; do
 	[ -f "$P/share/man/man1/$m.1" ] || fail "man page $m.1 not installed"
 done
 [ -d "$P/share/opmig/oprules" ] || fail "rules folder not installed"
+[ -f "$P/share/man/man5/opmig-rules.5" ] || fail "opmig-rules.5 not installed"
+ls "$P"/share/opmig/oprules/examples/*.json >/dev/null 2>&1 || fail "rules examples not installed"
 n_src=$(ls "$TOP"/oprules/*.json 2>/dev/null | wc -l)
 n_dst=$(ls "$P"/share/opmig/oprules/*.json 2>/dev/null | wc -l)
 [ "$n_src" -eq "$n_dst" ] || fail "installed $n_dst rules files, tree has $n_src"
@@ -24,6 +26,8 @@ run 0 "$T/moved/bin/opmig" help
 grep -q "^Target rules: $T/moved/bin/../share/opmig/oprules\$" "$T/out" || fail "moved install lost its rules"
 run 0 "$T/moved/bin/opmig" inspect s.onnx
 grep -q "^model: s.onnx" "$T/out" || fail "installed inspect output"
+run 0 "$T/moved/bin/opmig" targets
+grep -q "generic-npu" "$T/out" || fail "installed targets do not list generic-npu"
 OPMIG_DATADIR="$T/nowhere" "$T/moved/bin/opmig" help >"$T/out"
 grep -q "^Target rules: $T/nowhere/oprules (missing)\$" "$T/out" || fail "OPMIG_DATADIR ignored"
 exit 0

@@ -14,6 +14,7 @@ int main(void)
 		return 4;
 	if (suite_ir_register() != 0 || suite_io_register() != 0 ||
 	    suite_cli_register() != 0 || suite_registry_register() != 0 ||
+	    suite_rules_register() != 0 ||
 	    suite_infer_register() != 0 ||
 	    suite_conformance_register() != 0) {
 		fprintf(stderr, "unit-tests: cannot register suites: %s\n",

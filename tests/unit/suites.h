@@ -14,6 +14,7 @@ int unit_add_suite(const char *name, const struct unit_test *t);
 int suite_ir_register(void);
 int suite_io_register(void);
 int suite_cli_register(void);
+int suite_rules_register(void);
 int suite_registry_register(void);
 int suite_infer_register(void);
 int suite_conformance_register(void);

@@ -3,7 +3,7 @@
  * defaults, the graph walk (seeding from inputs and initializers, model
  * functions, merging with declared value_info).
  * vtype helpers are infer_vtype.c, the op table infer_table.c, the rules
- * infer_elem/nn/shape/ctrl/misc/seq/special/values.c. */
+ * infer_elem/nn/shape/ctrl/misc/seq/special/values/more/ml.c. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,9 +66,9 @@ const struct ir_vtype *ir_infer_get(const struct ir_infer *r,
 	return s && s->v ? &s->t : NULL;
 }
 
-static int table_grow(struct ir_infer *r)
+/* Rehash into a table of cap slots (a power of two above n_slots). */
+static int table_resize(struct ir_infer *r, size_t cap)
 {
-	size_t cap = r->cap_slots ? r->cap_slots * 2 : 64;
 	struct ir_infer_slot *old = r->slots, *s;
 	size_t old_cap = r->cap_slots;
 
@@ -84,6 +84,22 @@ static int table_grow(struct ir_infer *r)
 		}
 	free(old);
 	return 0;
+}
+
+static int table_grow(struct ir_infer *r)
+{
+	return table_resize(r, r->cap_slots ? r->cap_slots * 2 : 64);
+}
+
+/* Size the table up front for n more values, so that inferring a large
+ * graph does not rehash again and again. */
+static int table_reserve(struct ir_infer *r, size_t n)
+{
+	size_t want = r->n_slots + n, cap = r->cap_slots ? r->cap_slots : 64;
+
+	while (want * 10 > cap * 7)
+		cap *= 2;
+	return cap > r->cap_slots ? table_resize(r, cap) : 0;
 }
 
 /* Store a copy of t for v (replacing any earlier result). */
@@ -652,6 +668,8 @@ int ir_infer_model(struct ir_model *m, struct ir_infer *out,
 	c.d = d;
 	if (!m->graph)
 		return ir_diag_error(d, IR_EINVAL, "model has no graph");
+	if (table_reserve(out, m->graph->n_values) < 0)
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
 	return infer_graph(&c, m->graph);
 }
 
@@ -670,6 +688,8 @@ int ir_infer_model_inputs(struct ir_model *m, struct ir_tensor **inputs,
 	c.d = d;
 	if (!g)
 		return ir_diag_error(d, IR_EINVAL, "model has no graph");
+	if (table_reserve(out, g->n_values) < 0)
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
 	for (size_t i = 0; i < g->n_inputs && k < n; i++) {
 		struct ir_value *v = g->inputs[i].value;
 		struct ir_tensor *x;

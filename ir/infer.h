@@ -16,9 +16,10 @@
  * in not_inferred, and its declared value_info still fills them.  Declared
  * types never override an inferred static dim: conflicts are warnings.
  * Adding an op: write `int infer_<rule>(struct infer_ctx *)` in the family
- * file (infer_elem/nn/shape/ctrl/misc/seq/special/values.c), declare it in
- * infer_int.h, add one line
- * to the sorted table in infer_table.c, and a case to tests/unit/suite_infer.c.
+ * file (infer_elem/nn/shape/ctrl/misc/seq/special/values/more/ml.c),
+ * declare it in infer_int.h, add one line to the sorted table in
+ * infer_table.c, and a case to tests/unit/suite_infer.c (a unit test checks
+ * that every registry op has a rule).
  */
 #ifndef OPMIG_INFER_H
 #define OPMIG_INFER_H

@@ -112,6 +112,18 @@ INFER_FN(tfidf); INFER_FN(optimizer); INFER_FN(gradient);
 INFER_FN(optional_has); INFER_FN(optional_get); INFER_FN(optional);
 /* infer_values.c: shapes that depend on known element values */
 INFER_FN(compress); INFER_FN(unique); INFER_FN(nms);
+/* infer_more.c */
+INFER_FN(random); INFER_FN(multinomial); INFER_FN(rms_norm);
+INFER_FN(string_split); INFER_FN(col2im); INFER_FN(affine_grid);
+INFER_FN(center_crop_pad); INFER_FN(max_roi_pool); INFER_FN(image_decoder);
+INFER_FN(bitcast); INFER_FN(sequence_map); INFER_FN(attention);
+INFER_FN(linear_attention); INFER_FN(causal_conv_state);
+INFER_FN(flex_attention);
+/* infer_ml.c */
+INFER_FN(ml_float_like); INFER_FN(ml_regressor); INFER_FN(ml_classifier);
+INFER_FN(ml_label_encoder); INFER_FN(ml_onehot); INFER_FN(ml_array_feature);
+INFER_FN(ml_feature_vectorizer); INFER_FN(ml_cast_map);
+INFER_FN(ml_dict_vectorizer); INFER_FN(ml_zipmap);
 /* infer_seq.c */
 INFER_FN(seq_empty); INFER_FN(seq_construct); INFER_FN(seq_insert);
 INFER_FN(seq_erase); INFER_FN(seq_at); INFER_FN(seq_length);

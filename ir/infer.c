@@ -378,6 +378,11 @@ static void merge_declared(struct infer_ctx *c, const struct ir_value *v,
 	if (!v->type || (c->r->flags & IR_INFER_NO_MERGE))
 		return;
 	infer_vt_declared(v->type, &dec);
+	if (dec.is_seq != t->is_seq) {
+		if (t->dtype || t->rank >= 0)
+			return;  /* a sequence where a tensor was declared: skip */
+		t->is_seq = dec.is_seq;
+	}
 	if (dec.dtype) {
 		if (!t->dtype)
 			t->dtype = dec.dtype;
@@ -539,14 +544,22 @@ static int infer_node(struct infer_ctx *env, struct ir_node *n)
 	struct infer_ctx c = *env;
 	const char *domain = n->domain && *n->domain ? n->domain : "ai.onnx";
 	const struct infer_op *op = infer_op_find(domain, ir_s(n->op_type));
+	const char *sdom = domain;  /* where schema and rule come from */
 	struct ir_vtype *ins = NULL, *outs = NULL;
 	const struct ir_vtype **inp = NULL;
 	struct ir_function *f;
 	int rc = IR_ENOMEM;
 
+	/* onnxruntime's contrib ops in the default domain (no model-local
+	 * function of that name): the com.microsoft rule and schema */
+	if (!op && !find_function(c.m, domain, ir_s(n->op_type)) &&
+	    (sdom = ir_registry_default_fallback(domain, ir_s(n->op_type))))
+		op = infer_op_find(sdom, ir_s(n->op_type));
+	if (!sdom)
+		sdom = domain;
 	c.n = n;
 	c.opset = node_opset(&c, domain);
-	c.schema = ir_registry_find(domain, ir_s(n->op_type), c.opset);
+	c.schema = ir_registry_find(sdom, ir_s(n->op_type), c.opset);
 	c.n_in = n->n_inputs;
 	if (!(ins = calloc(n->n_inputs + 1, sizeof(*ins))) ||
 	    !(inp = calloc(n->n_inputs + 1, sizeof(*inp))) ||
@@ -673,8 +686,63 @@ int ir_infer_model(struct ir_model *m, struct ir_infer *out,
 	return infer_graph(&c, m->graph);
 }
 
-int ir_infer_model_inputs(struct ir_model *m, struct ir_tensor **inputs,
-			  size_t n, struct ir_infer *out, struct ir_diag *d)
+/* The vtype of a bound test value: a tensor (with its small constants), a
+ * sequence of tensors (elements one by one) or an optional's content (an
+ * empty optional stays unknown).  1 when nothing is known. */
+static int data_vtype(const struct ir_data *x, struct ir_vtype *t,
+		      struct ir_diag *d)
+{
+	struct ir_vtype *e;
+	int rc = 0;
+
+	infer_vt_unknown(t);
+	switch (x->kind) {
+	case IR_DATA_TENSOR:
+		return x->tensor ? infer_tensor_vtype(x->tensor, t, d) : 1;
+	case IR_DATA_OPTIONAL:
+		return x->n ? data_vtype(&x->items[0], t, d) : 1;
+	case IR_DATA_SEQUENCE:
+		break;
+	default:
+		return 1;
+	}
+	for (size_t i = 0; i < x->n; i++)
+		if (x->items[i].kind != IR_DATA_TENSOR || !x->items[i].tensor)
+			return 1;
+	if (!(e = calloc(x->n + 1, sizeof(*e))))
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	for (size_t i = 0; i < x->n && rc >= 0; i++)
+		rc = infer_tensor_vtype(x->items[i].tensor, &e[i], d);
+	t->is_seq = 1;
+	if (rc >= 0)
+		rc = infer_vt_set_elems(t, e, x->n);
+	if (rc >= 0 && x->n) {
+		/* dtype, rank and dims every element shares */
+		t->dtype = e[0].dtype;
+		t->rank = e[0].rank;
+		memcpy(t->dims, e[0].dims, sizeof(t->dims));
+		for (size_t i = 1; i < x->n; i++) {
+			if (e[i].rank != t->rank) {
+				t->rank = -1;
+				break;
+			}
+			for (int k = 0; k < t->rank; k++)
+				if (!infer_dim_eq(&t->dims[k], &e[i].dims[k]))
+					t->dims[k] = infer_dim_unknown();
+		}
+	}
+	for (size_t i = 0; i < x->n; i++)
+		infer_vt_release(&e[i]);
+	free(e);
+	if (rc < 0) {
+		infer_vt_release(t);
+		return rc == IR_ENOMEM ? ir_diag_error(d, IR_ENOMEM, "out of memory") : rc;
+	}
+	return 0;
+}
+
+int ir_infer_model_data(struct ir_model *m, const struct ir_data *inputs,
+			size_t n, struct ir_infer *out, struct ir_diag *d)
 {
 	struct infer_ctx c;
 	struct ir_graph *g = m->graph;
@@ -692,15 +760,17 @@ int ir_infer_model_inputs(struct ir_model *m, struct ir_tensor **inputs,
 		return ir_diag_error(d, IR_ENOMEM, "out of memory");
 	for (size_t i = 0; i < g->n_inputs && k < n; i++) {
 		struct ir_value *v = g->inputs[i].value;
-		struct ir_tensor *x;
+		const struct ir_data *x;
 
 		if (!v || v->init)
 			continue;
-		if (!(x = inputs[k++]))
-			continue;
-		if ((rc = infer_tensor_vtype(x, &t, d)) < 0)
+		x = &inputs[k++];
+		if ((rc = data_vtype(x, &t, d)) < 0)
 			return rc;
-		if (v->type && v->type->kind == IR_TYPE_TENSOR &&
+		if (rc > 0)
+			continue;
+		if (x->kind == IR_DATA_TENSOR && v->type &&
+		    v->type->kind == IR_TYPE_TENSOR &&
 		    IR_HAS(v->type, IR_TYPE_HAS_ELEM) && v->type->elem_type != t.dtype)
 			ir_diag_warn(d, "input '%s': declared type %s, bound to a %s tensor",
 				     ir_s(v->name), ir_dtype_name(v->type->elem_type),
@@ -709,13 +779,32 @@ int ir_infer_model_inputs(struct ir_model *m, struct ir_tensor **inputs,
 		infer_vt_release(&t);
 		if (rc < 0)
 			return rc;
+		if (x->kind != IR_DATA_TENSOR)
+			continue;
 		if (!out->bound && !(out->bound = calloc(n, sizeof(*out->bound))))
 			return ir_diag_error(d, IR_ENOMEM, "out of memory");
 		out->bound[out->n_bound].v = v;
-		out->bound[out->n_bound++].t = x;
+		out->bound[out->n_bound++].t = x->tensor;
 	}
 	if (k < n)
 		return ir_diag_error(d, IR_EUSAGE, "%zu input tensors given, the graph has %zu inputs without initializers",
 				     n, k);
 	return infer_graph(&c, g);
+}
+
+int ir_infer_model_inputs(struct ir_model *m, struct ir_tensor **inputs,
+			  size_t n, struct ir_infer *out, struct ir_diag *d)
+{
+	struct ir_data *x = calloc(n + 1, sizeof(*x));
+	int rc;
+
+	if (!x)
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		x[i].kind = IR_DATA_TENSOR;
+		x[i].tensor = inputs[i];  /* borrowed: x is freed, not released */
+	}
+	rc = ir_infer_model_data(m, x, n, out, d);
+	free(x);
+	return rc;
 }

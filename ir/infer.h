@@ -110,11 +110,44 @@ int ir_infer_model(struct ir_model *m, struct ir_infer *out,
 int ir_infer_model_inputs(struct ir_model *m, struct ir_tensor **inputs,
 			  size_t n, struct ir_infer *out, struct ir_diag *d);
 
+struct ir_data;
+/* The same with test values (see struct ir_data below, borrowed): a
+ * tensor binds as above, a sequence of tensors binds its elements one by
+ * one, an optional its content; an empty optional, maps and a tensor
+ * member NULL keep the declared type. */
+int ir_infer_model_data(struct ir_model *m, const struct ir_data *inputs,
+			size_t n, struct ir_infer *out, struct ir_diag *d);
+
 /* Result of a value; NULL when nothing was recorded. */
 const struct ir_vtype *ir_infer_get(const struct ir_infer *r,
 				    const struct ir_value *v);
 /* "float[N,3,?,32]" style text (rank unknown: "float[*]"). */
 void ir_vtype_format(const struct ir_vtype *t, char *buf, size_t size);
 
+/* A value of the ONNX backend test data format (test_data_set_N/KIND_K.pb):
+ * a TensorProto, or one of onnx-data.proto's SequenceProto, OptionalProto
+ * and MapProto, read to compare inference results with.  A sequence holds
+ * its n elements in items; an optional 0 (empty) or 1 item; a map its
+ * values sequence as its one item (keys are not kept); a sparse tensor only
+ * its kind.  elem_type is the message's elem_type (a map: its key_type). */
+enum ir_data_kind {
+	IR_DATA_TENSOR, IR_DATA_SEQUENCE, IR_DATA_OPTIONAL, IR_DATA_MAP,
+	IR_DATA_SPARSE
+};
+
+struct ir_data {
+	enum ir_data_kind kind;
+	int elem_type;
+	struct ir_tensor *tensor;  /* IR_DATA_TENSOR, owned */
+	size_t n;
+	struct ir_data *items;     /* owned */
+};
+
+/* Read `path` as a serialized message of `kind` (ir/tensor_pb.c).  On
+ * error *out is left empty. */
+int ir_data_read(const char *path, enum ir_data_kind kind, struct ir_data *out,
+		 struct ir_diag *d);
+/* Free what v owns (v itself is not freed) and leave it empty. */
+void ir_data_release(struct ir_data *v);
 
 #endif

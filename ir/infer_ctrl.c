@@ -39,8 +39,9 @@ static void join(struct ir_vtype *o, const struct ir_vtype *a,
 		 const struct ir_vtype *b)
 {
 	infer_vt_unknown(o);
-	if (!a || !b)
+	if (!a || !b || a->is_seq != b->is_seq)
 		return;
+	o->is_seq = a->is_seq;
 	if (a->dtype == b->dtype)
 		o->dtype = a->dtype;
 	if (a->rank < 0 || a->rank != b->rank)
@@ -126,6 +127,7 @@ int infer_loop(struct infer_ctx *c)
 				return rc;
 		}
 		else if (x) {
+			t.is_seq = x->is_seq;  /* its length varies: no elems */
 			t.dtype = x->dtype;
 			t.rank = x->rank;
 			memcpy(t.dims, x->dims, sizeof(x->dims));

@@ -343,6 +343,8 @@ int infer_unary(struct infer_ctx *c)
 
 	if (!x)
 		return 0;
+	if (x->is_seq)  /* Identity of a sequence */
+		return infer_vt_copy(&c->out[0], x);
 	c->out[0].dtype = x->dtype;
 	c->out[0].rank = x->rank;
 	memcpy(c->out[0].dims, x->dims, sizeof(x->dims));

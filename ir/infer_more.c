@@ -4,6 +4,7 @@
  * MaxRoiPool, ImageDecoder, BitCast, SequenceMap, the LLM ops (Attention,
  * LinearAttention, CausalConvWithState) and ai.onnx.preview FlexAttention.
  * Ops that are plain elementwise or Conv-like reuse infer_unary and co. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/infer_int.h"
@@ -283,16 +284,115 @@ int infer_bitcast(struct infer_ctx *c)
 	return 0;
 }
 
-/* SequenceMap: sequences whose elements have the body's declared output
- * types (dtype and rank; lengths follow the input sequence). */
+#define SEQMAP_MAX_ELEMS 256
+#define SEQMAP_MAX_DEPTH 32
+
+/* dtype, rank and dims all n elements share into t. */
+static void seqmap_join(struct ir_vtype *t, const struct ir_vtype *e, size_t n)
+{
+	t->rank = -1;
+	if (!n)
+		return;
+	t->dtype = e[0].dtype;
+	t->rank = e[0].rank;
+	memcpy(t->dims, e[0].dims, sizeof(t->dims));
+	for (size_t i = 1; i < n; i++) {
+		if (e[i].dtype != t->dtype)
+			t->dtype = IR_DTYPE_UNDEFINED;
+		if (e[i].rank != t->rank) {
+			t->rank = -1;
+			return;
+		}
+		for (int k = 0; k < t->rank; k++)
+			if (!infer_dim_eq(&t->dims[k], &e[i].dims[k]))
+				t->dims[k] = infer_dim_unknown();
+	}
+}
+
+/* Run the body once per position of the input sequences (all with known
+ * elements of one length): 0 done, 1 not possible, negative error. */
+static int seqmap_by_elems(struct infer_ctx *c, struct ir_graph *g)
+{
+	const struct ir_vtype *x0 = infer_in(c, 0);
+	size_t n, n_out = c->n->n_outputs;
+	struct ir_vtype *e, t;
+	struct infer_ctx sub;
+	int rc = 0;
+
+	if (!x0 || !x0->is_seq || !x0->has_elems || g->n_inputs != c->n_in ||
+	    g->n_outputs < n_out || c->depth >= SEQMAP_MAX_DEPTH)
+		return 1;
+	n = x0->n_elems;
+	if (n > SEQMAP_MAX_ELEMS)
+		return 1;
+	for (size_t j = 0; j < c->n_in; j++) {
+		const struct ir_vtype *x = infer_in(c, j);
+
+		if (!x || !g->inputs[j].value ||
+		    (x->is_seq && (!x->has_elems || x->n_elems != n)))
+			return 1;
+	}
+	if (!(e = calloc(n * n_out + 1, sizeof(*e))))
+		return IR_ENOMEM;
+	sub = *c;
+	sub.depth = c->depth + 1;
+	for (size_t p = 0; p < n && rc >= 0; p++) {
+		for (size_t j = 0; j < c->n_in && rc >= 0; j++) {
+			const struct ir_vtype *x = infer_in(c, j);
+
+			if (x->is_seq) {
+				infer_vt_unknown(&t);
+				t.dtype = x->elems[p].dtype;
+				t.rank = x->elems[p].rank;
+				memcpy(t.dims, x->elems[p].dims, sizeof(t.dims));
+			} else if ((rc = infer_vt_copy(&t, x)) < 0) {
+				break;
+			}
+			rc = infer_set(c, g->inputs[j].value, &t);
+			infer_vt_release(&t);
+		}
+		if (rc >= 0)
+			rc = infer_graph(&sub, g);
+		for (size_t k = 0; k < n_out && rc >= 0; k++) {
+			const struct ir_vtype *o = g->outputs[k].value ?
+				ir_infer_get(c->r, g->outputs[k].value) : NULL;
+			struct ir_vtype *d = &e[k * n + p];
+
+			infer_vt_unknown(d);
+			if (o && !o->is_seq) {
+				d->dtype = o->dtype;
+				d->rank = o->rank;
+				memcpy(d->dims, o->dims, sizeof(d->dims));
+			}
+		}
+	}
+	for (size_t k = 0; k < n_out && rc >= 0; k++) {
+		c->out[k].is_seq = 1;
+		if ((rc = infer_vt_set_elems(&c->out[k], &e[k * n], n)) < 0)
+			break;
+		seqmap_join(&c->out[k], &e[k * n], n);
+	}
+	free(e);
+	return rc;
+}
+
+/* SequenceMap: with the input sequences' elements known, the body is
+ * inferred once per position; otherwise sequences whose elements have
+ * the body's declared output types. */
 int infer_sequence_map(struct infer_ctx *c)
 {
 	const struct ir_attr *body = infer_attr(c, "body");
+	int rc;
 
 	for (size_t i = 0; i < c->n->n_outputs; i++)
 		c->out[i].is_seq = 1;
 	if (!body || !body->g)
 		return 0;
+	if ((rc = seqmap_by_elems(c, body->g)) <= 0) {
+		if (rc == 0)
+			return 0;
+		return rc == IR_ENOMEM ? infer_err(c, "out of memory") : rc;
+	}
 	for (size_t i = 0; i < c->n->n_outputs && i < body->g->n_outputs; i++) {
 		infer_vt_declared(body->g->outputs[i].type, &c->out[i]);
 		c->out[i].is_seq = 1;

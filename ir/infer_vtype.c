@@ -276,6 +276,14 @@ int infer_tensor_vtype(struct ir_tensor *t, struct ir_vtype *out,
 void infer_vt_declared(const struct ir_type *ty, struct ir_vtype *t)
 {
 	infer_vt_unknown(t);
+	/* An optional reads as its element; a sequence of tensors as its
+	 * element type with is_seq set. */
+	while (ty && ty->kind == IR_TYPE_OPTIONAL)
+		ty = ty->inner;
+	if (ty && ty->kind == IR_TYPE_SEQUENCE) {
+		t->is_seq = 1;
+		ty = ty->inner;
+	}
 	if (!ty || ty->kind != IR_TYPE_TENSOR)
 		return;
 	if (IR_HAS(ty, IR_TYPE_HAS_ELEM))

@@ -1,6 +1,7 @@
 /* registry.c: lookups in the operator table of ir/registry_table.c: version
  * selection by opset (binary search over the sorted table), version lists,
- * iteration and attribute lookup. */
+ * iteration and attribute lookup, and onnxruntime's default-domain
+ * fallback to contrib entries. */
 #include <string.h>
 
 #include "ir/registry.h"
@@ -61,6 +62,40 @@ const struct ir_op_schema *ir_registry_find(const char *domain,
 	if (i == 0 || !same_op(i - 1, domain, op))
 		return NULL;
 	return &ir_registry_table[i - 1];
+}
+
+/* Contrib ops onnxruntime registers in the default domain too. */
+static const char *const ort_default_ops[] = {
+	"LayerNormalization", "SimplifiedLayerNormalization",
+};
+
+const char *ir_registry_default_fallback(const char *domain, const char *op)
+{
+	size_t i;
+
+	if (!op || strcmp(norm_domain(domain), "ai.onnx") != 0)
+		return NULL;
+	for (i = 0; i < sizeof(ort_default_ops) / sizeof(*ort_default_ops); i++)
+		if (!strcmp(ort_default_ops[i], op))
+			break;
+	if (i == sizeof(ort_default_ops) / sizeof(*ort_default_ops))
+		return NULL;
+	/* only when ai.onnx has no version at all of that name */
+	if (same_op(lower_bound("ai.onnx", op, INT64_MIN), "ai.onnx", op))
+		return NULL;
+	return "com.microsoft";
+}
+
+const struct ir_op_schema *ir_registry_find_flags(const char *domain,
+						  const char *op, int64_t opset,
+						  unsigned flags)
+{
+	const char *fb;
+
+	if ((flags & IR_REGISTRY_ORT_DEFAULT) &&
+	    (fb = ir_registry_default_fallback(domain, op)))
+		return ir_registry_find(fb, op, opset);
+	return ir_registry_find(domain, op, opset);
 }
 
 size_t ir_registry_versions(const char *domain, const char *op,

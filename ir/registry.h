@@ -78,6 +78,23 @@ struct ir_op_schema {
 const struct ir_op_schema *ir_registry_find(const char *domain,
 					    const char *op, int64_t opset);
 
+/* Flags of ir_registry_find_flags. */
+#define IR_REGISTRY_ORT_DEFAULT 1u  /* onnxruntime's default-domain contrib ops */
+
+/* ir_registry_find with flags.  IR_REGISTRY_ORT_DEFAULT: onnxruntime also
+ * registers some contrib ops in the default ONNX domain, and exported
+ * models use them there; an op of domain ""/"ai.onnx" the ai.onnx table
+ * has no version of at all (whatever the opset) that is one of those
+ * resolves to its com.microsoft entry, selected by the same opset number
+ * (they are since_version 1).  See ir_registry_default_fallback. */
+const struct ir_op_schema *ir_registry_find_flags(const char *domain,
+						  const char *op, int64_t opset,
+						  unsigned flags);
+/* The domain whose entry an op of domain ""/"ai.onnx" falls back to under
+ * IR_REGISTRY_ORT_DEFAULT ("com.microsoft" for SimplifiedLayerNormalization;
+ * never for LayerNormalization, which ai.onnx has since opset 17), NULL
+ * when it has none: other domains, ops ai.onnx knows, other ops. */
+const char *ir_registry_default_fallback(const char *domain, const char *op);
 /* All versions of one op, oldest first: sets *first to the oldest entry
  * and returns their number (they are contiguous); 0 and NULL if unknown. */
 size_t ir_registry_versions(const char *domain, const char *op,

@@ -1,12 +1,15 @@
 /* tensor_pb.c: reading one serialized TensorProto file (the ONNX backend
  * test format, test_data_set_N/input_K.pb): read, pre-scan, unpack under the
  * counting allocator, convert to an owned struct ir_tensor and check dtype,
- * dims and payload size as ir_model_verify does for initializers. */
+ * dims and payload size as ir_model_verify does for initializers.  Also
+ * the SequenceProto / OptionalProto / MapProto files of the same test
+ * format (ir_data_read, declared in infer.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/infer.h"
 #include "ir/ir_int.h"
 
 #define TENSOR_MAX_FILE ((size_t)1 << 31)
@@ -116,21 +119,20 @@ static int check(const struct ir_tensor *t, struct ir_diag *d)
 	return 0;
 }
 
-int ir_tensor_read(const char *path, struct ir_tensor **out, struct ir_diag *d)
+/* One serialized TensorProto in buf: pre-scan, unpack, convert, check. */
+static int tensor_from_buf(const uint8_t *buf, size_t len,
+			   struct ir_tensor **out, struct ir_diag *d)
 {
 	struct ir_pbuf_alloc alloc;
 	Onnx__TensorProto *pb = NULL;
 	struct ir_tensor *t = NULL;
-	uint8_t *buf = NULL;
-	size_t len = 0, limit;
+	size_t limit;
 	int rc;
 
 	*out = NULL;
-	if ((rc = read_file(path, &buf, &len, d)) < 0)
-		return rc;
 	if ((rc = ir_pbuf_prescan(buf, len, &onnx__tensor_proto__descriptor,
 				  TENSOR_DEPTH, d)) < 0)
-		goto cleanup;
+		return rc;
 	limit = 4 * len + (16u << 20);
 	ir_pbuf_alloc_init(&alloc, limit);
 	if (!(pb = onnx__tensor_proto__unpack(&alloc.base, len, buf))) {
@@ -152,11 +154,201 @@ int ir_tensor_read(const char *path, struct ir_tensor **out, struct ir_diag *d)
 cleanup:
 	if (pb)
 		onnx__tensor_proto__free_unpacked(pb, &alloc.base);
-	free(buf);
 	if (rc < 0) {
 		ir_tensor_free(t);
 		return rc;
 	}
 	*out = t;
 	return 0;
+}
+
+int ir_tensor_read(const char *path, struct ir_tensor **out, struct ir_diag *d)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	*out = NULL;
+	if ((rc = read_file(path, &buf, &len, d)) < 0)
+		return rc;
+	rc = tensor_from_buf(buf, len, out, d);
+	free(buf);
+	return rc;
+}
+
+/* ---- SequenceProto / OptionalProto / MapProto (onnx-data.proto) -------
+ * onnx-data.proto is not compiled into the build, so these few messages
+ * are walked with a minimal wire-format reader; their tensors go through
+ * the TensorProto path above. */
+
+/* Field numbers shared by SequenceProto and OptionalProto (singular in
+ * the optional, repeated in the sequence). */
+enum { DF_ELEM_TYPE = 2, DF_TENSOR = 3, DF_SPARSE = 4, DF_SEQUENCE = 5,
+       DF_MAP = 6, DF_OPTIONAL = 7 };
+/* MapProto */
+enum { MF_KEY_TYPE = 2, MF_VALUES = 5 };
+
+static int wire_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (*p >= end)
+			return -1;
+		r |= (uint64_t)(**p & 0x7f) << shift;
+		if (!(*(*p)++ & 0x80)) {
+			*v = r;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Next field of [*p, end): number, wire type, varint value or the bytes
+ * of a length-delimited field.  0 ok, -1 malformed. */
+static int wire_next(const uint8_t **p, const uint8_t *end, uint32_t *field,
+		     int *wt, uint64_t *v, const uint8_t **data, size_t *len)
+{
+	uint64_t key;
+
+	if (wire_varint(p, end, &key) < 0 || (key >> 3) == 0 ||
+	    (key >> 3) > 0x1fffffff)
+		return -1;
+	*field = (uint32_t)(key >> 3);
+	*wt = (int)(key & 7);
+	*v = 0;
+	*data = NULL;
+	*len = 0;
+	switch (*wt) {
+	case 0:
+		return wire_varint(p, end, v);
+	case 1:
+	case 5: {
+		size_t k = *wt == 1 ? 8 : 4;
+
+		if ((size_t)(end - *p) < k)
+			return -1;
+		*p += k;
+		return 0;
+	}
+	case 2:
+		if (wire_varint(p, end, v) < 0 || *v > (uint64_t)(end - *p))
+			return -1;
+		*data = *p;
+		*len = (size_t)*v;
+		*p += *len;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+static int data_parse(const uint8_t *buf, size_t len, enum ir_data_kind kind,
+		      int depth, struct ir_data *out, struct ir_diag *d);
+
+static int data_push(struct ir_data *out, struct ir_data **slot,
+		     struct ir_diag *d)
+{
+	struct ir_data *q;
+
+	if (!(q = realloc(out->items, (out->n + 1) * sizeof(*q))))
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	out->items = q;
+	*slot = &q[out->n];
+	memset(*slot, 0, sizeof(**slot));
+	out->n++;
+	return 0;
+}
+
+static int data_parse(const uint8_t *buf, size_t len, enum ir_data_kind kind,
+		      int depth, struct ir_data *out, struct ir_diag *d)
+{
+	const uint8_t *p = buf, *end = buf + len;
+	static const char *const names[] = {
+		"TensorProto", "SequenceProto", "OptionalProto", "MapProto",
+		"SparseTensorProto"
+	};
+
+	memset(out, 0, sizeof(*out));
+	out->kind = kind;
+	if (depth > TENSOR_DEPTH)
+		return diag_error(d, "values nested deeper than %d levels",
+				  TENSOR_DEPTH);
+	if (kind == IR_DATA_TENSOR)
+		return tensor_from_buf(buf, len, &out->tensor, d);
+	if (kind == IR_DATA_SPARSE)
+		return 0;
+	while (p < end) {
+		enum ir_data_kind sub = IR_DATA_TENSOR;
+		const uint8_t *data;
+		struct ir_data *slot = NULL;
+		uint32_t f;
+		uint64_t v;
+		size_t dl;
+		int wt, rc;
+
+		if (wire_next(&p, end, &f, &wt, &v, &data, &dl) < 0)
+			return diag_error(d, "corrupt protobuf: not a valid ONNX %s",
+					  names[kind]);
+		if (kind == IR_DATA_MAP) {
+			if (f == MF_KEY_TYPE && wt == 0) {
+				out->elem_type = (int)(int32_t)v;
+				continue;
+			}
+			if (f != MF_VALUES || wt != 2)
+				continue;
+			sub = IR_DATA_SEQUENCE;
+		} else {
+			if (f == DF_ELEM_TYPE && wt == 0) {
+				out->elem_type = (int)(int32_t)v;
+				continue;
+			}
+			if (wt != 2)
+				continue;
+			switch (f) {
+			case DF_TENSOR: sub = IR_DATA_TENSOR; break;
+			case DF_SPARSE: sub = IR_DATA_SPARSE; break;
+			case DF_SEQUENCE: sub = IR_DATA_SEQUENCE; break;
+			case DF_MAP: sub = IR_DATA_MAP; break;
+			case DF_OPTIONAL: sub = IR_DATA_OPTIONAL; break;
+			default: continue;  /* name, unknown fields */
+			}
+		}
+		/* A singular field given twice: the last one wins. */
+		if (kind != IR_DATA_SEQUENCE && out->n) {
+			ir_data_release(out->items);
+			out->n = 0;
+		}
+		if ((rc = data_push(out, &slot, d)) < 0 ||
+		    (rc = data_parse(data, dl, sub, depth + 1, slot, d)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+void ir_data_release(struct ir_data *v)
+{
+	if (!v)
+		return;
+	ir_tensor_free(v->tensor);
+	for (size_t i = 0; i < v->n; i++)
+		ir_data_release(&v->items[i]);
+	free(v->items);
+	memset(v, 0, sizeof(*v));
+}
+
+int ir_data_read(const char *path, enum ir_data_kind kind, struct ir_data *out,
+		 struct ir_diag *d)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = read_file(path, &buf, &len, d)) < 0)
+		return rc;
+	if ((rc = data_parse(buf, len, kind, 0, out, d)) < 0)
+		ir_data_release(out);
+	free(buf);
+	return rc;
 }

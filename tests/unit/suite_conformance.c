@@ -1,6 +1,7 @@
 /* suite_conformance.c: the data-driven inference check over Debian's
  * libonnx-testdata backend cases: graph outputs inferred from the concrete
- * test_data_set_0 inputs must match output_K.pb in dtype and every dim.
+ * test_data_set_0 inputs must match output_K.pb in dtype and every dim
+ * (sequence and optional outputs: see compare_data).
  * Failing cases are listed in tests/infer_expected_failures.txt, which may
  * only shrink: an unlisted failure and a listed case that passes both fail.
  * OPMIG_CONFORMANCE_DUMP=FILE writes the current failures in list form. */
@@ -89,39 +90,159 @@ static int compare_output(const struct ir_vtype *t, const struct ir_tensor *want
 	return bad ? -1 : 0;
 }
 
-/* Read dir/prefix_K.pb for K = 0, 1, ... while they exist. */
-static int read_set(const char *dir, const char *prefix,
-		    struct ir_tensor **t, size_t *n, char *why, size_t size)
+/* The element shape of a sequence's tensors when all agree; 0 none. */
+static int common_shape(const struct ir_data *want)
+{
+	const struct ir_tensor *a;
+
+	if (!want->n || !(a = want->items[0].tensor))
+		return 0;
+	for (size_t i = 1; i < want->n; i++) {
+		const struct ir_tensor *b = want->items[i].tensor;
+
+		if (!b || b->n_dims != a->n_dims ||
+		    (a->n_dims && memcmp(a->dims, b->dims, a->n_dims * sizeof(*a->dims))))
+			return 0;
+	}
+	return 1;
+}
+
+/* Compare an inferred sequence with a SequenceProto of tensors: the
+ * element dtype; the elements one by one where the inference knows them
+ * by position, else the common element shape when all elements agree. */
+static int compare_seq(const struct ir_vtype *t, const struct ir_data *want,
+		       const char *name, char *why, size_t size)
+{
+	char a[300];
+
+	if (!t || !t->is_seq) {
+		if (t)
+			ir_vtype_format(t, a, sizeof(a));
+		snprintf(why, size, "output '%.60s' %s%.100s, expected a sequence of %zu",
+			 name, t ? "inferred " : "not inferred", t ? a : "", want->n);
+		return -1;
+	}
+	ir_vtype_format(t, a, sizeof(a));
+	for (size_t i = 0; i < want->n; i++) {
+		const struct ir_tensor *e = want->items[i].tensor;
+
+		if (want->items[i].kind != IR_DATA_TENSOR || !e) {
+			snprintf(why, size, "output '%.60s': element %zu is no tensor", name, i);
+			return -1;
+		}
+		if (t->dtype != e->dtype) {
+			snprintf(why, size, "output '%.60s' inferred %.100s, element %zu is %s",
+				 name, a, i, ir_dtype_name(e->dtype));
+			return -1;
+		}
+	}
+	if (t->has_elems) {
+		if (t->n_elems != want->n) {
+			snprintf(why, size, "output '%.60s' inferred %zu elements, expected %zu",
+				 name, t->n_elems, want->n);
+			return -1;
+		}
+		for (size_t i = 0; i < want->n; i++) {
+			char en[100];
+
+			snprintf(en, sizeof(en), "%.60s[%zu]", name, i);
+			if (compare_output(&t->elems[i], want->items[i].tensor, en, why,
+					   size) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	if (common_shape(want)) {
+		struct ir_vtype e = *t;
+
+		e.is_seq = 0;
+		return compare_output(&e, want->items[0].tensor, name, why, size);
+	}
+	return 0;
+}
+
+/* Compare one inferred output with its expected test value; 0 agree.  An
+ * empty optional only fails when the inference says tensor where the
+ * optional holds a sequence type, or the reverse. */
+static int compare_data(const struct ir_vtype *t, const struct ir_data *want,
+			const char *name, char *why, size_t size)
+{
+	switch (want->kind) {
+	case IR_DATA_TENSOR:
+		if (t && t->is_seq) {
+			snprintf(why, size, "output '%.60s' inferred a sequence, expected a tensor",
+				 name);
+			return -1;
+		}
+		return compare_output(t, want->tensor, name, why, size);
+	case IR_DATA_SEQUENCE:
+		return compare_seq(t, want, name, why, size);
+	case IR_DATA_OPTIONAL:
+		if (want->n)
+			return compare_data(t, &want->items[0], name, why, size);
+		if (t && ((want->elem_type == 1 && t->is_seq) ||
+			  (want->elem_type == 3 && !t->is_seq &&
+			   (t->dtype || t->rank >= 0)))) {
+			snprintf(why, size, "output '%.60s': empty optional of %s, inferred a %s",
+				 name, want->elem_type == 1 ? "a tensor" : "a sequence",
+				 t->is_seq ? "sequence" : "tensor");
+			return -1;
+		}
+		return 0;
+	default:
+		snprintf(why, size, "output '%.60s': maps and sparse tensors are not compared",
+			 name);
+		return -1;
+	}
+}
+
+/* Read dir/output_K.pb for every graph output as the kind it declares. */
+static int read_outputs(const char *dir, const struct ir_graph *g,
+			struct ir_data *want, size_t *n, char *why, size_t size)
 {
 	char path[1200];
 	struct ir_diag d;
 
 	*n = 0;
-	for (size_t k = 0; k < MAX_IO; k++) {
-		snprintf(path, sizeof(path), "%.1000s/%s_%zu.pb", dir, prefix, k);
+	for (size_t k = 0; k < g->n_outputs && k < MAX_IO; k++) {
+		const struct ir_type *ty = g->outputs[k].type;
+		enum ir_data_kind kind = IR_DATA_TENSOR;
+
+		if (ty && ty->kind == IR_TYPE_SEQUENCE)
+			kind = IR_DATA_SEQUENCE;
+		else if (ty && ty->kind == IR_TYPE_OPTIONAL)
+			kind = IR_DATA_OPTIONAL;
+		snprintf(path, sizeof(path), "%.1000s/output_%zu.pb", dir, k);
 		if (!is_file(path))
-			return 0;
+			break;
 		ir_diag_init(&d);
-		if (ir_tensor_read(path, &t[k], &d) < 0) {
-			snprintf(why, size, "%s_%zu.pb: %.200s", prefix, k, d.msg);
+		if (ir_data_read(path, kind, &want[k], &d) < 0) {
+			snprintf(why, size, "output_%zu.pb: %.200s", k, d.msg);
 			return -1;
 		}
 		*n = k + 1;
+	}
+	snprintf(path, sizeof(path), "%.1000s/output_%zu.pb", dir, *n);
+	if (*n != g->n_outputs || is_file(path)) {
+		snprintf(why, size, "output files do not match %zu graph outputs",
+			 g->n_outputs);
+		return -1;
 	}
 	return 0;
 }
 
 static void run_case(const char *dir, struct case_result *res)
 {
-	struct ir_tensor *in[MAX_IO] = { 0 }, *want[MAX_IO] = { 0 };
-	struct ir_tensor *bind[MAX_IO] = { 0 };
-	size_t n_in = 0, n_want = 0, n_bind = 0;
+	struct ir_data in[MAX_IO], want[MAX_IO];
+	size_t n_in = 0, n_want = 0;
 	struct ir_model *m = NULL;
 	struct ir_infer r;
 	struct ir_diag d;
 	struct ir_graph *g;
 	char path[1200], set[1200];
 
+	memset(in, 0, sizeof(in));
+	memset(want, 0, sizeof(want));
 	ir_infer_init(&r);
 	r.flags = IR_INFER_NO_MERGE;
 	ir_diag_init(&d);
@@ -136,7 +257,8 @@ static void run_case(const char *dir, struct case_result *res)
 	for (size_t i = 0; i < g->n_outputs; i++) {
 		const struct ir_type *ty = g->outputs[i].type;
 
-		if (ty && ty->kind != IR_TYPE_TENSOR) {
+		if (ty && ty->kind != IR_TYPE_TENSOR &&
+		    ty->kind != IR_TYPE_SEQUENCE && ty->kind != IR_TYPE_OPTIONAL) {
 			res->v = CASE_SKIP;
 			snprintf(res->why, sizeof(res->why),
 				 "output '%s' is %s, stored as a %s, not a TensorProto",
@@ -150,46 +272,48 @@ static void run_case(const char *dir, struct case_result *res)
 			goto cleanup;
 		}
 	}
-	/* Inputs in graph order without initializers; non-tensor ones (their
-	 * .pb is a SequenceProto/OptionalProto) stay bound by declaration. */
-	for (size_t i = 0, k = 0; i < g->n_inputs && n_bind < MAX_IO; i++) {
+	/* Inputs in graph order without initializers, each read as the kind
+	 * it declares (sequences and optionals from their SequenceProto /
+	 * OptionalProto); a non-tensor input without a file stays bound by
+	 * declaration. */
+	for (size_t i = 0, k = 0; i < g->n_inputs && n_in < MAX_IO; i++) {
 		const struct ir_type *ty = g->inputs[i].type;
+		enum ir_data_kind kind = IR_DATA_TENSOR;
 		char p[1300];
 
 		if (!g->inputs[i].value || g->inputs[i].value->init)
 			continue;
+		if (ty && ty->kind == IR_TYPE_SEQUENCE)
+			kind = IR_DATA_SEQUENCE;
+		else if (ty && ty->kind != IR_TYPE_TENSOR)
+			kind = IR_DATA_OPTIONAL;
 		snprintf(p, sizeof(p), "%s/input_%zu.pb", set, k);
-		if (ty && ty->kind != IR_TYPE_TENSOR) {
-			bind[n_bind++] = NULL;
-		} else if (is_file(p)) {
+		if (is_file(p)) {
 			ir_diag_init(&d);
-			if (ir_tensor_read(p, &in[n_in], &d) < 0) {
+			if (ir_data_read(p, kind, &in[n_in], &d) < 0) {
 				snprintf(res->why, sizeof(res->why), "input_%zu.pb: %.200s",
 					 k, d.msg);
 				goto cleanup;
 			}
-			bind[n_bind++] = in[n_in++];
+			n_in++;
+		} else if (kind != IR_DATA_TENSOR) {
+			in[n_in++].kind = IR_DATA_OPTIONAL;  /* empty: declared */
 		} else {
 			break;  /* optional inputs the test leaves out */
 		}
 		k++;
 	}
-	if (read_set(set, "output", want, &n_want, res->why, sizeof(res->why)) < 0)
+	if (read_outputs(set, g, want, &n_want, res->why, sizeof(res->why)) < 0)
 		goto cleanup;
-	if (n_want != g->n_outputs) {
-		snprintf(res->why, sizeof(res->why),
-			 "%zu output files for %zu graph outputs", n_want, g->n_outputs);
-		goto cleanup;
-	}
 	ir_diag_init(&d);
-	if (ir_infer_model_inputs(m, bind, n_bind, &r, &d) < 0) {
+	if (ir_infer_model_data(m, in, n_in, &r, &d) < 0) {
 		snprintf(res->why, sizeof(res->why), "inference error: %.250s", d.msg);
 		goto cleanup;
 	}
 	for (size_t i = 0; i < g->n_outputs; i++) {
 		const struct ir_value *v = g->outputs[i].value;
 
-		if (compare_output(ir_infer_get(&r, v), want[i], ir_s(v->name),
+		if (compare_data(ir_infer_get(&r, v), &want[i], ir_s(v->name),
 				   res->why, sizeof(res->why)) < 0)
 			goto cleanup;
 	}
@@ -199,9 +323,9 @@ cleanup:
 	ir_infer_release(&r);
 	ir_model_free(m);
 	for (size_t i = 0; i < n_in; i++)
-		ir_tensor_free(in[i]);
-	for (size_t i = 0; i < n_want; i++)
-		ir_tensor_free(want[i]);
+		ir_data_release(&in[i]);
+	for (size_t i = 0; i < MAX_IO; i++)
+		ir_data_release(&want[i]);
 }
 
 /* Case names of the expected-failures list: first word of each line,

@@ -991,6 +991,30 @@ static void test_ml_ops(void)
 	mb_release(&b, &f);
 }
 
+/* onnxruntime's contrib SimplifiedLayerNormalization in the default
+ * domain infers with the com.microsoft rule; LayerNormalization below
+ * opset 17 does not fall back (ai.onnx has its own from 17). */
+static void test_ort_default_domain(void)
+{
+	struct mb b;
+	struct fixture f;
+
+	mb_init(&b);
+	INPUT(&b, "x", IR_DTYPE_FLOAT, 2, 8);
+	mb_input(&b, "g", IR_DTYPE_FLOAT, DIMS(8), 1, NULL);
+	mb_node(&b, "", "SimplifiedLayerNormalization", 2, NAMES("x", "g"), 1,
+		IN1("sln"));
+	mb_node(&b, "ai.onnx", "SimplifiedLayerNormalization", 2, NAMES("x", "g"), 1,
+		IN1("sln2"));
+	mb_infer(&b, &f);
+	CU_ASSERT_EQUAL(f.rc, 0);
+	EXPECT(&f, "sln", "float[2,8]");
+	EXPECT(&f, "sln2", "float[2,8]");
+	CU_ASSERT_EQUAL(f.r.n_not_inferred, 0);
+	fixture_release(&f);
+	CU_ASSERT_PTR_NULL(infer_op_find("", "SimplifiedLayerNormalization"));
+}
+
 static const struct unit_test tests[] = {
 	{ "op table sorted and registered", test_table_sorted },
 	{ "conv and pools", test_conv_pool },
@@ -1006,6 +1030,7 @@ static const struct unit_test tests[] = {
 	{ "every registry op has a rule", test_registry_covered },
 	{ "newer ai.onnx ops", test_new_onnx_ops },
 	{ "ai.onnx.ml ops", test_ml_ops },
+	{ "onnxruntime contrib ops in the default domain", test_ort_default_domain },
 	{ NULL, NULL },
 };
 

@@ -146,6 +146,41 @@ static void test_coverage(void)
 	}
 }
 
+/* onnxruntime's contrib ops registered in the default domain. */
+static void test_ort_default_fallback(void)
+{
+	const struct ir_op_schema *s;
+
+	/* plain lookups keep their meaning */
+	CU_ASSERT_PTR_NULL(ir_registry_find("", "SimplifiedLayerNormalization", 17));
+	CU_ASSERT_PTR_NULL(ir_registry_find("", "LayerNormalization", 16));
+	s = ir_registry_find_flags("", "SimplifiedLayerNormalization", 17,
+				   IR_REGISTRY_ORT_DEFAULT);
+	CU_ASSERT(s && !strcmp(s->domain, "com.microsoft") && s->since_version == 1);
+	s = ir_registry_find_flags("ai.onnx", "SimplifiedLayerNormalization", 1,
+				   IR_REGISTRY_ORT_DEFAULT);
+	CU_ASSERT(s && !strcmp(s->domain, "com.microsoft"));
+	CU_ASSERT_PTR_NULL(ir_registry_find_flags("", "SimplifiedLayerNormalization",
+						  17, 0));
+	/* ai.onnx has LayerNormalization (17): no fallback below it */
+	CU_ASSERT_PTR_NULL(ir_registry_find_flags("", "LayerNormalization", 16,
+						  IR_REGISTRY_ORT_DEFAULT));
+	s = ir_registry_find_flags("", "LayerNormalization", 17,
+				   IR_REGISTRY_ORT_DEFAULT);
+	CU_ASSERT(s && !strcmp(s->domain, "ai.onnx") && s->since_version == 17);
+	/* other ops and domains are untouched */
+	CU_ASSERT_PTR_NULL(ir_registry_find_flags("", "SkipLayerNormalization", 17,
+						  IR_REGISTRY_ORT_DEFAULT));
+	s = ir_registry_find_flags("", "Conv", 11, IR_REGISTRY_ORT_DEFAULT);
+	CU_ASSERT(s && !strcmp(s->domain, "ai.onnx"));
+	CU_ASSERT_STRING_EQUAL(ir_registry_default_fallback("",
+			       "SimplifiedLayerNormalization"), "com.microsoft");
+	CU_ASSERT_PTR_NULL(ir_registry_default_fallback("com.microsoft",
+			   "SimplifiedLayerNormalization"));
+	CU_ASSERT_PTR_NULL(ir_registry_default_fallback("", "LayerNormalization"));
+	CU_ASSERT_PTR_NULL(ir_registry_default_fallback("", NULL));
+}
+
 /* ---- cross-check against python-onnx -------------------------------- */
 
 /* A number if all of s parses as one. */
@@ -346,6 +381,7 @@ static const struct unit_test tests[] = {
 	{ "table sorted and unique", test_sorted_unique },
 	{ "version lookup by opset", test_lookup },
 	{ "coverage beyond onnx 1.12", test_coverage },
+	{ "onnxruntime default-domain fallback", test_ort_default_fallback },
 	{ "cross-check with onnx 1.12 schemas", test_onnx_cross_check },
 	{ NULL, NULL },
 };

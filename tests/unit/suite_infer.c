@@ -1011,7 +1011,7 @@ static void test_ort_default_domain(void)
 	EXPECT(&f, "sln", "float[2,8]");
 	EXPECT(&f, "sln2", "float[2,8]");
 	CU_ASSERT_EQUAL(f.r.n_not_inferred, 0);
-	fixture_release(&f);
+	mb_release(&b, &f);
 	CU_ASSERT_PTR_NULL(infer_op_find("", "SimplifiedLayerNormalization"));
 }
 

@@ -122,11 +122,12 @@ int ir_model_parse(const char *path, const struct ir_load_opts *o,
 		rc = ir_diag_error(d, IR_EIO, "cannot map: %s", ir_strerror(errno));
 		goto cleanup;
 	}
+	strip.threshold = o && o->view_threshold ? o->view_threshold :
+			  STRIP_THRESHOLD;
 	if ((rc = ir_pbuf_prescan(map, size, &onnx__model_proto__descriptor,
-				  depth, d)) < 0)
+				  depth, &strip, d)) < 0)
 		goto cleanup;
-	if ((rc = ir_strip_build(map, size, depth, o && o->view_threshold ?
-				 o->view_threshold : STRIP_THRESHOLD, &strip, d)) < 0)
+	if ((rc = ir_strip_build(map, size, &strip, d)) < 0)
 		goto cleanup;
 	limit = o && o->max_memory ? o->max_memory :
 		(size > SIZE_MAX / 16 ? SIZE_MAX : 16 * size + (256u << 20));

@@ -19,17 +19,36 @@ struct ir_pbuf_alloc {
 };
 void ir_pbuf_alloc_init(struct ir_pbuf_alloc *a, size_t limit);
 
+/* Read one varint at *pos of buf[0..end); 0 ok, -1 truncated or too long. */
+int ir_pbuf_varint(const uint8_t *buf, size_t end, size_t *pos, uint64_t *out);
+
+/* One open message of the pre-scan: where it ends, its type, and where its
+ * own field (length prefix, content) sits in the buffer. */
+struct ir_pbuf_frame {
+	size_t end;
+	const ProtobufCMessageDescriptor *desc;
+	size_t len_at, len_size, content;
+	long ev;                 /* strip event recorded for it, -1 none */
+};
+
+struct ir_strip;
+
 /* Check framing, wire types and nesting depth of a serialized message
- * iteratively before protobuf-c's recursive unpacker sees it. */
+ * iteratively before protobuf-c's recursive unpacker sees it.  With a
+ * strip (NULL: none), the same walk notes TensorProto.raw_data payloads of
+ * at least strip->threshold bytes for ir_strip_build. */
 int ir_pbuf_prescan(const uint8_t *buf, size_t len,
 		    const ProtobufCMessageDescriptor *desc, int max_depth,
-		    struct ir_diag *d);
+		    struct ir_strip *strip, struct ir_diag *d);
 
 /* Skeleton of a model with big raw_data payloads cut out (strip.c). */
+struct ir_strip_event;
 struct ir_strip {
+	size_t threshold;        /* set before the pre-scan */
 	uint8_t *buf;            /* stripped copy, NULL when nothing was cut */
 	size_t len;
-	size_t n_events;         /* scratch count while building */
+	size_t n_events, cap_events;
+	struct ir_strip_event *events;  /* noted by the pre-scan, file order */
 	size_t n_payloads;
 	struct ir_strip_payload {
 		size_t off, len;     /* where the bytes are in the original */
@@ -38,10 +57,13 @@ struct ir_strip {
 	uint8_t magic[8];
 };
 
-/* Cut raw_data payloads of at least `threshold` bytes out of a buffer that
- * passed ir_pbuf_prescan. */
-int ir_strip_build(const uint8_t *buf, size_t len, int max_depth,
-		   size_t threshold, struct ir_strip *s, struct ir_diag *d);
+/* Pre-scan hook: a payload field (length prefix at len_at, len_size bytes,
+ * content at content, n bytes) inside the open frames st[1..top]. */
+int ir_strip_note(struct ir_strip *s, struct ir_pbuf_frame *st, int top,
+		  size_t len_at, size_t len_size, size_t content, size_t n);
+/* Build the stripped copy of buf from the payloads the pre-scan noted. */
+int ir_strip_build(const uint8_t *buf, size_t len, struct ir_strip *s,
+		   struct ir_diag *d);
 void ir_strip_release(struct ir_strip *s);
 /* If (data, len) is one of our markers not claimed yet, give the payload's
  * place in the original buffer and return 1. */

@@ -44,8 +44,7 @@ void ir_pbuf_alloc_init(struct ir_pbuf_alloc *a, size_t limit)
 	a->limit = limit;
 }
 
-static int read_varint(const uint8_t *p, size_t len, size_t *pos,
-		       uint64_t *out)
+int ir_pbuf_varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *out)
 {
 	uint64_t v = 0;
 
@@ -85,16 +84,11 @@ static int wire_type_of(ProtobufCType t)
 	}
 }
 
-struct frame {
-	size_t end;
-	const ProtobufCMessageDescriptor *desc;
-};
-
 int ir_pbuf_prescan(const uint8_t *buf, size_t len,
 		    const ProtobufCMessageDescriptor *desc, int max_depth,
-		    struct ir_diag *d)
+		    struct ir_strip *strip, struct ir_diag *d)
 {
-	struct frame *st = malloc((size_t)(max_depth + 1) * sizeof(*st));
+	struct ir_pbuf_frame *st = calloc((size_t)max_depth + 1, sizeof(*st));
 	int top = 0, rc = 0;
 	size_t pos = 0;
 
@@ -102,6 +96,7 @@ int ir_pbuf_prescan(const uint8_t *buf, size_t len,
 		return ir_diag_error(d, IR_ENOMEM, "out of memory");
 	st[0].end = len;
 	st[0].desc = desc;
+	st[0].ev = -1;
 	while (top >= 0) {
 		const ProtobufCFieldDescriptor *f;
 		uint64_t key, n = 0;
@@ -112,7 +107,7 @@ int ir_pbuf_prescan(const uint8_t *buf, size_t len,
 			top--;
 			continue;
 		}
-		if (read_varint(buf, st[top].end, &pos, &key) < 0 ||
+		if (ir_pbuf_varint(buf, st[top].end, &pos, &key) < 0 ||
 		    (key >> 3) == 0 || (key >> 3) > 0x1fffffff) {
 			rc = diag_error(d, "corrupt protobuf: bad field key at byte %zu", at);
 			goto cleanup;
@@ -129,7 +124,7 @@ int ir_pbuf_prescan(const uint8_t *buf, size_t len,
 		}
 		switch (wt) {
 		case 0:
-			if (read_varint(buf, st[top].end, &pos, &n) < 0)
+			if (ir_pbuf_varint(buf, st[top].end, &pos, &n) < 0)
 				goto truncated;
 			break;
 		case 1:
@@ -139,8 +134,10 @@ int ir_pbuf_prescan(const uint8_t *buf, size_t len,
 				goto truncated;
 			pos += n;
 			break;
-		case 2:
-			if (read_varint(buf, st[top].end, &pos, &n) < 0 ||
+		case 2: {
+			size_t len_at = pos;
+
+			if (ir_pbuf_varint(buf, st[top].end, &pos, &n) < 0 ||
 			    st[top].end - pos < n)
 				goto truncated;
 			if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
@@ -150,12 +147,20 @@ int ir_pbuf_prescan(const uint8_t *buf, size_t len,
 					goto cleanup;
 				}
 				top++;
-				st[top].end = pos + n;
-				st[top].desc = f->descriptor;
-			} else {
-				pos += n;
+				st[top] = (struct ir_pbuf_frame){ pos + n, f->descriptor,
+								  len_at, pos - len_at, pos, -1 };
+				break;
 			}
+			if (strip && f && f->id == 9 && n >= strip->threshold &&
+			    st[top].desc == &onnx__tensor_proto__descriptor &&
+			    ir_strip_note(strip, st, top, len_at, pos - len_at, pos,
+					  (size_t)n) < 0) {
+				rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+				goto cleanup;
+			}
+			pos += n;
 			break;
+		}
 		default:
 			rc = diag_error(d, "corrupt protobuf: unsupported wire type %d at byte %zu",
 					wt, at);

@@ -131,7 +131,7 @@ static int tensor_from_buf(const uint8_t *buf, size_t len,
 
 	*out = NULL;
 	if ((rc = ir_pbuf_prescan(buf, len, &onnx__tensor_proto__descriptor,
-				  TENSOR_DEPTH, d)) < 0)
+				  TENSOR_DEPTH, NULL, d)) < 0)
 		return rc;
 	limit = 4 * len + (16u << 20);
 	ir_pbuf_alloc_init(&alloc, limit);
@@ -190,18 +190,11 @@ enum { MF_KEY_TYPE = 2, MF_VALUES = 5 };
 
 static int wire_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
-	uint64_t r = 0;
+	size_t pos = 0;
+	int rc = ir_pbuf_varint(*p, (size_t)(end - *p), &pos, v);
 
-	for (int shift = 0; shift < 64; shift += 7) {
-		if (*p >= end)
-			return -1;
-		r |= (uint64_t)(**p & 0x7f) << shift;
-		if (!(*(*p)++ & 0x80)) {
-			*v = r;
-			return 0;
-		}
-	}
-	return -1;
+	*p += pos;
+	return rc;
 }
 
 /* Next field of [*p, end): number, wire type, varint value or the bytes

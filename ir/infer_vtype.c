@@ -72,44 +72,45 @@ int infer_vt_copy(struct ir_vtype *dst, const struct ir_vtype *src)
 	return 0;
 }
 
-int infer_vt_set_fconst(struct ir_vtype *t, const double *v, size_t n)
+/* Replace *dst (n_dst, has) with a copy of n elements of esize bytes;
+ * constants over IR_INFER_MAX_CONST elements are dropped, not an error. */
+static int set_array(void **dst, size_t *n_dst, int *has, const void *v,
+		     size_t n, size_t esize)
 {
-	double *c;
+	void *c;
 
-	free(t->fval);
-	t->fval = NULL;
-	t->has_fconst = 0;
-	t->n_fconst = 0;
+	free(*dst);
+	*dst = NULL;
+	*has = 0;
+	*n_dst = 0;
 	if (n > IR_INFER_MAX_CONST)
 		return 0;
-	if (!(c = malloc((n ? n : 1) * sizeof(*c))))
+	if (!(c = malloc((n ? n : 1) * esize)))
 		return IR_ENOMEM;
 	if (n)
-		memcpy(c, v, n * sizeof(*c));
-	t->fval = c;
-	t->n_fconst = n;
-	t->has_fconst = 1;
+		memcpy(c, v, n * esize);
+	*dst = c;
+	*n_dst = n;
+	*has = 1;
 	return 0;
+}
+
+int infer_vt_set_fconst(struct ir_vtype *t, const double *v, size_t n)
+{
+	void *p = t->fval;
+	int rc = set_array(&p, &t->n_fconst, &t->has_fconst, v, n, sizeof(*v));
+
+	t->fval = p;
+	return rc;
 }
 
 int infer_vt_set_const(struct ir_vtype *t, const struct ir_vdim *v, size_t n)
 {
-	struct ir_vdim *c;
+	void *p = t->cval;
+	int rc = set_array(&p, &t->n_const, &t->has_const, v, n, sizeof(*v));
 
-	free(t->cval);
-	t->cval = NULL;
-	t->has_const = 0;
-	t->n_const = 0;
-	if (n > IR_INFER_MAX_CONST)
-		return 0;
-	if (!(c = malloc((n ? n : 1) * sizeof(*c))))
-		return IR_ENOMEM;
-	if (n)
-		memcpy(c, v, n * sizeof(*c));
-	t->cval = c;
-	t->n_const = n;
-	t->has_const = 1;
-	return 0;
+	t->cval = p;
+	return rc;
 }
 
 int infer_vt_const_int(const struct ir_vtype *t, size_t i, int64_t *out)

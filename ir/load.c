@@ -104,7 +104,7 @@ static int kv_from_pb(Onnx__StringStringEntryProto **pb, size_t n,
 static struct ir_tensor *tensor_from_pb(struct conv *c, Onnx__TensorProto *pb);
 
 static int type_from_pb(struct conv *c, const Onnx__TypeProto *pb,
-			struct ir_type **out, int depth);
+			struct ir_type **out);
 
 static int shape_from_pb(const Onnx__TensorShapeProto *pb, struct ir_shape *s)
 {
@@ -130,14 +130,14 @@ static int shape_from_pb(const Onnx__TensorShapeProto *pb, struct ir_shape *s)
 			DUP(dim->param, pd->dim_param ? pd->dim_param : "", bad);
 		}
 		DUP(dim->denotation, pd->denotation, bad);
-		if (pd->base.n_unknown_fields)
-			bad |= 0; /* dimension extensions are not kept */
+		/* Unknown fields of a Dimension are not kept (see the note on
+		 * issue 2). */
 	}
 	return bad ? IR_ENOMEM : 0;
 }
 
 static int type_from_pb(struct conv *c, const Onnx__TypeProto *pb,
-			struct ir_type **out, int depth)
+			struct ir_type **out)
 {
 	struct ir_type *t = calloc(1, sizeof(*t));
 	int bad = 0, rc = 0;
@@ -172,13 +172,13 @@ static int type_from_pb(struct conv *c, const Onnx__TypeProto *pb,
 		t->kind = IR_TYPE_SEQUENCE;
 		if (pb->sequence_type->elem_type)
 			rc = type_from_pb(c, pb->sequence_type->elem_type,
-					  &t->inner, depth + 1);
+					  &t->inner);
 		break;
 	case ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE:
 		t->kind = IR_TYPE_OPTIONAL;
 		if (pb->optional_type->elem_type)
 			rc = type_from_pb(c, pb->optional_type->elem_type,
-					  &t->inner, depth + 1);
+					  &t->inner);
 		break;
 	case ONNX__TYPE_PROTO__VALUE_MAP_TYPE:
 		t->kind = IR_TYPE_MAP;
@@ -188,7 +188,7 @@ static int type_from_pb(struct conv *c, const Onnx__TypeProto *pb,
 		}
 		if (pb->map_type->value_type)
 			rc = type_from_pb(c, pb->map_type->value_type,
-					  &t->inner, depth + 1);
+					  &t->inner);
 		break;
 	default:
 		t->kind = IR_TYPE_NONE;
@@ -381,7 +381,7 @@ static int attr_from_pb(struct conv *c, struct ir_graph *g,
 	if (pb->sparse_tensor &&
 	    !(a->sparse = sparse_from_pb(c, pb->sparse_tensor)))
 		return c->d->status;
-	if (pb->tp && (rc = type_from_pb(c, pb->tp, &a->tp, 0)) < 0)
+	if (pb->tp && (rc = type_from_pb(c, pb->tp, &a->tp)) < 0)
 		return rc;
 	if (pb->g) {
 		if (!(a->g = ir_graph_new(g)))
@@ -436,7 +436,7 @@ static int attr_from_pb(struct conv *c, struct ir_graph *g,
 			return oom(c);
 		for (; a->n_tps < pb->n_type_protos; a->n_tps++)
 			if ((rc = type_from_pb(c, pb->type_protos[a->n_tps],
-					       &a->tps[a->n_tps], 0)) < 0)
+					       &a->tps[a->n_tps])) < 0)
 				return rc;
 	}
 	if (pb->n_graphs) {
@@ -482,7 +482,7 @@ static int vinfo_from_pb(struct conv *c, struct ir_graph *g,
 			return oom(c);
 		DUP(vi->doc, pb[i]->doc_string, bad);
 		if (pb[i]->type &&
-		    (rc = type_from_pb(c, pb[i]->type, &vi->type, 0)) < 0)
+		    (rc = type_from_pb(c, pb[i]->type, &vi->type)) < 0)
 			return rc;
 		if (vi->type && !vi->value->type)
 			vi->value->type = vi->type;

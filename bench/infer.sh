@@ -74,37 +74,8 @@ done
 LOAD='import sys, onnx; onnx.load(sys.argv[1])'
 INFER='import sys, onnx; onnx.shape_inference.infer_shapes(onnx.load(sys.argv[1]), data_prop=True)'
 
-# run_once LABEL CMD...: append "seconds KiB" to $work/LABEL.dat.  Wall time
-# is taken around /usr/bin/time with date +%s%N (adds a few ms of fork/exec,
-# the 'true' baseline shows how much); peak RSS from GNU time's %M.
-run_once() {
-	label=$1
-	shift
-	t0=$(date +%s%N)
-	/usr/bin/time -f '%e %M' -o "$work/t" "$@" >/dev/null 2>"$work/err"
-	rc=$?
-	t1=$(date +%s%N)
-	if [ $rc != 0 ]; then
-		echo "infer.sh: failed (exit $rc): $*" >&2
-		cat "$work/err" >&2
-		exit 2
-	fi
-	set -- $(tail -n 1 "$work/t")
-	echo "$(awk -v ns=$((t1 - t0)) 'BEGIN { printf "%.4f", ns / 1e9 }') $2" >> "$work/$label.dat"
-}
-
-# agg LABEL COL FN: median (default), min or max of column COL.
-agg() {
-	cut -d' ' -f"$2" "$work/$1.dat" | sort -n | awk -v fn="${3:-median}" '
-		{ a[NR] = $1 }
-		END {
-			if (fn == "min") v = a[1]
-			else if (fn == "max") v = a[NR]
-			else if (NR % 2) v = a[(NR + 1) / 2]
-			else v = (a[NR / 2] + a[NR / 2 + 1]) / 2
-			print v
-		}'
-}
+BENCH_NAME=infer.sh
+. "$(dirname "$0")/lib.sh"
 
 # cmd K MODEL: run command K (ins, shp, pyl, pyi) on MODEL.
 cmd() {

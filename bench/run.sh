@@ -121,43 +121,8 @@ python)
 *) die "BENCH_TIMER must be gnu or python, not '$TIMER'" ;;
 esac
 
-# run_once LABEL CMD...: run CMD (stdout discarded) and append "secs KiB" to
-# $work/LABEL.dat; a failing command stops the benchmark.
-run_once() {
-	label=$1
-	shift
-	if [ "$TIMER" = gnu ]; then
-		[ $HIRES = 1 ] && t0=$(date +%s%N)
-		/usr/bin/time -f '%e %M' -o "$work/t" "$@" >/dev/null 2>"$work/err"
-		rc=$?
-		[ $HIRES = 1 ] && t1=$(date +%s%N)
-	else
-		"$PY" "$work/timer.py" "$work/t" "$@" >/dev/null 2>"$work/err"
-		rc=$?
-	fi
-	if [ $rc != 0 ]; then
-		echo "run.sh: failed (exit $rc): $*" >&2
-		cat "$work/err" >&2
-		exit 2
-	fi
-	set -- $(tail -n 1 "$work/t")
-	wall=$1
-	[ $HIRES = 1 ] && wall=$(awk -v ns=$((t1 - t0)) 'BEGIN { printf "%.4f", ns / 1e9 }')
-	echo "$wall $2" >> "$work/$label.dat"
-}
-
-# agg LABEL COL FN: median, min or max of column COL (1 wall, 2 RSS).
-agg() {
-	cut -d' ' -f"$2" "$work/$1.dat" | sort -n | awk -v fn="$3" '
-		{ a[NR] = $1 }
-		END {
-			if (fn == "min") v = a[1]
-			else if (fn == "max") v = a[NR]
-			else if (NR % 2) v = a[(NR + 1) / 2]
-			else v = (a[NR / 2] + a[NR / 2 + 1]) / 2
-			print v
-		}'
-}
+BENCH_NAME=run.sh
+. "$(dirname "$0")/lib.sh"
 
 size_of() {
 	wc -c < "$1" | tr -d ' '

@@ -162,21 +162,34 @@ static int defined(const struct ir_value *v)
 	return v->producer || v->init || v->sparse_init || v->is_input;
 }
 
-static int has_opset(const struct vctx *c, const char *domain)
+/* The opset a node of `domain` resolves to in the current scope: the
+ * function's own import first, then the model's ("" and "ai.onnx" are
+ * one).  Returns 1 when an import exists. */
+static int scope_opset(const struct vctx *c, const char *domain, int64_t *v)
 {
 	const char *want = !strcmp(domain, "ai.onnx") ? "" : domain;
 
-	if (c->fn) {
-		for (size_t i = 0; i < c->fn->n_opsets; i++) {
-			const char *dd = ir_s(c->fn->opsets[i].domain);
+	for (size_t i = 0; c->fn && i < c->fn->n_opsets; i++) {
+		const char *dd = ir_s(c->fn->opsets[i].domain);
 
-			if (!strcmp(dd, "ai.onnx"))
-				dd = "";
-			if (!strcmp(dd, want))
-				return 1;
+		if (!strcmp(dd, "ai.onnx"))
+			dd = "";
+		if (!strcmp(dd, want)) {
+			*v = c->fn->opsets[i].version;
+			return 1;
 		}
 	}
-	return ir_model_opset(c->m, want) != 0 || (c->fn && !strcmp(want, ir_s(c->fn->domain)));
+	*v = ir_model_opset(c->m, want);
+	return *v != 0;
+}
+
+static int has_opset(const struct vctx *c, const char *domain)
+{
+	int64_t v;
+
+	return scope_opset(c, domain, &v) ||
+	       (c->fn && !strcmp(!strcmp(domain, "ai.onnx") ? "" : domain,
+				 ir_s(c->fn->domain)));
 }
 
 /* Attributes of a known standard op must have the schema's types, and
@@ -189,10 +202,7 @@ static int check_schema(struct vctx *c, const struct ir_node *n)
 
 	if (c->fn && !strcmp(dom, ir_s(c->fn->domain)))
 		return 0;
-	v = ir_model_opset(c->m, dom);
-	for (size_t i = 0; c->fn && i < c->fn->n_opsets; i++)
-		if (!strcmp(ir_s(c->fn->opsets[i].domain), dom))
-			v = c->fn->opsets[i].version;
+	scope_opset(c, dom, &v);
 	if (!(s = ir_registry_find(dom, ir_s(n->op_type), v)))
 		return 0;
 	for (size_t i = 0; i < n->n_attrs; i++) {

@@ -378,10 +378,11 @@ static void merge_declared(struct infer_ctx *c, const struct ir_value *v,
 	if (!v->type || (c->r->flags & IR_INFER_NO_MERGE))
 		return;
 	infer_vt_declared(v->type, &dec);
-	if (dec.is_seq != t->is_seq) {
-		if (t->dtype || t->rank >= 0)
+	if (dec.is_seq != t->is_seq || dec.map_key != t->map_key) {
+		if (t->dtype || t->rank >= 0 || t->map_key)
 			return;  /* a sequence where a tensor was declared: skip */
 		t->is_seq = dec.is_seq;
+		t->map_key = dec.map_key;
 	}
 	if (dec.dtype) {
 		if (!t->dtype)

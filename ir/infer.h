@@ -60,6 +60,10 @@ struct ir_vtype {
 	 * (dims where all agree); with has_elems, its elements one by one
 	 * (owned, no constants, no nested sequences). */
 	int is_seq;
+	/* A sequence of maps (ZipMap): the key dtype (string, int64), the
+	 * values being scalars of dtype; rank and dims do not apply, there
+	 * are no elems.  IR_DTYPE_UNDEFINED: elements are tensors. */
+	int map_key;
 	int has_elems;
 	size_t n_elems;
 	struct ir_vtype *elems;

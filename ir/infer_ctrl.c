@@ -39,9 +39,10 @@ static void join(struct ir_vtype *o, const struct ir_vtype *a,
 		 const struct ir_vtype *b)
 {
 	infer_vt_unknown(o);
-	if (!a || !b || a->is_seq != b->is_seq)
+	if (!a || !b || a->is_seq != b->is_seq || a->map_key != b->map_key)
 		return;
 	o->is_seq = a->is_seq;
+	o->map_key = a->map_key;
 	if (a->dtype == b->dtype)
 		o->dtype = a->dtype;
 	if (a->rank < 0 || a->rank != b->rank)

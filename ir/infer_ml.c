@@ -207,9 +207,17 @@ int infer_ml_dict_vectorizer(struct infer_ctx *c)
 	return 0;
 }
 
-/* ZipMap: a sequence of maps, which a vtype cannot describe. */
+/* ZipMap: seq(map(string, float)) with classlabels_strings,
+ * seq(map(int64, float)) with classlabels_int64s. */
 int infer_ml_zipmap(struct infer_ctx *c)
 {
-	(void)c;
-	return 1;
+	int strs = attr_len(c, "classlabels_strings") > 0;
+	int ints = attr_len(c, "classlabels_int64s") > 0;
+
+	if (strs == ints)  /* the spec wants exactly one */
+		return 1;
+	c->out[0].is_seq = 1;
+	c->out[0].map_key = strs ? IR_DTYPE_STRING : IR_DTYPE_INT64;
+	c->out[0].dtype = IR_DTYPE_FLOAT;
+	return 0;
 }

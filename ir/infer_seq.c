@@ -36,7 +36,7 @@ static void join_elems(struct ir_vtype *t)
 static void elem_type(const struct ir_vtype *s, struct ir_vtype *e)
 {
 	infer_vt_unknown(e);
-	if (!s)
+	if (!s || s->map_key)  /* a map element has no tensor vtype */
 		return;
 	e->dtype = s->dtype;
 	e->rank = s->rank;

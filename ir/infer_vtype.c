@@ -284,6 +284,13 @@ void infer_vt_declared(const struct ir_type *ty, struct ir_vtype *t)
 	if (ty && ty->kind == IR_TYPE_SEQUENCE) {
 		t->is_seq = 1;
 		ty = ty->inner;
+		if (ty && ty->kind == IR_TYPE_MAP && IR_HAS(ty, IR_TYPE_HAS_ELEM) &&
+		    ty->inner && ty->inner->kind == IR_TYPE_TENSOR &&
+		    IR_HAS(ty->inner, IR_TYPE_HAS_ELEM)) {
+			t->map_key = ty->elem_type;
+			t->dtype = ty->inner->elem_type;
+			return;
+		}
 	}
 	if (!ty || ty->kind != IR_TYPE_TENSOR)
 		return;
@@ -334,6 +341,11 @@ void ir_vtype_format(const struct ir_vtype *t, char *buf, size_t size)
 {
 	char dims[256];
 
+	if (t->is_seq && t->map_key) {
+		snprintf(buf, size, "seq(map(%s,%s))", ir_dtype_name(t->map_key),
+			 t->dtype ? ir_dtype_name(t->dtype) : "?");
+		return;
+	}
 	infer_fmt_dims(t, dims, sizeof(dims));
 	snprintf(buf, size, t->is_seq ? "seq(%s%s)" : "%s%s",
 		 t->dtype ? ir_dtype_name(t->dtype) : "?", dims);

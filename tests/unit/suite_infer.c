@@ -958,7 +958,10 @@ static void test_ml_ops(void)
 	mb_ints(mb_node(&b, "ai.onnx.ml", "FeatureVectorizer", 2, NAMES("x", "x"), 1,
 			IN1("fv")), "inputdimensions", DIMS(4, 4), 2);
 	mb_node(&b, "ai.onnx.ml", "SVMRegressor", 1, IN1("x"), 1, IN1("svr"));
-	mb_node(&b, "ai.onnx.ml", "ZipMap", 1, IN1("lc_z"), 1, IN1("zm"));
+	mb_strings(mb_node(&b, "ai.onnx.ml", "ZipMap", 1, IN1("lc_z"), 1, IN1("zm")),
+		   "classlabels_strings", labels, 3);
+	mb_ints(mb_node(&b, "ai.onnx.ml", "ZipMap", 1, IN1("lc_z"), 1, IN1("zmi")),
+		"classlabels_int64s", DIMS(0, 1, 2), 3);
 	n = mb_node(&b, "ai.onnx.ml", "LabelEncoder", 1, IN1("ids"), 1, IN1("le"));
 	mb_ints(n, "keys_int64s", DIMS(1, 2, 3), 3);
 	mb_strings(n, "values_strings", labels, 3);
@@ -982,12 +985,12 @@ static void test_ml_ops(void)
 	EXPECT(&f, "afe", "float[7,2]");
 	EXPECT(&f, "fv", "float[7,8]");
 	EXPECT(&f, "svr", "float[7,1]");
-	/* maps have no vtype */
-	EXPECT(&f, "zm", "?[*]");
+	EXPECT(&f, "zm", "seq(map(string,float))");
+	EXPECT(&f, "zmi", "seq(map(int64,float))");
 	EXPECT(&f, "le", "string[3]");
 	/* [1, vocabulary]; the map's value type is not declared */
 	EXPECT(&f, "dv", "?[1,3]");
-	CU_ASSERT_EQUAL(f.r.n_not_inferred, 1);
+	CU_ASSERT_EQUAL(f.r.n_not_inferred, 0);  /* ZipMap now inferred */
 	mb_release(&b, &f);
 }
 

@@ -203,7 +203,8 @@ static int check_schema(struct vctx *c, const struct ir_node *n)
 	if (c->fn && !strcmp(dom, ir_s(c->fn->domain)))
 		return 0;
 	scope_opset(c, dom, &v);
-	if (!(s = ir_registry_find(dom, ir_s(n->op_type), v)))
+	if (!(s = ir_registry_find_flags(dom, ir_s(n->op_type), v,
+					 IR_REGISTRY_ORT_DEFAULT)))
 		return 0;
 	for (size_t i = 0; i < n->n_attrs; i++) {
 		const struct ir_attr *a = n->attrs[i];

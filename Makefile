@@ -54,8 +54,9 @@ else
 OPMIG := $(B)/bin/opmig
 endif
 RUNNER := $(B)/bin/unit-tests
+CONF := $(B)/bin/conformance
 
-.PHONY: all deps demo test check install clean bench
+.PHONY: all deps demo test check install clean bench conformance
 all: deps $(OPMIG)
 
 deps:
@@ -85,11 +86,20 @@ $(RUNNER): $(TEST_OBJ) $(CLI_LIB_OBJ) $(B)/libopmig.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDOPT) -o $@ $(TEST_OBJ) $(CLI_LIB_OBJ) $(B)/libopmig.a $(LDLIBS)
 
+$(CONF): $(B)/tests/conformance/runner.o $(B)/libopmig.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDOPT) -o $@ $(B)/tests/conformance/runner.o $(B)/libopmig.a $(LDLIBS)
+
+# The interpreter against every backend test case (see tests/conformance).
+conformance: deps $(CONF)
+	$(CONF)
+
 demo: all
 	./$(OPMIG) inspect testdata/sample.onnx
 
-test: deps $(OPMIG) $(RUNNER)
-	OPMIG=$(abspath $(OPMIG)) RUNNER=$(abspath $(RUNNER)) sh tests/run.sh
+test: deps $(OPMIG) $(RUNNER) $(CONF)
+	OPMIG=$(abspath $(OPMIG)) RUNNER=$(abspath $(RUNNER)) \
+		CONFORMANCE=$(abspath $(CONF)) sh tests/run.sh
 
 check: deps
 	$(MAKE) BUILD=asan test
@@ -111,4 +121,5 @@ install: all
 clean:
 	rm -rf build bin
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) \
+	$(B)/tests/conformance/runner.d

@@ -482,6 +482,15 @@ int ir_model_save(struct ir_model *m, const char *path,
  * output_N.pb) into a new tensor; its payload is owned (ir/tensor_pb.c). */
 int ir_tensor_read(const char *path, struct ir_tensor **out, struct ir_diag *d);
 
+/* Serialize one tensor as a TensorProto into a malloc'd buffer. */
+int ir_tensor_serialize(struct ir_tensor *t, uint8_t **buf, size_t *len,
+			struct ir_diag *d);
+
+/* Write len bytes to path atomically: a temporary beside it, fsync,
+ * rename; on failure the temporary is removed and path is untouched. */
+int ir_file_write_atomic(const char *path, const void *data, size_t len,
+			 struct ir_diag *d);
+
 /* Test hook: make the N-th protobuf allocation from now fail (0 = off). */
 void ir_alloc_fail_at(long n);
 

@@ -595,3 +595,28 @@ cleanup:
 	pool_release(&s);
 	return rc;
 }
+
+int ir_tensor_serialize(struct ir_tensor *t, uint8_t **buf, size_t *len,
+			struct ir_diag *d)
+{
+	struct ir_save_opts o = { NULL, 0 };
+	struct sv s = { .d = d, .o = &o };
+	Onnx__TensorProto *p = tensor_to_pb(&s, t);
+	int rc = 0;
+
+	*buf = NULL;
+	*len = 0;
+	if (!p) {
+		rc = d->status ? d->status : ir_diag_error(d, IR_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	*len = onnx__tensor_proto__get_packed_size(p);
+	if (!(*buf = malloc(*len ? *len : 1))) {
+		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	onnx__tensor_proto__pack(p, *buf);
+cleanup:
+	pool_release(&s);
+	return rc;
+}

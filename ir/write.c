@@ -167,3 +167,30 @@ cleanup:
 	free(dir);
 	return rc;
 }
+
+int ir_file_write_atomic(const char *path, const void *data, size_t len,
+			 struct ir_diag *d)
+{
+	char *tmp = NULL;
+	FILE *f = open_temp(path, &tmp, d);
+	int rc;
+
+	if (!f)
+		return d->status;
+	if (len && fwrite(data, 1, len, f) != len) {
+		rc = ir_diag_error(d, IR_EIO, "writing '%s' failed: %s", path,
+				   ir_strerror(errno));
+		fclose(f);
+		goto cleanup;
+	}
+	if ((rc = finish(f, path, d)) < 0)
+		goto cleanup;
+	if (rename(tmp, path) != 0)
+		rc = ir_diag_error(d, IR_EIO, "cannot rename to '%s': %s", path,
+				   ir_strerror(errno));
+cleanup:
+	if (rc < 0)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}

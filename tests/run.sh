@@ -8,6 +8,10 @@ export TOP="$(pwd)"
 fail=0
 echo "== unit tests"
 "$RUNNER" || fail=1
+if [ -n "$CONFORMANCE" ]; then
+	echo "== conformance (interpreter vs the ONNX backend test data)"
+	"$CONFORMANCE" || fail=1
+fi
 n=0; nf=0
 for t in tests/cli/t*.sh; do
 	n=$((n + 1))

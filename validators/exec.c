@@ -1,0 +1,242 @@
+/* exec.c: running plans: frames of value slots, binding inputs, calling
+ * each node's kernel (or a model-local function's body), storing outputs,
+ * releasing intermediates after their last consumer, subgraph calls for
+ * If/Loop/Scan, attribute references inside functions, per-op timing. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "validators/exec_int.h"
+
+#define MAX_CALL_DEPTH 256
+#define OUT_SLOTS_MIN 8
+
+static struct rt_value *frame_get(struct rt_frame *f, struct rt_ref r)
+{
+	if (r.slot < 0)
+		return NULL;
+	for (int i = 0; i < r.up && f; i++)
+		f = f->parent;
+	return f ? f->vals[r.slot] : NULL;
+}
+
+const struct ir_attr *rt_frame_attr(struct rt_frame *f,
+				    const struct ir_node *n, const char *name)
+{
+	for (int guard = 0; n && guard < MAX_CALL_DEPTH; guard++) {
+		const struct ir_attr *a = NULL;
+
+		for (size_t i = 0; i < n->n_attrs; i++)
+			if (!strcmp(ir_s(n->attrs[i]->name), name)) {
+				a = n->attrs[i];
+				break;
+			}
+		if (!a || !a->ref_attr_name || !*a->ref_attr_name)
+			return a;
+		/* a reference to an attribute of the function's call node */
+		while (f && !f->call)
+			f = f->parent;
+		if (!f)
+			return NULL;
+		name = a->ref_attr_name;
+		n = f->call;
+		f = f->caller;
+	}
+	return NULL;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void frame_release(struct rt_frame *f)
+{
+	for (size_t i = 0; f->vals && i < f->p->n_slots; i++)
+		rt_value_unref(f->vals[i]);
+	free(f->vals);
+	f->vals = NULL;
+}
+
+/* A function call: run the body in a fresh frame (no outer scope). */
+static int call_function(struct rt_kctx *k)
+{
+	struct rt_frame sub = { 0 };
+	struct rt_gplan *p = k->np->fn_plan;
+	struct rt_value **outs = calloc(p->n_out + 1, sizeof(*outs));
+	int rc;
+
+	if (!outs)
+		return rt_oom(k);
+	sub.p = p;
+	sub.call = k->node;
+	sub.caller = k->f;
+	sub.depth = k->f->depth + 1;
+	rc = rt_frame_run(k->s, &sub, k->in, k->n_in < p->n_in ? k->n_in : p->n_in,
+			  outs, k->d);
+	for (size_t i = 0; i < p->n_out; i++) {
+		if (rc == 0 && i < k->n_out)
+			rt_out_set(k, i, outs[i]);
+		else
+			rt_value_unref(outs[i]);
+	}
+	free(outs);
+	return rc;
+}
+
+static int run_node(struct rt_session *s, struct rt_frame *f,
+		    struct rt_nplan *np, struct ir_diag *d)
+{
+	const struct ir_node *n = np->node;
+	size_t n_out = n->n_outputs > OUT_SLOTS_MIN ? n->n_outputs : OUT_SLOTS_MIN;
+	struct rt_value *ins_small[8], *outs_small[OUT_SLOTS_MIN];
+	struct rt_value **ins = n->n_inputs <= 8 ? ins_small :
+				calloc(n->n_inputs, sizeof(*ins));
+	struct rt_value **outs = n_out <= OUT_SLOTS_MIN ? outs_small :
+				 calloc(n_out, sizeof(*outs));
+	struct rt_kctx k;
+	double t0 = 0;
+	int rc = 0;
+
+	if (!ins || !outs) {
+		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	memset(outs, 0, n_out * sizeof(*outs));
+	for (size_t i = 0; i < n->n_inputs; i++) {
+		ins[i] = frame_get(f, np->in[i]);
+		if (np->in[i].slot >= 0 && !ins[i]) {
+			rc = ir_diag_error(d, IR_EINVAL,
+					   "node '%s' (%s): input '%s' has no value (a graph input left unbound?)",
+					   ir_s(n->name), ir_s(n->op_type),
+					   ir_s(n->inputs[i]->name));
+			goto cleanup;
+		}
+	}
+	k = (struct rt_kctx){ .s = s, .f = f, .np = np, .node = n,
+			      .schema = np->schema,
+			      .version = np->schema ? np->schema->since_version : 0,
+			      .opset = np->opset, .n_in = n->n_inputs,
+			      .n_out = n_out, .in = ins, .out = outs,
+			      .mem = &s->mem, .d = d };
+	if (s->o.collect_stats)
+		t0 = now();
+	rc = np->kernel ? np->kernel->run(&k) : call_function(&k);
+	if (s->o.collect_stats) {
+		s->stats.ops[np->stat].seconds += now() - t0;
+		s->stats.ops[np->stat].count++;
+	}
+	if (rc < 0) {
+		if (!d->status)
+			rc = ir_diag_error(d, rc, "node '%s' (%s): failed", ir_s(n->name),
+					   ir_s(n->op_type));
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n->n_outputs; i++) {
+		if (np->out[i] < 0)
+			continue;
+		if (!outs[i]) {
+			rc = ir_diag_error(d, IR_EINVAL,
+					   "node '%s' (%s): output %zu ('%s') was not produced",
+					   ir_s(n->name), ir_s(n->op_type), i,
+					   ir_s(n->outputs[i]->name));
+			goto cleanup;
+		}
+		rt_value_unref(f->vals[np->out[i]]);
+		f->vals[np->out[i]] = outs[i];
+		outs[i] = NULL;
+		if (f->depth == 0 && !f->parent && s->o.observe &&
+		    s->o.observe(s->o.observe_ctx, n, i, f->vals[np->out[i]])) {
+			rc = IR_EUSAGE;
+			goto cleanup;
+		}
+	}
+cleanup:
+	for (size_t i = 0; outs && i < n_out; i++)
+		rt_value_unref(outs[i]);
+	if (ins != ins_small)
+		free(ins);
+	if (outs != outs_small)
+		free(outs);
+	return rc;
+}
+
+int rt_frame_run(struct rt_session *s, struct rt_frame *f,
+		 struct rt_value **ins, size_t n_in, struct rt_value **outs,
+		 struct ir_diag *d)
+{
+	struct rt_gplan *p = f->p;
+	int rc = 0;
+
+	if (f->depth > MAX_CALL_DEPTH)
+		return diag_error(d, "calls nested deeper than %d levels", MAX_CALL_DEPTH);
+	if (!(f->vals = calloc(p->n_slots + 1, sizeof(*f->vals))))
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	for (size_t i = 0; i < p->n_consts; i++)
+		f->vals[p->const_slot[i]] = rt_value_ref(p->const_val[i]);
+	/* bound inputs override initializers of the same name */
+	for (size_t i = 0; i < n_in && i < p->n_in; i++) {
+		if (p->in[i] < 0 || !ins[i])
+			continue;
+		rt_value_unref(f->vals[p->in[i]]);
+		f->vals[p->in[i]] = rt_value_ref(ins[i]);
+	}
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct rt_nplan *np = &p->nodes[i];
+
+		if ((rc = run_node(s, f, np, d)) < 0)
+			goto cleanup;
+		for (size_t j = 0; j < np->n_release; j++) {
+			rt_value_unref(f->vals[np->release[j]]);
+			f->vals[np->release[j]] = NULL;
+		}
+	}
+	for (size_t i = 0; i < p->n_out; i++) {
+		struct rt_value *v = frame_get(f, p->out[i]);
+
+		if (!v) {
+			rc = diag_error(d, "graph '%s': output %zu has no value",
+					ir_s(p->g->name), i);
+			goto cleanup;
+		}
+		outs[i] = rt_value_ref(v);
+	}
+cleanup:
+	if (rc < 0)
+		for (size_t i = 0; i < p->n_out; i++) {
+			rt_value_unref(outs[i]);
+			outs[i] = NULL;
+		}
+	frame_release(f);
+	return rc;
+}
+
+int rt_subgraph_run(struct rt_kctx *k, const struct ir_graph *g,
+		    struct rt_value **ins, size_t n_in, struct rt_value **outs)
+{
+	struct rt_frame sub = { 0 };
+
+	for (size_t i = 0; i < k->np->n_subs; i++)
+		if (k->np->subs[i]->g == g)
+			sub.p = k->np->subs[i];
+	if (!sub.p)
+		return rt_err(k, "subgraph '%s' is not an attribute of this node",
+			      ir_s(g->name));
+	sub.parent = k->f;
+	sub.depth = k->f->depth + 1;
+	return rt_frame_run(k->s, &sub, ins, n_in, outs, k->d);
+}
+
+void rt_parallel_for(struct rt_kctx *k, int64_t n, int64_t grain,
+		     rt_range_fn fn, void *ctx)
+{
+	rt_pool_for(k->s->pool, n, grain, fn, ctx);
+}
+
+int rt_threads(struct rt_kctx *k)
+{
+	return k->s->threads;
+}

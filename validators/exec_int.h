@@ -1,0 +1,100 @@
+/* exec_int.h: the interpreter engine's internals shared by plan.c (per
+ * graph execution plans: value slots, kernels, liveness), exec.c (frames
+ * and running), kctx.c and threads.c.  Not for kernels: they use rt_int.h. */
+#ifndef OPMIG_EXEC_INT_H
+#define OPMIG_EXEC_INT_H
+
+#include <pthread.h>
+
+#include "validators/rt_int.h"
+
+/* Where a node reads a value: `up` frames out (0: this graph), `slot`. */
+struct rt_ref {
+	int up;
+	int slot;        /* -1: absent optional input */
+};
+
+struct rt_nplan {
+	const struct ir_node *node;
+	const struct rt_kernel *kernel;     /* NULL: a model-local function */
+	struct rt_gplan *fn_plan;           /* the function body, if a call */
+	const struct ir_op_schema *schema;
+	int64_t opset;
+	struct rt_ref *in;                  /* node->n_inputs */
+	int *out;                           /* node->n_outputs slots, -1 "" */
+	int *release;                       /* slots dead after this node */
+	size_t n_release;
+	size_t stat;                        /* index into session stats */
+	size_t n_subs;                      /* graph attributes' plans */
+	struct rt_gplan **subs;
+};
+
+struct rt_vidx {
+	const struct ir_value *v;
+	int slot;
+};
+
+struct rt_gplan {
+	const struct ir_graph *g;
+	struct rt_gplan *parent;            /* lexical parent plan */
+	struct rt_vidx *index;              /* sorted by value pointer */
+	const struct ir_function *fn;       /* a function body, else NULL */
+	size_t n_slots;
+	const struct ir_value **slot_value; /* slot -> value */
+	size_t n_nodes;
+	struct rt_nplan *nodes;
+	size_t n_in, n_out;
+	int *in;                            /* formal inputs' slots */
+	struct rt_ref *out;                 /* formal outputs */
+	size_t n_consts;
+	int *const_slot;                    /* initializers of this graph */
+	struct rt_value **const_val;
+	int building;                       /* recursion guard (functions) */
+};
+
+struct rt_frame {
+	struct rt_gplan *p;
+	struct rt_value **vals;
+	struct rt_frame *parent;            /* lexical parent; NULL in functions */
+	const struct ir_node *call;         /* function frames: the call node */
+	struct rt_frame *caller;            /* ... and the frame it ran in */
+	int depth;
+};
+
+struct rt_pool;
+
+struct rt_session {
+	struct ir_model *m;
+	struct rt_opts o;
+	int threads;
+	struct rt_mem mem;
+	struct rt_gplan *main;
+	size_t n_plans, cap_plans;
+	struct rt_gplan **plans;            /* every graph's plan, by graph */
+	size_t n_inputs;                    /* bound graph inputs */
+	const struct ir_vinfo **inputs;
+	struct rt_stats stats;
+	size_t cap_stats;
+	int64_t viewed;
+	struct rt_pool *pool;
+};
+
+/* plan.c */
+int rt_plan_build(struct rt_session *s, struct ir_diag *d);
+void rt_plan_free(struct rt_gplan *p);
+struct rt_gplan *rt_plan_find(struct rt_session *s, const struct ir_graph *g);
+
+/* exec.c */
+int rt_frame_run(struct rt_session *s, struct rt_frame *f,
+		 struct rt_value **ins, size_t n_in, struct rt_value **outs,
+		 struct ir_diag *d);
+const struct ir_attr *rt_frame_attr(struct rt_frame *f,
+				    const struct ir_node *n, const char *name);
+
+/* threads.c */
+int rt_pool_new(int threads, struct rt_pool **out);
+void rt_pool_free(struct rt_pool *p);
+void rt_pool_for(struct rt_pool *p, int64_t n, int64_t grain,
+		 rt_range_fn fn, void *ctx);
+
+#endif

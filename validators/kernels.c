@@ -1,0 +1,103 @@
+/* kernels.c: the kernel registry: one line per family table (each k_*.c
+ * file ends with its own sorted table), merged once into one table sorted
+ * by (domain, op, since_min) and searched with bsearch. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "validators/rt_int.h"
+
+/* The family files, one name each: validators/k_<name>.c defines
+ * rt_kernels_<name>[] and rt_n_kernels_<name>. */
+#define RT_FAMILIES(X) \
+	X(core) \
+	X(elem) \
+	X(reduce) \
+	X(nn) \
+	X(shape) \
+	X(control) \
+	X(seq) \
+	X(misc) \
+	X(ml) \
+	X(contrib)
+
+#define FAMILY(x) extern const struct rt_kernel rt_kernels_##x[]; \
+	extern const size_t rt_n_kernels_##x;
+RT_FAMILIES(FAMILY)
+#undef FAMILY
+#define FAMILY(x) { #x, rt_kernels_##x, &rt_n_kernels_##x },
+const struct rt_family rt_families[] = { RT_FAMILIES(FAMILY) };
+#undef FAMILY
+const size_t rt_n_families = sizeof(rt_families) / sizeof(rt_families[0]);
+
+static const struct rt_kernel **merged;
+static size_t n_merged;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static int cmp_kernel(const void *a, const void *b)
+{
+	const struct rt_kernel *x = *(const struct rt_kernel *const *)a;
+	const struct rt_kernel *y = *(const struct rt_kernel *const *)b;
+	int c = strcmp(x->domain, y->domain);
+
+	if (!c)
+		c = strcmp(x->op, y->op);
+	if (!c)
+		c = (x->since_min > y->since_min) - (x->since_min < y->since_min);
+	return c;
+}
+
+static void build(void)
+{
+	size_t n = 0, k = 0;
+
+	for (size_t f = 0; f < rt_n_families; f++)
+		n += *rt_families[f].n;
+	if (!(merged = malloc((n ? n : 1) * sizeof(*merged))))
+		return;
+	for (size_t f = 0; f < rt_n_families; f++)
+		for (size_t i = 0; i < *rt_families[f].n; i++)
+			merged[k++] = &rt_families[f].kernels[i];
+	qsort(merged, n, sizeof(*merged), cmp_kernel);
+	n_merged = n;
+}
+
+size_t rt_kernel_count(void)
+{
+	pthread_once(&once, build);
+	return n_merged;
+}
+
+const struct rt_kernel *rt_kernel_at(size_t i)
+{
+	pthread_once(&once, build);
+	return i < n_merged ? merged[i] : NULL;
+}
+
+const struct rt_kernel *rt_kernel_find(const char *domain, const char *op,
+				       int since_version)
+{
+	size_t lo = 0, hi;
+
+	if (!domain || !*domain)
+		domain = "ai.onnx";
+	hi = rt_kernel_count();
+	/* first entry >= (domain, op) */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(merged[mid]->domain, domain);
+
+		if (!c)
+			c = strcmp(merged[mid]->op, op);
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n_merged && !strcmp(merged[lo]->domain, domain) &&
+	       !strcmp(merged[lo]->op, op); lo++)
+		if (merged[lo]->since_min <= since_version &&
+		    since_version <= merged[lo]->since_max)
+			return merged[lo];
+	return NULL;
+}

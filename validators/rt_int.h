@@ -1,0 +1,179 @@
+/* rt_int.h: what the interpreter's kernels share: the kernel context,
+ * the kernel tables, attribute access, output allocation, dtype load/store
+ * tables, broadcasting, subgraph calls and the parallel loop.  Only
+ * validators/ includes it.
+ *
+ * Writing a kernel:
+ *  1. in the family file (validators/k_<family>.c) write
+ *     `static int k_<op>(struct rt_kctx *k)`: read inputs with rt_in(),
+ *     attributes with rt_attr_*() (defaults as the spec says), make
+ *     outputs with rt_out_tensor() or rt_out_set(), fail with rt_err()
+ *     (the message gets "node 'N' (Op): " in front);
+ *  2. add one line to the family's sorted table at the bottom of the file:
+ *     { "ai.onnx", "Op", since_min, since_max, k_<op> }, where the range
+ *     covers the registry since_versions the kernel implements (since_max
+ *     RT_OPEN for "and every later one");
+ *  3. a new family file also gets one line in rt_families[] (kernels.c);
+ *  4. the conformance run (make conformance) shows what passes.
+ * Kernels own nothing between calls; values in k->in are borrowed.
+ */
+#ifndef OPMIG_RT_INT_H
+#define OPMIG_RT_INT_H
+
+#include <stdint.h>
+
+#include "ir/registry.h"
+#include "validators/runtime.h"
+
+#define RT_OPEN 1000000
+
+struct rt_frame;
+struct rt_nplan;
+
+struct rt_kctx {
+	struct rt_session *s;
+	struct rt_frame *f;
+	struct rt_nplan *np;         /* the engine's plan of this node */
+	const struct ir_node *node;
+	const struct ir_op_schema *schema;  /* may be NULL (model function) */
+	int version;                 /* schema->since_version */
+	int64_t opset;               /* model's import of the node's domain */
+	size_t n_in, n_out;
+	struct rt_value **in;        /* borrowed; NULL: optional input absent */
+	struct rt_value **out;       /* the kernel stores one reference each */
+	struct rt_mem *mem;
+	struct ir_diag *d;
+};
+
+typedef int (*rt_kernel_fn)(struct rt_kctx *k);
+
+struct rt_kernel {
+	const char *domain;          /* "ai.onnx", "ai.onnx.ml", "com.microsoft" */
+	const char *op;
+	int since_min, since_max;    /* registry since_versions covered */
+	rt_kernel_fn run;
+};
+
+/* One family table, defined at the bottom of each k_*.c file. */
+struct rt_family {
+	const char *name;
+	const struct rt_kernel *kernels;
+	const size_t *n;
+};
+
+extern const struct rt_family rt_families[];
+extern const size_t rt_n_families;
+
+/* The kernel for (domain, op) covering since_version; NULL if none. */
+const struct rt_kernel *rt_kernel_find(const char *domain, const char *op,
+				       int since_version);
+/* Every kernel, merged and sorted by (domain, op, since_min). */
+size_t rt_kernel_count(void);
+const struct rt_kernel *rt_kernel_at(size_t i);
+
+/* ---- errors --------------------------------------------------------- */
+
+/* Record "node 'N' (Op): <message>" as IR_EINVAL; returns IR_EINVAL. */
+int rt_err(struct rt_kctx *k, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int rt_oom(struct rt_kctx *k);
+
+/* ---- inputs --------------------------------------------------------- */
+
+/* Input i, or NULL when absent (i >= n_in or the name was ""). */
+static inline struct rt_value *rt_in(struct rt_kctx *k, size_t i)
+{
+	return i < k->n_in ? k->in[i] : NULL;
+}
+/* Input i, which must be present and a tensor (error otherwise). */
+int rt_in_tensor(struct rt_kctx *k, size_t i, struct rt_value **out);
+/* Elements of an integer (or, converted, float) tensor as int64;
+ * *n gets numel.  The array is malloc'd: free it. */
+int rt_in_ints(struct rt_kctx *k, size_t i, int64_t **vals, size_t *n);
+/* One scalar (or one-element tensor) input as int64 / double. */
+int rt_in_int(struct rt_kctx *k, size_t i, int64_t *v);
+int rt_in_double(struct rt_kctx *k, size_t i, double *v);
+
+/* ---- attributes (resolving ref_attr_name inside functions) ---------- */
+
+const struct ir_attr *rt_attr(struct rt_kctx *k, const char *name);
+int64_t rt_attr_int(struct rt_kctx *k, const char *name, int64_t dflt);
+float rt_attr_float(struct rt_kctx *k, const char *name, float dflt);
+/* The string (NUL-terminated), or dflt when absent. */
+const char *rt_attr_str(struct rt_kctx *k, const char *name, const char *dflt);
+/* List attributes: the array (borrowed) and *n; NULL, *n = 0 if absent. */
+const int64_t *rt_attr_ints(struct rt_kctx *k, const char *name, size_t *n);
+const float *rt_attr_floats(struct rt_kctx *k, const char *name, size_t *n);
+/* A tensor attribute as a new value (a reference for the caller). */
+int rt_attr_tensor(struct rt_kctx *k, const char *name, struct rt_value **out);
+/* A graph attribute; NULL if absent. */
+const struct ir_graph *rt_attr_graph(struct rt_kctx *k, const char *name);
+
+/* ---- outputs -------------------------------------------------------- */
+
+/* Is output i wanted (present and named)? */
+int rt_out_wanted(struct rt_kctx *k, size_t i);
+/* A new tensor stored as output i; NULL on error (diag set).  The data is
+ * uninitialised.  For an unwanted output it still returns a tensor (kept
+ * until the node finishes) so kernels need not check. */
+struct rt_value *rt_out_tensor(struct rt_kctx *k, size_t i, int dtype,
+			       int rank, const int64_t *dims);
+/* Store a value as output i (takes the caller's reference). */
+int rt_out_set(struct rt_kctx *k, size_t i, struct rt_value *v);
+/* Output i as a view of `base` with new dims (same dtype and numel):
+ * Reshape, Squeeze, Flatten without copying. */
+int rt_out_view(struct rt_kctx *k, size_t i, struct rt_value *base, int rank,
+		const int64_t *dims);
+
+/* ---- dtypes ---------------------------------------------------------- */
+
+int rt_dtype_is_float(int dtype);      /* float16/32/64, bfloat16, float8 */
+int rt_dtype_is_int(int dtype);        /* signed/unsigned ints, int4/uint4 */
+int rt_dtype_is_signed(int dtype);
+/* Load element i of a numeric tensor's data as double / int64, and store
+ * one (with C conversion rules; float8/int4 saturate as the spec says). */
+double rt_load_f64(int dtype, const void *data, int64_t i);
+int64_t rt_load_i64(int dtype, const void *data, int64_t i);
+void rt_store_f64(int dtype, void *data, int64_t i, double v);
+void rt_store_i64(int dtype, void *data, int64_t i, int64_t v);
+float rt_half_to_float(uint16_t h);
+uint16_t rt_float_to_half(float f);
+float rt_bf16_to_float(uint16_t h);
+uint16_t rt_float_to_bf16(float f);
+/* float8 of each kind <-> float (saturate: clamp to the largest finite
+ * value instead of inf/NaN, as Cast's saturate=1). */
+float rt_f8_to_float(int dtype, uint8_t v);
+uint8_t rt_float_to_f8(int dtype, float f, int saturate);
+
+/* ---- shapes and broadcasting --------------------------------------- */
+
+int64_t rt_numel(int rank, const int64_t *dims);
+/* Normalise a possibly negative axis for rank r; error if out of range. */
+int rt_axis(struct rt_kctx *k, int64_t axis, int rank, int *out);
+/* numpy broadcast of n shapes; error naming both shapes when they clash. */
+int rt_broadcast_shape(struct rt_kctx *k, struct rt_value *const *ts, size_t n,
+		       int *rank, int64_t *dims);
+/* Strides (in elements) of t read as a tensor of `rank` dims `dims` under
+ * broadcasting: 0 along broadcast dims. */
+void rt_broadcast_strides(const struct rt_value *t, int rank,
+			  const int64_t *dims, int64_t *strides);
+/* "[2,3,4]" */
+void rt_dims_text(int rank, const int64_t *dims, char *buf, size_t size);
+
+/* ---- running subgraphs and threads --------------------------------- */
+
+/* Run a graph-attribute body (If branch, Loop/Scan body) with its formal
+ * inputs bound to ins (borrowed; NULL for an absent optional), in a frame
+ * that sees the current node's scope.  outs gets g->n_outputs references. */
+int rt_subgraph_run(struct rt_kctx *k, const struct ir_graph *g,
+		    struct rt_value **ins, size_t n_in, struct rt_value **outs);
+
+/* fn(ctx, begin, end) over [0, n) split into chunks run on the session's
+ * threads (inline when threads == 1 or n is small).  grain: the fewest
+ * items worth a chunk. */
+typedef void (*rt_range_fn)(void *ctx, int64_t begin, int64_t end);
+void rt_parallel_for(struct rt_kctx *k, int64_t n, int64_t grain,
+		     rt_range_fn fn, void *ctx);
+int rt_threads(struct rt_kctx *k);
+
+#endif

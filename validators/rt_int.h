@@ -157,6 +157,19 @@ int rt_broadcast_shape(struct rt_kctx *k, struct rt_value *const *ts, size_t n,
  * broadcasting: 0 along broadcast dims. */
 void rt_broadcast_strides(const struct rt_value *t, int rank,
 			  const int64_t *dims, int64_t *strides);
+/* Iterate the numpy broadcast of n tensors (n <= RT_BCAST_MAX) over the
+ * output shape (rank, dims) in row-major order, in runs along the
+ * innermost dimension: fn gets, for each run, the element offset of every
+ * input at the run's start (off[i]), each input's step along the run
+ * (step[i]: 0 when broadcast, else 1), the output offset (off[n]) and the
+ * run length.  Big outputs are split over the session's threads (fn must
+ * only write the output elements of its run). */
+#define RT_BCAST_MAX 8
+typedef void (*rt_bcast_fn)(void *ctx, const int64_t *off, const int64_t *step,
+			    int64_t len);
+void rt_bcast_run(struct rt_kctx *k, struct rt_value *const *ts, size_t n,
+		  int rank, const int64_t *dims, rt_bcast_fn fn, void *ctx);
+
 /* "[2,3,4]" */
 void rt_dims_text(int rank, const int64_t *dims, char *buf, size_t size);
 

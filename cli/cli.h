@@ -53,6 +53,11 @@ int cli_use_color(FILE *f);
  * 1 when argv asks for help (and prints it). */
 int cli_wants_help(const struct cli_command *c, int argc, char **argv);
 
+/* A non-negative decimal count; 0 or -1. */
+int cli_parse_count(const char *s, long long *out);
+/* A byte count with an optional K, M, G or T suffix (powers of 1024). */
+int cli_parse_size(const char *s, long long *out);
+
 struct ir_model;
 /* Load and verify a model; on failure print the error line and return the
  * exit code (warnings are printed, not fatal). */
@@ -62,6 +67,8 @@ int cmd_convert(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 extern const char cmd_convert_help[], cmd_inspect_help[], cmd_ops_help[];
+int cmd_run(int argc, char **argv);
+extern const char cmd_run_help[];
 int cmd_rules(int argc, char **argv);
 int cmd_targets(int argc, char **argv);
 extern const char cmd_rules_help[], cmd_targets_help[];

@@ -20,15 +20,6 @@ const char cmd_convert_help[] =
 	"  --size-threshold BYTES  threshold for --external-data (default 1024)\n"
 	"  --help                  show this help\n";
 
-static int parse_bytes(const char *s, long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoll(s, &end, 10);
-	return (errno || end == s || *end || *out < 0) ? -1 : 0;
-}
-
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -51,7 +42,7 @@ int cmd_convert(int argc, char **argv)
 			so.external_data = optarg;
 			break;
 		case 's':
-			if (parse_bytes(optarg, &v) < 0)
+			if (cli_parse_count(optarg, &v) < 0)
 				return cli_usage_error(self, "--size-threshold wants a byte count, not '%s'", optarg);
 			so.size_threshold = v;
 			have_threshold = 1;

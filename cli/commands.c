@@ -1,6 +1,8 @@
 /* commands.c: the sorted command table (found by bsearch) and the shared
  * helpers every command uses: exit-code mapping, error lines, colour. */
+#include <errno.h>
 #include <stdarg.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +19,8 @@ const struct cli_command cli_commands[] = {
 	  "list the operator registry, or one operator's versions" },
 	{ "rules", cmd_rules, cmd_rules_help,
 	  "show a target's rules, or check a rules file" },
+	{ "run", cmd_run, cmd_run_help,
+	  "run a model in the reference interpreter" },
 	{ "targets", cmd_targets, cmd_targets_help,
 	  "list the targets of the rules database" },
 };
@@ -134,5 +138,40 @@ int cli_wants_help(const struct cli_command *c, int argc, char **argv)
 			return 1;
 		}
 	}
+	return 0;
+}
+
+int cli_parse_count(const char *s, long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	return (errno || end == s || *end || *out < 0) ? -1 : 0;
+}
+
+int cli_parse_size(const char *s, long long *out)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || v < 0)
+		return -1;
+	if (*end) {
+		if (end[1] && !(end[1] == 'B' && !end[2]) && !(end[1] == 'i' && end[2] == 'B' && !end[3]))
+			return -1;
+		if (!(u = strchr(units, *end)) || !*end)
+			return -1;
+		for (const char *p = units; p <= u; p++) {
+			if (v > LLONG_MAX / 1024)
+				return -1;
+			v *= 1024;
+		}
+	}
+	*out = v;
 	return 0;
 }

@@ -151,6 +151,10 @@ struct ir_data {
  * error *out is left empty. */
 int ir_data_read(const char *path, enum ir_data_kind kind, struct ir_data *out,
 		 struct ir_diag *d);
+/* Serialize a sequence or optional (of tensors or sequences) as
+ * SequenceProto / OptionalProto into a malloc'd buffer. */
+int ir_data_serialize(const struct ir_data *v, const char *name, uint8_t **buf,
+		      size_t *len, struct ir_diag *d);
 /* Free what v owns (v itself is not freed) and leave it empty. */
 void ir_data_release(struct ir_data *v);
 

@@ -345,3 +345,114 @@ int ir_data_read(const char *path, enum ir_data_kind kind, struct ir_data *out,
 	free(buf);
 	return rc;
 }
+
+/* ---- writing SequenceProto / OptionalProto ----------------------------- */
+
+struct wbuf {
+	uint8_t *p;
+	size_t len, cap;
+	int failed;
+};
+
+static void wb_put(struct wbuf *b, const void *data, size_t n)
+{
+	if (b->failed)
+		return;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		uint8_t *q;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		if (!(q = realloc(b->p, cap))) {
+			b->failed = 1;
+			return;
+		}
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+}
+
+static void wb_varint(struct wbuf *b, uint64_t v)
+{
+	uint8_t tmp[10];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (uint8_t)((v & 127) | (v > 127 ? 128 : 0));
+		v >>= 7;
+	} while (v);
+	wb_put(b, tmp, n);
+}
+
+static void wb_bytes(struct wbuf *b, uint32_t field, const void *data, size_t n)
+{
+	wb_varint(b, (uint64_t)field << 3 | 2);
+	wb_varint(b, n);
+	wb_put(b, data, n);
+}
+
+/* onnx-data.proto elem_type of SequenceProto/OptionalProto contents. */
+enum { DE_TENSOR = 1, DE_SEQUENCE = 3 };
+
+static int data_write(const struct ir_data *v, const char *name, int depth,
+		      struct wbuf *b, struct ir_diag *d)
+{
+	int rc = 0;
+
+	if (depth > 8)
+		return diag_error(d, "values nested too deeply to write");
+	if (name && *name)
+		wb_bytes(b, 1, name, strlen(name));
+	if (v->kind != IR_DATA_SEQUENCE && v->kind != IR_DATA_OPTIONAL)
+		return diag_error(d, "only sequences and optionals are written here");
+	if (v->n) {
+		const struct ir_data *first = &v->items[0];
+
+		wb_varint(b, (uint64_t)DF_ELEM_TYPE << 3);
+		wb_varint(b, first->kind == IR_DATA_TENSOR ? DE_TENSOR : DE_SEQUENCE);
+	}
+	for (size_t i = 0; i < v->n && rc == 0; i++) {
+		const struct ir_data *it = &v->items[i];
+		uint8_t *buf = NULL;
+		size_t len = 0;
+
+		if (it->kind == IR_DATA_TENSOR && it->tensor) {
+			if ((rc = ir_tensor_serialize(it->tensor, &buf, &len, d)) == 0)
+				wb_bytes(b, DF_TENSOR, buf, len);
+		} else if (it->kind == IR_DATA_SEQUENCE) {
+			struct wbuf sub = { 0 };
+
+			if ((rc = data_write(it, NULL, depth + 1, &sub, d)) == 0)
+				wb_bytes(b, DF_SEQUENCE, sub.p, sub.len);
+			if (sub.failed)
+				b->failed = 1;
+			free(sub.p);
+		} else {
+			rc = diag_error(d, "maps and sparse tensors cannot be written");
+		}
+		free(buf);
+	}
+	return rc;
+}
+
+int ir_data_serialize(const struct ir_data *v, const char *name, uint8_t **buf,
+		      size_t *len, struct ir_diag *d)
+{
+	struct wbuf b = { 0 };
+	int rc;
+
+	*buf = NULL;
+	*len = 0;
+	if ((rc = data_write(v, name, 0, &b, d)) == 0 && b.failed)
+		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+	if (rc < 0) {
+		free(b.p);
+		return rc;
+	}
+	*buf = b.p ? b.p : calloc(1, 1);
+	*len = b.len;
+	return *buf ? 0 : ir_diag_error(d, IR_ENOMEM, "out of memory");
+}

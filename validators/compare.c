@@ -184,3 +184,33 @@ void rt_compare(const struct rt_value *got, const struct rt_value *want,
 		fail(m, why);
 	}
 }
+
+void rt_tensor_summarize(const struct rt_value *t, struct rt_tensor_summary *s)
+{
+	double sum = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (t->kind != RT_TENSOR || t->dtype == IR_DTYPE_STRING ||
+	    t->dtype == IR_DTYPE_COMPLEX64 || t->dtype == IR_DTYPE_COMPLEX128)
+		return;
+	for (int64_t i = 0; i < t->numel; i++) {
+		double x = rt_load_f64(t->dtype, t->data, i);
+
+		if (isnan(x)) {
+			s->n_nan++;
+			continue;
+		}
+		if (isinf(x)) {
+			s->n_inf++;
+			continue;
+		}
+		if (!s->n_finite || x < s->min)
+			s->min = x;
+		if (!s->n_finite || x > s->max)
+			s->max = x;
+		sum += x;
+		s->n_finite++;
+	}
+	if (s->n_finite)
+		s->mean = sum / (double)s->n_finite;
+}

@@ -40,4 +40,13 @@ struct rt_metrics {
 void rt_compare(const struct rt_value *got, const struct rt_value *want,
 		const struct rt_cmp_opts *o, struct rt_metrics *m);
 
+/* Summary of a numeric tensor: min, max and mean over the finite
+ * elements, and the NaN and Inf counts.  Strings and empty tensors give
+ * n_finite 0. */
+struct rt_tensor_summary {
+	int64_t n_finite, n_nan, n_inf;
+	double min, max, mean;
+};
+void rt_tensor_summarize(const struct rt_value *t, struct rt_tensor_summary *s);
+
 #endif

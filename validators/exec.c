@@ -98,6 +98,7 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 	struct rt_value **outs = n_out <= OUT_SLOTS_MIN ? outs_small :
 				 calloc(n_out, sizeof(*outs));
 	struct rt_kctx k;
+	char w[RT_WHERE_SIZE];
 	double t0 = 0;
 	int rc = 0;
 
@@ -110,9 +111,8 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 		ins[i] = frame_get(f, np->in[i]);
 		if (np->in[i].slot >= 0 && !ins[i]) {
 			rc = ir_diag_error(d, IR_EINVAL,
-					   "node '%s' (%s): input '%s' has no value (a graph input left unbound?)",
-					   ir_s(n->name), ir_s(n->op_type),
-					   ir_s(n->inputs[i]->name));
+					   "%s: input '%s' has no value (a graph input left unbound?)",
+					   rt_node_where(n, w), ir_s(n->inputs[i]->name));
 			goto cleanup;
 		}
 	}
@@ -131,8 +131,7 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 	}
 	if (rc < 0) {
 		if (!d->status)
-			rc = ir_diag_error(d, rc, "node '%s' (%s): failed", ir_s(n->name),
-					   ir_s(n->op_type));
+			rc = ir_diag_error(d, rc, "%s: failed", rt_node_where(n, w));
 		goto cleanup;
 	}
 	for (size_t i = 0; i < n->n_outputs; i++) {
@@ -140,9 +139,8 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 			continue;
 		if (!outs[i]) {
 			rc = ir_diag_error(d, IR_EINVAL,
-					   "node '%s' (%s): output %zu ('%s') was not produced",
-					   ir_s(n->name), ir_s(n->op_type), i,
-					   ir_s(n->outputs[i]->name));
+					   "%s: output %zu ('%s') was not produced",
+					   rt_node_where(n, w), i, ir_s(n->outputs[i]->name));
 			goto cleanup;
 		}
 		rt_value_unref(f->vals[np->out[i]]);

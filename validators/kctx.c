@@ -8,30 +8,43 @@
 
 #include "validators/exec_int.h"
 
+const char *rt_node_where(const struct ir_node *n, char *buf)
+{
+	if (n->name && *n->name)
+		snprintf(buf, RT_WHERE_SIZE, "node '%.120s' (%.50s)", n->name,
+			 ir_s(n->op_type));
+	else
+		snprintf(buf, RT_WHERE_SIZE, "node #%zu (%.50s)", n->index,
+			 ir_s(n->op_type));
+	return buf;
+}
+
 int rt_err(struct rt_kctx *k, const char *fmt, ...)
 {
-	char msg[400];
+	char msg[400], w[RT_WHERE_SIZE];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return ir_diag_error(k->d, IR_EINVAL, "node '%s' (%s): %s",
-			     ir_s(k->node->name), ir_s(k->node->op_type), msg);
+	return ir_diag_error(k->d, IR_EINVAL, "%s: %s", rt_node_where(k->node, w), msg);
 }
 
 int rt_oom(struct rt_kctx *k)
 {
-	return ir_diag_error(k->d, IR_ENOMEM, "node '%s' (%s): out of memory",
-			     ir_s(k->node->name), ir_s(k->node->op_type));
+	char w[RT_WHERE_SIZE];
+
+	return ir_diag_error(k->d, IR_ENOMEM, "%s: out of memory",
+			     rt_node_where(k->node, w));
 }
 
 /* A failure of a lower layer (allocation, limit) reported by `d`-style
  * callees gets the node prefix too. */
 static int prefixed(struct rt_kctx *k, int rc, struct ir_diag *sub)
 {
-	return ir_diag_error(k->d, rc, "node '%s' (%s): %s", ir_s(k->node->name),
-			     ir_s(k->node->op_type), sub->msg);
+	char w[RT_WHERE_SIZE];
+
+	return ir_diag_error(k->d, rc, "%s: %s", rt_node_where(k->node, w), sub->msg);
 }
 
 int rt_in_tensor(struct rt_kctx *k, size_t i, struct rt_value **out)

@@ -299,6 +299,7 @@ static int plan_node(struct rt_session *s, struct rt_gplan *p, size_t i,
 	const char *domain = n->domain && *n->domain ? n->domain : "ai.onnx";
 	const char *op = ir_s(n->op_type);
 	struct ir_function *f = NULL;
+	char w[RT_WHERE_SIZE];
 	int rc = 0;
 
 	np->node = n;
@@ -313,12 +314,12 @@ static int plan_node(struct rt_session *s, struct rt_gplan *p, size_t i,
 			return rc;
 	} else if (!np->kernel) {
 		if (np->schema)
-			return diag_error(d, "node '%s' (%s): no kernel for %s %s version %d (model opset %lld)",
-					  ir_s(n->name), op, np->schema->domain, op,
+			return diag_error(d, "%s: no kernel for %s %s version %d (model opset %lld)",
+					  rt_node_where(n, w), np->schema->domain, op,
 					  np->schema->since_version,
 					  (long long)np->opset);
-		return diag_error(d, "node '%s' (%s): no kernel for operator %s of domain '%s' at opset %lld",
-				  ir_s(n->name), op, op, domain,
+		return diag_error(d, "%s: no kernel for operator %s of domain '%s' at opset %lld",
+				  rt_node_where(n, w), op, domain,
 				  (long long)np->opset);
 	}
 	np->stat = stat_index(s, np->schema ? np->schema->domain : domain, op, d, &rc);
@@ -329,8 +330,8 @@ static int plan_node(struct rt_session *s, struct rt_gplan *p, size_t i,
 		return ir_diag_error(d, IR_ENOMEM, "out of memory");
 	for (size_t j = 0; j < n->n_inputs; j++)
 		if (resolve(p, n->inputs[j], &np->in[j]) < 0)
-			return diag_error(d, "node '%s' (%s): input '%s' is not defined in any scope",
-					  ir_s(n->name), op, ir_s(n->inputs[j]->name));
+			return diag_error(d, "%s: input '%s' is not defined in any scope",
+					  rt_node_where(n, w), ir_s(n->inputs[j]->name));
 	for (size_t j = 0; j < n->n_outputs; j++)
 		np->out[j] = n->outputs[j] ? slot_of(p, n->outputs[j]) : -1;
 	for (size_t a = 0; a < n->n_attrs; a++) {

@@ -73,6 +73,11 @@ const struct rt_kernel *rt_kernel_at(size_t i);
 
 /* ---- errors --------------------------------------------------------- */
 
+/* "node 'NAME' (Op)", or "node #INDEX (Op)" for an unnamed node, into buf
+ * (RT_WHERE_SIZE bytes); returns buf. */
+#define RT_WHERE_SIZE 192
+const char *rt_node_where(const struct ir_node *n, char *buf);
+
 /* Record "node 'N' (Op): <message>" as IR_EINVAL; returns IR_EINVAL. */
 int rt_err(struct rt_kctx *k, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -98,6 +98,9 @@ int rt_value_from_ir(struct rt_mem *mem, struct ir_tensor *t,
 int rt_value_to_ir(const struct rt_value *v, const char *name,
 		   struct ir_tensor **out, struct ir_diag *d);
 
+/* Element i of a numeric tensor as a double (bool 0/1). */
+double rt_value_get_f64(const struct rt_value *v, int64_t i);
+
 /* "float[2,3]" / "seq(float)" / "optional(empty)" text. */
 void rt_value_describe(const struct rt_value *v, char *buf, size_t size);
 
@@ -134,6 +137,11 @@ size_t rt_session_n_inputs(const struct rt_session *s);
 const struct ir_vinfo *rt_session_input(const struct rt_session *s, size_t i);
 size_t rt_session_n_outputs(const struct rt_session *s);
 const struct ir_vinfo *rt_session_output(const struct rt_session *s, size_t i);
+
+/* Check a value for input i against the declared dtype, rank and static
+ * dims; the error names the input and both types. */
+int rt_session_check_input(const struct rt_session *s, size_t i,
+			   const struct rt_value *v, struct ir_diag *d);
 
 /* Estimated peak bytes of tensors live at once for these inputs, from
  * static inference (main graph; values of unknown size counted as 0 and

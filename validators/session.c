@@ -9,6 +9,9 @@
 
 #include "validators/exec_int.h"
 
+static int check_input(const struct ir_vinfo *vi, const struct rt_value *v,
+		       struct ir_diag *d);
+
 struct rt_session_ext {
 	struct rt_session s;
 	struct rt_stats sorted;
@@ -126,6 +129,14 @@ static void declared_text(const struct ir_type *t, char *buf, size_t size)
 	}
 	if (o < size)
 		snprintf(buf + o, size - o, "]");
+}
+
+int rt_session_check_input(const struct rt_session *s, size_t i,
+			   const struct rt_value *v, struct ir_diag *d)
+{
+	const struct ir_vinfo *vi = rt_session_input(s, i);
+
+	return vi ? check_input(vi, v, d) : diag_error(d, "no input %zu", i);
 }
 
 /* A bound input must match the declared dtype, rank and static dims. */

@@ -106,19 +106,54 @@ int rt_value_read_file(struct rt_mem *mem, const char *path,
 	return rc;
 }
 
-int rt_tensor_write_pb(const struct rt_value *v, const char *name,
-		       const char *path, struct ir_diag *d)
+/* A value as the backend-test structure (tensors copied into IR tensors). */
+static int to_data(const struct rt_value *v, struct ir_data *x, int depth,
+		   struct ir_diag *d)
 {
-	struct ir_tensor *t;
+	int rc;
+
+	memset(x, 0, sizeof(*x));
+	if (depth > 8)
+		return diag_error(d, "values nested too deeply to write");
+	switch (v->kind) {
+	case RT_TENSOR:
+		x->kind = IR_DATA_TENSOR;
+		return rt_value_to_ir(v, "", &x->tensor, d);
+	case RT_SEQUENCE:
+	case RT_OPTIONAL:
+		x->kind = v->kind == RT_SEQUENCE ? IR_DATA_SEQUENCE : IR_DATA_OPTIONAL;
+		if (v->n && !(x->items = calloc(v->n, sizeof(*x->items))))
+			return ir_diag_error(d, IR_ENOMEM, "out of memory");
+		for (size_t i = 0; i < v->n; i++) {
+			x->n = i + 1;
+			if ((rc = to_data(v->items[i], &x->items[i], depth + 1, d)) < 0)
+				return rc;
+		}
+		return 0;
+	default:
+		return diag_error(d, "maps cannot be written to a file");
+	}
+}
+
+int rt_value_write_pb(const struct rt_value *v, const char *name,
+		      const char *path, struct ir_diag *d)
+{
+	struct ir_tensor *t = NULL;
+	struct ir_data x = { 0 };
 	uint8_t *buf = NULL;
 	size_t len;
 	int rc;
 
-	if ((rc = rt_value_to_ir(v, name, &t, d)) < 0)
-		return rc;
-	if ((rc = ir_tensor_serialize(t, &buf, &len, d)) == 0)
+	if (v->kind == RT_TENSOR) {
+		if ((rc = rt_value_to_ir(v, name, &t, d)) == 0)
+			rc = ir_tensor_serialize(t, &buf, &len, d);
+	} else if ((rc = to_data(v, &x, 0, d)) == 0) {
+		rc = ir_data_serialize(&x, name, &buf, &len, d);
+	}
+	if (rc == 0)
 		rc = ir_file_write_atomic(path, buf, len, d);
 	free(buf);
 	ir_tensor_free(t);
+	ir_data_release(&x);
 	return rc;
 }

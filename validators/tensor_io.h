@@ -23,9 +23,10 @@ int rt_value_read_file(struct rt_mem *mem, const char *path,
 		       const struct ir_type *type, struct rt_value **out,
 		       struct ir_diag *d);
 
-/* Write a tensor as a TensorProto named `name`, atomically. */
-int rt_tensor_write_pb(const struct rt_value *v, const char *name,
-		       const char *path, struct ir_diag *d);
+/* Write a value atomically: a tensor as a TensorProto named `name`, a
+ * sequence or optional as SequenceProto / OptionalProto. */
+int rt_value_write_pb(const struct rt_value *v, const char *name,
+		      const char *path, struct ir_diag *d);
 
 /* NumPy .npy. */
 int rt_npy_read(struct rt_mem *mem, const char *path, struct rt_value **out,

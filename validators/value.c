@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "validators/runtime.h"
+#include "validators/rt_int.h"
 
 struct rt_value *rt_value_ref(struct rt_value *v)
 {
@@ -246,4 +246,9 @@ void rt_value_describe(const struct rt_value *v, char *buf, size_t size)
 				      (long long)v->dims[i]);
 	if (o < size)
 		snprintf(buf + o, size - o, "]");
+}
+
+double rt_value_get_f64(const struct rt_value *v, int64_t i)
+{
+	return rt_load_f64(v->dtype, v->data, i);
 }

@@ -1,9 +1,10 @@
 #!/bin/sh
 # t0100: every entry of testdata/bad/ is refused cleanly.  For each entry
-# (a folder entry stands for the model.onnx inside it, if any), `opmig inspect`
-# and `opmig convert` must exit 3 within the time limit, print exactly one
-# stderr line "opmig: PATH: message" with PATH as given, print nothing on
-# stdout (convert), and leave no output or temp file behind.
+# (a folder entry stands for the model.onnx inside it, if any), `opmig
+# inspect`, `opmig convert` and `opmig run` must exit 3 within the time
+# limit, print exactly one stderr line "opmig: PATH: message" with PATH as
+# given, print nothing on stdout (convert, run), and leave no output or temp
+# file behind.
 . "$TOP/tests/cli/lib.sh"
 cd "$TOP" || fail "cannot cd to $TOP"
 
@@ -42,7 +43,7 @@ refused() {
 	"opmig: $path: "?*) ;;
 	*) note "$what: stderr line does not read 'opmig: $path: MESSAGE': $line" ;;
 	esac
-	if [ "$1" = convert ] && [ -s "$T/out" ]; then
+	if [ "$1" != inspect ] && [ -s "$T/out" ]; then
 		note "$what: stdout not empty: $(head -c 200 "$T/out")"
 	fi
 	left=$(ls -A "$O")
@@ -64,6 +65,7 @@ for e in testdata/bad/*; do
 	n=$((n + 1))
 	refused "$p" inspect "$p"
 	refused "$p" convert "$p" "$O/out.onnx"
+	refused "$p" run "$p" -O "$O"
 done
 [ "$n" -ge 20 ] || fail "only $n entries in testdata/bad (regenerate testdata?)"
 [ "$(tree_sum)" = "$before" ] || note "testdata/bad changed while being read"
@@ -72,4 +74,4 @@ if [ -s "$P" ]; then
 	cat "$P" >&2
 	fail "$(grep -c '^opmig' "$P") broken promises over $n bad inputs"
 fi
-echo "ok: $n bad inputs refused by inspect and convert"
+echo "ok: $n bad inputs refused by inspect, convert and run"

@@ -16,7 +16,8 @@ int main(void)
 	    suite_cli_register() != 0 || suite_registry_register() != 0 ||
 	    suite_rules_register() != 0 ||
 	    suite_infer_register() != 0 ||
-	    suite_conformance_register() != 0) {
+	    suite_conformance_register() != 0 ||
+	    suite_runtime_register() != 0) {
 		fprintf(stderr, "unit-tests: cannot register suites: %s\n",
 			CU_get_error_msg());
 		CU_cleanup_registry();

@@ -1,0 +1,256 @@
+/* suite_runtime.c: the interpreter core, against hand-derived values: the
+ * merged kernel table (sorted, unique, version ranges disjoint and real),
+ * float16/bfloat16/float8 conversions, the broadcasting loop, .npy parsing,
+ * comparison metrics and random inputs. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "validators/compare.h"
+#include "validators/inputs.h"
+#include "validators/rt_int.h"
+#include "validators/tensor_io.h"
+#include "tests/unit/suites.h"
+
+static void test_kernel_table(void)
+{
+	size_t n = rt_kernel_count();
+
+	CU_ASSERT(n > 0);
+	for (size_t i = 0; i < n; i++) {
+		const struct rt_kernel *k = rt_kernel_at(i);
+		const struct ir_op_schema *first;
+		size_t nv = ir_registry_versions(k->domain, k->op, &first);
+		int real = 0;
+
+		/* the op exists and the range starts at a real since_version */
+		for (size_t v = 0; v < nv; v++)
+			real |= first[v].since_version == k->since_min;
+		if (!real)
+			fprintf(stderr, "\nkernel %s %s since %d: no such registry version\n",
+				k->domain, k->op, k->since_min);
+		CU_ASSERT(real);
+		CU_ASSERT(k->since_min <= k->since_max);
+		if (i) {
+			const struct rt_kernel *p = rt_kernel_at(i - 1);
+			int c = strcmp(p->domain, k->domain);
+
+			if (!c)
+				c = strcmp(p->op, k->op);
+			CU_ASSERT(c <= 0);
+			if (!c && p->since_max >= k->since_min)
+				fprintf(stderr, "\nkernels of %s %s overlap at %d\n",
+					k->domain, k->op, k->since_min);
+			CU_ASSERT(c < 0 || p->since_max < k->since_min);
+		}
+	}
+	CU_ASSERT(rt_kernel_find("", "Identity", 1) != NULL);
+	CU_ASSERT(rt_kernel_find("ai.onnx", "Identity", 21) != NULL);
+	CU_ASSERT(rt_kernel_find("ai.onnx", "NoSuchOp", 1) == NULL);
+}
+
+static void test_half_bf16(void)
+{
+	/* IEEE half bit patterns, derived by hand */
+	CU_ASSERT_EQUAL(rt_float_to_half(1.0f), 0x3c00);
+	CU_ASSERT_EQUAL(rt_float_to_half(-2.0f), 0xc000);
+	CU_ASSERT_EQUAL(rt_float_to_half(65504.0f), 0x7bff);
+	CU_ASSERT_EQUAL(rt_float_to_half(65520.0f), 0x7c00);    /* rounds to inf */
+	CU_ASSERT_EQUAL(rt_float_to_half(5.9604645e-8f), 0x0001); /* smallest subnormal */
+	CU_ASSERT_EQUAL(rt_float_to_half(1.0f + 1.0f / 2048), 0x3c00); /* tie to even */
+	CU_ASSERT_EQUAL(rt_float_to_half(1.0f + 3.0f / 2048), 0x3c02);
+	CU_ASSERT(isnan(rt_half_to_float(0x7e00)));
+	CU_ASSERT_EQUAL(rt_half_to_float(0x3555), 0.33325195f);
+	CU_ASSERT_EQUAL(rt_half_to_float(0x0001), 5.9604645e-8f);
+	CU_ASSERT_EQUAL(rt_float_to_bf16(1.0f), 0x3f80);
+	CU_ASSERT_EQUAL(rt_float_to_bf16(1.00390625f), 0x3f80);  /* tie to even */
+	CU_ASSERT_EQUAL(rt_float_to_bf16(1.01171875f), 0x3f82);  /* tie up to even */
+	CU_ASSERT_EQUAL(rt_bf16_to_float(0xc040), -3.0f);
+}
+
+static void test_float8(void)
+{
+	/* E4M3FN: bias 7, max 448 = 0x7e, NaN 0x7f, no inf */
+	CU_ASSERT_EQUAL(rt_float_to_f8(IR_DTYPE_FLOAT8E4M3FN, 1.0f, 1), 0x38);
+	CU_ASSERT_EQUAL(rt_float_to_f8(IR_DTYPE_FLOAT8E4M3FN, 448.0f, 1), 0x7e);
+	CU_ASSERT_EQUAL(rt_float_to_f8(IR_DTYPE_FLOAT8E4M3FN, 1e6f, 1), 0x7e);
+	CU_ASSERT_EQUAL(rt_float_to_f8(IR_DTYPE_FLOAT8E4M3FN, 1e6f, 0), 0x7f);
+	CU_ASSERT_EQUAL(rt_float_to_f8(IR_DTYPE_FLOAT8E4M3FN, -0.5f, 1), 0xb0);
+	CU_ASSERT_EQUAL(rt_f8_to_float(IR_DTYPE_FLOAT8E4M3FN, 0x01), 0.001953125f);
+	CU_ASSERT(isnan(rt_f8_to_float(IR_DTYPE_FLOAT8E4M3FN, 0xff)));
+	/* E5M2: IEEE-like, 1.0 = 0x3c, max 57344 = 0x7b, inf 0x7c */
+	CU_ASSERT_EQUAL(rt_float_to_f8(IR_DTYPE_FLOAT8E5M2, 1.0f, 1), 0x3c);
+	CU_ASSERT_EQUAL(rt_float_to_f8(IR_DTYPE_FLOAT8E5M2, 57344.0f, 1), 0x7b);
+	CU_ASSERT_EQUAL(rt_float_to_f8(IR_DTYPE_FLOAT8E5M2, INFINITY, 0), 0x7c);
+	CU_ASSERT_EQUAL(rt_f8_to_float(IR_DTYPE_FLOAT8E5M2, 0xfc), -INFINITY);
+	/* FNUZ: 0x80 is NaN, no negative zero; E4M3FNUZ bias 8, max 240 */
+	CU_ASSERT(isnan(rt_f8_to_float(IR_DTYPE_FLOAT8E4M3FNUZ, 0x80)));
+	CU_ASSERT_EQUAL(rt_float_to_f8(IR_DTYPE_FLOAT8E4M3FNUZ, -0.0f, 1), 0x00);
+	CU_ASSERT_EQUAL(rt_float_to_f8(IR_DTYPE_FLOAT8E4M3FNUZ, 240.0f, 1), 0x7f);
+	CU_ASSERT_EQUAL(rt_float_to_f8(IR_DTYPE_FLOAT8E5M2FNUZ, 1.0f, 1), 0x40);
+	/* float4e2m1: 0, 0.5, 1, 1.5, 2, 3, 4, 6 */
+	CU_ASSERT_EQUAL(rt_f8_to_float(IR_DTYPE_FLOAT4E2M1, 0x7), 6.0f);
+	CU_ASSERT_EQUAL(rt_f8_to_float(IR_DTYPE_FLOAT4E2M1, 0xb), -1.5f);
+	CU_ASSERT_EQUAL(rt_float_to_f8(IR_DTYPE_FLOAT4E2M1, 2.6f, 1), 0x5);
+	CU_ASSERT_EQUAL(rt_float_to_f8(IR_DTYPE_FLOAT4E2M1, 100.0f, 1), 0x7);
+}
+
+/* out = 100 * a + b with a [2,1,3] and b [4,1] broadcast to [2,4,3]. */
+struct bsum {
+	const int *a, *b;
+	int *out;
+};
+
+static void bsum_run(void *ctx, const int64_t *off, const int64_t *step, int64_t len)
+{
+	struct bsum *s = ctx;
+
+	for (int64_t i = 0; i < len; i++)
+		s->out[off[2] + i] = 100 * s->a[off[0] + i * step[0]] + s->b[off[1] + i * step[1]];
+}
+
+static void test_bcast(void)
+{
+	static const int a[6] = { 1, 2, 3, 4, 5, 6 }, b[4] = { 10, 20, 30, 40 };
+	struct rt_value ta = { .kind = RT_TENSOR, .rank = 3, .dims = { 2, 1, 3 } };
+	struct rt_value tb = { .kind = RT_TENSOR, .rank = 2, .dims = { 4, 1 } };
+	struct rt_value *ts[2] = { &ta, &tb };
+	int out[24], rank;
+	int64_t dims[RT_MAX_RANK];
+	struct rt_kctx k = { 0 };
+	struct bsum s = { a, b, out };
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	k.d = &d;
+	CU_ASSERT_EQUAL_FATAL(rt_broadcast_shape(&k, ts, 2, &rank, dims), 0);
+	CU_ASSERT_EQUAL(rank, 3);
+	CU_ASSERT(dims[0] == 2 && dims[1] == 4 && dims[2] == 3);
+	rt_bcast_run(&k, ts, 2, rank, dims, bsum_run, &s);
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 4; j++)
+			for (int c = 0; c < 3; c++)
+				CU_ASSERT_EQUAL(out[(i * 4 + j) * 3 + c],
+						100 * a[i * 3 + c] + b[j]);
+}
+
+static void test_npy(void)
+{
+	/* a hand-written v1.0 file: big-endian int16, Fortran order, 2x3 */
+	static const char head[] =
+		"{'descr': '>i2', 'fortran_order': True, 'shape': (2, 3), }";
+	uint8_t buf[256];
+	size_t hl = sizeof(head) - 1, pad = 0;
+	struct rt_value *v = NULL;
+	struct ir_diag d;
+	int16_t col[6] = { 1, 4, 2, 5, 3, 6 };   /* column-major of [[1,2,3],[4,5,6]] */
+
+	while ((10 + hl + pad + 1) % 16)
+		pad++;
+	memcpy(buf, "\x93NUMPY\x01\x00", 8);
+	buf[8] = (uint8_t)(hl + pad + 1);
+	buf[9] = 0;
+	memcpy(buf + 10, head, hl);
+	memset(buf + 10 + hl, ' ', pad);
+	buf[10 + hl + pad] = '\n';
+	for (int i = 0; i < 6; i++) {
+		buf[11 + hl + pad + 2 * i] = (uint8_t)((uint16_t)col[i] >> 8);
+		buf[12 + hl + pad + 2 * i] = (uint8_t)col[i];
+	}
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL_FATAL(rt_npy_parse(NULL, buf, 11 + hl + pad + 12, &v, &d), 0);
+	CU_ASSERT_EQUAL(v->dtype, IR_DTYPE_INT16);
+	CU_ASSERT(v->rank == 2 && v->dims[0] == 2 && v->dims[1] == 3);
+	for (int i = 0; i < 6; i++)
+		CU_ASSERT_EQUAL(((int16_t *)v->data)[i], i + 1);
+	rt_value_unref(v);
+	/* one byte short: a clear truncation error */
+	ir_diag_init(&d);
+	CU_ASSERT(rt_npy_parse(NULL, buf, 11 + hl + pad + 11, &v, &d) < 0);
+	CU_ASSERT(strstr(d.msg, "truncated") != NULL);
+	ir_diag_init(&d);
+	CU_ASSERT(rt_npy_parse(NULL, (const uint8_t *)"NUMPY", 5, &v, &d) < 0);
+}
+
+static struct rt_value *floats(const float *x, int64_t n)
+{
+	struct rt_value *v;
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_FLOAT, 1, &n, &v, &d) == 0);
+	memcpy(v->data, x, (size_t)n * sizeof(float));
+	return v;
+}
+
+static void test_compare(void)
+{
+	static const float g[3] = { 1, 2, 3 }, w[3] = { 1, 2, 4 };
+	static const float gn[2] = { NAN, 1 }, wn[2] = { NAN, 1 };
+	struct rt_value *a = floats(g, 3), *b = floats(w, 3);
+	struct rt_cmp_opts o = { 1e-3, 1e-7 };
+	struct rt_metrics m;
+
+	rt_compare(a, b, &o, &m);
+	CU_ASSERT(!m.ok);
+	CU_ASSERT_EQUAL(m.n, 3);
+	CU_ASSERT_EQUAL(m.n_bad, 1);
+	CU_ASSERT_EQUAL(m.first_bad, 2);
+	CU_ASSERT_EQUAL(m.worst, 2);
+	CU_ASSERT_DOUBLE_EQUAL(m.max_abs, 1.0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(m.max_rel, 0.25, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(m.mean_abs, 1.0 / 3, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(m.rmse, sqrt(1.0 / 3), 1e-12);
+	/* cos = (1+4+12) / (sqrt(14) sqrt(21)) */
+	CU_ASSERT_DOUBLE_EQUAL(m.cosine, 17 / (sqrt(14) * sqrt(21)), 1e-12);
+	/* snr = 10 log10(21 / 1) */
+	CU_ASSERT_DOUBLE_EQUAL(m.snr_db, 10 * log10(21.0), 1e-9);
+	rt_compare(a, a, &o, &m);
+	CU_ASSERT(m.ok && m.max_abs == 0 && m.cosine == 1 && isinf(m.snr_db));
+	rt_value_unref(a);
+	rt_value_unref(b);
+	a = floats(gn, 2);
+	b = floats(wn, 2);
+	rt_compare(a, b, &o, &m);
+	CU_ASSERT(m.ok);          /* NaN equals NaN */
+	CU_ASSERT_EQUAL(m.nan_got, 1);
+	rt_value_unref(a);
+	a = floats(w, 2);
+	rt_compare(a, b, &o, &m);
+	CU_ASSERT(!m.ok && m.first_bad == 0);
+	rt_value_unref(a);
+	rt_value_unref(b);
+}
+
+static void test_random(void)
+{
+	uint64_t s1 = 42, s2 = 42, s3 = 43;
+	int same = 1, differ = 0;
+
+	for (int i = 0; i < 100; i++) {
+		uint64_t a = rt_rand_next(&s1), b = rt_rand_next(&s2), c = rt_rand_next(&s3);
+
+		same &= a == b;
+		differ |= a != c;
+	}
+	CU_ASSERT(same && differ);
+	/* splitmix64 from state 0: first output 0xe220a8397b1dcdaf (published) */
+	s1 = 0;
+	CU_ASSERT_EQUAL(rt_rand_next(&s1), 0xe220a8397b1dcdafull);
+}
+
+static const struct unit_test tests[] = {
+	{ "kernel table sorted, unique, real versions", test_kernel_table },
+	{ "float16 and bfloat16 conversions", test_half_bf16 },
+	{ "float8 and float4 conversions", test_float8 },
+	{ "broadcasting loop", test_bcast },
+	{ "npy parsing", test_npy },
+	{ "comparison metrics", test_compare },
+	{ "seeded generator", test_random },
+	{ NULL, NULL },
+};
+
+int suite_runtime_register(void)
+{
+	return unit_add_suite("runtime", tests);
+}

@@ -71,6 +71,8 @@ int cmd_run(int argc, char **argv);
 extern const char cmd_run_help[];
 int cmd_rules(int argc, char **argv);
 int cmd_targets(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+extern const char cmd_validate_help[];
 extern const char cmd_rules_help[], cmd_targets_help[];
 
 struct rules_db;

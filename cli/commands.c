@@ -23,6 +23,8 @@ const struct cli_command cli_commands[] = {
 	  "run a model in the reference interpreter" },
 	{ "targets", cmd_targets, cmd_targets_help,
 	  "list the targets of the rules database" },
+	{ "validate", cmd_validate, cmd_validate_help,
+	  "compare two models' outputs, optionally layer by layer" },
 };
 const size_t cli_n_commands = sizeof(cli_commands) / sizeof(cli_commands[0]);
 

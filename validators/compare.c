@@ -7,12 +7,6 @@
 #include "validators/compare.h"
 #include "validators/rt_int.h"
 
-struct acc {
-	double sum_abs, sum_sq, sum_ab, sum_aa, sum_bb;
-	int64_t n_float;
-	double worst_excess;
-};
-
 static void metrics_init(struct rt_metrics *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -28,7 +22,7 @@ static void fail(struct rt_metrics *m, const char *why)
 	m->ok = 0;
 }
 
-static void note_bad(struct rt_metrics *m, struct acc *a, int64_t i,
+static void note_bad(struct rt_metrics *m, struct rt_cmp_acc *a, int64_t i,
 		     double got, double want, double excess)
 {
 	if (m->first_bad < 0)
@@ -45,7 +39,7 @@ static void note_bad(struct rt_metrics *m, struct acc *a, int64_t i,
 }
 
 static void compare_strings(const struct rt_value *g, const struct rt_value *w,
-			    struct rt_metrics *m, struct acc *a, int64_t base)
+			    struct rt_metrics *m, struct rt_cmp_acc *a, int64_t base)
 {
 	for (int64_t i = 0; i < g->numel; i++) {
 		const char *x = ((char *const *)g->data)[i];
@@ -59,7 +53,7 @@ static void compare_strings(const struct rt_value *g, const struct rt_value *w,
 
 static void compare_tensors(const struct rt_value *g, const struct rt_value *w,
 			    const struct rt_cmp_opts *o, struct rt_metrics *m,
-			    struct acc *a, int64_t base)
+			    struct rt_cmp_acc *a, int64_t base)
 {
 	int exact = !rt_dtype_is_float(w->dtype) && w->dtype != IR_DTYPE_COMPLEX64 &&
 		    w->dtype != IR_DTYPE_COMPLEX128;
@@ -77,8 +71,10 @@ static void compare_tensors(const struct rt_value *g, const struct rt_value *w,
 
 			x = (double)p;
 			y = (double)q;
-			if (p != q)
+			if (p != q) {
 				note_bad(m, a, base + i, x, y, fabs(x - y));
+				m->max_ratio = INFINITY;
+			}
 		} else {
 			x = rt_load_f64(dt, g->data, i);
 			y = rt_load_f64(dt, w->data, i);
@@ -87,17 +83,25 @@ static void compare_tensors(const struct rt_value *g, const struct rt_value *w,
 			if (isinf(x)) m->inf_got++;
 			if (isinf(y)) m->inf_want++;
 			if (isnan(x) || isnan(y)) {
-				if (!(isnan(x) && isnan(y)))
+				if (!(isnan(x) && isnan(y))) {
 					note_bad(m, a, base + i, x, y, INFINITY);
+					m->max_ratio = INFINITY;
+				}
 				continue;
 			}
 			if (isinf(x) || isinf(y)) {
-				if (x != y)
+				if (x != y) {
 					note_bad(m, a, base + i, x, y, INFINITY);
+					m->max_ratio = INFINITY;
+				}
 				continue;
 			}
 			tol = o->atol + o->rtol * fabs(y);
 			diff = fabs(x - y);
+			if (tol > 0 && diff / tol > m->max_ratio)
+				m->max_ratio = diff / tol;
+			else if (tol == 0 && diff > 0)
+				m->max_ratio = INFINITY;
 			if (diff > tol)
 				note_bad(m, a, base + i, x, y, diff - tol);
 		}
@@ -120,7 +124,7 @@ static void compare_tensors(const struct rt_value *g, const struct rt_value *w,
 
 static void compare_rec(const struct rt_value *g, const struct rt_value *w,
 			const struct rt_cmp_opts *o, struct rt_metrics *m,
-			struct acc *a)
+			struct rt_cmp_acc *a)
 {
 	char x[160], y[160], why[400];
 
@@ -155,25 +159,34 @@ static void compare_rec(const struct rt_value *g, const struct rt_value *w,
 		compare_tensors(g, w, o, m, a, m->n);
 }
 
-void rt_compare(const struct rt_value *got, const struct rt_value *want,
-		const struct rt_cmp_opts *o, struct rt_metrics *m)
+void rt_cmp_begin(struct rt_cmp_acc *a)
 {
-	struct acc a = { 0 };
+	memset(a, 0, sizeof(*a));
+	metrics_init(&a->m);
+}
 
-	metrics_init(m);
-	compare_rec(got, want, o, m, &a);
-	if (a.n_float) {
-		m->mean_abs = a.sum_abs / (double)a.n_float;
-		m->rmse = sqrt(a.sum_sq / (double)a.n_float);
+void rt_cmp_add(struct rt_cmp_acc *a, const struct rt_value *got,
+		const struct rt_value *want, const struct rt_cmp_opts *o)
+{
+	compare_rec(got, want, o, &a->m, a);
+}
+
+void rt_cmp_end(struct rt_cmp_acc *a, struct rt_metrics *out)
+{
+	struct rt_metrics *m = &a->m;
+
+	if (a->n_float) {
+		m->mean_abs = a->sum_abs / (double)a->n_float;
+		m->rmse = sqrt(a->sum_sq / (double)a->n_float);
 	}
-	if (a.sum_aa == 0 && a.sum_bb == 0)
+	if (a->sum_aa == 0 && a->sum_bb == 0)
 		m->cosine = 1;
-	else if (a.sum_aa == 0 || a.sum_bb == 0)
+	else if (a->sum_aa == 0 || a->sum_bb == 0)
 		m->cosine = 0;
 	else
-		m->cosine = a.sum_ab / (sqrt(a.sum_aa) * sqrt(a.sum_bb));
-	m->snr_db = a.sum_sq == 0 ? INFINITY :
-		    a.sum_bb == 0 ? -INFINITY : 10 * log10(a.sum_bb / a.sum_sq);
+		m->cosine = a->sum_ab / (sqrt(a->sum_aa) * sqrt(a->sum_bb));
+	m->snr_db = a->sum_sq == 0 ? INFINITY :
+		    a->sum_bb == 0 ? -INFINITY : 10 * log10(a->sum_bb / a->sum_sq);
 	if (m->ok && m->n_bad) {
 		char why[256];
 
@@ -183,6 +196,17 @@ void rt_compare(const struct rt_value *got, const struct rt_value *want,
 			 m->worst_got, m->worst_want);
 		fail(m, why);
 	}
+	*out = *m;
+}
+
+void rt_compare(const struct rt_value *got, const struct rt_value *want,
+		const struct rt_cmp_opts *o, struct rt_metrics *m)
+{
+	struct rt_cmp_acc a;
+
+	rt_cmp_begin(&a);
+	rt_cmp_add(&a, got, want, o);
+	rt_cmp_end(&a, m);
 }
 
 void rt_tensor_summarize(const struct rt_value *t, struct rt_tensor_summary *s)

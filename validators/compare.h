@@ -30,10 +30,24 @@ struct rt_metrics {
 	int64_t worst;           /* flat index of the largest violation */
 	double worst_got, worst_want;
 	double max_abs, max_rel, mean_abs, rmse;
+	double max_ratio;        /* max |a-b| / (atol + rtol*|b|): > 1 fails */
 	double cosine;           /* 1 when both are all zeros */
 	double snr_db;           /* 10 log10(sum b^2 / sum (a-b)^2); inf exact */
 	int64_t nan_got, nan_want, inf_got, inf_want;
 };
+
+/* Metrics over several comparisons (the samples of a validation): begin,
+ * add each pair, end.  Flat indices continue from one pair to the next. */
+struct rt_cmp_acc {
+	struct rt_metrics m;
+	double sum_abs, sum_sq, sum_ab, sum_aa, sum_bb;
+	int64_t n_float;
+	double worst_excess;
+};
+void rt_cmp_begin(struct rt_cmp_acc *a);
+void rt_cmp_add(struct rt_cmp_acc *a, const struct rt_value *got,
+		const struct rt_value *want, const struct rt_cmp_opts *o);
+void rt_cmp_end(struct rt_cmp_acc *a, struct rt_metrics *m);
 
 /* Compare got against want (tensors, or sequences/optionals element by
  * element: metrics then aggregate over all elements). */

@@ -147,8 +147,9 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 		f->vals[np->out[i]] = outs[i];
 		outs[i] = NULL;
 		if (f->depth == 0 && !f->parent && s->o.observe &&
-		    s->o.observe(s->o.observe_ctx, n, i, f->vals[np->out[i]])) {
-			rc = IR_EUSAGE;
+		    s->o.observe(s->o.observe_ctx, n, i, &f->vals[np->out[i]])) {
+			rc = d->status ? d->status :
+			     ir_diag_error(d, IR_EUSAGE, "run stopped by the observer");
 			goto cleanup;
 		}
 	}

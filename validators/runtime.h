@@ -98,6 +98,15 @@ int rt_value_from_ir(struct rt_mem *mem, struct ir_tensor *t,
 int rt_value_to_ir(const struct rt_value *v, const char *name,
 		   struct ir_tensor **out, struct ir_diag *d);
 
+/* A copy of tensor t converted to dtype (as Cast does, saturating for the
+ * float8 kinds), or a new reference to t when it already has it. */
+int rt_tensor_cast(struct rt_mem *mem, struct rt_value *t, int dtype,
+		   struct rt_value **out, struct ir_diag *d);
+/* A copy of t with its dims permuted: out dim i is t's dim perm[i]. */
+int rt_tensor_transpose(struct rt_mem *mem, const struct rt_value *t,
+			const int *perm, struct rt_value **out,
+			struct ir_diag *d);
+
 /* Element i of a numeric tensor as a double (bool 0/1). */
 double rt_value_get_f64(const struct rt_value *v, int64_t i);
 
@@ -108,11 +117,14 @@ void rt_value_describe(const struct rt_value *v, char *buf, size_t size);
 
 struct rt_session;
 
-/* Called after each node of the MAIN graph ran, with each of its outputs
- * (borrowed; take a reference to keep one).  Return non-zero to stop the
- * run (rt_session_run then returns IR_EUSAGE with no error message). */
+/* Called after each node of the MAIN graph ran, for each of its outputs:
+ * *slot holds the value (borrowed; take a reference to keep one).  The
+ * observer may replace it (unref the old value, store a new reference),
+ * and the run goes on with the replacement: `opmig validate --layerwise`
+ * feeds a model the other model's values that way.  Return non-zero to
+ * stop the run (rt_session_run then returns IR_EUSAGE). */
 typedef int (*rt_observe_fn)(void *ctx, const struct ir_node *n,
-			     size_t out_index, const struct rt_value *v);
+			     size_t out_index, struct rt_value **slot);
 
 struct rt_opts {
 	int threads;              /* 0: all cores */
@@ -130,6 +142,8 @@ struct rt_opts {
 int rt_session_new(struct ir_model *m, const struct rt_opts *o,
 		   struct rt_session **out, struct ir_diag *d);
 void rt_session_free(struct rt_session *s);
+/* Set (or clear, fn NULL) the observer of later runs. */
+void rt_session_set_observer(struct rt_session *s, rt_observe_fn fn, void *ctx);
 
 /* The main graph's inputs that the caller binds (not backed by an
  * initializer), in graph order. */

@@ -78,6 +78,12 @@ void rt_session_free(struct rt_session *s)
 	free(x);
 }
 
+void rt_session_set_observer(struct rt_session *s, rt_observe_fn fn, void *ctx)
+{
+	s->o.observe = fn;
+	s->o.observe_ctx = ctx;
+}
+
 size_t rt_session_n_inputs(const struct rt_session *s)
 {
 	return s->n_inputs;

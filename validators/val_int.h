@@ -1,0 +1,28 @@
+/* val_int.h: what validate.c (samples, pairing, outputs) and layerwise.c
+ * (side-by-side runs) share. */
+#ifndef OPMIG_VAL_INT_H
+#define OPMIG_VAL_INT_H
+
+#include "validators/validate.h"
+
+/* How one reference input or output corresponds to the candidate's. */
+struct val_pair {
+	size_t ref, cand;                   /* session input/output indices */
+	const struct val_map_entry *e;      /* mapping, or NULL: same layout */
+};
+
+/* A reference-side value in the candidate's dtype and layout (for
+ * feeding the candidate), and back (for comparing). */
+int val_to_cand(struct rt_value *v, const struct val_map_entry *e,
+		int cand_dtype, struct rt_value **out, struct ir_diag *d);
+int val_to_ref(struct rt_value *v, const struct val_map_entry *e,
+	       int ref_dtype, struct rt_value **out, struct ir_diag *d);
+
+/* Layer-by-layer comparison of one sample: cand_in are the candidate's
+ * bound inputs (converted), ref_in the reference's. */
+int val_layerwise(struct ir_model *ref, struct ir_model *cand,
+		  const struct val_opts *o, struct rt_value **ref_in,
+		  struct rt_value **cand_in, struct val_report *r,
+		  struct ir_diag *d);
+
+#endif

@@ -403,6 +403,51 @@ struct ir_value *ir_graph_lookup(const struct ir_graph *g, const char *name);
 int ir_graph_add_node(struct ir_graph *g, struct ir_node *n);
 int ir_value_add_use(struct ir_value *v, struct ir_node *n);
 
+/* ---- editing (ir/edit.c): keeps def-use lists consistent ------------- */
+
+/* An empty node (domain NULL, "" or "ai.onnx": the default domain). */
+struct ir_node *ir_node_create(const char *op_type, const char *domain,
+			       const char *name);
+/* Append an input (NULL: an absent optional one) / an output (sets its
+ * producer). */
+int ir_node_append_input(struct ir_node *n, struct ir_value *v);
+int ir_node_append_output(struct ir_node *n, struct ir_value *v);
+/* Replace input i, moving the use from the old value to v. */
+int ir_node_set_input(struct ir_node *n, size_t i, struct ir_value *v);
+void ir_value_remove_use(struct ir_value *v, const struct ir_node *n);
+/* Insert n (taking ownership) at position pos of g's node list. */
+int ir_graph_insert_node(struct ir_graph *g, struct ir_node *n, size_t pos);
+/* Take n out of g: its inputs lose the use (also those of its subgraphs'
+ * captures), its outputs their producer; n is not freed (the caller owns
+ * it).  remove = detach + free. */
+void ir_graph_detach_node(struct ir_graph *g, struct ir_node *n);
+void ir_graph_remove_node(struct ir_graph *g, struct ir_node *n);
+/* Every node reading `from` (in any nested scope) reads `to` instead, and
+ * graph outputs of from's scope naming it name `to`. */
+int ir_value_replace_uses(struct ir_value *from, struct ir_value *to);
+/* A new value whose name, built from hint, is unused in g and its
+ * enclosing scopes. */
+struct ir_value *ir_graph_new_value(struct ir_graph *g, const char *hint);
+/* A tensor with an owned raw payload of len bytes. */
+struct ir_tensor *ir_tensor_new_raw(const char *name, int dtype,
+				    const int64_t *dims, size_t n_dims,
+				    const void *data, size_t len);
+/* Add an initializer (taking ownership; renamed if its name is taken);
+ * returns its value, NULL when out of memory (t is then freed). */
+struct ir_value *ir_graph_add_initializer(struct ir_graph *g, struct ir_tensor *t);
+void ir_graph_remove_initializer(struct ir_graph *g, struct ir_value *v);
+/* Forget the value_info declarations of v (its type changed). */
+void ir_graph_drop_value_info(struct ir_graph *g, const struct ir_value *v);
+/* Attributes: set (replacing one of the same name), remove, find. */
+int ir_node_set_int(struct ir_node *n, const char *name, int64_t v);
+int ir_node_set_float(struct ir_node *n, const char *name, float v);
+int ir_node_set_string(struct ir_node *n, const char *name, const char *v);
+int ir_node_set_ints(struct ir_node *n, const char *name, const int64_t *v, size_t k);
+int ir_node_set_floats(struct ir_node *n, const char *name, const float *v, size_t k);
+int ir_node_set_tensor(struct ir_node *n, const char *name, struct ir_tensor *t);
+int ir_node_remove_attr(struct ir_node *n, const char *name);
+const struct ir_attr *ir_node_attr(const struct ir_node *n, const char *name);
+
 /* Opset version imported for a domain ("" and "ai.onnx" are one); 0 if none. */
 int64_t ir_model_opset(const struct ir_model *m, const char *domain);
 

@@ -107,8 +107,9 @@ int rt_tensor_transpose(struct rt_mem *mem, const struct rt_value *t,
 			const int *perm, struct rt_value **out,
 			struct ir_diag *d);
 
-/* Element i of a numeric tensor as a double (bool 0/1). */
+/* Element i of a numeric tensor as a double (bool 0/1), and set. */
 double rt_value_get_f64(const struct rt_value *v, int64_t i);
+void rt_value_set_f64(struct rt_value *v, int64_t i, double x);
 
 /* "float[2,3]" / "seq(float)" / "optional(empty)" text. */
 void rt_value_describe(const struct rt_value *v, char *buf, size_t size);

@@ -252,3 +252,8 @@ double rt_value_get_f64(const struct rt_value *v, int64_t i)
 {
 	return rt_load_f64(v->dtype, v->data, i);
 }
+
+void rt_value_set_f64(struct rt_value *v, int64_t i, double x)
+{
+	rt_store_f64(v->dtype, v->data, i, x);
+}

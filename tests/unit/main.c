@@ -17,7 +17,8 @@ int main(void)
 	    suite_rules_register() != 0 ||
 	    suite_infer_register() != 0 ||
 	    suite_conformance_register() != 0 ||
-	    suite_runtime_register() != 0) {
+	    suite_runtime_register() != 0 ||
+	    suite_rewrite_register() != 0) {
 		fprintf(stderr, "unit-tests: cannot register suites: %s\n",
 			CU_get_error_msg());
 		CU_cleanup_registry();

@@ -19,6 +19,7 @@ int suite_registry_register(void);
 int suite_infer_register(void);
 int suite_conformance_register(void);
 int suite_runtime_register(void);
+int suite_rewrite_register(void);
 
 /* Path of a file in the source tree (tests run from the top folder). */
 #define TESTDATA(p) "testdata/" p

@@ -1,0 +1,218 @@
+/* ctx.c: the rewrite context (model, target, inference kept current), the
+ * target-acceptance question passes ask, choosing a node pass and variant,
+ * applying passes with refresh and logging, and the scanner's hook. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/registry.h"
+#include "oprules/rules.h"
+#include "rewriters/rw_int.h"
+
+int rw_ctx_init(struct rw_ctx *c, struct ir_model *m,
+		const struct rules_target *target, struct ir_diag *d)
+{
+	memset(c, 0, sizeof(*c));
+	c->m = m;
+	c->target = target;
+	c->d = d;
+	c->opset = ir_model_opset(m, "");
+	ir_infer_init(&c->inf);
+	return rw_refresh(c);
+}
+
+void rw_ctx_release(struct rw_ctx *c)
+{
+	for (size_t i = 0; i < c->n_log; i++) {
+		free(c->log[i].node);
+		free(c->log[i].op);
+	}
+	free(c->log);
+	ir_infer_release(&c->inf);
+	c->log = NULL;
+	c->n_log = c->cap_log = 0;
+}
+
+int rw_refresh(struct rw_ctx *c)
+{
+	struct ir_diag vd;
+	int rc;
+
+	ir_diag_init(&vd);
+	if ((rc = ir_model_verify(c->m, &vd)) < 0)
+		return ir_diag_error(c->d, rc, "the rewritten model is invalid%s%s: %s",
+				     c->pass ? " after pass " : "", c->pass ? c->pass : "",
+				     vd.msg);
+	ir_infer_release(&c->inf);
+	ir_infer_init(&c->inf);
+	c->inf.flags = IR_INFER_NO_MERGE;
+	ir_diag_init(&vd);
+	c->have_inf = ir_infer_model(c->m, &c->inf, &vd) == 0;
+	return 0;
+}
+
+const struct ir_vtype *rw_type(const struct rw_ctx *c, const struct ir_value *v)
+{
+	return ir_infer_get(&c->inf, v);
+}
+
+int rw_node_dtype(const struct rw_ctx *c, const struct ir_node *n)
+{
+	for (size_t i = 0; i < n->n_inputs; i++) {
+		const struct ir_vtype *t = n->inputs[i] ? rw_type(c, n->inputs[i]) : NULL;
+
+		if (t && t->dtype)
+			return t->dtype;
+	}
+	for (size_t i = 0; i < n->n_outputs; i++) {
+		const struct ir_vtype *t = n->outputs[i] ? rw_type(c, n->outputs[i]) : NULL;
+
+		if (t && t->dtype)
+			return t->dtype;
+	}
+	return 0;
+}
+
+int rw_target_accepts(const struct rw_ctx *c, const char *domain,
+		      const char *op, int dtype)
+{
+	const struct rules_target *t = c->target;
+	const struct ir_op_schema *s;
+	const struct rules_op *o;
+	const char *dom = domain && *domain ? domain : "ai.onnx";
+
+	if (!t)
+		return 1;
+	if (!(o = rules_target_find_op(t, dom, op)) || !o->supported)
+		return 0;
+	s = ir_registry_find(dom, op, ir_model_opset(c->m, dom));
+	if (s && (s->since_version < o->version_min || s->since_version > o->version_max))
+		return 0;
+	if (dtype > 0 && dtype < 32) {
+		if (o->dtypes && !(o->dtypes & RULES_DTYPE_BIT(dtype)))
+			return 0;
+		if (t->has_missing_dtypes && (t->missing_dtypes & RULES_DTYPE_BIT(dtype)))
+			return 0;
+	}
+	return 1;
+}
+
+static int matches(const struct rw_pass *p, const struct ir_node *n)
+{
+	const char *dom = n->domain && *n->domain ? n->domain : "ai.onnx";
+
+	if (!p->matches)
+		return 0;
+	for (const char *const *m = p->matches; *m; m++) {
+		const char *colon = strchr(*m, ':');
+
+		if (colon) {
+			if (!strncmp(*m, dom, (size_t)(colon - *m)) &&
+			    dom[colon - *m] == 0 && !strcmp(colon + 1, ir_s(n->op_type)))
+				return 1;
+		} else if (!strcmp(dom, "ai.onnx") && !strcmp(*m, ir_s(n->op_type))) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int variant_ok(const struct rw_ctx *c, const struct rw_variant *v, int dtype)
+{
+	for (const char *const *e = v->emits; e && *e; e++) {
+		const char *colon = strchr(*e, ':');
+		char dom[64] = "";
+		const char *op = *e;
+
+		if (colon) {
+			snprintf(dom, sizeof(dom), "%.*s", (int)(colon - *e), *e);
+			op = colon + 1;
+		}
+		if (!rw_target_accepts(c, dom, op, dtype))
+			return 0;
+	}
+	return 1;
+}
+
+const struct rw_pass *rw_choose(struct rw_ctx *c, const struct ir_node *n,
+				enum rw_kind kind, int *variant)
+{
+	int dtype = rw_node_dtype(c, n);
+	char why[256];
+
+	for (size_t i = 0; i < rw_n_passes; i++) {
+		const struct rw_pass *p = rw_passes[i];
+
+		if (p->kind != kind || !p->apply || !matches(p, n))
+			continue;
+		if (p->check && !p->check(c, n, why, sizeof(why)))
+			continue;
+		for (size_t v = 0; v < p->n_variants; v++)
+			if ((!p->vcheck || p->vcheck(c, n, (int)v)) &&
+			    variant_ok(c, &p->variants[v], dtype)) {
+				*variant = (int)v;
+				return p;
+			}
+	}
+	return NULL;
+}
+
+int rw_apply(struct rw_ctx *c, const struct rw_pass *p, struct ir_node *n, int v)
+{
+	int rc;
+
+	c->pass = p->name;
+	c->variant = v >= 0 && (size_t)v < p->n_variants ? p->variants[v].name : NULL;
+	rc = p->apply(c, n, v);
+	c->pass = NULL;
+	c->variant = NULL;
+	return rc;
+}
+
+int rw_run(struct rw_ctx *c, const struct rw_pass *p, size_t *changed)
+{
+	int rc;
+
+	*changed = 0;
+	c->pass = p->name;
+	c->variant = NULL;
+	rc = p->run(c, changed);
+	if (rc == 0 && *changed)
+		rc = rw_refresh(c);
+	c->pass = NULL;
+	return rc;
+}
+
+int rw_can_rewrite(struct rw_ctx *c, const struct ir_node *n, const char **pass)
+{
+	int v;
+	const struct rw_pass *p = rw_choose(c, n, RW_DECOMPOSE, &v);
+
+	if (!p)
+		p = rw_choose(c, n, RW_OPSET, &v);
+	*pass = p ? p->name : NULL;
+	return p != NULL;
+}
+
+static const char *const kind_names[] = {
+	"canonicalize", "opset", "decompose", "layout", "batch", "dtype",
+	"precision", "fuse"
+};
+
+const char *rw_kind_name(enum rw_kind k)
+{
+	return kind_names[k];
+}
+
+static int cmp_pass(const void *key, const void *elem)
+{
+	return strcmp(key, (*(const struct rw_pass *const *)elem)->name);
+}
+
+const struct rw_pass *rw_pass_find(const char *name)
+{
+	const struct rw_pass *const *p = bsearch(name, rw_passes, rw_n_passes,
+						 sizeof(*rw_passes), cmp_pass);
+
+	return p ? *p : NULL;
+}

@@ -1,0 +1,82 @@
+/* rw_int.h: what passes share: emitting replacement nodes (named after the
+ * node they replace, placed where it was, with provenance), constants in
+ * the data's dtype, opset-aware builders for ops whose form changed
+ * (Unsqueeze/Squeeze/Reduce*), attribute readers with defaults and
+ * constant-value lookups.  Only rewriters/ includes it. */
+#ifndef OPMIG_RW_INT_H
+#define OPMIG_RW_INT_H
+
+#include "rewriters/rewrite.h"
+
+/* A rewrite of one node in progress. */
+struct rw_emit {
+	struct rw_ctx *c;
+	struct ir_graph *g;
+	struct ir_node *origin;        /* detached; freed by rw_end */
+	size_t pos;                    /* where the next node goes */
+	int k;                         /* nodes and values made so far */
+	int dtype;                     /* the data dtype (constants use it) */
+	size_t n_emitted;
+	int failed;                    /* out of memory along the way */
+	char base[160];                /* name prefix */
+};
+
+/* Detach n and start replacing it. */
+int rw_begin(struct rw_ctx *c, struct ir_node *n, struct rw_emit *e);
+/* Finish: free the original, log the rewrite; rc is passed through, and
+ * an allocation failure on the way becomes IR_ENOMEM. */
+int rw_end(struct rw_emit *e, int rc);
+
+/* A node op(in...) of the default domain (domain: another) placed next;
+ * out NULL makes a fresh output.  Returns the node (NULL on failure, and
+ * e->failed is set); its first output is node->outputs[0]. */
+struct ir_node *rw_node(struct rw_emit *e, const char *op, const char *domain,
+			struct ir_value *const *in, size_t n_in,
+			struct ir_value *out);
+/* Shorthand: op(a) or op(a, b) with a fresh output value. */
+struct ir_value *rw_op(struct rw_emit *e, const char *op, struct ir_value *a,
+		       struct ir_value *b);
+/* The same, writing into out (the replaced node's output). */
+struct ir_value *rw_op_to(struct rw_emit *e, const char *op, struct ir_value *a,
+			  struct ir_value *b, struct ir_value *out);
+
+/* Constants (initializers): a scalar or tensor of dtype from doubles, and
+ * a 1-D int64 list. */
+struct ir_value *rw_scalar(struct rw_emit *e, int dtype, double v);
+struct ir_value *rw_const(struct rw_emit *e, int dtype, int rank,
+			  const int64_t *dims, const double *v);
+struct ir_value *rw_ints(struct rw_emit *e, const int64_t *v, size_t n);
+
+/* Ops whose signature depends on the opset, in the model's form. */
+struct ir_value *rw_unsqueeze(struct rw_emit *e, struct ir_value *x,
+			      const int64_t *axes, size_t n);
+struct ir_value *rw_squeeze(struct rw_emit *e, struct ir_value *x,
+			    const int64_t *axes, size_t n);
+struct ir_value *rw_reduce(struct rw_emit *e, const char *op, struct ir_value *x,
+			   const int64_t *axes, size_t n, int keepdims,
+			   struct ir_value *out);
+
+/* erf(x) as a polynomial (Abramowitz and Stegun 7.1.26, |error| <=
+ * 1.5e-7 in exact arithmetic) from Max, Mul, Add, Sub, Div and Exp only;
+ * written into out (NULL: a fresh value).  The ops it emits: */
+extern const char *const rw_erf_poly_ops[];
+struct ir_value *rw_emit_erf_poly(struct rw_emit *e, struct ir_value *x,
+				  struct ir_value *out);
+
+/* Attributes of a node with the spec's default when absent. */
+int64_t rw_attr_int(const struct ir_node *n, const char *name, int64_t dflt);
+float rw_attr_float(const struct ir_node *n, const char *name, float dflt);
+const char *rw_attr_str(const struct ir_node *n, const char *name,
+			const char *dflt);
+const int64_t *rw_attr_ints(const struct ir_node *n, const char *name, size_t *k);
+
+/* The values of a constant integer input (initializer, Constant, or
+ * folded by inference), at most cap of them copied to out; 1 when known
+ * and they fit, 0 otherwise. */
+int rw_const_ints(const struct rw_ctx *c, const struct ir_value *v,
+		  int64_t *out, size_t cap, size_t *n);
+int rw_is_const(const struct rw_ctx *c, const struct ir_value *v);
+/* The rank of a value, -1 unknown. */
+int rw_rank(const struct rw_ctx *c, const struct ir_value *v);
+
+#endif

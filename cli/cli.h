@@ -76,8 +76,17 @@ extern const char cmd_validate_help[];
 extern const char cmd_rules_help[], cmd_targets_help[];
 
 struct rules_db;
+struct rules_target;
 /* Load the rules data folder (resolved) into db; on failure print the
  * error line and return the exit code (db is then empty). */
 int cli_load_rules(struct rules_db *db);
+/* The installed targets into base and the --rules FILEs into extra
+ * (resolved against base); prints the error and returns the exit code. */
+int cli_load_rules_with(char *const *files, size_t n, struct rules_db *base,
+			struct rules_db *extra);
+/* A target by id: the --rules files' first, then the installed ones. */
+const struct rules_target *cli_find_target(const struct rules_db *base,
+					   const struct rules_db *extra,
+					   const char *id);
 
 #endif

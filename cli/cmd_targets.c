@@ -44,6 +44,36 @@ int cli_load_rules(struct rules_db *db)
 	return CLI_EXIT_OK;
 }
 
+int cli_load_rules_with(char *const *files, size_t n, struct rules_db *base,
+			struct rules_db *extra)
+{
+	struct ir_diag d;
+	int rc = 0, code;
+
+	rules_db_init(extra);
+	if ((code = cli_load_rules(base)) != CLI_EXIT_OK)
+		return code;
+	ir_diag_init(&d);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = rules_load_file(files[i], extra, &d);
+	if (rc == 0 && n)
+		rc = rules_db_resolve(extra, base, &d);
+	if (rc < 0) {
+		cli_error(NULL, "%s", d.msg);
+		return cli_exit_code(rc);
+	}
+	return CLI_EXIT_OK;
+}
+
+const struct rules_target *cli_find_target(const struct rules_db *base,
+					   const struct rules_db *extra,
+					   const char *id)
+{
+	const struct rules_target *t = extra ? rules_db_find(extra, id) : NULL;
+
+	return t ? t : rules_db_find(base, id);
+}
+
 static cJSON *json_target(const struct rules_target *t)
 {
 	cJSON *o = cJSON_CreateObject(), *a;

@@ -1,6 +1,7 @@
 /* ctx.c: the rewrite context (model, target, inference kept current), the
  * target-acceptance question passes ask, choosing a node pass and variant,
  * applying passes with refresh and logging, and the scanner's hook. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ int rw_ctx_init(struct rw_ctx *c, struct ir_model *m,
 	c->d = d;
 	c->opset = ir_model_opset(m, "");
 	ir_infer_init(&c->inf);
+	val_map_init(&c->map);
 	return rw_refresh(c);
 }
 
@@ -28,6 +30,12 @@ void rw_ctx_release(struct rw_ctx *c)
 		free(c->log[i].op);
 	}
 	free(c->log);
+	for (size_t i = 0; i < c->n_notes; i++)
+		free(c->notes[i]);
+	free(c->notes);
+	c->notes = NULL;
+	c->n_notes = 0;
+	val_map_release(&c->map);
 	ir_infer_release(&c->inf);
 	c->log = NULL;
 	c->n_log = c->cap_log = 0;
@@ -48,6 +56,23 @@ int rw_refresh(struct rw_ctx *c)
 	c->inf.flags = IR_INFER_NO_MERGE;
 	ir_diag_init(&vd);
 	c->have_inf = ir_infer_model(c->m, &c->inf, &vd) == 0;
+	return 0;
+}
+
+int rw_note(struct rw_ctx *c, const char *fmt, ...)
+{
+	char buf[512], **q;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (!(q = realloc(c->notes, (c->n_notes + 1) * sizeof(*q))))
+		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+	c->notes = q;
+	if (!(q[c->n_notes] = strdup(buf)))
+		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+	c->n_notes++;
 	return 0;
 }
 

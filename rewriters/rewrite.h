@@ -34,6 +34,7 @@
 
 #include "ir/infer.h"
 #include "ir/ir.h"
+#include "validators/validate.h"
 
 struct rules_target;
 
@@ -76,6 +77,17 @@ struct rw_ctx {
 	/* while a node pass runs */
 	const char *pass;
 	const char *variant;
+	/* what passes report: things they could not do (owned strings) */
+	size_t n_notes;
+	char **notes;
+	/* names, layouts and dtypes the rewritten model's interface and
+	 * values have relative to the original (for opmig validate --map) */
+	struct val_map map;
+	/* options of graph passes (set by the migrate pipeline) */
+	int64_t batch;                 /* --batch N, 0 none */
+	size_t n_dims;
+	const struct rt_dim_set *dims; /* --dim NAME=V */
+	int fp16_io;                   /* --fp16-io */
 };
 
 struct rw_pass;
@@ -118,6 +130,9 @@ int rw_ctx_init(struct rw_ctx *c, struct ir_model *m,
 void rw_ctx_release(struct rw_ctx *c);
 /* Verify the model and infer types and shapes again (after a change). */
 int rw_refresh(struct rw_ctx *c);
+/* Record a note for the report ("tensor 'ids' stays int64: ..."). */
+int rw_note(struct rw_ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Does the target accept op (domain "" = ai.onnx) at the model's opset
  * for data of dtype (0: any)?  NULL target: yes. */

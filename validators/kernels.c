@@ -12,14 +12,37 @@
 #define RT_FAMILIES(X) \
 	X(core) \
 	X(elem) \
+	X(binary) \
+	X(act) \
+	X(cast) \
 	X(reduce) \
-	X(nn) \
+	X(softmax) \
+	X(sort) \
+	X(einsum) \
+	X(conv) \
+	X(pool) \
+	X(matmul) \
+	X(qlinear) \
+	X(norm) \
+	X(rnn) \
+	X(quant) \
+	X(attn) \
+	X(contrib) \
 	X(shape) \
+	X(gather) \
+	X(slice) \
+	X(resize) \
+	X(layout) \
 	X(control) \
 	X(seq) \
+	X(optional) \
 	X(misc) \
+	X(random) \
+	X(string) \
 	X(ml) \
-	X(contrib)
+	X(signal) \
+	X(detect) \
+	X(train)
 
 #define FAMILY(x) extern const struct rt_kernel rt_kernels_##x[]; \
 	extern const size_t rt_n_kernels_##x;

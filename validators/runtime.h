@@ -68,6 +68,9 @@ struct rt_value {
 
 struct rt_value *rt_value_ref(struct rt_value *v);
 void rt_value_unref(struct rt_value *v);
+/* Stop charging v (and what it holds) to its session's memory account, so
+ * it may outlive the session: rt_session_run does this to its outputs. */
+void rt_value_detach(struct rt_value *v);
 
 /* Element size in bytes of the runtime layout (strings: sizeof(char *));
  * 0 for an unknown dtype. */

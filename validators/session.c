@@ -210,6 +210,8 @@ int rt_session_run(struct rt_session *s, struct rt_value **inputs, size_t n,
 	}
 	f.p = p;
 	rc = rt_frame_run(s, &f, all, p->n_in, outputs, d);
+	for (size_t i = 0; rc >= 0 && i < rt_session_n_outputs(s); i++)
+		rt_value_detach(outputs[i]);
 cleanup:
 	free(all);
 	s->stats.peak_bytes = s->mem.peak;

@@ -21,6 +21,17 @@ static void uncharge(struct rt_value *v)
 	v->nbytes = 0;
 }
 
+void rt_value_detach(struct rt_value *v)
+{
+	if (!v)
+		return;
+	uncharge(v);
+	v->mem = NULL;
+	rt_value_detach(v->base);
+	for (size_t i = 0; i < v->n; i++)
+		rt_value_detach(v->items[i]);
+}
+
 void rt_value_unref(struct rt_value *v)
 {
 	if (!v || --v->refs > 0)

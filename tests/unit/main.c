@@ -18,7 +18,15 @@ int main(void)
 	    suite_infer_register() != 0 ||
 	    suite_conformance_register() != 0 ||
 	    suite_runtime_register() != 0 ||
-	    suite_rewrite_register() != 0) {
+	    suite_rewrite_register() != 0 ||
+	    suite_kelem_register() != 0 ||
+	    suite_kreduce_register() != 0 ||
+	    suite_knn_register() != 0 ||
+	    suite_knorm_register() != 0 ||
+	    suite_kshape_register() != 0 ||
+	    suite_kctrl_register() != 0 ||
+	    suite_kmisc_register() != 0 ||
+	    suite_scan_register() != 0) {
 		fprintf(stderr, "unit-tests: cannot register suites: %s\n",
 			CU_get_error_msg());
 		CU_cleanup_registry();

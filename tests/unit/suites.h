@@ -20,6 +20,14 @@ int suite_infer_register(void);
 int suite_conformance_register(void);
 int suite_runtime_register(void);
 int suite_rewrite_register(void);
+int suite_kelem_register(void);
+int suite_kreduce_register(void);
+int suite_knn_register(void);
+int suite_knorm_register(void);
+int suite_kshape_register(void);
+int suite_kctrl_register(void);
+int suite_kmisc_register(void);
+int suite_scan_register(void);
 
 /* Path of a file in the source tree (tests run from the top folder). */
 #define TESTDATA(p) "testdata/" p

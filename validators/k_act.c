@@ -85,8 +85,16 @@ static int k_hswish(struct rt_kctx *k) { return unary1(k, &op_hswish, NULL, 0, N
 static int k_elu(struct rt_kctx *k) { return unary1(k, &op_elu, "alpha", 1.0f, NULL, 0); }
 static int k_selu(struct rt_kctx *k)
 {
-	return unary1(k, &op_selu, "alpha", 1.67326319217681884765625f,
-		      "gamma", 1.05070102214813232421875f);
+	/* the schema's text defaults are rounded ("1.67326"); opset 1's
+	 * defaults were float(1.6732) and float(1.0507) */
+	struct kel_par p;
+
+	memset(&p, 0, sizeof(p));
+	p.a = rt_attr_float(k, "alpha", k->version < 6 ? 1.6732f :
+			    1.67326319217681884765625f);
+	p.b = rt_attr_float(k, "gamma", k->version < 6 ? 1.0507f :
+			    1.05070102214813232421875f);
+	return kel_unary(k, &op_selu, &p);
 }
 static int k_celu(struct rt_kctx *k) { return unary1(k, &op_celu, "alpha", 1.0f, NULL, 0); }
 static int k_softplus(struct rt_kctx *k) { return unary1(k, &op_softplus, NULL, 0, NULL, 0); }

@@ -1,6 +1,6 @@
 /* k_cast.c: dtype conversion kernels: Cast (every numeric pair, strings
- * both ways, float8 with and without saturation, 4-bit integers rounded
- * and clamped), CastLike, and BitCast (same bits, other dtype). */
+ * both ways, float8 with and without saturation, 4-bit integers wrapped
+ * as other integer narrowings), CastLike, and BitCast (same bits, other dtype). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,12 +210,14 @@ static void cast_range(void *arg, int64_t begin, int64_t end)
 			((uint8_t *)yd)[i] = rt_float_to_f8(d, (float)rt_load_f64(s, xd, i),
 							    j->saturate);
 	} else if (d == IR_DTYPE_INT4 || d == IR_DTYPE_UINT4) {
-		/* round half to even, then clamp (store_i64 clamps) */
+		/* as any integer narrowing: floats truncate, then the low
+		 * four bits are kept (ml_dtypes' astype, which the ONNX
+		 * reference uses) */
 		for (int64_t i = begin; i < end; i++) {
-			double v = rt_load_f64(s, xd, i);
+			uint64_t v = (uint64_t)rt_load_i64(s, xd, i) & 15u;
 
-			rt_store_i64(d, yd, i, isnan(v) ? 0 : v > 1e6 ? 1000000 :
-				     v < -1e6 ? -1000000 : (int64_t)rint(v));
+			((uint8_t *)yd)[i] = (uint8_t)(d == IR_DTYPE_INT4 && v >= 8 ?
+						       v + 0xf0u : v);
 		}
 	} else if (rt_dtype_is_float(d) || rt_dtype_is_float(s)) {
 		for (int64_t i = begin; i < end; i++)

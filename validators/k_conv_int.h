@@ -131,4 +131,26 @@ void knn_im2col_f64(const struct knn_geom *g, const double *img, int64_t n_ch,
 void knn_col2im_f64(const struct knn_geom *g, const double *col, int64_t n_ch,
 		    double *img);
 
+
+/* ---- batched matrix products (k_matmul.c) ---------------------------- */
+
+/* numpy matmul of a and b: 1-D operands promoted and their dim dropped,
+ * batch dims broadcast.  a_off/b_off: each batch's element offset of its
+ * m x kd and kd x n matrices (malloc'd: knn_mm_release). */
+struct knn_mm {
+	int rank;
+	int64_t dims[RT_MAX_RANK];        /* output shape */
+	int64_t m, n, kd, n_batch;
+	int64_t *a_off, *b_off;
+};
+
+int knn_mm_init(struct rt_kctx *k, const struct rt_value *a,
+		const struct rt_value *b, struct knn_mm *p);
+void knn_mm_release(struct knn_mm *p);
+/* y (n_batch * m * n) = a @ b per batch, float32 or double. */
+void knn_mm_f32(struct rt_kctx *k, const struct knn_mm *p, const float *a,
+		const float *b, float *y);
+void knn_mm_f64(struct rt_kctx *k, const struct knn_mm *p, const double *a,
+		const double *b, double *y);
+
 #endif

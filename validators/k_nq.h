@@ -47,6 +47,39 @@ int nq_layer_norm(struct rt_kctx *k, struct rt_value *x, int64_t axis,
 		  struct rt_value *scale, struct rt_value *bias, float eps, int rms,
 		  int ydtype, int stat_dtype, int out_mean, int out_inv);
 
+/* Scaled dot-product attention over float [B, H, S, D] tensors: for each
+ * batch b and query head h (key/value head h / (hq / hkv)), scores =
+ * scale * Q K^T, softcap (when > 0), bias(ctx, b, h, i, row) adds a mask to
+ * each row of t scores, softmax, Y = P V.  qk (may be NULL) gets the
+ * [B, hq, sq, t] scores at qk_mode 0 (after the matmul), 1 (after the
+ * mask), 2 (after softcap) or 3 (after softmax).  work: sq * t floats. */
+struct nq_sdpa_args {
+	const float *q, *k, *v;      /* [B,hq,sq,d], [B,hkv,t,d], [B,hkv,t,dv] */
+	float *y, *qk, *work;        /* [B,hq,sq,dv], ... */
+	int64_t batch, hq, hkv, sq, t, d, dv;
+	float scale, softcap;
+	int qk_mode;
+	void (*bias)(void *ctx, int64_t b, int64_t h, int64_t i, float *row);
+	void *bias_ctx;
+};
+void nq_sdpa(const struct nq_sdpa_args *a);
+/* [B, S, H, D] -> [B, H, S, D], or back when back is set. */
+void nq_bshd_to_bhsd(const float *src, float *dst, int64_t b, int64_t s, int64_t h,
+		     int64_t d, int back);
+
+/* Rotary embedding of head vectors at x + b*sb + s*ss + h*sh (dim floats,
+ * the first rot rotated), cos/sin rows of cache_w = rot/2 floats chosen by
+ * pos[b*seq + s] (pos_n == batch*seq), pos[0] + s (pos_n == 1: an offset)
+ * or b*seq + s (pos NULL). */
+struct nq_rope {
+	int64_t batch, seq, heads, dim, rot, sb, ss, sh, cache_w, pos_n;
+	const int64_t *pos;
+	const float *cos, *sin;
+	int interleaved;
+};
+void nq_rotary(const struct nq_rope *r, const float *x, float *y);
+int nq_rope_check(struct rt_kctx *k, const struct nq_rope *r, int64_t rows);
+
 /* Is dtype one of float16/float/double/bfloat16?  Error naming input i
  * otherwise. */
 int nq_check_float(struct rt_kctx *k, const struct rt_value *t, size_t i);

@@ -11,13 +11,33 @@
 #define MAX_CALL_DEPTH 256
 #define OUT_SLOTS_MIN 8
 
+static struct rt_frame *frame_up(struct rt_frame *f, int up)
+{
+	for (int i = 0; i < up && f; i++)
+		f = f->parent;
+	return f;
+}
+
 static struct rt_value *frame_get(struct rt_frame *f, struct rt_ref r)
 {
 	if (r.slot < 0)
 		return NULL;
-	for (int i = 0; i < r.up && f; i++)
-		f = f->parent;
+	f = frame_up(f, r.up);
 	return f ? f->vals[r.slot] : NULL;
+}
+
+/* Is an unbound value a formal input of a model-local function that the
+ * call left out (an absent optional input)?  Reading it then reads "". */
+static int absent_formal(struct rt_frame *f, struct rt_ref r)
+{
+	const struct rt_gplan *p;
+
+	if (!(f = frame_up(f, r.up)) || !f->call || !(p = f->p)->fn)
+		return 0;
+	for (size_t i = 0; i < p->n_in; i++)
+		if (p->in[i] == r.slot)
+			return 1;
+	return 0;
 }
 
 const struct ir_attr *rt_frame_attr(struct rt_frame *f,
@@ -109,7 +129,7 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 	memset(outs, 0, n_out * sizeof(*outs));
 	for (size_t i = 0; i < n->n_inputs; i++) {
 		ins[i] = frame_get(f, np->in[i]);
-		if (np->in[i].slot >= 0 && !ins[i]) {
+		if (np->in[i].slot >= 0 && !ins[i] && !absent_formal(f, np->in[i])) {
 			rc = ir_diag_error(d, IR_EINVAL,
 					   "%s: input '%s' has no value (a graph input left unbound?)",
 					   rt_node_where(n, w), ir_s(n->inputs[i]->name));

@@ -440,6 +440,48 @@ static void test_loop_nested_capture(void)
 	ir_model_free(m);
 }
 
+/* Loop (opset 16) carrying optional(seq): starts empty, the body outputs a
+ * plain sequence that the next iteration's input (declared optional)
+ * receives wrapped; the scan output is OptionalHasElement of the carried
+ * value; the graph output, declared optional, wraps the final sequence. */
+static void test_loop_optional_carried(void)
+{
+	struct ir_model *m = tm_new(16);
+	struct ir_type *oseq = wtype(IR_TYPE_OPTIONAL,
+				     wtype(IR_TYPE_SEQUENCE, ttype(F, -1, NULL)));
+	struct rt_value *out[2];
+	struct ir_node *n;
+	struct ir_graph *b;
+
+	tm_init(m, "M", I64, NULL, 0, V(3));
+	tm_init(m, "x", F, D(1), 1, V(2));
+	n = g_node(m->graph, "Optional", NULL, 0, N("o0"), 1);
+	set_type_attr(n, "type", wtype(IR_TYPE_SEQUENCE, ttype(F, -1, NULL)));
+	n = g_node(m->graph, "Loop", N("M", "", "o0"), 3, N("o", "h"), 2);
+	b = g_sub(n, "body");
+	g_input(b, "i", ttype(I64, 0, NULL));
+	g_input(b, "c_in", ttype(B, 0, NULL));
+	g_input(b, "o_in", wtype(IR_TYPE_OPTIONAL,
+				 wtype(IR_TYPE_SEQUENCE, ttype(F, -1, NULL))));
+	g_node(b, "Identity", N("c_in"), 1, N("c_out"), 1);
+	g_node(b, "OptionalHasElement", N("o_in"), 1, N("has"), 1);
+	g_node(b, "SequenceConstruct", N("x"), 1, N("s_out"), 1);
+	g_output(b, "c_out", ttype(B, 0, NULL));
+	g_output(b, "s_out", wtype(IR_TYPE_SEQUENCE, ttype(F, -1, NULL)));
+	g_output(b, "has", ttype(B, 0, NULL));
+	g_output(m->graph, "o", oseq);
+	g_output(m->graph, "h", ttype(B, 1, D(3)));
+	tm_verify(m);
+	CU_ASSERT_FATAL(run(m, NULL, 0, out, 2, NULL, 0) == 0);
+	CU_ASSERT_FATAL(out[0]->kind == RT_OPTIONAL && out[0]->n == 1);
+	CU_ASSERT_FATAL(out[0]->items[0]->kind == RT_SEQUENCE &&
+			out[0]->items[0]->n == 1);
+	CU_ASSERT(is_tensor(out[0]->items[0]->items[0], F, 1, D(1), V(2)));
+	CU_ASSERT(is_tensor(out[1], B, 1, D(3), V(0, 1, 1)));
+	unref_all(out, 2);
+	ir_model_free(m);
+}
+
 /* ---- Scan -------------------------------------------------------------- */
 
 /* Scan (opset 11) over x [3,2] with state s [2]: the new state is the
@@ -819,6 +861,7 @@ static const struct unit_test tests[] = {
 	{ "loop_cond", test_loop_cond },
 	{ "loop_errors", test_loop_errors },
 	{ "loop_nested_capture", test_loop_nested_capture },
+	{ "loop_optional_carried", test_loop_optional_carried },
 	{ "scan", test_scan },
 	{ "scan8", test_scan8 },
 	{ "sequence_ops", test_sequence_ops },

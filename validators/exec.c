@@ -11,13 +11,33 @@
 #define MAX_CALL_DEPTH 256
 #define OUT_SLOTS_MIN 8
 
+static struct rt_frame *frame_up(struct rt_frame *f, int up)
+{
+	for (int i = 0; i < up && f; i++)
+		f = f->parent;
+	return f;
+}
+
 static struct rt_value *frame_get(struct rt_frame *f, struct rt_ref r)
 {
 	if (r.slot < 0)
 		return NULL;
-	for (int i = 0; i < r.up && f; i++)
-		f = f->parent;
+	f = frame_up(f, r.up);
 	return f ? f->vals[r.slot] : NULL;
+}
+
+/* Is an unbound value a formal input of a model-local function that the
+ * call left out (an absent optional input)?  Reading it then reads "". */
+static int absent_formal(struct rt_frame *f, struct rt_ref r)
+{
+	const struct rt_gplan *p;
+
+	if (!(f = frame_up(f, r.up)) || !f->call || !(p = f->p)->fn)
+		return 0;
+	for (size_t i = 0; i < p->n_in; i++)
+		if (p->in[i] == r.slot)
+			return 1;
+	return 0;
 }
 
 const struct ir_attr *rt_frame_attr(struct rt_frame *f,
@@ -109,7 +129,7 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 	memset(outs, 0, n_out * sizeof(*outs));
 	for (size_t i = 0; i < n->n_inputs; i++) {
 		ins[i] = frame_get(f, np->in[i]);
-		if (np->in[i].slot >= 0 && !ins[i]) {
+		if (np->in[i].slot >= 0 && !ins[i] && !absent_formal(f, np->in[i])) {
 			rc = ir_diag_error(d, IR_EINVAL,
 					   "%s: input '%s' has no value (a graph input left unbound?)",
 					   rt_node_where(n, w), ir_s(n->inputs[i]->name));
@@ -163,6 +183,26 @@ cleanup:
 	return rc;
 }
 
+/* A value bound to a formal input or output declared optional is wrapped
+ * in one when it is a plain tensor or sequence: a Loop feeds the body's
+ * carried output (a sequence) back to an input declared optional(seq). */
+static int as_declared(const struct ir_type *t, struct rt_value **v,
+		       struct ir_diag *d)
+{
+	struct rt_value *o;
+	int rc;
+
+	if (!t || t->kind != IR_TYPE_OPTIONAL || !*v ||
+	    ((*v)->kind != RT_TENSOR && (*v)->kind != RT_SEQUENCE))
+		return 0;
+	if ((rc = rt_optional_new((*v)->dtype, (int)(*v)->kind, *v, &o, d)) < 0) {
+		*v = NULL;
+		return rc;
+	}
+	*v = o;
+	return 0;
+}
+
 int rt_frame_run(struct rt_session *s, struct rt_frame *f,
 		 struct rt_value **ins, size_t n_in, struct rt_value **outs,
 		 struct ir_diag *d)
@@ -182,6 +222,9 @@ int rt_frame_run(struct rt_session *s, struct rt_frame *f,
 			continue;
 		rt_value_unref(f->vals[p->in[i]]);
 		f->vals[p->in[i]] = rt_value_ref(ins[i]);
+		if (!p->fn && (rc = as_declared(p->g->inputs[i].type,
+						&f->vals[p->in[i]], d)) < 0)
+			goto cleanup;
 	}
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct rt_nplan *np = &p->nodes[i];
@@ -197,11 +240,14 @@ int rt_frame_run(struct rt_session *s, struct rt_frame *f,
 		struct rt_value *v = frame_get(f, p->out[i]);
 
 		if (!v) {
-			rc = diag_error(d, "graph '%s': output %zu has no value",
-					ir_s(p->g->name), i);
+			rc = diag_error(d, "%s '%s': output %zu has no value",
+					p->fn ? "function" : "graph",
+					ir_s(p->fn ? p->fn->name : p->g->name), i);
 			goto cleanup;
 		}
 		outs[i] = rt_value_ref(v);
+		if (!p->fn && (rc = as_declared(p->g->outputs[i].type, &outs[i], d)) < 0)
+			goto cleanup;
 	}
 cleanup:
 	if (rc < 0)

@@ -189,7 +189,7 @@ static int write_file(const char *path, const struct scan_result *r,
 	rc = ir_file_write_atomic(path, buf, len, &d);
 	free(buf);
 	if (rc < 0) {
-		cli_error(path, "%s", d.msg);
+		cli_error(NULL, "%s", d.msg);
 		return rc == IR_EINVAL ? CLI_EXIT_BAD_INPUT : CLI_EXIT_INTERNAL;
 	}
 	return CLI_EXIT_OK;

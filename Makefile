@@ -9,7 +9,7 @@ endif
 PKGS := libprotobuf-c libcjson libzip cunit openblas
 DEB_PKGS := libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcjson-dev \
 	libzip-dev libcunit1-dev libopenblas-dev pkg-config groff-base \
-	python3-onnx python3-numpy libonnx-testdata
+	python3-onnx python3-numpy libonnx-testdata libxml2-utils graphviz
 ONNX_PROTO := /usr/include/onnx/onnx.proto
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \

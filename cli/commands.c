@@ -21,6 +21,8 @@ const struct cli_command cli_commands[] = {
 	  "show a target's rules, or check a rules file" },
 	{ "run", cmd_run, cmd_run_help,
 	  "run a model in the reference interpreter" },
+	{ "scan", cmd_scan, cmd_scan_help,
+	  "check a model against target chips' rules: a verdict per node" },
 	{ "targets", cmd_targets, cmd_targets_help,
 	  "list the targets of the rules database" },
 	{ "validate", cmd_validate, cmd_validate_help,

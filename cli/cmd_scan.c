@@ -1,0 +1,267 @@
+/* cmd_scan.c: `opmig scan MODEL --target T[,T...]`: load the model and the
+ * rules (installed targets plus --rules files), run the scanner against
+ * each target and write the report (scanner/report.h) to stdout or,
+ * atomically, to -o FILE; the exit code says whether anything at or above
+ * --fail-on remains. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "ir/ir.h"
+#include "oprules/rules.h"
+#include "rewriters/rewrite.h"
+#include "scanner/report.h"
+#include "scanner/scan.h"
+
+const char cmd_scan_help[] =
+	"usage: opmig scan MODEL --target T[,T2...] [--rules FILE]... [--format text|json|md|html|dot] [-o FILE] [--fail-on blocked|limited|never]\n"
+	"\n"
+	"Check every node of MODEL (main graph, subgraphs, model-local functions)\n"
+	"against the rules of one or more target chips: supported, limited,\n"
+	"rewritable (opmig has a rewrite) or blocked, with reasons; plus\n"
+	"model-level findings (opset, dynamic inputs, int64/float64, external\n"
+	"data).  Several targets give a compatibility matrix too.\n"
+	"\n"
+	"  --target T[,T2...]  targets to scan against (default generic-npu;\n"
+	"                      may be repeated; see 'opmig targets')\n"
+	"  --rules FILE        load an extra rules file (repeatable; its targets\n"
+	"                      may extend the installed ones)\n"
+	"  --format F          text (default), json (schema opmig.scan/1), md,\n"
+	"                      html or dot\n"
+	"  -o FILE             write the report to FILE (atomically), not stdout\n"
+	"  --fail-on S         exit 1 when a node or finding at or above S\n"
+	"                      remains: blocked (default), limited (limited,\n"
+	"                      rewritable or blocked) or never\n"
+	"  --help              show this help\n";
+
+struct scan_args {
+	const char *model, *out;
+	const struct scan_format *format;
+	int fail_on;                 /* enum scan_status, or -1 never */
+	char **targets;              /* ids, owned */
+	size_t n_targets;
+	char **rules;                /* borrowed from argv */
+	size_t n_rules;
+};
+
+static void args_release(struct scan_args *a)
+{
+	for (size_t i = 0; i < a->n_targets; i++)
+		free(a->targets[i]);
+	free(a->targets);
+	free(a->rules);
+}
+
+static int push(char ***v, size_t *n, char *s)
+{
+	char **p = realloc(*v, (*n + 1) * sizeof(*p));
+
+	if (!p)
+		return -1;
+	*v = p;
+	p[(*n)++] = s;
+	return 0;
+}
+
+/* Add the ids of "a,b,c" (skipping ones already there). */
+static int add_targets(struct scan_args *a, const char *list)
+{
+	const char *p = list;
+
+	while (1) {
+		size_t len = strcspn(p, ",");
+		char *id;
+		int dup = 0;
+
+		if (!len)
+			return 1;
+		for (size_t i = 0; i < a->n_targets; i++)
+			dup |= strlen(a->targets[i]) == len && !strncmp(a->targets[i], p, len);
+		if (!dup) {
+			if (!(id = strndup(p, len)) || push(&a->targets, &a->n_targets, id) < 0) {
+				free(id);
+				return -1;
+			}
+		}
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+static int parse_args(struct scan_args *a, int argc, char **argv,
+		      const struct cli_command *self)
+{
+	static const struct option opts[] = {
+		{ "target", required_argument, NULL, 't' },
+		{ "rules", required_argument, NULL, 'r' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "fail-on", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, rc;
+
+	optind = 1;
+	opterr = 0;
+	a->format = scan_format_find("text");
+	a->fail_on = SCAN_BLOCKED;
+	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if ((rc = add_targets(a, optarg)) < 0)
+				return CLI_EXIT_INTERNAL;
+			if (rc)
+				return cli_usage_error(self, "--target wants ids separated by commas, not '%s'", optarg);
+			break;
+		case 'r':
+			if (push(&a->rules, &a->n_rules, optarg) < 0)
+				return CLI_EXIT_INTERNAL;
+			break;
+		case 'f':
+			if (!(a->format = scan_format_find(optarg)))
+				return cli_usage_error(self, "--format is text, json, md, html or dot, not '%s'", optarg);
+			break;
+		case 'F':
+			if (!strcmp(optarg, "never"))
+				a->fail_on = -1;
+			else if (!strcmp(optarg, "blocked"))
+				a->fail_on = SCAN_BLOCKED;
+			else if (!strcmp(optarg, "limited"))
+				a->fail_on = SCAN_LIMITED;
+			else
+				return cli_usage_error(self, "--fail-on is blocked, limited or never, not '%s'", optarg);
+			break;
+		case 'o':
+			a->out = optarg;
+			break;
+		default:
+			return cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error(self, "scan needs one MODEL");
+	a->model = argv[optind];
+	if (!a->n_targets && add_targets(a, "generic-npu") < 0)
+		return CLI_EXIT_INTERNAL;
+	return CLI_EXIT_OK;
+}
+
+/* ---- the rewriter registry's hook -------------------------------------------
+ * Here the scan asks opmig's rewrite passes (rewriters/rewrite.h) whether a
+ * node that is limited or blocked on a target can be rewritten into what
+ * the target runs.  One rewrite context serves every target: the target
+ * is switched per question. */
+static int can_rewrite(void *ctx, const struct rules_target *t,
+		       const struct scan_node *sn, const struct scan_verdict *v,
+		       const char **pass)
+{
+	struct rw_ctx *c = ctx;
+
+	(void)v;
+	c->target = t;
+	return rw_can_rewrite(c, sn->node, pass);
+}
+
+/* The report into a memory buffer, then atomically into the file. */
+static int write_file(const char *path, const struct scan_result *r,
+		      const struct scan_format *f)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	struct ir_diag d;
+	int rc;
+
+	if (!mem) {
+		cli_error(path, "out of memory");
+		return CLI_EXIT_INTERNAL;
+	}
+	rc = scan_report_write(r, f, mem);
+	if (fclose(mem) != 0 || rc < 0) {
+		free(buf);
+		cli_error(path, "out of memory writing the report");
+		return CLI_EXIT_INTERNAL;
+	}
+	ir_diag_init(&d);
+	rc = ir_file_write_atomic(path, buf, len, &d);
+	free(buf);
+	if (rc < 0) {
+		cli_error(NULL, "%s", d.msg);
+		return rc == IR_EINVAL ? CLI_EXIT_BAD_INPUT : CLI_EXIT_INTERNAL;
+	}
+	return CLI_EXIT_OK;
+}
+
+int cmd_scan(int argc, char **argv)
+{
+	const struct cli_command *self = cli_command_find("scan");
+	struct scan_args a;
+	struct rules_db base, extra;
+	const struct rules_target **targets = NULL;
+	struct ir_model *m = NULL;
+	struct scan_result res;
+	struct scan_options so;
+	struct rw_ctx rw;
+	int have_rw = 0, code, rc;
+	struct ir_diag d;
+
+	memset(&a, 0, sizeof(a));
+	memset(&res, 0, sizeof(res));
+	rules_db_init(&base);
+	rules_db_init(&extra);
+	if ((code = parse_args(&a, argc, argv, self)) != CLI_EXIT_OK)
+		goto cleanup;
+	if ((code = cli_load_rules_with(a.rules, a.n_rules, &base, &extra)) != CLI_EXIT_OK)
+		goto cleanup;
+	if (!(targets = calloc(a.n_targets, sizeof(*targets)))) {
+		code = CLI_EXIT_INTERNAL;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < a.n_targets; i++)
+		if (!(targets[i] = cli_find_target(&base, &extra, a.targets[i]))) {
+			code = cli_usage_error(self, "no target '%s' (see 'opmig targets')",
+					       a.targets[i]);
+			goto cleanup;
+		}
+	if ((code = cli_load(a.model, &m)) != CLI_EXIT_OK)
+		goto cleanup;
+	ir_diag_init(&d);
+	if (rw_ctx_init(&rw, m, NULL, &d) < 0) {
+		cli_error(a.model, "%s", d.msg);
+		code = cli_exit_code(d.status);
+		goto cleanup;
+	}
+	have_rw = 1;
+	so.can_rewrite = can_rewrite;
+	so.ctx = &rw;
+	ir_diag_init(&d);
+	if ((rc = scan_model(m, a.model, targets, a.n_targets, &so, &res, &d)) < 0) {
+		cli_error(a.model, "%s", d.msg);
+		code = cli_exit_code(rc);
+		goto cleanup;
+	}
+	if (a.out) {
+		code = write_file(a.out, &res, a.format);
+	} else if (scan_report_write(&res, a.format, stdout) < 0) {
+		cli_error(NULL, "cannot write to standard output");
+		code = CLI_EXIT_INTERNAL;
+	}
+	if (code == CLI_EXIT_OK && a.fail_on >= 0)
+		for (size_t i = 0; i < res.n_targets; i++)
+			if (scan_target_has(&res.targets[i], (enum scan_status)a.fail_on))
+				code = CLI_EXIT_FINDINGS;
+	code = cli_finish(code);
+cleanup:
+	scan_result_release(&res);
+	if (have_rw)
+		rw_ctx_release(&rw);
+	ir_model_free(m);
+	free(targets);
+	rules_db_release(&extra);
+	rules_db_release(&base);
+	args_release(&a);
+	return code;
+}

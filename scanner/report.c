@@ -1,0 +1,124 @@
+/* report.c: the table of report formats (sorted by name, found by
+ * bsearch), writing a report, and the one-line summary per target every
+ * format shows. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scanner/report.h"
+#include "scanner/scan_int.h"
+
+const struct scan_format scan_formats[] = {
+	{ "dot", scan_write_dot, "the graph for Graphviz, nodes coloured by verdict" },
+	{ "html", scan_write_html, "one self-contained HTML page" },
+	{ "json", scan_write_json, "one JSON object, schema " SCAN_JSON_SCHEMA },
+	{ "md", scan_write_md, "Markdown" },
+	{ "text", scan_write_text, "plain text for people" },
+};
+const size_t scan_n_formats = sizeof(scan_formats) / sizeof(scan_formats[0]);
+
+static int fmt_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct scan_format *)elem)->name);
+}
+
+const struct scan_format *scan_format_find(const char *name)
+{
+	return bsearch(name, scan_formats, scan_n_formats, sizeof(scan_formats[0]),
+		       fmt_cmp);
+}
+
+int scan_report_write(const struct scan_result *r, const struct scan_format *f,
+		      FILE *out)
+{
+	if (f->write(r, out) < 0 || ferror(out))
+		return -1;
+	return 0;
+}
+
+void scan_summary_line(const struct scan_target_result *tr, char *buf, size_t size)
+{
+	const struct scan_counts *k = &tr->counts;
+
+	snprintf(buf, size, "%s: %zu/%zu nodes supported, %zu limited, %zu rewritable, "
+		 "%zu blocked (%zu op type%s)", tr->target->id, k->supported, k->nodes,
+		 k->limited, k->rewritable, k->blocked, tr->blocked_op_types,
+		 tr->blocked_op_types == 1 ? "" : "s");
+}
+
+const char *scan_status_short(enum scan_status s)
+{
+	static const char *const names[SCAN_N_STATUS] = { "ok", "lim", "rw", "BLOCK" };
+
+	return (unsigned)s < SCAN_N_STATUS ? names[s] : "?";
+}
+
+void scan_put_json_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	putc('"', f);
+	for (; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				putc(*p, f);
+		}
+	}
+	putc('"', f);
+}
+
+void scan_put_html(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		switch (*p) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		default:
+			if (*p < 0x20 && *p != '\n' && *p != '\t')
+				putc(' ', f);
+			else
+				putc(*p, f);
+		}
+	}
+}
+
+void scan_put_md(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		switch (*p) {
+		case '|': fputs("\\|", f); break;
+		case '\\': case '`': case '*': case '_': case '<': case '>':
+		case '[': case ']':
+			putc('\\', f);
+			putc(*p, f);
+			break;
+		case '\n': case '\r': case '\t': putc(' ', f); break;
+		default: putc(*p, f);
+		}
+	}
+}
+
+void scan_put_dot_str(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			putc('\\', f);
+		if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p < 0x20)
+			putc(' ', f);
+		else
+			putc(*p, f);
+	}
+}

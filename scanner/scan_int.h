@@ -1,0 +1,82 @@
+/* scan_int.h: what the scanner/ files share and nobody else needs: the
+ * scanning context (per-node facts computed once for every target: schema,
+ * inferred types, which values are constant), the per-node check, the
+ * model-level findings, and the output helpers of the report writers. */
+#ifndef OPMIG_SCAN_INT_H
+#define OPMIG_SCAN_INT_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "ir/infer.h"
+#include "ir/ir.h"
+#include "ir/registry.h"
+#include "oprules/rules.h"
+#include "scanner/scan.h"
+
+/* Target-independent facts about one node. */
+struct scan_ninfo {
+	const struct ir_op_schema *schema;   /* NULL: op unknown at this opset */
+	int64_t opset;                       /* of the node's domain */
+};
+
+/* A set of values (open addressing on the pointer). */
+struct scan_vset {
+	size_t n, cap;
+	const struct ir_value **slots;
+};
+
+/* Model facts behind the model-level findings. */
+struct scan_mfacts {
+	size_t n_int64, n_int64_rt;          /* values of that dtype; non-constant ones */
+	size_t n_float64, n_float64_rt;
+	const char *int64_first, *float64_first;   /* a non-constant one if any */
+	size_t n_ext;                        /* tensors in external data */
+	long long ext_bytes;
+	const char *ext_location;
+	long long param_bytes;
+};
+
+struct scan_ctx {
+	struct ir_model *m;
+	const char *path;
+	struct ir_infer inf;
+	struct scan_vset consts;
+	struct scan_ninfo *info;             /* one per result node */
+	struct scan_mfacts facts;
+	struct ir_diag *d;
+};
+
+/* check.c: the verdict of node i for target t (reasons, status; no
+ * rewrite hook). */
+int scan_check_node(const struct scan_ctx *c, const struct scan_node *sn,
+		    const struct scan_ninfo *ni, const struct rules_target *t,
+		    struct scan_verdict *v);
+/* Is the value constant (initializer, Constant, folded, computed from
+ * constants only)? */
+int scan_value_is_const(const struct scan_ctx *c, const struct ir_value *v);
+int scan_vset_add(struct scan_vset *s, const struct ir_value *v);
+int scan_vset_has(const struct scan_vset *s, const struct ir_value *v);
+void scan_vset_release(struct scan_vset *s);
+/* Add a reason (message formatted) and raise v->status to st; -1 out of
+ * memory. */
+int scan_reason_add(struct scan_verdict *v, enum scan_status st,
+		    const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void scan_verdict_release(struct scan_verdict *v);
+
+/* findings.c: model facts once, then the findings for one target. */
+int scan_facts_collect(struct scan_ctx *c);
+int scan_findings_for(const struct scan_ctx *c, const struct rules_target *t,
+		      struct scan_target_result *tr);
+
+/* Output helpers of the writers (report_util.c).  Writers print with
+ * fputs/fprintf and check ferror once at the end. */
+void scan_put_json_str(FILE *f, const char *s);
+void scan_put_html(FILE *f, const char *s);   /* HTML/XML text escaping */
+void scan_put_md(FILE *f, const char *s);     /* Markdown table cell */
+void scan_put_dot_str(FILE *f, const char *s); /* inside "..." of DOT */
+/* Short status names used in matrices: "ok", "lim", "rw", "BLOCK". */
+const char *scan_status_short(enum scan_status s);
+
+#endif

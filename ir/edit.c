@@ -234,6 +234,31 @@ struct ir_value *ir_graph_add_initializer(struct ir_graph *g, struct ir_tensor *
 	return v;
 }
 
+int ir_value_attach_initializer(struct ir_graph *g, struct ir_value *v,
+				struct ir_tensor *t)
+{
+	struct ir_tensor **p;
+	char *name;
+
+	if (v->producer || v->init || v->is_input || v->graph != g ||
+	    !(name = strdup(v->name))) {
+		ir_tensor_free(t);
+		return v->producer || v->init || v->is_input || v->graph != g ?
+		       IR_EINVAL : IR_ENOMEM;
+	}
+	if (!(p = realloc(g->inits, (g->n_inits + 1) * sizeof(*p)))) {
+		free(name);
+		ir_tensor_free(t);
+		return IR_ENOMEM;
+	}
+	free(t->name);
+	t->name = name;
+	g->inits = p;
+	g->inits[g->n_inits++] = t;
+	v->init = t;
+	return 0;
+}
+
 void ir_graph_remove_initializer(struct ir_graph *g, struct ir_value *v)
 {
 	for (size_t i = 0; i < g->n_inits; i++)

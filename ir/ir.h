@@ -436,6 +436,10 @@ struct ir_tensor *ir_tensor_new_raw(const char *name, int dtype,
  * returns its value, NULL when out of memory (t is then freed). */
 struct ir_value *ir_graph_add_initializer(struct ir_graph *g, struct ir_tensor *t);
 void ir_graph_remove_initializer(struct ir_graph *g, struct ir_value *v);
+/* Make t (taking ownership, renamed to v's name) the initializer of v, a
+ * value of g that no node produces (detach its producer first). */
+int ir_value_attach_initializer(struct ir_graph *g, struct ir_value *v,
+				struct ir_tensor *t);
 /* Forget the value_info declarations of v (its type changed). */
 void ir_graph_drop_value_info(struct ir_graph *g, const struct ir_value *v);
 /* Attributes: set (replacing one of the same name), remove, find. */

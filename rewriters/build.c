@@ -51,6 +51,13 @@ static int log_push(struct rw_ctx *c, const struct ir_node *n, size_t emitted)
 	return 0;
 }
 
+int rw_log_graph(struct rw_ctx *c, size_t changed)
+{
+	static const struct ir_node none = { .op_type = (char *)"" };
+
+	return log_push(c, &none, changed);
+}
+
 int rw_end(struct rw_emit *e, int rc)
 {
 	if (rc == 0 && e->failed)

@@ -11,6 +11,7 @@
 	X(eliminate_identity) \
 	X(elu) \
 	X(erf_poly) \
+	X(fold_constants) \
 	X(gelu) \
 	X(global_pool) \
 	X(group_norm) \

@@ -27,6 +27,9 @@ int rw_begin(struct rw_ctx *c, struct ir_node *n, struct rw_emit *e);
  * an allocation failure on the way becomes IR_ENOMEM. */
 int rw_end(struct rw_emit *e, int rc);
 
+/* Log a graph pass's run (node and op ""; n_emitted: what it changed). */
+int rw_log_graph(struct rw_ctx *c, size_t changed);
+
 /* A node op(in...) of the default domain (domain: another) placed next;
  * out NULL makes a fresh output.  Returns the node (NULL on failure, and
  * e->failed is set); its first output is node->outputs[0]. */

@@ -450,6 +450,12 @@ int ir_node_set_ints(struct ir_node *n, const char *name, const int64_t *v, size
 int ir_node_set_floats(struct ir_node *n, const char *name, const float *v, size_t k);
 int ir_node_set_tensor(struct ir_node *n, const char *name, struct ir_tensor *t);
 int ir_node_remove_attr(struct ir_node *n, const char *name);
+/* Set attribute `name` of n to a copy of src: float, int, string, their
+ * lists, and numeric tensors; IR_EINVAL for other kinds (graphs, sparse
+ * tensors, type protos, string tensors). */
+int ir_node_copy_attr(struct ir_node *n, const char *name, const struct ir_attr *src);
+/* Remove model-local function i (freeing it). */
+void ir_model_remove_function(struct ir_model *m, size_t i);
 const struct ir_attr *ir_node_attr(const struct ir_node *n, const char *name);
 
 /* Opset version imported for a domain ("" and "ai.onnx" are one); 0 if none. */

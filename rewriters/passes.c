@@ -17,6 +17,8 @@
 	X(group_norm) \
 	X(hard_sigmoid) \
 	X(hard_swish) \
+	X(if_const) \
+	X(inline_functions) \
 	X(instance_norm) \
 	X(layer_norm) \
 	X(leaky_relu) \
@@ -33,6 +35,7 @@
 	X(softplus) \
 	X(softsign) \
 	X(sqrt_pow) \
+	X(static_dims) \
 	X(swish) \
 	X(thresholded_relu) \
 	X(variadic)

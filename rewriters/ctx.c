@@ -202,6 +202,8 @@ int rw_run(struct rw_ctx *c, const struct rw_pass *p, size_t *changed)
 	c->pass = p->name;
 	c->variant = NULL;
 	rc = p->run(c, changed);
+	if (rc == 0 && *changed && (rc = rw_log_graph(c, *changed)) < 0)
+		rc = ir_diag_error(c->d, IR_ENOMEM, "out of memory");
 	if (rc == 0 && *changed)
 		rc = rw_refresh(c);
 	c->pass = NULL;

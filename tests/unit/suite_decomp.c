@@ -16,7 +16,7 @@
 #include "tests/unit/tmodel.h"
 
 struct extra {
-	int rank;                    /* -1: a scalar constant `fill` */
+	int rank;                    /* -1: a scalar; -2: x's shape */
 	int64_t dims[4];
 	double fill;                 /* NaN: seeded random values */
 	int like_dim;                /* >= 0: dims[0] = x's dim like_dim */
@@ -85,15 +85,18 @@ static struct ir_model *build(const struct dcase *c, uint64_t seed)
 		tm_node(m, c->pre, NULL, TM_NAMES("x"), 1, TM_NAMES("x1"), 1);
 		in[0] = "x1";
 	}
+	CU_ASSERT_FATAL(c->n_extra <= 3);
 	for (int i = 0; i < c->n_extra; i++) {
 		const struct extra *e = &c->extra[i];
 		int64_t ed[4];
 		double v[512];
 		int64_t k = 1;
 
+		int er = e->rank == -2 ? c->rank : e->rank < 0 ? 0 : e->rank;
+
 		snprintf(names[i], sizeof(names[i]), "p%d", i);
-		for (int j = 0; j < (e->rank < 0 ? 0 : e->rank); j++) {
-			ed[j] = e->dims[j];
+		for (int j = 0; j < er; j++) {
+			ed[j] = e->rank == -2 ? dims[j] : e->dims[j];
 			if (j == 0 && e->like_dim >= 0)
 				ed[0] = dims[e->like_dim];
 			k *= ed[j];
@@ -101,7 +104,7 @@ static struct ir_model *build(const struct dcase *c, uint64_t seed)
 		CU_ASSERT_FATAL(k <= 512);
 		for (int64_t j = 0; j < k; j++)
 			v[j] = isnan(e->fill) ? (double)(next(&seed) % 2000) / 1000.0 - 1.0 : e->fill;
-		tm_init(m, names[i], IR_DTYPE_FLOAT, ed, (size_t)(e->rank < 0 ? 0 : e->rank), v);
+		tm_init(m, names[i], IR_DTYPE_FLOAT, ed, (size_t)er, v);
 		in[1 + i] = names[i];
 	}
 	for (int i = 1; i < c->n_outputs; i++)
@@ -228,8 +231,8 @@ static const struct dcase cases[] = {
 	  {{ 2, { 0, 1 }, R, 1 }}, 1e-5, 0 },
 	{ "layer-norm", "SimplifiedLayerNormalization", "com.microsoft", 17, 3, NULL, NULL, 1,
 	  {{ 1, { 0 }, R, 2 }}, 1e-5, 0 },
-	{ "skip-layer-norm", "SkipLayerNormalization", "com.microsoft", 17, 3, NULL, "epsilon=0.00001", 4,
-	  {{ 3, { 0 }, R, 0 }, { 1, { 0 }, R, 2 }, { 1, { 0 }, R, 2 }}, 1e-5, 0 },
+	{ "skip-layer-norm", "SkipLayerNormalization", "com.microsoft", 17, 3, NULL, "epsilon=0.00001", 3,
+	  {{ -2, { 0 }, R, -1 }, { 1, { 0 }, R, 2 }, { 1, { 0 }, R, 2 }}, 1e-5, 4 },
 	{ "instance-norm", "InstanceNormalization", NULL, 13, 4, NULL, NULL, 2,
 	  {{ 1, { 0 }, R, 1 }, { 1, { 0 }, R, 1 }}, 1e-5, 0 },
 	{ "group-norm", "GroupNormalization", NULL, 18, 4, NULL, "num_groups=3", 2,

@@ -289,6 +289,14 @@ const int64_t *rw_attr_ints(const struct ir_node *n, const char *name, size_t *k
 	return a->ints;
 }
 
+const float *rw_attr_floats(const struct ir_node *n, const char *name, size_t *k)
+{
+	const struct ir_attr *a = ir_node_attr(n, name);
+
+	*k = a && a->type == IR_ATTR_FLOATS ? a->n_floats : 0;
+	return *k ? a->floats : NULL;
+}
+
 int rw_const_ints(const struct rw_ctx *c, const struct ir_value *v,
 		  int64_t *out, size_t cap, size_t *n)
 {

@@ -5,7 +5,8 @@
  * under their own names; the folded nodes go.  Constant nodes become
  * initializers too.  The values come from one run of the whole model on
  * seeded inputs, captured by the run's observer (they do not depend on the
- * inputs).  Results above 16 MiB stay computed unless they are
+ * inputs).  Nodes whose outputs inference already knows (Shape of a
+ * static tensor, and arithmetic on it) are folded the same way.  Results above 16 MiB stay computed unless they are
  * ConstantOfShape fills (weights).  When the model cannot run (an op
  * without kernel, a dim that needs --dim), nothing is folded and a note
  * says why. */
@@ -37,8 +38,9 @@ static int value_const(const struct fold *f, const struct ir_value *v)
 {
 	if (!v)
 		return 1;                    /* absent optional input */
-	if (v->init)
-		return !v->is_input;         /* an input may override it */
+	if (v->init)   /* an input may override it, except before IR 4 where
+			* every initializer had to be listed as an input */
+		return !v->is_input || f->c->m->ir_version < 4;
 	return v->producer && v->producer->graph == f->g &&
 	       f->foldable[v->producer->index];
 }
@@ -64,6 +66,26 @@ static int small_enough(struct rw_ctx *c, const struct ir_node *n)
 	return 1;
 }
 
+/* Inference knows every output's values (integer or float). */
+static int outputs_known(struct rw_ctx *c, const struct ir_node *n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n->n_outputs; i++) {
+		const struct ir_vtype *t = n->outputs[i] ? rw_type(c, n->outputs[i]) : NULL;
+
+		if (!n->outputs[i])
+			continue;
+		if (!t || !(t->has_const || t->has_fconst))
+			return 0;
+		for (size_t j = 0; t->has_const && j < t->n_const; j++)
+			if (t->cval[j].kind != IR_VDIM_VALUE)
+				return 0;
+		k++;
+	}
+	return k > 0;
+}
+
 static int can_fold(struct fold *f, const struct ir_node *n)
 {
 	const char *op = ir_s(n->op_type);
@@ -78,10 +100,14 @@ static int can_fold(struct fold *f, const struct ir_node *n)
 			return 0;
 	if (!n->n_inputs && strcmp(op, "Constant"))
 		return 0;
+	if (!small_enough(f->c, n))
+		return 0;
+	if (outputs_known(f->c, n))
+		return 1;      /* Shape of a static tensor, and the like */
 	for (size_t i = 0; i < n->n_inputs; i++)
 		if (!value_const(f, n->inputs[i]))
 			return 0;
-	return small_enough(f->c, n);
+	return 1;
 }
 
 static int is_graph_output(const struct ir_graph *g, const struct ir_value *v)
@@ -156,6 +182,7 @@ done:
 static int replace(struct fold *f, size_t *changed)
 {
 	struct ir_graph *g = f->g;
+	struct ir_tensor **ts;
 	struct ir_diag d;
 	int rc = 0;
 
@@ -163,6 +190,17 @@ static int replace(struct fold *f, size_t *changed)
 	for (size_t i = 0; i < f->n_front; i++)
 		if (!f->vals[i] || f->vals[i]->kind != RT_TENSOR)
 			return 1;            /* not captured: fold nothing */
+	/* the values first: they may view the folded nodes' attributes */
+	if (!(ts = calloc(f->n_front + 1, sizeof(*ts))))
+		return ir_diag_error(f->c->d, IR_ENOMEM, "out of memory");
+	for (size_t i = 0; i < f->n_front && rc >= 0; i++)
+		rc = rt_value_to_ir(f->vals[i], f->front[i]->name, &ts[i], &d);
+	if (rc < 0) {
+		for (size_t i = 0; i < f->n_front; i++)
+			ir_tensor_free(ts[i]);
+		free(ts);
+		return ir_diag_error(f->c->d, rc, "fold-constants: %s", d.msg);
+	}
 	/* every foldable node goes; the frontier values become initializers */
 	for (size_t i = g->n_nodes; i-- > 0;) {
 		struct ir_node *n = g->nodes[i];
@@ -173,16 +211,15 @@ static int replace(struct fold *f, size_t *changed)
 		ir_node_free(n);
 		(*changed)++;
 	}
-	for (size_t i = 0; i < f->n_front && rc >= 0; i++) {
-		struct ir_tensor *t = NULL;
+	for (size_t i = 0; i < f->n_front; i++) {
+		int r = ir_value_attach_initializer(g, f->front[i], ts[i]);
 
-		if ((rc = rt_value_to_ir(f->vals[i], f->front[i]->name, &t, &d)) < 0)
-			break;
-		rc = ir_value_attach_initializer(g, f->front[i], t);
 		ir_graph_drop_value_info(g, f->front[i]);
+		if (r < 0 && rc >= 0)
+			rc = r;
 	}
-	return rc < 0 ? ir_diag_error(f->c->d, rc, "fold-constants: %s",
-				      d.msg[0] ? d.msg : "cannot attach a value") : 0;
+	free(ts);
+	return rc < 0 ? ir_diag_error(f->c->d, rc, "fold-constants: cannot attach a value") : 0;
 }
 
 static int run(struct rw_ctx *c, size_t *changed)

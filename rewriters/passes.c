@@ -7,6 +7,7 @@
 #define PASS(x) extern const struct rw_pass rw_pass_##x;
 #define RW_PASSES(X) \
 	X(abs) \
+	X(avgpool_count) \
 	X(dce) \
 	X(eliminate_identity) \
 	X(elu) \
@@ -25,6 +26,7 @@
 	X(lp_norm) \
 	X(mish) \
 	X(neg) \
+	X(opset_convert) \
 	X(pow_const) \
 	X(prelu) \
 	X(reciprocal) \
@@ -38,6 +40,7 @@
 	X(static_dims) \
 	X(swish) \
 	X(thresholded_relu) \
+	X(transpose_rank) \
 	X(variadic)
 RW_PASSES(PASS)
 #undef PASS

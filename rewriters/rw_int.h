@@ -72,6 +72,7 @@ float rw_attr_float(const struct ir_node *n, const char *name, float dflt);
 const char *rw_attr_str(const struct ir_node *n, const char *name,
 			const char *dflt);
 const int64_t *rw_attr_ints(const struct ir_node *n, const char *name, size_t *k);
+const float *rw_attr_floats(const struct ir_node *n, const char *name, size_t *k);
 
 /* The values of a constant integer input (initializer, Constant, or
  * folded by inference), at most cap of them copied to out; 1 when known

@@ -179,6 +179,14 @@ done:
 	return rc;
 }
 
+static int c_ir_bump(struct ir_model *m)
+{
+	if (m->ir_version >= 4)
+		return 0;
+	m->ir_version = 4;
+	return 1;
+}
+
 static int replace(struct fold *f, size_t *changed)
 {
 	struct ir_graph *g = f->g;
@@ -219,6 +227,9 @@ static int replace(struct fold *f, size_t *changed)
 			rc = r;
 	}
 	free(ts);
+	/* initializers that are not graph inputs need IR 4 */
+	if (rc >= 0 && c_ir_bump(f->c->m))
+		(*changed)++;
 	return rc < 0 ? ir_diag_error(f->c->d, rc, "fold-constants: cannot attach a value") : 0;
 }
 

@@ -110,6 +110,15 @@ static int target_opset(const struct rw_ctx *c, int from)
 	return from;
 }
 
+/* The IR version ONNX released with each opset (1.12 knows IR 8). */
+static int64_t ir_for_opset(int opset)
+{
+	static const int64_t ir[] = { 3, 3, 3, 3, 3, 3, 3, 3, 3, 4, 5, 6, 7, 7, 7, 8, 8, 8, 8,
+				      9, 9, 10, 10, 11 };
+
+	return opset < 0 ? 3 : opset < 24 ? ir[opset] : 11;
+}
+
 static void set_import(struct ir_model *m, int64_t to)
 {
 	for (size_t i = 0; i < m->n_opsets; i++)
@@ -147,6 +156,8 @@ static int run(struct rw_ctx *c, size_t *changed)
 				     v.bad ? ir_s(v.bad->name) : "?", v.why);
 	}
 	set_import(c->m, v.to);
+	if (c->m->ir_version < ir_for_opset(v.to))
+		c->m->ir_version = ir_for_opset(v.to);
 	*changed = v.changed + 1;
 	return 0;
 }

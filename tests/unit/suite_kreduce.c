@@ -39,7 +39,7 @@ static void kt_new(struct kt *t, int opset, const char *op, const struct kin *in
 {
 	static const char *const outs[MAX_OUT] = { "y0", "y1", "y2", "y3" };
 	const char *names[8];
-	char buf[8][8];
+	char buf[8][24];
 
 	memset(t, 0, sizeof(*t));
 	t->m = tm_new(opset);

@@ -61,15 +61,71 @@ static void sm_line_##T(int kind, const T *x, T *y, int64_t n, int64_t s) \
 	}								\
 }									\
 									\
+/* [n, I] block, rows contiguous: per-column state in m (max), mi (its \
+ * row) and s (sums). */						\
+static void sm_block_##T(int kind, const T *x, T *y, int64_t n, int64_t I, \
+			 T *m, int64_t *mi, double *s)			\
+{									\
+	for (int64_t i = 0; i < I; i++) {				\
+		m[i] = x[i];						\
+		mi[i] = 0;						\
+		s[i] = 0;						\
+	}								\
+	for (int64_t r = 1; r < n; r++)					\
+		for (int64_t i = 0; i < I; i++)				\
+			if (x[r * I + i] > m[i]) {			\
+				m[i] = x[r * I + i];			\
+				mi[i] = r;				\
+			}						\
+	if (kind == SM_HARD) {						\
+		memset(y, 0, (size_t)(n * I) * sizeof(T));		\
+		for (int64_t i = 0; i < I; i++)				\
+			y[mi[i] * I + i] = 1;				\
+		return;							\
+	}								\
+	for (int64_t r = 0; r < n; r++)					\
+		for (int64_t i = 0; i < I; i++) {			\
+			T v = EXP(x[r * I + i] - m[i]);			\
+									\
+			if (kind == SM_SOFT)				\
+				y[r * I + i] = v;			\
+			s[i] += v;					\
+		}							\
+	if (kind == SM_LOG) {						\
+		for (int64_t i = 0; i < I; i++)				\
+			m[i] += (T)log(s[i]);				\
+		for (int64_t r = 0; r < n; r++)				\
+			for (int64_t i = 0; i < I; i++)			\
+				y[r * I + i] = x[r * I + i] - m[i];	\
+		return;							\
+	}								\
+	for (int64_t i = 0; i < I; i++)					\
+		s[i] = 1.0 / s[i];					\
+	for (int64_t r = 0; r < n; r++)					\
+		for (int64_t i = 0; i < I; i++)				\
+			y[r * I + i] *= (T)s[i];			\
+}									\
+									\
 static void sm_##T(void *ctx, int64_t b, int64_t e)			\
 {									\
 	const struct sm_job *j = ctx;					\
 	int64_t n = j->n, I = j->inner;					\
+	char *tmp = I > 1 ? malloc((size_t)I * (sizeof(T) + 16)) : NULL; \
 									\
-	for (int64_t o = b; o < e; o++)					\
+	for (int64_t o = b; o < e; o++) {				\
+		const T *x = (const T *)j->x + o * n * I;		\
+		T *y = (T *)j->y + o * n * I;				\
+									\
+		if (tmp) {						\
+			sm_block_##T(j->kind, x, y, n, I, (T *)(tmp + (size_t)I * 16), \
+				     (int64_t *)tmp, (double *)(tmp + (size_t)I * 8)); \
+			continue;					\
+		}							\
+		/* inner 1, or no memory: one strided line each */	\
 		for (int64_t i = 0; i < I; i++)				\
-			sm_line_##T(j->kind, (const T *)j->x + o * n * I + i, \
-				    (T *)j->y + o * n * I + i, n, I);	\
+			sm_line_##T(j->kind, x + i, y + i, n, I);	\
+	}								\
+	free(tmp);							\
 }
 
 SOFTMAX(float, expf)

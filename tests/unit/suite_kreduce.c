@@ -467,6 +467,40 @@ static void test_topk_columns(void)
 	kt_free(&t);
 }
 
+static void test_topk_select(void)
+{
+	/* 40 values cycling 0,1,2,3 (k * 16 < n: the one-pass selection):
+	 * the largest are the 3s at 3, 7, 11; the smallest the 0s at 0, 4, 8 */
+	double v[40];
+	struct kin in[] = {
+		{ IR_DTYPE_FLOAT, 1, D(40), v },
+		KIN(IR_DTYPE_INT64, 1, D(1), 2),
+	};
+	struct kt t;
+
+	for (int i = 0; i < 40; i++)
+		v[i] = i % 4;
+	kt_new(&t, 24, "TopK", in, 2, 2);
+	CU_ASSERT_FATAL(kt_run(&t) == 0);
+	CHECK(&t, 0, IR_DTYPE_FLOAT, 1, D(2), 0, 3, 3);
+	CHECK(&t, 1, IR_DTYPE_INT64, 1, D(2), 0, 3, 7);
+	kt_free(&t);
+	in[1].v = (const double[]){ 1 };
+	kt_new(&t, 11, "TopK", in, 2, 2);
+	ir_node_set_int(t.n, "largest", 0);
+	CU_ASSERT_FATAL(kt_run(&t) == 0);
+	CHECK(&t, 0, IR_DTYPE_FLOAT, 1, D(1), 0, 0);
+	CHECK(&t, 1, IR_DTYPE_INT64, 1, D(1), 0, 0);
+	kt_free(&t);
+	/* k = 0: empty outputs */
+	in[1].v = (const double[]){ 0 };
+	kt_new(&t, 11, "TopK", in, 2, 2);
+	CU_ASSERT_FATAL(kt_run(&t) == 0);
+	CU_ASSERT_EQUAL(t.out[0]->numel, 0);
+	CU_ASSERT_EQUAL(t.out[1]->dims[0], 0);
+	kt_free(&t);
+}
+
 static void test_unique(void)
 {
 	struct kin rows[] = { KIN(IR_DTYPE_INT64, 2, D(3, 2), 1, 0, 0, 1, 1, 0) };
@@ -656,6 +690,7 @@ static const struct unit_test tests[] = {
 	{ "hardmax", test_hardmax },
 	{ "topk", test_topk },
 	{ "topk along columns", test_topk_columns },
+	{ "topk one-pass selection", test_topk_select },
 	{ "unique", test_unique },
 	{ "einsum diagonals and ellipsis", test_einsum_diagonal },
 	{ "einsum products", test_einsum_products },

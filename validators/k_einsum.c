@@ -439,10 +439,13 @@ static int k_einsum(struct rt_kctx *k)
 	for (int i = 0; i < ops[0].rank; i++)
 		e.uses[ops[0].lab[i]]--;
 	for (size_t i = 1; i < n; i++) {
+		int held[RT_MAX_RANK], nh = ops[i].rank;
+
+		memcpy(held, ops[i].lab, (size_t)nh * sizeof(int));
 		if ((rc = contract(&e, &ops[0], &ops[i])) < 0)
 			goto cleanup;
-		for (int j = 0; j < ops[i].rank; j++)
-			e.uses[ops[i].lab[j]]--;
+		for (int j = 0; j < nh; j++)
+			e.uses[held[j]]--;
 	}
 	for (int l = 0; l < EL_MAX; l++)
 		drop[l] = 1;

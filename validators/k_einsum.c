@@ -413,6 +413,9 @@ static int k_einsum(struct rt_kctx *k)
 		p += 2;
 		if ((rc = parse_term(k, &p, -1, n_ell, e.out, &e.n_out, &ell)) < 0)
 			return rc;
+		if (n_ell && !ell)      /* as numpy: no implicit sum over '...' */
+			return rt_err(k, "output of '%s' lacks '...' for the inputs' %d broadcast dims",
+				      eq, n_ell);
 		for (int o = 0; o < e.n_out; o++) {
 			if (e.size[e.out[o]] < 0)
 				return rt_err(k, "output label %d of '%s' is in no input", o, eq);

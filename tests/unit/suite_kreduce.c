@@ -592,6 +592,8 @@ static void test_einsum_products(void)
 	kt_free(&t);
 	einsum1("i,i", outer, 2, &t);
 	expect_error(&t, "label 'i' has sizes 2 and 3");
+	einsum1("...j,...j->j", bc, 2, &t);
+	expect_error(&t, "lacks '...'");
 	einsum1("ij->i", outer, 1, &t);
 	expect_error(&t, "2 labels for an input of rank 1");
 	einsum1("i,j->k", outer, 2, &t);

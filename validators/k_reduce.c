@@ -339,7 +339,7 @@ static int reduce(struct rt_kctx *k, int op, int axes_input)
 		for (int g = 0, p = nk; g < ng; g++)
 			if (gr[g])
 				perm[p++] = g;
-		if (!(tb = malloc((size_t)x->numel * kr_work_size(w)))) {
+		if (!(tb = malloc((size_t)(x->numel ? x->numel : 1) * kr_work_size(w)))) {
 			rc = rt_oom(k);
 			goto cleanup;
 		}

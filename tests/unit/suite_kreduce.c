@@ -269,6 +269,21 @@ static void test_reduce_empty_set(void)
 	kt_free(&t);
 }
 
+static void test_reduce_empty_apart(void)
+{
+	/* [0,2,3,2] over axes 1 and 3 (a transpose of nothing): [0,1,3,1] */
+	struct kin in[] = {
+		{ IR_DTYPE_FLOAT, 4, D(0, 2, 3, 2), (const double[]){ 0 } },
+		KIN(IR_DTYPE_INT64, 1, D(2), 1, 3),
+	};
+	struct kt t;
+
+	kt_new(&t, 18, "ReduceSum", in, 2, 1);
+	CU_ASSERT_FATAL(kt_run(&t) == 0);
+	CHECK(&t, 0, IR_DTYPE_FLOAT, 4, D(0, 1, 3, 1), 0, 0);
+	kt_free(&t);
+}
+
 static void test_reduce_bool_max(void)
 {
 	struct kin in[] = {
@@ -684,6 +699,7 @@ static const struct unit_test tests[] = {
 	{ "reduce over axes apart", test_reduce_axes_apart },
 	{ "reduce with empty axes", test_reduce_empty_axes },
 	{ "reduce over empty sets", test_reduce_empty_set },
+	{ "reduce of an empty tensor over axes apart", test_reduce_empty_apart },
 	{ "reducemax of bool", test_reduce_bool_max },
 	{ "reduce errors", test_reduce_errors },
 	{ "argmax and argmin", test_arg },

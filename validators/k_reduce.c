@@ -48,23 +48,55 @@ static double start(int op)
 
 /* Floating kinds: one line (inner == 1) and rows (inner > 1), in double. */
 #define RED_FLOAT(T)							\
+/* Sum of x, x^2 (kind 1) or |x| (kind 2) in four independent double \
+ * accumulators, so the adds pipeline. */				\
+static double sum4_##T(const T *x, int64_t n, int kind)			\
+{									\
+	double a0 = 0, a1 = 0, a2 = 0, a3 = 0;				\
+	int64_t i = 0;							\
+									\
+	if (kind == 0) {						\
+		for (; i + 4 <= n; i += 4) {				\
+			a0 += x[i];					\
+			a1 += x[i + 1];					\
+			a2 += x[i + 2];					\
+			a3 += x[i + 3];					\
+		}							\
+		for (; i < n; i++)					\
+			a0 += x[i];					\
+	} else if (kind == 1) {						\
+		for (; i + 4 <= n; i += 4) {				\
+			a0 += (double)x[i] * x[i];			\
+			a1 += (double)x[i + 1] * x[i + 1];		\
+			a2 += (double)x[i + 2] * x[i + 2];		\
+			a3 += (double)x[i + 3] * x[i + 3];		\
+		}							\
+		for (; i < n; i++)					\
+			a0 += (double)x[i] * x[i];			\
+	} else {							\
+		for (; i + 4 <= n; i += 4) {				\
+			a0 += fabs((double)x[i]);			\
+			a1 += fabs((double)x[i + 1]);			\
+			a2 += fabs((double)x[i + 2]);			\
+			a3 += fabs((double)x[i + 3]);			\
+		}							\
+		for (; i < n; i++)					\
+			a0 += fabs((double)x[i]);			\
+	}								\
+	return (a0 + a1) + (a2 + a3);					\
+}									\
+									\
 static double line_##T(int op, const T *x, int64_t n)			\
 {									\
 	double a = start(op), m;					\
 									\
 	switch (op) {							\
 	case R_SUM: case R_MEAN: case R_LOGSUM:				\
-		for (int64_t i = 0; i < n; i++)				\
-			a += x[i];					\
-		break;							\
+		return fin(op, sum4_##T(x, n, 0), n);			\
 	case R_SUMSQ: case R_L2:					\
-		for (int64_t i = 0; i < n; i++)				\
-			a += (double)x[i] * x[i];			\
-		break;							\
+		return fin(op, sum4_##T(x, n, 1), n);			\
 	case R_L1:							\
-		for (int64_t i = 0; i < n; i++)				\
-			a += fabs((double)x[i]);			\
-		break;							\
+		return fin(op, sum4_##T(x, n, 2), n);			\
 	case R_PROD:							\
 		for (int64_t i = 0; i < n; i++)				\
 			a *= x[i];					\

@@ -29,9 +29,10 @@ struct kin {
 	size_t rank;
 	int64_t dims[4];
 	const double *v;
+	const int64_t *i64;         /* exact int64 values instead of v */
 };
 
-#define KIN(dt, r, d, ...) { dt, r, d, (const double[]){ __VA_ARGS__ } }
+#define KIN(dt, r, d, ...) { dt, r, d, (const double[]){ __VA_ARGS__ }, NULL }
 #define D(...) { __VA_ARGS__ }
 
 static void kt_new(struct kt *t, int opset, const char *op, const struct kin *ins,
@@ -51,7 +52,17 @@ static void kt_new(struct kt *t, int opset, const char *op, const struct kin *in
 		}
 		snprintf(buf[i], sizeof(buf[i]), "x%zu", i);
 		names[i] = buf[i];
-		tm_init(t->m, buf[i], ins[i].dtype, ins[i].dims, ins[i].rank, ins[i].v);
+		if (ins[i].i64) {
+			size_t numel = 1;
+
+			for (size_t j = 0; j < ins[i].rank; j++)
+				numel *= (size_t)ins[i].dims[j];
+			CU_ASSERT_FATAL(ir_graph_add_initializer(t->m->graph,
+				ir_tensor_new_raw(buf[i], IR_DTYPE_INT64, ins[i].dims, ins[i].rank,
+						  ins[i].i64, numel * sizeof(int64_t))) != NULL);
+		} else {
+			tm_init(t->m, buf[i], ins[i].dtype, ins[i].dims, ins[i].rank, ins[i].v);
+		}
 	}
 	t->n = tm_node(t->m, op, NULL, names, n_in, outs, n_out);
 }
@@ -208,7 +219,7 @@ static void test_reduce_empty_axes(void)
 {
 	struct kin in[] = {
 		KIN(IR_DTYPE_FLOAT, 2, D(2, 2), -1, 2, 3, -4),
-		{ IR_DTYPE_INT64, 1, D(0), (const double[]){ 0 } },
+		{ IR_DTYPE_INT64, 1, D(0), (const double[]){ 0 }, NULL },
 	};
 	struct kt t;
 
@@ -240,11 +251,11 @@ static void test_reduce_empty_axes(void)
 static void test_reduce_empty_set(void)
 {
 	struct kin u8[] = {
-		{ IR_DTYPE_UINT8, 2, D(2, 0), (const double[]){ 0 } },
+		{ IR_DTYPE_UINT8, 2, D(2, 0), (const double[]){ 0 }, NULL },
 		KIN(IR_DTYPE_INT64, 1, D(1), 1),
 	};
 	struct kin f[] = {
-		{ IR_DTYPE_FLOAT, 2, D(2, 0), (const double[]){ 0 } },
+		{ IR_DTYPE_FLOAT, 2, D(2, 0), (const double[]){ 0 }, NULL },
 		KIN(IR_DTYPE_INT64, 1, D(1), 1),
 	};
 	struct kt t;
@@ -273,7 +284,7 @@ static void test_reduce_empty_apart(void)
 {
 	/* [0,2,3,2] over axes 1 and 3 (a transpose of nothing): [0,1,3,1] */
 	struct kin in[] = {
-		{ IR_DTYPE_FLOAT, 4, D(0, 2, 3, 2), (const double[]){ 0 } },
+		{ IR_DTYPE_FLOAT, 4, D(0, 2, 3, 2), (const double[]){ 0 }, NULL },
 		KIN(IR_DTYPE_INT64, 1, D(2), 1, 3),
 	};
 	struct kt t;
@@ -488,7 +499,7 @@ static void test_topk_select(void)
 	 * the largest are the 3s at 3, 7, 11; the smallest the 0s at 0, 4, 8 */
 	double v[40];
 	struct kin in[] = {
-		{ IR_DTYPE_FLOAT, 1, D(40), v },
+		{ IR_DTYPE_FLOAT, 1, D(40), v, NULL },
 		KIN(IR_DTYPE_INT64, 1, D(1), 2),
 	};
 	struct kt t;
@@ -615,6 +626,27 @@ static void test_einsum_products(void)
 	expect_error(&t, "in no input");
 }
 
+static void test_einsum_int64_exact(void)
+{
+	/* 2^53 + 1 has no double; int64 products and sums stay exact */
+	const int64_t big = (1LL << 53) + 1;
+	const int64_t vals[2] = { big, 1 };
+	struct kin in[] = {
+		{ IR_DTYPE_INT64, 1, D(2), (const double[]){ 0 }, vals },
+		KIN(IR_DTYPE_INT64, 2, D(2, 1), 3, 4),
+	};
+	struct rt_value *v;
+	struct kt t;
+
+	einsum1("i,ij->j", in, 2, &t);
+	CU_ASSERT_FATAL(kt_run(&t) == 0);
+	v = t.out[0];
+	CU_ASSERT_FATAL(v && v->dtype == IR_DTYPE_INT64 && v->numel == 1);
+	/* 3 * (2^53 + 1) + 4 */
+	CU_ASSERT_EQUAL(((int64_t *)v->data)[0], 3 * big + 4);
+	kt_free(&t);
+}
+
 static void test_det(void)
 {
 	struct kin in[] = {
@@ -712,6 +744,7 @@ static const struct unit_test tests[] = {
 	{ "unique", test_unique },
 	{ "einsum diagonals and ellipsis", test_einsum_diagonal },
 	{ "einsum products", test_einsum_products },
+	{ "einsum of int64 exact", test_einsum_int64_exact },
 	{ "det", test_det },
 	{ "negative log likelihood loss", test_nll },
 	{ "softmax cross entropy loss", test_sce },

@@ -42,6 +42,12 @@ static int label_code(char c)
 	return -1;
 }
 
+/* The equation character of a label code ('.' for ellipsis dims). */
+static char label_char(int code)
+{
+	return code < 26 ? (char)('A' + code) : code < EL_LETTERS ? (char)('a' + code - 26) : '.';
+}
+
 /* dst (contiguous, rank dims) gets src read with element strides sstr. */
 static void strided_copy(void *dst, const void *src, size_t es, int rank,
 			 const int64_t *dims, const int64_t *sstr)
@@ -426,7 +432,7 @@ static int k_einsum(struct rt_kctx *k)
 
 			if (*s >= 0 && d != *s && d != 1 && *s != 1)
 				return rt_err(k, "label '%c' has sizes %lld and %lld",
-					      lab[i][j] < EL_LETTERS ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"[lab[i][j]] : '.',
+					      label_char(lab[i][j]),
 					      (long long)*s, (long long)d);
 			if (*s < 0 || *s == 1)
 				*s = d;

@@ -1,9 +1,9 @@
 /* k_einsum.c: kernels of the einsum family: Einsum (explicit or implicit
  * output, ellipsis with broadcasting, repeated labels as diagonals) by
  * taking diagonals, summing out labels no one else needs, and contracting
- * operands pairwise as a transpose plus batched matrix product (BLAS),
- * in float for float32 and double otherwise; and Det (LU with partial
- * pivoting per matrix). */
+ * operands pairwise as a transpose plus batched matrix product (BLAS
+ * for float32 in float and other floats in double; exact wrapping int64
+ * loops for integers); and Det (LU with partial pivoting per matrix). */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -25,7 +25,8 @@ struct eop {
 
 struct einsum {
 	struct rt_kctx *k;
-	int f32;                    /* working type float, else double */
+	enum kr_work w;             /* float for float32, int64 for integers,
+				     * else double */
 	size_t es;
 	int64_t size[EL_MAX];       /* per label; -1 unseen */
 	int n_out, out[EL_MAX];
@@ -39,6 +40,12 @@ static int label_code(char c)
 	if (c >= 'a' && c <= 'z')
 		return 26 + c - 'a';
 	return -1;
+}
+
+/* The equation character of a label code ('.' for ellipsis dims). */
+static char label_char(int code)
+{
+	return code < 26 ? (char)('A' + code) : code < EL_LETTERS ? (char)('a' + code - 26) : '.';
 }
 
 /* dst (contiguous, rank dims) gets src read with element strides sstr. */
@@ -66,10 +73,10 @@ static void strided_copy(void *dst, const void *src, size_t es, int rank,
 			memcpy(d + o * (int64_t)es, s + off * (int64_t)es, (size_t)run * es);
 		else if (es == 4)
 			for (int64_t j = 0; j < run; j++)
-				((float *)d)[o + j] = ((const float *)s)[off + j * rs];
+				((uint32_t *)d)[o + j] = ((const uint32_t *)s)[off + j * rs];
 		else
 			for (int64_t j = 0; j < run; j++)
-				((double *)d)[o + j] = ((const double *)s)[off + j * rs];
+				((uint64_t *)d)[o + j] = ((const uint64_t *)s)[off + j * rs];
 		for (int i = rank - 2; i >= 0; i--) {
 			if (++idx[i] < dims[i])
 				break;
@@ -149,17 +156,25 @@ static int op_sum_out(struct einsum *e, struct eop *a, const int *drop)
 		return rt_oom(e->k);
 	for (int64_t o = 0; o < outer; o++) {
 		double s = 0;
+		uint64_t u = 0;
 
-		if (e->f32)
+		switch (e->w) {
+		case KR_F32:
 			for (int64_t r = 0; r < red; r++)
 				s += ((const float *)a->data)[o * red + r];
-		else
+			((float *)buf)[o] = (float)s;
+			break;
+		case KR_I64:
+			for (int64_t r = 0; r < red; r++)
+				u += (uint64_t)((const int64_t *)a->data)[o * red + r];
+			((int64_t *)buf)[o] = (int64_t)u;
+			break;
+		default:
 			for (int64_t r = 0; r < red; r++)
 				s += ((const double *)a->data)[o * red + r];
-		if (e->f32)
-			((float *)buf)[o] = (float)s;
-		else
 			((double *)buf)[o] = s;
+			break;
+		}
 	}
 	op_set_data(a, buf);
 	a->rank = nk;
@@ -218,8 +233,26 @@ static void bmm(const struct einsum *e, const void *a, const void *b, void *c,
 		memset(c, 0, (size_t)(B * M * N) * e->es);
 		return;
 	}
+	if (e->w == KR_I64) {
+		/* exact (wrapping) integer products, as numpy's */
+		const int64_t *x = a, *y = b;
+		int64_t *z = c;
+
+		memset(c, 0, (size_t)(B * M * N) * e->es);
+		for (int64_t i = 0; i < B; i++)
+			for (int64_t m = 0; m < M; m++)
+				for (int64_t q = 0; q < K; q++) {
+					uint64_t f = (uint64_t)x[(i * M + m) * K + q];
+					const int64_t *yr = y + (i * K + q) * N;
+					int64_t *zr = z + (i * M + m) * N;
+
+					for (int64_t n = 0; n < N; n++)
+						zr[n] = (int64_t)((uint64_t)zr[n] + f * (uint64_t)yr[n]);
+				}
+		return;
+	}
 	for (int64_t i = 0; i < B; i++) {
-		if (e->f32)
+		if (e->w == KR_F32)
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,
 				    (int)K, 1.0f, (const float *)a + i * M * K, (int)K,
 				    (const float *)b + i * K * N, (int)N, 0.0f,
@@ -315,7 +348,7 @@ static int op_init(struct einsum *e, struct eop *a, const struct rt_value *t,
 		st[i] = s;
 		s *= t->dims[i];
 	}
-	if ((rc = kr_load(e->k, t, e->f32 ? KR_F32 : KR_F64, &a->data, &a->owned)) < 0)
+	if ((rc = kr_load(e->k, t, e->w, &a->data, &a->owned)) < 0)
 		return rc;
 	for (int i = 0; i < n; i++) {
 		int j = 0;
@@ -370,8 +403,8 @@ static int k_einsum(struct rt_kctx *k)
 	}
 	dtype = k->in[0]->dtype;
 	e.k = k;
-	e.f32 = dtype == IR_DTYPE_FLOAT;
-	e.es = e.f32 ? sizeof(float) : sizeof(double);
+	e.w = rt_dtype_is_float(dtype) ? kr_work_of(dtype) : KR_I64;
+	e.es = kr_work_size(e.w);
 	/* input terms; the widest ellipsis first so every term aligns to it */
 	for (int pass = 0; pass < 2; pass++) {
 		p = eq;
@@ -399,7 +432,7 @@ static int k_einsum(struct rt_kctx *k)
 
 			if (*s >= 0 && d != *s && d != 1 && *s != 1)
 				return rt_err(k, "label '%c' has sizes %lld and %lld",
-					      lab[i][j] < EL_LETTERS ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"[lab[i][j]] : '.',
+					      label_char(lab[i][j]),
 					      (long long)*s, (long long)d);
 			if (*s < 0 || *s == 1)
 				*s = d;
@@ -413,6 +446,9 @@ static int k_einsum(struct rt_kctx *k)
 		p += 2;
 		if ((rc = parse_term(k, &p, -1, n_ell, e.out, &e.n_out, &ell)) < 0)
 			return rc;
+		if (n_ell && !ell)      /* as numpy: no implicit sum over '...' */
+			return rt_err(k, "output of '%s' lacks '...' for the inputs' %d broadcast dims",
+				      eq, n_ell);
 		for (int o = 0; o < e.n_out; o++) {
 			if (e.size[e.out[o]] < 0)
 				return rt_err(k, "output label %d of '%s' is in no input", o, eq);
@@ -439,10 +475,13 @@ static int k_einsum(struct rt_kctx *k)
 	for (int i = 0; i < ops[0].rank; i++)
 		e.uses[ops[0].lab[i]]--;
 	for (size_t i = 1; i < n; i++) {
+		int held[RT_MAX_RANK], nh = ops[i].rank;
+
+		memcpy(held, ops[i].lab, (size_t)nh * sizeof(int));
 		if ((rc = contract(&e, &ops[0], &ops[i])) < 0)
 			goto cleanup;
-		for (int j = 0; j < ops[i].rank; j++)
-			e.uses[ops[i].lab[j]]--;
+		for (int j = 0; j < nh; j++)
+			e.uses[held[j]]--;
 	}
 	for (int l = 0; l < EL_MAX; l++)
 		drop[l] = 1;
@@ -467,7 +506,7 @@ static int k_einsum(struct rt_kctx *k)
 		rc = IR_ENOMEM;
 		goto cleanup;
 	}
-	kr_store(y, e.f32 ? KR_F32 : KR_F64, ops[0].data);
+	kr_store(y, e.w, ops[0].data);
 cleanup:
 	for (size_t i = 0; i < n; i++)
 		if (ops[i].owned)

@@ -13,9 +13,12 @@ enum red_op {
 	R_SUM, R_SUMSQ, R_L1, R_L2, R_MEAN, R_PROD, R_MAX, R_MIN, R_LOGSUM, R_LSE
 };
 
+#define RED_COLS 512
+
 struct red_job {
 	int op;
 	int64_t red, inner;
+	int64_t cols, nchunk;       /* inner columns per work item, items per outer */
 	const void *x;
 	void *y;
 	int64_t ilo, ihi;           /* dtype range: max/min of an empty set */
@@ -45,23 +48,55 @@ static double start(int op)
 
 /* Floating kinds: one line (inner == 1) and rows (inner > 1), in double. */
 #define RED_FLOAT(T)							\
+/* Sum of x, x^2 (kind 1) or |x| (kind 2) in four independent double \
+ * accumulators, so the adds pipeline. */				\
+static double sum4_##T(const T *x, int64_t n, int kind)			\
+{									\
+	double a0 = 0, a1 = 0, a2 = 0, a3 = 0;				\
+	int64_t i = 0;							\
+									\
+	if (kind == 0) {						\
+		for (; i + 4 <= n; i += 4) {				\
+			a0 += x[i];					\
+			a1 += x[i + 1];					\
+			a2 += x[i + 2];					\
+			a3 += x[i + 3];					\
+		}							\
+		for (; i < n; i++)					\
+			a0 += x[i];					\
+	} else if (kind == 1) {						\
+		for (; i + 4 <= n; i += 4) {				\
+			a0 += (double)x[i] * x[i];			\
+			a1 += (double)x[i + 1] * x[i + 1];		\
+			a2 += (double)x[i + 2] * x[i + 2];		\
+			a3 += (double)x[i + 3] * x[i + 3];		\
+		}							\
+		for (; i < n; i++)					\
+			a0 += (double)x[i] * x[i];			\
+	} else {							\
+		for (; i + 4 <= n; i += 4) {				\
+			a0 += fabs((double)x[i]);			\
+			a1 += fabs((double)x[i + 1]);			\
+			a2 += fabs((double)x[i + 2]);			\
+			a3 += fabs((double)x[i + 3]);			\
+		}							\
+		for (; i < n; i++)					\
+			a0 += fabs((double)x[i]);			\
+	}								\
+	return (a0 + a1) + (a2 + a3);					\
+}									\
+									\
 static double line_##T(int op, const T *x, int64_t n)			\
 {									\
 	double a = start(op), m;					\
 									\
 	switch (op) {							\
 	case R_SUM: case R_MEAN: case R_LOGSUM:				\
-		for (int64_t i = 0; i < n; i++)				\
-			a += x[i];					\
-		break;							\
+		return fin(op, sum4_##T(x, n, 0), n);			\
 	case R_SUMSQ: case R_L2:					\
-		for (int64_t i = 0; i < n; i++)				\
-			a += (double)x[i] * x[i];			\
-		break;							\
+		return fin(op, sum4_##T(x, n, 1), n);			\
 	case R_L1:							\
-		for (int64_t i = 0; i < n; i++)				\
-			a += fabs((double)x[i]);			\
-		break;							\
+		return fin(op, sum4_##T(x, n, 2), n);			\
 	case R_PROD:							\
 		for (int64_t i = 0; i < n; i++)				\
 			a *= x[i];					\
@@ -88,13 +123,13 @@ static double line_##T(int op, const T *x, int64_t n)			\
 	return fin(op, a, n);						\
 }									\
 									\
-static void rows_##T(int op, const T *x, int64_t R, int64_t I,		\
-		     double *acc, double *mx, T *y)			\
+static void rows_##T(int op, const T *x, int64_t R, int64_t S,		\
+		     int64_t I, double *acc, double *mx, T *y)		\
 {									\
 	for (int64_t i = 0; i < I; i++)					\
 		acc[i] = start(op);					\
 	for (int64_t r = 0; r < R; r++) {				\
-		const T *xr = x + r * I;				\
+		const T *xr = x + r * S;				\
 									\
 		switch (op) {						\
 		case R_SUM: case R_MEAN: case R_LOGSUM:			\
@@ -132,7 +167,7 @@ static void rows_##T(int op, const T *x, int64_t R, int64_t I,		\
 		for (int64_t r = 0; r < R; r++)				\
 			for (int64_t i = 0; i < I; i++)			\
 				if (!isinf(mx[i]) && !isnan(mx[i]))	\
-					acc[i] += exp(x[r * I + i] - mx[i]); \
+					acc[i] += exp(x[r * S + i] - mx[i]); \
 		for (int64_t i = 0; i < I; i++)				\
 			y[i] = (T)(isinf(mx[i]) || isnan(mx[i]) ? mx[i] : \
 				   mx[i] + log(acc[i]));		\
@@ -147,19 +182,21 @@ static void run_##T(void *ctx, int64_t b, int64_t e)			\
 	struct red_job *j = ctx;					\
 	double *acc = NULL;						\
 									\
-	if (j->inner > 1 && !(acc = malloc(2 * (size_t)j->inner * sizeof(double)))) { \
+	if (j->inner > 1 && !(acc = malloc(2 * (size_t)j->cols * sizeof(double)))) { \
 		j->oom = 1;						\
 		return;							\
 	}								\
-	for (int64_t o = b; o < e; o++) {				\
-		const T *x = (const T *)j->x + o * j->red * j->inner;	\
-		T *y = (T *)j->y + o * j->inner;			\
+	for (int64_t s = b; s < e; s++) {				\
+		int64_t o = s / j->nchunk, i0 = s % j->nchunk * j->cols; \
+		int64_t w = j->inner - i0 < j->cols ? j->inner - i0 : j->cols; \
+		const T *x = (const T *)j->x + o * j->red * j->inner + i0; \
+		T *y = (T *)j->y + o * j->inner + i0;			\
 									\
 		if (j->inner == 1)					\
 			y[0] = (T)line_##T(j->op, x, j->red);		\
 		else							\
-			rows_##T(j->op, x, j->red, j->inner, acc,	\
-				 acc + j->inner, y);			\
+			rows_##T(j->op, x, j->red, j->inner, w, acc,	\
+				 acc + j->cols, y);			\
 	}								\
 	free(acc);							\
 }
@@ -334,7 +371,7 @@ static int reduce(struct rt_kctx *k, int op, int axes_input)
 		for (int g = 0, p = nk; g < ng; g++)
 			if (gr[g])
 				perm[p++] = g;
-		if (!(tb = malloc((size_t)x->numel * kr_work_size(w)))) {
+		if (!(tb = malloc((size_t)(x->numel ? x->numel : 1) * kr_work_size(w)))) {
 			rc = rt_oom(k);
 			goto cleanup;
 		}
@@ -364,11 +401,15 @@ static int reduce(struct rt_kctx *k, int op, int axes_input)
 	j.y = yb;
 	int_range(x->dtype, &j.ilo, &j.ihi);
 	j.sgn = w == KR_I64;
+	/* float kinds split wide rows into column blocks, so reducing an
+	 * outer axis still spreads over the threads */
+	j.cols = inner > RED_COLS && (w == KR_F32 || w == KR_F64) ? RED_COLS : inner;
+	j.nchunk = j.cols ? (inner + j.cols - 1) / j.cols : 0;
 	if (y->numel) {
 		rt_range_fn fn = w == KR_F32 ? run_float : w == KR_F64 ? run_double :
 				 w == KR_I64 ? irun_int64_t : irun_uint64_t;
 
-		rt_parallel_for(k, outer, 1 + 32768 / (red * inner + 1), fn, &j);
+		rt_parallel_for(k, outer * j.nchunk, 1 + 32768 / (red * j.cols + 1), fn, &j);
 	}
 	if (j.oom) {
 		rc = rt_oom(k);

@@ -11,9 +11,12 @@
 
 enum sm_kind { SM_SOFT, SM_LOG, SM_HARD };
 
+#define SM_COLS 512
+
 struct sm_job {
 	int kind;
 	int64_t n, inner;
+	int64_t cols, nchunk;       /* inner columns per work item, items per outer */
 	const void *x;
 	void *y;
 };
@@ -61,15 +64,74 @@ static void sm_line_##T(int kind, const T *x, T *y, int64_t n, int64_t s) \
 	}								\
 }									\
 									\
+/* [n, I] block of rows S apart: per-column state in m (max), mi (its \
+ * row) and s (sums). */						\
+static void sm_block_##T(int kind, const T *x, T *y, int64_t n, int64_t S, \
+			 int64_t I, T *m, int64_t *mi, double *s)	\
+{									\
+	for (int64_t i = 0; i < I; i++) {				\
+		m[i] = x[i];						\
+		mi[i] = 0;						\
+		s[i] = 0;						\
+	}								\
+	for (int64_t r = 1; r < n; r++)					\
+		for (int64_t i = 0; i < I; i++)				\
+			if (x[r * S + i] > m[i]) {			\
+				m[i] = x[r * S + i];			\
+				mi[i] = r;				\
+			}						\
+	if (kind == SM_HARD) {						\
+		for (int64_t r = 0; r < n; r++)				\
+			memset(y + r * S, 0, (size_t)I * sizeof(T));	\
+		for (int64_t i = 0; i < I; i++)				\
+			y[mi[i] * S + i] = 1;				\
+		return;							\
+	}								\
+	for (int64_t r = 0; r < n; r++)					\
+		for (int64_t i = 0; i < I; i++) {			\
+			T v = EXP(x[r * S + i] - m[i]);			\
+									\
+			if (kind == SM_SOFT)				\
+				y[r * S + i] = v;			\
+			s[i] += v;					\
+		}							\
+	if (kind == SM_LOG) {						\
+		for (int64_t i = 0; i < I; i++)				\
+			m[i] += (T)log(s[i]);				\
+		for (int64_t r = 0; r < n; r++)				\
+			for (int64_t i = 0; i < I; i++)			\
+				y[r * S + i] = x[r * S + i] - m[i];	\
+		return;							\
+	}								\
+	for (int64_t i = 0; i < I; i++)					\
+		s[i] = 1.0 / s[i];					\
+	for (int64_t r = 0; r < n; r++)					\
+		for (int64_t i = 0; i < I; i++)				\
+			y[r * S + i] *= (T)s[i];			\
+}									\
+									\
 static void sm_##T(void *ctx, int64_t b, int64_t e)			\
 {									\
 	const struct sm_job *j = ctx;					\
-	int64_t n = j->n, I = j->inner;					\
+	int64_t n = j->n, I = j->inner, C = j->cols;			\
+	char *tmp = I > 1 ? malloc((size_t)C * (sizeof(T) + 16)) : NULL; \
 									\
-	for (int64_t o = b; o < e; o++)					\
-		for (int64_t i = 0; i < I; i++)				\
-			sm_line_##T(j->kind, (const T *)j->x + o * n * I + i, \
-				    (T *)j->y + o * n * I + i, n, I);	\
+	for (int64_t s = b; s < e; s++) {				\
+		int64_t o = s / j->nchunk, i0 = s % j->nchunk * C;	\
+		int64_t w = I - i0 < C ? I - i0 : C;			\
+		const T *x = (const T *)j->x + o * n * I + i0;		\
+		T *y = (T *)j->y + o * n * I + i0;			\
+									\
+		if (tmp) {						\
+			sm_block_##T(j->kind, x, y, n, I, w, (T *)(tmp + (size_t)C * 16), \
+				     (int64_t *)tmp, (double *)(tmp + (size_t)C * 8)); \
+			continue;					\
+		}							\
+		/* inner 1, or no memory: one strided line each */	\
+		for (int64_t i = 0; i < w; i++)				\
+			sm_line_##T(j->kind, x + i, y + i, n, I);	\
+	}								\
+	free(tmp);							\
 }
 
 SOFTMAX(float, expf)
@@ -79,11 +141,13 @@ SOFTMAX(double, exp)
 static void sm_run(struct rt_kctx *k, int kind, int f32, const void *x,
 		   void *y, int64_t outer, int64_t n, int64_t inner)
 {
-	struct sm_job j = { kind, n, inner, x, y };
+	struct sm_job j = { kind, n, inner, inner < SM_COLS ? inner : SM_COLS, 0, x, y };
 
 	if (n == 0 || inner == 0)
 		return;
-	rt_parallel_for(k, outer, 1 + 32768 / (n * inner), f32 ? sm_float : sm_double, &j);
+	j.nchunk = (inner + j.cols - 1) / j.cols;
+	rt_parallel_for(k, outer * j.nchunk, 1 + 32768 / (n * j.cols),
+			f32 ? sm_float : sm_double, &j);
 }
 
 static int softmax(struct rt_kctx *k, int kind)

@@ -105,6 +105,24 @@ static int topk_cmp(const void *ctx, int64_t a, int64_t b)
 	return j->largest ? -r : r;
 }
 
+/* The k best of n in order into idx[0..k): one pass keeping them sorted;
+ * an item equal to the k-th comes later, so it never displaces it. */
+static void topk_select(int64_t *idx, int64_t n, int64_t k, const struct topk_key *key)
+{
+	int64_t have = 0;
+
+	for (int64_t r = 0; r < n; r++) {
+		int64_t p;
+
+		if (have == k && topk_cmp(key, r, idx[k - 1]) >= 0)
+			continue;
+		p = have < k ? have++ : k - 1;
+		for (; p > 0 && topk_cmp(key, r, idx[p - 1]) < 0; p--)
+			idx[p] = idx[p - 1];
+		idx[p] = r;
+	}
+}
+
 static void topk_run(void *ctx, int64_t b, int64_t e)
 {
 	struct topk_job *j = ctx;
@@ -119,9 +137,13 @@ static void topk_run(void *ctx, int64_t b, int64_t e)
 		int64_t o = s / j->inner, i = s % j->inner;
 		struct topk_key key = { j, o * j->n * j->inner + i };
 
-		for (int64_t r = 0; r < j->n; r++)
-			idx[r] = r;
-		stable_sort(idx, idx + j->n, j->n, topk_cmp, &key);
+		if (j->k > 0 && j->k * 16 < j->n) {
+			topk_select(idx, j->n, j->k, &key);
+		} else {
+			for (int64_t r = 0; r < j->n; r++)
+				idx[r] = r;
+			stable_sort(idx, idx + j->n, j->n, topk_cmp, &key);
+		}
 		for (int64_t r = 0; r < j->k; r++) {
 			int64_t out = (o * j->k + r) * j->inner + i;
 

@@ -29,9 +29,10 @@ struct kin {
 	size_t rank;
 	int64_t dims[4];
 	const double *v;
+	const int64_t *i64;         /* exact int64 values instead of v */
 };
 
-#define KIN(dt, r, d, ...) { dt, r, d, (const double[]){ __VA_ARGS__ } }
+#define KIN(dt, r, d, ...) { dt, r, d, (const double[]){ __VA_ARGS__ }, NULL }
 #define D(...) { __VA_ARGS__ }
 
 static void kt_new(struct kt *t, int opset, const char *op, const struct kin *ins,
@@ -39,7 +40,7 @@ static void kt_new(struct kt *t, int opset, const char *op, const struct kin *in
 {
 	static const char *const outs[MAX_OUT] = { "y0", "y1", "y2", "y3" };
 	const char *names[8];
-	char buf[8][8];
+	char buf[8][24];
 
 	memset(t, 0, sizeof(*t));
 	t->m = tm_new(opset);
@@ -51,7 +52,17 @@ static void kt_new(struct kt *t, int opset, const char *op, const struct kin *in
 		}
 		snprintf(buf[i], sizeof(buf[i]), "x%zu", i);
 		names[i] = buf[i];
-		tm_init(t->m, buf[i], ins[i].dtype, ins[i].dims, ins[i].rank, ins[i].v);
+		if (ins[i].i64) {
+			size_t numel = 1;
+
+			for (size_t j = 0; j < ins[i].rank; j++)
+				numel *= (size_t)ins[i].dims[j];
+			CU_ASSERT_FATAL(ir_graph_add_initializer(t->m->graph,
+				ir_tensor_new_raw(buf[i], IR_DTYPE_INT64, ins[i].dims, ins[i].rank,
+						  ins[i].i64, numel * sizeof(int64_t))) != NULL);
+		} else {
+			tm_init(t->m, buf[i], ins[i].dtype, ins[i].dims, ins[i].rank, ins[i].v);
+		}
 	}
 	t->n = tm_node(t->m, op, NULL, names, n_in, outs, n_out);
 }
@@ -208,7 +219,7 @@ static void test_reduce_empty_axes(void)
 {
 	struct kin in[] = {
 		KIN(IR_DTYPE_FLOAT, 2, D(2, 2), -1, 2, 3, -4),
-		{ IR_DTYPE_INT64, 1, D(0), (const double[]){ 0 } },
+		{ IR_DTYPE_INT64, 1, D(0), (const double[]){ 0 }, NULL },
 	};
 	struct kt t;
 
@@ -240,11 +251,11 @@ static void test_reduce_empty_axes(void)
 static void test_reduce_empty_set(void)
 {
 	struct kin u8[] = {
-		{ IR_DTYPE_UINT8, 2, D(2, 0), (const double[]){ 0 } },
+		{ IR_DTYPE_UINT8, 2, D(2, 0), (const double[]){ 0 }, NULL },
 		KIN(IR_DTYPE_INT64, 1, D(1), 1),
 	};
 	struct kin f[] = {
-		{ IR_DTYPE_FLOAT, 2, D(2, 0), (const double[]){ 0 } },
+		{ IR_DTYPE_FLOAT, 2, D(2, 0), (const double[]){ 0 }, NULL },
 		KIN(IR_DTYPE_INT64, 1, D(1), 1),
 	};
 	struct kt t;
@@ -266,6 +277,21 @@ static void test_reduce_empty_set(void)
 	kt_new(&t, 18, "ReduceMean", f, 2, 1);
 	CU_ASSERT_FATAL(kt_run(&t) == 0);
 	CHECK(&t, 0, IR_DTYPE_FLOAT, 2, D(2, 1), 0, NAN, NAN);
+	kt_free(&t);
+}
+
+static void test_reduce_empty_apart(void)
+{
+	/* [0,2,3,2] over axes 1 and 3 (a transpose of nothing): [0,1,3,1] */
+	struct kin in[] = {
+		{ IR_DTYPE_FLOAT, 4, D(0, 2, 3, 2), (const double[]){ 0 }, NULL },
+		KIN(IR_DTYPE_INT64, 1, D(2), 1, 3),
+	};
+	struct kt t;
+
+	kt_new(&t, 18, "ReduceSum", in, 2, 1);
+	CU_ASSERT_FATAL(kt_run(&t) == 0);
+	CHECK(&t, 0, IR_DTYPE_FLOAT, 4, D(0, 1, 3, 1), 0, 0);
 	kt_free(&t);
 }
 
@@ -467,6 +493,40 @@ static void test_topk_columns(void)
 	kt_free(&t);
 }
 
+static void test_topk_select(void)
+{
+	/* 40 values cycling 0,1,2,3 (k * 16 < n: the one-pass selection):
+	 * the largest are the 3s at 3, 7, 11; the smallest the 0s at 0, 4, 8 */
+	double v[40];
+	struct kin in[] = {
+		{ IR_DTYPE_FLOAT, 1, D(40), v, NULL },
+		KIN(IR_DTYPE_INT64, 1, D(1), 2),
+	};
+	struct kt t;
+
+	for (int i = 0; i < 40; i++)
+		v[i] = i % 4;
+	kt_new(&t, 24, "TopK", in, 2, 2);
+	CU_ASSERT_FATAL(kt_run(&t) == 0);
+	CHECK(&t, 0, IR_DTYPE_FLOAT, 1, D(2), 0, 3, 3);
+	CHECK(&t, 1, IR_DTYPE_INT64, 1, D(2), 0, 3, 7);
+	kt_free(&t);
+	in[1].v = (const double[]){ 1 };
+	kt_new(&t, 11, "TopK", in, 2, 2);
+	ir_node_set_int(t.n, "largest", 0);
+	CU_ASSERT_FATAL(kt_run(&t) == 0);
+	CHECK(&t, 0, IR_DTYPE_FLOAT, 1, D(1), 0, 0);
+	CHECK(&t, 1, IR_DTYPE_INT64, 1, D(1), 0, 0);
+	kt_free(&t);
+	/* k = 0: empty outputs */
+	in[1].v = (const double[]){ 0 };
+	kt_new(&t, 11, "TopK", in, 2, 2);
+	CU_ASSERT_FATAL(kt_run(&t) == 0);
+	CU_ASSERT_EQUAL(t.out[0]->numel, 0);
+	CU_ASSERT_EQUAL(t.out[1]->dims[0], 0);
+	kt_free(&t);
+}
+
 static void test_unique(void)
 {
 	struct kin rows[] = { KIN(IR_DTYPE_INT64, 2, D(3, 2), 1, 0, 0, 1, 1, 0) };
@@ -558,10 +618,33 @@ static void test_einsum_products(void)
 	kt_free(&t);
 	einsum1("i,i", outer, 2, &t);
 	expect_error(&t, "label 'i' has sizes 2 and 3");
+	einsum1("...j,...j->j", bc, 2, &t);
+	expect_error(&t, "lacks '...'");
 	einsum1("ij->i", outer, 1, &t);
 	expect_error(&t, "2 labels for an input of rank 1");
 	einsum1("i,j->k", outer, 2, &t);
 	expect_error(&t, "in no input");
+}
+
+static void test_einsum_int64_exact(void)
+{
+	/* 2^53 + 1 has no double; int64 products and sums stay exact */
+	const int64_t big = (1LL << 53) + 1;
+	const int64_t vals[2] = { big, 1 };
+	struct kin in[] = {
+		{ IR_DTYPE_INT64, 1, D(2), (const double[]){ 0 }, vals },
+		KIN(IR_DTYPE_INT64, 2, D(2, 1), 3, 4),
+	};
+	struct rt_value *v;
+	struct kt t;
+
+	einsum1("i,ij->j", in, 2, &t);
+	CU_ASSERT_FATAL(kt_run(&t) == 0);
+	v = t.out[0];
+	CU_ASSERT_FATAL(v && v->dtype == IR_DTYPE_INT64 && v->numel == 1);
+	/* 3 * (2^53 + 1) + 4 */
+	CU_ASSERT_EQUAL(((int64_t *)v->data)[0], 3 * big + 4);
+	kt_free(&t);
 }
 
 static void test_det(void)
@@ -648,6 +731,7 @@ static const struct unit_test tests[] = {
 	{ "reduce over axes apart", test_reduce_axes_apart },
 	{ "reduce with empty axes", test_reduce_empty_axes },
 	{ "reduce over empty sets", test_reduce_empty_set },
+	{ "reduce of an empty tensor over axes apart", test_reduce_empty_apart },
 	{ "reducemax of bool", test_reduce_bool_max },
 	{ "reduce errors", test_reduce_errors },
 	{ "argmax and argmin", test_arg },
@@ -656,9 +740,11 @@ static const struct unit_test tests[] = {
 	{ "hardmax", test_hardmax },
 	{ "topk", test_topk },
 	{ "topk along columns", test_topk_columns },
+	{ "topk one-pass selection", test_topk_select },
 	{ "unique", test_unique },
 	{ "einsum diagonals and ellipsis", test_einsum_diagonal },
 	{ "einsum products", test_einsum_products },
+	{ "einsum of int64 exact", test_einsum_int64_exact },
 	{ "det", test_det },
 	{ "negative log likelihood loss", test_nll },
 	{ "softmax cross entropy loss", test_sce },

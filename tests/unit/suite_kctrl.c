@@ -400,6 +400,39 @@ static void test_loop_errors(void)
 	ir_model_free(m);
 }
 
+/* A scan output whose shape changes between iterations cannot be
+ * stacked: the error names the Loop. */
+static void test_loop_scan_shape_change(void)
+{
+	struct ir_model *m = tm_new(13);
+	struct ir_node *n, *c;
+	struct ir_graph *b;
+	struct rt_value *out;
+	char err[512];
+
+	tm_init(m, "M", I64, NULL, 0, V(3));
+	g_node(m->graph, "SequenceEmpty", NULL, 0, N("s0"), 1);
+	ir_node_set_int(m->graph->nodes[0], "dtype", I64);
+	n = g_node(m->graph, "Loop", N("M", "", "s0"), 3, N("s", "scan"), 2);
+	b = g_sub(n, "body");
+	g_input(b, "i", ttype(I64, 0, NULL));
+	g_input(b, "c_in", ttype(B, 0, NULL));
+	g_input(b, "s_in", wtype(IR_TYPE_SEQUENCE, ttype(I64, -1, NULL)));
+	g_node(b, "Identity", N("c_in"), 1, N("c_out"), 1);
+	g_node(b, "SequenceInsert", N("s_in", "i"), 2, N("s_out"), 1);
+	c = g_node(b, "ConcatFromSequence", N("s_out"), 1, N("all"), 1);
+	ir_node_set_int(c, "axis", 0);
+	ir_node_set_int(c, "new_axis", 1);
+	g_output(b, "c_out", ttype(B, 0, NULL));
+	g_output(b, "s_out", wtype(IR_TYPE_SEQUENCE, ttype(I64, -1, NULL)));
+	g_output(b, "all", ttype(I64, -1, NULL));
+	g_output(m->graph, "scan", ttype(I64, -1, NULL));
+	tm_verify(m);
+	CU_ASSERT(run(m, NULL, 0, &out, 1, err, sizeof(err)) < 0);
+	CU_ASSERT(has(err, "(Loop): cannot stack int64[1] and int64[2] (item 1)"));
+	ir_model_free(m);
+}
+
 /* Main: k = Identity(kinit); Loop(3) whose body holds If(c_in) with
  * then: Identity(k) (captured two scopes up) and else: Constant; the If
  * result is the loop's scan output, the body also scans k directly.  k's
@@ -682,6 +715,63 @@ static void test_sequence_errors(void)
 	ir_model_free(m);
 }
 
+/* A Constant node of g making a 1-D string tensor. */
+static void g_const_strings(struct ir_graph *g, const char *out,
+			    const char *const *vals, int64_t n)
+{
+	struct rt_value *t;
+	struct ir_tensor *it;
+	struct ir_diag d;
+	struct ir_node *node = g_node(g, "Constant", NULL, 0, &out, 1);
+
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_STRING, 1, &n, &t, &d) == 0);
+	for (int64_t i = 0; i < n; i++)
+		CU_ASSERT_FATAL((((char **)t->data)[i] = strdup(vals[i])) != NULL);
+	CU_ASSERT_FATAL(rt_value_to_ir(t, "", &it, &d) == 0);
+	rt_value_unref(t);
+	CU_ASSERT_FATAL(ir_node_set_tensor(node, "value", it) == 0);
+}
+
+static int is_strings(const struct rt_value *v, int rank, const int64_t *dims,
+		      const char *const *vals)
+{
+	if (!v || v->kind != RT_TENSOR || v->dtype != IR_DTYPE_STRING || v->rank != rank)
+		return 0;
+	for (int i = 0; i < rank; i++)
+		if (v->dims[i] != dims[i])
+			return 0;
+	for (int64_t i = 0; i < v->numel; i++)
+		if (strcmp(((char *const *)v->data)[i], vals[i]))
+			return 0;
+	return 1;
+}
+
+/* Strings through split, erase and stack (the copying paths). */
+static void test_sequence_strings(void)
+{
+	struct ir_model *m = tm_new(12);
+	struct rt_value *out[2];
+	struct ir_node *n;
+
+	g_const_strings(m->graph, "x", N("ab", "c", "def"), 3);
+	n = g_node(m->graph, "SplitToSequence", N("x"), 1, N("s"), 1);
+	ir_node_set_int(n, "keepdims", 0);
+	g_node(m->graph, "SequenceErase", N("s"), 1, N("s2"), 1);
+	n = g_node(m->graph, "ConcatFromSequence", N("s2"), 1, N("y"), 1);
+	ir_node_set_int(n, "axis", 0);
+	ir_node_set_int(n, "new_axis", 1);
+	g_output(m->graph, "y", ttype(IR_DTYPE_STRING, -1, NULL));
+	g_output(m->graph, "s", wtype(IR_TYPE_SEQUENCE, ttype(IR_DTYPE_STRING, -1, NULL)));
+	tm_verify(m);
+	CU_ASSERT_FATAL(run(m, NULL, 0, out, 2, NULL, 0) == 0);
+	CU_ASSERT(is_strings(out[0], 1, D(2), N("ab", "c")));
+	CU_ASSERT_FATAL(out[1]->kind == RT_SEQUENCE && out[1]->n == 3);
+	CU_ASSERT(is_strings(out[1]->items[2], 0, NULL, N("def")));
+	unref_all(out, 2);
+	ir_model_free(m);
+}
+
 /* SequenceMap over one sequence and one tensor, body of Identities. */
 static void test_sequence_map(void)
 {
@@ -860,6 +950,7 @@ static const struct unit_test tests[] = {
 	{ "loop_trip_count", test_loop_trip_count },
 	{ "loop_cond", test_loop_cond },
 	{ "loop_errors", test_loop_errors },
+	{ "loop_scan_shape_change", test_loop_scan_shape_change },
 	{ "loop_nested_capture", test_loop_nested_capture },
 	{ "loop_optional_carried", test_loop_optional_carried },
 	{ "scan", test_scan },
@@ -867,6 +958,7 @@ static const struct unit_test tests[] = {
 	{ "sequence_ops", test_sequence_ops },
 	{ "split_to_sequence", test_split_to_sequence },
 	{ "sequence_errors", test_sequence_errors },
+	{ "sequence_strings", test_sequence_strings },
 	{ "sequence_map", test_sequence_map },
 	{ "optional", test_optional },
 	{ "optional_errors", test_optional_errors },

@@ -398,6 +398,29 @@ static void test_loop_errors(void)
 	CU_ASSERT(run(m, NULL, 0, out, 2, err, sizeof(err)) < 0);
 	CU_ASSERT(has(err, "(Loop): neither a trip count nor a condition"));
 	ir_model_free(m);
+	/* a failure in the body names the inner node and the Loop */
+	{
+		struct ir_node *n;
+		struct ir_graph *b;
+
+		m = tm_new(13);
+		tm_init(m, "M", I64, NULL, 0, V(1));
+		n = g_node(m->graph, "Loop", N("M", ""), 2, N("scan"), 1);
+		b = g_sub(n, "body");
+		g_input(b, "i", ttype(I64, 0, NULL));
+		g_input(b, "c_in", ttype(B, 0, NULL));
+		g_node(b, "Identity", N("c_in"), 1, N("c_out"), 1);
+		g_node(b, "SequenceEmpty", NULL, 0, N("e"), 1);
+		g_node(b, "SequenceAt", N("e", "i"), 2, N("y"), 1);
+		g_output(b, "c_out", ttype(B, 0, NULL));
+		g_output(b, "y", ttype(F, -1, NULL));
+		g_output(m->graph, "scan", ttype(F, -1, NULL));
+		tm_verify(m);
+		CU_ASSERT(run(m, NULL, 0, out, 1, err, sizeof(err)) < 0);
+		CU_ASSERT(has(err, "(SequenceAt): position 0 out of range for a sequence of 0, "
+			      "in subgraph 'body' of node 'Loop_"));
+		ir_model_free(m);
+	}
 }
 
 /* A scan output whose shape changes between iterations cannot be

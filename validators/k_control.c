@@ -406,7 +406,7 @@ static int k_scan(struct rt_kctx *k)
 		}
 		S.in_axis[j] = axis;
 		if (len >= 0 && xs[j]->dims[axis] != len) {
-			rc = rt_err(k, "scan input %zu has %lld entries along axis %d, input 0 %lld",
+			rc = rt_err(k, "scan input %zu has %lld entries along axis %d, scan input 0 %lld",
 				    j, (long long)xs[j]->dims[axis], axis, (long long)len);
 			goto cleanup;
 		}

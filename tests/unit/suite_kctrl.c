@@ -589,6 +589,49 @@ static void test_scan(void)
 	ir_model_free(m);
 }
 
+/* Scan 9 over axis 1 of x [2,3] and axis 0 of w [3]: the steps see the
+ * columns of x; the scan output stacks them as rows (a transpose); scan
+ * inputs of different lengths are an error naming the node. */
+static void test_scan_axes(void)
+{
+	for (int bad = 0; bad <= 1; bad++) {
+		struct ir_model *m = tm_new(9);
+		struct ir_node *n;
+		struct ir_graph *b;
+		struct rt_value *out[2];
+		char err[512];
+
+		tm_init(m, "x", F, D(2, 3), 2, V(1, 2, 3, 4, 5, 6));
+		if (bad)
+			tm_init(m, "w", F, D(2), 1, V(7, 8));
+		else
+			tm_init(m, "w", F, D(3), 1, V(7, 8, 9));
+		n = g_node(m->graph, "Scan", N("x", "w"), 2, N("cols", "ws"), 2);
+		ir_node_set_int(n, "num_scan_inputs", 2);
+		ir_node_set_ints(n, "scan_input_axes", (const int64_t[]){ 1, 0 }, 2);
+		b = g_sub(n, "body");
+		g_input(b, "x_t", ttype(F, 1, D(2)));
+		g_input(b, "w_t", ttype(F, 0, NULL));
+		g_node(b, "Identity", N("x_t"), 1, N("c"), 1);
+		g_node(b, "Identity", N("w_t"), 1, N("wo"), 1);
+		g_output(b, "c", ttype(F, 1, D(2)));
+		g_output(b, "wo", ttype(F, 0, NULL));
+		g_output(m->graph, "cols", ttype(F, -1, NULL));
+		g_output(m->graph, "ws", ttype(F, -1, NULL));
+		tm_verify(m);
+		if (bad) {
+			CU_ASSERT(run(m, NULL, 0, out, 2, err, sizeof(err)) < 0);
+			CU_ASSERT(has(err, "(Scan): scan input 1 has 2 entries along axis 0, scan input 0 3"));
+		} else {
+			CU_ASSERT_FATAL(run(m, NULL, 0, out, 2, NULL, 0) == 0);
+			CU_ASSERT(is_tensor(out[0], F, 2, D(3, 2), V(1, 4, 2, 5, 3, 6)));
+			CU_ASSERT(is_tensor(out[1], F, 1, D(3), V(7, 8, 9)));
+			unref_all(out, 2);
+		}
+		ir_model_free(m);
+	}
+}
+
 /* Scan 8: batch 2, sequence 3, sequence_lens [3, 1]; body: state +=
  * nothing (new state = slice), scan output = slice. */
 static void test_scan8(void)
@@ -977,6 +1020,7 @@ static const struct unit_test tests[] = {
 	{ "loop_nested_capture", test_loop_nested_capture },
 	{ "loop_optional_carried", test_loop_optional_carried },
 	{ "scan", test_scan },
+	{ "scan_axes", test_scan_axes },
 	{ "scan8", test_scan8 },
 	{ "sequence_ops", test_sequence_ops },
 	{ "split_to_sequence", test_split_to_sequence },

@@ -632,38 +632,45 @@ static void test_scan_axes(void)
 	}
 }
 
-/* Scan 8: batch 2, sequence 3, sequence_lens [3, 1]; body: state +=
- * nothing (new state = slice), scan output = slice. */
+/* Scan 8: batch 2, sequence 3, reversed, sequence_lens [3, 1] (or [0, 0]:
+ * no step at all); body: new state = slice, scan output = slice. */
 static void test_scan8(void)
 {
-	struct ir_model *m = tm_new(8);
-	struct ir_node *n;
-	struct ir_graph *b;
-	struct rt_value *out[2];
+	for (int none = 0; none <= 1; none++) {
+		struct ir_model *m = tm_new(8);
+		struct ir_node *n;
+		struct ir_graph *b;
+		struct rt_value *out[2];
 
-	tm_init(m, "lens", I64, D(2), 1, V(3, 1));
-	tm_init(m, "s0", F, D(2, 1), 2, V(-1, -2));
-	tm_init(m, "x", F, D(2, 3, 1), 3, V(1, 2, 3, 4, 5, 6));
-	n = g_node(m->graph, "Scan", N("lens", "s0", "x"), 3, N("s", "ys"), 2);
-	ir_node_set_int(n, "num_scan_inputs", 1);
-	ir_node_set_ints(n, "directions", (const int64_t[]){ 1 }, 1);
-	b = g_sub(n, "body");
-	g_input(b, "s_in", ttype(F, 1, D(1)));
-	g_input(b, "x_t", ttype(F, 1, D(1)));
-	g_node(b, "Identity", N("x_t"), 1, N("s_out"), 1);
-	g_node(b, "Identity", N("x_t"), 1, N("y"), 1);
-	g_output(b, "s_out", ttype(F, 1, D(1)));
-	g_output(b, "y", ttype(F, 1, D(1)));
-	g_output(m->graph, "s", ttype(F, -1, NULL));
-	g_output(m->graph, "ys", ttype(F, -1, NULL));
-	tm_verify(m);
-	CU_ASSERT_FATAL(run(m, NULL, 0, out, 2, NULL, 0) == 0);
-	/* batch 0 runs reversed over 3 steps (3, 2, 1), batch 1 over its
-	 * first step only (4), padded with zeros */
-	CU_ASSERT(is_tensor(out[0], F, 2, D(2, 1), V(1, 4)));
-	CU_ASSERT(is_tensor(out[1], F, 3, D(2, 3, 1), V(3, 2, 1, 4, 0, 0)));
-	unref_all(out, 2);
-	ir_model_free(m);
+		tm_init(m, "lens", I64, D(2), 1, none ? V(0, 0) : V(3, 1));
+		tm_init(m, "s0", F, D(2, 1), 2, V(-1, -2));
+		tm_init(m, "x", F, D(2, 3, 1), 3, V(1, 2, 3, 4, 5, 6));
+		n = g_node(m->graph, "Scan", N("lens", "s0", "x"), 3, N("s", "ys"), 2);
+		ir_node_set_int(n, "num_scan_inputs", 1);
+		ir_node_set_ints(n, "directions", (const int64_t[]){ 1 }, 1);
+		b = g_sub(n, "body");
+		g_input(b, "s_in", ttype(F, 1, D(1)));
+		g_input(b, "x_t", ttype(F, 1, D(1)));
+		g_node(b, "Identity", N("x_t"), 1, N("s_out"), 1);
+		g_node(b, "Identity", N("x_t"), 1, N("y"), 1);
+		g_output(b, "s_out", ttype(F, 1, D(1)));
+		g_output(b, "y", ttype(F, 1, D(1)));
+		g_output(m->graph, "s", ttype(F, -1, NULL));
+		g_output(m->graph, "ys", ttype(F, -1, NULL));
+		tm_verify(m);
+		CU_ASSERT_FATAL(run(m, NULL, 0, out, 2, NULL, 0) == 0);
+		if (none) {
+			CU_ASSERT(is_tensor(out[0], F, 2, D(2, 1), V(-1, -2)));
+			CU_ASSERT(is_tensor(out[1], F, 3, D(2, 3, 1), V(0, 0, 0, 0, 0, 0)));
+		} else {
+			/* batch 0 runs reversed over 3 steps (3, 2, 1), batch 1
+			 * over its first step only (4), padded with zeros */
+			CU_ASSERT(is_tensor(out[0], F, 2, D(2, 1), V(1, 4)));
+			CU_ASSERT(is_tensor(out[1], F, 3, D(2, 3, 1), V(3, 2, 1, 4, 0, 0)));
+		}
+		unref_all(out, 2);
+		ir_model_free(m);
+	}
 }
 
 /* ---- sequences --------------------------------------------------------- */

@@ -284,10 +284,22 @@ int rt_subgraph_run(struct rt_kctx *k, const struct ir_graph *g,
 	for (size_t i = 0; i < k->np->n_subs; i++)
 		if (k->np->subs[i]->g == g)
 			sub.p = k->np->subs[i];
+	sub.parent = k->f;
+	if (!sub.p && (sub.p = rt_plan_find(k->s, g))) {
+		/* a graph attribute of a function's call node, reached through
+		 * ref_attr_name: its scope is the caller's, found by walking
+		 * out through lexical parents and callers */
+		struct rt_frame *f = k->f;
+
+		while (f && f->p != sub.p->parent)
+			f = f->parent ? f->parent : f->caller;
+		sub.parent = f;
+		if (!f)
+			sub.p = NULL;
+	}
 	if (!sub.p)
 		return rt_err(k, "subgraph '%s' is not an attribute of this node",
 			      ir_s(g->name));
-	sub.parent = k->f;
 	sub.depth = k->f->depth + 1;
 	if ((rc = rt_frame_run(k->s, &sub, ins, n_in, outs, k->d)) < 0)
 		diag_within(k->d, "subgraph", ir_s(g->name), k->node);

@@ -1017,6 +1017,69 @@ static void test_function_absent_input(void)
 	}
 }
 
+/* Function local.G(c) -> r with a graph attribute: r = If(c) with
+ * then_branch referring to the call's attribute 'branch' (a graph of the
+ * caller capturing the caller's x) and a local else_branch. */
+static void test_function_graph_attr(void)
+{
+	for (int cond = 0; cond <= 1; cond++) {
+		struct ir_model *m = tm_new(13);
+		struct ir_function *f = calloc(1, sizeof(*f));
+		struct ir_graph *g, *e, *br;
+		struct ir_node *n, *call;
+		struct ir_attr *a;
+		struct rt_value *out;
+
+		CU_ASSERT_FATAL(f != NULL);
+		m->opsets = realloc(m->opsets, 3 * sizeof(*m->opsets));
+		CU_ASSERT_FATAL(m->opsets != NULL);
+		m->opsets[2] = (struct ir_opset){ strdup("local"), 1, 1 };
+		m->n_opsets = 3;
+		f->name = strdup("G");
+		f->domain = strdup("local");
+		f->n_inputs = 1;
+		f->inputs = calloc(2, sizeof(char *));
+		f->inputs[0] = strdup("c");
+		f->n_outputs = 1;
+		f->outputs = calloc(2, sizeof(char *));
+		f->outputs[0] = strdup("r");
+		f->n_attr_names = 1;
+		f->attr_names = calloc(2, sizeof(char *));
+		f->attr_names[0] = strdup("branch");
+		f->n_opsets = 1;
+		f->opsets = calloc(1, sizeof(*f->opsets));
+		f->opsets[0] = (struct ir_opset){ strdup(""), 13, 1 };
+		g = f->body = ir_graph_new(NULL);
+		CU_ASSERT_FATAL(g != NULL);
+		ir_graph_value(g, "c")->is_input = 1;
+		n = g_node(g, "If", N("c"), 1, N("r"), 1);
+		CU_ASSERT_FATAL(ir_node_set_int(n, "then_branch", 0) == 0);
+		a = (struct ir_attr *)ir_node_attr(n, "then_branch");
+		a->present &= ~IR_ATTR_HAS_I;
+		a->type = IR_ATTR_GRAPH;
+		a->ref_attr_name = strdup("branch");
+		e = g_sub(n, "else_branch");
+		g_const(e, "ea", F, 1, D(1), V(-1));
+		g_output(e, "ea", ttype(F, -1, NULL));
+		m->functions = calloc(1, sizeof(*m->functions));
+		m->functions[0] = f;
+		m->n_functions = 1;
+
+		tm_init(m, "x", F, D(1), 1, V(5));
+		tm_init(m, "c", B, NULL, 0, V(cond));
+		call = tm_node(m, "G", "local", N("c"), 1, N("r"), 1);
+		br = g_sub(call, "branch");
+		g_node(br, "Identity", N("x"), 1, N("bx"), 1);
+		g_output(br, "bx", ttype(F, -1, NULL));
+		g_output(m->graph, "r", ttype(F, -1, NULL));
+		tm_verify(m);
+		CU_ASSERT_FATAL(run(m, NULL, 0, &out, 1, NULL, 0) == 0);
+		CU_ASSERT(is_tensor(out, F, 1, D(1), cond ? V(5) : V(-1)));
+		rt_value_unref(out);
+		ir_model_free(m);
+	}
+}
+
 static const struct unit_test tests[] = {
 	{ "if_branches", test_if_branches },
 	{ "if_bad_cond", test_if_bad_cond },
@@ -1037,6 +1100,7 @@ static const struct unit_test tests[] = {
 	{ "optional", test_optional },
 	{ "optional_errors", test_optional_errors },
 	{ "function_absent_input", test_function_absent_input },
+	{ "function_graph_attr", test_function_graph_attr },
 	{ NULL, NULL },
 };
 

@@ -1,7 +1,10 @@
-/* exec.c: running plans: frames of value slots, binding inputs, calling
- * each node's kernel (or a model-local function's body), storing outputs,
- * releasing intermediates after their last consumer, subgraph calls for
- * If/Loop/Scan, attribute references inside functions, per-op timing. */
+/* exec.c: running plans: frames of value slots, binding inputs (wrapped
+ * in an optional where the graph declares one), calling each node's kernel
+ * (or a model-local function's body, where inputs the call leaves out read
+ * as absent), storing outputs, releasing intermediates after their last
+ * consumer, subgraph calls for If/Loop/Scan/SequenceMap (also graphs
+ * passed to functions by attribute reference), attribute references
+ * inside functions, errors naming the enclosing node, per-op timing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -674,6 +674,78 @@ static void test_scan_axes(void)
 	}
 }
 
+/* Every scan input axis and direction against every output axis and
+ * direction, through an Identity body, on x [2,3,4] = 0..23: the output
+ * moves the scanned axis to the output axis, reversed when exactly one
+ * direction is reversed (index arithmetic derived by hand below). */
+static void test_scan_axes_property(void)
+{
+	const int64_t xd[3] = { 2, 3, 4 };
+	double xv[24];
+
+	for (int i = 0; i < 24; i++)
+		xv[i] = i;
+	for (int ai = 0; ai < 3; ai++)
+	for (int di = 0; di < 2; di++)
+	for (int ao = 0; ao < 3; ao++)
+	for (int dout = 0; dout < 2; dout++) {
+		struct ir_model *m = tm_new(11);
+		struct ir_node *n;
+		struct ir_graph *b;
+		struct rt_value *out;
+		int64_t T = xd[ai], rest[2], od[3];
+		int ok = 1;
+
+		for (int j = 0, r = 0; j < 3; j++)
+			if (j != ai)
+				rest[r++] = xd[j];
+		for (int j = 0, r = 0; j < 3; j++)
+			od[j] = j == ao ? T : rest[r++];
+		tm_init(m, "x", F, xd, 3, xv);
+		n = g_node(m->graph, "Scan", N("x"), 1, N("y"), 1);
+		ir_node_set_int(n, "num_scan_inputs", 1);
+		ir_node_set_ints(n, "scan_input_axes", (const int64_t[]){ ai }, 1);
+		ir_node_set_ints(n, "scan_input_directions", (const int64_t[]){ di }, 1);
+		ir_node_set_ints(n, "scan_output_axes", (const int64_t[]){ ao }, 1);
+		ir_node_set_ints(n, "scan_output_directions", (const int64_t[]){ dout }, 1);
+		b = g_sub(n, "body");
+		g_input(b, "x_t", ttype(F, 2, rest));
+		g_node(b, "Identity", N("x_t"), 1, N("y_t"), 1);
+		g_output(b, "y_t", ttype(F, 2, rest));
+		g_output(m->graph, "y", ttype(F, -1, NULL));
+		tm_verify(m);
+		CU_ASSERT_FATAL(run(m, NULL, 0, &out, 1, NULL, 0) == 0);
+		CU_ASSERT_FATAL(out->rank == 3);
+		for (int j = 0; j < 3; j++)
+			ok &= out->dims[j] == od[j];
+		for (int64_t e = 0; ok && e < out->numel; e++) {
+			int64_t o[3], xi[3], rem = e, step, q, lin = 0;
+
+			for (int j = 2; j >= 0; j--) {
+				o[j] = rem % od[j];
+				rem /= od[j];
+			}
+			step = dout ? T - 1 - o[ao] : o[ao];
+			q = di ? T - 1 - step : step;
+			for (int j = 0, r = 0; j < 3; j++) {
+				if (j == ao)
+					continue;
+				xi[r + (r >= ai ? 1 : 0)] = o[j];
+				r++;
+			}
+			xi[ai] = q;
+			for (int j = 0; j < 3; j++)
+				lin = lin * xd[j] + xi[j];
+			ok &= rt_value_get_f64(out, e) == (double)lin;
+		}
+		if (!ok)
+			fprintf(stderr, "\nscan axes: in %d/%d out %d/%d wrong\n", ai, di, ao, dout);
+		CU_ASSERT(ok);
+		rt_value_unref(out);
+		ir_model_free(m);
+	}
+}
+
 /* Scan 8: batch 2, sequence 3, reversed, sequence_lens [3, 1] (or [0, 0]:
  * no step at all); body: new state = slice, scan output = slice. */
 static void test_scan8(void)
@@ -1134,6 +1206,7 @@ static const struct unit_test tests[] = {
 	{ "loop_optional_carried", test_loop_optional_carried },
 	{ "scan", test_scan },
 	{ "scan_axes", test_scan_axes },
+	{ "scan_axes_property", test_scan_axes_property },
 	{ "scan8", test_scan8 },
 	{ "sequence_ops", test_sequence_ops },
 	{ "split_to_sequence", test_split_to_sequence },

@@ -873,6 +873,39 @@ static void test_split_to_sequence(void)
 	ir_model_free(m);
 }
 
+/* SplitToSequence then ConcatFromSequence along each axis (also
+ * negative) gives x back: kept axes concatenated, dropped axes stacked. */
+static void test_split_concat_roundtrip(void)
+{
+	const int64_t xd[3] = { 2, 3, 4 };
+	double xv[24];
+
+	for (int i = 0; i < 24; i++)
+		xv[i] = i * 0.5;
+	for (int axis = -3; axis < 3; axis++)
+	for (int keep = 0; keep <= 1; keep++) {
+		struct ir_model *m = tm_new(12);
+		struct ir_node *n;
+		struct rt_value *out;
+
+		tm_init(m, "x", F, xd, 3, xv);
+		n = g_node(m->graph, "SplitToSequence", N("x"), 1, N("s"), 1);
+		ir_node_set_int(n, "axis", axis);
+		ir_node_set_int(n, "keepdims", keep);
+		n = g_node(m->graph, "ConcatFromSequence", N("s"), 1, N("y"), 1);
+		ir_node_set_int(n, "axis", axis);
+		ir_node_set_int(n, "new_axis", !keep);
+		g_output(m->graph, "y", ttype(F, -1, NULL));
+		tm_verify(m);
+		CU_ASSERT_FATAL(run(m, NULL, 0, &out, 1, NULL, 0) == 0);
+		if (!is_tensor(out, F, 3, xd, xv))
+			fprintf(stderr, "\nroundtrip: axis %d keepdims %d wrong\n", axis, keep);
+		CU_ASSERT(is_tensor(out, F, 3, xd, xv));
+		rt_value_unref(out);
+		ir_model_free(m);
+	}
+}
+
 static void test_sequence_errors(void)
 {
 	struct ir_model *m = tm_new(12);
@@ -1210,6 +1243,7 @@ static const struct unit_test tests[] = {
 	{ "scan8", test_scan8 },
 	{ "sequence_ops", test_sequence_ops },
 	{ "split_to_sequence", test_split_to_sequence },
+	{ "split_concat_roundtrip", test_split_concat_roundtrip },
 	{ "sequence_errors", test_sequence_errors },
 	{ "sequence_strings", test_sequence_strings },
 	{ "sequence_map", test_sequence_map },

@@ -1026,6 +1026,36 @@ static void test_sequence_map(void)
 	ir_model_free(m);
 }
 
+/* SequenceMap over sequences of different lengths; a body whose input
+ * count does not match the node's. */
+static void test_sequence_map_errors(void)
+{
+	for (int which = 0; which < 2; which++) {
+		struct ir_model *m = tm_new(17);
+		struct rt_value *out;
+		struct ir_node *n;
+		struct ir_graph *b;
+		char err[512];
+
+		tm_init(m, "a", F, D(1), 1, V(1));
+		g_node(m->graph, "SequenceConstruct", N("a", "a"), 2, N("s2"), 1);
+		g_node(m->graph, "SequenceConstruct", N("a"), 1, N("s1"), 1);
+		n = g_node(m->graph, "SequenceMap", N("s2", "s1"), 2, N("o"), 1);
+		b = g_sub(n, "body");
+		g_input(b, "x", ttype(F, -1, NULL));
+		if (!which)
+			g_input(b, "y", ttype(F, -1, NULL));
+		g_node(b, "Identity", N("x"), 1, N("x2"), 1);
+		g_output(b, "x2", ttype(F, -1, NULL));
+		g_output(m->graph, "o", wtype(IR_TYPE_SEQUENCE, ttype(F, -1, NULL)));
+		tm_verify(m);
+		CU_ASSERT(run(m, NULL, 0, &out, 1, err, sizeof(err)) < 0);
+		CU_ASSERT(has(err, which ? "(SequenceMap): body has 1 inputs, the node 2" :
+			      "(SequenceMap): input 1 has 1 items, input 0 2"));
+		ir_model_free(m);
+	}
+}
+
 /* ---- optionals --------------------------------------------------------- */
 
 static void test_optional(void)
@@ -1247,6 +1277,7 @@ static const struct unit_test tests[] = {
 	{ "sequence_errors", test_sequence_errors },
 	{ "sequence_strings", test_sequence_strings },
 	{ "sequence_map", test_sequence_map },
+	{ "sequence_map_errors", test_sequence_map_errors },
 	{ "optional", test_optional },
 	{ "optional_errors", test_optional_errors },
 	{ "function_absent_input", test_function_absent_input },

@@ -432,7 +432,7 @@ static int k_split_to_sequence(struct rt_kctx *k)
 				goto cleanup;
 			}
 			free(lens);
-			n_lens = (size_t)((dim + step - 1) / step);
+			n_lens = (size_t)(dim / step + (dim % step != 0));
 			if (!(lens = malloc((n_lens + 1) * sizeof(*lens)))) {
 				rc = rt_oom(k);
 				goto cleanup;
@@ -452,11 +452,16 @@ static int k_split_to_sequence(struct rt_kctx *k)
 						    (long long)lens[i]);
 					goto cleanup;
 				}
+				/* stop before the sum could overflow */
+				if (lens[i] > dim - sum) {
+					sum = -1;
+					break;
+				}
 				sum += lens[i];
 			}
 			if (sum != dim) {
-				rc = rt_err(k, "split lengths add up to %lld, axis %d has %lld",
-					    (long long)sum, axis, (long long)dim);
+				rc = rt_err(k, "split lengths do not add up to %lld, the size of axis %d",
+					    (long long)dim, axis);
 				goto cleanup;
 			}
 		}

@@ -933,6 +933,16 @@ static void test_sequence_errors(void)
 	CU_ASSERT(run(m, NULL, 0, &out, 1, err, sizeof(err)) < 0);
 	CU_ASSERT(has(err, "(SequenceInsert): tensor of int64 does not fit a sequence of float"));
 	ir_model_free(m);
+	/* split lengths that overflow when added */
+	m = tm_new(12);
+	tm_init(m, "a", F, D(3), 1, V(1, 2, 3));
+	tm_init(m, "l", I64, D(2), 1, V(2, 9.2e18));
+	g_node(m->graph, "SplitToSequence", N("a", "l"), 2, N("y"), 1);
+	g_output(m->graph, "y", wtype(IR_TYPE_SEQUENCE, ttype(F, -1, NULL)));
+	tm_verify(m);
+	CU_ASSERT(run(m, NULL, 0, &out, 1, err, sizeof(err)) < 0);
+	CU_ASSERT(has(err, "(SplitToSequence): split lengths do not add up to 3, the size of axis 0"));
+	ir_model_free(m);
 }
 
 /* A Constant node of g making a 1-D string tensor. */

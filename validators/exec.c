@@ -1,7 +1,11 @@
-/* exec.c: running plans: frames of value slots, binding inputs, calling
- * each node's kernel (or a model-local function's body), storing outputs,
- * releasing intermediates after their last consumer, subgraph calls for
- * If/Loop/Scan, attribute references inside functions, per-op timing. */
+/* exec.c: running plans: frames of value slots, binding inputs (wrapped
+ * in an optional where the graph declares one), calling each node's kernel
+ * (or a model-local function's body, where inputs the call leaves out read
+ * as absent), storing outputs, releasing intermediates after their last
+ * consumer, subgraph calls for If/Loop/Scan/SequenceMap (also graphs
+ * passed to functions by attribute reference), attribute references
+ * inside functions, errors naming the enclosing node, per-op timing. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -81,6 +85,19 @@ static void frame_release(struct rt_frame *f)
 	f->vals = NULL;
 }
 
+/* After a failure inside a subgraph or function body: say which node's
+ * body it was (the message names the inner node already). */
+static void diag_within(struct ir_diag *d, const char *what, const char *name,
+			const struct ir_node *n)
+{
+	char w[RT_WHERE_SIZE];
+	size_t len = strlen(d->msg);
+
+	if (d->status && len < sizeof(d->msg) - 1)
+		snprintf(d->msg + len, sizeof(d->msg) - len, ", in %s '%s' of %s",
+			 what, name, rt_node_where(n, w));
+}
+
 /* A function call: run the body in a fresh frame (no outer scope). */
 static int call_function(struct rt_kctx *k)
 {
@@ -97,6 +114,8 @@ static int call_function(struct rt_kctx *k)
 	sub.depth = k->f->depth + 1;
 	rc = rt_frame_run(k->s, &sub, k->in, k->n_in < p->n_in ? k->n_in : p->n_in,
 			  outs, k->d);
+	if (rc < 0)
+		diag_within(k->d, "function", ir_s(p->fn->name), k->node);
 	for (size_t i = 0; i < p->n_out; i++) {
 		if (rc == 0 && i < k->n_out)
 			rt_out_set(k, i, outs[i]);
@@ -263,16 +282,31 @@ int rt_subgraph_run(struct rt_kctx *k, const struct ir_graph *g,
 		    struct rt_value **ins, size_t n_in, struct rt_value **outs)
 {
 	struct rt_frame sub = { 0 };
+	int rc;
 
 	for (size_t i = 0; i < k->np->n_subs; i++)
 		if (k->np->subs[i]->g == g)
 			sub.p = k->np->subs[i];
+	sub.parent = k->f;
+	if (!sub.p && (sub.p = rt_plan_find(k->s, g))) {
+		/* a graph attribute of a function's call node, reached through
+		 * ref_attr_name: its scope is the caller's, found by walking
+		 * out through lexical parents and callers */
+		struct rt_frame *f = k->f;
+
+		while (f && f->p != sub.p->parent)
+			f = f->parent ? f->parent : f->caller;
+		sub.parent = f;
+		if (!f)
+			sub.p = NULL;
+	}
 	if (!sub.p)
 		return rt_err(k, "subgraph '%s' is not an attribute of this node",
 			      ir_s(g->name));
-	sub.parent = k->f;
 	sub.depth = k->f->depth + 1;
-	return rt_frame_run(k->s, &sub, ins, n_in, outs, k->d);
+	if ((rc = rt_frame_run(k->s, &sub, ins, n_in, outs, k->d)) < 0)
+		diag_within(k->d, "subgraph", ir_s(g->name), k->node);
+	return rc;
 }
 
 void rt_parallel_for(struct rt_kctx *k, int64_t n, int64_t grain,

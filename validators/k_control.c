@@ -406,7 +406,7 @@ static int k_scan(struct rt_kctx *k)
 		}
 		S.in_axis[j] = axis;
 		if (len >= 0 && xs[j]->dims[axis] != len) {
-			rc = rt_err(k, "scan input %zu has %lld entries along axis %d, input 0 %lld",
+			rc = rt_err(k, "scan input %zu has %lld entries along axis %d, scan input 0 %lld",
 				    j, (long long)xs[j]->dims[axis], axis, (long long)len);
 			goto cleanup;
 		}
@@ -432,6 +432,56 @@ cleanup:
 	return rc;
 }
 
+/* Scan 8's scan output j: the per-batch stacks per[b * K + j] ([len, ...],
+ * NULL where a sequence had no step: zeros shaped as the others, or as
+ * the body declares when no step ran at all) stacked on a batch axis. */
+static int scan8_output(struct rt_kctx *k, struct scan_run *S,
+			struct rt_value **per, int64_t batch, int64_t len,
+			size_t j, struct rt_value **out)
+{
+	const struct rt_value *shape = NULL;
+	struct rt_value **col;
+	int64_t dims[RT_MAX_RANK + 2];
+	int dtype, kind, rank, rc = 0;
+
+	*out = NULL;
+	for (int64_t b = 0; b < batch && !shape; b++)
+		shape = per[(size_t)b * S->n_out + j];
+	if (shape) {
+		dtype = shape->dtype;
+		rank = shape->rank;
+		memcpy(dims, shape->dims, sizeof(shape->dims));
+	} else {
+		/* no step ran at all: [len, declared dims...] for each entry */
+		kc_declared(S->g->outputs[S->n_state + j].type, &dtype, &kind, &rank,
+			    dims + 1);
+		if (rank < 0 || rank >= RT_MAX_RANK)
+			return rt_err(k, "scan output %zu: no step ran and its shape is not declared", j);
+		if (!dtype)
+			dtype = IR_DTYPE_FLOAT;
+		dims[0] = len;
+		rank++;
+	}
+	if (!batch) {
+		memmove(dims + 1, dims, (size_t)rank * sizeof(*dims));
+		dims[0] = 0;
+		return kc_zeros(k, dtype, rank + 1, dims, out);
+	}
+	if (!(col = calloc((size_t)batch + 1, sizeof(*col))))
+		return rt_oom(k);
+	for (int64_t b = 0; b < batch && rc >= 0; b++) {
+		struct rt_value **p = &per[(size_t)b * S->n_out + j];
+
+		if (!*p)
+			rc = kc_zeros(k, dtype, rank, dims, p);
+		col[b] = *p;
+	}
+	if (rc >= 0)
+		rc = kc_join(k, col, (size_t)batch, 0, 1, out);
+	free(col);
+	return rc;
+}
+
 /* Scan 8: axis 0 of every input and output is the batch; scan inputs
  * and outputs have the sequence on axis 1; sequence_lens (input 0,
  * optional) shortens sequences per batch entry, the scan outputs being
@@ -442,7 +492,7 @@ static int k_scan8(struct rt_kctx *k)
 	struct rt_value **xs, **bx = NULL, **fin = NULL, **per = NULL;
 	struct rt_value *lens = rt_in(k, 0);
 	int64_t batch = -1, len = -1;
-	size_t N;
+	size_t N = 0;
 	int rc;
 
 	if ((rc = scan_setup(k, &S, 1)) < 0 ||
@@ -550,48 +600,10 @@ static int k_scan8(struct rt_kctx *k)
 			goto cleanup;
 	}
 	for (size_t j = 0; j < S.n_out && N + j < k->node->n_outputs; j++) {
-		struct rt_value **col = calloc((size_t)batch + 1, sizeof(*col)), *t = NULL;
-		const struct rt_value *shape = NULL;
+		struct rt_value *t = NULL;
 
-		if (!col) {
-			rc = rt_oom(k);
-			goto cleanup;
-		}
-		int64_t dims[RT_MAX_RANK + 1];
-		int dtype, kind, rank = -1;
-
-		for (int64_t b = 0; b < batch && !shape; b++)
-			shape = per[(size_t)b * S.n_out + j];
-		if (shape) {
-			dtype = shape->dtype;
-			rank = shape->rank;
-			memcpy(dims, shape->dims, sizeof(shape->dims));
-		} else if (batch) {
-			/* no step ran at all: the declared [len, ...] of one entry */
-			kc_declared(S.g->outputs[N + j].type, &dtype, &kind, &rank, dims + 1);
-			if (rank < 0 || rank >= RT_MAX_RANK)
-				rc = rt_err(k, "scan output %zu: no step ran and its shape is not declared", j);
-			dims[0] = len;
-			rank++;
-		}
-		for (int64_t b = 0; b < batch && rc >= 0; b++) {
-			struct rt_value **p = &per[(size_t)b * S.n_out + j];
-
-			if (!*p)    /* an empty sequence: all zeros */
-				rc = kc_zeros(k, dtype ? dtype : IR_DTYPE_FLOAT, rank, dims, p);
-			col[b] = *p;
-		}
-		if (rc >= 0 && batch)
-			rc = kc_join(k, col, (size_t)batch, 0, 1, &t);
-		else if (rc >= 0) {
-			struct scan_acc none = { 0 };
-
-			rc = acc_stack(k, &none, 0, 0, S.g->outputs[N + j].type, &t);
-		}
-		free(col);
-		if (rc >= 0)
-			rc = rt_out_set(k, N + j, t);
-		if (rc < 0)
+		if ((rc = scan8_output(k, &S, per, batch, len, j, &t)) < 0 ||
+		    (rc = rt_out_set(k, N + j, t)) < 0)
 			goto cleanup;
 	}
 cleanup:

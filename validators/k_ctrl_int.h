@@ -9,8 +9,9 @@
 #include "validators/rt_int.h"
 
 /* The part [start, start + len) of tensor t along axis (0 <= axis < rank);
- * keep 0 drops the axis (len must then be 1). */
-int kc_take(struct rt_kctx *k, const struct rt_value *t, int axis,
+ * keep 0 drops the axis (len must then be 1).  A contiguous part (nothing
+ * before axis but size-1 dims) of a non-string tensor is a view of t. */
+int kc_take(struct rt_kctx *k, struct rt_value *t, int axis,
 	    int64_t start, int64_t len, int keep, struct rt_value **out);
 
 /* Join n >= 1 tensors of one dtype along axis: new_axis 0 concatenates

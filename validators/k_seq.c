@@ -49,7 +49,7 @@ static int copy_elems(struct rt_kctx *k, struct rt_value *dst, int64_t do_,
 	return 0;
 }
 
-int kc_take(struct rt_kctx *k, const struct rt_value *t, int axis,
+int kc_take(struct rt_kctx *k, struct rt_value *t, int axis,
 	    int64_t start, int64_t len, int keep, struct rt_value **out)
 {
 	int64_t dims[RT_MAX_RANK], outer = 1, inner = 1, n_axis;
@@ -71,6 +71,22 @@ int kc_take(struct rt_kctx *k, const struct rt_value *t, int axis,
 			dims[rank++] = t->dims[i];
 		else if (keep)
 			dims[rank++] = len;
+	}
+	if (outer == 1 && t->dtype != IR_DTYPE_STRING) {
+		/* one contiguous run: a view sharing t's data */
+		if (!(r = calloc(1, sizeof(*r))))
+			return rt_oom(k);
+		r->refs = 1;
+		r->kind = RT_TENSOR;
+		r->dtype = t->dtype;
+		r->rank = rank;
+		memcpy(r->dims, dims, sizeof(r->dims));
+		r->numel = len * inner;
+		r->data = (char *)t->data + start * inner * (int64_t)rt_dtype_size(t->dtype);
+		r->flags = t->flags & RT_VALUE_READONLY;
+		r->base = rt_value_ref(t);
+		*out = r;
+		return 0;
 	}
 	if ((rc = new_tensor(k, t->dtype, rank, dims, &r)) < 0)
 		return rc;
@@ -416,7 +432,7 @@ static int k_split_to_sequence(struct rt_kctx *k)
 				goto cleanup;
 			}
 			free(lens);
-			n_lens = (size_t)((dim + step - 1) / step);
+			n_lens = (size_t)(dim / step + (dim % step != 0));
 			if (!(lens = malloc((n_lens + 1) * sizeof(*lens)))) {
 				rc = rt_oom(k);
 				goto cleanup;
@@ -436,11 +452,16 @@ static int k_split_to_sequence(struct rt_kctx *k)
 						    (long long)lens[i]);
 					goto cleanup;
 				}
+				/* stop before the sum could overflow */
+				if (lens[i] > dim - sum) {
+					sum = -1;
+					break;
+				}
 				sum += lens[i];
 			}
 			if (sum != dim) {
-				rc = rt_err(k, "split lengths add up to %lld, axis %d has %lld",
-					    (long long)sum, axis, (long long)dim);
+				rc = rt_err(k, "split lengths do not add up to %lld, the size of axis %d",
+					    (long long)dim, axis);
 				goto cleanup;
 			}
 		}

@@ -172,11 +172,13 @@ static struct rt_value *bool_scalar(int b)
 	return tensor(IR_DTYPE_BOOL, 0, NULL, (const double[]){ b });
 }
 
-/* Run m with the given inputs; on failure the message goes to err. */
-static int run(struct ir_model *m, struct rt_value **ins, size_t n_in,
-	       struct rt_value **outs, size_t n_out, char *err, size_t size)
+/* Run m with the given inputs under a memory limit (0: none); on failure
+ * the message goes to err. */
+static int run_limit(struct ir_model *m, int64_t limit, struct rt_value **ins,
+		     size_t n_in, struct rt_value **outs, size_t n_out,
+		     char *err, size_t size)
 {
-	struct rt_opts o = { .threads = 1 };
+	struct rt_opts o = { .threads = 1, .max_memory = limit };
 	struct rt_session *s = NULL;
 	struct ir_diag d;
 	int rc;
@@ -194,6 +196,12 @@ static int run(struct ir_model *m, struct rt_value **ins, size_t n_in,
 		fprintf(stderr, "\nrun: %s\n", d.msg);
 	rt_session_free(s);
 	return rc;
+}
+
+static int run(struct ir_model *m, struct rt_value **ins, size_t n_in,
+	       struct rt_value **outs, size_t n_out, char *err, size_t size)
+{
+	return run_limit(m, 0, ins, n_in, outs, n_out, err, size);
 }
 
 static void unref_all(struct rt_value **v, size_t n)
@@ -398,6 +406,96 @@ static void test_loop_errors(void)
 	CU_ASSERT(run(m, NULL, 0, out, 2, err, sizeof(err)) < 0);
 	CU_ASSERT(has(err, "(Loop): neither a trip count nor a condition"));
 	ir_model_free(m);
+	/* a failure in the body names the inner node and the Loop */
+	{
+		struct ir_node *n;
+		struct ir_graph *b;
+
+		m = tm_new(13);
+		tm_init(m, "M", I64, NULL, 0, V(1));
+		n = g_node(m->graph, "Loop", N("M", ""), 2, N("scan"), 1);
+		b = g_sub(n, "body");
+		g_input(b, "i", ttype(I64, 0, NULL));
+		g_input(b, "c_in", ttype(B, 0, NULL));
+		g_node(b, "Identity", N("c_in"), 1, N("c_out"), 1);
+		g_node(b, "SequenceEmpty", NULL, 0, N("e"), 1);
+		g_node(b, "SequenceAt", N("e", "i"), 2, N("y"), 1);
+		g_output(b, "c_out", ttype(B, 0, NULL));
+		g_output(b, "y", ttype(F, -1, NULL));
+		g_output(m->graph, "scan", ttype(F, -1, NULL));
+		tm_verify(m);
+		CU_ASSERT(run(m, NULL, 0, out, 1, err, sizeof(err)) < 0);
+		CU_ASSERT(has(err, "(SequenceAt): position 0 out of range for a sequence of 0, "
+			      "in subgraph 'body' of node 'Loop_"));
+		ir_model_free(m);
+	}
+}
+
+/* A scan output whose shape changes between iterations cannot be
+ * stacked: the error names the Loop. */
+static void test_loop_scan_shape_change(void)
+{
+	struct ir_model *m = tm_new(13);
+	struct ir_node *n, *c;
+	struct ir_graph *b;
+	struct rt_value *out;
+	char err[512];
+
+	tm_init(m, "M", I64, NULL, 0, V(3));
+	g_node(m->graph, "SequenceEmpty", NULL, 0, N("s0"), 1);
+	ir_node_set_int(m->graph->nodes[0], "dtype", I64);
+	n = g_node(m->graph, "Loop", N("M", "", "s0"), 3, N("s", "scan"), 2);
+	b = g_sub(n, "body");
+	g_input(b, "i", ttype(I64, 0, NULL));
+	g_input(b, "c_in", ttype(B, 0, NULL));
+	g_input(b, "s_in", wtype(IR_TYPE_SEQUENCE, ttype(I64, -1, NULL)));
+	g_node(b, "Identity", N("c_in"), 1, N("c_out"), 1);
+	g_node(b, "SequenceInsert", N("s_in", "i"), 2, N("s_out"), 1);
+	c = g_node(b, "ConcatFromSequence", N("s_out"), 1, N("all"), 1);
+	ir_node_set_int(c, "axis", 0);
+	ir_node_set_int(c, "new_axis", 1);
+	g_output(b, "c_out", ttype(B, 0, NULL));
+	g_output(b, "s_out", wtype(IR_TYPE_SEQUENCE, ttype(I64, -1, NULL)));
+	g_output(b, "all", ttype(I64, -1, NULL));
+	g_output(m->graph, "scan", ttype(I64, -1, NULL));
+	tm_verify(m);
+	CU_ASSERT(run(m, NULL, 0, &out, 1, err, sizeof(err)) < 0);
+	CU_ASSERT(has(err, "(Loop): cannot stack int64[1] and int64[2] (item 1)"));
+	ir_model_free(m);
+}
+
+/* The memory limit reached by a Loop's scan output, with scan values
+ * accumulated: a clean error naming the Loop, nothing leaked. */
+static void test_loop_memory_limit(void)
+{
+	struct ir_model *m = tm_new(13);
+	struct ir_node *n;
+	struct ir_graph *b;
+	struct rt_value *out;
+	double *big = calloc(1000, sizeof(double));
+	char err[512];
+
+	CU_ASSERT_FATAL(big != NULL);
+	tm_init(m, "M", I64, NULL, 0, V(100));
+	n = g_node(m->graph, "Loop", N("M", ""), 2, N("scan"), 1);
+	b = g_sub(n, "body");
+	g_input(b, "i", ttype(I64, 0, NULL));
+	g_input(b, "c_in", ttype(B, 0, NULL));
+	g_node(b, "Identity", N("c_in"), 1, N("c_out"), 1);
+	g_const(b, "big", F, 1, D(1000), big);
+	g_output(b, "c_out", ttype(B, 0, NULL));
+	g_output(b, "big", ttype(F, 1, D(1000)));
+	g_output(m->graph, "scan", ttype(F, 2, D(100, 1000)));
+	tm_verify(m);
+	CU_ASSERT(run_limit(m, 200000, NULL, 0, &out, 1, err, sizeof(err)) < 0);
+	/* Constant views its attribute: the stacked output is what breaks it */
+	CU_ASSERT(has(err, "(Loop): memory limit of 200000 bytes reached"));
+	/* within the limit it runs */
+	CU_ASSERT_FATAL(run_limit(m, 1000000, NULL, 0, &out, 1, NULL, 0) == 0);
+	CU_ASSERT(out->rank == 2 && out->dims[0] == 100 && out->dims[1] == 1000);
+	rt_value_unref(out);
+	free(big);
+	ir_model_free(m);
 }
 
 /* Main: k = Identity(kinit); Loop(3) whose body holds If(c_in) with
@@ -533,38 +631,160 @@ static void test_scan(void)
 	ir_model_free(m);
 }
 
-/* Scan 8: batch 2, sequence 3, sequence_lens [3, 1]; body: state +=
- * nothing (new state = slice), scan output = slice. */
+/* Scan 9 over axis 1 of x [2,3] and axis 0 of w [3]: the steps see the
+ * columns of x; the scan output stacks them as rows (a transpose); scan
+ * inputs of different lengths are an error naming the node. */
+static void test_scan_axes(void)
+{
+	for (int bad = 0; bad <= 1; bad++) {
+		struct ir_model *m = tm_new(9);
+		struct ir_node *n;
+		struct ir_graph *b;
+		struct rt_value *out[2];
+		char err[512];
+
+		tm_init(m, "x", F, D(2, 3), 2, V(1, 2, 3, 4, 5, 6));
+		if (bad)
+			tm_init(m, "w", F, D(2), 1, V(7, 8));
+		else
+			tm_init(m, "w", F, D(3), 1, V(7, 8, 9));
+		n = g_node(m->graph, "Scan", N("x", "w"), 2, N("cols", "ws"), 2);
+		ir_node_set_int(n, "num_scan_inputs", 2);
+		ir_node_set_ints(n, "scan_input_axes", (const int64_t[]){ 1, 0 }, 2);
+		b = g_sub(n, "body");
+		g_input(b, "x_t", ttype(F, 1, D(2)));
+		g_input(b, "w_t", ttype(F, 0, NULL));
+		g_node(b, "Identity", N("x_t"), 1, N("c"), 1);
+		g_node(b, "Identity", N("w_t"), 1, N("wo"), 1);
+		g_output(b, "c", ttype(F, 1, D(2)));
+		g_output(b, "wo", ttype(F, 0, NULL));
+		g_output(m->graph, "cols", ttype(F, -1, NULL));
+		g_output(m->graph, "ws", ttype(F, -1, NULL));
+		tm_verify(m);
+		if (bad) {
+			CU_ASSERT(run(m, NULL, 0, out, 2, err, sizeof(err)) < 0);
+			CU_ASSERT(has(err, "(Scan): scan input 1 has 2 entries along axis 0, scan input 0 3"));
+		} else {
+			CU_ASSERT_FATAL(run(m, NULL, 0, out, 2, NULL, 0) == 0);
+			CU_ASSERT(is_tensor(out[0], F, 2, D(3, 2), V(1, 4, 2, 5, 3, 6)));
+			CU_ASSERT(is_tensor(out[1], F, 1, D(3), V(7, 8, 9)));
+			unref_all(out, 2);
+		}
+		ir_model_free(m);
+	}
+}
+
+/* Every scan input axis and direction against every output axis and
+ * direction, through an Identity body, on x [2,3,4] = 0..23: the output
+ * moves the scanned axis to the output axis, reversed when exactly one
+ * direction is reversed (index arithmetic derived by hand below). */
+static void test_scan_axes_property(void)
+{
+	const int64_t xd[3] = { 2, 3, 4 };
+	double xv[24];
+
+	for (int i = 0; i < 24; i++)
+		xv[i] = i;
+	for (int ai = 0; ai < 3; ai++)
+	for (int di = 0; di < 2; di++)
+	for (int ao = 0; ao < 3; ao++)
+	for (int dout = 0; dout < 2; dout++) {
+		struct ir_model *m = tm_new(11);
+		struct ir_node *n;
+		struct ir_graph *b;
+		struct rt_value *out;
+		int64_t T = xd[ai], rest[2], od[3];
+		int ok = 1;
+
+		for (int j = 0, r = 0; j < 3; j++)
+			if (j != ai)
+				rest[r++] = xd[j];
+		for (int j = 0, r = 0; j < 3; j++)
+			od[j] = j == ao ? T : rest[r++];
+		tm_init(m, "x", F, xd, 3, xv);
+		n = g_node(m->graph, "Scan", N("x"), 1, N("y"), 1);
+		ir_node_set_int(n, "num_scan_inputs", 1);
+		ir_node_set_ints(n, "scan_input_axes", (const int64_t[]){ ai }, 1);
+		ir_node_set_ints(n, "scan_input_directions", (const int64_t[]){ di }, 1);
+		ir_node_set_ints(n, "scan_output_axes", (const int64_t[]){ ao }, 1);
+		ir_node_set_ints(n, "scan_output_directions", (const int64_t[]){ dout }, 1);
+		b = g_sub(n, "body");
+		g_input(b, "x_t", ttype(F, 2, rest));
+		g_node(b, "Identity", N("x_t"), 1, N("y_t"), 1);
+		g_output(b, "y_t", ttype(F, 2, rest));
+		g_output(m->graph, "y", ttype(F, -1, NULL));
+		tm_verify(m);
+		CU_ASSERT_FATAL(run(m, NULL, 0, &out, 1, NULL, 0) == 0);
+		CU_ASSERT_FATAL(out->rank == 3);
+		for (int j = 0; j < 3; j++)
+			ok &= out->dims[j] == od[j];
+		for (int64_t e = 0; ok && e < out->numel; e++) {
+			int64_t o[3], xi[3], rem = e, step, q, lin = 0;
+
+			for (int j = 2; j >= 0; j--) {
+				o[j] = rem % od[j];
+				rem /= od[j];
+			}
+			step = dout ? T - 1 - o[ao] : o[ao];
+			q = di ? T - 1 - step : step;
+			for (int j = 0, r = 0; j < 3; j++) {
+				if (j == ao)
+					continue;
+				xi[r + (r >= ai ? 1 : 0)] = o[j];
+				r++;
+			}
+			xi[ai] = q;
+			for (int j = 0; j < 3; j++)
+				lin = lin * xd[j] + xi[j];
+			ok &= rt_value_get_f64(out, e) == (double)lin;
+		}
+		if (!ok)
+			fprintf(stderr, "\nscan axes: in %d/%d out %d/%d wrong\n", ai, di, ao, dout);
+		CU_ASSERT(ok);
+		rt_value_unref(out);
+		ir_model_free(m);
+	}
+}
+
+/* Scan 8: batch 2, sequence 3, reversed, sequence_lens [3, 1] (or [0, 0]:
+ * no step at all); body: new state = slice, scan output = slice. */
 static void test_scan8(void)
 {
-	struct ir_model *m = tm_new(8);
-	struct ir_node *n;
-	struct ir_graph *b;
-	struct rt_value *out[2];
+	for (int none = 0; none <= 1; none++) {
+		struct ir_model *m = tm_new(8);
+		struct ir_node *n;
+		struct ir_graph *b;
+		struct rt_value *out[2];
 
-	tm_init(m, "lens", I64, D(2), 1, V(3, 1));
-	tm_init(m, "s0", F, D(2, 1), 2, V(-1, -2));
-	tm_init(m, "x", F, D(2, 3, 1), 3, V(1, 2, 3, 4, 5, 6));
-	n = g_node(m->graph, "Scan", N("lens", "s0", "x"), 3, N("s", "ys"), 2);
-	ir_node_set_int(n, "num_scan_inputs", 1);
-	ir_node_set_ints(n, "directions", (const int64_t[]){ 1 }, 1);
-	b = g_sub(n, "body");
-	g_input(b, "s_in", ttype(F, 1, D(1)));
-	g_input(b, "x_t", ttype(F, 1, D(1)));
-	g_node(b, "Identity", N("x_t"), 1, N("s_out"), 1);
-	g_node(b, "Identity", N("x_t"), 1, N("y"), 1);
-	g_output(b, "s_out", ttype(F, 1, D(1)));
-	g_output(b, "y", ttype(F, 1, D(1)));
-	g_output(m->graph, "s", ttype(F, -1, NULL));
-	g_output(m->graph, "ys", ttype(F, -1, NULL));
-	tm_verify(m);
-	CU_ASSERT_FATAL(run(m, NULL, 0, out, 2, NULL, 0) == 0);
-	/* batch 0 runs reversed over 3 steps (3, 2, 1), batch 1 over its
-	 * first step only (4), padded with zeros */
-	CU_ASSERT(is_tensor(out[0], F, 2, D(2, 1), V(1, 4)));
-	CU_ASSERT(is_tensor(out[1], F, 3, D(2, 3, 1), V(3, 2, 1, 4, 0, 0)));
-	unref_all(out, 2);
-	ir_model_free(m);
+		tm_init(m, "lens", I64, D(2), 1, none ? V(0, 0) : V(3, 1));
+		tm_init(m, "s0", F, D(2, 1), 2, V(-1, -2));
+		tm_init(m, "x", F, D(2, 3, 1), 3, V(1, 2, 3, 4, 5, 6));
+		n = g_node(m->graph, "Scan", N("lens", "s0", "x"), 3, N("s", "ys"), 2);
+		ir_node_set_int(n, "num_scan_inputs", 1);
+		ir_node_set_ints(n, "directions", (const int64_t[]){ 1 }, 1);
+		b = g_sub(n, "body");
+		g_input(b, "s_in", ttype(F, 1, D(1)));
+		g_input(b, "x_t", ttype(F, 1, D(1)));
+		g_node(b, "Identity", N("x_t"), 1, N("s_out"), 1);
+		g_node(b, "Identity", N("x_t"), 1, N("y"), 1);
+		g_output(b, "s_out", ttype(F, 1, D(1)));
+		g_output(b, "y", ttype(F, 1, D(1)));
+		g_output(m->graph, "s", ttype(F, -1, NULL));
+		g_output(m->graph, "ys", ttype(F, -1, NULL));
+		tm_verify(m);
+		CU_ASSERT_FATAL(run(m, NULL, 0, out, 2, NULL, 0) == 0);
+		if (none) {
+			CU_ASSERT(is_tensor(out[0], F, 2, D(2, 1), V(-1, -2)));
+			CU_ASSERT(is_tensor(out[1], F, 3, D(2, 3, 1), V(0, 0, 0, 0, 0, 0)));
+		} else {
+			/* batch 0 runs reversed over 3 steps (3, 2, 1), batch 1
+			 * over its first step only (4), padded with zeros */
+			CU_ASSERT(is_tensor(out[0], F, 2, D(2, 1), V(1, 4)));
+			CU_ASSERT(is_tensor(out[1], F, 3, D(2, 3, 1), V(3, 2, 1, 4, 0, 0)));
+		}
+		unref_all(out, 2);
+		ir_model_free(m);
+	}
 }
 
 /* ---- sequences --------------------------------------------------------- */
@@ -653,6 +873,39 @@ static void test_split_to_sequence(void)
 	ir_model_free(m);
 }
 
+/* SplitToSequence then ConcatFromSequence along each axis (also
+ * negative) gives x back: kept axes concatenated, dropped axes stacked. */
+static void test_split_concat_roundtrip(void)
+{
+	const int64_t xd[3] = { 2, 3, 4 };
+	double xv[24];
+
+	for (int i = 0; i < 24; i++)
+		xv[i] = i * 0.5;
+	for (int axis = -3; axis < 3; axis++)
+	for (int keep = 0; keep <= 1; keep++) {
+		struct ir_model *m = tm_new(12);
+		struct ir_node *n;
+		struct rt_value *out;
+
+		tm_init(m, "x", F, xd, 3, xv);
+		n = g_node(m->graph, "SplitToSequence", N("x"), 1, N("s"), 1);
+		ir_node_set_int(n, "axis", axis);
+		ir_node_set_int(n, "keepdims", keep);
+		n = g_node(m->graph, "ConcatFromSequence", N("s"), 1, N("y"), 1);
+		ir_node_set_int(n, "axis", axis);
+		ir_node_set_int(n, "new_axis", !keep);
+		g_output(m->graph, "y", ttype(F, -1, NULL));
+		tm_verify(m);
+		CU_ASSERT_FATAL(run(m, NULL, 0, &out, 1, NULL, 0) == 0);
+		if (!is_tensor(out, F, 3, xd, xv))
+			fprintf(stderr, "\nroundtrip: axis %d keepdims %d wrong\n", axis, keep);
+		CU_ASSERT(is_tensor(out, F, 3, xd, xv));
+		rt_value_unref(out);
+		ir_model_free(m);
+	}
+}
+
 static void test_sequence_errors(void)
 {
 	struct ir_model *m = tm_new(12);
@@ -679,6 +932,73 @@ static void test_sequence_errors(void)
 	tm_verify(m);
 	CU_ASSERT(run(m, NULL, 0, &out, 1, err, sizeof(err)) < 0);
 	CU_ASSERT(has(err, "(SequenceInsert): tensor of int64 does not fit a sequence of float"));
+	ir_model_free(m);
+	/* split lengths that overflow when added */
+	m = tm_new(12);
+	tm_init(m, "a", F, D(3), 1, V(1, 2, 3));
+	tm_init(m, "l", I64, D(2), 1, V(2, 9.2e18));
+	g_node(m->graph, "SplitToSequence", N("a", "l"), 2, N("y"), 1);
+	g_output(m->graph, "y", wtype(IR_TYPE_SEQUENCE, ttype(F, -1, NULL)));
+	tm_verify(m);
+	CU_ASSERT(run(m, NULL, 0, &out, 1, err, sizeof(err)) < 0);
+	CU_ASSERT(has(err, "(SplitToSequence): split lengths do not add up to 3, the size of axis 0"));
+	ir_model_free(m);
+}
+
+/* A Constant node of g making a 1-D string tensor. */
+static void g_const_strings(struct ir_graph *g, const char *out,
+			    const char *const *vals, int64_t n)
+{
+	struct rt_value *t;
+	struct ir_tensor *it;
+	struct ir_diag d;
+	struct ir_node *node = g_node(g, "Constant", NULL, 0, &out, 1);
+
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_STRING, 1, &n, &t, &d) == 0);
+	for (int64_t i = 0; i < n; i++)
+		CU_ASSERT_FATAL((((char **)t->data)[i] = strdup(vals[i])) != NULL);
+	CU_ASSERT_FATAL(rt_value_to_ir(t, "", &it, &d) == 0);
+	rt_value_unref(t);
+	CU_ASSERT_FATAL(ir_node_set_tensor(node, "value", it) == 0);
+}
+
+static int is_strings(const struct rt_value *v, int rank, const int64_t *dims,
+		      const char *const *vals)
+{
+	if (!v || v->kind != RT_TENSOR || v->dtype != IR_DTYPE_STRING || v->rank != rank)
+		return 0;
+	for (int i = 0; i < rank; i++)
+		if (v->dims[i] != dims[i])
+			return 0;
+	for (int64_t i = 0; i < v->numel; i++)
+		if (strcmp(((char *const *)v->data)[i], vals[i]))
+			return 0;
+	return 1;
+}
+
+/* Strings through split, erase and stack (the copying paths). */
+static void test_sequence_strings(void)
+{
+	struct ir_model *m = tm_new(12);
+	struct rt_value *out[2];
+	struct ir_node *n;
+
+	g_const_strings(m->graph, "x", N("ab", "c", "def"), 3);
+	n = g_node(m->graph, "SplitToSequence", N("x"), 1, N("s"), 1);
+	ir_node_set_int(n, "keepdims", 0);
+	g_node(m->graph, "SequenceErase", N("s"), 1, N("s2"), 1);
+	n = g_node(m->graph, "ConcatFromSequence", N("s2"), 1, N("y"), 1);
+	ir_node_set_int(n, "axis", 0);
+	ir_node_set_int(n, "new_axis", 1);
+	g_output(m->graph, "y", ttype(IR_DTYPE_STRING, -1, NULL));
+	g_output(m->graph, "s", wtype(IR_TYPE_SEQUENCE, ttype(IR_DTYPE_STRING, -1, NULL)));
+	tm_verify(m);
+	CU_ASSERT_FATAL(run(m, NULL, 0, out, 2, NULL, 0) == 0);
+	CU_ASSERT(is_strings(out[0], 1, D(2), N("ab", "c")));
+	CU_ASSERT_FATAL(out[1]->kind == RT_SEQUENCE && out[1]->n == 3);
+	CU_ASSERT(is_strings(out[1]->items[2], 0, NULL, N("def")));
+	unref_all(out, 2);
 	ir_model_free(m);
 }
 
@@ -714,6 +1034,36 @@ static void test_sequence_map(void)
 	CU_ASSERT(is_tensor(out[1]->items[1], I64, 0, NULL, V(9)));
 	unref_all(out, 2);
 	ir_model_free(m);
+}
+
+/* SequenceMap over sequences of different lengths; a body whose input
+ * count does not match the node's. */
+static void test_sequence_map_errors(void)
+{
+	for (int which = 0; which < 2; which++) {
+		struct ir_model *m = tm_new(17);
+		struct rt_value *out;
+		struct ir_node *n;
+		struct ir_graph *b;
+		char err[512];
+
+		tm_init(m, "a", F, D(1), 1, V(1));
+		g_node(m->graph, "SequenceConstruct", N("a", "a"), 2, N("s2"), 1);
+		g_node(m->graph, "SequenceConstruct", N("a"), 1, N("s1"), 1);
+		n = g_node(m->graph, "SequenceMap", N("s2", "s1"), 2, N("o"), 1);
+		b = g_sub(n, "body");
+		g_input(b, "x", ttype(F, -1, NULL));
+		if (!which)
+			g_input(b, "y", ttype(F, -1, NULL));
+		g_node(b, "Identity", N("x"), 1, N("x2"), 1);
+		g_output(b, "x2", ttype(F, -1, NULL));
+		g_output(m->graph, "o", wtype(IR_TYPE_SEQUENCE, ttype(F, -1, NULL)));
+		tm_verify(m);
+		CU_ASSERT(run(m, NULL, 0, &out, 1, err, sizeof(err)) < 0);
+		CU_ASSERT(has(err, which ? "(SequenceMap): body has 1 inputs, the node 2" :
+			      "(SequenceMap): input 1 has 1 items, input 0 2"));
+		ir_model_free(m);
+	}
 }
 
 /* ---- optionals --------------------------------------------------------- */
@@ -854,23 +1204,94 @@ static void test_function_absent_input(void)
 	}
 }
 
+/* Function local.G(c) -> r with a graph attribute: r = If(c) with
+ * then_branch referring to the call's attribute 'branch' (a graph of the
+ * caller capturing the caller's x) and a local else_branch. */
+static void test_function_graph_attr(void)
+{
+	for (int cond = 0; cond <= 1; cond++) {
+		struct ir_model *m = tm_new(13);
+		struct ir_function *f = calloc(1, sizeof(*f));
+		struct ir_graph *g, *e, *br;
+		struct ir_node *n, *call;
+		struct ir_attr *a;
+		struct rt_value *out;
+
+		CU_ASSERT_FATAL(f != NULL);
+		m->opsets = realloc(m->opsets, 3 * sizeof(*m->opsets));
+		CU_ASSERT_FATAL(m->opsets != NULL);
+		m->opsets[2] = (struct ir_opset){ strdup("local"), 1, 1 };
+		m->n_opsets = 3;
+		f->name = strdup("G");
+		f->domain = strdup("local");
+		f->n_inputs = 1;
+		f->inputs = calloc(2, sizeof(char *));
+		f->inputs[0] = strdup("c");
+		f->n_outputs = 1;
+		f->outputs = calloc(2, sizeof(char *));
+		f->outputs[0] = strdup("r");
+		f->n_attr_names = 1;
+		f->attr_names = calloc(2, sizeof(char *));
+		f->attr_names[0] = strdup("branch");
+		f->n_opsets = 1;
+		f->opsets = calloc(1, sizeof(*f->opsets));
+		f->opsets[0] = (struct ir_opset){ strdup(""), 13, 1 };
+		g = f->body = ir_graph_new(NULL);
+		CU_ASSERT_FATAL(g != NULL);
+		ir_graph_value(g, "c")->is_input = 1;
+		n = g_node(g, "If", N("c"), 1, N("r"), 1);
+		CU_ASSERT_FATAL(ir_node_set_int(n, "then_branch", 0) == 0);
+		a = (struct ir_attr *)ir_node_attr(n, "then_branch");
+		a->present &= ~IR_ATTR_HAS_I;
+		a->type = IR_ATTR_GRAPH;
+		a->ref_attr_name = strdup("branch");
+		e = g_sub(n, "else_branch");
+		g_const(e, "ea", F, 1, D(1), V(-1));
+		g_output(e, "ea", ttype(F, -1, NULL));
+		m->functions = calloc(1, sizeof(*m->functions));
+		m->functions[0] = f;
+		m->n_functions = 1;
+
+		tm_init(m, "x", F, D(1), 1, V(5));
+		tm_init(m, "c", B, NULL, 0, V(cond));
+		call = tm_node(m, "G", "local", N("c"), 1, N("r"), 1);
+		br = g_sub(call, "branch");
+		g_node(br, "Identity", N("x"), 1, N("bx"), 1);
+		g_output(br, "bx", ttype(F, -1, NULL));
+		g_output(m->graph, "r", ttype(F, -1, NULL));
+		tm_verify(m);
+		CU_ASSERT_FATAL(run(m, NULL, 0, &out, 1, NULL, 0) == 0);
+		CU_ASSERT(is_tensor(out, F, 1, D(1), cond ? V(5) : V(-1)));
+		rt_value_unref(out);
+		ir_model_free(m);
+	}
+}
+
 static const struct unit_test tests[] = {
 	{ "if_branches", test_if_branches },
 	{ "if_bad_cond", test_if_bad_cond },
 	{ "loop_trip_count", test_loop_trip_count },
 	{ "loop_cond", test_loop_cond },
 	{ "loop_errors", test_loop_errors },
+	{ "loop_scan_shape_change", test_loop_scan_shape_change },
+	{ "loop_memory_limit", test_loop_memory_limit },
 	{ "loop_nested_capture", test_loop_nested_capture },
 	{ "loop_optional_carried", test_loop_optional_carried },
 	{ "scan", test_scan },
+	{ "scan_axes", test_scan_axes },
+	{ "scan_axes_property", test_scan_axes_property },
 	{ "scan8", test_scan8 },
 	{ "sequence_ops", test_sequence_ops },
 	{ "split_to_sequence", test_split_to_sequence },
+	{ "split_concat_roundtrip", test_split_concat_roundtrip },
 	{ "sequence_errors", test_sequence_errors },
+	{ "sequence_strings", test_sequence_strings },
 	{ "sequence_map", test_sequence_map },
+	{ "sequence_map_errors", test_sequence_map_errors },
 	{ "optional", test_optional },
 	{ "optional_errors", test_optional_errors },
 	{ "function_absent_input", test_function_absent_input },
+	{ "function_graph_attr", test_function_graph_attr },
 	{ NULL, NULL },
 };
 

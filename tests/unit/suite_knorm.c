@@ -437,6 +437,41 @@ static void test_attention_errors(void)
 	ir_model_free(m);
 }
 
+/* LinearAttention, one head, d_k = d_v = 1, q = [1, 2], k = [1, 1],
+ * v = [2, 3].  linear: state 2 then 5, output q * state = [2, 10].
+ * gated_delta with decay ln(1/2) and beta [1, 1/2]: t0 state 0 -> v = 2,
+ * state 2, out 2; t1 state 2/2 = 1, retrieved 1, v = (3 - 1)/2 = 1, state
+ * 2, out 4. */
+static void test_linear_attention(void)
+{
+	struct rt_value *out[2];
+
+	for (int gd = 0; gd < 2; gd++) {
+		struct ir_model *m = tm_new(27);
+		struct ir_node *n;
+
+		tm_init(m, "q", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 1), 3, (const double[]){ 1, 2 });
+		tm_init(m, "k", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 1), 3, (const double[]){ 1, 1 });
+		tm_init(m, "v", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 1), 3, (const double[]){ 2, 3 });
+		tm_init(m, "g", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 1), 3,
+			(const double[]){ log(0.5), log(0.5) });
+		tm_init(m, "b", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 1), 3, (const double[]){ 1, 0.5 });
+		n = tm_node(m, "LinearAttention", NULL,
+			    gd ? TM_NAMES("q", "k", "v", "", "g", "b") : TM_NAMES("q", "k", "v"),
+			    gd ? 6 : 3, TM_NAMES("y0", "y1"), 2);
+		ir_node_set_int(n, "q_num_heads", 1);
+		ir_node_set_int(n, "kv_num_heads", 1);
+		if (!gd)
+			ir_node_set_string(n, "update_rule", "linear");
+		outputs(m, IR_DTYPE_FLOAT, 2);
+		CU_ASSERT_FATAL(run(m, out, 2, NULL, 0) == 0);
+		expect(out[0], gd ? (const double[]){ 2, 4 } : (const double[]){ 2, 10 }, 2, 1e-5);
+		expect(out[1], (const double[]){ gd ? 2 : 5 }, 1, 1e-5);
+		unref_all(out, 2);
+		ir_model_free(m);
+	}
+}
+
 /* ---- com.microsoft --------------------------------------------------- */
 
 /* s = input + skip + bias = [2, 2, 2, 4]: mean 2.5, variance 0.75. */
@@ -605,6 +640,7 @@ static const struct unit_test tests[] = {
 	{ "quant_blocked_and_errors", test_quant_blocked_and_errors },
 	{ "attention_causal", test_attention_causal },
 	{ "attention_errors", test_attention_errors },
+	{ "linear_attention", test_linear_attention },
 	{ "skip_layer_norm", test_skip_layer_norm },
 	{ "simplified_layer_norm", test_simplified_layer_norm },
 	{ "fused_matmul", test_fused_matmul },

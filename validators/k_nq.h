@@ -80,6 +80,14 @@ struct nq_rope {
 void nq_rotary(const struct nq_rope *r, const float *x, float *y);
 int nq_rope_check(struct rt_kctx *k, const struct nq_rope *r, int64_t rows);
 
+/* The Dropout kernel (k_norm_dropout.c), in the norm family table. */
+int nq_dropout(struct rt_kctx *k);
+
+/* The com.microsoft Attention and MultiHeadAttention kernels
+ * (k_contrib_attn.c), listed in the contrib family table. */
+int nq_ms_attention(struct rt_kctx *k);
+int nq_ms_mha(struct rt_kctx *k);
+
 /* Is dtype one of float16/float/double/bfloat16?  Error naming input i
  * otherwise. */
 int nq_check_float(struct rt_kctx *k, const struct rt_value *t, size_t i);

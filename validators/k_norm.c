@@ -180,6 +180,33 @@ static float *channel_param(struct rt_kctx *k, size_t i, int64_t c, int64_t per_
 	return nq_f32(k, t, owned);
 }
 
+/* y = x * mul + add over rows (n, c) of sp elements; mul/add hold one
+ * value per channel (np == 1) or per element of a channel (np == sp). */
+struct affine {
+	const float *x;
+	float *y;
+	const float *mul, *add;
+	int64_t c, sp, np;
+};
+
+static void affine_run(void *ctx, int64_t b, int64_t e)
+{
+	const struct affine *a = ctx;
+
+	for (int64_t r = b; r < e; r++) {
+		const float *x = a->x + r * a->sp, *m = a->mul + (r % a->c) * a->np;
+		const float *ad = a->add + (r % a->c) * a->np;
+		float *y = a->y + r * a->sp;
+
+		if (a->np == 1)
+			for (int64_t j = 0; j < a->sp; j++)
+				y[j] = x[j] * m[0] + ad[0];
+		else
+			for (int64_t j = 0; j < a->sp; j++)
+				y[j] = x[j] * m[j] + ad[j];
+	}
+}
+
 static int k_batch_norm(struct rt_kctx *k)
 {
 	struct rt_value *x, *y, *o[4] = { 0 };
@@ -189,6 +216,8 @@ static int k_batch_norm(struct rt_kctx *k)
 	float mom = rt_attr_float(k, "momentum", 0.9f);
 	int64_t n, c, sp, per_elem;
 	double *bm = NULL, *bv = NULL;
+	float *mul = NULL, *add = NULL;
+	int64_t np_;
 	int training;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = nq_check_float(k, x, 0)) < 0)
@@ -234,20 +263,34 @@ static int k_batch_norm(struct rt_kctx *k)
 			bv[ch] = cnt > 0 ? q / cnt : 0;
 		}
 	}
-	for (int64_t b = 0; b < n; b++)
-		for (int64_t ch = 0; ch < c; ch++)
-			for (int64_t j = 0; j < sp; j++) {
-				int64_t e = (b * c + ch) * sp + j, q[4];
-				double mean, var;
+	/* y = x * mul + add, per channel (or per element: spatial=0 before 9) */
+	np_ = 1;
+	for (size_t i = 0; i < 4; i++)
+		if (k->in[i + 1]->numel != c)
+			np_ = sp;
+	if (!(mul = malloc((size_t)(c * np_ + 1) * sizeof(float))) ||
+	    !(add = malloc((size_t)(c * np_ + 1) * sizeof(float)))) {
+		rc = rt_oom(k);
+		goto cleanup;
+	}
+	for (int64_t ch = 0; ch < c; ch++)
+		for (int64_t j = 0; j < np_; j++) {
+			int64_t q[4];
+			double mean, var, a;
 
-				/* per channel, or per element (spatial=0, before 9) */
-				for (size_t i = 0; i < 4; i++)
-					q[i] = k->in[i + 1]->numel == c ? ch : ch * sp + j;
-				mean = training ? bm[ch] : p[2][q[2]];
-				var = training ? bv[ch] : p[3][q[3]];
-				yf[e] = (float)((xf[e] - mean) / sqrt(var + eps) *
-						p[0][q[0]] + p[1][q[1]]);
-			}
+			for (size_t i = 0; i < 4; i++)
+				q[i] = k->in[i + 1]->numel == c ? ch : ch * sp + j;
+			mean = training ? bm[ch] : p[2][q[2]];
+			var = training ? bv[ch] : p[3][q[3]];
+			a = p[0][q[0]] / sqrt(var + eps);
+			mul[ch * np_ + j] = (float)a;
+			add[ch * np_ + j] = (float)(p[1][q[1]] - mean * a);
+		}
+	{
+		struct affine af = { xf, yf, mul, add, c, sp, np_ };
+
+		rt_parallel_for(k, n * c, 1 + 16384 / (sp + 1), affine_run, &af);
+	}
 	if (training) {
 		/* outputs 1, 2: running mean and variance; 3, 4 (before 14):
 		 * the batch's mean and variance */
@@ -280,6 +323,8 @@ cleanup:
 		nq_f32_release(p[i], own[i]);
 	free(bm);
 	free(bv);
+	free(mul);
+	free(add);
 	return rc;
 }
 

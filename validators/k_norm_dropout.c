@@ -79,8 +79,9 @@ int nq_dropout(struct rt_kctx *k)
 				rt_store_f64(mdtype, mask->data, i, 1);
 		return rt_out_set(k, 0, rt_value_ref(x));
 	}
-	if ((rc = nq_check_float(k, x, 0)) < 0)
-		return rc;
+	if (!rt_dtype_is_float(x->dtype))
+		return rt_err(k, "training mode needs a float input, not %s",
+			      ir_dtype_name(x->dtype));
 	if (!(y = rt_out_tensor(k, 0, x->dtype, x->rank, x->dims)))
 		return IR_ENOMEM;
 	mt_seed(&m, rt_attr(k, "seed") ? (uint32_t)rt_attr_int(k, "seed", 0) :

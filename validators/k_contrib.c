@@ -189,6 +189,8 @@ static int k_ms_rotary(struct rt_kctx *k)
 		return rt_err(k, "is_packed_batching is not supported");
 	if (cv->rank != 2 || sv->numel != cv->numel)
 		return rt_err(k, "cos_cache and sin_cache must be 2-D of one shape");
+	if (rot > 0 && nh <= 0)
+		return rt_err(k, "rotary_embedding_dim needs num_heads");
 	r.cache_w = cv->dims[1];
 	r.rot = rot > 0 ? rot : 2 * r.cache_w;
 	r.batch = x->dims[0];

@@ -160,6 +160,31 @@ static void test_dropout_seeded(void)
 	ir_model_free(m);
 }
 
+/* RMSNormalization of [3, 4]: mean square 12.5, scale [1, 2];
+ * LpNormalization p=1 of [1, -3]: [1/4, -3/4]. */
+static void test_rms_lp_norm(void)
+{
+	double r = 1 / sqrt(12.5 + 1e-5);
+	struct rt_value *out[2];
+	struct ir_model *m = tm_new(23);
+	struct ir_node *n;
+
+	tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2), 2, (const double[]){ 3, 4 });
+	tm_init(m, "s", IR_DTYPE_FLOAT, TM_DIMS(2), 1, (const double[]){ 1, 2 });
+	tm_init(m, "l", IR_DTYPE_DOUBLE, TM_DIMS(2), 1, (const double[]){ 1, -3 });
+	tm_node(m, "RMSNormalization", NULL, TM_NAMES("x", "s"), 2, TM_NAMES("y0"), 1);
+	n = tm_node(m, "LpNormalization", NULL, TM_NAMES("l"), 1, TM_NAMES("y1"), 1);
+	ir_node_set_int(n, "p", 1);
+	tm_output(m, "y0", IR_DTYPE_FLOAT, NULL, 0);
+	tm_output(m, "y1", IR_DTYPE_DOUBLE, NULL, 0);
+	CU_ASSERT_FATAL(run(m, out, 2, NULL, 0) == 0);
+	expect(out[0], (const double[]){ 3 * r, 8 * r }, 2, 1e-6);
+	expect(out[1], (const double[]){ 0.25, -0.75 }, 2, 1e-7);
+	CU_ASSERT_EQUAL(out[1]->dtype, IR_DTYPE_DOUBLE);
+	unref_all(out, 2);
+	ir_model_free(m);
+}
+
 /* ---- recurrent ----------------------------------------------------- */
 
 /* LSTM, hidden 1, input 1, W = [0, 0, 0, 1] (only the cell gate sees x),
@@ -420,6 +445,77 @@ static void test_attention_causal(void)
 	}
 }
 
+/* Grouped query heads over 3-D inputs: two query heads of size 1 (q = 1
+ * and -1) share one key/value head, keys [1, 2], values [10, 20], scale 1:
+ * head 0 weights softmax([1, 2]), head 1 softmax([-1, -2]).  A float mask
+ * of one column is padded with -inf to the two keys: both heads see only
+ * key 0. */
+static void test_attention_gqa_3d(void)
+{
+	double e = exp(1.0), y0 = (10 + 20 * e) / (1 + e), y1 = (10 * e + 20) / (1 + e);
+	struct rt_value *out[1];
+
+	for (int masked = 0; masked < 2; masked++) {
+		struct ir_model *m = tm_new(23);
+		struct ir_node *n;
+
+		tm_init(m, "q", IR_DTYPE_FLOAT, TM_DIMS(1, 1, 2), 3, (const double[]){ 1, -1 });
+		tm_init(m, "k", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 1), 3, (const double[]){ 1, 2 });
+		tm_init(m, "v", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 1), 3, (const double[]){ 10, 20 });
+		tm_init(m, "m", IR_DTYPE_FLOAT, TM_DIMS(1, 1), 2, (const double[]){ 0 });
+		n = tm_node(m, "Attention", NULL,
+			    masked ? TM_NAMES("q", "k", "v", "m") : TM_NAMES("q", "k", "v"),
+			    masked ? 4 : 3, TM_NAMES("y0"), 1);
+		ir_node_set_int(n, "q_num_heads", 2);
+		ir_node_set_int(n, "kv_num_heads", 1);
+		outputs(m, IR_DTYPE_FLOAT, 1);
+		CU_ASSERT_FATAL(run(m, out, 1, NULL, 0) == 0);
+		CU_ASSERT_EQUAL(out[0]->rank, 3);
+		if (masked)
+			expect(out[0], (const double[]){ 10, 10 }, 2, 1e-5);
+		else
+			expect(out[0], (const double[]){ y0, y1 }, 2, 1e-5);
+		unref_all(out, 1);
+		ir_model_free(m);
+	}
+}
+
+/* RotaryEmbedding 23, X (1, 1, 1, 4) = [1, 2, 3, 4] at position 1 of the
+ * caches: full rotation with cos [0, 1], sin [1, 0] gives [-3, 2, 1, 4];
+ * rotary_embedding_dim 2 with cos [0], sin [1] turns (x0, x1) only:
+ * [-2, 1, 3, 4]. */
+static void test_rotary_23(void)
+{
+	struct rt_value *out[1];
+
+	for (int partial = 0; partial < 2; partial++) {
+		struct ir_model *m = tm_new(23);
+		struct ir_node *n;
+
+		tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 1, 1, 4), 4, (const double[]){ 1, 2, 3, 4 });
+		if (partial) {
+			tm_init(m, "cos", IR_DTYPE_FLOAT, TM_DIMS(2, 1), 2, (const double[]){ 1, 0 });
+			tm_init(m, "sin", IR_DTYPE_FLOAT, TM_DIMS(2, 1), 2, (const double[]){ 0, 1 });
+		} else {
+			tm_init(m, "cos", IR_DTYPE_FLOAT, TM_DIMS(2, 2), 2, (const double[]){ 1, 1, 0, 1 });
+			tm_init(m, "sin", IR_DTYPE_FLOAT, TM_DIMS(2, 2), 2, (const double[]){ 0, 0, 1, 0 });
+		}
+		tm_init(m, "pos", IR_DTYPE_INT64, TM_DIMS(1, 1), 2, (const double[]){ 1 });
+		n = tm_node(m, "RotaryEmbedding", NULL, TM_NAMES("x", "cos", "sin", "pos"), 4,
+			    TM_NAMES("y0"), 1);
+		if (partial)
+			ir_node_set_int(n, "rotary_embedding_dim", 2);
+		outputs(m, IR_DTYPE_FLOAT, 1);
+		CU_ASSERT_FATAL(run(m, out, 1, NULL, 0) == 0);
+		if (partial)
+			expect(out[0], (const double[]){ -2, 1, 3, 4 }, 4, 1e-6);
+		else
+			expect(out[0], (const double[]){ -3, 2, 1, 4 }, 4, 1e-6);
+		unref_all(out, 1);
+		ir_model_free(m);
+	}
+}
+
 static void test_attention_errors(void)
 {
 	struct ir_model *m = tm_new(23);
@@ -632,6 +728,7 @@ static const struct unit_test tests[] = {
 	{ "group_norm_18_21", test_group_norm_18_21 },
 	{ "batch_norm_training", test_batch_norm_training },
 	{ "dropout_seeded", test_dropout_seeded },
+	{ "rms_lp_norm", test_rms_lp_norm },
 	{ "lstm_bidir_seqlens", test_lstm_bidir_seqlens },
 	{ "gru_linear_before_reset", test_gru_linear_before_reset },
 	{ "rnn_errors", test_rnn_errors },
@@ -639,6 +736,8 @@ static const struct unit_test tests[] = {
 	{ "quantize_int4_float8", test_quantize_int4_float8 },
 	{ "quant_blocked_and_errors", test_quant_blocked_and_errors },
 	{ "attention_causal", test_attention_causal },
+	{ "attention_gqa_3d", test_attention_gqa_3d },
+	{ "rotary_23", test_rotary_23 },
 	{ "attention_errors", test_attention_errors },
 	{ "linear_attention", test_linear_attention },
 	{ "skip_layer_norm", test_skip_layer_norm },

@@ -77,22 +77,50 @@ cleanup:
 
 /* ---- FusedMatMul -------------------------------------------------- */
 
+/* *out = t with its first dim moved before the last (a new value), or
+ * NULL when not asked or rank < 3. */
+static int trans_batch(struct rt_kctx *k, struct rt_value *t, int64_t on,
+		       struct rt_value **out)
+{
+	int perm[RT_MAX_RANK];
+	struct ir_diag sub;
+
+	*out = NULL;
+	if (!on || t->rank < 3)
+		return 0;
+	for (int j = 0; j < t->rank - 2; j++)
+		perm[j] = j + 1;
+	perm[t->rank - 2] = 0;
+	perm[t->rank - 1] = t->rank - 1;
+	ir_diag_init(&sub);
+	if (rt_tensor_transpose(k->mem, t, perm, out, &sub) < 0)
+		return rt_err(k, "%s", sub.msg);
+	return 0;
+}
+
 static int k_fused_matmul(struct rt_kctx *k)
 {
-	struct rt_value *a, *b, *y;
+	struct rt_value *a, *b, *y = NULL;
 	int ta = rt_attr_int(k, "transA", 0) != 0, tb = rt_attr_int(k, "transB", 0) != 0;
 	float alpha = rt_attr_float(k, "alpha", 1.0f);
 	int64_t ad[RT_MAX_RANK], bd[RT_MAX_RANK], yd[RT_MAX_RANK], m, n, kk, kb, nbatch;
 	int ar, br, yr, rank, ao = 0, bo = 0, rc;
 	float *af = NULL, *bf = NULL, *yf = NULL;
+	struct rt_value *tba = NULL, *tbb = NULL;
 
 	if ((rc = rt_in_tensor(k, 0, &a)) < 0 || (rc = rt_in_tensor(k, 1, &b)) < 0 ||
 	    (rc = nq_check_float(k, a, 0)) < 0)
 		return rc;
-	if (rt_attr_int(k, "transBatchA", 0) || rt_attr_int(k, "transBatchB", 0))
-		return rt_err(k, "transBatchA/transBatchB are not supported");
 	if (a->rank < 1 || b->rank < 1)
 		return rt_err(k, "inputs must have rank >= 1");
+	/* transBatch: [d0, d1, .., dn-2, dn-1] is read as [d1, .., dn-2, d0, dn-1] */
+	if ((rc = trans_batch(k, a, rt_attr_int(k, "transBatchA", 0), &tba)) < 0 ||
+	    (rc = trans_batch(k, b, rt_attr_int(k, "transBatchB", 0), &tbb)) < 0)
+		goto cleanup;
+	if (tba)
+		a = tba;
+	if (tbb)
+		b = tbb;
 	/* numpy matmul: a 1-D A is a row [1, K], a 1-D B a column [K, 1] */
 	ar = a->rank < 2 ? 2 : a->rank;
 	br = b->rank < 2 ? 2 : b->rank;
@@ -108,17 +136,21 @@ static int k_fused_matmul(struct rt_kctx *k)
 	kk = ta ? ad[ar - 2] : ad[ar - 1];
 	kb = tb ? bd[br - 1] : bd[br - 2];
 	n = tb ? bd[br - 2] : bd[br - 1];
-	if (kk != kb)
-		return rt_err(k, "inner dimensions differ: %lld and %lld", (long long)kk,
-			      (long long)kb);
+	if (kk != kb) {
+		rc = rt_err(k, "inner dimensions differ: %lld and %lld", (long long)kk,
+			    (long long)kb);
+		goto cleanup;
+	}
 	rank = ar > br ? ar : br;
 	for (int j = 0; j < rank - 2; j++) {
 		int ja = j - (rank - ar), jb = j - (rank - br);
 		int64_t da = ja >= 0 ? ad[ja] : 1, db = jb >= 0 ? bd[jb] : 1;
 
-		if (da != db && da != 1 && db != 1)
-			return rt_err(k, "batch dims %lld and %lld do not broadcast",
-				      (long long)da, (long long)db);
+		if (da != db && da != 1 && db != 1) {
+			rc = rt_err(k, "batch dims %lld and %lld do not broadcast",
+				    (long long)da, (long long)db);
+			goto cleanup;
+		}
 		yd[j] = da == 1 ? db : da;
 	}
 	nbatch = rt_numel(rank - 2, yd);
@@ -132,8 +164,10 @@ static int k_fused_matmul(struct rt_kctx *k)
 			od[yr++] = m;
 		if (b->rank > 1)
 			od[yr++] = n;
-		if (!(y = rt_out_tensor(k, 0, a->dtype, yr, od)))
-			return IR_ENOMEM;
+		if (!(y = rt_out_tensor(k, 0, a->dtype, yr, od))) {
+			rc = IR_ENOMEM;
+			goto cleanup;
+		}
 	}
 	rc = IR_ENOMEM;
 	if (!(af = nq_f32(k, a, &ao)) || !(bf = nq_f32(k, b, &bo)) || !(yf = nq_out_buf(k, y)))
@@ -167,6 +201,8 @@ cleanup:
 		nq_out_done(y, yf);
 	nq_f32_release(af, ao);
 	nq_f32_release(bf, bo);
+	rt_value_unref(tba);
+	rt_value_unref(tbb);
 	return rc;
 }
 

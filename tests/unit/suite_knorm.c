@@ -615,7 +615,9 @@ static void test_simplified_layer_norm(void)
 	ir_model_free(m);
 }
 
-/* 2 * [[1, 2], [3, 4]]^T [[5, 6], [7, 8]] = [[52, 60], [76, 88]]. */
+/* 2 * [[1, 2], [3, 4]]^T [[5, 6], [7, 8]] = [[52, 60], [76, 88]].
+ * transBatchA reads A (2, 1, 2) = [[[1, 2]], [[3, 4]]] as (1, 2, 2) =
+ * [[1, 2], [3, 4]]: times diag(1, 2) gives [[1, 4], [3, 8]]. */
 static void test_fused_matmul(void)
 {
 	struct ir_model *m = tm_new(17);
@@ -630,6 +632,19 @@ static void test_fused_matmul(void)
 	outputs(m, IR_DTYPE_FLOAT, 1);
 	CU_ASSERT_FATAL(run(m, out, 1, NULL, 0) == 0);
 	expect(out[0], (const double[]){ 52, 60, 76, 88 }, 4, 1e-5);
+	unref_all(out, 1);
+	ir_model_free(m);
+
+	m = tm_new(17);
+	tm_init(m, "a", IR_DTYPE_FLOAT, TM_DIMS(2, 1, 2), 3, (const double[]){ 1, 2, 3, 4 });
+	tm_init(m, "b", IR_DTYPE_FLOAT, TM_DIMS(2, 2), 2, (const double[]){ 1, 0, 0, 2 });
+	n = tm_node(m, "FusedMatMul", MS, TM_NAMES("a", "b"), 2, TM_NAMES("y0"), 1);
+	ir_node_set_int(n, "transBatchA", 1);
+	outputs(m, IR_DTYPE_FLOAT, 1);
+	CU_ASSERT_FATAL(run(m, out, 1, NULL, 0) == 0);
+	CU_ASSERT_EQUAL(out[0]->rank, 3);
+	CU_ASSERT_EQUAL(out[0]->dims[0], 1);
+	expect(out[0], (const double[]){ 1, 4, 3, 8 }, 4, 1e-6);
 	unref_all(out, 1);
 	ir_model_free(m);
 }

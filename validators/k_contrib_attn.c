@@ -135,26 +135,26 @@ static float *cat_past(struct rt_kctx *k, const float *past, int64_t p, const fl
 static int ms_run(struct rt_kctx *k, struct nq_sdpa_args *a, struct msmask *m, int dtype,
 		  size_t qk_out)
 {
-	float *y = NULL, *yo = NULL, *work = NULL, *qk = NULL;
+	float *y = NULL, *yo = NULL, *qk = NULL;
 	struct rt_value *o;
 	int64_t dims[4];
 	int rc = IR_ENOMEM;
 
 	if (!(y = malloc((size_t)(a->batch * a->hq * a->sq * a->dv + 1) * sizeof(float))) ||
 	    !(yo = malloc((size_t)(a->batch * a->hq * a->sq * a->dv + 1) * sizeof(float))) ||
-	    !(work = malloc((size_t)(a->sq * a->t + 1) * sizeof(float))) ||
 	    (qk_out && rt_out_wanted(k, qk_out) &&
 	     !(qk = malloc((size_t)(a->batch * a->hq * a->sq * a->t + 1) * sizeof(float))))) {
 		rc = rt_oom(k);
 		goto cleanup;
 	}
 	a->y = y;
-	a->work = work;
 	a->qk = qk;
 	a->qk_mode = 0;
 	a->bias = msmask_apply;
 	a->bias_ctx = m;
-	nq_sdpa(a);
+	if ((rc = nq_sdpa(k, a)) < 0)
+		goto cleanup;
+	rc = IR_ENOMEM;
 	nq_bshd_to_bhsd(y, yo, a->batch, a->sq, a->hq, a->dv, 1);
 	dims[0] = a->batch, dims[1] = a->sq, dims[2] = a->hq * a->dv;
 	if (!(o = rt_out_tensor(k, 0, dtype, 3, dims)))
@@ -172,7 +172,6 @@ static int ms_run(struct rt_kctx *k, struct nq_sdpa_args *a, struct msmask *m, i
 cleanup:
 	free(y);
 	free(yo);
-	free(work);
 	free(qk);
 	return rc;
 }

@@ -52,17 +52,19 @@ int nq_layer_norm(struct rt_kctx *k, struct rt_value *x, int64_t axis,
  * scale * Q K^T, softcap (when > 0), bias(ctx, b, h, i, row) adds a mask to
  * each row of t scores, softmax, Y = P V.  qk (may be NULL) gets the
  * [B, hq, sq, t] scores at qk_mode 0 (after the matmul), 1 (after the
- * mask), 2 (after softcap) or 3 (after softmax).  work: sq * t floats. */
+ * mask), 2 (after softcap) or 3 (after softmax).  The (batch, head)
+ * pairs run on the session's threads; bias must be safe to call from
+ * several at once.  Returns 0 or IR_ENOMEM (diag set). */
 struct nq_sdpa_args {
 	const float *q, *k, *v;      /* [B,hq,sq,d], [B,hkv,t,d], [B,hkv,t,dv] */
-	float *y, *qk, *work;        /* [B,hq,sq,dv], ... */
+	float *y, *qk;               /* [B,hq,sq,dv], [B,hq,sq,t] */
 	int64_t batch, hq, hkv, sq, t, d, dv;
 	float scale, softcap;
 	int qk_mode;
 	void (*bias)(void *ctx, int64_t b, int64_t h, int64_t i, float *row);
 	void *bias_ctx;
 };
-void nq_sdpa(const struct nq_sdpa_args *a);
+int nq_sdpa(struct rt_kctx *k, const struct nq_sdpa_args *a);
 /* [B, S, H, D] -> [B, H, S, D], or back when back is set. */
 void nq_bshd_to_bhsd(const float *src, float *dst, int64_t b, int64_t s, int64_t h,
 		     int64_t d, int back);

@@ -1,7 +1,10 @@
 /* k_nq.h: private helpers of the norm, rnn, quant, attn and contrib kernel
  * families: float32 working copies of tensors of any float dtype, writing
  * float32 results into outputs of any float dtype, the one sgemm call (to
- * switch to validators/gemm.h later) and softmax/activation pieces.
+ * switch to validators/gemm.h later), row normalization, the attention
+ * core and the rotary embedding.  These families compute in float32 (with
+ * double accumulators in reductions) whatever the float dtype: float64
+ * tensors come out to float32 precision.
  * Buffers returned by nq_f32() are owned by the caller when *owned is set. */
 #ifndef OPMIG_K_NQ_H
 #define OPMIG_K_NQ_H
@@ -50,7 +53,8 @@ int nq_layer_norm(struct rt_kctx *k, struct rt_value *x, int64_t axis,
 /* Scaled dot-product attention over float [B, H, S, D] tensors: for each
  * batch b and query head h (key/value head h / (hq / hkv)), scores =
  * scale * Q K^T, softcap (when > 0), bias(ctx, b, h, i, row) adds a mask to
- * each row of t scores, softmax, Y = P V.  qk (may be NULL) gets the
+ * each row of t scores (after softcap, so masked scores stay -inf),
+ * softmax, Y = P V.  qk (may be NULL) gets the
  * [B, hq, sq, t] scores at qk_mode 0 (after the matmul), 1 (after the
  * mask), 2 (after softcap) or 3 (after softmax).  The (batch, head)
  * pairs run on the session's threads; bias must be safe to call from

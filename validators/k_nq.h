@@ -86,8 +86,10 @@ struct nq_rope {
 void nq_rotary(const struct nq_rope *r, const float *x, float *y);
 int nq_rope_check(struct rt_kctx *k, const struct nq_rope *r, int64_t rows);
 
-/* The Dropout kernel (k_norm_dropout.c), in the norm family table. */
+/* The Dropout kernel (k_norm_dropout.c), in the norm family table, and
+ * LinearAttention (k_attn_linear.c), in the attn family table. */
 int nq_dropout(struct rt_kctx *k);
+int nq_linear_attention(struct rt_kctx *k);
 
 /* The com.microsoft Attention and MultiHeadAttention kernels
  * (k_contrib_attn.c), listed in the contrib family table. */

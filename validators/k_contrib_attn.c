@@ -113,9 +113,10 @@ static void split_heads(const float *x, const float *bias, int64_t ld, float *ou
 						(bias ? bias[hi * d + j] : 0.0f);
 }
 
-/* Concatenate past [B, H, P, D] floats before cur [B, H, S, D]. */
-static float *cat_past(struct rt_kctx *k, const float *past, int64_t p, const float *cur,
-		       int64_t bh, int64_t s, int64_t d)
+/* Concatenate the first p rows of past [B, H, pm, D] floats before cur
+ * [B, H, S, D]. */
+static float *cat_past(struct rt_kctx *k, const float *past, int64_t p, int64_t pm,
+		       const float *cur, int64_t bh, int64_t s, int64_t d)
 {
 	float *o = malloc((size_t)(bh * (p + s) * d + 1) * sizeof(float));
 
@@ -125,7 +126,7 @@ static float *cat_past(struct rt_kctx *k, const float *past, int64_t p, const fl
 	}
 	for (int64_t i = 0; i < bh; i++) {
 		if (p)
-			memcpy(o + i * (p + s) * d, past + i * p * d, (size_t)(p * d) * sizeof(float));
+			memcpy(o + i * (p + s) * d, past + i * pm * d, (size_t)(p * d) * sizeof(float));
 		memcpy(o + (i * (p + s) + p) * d, cur + i * s * d, (size_t)(s * d) * sizeof(float));
 	}
 	return o;
@@ -195,7 +196,8 @@ static int store_f(struct rt_kctx *k, size_t i, int dtype, int rank, const int64
 int nq_ms_attention(struct rt_kctx *k)
 {
 	struct rt_value *x, *w, *bias = rt_in(k, 2), *past = rt_in(k, 4);
-	int64_t nh = rt_attr_int(k, "num_heads", 0), hs[3], b, s, din, p = 0, dims[5];
+	int64_t nh = rt_attr_int(k, "num_heads", 0), hs[3], b, s, din, p = 0, pm = 0, dims[5];
+	int share = rt_attr_int(k, "past_present_share_buffer", 0) != 0;
 	size_t nhs = 0;
 	const int64_t *qkvh = rt_attr_ints(k, "qkv_hidden_sizes", &nhs);
 	float *xf = NULL, *wf = NULL, *bf = NULL, *proj = NULL, *q = NULL, *kc = NULL, *vc = NULL;
@@ -208,8 +210,8 @@ int nq_ms_attention(struct rt_kctx *k)
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = rt_in_tensor(k, 1, &w)) < 0 ||
 	    (rc = nq_check_float(k, x, 0)) < 0)
 		return rc;
-	if (rt_attr_int(k, "do_rotary", 0) || rt_attr_int(k, "past_present_share_buffer", 0))
-		return rt_err(k, "do_rotary and past_present_share_buffer are not supported");
+	if (rt_attr_int(k, "do_rotary", 0))
+		return rt_err(k, "do_rotary is not supported");
 	if (x->rank != 3 || w->rank != 2 || w->dims[0] != x->dims[2] || nh <= 0)
 		return rt_err(k, "needs input (B, S, D), weights (D, 3 * hidden) and num_heads");
 	b = x->dims[0], s = x->dims[1], din = x->dims[2];
@@ -227,7 +229,23 @@ int nq_ms_attention(struct rt_kctx *k)
 		    past->dims[1] != b || past->dims[2] != nh || past->dims[4] != a.d ||
 		    a.d != a.dv)
 			return rt_err(k, "past must be (2, batch, num_heads, past_len, head_size)");
-		p = past->dims[3];
+		p = pm = past->dims[3];
+	}
+	if (share) {
+		/* past holds max_sequence_length rows, the first
+		 * past_sequence_length of them valid; present is that buffer
+		 * with the new keys and values written after them */
+		int64_t ps;
+
+		if (!past || !rt_in(k, 6))
+			return rt_err(k, "past_present_share_buffer needs past and "
+				      "past_sequence_length");
+		if ((rc = rt_in_int(k, 6, &ps)) < 0)
+			return rc;
+		if (ps < 0 || ps + s > pm)
+			return rt_err(k, "past_sequence_length %lld + %lld new rows exceed the "
+				      "buffer's %lld", (long long)ps, (long long)s, (long long)pm);
+		p = ps;
 	}
 	a.t = p + s;
 	rc = IR_ENOMEM;
@@ -247,8 +265,8 @@ int nq_ms_attention(struct rt_kctx *k)
 	split_heads(proj + hs[0], bf ? bf + hs[0] : NULL, w->dims[1], kk, b, s, nh, a.d);
 	split_heads(proj + hs[0] + hs[1], bf ? bf + hs[0] + hs[1] : NULL, w->dims[1], vv, b, s,
 		    nh, a.dv);
-	if (!(kc = cat_past(k, pf, p, kk, b * nh, s, a.d)) ||
-	    !(vc = cat_past(k, pf ? pf + b * nh * p * a.d : NULL, p, vv, b * nh, s, a.dv)))
+	if (!(kc = cat_past(k, pf, p, pm, kk, b * nh, s, a.d)) ||
+	    !(vc = cat_past(k, pf ? pf + b * nh * pm * a.d : NULL, p, pm, vv, b * nh, s, a.dv)))
 		goto cleanup;
 	m.batch = b, m.s = s, m.t = a.t, m.past = p;
 	if ((rc = msmask_init(k, &m, 3, 5, nh, &mb, &ab, &ao)) < 0)
@@ -258,15 +276,21 @@ int nq_ms_attention(struct rt_kctx *k)
 	if ((rc = ms_run(k, &a, &m, x->dtype, 0)) < 0)
 		goto cleanup;
 	if (rt_out_wanted(k, 1)) {
-		int64_t half = b * nh * a.t * a.d;
+		int64_t rows = share ? pm : a.t, half = b * nh * rows * a.d;
 
 		if (!(pres = malloc((size_t)(2 * half + 1) * sizeof(float)))) {
 			rc = rt_oom(k);
 			goto cleanup;
 		}
-		memcpy(pres, kc, (size_t)half * sizeof(float));
-		memcpy(pres + half, vc, (size_t)half * sizeof(float));
-		dims[0] = 2, dims[1] = b, dims[2] = nh, dims[3] = a.t, dims[4] = a.d;
+		if (share)
+			memcpy(pres, pf, (size_t)(2 * half) * sizeof(float));
+		for (int64_t i = 0; i < b * nh; i++) {
+			memcpy(pres + i * rows * a.d, kc + i * a.t * a.d,
+			       (size_t)(a.t * a.d) * sizeof(float));
+			memcpy(pres + half + i * rows * a.d, vc + i * a.t * a.d,
+			       (size_t)(a.t * a.d) * sizeof(float));
+		}
+		dims[0] = 2, dims[1] = b, dims[2] = nh, dims[3] = rows, dims[4] = a.d;
 		rc = store_f(k, 1, x->dtype, 5, dims, pres);
 	}
 cleanup:
@@ -406,8 +430,8 @@ int nq_ms_mha(struct rt_kctx *k)
 		}
 	}
 	rc = IR_ENOMEM;
-	if (!(kc = cat_past(k, pkf, p, kh, b * nh, l, a.d)) ||
-	    !(vc = cat_past(k, pvf, p, vh, b * nh, l, a.dv)))
+	if (!(kc = cat_past(k, pkf, p, p, kh, b * nh, l, a.d)) ||
+	    !(vc = cat_past(k, pvf, p, p, vh, b * nh, l, a.dv)))
 		goto cleanup;
 	a.batch = b, a.hq = a.hkv = nh, a.sq = s, a.t = p + l;
 	m.batch = b, m.s = s, m.t = a.t, m.past = p;

@@ -316,7 +316,8 @@ int nq_ms_mha(struct rt_kctx *k)
 {
 	struct rt_value *qv, *kv = rt_in(k, 1), *vv = rt_in(k, 2), *bias = rt_in(k, 3);
 	struct rt_value *pk = rt_in(k, 6), *pv = rt_in(k, 7);
-	int64_t nh = rt_attr_int(k, "num_heads", 0), b, s, l, hq, hk, hv, p = 0, dims[4];
+	int64_t nh = rt_attr_int(k, "num_heads", 0), b, s, l, hq, hk, hv, p = 0, pm = 0, dims[4];
+	float *pres = NULL;
 	float *qf = NULL, *kf = NULL, *vf = NULL, *bf = NULL, *q = NULL, *kh = NULL, *vh = NULL;
 	float *kc = NULL, *vc = NULL, *pkf = NULL, *pvf = NULL, *ab = NULL;
 	int qo = 0, ko = 0, vo = 0, bo = 0, pko = 0, pvo = 0, ao = 0, rc, cached = 0;
@@ -328,8 +329,10 @@ int nq_ms_mha(struct rt_kctx *k)
 		return rc;
 	if (nh <= 0 || qv->rank < 3)
 		return rt_err(k, "needs num_heads and a 3-D (or packed 5-D) query");
-	if (rt_in(k, 8) || rt_in(k, 9))
-		return rt_err(k, "past_sequence_length and cache_indirection are not supported");
+	if (rt_in(k, 9))
+		return rt_err(k, "cache_indirection is not supported");
+	if (rt_in(k, 8) && !pk)
+		return rt_err(k, "past_sequence_length needs past_key and past_value");
 	b = qv->dims[0], s = qv->dims[1];
 	rc = IR_ENOMEM;
 	if (!(qf = nq_f32(k, qv, &qo)) || (kv && !(kf = nq_f32(k, kv, &ko))) ||
@@ -384,7 +387,21 @@ int nq_ms_mha(struct rt_kctx *k)
 			rc = rt_err(k, "past_key/past_value must both be (B, num_heads, P, head)");
 			goto cleanup;
 		}
-		p = pk->dims[2];
+		p = pm = pk->dims[2];
+		if (rt_in(k, 8)) {
+			/* buffer sharing: past_sequence_length rows of max
+			 * valid; present is the buffer with the new rows after */
+			int64_t ps;
+
+			if ((rc = rt_in_int(k, 8, &ps)) < 0)
+				goto cleanup;
+			if (ps < 0 || ps + l > pm) {
+				rc = rt_err(k, "past_sequence_length %lld + %lld new rows exceed the "
+					    "buffer's %lld", (long long)ps, (long long)l, (long long)pm);
+				goto cleanup;
+			}
+			p = ps;
+		}
 		rc = IR_ENOMEM;
 		if (!(pkf = nq_f32(k, pk, &pko)) || !(pvf = nq_f32(k, pv, &pvo)))
 			goto cleanup;
@@ -430,8 +447,8 @@ int nq_ms_mha(struct rt_kctx *k)
 		}
 	}
 	rc = IR_ENOMEM;
-	if (!(kc = cat_past(k, pkf, p, p, kh, b * nh, l, a.d)) ||
-	    !(vc = cat_past(k, pvf, p, p, vh, b * nh, l, a.dv)))
+	if (!(kc = cat_past(k, pkf, p, pm, kh, b * nh, l, a.d)) ||
+	    !(vc = cat_past(k, pvf, p, pm, vh, b * nh, l, a.dv)))
 		goto cleanup;
 	a.batch = b, a.hq = a.hkv = nh, a.sq = s, a.t = p + l;
 	m.batch = b, m.s = s, m.t = a.t, m.past = p;
@@ -445,11 +462,27 @@ int nq_ms_mha(struct rt_kctx *k)
 	a.scale = rt_attr(k, "scale") ? rt_attr_float(k, "scale", 1) : (float)(1 / sqrt((double)a.d));
 	if ((rc = ms_run(k, &a, &m, qv->dtype, 3)) < 0)
 		goto cleanup;
-	dims[0] = b, dims[1] = nh, dims[2] = a.t, dims[3] = a.d;
-	if ((rc = store_f(k, 1, qv->dtype, 4, dims, kc)) < 0)
-		goto cleanup;
-	dims[3] = a.dv;
-	rc = store_f(k, 2, qv->dtype, 4, dims, vc);
+	for (int kv2 = 0; kv2 < 2; kv2++) {
+		/* present: [B, N, T, H], or the shared buffer of pm rows */
+		int64_t rows = rt_in(k, 8) ? pm : a.t, d = kv2 ? a.dv : a.d;
+		const float *src = kv2 ? vc : kc;
+
+		if (!rt_out_wanted(k, 1 + (size_t)kv2))
+			continue;
+		free(pres);
+		if (!(pres = malloc((size_t)(b * nh * rows * d + 1) * sizeof(float)))) {
+			rc = rt_oom(k);
+			goto cleanup;
+		}
+		if (rows != a.t)
+			memcpy(pres, kv2 ? pvf : pkf, (size_t)(b * nh * rows * d) * sizeof(float));
+		for (int64_t i = 0; i < b * nh; i++)
+			memcpy(pres + i * rows * d, src + i * a.t * d, (size_t)(a.t * d) * sizeof(float));
+		dims[0] = b, dims[1] = nh, dims[2] = rows, dims[3] = d;
+		if ((rc = store_f(k, 1 + (size_t)kv2, qv->dtype, 4, dims, pres)) < 0)
+			goto cleanup;
+	}
+	rc = 0;
 cleanup:
 	nq_f32_release(qf, qo);
 	nq_f32_release(kf, ko);
@@ -464,5 +497,6 @@ cleanup:
 	free(vh);
 	free(kc);
 	free(vc);
+	free(pres);
 	return rc;
 }

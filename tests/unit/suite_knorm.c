@@ -737,6 +737,28 @@ static void test_ms_attention_past(void)
 	CU_ASSERT_EQUAL(out[1]->rank, 5);
 	unref_all(out, 2);
 	ir_model_free(m);
+
+	/* the same through a shared buffer of 3 rows, 1 valid: the new key
+	 * and value land in row 1, row 2 keeps what it held */
+	m = tm_new(17);
+	tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 1, 2), 3, (const double[]){ 1, 0 });
+	tm_init(m, "w", IR_DTYPE_FLOAT, TM_DIMS(2, 6), 2,
+		(const double[]){ 1, 0, 1, 0, 2, 0,
+				  0, 1, 0, 1, 0, 3 });
+	tm_init(m, "b", IR_DTYPE_FLOAT, TM_DIMS(6), 1, (const double[]){ 0, 0, 0, 0, 1, 1 });
+	tm_init(m, "past", IR_DTYPE_FLOAT, TM_DIMS(2, 1, 1, 3, 2), 5,
+		(const double[]){ 0, 1, 7, 7, 7, 7, 10, 20, 7, 7, 7, 7 });
+	tm_init(m, "plen", IR_DTYPE_INT32, NULL, 0, (const double[]){ 1 });
+	n = tm_node(m, "Attention", MS, TM_NAMES("x", "w", "b", "", "past", "", "plen"), 7,
+		    TM_NAMES("y0", "y1"), 2);
+	ir_node_set_int(n, "num_heads", 1);
+	ir_node_set_int(n, "past_present_share_buffer", 1);
+	outputs(m, IR_DTYPE_FLOAT, 2);
+	CU_ASSERT_FATAL(run(m, out, 2, NULL, 0) == 0);
+	expect(out[0], (const double[]){ 10 * (1 - p) + 3 * p, 20 * (1 - p) + p }, 2, 1e-5);
+	expect(out[1], (const double[]){ 0, 1, 1, 0, 7, 7, 10, 20, 3, 1, 7, 7 }, 12, 1e-6);
+	unref_all(out, 2);
+	ir_model_free(m);
 }
 
 static const struct unit_test tests[] = {

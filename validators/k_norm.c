@@ -328,6 +328,38 @@ cleanup:
 	return rc;
 }
 
+/* Rows of `per` channels of sp elements (one group; g groups a sample)
+ * normalized, then scaled and shifted per channel (per_channel) or per
+ * group: GroupNormalization, and InstanceNormalization as g = C. */
+struct groups {
+	const float *x;
+	float *y;
+	const float *scale, *bias;
+	int64_t g, per, sp;
+	int per_channel;
+	float eps;
+};
+
+static void groups_run(void *ctx, int64_t b, int64_t e)
+{
+	const struct groups *gr = ctx;
+	int64_t len = gr->per * gr->sp;
+
+	for (int64_t i = b; i < e; i++) {
+		int64_t gi = i % gr->g;
+		float *y = gr->y + i * len;
+
+		nq_norm_row(gr->x + i * len, y, len, NULL, NULL, gr->eps, 0, NULL, NULL);
+		for (int64_t ch = 0; ch < gr->per; ch++) {
+			int64_t pi = gr->per_channel ? gi * gr->per + ch : gi;
+			float s = gr->scale[pi], sh = gr->bias[pi];
+
+			for (int64_t j = 0; j < gr->sp; j++)
+				y[ch * gr->sp + j] = y[ch * gr->sp + j] * s + sh;
+		}
+	}
+}
+
 static int k_instance_norm(struct rt_kctx *k)
 {
 	struct rt_value *x, *y;
@@ -348,12 +380,10 @@ static int k_instance_norm(struct rt_kctx *k)
 	    !(y = rt_out_tensor(k, 0, x->dtype, x->rank, x->dims)) ||
 	    !(xf = nq_f32(k, x, &xo)) || !(yf = nq_out_buf(k, y)))
 		goto cleanup;
-	for (int64_t i = 0; i < nc; i++) {
-		float s = sc[i % c], b = bi[i % c];
+	{
+		struct groups gr = { xf, yf, sc, bi, c, 1, sp, 1, eps };
 
-		nq_norm_row(xf + i * sp, yf + i * sp, sp, NULL, NULL, eps, 0, NULL, NULL);
-		for (int64_t j = 0; j < sp; j++)
-			yf[i * sp + j] = yf[i * sp + j] * s + b;
+		rt_parallel_for(k, nc, 1 + 16384 / (sp + 1), groups_run, &gr);
 	}
 	rc = 0;
 cleanup:
@@ -390,15 +420,10 @@ static int k_group_norm(struct rt_kctx *k)
 	    !(y = rt_out_tensor(k, 0, x->dtype, x->rank, x->dims)) ||
 	    !(xf = nq_f32(k, x, &xo)) || !(yf = nq_out_buf(k, y)))
 		goto cleanup;
-	for (int64_t i = 0; i < x->dims[0] * g; i++) {
-		int64_t len = per * sp, gi = i % g;
+	{
+		struct groups gr = { xf, yf, sc, bi, g, per, sp, np == c, eps };
 
-		nq_norm_row(xf + i * len, yf + i * len, len, NULL, NULL, eps, 0, NULL, NULL);
-		for (int64_t j = 0; j < len; j++) {
-			int64_t pi = np == c ? gi * per + j / sp : gi;
-
-			yf[i * len + j] = yf[i * len + j] * sc[pi] + bi[pi];
-		}
+		rt_parallel_for(k, x->dims[0] * g, 1 + 16384 / (per * sp + 1), groups_run, &gr);
 	}
 	rc = 0;
 cleanup:

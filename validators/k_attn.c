@@ -2,7 +2,9 @@
  * 3-D and 4-D inputs, grouped-query heads, boolean or additive masks
  * shorter than the key sequence, is_causal aligned after the past,
  * past/present key and value, softcap, nonpad_kv_seqlen, sliding windows,
- * qk_matmul_output modes), RotaryEmbedding (23), and the family table
+ * qk_matmul_output modes; softcap comes before the mask and the modes are
+ * 0 matmul, 1 softcap, 2 mask, 3 softmax, as onnx/onnx#7867 and #7913
+ * fixed the order), RotaryEmbedding (23), and the family table
  * (LinearAttention lives in k_attn_linear.c).  The scaled
  * dot-product core and the rotation are shared with the com.microsoft
  * kernels in k_contrib.c (k_nq.h). */
@@ -34,11 +36,11 @@ static void sdpa_head(const struct nq_sdpa_args *a, int64_t b, int64_t h, float 
 		if (a->softcap > 0)
 			for (int64_t j = 0; j < t; j++)
 				row[j] = a->softcap * tanhf(row[j] / a->softcap);
-		if (qk && a->qk_mode == 2)
+		if (qk && a->qk_mode == 1)
 			memcpy(qk + i * t, row, (size_t)t * sizeof(float));
 		if (a->bias)
 			a->bias(a->bias_ctx, b, h, i, row);
-		if (qk && a->qk_mode == 1)
+		if (qk && a->qk_mode == 2)
 			memcpy(qk + i * t, row, (size_t)t * sizeof(float));
 		nq_softmax(row, t);
 		if (qk && a->qk_mode == 3)

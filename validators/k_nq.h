@@ -55,8 +55,8 @@ int nq_layer_norm(struct rt_kctx *k, struct rt_value *x, int64_t axis,
  * scale * Q K^T, softcap (when > 0), bias(ctx, b, h, i, row) adds a mask to
  * each row of t scores (after softcap, so masked scores stay -inf),
  * softmax, Y = P V.  qk (may be NULL) gets the
- * [B, hq, sq, t] scores at qk_mode 0 (after the matmul), 1 (after the
- * mask), 2 (after softcap) or 3 (after softmax).  The (batch, head)
+ * [B, hq, sq, t] scores at qk_mode 0 (after the scaled matmul), 1 (after
+ * softcap), 2 (after the mask) or 3 (after softmax).  The (batch, head)
  * pairs run on the session's threads; bias must be safe to call from
  * several at once.  Returns 0 or IR_ENOMEM (diag set). */
 struct nq_sdpa_args {

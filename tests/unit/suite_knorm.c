@@ -516,6 +516,38 @@ static void test_rotary_23(void)
 	}
 }
 
+/* qk_matmul_output modes with softcap 3 and a float mask [0, -1]: q = 1,
+ * keys 2 and 4, scale 1: 0 = [2, 4]; 1 = 3 tanh([2, 4] / 3); 2 = that
+ * plus the mask; 3 = its softmax (softcap comes before the mask). */
+static void test_attention_qk_modes(void)
+{
+	double c1 = 3 * tanh(2.0 / 3), c2 = 3 * tanh(4.0 / 3), m2 = c2 - 1;
+	double p1 = exp(c1) / (exp(c1) + exp(m2));
+	const double want[4][2] = { { 2, 4 }, { c1, c2 }, { c1, m2 }, { p1, 1 - p1 } };
+	struct rt_value *out[2];
+
+	for (int mode = 0; mode < 4; mode++) {
+		struct ir_model *m = tm_new(23);
+		struct ir_node *n;
+
+		tm_init(m, "q", IR_DTYPE_FLOAT, TM_DIMS(1, 1, 1, 1), 4, (const double[]){ 1 });
+		tm_init(m, "k", IR_DTYPE_FLOAT, TM_DIMS(1, 1, 2, 1), 4, (const double[]){ 2, 4 });
+		tm_init(m, "v", IR_DTYPE_FLOAT, TM_DIMS(1, 1, 2, 1), 4, (const double[]){ 10, 20 });
+		tm_init(m, "m", IR_DTYPE_FLOAT, TM_DIMS(1, 2), 2, (const double[]){ 0, -1 });
+		n = tm_node(m, "Attention", NULL, TM_NAMES("q", "k", "v", "m"), 4,
+			    TM_NAMES("y0", "pk", "pv", "y1"), 4);
+		ir_node_set_float(n, "scale", 1.0f);
+		ir_node_set_float(n, "softcap", 3.0f);
+		ir_node_set_int(n, "qk_matmul_output_mode", mode);
+		outputs(m, IR_DTYPE_FLOAT, 2);
+		CU_ASSERT_FATAL(run(m, out, 2, NULL, 0) == 0);
+		expect(out[0], (const double[]){ 10 * p1 + 20 * (1 - p1) }, 1, 1e-5);
+		expect(out[1], want[mode], 2, 1e-5);
+		unref_all(out, 2);
+		ir_model_free(m);
+	}
+}
+
 static void test_attention_errors(void)
 {
 	struct ir_model *m = tm_new(23);
@@ -775,6 +807,7 @@ static const struct unit_test tests[] = {
 	{ "attention_causal", test_attention_causal },
 	{ "attention_gqa_3d", test_attention_gqa_3d },
 	{ "rotary_23", test_rotary_23 },
+	{ "attention_qk_modes", test_attention_qk_modes },
 	{ "attention_errors", test_attention_errors },
 	{ "linear_attention", test_linear_attention },
 	{ "skip_layer_norm", test_skip_layer_norm },

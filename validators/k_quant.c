@@ -92,8 +92,19 @@ struct qjob {
 	const double *s;             /* scale, as double */
 	const struct qmap *m;
 	int quant, sat, f8;
+	int prec;                    /* dtype of x / scale (quantize) */
 	int64_t lo, hi;              /* integer range of y (quantize) */
 };
+
+/* The quotient x / scale rounded to the precision it is computed in. */
+static inline double in_prec(int prec, float v)
+{
+	if (prec == IR_DTYPE_FLOAT16)
+		return rt_half_to_float(rt_float_to_half(v));
+	if (prec == IR_DTYPE_BFLOAT16)
+		return rt_bf16_to_float(rt_float_to_bf16(v));
+	return v;
+}
 
 /* Rows of one scale (per tensor or per axis) between float32 and
  * int8/uint8, the common case, without per-element dispatch; 0 when the
@@ -107,7 +118,7 @@ static int row_fast(const struct qjob *j, int64_t r, int64_t e0, int64_t si)
 
 	(void)r;
 	if ((n8 != IR_DTYPE_INT8 && n8 != IR_DTYPE_UINT8) ||
-	    (j->quant ? xt : yt) != IR_DTYPE_FLOAT)
+	    (j->quant ? xt : yt) != IR_DTYPE_FLOAT || (j->quant && j->prec != IR_DTYPE_FLOAT))
 		return 0;
 	z = j->zp ? (int32_t)rt_load_i64(j->zp->dtype, j->zp->data, si) : 0;
 	if (!j->quant) {
@@ -165,7 +176,7 @@ static void qjob_rows(void *ctx, int64_t begin, int64_t end)
 
 			if (j->quant) {
 				double v = rt_dtype_is_float(xt) ?
-					   (double)((float)rt_load_f64(xt, x->data, e) / (float)s) :
+					   in_prec(j->prec, (float)rt_load_f64(xt, x->data, e) / (float)s) :
 					   rt_load_f64(xt, x->data, e) / s;
 
 				if (j->f8) {
@@ -201,9 +212,10 @@ static void qjob_rows(void *ctx, int64_t begin, int64_t end)
 
 static int qjob_run(struct rt_kctx *k, const struct rt_value *x, const struct rt_value *sc,
 		    const struct rt_value *zp, struct rt_value *y, const struct qmap *m,
-		    int quant, int sat)
+		    int quant, int sat, int prec)
 {
-	struct qjob j = { .x = x, .zp = zp, .y = y, .m = m, .quant = quant, .sat = sat };
+	struct qjob j = { .x = x, .zp = zp, .y = y, .m = m, .quant = quant, .sat = sat,
+			  .prec = prec };
 	double *s = malloc((size_t)(sc->numel + 1) * sizeof(double));
 
 	if (!s)
@@ -222,7 +234,7 @@ static int k_quantize(struct rt_kctx *k)
 {
 	struct rt_value *x, *sc, *zp = rt_in(k, 2), *y;
 	int64_t odt = k->version >= 21 ? rt_attr_int(k, "output_dtype", 0) : 0;
-	int sat = (int)rt_attr_int(k, "saturate", 1), rc, dt;
+	int sat = (int)rt_attr_int(k, "saturate", 1), rc, dt, prec;
 	struct qmap m;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = rt_in_tensor(k, 1, &sc)) < 0)
@@ -244,7 +256,9 @@ static int k_quantize(struct rt_kctx *k)
 			      (long long)zp->numel, (long long)sc->numel);
 	if (!(y = rt_out_tensor(k, 0, dt, x->rank, x->dims)))
 		return IR_ENOMEM;
-	return qjob_run(k, x, sc, zp, y, &m, 1, sat);
+	/* the division runs in `precision` (23+), else in y_scale's type */
+	prec = k->version >= 23 ? (int)rt_attr_int(k, "precision", 0) : 0;
+	return qjob_run(k, x, sc, zp, y, &m, 1, sat, prec ? prec : sc->dtype);
 }
 
 static int k_dequantize(struct rt_kctx *k)
@@ -276,7 +290,7 @@ static int k_dequantize(struct rt_kctx *k)
 			      (long long)zp->numel, (long long)sc->numel);
 	if (!(y = rt_out_tensor(k, 0, dt, x->rank, x->dims)))
 		return IR_ENOMEM;
-	return qjob_run(k, x, sc, zp, y, &m, 0, 1);
+	return qjob_run(k, x, sc, zp, y, &m, 0, 1, IR_DTYPE_FLOAT);
 }
 
 static int k_dynamic_quantize(struct rt_kctx *k)

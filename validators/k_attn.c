@@ -2,10 +2,14 @@
  * 3-D and 4-D inputs, grouped-query heads, boolean or additive masks
  * shorter than the key sequence, is_causal aligned after the past,
  * past/present key and value, softcap, nonpad_kv_seqlen, sliding windows,
- * qk_matmul_output modes) and RotaryEmbedding (23).  The scaled
+ * qk_matmul_output modes; softcap comes before the mask and the modes are
+ * 0 matmul, 1 softcap, 2 mask, 3 softmax, as onnx/onnx#7867 and #7913
+ * fixed the order), RotaryEmbedding (23), and the family table
+ * (LinearAttention lives in k_attn_linear.c).  The scaled
  * dot-product core and the rotation are shared with the com.microsoft
  * kernels in k_contrib.c (k_nq.h). */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,43 +17,66 @@
 
 /* ---- scaled dot-product attention core ------------------------------- */
 
-void nq_sdpa(const struct nq_sdpa_args *a)
+/* One (batch, query head) pair: scores into s (sq * t floats). */
+static void sdpa_head(const struct nq_sdpa_args *a, int64_t b, int64_t h, float *s)
 {
 	int64_t rep = a->hq / a->hkv, sq = a->sq, t = a->t;
-	float *s = a->work;
+	const float *q = a->q + (b * a->hq + h) * sq * a->d;
+	const float *kk = a->k + (b * a->hkv + h / rep) * t * a->d;
+	const float *v = a->v + (b * a->hkv + h / rep) * t * a->dv;
+	float *y = a->y + (b * a->hq + h) * sq * a->dv;
+	float *qk = a->qk ? a->qk + (b * a->hq + h) * sq * t : NULL;
 
-	for (int64_t b = 0; b < a->batch; b++)
-		for (int64_t h = 0; h < a->hq; h++) {
-			const float *q = a->q + (b * a->hq + h) * sq * a->d;
-			const float *kk = a->k + (b * a->hkv + h / rep) * t * a->d;
-			const float *v = a->v + (b * a->hkv + h / rep) * t * a->dv;
-			float *y = a->y + (b * a->hq + h) * sq * a->dv;
+	nq_sgemm(0, 1, sq, t, a->d, a->scale, q, a->d, kk, a->d, 0.0f, s, t);
+	for (int64_t i = 0; i < sq; i++) {
+		float *row = s + i * t;
 
-			nq_sgemm(0, 1, sq, t, a->d, a->scale, q, a->d, kk, a->d, 0.0f, s, t);
-			for (int64_t i = 0; i < sq; i++) {
-				float *row = s + i * t;
+		if (qk && a->qk_mode == 0)
+			memcpy(qk + i * t, row, (size_t)t * sizeof(float));
+		if (a->softcap > 0)
+			for (int64_t j = 0; j < t; j++)
+				row[j] = a->softcap * tanhf(row[j] / a->softcap);
+		if (qk && a->qk_mode == 1)
+			memcpy(qk + i * t, row, (size_t)t * sizeof(float));
+		if (a->bias)
+			a->bias(a->bias_ctx, b, h, i, row);
+		if (qk && a->qk_mode == 2)
+			memcpy(qk + i * t, row, (size_t)t * sizeof(float));
+		nq_softmax(row, t);
+		if (qk && a->qk_mode == 3)
+			memcpy(qk + i * t, row, (size_t)t * sizeof(float));
+	}
+	nq_sgemm(0, 0, sq, a->dv, t, 1.0f, s, t, v, a->dv, 0.0f, y, a->dv);
+}
 
-				if (a->qk && a->qk_mode == 0)
-					memcpy(a->qk + ((b * a->hq + h) * sq + i) * t, row,
-					       (size_t)t * sizeof(float));
-				if (a->softcap > 0)
-					for (int64_t j = 0; j < t; j++)
-						row[j] = a->softcap * tanhf(row[j] / a->softcap);
-				if (a->qk && a->qk_mode == 2)
-					memcpy(a->qk + ((b * a->hq + h) * sq + i) * t, row,
-					       (size_t)t * sizeof(float));
-				if (a->bias)
-					a->bias(a->bias_ctx, b, h, i, row);
-				if (a->qk && a->qk_mode == 1)
-					memcpy(a->qk + ((b * a->hq + h) * sq + i) * t, row,
-					       (size_t)t * sizeof(float));
-				nq_softmax(row, t);
-				if (a->qk && a->qk_mode == 3)
-					memcpy(a->qk + ((b * a->hq + h) * sq + i) * t, row,
-					       (size_t)t * sizeof(float));
-			}
-			nq_sgemm(0, 0, sq, a->dv, t, 1.0f, s, t, v, a->dv, 0.0f, y, a->dv);
-		}
+struct sdpa_job {
+	const struct nq_sdpa_args *a;
+	atomic_int failed;
+};
+
+static void sdpa_range(void *ctx, int64_t begin, int64_t end)
+{
+	struct sdpa_job *j = ctx;
+	const struct nq_sdpa_args *a = j->a;
+	float *s = malloc((size_t)(a->sq * a->t + 1) * sizeof(float));
+
+	if (!s) {
+		atomic_store(&j->failed, 1);
+		return;
+	}
+	for (int64_t i = begin; i < end; i++)
+		sdpa_head(a, i / a->hq, i % a->hq, s);
+	free(s);
+}
+
+int nq_sdpa(struct rt_kctx *k, const struct nq_sdpa_args *a)
+{
+	struct sdpa_job j = { .a = a };
+	int64_t per = a->sq * a->t * (a->d + a->dv) + 1;
+
+	atomic_init(&j.failed, 0);
+	rt_parallel_for(k, a->batch * a->hq, 1 + (1 << 20) / per, sdpa_range, &j);
+	return atomic_load(&j.failed) ? rt_oom(k) : 0;
 }
 
 /* [B, S, H, D] <-> [B, H, S, D] */
@@ -201,7 +228,7 @@ static int k_attention(struct rt_kctx *k)
 	int64_t qh = rt_attr_int(k, "q_num_heads", 0), kh = rt_attr_int(k, "kv_num_heads", 0);
 	int64_t hq, hk, hv, sq, skv, svv, d, dk, dv, t, tv, dims[4];
 	float *q = NULL, *kf = NULL, *vf = NULL, *kc = NULL, *vc = NULL, *y = NULL, *qk = NULL,
-	      *work = NULL, *yo = NULL;
+	      *yo = NULL;
 	int64_t *nonpad = NULL;
 	struct nq_sdpa_args a = { 0 };
 	struct amask am = { 0 };
@@ -289,7 +316,6 @@ static int k_attention(struct rt_kctx *k)
 	a.bias = amask_apply;
 	a.bias_ctx = &am;
 	if (!(y = malloc((size_t)(a.batch * hq * sq * dv + 1) * sizeof(float))) ||
-	    !(work = malloc((size_t)(sq * t + 1) * sizeof(float))) ||
 	    (rt_out_wanted(k, 3) &&
 	     !(qk = malloc((size_t)(a.batch * hq * sq * t + 1) * sizeof(float))))) {
 		rc = rt_oom(k);
@@ -297,8 +323,8 @@ static int k_attention(struct rt_kctx *k)
 	}
 	a.y = y;
 	a.qk = qk;
-	a.work = work;
-	nq_sdpa(&a);
+	if ((rc = nq_sdpa(k, &a)) < 0)
+		goto cleanup;
 	if (qv->rank == 3) {
 		if (!(yo = malloc((size_t)(a.batch * hq * sq * dv + 1) * sizeof(float)))) {
 			rc = rt_oom(k);
@@ -329,7 +355,6 @@ cleanup:
 	free(y);
 	free(yo);
 	free(qk);
-	free(work);
 	free(nonpad);
 	return rc;
 }
@@ -446,6 +471,7 @@ cleanup:
 
 const struct rt_kernel rt_kernels_attn[] = {
 	{ "ai.onnx", "Attention", 23, RT_OPEN, k_attention },
+	{ "ai.onnx", "LinearAttention", 27, RT_OPEN, nq_linear_attention },
 	{ "ai.onnx", "RotaryEmbedding", 23, RT_OPEN, k_rotary },
 };
 const size_t rt_n_kernels_attn = sizeof(rt_kernels_attn) / sizeof(rt_kernels_attn[0]);

@@ -1,9 +1,8 @@
 /* k_contrib.c: kernels of the contrib family, onnxruntime's com.microsoft
- * operators as ContribOperators.md defines them: Attention (packed QKV
- * projection, mask_index forms, past/present, unidirectional,
- * attention_bias), MultiHeadAttention (separate, packed and cached K/V),
- * SkipLayerNormalization, SimplifiedLayerNormalization, FusedMatMul and
- * RotaryEmbedding.  Attention math and the rotation come from k_attn.c. */
+ * operators as ContribOperators.md defines them: SkipLayerNormalization,
+ * SimplifiedLayerNormalization, FusedMatMul, RotaryEmbedding, and the
+ * family table (Attention and MultiHeadAttention live in k_contrib_attn.c;
+ * the attention math and the rotation come from k_attn.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,22 +77,50 @@ cleanup:
 
 /* ---- FusedMatMul -------------------------------------------------- */
 
+/* *out = t with its first dim moved before the last (a new value), or
+ * NULL when not asked or rank < 3. */
+static int trans_batch(struct rt_kctx *k, struct rt_value *t, int64_t on,
+		       struct rt_value **out)
+{
+	int perm[RT_MAX_RANK];
+	struct ir_diag sub;
+
+	*out = NULL;
+	if (!on || t->rank < 3)
+		return 0;
+	for (int j = 0; j < t->rank - 2; j++)
+		perm[j] = j + 1;
+	perm[t->rank - 2] = 0;
+	perm[t->rank - 1] = t->rank - 1;
+	ir_diag_init(&sub);
+	if (rt_tensor_transpose(k->mem, t, perm, out, &sub) < 0)
+		return rt_err(k, "%s", sub.msg);
+	return 0;
+}
+
 static int k_fused_matmul(struct rt_kctx *k)
 {
-	struct rt_value *a, *b, *y;
+	struct rt_value *a, *b, *y = NULL;
 	int ta = rt_attr_int(k, "transA", 0) != 0, tb = rt_attr_int(k, "transB", 0) != 0;
 	float alpha = rt_attr_float(k, "alpha", 1.0f);
 	int64_t ad[RT_MAX_RANK], bd[RT_MAX_RANK], yd[RT_MAX_RANK], m, n, kk, kb, nbatch;
 	int ar, br, yr, rank, ao = 0, bo = 0, rc;
 	float *af = NULL, *bf = NULL, *yf = NULL;
+	struct rt_value *tba = NULL, *tbb = NULL;
 
 	if ((rc = rt_in_tensor(k, 0, &a)) < 0 || (rc = rt_in_tensor(k, 1, &b)) < 0 ||
 	    (rc = nq_check_float(k, a, 0)) < 0)
 		return rc;
-	if (rt_attr_int(k, "transBatchA", 0) || rt_attr_int(k, "transBatchB", 0))
-		return rt_err(k, "transBatchA/transBatchB are not supported");
 	if (a->rank < 1 || b->rank < 1)
 		return rt_err(k, "inputs must have rank >= 1");
+	/* transBatch: [d0, d1, .., dn-2, dn-1] is read as [d1, .., dn-2, d0, dn-1] */
+	if ((rc = trans_batch(k, a, rt_attr_int(k, "transBatchA", 0), &tba)) < 0 ||
+	    (rc = trans_batch(k, b, rt_attr_int(k, "transBatchB", 0), &tbb)) < 0)
+		goto cleanup;
+	if (tba)
+		a = tba;
+	if (tbb)
+		b = tbb;
 	/* numpy matmul: a 1-D A is a row [1, K], a 1-D B a column [K, 1] */
 	ar = a->rank < 2 ? 2 : a->rank;
 	br = b->rank < 2 ? 2 : b->rank;
@@ -109,17 +136,21 @@ static int k_fused_matmul(struct rt_kctx *k)
 	kk = ta ? ad[ar - 2] : ad[ar - 1];
 	kb = tb ? bd[br - 1] : bd[br - 2];
 	n = tb ? bd[br - 2] : bd[br - 1];
-	if (kk != kb)
-		return rt_err(k, "inner dimensions differ: %lld and %lld", (long long)kk,
-			      (long long)kb);
+	if (kk != kb) {
+		rc = rt_err(k, "inner dimensions differ: %lld and %lld", (long long)kk,
+			    (long long)kb);
+		goto cleanup;
+	}
 	rank = ar > br ? ar : br;
 	for (int j = 0; j < rank - 2; j++) {
 		int ja = j - (rank - ar), jb = j - (rank - br);
 		int64_t da = ja >= 0 ? ad[ja] : 1, db = jb >= 0 ? bd[jb] : 1;
 
-		if (da != db && da != 1 && db != 1)
-			return rt_err(k, "batch dims %lld and %lld do not broadcast",
-				      (long long)da, (long long)db);
+		if (da != db && da != 1 && db != 1) {
+			rc = rt_err(k, "batch dims %lld and %lld do not broadcast",
+				    (long long)da, (long long)db);
+			goto cleanup;
+		}
 		yd[j] = da == 1 ? db : da;
 	}
 	nbatch = rt_numel(rank - 2, yd);
@@ -133,8 +164,10 @@ static int k_fused_matmul(struct rt_kctx *k)
 			od[yr++] = m;
 		if (b->rank > 1)
 			od[yr++] = n;
-		if (!(y = rt_out_tensor(k, 0, a->dtype, yr, od)))
-			return IR_ENOMEM;
+		if (!(y = rt_out_tensor(k, 0, a->dtype, yr, od))) {
+			rc = IR_ENOMEM;
+			goto cleanup;
+		}
 	}
 	rc = IR_ENOMEM;
 	if (!(af = nq_f32(k, a, &ao)) || !(bf = nq_f32(k, b, &bo)) || !(yf = nq_out_buf(k, y)))
@@ -168,6 +201,8 @@ cleanup:
 		nq_out_done(y, yf);
 	nq_f32_release(af, ao);
 	nq_f32_release(bf, bo);
+	rt_value_unref(tba);
+	rt_value_unref(tbb);
 	return rc;
 }
 
@@ -190,6 +225,8 @@ static int k_ms_rotary(struct rt_kctx *k)
 		return rt_err(k, "is_packed_batching is not supported");
 	if (cv->rank != 2 || sv->numel != cv->numel)
 		return rt_err(k, "cos_cache and sin_cache must be 2-D of one shape");
+	if (rot > 0 && nh <= 0)
+		return rt_err(k, "rotary_embedding_dim needs num_heads");
 	r.cache_w = cv->dims[1];
 	r.rot = rot > 0 ? rot : 2 * r.cache_w;
 	r.batch = x->dims[0];
@@ -238,445 +275,10 @@ cleanup:
 	return rc;
 }
 
-/* ---- attention masks of the contrib ops --------------------------- */
-
-enum { MS_NONE, MS_LEN, MS_STARTEND, MS_RAW2, MS_RAW3, MS_RAW4 };
-
-struct msmask {
-	int mode, causal;
-	const int32_t *m;
-	int64_t batch, s, t, past, max4;
-	float filter;
-	const float *ab;                 /* attention_bias or NULL */
-	int64_t ab_b, ab_h;              /* its batch/head strides (0: broadcast) */
-};
-
-static void msmask_apply(void *ctx, int64_t b, int64_t h, int64_t i, float *row)
-{
-	const struct msmask *m = ctx;
-
-	for (int64_t j = 0; j < m->t; j++) {
-		int keep = 1;
-
-		switch (m->mode) {
-		case MS_LEN: keep = j < m->m[b]; break;
-		case MS_STARTEND: keep = j < m->m[b] && j >= m->m[m->batch + b]; break;
-		case MS_RAW2: keep = m->m[b * m->t + j] != 0; break;
-		case MS_RAW3: keep = m->m[(b * m->s + i) * m->t + j] != 0; break;
-		case MS_RAW4: keep = m->m[(b * m->max4 + m->past + i) * m->max4 + j] != 0; break;
-		default: break;
-		}
-		if (m->causal && j > i + m->past)
-			keep = 0;
-		if (m->ab)
-			row[j] += m->ab[b * m->ab_b + h * m->ab_h + i * m->t + j];
-		if (!keep)
-			row[j] += m->filter;
-	}
-}
-
-/* mask_index / key_padding_mask (input i) and attention_bias (input ai). */
-static int msmask_init(struct rt_kctx *k, struct msmask *m, size_t i, size_t ai,
-		       int64_t nh, int32_t **mbuf, float **abuf, int *aown)
-{
-	struct rt_value *mv = rt_in(k, i), *av = rt_in(k, ai);
-
-	*mbuf = NULL;
-	*abuf = NULL;
-	*aown = 0;
-	m->filter = rt_attr_float(k, "mask_filter_value", -10000.0f);
-	m->causal = rt_attr_int(k, "unidirectional", 0) != 0;
-	if (mv) {
-		int64_t n = mv->numel;
-
-		if (mv->kind != RT_TENSOR || !rt_dtype_is_int(mv->dtype))
-			return rt_err(k, "input %zu must be an integer tensor", i);
-		if (mv->rank == 1 && n == m->batch)
-			m->mode = MS_LEN;
-		else if (mv->rank == 1 && n == 2 * m->batch)
-			m->mode = MS_STARTEND;
-		else if (mv->rank == 2 && mv->dims[0] == m->batch && mv->dims[1] == m->t)
-			m->mode = MS_RAW2;
-		else if (mv->rank == 3 && mv->dims[0] == m->batch && mv->dims[1] == m->s &&
-			 mv->dims[2] == m->t)
-			m->mode = MS_RAW3;
-		else if (mv->rank == 4 && mv->dims[0] == m->batch && mv->dims[1] == 1 &&
-			 mv->dims[2] == mv->dims[3] && mv->dims[2] >= m->past + m->s &&
-			 mv->dims[3] >= m->t)
-			m->mode = MS_RAW4, m->max4 = mv->dims[2];
-		else
-			return rt_err(k, "unsupported mask shape for input %zu (%lld elements)", i,
-				      (long long)n);
-		if (!(*mbuf = malloc((size_t)(n + 1) * sizeof(int32_t))))
-			return rt_oom(k);
-		for (int64_t e = 0; e < n; e++)
-			(*mbuf)[e] = (int32_t)rt_load_i64(mv->dtype, mv->data, e);
-		m->m = *mbuf;
-	}
-	if (av) {
-		if (av->kind != RT_TENSOR || av->rank != 4 ||
-		    (av->dims[0] != 1 && av->dims[0] != m->batch) ||
-		    (av->dims[1] != 1 && av->dims[1] != nh) || av->dims[2] != m->s ||
-		    av->dims[3] != m->t)
-			return rt_err(k, "attention_bias must be (batch or 1, heads or 1, %lld, %lld)",
-				      (long long)m->s, (long long)m->t);
-		if (!(*abuf = nq_f32(k, av, aown)))
-			return IR_ENOMEM;
-		m->ab = *abuf;
-		m->ab_h = av->dims[1] == 1 ? 0 : m->s * m->t;
-		m->ab_b = av->dims[0] == 1 ? 0 : av->dims[1] * m->s * m->t;
-	}
-	return 0;
-}
-
-/* [B, S, hidden] + bias -> [B, H, S, hidden/H] */
-static void split_heads(const float *x, const float *bias, int64_t ld, float *out,
-			int64_t b, int64_t s, int64_t h, int64_t d)
-{
-	for (int64_t bi = 0; bi < b; bi++)
-		for (int64_t si = 0; si < s; si++)
-			for (int64_t hi = 0; hi < h; hi++)
-				for (int64_t j = 0; j < d; j++)
-					out[((bi * h + hi) * s + si) * d + j] =
-						x[(bi * s + si) * ld + hi * d + j] +
-						(bias ? bias[hi * d + j] : 0.0f);
-}
-
-/* Concatenate past [B, H, P, D] floats before cur [B, H, S, D]. */
-static float *cat_past(struct rt_kctx *k, const float *past, int64_t p, const float *cur,
-		       int64_t bh, int64_t s, int64_t d)
-{
-	float *o = malloc((size_t)(bh * (p + s) * d + 1) * sizeof(float));
-
-	if (!o) {
-		rt_oom(k);
-		return NULL;
-	}
-	for (int64_t i = 0; i < bh; i++) {
-		if (p)
-			memcpy(o + i * (p + s) * d, past + i * p * d, (size_t)(p * d) * sizeof(float));
-		memcpy(o + (i * (p + s) + p) * d, cur + i * s * d, (size_t)(s * d) * sizeof(float));
-	}
-	return o;
-}
-
-/* Run the core and write output 0 as [B, S, H * dv]; a->q/k/v set. */
-static int ms_run(struct rt_kctx *k, struct nq_sdpa_args *a, struct msmask *m, int dtype,
-		  size_t qk_out)
-{
-	float *y = NULL, *yo = NULL, *work = NULL, *qk = NULL;
-	struct rt_value *o;
-	int64_t dims[4];
-	int rc = IR_ENOMEM;
-
-	if (!(y = malloc((size_t)(a->batch * a->hq * a->sq * a->dv + 1) * sizeof(float))) ||
-	    !(yo = malloc((size_t)(a->batch * a->hq * a->sq * a->dv + 1) * sizeof(float))) ||
-	    !(work = malloc((size_t)(a->sq * a->t + 1) * sizeof(float))) ||
-	    (qk_out && rt_out_wanted(k, qk_out) &&
-	     !(qk = malloc((size_t)(a->batch * a->hq * a->sq * a->t + 1) * sizeof(float))))) {
-		rc = rt_oom(k);
-		goto cleanup;
-	}
-	a->y = y;
-	a->work = work;
-	a->qk = qk;
-	a->qk_mode = 0;
-	a->bias = msmask_apply;
-	a->bias_ctx = m;
-	nq_sdpa(a);
-	nq_bshd_to_bhsd(y, yo, a->batch, a->sq, a->hq, a->dv, 1);
-	dims[0] = a->batch, dims[1] = a->sq, dims[2] = a->hq * a->dv;
-	if (!(o = rt_out_tensor(k, 0, dtype, 3, dims)))
-		goto cleanup;
-	for (int64_t e = 0; e < o->numel; e++)
-		rt_store_f64(dtype, o->data, e, yo[e]);
-	if (qk) {
-		dims[0] = a->batch, dims[1] = a->hq, dims[2] = a->sq, dims[3] = a->t;
-		if (!(o = rt_out_tensor(k, qk_out, dtype, 4, dims)))
-			goto cleanup;
-		for (int64_t e = 0; e < o->numel; e++)
-			rt_store_f64(dtype, o->data, e, qk[e]);
-	}
-	rc = 0;
-cleanup:
-	free(y);
-	free(yo);
-	free(work);
-	free(qk);
-	return rc;
-}
-
-static int store_f(struct rt_kctx *k, size_t i, int dtype, int rank, const int64_t *dims,
-		   const float *src)
-{
-	struct rt_value *o;
-
-	if (!rt_out_wanted(k, i))
-		return 0;
-	if (!(o = rt_out_tensor(k, i, dtype, rank, dims)))
-		return IR_ENOMEM;
-	for (int64_t e = 0; e < o->numel; e++)
-		rt_store_f64(dtype, o->data, e, src[e]);
-	return 0;
-}
-
-/* ---- com.microsoft Attention -------------------------------------- */
-
-static int k_ms_attention(struct rt_kctx *k)
-{
-	struct rt_value *x, *w, *bias = rt_in(k, 2), *past = rt_in(k, 4);
-	int64_t nh = rt_attr_int(k, "num_heads", 0), hs[3], b, s, din, p = 0, dims[5];
-	size_t nhs = 0;
-	const int64_t *qkvh = rt_attr_ints(k, "qkv_hidden_sizes", &nhs);
-	float *xf = NULL, *wf = NULL, *bf = NULL, *proj = NULL, *q = NULL, *kc = NULL, *vc = NULL;
-	float *kk = NULL, *vv = NULL, *pf = NULL, *ab = NULL, *pres = NULL;
-	int xo = 0, wo = 0, bo = 0, po = 0, ao = 0, rc;
-	int32_t *mb = NULL;
-	struct nq_sdpa_args a = { 0 };
-	struct msmask m = { 0 };
-
-	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = rt_in_tensor(k, 1, &w)) < 0 ||
-	    (rc = nq_check_float(k, x, 0)) < 0)
-		return rc;
-	if (rt_attr_int(k, "do_rotary", 0) || rt_attr_int(k, "past_present_share_buffer", 0))
-		return rt_err(k, "do_rotary and past_present_share_buffer are not supported");
-	if (x->rank != 3 || w->rank != 2 || w->dims[0] != x->dims[2] || nh <= 0)
-		return rt_err(k, "needs input (B, S, D), weights (D, 3 * hidden) and num_heads");
-	b = x->dims[0], s = x->dims[1], din = x->dims[2];
-	if (nhs == 3)
-		memcpy(hs, qkvh, sizeof(hs));
-	else
-		hs[0] = hs[1] = hs[2] = w->dims[1] / 3;
-	if (hs[0] + hs[1] + hs[2] != w->dims[1] || hs[0] != hs[1] || hs[0] % nh || hs[2] % nh)
-		return rt_err(k, "qkv hidden sizes do not match weights and num_heads");
-	if (bias && bias->numel != w->dims[1])
-		return rt_err(k, "bias must have %lld elements", (long long)w->dims[1]);
-	a.batch = b, a.hq = a.hkv = nh, a.sq = s, a.d = hs[0] / nh, a.dv = hs[2] / nh;
-	if (past) {
-		if (past->kind != RT_TENSOR || past->rank != 5 || past->dims[0] != 2 ||
-		    past->dims[1] != b || past->dims[2] != nh || past->dims[4] != a.d ||
-		    a.d != a.dv)
-			return rt_err(k, "past must be (2, batch, num_heads, past_len, head_size)");
-		p = past->dims[3];
-	}
-	a.t = p + s;
-	rc = IR_ENOMEM;
-	if (!(xf = nq_f32(k, x, &xo)) || !(wf = nq_f32(k, w, &wo)) ||
-	    (bias && !(bf = nq_f32(k, bias, &bo))) || (past && !(pf = nq_f32(k, past, &po))))
-		goto cleanup;
-	if (!(proj = malloc((size_t)(b * s * w->dims[1] + 1) * sizeof(float))) ||
-	    !(q = malloc((size_t)(b * s * hs[0] + 1) * sizeof(float))) ||
-	    !(kk = malloc((size_t)(b * s * hs[1] + 1) * sizeof(float))) ||
-	    !(vv = malloc((size_t)(b * s * hs[2] + 1) * sizeof(float)))) {
-		rc = rt_oom(k);
-		goto cleanup;
-	}
-	nq_sgemm(0, 0, b * s, w->dims[1], din, 1.0f, xf, din, wf, w->dims[1], 0.0f, proj,
-		 w->dims[1]);
-	split_heads(proj, bf, w->dims[1], q, b, s, nh, a.d);
-	split_heads(proj + hs[0], bf ? bf + hs[0] : NULL, w->dims[1], kk, b, s, nh, a.d);
-	split_heads(proj + hs[0] + hs[1], bf ? bf + hs[0] + hs[1] : NULL, w->dims[1], vv, b, s,
-		    nh, a.dv);
-	if (!(kc = cat_past(k, pf, p, kk, b * nh, s, a.d)) ||
-	    !(vc = cat_past(k, pf ? pf + b * nh * p * a.d : NULL, p, vv, b * nh, s, a.dv)))
-		goto cleanup;
-	m.batch = b, m.s = s, m.t = a.t, m.past = p;
-	if ((rc = msmask_init(k, &m, 3, 5, nh, &mb, &ab, &ao)) < 0)
-		goto cleanup;
-	a.q = q, a.k = kc, a.v = vc;
-	a.scale = rt_attr(k, "scale") ? rt_attr_float(k, "scale", 1) : (float)(1 / sqrt((double)a.d));
-	if ((rc = ms_run(k, &a, &m, x->dtype, 0)) < 0)
-		goto cleanup;
-	if (rt_out_wanted(k, 1)) {
-		int64_t half = b * nh * a.t * a.d;
-
-		if (!(pres = malloc((size_t)(2 * half + 1) * sizeof(float)))) {
-			rc = rt_oom(k);
-			goto cleanup;
-		}
-		memcpy(pres, kc, (size_t)half * sizeof(float));
-		memcpy(pres + half, vc, (size_t)half * sizeof(float));
-		dims[0] = 2, dims[1] = b, dims[2] = nh, dims[3] = a.t, dims[4] = a.d;
-		rc = store_f(k, 1, x->dtype, 5, dims, pres);
-	}
-cleanup:
-	nq_f32_release(xf, xo);
-	nq_f32_release(wf, wo);
-	nq_f32_release(bf, bo);
-	nq_f32_release(pf, po);
-	nq_f32_release(ab, ao);
-	free(mb);
-	free(proj);
-	free(q);
-	free(kk);
-	free(vv);
-	free(kc);
-	free(vc);
-	free(pres);
-	return rc;
-}
-
-/* ---- com.microsoft MultiHeadAttention ----------------------------- */
-
-static int k_mha(struct rt_kctx *k)
-{
-	struct rt_value *qv, *kv = rt_in(k, 1), *vv = rt_in(k, 2), *bias = rt_in(k, 3);
-	struct rt_value *pk = rt_in(k, 6), *pv = rt_in(k, 7);
-	int64_t nh = rt_attr_int(k, "num_heads", 0), b, s, l, hq, hk, hv, p = 0, dims[4];
-	float *qf = NULL, *kf = NULL, *vf = NULL, *bf = NULL, *q = NULL, *kh = NULL, *vh = NULL;
-	float *kc = NULL, *vc = NULL, *pkf = NULL, *pvf = NULL, *ab = NULL;
-	int qo = 0, ko = 0, vo = 0, bo = 0, pko = 0, pvo = 0, ao = 0, rc, cached = 0;
-	int32_t *mb = NULL;
-	struct nq_sdpa_args a = { 0 };
-	struct msmask m = { 0 };
-
-	if ((rc = rt_in_tensor(k, 0, &qv)) < 0 || (rc = nq_check_float(k, qv, 0)) < 0)
-		return rc;
-	if (nh <= 0 || qv->rank < 3)
-		return rt_err(k, "needs num_heads and a 3-D (or packed 5-D) query");
-	if (rt_in(k, 8) || rt_in(k, 9))
-		return rt_err(k, "past_sequence_length and cache_indirection are not supported");
-	b = qv->dims[0], s = qv->dims[1];
-	rc = IR_ENOMEM;
-	if (!(qf = nq_f32(k, qv, &qo)) || (kv && !(kf = nq_f32(k, kv, &ko))) ||
-	    (vv && !(vf = nq_f32(k, vv, &vo))) || (bias && !(bf = nq_f32(k, bias, &bo))))
-		goto cleanup;
-	if (qv->rank == 5) {
-		/* packed QKV (B, S, N, 3, H) */
-		if (kv || vv || qv->dims[2] != nh || qv->dims[3] != 3) {
-			rc = rt_err(k, "packed QKV must be (B, S, num_heads, 3, head) alone");
-			goto cleanup;
-		}
-		a.d = a.dv = qv->dims[4];
-		hq = hk = hv = nh * a.d;
-		l = s;
-	} else if (qv->rank == 3 && kv && kv->rank == 5) {
-		/* packed KV (B, L, N, 2, H) */
-		if (vv || kv->dims[2] != nh || kv->dims[3] != 2) {
-			rc = rt_err(k, "packed KV must be (B, L, num_heads, 2, head) without value");
-			goto cleanup;
-		}
-		a.d = a.dv = kv->dims[4];
-		hq = qv->dims[2], hk = hv = nh * a.d, l = kv->dims[1];
-	} else if (qv->rank == 3 && kv && vv && kv->rank == 3 && vv->rank == 3) {
-		hq = qv->dims[2], hk = kv->dims[2], hv = vv->dims[2], l = kv->dims[1];
-		if (hq != hk || hq % nh || hv % nh || vv->dims[1] != l) {
-			rc = rt_err(k, "query, key and value hidden sizes do not fit num_heads");
-			goto cleanup;
-		}
-		a.d = hq / nh, a.dv = hv / nh;
-	} else if (qv->rank == 3 && kv && vv && kv->rank == 4 && vv->rank == 4) {
-		/* cross attention with cached (B, N, L, H) key and value */
-		cached = 1;
-		hq = qv->dims[2], l = kv->dims[2];
-		a.d = hq / nh, a.dv = vv->dims[3];
-		hk = nh * a.d, hv = nh * a.dv;
-		if (kv->dims[1] != nh || kv->dims[3] != a.d || vv->dims[2] != l || hq % nh) {
-			rc = rt_err(k, "cached key/value must be (B, num_heads, L, head)");
-			goto cleanup;
-		}
-	} else {
-		rc = rt_err(k, "unsupported query/key/value shapes");
-		goto cleanup;
-	}
-	if (bias && bias->numel != hq + hk + hv) {
-		rc = rt_err(k, "bias must have %lld elements", (long long)(hq + hk + hv));
-		goto cleanup;
-	}
-	if (pk || pv) {
-		if (!pk || !pv || cached || pk->rank != 4 || pk->dims[0] != b || pk->dims[1] != nh ||
-		    pk->dims[3] != a.d || pv->rank != 4 || pv->dims[2] != pk->dims[2] ||
-		    pv->dims[3] != a.dv) {
-			rc = rt_err(k, "past_key/past_value must both be (B, num_heads, P, head)");
-			goto cleanup;
-		}
-		p = pk->dims[2];
-		rc = IR_ENOMEM;
-		if (!(pkf = nq_f32(k, pk, &pko)) || !(pvf = nq_f32(k, pv, &pvo)))
-			goto cleanup;
-	}
-	if (!(q = malloc((size_t)(b * s * hq + 1) * sizeof(float))) ||
-	    !(kh = malloc((size_t)(b * l * hk + 1) * sizeof(float))) ||
-	    !(vh = malloc((size_t)(b * l * hv + 1) * sizeof(float)))) {
-		rc = rt_oom(k);
-		goto cleanup;
-	}
-	if (qv->rank == 5) {
-		for (int64_t bi = 0; bi < b; bi++)
-			for (int64_t si = 0; si < s; si++)
-				for (int64_t hi = 0; hi < nh; hi++)
-					for (int64_t j = 0; j < a.d; j++) {
-						const float *base = qf + (((bi * s + si) * nh + hi) * 3) * a.d;
-						int64_t o = ((bi * nh + hi) * s + si) * a.d + j;
-
-						q[o] = base[j] + (bf ? bf[hi * a.d + j] : 0);
-						kh[o] = base[a.d + j] + (bf ? bf[hq + hi * a.d + j] : 0);
-						vh[o] = base[2 * a.d + j] + (bf ? bf[2 * hq + hi * a.d + j] : 0);
-					}
-	} else {
-		split_heads(qf, bf, hq, q, b, s, nh, a.d);
-		if (kv->rank == 5) {
-			for (int64_t bi = 0; bi < b; bi++)
-				for (int64_t li = 0; li < l; li++)
-					for (int64_t hi = 0; hi < nh; hi++)
-						for (int64_t j = 0; j < a.d; j++) {
-							const float *base = kf + (((bi * l + li) * nh + hi) * 2) * a.d;
-							int64_t o = ((bi * nh + hi) * l + li) * a.d + j;
-
-							kh[o] = base[j] + (bf ? bf[hq + hi * a.d + j] : 0);
-							vh[o] = base[a.d + j] +
-								(bf ? bf[hq + hk + hi * a.d + j] : 0);
-						}
-		} else if (cached) {
-			memcpy(kh, kf, (size_t)(b * l * hk) * sizeof(float));
-			memcpy(vh, vf, (size_t)(b * l * hv) * sizeof(float));
-		} else {
-			split_heads(kf, bf ? bf + hq : NULL, hk, kh, b, l, nh, a.d);
-			split_heads(vf, bf ? bf + hq + hk : NULL, hv, vh, b, l, nh, a.dv);
-		}
-	}
-	rc = IR_ENOMEM;
-	if (!(kc = cat_past(k, pkf, p, kh, b * nh, l, a.d)) ||
-	    !(vc = cat_past(k, pvf, p, vh, b * nh, l, a.dv)))
-		goto cleanup;
-	a.batch = b, a.hq = a.hkv = nh, a.sq = s, a.t = p + l;
-	m.batch = b, m.s = s, m.t = a.t, m.past = p;
-	if ((rc = msmask_init(k, &m, 4, 5, nh, &mb, &ab, &ao)) < 0)
-		goto cleanup;
-	if (m.mode == MS_RAW2 && rt_in(k, 4)->dims[1] != a.t) {
-		rc = rt_err(k, "key_padding_mask length differs from total length");
-		goto cleanup;
-	}
-	a.q = q, a.k = kc, a.v = vc;
-	a.scale = rt_attr(k, "scale") ? rt_attr_float(k, "scale", 1) : (float)(1 / sqrt((double)a.d));
-	if ((rc = ms_run(k, &a, &m, qv->dtype, 3)) < 0)
-		goto cleanup;
-	dims[0] = b, dims[1] = nh, dims[2] = a.t, dims[3] = a.d;
-	if ((rc = store_f(k, 1, qv->dtype, 4, dims, kc)) < 0)
-		goto cleanup;
-	dims[3] = a.dv;
-	rc = store_f(k, 2, qv->dtype, 4, dims, vc);
-cleanup:
-	nq_f32_release(qf, qo);
-	nq_f32_release(kf, ko);
-	nq_f32_release(vf, vo);
-	nq_f32_release(bf, bo);
-	nq_f32_release(pkf, pko);
-	nq_f32_release(pvf, pvo);
-	nq_f32_release(ab, ao);
-	free(mb);
-	free(q);
-	free(kh);
-	free(vh);
-	free(kc);
-	free(vc);
-	return rc;
-}
-
 const struct rt_kernel rt_kernels_contrib[] = {
-	{ "com.microsoft", "Attention", 1, RT_OPEN, k_ms_attention },
+	{ "com.microsoft", "Attention", 1, RT_OPEN, nq_ms_attention },
 	{ "com.microsoft", "FusedMatMul", 1, RT_OPEN, k_fused_matmul },
-	{ "com.microsoft", "MultiHeadAttention", 1, RT_OPEN, k_mha },
+	{ "com.microsoft", "MultiHeadAttention", 1, RT_OPEN, nq_ms_mha },
 	{ "com.microsoft", "RotaryEmbedding", 1, RT_OPEN, k_ms_rotary },
 	{ "com.microsoft", "SimplifiedLayerNormalization", 1, RT_OPEN, k_simplified_ln },
 	{ "com.microsoft", "SkipLayerNormalization", 1, RT_OPEN, k_skip_ln },

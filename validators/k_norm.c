@@ -1,12 +1,12 @@
 /* k_norm.c: kernels of the norm family: BatchNormalization (inference and
  * training outputs), InstanceNormalization, LayerNormalization (ai.onnx and
  * com.microsoft), GroupNormalization (18 and 21), RMSNormalization, LRN,
- * MeanVarianceNormalization, LpNormalization and Dropout.  Computation is in
- * float32 with double accumulators (k_nq.h). */
+ * MeanVarianceNormalization, LpNormalization, and the family table (Dropout
+ * lives in k_norm_dropout.c).  Computation is in float32 with double
+ * accumulators (k_nq.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "validators/k_nq.h"
 
@@ -180,6 +180,33 @@ static float *channel_param(struct rt_kctx *k, size_t i, int64_t c, int64_t per_
 	return nq_f32(k, t, owned);
 }
 
+/* y = x * mul + add over rows (n, c) of sp elements; mul/add hold one
+ * value per channel (np == 1) or per element of a channel (np == sp). */
+struct affine {
+	const float *x;
+	float *y;
+	const float *mul, *add;
+	int64_t c, sp, np;
+};
+
+static void affine_run(void *ctx, int64_t b, int64_t e)
+{
+	const struct affine *a = ctx;
+
+	for (int64_t r = b; r < e; r++) {
+		const float *x = a->x + r * a->sp, *m = a->mul + (r % a->c) * a->np;
+		const float *ad = a->add + (r % a->c) * a->np;
+		float *y = a->y + r * a->sp;
+
+		if (a->np == 1)
+			for (int64_t j = 0; j < a->sp; j++)
+				y[j] = x[j] * m[0] + ad[0];
+		else
+			for (int64_t j = 0; j < a->sp; j++)
+				y[j] = x[j] * m[j] + ad[j];
+	}
+}
+
 static int k_batch_norm(struct rt_kctx *k)
 {
 	struct rt_value *x, *y, *o[4] = { 0 };
@@ -189,6 +216,8 @@ static int k_batch_norm(struct rt_kctx *k)
 	float mom = rt_attr_float(k, "momentum", 0.9f);
 	int64_t n, c, sp, per_elem;
 	double *bm = NULL, *bv = NULL;
+	float *mul = NULL, *add = NULL;
+	int64_t np_;
 	int training;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = nq_check_float(k, x, 0)) < 0)
@@ -234,20 +263,34 @@ static int k_batch_norm(struct rt_kctx *k)
 			bv[ch] = cnt > 0 ? q / cnt : 0;
 		}
 	}
-	for (int64_t b = 0; b < n; b++)
-		for (int64_t ch = 0; ch < c; ch++)
-			for (int64_t j = 0; j < sp; j++) {
-				int64_t e = (b * c + ch) * sp + j, q[4];
-				double mean, var;
+	/* y = x * mul + add, per channel (or per element: spatial=0 before 9) */
+	np_ = 1;
+	for (size_t i = 0; i < 4; i++)
+		if (k->in[i + 1]->numel != c)
+			np_ = sp;
+	if (!(mul = malloc((size_t)(c * np_ + 1) * sizeof(float))) ||
+	    !(add = malloc((size_t)(c * np_ + 1) * sizeof(float)))) {
+		rc = rt_oom(k);
+		goto cleanup;
+	}
+	for (int64_t ch = 0; ch < c; ch++)
+		for (int64_t j = 0; j < np_; j++) {
+			int64_t q[4];
+			double mean, var, a;
 
-				/* per channel, or per element (spatial=0, before 9) */
-				for (size_t i = 0; i < 4; i++)
-					q[i] = k->in[i + 1]->numel == c ? ch : ch * sp + j;
-				mean = training ? bm[ch] : p[2][q[2]];
-				var = training ? bv[ch] : p[3][q[3]];
-				yf[e] = (float)((xf[e] - mean) / sqrt(var + eps) *
-						p[0][q[0]] + p[1][q[1]]);
-			}
+			for (size_t i = 0; i < 4; i++)
+				q[i] = k->in[i + 1]->numel == c ? ch : ch * sp + j;
+			mean = training ? bm[ch] : p[2][q[2]];
+			var = training ? bv[ch] : p[3][q[3]];
+			a = p[0][q[0]] / sqrt(var + eps);
+			mul[ch * np_ + j] = (float)a;
+			add[ch * np_ + j] = (float)(p[1][q[1]] - mean * a);
+		}
+	{
+		struct affine af = { xf, yf, mul, add, c, sp, np_ };
+
+		rt_parallel_for(k, n * c, 1 + 16384 / (sp + 1), affine_run, &af);
+	}
 	if (training) {
 		/* outputs 1, 2: running mean and variance; 3, 4 (before 14):
 		 * the batch's mean and variance */
@@ -280,7 +323,41 @@ cleanup:
 		nq_f32_release(p[i], own[i]);
 	free(bm);
 	free(bv);
+	free(mul);
+	free(add);
 	return rc;
+}
+
+/* Rows of `per` channels of sp elements (one group; g groups a sample)
+ * normalized, then scaled and shifted per channel (per_channel) or per
+ * group: GroupNormalization, and InstanceNormalization as g = C. */
+struct groups {
+	const float *x;
+	float *y;
+	const float *scale, *bias;
+	int64_t g, per, sp;
+	int per_channel;
+	float eps;
+};
+
+static void groups_run(void *ctx, int64_t b, int64_t e)
+{
+	const struct groups *gr = ctx;
+	int64_t len = gr->per * gr->sp;
+
+	for (int64_t i = b; i < e; i++) {
+		int64_t gi = i % gr->g;
+		float *y = gr->y + i * len;
+
+		nq_norm_row(gr->x + i * len, y, len, NULL, NULL, gr->eps, 0, NULL, NULL);
+		for (int64_t ch = 0; ch < gr->per; ch++) {
+			int64_t pi = gr->per_channel ? gi * gr->per + ch : gi;
+			float s = gr->scale[pi], sh = gr->bias[pi];
+
+			for (int64_t j = 0; j < gr->sp; j++)
+				y[ch * gr->sp + j] = y[ch * gr->sp + j] * s + sh;
+		}
+	}
 }
 
 static int k_instance_norm(struct rt_kctx *k)
@@ -303,12 +380,10 @@ static int k_instance_norm(struct rt_kctx *k)
 	    !(y = rt_out_tensor(k, 0, x->dtype, x->rank, x->dims)) ||
 	    !(xf = nq_f32(k, x, &xo)) || !(yf = nq_out_buf(k, y)))
 		goto cleanup;
-	for (int64_t i = 0; i < nc; i++) {
-		float s = sc[i % c], b = bi[i % c];
+	{
+		struct groups gr = { xf, yf, sc, bi, c, 1, sp, 1, eps };
 
-		nq_norm_row(xf + i * sp, yf + i * sp, sp, NULL, NULL, eps, 0, NULL, NULL);
-		for (int64_t j = 0; j < sp; j++)
-			yf[i * sp + j] = yf[i * sp + j] * s + b;
+		rt_parallel_for(k, nc, 1 + 16384 / (sp + 1), groups_run, &gr);
 	}
 	rc = 0;
 cleanup:
@@ -345,15 +420,10 @@ static int k_group_norm(struct rt_kctx *k)
 	    !(y = rt_out_tensor(k, 0, x->dtype, x->rank, x->dims)) ||
 	    !(xf = nq_f32(k, x, &xo)) || !(yf = nq_out_buf(k, y)))
 		goto cleanup;
-	for (int64_t i = 0; i < x->dims[0] * g; i++) {
-		int64_t len = per * sp, gi = i % g;
+	{
+		struct groups gr = { xf, yf, sc, bi, g, per, sp, np == c, eps };
 
-		nq_norm_row(xf + i * len, yf + i * len, len, NULL, NULL, eps, 0, NULL, NULL);
-		for (int64_t j = 0; j < len; j++) {
-			int64_t pi = np == c ? gi * per + j / sp : gi;
-
-			yf[i * len + j] = yf[i * len + j] * sc[pi] + bi[pi];
-		}
+		rt_parallel_for(k, x->dims[0] * g, 1 + 16384 / (per * sp + 1), groups_run, &gr);
 	}
 	rc = 0;
 cleanup:
@@ -530,100 +600,9 @@ cleanup:
 	return rc;
 }
 
-/* ---- Dropout ---------------------------------------------------------- */
-
-/* numpy's legacy RandomState (MT19937 seeded with one integer, doubles of
- * 53 bits), so a seeded training-mode Dropout draws numpy's mask. */
-struct mt {
-	uint32_t s[624];
-	int i;
-};
-
-static void mt_seed(struct mt *m, uint32_t seed)
-{
-	m->s[0] = seed;
-	for (int i = 1; i < 624; i++)
-		m->s[i] = 1812433253u * (m->s[i - 1] ^ (m->s[i - 1] >> 30)) + (uint32_t)i;
-	m->i = 624;
-}
-
-static uint32_t mt_next(struct mt *m)
-{
-	uint32_t y;
-
-	if (m->i >= 624) {
-		for (int i = 0; i < 624; i++) {
-			y = (m->s[i] & 0x80000000u) | (m->s[(i + 1) % 624] & 0x7fffffffu);
-			m->s[i] = m->s[(i + 397) % 624] ^ (y >> 1) ^ (y & 1 ? 0x9908b0dfu : 0);
-		}
-		m->i = 0;
-	}
-	y = m->s[m->i++];
-	y ^= y >> 11;
-	y ^= (y << 7) & 0x9d2c5680u;
-	y ^= (y << 15) & 0xefc60000u;
-	return y ^ (y >> 18);
-}
-
-static double mt_double(struct mt *m)
-{
-	uint32_t a = mt_next(m) >> 5, b = mt_next(m) >> 6;
-
-	return (a * 67108864.0 + b) / 9007199254740992.0;
-}
-
-static int k_dropout(struct rt_kctx *k)
-{
-	struct rt_value *x, *y, *mask = NULL;
-	double ratio = rt_attr_float(k, "ratio", 0.5f);
-	int64_t training = 0;
-	int rc, mdtype;
-	struct mt m;
-
-	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
-		return rc;
-	if (k->version >= 12) {
-		if (rt_in(k, 1) && (rc = rt_in_double(k, 1, &ratio)) < 0)
-			return rc;
-		if (rt_in(k, 2) && (rc = rt_in_int(k, 2, &training)) < 0)
-			return rc;
-	} else if (k->version < 7) {
-		/* is_test=0 asked for training; inference is what a reference
-		 * run of a trained model means, as onnxruntime does */
-		training = 0;
-	}
-	if (training && ratio != 0 && (ratio < 0 || ratio >= 1))
-		return rt_err(k, "ratio %g outside [0, 1)", ratio);
-	mdtype = k->version >= 10 ? IR_DTYPE_BOOL : x->dtype;
-	if (rt_out_wanted(k, 1) &&
-	    !(mask = rt_out_tensor(k, 1, mdtype, x->rank, x->dims)))
-		return IR_ENOMEM;
-	if (!training || ratio == 0) {
-		if (mask)
-			for (int64_t i = 0; i < x->numel; i++)
-				rt_store_f64(mdtype, mask->data, i, 1);
-		return rt_out_set(k, 0, rt_value_ref(x));
-	}
-	if ((rc = nq_check_float(k, x, 0)) < 0)
-		return rc;
-	if (!(y = rt_out_tensor(k, 0, x->dtype, x->rank, x->dims)))
-		return IR_ENOMEM;
-	mt_seed(&m, rt_attr(k, "seed") ? (uint32_t)rt_attr_int(k, "seed", 0) :
-		(uint32_t)time(NULL) ^ (uint32_t)(uintptr_t)x);
-	for (int64_t i = 0; i < x->numel; i++) {
-		int keep = mt_double(&m) >= ratio;
-
-		rt_store_f64(x->dtype, y->data, i,
-			     keep ? rt_load_f64(x->dtype, x->data, i) / (1 - ratio) : 0);
-		if (mask)
-			rt_store_f64(mdtype, mask->data, i, keep);
-	}
-	return 0;
-}
-
 const struct rt_kernel rt_kernels_norm[] = {
 	{ "ai.onnx", "BatchNormalization", 1, RT_OPEN, k_batch_norm },
-	{ "ai.onnx", "Dropout", 1, RT_OPEN, k_dropout },
+	{ "ai.onnx", "Dropout", 1, RT_OPEN, nq_dropout },
 	{ "ai.onnx", "GroupNormalization", 18, RT_OPEN, k_group_norm },
 	{ "ai.onnx", "InstanceNormalization", 1, RT_OPEN, k_instance_norm },
 	{ "ai.onnx", "LRN", 1, RT_OPEN, k_lrn },

@@ -1,7 +1,10 @@
 /* k_nq.h: private helpers of the norm, rnn, quant, attn and contrib kernel
  * families: float32 working copies of tensors of any float dtype, writing
  * float32 results into outputs of any float dtype, the one sgemm call (to
- * switch to validators/gemm.h later) and softmax/activation pieces.
+ * switch to validators/gemm.h later), row normalization, the attention
+ * core and the rotary embedding.  These families compute in float32 (with
+ * double accumulators in reductions) whatever the float dtype: float64
+ * tensors come out to float32 precision.
  * Buffers returned by nq_f32() are owned by the caller when *owned is set. */
 #ifndef OPMIG_K_NQ_H
 #define OPMIG_K_NQ_H
@@ -50,19 +53,22 @@ int nq_layer_norm(struct rt_kctx *k, struct rt_value *x, int64_t axis,
 /* Scaled dot-product attention over float [B, H, S, D] tensors: for each
  * batch b and query head h (key/value head h / (hq / hkv)), scores =
  * scale * Q K^T, softcap (when > 0), bias(ctx, b, h, i, row) adds a mask to
- * each row of t scores, softmax, Y = P V.  qk (may be NULL) gets the
- * [B, hq, sq, t] scores at qk_mode 0 (after the matmul), 1 (after the
- * mask), 2 (after softcap) or 3 (after softmax).  work: sq * t floats. */
+ * each row of t scores (after softcap, so masked scores stay -inf),
+ * softmax, Y = P V.  qk (may be NULL) gets the
+ * [B, hq, sq, t] scores at qk_mode 0 (after the scaled matmul), 1 (after
+ * softcap), 2 (after the mask) or 3 (after softmax).  The (batch, head)
+ * pairs run on the session's threads; bias must be safe to call from
+ * several at once.  Returns 0 or IR_ENOMEM (diag set). */
 struct nq_sdpa_args {
 	const float *q, *k, *v;      /* [B,hq,sq,d], [B,hkv,t,d], [B,hkv,t,dv] */
-	float *y, *qk, *work;        /* [B,hq,sq,dv], ... */
+	float *y, *qk;               /* [B,hq,sq,dv], [B,hq,sq,t] */
 	int64_t batch, hq, hkv, sq, t, d, dv;
 	float scale, softcap;
 	int qk_mode;
 	void (*bias)(void *ctx, int64_t b, int64_t h, int64_t i, float *row);
 	void *bias_ctx;
 };
-void nq_sdpa(const struct nq_sdpa_args *a);
+int nq_sdpa(struct rt_kctx *k, const struct nq_sdpa_args *a);
 /* [B, S, H, D] -> [B, H, S, D], or back when back is set. */
 void nq_bshd_to_bhsd(const float *src, float *dst, int64_t b, int64_t s, int64_t h,
 		     int64_t d, int back);
@@ -79,6 +85,16 @@ struct nq_rope {
 };
 void nq_rotary(const struct nq_rope *r, const float *x, float *y);
 int nq_rope_check(struct rt_kctx *k, const struct nq_rope *r, int64_t rows);
+
+/* The Dropout kernel (k_norm_dropout.c), in the norm family table, and
+ * LinearAttention (k_attn_linear.c), in the attn family table. */
+int nq_dropout(struct rt_kctx *k);
+int nq_linear_attention(struct rt_kctx *k);
+
+/* The com.microsoft Attention and MultiHeadAttention kernels
+ * (k_contrib_attn.c), listed in the contrib family table. */
+int nq_ms_attention(struct rt_kctx *k);
+int nq_ms_mha(struct rt_kctx *k);
 
 /* Is dtype one of float16/float/double/bfloat16?  Error naming input i
  * otherwise. */

@@ -57,20 +57,6 @@ static int qmap_init(struct rt_kctx *k, const struct rt_value *x,
 	return 0;
 }
 
-static inline int64_t qmap_index(const struct qmap *m, int64_t e)
-{
-	int64_t o, a, i;
-
-	if (m->per_tensor)
-		return 0;
-	i = e % m->inner;
-	a = (e / m->inner) % m->len;
-	o = e / (m->inner * m->len);
-	if (!m->block)
-		return a;
-	return (o * m->slen + a / m->block) * m->inner + i;
-}
-
 static int is_f8(int t)
 {
 	return t == IR_DTYPE_FLOAT8E4M3FN || t == IR_DTYPE_FLOAT8E4M3FNUZ ||
@@ -97,11 +83,158 @@ static int quant_dtype_ok(int t)
 	       t == IR_DTYPE_UINT16 || t == IR_DTYPE_INT4 || t == IR_DTYPE_UINT4;
 }
 
+/* One QuantizeLinear / DequantizeLinear: rows (outer, axis index) of
+ * inner elements on the session's threads, scale and zero point read
+ * through the qmap. */
+struct qjob {
+	const struct rt_value *x, *zp;
+	struct rt_value *y;
+	const double *s;             /* scale, as double */
+	const struct qmap *m;
+	int quant, sat, f8;
+	int prec;                    /* dtype of x / scale (quantize) */
+	int64_t lo, hi;              /* integer range of y (quantize) */
+};
+
+/* The quotient x / scale rounded to the precision it is computed in. */
+static inline double in_prec(int prec, float v)
+{
+	if (prec == IR_DTYPE_FLOAT16)
+		return rt_half_to_float(rt_float_to_half(v));
+	if (prec == IR_DTYPE_BFLOAT16)
+		return rt_bf16_to_float(rt_float_to_bf16(v));
+	return v;
+}
+
+/* Rows of one scale (per tensor or per axis) between float32 and
+ * int8/uint8, the common case, without per-element dispatch; 0 when the
+ * dtypes are others. */
+static int row_fast(const struct qjob *j, int64_t r, int64_t e0, int64_t si)
+{
+	int xt = j->x->dtype, yt = j->y->dtype, n8 = j->quant ? yt : xt;
+	int64_t n = j->m->inner;
+	float s = (float)j->s[si];
+	int32_t z;
+
+	(void)r;
+	if ((n8 != IR_DTYPE_INT8 && n8 != IR_DTYPE_UINT8) ||
+	    (j->quant ? xt : yt) != IR_DTYPE_FLOAT || (j->quant && j->prec != IR_DTYPE_FLOAT))
+		return 0;
+	z = j->zp ? (int32_t)rt_load_i64(j->zp->dtype, j->zp->data, si) : 0;
+	if (!j->quant) {
+		float *y = (float *)j->y->data + e0;
+
+		if (xt == IR_DTYPE_INT8) {
+			const int8_t *x = (const int8_t *)j->x->data + e0;
+
+			for (int64_t i = 0; i < n; i++)
+				y[i] = (float)(x[i] - z) * s;
+		} else {
+			const uint8_t *x = (const uint8_t *)j->x->data + e0;
+
+			for (int64_t i = 0; i < n; i++)
+				y[i] = (float)(x[i] - z) * s;
+		}
+		return 1;
+	}
+	{
+		const float *x = (const float *)j->x->data + e0;
+		float lo = (float)j->lo, hi = (float)j->hi;
+
+		for (int64_t i = 0; i < n; i++) {
+			float q = nearbyintf(x[i] / s) + (float)z;
+
+			q = q < lo ? lo : q > hi ? hi : q;
+			if (q != q)
+				q = 0;
+			if (yt == IR_DTYPE_INT8)
+				((int8_t *)j->y->data)[e0 + i] = (int8_t)q;
+			else
+				((uint8_t *)j->y->data)[e0 + i] = (uint8_t)q;
+		}
+	}
+	return 1;
+}
+
+static void qjob_rows(void *ctx, int64_t begin, int64_t end)
+{
+	const struct qjob *j = ctx;
+	const struct qmap *m = j->m;
+	const struct rt_value *x = j->x, *zp = j->zp;
+	int xt = x->dtype, yt = j->y->dtype;
+
+	for (int64_t r = begin; r < end; r++) {
+		int64_t o = r / m->len, a = r % m->len, e0 = r * m->inner;
+
+		if (!m->block && row_fast(j, r, e0, m->per_tensor ? 0 : a))
+			continue;
+		for (int64_t i = 0; i < m->inner; i++) {
+			int64_t e = e0 + i;
+			int64_t si = m->per_tensor ? 0 : !m->block ? a :
+				     (o * m->slen + a / m->block) * m->inner + i;
+			double s = j->s[si];
+
+			if (j->quant) {
+				double v = rt_dtype_is_float(xt) ?
+					   in_prec(j->prec, (float)rt_load_f64(xt, x->data, e) / (float)s) :
+					   rt_load_f64(xt, x->data, e) / s;
+
+				if (j->f8) {
+					if (zp)
+						v += rt_load_f64(yt, zp->data, si);
+					((uint8_t *)j->y->data)[e] = rt_float_to_f8(yt, (float)v, j->sat);
+				} else {
+					double q = nearbyint(v) +
+						   (zp ? (double)rt_load_i64(zp->dtype, zp->data, si) : 0);
+
+					if (isnan(q))
+						q = 0;
+					rt_store_i64(yt, j->y->data, e,
+						     q < j->lo ? j->lo : q > j->hi ? j->hi : (int64_t)q);
+				}
+			} else {
+				float v;
+
+				if (j->f8)
+					v = (float)rt_load_f64(xt, x->data, e) -
+					    (zp ? (float)rt_load_f64(zp->dtype, zp->data, si) : 0.0f);
+				else
+					v = (float)(rt_load_i64(xt, x->data, e) -
+						    (zp ? rt_load_i64(zp->dtype, zp->data, si) : 0));
+				if (yt == IR_DTYPE_FLOAT)
+					((float *)j->y->data)[e] = v * (float)s;
+				else
+					rt_store_f64(yt, j->y->data, e, v * (float)s);
+			}
+		}
+	}
+}
+
+static int qjob_run(struct rt_kctx *k, const struct rt_value *x, const struct rt_value *sc,
+		    const struct rt_value *zp, struct rt_value *y, const struct qmap *m,
+		    int quant, int sat, int prec)
+{
+	struct qjob j = { .x = x, .zp = zp, .y = y, .m = m, .quant = quant, .sat = sat,
+			  .prec = prec };
+	double *s = malloc((size_t)(sc->numel + 1) * sizeof(double));
+
+	if (!s)
+		return rt_oom(k);
+	for (int64_t i = 0; i < sc->numel; i++)
+		s[i] = rt_load_f64(sc->dtype, sc->data, i);
+	j.s = s;
+	j.f8 = is_f8(quant ? y->dtype : x->dtype);
+	int_range(y->dtype, &j.lo, &j.hi);
+	rt_parallel_for(k, m->outer * m->len, 1 + 65536 / (m->inner + 1), qjob_rows, &j);
+	free(s);
+	return 0;
+}
+
 static int k_quantize(struct rt_kctx *k)
 {
 	struct rt_value *x, *sc, *zp = rt_in(k, 2), *y;
-	int64_t odt = k->version >= 21 ? rt_attr_int(k, "output_dtype", 0) : 0, lo, hi;
-	int sat = (int)rt_attr_int(k, "saturate", 1), rc, dt;
+	int64_t odt = k->version >= 21 ? rt_attr_int(k, "output_dtype", 0) : 0;
+	int sat = (int)rt_attr_int(k, "saturate", 1), rc, dt, prec;
 	struct qmap m;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = rt_in_tensor(k, 1, &sc)) < 0)
@@ -123,27 +256,9 @@ static int k_quantize(struct rt_kctx *k)
 			      (long long)zp->numel, (long long)sc->numel);
 	if (!(y = rt_out_tensor(k, 0, dt, x->rank, x->dims)))
 		return IR_ENOMEM;
-	int_range(dt, &lo, &hi);
-	for (int64_t e = 0; e < x->numel; e++) {
-		int64_t si = qmap_index(&m, e);
-		double s = rt_load_f64(sc->dtype, sc->data, si);
-		double v = rt_dtype_is_float(x->dtype) ?
-			   (double)((float)rt_load_f64(x->dtype, x->data, e) / (float)s) :
-			   rt_load_f64(x->dtype, x->data, e) / s;
-
-		if (is_f8(dt)) {
-			if (zp)
-				v += rt_load_f64(dt, zp->data, si);
-			((uint8_t *)y->data)[e] = rt_float_to_f8(dt, (float)v, sat);
-		} else {
-			double q = nearbyint(v) + (zp ? (double)rt_load_i64(zp->dtype, zp->data, si) : 0);
-
-			if (isnan(q))
-				q = 0;
-			rt_store_i64(dt, y->data, e, q < lo ? lo : q > hi ? hi : (int64_t)q);
-		}
-	}
-	return 0;
+	/* the division runs in `precision` (23+), else in y_scale's type */
+	prec = k->version >= 23 ? (int)rt_attr_int(k, "precision", 0) : 0;
+	return qjob_run(k, x, sc, zp, y, &m, 1, sat, prec ? prec : sc->dtype);
 }
 
 static int k_dequantize(struct rt_kctx *k)
@@ -175,20 +290,7 @@ static int k_dequantize(struct rt_kctx *k)
 			      (long long)zp->numel, (long long)sc->numel);
 	if (!(y = rt_out_tensor(k, 0, dt, x->rank, x->dims)))
 		return IR_ENOMEM;
-	for (int64_t e = 0; e < x->numel; e++) {
-		int64_t si = qmap_index(&m, e);
-		float s = (float)rt_load_f64(sc->dtype, sc->data, si);
-		float v;
-
-		if (f8)
-			v = (float)rt_load_f64(x->dtype, x->data, e) -
-			    (zp ? (float)rt_load_f64(zp->dtype, zp->data, si) : 0.0f);
-		else
-			v = (float)(rt_load_i64(x->dtype, x->data, e) -
-				    (zp ? rt_load_i64(zp->dtype, zp->data, si) : 0));
-		rt_store_f64(dt, y->data, e, v * s);
-	}
-	return 0;
+	return qjob_run(k, x, sc, zp, y, &m, 0, 1, IR_DTYPE_FLOAT);
 }
 
 static int k_dynamic_quantize(struct rt_kctx *k)

@@ -544,6 +544,89 @@ static void test_affine_grid(void)
 	ir_model_free(m);
 }
 
+/* ---- older opsets' attribute forms ------------------------------------ */
+
+static void test_old_attribute_forms(void)
+{
+	struct ir_model *m = tm_new(2);
+	struct rt_value *y[4];
+	struct ir_node *n;
+
+	/* Slice-1 attrs: [0..4] from 1 to a huge end on axis 0: [1,2,3,4].
+	 * Pad-2 attrs: [1,2] padded 1 before with 7: [7,1,2].
+	 * Split-2 attr split [1,2] of [0,1,2]: [0] and [1,2]. */
+	tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(5), 1, iota);
+	tm_init(m, "p", IR_DTYPE_FLOAT, TM_DIMS(2), 1, (const double[]){ 1, 2 });
+	tm_init(m, "q", IR_DTYPE_FLOAT, TM_DIMS(3), 1, iota);
+	n = tm_node(m, "Slice", NULL, TM_NAMES("x"), 1, TM_NAMES("a"), 1);
+	ir_node_set_ints(n, "starts", TM_DIMS(1), 1);
+	ir_node_set_ints(n, "ends", TM_DIMS(INT64_MAX), 1);
+	ir_node_set_ints(n, "axes", TM_DIMS(0), 1);
+	n = tm_node(m, "Pad", NULL, TM_NAMES("p"), 1, TM_NAMES("b"), 1);
+	ir_node_set_ints(n, "pads", TM_DIMS(1, 0), 2);
+	ir_node_set_float(n, "value", 7);
+	n = tm_node(m, "Split", NULL, TM_NAMES("q"), 1, TM_NAMES("c", "d"), 2);
+	ir_node_set_ints(n, "split", TM_DIMS(1, 2), 2);
+	tm_output(m, "a", IR_DTYPE_FLOAT, NULL, 0);
+	tm_output(m, "b", IR_DTYPE_FLOAT, NULL, 0);
+	tm_output(m, "c", IR_DTYPE_FLOAT, NULL, 0);
+	tm_output(m, "d", IR_DTYPE_FLOAT, NULL, 0);
+	CU_ASSERT_FATAL(run(m, y, 4, NULL) == 0);
+	check_f64(y[0], (const double[]){ 1, 2, 3, 4 }, 4);
+	check_f64(y[1], (const double[]){ 7, 1, 2 }, 3);
+	check_f64(y[2], (const double[]){ 0 }, 1);
+	check_f64(y[3], (const double[]){ 1, 2 }, 2);
+	for (int i = 0; i < 4; i++)
+		rt_value_unref(y[i]);
+	ir_model_free(m);
+}
+
+static void test_tile1_upsample7(void)
+{
+	struct ir_model *m = tm_new(7);
+	struct rt_value *y[2];
+	struct ir_node *n;
+
+	/* Tile-1 with tiles 2 on axis 0: [1,2,1,2].  Upsample-7 linear x2 of
+	 * [0,2]: asymmetric x/2 = 0, .5, 1, 1.5 -> 0, 1, 2, 2 (edge clamps) */
+	tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2), 1, (const double[]){ 1, 2 });
+	tm_init(m, "t", IR_DTYPE_INT64, NULL, 0, (const double[]){ 2 });
+	tm_init(m, "ax", IR_DTYPE_INT64, NULL, 0, (const double[]){ 0 });
+	tm_init(m, "u", IR_DTYPE_FLOAT, TM_DIMS(2), 1, (const double[]){ 0, 2 });
+	tm_node(m, "Tile", NULL, TM_NAMES("x", "t", "ax"), 3, TM_NAMES("a"), 1);
+	n = tm_node(m, "Upsample", NULL, TM_NAMES("u"), 1, TM_NAMES("b"), 1);
+	ir_node_set_floats(n, "scales", (const float[]){ 2 }, 1);
+	ir_node_set_string(n, "mode", "linear");
+	tm_output(m, "a", IR_DTYPE_FLOAT, NULL, 0);
+	tm_output(m, "b", IR_DTYPE_FLOAT, NULL, 0);
+	CU_ASSERT_FATAL(run(m, y, 2, NULL) == 0);
+	check_f64(y[0], (const double[]){ 1, 2, 1, 2 }, 4);
+	check_f64(y[1], (const double[]){ 0, 1, 2, 2 }, 4);
+	rt_value_unref(y[0]);
+	rt_value_unref(y[1]);
+	ir_model_free(m);
+}
+
+static void test_resize_half_pixel_symmetric(void)
+{
+	struct ir_model *m = tm_new(19);
+	struct rt_value *y;
+	struct ir_node *n;
+
+	/* [1,2,3,4] x0.6: 2 outputs for a nominal 2.4; adjustment 2/2.4, offset
+	 * 2 * (1 - 5/6) = 1/3; x = 1/3 + (o + .5)/.6 - .5 = 2/3, 7/3 ->
+	 * linear 1 + 2/3, 3 + 1/3 */
+	tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(4), 1, (const double[]){ 1, 2, 3, 4 });
+	tm_init(m, "sc", IR_DTYPE_FLOAT, TM_DIMS(1), 1, (const double[]){ 0.6 });
+	n = one(m, "Resize", TM_NAMES("x", "", "sc"), 3, IR_DTYPE_FLOAT);
+	ir_node_set_string(n, "mode", "linear");
+	ir_node_set_string(n, "coordinate_transformation_mode", "half_pixel_symmetric");
+	CU_ASSERT_FATAL(run(m, &y, 1, NULL) == 0);
+	check_f64(y, (const double[]){ 1 + 2.0 / 3, 3 + 1.0 / 3 }, 2);
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
 static const struct unit_test tests[] = {
 	{ "Reshape 0, -1 and allowzero", test_reshape_allowzero },
 	{ "Reshape with a wrong element count fails", test_reshape_bad_count },
@@ -564,6 +647,9 @@ static const struct unit_test tests[] = {
 	{ "Resize nearest on strings", test_resize_strings_nearest },
 	{ "GridSample 3-D linear", test_grid_sample_3d },
 	{ "AffineGrid 2-D", test_affine_grid },
+	{ "Slice-1, Pad-2, Split-2 attribute forms", test_old_attribute_forms },
+	{ "Tile-1 inputs, Upsample-7 linear", test_tile1_upsample7 },
+	{ "Resize half_pixel_symmetric", test_resize_half_pixel_symmetric },
 	{ NULL, NULL },
 };
 

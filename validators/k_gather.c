@@ -392,6 +392,13 @@ static int k_tensor_scatter(struct rt_kctx *k)
 	for (int64_t o = 0; o < outer; o++) {
 		int64_t b = o / (outer / (batch ? batch : 1)), w = wi ? wi[b] : 0;
 
+		if (circ && max_len)
+			w = ((w % max_len) + max_len) % max_len;
+		if (w < 0 || w > max_len) {
+			rc = rt_err(k, "write index %lld of batch %lld out of range [0, %lld]",
+				    (long long)w, (long long)b, (long long)max_len);
+			goto cleanup;
+		}
 		for (int64_t s = 0; s < len; s++) {
 			int64_t c = w + s;
 
@@ -481,9 +488,9 @@ static int k_one_hot(struct rt_kctx *k)
 		return rc;
 	if (vals->numel != 2)
 		return rt_err(k, "values must hold 2 elements, has %lld", (long long)vals->numel);
+	if (!(dd >= 1 && dd < 1e15))
+		return rt_err(k, "depth must be positive and not huge, is %g", dd);
 	depth = (int64_t)dd;
-	if (depth < 1)
-		return rt_err(k, "depth must be positive, is %lld", (long long)depth);
 	r = ind->rank + 1;
 	if (r > RT_MAX_RANK)
 		return rt_err(k, "rank %d above the supported %d", r, RT_MAX_RANK);
@@ -507,8 +514,13 @@ static int k_one_hot(struct rt_kctx *k)
 			for (int64_t i = 0; i < inner; i++) {
 				int64_t src = o * inner + i, v;
 
-				v = rt_dtype_is_int(ind->dtype) ? rt_load_i64(ind->dtype, ind->data, src) :
-				    (int64_t)rt_load_f64(ind->dtype, ind->data, src);
+				if (rt_dtype_is_int(ind->dtype)) {
+					v = rt_load_i64(ind->dtype, ind->data, src);
+				} else {
+					double f = rt_load_f64(ind->dtype, ind->data, src);
+
+					v = f > -1e15 && f < 1e15 ? (int64_t)f : depth;
+				}
 				if (v < 0)
 					v += depth;
 				if ((rc = ks_copy(k, y, (o * depth + d) * inner + i, vals,

@@ -121,6 +121,8 @@ int ks_grid_sample(struct rt_kctx *k)
 				double c = align ? (v + 1) / 2 * (double)(len - 1) :
 					   ((v + 1) * (double)len - 1) / 2;
 
+				/* keep int64 conversions defined; NaN samples nothing */
+				c = !(c >= -1e12) ? -1e12 : c > 1e12 ? 1e12 : c;
 				if (mode == GS_NEAREST)
 					c = r == 3 ? round(c) : nearbyint(c);
 				if (c < lo[i] || c > hi[i]) {

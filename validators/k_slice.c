@@ -250,8 +250,8 @@ static int k_tile(struct rt_kctx *k)
 	}
 	ks_strides(x->rank, x->dims, xs);
 	for (int i = 0; i < x->rank; i++) {
-		if (rep[i] < 0) {
-			rc = rt_err(k, "negative repeat %lld", (long long)rep[i]);
+		if (rep[i] < 0 || (x->dims[i] && rep[i] > INT64_MAX / 16 / x->dims[i])) {
+			rc = rt_err(k, "invalid repeat %lld", (long long)rep[i]);
 			goto cleanup;
 		}
 		dims[i] = x->dims[i] * rep[i];
@@ -396,6 +396,11 @@ static int k_pad(struct rt_kctx *k)
 		goto cleanup;
 	}
 	for (size_t i = 0; i < na; i++) {
+		if (pads[i] < -(INT64_C(1) << 40) || pads[i] > INT64_C(1) << 40 ||
+		    pads[na + i] < -(INT64_C(1) << 40) || pads[na + i] > INT64_C(1) << 40) {
+			rc = rt_err(k, "pads of axis %d too large", axes[i]);
+			goto cleanup;
+		}
 		begin[axes[i]] = pads[i];
 		end[axes[i]] = pads[na + i];
 	}

@@ -131,7 +131,7 @@ static int nd_offsets(struct rt_kctx *k, const struct rt_value *x,
 		      const struct rt_value *ind, int b, int64_t **offs,
 		      int64_t *n_slices, int64_t *slice)
 {
-	int64_t *idx = NULL, xs[RT_MAX_RANK], m, per_batch = 1, batch_x = 1, cnt;
+	int64_t *idx = NULL, *o = NULL, xs[RT_MAX_RANK], m, per_batch = 1, batch_x, cnt = 1;
 	size_t n;
 	int rc;
 
@@ -150,43 +150,31 @@ static int nd_offsets(struct rt_kctx *k, const struct rt_value *x,
 	ks_strides(x->rank, x->dims, xs);
 	for (int i = b; i < ind->rank - 1; i++)
 		per_batch *= ind->dims[i];
+	for (int i = 0; i < ind->rank - 1; i++)
+		cnt *= ind->dims[i];
 	*slice = m ? xs[b + m - 1] : xs[b] * x->dims[b];
-	if (b)
-		batch_x = xs[b - 1];
-	else
-		batch_x = 0;
-	cnt = m ? (int64_t)n / m : ind->numel;
-	if (!m) {
-		/* every "tuple" is empty: one whole slice per index position */
-		int64_t tot = 1;
-
-		for (int i = 0; i < ind->rank - 1; i++)
-			tot *= ind->dims[i];
-		cnt = tot;
-		free(idx);
-		if (!(idx = malloc((size_t)(cnt ? cnt : 1) * sizeof(*idx))))
-			return rt_oom(k);
-		for (int64_t t = 0; t < cnt; t++)
-			idx[t] = (per_batch ? t / per_batch : 0) * batch_x;
-		*offs = idx;
-		*n_slices = cnt;
-		return 0;
+	batch_x = b ? xs[b - 1] : 0;      /* elements per batch entry */
+	if (!(o = malloc((size_t)(cnt ? cnt : 1) * sizeof(*o)))) {
+		rc = rt_oom(k);
+		goto cleanup;
 	}
 	for (int64_t t = 0; t < cnt; t++) {
 		int64_t off = (per_batch ? t / per_batch : 0) * batch_x, v = 0;
 
 		for (int64_t j = 0; j < m; j++) {
-			if ((rc = fix_index(k, idx[t * m + j], x->dims[b + j], &v)) < 0) {
-				free(idx);
-				return rc;
-			}
+			if ((rc = fix_index(k, idx[t * m + j], x->dims[b + j], &v)) < 0)
+				goto cleanup;
 			off += v * xs[b + j];
 		}
-		idx[t] = off;
+		o[t] = off;
 	}
-	*offs = idx;
+	*offs = o;
+	o = NULL;
 	*n_slices = cnt;
-	return 0;
+cleanup:
+	free(o);
+	free(idx);
+	return rc;
 }
 
 static int k_gather_nd(struct rt_kctx *k)

@@ -14,9 +14,10 @@
 /* Run a model without graph inputs (everything is an initializer).  err
  * (512 bytes) gets the error message, if any; without err an error is
  * printed. */
-static int run(struct ir_model *m, struct rt_value **outs, size_t n, char *err)
+static int run_threads(struct ir_model *m, struct rt_value **outs, size_t n,
+		       char *err, int threads)
 {
-	struct rt_opts o = { .threads = 1 };
+	struct rt_opts o = { .threads = threads };
 	struct rt_session *s = NULL;
 	struct ir_diag d;
 	int rc;
@@ -31,6 +32,11 @@ static int run(struct ir_model *m, struct rt_value **outs, size_t n, char *err)
 		fprintf(stderr, "\nrun: %s\n", d.msg);
 	rt_session_free(s);
 	return rc;
+}
+
+static int run(struct ir_model *m, struct rt_value **outs, size_t n, char *err)
+{
+	return run_threads(m, outs, n, err, 1);
 }
 
 static void str_init(struct ir_model *m, const char *name, const int64_t *dims,
@@ -544,6 +550,48 @@ static void test_affine_grid(void)
 	ir_model_free(m);
 }
 
+static void test_big_transpose_threads(void)
+{
+	struct ir_model *m = tm_new(13);
+	struct rt_value *y[2];
+	double *v = malloc(40 * 30 * 64 * sizeof(double));
+	int bad = 0;
+
+	/* x[i][j][k] = i*10000 + j*100 + k, [40,30,64] (76800 elements, split
+	 * over 2 threads); perm (2,0,1) puts x[i][j][k] at y[k][i][j].  Slice
+	 * of the same with step -1 on axis 0: y2[i] = x[39 - i] */
+	CU_ASSERT_FATAL(v != NULL);
+	for (int i = 0; i < 40; i++)
+		for (int j = 0; j < 30; j++)
+			for (int k = 0; k < 64; k++)
+				v[(i * 30 + j) * 64 + k] = i * 10000 + j * 100 + k;
+	tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(40, 30, 64), 3, v);
+	free(v);
+	tm_init(m, "s", IR_DTYPE_INT64, TM_DIMS(1), 1, (const double[]){ -1 });
+	tm_init(m, "e", IR_DTYPE_INT64, TM_DIMS(1), 1, (const double[]){ -100 });
+	tm_init(m, "st", IR_DTYPE_INT64, TM_DIMS(1), 1, (const double[]){ -1 });
+	ir_node_set_ints(tm_node(m, "Transpose", NULL, TM_NAMES("x"), 1, TM_NAMES("a"), 1),
+			 "perm", TM_DIMS(2, 0, 1), 3);
+	tm_node(m, "Slice", NULL, TM_NAMES("x", "s", "e", "", "st"), 5, TM_NAMES("b"), 1);
+	tm_output(m, "a", IR_DTYPE_FLOAT, NULL, 0);
+	tm_output(m, "b", IR_DTYPE_FLOAT, NULL, 0);
+	CU_ASSERT_FATAL(run_threads(m, y, 2, NULL, 2) == 0);
+	check_dims(y[0], 3, TM_DIMS(64, 40, 30));
+	check_dims(y[1], 3, TM_DIMS(40, 30, 64));
+	for (int k = 0; k < 64; k++)
+		for (int i = 0; i < 40; i++)
+			for (int j = 0; j < 30; j++) {
+				bad += ((float *)y[0]->data)[(k * 40 + i) * 30 + j] !=
+				       (float)(i * 10000 + j * 100 + k);
+				bad += ((float *)y[1]->data)[(i * 30 + j) * 64 + k] !=
+				       (float)((39 - i) * 10000 + j * 100 + k);
+			}
+	CU_ASSERT_EQUAL(bad, 0);
+	rt_value_unref(y[0]);
+	rt_value_unref(y[1]);
+	ir_model_free(m);
+}
+
 /* ---- older opsets' attribute forms ------------------------------------ */
 
 static void test_old_attribute_forms(void)
@@ -650,6 +698,7 @@ static const struct unit_test tests[] = {
 	{ "Slice-1, Pad-2, Split-2 attribute forms", test_old_attribute_forms },
 	{ "Tile-1 inputs, Upsample-7 linear", test_tile1_upsample7 },
 	{ "Resize half_pixel_symmetric", test_resize_half_pixel_symmetric },
+	{ "big Transpose and Slice on 2 threads", test_big_transpose_threads },
 	{ NULL, NULL },
 };
 

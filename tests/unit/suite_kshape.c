@@ -592,6 +592,36 @@ static void test_big_transpose_threads(void)
 	ir_model_free(m);
 }
 
+static void test_resize_threads_agree(void)
+{
+	struct rt_value *y[2];
+	double *v = malloc(2 * 48 * 40 * sizeof(double));
+	int bad = 0;
+
+	/* the same cubic resize on 1 and 2 threads gives the same bits */
+	CU_ASSERT_FATAL(v != NULL);
+	for (int i = 0; i < 2 * 48 * 40; i++)
+		v[i] = (i * 7919 % 1013) / 100.0;
+	for (int t = 0; t < 2; t++) {
+		struct ir_model *m = tm_new(13);
+
+		tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 48, 40), 3, v);
+		tm_init(m, "sz", IR_DTYPE_INT64, TM_DIMS(3), 1, (const double[]){ 2, 150, 130 });
+		ir_node_set_string(one(m, "Resize", TM_NAMES("x", "", "", "sz"), 4,
+				       IR_DTYPE_FLOAT), "mode", "cubic");
+		CU_ASSERT_FATAL(run_threads(m, &y[t], 1, NULL, t + 1) == 0);
+		ir_model_free(m);
+	}
+	free(v);
+	check_dims(y[1], 3, TM_DIMS(2, 150, 130));
+	CU_ASSERT_FATAL(y[0]->numel == y[1]->numel);
+	for (int64_t i = 0; i < y[0]->numel; i++)
+		bad += ((float *)y[0]->data)[i] != ((float *)y[1]->data)[i];
+	CU_ASSERT_EQUAL(bad, 0);
+	rt_value_unref(y[0]);
+	rt_value_unref(y[1]);
+}
+
 /* ---- older opsets' attribute forms ------------------------------------ */
 
 static void test_old_attribute_forms(void)
@@ -699,6 +729,7 @@ static const struct unit_test tests[] = {
 	{ "Tile-1 inputs, Upsample-7 linear", test_tile1_upsample7 },
 	{ "Resize half_pixel_symmetric", test_resize_half_pixel_symmetric },
 	{ "big Transpose and Slice on 2 threads", test_big_transpose_threads },
+	{ "Resize on 1 and 2 threads agrees", test_resize_threads_agree },
 	{ NULL, NULL },
 };
 

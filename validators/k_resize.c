@@ -344,13 +344,9 @@ static int run_interp(struct rt_kctx *k, const struct rs_params *p,
 		next = NULL;
 		dims[d] = p->out[d];
 	}
-	for (int64_t i = 0; i < y->numel; i++) {
-		double v = cur[i];
-
-		if (rt_dtype_is_int(y->dtype))
-			v = nearbyint(v);
-		rt_store_f64(y->dtype, y->data, i, v);
-	}
+	/* integers truncate, as the reference's astype does */
+	for (int64_t i = 0; i < y->numel; i++)
+		rt_store_f64(y->dtype, y->data, i, cur[i]);
 cleanup:
 	free(cur);
 	free(next);

@@ -622,6 +622,24 @@ static void test_resize_threads_agree(void)
 	rt_value_unref(y[1]);
 }
 
+static void test_resize_uint8_truncates(void)
+{
+	struct ir_model *m = tm_new(13);
+	struct rt_value *y;
+	struct ir_node *n;
+
+	/* uint8 [0,3] x2 linear asymmetric: 0, 1.5, 3, 3 -> 0, 1, 3, 3 */
+	tm_init(m, "x", IR_DTYPE_UINT8, TM_DIMS(2), 1, (const double[]){ 0, 3 });
+	tm_init(m, "sc", IR_DTYPE_FLOAT, TM_DIMS(1), 1, (const double[]){ 2 });
+	n = one(m, "Resize", TM_NAMES("x", "", "sc"), 3, IR_DTYPE_UINT8);
+	ir_node_set_string(n, "mode", "linear");
+	ir_node_set_string(n, "coordinate_transformation_mode", "asymmetric");
+	CU_ASSERT_FATAL(run(m, &y, 1, NULL) == 0);
+	check_f64(y, (const double[]){ 0, 1, 3, 3 }, 4);
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
 /* ---- older opsets' attribute forms ------------------------------------ */
 
 static void test_old_attribute_forms(void)
@@ -730,6 +748,7 @@ static const struct unit_test tests[] = {
 	{ "Resize half_pixel_symmetric", test_resize_half_pixel_symmetric },
 	{ "big Transpose and Slice on 2 threads", test_big_transpose_threads },
 	{ "Resize on 1 and 2 threads agrees", test_resize_threads_agree },
+	{ "Resize linear on uint8 truncates", test_resize_uint8_truncates },
 	{ NULL, NULL },
 };
 

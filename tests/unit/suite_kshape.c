@@ -640,6 +640,55 @@ static void test_resize_uint8_truncates(void)
 	ir_model_free(m);
 }
 
+/* One node on initializers x ([2,3] floats) and i (int64 values iv),
+ * expected to fail with a message containing want. */
+static void expect_error(int opset, const char *op, const char *const *in, size_t n_in,
+			 const int64_t *idims, size_t ir, const double *iv,
+			 const char *attr, int64_t aval, const char *want)
+{
+	struct ir_model *m = tm_new(opset);
+	struct rt_value *y;
+	struct ir_node *n;
+	char err[512];
+
+	tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 3), 2, iota);
+	if (iv)
+		tm_init(m, "i", IR_DTYPE_INT64, idims, ir, iv);
+	n = one(m, op, in, n_in, IR_DTYPE_FLOAT);
+	if (attr)
+		ir_node_set_int(n, attr, aval);
+	CU_ASSERT(run(m, &y, 1, err) < 0);
+	if (!strstr(err, want))
+		fprintf(stderr, "\n%s: got '%s', want '%s'\n", op, err, want);
+	CU_ASSERT(strstr(err, want) != NULL);
+	ir_model_free(m);
+}
+
+static void test_error_paths(void)
+{
+	expect_error(13, "GatherND", TM_NAMES("x", "i"), 2, TM_DIMS(1, 2), 2,
+		     (const double[]){ 1, -4 }, NULL, 0, "index -4 out of range [-3, 2]");
+	expect_error(13, "GatherElements", TM_NAMES("x", "i"), 2, TM_DIMS(1, 1), 2,
+		     (const double[]){ 3 }, "axis", 1, "index 3 out of range [-3, 2]");
+	expect_error(13, "Expand", TM_NAMES("x", "i"), 2, TM_DIMS(2), 1,
+		     (const double[]){ 2, 4 }, NULL, 0, "cannot expand [2,3] to [2,4]");
+	expect_error(13, "Slice", TM_NAMES("x", "i", "i", "", "i"), 5, TM_DIMS(1), 1,
+		     (const double[]){ 0 }, NULL, 0, "step of axis 0 is 0");
+	expect_error(13, "Split", TM_NAMES("x", "i"), 2, TM_DIMS(1), 1,
+		     (const double[]){ 3 }, NULL, 0, "splits add up to 3, axis 0 has 2");
+	expect_error(13, "Pad", TM_NAMES("x", "i"), 2, TM_DIMS(3), 1,
+		     (const double[]){ 1, 1, 1 }, NULL, 0, "pads has 3 entries, expected 4");
+	expect_error(13, "Squeeze", TM_NAMES("x", "i"), 2, TM_DIMS(1), 1,
+		     (const double[]){ 1 }, NULL, 0, "cannot squeeze axis 1 of size 3");
+	expect_error(13, "DepthToSpace", TM_NAMES("x"), 1, NULL, 0, NULL, "blocksize", 2,
+		     "input must be 4-D, has rank 2");
+	expect_error(13, "Tile", TM_NAMES("x", "i"), 2, TM_DIMS(1), 1,
+		     (const double[]){ 2 }, NULL, 0, "repeats has 1 entries for rank 2");
+	expect_error(11, "Compress", TM_NAMES("x", "i"), 2, TM_DIMS(4), 1,
+		     (const double[]){ 0, 0, 0, 1 }, "axis", 1,
+		     "condition selects index 3 beyond the axis size 3");
+}
+
 /* ---- older opsets' attribute forms ------------------------------------ */
 
 static void test_old_attribute_forms(void)
@@ -749,6 +798,7 @@ static const struct unit_test tests[] = {
 	{ "big Transpose and Slice on 2 threads", test_big_transpose_threads },
 	{ "Resize on 1 and 2 threads agrees", test_resize_threads_agree },
 	{ "Resize linear on uint8 truncates", test_resize_uint8_truncates },
+	{ "error messages name the fault", test_error_paths },
 	{ NULL, NULL },
 };
 

@@ -28,7 +28,7 @@ static int k_reshape(struct rt_kctx *k)
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
-	if ((rc = ks_ints(k, k->version < 5 ? 99 : 1, k->version < 5 ? "shape" : NULL,
+	if ((rc = ks_ints(k, k->version < 5 ? KS_NO_INPUT : 1, k->version < 5 ? "shape" : NULL,
 			  &shape, &n, &present)) < 0)
 		goto cleanup;
 	if (!present) {
@@ -112,7 +112,7 @@ static int k_squeeze(struct rt_kctx *k)
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
-	if ((rc = ks_ints(k, k->version >= 13 ? 1 : 99, "axes", &axes, &n,
+	if ((rc = ks_ints(k, k->version >= 13 ? 1 : KS_NO_INPUT, "axes", &axes, &n,
 			  &present)) < 0)
 		goto cleanup;
 	if ((rc = ks_axes(k, axes, n, x->rank, ax)) < 0)
@@ -143,7 +143,7 @@ static int k_unsqueeze(struct rt_kctx *k)
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
-	if ((rc = ks_ints(k, k->version >= 13 ? 1 : 99, "axes", &axes, &n,
+	if ((rc = ks_ints(k, k->version >= 13 ? 1 : KS_NO_INPUT, "axes", &axes, &n,
 			  &present)) < 0)
 		goto cleanup;
 	if (!present) {

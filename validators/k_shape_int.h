@@ -24,6 +24,9 @@ int ks_strided_copy(struct rt_kctx *k, struct rt_value *dst,
 /* A zero element (0, false, "") at dst[i]. */
 int ks_zero(struct rt_kctx *k, struct rt_value *dst, int64_t i);
 
+/* An input index no node has: ks_ints reads only the attribute. */
+#define KS_NO_INPUT ((size_t)-1)
+
 /* Integers of input i when present (*present = 1), else of attribute
  * `attr` when set (attr may be NULL), else *present = 0.  *vals is
  * malloc'd (free it) or NULL. */

@@ -20,11 +20,15 @@ static int k_slice(struct rt_kctx *k)
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
-	if ((rc = ks_ints(k, v1 ? 99 : 1, v1 ? "starts" : NULL, &st, &n, &present)) < 0 ||
-	    (rc = ks_ints(k, v1 ? 99 : 2, v1 ? "ends" : NULL, &en, &ne, &present)) < 0 ||
-	    (rc = ks_ints(k, v1 ? 99 : 3, v1 ? "axes" : NULL, &ax, &na, &present)) < 0 ||
-	    (rc = ks_ints(k, v1 ? 99 : 4, NULL, &sp, &nsp, &present)) < 0)
+	if ((rc = ks_ints(k, v1 ? KS_NO_INPUT : 1, v1 ? "starts" : NULL, &st, &n, &present)) < 0 ||
+	    (rc = ks_ints(k, v1 ? KS_NO_INPUT : 2, v1 ? "ends" : NULL, &en, &ne, &present)) < 0 ||
+	    (rc = ks_ints(k, v1 ? KS_NO_INPUT : 3, v1 ? "axes" : NULL, &ax, &na, &present)) < 0 ||
+	    (rc = ks_ints(k, v1 ? KS_NO_INPUT : 4, NULL, &sp, &nsp, &present)) < 0)
 		goto cleanup;
+	if (!st || !en) {
+		rc = rt_err(k, "starts or ends are missing");
+		goto cleanup;
+	}
 	if (ne != n || (ax && na != n) || (sp && nsp != n)) {
 		rc = rt_err(k, "starts, ends, axes and steps differ in length");
 		goto cleanup;
@@ -100,7 +104,7 @@ static int k_split(struct rt_kctx *k)
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0 ||
 	    (rc = rt_axis(k, rt_attr_int(k, "axis", 0), x->rank, &axis)) < 0)
 		return rc;
-	if ((rc = ks_ints(k, k->version >= 13 || k->version == 1 ? 1 : 99,
+	if ((rc = ks_ints(k, k->version >= 13 || k->version == 1 ? 1 : KS_NO_INPUT,
 			  k->version < 13 ? "split" : NULL, &split, &n, &present)) < 0)
 		goto cleanup;
 	if (present && n != nout) {
@@ -401,7 +405,7 @@ static int k_pad(struct rt_kctx *k)
 		mode = PAD_WRAP;
 	else
 		return rt_err(k, "unknown mode '%s'", ms);
-	if ((rc = ks_ints(k, k->version >= 11 ? 1 : 99,
+	if ((rc = ks_ints(k, k->version >= 11 ? 1 : KS_NO_INPUT,
 			  k->version >= 11 ? NULL : k->version == 1 ? "paddings" : "pads",
 			  &pads, &n, &present)) < 0)
 		goto cleanup;
@@ -480,7 +484,7 @@ static int k_center_crop_pad(struct rt_kctx *k)
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = rt_in_ints(k, 1, &shape, &n)) < 0)
 		return rc;
-	if ((rc = ks_ints(k, 99, "axes", &ax, &na, &present)) < 0)
+	if ((rc = ks_ints(k, KS_NO_INPUT, "axes", &ax, &na, &present)) < 0)
 		goto cleanup;
 	if (present) {
 		if ((rc = ks_axes(k, ax, na, x->rank, axes)) < 0)

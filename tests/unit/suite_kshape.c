@@ -689,6 +689,38 @@ static void test_error_paths(void)
 		     "condition selects index 3 beyond the axis size 3");
 }
 
+static void test_upsample1_resize10(void)
+{
+	struct rt_value *y;
+	struct ir_model *m = tm_new(1);
+	struct ir_node *n;
+
+	/* Upsample-1 bilinear x2 of [[0,2],[4,6]], asymmetric: coordinates 0,
+	 * .5, 1, 1.5 (the last clamps) on both axes */
+	tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 1, 2, 2), 4, (const double[]){ 0, 2, 4, 6 });
+	n = one(m, "Upsample", TM_NAMES("x"), 1, IR_DTYPE_FLOAT);
+	ir_node_set_string(n, "mode", "bilinear");
+	ir_node_set_float(n, "height_scale", 2);
+	ir_node_set_float(n, "width_scale", 2);
+	CU_ASSERT_FATAL(run(m, &y, 1, NULL) == 0);
+	check_dims(y, 4, TM_DIMS(1, 1, 4, 4));
+	check_f64(y, (const double[]){ 0, 1, 2, 2, 2, 3, 4, 4, 4, 5, 6, 6, 4, 5, 6, 6 }, 16);
+	rt_value_unref(y);
+	ir_model_free(m);
+
+	/* Resize-10 nearest x0.6 of 0..4: 3 outputs at x/0.6 = 0, 1.67, 3.33;
+	 * opset 10 has no nearest_mode: downsampling takes the ceiling (as
+	 * onnxruntime does): 0, 2, 4 */
+	m = tm_new(10);
+	tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(5), 1, iota);
+	tm_init(m, "sc", IR_DTYPE_FLOAT, TM_DIMS(1), 1, (const double[]){ 0.6 });
+	one(m, "Resize", TM_NAMES("x", "sc"), 2, IR_DTYPE_FLOAT);
+	CU_ASSERT_FATAL(run(m, &y, 1, NULL) == 0);
+	check_f64(y, (const double[]){ 0, 2, 4 }, 3);
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
 /* ---- older opsets' attribute forms ------------------------------------ */
 
 static void test_old_attribute_forms(void)
@@ -799,6 +831,7 @@ static const struct unit_test tests[] = {
 	{ "Resize on 1 and 2 threads agrees", test_resize_threads_agree },
 	{ "Resize linear on uint8 truncates", test_resize_uint8_truncates },
 	{ "error messages name the fault", test_error_paths },
+	{ "Upsample-1 bilinear, Resize-10 nearest", test_upsample1_resize10 },
 	{ NULL, NULL },
 };
 

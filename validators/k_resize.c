@@ -1,7 +1,7 @@
 /* k_resize.c: kernels of the resize family: Resize (every opset's inputs,
  * modes nearest/linear/cubic, coordinate transformations, antialias,
  * axes, aspect-ratio policies) and Upsample, plus the table lines of
- * GridSample and AffineGrid (k_grid.c).  Nearest moves elements of any
+ * GridSample and AffineGrid (k_resize_grid.c).  Nearest moves elements of any
  * dtype; linear and cubic run one separable pass per resized axis in
  * double precision.  See rt_int.h for how to add one. */
 #include <math.h>

@@ -38,7 +38,7 @@ int ks_ints(struct rt_kctx *k, size_t i, const char *attr, int64_t **vals,
 int ks_axes(struct rt_kctx *k, const int64_t *axes, size_t n, int rank,
 	    int *out);
 
-/* Kernels of the resize family in k_grid.c. */
+/* Kernels of the resize family in k_resize_grid.c. */
 int ks_grid_sample(struct rt_kctx *k);
 int ks_affine_grid(struct rt_kctx *k);
 

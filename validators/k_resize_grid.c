@@ -1,4 +1,4 @@
-/* k_grid.c: the sampling-grid kernels of the resize family (their table
+/* k_resize_grid.c: the sampling-grid kernels of the resize family (their table
  * lines are in k_resize.c): GridSample (opset 16's 2-D bilinear/nearest/
  * bicubic and opset 20's N-D linear/nearest/cubic, padding zeros, border or
  * reflection, align_corners) and AffineGrid (2-D and 3-D). */

@@ -721,6 +721,41 @@ static void test_upsample1_resize10(void)
 	ir_model_free(m);
 }
 
+static void test_grid_sample_threads_agree(void)
+{
+	struct rt_value *y[2];
+	double *xv = malloc(2 * 40 * 40 * sizeof(double));
+	double *gv = malloc(64 * 64 * 2 * sizeof(double));
+	int bad = 0;
+
+	/* bicubic with reflection on 1 and 2 threads gives the same bits */
+	CU_ASSERT_FATAL(xv && gv);
+	for (int i = 0; i < 2 * 40 * 40; i++)
+		xv[i] = (i * 7919 % 1013) / 100.0;
+	for (int i = 0; i < 64 * 64 * 2; i++)
+		gv[i] = (i * 104729 % 2003) / 834.0 - 1.2;
+	for (int t = 0; t < 2; t++) {
+		struct ir_model *m = tm_new(16);
+		struct ir_node *n;
+
+		tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 40, 40), 4, xv);
+		tm_init(m, "g", IR_DTYPE_FLOAT, TM_DIMS(1, 64, 64, 2), 4, gv);
+		n = one(m, "GridSample", TM_NAMES("x", "g"), 2, IR_DTYPE_FLOAT);
+		ir_node_set_string(n, "mode", "bicubic");
+		ir_node_set_string(n, "padding_mode", "reflection");
+		CU_ASSERT_FATAL(run_threads(m, &y[t], 1, NULL, t + 1) == 0);
+		ir_model_free(m);
+	}
+	free(xv);
+	free(gv);
+	check_dims(y[1], 4, TM_DIMS(1, 2, 64, 64));
+	for (int64_t i = 0; i < y[0]->numel; i++)
+		bad += ((float *)y[0]->data)[i] != ((float *)y[1]->data)[i];
+	CU_ASSERT_EQUAL(bad, 0);
+	rt_value_unref(y[0]);
+	rt_value_unref(y[1]);
+}
+
 /* ---- older opsets' attribute forms ------------------------------------ */
 
 static void test_old_attribute_forms(void)
@@ -832,6 +867,7 @@ static const struct unit_test tests[] = {
 	{ "Resize linear on uint8 truncates", test_resize_uint8_truncates },
 	{ "error messages name the fault", test_error_paths },
 	{ "Upsample-1 bilinear, Resize-10 nearest", test_upsample1_resize10 },
+	{ "GridSample on 1 and 2 threads agrees", test_grid_sample_threads_agree },
 	{ NULL, NULL },
 };
 

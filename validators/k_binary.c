@@ -46,6 +46,7 @@ struct bjob {
 	const void *a, *b;
 	void *y;
 	int dt;
+	int64_t sa, sb;          /* contiguous fast path: 0 or 1 */
 };
 
 static void bin_run(void *arg, const int64_t *off, const int64_t *step,
@@ -86,12 +87,22 @@ static void bin_run(void *arg, const int64_t *off, const int64_t *step,
 	}
 }
 
+/* Fast path: each operand is whole (same numel as y) or one element. */
+static void bin_range(void *arg, int64_t begin, int64_t end)
+{
+	const struct bjob *j = arg;
+	int64_t off[3] = { begin * j->sa, begin * j->sb, begin };
+	int64_t step[3] = { j->sa, j->sb, 1 };
+
+	bin_run(arg, off, step, end - begin);
+}
+
 int kel_binary_into(struct rt_kctx *k, const struct kel_binop *op,
 		    const struct kel_par *p, struct rt_value *a,
 		    struct rt_value *b, struct rt_value *y)
 {
 	struct kel_par par = *p;
-	struct bjob j = { op, &par, a->data, b->data, y->data, a->dtype };
+	struct bjob j = { op, &par, a->data, b->data, y->data, a->dtype, 0, 0 };
 	struct rt_value *ts[2] = { a, b };
 	int dt = a->dtype;
 
@@ -108,6 +119,13 @@ int kel_binary_into(struct rt_kctx *k, const struct kel_binop *op,
 			if (!rt_load_i64(dt, b->data, i))
 				return rt_err(k, "integer division by zero (element %lld of B)",
 					      (long long)i);
+	if ((a->numel == y->numel || a->numel == 1) &&
+	    (b->numel == y->numel || b->numel == 1)) {
+		j.sa = a->numel == y->numel && y->numel > 1;
+		j.sb = b->numel == y->numel && y->numel > 1;
+		rt_parallel_for(k, y->numel, 16384, bin_range, &j);
+		return 0;
+	}
 	rt_bcast_run(k, ts, 2, y->rank, y->dims, bin_run, &j);
 	return 0;
 }

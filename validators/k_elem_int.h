@@ -15,6 +15,14 @@
 
 #include "validators/rt_int.h"
 
+/* The typed loops below are written for the vectorizer; GCC's -O2 cost
+ * model ("very cheap") refuses any loop that needs an epilogue or an
+ * alias check, so the files including this header ask for the dynamic
+ * one. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#endif
+
 /* Attribute parameters of one node, read once before the loops. */
 struct kel_par {
 	float a, b, c;

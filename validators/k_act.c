@@ -33,12 +33,26 @@ KEL_UNARY_FLOAT(threlu, x > (T)p->a ? x : 0)
 KEL_UNARY_FLOAT(shrink, x < -(T)p->b ? x + (T)p->a : x > (T)p->b ? x - (T)p->a : 0)
 KEL_UNARY_INT(shrink, (double)x < -(double)p->b ? (int64_t)((double)x + p->a) :
 		      (double)x > (double)p->b ? (int64_t)((double)x - p->a) : 0)
-KEL_UNARY_FLOAT(clip, x < (T)p->lo ? (T)p->lo : x > (T)p->hi ? (T)p->hi : x)
-KEL_UNARY_INT(clip, p->uns ?
-	      ((p->mode & 1) && (uint64_t)x < (uint64_t)p->ilo ? p->ilo :
-	       (p->mode & 2) && (uint64_t)x > (uint64_t)p->ihi ? p->ihi : x) :
-	      ((p->mode & 1) && x < p->ilo ? p->ilo :
-	       (p->mode & 2) && x > p->ihi ? p->ihi : x))
+/* Clip: max with the lower bound, then min with the upper (numpy's
+ * order: min > max gives max everywhere); NaN stays NaN */
+KEL_UNARY_FLOAT(clip, (x < (T)p->lo ? (T)p->lo : x) > (T)p->hi ? (T)p->hi :
+		      (x < (T)p->lo ? (T)p->lo : x))
+static int64_t clip_one(int64_t x, const struct kel_par *p)
+{
+	if (p->uns) {
+		if ((p->mode & 1) && (uint64_t)x < (uint64_t)p->ilo)
+			x = p->ilo;
+		if ((p->mode & 2) && (uint64_t)x > (uint64_t)p->ihi)
+			x = p->ihi;
+	} else {
+		if ((p->mode & 1) && x < p->ilo)
+			x = p->ilo;
+		if ((p->mode & 2) && x > p->ihi)
+			x = p->ihi;
+	}
+	return x;
+}
+KEL_UNARY_INT(clip, clip_one(x, p))
 
 #define FLOAT_OP(name) static const struct kel_unop op_##name = \
 	{ name##_f32, name##_f64, NULL, 0 }

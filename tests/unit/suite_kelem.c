@@ -65,7 +65,7 @@ static void expect(const struct rt_value *y, int dtype, const double *want, int6
 	CU_ASSERT_EQUAL_FATAL(y->numel, n);
 	for (int64_t i = 0; i < n; i++) {
 		double g = rt_value_get_f64(y, i), w = want[i];
-		int ok = isnan(w) ? isnan(g) :
+		int ok = isnan(w) ? isnan(g) : isinf(w) ? g == w :
 			 rt_dtype_is_float(dtype) ? fabs(g - w) <= 1e-6 * fabs(w) + 1e-7 : g == w;
 
 		if (!ok)
@@ -528,6 +528,111 @@ static void test_isinf_flags(void)
 	ir_model_free(m);
 }
 
+/* A 1-D string initializer. */
+static void init_strings(struct ir_model *m, const char *name,
+			 const char *const *s, int64_t n)
+{
+	struct rt_value *t;
+	struct ir_tensor *it;
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_STRING, 1, &n, &t, &d) == 0);
+	for (int64_t i = 0; i < n; i++)
+		CU_ASSERT_FATAL((((char **)t->data)[i] = strdup(s[i])) != NULL);
+	CU_ASSERT_FATAL(rt_value_to_ir(t, name, &it, &d) == 0);
+	rt_value_unref(t);
+	CU_ASSERT_FATAL(ir_graph_add_initializer(m->graph, it) != NULL);
+}
+
+static void test_equal_strings(void)
+{
+	static const char *const a[] = { "abc", "", "x" }, *const b[] = { "abc", "", "y" };
+	struct ir_model *m = tm_new(19);
+	struct rt_value *y;
+	char err[512];
+
+	init_strings(m, "a", a, 3);
+	init_strings(m, "b", b, 3);
+	init_strings(m, "c", (const char *const[]){ "x" }, 1);
+	tm_node(m, "Equal", NULL, TM_NAMES("a", "b"), 2, TM_NAMES("e"), 1);
+	tm_node(m, "Equal", NULL, TM_NAMES("a", "c"), 2, TM_NAMES("f"), 1);
+	tm_node(m, "Or", NULL, TM_NAMES("e", "f"), 2, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_BOOL, NULL, 0);
+	y = run(m, err, sizeof(err));
+	/* e = [1, 1, 0], f = [0, 0, 1] */
+	expect(y, IR_DTYPE_BOOL, V(1, 1, 1), 3);
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
+static void test_where_strings(void)
+{
+	struct ir_model *m = tm_new(16);
+	struct rt_value *y;
+	char err[512];
+
+	tm_init(m, "c", IR_DTYPE_BOOL, TM_DIMS(2), 1, V(1, 0));
+	init_strings(m, "x", (const char *const[]){ "a", "b" }, 2);
+	init_strings(m, "z", (const char *const[]){ "long string" }, 1);
+	tm_node(m, "Where", NULL, TM_NAMES("c", "x", "z"), 3, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_STRING, NULL, 0);
+	y = run(m, err, sizeof(err));
+	CU_ASSERT_FATAL(y != NULL);
+	CU_ASSERT_EQUAL_FATAL(y->numel, 2);
+	CU_ASSERT_STRING_EQUAL(((char **)y->data)[0], "a");
+	CU_ASSERT_STRING_EQUAL(((char **)y->data)[1], "long string");
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
+static void test_cast_from_string(void)
+{
+	static const char *const f[] = { "3.5", "-INF", "nan", "1e3", "+Inf", " 2" };
+	static const char *const i[] = { "12345678901234567", "-5", "7.9" };
+	struct ir_model *m = tm_new(13);
+	struct ir_node *n;
+	struct rt_value *y;
+	char err[512];
+
+	init_strings(m, "a", f, 6);
+	n = tm_node(m, "Cast", NULL, TM_NAMES("a"), 1, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "to", IR_DTYPE_FLOAT) == 0);
+	tm_output(m, "y", IR_DTYPE_FLOAT, NULL, 0);
+	y = run(m, err, sizeof(err));
+	expect(y, IR_DTYPE_FLOAT, V(3.5, -INFINITY, NAN, 1000, INFINITY, 2), 6);
+	rt_value_unref(y);
+	ir_model_free(m);
+
+	m = tm_new(13);
+	init_strings(m, "a", i, 3);
+	n = tm_node(m, "Cast", NULL, TM_NAMES("a"), 1, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "to", IR_DTYPE_INT64) == 0);
+	tm_output(m, "y", IR_DTYPE_INT64, NULL, 0);
+	y = run(m, err, sizeof(err));
+	CU_ASSERT_FATAL(y != NULL);
+	/* integers exactly (not through double), "7.9" truncated */
+	CU_ASSERT_EQUAL(((int64_t *)y->data)[0], 12345678901234567LL);
+	CU_ASSERT_EQUAL(((int64_t *)y->data)[1], -5);
+	CU_ASSERT_EQUAL(((int64_t *)y->data)[2], 7);
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
+static void test_clip_min_above_max(void)
+{
+	struct case1 c = { 13, "Clip", NULL, { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 3,
+			   { 1, 0, 0 }, { { 3 }, { 0 }, { 0 } },
+			   { V(-5, 0, NAN), V(2), V(1) }, IR_DTYPE_FLOAT };
+	struct case1 i = { 13, "Clip", NULL, { IR_DTYPE_INT32, IR_DTYPE_INT32, IR_DTYPE_INT32 }, 3,
+			   { 1, 0, 0 }, { { 3 }, { 0 }, { 0 } },
+			   { V(-5, 0, 9), V(2), V(1) }, IR_DTYPE_INT32 };
+
+	/* min(max(x, 2), 1) = 1; NaN stays */
+	check(&c, NULL, V(1, 1, NAN), 3);
+	check(&i, NULL, V(1, 1, 1), 3);
+}
+
 static void test_kernel_tables_sorted(void)
 {
 	const struct rt_kernel *prev = NULL;
@@ -581,6 +686,10 @@ static const struct unit_test tests[] = {
 	{ "bitcast", test_bitcast },
 	{ "activations", test_activations },
 	{ "isinf flags", test_isinf_flags },
+	{ "equal strings", test_equal_strings },
+	{ "where strings", test_where_strings },
+	{ "cast from string", test_cast_from_string },
+	{ "clip min above max", test_clip_min_above_max },
 	{ "kernel tables sorted", test_kernel_tables_sorted },
 	{ NULL, NULL },
 };

@@ -512,6 +512,47 @@ static void test_activations(void)
 	check(&bg, NULL, V(0.8413447460685429, -0.15865525393145707), 2);
 }
 
+static void set_alpha_half(struct ir_node *n)
+{
+	CU_ASSERT_FATAL(ir_node_set_float(n, "alpha", 0.5f) == 0);
+}
+
+static void set_alpha_two(struct ir_node *n)
+{
+	CU_ASSERT_FATAL(ir_node_set_float(n, "alpha", 2) == 0);
+}
+
+static void test_more_activations(void)
+{
+	struct case1 sw = { 28, "SwiGLU", NULL, { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 2,
+			    { 1, 1 }, { { 2 }, { 2 } }, { V(1, -1), V(2, 3) }, IR_DTYPE_FLOAT };
+	struct case1 fg = { 13, "FastGelu", "com.microsoft", { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 2,
+			    { 1, 1 }, { { 2 }, { 1 } }, { V(1, -1), V(0.5) }, IR_DTYPE_FLOAT };
+	struct case1 mi = { 18, "Mish", NULL, { IR_DTYPE_FLOAT }, 1,
+			    { 1 }, { { 2 } }, { V(1, -2) }, IR_DTYPE_FLOAT };
+	struct case1 sh = { 24, "Swish", NULL, { IR_DTYPE_DOUBLE }, 1,
+			    { 1 }, { { 2 } }, { V(2, -1) }, IR_DTYPE_DOUBLE };
+	struct case1 hs = { 14, "HardSwish", NULL, { IR_DTYPE_FLOAT }, 1,
+			    { 1 }, { { 3 } }, { V(1, -4, 2) }, IR_DTYPE_FLOAT };
+	struct case1 hg = { 6, "HardSigmoid", NULL, { IR_DTYPE_FLOAT }, 1,
+			    { 1 }, { { 2 } }, { V(1, -3) }, IR_DTYPE_FLOAT };
+	struct case1 el = { 6, "Elu", NULL, { IR_DTYPE_FLOAT }, 1,
+			    { 1 }, { { 2 } }, { V(-1, 3) }, IR_DTYPE_FLOAT };
+	struct case1 ce = { 12, "Celu", NULL, { IR_DTYPE_FLOAT }, 1,
+			    { 1 }, { { 2 } }, { V(-1, 3) }, IR_DTYPE_FLOAT };
+
+	/* A sigmoid(alpha A) B */
+	check(&sw, NULL, V(1.4621171572600098, -0.8068242641099853), 2);
+	/* tanh form of x + bias */
+	check(&fg, NULL, V(1.3995715769802328, -0.15428599017485606), 2);
+	check(&mi, NULL, V(0.8650983882673103, -0.2525014826957089), 2);
+	check(&sh, set_alpha_half, V(1.4621171572600098, -0.3775406687981454), 2);
+	check(&hs, NULL, V(0.6666666666666666, 0, 1.6666666666666665), 3);
+	check(&hg, NULL, V(0.7, 0), 2);
+	check(&el, set_alpha_half, V(-0.31606027941427883, 3), 2);
+	check(&ce, set_alpha_two, V(-0.7869386805747332, 3), 2);
+}
+
 static void test_isinf_flags(void)
 {
 	struct case1 c = { 20, "IsInf", NULL, { IR_DTYPE_FLOAT16 }, 1, { 1 }, { { 4 } },
@@ -685,6 +726,7 @@ static const struct unit_test tests[] = {
 	{ "cast to string", test_cast_to_string },
 	{ "bitcast", test_bitcast },
 	{ "activations", test_activations },
+	{ "more activations", test_more_activations },
 	{ "isinf flags", test_isinf_flags },
 	{ "equal strings", test_equal_strings },
 	{ "where strings", test_where_strings },

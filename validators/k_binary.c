@@ -538,20 +538,43 @@ static int k_where(struct rt_kctx *k)
 
 /* ---- variadic Max, Min, Sum, Mean -------------------------------------- */
 
+/* A float copy of t (narrow floats accumulate in float), or a new float
+ * tensor when t is NULL. */
+static int float_copy(struct rt_kctx *k, struct rt_value *t, int rank,
+		      const int64_t *dims, struct rt_value **out)
+{
+	struct ir_diag sub;
+	int rc;
+
+	ir_diag_init(&sub);
+	rc = t ? rt_tensor_cast(k->mem, t, IR_DTYPE_FLOAT, out, &sub) :
+		 rt_tensor_new(k->mem, IR_DTYPE_FLOAT, rank, dims, out, &sub);
+	return rc < 0 ? rt_err(k, "%s", sub.msg) : 0;
+}
+
 static int variadic(struct rt_kctx *k, const struct kel_binop *op, int mean)
 {
-	struct rt_value *ts[2], *y, **all = NULL, *one, shape;
+	struct rt_value *ts[2], *y = NULL, *acc = NULL, **all = NULL, **conv = NULL;
+	struct rt_value **src, shape;
 	int64_t dims[RT_MAX_RANK];
 	size_t n = k->n_in;
 	int rank, rc = 0;
 
 	if (!n)
 		return rt_err(k, "needs at least one input");
-	if (!(all = calloc(n, sizeof(*all))))
-		return rt_oom(k);
-	for (size_t i = 0; i < n; i++)
+	if (!(all = calloc(n, sizeof(*all))) || !(conv = calloc(n, sizeof(*conv)))) {
+		rc = rt_oom(k);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++) {
 		if ((rc = rt_in_tensor(k, i, &all[i])) < 0)
 			goto cleanup;
+		if (all[i]->dtype != all[0]->dtype) {
+			rc = rt_err(k, "input types differ: %s and %s",
+				    ir_dtype_name(all[0]->dtype), ir_dtype_name(all[i]->dtype));
+			goto cleanup;
+		}
+	}
 	if (mean && !rt_dtype_is_float(all[0]->dtype)) {
 		rc = kel_bad_dtype(k, all[0]->dtype);
 		goto cleanup;
@@ -574,24 +597,39 @@ static int variadic(struct rt_kctx *k, const struct kel_binop *op, int mean)
 		rc = IR_ENOMEM;
 		goto cleanup;
 	}
-	one = n > 1 ? all[1] : all[0];
 	if (n == 1) {
 		/* y = x: the max of x and itself */
 		static const struct kel_binop first = { max_f32, max_f64, max_i, 1, 0 };
 
-		rc = kel_binary_into(k, &first, &no_par, all[0], one, y);
+		rc = kel_binary_into(k, &first, &no_par, all[0], all[0], y);
 		goto cleanup;
 	}
-	if ((rc = kel_binary_into(k, op, &no_par, all[0], all[1], y)) < 0)
+	src = all;
+	acc = y;
+	if (kel_is_narrow_float(y->dtype)) {
+		/* float16 and the like: one rounding at the end, not per input */
+		acc = NULL;
+		for (size_t i = 0; i < n; i++)
+			if ((rc = float_copy(k, all[i], 0, NULL, &conv[i])) < 0)
+				goto cleanup;
+		if ((rc = float_copy(k, NULL, rank, dims, &acc)) < 0)
+			goto cleanup;
+		src = conv;
+	}
+	if ((rc = kel_binary_into(k, op, &no_par, src[0], src[1], acc)) < 0)
 		goto cleanup;
 	for (size_t i = 2; i < n; i++)
-		if ((rc = kel_binary_into(k, op, &no_par, y, all[i], y)) < 0)
+		if ((rc = kel_binary_into(k, op, &no_par, acc, src[i], acc)) < 0)
 			goto cleanup;
-	if (mean)
-		for (int64_t i = 0; i < y->numel; i++)
-			rt_store_f64(y->dtype, y->data, i,
-				     rt_load_f64(y->dtype, y->data, i) / (double)n);
+	for (int64_t i = 0; (mean || acc != y) && i < y->numel; i++)
+		rt_store_f64(y->dtype, y->data, i,
+			     rt_load_f64(acc->dtype, acc->data, i) / (mean ? (double)n : 1.0));
 cleanup:
+	if (acc != y)
+		rt_value_unref(acc);
+	for (size_t i = 0; conv && i < n; i++)
+		rt_value_unref(conv[i]);
+	free(conv);
 	free(all);
 	return rc;
 }

@@ -233,11 +233,14 @@ static int k_prelu(struct rt_kctx *k)
 	return kel_binary_into(k, &op, &no_par, x, ts[1], y);
 }
 
-/* Output 0 = act(input 0 + input 1) (input 1 optional). */
+/* Output 0 = act(input 0 + input 1) (input 1 optional); narrow floats
+ * go through float so the sum is not rounded before act. */
 static int bias_act(struct rt_kctx *k, const struct kel_unop *op)
 {
 	static const struct kel_binop add = { add_f32, add_f64, NULL, 0, 0 };
 	struct rt_value *x, *b = rt_in(k, 1), *y, *ts[2];
+	struct rt_value *x32 = NULL, *b32 = NULL, *y32 = NULL;
+	struct ir_diag sub;
 	int64_t dims[RT_MAX_RANK];
 	int rank, rc;
 
@@ -251,9 +254,28 @@ static int bias_act(struct rt_kctx *k, const struct kel_unop *op)
 		return rc;
 	if (!(y = rt_out_tensor(k, 0, x->dtype, rank, dims)))
 		return IR_ENOMEM;
-	if ((rc = kel_binary_into(k, &add, &no_par, x, b, y)) < 0)
-		return rc;
-	return kel_unary_on(k, op, &no_par, y, y);
+	if (!kel_is_narrow_float(x->dtype) || b->dtype != x->dtype) {
+		if ((rc = kel_binary_into(k, &add, &no_par, x, b, y)) < 0)
+			return rc;
+		return kel_unary_on(k, op, &no_par, y, y);
+	}
+	ir_diag_init(&sub);
+	if (rt_tensor_cast(k->mem, x, IR_DTYPE_FLOAT, &x32, &sub) < 0 ||
+	    rt_tensor_cast(k->mem, b, IR_DTYPE_FLOAT, &b32, &sub) < 0 ||
+	    rt_tensor_new(k->mem, IR_DTYPE_FLOAT, rank, dims, &y32, &sub) < 0) {
+		rc = rt_err(k, "%s", sub.msg);
+		goto cleanup;
+	}
+	if ((rc = kel_binary_into(k, &add, &no_par, x32, b32, y32)) < 0 ||
+	    (rc = kel_unary_on(k, op, &no_par, y32, y32)) < 0)
+		goto cleanup;
+	for (int64_t i = 0; i < y->numel; i++)
+		rt_store_f64(y->dtype, y->data, i, ((const float *)y32->data)[i]);
+cleanup:
+	rt_value_unref(x32);
+	rt_value_unref(b32);
+	rt_value_unref(y32);
+	return rc;
 }
 
 static int k_bias_gelu(struct rt_kctx *k) { return bias_act(k, &op_gelu); }

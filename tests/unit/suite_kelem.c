@@ -674,6 +674,47 @@ static void test_clip_min_above_max(void)
 	check(&i, NULL, V(1, 1, 1), 3);
 }
 
+/* Tensors big enough for the threaded paths (run() uses 2 threads): the
+ * contiguous binary path, the broadcast rows, the unary chunks, Cast. */
+static void test_big_tensors_threads(void)
+{
+	enum { R = 300, C = 400 };
+	double *a = malloc(sizeof(double) * R * C), *b = malloc(sizeof(double) * C);
+	double *want = malloc(sizeof(double) * R * C);
+	struct ir_model *m = tm_new(17);
+	struct ir_node *n;
+	struct rt_value *y;
+	char err[512];
+
+	CU_ASSERT_FATAL(a && b && want);
+	for (int i = 0; i < R * C; i++)
+		a[i] = (i % 7) - 3;
+	for (int j = 0; j < C; j++)
+		b[j] = j % 5;
+	/* y = float16(relu(a + b) * a - (a + b)) */
+	for (int i = 0; i < R * C; i++) {
+		double sum = a[i] + b[i % C];
+
+		want[i] = (sum > 0 ? sum : 0) * a[i] - sum;
+	}
+	tm_init(m, "a", IR_DTYPE_FLOAT, TM_DIMS(R, C), 2, a);
+	tm_init(m, "b", IR_DTYPE_FLOAT, TM_DIMS(C), 1, b);
+	tm_node(m, "Add", NULL, TM_NAMES("a", "b"), 2, TM_NAMES("s"), 1);
+	tm_node(m, "Relu", NULL, TM_NAMES("s"), 1, TM_NAMES("r"), 1);
+	tm_node(m, "Mul", NULL, TM_NAMES("r", "a"), 2, TM_NAMES("p"), 1);
+	tm_node(m, "Sub", NULL, TM_NAMES("p", "s"), 2, TM_NAMES("d"), 1);
+	n = tm_node(m, "Cast", NULL, TM_NAMES("d"), 1, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "to", IR_DTYPE_FLOAT16) == 0);
+	tm_output(m, "y", IR_DTYPE_FLOAT16, NULL, 0);
+	y = run(m, err, sizeof(err));
+	expect(y, IR_DTYPE_FLOAT16, want, R * C);
+	rt_value_unref(y);
+	ir_model_free(m);
+	free(a);
+	free(b);
+	free(want);
+}
+
 static void test_kernel_tables_sorted(void)
 {
 	const struct rt_kernel *prev = NULL;
@@ -732,6 +773,7 @@ static const struct unit_test tests[] = {
 	{ "where strings", test_where_strings },
 	{ "cast from string", test_cast_from_string },
 	{ "clip min above max", test_clip_min_above_max },
+	{ "big tensors threads", test_big_tensors_threads },
 	{ "kernel tables sorted", test_kernel_tables_sorted },
 	{ NULL, NULL },
 };

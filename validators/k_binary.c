@@ -401,6 +401,21 @@ static void cmp_run(void *arg, const int64_t *off, const int64_t *step,
 	int dt = j->a->dtype, m = j->mode;
 	int uns = rt_dtype_is_int(dt) && !rt_dtype_is_signed(dt);
 
+	if (dt == IR_DTYPE_FLOAT) {
+		const float *a = (const float *)j->a->data + off[0];
+		const float *b = (const float *)j->b->data + off[1];
+		int64_t sa = step[0], sb = step[1];
+		uint8_t *y = j->y + off[2];
+
+		/* C's comparisons are false on NaN, as wanted */
+		for (int64_t i = 0; i < len; i++) {
+			float x = a[i * sa], z = b[i * sb];
+
+			y[i] = (uint8_t)(m == CMP_EQ ? x == z : m == CMP_GT ? x > z :
+					 m == CMP_GE ? x >= z : m == CMP_LT ? x < z : x <= z);
+		}
+		return;
+	}
 	for (int64_t i = 0; i < len; i++) {
 		int64_t ia = off[0] + i * step[0], ib = off[1] + i * step[1];
 		int lt, gt;

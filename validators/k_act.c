@@ -31,8 +31,16 @@ KEL_UNARY_FLOAT(swish, x * ((T)p->a * x >= 0 ? 1 / (1 + exp(-(T)p->a * x)) :
 			    exp((T)p->a * x) / (1 + exp((T)p->a * x))))
 KEL_UNARY_FLOAT(threlu, x > (T)p->a ? x : 0)
 KEL_UNARY_FLOAT(shrink, x < -(T)p->b ? x + (T)p->a : x > (T)p->b ? x - (T)p->a : 0)
-KEL_UNARY_INT(shrink, (double)x < -(double)p->b ? (int64_t)((double)x + p->a) :
-		      (double)x > (double)p->b ? (int64_t)((double)x - p->a) : 0)
+/* Shrink on integers: computed in double, back with saturation. */
+static int64_t shrink_one(int64_t x, const struct kel_par *p)
+{
+	double v = (double)x;
+
+	v = v < -(double)p->b ? v + p->a : v > (double)p->b ? v - p->a : 0;
+	return v >= 9.2233720368547758e18 ? INT64_MAX :
+	       v <= -9.2233720368547758e18 ? INT64_MIN : (int64_t)v;
+}
+KEL_UNARY_INT(shrink, shrink_one(x, p))
 /* Clip: max with the lower bound, then min with the upper (numpy's
  * order: min > max gives max everywhere); NaN stays NaN */
 KEL_UNARY_FLOAT(clip, (x < (T)p->lo ? (T)p->lo : x) > (T)p->hi ? (T)p->hi :

@@ -743,6 +743,43 @@ static void test_kernel_tables_sorted(void)
 	}
 }
 
+/* Every registry version of the family's ops has a kernel. */
+static void test_every_version_covered(void)
+{
+	static const char *const ops[] = {
+		"Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil",
+		"Cos", "Cosh", "Erf", "Exp", "Floor", "IsInf", "IsNaN", "Log",
+		"Neg", "Not", "Reciprocal", "Round", "Sign", "Sin", "Sinh", "Sqrt",
+		"Tan", "Tanh", "BitwiseNot", "Add", "Sub", "Mul", "Div", "Pow",
+		"Mod", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "And",
+		"Or", "Xor", "Equal", "Greater", "GreaterOrEqual", "Less",
+		"LessOrEqual", "Where", "Max", "Min", "Mean", "Sum", "Relu",
+		"LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Elu",
+		"Selu", "Celu", "Softplus", "Softsign", "Mish", "Gelu", "Swish",
+		"ThresholdedRelu", "Shrink", "Clip", "SwiGLU", "Cast", "CastLike",
+		"BitCast"
+	};
+	static const char *const ms[] = { "Gelu", "BiasGelu", "FastGelu", "QuickGelu" };
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) + sizeof(ms) / sizeof(ms[0]); i++) {
+		int contrib = i >= sizeof(ops) / sizeof(ops[0]);
+		const char *dom = contrib ? "com.microsoft" : "ai.onnx";
+		const char *op = contrib ? ms[i - sizeof(ops) / sizeof(ops[0])] : ops[i];
+		const struct ir_op_schema *first;
+		size_t n = ir_registry_versions(dom, op, &first);
+
+		CU_ASSERT(n > 0);
+		for (size_t v = 0; v < n; v++) {
+			const struct rt_kernel *k = rt_kernel_find(dom, op, first[v].since_version);
+
+			if (!k)
+				fprintf(stderr, "\nno kernel for %s %s-%d\n", dom, op,
+					first[v].since_version);
+			CU_ASSERT(k != NULL);
+		}
+	}
+}
+
 static const struct unit_test tests[] = {
 	{ "add int8 wraps", test_add_int8_wraps },
 	{ "add uint16 wraps", test_add_uint16_wraps },
@@ -775,6 +812,7 @@ static const struct unit_test tests[] = {
 	{ "clip min above max", test_clip_min_above_max },
 	{ "big tensors threads", test_big_tensors_threads },
 	{ "kernel tables sorted", test_kernel_tables_sorted },
+	{ "every version covered", test_every_version_covered },
 	{ NULL, NULL },
 };
 

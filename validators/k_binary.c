@@ -503,6 +503,25 @@ static void where_run(void *arg, const int64_t *off, const int64_t *step,
 	const uint8_t *c = j->c->data;
 	size_t es = j->es;
 
+#define WHERE_LOOP(T) do { \
+		const T *x = (const T *)j->x->data + off[1]; \
+		const T *z = (const T *)j->z->data + off[2]; \
+		const uint8_t *cc = c + off[0]; \
+		T *y = (T *)j->y->data + off[3]; \
+		for (int64_t i = 0; i < len; i++) \
+			y[i] = cc[i * step[0]] ? x[i * step[1]] : z[i * step[2]]; \
+		return; \
+	} while (0)
+	if (j->y->dtype != IR_DTYPE_STRING) {
+		switch (es) {
+		case 1: WHERE_LOOP(uint8_t);
+		case 2: WHERE_LOOP(uint16_t);
+		case 4: WHERE_LOOP(uint32_t);
+		case 8: WHERE_LOOP(uint64_t);
+		default: break;
+		}
+	}
+#undef WHERE_LOOP
 	for (int64_t i = 0; i < len; i++) {
 		int take = c[off[0] + i * step[0]] != 0;
 		const struct rt_value *src = take ? j->x : j->z;

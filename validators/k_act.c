@@ -292,7 +292,8 @@ static int k_fast_gelu(struct rt_kctx *k) { return bias_act(k, &op_gelu_tanh); }
 static int k_swiglu(struct rt_kctx *k)
 {
 	static const struct kel_binop mul = { mul_f32, mul_f64, NULL, 0, 0 };
-	struct rt_value *a, *b, *y;
+	struct rt_value *a, *b, *y, *a32 = NULL, *b32 = NULL, *y32 = NULL;
+	struct ir_diag sub;
 	struct kel_par p;
 	int rc;
 
@@ -305,9 +306,29 @@ static int k_swiglu(struct rt_kctx *k)
 	p.a = kel_attr_float(k, "alpha", 1.0f);
 	if (!(y = rt_out_tensor(k, 0, a->dtype, a->rank, a->dims)))
 		return IR_ENOMEM;
-	if ((rc = kel_unary_on(k, &op_swish, &p, a, y)) < 0)
-		return rc;
-	return kel_binary_into(k, &mul, &no_par, y, b, y);
+	if (!kel_is_narrow_float(a->dtype) || b->dtype != a->dtype) {
+		if ((rc = kel_unary_on(k, &op_swish, &p, a, y)) < 0)
+			return rc;
+		return kel_binary_into(k, &mul, &no_par, y, b, y);
+	}
+	/* narrow floats: one rounding at the end */
+	ir_diag_init(&sub);
+	if (rt_tensor_cast(k->mem, a, IR_DTYPE_FLOAT, &a32, &sub) < 0 ||
+	    rt_tensor_cast(k->mem, b, IR_DTYPE_FLOAT, &b32, &sub) < 0 ||
+	    rt_tensor_new(k->mem, IR_DTYPE_FLOAT, a->rank, a->dims, &y32, &sub) < 0) {
+		rc = rt_err(k, "%s", sub.msg);
+		goto cleanup;
+	}
+	if ((rc = kel_unary_on(k, &op_swish, &p, a32, y32)) < 0 ||
+	    (rc = kel_binary_into(k, &mul, &no_par, y32, b32, y32)) < 0)
+		goto cleanup;
+	for (int64_t i = 0; i < y->numel; i++)
+		rt_store_f64(y->dtype, y->data, i, ((const float *)y32->data)[i]);
+cleanup:
+	rt_value_unref(a32);
+	rt_value_unref(b32);
+	rt_value_unref(y32);
+	return rc;
 }
 
 const struct rt_kernel rt_kernels_act[] = {

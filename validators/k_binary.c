@@ -12,6 +12,45 @@
 
 /* ---- the engine --------------------------------------------------------- */
 
+struct ejob {
+	size_t n;
+	int64_t step[RT_BCAST_MAX + 1];
+	rt_bcast_fn fn;
+	void *ctx;
+};
+
+static void elem_range(void *arg, int64_t begin, int64_t end)
+{
+	const struct ejob *e = arg;
+	int64_t off[RT_BCAST_MAX + 1];
+
+	for (size_t i = 0; i <= e->n; i++)
+		off[i] = begin * e->step[i];
+	e->fn(e->ctx, off, e->step, end - begin);
+}
+
+/* rt_bcast_run, with a fast path when every input is whole (numel of the
+ * output) or a single element: one run split over threads. */
+static void elementwise(struct rt_kctx *k, struct rt_value *const *ts, size_t n,
+			int rank, const int64_t *dims, rt_bcast_fn fn, void *ctx)
+{
+	int64_t total = rt_numel(rank, dims);
+	struct ejob e;
+
+	for (size_t i = 0; i < n; i++)
+		if (ts[i]->numel != total && ts[i]->numel != 1) {
+			rt_bcast_run(k, ts, n, rank, dims, fn, ctx);
+			return;
+		}
+	e.n = n;
+	e.fn = fn;
+	e.ctx = ctx;
+	for (size_t i = 0; i < n; i++)
+		e.step[i] = ts[i]->numel == total && total > 1;
+	e.step[n] = 1;
+	rt_parallel_for(k, total, 16384, elem_range, &e);
+}
+
 int kel_legacy_bcast(struct rt_kctx *k, const struct rt_value *a,
 		     struct rt_value *b, struct rt_value *view,
 		     struct rt_value **use)
@@ -46,7 +85,6 @@ struct bjob {
 	const void *a, *b;
 	void *y;
 	int dt;
-	int64_t sa, sb;          /* contiguous fast path: 0 or 1 */
 };
 
 static void bin_run(void *arg, const int64_t *off, const int64_t *step,
@@ -87,22 +125,12 @@ static void bin_run(void *arg, const int64_t *off, const int64_t *step,
 	}
 }
 
-/* Fast path: each operand is whole (same numel as y) or one element. */
-static void bin_range(void *arg, int64_t begin, int64_t end)
-{
-	const struct bjob *j = arg;
-	int64_t off[3] = { begin * j->sa, begin * j->sb, begin };
-	int64_t step[3] = { j->sa, j->sb, 1 };
-
-	bin_run(arg, off, step, end - begin);
-}
-
 int kel_binary_into(struct rt_kctx *k, const struct kel_binop *op,
 		    const struct kel_par *p, struct rt_value *a,
 		    struct rt_value *b, struct rt_value *y)
 {
 	struct kel_par par = *p;
-	struct bjob j = { op, &par, a->data, b->data, y->data, a->dtype, 0, 0 };
+	struct bjob j = { op, &par, a->data, b->data, y->data, a->dtype };
 	struct rt_value *ts[2] = { a, b };
 	int dt = a->dtype;
 
@@ -119,14 +147,7 @@ int kel_binary_into(struct rt_kctx *k, const struct kel_binop *op,
 			if (!rt_load_i64(dt, b->data, i))
 				return rt_err(k, "integer division by zero (element %lld of B)",
 					      (long long)i);
-	if ((a->numel == y->numel || a->numel == 1) &&
-	    (b->numel == y->numel || b->numel == 1)) {
-		j.sa = a->numel == y->numel && y->numel > 1;
-		j.sb = b->numel == y->numel && y->numel > 1;
-		rt_parallel_for(k, y->numel, 16384, bin_range, &j);
-		return 0;
-	}
-	rt_bcast_run(k, ts, 2, y->rank, y->dims, bin_run, &j);
+	elementwise(k, ts, 2, y->rank, y->dims, bin_run, &j);
 	return 0;
 }
 
@@ -380,7 +401,7 @@ static int k_pow(struct rt_kctx *k)
 	j.a = a;
 	j.b = ts[1];
 	j.y = y->data;
-	rt_bcast_run(k, ts, 2, rank, dims, pow_run, &j);
+	elementwise(k, ts, 2, rank, dims, pow_run, &j);
 	return 0;
 }
 
@@ -477,7 +498,7 @@ static int compare(struct rt_kctx *k, int mode)
 	j.b = ts[1];
 	j.y = y->data;
 	j.mode = mode;
-	rt_bcast_run(k, ts, 2, rank, dims, cmp_run, &j);
+	elementwise(k, ts, 2, rank, dims, cmp_run, &j);
 	return 0;
 }
 
@@ -566,7 +587,7 @@ static int k_where(struct rt_kctx *k)
 	j.y = y;
 	j.es = rt_dtype_size(y->dtype);
 	j.oom = 0;
-	rt_bcast_run(k, ts, 3, rank, dims, where_run, &j);
+	elementwise(k, ts, 3, rank, dims, where_run, &j);
 	return j.oom ? rt_oom(k) : 0;
 }
 

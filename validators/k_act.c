@@ -34,9 +34,12 @@ KEL_UNARY_FLOAT(shrink, x < -(T)p->b ? x + (T)p->a : x > (T)p->b ? x - (T)p->a :
 /* Shrink on integers: computed in double, back with saturation. */
 static int64_t shrink_one(int64_t x, const struct kel_par *p)
 {
-	double v = (double)x;
+	double v = p->uns ? (double)(uint64_t)x : (double)x;
 
 	v = v < -(double)p->b ? v + p->a : v > (double)p->b ? v - p->a : 0;
+	if (p->uns)
+		return v <= 0 ? 0 : v >= 1.8446744073709552e19 ? -1 :
+		       (int64_t)(uint64_t)v;
 	return v >= 9.2233720368547758e18 ? INT64_MAX :
 	       v <= -9.2233720368547758e18 ? INT64_MIN : (int64_t)v;
 }

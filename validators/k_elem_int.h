@@ -1,7 +1,8 @@
 /* k_elem_int.h: what the elementwise kernel files (k_elem.c, k_binary.c,
- * k_elem_cmp.c, k_act.c, k_cast.c) share: the unary engine (one loop per dtype class,
- * run in chunks over threads), the broadcasting binary engine, and
- * attribute defaults read from the operator schema.  Private to them.
+ * k_elem_cmp.c, k_act.c, k_cast.c) share: the unary engine (one loop per
+ * dtype class, run in chunks over threads), the broadcasting binary
+ * engine, and attribute defaults read from the operator schema.  Private
+ * to them.
  *
  * An op gives typed loops: float (also used for float16, bfloat16 and the
  * float8 kinds, converted in chunks), double, and int64 (every integer

@@ -27,8 +27,10 @@ static struct ir_model *mk(int64_t opset, const char *op, const struct tin *ins,
 			   size_t n_in, size_t n_out, struct ir_node **node)
 {
 	struct ir_model *m = tm_new(opset);
-	char in_names[8][8], out_names[4][8];
-	const char *in[8], *out[4];
+	char in_names[12][24], out_names[4][24];
+	const char *in[12], *out[4];
+
+	CU_ASSERT_FATAL(n_in <= 12 && n_out <= 4);
 
 	for (size_t i = 0; i < n_in; i++) {
 		snprintf(in_names[i], sizeof(in_names[i]), "i%zu", i);

@@ -631,7 +631,8 @@ static void test_matmul_shapes(void)
 	struct tin in3[] = { { F, 3, { 2, 1, 2 }, a2 }, { F, 1, { 2 }, b2 } };
 	struct tin in4[] = { { IR_DTYPE_DOUBLE, 3, { 2, 1, 2 }, a2 },
 			     { IR_DTYPE_DOUBLE, 3, { 1, 2, 1 }, b2 } };
-	struct tin bad[] = { { F, 2, { 2, 3 }, a }, { F, 2, { 2, 3 }, b } };
+	static const double six[6] = { 0 };
+	struct tin bad[] = { { F, 2, { 2, 3 }, six }, { F, 2, { 2, 3 }, six } };
 	struct ir_node *n;
 
 	check1(mk(13, "MatMul", in, 2, 1, &n), 1, dot, 1, 0, NULL);

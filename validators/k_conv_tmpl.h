@@ -23,8 +23,12 @@ static void FN(im2col_row)(const struct knn_geom *g, const KNN_T *img,
 		if (knn_walk_off(&w, g, &off)) {
 			for (; j < w.lo; j++)
 				dst[j] = 0;
-			for (; j < w.hi; j++)
-				dst[j] = xc[off + j * s];
+			if (s == 1)
+				for (; j < w.hi; j++)
+					dst[j] = xc[off + j];
+			else
+				for (; j < w.hi; j++)
+					dst[j] = xc[off + j * s];
 		}
 		for (; j < ol; j++)
 			dst[j] = 0;
@@ -83,6 +87,19 @@ struct FN(job) {
 	int direct, failed;
 };
 
+/* y[j] += a * x[j * s] for j < n; the unit stride on its own loop so
+ * the compiler vectorizes it. */
+static void FN(axpy)(KNN_T *restrict y, const KNN_T *restrict x, int64_t s,
+		     int64_t n, KNN_T a)
+{
+	if (s == 1)
+		for (int64_t j = 0; j < n; j++)
+			y[j] += a * x[j];
+	else
+		for (int64_t j = 0; j < n; j++)
+			y[j] += a * x[j * s];
+}
+
 /* Depthwise: output channel i (over n * m) from input channel
  * (i % m) / (m / c), shifting and accumulating one kernel tap at a time. */
 static void FN(dw_chans)(void *ctx, int64_t lo, int64_t hi)
@@ -109,8 +126,8 @@ static void FN(dw_chans)(void *ctx, int64_t lo, int64_t hi)
 				int64_t off;
 
 				if (knn_walk_off(&w, g, &off))
-					for (int64_t j = w.lo; j < w.hi; j++)
-						dst[j] += wv * xc[off + j * s];
+					FN(axpy)(dst + w.lo, xc + (off + w.lo * s), s,
+						 w.hi - w.lo, wv);
 				knn_walk_next(&w, g);
 			}
 		}
@@ -137,15 +154,16 @@ static void FN(conv_one)(struct FN(job) *jb, int64_t item, KNN_T *col, int par)
 			FN(im2col_rows)(&r, 0, kd);
 		bm = col;
 	}
-	GEMM_PAR(par ? jb->k : NULL, 0, 0, mg, g->out_size, kd, 1, wg, kd, bm,
-		 g->out_size, 0, yg, g->out_size);
+	/* the bias goes in first and the product adds to it (beta 1) */
 	if (jb->b)
 		for (int64_t i = 0; i < mg; i++) {
 			KNN_T bv = jb->b[gi * mg + i], *yr = yg + i * g->out_size;
 
 			for (int64_t j = 0; j < g->out_size; j++)
-				yr[j] += bv;
+				yr[j] = bv;
 		}
+	GEMM_PAR(par ? jb->k : NULL, 0, 0, mg, g->out_size, kd, 1, wg, kd, bm,
+		 g->out_size, jb->b ? 1 : 0, yg, g->out_size);
 }
 
 /* Transposed: item (batch, group) of y from x through col2im. */

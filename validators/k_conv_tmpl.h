@@ -89,6 +89,7 @@ struct FN(job) {
 
 /* y[j] += a * x[j * s] for j < n; the unit stride on its own loop so
  * the compiler vectorizes it. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
 static void FN(axpy)(KNN_T *restrict y, const KNN_T *restrict x, int64_t s,
 		     int64_t n, KNN_T a)
 {

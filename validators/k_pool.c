@@ -107,6 +107,58 @@ static void pool_planes(void *ctx, int64_t lo, int64_t hi)
 	}
 }
 
+/* float32 2-D max pool without indices: window bounds clipped once per
+ * output instead of a check per tap. */
+struct max2d {
+	const struct knn_geom *g;
+	const float *x;
+	float *y;
+};
+
+/* Taps u in [*lo, *hi) of a window starting at st stay inside [0, n). */
+static void tap_range(int64_t st, int64_t d, int64_t k, int64_t n, int64_t *lo,
+		      int64_t *hi)
+{
+	*lo = st >= 0 ? 0 : (-st + d - 1) / d;
+	*hi = st > n - 1 ? 0 : (n - 1 - st) / d + 1;
+	if (*hi > k)
+		*hi = k;
+}
+
+static void max2d_planes(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct max2d *j = ctx;
+	const struct knn_geom *g = j->g;
+	int64_t ih = g->in[0], iw = g->in[1], oh = g->out[0], ow = g->out[1];
+
+	for (int64_t pl = lo; pl < hi; pl++) {
+		const float *xc = j->x + pl * g->in_size;
+		float *yc = j->y + pl * g->out_size;
+
+		for (int64_t a = 0; a < oh; a++) {
+			int64_t hs = a * g->stride[0] - g->pad[0], u0, u1;
+
+			tap_range(hs, g->dil[0], g->kernel[0], ih, &u0, &u1);
+			for (int64_t b = 0; b < ow; b++) {
+				int64_t ws = b * g->stride[1] - g->pad[1], v0, v1;
+				float m = -INFINITY;
+
+				tap_range(ws, g->dil[1], g->kernel[1], iw, &v0, &v1);
+				for (int64_t u = u0; u < u1; u++) {
+					const float *xr = xc + (hs + u * g->dil[0]) * iw + ws;
+
+					for (int64_t v = v0; v < v1; v++) {
+						float t = xr[v * g->dil[1]];
+
+						m = t > m || t != t ? t : m;
+					}
+				}
+				yc[a * ow + b] = m;
+			}
+		}
+	}
+}
+
 static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 {
 	struct rt_value *x, *y, *iv = NULL;
@@ -145,6 +197,12 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 	}
 	if (y->numel == 0)
 		return 0;
+	if (kind == POOL_MAX && !j.idx && x->dtype == IR_DTYPE_FLOAT && g.nsp == 2) {
+		struct max2d m = { &g, x->data, y->data };
+
+		rt_parallel_for(k, g.n * g.c, 1, max2d_planes, &m);
+		return 0;
+	}
 	if (!(xd = knn_load_f64(k, x)))
 		return IR_ENOMEM;
 	if (!(yd = malloc((size_t)y->numel * sizeof(double)))) {

@@ -9,6 +9,9 @@
 
 #include "validators/k_conv_int.h"
 
+/* the window loops below vectorize at O3 only (see k_conv_core.c) */
+#pragma GCC optimize("O3")
+
 enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP };
 
 struct pool_job {
@@ -107,56 +110,66 @@ static void pool_planes(void *ctx, int64_t lo, int64_t hi)
 	}
 }
 
-/* float32 2-D max pool without indices: window bounds clipped once per
- * output instead of a check per tap. */
+/* float32 2-D max pool without indices, one output row at a time: every
+ * tap folds its shifted input row into the row (kept in cache), with the
+ * column bounds of each tap computed once; the loops vectorize (NaN
+ * propagates as in a plain comparison chain). */
 struct max2d {
 	const struct knn_geom *g;
 	const float *x;
 	float *y;
 };
 
-/* Taps u in [*lo, *hi) of a window starting at st stay inside [0, n). */
-static void tap_range(int64_t st, int64_t d, int64_t k, int64_t n, int64_t *lo,
-		      int64_t *hi)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void max2d_plane(const struct knn_geom *g, const float *restrict x,
+			float *restrict y)
 {
-	*lo = st >= 0 ? 0 : (-st + d - 1) / d;
-	*hi = st > n - 1 ? 0 : (n - 1 - st) / d + 1;
-	if (*hi > k)
-		*hi = k;
+	int64_t ih = g->in[0], iw = g->in[1], oh = g->out[0], ow = g->out[1];
+	int64_t kw = g->kernel[1], sw = g->stride[1];
+
+	for (int64_t a = 0; a < oh; a++) {
+		float *yr = y + a * ow;
+
+		for (int64_t j = 0; j < ow; j++)
+			yr[j] = -INFINITY;
+		for (int64_t u = 0; u < g->kernel[0]; u++) {
+			int64_t h = a * g->stride[0] - g->pad[0] + u * g->dil[0];
+
+			if (h < 0 || h >= ih)
+				continue;
+			for (int64_t v = 0; v < kw; v++) {
+				int64_t b = v * g->dil[1] - g->pad[1];
+				int64_t lo = b >= 0 ? 0 : (-b + sw - 1) / sw;
+				int64_t hi = iw - 1 - b < 0 ? 0 : (iw - 1 - b) / sw + 1;
+				const float *xr;
+				float *yo;
+
+				if (hi > ow)
+					hi = ow;
+				if (lo >= hi)
+					continue;
+				xr = x + h * iw + (b + lo * sw);
+				yo = yr + lo;
+				if (sw == 1)
+					for (int64_t j = 0; j < hi - lo; j++)
+						yo[j] = xr[j] > yo[j] || xr[j] != xr[j] ?
+							xr[j] : yo[j];
+				else
+					for (int64_t j = 0; j < hi - lo; j++)
+						yo[j] = xr[j * sw] > yo[j] || xr[j * sw] != xr[j * sw] ?
+							xr[j * sw] : yo[j];
+			}
+		}
+	}
 }
 
 static void max2d_planes(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct max2d *j = ctx;
-	const struct knn_geom *g = j->g;
-	int64_t ih = g->in[0], iw = g->in[1], oh = g->out[0], ow = g->out[1];
 
-	for (int64_t pl = lo; pl < hi; pl++) {
-		const float *xc = j->x + pl * g->in_size;
-		float *yc = j->y + pl * g->out_size;
-
-		for (int64_t a = 0; a < oh; a++) {
-			int64_t hs = a * g->stride[0] - g->pad[0], u0, u1;
-
-			tap_range(hs, g->dil[0], g->kernel[0], ih, &u0, &u1);
-			for (int64_t b = 0; b < ow; b++) {
-				int64_t ws = b * g->stride[1] - g->pad[1], v0, v1;
-				float m = -INFINITY;
-
-				tap_range(ws, g->dil[1], g->kernel[1], iw, &v0, &v1);
-				for (int64_t u = u0; u < u1; u++) {
-					const float *xr = xc + (hs + u * g->dil[0]) * iw + ws;
-
-					for (int64_t v = v0; v < v1; v++) {
-						float t = xr[v * g->dil[1]];
-
-						m = t > m || t != t ? t : m;
-					}
-				}
-				yc[a * ow + b] = m;
-			}
-		}
-	}
+	for (int64_t pl = lo; pl < hi; pl++)
+		max2d_plane(j->g, j->x + pl * j->g->in_size,
+			    j->y + pl * j->g->out_size);
 }
 
 static int pool_run(struct rt_kctx *k, enum pool_kind kind)

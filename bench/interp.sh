@@ -96,7 +96,7 @@ median() {
 time_of() { sed -n 's/.*median \([0-9.]*\) ms.*/\1/p'; }
 
 echo "opmig interpreter vs onnxruntime, $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "opmig:   $OPMIG ($(git -C "$here/.." log -1 --format=%h 2>/dev/null || echo '?'))"
+echo "opmig:   $OPMIG (tree $(git -C "$here/.." log -1 --format=%h 2>/dev/null || echo "?"))"
 echo "ort:     onnxruntime-node $ORT_VERSION, node $(node --version)"
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
 echo "blas:    OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tests/unit/suites.h"
 #include "tests/unit/tmodel.h"
@@ -159,6 +160,13 @@ static void test_gemm_api(void)
 	rt_gemm_f64_par(NULL, 0, 0, 2, 2, 3, 1, ad, 3, bd, 2, 0, cd, 2);
 	CU_ASSERT_EQUAL(cd[0], 58);
 	CU_ASSERT_EQUAL(cd[3], 154);
+	/* a suggested kernel set is never the one in use */
+	CU_ASSERT(*rt_gemm_coretype() != 0);
+	{
+		const char *better = rt_gemm_better_coretype();
+
+		CU_ASSERT(!better || strcasecmp(better, rt_gemm_coretype()));
+	}
 }
 
 /* ---- Conv ------------------------------------------------------------- */

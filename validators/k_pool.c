@@ -10,7 +10,9 @@
 #include "validators/k_conv_int.h"
 
 /* the window loops below vectorize at O3 only (see k_conv_core.c) */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("O3")
+#endif
 
 enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP };
 

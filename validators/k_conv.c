@@ -142,6 +142,15 @@ static int convt_geom(struct rt_kctx *k, struct rt_value *x, struct rt_value *w,
 				int64_t o = os ? os[d] : g->out[d] * g->stride[d];
 				int64_t t = full - o;
 
+				/* SAME never pads negatively (as onnxruntime):
+				 * a window narrower than the stride gives less
+				 * than in * stride; an explicit output_shape
+				 * extends the output instead */
+				if (!os && t < 0) {
+					t = 0;
+					o = full;
+				}
+
 				if (!strcmp(ap, "SAME_UPPER")) {
 					g->pad[d] = floor_div2(t);
 					g->pad[nsp + d] = t - floor_div2(t);

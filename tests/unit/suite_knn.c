@@ -394,6 +394,19 @@ static void test_conv_transpose(void)
 	m = mk(11, "ConvTranspose", in2, 2, 1, &n);
 	ir_node_set_int(n, "group", 2);
 	check1(m, 2, want2, 6, 3, TM_DIMS(1, 2, 3));
+	/* SAME_UPPER with a 1-wide kernel and stride 2 over [1 2 3]: in *
+	 * stride = 6 would need negative padding; the full 5 is kept:
+	 * [1 0 2 0 3] */
+	{
+		static const double x3[] = { 1, 2, 3 }, w3[] = { 1 };
+		static const double want4[] = { 1, 0, 2, 0, 3 };
+		struct tin in3[] = { { F, 3, { 1, 1, 3 }, x3 }, { F, 3, { 1, 1, 1 }, w3 } };
+
+		m = mk(11, "ConvTranspose", in3, 2, 1, &n);
+		ir_node_set_ints(n, "strides", TM_DIMS(2), 1);
+		ir_node_set_string(n, "auto_pad", "SAME_UPPER");
+		check1(m, 1, want4, 5, 3, TM_DIMS(1, 1, 5));
+	}
 	/* output_shape 7 > 5: total padding -2 split as -1, -1 */
 	m = mk(11, "ConvTranspose", in, 2, 1, &n);
 	ir_node_set_ints(n, "strides", TM_DIMS(2), 1);

@@ -724,7 +724,7 @@ static void test_linear_models(void)
 
 static void test_trees(void)
 {
-	struct ir_model *m = mk(13);
+	struct ir_model *m;
 	struct rt_value *y[2] = { 0 };
 	struct ir_node *n;
 

@@ -778,6 +778,29 @@ static void test_trees(void)
 	rt_value_unref(y[0]);
 	rt_value_unref(y[1]);
 
+	/* binary classifier (every vote on class 0): s = .8 -> scores
+	 * [1 - s, s] = [.2, .8], label 1; s = .3 -> [.7, .3], label 0 */
+	m = mk(13);
+	tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 1), 2, F(0, 5));
+	n = tm_node(m, "TreeEnsembleClassifier", ML, TM_NAMES("x"), 1, TM_NAMES("l", "z"), 2);
+	ir_node_set_ints(n, "nodes_treeids", I64(0, 0, 0), 3);
+	ir_node_set_ints(n, "nodes_nodeids", I64(0, 1, 2), 3);
+	ir_node_set_ints(n, "nodes_featureids", I64(0, 0, 0), 3);
+	ir_node_set_floats(n, "nodes_values", FL(1, 0, 0), 3);
+	set_strs(n, "nodes_modes", S("BRANCH_LT", "LEAF", "LEAF"), 3);
+	ir_node_set_ints(n, "nodes_truenodeids", I64(1, 0, 0), 3);
+	ir_node_set_ints(n, "nodes_falsenodeids", I64(2, 0, 0), 3);
+	ir_node_set_ints(n, "class_treeids", I64(0, 0), 2);
+	ir_node_set_ints(n, "class_nodeids", I64(1, 2), 2);
+	ir_node_set_ints(n, "class_ids", I64(0, 0), 2);
+	ir_node_set_floats(n, "class_weights", FL(0.8f, 0.3f), 2);
+	ir_node_set_ints(n, "classlabels_int64s", I64(0, 1), 2);
+	CU_ASSERT_FATAL(run(m, TM_NAMES("l", "z"), 2, y) == 0);
+	expect_f(y[0], F(1, 0), 2, 0);
+	expect_f(y[1], F(0.2, 0.8, 0.7, 0.3), 4, 1e-6);
+	rt_value_unref(y[0]);
+	rt_value_unref(y[1]);
+
 	/* TreeEnsemble 5: node 0: x0 in {1, 3} ? leaf 0 (target 0, w 5) :
 	 * node 1: x0 > 2.5 ? leaf 1 (w 7) : leaf 2 (w 9); NaN tracks true.
 	 * x = 1, 2, 3, 4, NaN -> 5, 9, 5, 7, 5 */
@@ -833,7 +856,8 @@ static void test_svm(void)
 	/* SVC, two classes with one support vector each ([0] and [2]),
 	 * linear kernel, coefficients [1, -1], rho 1:
 	 * d(x) = 1 * (x * 0) - 1 * (x * 2) + 1 = 1 - 2x; d > 0 votes class 0.
-	 * x = 0 -> d 1 (label 5); x = 1 -> d -1 (label 7) */
+	 * x = 0 -> d 1 (label 5); x = 1 -> d -1 (label 7).  One rho, two
+	 * labels: the single decision comes out as the pair [-d, d] */
 	m = mk(13);
 	tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 1), 2, F(0, 1));
 	n = tm_node(m, "SVMClassifier", ML, TM_NAMES("x"), 1, TM_NAMES("l", "z"), 2);
@@ -844,7 +868,7 @@ static void test_svm(void)
 	ir_node_set_ints(n, "classlabels_ints", I64(5, 7), 2);
 	CU_ASSERT_FATAL(run(m, TM_NAMES("l", "z"), 2, y) == 0);
 	expect_f(y[0], F(5, 7), 2, 0);
-	expect_f(y[1], F(1, -1), 2, 1e-6);
+	expect_f(y[1], F(-1, 1, 1, -1), 4, 1e-6);
 	rt_value_unref(y[0]);
 	rt_value_unref(y[1]);
 

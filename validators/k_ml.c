@@ -186,8 +186,6 @@ static int k_array_feature_extractor(struct rt_kctx *k)
 		return rc;
 	if (x->rank < 1)
 		return rt_err(k, "X must have rank >= 1");
-	if (x->rank - 1 + y->rank > RT_MAX_RANK)
-		return rt_err(k, "output rank too large");
 	if ((rc = rt_in_ints(k, 1, &idx, &n_idx)) < 0)
 		return rc;
 	last = x->dims[x->rank - 1];
@@ -200,12 +198,13 @@ static int k_array_feature_extractor(struct rt_kctx *k)
 				    (long long)last);
 			goto cleanup;
 		}
+	/* X.shape[:-1] + [number of indices]; a 1-D X gives [1, n] (as
+	 * onnxruntime and the ONNX reference) */
 	rank = x->rank - 1;
 	memcpy(dims, x->dims, (size_t)rank * sizeof(*dims));
-	if (y->rank == 0)
+	if (!rank)
 		dims[rank++] = 1;
-	for (int i = 0; i < y->rank; i++)
-		dims[rank++] = y->dims[i];
+	dims[rank++] = (int64_t)n_idx;
 	if (!(o = rt_out_tensor(k, 0, x->dtype, rank, dims))) {
 		rc = IR_ENOMEM;
 		goto cleanup;

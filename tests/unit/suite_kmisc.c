@@ -947,7 +947,7 @@ static void test_ml_preprocessing(void)
 static void test_label_encoder_zipmap(void)
 {
 	struct ir_model *m = mk(13);
-	struct rt_value *y[2] = { 0 };
+	struct rt_value *y[3] = { 0 };
 	struct ir_node *n;
 	struct rt_value *map;
 
@@ -961,7 +961,14 @@ static void test_label_encoder_zipmap(void)
 	tm_init(m, "p", IR_DTYPE_FLOAT, TM_DIMS(2, 2), 2, F(0.25, 0.75, 1, 0));
 	n = tm_node(m, "ZipMap", ML, TM_NAMES("p"), 1, TM_NAMES("zm"), 1);
 	ir_node_set_ints(n, "classlabels_int64s", I64(10, 20), 2);
-	CU_ASSERT_FATAL(run(m, TM_NAMES("le", "zm"), 2, y) == 0);
+	/* DictVectorizer of that sequence of maps, vocabulary [20, 10, 30]:
+	 * rows [.75, .25, 0] and [0, 1, 0] */
+	n = tm_node(m, "DictVectorizer", ML, TM_NAMES("zm"), 1, TM_NAMES("dv"), 1);
+	ir_node_set_ints(n, "int64_vocabulary", I64(20, 10, 30), 3);
+	CU_ASSERT_FATAL(run(m, TM_NAMES("le", "zm", "dv"), 3, y) == 0);
+	expect_dims(y[2], 2, TM_DIMS(2, 3));
+	expect_f(y[2], F(0.75, 0.25, 0, 0, 1, 0), 6, 0);
+	rt_value_unref(y[2]);
 	expect_f(y[0], F(6, -9, 5), 3, 0);
 	CU_ASSERT_FATAL(y[1]->kind == RT_SEQUENCE && y[1]->n == 2);
 	map = y[1]->items[1];

@@ -276,6 +276,36 @@ static void test_regex_full_match(void)
 	expect_f(y[0], F(1, 1, 0), 3, 0);
 	rt_value_unref(y[0]);
 
+	/* RE2 features the translation covers: \w and escaped '-' inside
+	 * brackets, \b, anchors inside the pattern, {m,n} */
+	{
+		const struct {
+			const char *pat;
+			const char *const *in;
+			const double *want;
+			int64_t n;
+		} cases[] = {
+			{ "www\\.[\\w.-]+\\.\\bcom\\b",
+			  S("www.google.com", "www.facebook.com", "www.bbc.co.uk"), F(1, 1, 0), 3 },
+			{ "^[A-Z][a-z]*$", S("Onnx", "tensorflow", "Numpy", "Pytorch", "Cython", "numba"),
+			  F(1, 0, 1, 1, 1, 0), 6 },
+			{ "(\\W|^)[\\w.\\-]{0,25}@(yahoo|gmail)\\.com(\\W|$)",
+			  S("account@gmail.com", "account@hotmail.com", "not email", "account2@yahoo.com"),
+			  F(1, 0, 0, 1), 4 },
+			{ "[]a-]+", S("]-a", "b"), F(1, 0), 2 },
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			m = mk(20);
+			init_s(m, "x", &cases[i].n, 1, cases[i].in);
+			n = tm_node(m, "RegexFullMatch", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+			ir_node_set_string(n, "pattern", cases[i].pat);
+			CU_ASSERT_FATAL(run(m, TM_NAMES("y"), 1, y) == 0);
+			expect_f(y[0], cases[i].want, cases[i].n, 0);
+			rt_value_unref(y[0]);
+		}
+	}
+
 	/* RE2's lazy quantifier has no POSIX form: a precise error */
 	m = mk(20);
 	init_s(m, "x", TM_DIMS(1), 1, S("a"));

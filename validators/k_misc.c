@@ -2,7 +2,6 @@
  * need no image library (binary PNM P5/P6 with maxval 255, uncompressed
  * 24/32-bit BMP); JPEG, PNG, TIFF, WebP and JPEG 2000 streams are refused
  * with an error naming the format. */
-#include <math.h>
 #include <string.h>
 
 #include "validators/rt_int.h"
@@ -167,9 +166,11 @@ static int k_image_decoder(struct rt_kctx *k)
 				memcpy(rgb, row + c * 3, 3);
 			}
 			if (out_ch == 1) {
-				/* ITU-R BT.601 luma, as OpenCV's and Pillow's conversions */
+				/* ITU-R BT.601 luma .299 R + .587 G + .114 B in
+				 * OpenCV's 14-bit fixed point, rounded */
 				o[0] = im.ch == 1 ? rgb[0] :
-				       (uint8_t)lround(0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]);
+				       (uint8_t)((rgb[0] * 4899u + rgb[1] * 9617u + rgb[2] * 1868u +
+						  8192u) >> 14);
 			} else {
 				o[0] = rgb[bgr ? 2 : 0];
 				o[1] = rgb[1];

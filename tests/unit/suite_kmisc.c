@@ -395,6 +395,22 @@ static void test_dft(void)
 	expect_f(y[0], F(1, 0, 2, 0, 3, 0, 4, 0), 8, 1e-12);
 	rt_value_unref(y[0]);
 
+	/* length 8 (the FFT path): a unit impulse at 1 has X_k = e^{-i pi k/4} */
+	m = mk(17);
+	tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 8, 1), 3, F(0, 1, 0, 0, 0, 0, 0, 0));
+	tm_node(m, "DFT", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(run(m, TM_NAMES("y"), 1, y) == 0);
+	{
+		double want[16];
+
+		for (int kk = 0; kk < 8; kk++) {
+			want[2 * kk] = cos(M_PI * kk / 4);
+			want[2 * kk + 1] = -sin(M_PI * kk / 4);
+		}
+		expect_f(y[0], want, 16, 1e-6);
+	}
+	rt_value_unref(y[0]);
+
 	/* onesided with complex input is refused */
 	m = mk(17);
 	tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 2), 3, F(1, 0, 0, 0));

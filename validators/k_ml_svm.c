@@ -30,7 +30,7 @@ static int kernel_attr(struct rt_kctx *k, struct svm_kernel *kk)
 		return rt_err(k, "unknown kernel_type '%s'", t);
 	kk->gamma = n > 0 ? p[0] : 0;
 	kk->coef0 = n > 1 ? p[1] : 0;
-	kk->degree = n > 2 ? p[2] : 0;
+	kk->degree = n > 2 ? (double)(int64_t)p[2] : 0;   /* an integer power */
 	return 0;
 }
 
@@ -86,8 +86,8 @@ int ml_k_svm_regressor(struct rt_kctx *k)
 		if (ns > 0)
 			for (int64_t j = 0; j < ns; j++)
 				s += coef[j] * kernel(&kk, x, r, sv + j * f, f);
-		else
-			s += kernel(&kk, x, r, coef, f);
+		else    /* the linear mode ignores kernel_type */
+			s += kernel(&(struct svm_kernel){ K_LINEAR, 0, 0, 0 }, x, r, coef, f);
 		if (one_class)
 			s = s > 0 ? 1 : -1;
 		ml_post_apply(post, &s, 1);

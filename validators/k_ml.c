@@ -260,12 +260,12 @@ static int k_imputer(struct rt_kctx *k)
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
-	isf = rt_dtype_is_float(x->dtype);
+	/* the defined imputed_value_* attribute chooses the pair used */
+	isf = nf > 0;
 	if (x->dtype == IR_DTYPE_STRING || x->rank < 1)
 		return rt_err(k, "input must be a numeric [N, C] or [C] tensor");
-	if (isf ? !nf : !ni)
-		return rt_err(k, "attribute imputed_value_%s is required for %s input",
-			      isf ? "floats" : "int64s", ir_dtype_name(x->dtype));
+	if (!nf && !ni)
+		return rt_err(k, "imputed_value_floats or imputed_value_int64s is required");
 	c = x->dims[x->rank - 1];
 	if ((isf ? nf : ni) != 1 && (int64_t)(isf ? nf : ni) != c)
 		return rt_err(k, "imputed values have %zu entries for %lld features",
@@ -287,8 +287,15 @@ static int k_imputer(struct rt_kctx *k)
 
 		for (int64_t i = 0; i < x->numel; i++) {
 			int64_t v = rt_load_i64(x->dtype, x->data, i);
+			int hit = rt_dtype_is_float(x->dtype) ?
+				  rt_load_f64(x->dtype, x->data, i) == (double)rep : v == rep;
 
-			rt_store_i64(y->dtype, y->data, i, v == rep ? iv[ni == 1 ? 0 : i % c] : v);
+			if (hit)
+				rt_store_i64(y->dtype, y->data, i, iv[ni == 1 ? 0 : i % c]);
+			else if (rt_dtype_is_float(x->dtype))
+				rt_store_f64(y->dtype, y->data, i, rt_load_f64(x->dtype, x->data, i));
+			else
+				rt_store_i64(y->dtype, y->data, i, v);
 		}
 	}
 	return 0;

@@ -768,6 +768,33 @@ static void test_linear_models(void)
 	rt_value_unref(y[0]);
 }
 
+static void test_post_transforms(void)
+{
+	struct ir_model *m = mk(13);
+	struct rt_value *y[2] = { 0 };
+	struct ir_node *n;
+
+	/* identity regressors expose the transforms: PROBIT is Winitzki's
+	 * erfinv approximation (a = .147) as onnxruntime computes it:
+	 * p = .8 -> .841756 (exact .841621), p = .3 -> -.524446;
+	 * SOFTMAX_ZERO of [0, 1, 2] keeps the zero: [0, e^-1, 1] / (1 + e^-1) */
+	tm_init(m, "p", IR_DTYPE_FLOAT, TM_DIMS(1, 2), 2, F(0.8, 0.3));
+	tm_init(m, "z", IR_DTYPE_FLOAT, TM_DIMS(1, 3), 2, F(0, 1, 2));
+	n = tm_node(m, "LinearRegressor", ML, TM_NAMES("p"), 1, TM_NAMES("a"), 1);
+	ir_node_set_floats(n, "coefficients", FL(1, 0, 0, 1), 4);
+	ir_node_set_int(n, "targets", 2);
+	ir_node_set_string(n, "post_transform", "PROBIT");
+	n = tm_node(m, "LinearRegressor", ML, TM_NAMES("z"), 1, TM_NAMES("b"), 1);
+	ir_node_set_floats(n, "coefficients", FL(1, 0, 0, 0, 1, 0, 0, 0, 1), 9);
+	ir_node_set_int(n, "targets", 3);
+	ir_node_set_string(n, "post_transform", "SOFTMAX_ZERO");
+	CU_ASSERT_FATAL(run(m, TM_NAMES("a", "b"), 2, y) == 0);
+	expect_f(y[0], F(0.841756, -0.524446), 2, 1e-6);
+	expect_f(y[1], F(0, 0.268941, 0.731059), 3, 1e-6);
+	rt_value_unref(y[0]);
+	rt_value_unref(y[1]);
+}
+
 static void test_trees(void)
 {
 	struct ir_model *m;
@@ -1095,6 +1122,7 @@ static const struct unit_test tests[] = {
 	{ "gradient", test_gradient },
 	{ "random", test_random },
 	{ "linear_models", test_linear_models },
+	{ "post_transforms", test_post_transforms },
 	{ "trees", test_trees },
 	{ "svm", test_svm },
 	{ "ml_preprocessing", test_ml_preprocessing },

@@ -352,8 +352,6 @@ int ml_k_cast_map(struct rt_kctx *k)
 		sparse = 1;
 	else
 		return rt_err(k, "unknown map_form '%s'", form);
-	if (vals->dtype == IR_DTYPE_STRING && dtype != IR_DTYPE_STRING)
-		return rt_err(k, "string map values cannot be cast to %s", to);
 	n = keys->numel;
 	width = sparse ? max_map : n;
 	if (width < 0)
@@ -375,7 +373,7 @@ int ml_k_cast_map(struct rt_kctx *k)
 	rc = 0;
 	for (int64_t i = 0; i < n && !rc; i++) {
 		int64_t s = order[i], d = sparse ? ((int64_t *)keys->data)[s] : i;
-		char buf[64];
+		char buf[400];   /* fits "%f" of any double */
 
 		if (d < 0 || d >= width) {
 			rc = rt_err(k, "key %lld outside [0, max_map=%lld)", (long long)d,
@@ -388,9 +386,23 @@ int ml_k_cast_map(struct rt_kctx *k)
 			if (vals->dtype == IR_DTYPE_STRING)
 				v = str_at(vals, s);
 			else
-				snprintf(buf, sizeof(buf), "%g", rt_load_f64(vals->dtype, vals->data, s));
+				snprintf(buf, sizeof(buf), "%f", rt_load_f64(vals->dtype, vals->data, s));
 			if (!(((char **)y->data)[d] = dup_str(k, v)))
 				rc = IR_ENOMEM;
+		} else if (vals->dtype == IR_DTYPE_STRING) {
+			/* numbers written as strings, as onnxruntime's stof/stoll */
+			const char *v = str_at(vals, s);
+			char *end;
+			double f = strtod(v, &end);
+
+			if (end == v || *end) {
+				rc = rt_err(k, "map value '%s' is not a number", v);
+				break;
+			}
+			if (dtype == IR_DTYPE_INT64)
+				rt_store_i64(dtype, y->data, d, strtoll(v, NULL, 10));
+			else
+				rt_store_f64(dtype, y->data, d, f);
 		} else {
 			rt_store_f64(dtype, y->data, d, rt_load_f64(vals->dtype, vals->data, s));
 		}

@@ -536,6 +536,26 @@ static void test_roi(void)
 		rt_value_unref(y[0]);
 	}
 
+	/* v16 half_pixel, 2x2 samples at -0.25 and 0.25 on each axis (clamped
+	 * to 0 below zero): bilinear values 1, 1.25, 1.5, 1.75 -> avg 1.375;
+	 * max mode takes the largest weighted corner per sample (onnxruntime's
+	 * rule): 1, .75, .75, .5625 -> 1 */
+	for (int i = 0; i < 2; i++) {
+		double w = i ? 1 : 1.375;
+
+		m = mk(16);
+		tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 1, 2, 2), 4, F(1, 2, 3, 4));
+		tm_init(m, "r", IR_DTYPE_FLOAT, TM_DIMS(1, 4), 2, F(0, 0, 1, 1));
+		tm_init(m, "bi", IR_DTYPE_INT64, TM_DIMS(1), 1, F(0));
+		n = tm_node(m, "RoiAlign", NULL, TM_NAMES("x", "r", "bi"), 3, TM_NAMES("y"), 1);
+		ir_node_set_int(n, "sampling_ratio", 2);
+		if (i)
+			ir_node_set_string(n, "mode", "max");
+		CU_ASSERT_FATAL(run(m, TM_NAMES("y"), 1, y) == 0);
+		expect_f(y[0], &w, 1, 1e-6);
+		rt_value_unref(y[0]);
+	}
+
 	/* MaxRoiPool over 1..9 (3x3), roi covering all, 2x2 bins of 1.5:
 	 * rows/cols [0,2) and [1,3) -> max 5, 6, 8, 9 */
 	m = mk(11);

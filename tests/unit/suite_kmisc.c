@@ -8,6 +8,8 @@
 
 #include "tests/unit/suites.h"
 #include "tests/unit/tmodel.h"
+#include "ir/registry.h"
+#include "validators/rt_int.h"
 #include "validators/runtime.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -1129,7 +1131,56 @@ static void test_image_decoder(void)
 	CU_ASSERT(run_fails(m, "a", "PNG images cannot be decoded"));
 }
 
+/* ---- coverage ------------------------------------------------------------ */
+
+static void test_every_version_has_a_kernel(void)
+{
+	static const char *const onnx_ops[] = {
+		"Bernoulli", "BlackmanWindow", "DFT", "HammingWindow", "HannWindow",
+		"ImageDecoder", "MaxRoiPool", "MelWeightMatrix", "Multinomial",
+		"NonMaxSuppression", "RandomNormal", "RandomNormalLike", "RandomUniform",
+		"RandomUniformLike", "RegexFullMatch", "RoiAlign", "STFT", "StringConcat",
+		"StringNormalizer", "StringSplit", "TfIdfVectorizer",
+	};
+	static const char *const ml_ops[] = {
+		"ArrayFeatureExtractor", "Binarizer", "CastMap", "CategoryMapper",
+		"DictVectorizer", "FeatureVectorizer", "Imputer", "LabelEncoder",
+		"LinearClassifier", "LinearRegressor", "Normalizer", "OneHotEncoder",
+		"SVMClassifier", "SVMRegressor", "Scaler", "TreeEnsemble",
+		"TreeEnsembleClassifier", "TreeEnsembleRegressor", "ZipMap",
+	};
+	static const char *const train_ops[] = { "Adagrad", "Adam", "Gradient", "Momentum" };
+	const struct {
+		const char *domain;
+		const char *const *ops;
+		size_t n;
+	} groups[] = {
+		{ "ai.onnx", onnx_ops, sizeof(onnx_ops) / sizeof(onnx_ops[0]) },
+		{ "ai.onnx.ml", ml_ops, sizeof(ml_ops) / sizeof(ml_ops[0]) },
+		{ "ai.onnx.preview.training", train_ops, sizeof(train_ops) / sizeof(train_ops[0]) },
+	};
+
+	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
+		for (size_t i = 0; i < groups[g].n; i++) {
+			const struct ir_op_schema *first;
+			size_t nv = ir_registry_versions(groups[g].domain, groups[g].ops[i], &first);
+
+			CU_ASSERT(nv > 0);
+			for (size_t v = 0; v < nv; v++) {
+				const struct rt_kernel *k = rt_kernel_find(groups[g].domain,
+									   groups[g].ops[i],
+									   first[v].since_version);
+
+				if (!k)
+					fprintf(stderr, "\nno kernel for %s %s %d\n", groups[g].domain,
+						groups[g].ops[i], first[v].since_version);
+				CU_ASSERT(k != NULL);
+			}
+		}
+}
+
 static const struct unit_test tests[] = {
+	{ "every_version_has_a_kernel", test_every_version_has_a_kernel },
 	{ "string_normalizer", test_string_normalizer },
 	{ "string_split_concat", test_string_split_concat },
 	{ "regex_full_match", test_regex_full_match },

@@ -131,7 +131,6 @@ cleanup:
 
 struct concat_ctx {
 	struct rt_value *a, *b, *y;
-	int failed;
 };
 
 static void concat_run(void *p, const int64_t *off, const int64_t *step, int64_t len)
@@ -144,10 +143,8 @@ static void concat_run(void *p, const int64_t *off, const int64_t *step, int64_t
 		size_t lx = strlen(x), lz = strlen(z);
 		char *s = malloc(lx + lz + 1);
 
-		if (!s) {
-			c->failed = 1;
-			continue;
-		}
+		if (!s)
+			continue;      /* left NULL: reported after the loop */
 		memcpy(s, x, lx);
 		memcpy(s + lx, z, lz + 1);
 		((char **)c->y->data)[off[2] + i] = s;
@@ -171,7 +168,10 @@ static int k_string_concat(struct rt_kctx *k)
 		return IR_ENOMEM;
 	if (c.y->numel)
 		rt_bcast_run(k, ts, 2, rank, dims, concat_run, &c);
-	return c.failed ? rt_oom(k) : 0;
+	for (int64_t i = 0; i < c.y->numel; i++)
+		if (!((char **)c.y->data)[i])
+			return rt_oom(k);
+	return 0;
 }
 
 /* ---- StringSplit ------------------------------------------------------ */

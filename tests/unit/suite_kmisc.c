@@ -920,6 +920,55 @@ static void test_trees(void)
 	rt_value_unref(y[0]);
 }
 
+/* The two TreeEnsemble cases of the ONNX backend tests (newer than the
+ * data here), with the expected values they state. */
+static void test_tree_ensemble_onnx_cases(void)
+{
+	struct ir_model *m = mk(13);
+	struct rt_value *y[1] = { 0 };
+	struct ir_node *n;
+
+	tm_init(m, "x", IR_DTYPE_DOUBLE, TM_DIMS(3, 2), 2, F(1.2, 3.4, -0.12, 1.66, 4.14, 1.77));
+	n = tm_node(m, "TreeEnsemble", ML, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+	ir_node_set_int(n, "n_targets", 2);
+	ir_node_set_int(n, "aggregate_function", 1);
+	ir_node_set_ints(n, "tree_roots", I64(0), 1);
+	set_tensor_f(n, "nodes_modes", IR_DTYPE_UINT8, F(0, 0, 0), 3);
+	ir_node_set_ints(n, "nodes_featureids", I64(0, 0, 0), 3);
+	set_tensor_f(n, "nodes_splits", IR_DTYPE_DOUBLE, F(3.14, 1.2, 4.2), 3);
+	ir_node_set_ints(n, "nodes_truenodeids", I64(1, 0, 1), 3);
+	ir_node_set_ints(n, "nodes_trueleafs", I64(0, 1, 1), 3);
+	ir_node_set_ints(n, "nodes_falsenodeids", I64(2, 2, 3), 3);
+	ir_node_set_ints(n, "nodes_falseleafs", I64(0, 1, 1), 3);
+	ir_node_set_ints(n, "leaf_targetids", I64(0, 1, 0, 1), 4);
+	set_tensor_f(n, "leaf_weights", IR_DTYPE_DOUBLE, F(5.23, 12.12, -12.23, 7.21), 4);
+	CU_ASSERT_FATAL(run(m, TM_NAMES("y"), 1, y) == 0);
+	CU_ASSERT_EQUAL(y[0]->dtype, IR_DTYPE_DOUBLE);
+	expect_f(y[0], F(5.23, 0, 5.23, 0, 0, 12.12), 6, 1e-12);
+	rt_value_unref(y[0]);
+
+	m = mk(13);
+	tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(6, 1), 2, F(1.2, 3.4, -0.12, NAN, 12, 7));
+	n = tm_node(m, "TreeEnsemble", ML, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+	ir_node_set_int(n, "n_targets", 4);
+	ir_node_set_int(n, "aggregate_function", 1);
+	set_tensor_f(n, "membership_values", IR_DTYPE_FLOAT, F(1.2, 3.7, 8, 9, NAN, 12, 7, NAN), 8);
+	ir_node_set_ints(n, "tree_roots", I64(0), 1);
+	set_tensor_f(n, "nodes_modes", IR_DTYPE_UINT8, F(0, 6, 6), 3);
+	ir_node_set_ints(n, "nodes_featureids", I64(0, 0, 0), 3);
+	set_tensor_f(n, "nodes_splits", IR_DTYPE_FLOAT, F(11, 232344.0, NAN), 3);
+	ir_node_set_ints(n, "nodes_trueleafs", I64(0, 1, 1), 3);
+	ir_node_set_ints(n, "nodes_truenodeids", I64(1, 0, 1), 3);
+	ir_node_set_ints(n, "nodes_falseleafs", I64(1, 0, 1), 3);
+	ir_node_set_ints(n, "nodes_falsenodeids", I64(2, 2, 3), 3);
+	ir_node_set_ints(n, "leaf_targetids", I64(0, 1, 2, 3), 4);
+	set_tensor_f(n, "leaf_weights", IR_DTYPE_FLOAT, F(1, 10, 1000, 100), 4);
+	CU_ASSERT_FATAL(run(m, TM_NAMES("y"), 1, y) == 0);
+	expect_f(y[0], F(1, 0, 0, 0, 0, 0, 0, 100, 0, 0, 0, 100, 0, 0, 1000, 0, 0, 0, 1000, 0,
+			 0, 10, 0, 0), 24, 0);
+	rt_value_unref(y[0]);
+}
+
 static void test_svm(void)
 {
 	struct ir_model *m = mk(13);
@@ -1302,6 +1351,7 @@ static const struct unit_test tests[] = {
 	{ "linear_models", test_linear_models },
 	{ "post_transforms", test_post_transforms },
 	{ "trees", test_trees },
+	{ "tree_ensemble_onnx_cases", test_tree_ensemble_onnx_cases },
 	{ "svm", test_svm },
 	{ "ml_preprocessing", test_ml_preprocessing },
 	{ "label_encoder_zipmap", test_label_encoder_zipmap },

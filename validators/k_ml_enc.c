@@ -110,7 +110,10 @@ static int le_list_get(struct rt_kctx *k, const char *pre, struct le_list *l)
 		l->f = rt_attr_floats(k, name, &l->n);
 		found++;
 	}
+	/* the spec's name, or the *_as_tensor spelling some ONNX tests use */
 	snprintf(name, sizeof(name), "%s_tensor", pre);
+	if (!rt_attr(k, name))
+		snprintf(name, sizeof(name), "%s_as_tensor", pre);
 	if (k->version >= 4 && rt_attr(k, name)) {
 		int rc = rt_attr_tensor(k, name, &l->t);
 
@@ -204,9 +207,13 @@ int ml_k_label_encoder(struct rt_kctx *k)
 	}
 	out_dtype = vals.t ? vals.t->dtype : vals.kind == 1 ? IR_DTYPE_STRING :
 		    vals.kind == 2 ? IR_DTYPE_INT64 : IR_DTYPE_FLOAT;
-	if (k->version >= 4 && rt_attr(k, "default_tensor") &&
-	    (rc = rt_attr_tensor(k, "default_tensor", &dt)) < 0)
-		goto cleanup;
+	if (k->version >= 4) {
+		const char *dn = rt_attr(k, "default_tensor") ? "default_tensor" :
+				 "default_as_tensor";
+
+		if (rt_attr(k, dn) && (rc = rt_attr_tensor(k, dn, &dt)) < 0)
+			goto cleanup;
+	}
 	if (!(y = rt_out_tensor(k, 0, out_dtype, x->rank, x->dims))) {
 		rc = IR_ENOMEM;
 		goto cleanup;

@@ -98,6 +98,21 @@ static void set_tensor_f(struct ir_node *n, const char *name, int dtype, const d
 	CU_ASSERT_FATAL(ir_node_set_tensor(n, name, it) == 0);
 }
 
+static void set_tensor_s(struct ir_node *n, const char *name, const char *const *v, int64_t k)
+{
+	struct rt_value *t;
+	struct ir_tensor *it;
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_STRING, 1, &k, &t, &d) == 0);
+	for (int64_t i = 0; i < k; i++)
+		CU_ASSERT_FATAL((((char **)t->data)[i] = strdup(v[i])) != NULL);
+	CU_ASSERT_FATAL(rt_value_to_ir(t, name, &it, &d) == 0);
+	rt_value_unref(t);
+	CU_ASSERT_FATAL(ir_node_set_tensor(n, name, it) == 0);
+}
+
 /* Run m (which it frees) expecting success; outs get references. */
 static int run(struct ir_model *m, const char *const *outs, size_t n, struct rt_value **vals)
 {
@@ -1121,6 +1136,20 @@ static void test_label_encoder_zipmap(void)
 	expect_f(map->items[1], F(1, 0), 2, 0);
 	rt_value_unref(y[0]);
 	rt_value_unref(y[1]);
+
+	/* v4 tensor forms (the ONNX case label_encoder_tensor_mapping, whose
+	 * attributes are spelt *_as_tensor): strings -> int16, default 42 */
+	m = mk(13);
+	m->opsets[1].version = 4;
+	init_s(m, "s", TM_DIMS(5), 1, S("a", "b", "d", "c", "g"));
+	n = tm_node(m, "LabelEncoder", ML, TM_NAMES("s"), 1, TM_NAMES("le"), 1);
+	set_tensor_s(n, "keys_as_tensor", S("a", "b", "c"), 3);
+	set_tensor_f(n, "values_as_tensor", IR_DTYPE_INT16, F(0, 1, 2), 3);
+	set_tensor_f(n, "default_as_tensor", IR_DTYPE_INT16, F(42), 1);
+	CU_ASSERT_FATAL(run(m, TM_NAMES("le"), 1, y) == 0);
+	CU_ASSERT_EQUAL(y[0]->dtype, IR_DTYPE_INT16);
+	expect_f(y[0], F(0, 1, 42, 2, 42), 5, 0);
+	rt_value_unref(y[0]);
 
 	/* v4: float keys (NaN matches NaN bitwise) -> strings */
 	m = mk(13);

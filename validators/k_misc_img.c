@@ -459,7 +459,7 @@ int img_tiff_decode(const uint8_t *p, size_t n, struct img_raster *out, char *er
 		return FAIL("TIFF directory truncated");
 	for (size_t i = 0; i < ne; i++) {
 		size_t e = ifd + 2 + i * 12;
-		uint32_t tag = t_u16(&t, e), v = 0;
+		uint32_t tag = t_u16(&t, e);
 
 		switch (tag) {
 		case 256: t_value(&t, e, 0, &w); break;
@@ -472,7 +472,7 @@ int img_tiff_decode(const uint8_t *p, size_t n, struct img_raster *out, char *er
 		case 278: t_value(&t, e, 0, &rps); break;
 		case 279: e_cnt = e; break;
 		case 284: t_value(&t, e, 0, &planar); break;
-		default: (void)v; break;
+		default: break;
 		}
 	}
 	if (!w || !h || w > 1u << 24 || h > 1u << 24 || !e_off || !nstrips)

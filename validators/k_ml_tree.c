@@ -36,7 +36,6 @@ struct forest {
 	double *members;
 	double *base;            /* n_targets or NULL */
 	int agg;                 /* 0 AVERAGE, 1 SUM, 2 MIN, 3 MAX */
-	int all_positive;        /* every vote weight >= 0 */
 };
 
 static void forest_release(struct forest *fo)
@@ -151,7 +150,6 @@ static int forest_legacy(struct rt_kctx *k, struct forest *fo, const char *pre)
 		rc = rt_oom(k);
 		goto cleanup;
 	}
-	fo->all_positive = 1;
 	for (size_t i = 0; i < n; i++) {
 		struct tnode *t = &fo->nodes[i];
 
@@ -203,8 +201,6 @@ static int forest_legacy(struct rt_kctx *k, struct forest *fo, const char *pre)
 
 		fo->votes[t->vote0 + t->nvote].target = vi[v];
 		fo->votes[t->vote0 + t->nvote].w = w[v];
-		if (w[v] < 0)
-			fo->all_positive = 0;
 		t->nvote++;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -259,7 +255,6 @@ static int forest_v5(struct rt_kctx *k, struct forest *fo)
 		rc = rt_oom(k);
 		goto cleanup;
 	}
-	fo->all_positive = 1;
 	for (size_t i = 0; i < nl; i++) {
 		struct tnode *t = &fo->nodes[n + i];
 
@@ -268,8 +263,6 @@ static int forest_v5(struct rt_kctx *k, struct forest *fo)
 		t->nvote = 1;
 		fo->votes[i].target = lt[i];
 		fo->votes[i].w = lw[i];
-		if (lw[i] < 0)
-			fo->all_positive = 0;
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct tnode *t = &fo->nodes[i];
@@ -303,6 +296,17 @@ static int forest_v5(struct rt_kctx *k, struct forest *fo)
 			goto cleanup;
 		}
 		fo->roots[i] = roots[i];
+		/* a root whose two branches name the same leaf is a one-leaf
+		 * tree whose leaf has the root's index, as the ONNX reference
+		 * reads it */
+		if (tl[roots[i]] && fl[roots[i]] && tr[roots[i]] == fa[roots[i]]) {
+			if (roots[i] >= (int64_t)nl) {
+				rc = rt_err(k, "one-leaf tree %zu: leaf %lld out of range", i,
+					    (long long)roots[i]);
+				goto cleanup;
+			}
+			fo->roots[i] = (int64_t)n + roots[i];
+		}
 	}
 	rc = 0;
 cleanup:
@@ -509,10 +513,11 @@ cleanup:
 	return rc;
 }
 
-/* Classifier: scores per class index.  Two labels with every vote on one
- * class index is onnxruntime's binary case: s = that class's score, Z =
- * [1 - s, s] when all weights are >= 0 (label 1 when s > 0.5), else
- * [-s, s] (label 1 when s > 0), then the post transform over the pair. */
+/* Classifier: scores per class index (base values added).  When every
+ * vote names one class index (the binary case of onnxruntime and the
+ * ONNX reference), column 0's score s is moved to column 1 and column 0
+ * becomes 1 - s (post transform NONE or PROBIT) or -s; the label is the
+ * argmax of the transformed scores. */
 int ml_k_tree_classifier(struct rt_kctx *k)
 {
 	struct forest fo = { 0 };
@@ -538,7 +543,7 @@ int ml_k_tree_classifier(struct rt_kctx *k)
 		else if (one_class != fo.votes[v].target)
 			one_class = -2;
 	}
-	binary = l.n == 2 && one_class >= 0;
+	binary = one_class >= 0;
 	dims[0] = n;
 	dims[1] = (int64_t)l.n;
 	if (!(y = ml_labels_out(k, &l, n)) || !(z = rt_out_tensor(k, 1, IR_DTYPE_FLOAT, 2, dims))) {
@@ -556,19 +561,14 @@ int ml_k_tree_classifier(struct rt_kctx *k)
 
 		if ((rc = score_row(k, &fo, x, r, nf, s, has)) < 0)
 			goto cleanup;
-		if (binary) {
-			double v = s[one_class];
-
-			best = v > (fo.all_positive ? 0.5 : 0) ? 1 : 0;
-			s[0] = fo.all_positive ? 1 - v : -v;
-			s[1] = v;
-			ml_post_apply(post, s, 2);
-		} else {
-			for (size_t c = 1; c < l.n; c++)
-				if (s[c] > s[best])
-					best = c;
-			ml_post_apply(post, s, (int64_t)l.n);
+		if (binary && l.n >= 2) {
+			s[1] = s[0];
+			s[0] = post == ML_POST_NONE || post == ML_POST_PROBIT ? 1 - s[1] : -s[1];
 		}
+		ml_post_apply(post, s, (int64_t)l.n);
+		for (size_t c = 1; c < l.n; c++)
+			if (s[c] > s[best])
+				best = c;
 		if ((rc = ml_label_set(k, &l, y, r, best)) < 0)
 			goto cleanup;
 		for (size_t c = 0; c < l.n; c++)

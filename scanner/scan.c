@@ -290,6 +290,33 @@ static void node_info(struct scan_ctx *c, const struct scan_node *sn,
 		ni->schema = ir_registry_find(fb, sn->op_type, ni->opset);
 }
 
+/* Inferred types and constness of every node's inputs and outputs, once. */
+static int io_facts(struct scan_ctx *c, const struct scan_result *r)
+{
+	size_t total = 0, k = 0, kc = 0;
+
+	for (size_t i = 0; i < r->n_nodes; i++)
+		total += r->nodes[i].node->n_inputs + r->nodes[i].node->n_outputs;
+	if (!(c->vt_pool = calloc(total + 1, sizeof(*c->vt_pool))) ||
+	    !(c->const_pool = calloc(total + 1, 1)))
+		return IR_ENOMEM;
+	for (size_t i = 0; i < r->n_nodes; i++) {
+		const struct ir_node *n = r->nodes[i].node;
+		struct scan_ninfo *ni = &c->info[i];
+
+		ni->vt = &c->vt_pool[k];
+		ni->in_const = &c->const_pool[kc];
+		ni->n_in = n->n_inputs;
+		for (size_t j = 0; j < n->n_inputs; j++) {
+			c->vt_pool[k++] = n->inputs[j] ? ir_infer_get(&c->inf, n->inputs[j]) : NULL;
+			c->const_pool[kc++] = scan_value_is_const(c, n->inputs[j]);
+		}
+		for (size_t j = 0; j < n->n_outputs; j++)
+			c->vt_pool[k++] = n->outputs[j] ? ir_infer_get(&c->inf, n->outputs[j]) : NULL;
+	}
+	return 0;
+}
+
 /* ---- the scan ------------------------------------------------------------------ */
 
 static void counts_add(struct scan_counts *k, enum scan_status s)
@@ -303,42 +330,37 @@ static void counts_add(struct scan_counts *k, enum scan_status s)
 	}
 }
 
-static int str_cmp(const void *a, const void *b)
+struct op_key {
+	const char *op, *domain;
+};
+
+static int op_key_cmp(const void *a, const void *b)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	const struct op_key *x = a, *y = b;
+	int c = strcmp(x->op, y->op);
+
+	return c ? c : strcmp(x->domain, y->domain);
 }
 
-/* Distinct "domain:op" among blocked nodes. */
+/* Distinct (domain, op type) among blocked nodes. */
 static int count_blocked_types(const struct scan_result *r, struct scan_target_result *tr)
 {
-	const char **v;
+	struct op_key *v;
 	size_t n = 0;
 
 	tr->blocked_op_types = 0;
 	if (!tr->counts.blocked)
 		return 0;
-	if (!(v = malloc(tr->counts.blocked * 2 * sizeof(*v))))
+	if (!(v = malloc(tr->counts.blocked * sizeof(*v))))
 		return IR_ENOMEM;
 	for (size_t i = 0; i < r->n_nodes; i++)
 		if (tr->verdicts[i].status == SCAN_BLOCKED) {
-			v[n++] = r->nodes[i].op_type;
-			v[n++] = r->nodes[i].domain;
+			v[n].op = r->nodes[i].op_type;
+			v[n++].domain = r->nodes[i].domain;
 		}
-	/* pairs: sort by op name, then compare pairs */
-	{
-		struct pr { const char *op, *dom; } *p = (struct pr *)v;
-		size_t np = n / 2;
-
-		qsort(p, np, sizeof(*p), str_cmp);
-		for (size_t i = 0; i < np; i++) {
-			int dup = 0;
-
-			for (size_t j = i; j-- > 0 && !strcmp(p[j].op, p[i].op);)
-				if (!strcmp(p[j].dom, p[i].dom))
-					dup = 1;
-			tr->blocked_op_types += !dup;
-		}
-	}
+	qsort(v, n, sizeof(*v), op_key_cmp);
+	for (size_t i = 0; i < n; i++)
+		tr->blocked_op_types += !i || op_key_cmp(&v[i - 1], &v[i]);
 	free(v);
 	return 0;
 }
@@ -443,7 +465,8 @@ int scan_model(struct ir_model *m, const char *path,
 		node_info(&c, sn, sn->function ? find_fn(m, sn->function) : NULL, &c.info[i]);
 		out->nodes[i].version = c.info[i].schema ? c.info[i].schema->since_version : 0;
 	}
-	if ((rc = find_consts(&c, out)) < 0 || (rc = scan_facts_collect(&c)) < 0) {
+	if ((rc = find_consts(&c, out)) < 0 || (rc = io_facts(&c, out)) < 0 ||
+	    (rc = scan_facts_collect(&c)) < 0) {
 		rc = ir_diag_error(d, rc, "out of memory");
 		goto cleanup;
 	}
@@ -458,6 +481,8 @@ int scan_model(struct ir_model *m, const char *path,
 		rc = scan_target(&c, out, i, so);
 cleanup:
 	free(c.info);
+	free(c.vt_pool);
+	free(c.const_pool);
 	scan_vset_release(&c.consts);
 	ir_infer_release(&c.inf);
 	if (rc < 0)

@@ -135,6 +135,8 @@ static int aval_get(const struct ir_node *n, const struct ir_op_schema *s,
 	const struct ir_op_attr *sa = s ? ir_op_schema_attr(s, name) : NULL;
 
 	memset(out, 0, sizeof(*out));
+	if (a && *ir_s(a->ref_attr_name))
+		return 0;   /* set by the caller of a function: not known here */
 	if (a) {
 		switch (a->type) {
 		case IR_ATTR_INT: out->kind = AV_NUM; out->num = (double)a->i; return 0;

@@ -124,7 +124,10 @@ grep -q '^    limited    external_data ' "$T/out" || fail "external data finding
 run 1 "$OPMIG" scan testdata/models/functions.onnx --format json
 $PY -c "
 import json; r = json.load(open('$T/out'))
-assert r['model']['function_nodes'] > 0, r['model']
+assert r['model']['function_nodes'] == 5 and r['model']['main_nodes'] == 3, r['model']
+n = {x['name']: x for x in r['targets'][0]['nodes']}['alpha_const']
+assert n['function'] == 'ScaledRelu' and n['graph'] == 'fn:com.opmig.fn:ScaledRelu', n
+assert n['version'] == 13 and n['status'] == 'blocked', n
 " || fail "function nodes"
 
 # ---- golden reports --------------------------------------------------------

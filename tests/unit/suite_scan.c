@@ -48,6 +48,7 @@ static const char target_json[] =
 	"  \"Sigmoid\": {\"versions\": [1, 6]},\n"
 	"  \"Add\": {\"dtypes\": [\"float16\"]},\n"
 	"  \"Abs\": {\"static_shape\": true},\n"
+	"  \"LeakyRelu\": {\"max_dim\": 4},\n"
 	"  \"Tanh\": {\"supported\": false, \"notes\": \"no tanh unit\"}\n"
 	" }}\n";
 
@@ -108,6 +109,7 @@ static struct ir_model *build(void)
 	tm_node(m, "Tanh", NULL, TM_NAMES("ab"), 1, TM_NAMES("th"), 1);         /* 10 */
 	/* m3t: the transpose of m3, computed, rank 3 */
 	tm_node(m, "Transpose", NULL, TM_NAMES("m3"), 1, TM_NAMES("m3t0"), 1);  /* 11 */
+	tm_node(m, "LeakyRelu", NULL, TM_NAMES("x"), 1, TM_NAMES("lr"), 1);      /* 12 */
 	return m;
 }
 
@@ -126,6 +128,7 @@ static struct ir_model *build_sorted(void)
 	tm_output(m, "ci", IR_DTYPE_INT64, TM_DIMS(1, 4, 6, 6), 4);
 	tm_output(m, "ad", IR_DTYPE_FLOAT, TM_DIMS(1, 4, 6, 6), 4);
 	tm_output(m, "th", IR_DTYPE_FLOAT, TM_DIMS(1, 4), 2);
+	tm_output(m, "lr", IR_DTYPE_FLOAT, TM_DIMS(1, 3, 8, 8), 4);
 	tm_verify(m);
 	return m;
 }
@@ -174,8 +177,8 @@ static void test_verdicts(void)
 	m = build_sorted();
 	ir_diag_init(&d);
 	CU_ASSERT_FATAL(scan_model(m, "unit.onnx", &t, 1, NULL, &r, &d) == 0);
-	CU_ASSERT_EQUAL(r.n_nodes, 12);
-	CU_ASSERT_EQUAL(r.n_main_nodes, 12);
+	CU_ASSERT_EQUAL(r.n_nodes, 13);
+	CU_ASSERT_EQUAL(r.n_main_nodes, 13);
 	expect(&r, "Relu_0", SCAN_SUPPORTED, NULL, NULL);
 	expect(&r, "Conv_1", SCAN_BLOCKED, "attribute",
 	       "attribute dilations is [2,2], above the target's maximum 1");
@@ -199,12 +202,15 @@ static void test_verdicts(void)
 	       "Tanh is not supported by the target: no tanh unit");
 	expect(&r, "Transpose_11", SCAN_BLOCKED, "op_not_supported",
 	       "Transpose is not in the target's operator list");
-	CU_ASSERT_EQUAL(r.targets[0].counts.nodes, 12);
+	/* the first dim above max_dim 4 */
+	expect(&r, "LeakyRelu_12", SCAN_BLOCKED, "rank",
+	       "input 0 ('x') dim 2 is 8, above the target's maximum 4");
+	CU_ASSERT_EQUAL(r.targets[0].counts.nodes, 13);
 	CU_ASSERT_EQUAL(r.targets[0].counts.supported, 1);
 	CU_ASSERT_EQUAL(r.targets[0].counts.limited, 1);
-	CU_ASSERT_EQUAL(r.targets[0].counts.blocked, 10);
-	/* Conv, Erf, MatMul, Sigmoid, Cast, Add, Abs, Tanh, Transpose */
-	CU_ASSERT_EQUAL(r.targets[0].blocked_op_types, 9);
+	CU_ASSERT_EQUAL(r.targets[0].counts.blocked, 11);
+	/* Conv, Erf, MatMul, Sigmoid, Cast, Add, Abs, Tanh, Transpose, LeakyRelu */
+	CU_ASSERT_EQUAL(r.targets[0].blocked_op_types, 10);
 	/* model-level: opset 13 < 14, xd dynamic, int64 at run time */
 	CU_ASSERT_EQUAL_FATAL(r.targets[0].n_findings, 3);
 	CU_ASSERT_STRING_EQUAL(r.targets[0].findings[0].code, "opset_out_of_range");
@@ -254,31 +260,32 @@ static void test_rewrite_hook_and_views(void)
 	ir_diag_init(&d);
 	n_hook_calls = 0;
 	CU_ASSERT_FATAL(scan_model(m, NULL, ts, 2, &so, &r, &d) == 0);
-	CU_ASSERT_EQUAL(n_hook_calls, 2 * 11);   /* every node but Relu, per target */
+	CU_ASSERT_EQUAL(n_hook_calls, 2 * 12);   /* every node but Relu, per target */
 	CU_ASSERT_EQUAL(verdict(&r, "Erf_4")->status, SCAN_REWRITABLE);
 	CU_ASSERT_STRING_EQUAL(verdict(&r, "Erf_4")->rewrite, "fake-pass");
 	CU_ASSERT_EQUAL(verdict(&r, "Softmax_3")->status, SCAN_REWRITABLE);
 	CU_ASSERT_EQUAL(r.targets[1].counts.rewritable, 2);
-	CU_ASSERT_EQUAL(r.targets[1].counts.blocked, 9);
+	CU_ASSERT_EQUAL(r.targets[1].counts.blocked, 10);
 	CU_ASSERT_EQUAL(r.targets[1].counts.limited, 0);
 	/* groups: Add has 3 dtype reasons, one group of count 1; blocked first */
 	CU_ASSERT_FATAL(scan_groups_build(&r, 0, &g, &ng) == 0);
-	CU_ASSERT_EQUAL(ng, 11);
+	CU_ASSERT_EQUAL(ng, 12);
 	CU_ASSERT_STRING_EQUAL(g[0].op_type, "Abs");
 	CU_ASSERT_STRING_EQUAL(g[1].op_type, "Add");
 	CU_ASSERT_EQUAL(g[1].count, 1);
-	CU_ASSERT_STRING_EQUAL(g[9].op_type, "Erf");
-	CU_ASSERT_EQUAL(g[9].status, SCAN_REWRITABLE);
-	CU_ASSERT_STRING_EQUAL(g[9].rewrite, "fake-pass");
+	CU_ASSERT_STRING_EQUAL(g[5].op_type, "LeakyRelu");
+	CU_ASSERT_STRING_EQUAL(g[10].op_type, "Erf");
+	CU_ASSERT_EQUAL(g[10].status, SCAN_REWRITABLE);
+	CU_ASSERT_STRING_EQUAL(g[10].rewrite, "fake-pass");
 	free(g);
-	/* matrix: 11 op types (Conv twice), sorted, worst verdict */
+	/* matrix: 12 op types (Conv twice), sorted, worst verdict */
 	CU_ASSERT_FATAL(scan_matrix_build(&r, &mx) == 0);
-	CU_ASSERT_EQUAL(mx.n_rows, 11);
+	CU_ASSERT_EQUAL(mx.n_rows, 12);
 	CU_ASSERT_STRING_EQUAL(mx.rows[3].op_type, "Conv");
 	CU_ASSERT_EQUAL(mx.rows[3].count, 2);
 	CU_ASSERT_EQUAL(mx.rows[3].status[1], SCAN_BLOCKED);
-	CU_ASSERT_STRING_EQUAL(mx.rows[6].op_type, "Relu");
-	CU_ASSERT_EQUAL(mx.rows[6].status[0], SCAN_SUPPORTED);
+	CU_ASSERT_STRING_EQUAL(mx.rows[7].op_type, "Relu");
+	CU_ASSERT_EQUAL(mx.rows[7].status[0], SCAN_SUPPORTED);
 	scan_matrix_release(&mx);
 	scan_result_release(&r);
 	ir_model_free(m);

@@ -153,8 +153,7 @@ static int parse_args(struct scan_args *a, int argc, char **argv,
  * Here the scan asks opmig's rewrite passes (rewriters/rewrite.h) whether a
  * node that is limited or blocked on a target can be rewritten into what
  * the target runs.  One rewrite context serves every target (the target is
- * switched per question); it is set up on the first question, so models
- * without problems do not pay for its inference. */
+ * switched per question); the scan reuses its inference of the model. */
 struct rw_hook {
 	struct ir_model *m;
 	struct rw_ctx rw;
@@ -244,10 +243,17 @@ int cmd_scan(int argc, char **argv)
 	if ((code = cli_load(a.model, &m)) != CLI_EXIT_OK)
 		goto cleanup;
 	hook.m = m;
+	ir_diag_init(&hook.d);
+	hook.state = rw_ctx_init(&hook.rw, m, NULL, &hook.d) < 0 ? -1 : 1;
 	so.can_rewrite = can_rewrite;
 	so.ctx = &hook;
+
 	ir_diag_init(&d);
-	if ((rc = scan_model(m, a.model, targets, a.n_targets, &so, &res, &d)) < 0) {
+	/* the rewrite context's inference serves the scan too; a failed one
+	 * is left to the scan, which reports it */
+	if ((rc = scan_model_inferred(m, a.model, targets, a.n_targets, &so,
+				      hook.state > 0 && hook.rw.have_inf ? &hook.rw.inf : NULL,
+				      &res, &d)) < 0) {
 		cli_error(a.model, "%s", d.msg);
 		code = cli_exit_code(rc);
 		goto cleanup;

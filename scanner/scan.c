@@ -217,7 +217,7 @@ int scan_value_is_const(const struct scan_ctx *c, const struct ir_value *v)
 		return 0;
 	if (v->init || v->sparse_init || scan_vset_has(&c->consts, v))
 		return 1;
-	t = ir_infer_get(&c->inf, v);
+	t = ir_infer_get(c->inf, v);
 	return t && (t->has_const || t->has_fconst);
 }
 
@@ -308,11 +308,11 @@ static int io_facts(struct scan_ctx *c, const struct scan_result *r)
 		ni->in_const = &c->const_pool[kc];
 		ni->n_in = n->n_inputs;
 		for (size_t j = 0; j < n->n_inputs; j++) {
-			c->vt_pool[k++] = n->inputs[j] ? ir_infer_get(&c->inf, n->inputs[j]) : NULL;
+			c->vt_pool[k++] = n->inputs[j] ? ir_infer_get(c->inf, n->inputs[j]) : NULL;
 			c->const_pool[kc++] = scan_value_is_const(c, n->inputs[j]);
 		}
 		for (size_t j = 0; j < n->n_outputs; j++)
-			c->vt_pool[k++] = n->outputs[j] ? ir_infer_get(&c->inf, n->outputs[j]) : NULL;
+			c->vt_pool[k++] = n->outputs[j] ? ir_infer_get(c->inf, n->outputs[j]) : NULL;
 	}
 	return 0;
 }
@@ -400,6 +400,14 @@ int scan_model(struct ir_model *m, const char *path,
 	       const struct scan_options *so, struct scan_result *out,
 	       struct ir_diag *d)
 {
+	return scan_model_inferred(m, path, targets, n_targets, so, NULL, out, d);
+}
+
+int scan_model_inferred(struct ir_model *m, const char *path,
+			const struct rules_target *const *targets, size_t n_targets,
+			const struct scan_options *so, const struct ir_infer *inf,
+			struct scan_result *out, struct ir_diag *d)
+{
 	struct scan_ctx c;
 	struct enum_ctx e;
 	struct scan_strings *strs;
@@ -411,7 +419,8 @@ int scan_model(struct ir_model *m, const char *path,
 	c.m = m;
 	c.d = d;
 	c.path = path ? path : ir_s(m->path);
-	ir_infer_init(&c.inf);
+	ir_infer_init(&c.own_inf);
+	c.inf = &c.own_inf;
 	if (!m->graph)
 		return ir_diag_error(d, IR_EINVAL, "model has no graph");
 	if (!n_targets)
@@ -452,7 +461,9 @@ int scan_model(struct ir_model *m, const char *path,
 		rc = ir_diag_error(d, rc, "out of memory");
 		goto cleanup;
 	}
-	if ((rc = ir_infer_model(m, &c.inf, d)) < 0)
+	if (inf)
+		c.inf = inf;
+	else if ((rc = ir_infer_model(m, &c.own_inf, d)) < 0)
 		goto cleanup;
 	out->inferred = 1;
 	if (out->n_nodes && !(c.info = calloc(out->n_nodes, sizeof(*c.info)))) {
@@ -484,7 +495,7 @@ cleanup:
 	free(c.vt_pool);
 	free(c.const_pool);
 	scan_vset_release(&c.consts);
-	ir_infer_release(&c.inf);
+	ir_infer_release(&c.own_inf);
 	if (rc < 0)
 		scan_result_release(out);
 	return rc < 0 ? rc : 0;

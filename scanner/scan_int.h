@@ -46,7 +46,8 @@ struct scan_mfacts {
 struct scan_ctx {
 	struct ir_model *m;
 	const char *path;
-	struct ir_infer inf;
+	const struct ir_infer *inf;          /* own_inf, or the caller's */
+	struct ir_infer own_inf;
 	struct scan_vset consts;
 	struct scan_ninfo *info;             /* one per result node */
 	const struct ir_vtype **vt_pool;     /* storage of info[].vt */

@@ -65,6 +65,8 @@ int cli_load(const char *path, struct ir_model **m);
 
 int cmd_convert(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_migrate(int argc, char **argv);
+extern const char cmd_migrate_help[];
 int cmd_ops(int argc, char **argv);
 extern const char cmd_convert_help[], cmd_inspect_help[], cmd_ops_help[];
 int cmd_run(int argc, char **argv);

@@ -15,6 +15,8 @@ const struct cli_command cli_commands[] = {
 	  "re-serialize a model, optionally moving weights to external data" },
 	{ "inspect", cmd_inspect, cmd_inspect_help,
 	  "summarize a model: interface, opsets, op histogram, parameters" },
+	{ "migrate", cmd_migrate, cmd_migrate_help,
+	  "rewrite a model for a target and check it still computes the same" },
 	{ "ops", cmd_ops, cmd_ops_help,
 	  "list the operator registry, or one operator's versions" },
 	{ "rules", cmd_rules, cmd_rules_help,

@@ -234,6 +234,31 @@ struct ir_value *ir_graph_add_initializer(struct ir_graph *g, struct ir_tensor *
 	return v;
 }
 
+int ir_value_attach_initializer(struct ir_graph *g, struct ir_value *v,
+				struct ir_tensor *t)
+{
+	struct ir_tensor **p;
+	char *name;
+
+	if (v->producer || v->init || v->is_input || v->graph != g ||
+	    !(name = strdup(v->name))) {
+		ir_tensor_free(t);
+		return v->producer || v->init || v->is_input || v->graph != g ?
+		       IR_EINVAL : IR_ENOMEM;
+	}
+	if (!(p = realloc(g->inits, (g->n_inits + 1) * sizeof(*p)))) {
+		free(name);
+		ir_tensor_free(t);
+		return IR_ENOMEM;
+	}
+	free(t->name);
+	t->name = name;
+	g->inits = p;
+	g->inits[g->n_inits++] = t;
+	v->init = t;
+	return 0;
+}
+
 void ir_graph_remove_initializer(struct ir_graph *g, struct ir_value *v)
 {
 	for (size_t i = 0; i < g->n_inits; i++)
@@ -387,4 +412,67 @@ const struct ir_attr *ir_node_attr(const struct ir_node *n, const char *name)
 		if (!strcmp(ir_s(n->attrs[i]->name), name))
 			return n->attrs[i];
 	return NULL;
+}
+
+/* Copy of a byte string with a NUL after it. */
+static uint8_t *bytes_dup(const uint8_t *s, size_t len)
+{
+	uint8_t *c = malloc(len + 1);
+
+	if (c) {
+		if (len)
+			memcpy(c, s, len);
+		c[len] = 0;
+	}
+	return c;
+}
+
+static struct ir_tensor *tensor_copy(struct ir_tensor *t, struct ir_diag *d)
+{
+	const uint8_t *data;
+	size_t len;
+
+	if (t->dtype == IR_DTYPE_STRING || ir_tensor_data(t, &data, &len, d) < 0)
+		return NULL;
+	return ir_tensor_new_raw(ir_s(t->name), t->dtype, t->dims, t->n_dims, data, len);
+}
+
+int ir_node_copy_attr(struct ir_node *n, const char *name, const struct ir_attr *src)
+{
+	struct ir_diag d;
+	struct ir_tensor *t;
+	struct ir_attr *a;
+
+	ir_diag_init(&d);
+	switch (src->type) {
+	case IR_ATTR_FLOAT: return ir_node_set_float(n, name, src->f);
+	case IR_ATTR_INT: return ir_node_set_int(n, name, src->i);
+	case IR_ATTR_FLOATS: return ir_node_set_floats(n, name, src->floats, src->n_floats);
+	case IR_ATTR_INTS: return ir_node_set_ints(n, name, src->ints, src->n_ints);
+	case IR_ATTR_TENSOR:
+		if (!src->t || !(t = tensor_copy(src->t, &d)))
+			return IR_EINVAL;
+		return ir_node_set_tensor(n, name, t);
+	case IR_ATTR_STRING:
+		if (!(a = attr_slot(n, name, IR_ATTR_STRING)) ||
+		    !(a->s = bytes_dup(src->s, src->s_len)))
+			return IR_ENOMEM;
+		a->s_len = src->s_len;
+		a->present |= IR_ATTR_HAS_S;
+		return 0;
+	case IR_ATTR_STRINGS:
+		if (!(a = attr_slot(n, name, IR_ATTR_STRINGS)) ||
+		    !(a->strings = calloc(src->n_strings + 1, sizeof(*a->strings))) ||
+		    !(a->string_lens = calloc(src->n_strings + 1, sizeof(*a->string_lens))))
+			return IR_ENOMEM;
+		for (size_t i = 0; i < src->n_strings; i++) {
+			if (!(a->strings[i] = bytes_dup(src->strings[i], src->string_lens[i])))
+				return IR_ENOMEM;
+			a->string_lens[i] = src->string_lens[i];
+			a->n_strings = i + 1;
+		}
+		return 0;
+	default:
+		return IR_EINVAL;
+	}
 }

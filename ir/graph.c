@@ -211,6 +211,16 @@ static void function_free(struct ir_function *f)
 	free(f);
 }
 
+void ir_model_remove_function(struct ir_model *m, size_t i)
+{
+	if (i >= m->n_functions)
+		return;
+	function_free(m->functions[i]);
+	memmove(&m->functions[i], &m->functions[i + 1],
+		(m->n_functions - i - 1) * sizeof(*m->functions));
+	m->n_functions--;
+}
+
 void ir_model_free(struct ir_model *m)
 {
 	if (!m)

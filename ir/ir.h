@@ -436,6 +436,10 @@ struct ir_tensor *ir_tensor_new_raw(const char *name, int dtype,
  * returns its value, NULL when out of memory (t is then freed). */
 struct ir_value *ir_graph_add_initializer(struct ir_graph *g, struct ir_tensor *t);
 void ir_graph_remove_initializer(struct ir_graph *g, struct ir_value *v);
+/* Make t (taking ownership, renamed to v's name) the initializer of v, a
+ * value of g that no node produces (detach its producer first). */
+int ir_value_attach_initializer(struct ir_graph *g, struct ir_value *v,
+				struct ir_tensor *t);
 /* Forget the value_info declarations of v (its type changed). */
 void ir_graph_drop_value_info(struct ir_graph *g, const struct ir_value *v);
 /* Attributes: set (replacing one of the same name), remove, find. */
@@ -446,6 +450,12 @@ int ir_node_set_ints(struct ir_node *n, const char *name, const int64_t *v, size
 int ir_node_set_floats(struct ir_node *n, const char *name, const float *v, size_t k);
 int ir_node_set_tensor(struct ir_node *n, const char *name, struct ir_tensor *t);
 int ir_node_remove_attr(struct ir_node *n, const char *name);
+/* Set attribute `name` of n to a copy of src: float, int, string, their
+ * lists, and numeric tensors; IR_EINVAL for other kinds (graphs, sparse
+ * tensors, type protos, string tensors). */
+int ir_node_copy_attr(struct ir_node *n, const char *name, const struct ir_attr *src);
+/* Remove model-local function i (freeing it). */
+void ir_model_remove_function(struct ir_model *m, size_t i);
 const struct ir_attr *ir_node_attr(const struct ir_node *n, const char *name);
 
 /* Opset version imported for a domain ("" and "ai.onnx" are one); 0 if none. */

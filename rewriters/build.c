@@ -51,6 +51,13 @@ static int log_push(struct rw_ctx *c, const struct ir_node *n, size_t emitted)
 	return 0;
 }
 
+int rw_log_graph(struct rw_ctx *c, size_t changed)
+{
+	static const struct ir_node none = { .op_type = (char *)"" };
+
+	return log_push(c, &none, changed);
+}
+
 int rw_end(struct rw_emit *e, int rc)
 {
 	if (rc == 0 && e->failed)
@@ -229,6 +236,25 @@ struct ir_value *rw_reduce(struct rw_emit *e, const char *op, struct ir_value *x
 	return node ? node->outputs[0] : NULL;
 }
 
+struct ir_value *rw_clip(struct rw_emit *e, struct ir_value *x, double lo,
+			 double hi, struct ir_value *out)
+{
+	struct ir_node *node;
+
+	if (e->c->opset >= 11) {
+		struct ir_value *in[3] = { x, rw_scalar(e, e->dtype, lo),
+					   rw_scalar(e, e->dtype, hi) };
+
+		node = rw_node(e, "Clip", NULL, in, 3, out);
+	} else {
+		node = rw_node(e, "Clip", NULL, &x, 1, out);
+		if (node && (ir_node_set_float(node, "min", (float)lo) < 0 ||
+			     ir_node_set_float(node, "max", (float)hi) < 0))
+			e->failed = 1;
+	}
+	return node ? node->outputs[0] : NULL;
+}
+
 /* ---- reading nodes --------------------------------------------------- */
 
 int64_t rw_attr_int(const struct ir_node *n, const char *name, int64_t dflt)
@@ -263,6 +289,14 @@ const int64_t *rw_attr_ints(const struct ir_node *n, const char *name, size_t *k
 	return a->ints;
 }
 
+const float *rw_attr_floats(const struct ir_node *n, const char *name, size_t *k)
+{
+	const struct ir_attr *a = ir_node_attr(n, name);
+
+	*k = a && a->type == IR_ATTR_FLOATS ? a->n_floats : 0;
+	return *k ? a->floats : NULL;
+}
+
 int rw_const_ints(const struct rw_ctx *c, const struct ir_value *v,
 		  int64_t *out, size_t cap, size_t *n)
 {
@@ -278,6 +312,23 @@ int rw_const_ints(const struct rw_ctx *c, const struct ir_value *v,
 	}
 	*n = t->n_const;
 	return 1;
+}
+
+int rw_const_double(const struct rw_ctx *c, const struct ir_value *v, double *out)
+{
+	const struct ir_vtype *t = v ? rw_type(c, v) : NULL;
+
+	if (!t)
+		return 0;
+	if (t->has_fconst && t->n_fconst == 1) {
+		*out = t->fval[0];
+		return 1;
+	}
+	if (t->has_const && t->n_const == 1 && t->cval[0].kind == IR_VDIM_VALUE) {
+		*out = (double)t->cval[0].value;
+		return 1;
+	}
+	return 0;
 }
 
 int rw_is_const(const struct rw_ctx *c, const struct ir_value *v)

@@ -110,7 +110,8 @@ int rw_target_accepts(const struct rw_ctx *c, const char *domain,
 		return 1;
 	if (!(o = rules_target_find_op(t, dom, op)) || !o->supported)
 		return 0;
-	s = ir_registry_find(dom, op, ir_model_opset(c->m, dom));
+	s = ir_registry_find(dom, op, !strcmp(dom, "ai.onnx") ? c->opset :
+			     ir_model_opset(c->m, dom));
 	if (s && (s->since_version < o->version_min || s->since_version > o->version_max))
 		return 0;
 	if (dtype > 0 && dtype < 32) {
@@ -196,12 +197,17 @@ int rw_apply(struct rw_ctx *c, const struct rw_pass *p, struct ir_node *n, int v
 
 int rw_run(struct rw_ctx *c, const struct rw_pass *p, size_t *changed)
 {
+	size_t logged = c->n_log;
 	int rc;
 
 	*changed = 0;
 	c->pass = p->name;
 	c->variant = NULL;
+
 	rc = p->run(c, changed);
+	/* passes that rewrite node by node have logged each node */
+	if (rc == 0 && *changed && c->n_log == logged && (rc = rw_log_graph(c, *changed)) < 0)
+		rc = ir_diag_error(c->d, IR_ENOMEM, "out of memory");
 	if (rc == 0 && *changed)
 		rc = rw_refresh(c);
 	c->pass = NULL;

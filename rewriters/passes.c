@@ -6,10 +6,42 @@
 
 #define PASS(x) extern const struct rw_pass rw_pass_##x;
 #define RW_PASSES(X) \
+	X(abs) \
+	X(avgpool_count) \
 	X(dce) \
 	X(eliminate_identity) \
+	X(elu) \
 	X(erf_poly) \
-	X(gelu)
+	X(fold_constants) \
+	X(gelu) \
+	X(global_pool) \
+	X(group_norm) \
+	X(hard_sigmoid) \
+	X(hard_swish) \
+	X(if_const) \
+	X(inline_functions) \
+	X(instance_norm) \
+	X(layer_norm) \
+	X(leaky_relu) \
+	X(lp_norm) \
+	X(mish) \
+	X(neg) \
+	X(opset_convert) \
+	X(pow_const) \
+	X(prelu) \
+	X(reciprocal) \
+	X(reduce) \
+	X(sign) \
+	X(skip_layer_norm) \
+	X(softmax) \
+	X(softplus) \
+	X(softsign) \
+	X(sqrt_pow) \
+	X(static_dims) \
+	X(swish) \
+	X(thresholded_relu) \
+	X(transpose_rank) \
+	X(variadic)
 RW_PASSES(PASS)
 #undef PASS
 #define PASS(x) &rw_pass_##x,

@@ -27,6 +27,9 @@ int rw_begin(struct rw_ctx *c, struct ir_node *n, struct rw_emit *e);
  * an allocation failure on the way becomes IR_ENOMEM. */
 int rw_end(struct rw_emit *e, int rc);
 
+/* Log a graph pass's run (node and op ""; n_emitted: what it changed). */
+int rw_log_graph(struct rw_ctx *c, size_t changed);
+
 /* A node op(in...) of the default domain (domain: another) placed next;
  * out NULL makes a fresh output.  Returns the node (NULL on failure, and
  * e->failed is set); its first output is node->outputs[0]. */
@@ -69,6 +72,7 @@ float rw_attr_float(const struct ir_node *n, const char *name, float dflt);
 const char *rw_attr_str(const struct ir_node *n, const char *name,
 			const char *dflt);
 const int64_t *rw_attr_ints(const struct ir_node *n, const char *name, size_t *k);
+const float *rw_attr_floats(const struct ir_node *n, const char *name, size_t *k);
 
 /* The values of a constant integer input (initializer, Constant, or
  * folded by inference), at most cap of them copied to out; 1 when known
@@ -78,5 +82,32 @@ int rw_const_ints(const struct rw_ctx *c, const struct ir_value *v,
 int rw_is_const(const struct rw_ctx *c, const struct ir_value *v);
 /* The rank of a value, -1 unknown. */
 int rw_rank(const struct rw_ctx *c, const struct ir_value *v);
+
+/* A scalar float constant input (initializer, Constant or folded by
+ * inference): 1 and *out when known, 0 otherwise. */
+int rw_const_double(const struct rw_ctx *c, const struct ir_value *v, double *out);
+
+/* Clip(x, lo, hi) in the model's form (attributes before opset 11). */
+struct ir_value *rw_clip(struct rw_emit *e, struct ir_value *x, double lo,
+			 double hi, struct ir_value *out);
+
+/* ---- preconditions (checks.c) --------------------------------------- */
+
+int rw_dtype_is_float(int dtype);
+/* Read by a node or a graph output of its scope. */
+int rw_value_used(const struct ir_value *v);
+/* The usual check of a decomposition of float data: input 0 and output 0
+ * present, the dtype known and float, the model's default-domain opset at
+ * least min_opset (so emitted binary ops broadcast), outputs beyond the
+ * first unused.  0 with the reason in why otherwise. */
+int rw_check_float_node(struct rw_ctx *c, const struct ir_node *n,
+			int min_opset, char *why, size_t size);
+
+/* Define a node pass of kind RW_DECOMPOSE with static tables. */
+#define RW_DECOMPOSITION(id, nm, sum, m, v, chk, vchk, app) \
+	const struct rw_pass rw_pass_##id = { \
+		.name = nm, .summary = sum, .kind = RW_DECOMPOSE, .matches = m, \
+		.variants = v, .n_variants = sizeof(v) / sizeof(v[0]), \
+		.check = chk, .vcheck = vchk, .apply = app }
 
 #endif

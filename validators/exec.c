@@ -1,7 +1,11 @@
-/* exec.c: running plans: frames of value slots, binding inputs, calling
- * each node's kernel (or a model-local function's body), storing outputs,
- * releasing intermediates after their last consumer, subgraph calls for
- * If/Loop/Scan, attribute references inside functions, per-op timing. */
+/* exec.c: running plans: frames of value slots, binding inputs (wrapped
+ * in an optional where the graph declares one), calling each node's kernel
+ * (or a model-local function's body, where inputs the call leaves out read
+ * as absent), storing outputs, releasing intermediates after their last
+ * consumer, subgraph calls for If/Loop/Scan/SequenceMap (also graphs
+ * passed to functions by attribute reference), attribute references
+ * inside functions, errors naming the enclosing node, per-op timing. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,13 +15,33 @@
 #define MAX_CALL_DEPTH 256
 #define OUT_SLOTS_MIN 8
 
+static struct rt_frame *frame_up(struct rt_frame *f, int up)
+{
+	for (int i = 0; i < up && f; i++)
+		f = f->parent;
+	return f;
+}
+
 static struct rt_value *frame_get(struct rt_frame *f, struct rt_ref r)
 {
 	if (r.slot < 0)
 		return NULL;
-	for (int i = 0; i < r.up && f; i++)
-		f = f->parent;
+	f = frame_up(f, r.up);
 	return f ? f->vals[r.slot] : NULL;
+}
+
+/* Is an unbound value a formal input of a model-local function that the
+ * call left out (an absent optional input)?  Reading it then reads "". */
+static int absent_formal(struct rt_frame *f, struct rt_ref r)
+{
+	const struct rt_gplan *p;
+
+	if (!(f = frame_up(f, r.up)) || !f->call || !(p = f->p)->fn)
+		return 0;
+	for (size_t i = 0; i < p->n_in; i++)
+		if (p->in[i] == r.slot)
+			return 1;
+	return 0;
 }
 
 const struct ir_attr *rt_frame_attr(struct rt_frame *f,
@@ -61,6 +85,19 @@ static void frame_release(struct rt_frame *f)
 	f->vals = NULL;
 }
 
+/* After a failure inside a subgraph or function body: say which node's
+ * body it was (the message names the inner node already). */
+static void diag_within(struct ir_diag *d, const char *what, const char *name,
+			const struct ir_node *n)
+{
+	char w[RT_WHERE_SIZE];
+	size_t len = strlen(d->msg);
+
+	if (d->status && len < sizeof(d->msg) - 1)
+		snprintf(d->msg + len, sizeof(d->msg) - len, ", in %s '%s' of %s",
+			 what, name, rt_node_where(n, w));
+}
+
 /* A function call: run the body in a fresh frame (no outer scope). */
 static int call_function(struct rt_kctx *k)
 {
@@ -77,6 +114,8 @@ static int call_function(struct rt_kctx *k)
 	sub.depth = k->f->depth + 1;
 	rc = rt_frame_run(k->s, &sub, k->in, k->n_in < p->n_in ? k->n_in : p->n_in,
 			  outs, k->d);
+	if (rc < 0)
+		diag_within(k->d, "function", ir_s(p->fn->name), k->node);
 	for (size_t i = 0; i < p->n_out; i++) {
 		if (rc == 0 && i < k->n_out)
 			rt_out_set(k, i, outs[i]);
@@ -109,7 +148,7 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 	memset(outs, 0, n_out * sizeof(*outs));
 	for (size_t i = 0; i < n->n_inputs; i++) {
 		ins[i] = frame_get(f, np->in[i]);
-		if (np->in[i].slot >= 0 && !ins[i]) {
+		if (np->in[i].slot >= 0 && !ins[i] && !absent_formal(f, np->in[i])) {
 			rc = ir_diag_error(d, IR_EINVAL,
 					   "%s: input '%s' has no value (a graph input left unbound?)",
 					   rt_node_where(n, w), ir_s(n->inputs[i]->name));
@@ -163,6 +202,26 @@ cleanup:
 	return rc;
 }
 
+/* A value bound to a formal input or output declared optional is wrapped
+ * in one when it is a plain tensor or sequence: a Loop feeds the body's
+ * carried output (a sequence) back to an input declared optional(seq). */
+static int as_declared(const struct ir_type *t, struct rt_value **v,
+		       struct ir_diag *d)
+{
+	struct rt_value *o;
+	int rc;
+
+	if (!t || t->kind != IR_TYPE_OPTIONAL || !*v ||
+	    ((*v)->kind != RT_TENSOR && (*v)->kind != RT_SEQUENCE))
+		return 0;
+	if ((rc = rt_optional_new((*v)->dtype, (int)(*v)->kind, *v, &o, d)) < 0) {
+		*v = NULL;
+		return rc;
+	}
+	*v = o;
+	return 0;
+}
+
 int rt_frame_run(struct rt_session *s, struct rt_frame *f,
 		 struct rt_value **ins, size_t n_in, struct rt_value **outs,
 		 struct ir_diag *d)
@@ -182,6 +241,9 @@ int rt_frame_run(struct rt_session *s, struct rt_frame *f,
 			continue;
 		rt_value_unref(f->vals[p->in[i]]);
 		f->vals[p->in[i]] = rt_value_ref(ins[i]);
+		if (!p->fn && (rc = as_declared(p->g->inputs[i].type,
+						&f->vals[p->in[i]], d)) < 0)
+			goto cleanup;
 	}
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct rt_nplan *np = &p->nodes[i];
@@ -197,11 +259,14 @@ int rt_frame_run(struct rt_session *s, struct rt_frame *f,
 		struct rt_value *v = frame_get(f, p->out[i]);
 
 		if (!v) {
-			rc = diag_error(d, "graph '%s': output %zu has no value",
-					ir_s(p->g->name), i);
+			rc = diag_error(d, "%s '%s': output %zu has no value",
+					p->fn ? "function" : "graph",
+					ir_s(p->fn ? p->fn->name : p->g->name), i);
 			goto cleanup;
 		}
 		outs[i] = rt_value_ref(v);
+		if (!p->fn && (rc = as_declared(p->g->outputs[i].type, &outs[i], d)) < 0)
+			goto cleanup;
 	}
 cleanup:
 	if (rc < 0)
@@ -217,16 +282,31 @@ int rt_subgraph_run(struct rt_kctx *k, const struct ir_graph *g,
 		    struct rt_value **ins, size_t n_in, struct rt_value **outs)
 {
 	struct rt_frame sub = { 0 };
+	int rc;
 
 	for (size_t i = 0; i < k->np->n_subs; i++)
 		if (k->np->subs[i]->g == g)
 			sub.p = k->np->subs[i];
+	sub.parent = k->f;
+	if (!sub.p && (sub.p = rt_plan_find(k->s, g))) {
+		/* a graph attribute of a function's call node, reached through
+		 * ref_attr_name: its scope is the caller's, found by walking
+		 * out through lexical parents and callers */
+		struct rt_frame *f = k->f;
+
+		while (f && f->p != sub.p->parent)
+			f = f->parent ? f->parent : f->caller;
+		sub.parent = f;
+		if (!f)
+			sub.p = NULL;
+	}
 	if (!sub.p)
 		return rt_err(k, "subgraph '%s' is not an attribute of this node",
 			      ir_s(g->name));
-	sub.parent = k->f;
 	sub.depth = k->f->depth + 1;
-	return rt_frame_run(k->s, &sub, ins, n_in, outs, k->d);
+	if ((rc = rt_frame_run(k->s, &sub, ins, n_in, outs, k->d)) < 0)
+		diag_within(k->d, "subgraph", ir_s(g->name), k->node);
+	return rc;
 }
 
 void rt_parallel_for(struct rt_kctx *k, int64_t n, int64_t grain,

@@ -1,8 +1,345 @@
-/* k_pool.c: kernels of the pool family (pooling); see rt_int.h for how
- * to add one. */
-#include "validators/rt_int.h"
+/* k_pool.c: kernels of the pool family: MaxPool (indices, storage_order,
+ * ceil_mode, dilations, int8/uint8), AveragePool (count_include_pad),
+ * LpPool, their Global forms and MaxUnpool.  Windows follow the geometry
+ * of k_conv_geom.c; values go through double (exact for every allowed
+ * dtype), with a float32 fast path for GlobalAveragePool. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "validators/k_conv_int.h"
+
+enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP };
+
+struct pool_job {
+	const struct knn_geom *g;
+	enum pool_kind kind;
+	int include_pad, col_major;
+	double p;
+	const double *x;
+	double *y;
+	int64_t *idx;                /* MaxPool Indices or NULL */
+};
+
+/* Channel planes [lo, hi) of n * c. */
+static void pool_planes(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct pool_job *j = ctx;
+	const struct knn_geom *g = j->g;
+	int nsp = g->nsp;
+
+	for (int64_t pl = lo; pl < hi; pl++) {
+		const double *xc = j->x + pl * g->in_size;
+		int64_t oc[KNN_MAX_SP] = { 0 };
+
+		for (int64_t o = 0; o < g->out_size; o++) {
+			int64_t kc[KNN_MAX_SP] = { 0 }, best = -1, count = 0;
+			double acc = j->kind == POOL_MAX ? -INFINITY : 0;
+
+			for (int64_t t = 0; t < g->k_size; t++) {
+				int64_t off = 0;
+				int valid = 1, inpad = 1;
+
+				for (int d = 0; d < nsp; d++) {
+					int64_t i = oc[d] * g->stride[d] - g->pad[d] +
+						    kc[d] * g->dil[d];
+
+					if (i < 0 || i >= g->in[d])
+						valid = 0;
+					if (i < -g->pad[d] || i >= g->in[d] + g->pad[nsp + d])
+						inpad = 0;
+					off = off * g->in[d] + i;
+				}
+				if (valid) {
+					double v = xc[off];
+
+					if (j->kind == POOL_MAX) {
+						if (best < 0 || v > acc) {
+							acc = v;
+							best = off;
+						}
+					} else if (j->kind == POOL_AVG) {
+						acc += v;
+					} else {
+						acc += pow(fabs(v), j->p);
+					}
+					count++;
+				} else if (inpad && j->include_pad) {
+					count++;
+				}
+				/* next kernel position */
+				for (int d = nsp - 1; d >= 0; d--) {
+					if (++kc[d] < g->kernel[d])
+						break;
+					kc[d] = 0;
+				}
+			}
+			if (j->kind == POOL_AVG)
+				acc = count ? acc / (double)count : NAN;
+			else if (j->kind == POOL_LP)
+				acc = pow(acc, 1 / j->p);
+			j->y[pl * g->out_size + o] = acc;
+			if (j->idx) {
+				int64_t v = best < 0 ? 0 : best;
+
+				if (j->col_major && best >= 0) {
+					int64_t r = best, cmv = 0, stride = 1;
+					int64_t co[KNN_MAX_SP];
+
+					for (int d = nsp - 1; d >= 0; d--) {
+						co[d] = r % g->in[d];
+						r /= g->in[d];
+					}
+					for (int d = 0; d < nsp; d++) {
+						cmv += co[d] * stride;
+						stride *= g->in[d];
+					}
+					v = cmv;
+				}
+				j->idx[pl * g->out_size + o] = pl * g->in_size + v;
+			}
+			for (int d = nsp - 1; d >= 0; d--) {
+				if (++oc[d] < g->out[d])
+					break;
+				oc[d] = 0;
+			}
+		}
+	}
+}
+
+static int pool_run(struct rt_kctx *k, enum pool_kind kind)
+{
+	struct rt_value *x, *y, *iv = NULL;
+	struct pool_job j = { 0 };
+	struct knn_geom g;
+	int64_t dims[RT_MAX_RANK];
+	double *xd = NULL, *yd = NULL;
+	int rc, ceil_mode = (int)rt_attr_int(k, "ceil_mode", 0);
+
+	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
+		return rc;
+	if (!rt_dtype_is_float(x->dtype) && x->dtype != IR_DTYPE_INT8 &&
+	    x->dtype != IR_DTYPE_UINT8)
+		return rt_err(k, "dtype %d is not supported", x->dtype);
+	if ((rc = knn_geom_init(k, x, NULL, ceil_mode, &g)) < 0)
+		return rc;
+	j.g = &g;
+	j.kind = kind;
+	j.include_pad = (int)rt_attr_int(k, "count_include_pad", 0);
+	j.col_major = rt_attr_int(k, "storage_order", 0) == 1;
+	if (kind == POOL_LP) {
+		j.p = k->version < 2 ? rt_attr_float(k, "p", 2) :
+		      (double)rt_attr_int(k, "p", 2);
+		if (j.p <= 0)
+			return rt_err(k, "p must be positive, got %g", j.p);
+	}
+	dims[0] = g.n;
+	dims[1] = g.c;
+	memcpy(dims + 2, g.out, (size_t)g.nsp * sizeof(int64_t));
+	if (!(y = rt_out_tensor(k, 0, x->dtype, x->rank, dims)))
+		return IR_ENOMEM;
+	if (kind == POOL_MAX && k->n_out > 1 && rt_out_wanted(k, 1)) {
+		if (!(iv = rt_out_tensor(k, 1, IR_DTYPE_INT64, x->rank, dims)))
+			return IR_ENOMEM;
+		j.idx = iv->data;
+	}
+	if (y->numel == 0)
+		return 0;
+	if (!(xd = knn_load_f64(k, x)))
+		return IR_ENOMEM;
+	if (!(yd = malloc((size_t)y->numel * sizeof(double)))) {
+		free(xd);
+		return rt_oom(k);
+	}
+	j.x = xd;
+	j.y = yd;
+	rt_parallel_for(k, g.n * g.c, 1, pool_planes, &j);
+	knn_store_f64(y, yd);
+	free(xd);
+	free(yd);
+	return 0;
+}
+
+static int k_maxpool(struct rt_kctx *k)
+{
+	return pool_run(k, POOL_MAX);
+}
+
+static int k_avgpool(struct rt_kctx *k)
+{
+	return pool_run(k, POOL_AVG);
+}
+
+static int k_lppool(struct rt_kctx *k)
+{
+	return pool_run(k, POOL_LP);
+}
+
+/* Global pools: one value per (n, c) plane. */
+static int global_run(struct rt_kctx *k, enum pool_kind kind)
+{
+	struct rt_value *x, *y;
+	int64_t dims[RT_MAX_RANK], plane = 1, planes;
+	double p = 2;
+
+	if (rt_in_tensor(k, 0, &x) < 0)
+		return IR_EINVAL;
+	if (!rt_dtype_is_float(x->dtype))
+		return rt_err(k, "dtype %d is not supported", x->dtype);
+	if (x->rank < 2)
+		return rt_err(k, "input has rank %d, expected (N, C, ...)", x->rank);
+	if (kind == POOL_LP)
+		p = k->version < 2 ? rt_attr_float(k, "p", 2) :
+		    (double)rt_attr_int(k, "p", 2);
+	dims[0] = x->dims[0];
+	dims[1] = x->dims[1];
+	for (int d = 2; d < x->rank; d++) {
+		dims[d] = 1;
+		plane *= x->dims[d];
+	}
+	planes = x->dims[0] * x->dims[1];
+	if (!(y = rt_out_tensor(k, 0, x->dtype, x->rank, dims)))
+		return IR_ENOMEM;
+	if (x->dtype == IR_DTYPE_FLOAT && kind == POOL_AVG) {
+		const float *xf = x->data;
+
+		for (int64_t i = 0; i < planes; i++) {
+			double s = 0;
+
+			for (int64_t t = 0; t < plane; t++)
+				s += xf[i * plane + t];
+			((float *)y->data)[i] = (float)(s / (double)plane);
+		}
+		return 0;
+	}
+	for (int64_t i = 0; i < planes; i++) {
+		double acc = kind == POOL_MAX ? -INFINITY : 0;
+
+		for (int64_t t = 0; t < plane; t++) {
+			double v = rt_load_f64(x->dtype, x->data, i * plane + t);
+
+			if (kind == POOL_MAX)
+				acc = v > acc || t == 0 ? v : acc;
+			else if (kind == POOL_AVG)
+				acc += v;
+			else
+				acc += pow(fabs(v), p);
+		}
+		if (kind == POOL_AVG)
+			acc /= (double)plane;
+		else if (kind == POOL_LP)
+			acc = pow(acc, 1 / p);
+		rt_store_f64(y->dtype, y->data, i, acc);
+	}
+	return 0;
+}
+
+static int k_global_avgpool(struct rt_kctx *k)
+{
+	return global_run(k, POOL_AVG);
+}
+
+static int k_global_maxpool(struct rt_kctx *k)
+{
+	return global_run(k, POOL_MAX);
+}
+
+static int k_global_lppool(struct rt_kctx *k)
+{
+	return global_run(k, POOL_LP);
+}
+
+static int k_maxunpool(struct rt_kctx *k)
+{
+	struct rt_value *x, *iv, *y;
+	struct knn_geom g;
+	int64_t dims[RT_MAX_RANK], base[RT_MAX_RANK], n_base = 1, *os = NULL;
+	size_t n_os = 0;
+	int rc;
+
+	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = rt_in_tensor(k, 1, &iv)) < 0)
+		return rc;
+	if (iv->dtype != IR_DTYPE_INT64 || iv->numel != x->numel)
+		return rt_err(k, "indices I must be int64 with the shape of X");
+	if (x->rank < 3)
+		return rt_err(k, "input has rank %d, expected 3 or more", x->rank);
+	/* the pool's geometry with the unpooled size as its input */
+	g.nsp = x->rank - 2;
+	{
+		const int64_t *v;
+		size_t n;
+		int nsp = g.nsp;
+
+		if (!(v = rt_attr_ints(k, "kernel_shape", &n)) || (int)n != nsp)
+			return rt_err(k, "attribute 'kernel_shape' must have %d values", nsp);
+		memcpy(g.kernel, v, n * sizeof(*v));
+		for (int d = 0; d < nsp; d++) {
+			g.stride[d] = 1;
+			g.pad[d] = g.pad[nsp + d] = 0;
+		}
+		if ((v = rt_attr_ints(k, "strides", &n)) && (int)n == nsp)
+			memcpy(g.stride, v, n * sizeof(*v));
+		if ((v = rt_attr_ints(k, "pads", &n)) && (int)n == 2 * nsp)
+			memcpy(g.pad, v, n * sizeof(*v));
+		dims[0] = x->dims[0];
+		dims[1] = x->dims[1];
+		for (int d = 0; d < nsp; d++)
+			dims[2 + d] = (x->dims[2 + d] - 1) * g.stride[d] + g.kernel[d] -
+				      g.pad[d] - g.pad[nsp + d];
+	}
+	memcpy(base, dims, (size_t)x->rank * sizeof(int64_t));
+	for (int d = 0; d < x->rank; d++)
+		n_base *= base[d];
+	if (rt_in(k, 2)) {
+		if ((rc = rt_in_ints(k, 2, &os, &n_os)) < 0)
+			return rc;
+		if ((int)n_os != x->rank) {
+			free(os);
+			return rt_err(k, "output_shape has %zu values, expected %d", n_os,
+				      x->rank);
+		}
+		memcpy(dims, os, n_os * sizeof(int64_t));
+		free(os);
+	}
+	for (int d = 0; d < x->rank; d++)
+		if (dims[d] < 0)
+			return rt_err(k, "output dim %d is negative", d);
+	if (!(y = rt_out_tensor(k, 0, x->dtype, x->rank, dims)))
+		return IR_ENOMEM;
+	memset(y->data, 0, (size_t)y->numel * rt_dtype_size(y->dtype));
+	/* indices address the unpooled shape (base); an explicit larger
+	 * output_shape keeps their coordinates */
+	for (int64_t i = 0; i < x->numel; i++) {
+		int64_t t = ((const int64_t *)iv->data)[i], r = t, mul = 1, o = 0;
+
+		if (t < 0 || t >= n_base)
+			return rt_err(k, "index %lld is outside the unpooled tensor of %lld elements",
+				      (long long)t, (long long)n_base);
+		for (int d = x->rank - 1; d >= 0; d--) {
+			int64_t c = r % base[d];
+
+			r /= base[d];
+			if (c >= dims[d])
+				return rt_err(k, "index %lld falls outside output_shape",
+					      (long long)t);
+			o += c * mul;
+			mul *= dims[d];
+		}
+		t = o;
+		memcpy((char *)y->data + t * (int64_t)rt_dtype_size(y->dtype),
+		       (const char *)x->data + i * (int64_t)rt_dtype_size(x->dtype),
+		       rt_dtype_size(x->dtype));
+	}
+	return 0;
+}
 
 const struct rt_kernel rt_kernels_pool[] = {
-	{ 0 }
+	{ "ai.onnx", "AveragePool", 1, RT_OPEN, k_avgpool },
+	{ "ai.onnx", "GlobalAveragePool", 1, RT_OPEN, k_global_avgpool },
+	{ "ai.onnx", "GlobalLpPool", 1, RT_OPEN, k_global_lppool },
+	{ "ai.onnx", "GlobalMaxPool", 1, RT_OPEN, k_global_maxpool },
+	{ "ai.onnx", "LpPool", 1, RT_OPEN, k_lppool },
+	{ "ai.onnx", "MaxPool", 1, RT_OPEN, k_maxpool },
+	{ "ai.onnx", "MaxUnpool", 9, RT_OPEN, k_maxunpool },
 };
-const size_t rt_n_kernels_pool = 0;
+const size_t rt_n_kernels_pool = sizeof(rt_kernels_pool) / sizeof(rt_kernels_pool[0]);

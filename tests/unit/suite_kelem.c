@@ -1,7 +1,587 @@
-/* suite_kelem.c: unit tests of elementwise, binary, activation and cast kernels. */
+/* suite_kelem.c: unit tests of elementwise, binary, activation and cast
+ * kernels: one-node models over initializers, checked against values
+ * derived by hand (dtype wrap-around, broadcasting rules old and new,
+ * integer division, Mod signs, rounding, float8 saturation, 4-bit and
+ * string casts) where the backend test data says nothing. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "tests/unit/suites.h"
+#include "tests/unit/tmodel.h"
+#include "validators/rt_int.h"
+
+/* Run m (no graph inputs) and return its one output, or NULL with the
+ * error in err. */
+static struct rt_value *run(struct ir_model *m, char *err, size_t size)
+{
+	struct rt_opts o = { .threads = 2 };
+	struct rt_session *s = NULL;
+	struct rt_value *out = NULL;
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	err[0] = 0;
+	if (rt_session_new(m, &o, &s, &d) < 0 ||
+	    rt_session_run(s, NULL, 0, &out, &d) < 0) {
+		snprintf(err, size, "%s", d.msg);
+		out = NULL;
+	}
+	rt_session_free(s);
+	return out;
+}
+
+/* One node op(a[, b[, c]]) -> y over initializers a, b, c. */
+struct case1 {
+	int64_t opset;
+	const char *op, *domain;
+	int dt[3];
+	int n_in;
+	int rank[3];
+	int64_t dims[3][4];
+	const double *vals[3];
+	int out_dt;
+};
+
+static struct ir_model *build(const struct case1 *c, struct ir_node **node)
+{
+	static const char *const names[] = { "a", "b", "c" };
+	struct ir_model *m = tm_new(c->opset);
+
+	for (int i = 0; i < c->n_in; i++)
+		tm_init(m, names[i], c->dt[i], c->dims[i], (size_t)c->rank[i], c->vals[i]);
+	*node = tm_node(m, c->op, c->domain, names, (size_t)c->n_in, TM_NAMES("y"), 1);
+	tm_output(m, "y", c->out_dt, NULL, 0);
+	return m;
+}
+
+/* y's elements equal want (exactly for integers, to 1e-6 relative for
+ * floats; NaN equals NaN). */
+static void expect(const struct rt_value *y, int dtype, const double *want, int64_t n)
+{
+	CU_ASSERT_FATAL(y != NULL);
+	CU_ASSERT_EQUAL(y->dtype, dtype);
+	CU_ASSERT_EQUAL_FATAL(y->numel, n);
+	for (int64_t i = 0; i < n; i++) {
+		double g = rt_value_get_f64(y, i), w = want[i];
+		int ok = isnan(w) ? isnan(g) :
+			 rt_dtype_is_float(dtype) ? fabs(g - w) <= 1e-6 * fabs(w) + 1e-7 : g == w;
+
+		if (!ok)
+			fprintf(stderr, "\nelement %lld: got %.17g, want %.17g\n",
+				(long long)i, g, w);
+		CU_ASSERT(ok);
+	}
+}
+
+/* Build, set attributes through fn, run, compare. */
+static void check(const struct case1 *c, void (*attrs)(struct ir_node *),
+		  const double *want, int64_t n)
+{
+	struct ir_node *node;
+	struct ir_model *m = build(c, &node);
+	struct rt_value *y;
+	char err[512];
+
+	if (attrs)
+		attrs(node);
+	y = run(m, err, sizeof(err));
+	if (!y)
+		fprintf(stderr, "\nrun: %s\n", err);
+	expect(y, c->out_dt, want, n);
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
+#define V(...) ((const double[]){ __VA_ARGS__ })
+
+static void test_add_int8_wraps(void)
+{
+	struct case1 c = { 14, "Add", NULL, { IR_DTYPE_INT8, IR_DTYPE_INT8 }, 2,
+			   { 1, 1 }, { { 3 }, { 3 } },
+			   { V(100, -100, 7), V(100, -100, -8) }, IR_DTYPE_INT8 };
+
+	check(&c, NULL, V(-56, 56, -1), 3);
+}
+
+static void test_add_uint16_wraps(void)
+{
+	struct case1 c = { 14, "Add", NULL, { IR_DTYPE_UINT16, IR_DTYPE_UINT16 }, 2,
+			   { 1, 1 }, { { 3 }, { 3 } },
+			   { V(65535, 1, 300), V(1, 2, 65000) }, IR_DTYPE_UINT16 };
+
+	check(&c, NULL, V(0, 3, 65300), 3);
+}
+
+static void test_add_float16_broadcast(void)
+{
+	/* 0.1 is 0.0999755859375 in float16; 1000.0999... rounds to 1000
+	 * (spacing 0.5 in [512, 1024)) */
+	struct case1 c = { 14, "Add", NULL, { IR_DTYPE_FLOAT16, IR_DTYPE_FLOAT16 }, 2,
+			   { 2, 1 }, { { 2, 2 }, { 2 } },
+			   { V(1, 2.5, -3, 0.1), V(0.5, 1000) }, IR_DTYPE_FLOAT16 };
+
+	check(&c, NULL, V(1.5, 1002.5, -2.5, 1000), 4);
+}
+
+static void test_sub_bfloat16_scalar(void)
+{
+	struct case1 c = { 14, "Sub", NULL, { IR_DTYPE_BFLOAT16, IR_DTYPE_BFLOAT16 }, 2,
+			   { 1, 0 }, { { 3 }, { 0 } },
+			   { V(1, 256, -2), V(0.5) }, IR_DTYPE_BFLOAT16 };
+
+	/* 255.5 needs 9 significant bits: bfloat16 keeps 8, ties to even 256 */
+	check(&c, NULL, V(0.5, 256, -2.5), 3);
+}
+
+static void test_mul_uint64_large(void)
+{
+	struct case1 c = { 14, "Mul", NULL, { IR_DTYPE_UINT32, IR_DTYPE_UINT32 }, 2,
+			   { 1, 1 }, { { 2 }, { 2 } },
+			   { V(4000000000.0, 65536), V(2, 65536) }, IR_DTYPE_UINT32 };
+
+	/* mod 2^32: 8e9 - 4294967296 = 3705032704; 2^32 -> 0 */
+	check(&c, NULL, V(3705032704.0, 0), 2);
+}
+
+static void test_div_int_truncates(void)
+{
+	struct case1 c = { 14, "Div", NULL, { IR_DTYPE_INT64, IR_DTYPE_INT64 }, 2,
+			   { 1, 1 }, { { 5 }, { 5 } },
+			   { V(7, -7, 7, -7, -9223372036854775808.0), V(2, 2, -2, -2, -1) },
+			   IR_DTYPE_INT64 };
+
+	/* toward zero; INT64_MIN / -1 wraps to INT64_MIN instead of trapping */
+	check(&c, NULL, V(3, -3, -3, 3, -9223372036854775808.0), 5);
+}
+
+static void test_div_int_by_zero_fails(void)
+{
+	struct case1 c = { 14, "Div", NULL, { IR_DTYPE_INT32, IR_DTYPE_INT32 }, 2,
+			   { 1, 1 }, { { 3 }, { 3 } },
+			   { V(1, 2, 3), V(1, 0, 1) }, IR_DTYPE_INT32 };
+	struct ir_node *node;
+	struct ir_model *m = build(&c, &node);
+	struct rt_value *y;
+	char err[512];
+
+	y = run(m, err, sizeof(err));
+	CU_ASSERT(y == NULL);
+	CU_ASSERT(strstr(err, "division by zero") != NULL);
+	CU_ASSERT(strstr(err, "Div") != NULL);
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
+static void test_mod_int_by_zero_fails(void)
+{
+	struct case1 c = { 13, "Mod", NULL, { IR_DTYPE_UINT8, IR_DTYPE_UINT8 }, 2,
+			   { 1, 0 }, { { 2 }, { 0 } },
+			   { V(1, 2), V(0) }, IR_DTYPE_UINT8 };
+	struct ir_node *node;
+	struct ir_model *m = build(&c, &node);
+	char err[512];
+
+	CU_ASSERT(run(m, err, sizeof(err)) == NULL);
+	CU_ASSERT(strstr(err, "division by zero") != NULL);
+	ir_model_free(m);
+}
+
+static void set_fmod(struct ir_node *n)
+{
+	CU_ASSERT_FATAL(ir_node_set_int(n, "fmod", 1) == 0);
+}
+
+static void test_mod_sign_rules(void)
+{
+	struct case1 c = { 13, "Mod", NULL, { IR_DTYPE_INT32, IR_DTYPE_INT32 }, 2,
+			   { 1, 1 }, { { 4 }, { 4 } },
+			   { V(5, -5, 5, -5), V(3, 3, -3, -3) }, IR_DTYPE_INT32 };
+	struct case1 f = { 13, "Mod", NULL, { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 2,
+			   { 1, 1 }, { { 2 }, { 2 } },
+			   { V(5.5, -5.5), V(2, 2) }, IR_DTYPE_FLOAT };
+
+	check(&c, NULL, V(2, 1, -1, -2), 4);       /* sign of the divisor */
+	check(&c, set_fmod, V(2, -2, 2, -2), 4);   /* sign of the dividend */
+	check(&f, set_fmod, V(1.5, -1.5), 2);
+}
+
+static void test_round_half_even(void)
+{
+	struct case1 c = { 11, "Round", NULL, { IR_DTYPE_FLOAT }, 1, { 1 }, { { 8 } },
+			   { V(0.5, 1.5, 2.5, -0.5, -1.5, 2.4, 2.6, -2.5) }, IR_DTYPE_FLOAT };
+	struct case1 d = c;
+
+	check(&c, NULL, V(0, 2, 2, -0.0, -2, 2, 3, -2), 8);
+	d.dt[0] = d.out_dt = IR_DTYPE_DOUBLE;
+	check(&d, NULL, V(0, 2, 2, -0.0, -2, 2, 3, -2), 8);
+}
+
+static void set_bcast_axis1(struct ir_node *n)
+{
+	CU_ASSERT_FATAL(ir_node_set_int(n, "broadcast", 1) == 0);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "axis", 1) == 0);
+}
+
+static void set_bcast_axis0(struct ir_node *n)
+{
+	CU_ASSERT_FATAL(ir_node_set_int(n, "broadcast", 1) == 0);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "axis", 0) == 0);
+}
+
+static void set_bcast(struct ir_node *n)
+{
+	CU_ASSERT_FATAL(ir_node_set_int(n, "broadcast", 1) == 0);
+}
+
+static void test_legacy_broadcast_axis(void)
+{
+	/* A[i][j][k] = 6i + 2j + k; B[j] = 10 (j + 1) at axis 1 */
+	struct case1 c = { 6, "Add", NULL, { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 2,
+			   { 3, 1 }, { { 2, 3, 2 }, { 3 } },
+			   { V(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), V(10, 20, 30) },
+			   IR_DTYPE_FLOAT };
+	/* no axis: B aligned with A's trailing dims */
+	struct case1 t = { 6, "Mul", NULL, { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 2,
+			   { 3, 1 }, { { 2, 3, 2 }, { 2 } },
+			   { V(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), V(1, -1) },
+			   IR_DTYPE_FLOAT };
+	/* axis 0 with a 2-D B on a 3-D A: 6i + 2j + k - (3i + j) */
+	struct case1 z = { 6, "Sub", NULL, { IR_DTYPE_INT32, IR_DTYPE_INT32 }, 2,
+			   { 3, 2 }, { { 2, 3, 2 }, { 2, 3 } },
+			   { V(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), V(0, 1, 2, 3, 4, 5) },
+			   IR_DTYPE_INT32 };
+
+	check(&c, set_bcast_axis1, V(10, 11, 22, 23, 34, 35, 16, 17, 28, 29, 40, 41), 12);
+	check(&t, set_bcast, V(0, -1, 2, -3, 4, -5, 6, -7, 8, -9, 10, -11), 12);
+	check(&z, set_bcast_axis0, V(0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6), 12);
+}
+
+static void set_right(struct ir_node *n)
+{
+	CU_ASSERT_FATAL(ir_node_set_string(n, "direction", "RIGHT") == 0);
+}
+
+static void set_left(struct ir_node *n)
+{
+	CU_ASSERT_FATAL(ir_node_set_string(n, "direction", "LEFT") == 0);
+}
+
+static void test_bitshift_uint8(void)
+{
+	struct case1 l = { 11, "BitShift", NULL, { IR_DTYPE_UINT8, IR_DTYPE_UINT8 }, 2,
+			   { 1, 1 }, { { 3 }, { 3 } },
+			   { V(255, 1, 16), V(1, 7, 4) }, IR_DTYPE_UINT8 };
+	struct case1 r = l;
+
+	check(&l, set_left, V(254, 128, 0), 3);
+	r.vals[0] = V(255, 128, 16);
+	check(&r, set_right, V(127, 1, 1), 3);
+}
+
+static void test_pow_mixed_types(void)
+{
+	struct case1 c = { 15, "Pow", NULL, { IR_DTYPE_INT32, IR_DTYPE_FLOAT }, 2,
+			   { 1, 1 }, { { 3 }, { 3 } },
+			   { V(2, 3, -2), V(3, 0.5, 2) }, IR_DTYPE_INT32 };
+	struct case1 i = { 15, "Pow", NULL, { IR_DTYPE_INT64, IR_DTYPE_INT64 }, 2,
+			   { 1, 0 }, { { 3 }, { 0 } },
+			   { V(2, -3, 5), V(3) }, IR_DTYPE_INT64 };
+	struct case1 f = { 15, "Pow", NULL, { IR_DTYPE_FLOAT, IR_DTYPE_INT64 }, 2,
+			   { 1, 1 }, { { 2 }, { 2 } },
+			   { V(1.5, 4), V(2, -1) }, IR_DTYPE_FLOAT };
+
+	check(&c, NULL, V(8, 1, 4), 3);   /* sqrt(3) = 1.73 truncated */
+	check(&i, NULL, V(8, -27, 125), 3);
+	check(&f, NULL, V(2.25, 0.25), 2);
+}
+
+static void set_clip_attrs(struct ir_node *n)
+{
+	CU_ASSERT_FATAL(ir_node_set_float(n, "min", -1) == 0);
+	CU_ASSERT_FATAL(ir_node_set_float(n, "max", 2) == 0);
+}
+
+static void test_clip_attrs_and_inputs(void)
+{
+	struct case1 a = { 6, "Clip", NULL, { IR_DTYPE_FLOAT }, 1, { 1 }, { { 4 } },
+			   { V(-5, 0.5, 3, INFINITY) }, IR_DTYPE_FLOAT };
+	struct case1 i = { 13, "Clip", NULL, { IR_DTYPE_INT8, IR_DTYPE_INT8, IR_DTYPE_INT8 }, 3,
+			   { 1, 0, 0 }, { { 4 }, { 0 }, { 0 } },
+			   { V(-128, -3, 5, 127), V(-4), V(4) }, IR_DTYPE_INT8 };
+	struct case1 u = { 13, "Clip", NULL, { IR_DTYPE_UINT64, IR_DTYPE_UINT64 }, 2,
+			   { 1, 0 }, { { 3 }, { 0 } },
+			   { V(1e19, 3, 10), V(5) }, IR_DTYPE_UINT64 };
+
+	check(&a, set_clip_attrs, V(-1, 0.5, 2, 2), 4);
+	check(&i, NULL, V(-4, -3, 4, 4), 4);
+	check(&u, NULL, V(1e19, 5, 10), 3);   /* min only; 1e19 > 2^63 */
+}
+
+static void test_where_broadcast(void)
+{
+	struct case1 c = { 16, "Where", NULL, { IR_DTYPE_BOOL, IR_DTYPE_INT16, IR_DTYPE_INT16 }, 3,
+			   { 2, 1, 0 }, { { 2, 1 }, { 3 }, { 0 } },
+			   { V(1, 0), V(1, -2, 3), V(-7) }, IR_DTYPE_INT16 };
+
+	check(&c, NULL, V(1, -2, 3, -7, -7, -7), 6);
+}
+
+static void test_variadic_max_unsigned(void)
+{
+	struct case1 c = { 13, "Max", NULL, { IR_DTYPE_UINT32, IR_DTYPE_UINT32, IR_DTYPE_UINT32 }, 3,
+			   { 1, 0, 2 }, { { 2 }, { 0 }, { 2, 1 } },
+			   { V(4000000000.0, 1), V(5), V(3, 7) }, IR_DTYPE_UINT32 };
+	struct case1 s = { 13, "Mean", NULL, { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 3,
+			   { 1, 1, 0 }, { { 2 }, { 2 }, { 0 } },
+			   { V(1, 2), V(3, 4), V(5) }, IR_DTYPE_FLOAT };
+	struct case1 one = { 8, "Sum", NULL, { IR_DTYPE_FLOAT }, 1, { 1 }, { { 2 } },
+			     { V(-3, 4) }, IR_DTYPE_FLOAT };
+
+	check(&c, NULL, V(4000000000.0, 5, 4000000000.0, 7), 4);
+	check(&s, NULL, V(3, 11.0 / 3), 2);
+	check(&one, NULL, V(-3, 4), 2);
+}
+
+static void test_abs_sign_neg_ints(void)
+{
+	struct case1 a = { 13, "Abs", NULL, { IR_DTYPE_INT8 }, 1, { 1 }, { { 3 } },
+			   { V(-128, -5, 6) }, IR_DTYPE_INT8 };
+	struct case1 s = { 13, "Sign", NULL, { IR_DTYPE_UINT64 }, 1, { 1 }, { { 3 } },
+			   { V(1e19, 0, 1) }, IR_DTYPE_UINT64 };
+	struct case1 n = { 13, "Neg", NULL, { IR_DTYPE_INT16 }, 1, { 1 }, { { 2 } },
+			   { V(-32768, 7) }, IR_DTYPE_INT16 };
+
+	check(&a, NULL, V(-128, 5, 6), 3);   /* |-128| wraps in int8 as in numpy */
+	check(&s, NULL, V(1, 0, 1), 3);
+	check(&n, NULL, V(-32768, -7), 2);
+}
+
+static void set_to(struct ir_node *n, int64_t to, int saturate)
+{
+	CU_ASSERT_FATAL(ir_node_set_int(n, "to", to) == 0);
+	if (saturate >= 0)
+		CU_ASSERT_FATAL(ir_node_set_int(n, "saturate", saturate) == 0);
+}
+
+/* Raw output bytes of Cast(a -> to). */
+static void cast_bytes(int64_t opset, int from, const double *vals, int64_t n,
+		       int to, int saturate, const uint8_t *want)
+{
+	struct case1 c = { opset, "Cast", NULL, { from }, 1, { 1 }, { { n } },
+			   { vals }, to };
+	struct ir_node *node;
+	struct ir_model *m = build(&c, &node);
+	struct rt_value *y;
+	char err[512];
+
+	set_to(node, to, saturate);
+	y = run(m, err, sizeof(err));
+	if (!y)
+		fprintf(stderr, "\nrun: %s\n", err);
+	CU_ASSERT_FATAL(y != NULL);
+	for (int64_t i = 0; i < n; i++) {
+		uint8_t got = ((const uint8_t *)y->data)[i];
+
+		if (got != want[i])
+			fprintf(stderr, "\nelement %lld: got 0x%02x, want 0x%02x\n",
+				(long long)i, got, want[i]);
+		CU_ASSERT_EQUAL(got, want[i]);
+	}
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
+static void test_cast_float8_saturate(void)
+{
+	/* E4M3FN: max 448 = 0 1111 110 (0x7e), NaN 0x7f; 0.3 lies between
+	 * 0.28125 (0x29) and 0.3125 (0x2a) and is nearer the latter */
+	const double *v = V(1000, -1000, 0.3, INFINITY, NAN, 448);
+
+	cast_bytes(19, IR_DTYPE_FLOAT, v, 6, IR_DTYPE_FLOAT8E4M3FN, 1,
+		   (const uint8_t[]){ 0x7e, 0xfe, 0x2a, 0x7e, 0x7f, 0x7e });
+	cast_bytes(19, IR_DTYPE_FLOAT, v, 6, IR_DTYPE_FLOAT8E4M3FN, 0,
+		   (const uint8_t[]){ 0x7f, 0xff, 0x2a, 0x7f, 0x7f, 0x7e });
+	/* E5M2: max 57344 = 0 11110 11 (0x7b), inf 0x7c */
+	cast_bytes(19, IR_DTYPE_FLOAT, V(1e6, -1e6, 1), 3, IR_DTYPE_FLOAT8E5M2, 1,
+		   (const uint8_t[]){ 0x7b, 0xfb, 0x3c });
+	cast_bytes(19, IR_DTYPE_FLOAT, V(1e6, -1e6, 1), 3, IR_DTYPE_FLOAT8E5M2, 0,
+		   (const uint8_t[]){ 0x7c, 0xfc, 0x3c });
+	/* E4M3FNUZ: no negative zero, NaN 0x80 */
+	cast_bytes(19, IR_DTYPE_FLOAT, V(-0.0, NAN, 1e6), 3, IR_DTYPE_FLOAT8E4M3FNUZ, 0,
+		   (const uint8_t[]){ 0x00, 0x80, 0x80 });
+}
+
+static void test_cast_int4_wraps(void)
+{
+	/* int4 keeps the low nibble, sign-extended (stored one per byte) */
+	cast_bytes(21, IR_DTYPE_INT32, V(7, 8, -9, 15, -8), 5, IR_DTYPE_INT4, -1,
+		   (const uint8_t[]){ 7, 0xf8, 7, 0xff, 0xf8 });
+	cast_bytes(21, IR_DTYPE_FLOAT, V(16, 17.9, -1), 3, IR_DTYPE_UINT4, -1,
+		   (const uint8_t[]){ 0, 1, 15 });
+}
+
+static void test_cast_numbers(void)
+{
+	struct case1 c = { 13, "Cast", NULL, { IR_DTYPE_FLOAT }, 1, { 1 }, { { 4 } },
+			   { V(-1.9, 2.9, 300, 0) }, IR_DTYPE_INT8 };
+	struct ir_node *node;
+	struct ir_model *m = build(&c, &node);
+	struct rt_value *y;
+	char err[512];
+
+	set_to(node, IR_DTYPE_INT8, -1);
+	y = run(m, err, sizeof(err));
+	/* truncation toward zero, then the low 8 bits: 300 -> 44 */
+	expect(y, IR_DTYPE_INT8, V(-1, 2, 44, 0), 4);
+	rt_value_unref(y);
+	ir_model_free(m);
+	/* uint64 above 2^63 to double, and bool */
+	cast_bytes(13, IR_DTYPE_FLOAT, V(0, -0.5, NAN), 3, IR_DTYPE_BOOL, -1,
+		   (const uint8_t[]){ 0, 1, 1 });
+}
+
+static void test_cast_to_string(void)
+{
+	static const char *const want[] = {
+		"0.1", "1e-05", "1e+16", "123456.0", "-2.5", "3.4028235e+38",
+		"0.0001", "inf", "nan"
+	};
+	struct case1 c = { 13, "Cast", NULL, { IR_DTYPE_FLOAT }, 1, { 1 }, { { 9 } },
+			   { V(0.1, 1e-5, 1e16, 123456, -2.5, 3.4028234663852886e38,
+			       1e-4, INFINITY, NAN) }, IR_DTYPE_STRING };
+	struct ir_node *node;
+	struct ir_model *m = build(&c, &node);
+	struct rt_value *y;
+	char err[512];
+
+	set_to(node, IR_DTYPE_STRING, -1);
+	y = run(m, err, sizeof(err));
+	CU_ASSERT_FATAL(y != NULL);
+	for (int i = 0; i < 9; i++) {
+		const char *s = ((char *const *)y->data)[i];
+
+		if (strcmp(s, want[i]))
+			fprintf(stderr, "\nelement %d: got '%s', want '%s'\n", i, s, want[i]);
+		CU_ASSERT_STRING_EQUAL(s, want[i]);
+	}
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
+static void test_bitcast(void)
+{
+	struct case1 c = { 26, "BitCast", NULL, { IR_DTYPE_FLOAT }, 1, { 1 }, { { 2 } },
+			   { V(1, -2) }, IR_DTYPE_INT32 };
+	struct ir_node *node;
+	struct ir_model *m = build(&c, &node);
+	struct rt_value *y;
+	char err[512];
+
+	CU_ASSERT_FATAL(ir_node_set_int(node, "to", IR_DTYPE_INT32) == 0);
+	y = run(m, err, sizeof(err));
+	/* 1.0f = 0x3f800000, -2.0f = 0xc0000000 */
+	expect(y, IR_DTYPE_INT32, V(1065353216, -1073741824), 2);
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
+static void test_activations(void)
+{
+	struct case1 q = { 13, "QuickGelu", "com.microsoft", { IR_DTYPE_FLOAT }, 1,
+			   { 1 }, { { 2 } }, { V(1, -1) }, IR_DTYPE_FLOAT };
+	struct case1 s = { 13, "Selu", NULL, { IR_DTYPE_DOUBLE }, 1,
+			   { 1 }, { { 2 } }, { V(1, -1) }, IR_DTYPE_DOUBLE };
+	struct case1 g = { 20, "Gelu", NULL, { IR_DTYPE_FLOAT }, 1,
+			   { 1 }, { { 1 } }, { V(1) }, IR_DTYPE_FLOAT };
+	struct case1 sp = { 13, "Softplus", NULL, { IR_DTYPE_FLOAT }, 1,
+			    { 1 }, { { 2 } }, { V(-3, 100) }, IR_DTYPE_FLOAT };
+	struct case1 r = { 14, "Relu", NULL, { IR_DTYPE_INT8 }, 1,
+			   { 1 }, { { 3 } }, { V(-3, 0, 9) }, IR_DTYPE_INT8 };
+	struct case1 bg = { 13, "BiasGelu", "com.microsoft", { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 2,
+			    { 2, 1 }, { { 2, 1 }, { 1 } }, { V(0.5, -1.5), V(0.5) }, IR_DTYPE_FLOAT };
+
+	/* x sigmoid(1.702 x) */
+	check(&q, NULL, V(0.8457957659328212, -0.1542042340671787), 2);
+	/* schema defaults alpha 1.6732632, gamma 1.0507010 */
+	check(&s, NULL, V(1.0507010221481323, -1.1113307412864781), 2);
+	check(&g, NULL, V(0.8413447460685429), 1);
+	check(&sp, NULL, V(0.04858735157374206, 100), 2);
+	check(&r, NULL, V(0, 0, 9), 3);
+	check(&bg, NULL, V(0.8413447460685429, -0.15865525393145707), 2);
+}
+
+static void test_isinf_flags(void)
+{
+	struct case1 c = { 20, "IsInf", NULL, { IR_DTYPE_FLOAT16 }, 1, { 1 }, { { 4 } },
+			   { V(INFINITY, -INFINITY, 1, NAN) }, IR_DTYPE_BOOL };
+	struct ir_node *node;
+	struct ir_model *m = build(&c, &node);
+	struct rt_value *y;
+	char err[512];
+
+	CU_ASSERT_FATAL(ir_node_set_int(node, "detect_negative", 0) == 0);
+	y = run(m, err, sizeof(err));
+	expect(y, IR_DTYPE_BOOL, V(1, 0, 0, 0), 4);
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
+static void test_kernel_tables_sorted(void)
+{
+	const struct rt_kernel *prev = NULL;
+
+	for (size_t i = 0; i < rt_n_families; i++) {
+		const char *name = rt_families[i].name;
+
+		if (strcmp(name, "elem") && strcmp(name, "binary") &&
+		    strcmp(name, "act") && strcmp(name, "cast"))
+			continue;
+		prev = NULL;
+		for (size_t j = 0; j < *rt_families[i].n; j++) {
+			const struct rt_kernel *k = &rt_families[i].kernels[j];
+
+			if (prev) {
+				int c = strcmp(prev->domain, k->domain);
+
+				if (!c)
+					c = strcmp(prev->op, k->op);
+				if (!c)
+					c = prev->since_min < k->since_min ? -1 : 1;
+				CU_ASSERT(c < 0);
+			}
+			prev = k;
+		}
+	}
+}
 
 static const struct unit_test tests[] = {
+	{ "add int8 wraps", test_add_int8_wraps },
+	{ "add uint16 wraps", test_add_uint16_wraps },
+	{ "add float16 broadcast", test_add_float16_broadcast },
+	{ "sub bfloat16 scalar", test_sub_bfloat16_scalar },
+	{ "mul uint32 wraps", test_mul_uint64_large },
+	{ "div int truncates", test_div_int_truncates },
+	{ "div int by zero fails", test_div_int_by_zero_fails },
+	{ "mod int by zero fails", test_mod_int_by_zero_fails },
+	{ "mod sign rules", test_mod_sign_rules },
+	{ "round half to even", test_round_half_even },
+	{ "legacy broadcast axis", test_legacy_broadcast_axis },
+	{ "bitshift uint8", test_bitshift_uint8 },
+	{ "pow mixed types", test_pow_mixed_types },
+	{ "clip attrs and inputs", test_clip_attrs_and_inputs },
+	{ "where broadcast", test_where_broadcast },
+	{ "variadic max unsigned", test_variadic_max_unsigned },
+	{ "abs sign neg ints", test_abs_sign_neg_ints },
+	{ "cast float8 saturate", test_cast_float8_saturate },
+	{ "cast int4 wraps", test_cast_int4_wraps },
+	{ "cast numbers", test_cast_numbers },
+	{ "cast to string", test_cast_to_string },
+	{ "bitcast", test_bitcast },
+	{ "activations", test_activations },
+	{ "isinf flags", test_isinf_flags },
+	{ "kernel tables sorted", test_kernel_tables_sorted },
 	{ NULL, NULL },
 };
 

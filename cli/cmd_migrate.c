@@ -1,0 +1,503 @@
+/* cmd_migrate.c: `opmig migrate MODEL --target T -o OUT`: options, the
+ * pass catalogue (--list-passes), loading the model twice (one copy is
+ * rewritten, the other is validation's reference), the report as text or
+ * JSON (opmig.migrate/1), and writing OUT and the name map only when the
+ * migration succeeded (or --force). */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "ir/ir.h"
+#include "oprules/rules.h"
+#include "rewriters/migrate.h"
+
+const char cmd_migrate_help[] =
+	"usage: opmig migrate MODEL --target T -o OUT [--rules F] [--layout nchw|nhwc] [--batch N] [--dim NAME=V]... [--precision fp32|fp16] [--fp16-io] [--passes LIST] [--dry-run] [--no-validate] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--force]\n"
+	"       opmig migrate --list-passes\n"
+	"\n"
+	"Rewrite MODEL so that TARGET can run it, check numerically that it still\n"
+	"computes the same function, and write it to OUT.\n"
+	"\n"
+	"  --target T          the target chip (see 'opmig targets')\n"
+	"  -o OUT              the migrated model (written atomically, never over MODEL)\n"
+	"  --rules F           also load a rules file (its target becomes selectable)\n"
+	"  --layout L          nchw (keep) or nhwc (convert 4-D conv chains)\n"
+	"  --batch N           make the batch dim static N\n"
+	"  --dim NAME=V        make a symbolic dim static\n"
+	"  --precision P       fp32 (keep) or fp16 (weights and activations)\n"
+	"  --fp16-io           with fp16, the inputs and outputs too\n"
+	"  --passes LIST       only these passes (comma-separated) besides\n"
+	"                      canonicalization; see --list-passes\n"
+	"  --dry-run           show the plan and the coverage it reaches; write nothing\n"
+	"  --no-validate       skip the numerical comparison with MODEL\n"
+	"  --samples N         validation samples (default 1)\n"
+	"  --seed S            seed of the validation inputs (default 0)\n"
+	"  --threads N         interpreter threads (default: all cores)\n"
+	"  --map FILE          write the name map between MODEL and OUT (for\n"
+	"                      opmig validate --map)\n"
+	"  --report FILE       write the report to FILE instead of standard output\n"
+	"  --format F          text (default) or json (opmig.migrate/1)\n"
+	"  --force             write OUT even when blockers remain or validation fails\n"
+	"  --list-passes       print the pass catalogue and exit\n"
+	"  --help              show this help\n"
+	"\n"
+	"Exit status: 0 migrated, 1 blockers remain or the outputs differ (OUT not\n"
+	"written unless --force), 2 usage, 3 bad input, 4 internal error.\n";
+
+struct margs {
+	const char *model, *out, *target, *report, *map;
+	char *rules[8];
+	size_t n_rules;
+	int json, dry_run, force, list;
+	struct mg_opts o;
+	struct rt_dim_set *dims;
+};
+
+static int parse_args(int argc, char **argv, struct margs *a)
+{
+	static const struct option opts[] = {
+		{ "target", required_argument, NULL, 'T' },
+		{ "rules", required_argument, NULL, 'r' },
+		{ "layout", required_argument, NULL, 'L' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "dim", required_argument, NULL, 'D' },
+		{ "precision", required_argument, NULL, 'p' },
+		{ "fp16-io", no_argument, NULL, 'I' },
+		{ "passes", required_argument, NULL, 'P' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "no-validate", no_argument, NULL, 'N' },
+		{ "samples", required_argument, NULL, 'S' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "map", required_argument, NULL, 'm' },
+		{ "report", required_argument, NULL, 'R' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "force", no_argument, NULL, 'F' },
+		{ "list-passes", no_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct cli_command *self = cli_command_find("migrate");
+	long long v;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'T': a->target = optarg; break;
+		case 'o': a->out = optarg; break;
+		case 'R': a->report = optarg; break;
+		case 'm': a->map = optarg; break;
+		case 'P': a->o.passes = optarg; break;
+		case 'n': a->dry_run = 1; break;
+		case 'N': a->o.validate = 0; break;
+		case 'F': a->force = 1; break;
+		case 'I': a->o.fp16_io = 1; break;
+		case 'l': a->list = 1; break;
+		case 'r':
+			if (a->n_rules == 8)
+				return cli_usage_error(self, "more than 8 --rules files");
+			a->rules[a->n_rules++] = optarg;
+			break;
+		case 'L':
+			if (strcmp(optarg, "nchw") && strcmp(optarg, "nhwc"))
+				return cli_usage_error(self, "--layout is nchw or nhwc, not '%s'", optarg);
+			a->o.layout = optarg;
+			break;
+		case 'p':
+			if (strcmp(optarg, "fp32") && strcmp(optarg, "fp16"))
+				return cli_usage_error(self, "--precision is fp32 or fp16, not '%s'", optarg);
+			a->o.precision = optarg;
+			break;
+		case 'f':
+			if (strcmp(optarg, "text") && strcmp(optarg, "json"))
+				return cli_usage_error(self, "--format is text or json, not '%s'", optarg);
+			a->json = !strcmp(optarg, "json");
+			break;
+		case 'b':
+			if (cli_parse_count(optarg, &v) < 0 || v < 1)
+				return cli_usage_error(self, "--batch wants a count >= 1, not '%s'", optarg);
+			a->o.batch = v;
+			break;
+		case 'S':
+			if (cli_parse_count(optarg, &v) < 0 || v < 1 || v > 10000)
+				return cli_usage_error(self, "--samples wants a count >= 1, not '%s'", optarg);
+			a->o.samples = (int)v;
+			break;
+		case 's':
+			if (cli_parse_count(optarg, &v) < 0)
+				return cli_usage_error(self, "--seed wants a number, not '%s'", optarg);
+			a->o.seed = (uint64_t)v;
+			break;
+		case 't':
+			if (cli_parse_count(optarg, &v) < 0 || v < 1 || v > 1024)
+				return cli_usage_error(self, "--threads wants 1 to 1024, not '%s'", optarg);
+			a->o.threads = (int)v;
+			break;
+		case 'D': {
+			struct rt_dim_set *q = realloc(a->dims, (a->o.n_dims + 1) * sizeof(*q));
+
+			if (!q)
+				return CLI_EXIT_INTERNAL;
+			a->dims = q;
+			if (rt_dim_set_parse(optarg, &q[a->o.n_dims]) < 0)
+				return cli_usage_error(self, "--dim wants NAME=VALUE, not '%s'", optarg);
+			a->o.n_dims++;
+			a->o.dims = q;
+			break;
+		}
+		default:
+			return cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (a->list)
+		return argc - optind ? cli_usage_error(self, "--list-passes takes no MODEL") : 0;
+	if (argc - optind != 1)
+		return cli_usage_error(self, "migrate needs one MODEL");
+	a->model = argv[optind];
+	if (!a->target)
+		return cli_usage_error(self, "migrate needs --target T (see 'opmig targets')");
+	if (!a->out && !a->dry_run)
+		return cli_usage_error(self, "migrate needs -o OUT (or --dry-run)");
+	if (a->o.fp16_io && (!a->o.precision || strcmp(a->o.precision, "fp16")))
+		return cli_usage_error(self, "--fp16-io needs --precision fp16");
+	return 0;
+}
+
+static int list_passes(void)
+{
+	for (size_t i = 0; i < rw_n_passes; i++) {
+		const struct rw_pass *p = rw_passes[i];
+
+		printf("%-24s %-12s %s\n", p->name, rw_kind_name(p->kind), p->summary);
+		if (p->matches) {
+			fputs("    matches:", stdout);
+			for (const char *const *m = p->matches; *m; m++)
+				printf(" %s", *m);
+			putchar('\n');
+		}
+		for (size_t v = 0; v < p->n_variants; v++) {
+			printf("    variant %s emits:", p->variants[v].name);
+			for (const char *const *e = p->variants[v].emits; e && *e; e++)
+				printf(" %s", *e);
+			putchar('\n');
+		}
+	}
+	return cli_finish(CLI_EXIT_OK);
+}
+
+/* ---- reports --------------------------------------------------------- */
+
+static void text_counts(FILE *f, const char *what, const struct scan_counts *c)
+{
+	fprintf(f, "%s: %zu/%zu nodes supported, %zu limited, %zu rewritable, %zu blocked\n",
+		what, c->supported, c->nodes, c->limited, c->rewritable, c->blocked);
+}
+
+static void text_report(FILE *f, const struct margs *a, const struct mg_report *r,
+			int written)
+{
+	fprintf(f, "migrate %s for %s%s\n", a->model, r->target, a->dry_run ? " (dry run)" : "");
+	text_counts(f, "before", &r->before);
+	text_counts(f, "after", &r->after);
+	fprintf(f, "rewrites: %zu\n", r->n_rewrites);
+	for (size_t i = 0; i < r->n_rewrites; i++) {
+		const struct rw_log_entry *e = &r->rewrites[i];
+
+		if (!*e->op) {          /* a graph pass */
+			fprintf(f, "  %s: %zu change%s\n", e->pass, e->n_emitted,
+				e->n_emitted == 1 ? "" : "s");
+			continue;
+		}
+		fprintf(f, "  %s%s%s%s: node '%s' (%s) -> %zu node%s\n", e->pass,
+			e->variant ? " (" : "", e->variant ? e->variant : "",
+			e->variant ? ")" : "", e->node, e->op, e->n_emitted,
+			e->n_emitted == 1 ? "" : "s");
+	}
+	if (r->n_blockers) {
+		fprintf(f, "residual blockers: %zu\n", r->n_blockers);
+		for (size_t i = 0; i < r->n_blockers; i++)
+			fprintf(f, "  node '%s' (%s): %s\n", r->blockers[i].node,
+				r->blockers[i].op, r->blockers[i].why);
+	}
+	for (size_t i = 0; i < r->n_findings; i++)
+		fprintf(f, "model: %s\n", r->findings[i]);
+	for (size_t i = 0; i < r->n_notes; i++)
+		fprintf(f, "note: %s\n", r->notes[i]);
+	if (r->validated) {
+		fprintf(f, "validation (%s, rtol %g, atol %g, %zu sample%s): %s\n",
+			val_precision_name(r->val.precision), r->val.tol.rtol, r->val.tol.atol,
+			r->val.n_samples, r->val.n_samples == 1 ? "" : "s",
+			r->val.equivalent ? "equivalent" : "NOT equivalent");
+		for (size_t i = 0; i < r->val.n_outputs; i++) {
+			const struct rt_metrics *m = &r->val.outputs[i].m;
+
+			fprintf(f, "  %-24s max abs %.3g, max rel %.3g, cosine %.6f%s%s\n",
+				r->val.outputs[i].ref_name, m->max_abs, m->max_rel, m->cosine,
+				m->ok ? "" : ": ", m->ok ? "" : m->why);
+		}
+	} else {
+		fprintf(f, "validation: skipped\n");
+	}
+	if (a->dry_run)
+		fprintf(f, "result: dry run, nothing written%s%s\n", r->ok ? "" : "; ",
+			r->ok ? "" : r->why);
+	else if (written)
+		fprintf(f, "result: %s written%s%s\n", a->out, r->ok ? "" : " (--force) although ",
+			r->ok ? "" : r->why);
+	else
+		fprintf(f, "result: NOT written: %s (use --force to write it anyway)\n", r->why);
+}
+
+static void json_num(cJSON *o, const char *k, double x)
+{
+	if (isfinite(x))
+		cJSON_AddNumberToObject(o, k, x);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *json_counts(const struct scan_counts *c)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "nodes", (double)c->nodes);
+	cJSON_AddNumberToObject(o, "supported", (double)c->supported);
+	cJSON_AddNumberToObject(o, "limited", (double)c->limited);
+	cJSON_AddNumberToObject(o, "rewritable", (double)c->rewritable);
+	cJSON_AddNumberToObject(o, "blocked", (double)c->blocked);
+	return o;
+}
+
+static char *json_report(const struct margs *a, const struct mg_report *r, int written)
+{
+	cJSON *o = cJSON_CreateObject(), *arr;
+	char *text;
+
+	cJSON_AddStringToObject(o, "schema", "opmig.migrate/1");
+	cJSON_AddStringToObject(o, "model", a->model);
+	cJSON_AddStringToObject(o, "target", r->target);
+	if (a->out)
+		cJSON_AddStringToObject(o, "output", a->out);
+	cJSON_AddBoolToObject(o, "dry_run", a->dry_run);
+	cJSON_AddBoolToObject(o, "ok", r->ok);
+	cJSON_AddBoolToObject(o, "written", written);
+	if (!r->ok)
+		cJSON_AddStringToObject(o, "why", r->why);
+	cJSON_AddItemToObject(o, "before", json_counts(&r->before));
+	cJSON_AddItemToObject(o, "after", json_counts(&r->after));
+	arr = cJSON_AddArrayToObject(o, "rewrites");
+	for (size_t i = 0; i < r->n_rewrites; i++) {
+		cJSON *x = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(x, "pass", r->rewrites[i].pass);
+		if (r->rewrites[i].variant)
+			cJSON_AddStringToObject(x, "variant", r->rewrites[i].variant);
+		else
+			cJSON_AddNullToObject(x, "variant");
+		if (*r->rewrites[i].op) {
+			cJSON_AddStringToObject(x, "node", r->rewrites[i].node);
+			cJSON_AddStringToObject(x, "op_type", r->rewrites[i].op);
+			cJSON_AddNumberToObject(x, "nodes_emitted", (double)r->rewrites[i].n_emitted);
+		} else {     /* a graph pass */
+			cJSON_AddNullToObject(x, "node");
+			cJSON_AddNullToObject(x, "op_type");
+			cJSON_AddNumberToObject(x, "changes", (double)r->rewrites[i].n_emitted);
+		}
+		cJSON_AddItemToArray(arr, x);
+	}
+	arr = cJSON_AddArrayToObject(o, "blockers");
+	for (size_t i = 0; i < r->n_blockers; i++) {
+		cJSON *x = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(x, "node", r->blockers[i].node);
+		cJSON_AddStringToObject(x, "op_type", r->blockers[i].op);
+		cJSON_AddStringToObject(x, "domain", r->blockers[i].domain);
+		cJSON_AddStringToObject(x, "reasons", r->blockers[i].why);
+		cJSON_AddItemToArray(arr, x);
+	}
+	arr = cJSON_AddArrayToObject(o, "model_findings");
+	for (size_t i = 0; i < r->n_findings; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(r->findings[i]));
+	arr = cJSON_AddArrayToObject(o, "notes");
+	for (size_t i = 0; i < r->n_notes; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(r->notes[i]));
+	if (r->validated) {
+		cJSON *v = cJSON_AddObjectToObject(o, "validation");
+
+		cJSON_AddStringToObject(v, "precision", val_precision_name(r->val.precision));
+		cJSON_AddNumberToObject(v, "rtol", r->val.tol.rtol);
+		cJSON_AddNumberToObject(v, "atol", r->val.tol.atol);
+		cJSON_AddNumberToObject(v, "samples", (double)r->val.n_samples);
+		cJSON_AddBoolToObject(v, "equivalent", r->val.equivalent);
+		arr = cJSON_AddArrayToObject(v, "outputs");
+		for (size_t i = 0; i < r->val.n_outputs; i++) {
+			const struct rt_metrics *m = &r->val.outputs[i].m;
+			cJSON *x = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(x, "name", r->val.outputs[i].ref_name);
+			cJSON_AddBoolToObject(x, "ok", m->ok);
+			json_num(x, "max_abs_error", m->max_abs);
+			json_num(x, "max_rel_error", m->max_rel);
+			json_num(x, "mean_abs_error", m->mean_abs);
+			json_num(x, "rmse", m->rmse);
+			json_num(x, "cosine", m->cosine);
+			json_num(x, "snr_db", m->snr_db);
+			cJSON_AddNumberToObject(x, "outside_tolerance", (double)m->n_bad);
+			cJSON_AddItemToArray(arr, x);
+		}
+	} else {
+		cJSON_AddNullToObject(o, "validation");
+	}
+	arr = cJSON_AddArrayToObject(o, "name_map");
+	for (size_t i = 0; i < r->map.n; i++) {
+		const struct val_map_entry *e = &r->map.e[i];
+		cJSON *x = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(x, "kind", e->kind == VAL_MAP_INPUT ? "input" :
+					e->kind == VAL_MAP_OUTPUT ? "output" : "value");
+		cJSON_AddStringToObject(x, "original", e->ref);
+		cJSON_AddStringToObject(x, "migrated", e->cand);
+		if (e->rank) {
+			cJSON *p = cJSON_AddArrayToObject(x, "perm");
+
+			for (int k = 0; k < e->rank; k++)
+				cJSON_AddItemToArray(p, cJSON_CreateNumber(e->perm[k]));
+		}
+		if (e->dtype)
+			cJSON_AddStringToObject(x, "dtype", ir_dtype_name(e->dtype));
+		cJSON_AddItemToArray(arr, x);
+	}
+	text = cJSON_Print(o);
+	cJSON_Delete(o);
+	return text;
+}
+
+static int emit_report(const struct margs *a, const struct mg_report *r, int written)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = a->report ? open_memstream(&buf, &len) : stdout;
+	struct ir_diag d;
+	int rc = CLI_EXIT_OK;
+
+	if (!f)
+		return CLI_EXIT_INTERNAL;
+	if (a->json) {
+		char *text = json_report(a, r, written);
+
+		if (!text)
+			rc = CLI_EXIT_INTERNAL;
+		else
+			fprintf(f, "%s\n", text);
+		free(text);
+	} else {
+		text_report(f, a, r, written);
+	}
+	if (!a->report)
+		return rc;
+	if (fclose(f) != 0)
+		rc = CLI_EXIT_INTERNAL;
+	ir_diag_init(&d);
+	if (rc == CLI_EXIT_OK && ir_file_write_atomic(a->report, buf, len, &d) < 0) {
+		cli_error(a->report, "%s", d.msg);
+		rc = cli_exit_code(d.status);
+	}
+	free(buf);
+	return rc;
+}
+
+/* The model's external data, if any, is written beside OUT too. */
+static int uses_external(struct ir_tensor *t, void *ctx)
+{
+	(void)ctx;
+	return t->storage == IR_STORE_EXTERNAL ? 1 : 0;
+}
+
+static int save(const struct margs *a, struct ir_model *m, const struct mg_report *r)
+{
+	struct ir_save_opts so = { NULL, 1024 };
+	char ext[4200];
+	struct ir_diag d;
+	int rc;
+
+	ir_diag_init(&d);
+	if (ir_model_for_each_tensor(m, uses_external, NULL) == 1) {
+		const char *base = strrchr(a->out, '/');
+
+		snprintf(ext, sizeof(ext), "%s.data", base ? base + 1 : a->out);
+		so.external_data = ext;
+	}
+	if ((rc = ir_model_save(m, a->out, &so, &d)) < 0) {
+		cli_error(a->out, "%s", d.msg);
+		return rc == IR_EUSAGE ? CLI_EXIT_USAGE : cli_exit_code(rc);
+	}
+	if (a->map && (rc = val_map_save(&r->map, a->map, &d)) < 0) {
+		cli_error(a->map, "%s", d.msg);
+		return cli_exit_code(rc);
+	}
+	return CLI_EXIT_OK;
+}
+
+int cmd_migrate(int argc, char **argv)
+{
+	const struct cli_command *self = cli_command_find("migrate");
+	struct margs a = { 0 };
+	struct rules_db base, extra;
+	struct ir_model *m = NULL, *orig = NULL;
+	struct mg_report r = { 0 };
+	struct ir_diag d;
+	int code, rc, written = 0;
+
+	rules_db_init(&base);
+	rules_db_init(&extra);
+	a.o.validate = 1;
+	if ((code = parse_args(argc, argv, &a)) != CLI_EXIT_OK)
+		goto cleanup;
+	if (a.list) {
+		code = list_passes();
+		goto cleanup;
+	}
+	if ((code = cli_load_rules_with(a.rules, a.n_rules, &base, &extra)) != CLI_EXIT_OK)
+		goto cleanup;
+	if (!(a.o.target = cli_find_target(&base, &extra, a.target))) {
+		code = cli_usage_error(self, "no target '%s' (see 'opmig targets')", a.target);
+		goto cleanup;
+	}
+	if ((code = cli_load(a.model, &m)) != CLI_EXIT_OK)
+		goto cleanup;
+	if (a.o.validate && !a.dry_run && (code = cli_load(a.model, &orig)) != CLI_EXIT_OK)
+		goto cleanup;
+	if (a.dry_run)
+		a.o.validate = 0;
+	ir_diag_init(&d);
+	if ((rc = mg_run(m, orig, a.model, &a.o, &r, &d)) < 0) {
+		cli_error(a.model, "%s", d.msg);
+		code = cli_exit_code(rc);
+		goto cleanup;
+	}
+	code = r.ok ? CLI_EXIT_OK : CLI_EXIT_FINDINGS;
+	if (!a.dry_run && (r.ok || a.force)) {
+		int sc = save(&a, m, &r);
+
+		if (sc != CLI_EXIT_OK) {
+			code = sc;
+			goto cleanup;
+		}
+		written = 1;
+	}
+	if ((rc = emit_report(&a, &r, written)) != CLI_EXIT_OK)
+		code = rc;
+cleanup:
+	mg_report_release(&r);
+	ir_model_free(m);
+	ir_model_free(orig);
+	rules_db_release(&base);
+	rules_db_release(&extra);
+	free(a.dims);
+	return cli_finish(code);
+}

@@ -1,0 +1,56 @@
+/* checks.c: preconditions passes share (see rw_int.h): float data of a
+ * known dtype, an opset where the emitted ops broadcast, outputs nobody
+ * reads. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rewriters/rw_int.h"
+
+int rw_dtype_is_float(int dt)
+{
+	return dt == IR_DTYPE_FLOAT || dt == IR_DTYPE_DOUBLE ||
+	       dt == IR_DTYPE_FLOAT16 || dt == IR_DTYPE_BFLOAT16;
+}
+
+int rw_value_used(const struct ir_value *v)
+{
+	if (!v)
+		return 0;
+	if (v->n_uses)
+		return 1;
+	for (size_t i = 0; v->graph && i < v->graph->n_outputs; i++)
+		if (v->graph->outputs[i].value == v)
+			return 1;
+	return 0;
+}
+
+int rw_check_float_node(struct rw_ctx *c, const struct ir_node *n,
+			int min_opset, char *why, size_t size)
+{
+	int dt = rw_node_dtype(c, n);
+
+	if (!n->n_inputs || !n->inputs[0] || !n->n_outputs || !n->outputs[0]) {
+		snprintf(why, size, "input 0 or output 0 is absent");
+		return 0;
+	}
+	if (!dt) {
+		snprintf(why, size, "the input's dtype is unknown");
+		return 0;
+	}
+	if (!rw_dtype_is_float(dt)) {
+		snprintf(why, size, "the decomposition is for float data, not %s",
+			 ir_dtype_name(dt));
+		return 0;
+	}
+	if (c->opset < min_opset) {
+		snprintf(why, size, "needs default-domain opset >= %d (broadcasting "
+			 "binary ops), the model has %lld", min_opset, (long long)c->opset);
+		return 0;
+	}
+	for (size_t i = 1; i < n->n_outputs; i++)
+		if (rw_value_used(n->outputs[i])) {
+			snprintf(why, size, "output %zu is used", i);
+			return 0;
+		}
+	return 1;
+}

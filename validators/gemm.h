@@ -1,0 +1,46 @@
+/* gemm.h: dense matrix products for the interpreter's kernels (Conv,
+ * MatMul, Gemm, attention, RNN): row-major C = alpha * op(A) * op(B) +
+ * beta * C in float32 and float64 over OpenBLAS.
+ *
+ * Threads: OpenBLAS is set to one thread on first use (its own pool would
+ * fight the session's); rt_gemm_*() run on the calling thread, and
+ * rt_gemm_*_par() split C by rows (or by columns when N is larger) over
+ * the session's threads.  Callers that already run one product per
+ * thread (batches, groups) use the plain form inside rt_parallel_for.
+ *
+ * Shapes: op(A) is m x k, op(B) is k x n, C is m x n; trans_a means A is
+ * stored k x m (lda >= m), else m x k (lda >= k); likewise for B.  beta 0
+ * ignores C's previous contents (NaN included).  k == 0 gives beta * C.
+ * Dimensions must fit in an int (OpenBLAS's blasint).
+ * Ownership: every pointer is borrowed; nothing is kept between calls. */
+#ifndef OPMIG_GEMM_H
+#define OPMIG_GEMM_H
+
+#include <stdint.h>
+
+struct rt_kctx;
+
+void rt_gemm_f32(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+		 float alpha, const float *a, int64_t lda,
+		 const float *b, int64_t ldb,
+		 float beta, float *c, int64_t ldc);
+void rt_gemm_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+		 double alpha, const double *a, int64_t lda,
+		 const double *b, int64_t ldb,
+		 double beta, double *c, int64_t ldc);
+
+/* The same split over the session's threads of kernel context kc (inline
+ * when it has one thread, the product is small, or the caller already
+ * runs inside a parallel chunk). */
+void rt_gemm_f32_par(struct rt_kctx *kc, int trans_a, int trans_b,
+		     int64_t m, int64_t n, int64_t k,
+		     float alpha, const float *a, int64_t lda,
+		     const float *b, int64_t ldb,
+		     float beta, float *c, int64_t ldc);
+void rt_gemm_f64_par(struct rt_kctx *kc, int trans_a, int trans_b,
+		     int64_t m, int64_t n, int64_t k,
+		     double alpha, const double *a, int64_t lda,
+		     const double *b, int64_t ldb,
+		     double beta, double *c, int64_t ldc);
+
+#endif

@@ -1,0 +1,34 @@
+/* k_conv_core.c: the typed convolution cores (k_conv_tmpl.h) for float32,
+ * the fast path, and double, the path of every other dtype and of the
+ * integer convolutions (exact below 2^53); plus double im2col/col2im for
+ * DeformConv and Col2Im. */
+#include <stdlib.h>
+
+#include "validators/gemm.h"
+#include "validators/k_conv_int.h"
+
+#define KNN_T float
+#define KNN_SFX f32
+#include "validators/k_conv_tmpl.h"
+#undef KNN_T
+#undef KNN_SFX
+
+#define KNN_T double
+#define KNN_SFX f64
+#include "validators/k_conv_tmpl.h"
+#undef KNN_T
+#undef KNN_SFX
+
+void knn_im2col_f64(const struct knn_geom *g, const double *img, int64_t n_ch,
+		    double *col)
+{
+	for (int64_t i = 0; i < n_ch * g->k_size; i++)
+		im2col_row_f64(g, img, i, col + i * g->out_size);
+}
+
+void knn_col2im_f64(const struct knn_geom *g, const double *col, int64_t n_ch,
+		    double *img)
+{
+	for (int64_t i = 0; i < n_ch * g->k_size; i++)
+		col2im_row_f64(g, col + i * g->out_size, i, img);
+}

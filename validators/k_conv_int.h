@@ -1,0 +1,156 @@
+/* k_conv_int.h: what the conv, pool and qlinear family files share:
+ * the window geometry of convolutions and pools (kernel, strides,
+ * dilations, pads, auto_pad, ceil_mode), whole-tensor conversion to and
+ * from double, and the typed convolution cores (k_conv_core.c) that run
+ * on float32 for float32 tensors and on double for every other dtype.
+ * Private to validators/k_conv*.c, k_pool.c, k_qlinear.c. */
+#ifndef OPMIG_K_CONV_INT_H
+#define OPMIG_K_CONV_INT_H
+
+#include <stdint.h>
+
+#include "validators/rt_int.h"
+
+#define KNN_MAX_SP (RT_MAX_RANK - 2)
+
+/* One sliding-window geometry: an input (n, c, in...) read by windows of
+ * `kernel` placed every `stride`, `dil` apart inside, with pad[d] before
+ * and pad[nsp + d] after spatial dim d, giving (n, m, out...). */
+struct knn_geom {
+	int nsp;                          /* spatial dims */
+	int64_t n, c, m, group;
+	int64_t in[KNN_MAX_SP], out[KNN_MAX_SP], kernel[KNN_MAX_SP];
+	int64_t stride[KNN_MAX_SP], dil[KNN_MAX_SP], pad[2 * KNN_MAX_SP];
+	int64_t in_size, out_size, k_size;  /* products of in, out, kernel */
+};
+
+/* Walking the output positions of one kernel tap kk: the positions are
+ * rows along the last spatial dim (outer of them), each valid or wholly
+ * in the padding; in a valid row, outputs [lo, hi) read input
+ * off + j * stride (relative to the channel), the rest read padding. */
+struct knn_walk {
+	int64_t kc[KNN_MAX_SP], oc[KNN_MAX_SP];
+	int64_t outer, lo, hi, base;
+};
+
+static inline void knn_walk_init(struct knn_walk *w, const struct knn_geom *g,
+				 int64_t kk)
+{
+	int l = g->nsp - 1;
+	int64_t s = g->stride[l], in = g->in[l], ol = g->out[l], b;
+
+	for (int d = l; d >= 0; d--) {
+		w->kc[d] = kk % g->kernel[d];
+		kk /= g->kernel[d];
+		w->oc[d] = 0;
+	}
+	w->outer = ol ? g->out_size / ol : 0;
+	b = w->kc[l] * g->dil[l] - g->pad[l];
+	w->base = b;
+	w->lo = b >= 0 ? 0 : (-b + s - 1) / s;
+	w->hi = in - 1 - b < 0 ? 0 : (in - 1 - b) / s + 1;
+	if (w->lo > ol)
+		w->lo = ol;
+	if (w->hi > ol)
+		w->hi = ol;
+	if (w->hi < w->lo)
+		w->hi = w->lo;
+}
+
+/* The current row's input offset for output 0 (may be negative: only
+ * [lo, hi) are read); 0 when the row lies in the padding. */
+static inline int knn_walk_off(const struct knn_walk *w,
+			       const struct knn_geom *g, int64_t *off)
+{
+	int l = g->nsp - 1;
+	int64_t acc = 0;
+
+	for (int d = 0; d < l; d++) {
+		int64_t i = w->oc[d] * g->stride[d] - g->pad[d] +
+			    w->kc[d] * g->dil[d];
+
+		if (i < 0 || i >= g->in[d])
+			return 0;
+		acc = acc * g->in[d] + i;
+	}
+	*off = acc * g->in[l] + w->base;
+	return 1;
+}
+
+static inline void knn_walk_next(struct knn_walk *w, const struct knn_geom *g)
+{
+	for (int d = g->nsp - 2; d >= 0; d--) {
+		if (++w->oc[d] < g->out[d])
+			return;
+		w->oc[d] = 0;
+	}
+}
+
+/* Fill g from x (rank >= 3) and the node's strides, dilations, pads and
+ * auto_pad attributes.  kernel: the window (NULL: the kernel_shape
+ * attribute, then required).  ceil_mode rounds the output size up (pools;
+ * windows starting in the end padding are dropped).  Output sizes below 1
+ * are an error naming the dim. */
+int knn_geom_init(struct rt_kctx *k, const struct rt_value *x,
+		  const int64_t *kernel, int ceil_mode, struct knn_geom *g);
+/* The products in_size, out_size, k_size from the dims. */
+void knn_geom_sizes(struct knn_geom *g);
+
+/* Conv's reading of W (m, c/group, k...): checks the channel counts
+ * against x and group and fills g (kernel_shape, when given, must match
+ * W).  Used by Conv, ConvInteger, QLinearConv. */
+int knn_geom_conv(struct rt_kctx *k, const struct rt_value *x,
+		  const struct rt_value *w, struct knn_geom *g);
+
+/* Every element of a numeric tensor as double (malloc'd; free it). */
+double *knn_load_f64(struct rt_kctx *k, const struct rt_value *t);
+/* Store n doubles into t's data with t's dtype. */
+void knn_store_f64(struct rt_value *t, const double *v);
+
+/* Convolution y = conv(x, w) + b over geometry g: x (n, c, in...),
+ * w (m, c/group, kernel...), b (m) or NULL, y (n, m, out...) written
+ * whole.  Direct loops for depthwise, no im2col for 1x1, else im2col and
+ * a matrix product; split over the session's threads.  0 or rt_oom(). */
+int knn_conv_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		 const float *w, const float *b, float *y);
+int knn_conv_f64(struct rt_kctx *k, const struct knn_geom *g, const double *x,
+		 const double *w, const double *b, double *y);
+
+/* Transposed convolution: g describes the forward convolution whose input
+ * is y (n, m, in...) and whose output is x (n, c, out...); w is
+ * (c, m/group, kernel...).  y is written whole. */
+int knn_convt_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		  const float *w, const float *b, float *y);
+int knn_convt_f64(struct rt_kctx *k, const struct knn_geom *g, const double *x,
+		  const double *w, const double *b, double *y);
+
+/* Rearrangements over geometry g for n_ch channels: im2col writes
+ * col (n_ch * k_size rows of out_size), col2im adds col into img. */
+void knn_im2col_f64(const struct knn_geom *g, const double *img, int64_t n_ch,
+		    double *col);
+void knn_col2im_f64(const struct knn_geom *g, const double *col, int64_t n_ch,
+		    double *img);
+
+
+/* ---- batched matrix products (k_matmul.c) ---------------------------- */
+
+/* numpy matmul of a and b: 1-D operands promoted and their dim dropped,
+ * batch dims broadcast.  a_off/b_off: each batch's element offset of its
+ * m x kd and kd x n matrices (malloc'd: knn_mm_release). */
+struct knn_mm {
+	int rank;
+	int64_t dims[RT_MAX_RANK];        /* output shape */
+	int64_t m, n, kd, n_batch;
+	int64_t *a_off, *b_off;
+};
+
+int knn_mm_init(struct rt_kctx *k, const struct rt_value *a,
+		const struct rt_value *b, struct knn_mm *p);
+void knn_mm_release(struct knn_mm *p);
+/* y (n_batch * m * n) = a @ b per batch, float32 or double. */
+void knn_mm_f32(struct rt_kctx *k, const struct knn_mm *p, const float *a,
+		const float *b, float *y);
+void knn_mm_f64(struct rt_kctx *k, const struct knn_mm *p, const double *a,
+		const double *b, double *y);
+
+#endif

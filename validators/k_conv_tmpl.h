@@ -1,0 +1,268 @@
+/* k_conv_tmpl.h: the convolution cores for one element type, included by
+ * k_conv_core.c once per type with KNN_T (float, double) and KNN_SFX
+ * (f32, f64) defined: im2col/col2im, depthwise and 1x1 direct loops,
+ * Conv and ConvTranspose over a matrix product, split over threads. */
+#define KNN_CAT3(a, b) a##_##b
+#define KNN_CAT2(a, b) KNN_CAT3(a, b)
+#define FN(name) KNN_CAT2(name, KNN_SFX)
+#define GEMM_PAR KNN_CAT2(rt_gemm, KNN_CAT2(KNN_SFX, par))
+
+/* One im2col row: channel row / k_size, kernel position row % k_size,
+ * over every output position. */
+static void FN(im2col_row)(const struct knn_geom *g, const KNN_T *img,
+			   int64_t row, KNN_T *dst)
+{
+	struct knn_walk w;
+	const KNN_T *xc = img + (row / g->k_size) * g->in_size;
+	int64_t ol = g->out[g->nsp - 1], s = g->stride[g->nsp - 1];
+
+	knn_walk_init(&w, g, row % g->k_size);
+	for (int64_t o = 0; o < w.outer; o++, dst += ol) {
+		int64_t off, j = 0;
+
+		if (knn_walk_off(&w, g, &off)) {
+			for (; j < w.lo; j++)
+				dst[j] = 0;
+			for (; j < w.hi; j++)
+				dst[j] = xc[off + j * s];
+		}
+		for (; j < ol; j++)
+			dst[j] = 0;
+		knn_walk_next(&w, g);
+	}
+}
+
+/* Add one col row back into the image (the inverse placement). */
+static void FN(col2im_row)(const struct knn_geom *g, const KNN_T *src,
+			   int64_t row, KNN_T *img)
+{
+	struct knn_walk w;
+	KNN_T *xc = img + (row / g->k_size) * g->in_size;
+	int64_t ol = g->out[g->nsp - 1], s = g->stride[g->nsp - 1];
+
+	knn_walk_init(&w, g, row % g->k_size);
+	for (int64_t o = 0; o < w.outer; o++, src += ol) {
+		int64_t off;
+
+		if (knn_walk_off(&w, g, &off))
+			for (int64_t j = w.lo; j < w.hi; j++)
+				xc[off + j * s] += src[j];
+		knn_walk_next(&w, g);
+	}
+}
+
+struct FN(rows) {
+	const struct knn_geom *g;
+	const KNN_T *src;
+	KNN_T *dst;
+};
+
+static void FN(im2col_rows)(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct FN(rows) *r = ctx;
+
+	for (int64_t i = lo; i < hi; i++)
+		FN(im2col_row)(r->g, r->src, i, r->dst + i * r->g->out_size);
+}
+
+/* Channels [lo, hi): their rows write disjoint image planes. */
+static void FN(col2im_chans)(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct FN(rows) *r = ctx;
+	int64_t ks = r->g->k_size;
+
+	for (int64_t i = lo * ks; i < hi * ks; i++)
+		FN(col2im_row)(r->g, r->src + i * r->g->out_size, i, r->dst);
+}
+
+struct FN(job) {
+	struct rt_kctx *k;
+	const struct knn_geom *g;
+	const KNN_T *x, *w, *b;
+	KNN_T *y;
+	int direct, failed;
+};
+
+/* Depthwise: output channel i (over n * m) from input channel
+ * (i % m) / (m / c), shifting and accumulating one kernel tap at a time. */
+static void FN(dw_chans)(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct FN(job) *jb = ctx;
+	const struct knn_geom *g = jb->g;
+	int64_t ol = g->out[g->nsp - 1], s = g->stride[g->nsp - 1];
+	int64_t mult = g->m / g->c;
+
+	for (int64_t i = lo; i < hi; i++) {
+		int64_t n = i / g->m, mc = i % g->m;
+		const KNN_T *xc = jb->x + (n * g->c + mc / mult) * g->in_size;
+		const KNN_T *wc = jb->w + mc * g->k_size;
+		KNN_T *yc = jb->y + i * g->out_size, bias = jb->b ? jb->b[mc] : 0;
+
+		for (int64_t j = 0; j < g->out_size; j++)
+			yc[j] = bias;
+		for (int64_t kk = 0; kk < g->k_size; kk++) {
+			struct knn_walk w;
+			KNN_T wv = wc[kk], *dst = yc;
+
+			knn_walk_init(&w, g, kk);
+			for (int64_t o = 0; o < w.outer; o++, dst += ol) {
+				int64_t off;
+
+				if (knn_walk_off(&w, g, &off))
+					for (int64_t j = w.lo; j < w.hi; j++)
+						dst[j] += wv * xc[off + j * s];
+				knn_walk_next(&w, g);
+			}
+		}
+	}
+}
+
+/* One (batch, group) item of a convolution; par: split inside it. */
+static void FN(conv_one)(struct FN(job) *jb, int64_t item, KNN_T *col, int par)
+{
+	const struct knn_geom *g = jb->g;
+	int64_t n = item / g->group, gi = item % g->group;
+	int64_t cg = g->c / g->group, mg = g->m / g->group, kd = cg * g->k_size;
+	const KNN_T *xg = jb->x + (n * g->c + gi * cg) * g->in_size;
+	const KNN_T *wg = jb->w + gi * mg * kd, *bm = xg;
+	KNN_T *yg = jb->y + (n * g->m + gi * mg) * g->out_size;
+
+	if (!jb->direct) {
+		struct FN(rows) r = { g, xg, col };
+
+		if (par)
+			rt_parallel_for(jb->k, kd, 1 + 65536 / (g->out_size + 1),
+					FN(im2col_rows), &r);
+		else
+			FN(im2col_rows)(&r, 0, kd);
+		bm = col;
+	}
+	GEMM_PAR(par ? jb->k : NULL, 0, 0, mg, g->out_size, kd, 1, wg, kd, bm,
+		 g->out_size, 0, yg, g->out_size);
+	if (jb->b)
+		for (int64_t i = 0; i < mg; i++) {
+			KNN_T bv = jb->b[gi * mg + i], *yr = yg + i * g->out_size;
+
+			for (int64_t j = 0; j < g->out_size; j++)
+				yr[j] += bv;
+		}
+}
+
+/* Transposed: item (batch, group) of y from x through col2im. */
+static void FN(convt_one)(struct FN(job) *jb, int64_t item, KNN_T *col, int par)
+{
+	const struct knn_geom *g = jb->g;
+	int64_t n = item / g->group, gi = item % g->group;
+	int64_t cg = g->c / g->group, mg = g->m / g->group, kd = mg * g->k_size;
+	const KNN_T *xg = jb->x + (n * g->c + gi * cg) * g->out_size;
+	const KNN_T *wg = jb->w + gi * cg * kd;
+	KNN_T *yg = jb->y + (n * g->m + gi * mg) * g->in_size;
+	struct FN(rows) r = { g, col, yg };
+
+	GEMM_PAR(par ? jb->k : NULL, 1, 0, kd, g->out_size, cg, 1, wg, kd, xg,
+		 g->out_size, 0, col, g->out_size);
+	for (int64_t i = 0; i < mg * g->in_size; i++)
+		yg[i] = 0;
+	if (par)
+		rt_parallel_for(jb->k, mg, 1, FN(col2im_chans), &r);
+	else
+		FN(col2im_chans)(&r, 0, mg);
+	if (jb->b)
+		for (int64_t i = 0; i < mg; i++) {
+			KNN_T bv = jb->b[gi * mg + i], *yr = yg + i * g->in_size;
+
+			for (int64_t j = 0; j < g->in_size; j++)
+				yr[j] += bv;
+		}
+}
+
+static int64_t FN(col_len)(const struct FN(job) *jb, int transposed)
+{
+	const struct knn_geom *g = jb->g;
+
+	return transposed ? (g->m / g->group) * g->k_size * g->out_size :
+	       (g->c / g->group) * g->k_size * g->out_size;
+}
+
+static void FN(items_t)(void *ctx, int64_t lo, int64_t hi, int transposed)
+{
+	struct FN(job) *jb = ctx;
+	KNN_T *col = NULL;
+
+	if (!jb->direct &&
+	    !(col = malloc((size_t)FN(col_len)(jb, transposed) * sizeof(KNN_T)))) {
+		jb->failed = 1;
+		return;
+	}
+	for (int64_t i = lo; i < hi; i++)
+		if (transposed)
+			FN(convt_one)(jb, i, col, 0);
+		else
+			FN(conv_one)(jb, i, col, 0);
+	free(col);
+}
+
+static void FN(items)(void *ctx, int64_t lo, int64_t hi)
+{
+	FN(items_t)(ctx, lo, hi, 0);
+}
+
+static void FN(items_tr)(void *ctx, int64_t lo, int64_t hi)
+{
+	FN(items_t)(ctx, lo, hi, 1);
+}
+
+static int FN(run)(struct FN(job) *jb, int transposed)
+{
+	const struct knn_geom *g = jb->g;
+	int64_t n_items = g->n * g->group;
+	KNN_T *col = NULL;
+
+	if (n_items == 0 || g->out_size == 0)
+		return 0;
+	if (rt_threads(jb->k) > 1 && n_items >= rt_threads(jb->k)) {
+		rt_parallel_for(jb->k, n_items, 1,
+				transposed ? FN(items_tr) : FN(items), jb);
+		return jb->failed ? rt_oom(jb->k) : 0;
+	}
+	if (!jb->direct &&
+	    !(col = malloc((size_t)FN(col_len)(jb, transposed) * sizeof(KNN_T))))
+		return rt_oom(jb->k);
+	for (int64_t i = 0; i < n_items; i++)
+		if (transposed)
+			FN(convt_one)(jb, i, col, 1);
+		else
+			FN(conv_one)(jb, i, col, 1);
+	free(col);
+	return 0;
+}
+
+int FN(knn_conv)(struct rt_kctx *k, const struct knn_geom *g, const KNN_T *x,
+		 const KNN_T *w, const KNN_T *b, KNN_T *y)
+{
+	struct FN(job) jb = { k, g, x, w, b, y, 1, 0 };
+
+	if (g->group == g->c && g->c > 1 && g->m % g->c == 0) {
+		if (g->n * g->m > 0)
+			rt_parallel_for(k, g->n * g->m, 1, FN(dw_chans), &jb);
+		return 0;
+	}
+	for (int d = 0; d < g->nsp; d++)
+		if (g->kernel[d] != 1 || g->stride[d] != 1 || g->pad[d] ||
+		    g->pad[g->nsp + d])
+			jb.direct = 0;
+	return FN(run)(&jb, 0);
+}
+
+int FN(knn_convt)(struct rt_kctx *k, const struct knn_geom *g, const KNN_T *x,
+		  const KNN_T *w, const KNN_T *b, KNN_T *y)
+{
+	struct FN(job) jb = { k, g, x, w, b, y, 0, 0 };
+
+	return FN(run)(&jb, 1);
+}
+
+#undef KNN_CAT3
+#undef KNN_CAT2
+#undef FN
+#undef GEMM_PAR

@@ -5,7 +5,9 @@
 # dtype, attribute and rank violation and a non-constant input (where a
 # target's rules state no constraint of a kind, the probe must stay
 # supported there); model-level findings and dtype rules on subgraph nodes;
-# golden reports in every format (set UPDATE_GOLDEN=1 to rewrite them);
+# golden reports in every format (they change when the shipped rules or
+# the rewrite passes change: review the diff, then rewrite them with
+# UPDATE_GOLDEN=1);
 # the html is well-formed, the dot renders; exit codes with --fail-on; bad
 # models, bad rules and bad options; the shared model architectures
 # against every target.

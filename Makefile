@@ -109,6 +109,7 @@ check: deps
 
 bench: all
 	sh bench/run.sh
+	sh bench/scan.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

@@ -152,17 +152,30 @@ static int parse_args(struct scan_args *a, int argc, char **argv,
 /* ---- the rewriter registry's hook -------------------------------------------
  * Here the scan asks opmig's rewrite passes (rewriters/rewrite.h) whether a
  * node that is limited or blocked on a target can be rewritten into what
- * the target runs.  One rewrite context serves every target: the target
- * is switched per question. */
+ * the target runs.  One rewrite context serves every target (the target is
+ * switched per question); the scan reuses its inference of the model. */
+struct rw_hook {
+	struct ir_model *m;
+	struct rw_ctx rw;
+	struct ir_diag d;
+	int state;                   /* 0 not set up, 1 ready, -1 failed */
+};
+
 static int can_rewrite(void *ctx, const struct rules_target *t,
 		       const struct scan_node *sn, const struct scan_verdict *v,
 		       const char **pass)
 {
-	struct rw_ctx *c = ctx;
+	struct rw_hook *h = ctx;
 
 	(void)v;
-	c->target = t;
-	return rw_can_rewrite(c, sn->node, pass);
+	if (!h->state) {
+		ir_diag_init(&h->d);
+		h->state = rw_ctx_init(&h->rw, h->m, NULL, &h->d) < 0 ? -1 : 1;
+	}
+	if (h->state < 0)
+		return 0;
+	h->rw.target = t;
+	return rw_can_rewrite(&h->rw, sn->node, pass);
 }
 
 /* The report into a memory buffer, then atomically into the file. */
@@ -204,11 +217,12 @@ int cmd_scan(int argc, char **argv)
 	struct ir_model *m = NULL;
 	struct scan_result res;
 	struct scan_options so;
-	struct rw_ctx rw;
-	int have_rw = 0, code, rc;
+	struct rw_hook hook;
+	int code, rc;
 	struct ir_diag d;
 
 	memset(&a, 0, sizeof(a));
+	memset(&hook, 0, sizeof(hook));
 	memset(&res, 0, sizeof(res));
 	rules_db_init(&base);
 	rules_db_init(&extra);
@@ -228,17 +242,18 @@ int cmd_scan(int argc, char **argv)
 		}
 	if ((code = cli_load(a.model, &m)) != CLI_EXIT_OK)
 		goto cleanup;
-	ir_diag_init(&d);
-	if (rw_ctx_init(&rw, m, NULL, &d) < 0) {
-		cli_error(a.model, "%s", d.msg);
-		code = cli_exit_code(d.status);
-		goto cleanup;
-	}
-	have_rw = 1;
+	hook.m = m;
+	ir_diag_init(&hook.d);
+	hook.state = rw_ctx_init(&hook.rw, m, NULL, &hook.d) < 0 ? -1 : 1;
 	so.can_rewrite = can_rewrite;
-	so.ctx = &rw;
+	so.ctx = &hook;
+
 	ir_diag_init(&d);
-	if ((rc = scan_model(m, a.model, targets, a.n_targets, &so, &res, &d)) < 0) {
+	/* the rewrite context's inference serves the scan too; a failed one
+	 * is left to the scan, which reports it */
+	if ((rc = scan_model_inferred(m, a.model, targets, a.n_targets, &so,
+				      hook.state > 0 && hook.rw.have_inf ? &hook.rw.inf : NULL,
+				      &res, &d)) < 0) {
 		cli_error(a.model, "%s", d.msg);
 		code = cli_exit_code(rc);
 		goto cleanup;
@@ -256,8 +271,8 @@ int cmd_scan(int argc, char **argv)
 	code = cli_finish(code);
 cleanup:
 	scan_result_release(&res);
-	if (have_rw)
-		rw_ctx_release(&rw);
+	if (hook.state)
+		rw_ctx_release(&hook.rw);
 	ir_model_free(m);
 	free(targets);
 	rules_db_release(&extra);

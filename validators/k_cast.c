@@ -202,6 +202,38 @@ struct cjob {
 	int saturate;
 };
 
+/* v as a float rounded to odd: exact when v is, else the float below |v|
+ * with its last bit set, so that rounding it again to a narrower format
+ * (half, bfloat16, float8) gives what rounding v directly would. */
+static float odd_float(double v)
+{
+	float f = (float)v;
+	uint32_t b;
+
+	if (isnan(v) || (double)f == v)
+		return f;
+	if (fabs((double)f) > fabs(v))
+		f = nextafterf(f, 0.0f);
+	memcpy(&b, &f, 4);
+	b |= 1;
+	memcpy(&f, &b, 4);
+	return f;
+}
+
+/* Element i of (s, xd) into the narrow float dtype d, rounded once. */
+static void store_narrow(int d, void *yd, int64_t i, int s, const void *xd,
+			 int saturate)
+{
+	float f = odd_float(rt_load_f64(s, xd, i));
+
+	if (d == IR_DTYPE_FLOAT16)
+		((uint16_t *)yd)[i] = rt_float_to_half(f);
+	else if (d == IR_DTYPE_BFLOAT16)
+		((uint16_t *)yd)[i] = rt_float_to_bf16(f);
+	else
+		((uint8_t *)yd)[i] = rt_float_to_f8(d, f, is_f8(d) ? saturate : 1);
+}
+
 static void cast_range(void *arg, int64_t begin, int64_t end)
 {
 	const struct cjob *j = arg;
@@ -224,10 +256,9 @@ static void cast_range(void *arg, int64_t begin, int64_t end)
 	} else if (s == IR_DTYPE_FLOAT && d == IR_DTYPE_DOUBLE) {
 		for (int64_t i = begin; i < end; i++)
 			((double *)yd)[i] = ((const float *)xd)[i];
-	} else if (is_f8(d)) {
+	} else if (kel_is_narrow_float(d)) {
 		for (int64_t i = begin; i < end; i++)
-			((uint8_t *)yd)[i] = rt_float_to_f8(d, (float)rt_load_f64(s, xd, i),
-							    j->saturate);
+			store_narrow(d, yd, i, s, xd, j->saturate);
 	} else if (d == IR_DTYPE_INT4 || d == IR_DTYPE_UINT4) {
 		/* as any integer narrowing: floats truncate, then the low
 		 * four bits are kept (ml_dtypes' astype, which the ONNX

@@ -442,6 +442,26 @@ static void test_cast_numbers(void)
 		   (const uint8_t[]){ 0, 1, 1 });
 }
 
+static void test_cast_double_rounds_once(void)
+{
+	/* 1 + 2^-11 + 2^-40 lies just above the midpoint of the float16
+	 * neighbours 1 and 1 + 2^-10: it rounds up.  Through float it would
+	 * first become the midpoint itself and then tie to even (1). */
+	struct case1 c = { 13, "Cast", NULL, { IR_DTYPE_DOUBLE }, 1, { 1 }, { { 3 } },
+			   { V(1.0004882812509095, 1.00048828125, -1.0004882812509095) },
+			   IR_DTYPE_FLOAT16 };
+	struct ir_node *node;
+	struct ir_model *m = build(&c, &node);
+	struct rt_value *y;
+	char err[512];
+
+	set_to(node, IR_DTYPE_FLOAT16, -1);
+	y = run(m, err, sizeof(err));
+	expect(y, IR_DTYPE_FLOAT16, V(1.0009765625, 1, -1.0009765625), 3);
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
 static void test_cast_to_string(void)
 {
 	static const char *const want[] = {
@@ -801,6 +821,7 @@ static const struct unit_test tests[] = {
 	{ "cast float8 saturate", test_cast_float8_saturate },
 	{ "cast int4 wraps", test_cast_int4_wraps },
 	{ "cast numbers", test_cast_numbers },
+	{ "cast double rounds once", test_cast_double_rounds_once },
 	{ "cast to string", test_cast_to_string },
 	{ "bitcast", test_bitcast },
 	{ "activations", test_activations },

@@ -182,11 +182,69 @@ static int label_encoder_v1(struct rt_kctx *k, struct rt_value *x)
 	return 0;
 }
 
+/* A sorted index of the keys for lookups in log time: one entry per key
+ * with its position j, ordered by value then j (so the first of equal
+ * keys is found).  NaN sorts last and equals NaN (the spec's bitwise
+ * match). */
+enum { LE_STR, LE_INT, LE_DBL };
+
+struct le_ent {
+	const char *s;
+	int64_t i;
+	double d;
+	size_t j;
+};
+
+static int cmp_dbl(double a, double b)
+{
+	if (isnan(a) || isnan(b))
+		return isnan(a) - isnan(b);
+	return (a > b) - (a < b);
+}
+
+static int le_cmp(int mode, const struct le_ent *a, const struct le_ent *b)
+{
+	switch (mode) {
+	case LE_STR: return strcmp(a->s, b->s);
+	case LE_INT: return (a->i > b->i) - (a->i < b->i);
+	default: return cmp_dbl(a->d, b->d);
+	}
+}
+
+#define LE_SORT(name, mode) \
+	static int name(const void *a, const void *b) \
+	{ \
+		const struct le_ent *x = a, *y = b; \
+		int c = le_cmp(mode, x, y); \
+		return c ? c : (x->j > y->j) - (x->j < y->j); \
+	}
+LE_SORT(le_sort_str, LE_STR)
+LE_SORT(le_sort_int, LE_INT)
+LE_SORT(le_sort_dbl, LE_DBL)
+#undef LE_SORT
+
+/* Position of the first key equal to e, or n when none. */
+static size_t le_lookup(int mode, const struct le_ent *idx, size_t n, const struct le_ent *e)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (le_cmp(mode, &idx[mid], e) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && !le_cmp(mode, &idx[lo], e) ? idx[lo].j : n;
+}
+
 int ml_k_label_encoder(struct rt_kctx *k)
 {
 	struct le_list keys, vals;
 	struct rt_value *x, *y, *dt = NULL;
-	int out_dtype, rc;
+	struct le_ent *idx = NULL;
+	int out_dtype, mode, rc;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
@@ -218,24 +276,34 @@ int ml_k_label_encoder(struct rt_kctx *k)
 		rc = IR_ENOMEM;
 		goto cleanup;
 	}
+	mode = keys.kind == 1 ? LE_STR : keys.kind == 2 && !rt_dtype_is_float(x->dtype) ?
+	       LE_INT : LE_DBL;
+	if (!(idx = malloc((keys.n + 1) * sizeof(*idx)))) {
+		rc = rt_oom(k);
+		goto cleanup;
+	}
+	for (size_t j = 0; j < keys.n; j++) {
+		idx[j].j = j;
+		if (mode == LE_STR)
+			idx[j].s = le_str(&keys, j);
+		else if (mode == LE_INT)
+			idx[j].i = le_int(&keys, j);
+		else
+			idx[j].d = keys.kind == 3 ? le_dbl(&keys, j) : (double)le_int(&keys, j);
+	}
+	qsort(idx, keys.n, sizeof(*idx), mode == LE_STR ? le_sort_str :
+	      mode == LE_INT ? le_sort_int : le_sort_dbl);
 	for (int64_t i = 0; i < x->numel; i++) {
+		struct le_ent e = { NULL, 0, 0, 0 };
 		size_t j;
 
-		for (j = 0; j < keys.n; j++) {
-			if (keys.kind == 1) {
-				if (!strcmp(str_at(x, i), le_str(&keys, j)))
-					break;
-			} else if (keys.kind == 2 && !rt_dtype_is_float(x->dtype)) {
-				if (rt_load_i64(x->dtype, x->data, i) == le_int(&keys, j))
-					break;
-			} else {
-				double a = rt_load_f64(x->dtype, x->data, i), b = keys.kind == 3 ?
-					   le_dbl(&keys, j) : (double)le_int(&keys, j);
-
-				if (a == b || (isnan(a) && isnan(b)))
-					break;
-			}
-		}
+		if (mode == LE_STR)
+			e.s = str_at(x, i);
+		else if (mode == LE_INT)
+			e.i = rt_load_i64(x->dtype, x->data, i);
+		else
+			e.d = rt_load_f64(x->dtype, x->data, i);
+		j = le_lookup(mode, idx, keys.n, &e);
 		if (out_dtype == IR_DTYPE_STRING) {
 			const char *s = j < keys.n ? le_str(&vals, j) : dt && dt->numel ?
 					str_at(dt, 0) : rt_attr_str(k, "default_string", "_Unused");
@@ -256,6 +324,7 @@ int ml_k_label_encoder(struct rt_kctx *k)
 	}
 	rc = 0;
 cleanup:
+	free(idx);
 	rt_value_unref(keys.t);
 	rt_value_unref(vals.t);
 	rt_value_unref(dt);

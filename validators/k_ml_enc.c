@@ -24,6 +24,63 @@ static char *dup_str(struct rt_kctx *k, const char *s)
 	return c;
 }
 
+/* A sorted index of the keys for lookups in log time: one entry per key
+ * with its position j, ordered by value then j (so the first of equal
+ * keys is found).  NaN sorts last and equals NaN (the spec's bitwise
+ * match). */
+enum { LE_STR, LE_INT, LE_DBL };
+
+struct le_ent {
+	const char *s;
+	int64_t i;
+	double d;
+	size_t j;
+};
+
+static int cmp_dbl(double a, double b)
+{
+	if (isnan(a) || isnan(b))
+		return isnan(a) - isnan(b);
+	return (a > b) - (a < b);
+}
+
+static int le_cmp(int mode, const struct le_ent *a, const struct le_ent *b)
+{
+	switch (mode) {
+	case LE_STR: return strcmp(a->s, b->s);
+	case LE_INT: return (a->i > b->i) - (a->i < b->i);
+	default: return cmp_dbl(a->d, b->d);
+	}
+}
+
+#define LE_SORT(name, mode) \
+	static int name(const void *a, const void *b) \
+	{ \
+		const struct le_ent *x = a, *y = b; \
+		int c = le_cmp(mode, x, y); \
+		return c ? c : (x->j > y->j) - (x->j < y->j); \
+	}
+LE_SORT(le_sort_str, LE_STR)
+LE_SORT(le_sort_int, LE_INT)
+LE_SORT(le_sort_dbl, LE_DBL)
+#undef LE_SORT
+
+/* Position of the first key equal to e, or n when none. */
+static size_t le_lookup(int mode, const struct le_ent *idx, size_t n, const struct le_ent *e)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (le_cmp(mode, &idx[mid], e) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && !le_cmp(mode, &idx[lo], e) ? idx[lo].j : n;
+}
+
 /* ---- CategoryMapper, LabelEncoder, OneHotEncoder ------------------------ */
 
 int ml_k_category_mapper(struct rt_kctx *k)
@@ -32,45 +89,47 @@ int ml_k_category_mapper(struct rt_kctx *k)
 	size_t ni = 0, ns = cs && cs->type == IR_ATTR_STRINGS ? cs->n_strings : 0;
 	const int64_t *ci = rt_attr_ints(k, "cats_int64s", &ni);
 	struct rt_value *x, *y;
-	int rc;
+	struct le_ent *idx = NULL;
+	int str_in, rc;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
 	if (ni != ns)
 		return rt_err(k, "cats_strings (%zu) and cats_int64s (%zu) differ in length", ns, ni);
-	if (x->dtype == IR_DTYPE_STRING) {
-		int64_t dflt = rt_attr_int(k, "default_int64", -1);
-
-		if (!(y = rt_out_tensor(k, 0, IR_DTYPE_INT64, x->rank, x->dims)))
-			return IR_ENOMEM;
-		for (int64_t i = 0; i < x->numel; i++) {
-			int64_t v = dflt;
-
-			for (size_t j = 0; j < ns; j++)
-				if (!strcmp(str_at(x, i), (const char *)cs->strings[j])) {
-					v = ci[j];
-					break;
-				}
-			((int64_t *)y->data)[i] = v;
-		}
-		return 0;
-	}
-	if (x->dtype != IR_DTYPE_INT64)
+	str_in = x->dtype == IR_DTYPE_STRING;
+	if (!str_in && x->dtype != IR_DTYPE_INT64)
 		return rt_err(k, "input must be string or int64, is %s", ir_dtype_name(x->dtype));
-	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_STRING, x->rank, x->dims)))
+	if (!(y = rt_out_tensor(k, 0, str_in ? IR_DTYPE_INT64 : IR_DTYPE_STRING, x->rank,
+				x->dims)))
 		return IR_ENOMEM;
+	if (!(idx = malloc((ns + 1) * sizeof(*idx))))
+		return rt_oom(k);
+	for (size_t j = 0; j < ns; j++) {
+		idx[j].j = j;
+		idx[j].s = (const char *)cs->strings[j];
+		idx[j].i = ci[j];
+	}
+	qsort(idx, ns, sizeof(*idx), str_in ? le_sort_str : le_sort_int);
 	for (int64_t i = 0; i < x->numel; i++) {
-		const char *v = rt_attr_str(k, "default_string", "_Unused");
+		struct le_ent e = { NULL, 0, 0, 0 };
+		size_t j;
 
-		for (size_t j = 0; j < ni; j++)
-			if (((int64_t *)x->data)[i] == ci[j]) {
-				v = (const char *)cs->strings[j];
+		if (str_in) {
+			e.s = str_at(x, i);
+			j = le_lookup(LE_STR, idx, ns, &e);
+			((int64_t *)y->data)[i] = j < ns ? ci[j] : rt_attr_int(k, "default_int64", -1);
+		} else {
+			e.i = ((int64_t *)x->data)[i];
+			j = le_lookup(LE_INT, idx, ns, &e);
+			if (!(((char **)y->data)[i] = dup_str(k, j < ns ? (const char *)cs->strings[j] :
+					rt_attr_str(k, "default_string", "_Unused")))) {
+				rc = IR_ENOMEM;
 				break;
 			}
-		if (!(((char **)y->data)[i] = dup_str(k, v)))
-			return IR_ENOMEM;
+		}
 	}
-	return 0;
+	free(idx);
+	return rc < 0 ? rc : 0;
 }
 
 /* One side of a LabelEncoder mapping: strings, ints or floats (doubles
@@ -186,7 +245,8 @@ int ml_k_label_encoder(struct rt_kctx *k)
 {
 	struct le_list keys, vals;
 	struct rt_value *x, *y, *dt = NULL;
-	int out_dtype, rc;
+	struct le_ent *idx = NULL;
+	int out_dtype, mode, rc;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
@@ -218,24 +278,34 @@ int ml_k_label_encoder(struct rt_kctx *k)
 		rc = IR_ENOMEM;
 		goto cleanup;
 	}
+	mode = keys.kind == 1 ? LE_STR : keys.kind == 2 && !rt_dtype_is_float(x->dtype) ?
+	       LE_INT : LE_DBL;
+	if (!(idx = malloc((keys.n + 1) * sizeof(*idx)))) {
+		rc = rt_oom(k);
+		goto cleanup;
+	}
+	for (size_t j = 0; j < keys.n; j++) {
+		idx[j].j = j;
+		if (mode == LE_STR)
+			idx[j].s = le_str(&keys, j);
+		else if (mode == LE_INT)
+			idx[j].i = le_int(&keys, j);
+		else
+			idx[j].d = keys.kind == 3 ? le_dbl(&keys, j) : (double)le_int(&keys, j);
+	}
+	qsort(idx, keys.n, sizeof(*idx), mode == LE_STR ? le_sort_str :
+	      mode == LE_INT ? le_sort_int : le_sort_dbl);
 	for (int64_t i = 0; i < x->numel; i++) {
+		struct le_ent e = { NULL, 0, 0, 0 };
 		size_t j;
 
-		for (j = 0; j < keys.n; j++) {
-			if (keys.kind == 1) {
-				if (!strcmp(str_at(x, i), le_str(&keys, j)))
-					break;
-			} else if (keys.kind == 2 && !rt_dtype_is_float(x->dtype)) {
-				if (rt_load_i64(x->dtype, x->data, i) == le_int(&keys, j))
-					break;
-			} else {
-				double a = rt_load_f64(x->dtype, x->data, i), b = keys.kind == 3 ?
-					   le_dbl(&keys, j) : (double)le_int(&keys, j);
-
-				if (a == b || (isnan(a) && isnan(b)))
-					break;
-			}
-		}
+		if (mode == LE_STR)
+			e.s = str_at(x, i);
+		else if (mode == LE_INT)
+			e.i = rt_load_i64(x->dtype, x->data, i);
+		else
+			e.d = rt_load_f64(x->dtype, x->data, i);
+		j = le_lookup(mode, idx, keys.n, &e);
 		if (out_dtype == IR_DTYPE_STRING) {
 			const char *s = j < keys.n ? le_str(&vals, j) : dt && dt->numel ?
 					str_at(dt, 0) : rt_attr_str(k, "default_string", "_Unused");
@@ -256,6 +326,7 @@ int ml_k_label_encoder(struct rt_kctx *k)
 	}
 	rc = 0;
 cleanup:
+	free(idx);
 	rt_value_unref(keys.t);
 	rt_value_unref(vals.t);
 	rt_value_unref(dt);

@@ -94,12 +94,27 @@ static int mode_of(const char *s)
 	return -1;
 }
 
-static int64_t find_node(const struct forest *fo, int64_t tree, int64_t id)
+/* Node lookup by (tree id, node id) through an index sorted by key, so
+ * forests of many nodes build in n log n. */
+struct nkey {
+	int64_t tree, id, at;
+};
+
+static int cmp_nkey(const void *a, const void *b)
 {
-	for (int64_t i = 0; i < fo->n_nodes; i++)
-		if (fo->nodes[i].tree == tree && fo->nodes[i].id == id)
-			return i;
-	return -1;
+	const struct nkey *x = a, *y = b;
+
+	if (x->tree != y->tree)
+		return x->tree < y->tree ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int64_t find_node(const struct nkey *idx, size_t n, int64_t tree, int64_t id)
+{
+	struct nkey key = { tree, id, 0 };
+	const struct nkey *e = bsearch(&key, idx, n, sizeof(*idx), cmp_nkey);
+
+	return e ? e->at : -1;
 }
 
 /* Versions 1 and 3; `pre` is "target" (regressor) or "class". */
@@ -118,6 +133,7 @@ static int forest_legacy(struct rt_kctx *k, struct forest *fo, const char *pre)
 	double *vals = NULL, *w = NULL;
 	size_t n_vals = 0;
 	int64_t *cnt = NULL;
+	struct nkey *idx = NULL;
 	char *child = NULL;
 	int rc;
 
@@ -146,7 +162,8 @@ static int forest_legacy(struct rt_kctx *k, struct forest *fo, const char *pre)
 	fo->roots = calloc(n, sizeof(*fo->roots));
 	cnt = calloc(n + 1, sizeof(*cnt));
 	child = calloc(n, 1);
-	if (!fo->nodes || !fo->votes || !fo->roots || !cnt || !child) {
+	idx = malloc(n * sizeof(*idx));
+	if (!fo->nodes || !fo->votes || !fo->roots || !cnt || !child || !idx) {
 		rc = rt_oom(k);
 		goto cleanup;
 	}
@@ -167,13 +184,22 @@ static int forest_legacy(struct rt_kctx *k, struct forest *fo, const char *pre)
 			goto cleanup;
 		}
 	}
+	for (size_t i = 0; i < n; i++)
+		idx[i] = (struct nkey){ tids[i], nids[i], (int64_t)i };
+	qsort(idx, n, sizeof(*idx), cmp_nkey);
+	for (size_t i = 1; i < n; i++)
+		if (!cmp_nkey(&idx[i - 1], &idx[i])) {
+			rc = rt_err(k, "node %lld of tree %lld is defined twice",
+				    (long long)idx[i].id, (long long)idx[i].tree);
+			goto cleanup;
+		}
 	for (size_t i = 0; i < n; i++) {
 		struct tnode *t = &fo->nodes[i];
 
 		if (t->mode == M_LEAF)
 			continue;
-		t->t = find_node(fo, t->tree, tr[i]);
-		t->f = find_node(fo, t->tree, fa[i]);
+		t->t = find_node(idx, n, t->tree, tr[i]);
+		t->f = find_node(idx, n, t->tree, fa[i]);
 		if (t->t < 0 || t->f < 0) {
 			rc = rt_err(k, "node %lld of tree %lld branches to a missing node",
 				    (long long)t->id, (long long)t->tree);
@@ -182,7 +208,7 @@ static int forest_legacy(struct rt_kctx *k, struct forest *fo, const char *pre)
 		child[t->t] = child[t->f] = 1;
 	}
 	for (size_t v = 0; v < nv; v++) {
-		int64_t j = find_node(fo, vt[v], vn[v]);
+		int64_t j = find_node(idx, n, vt[v], vn[v]);
 
 		if (j < 0 || fo->nodes[j].mode != M_LEAF) {
 			rc = rt_err(k, "vote %zu names node %lld of tree %lld, not a leaf", v,
@@ -196,7 +222,7 @@ static int forest_legacy(struct rt_kctx *k, struct forest *fo, const char *pre)
 		fo->nodes[i].vote0 = cnt[i];
 	}
 	for (size_t v = 0; v < nv; v++) {
-		int64_t j = find_node(fo, vt[v], vn[v]);
+		int64_t j = find_node(idx, n, vt[v], vn[v]);
 		struct tnode *t = &fo->nodes[j];
 
 		fo->votes[t->vote0 + t->nvote].target = vi[v];
@@ -212,6 +238,7 @@ cleanup:
 	free(w);
 	free(cnt);
 	free(child);
+	free(idx);
 	return rc;
 }
 

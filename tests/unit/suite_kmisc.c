@@ -1101,6 +1101,17 @@ static void test_ml_preprocessing(void)
 	expect_s(y[7], S("three", "?"), 2);
 	for (int i = 0; i < 8; i++)
 		rt_value_unref(y[i]);
+
+	/* CategoryMapper string -> int over an unsorted vocabulary */
+	m = mk(13);
+	init_s(m, "s", TM_DIMS(4), 1, S("b", "zz", "c", "a"));
+	n = tm_node(m, "CategoryMapper", ML, TM_NAMES("s"), 1, TM_NAMES("cm"), 1);
+	set_strs(n, "cats_strings", S("c", "a", "b"), 3);
+	ir_node_set_ints(n, "cats_int64s", I64(30, 10, 20), 3);
+	ir_node_set_int(n, "default_int64", -5);
+	CU_ASSERT_FATAL(run(m, TM_NAMES("cm"), 1, y) == 0);
+	expect_f(y[0], F(20, -5, 30, 10), 4, 0);
+	rt_value_unref(y[0]);
 }
 
 static void test_label_encoder_zipmap(void)

@@ -4,6 +4,7 @@
  * atomically, to -o FILE; the exit code says whether anything at or above
  * --fail-on remains. */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,30 @@ struct rw_hook {
 	int state;                   /* 0 not set up, 1 ready, -1 failed */
 };
 
+/* Every output's size known and at most 16 MiB. */
+static int small_outputs(const struct rw_ctx *c, const struct ir_node *n)
+{
+	for (size_t i = 0; i < n->n_outputs; i++) {
+		const struct ir_vtype *t = n->outputs[i] ? rw_type(c, n->outputs[i]) : NULL;
+		int64_t numel = 1, bytes;
+
+		if (!n->outputs[i])
+			continue;
+		if (!t || t->rank < 0 || t->is_seq)
+			return 0;
+		for (int k = 0; k < t->rank; k++) {
+			if (t->dims[k].kind != IR_VDIM_VALUE || t->dims[k].value < 0 ||
+			    (t->dims[k].value && numel > (INT64_C(1) << 40) / t->dims[k].value))
+				return 0;
+			numel *= t->dims[k].value;
+		}
+		bytes = ir_dtype_raw_size(t->dtype, numel);
+		if (bytes < 0 || bytes > (16 << 20))
+			return 0;
+	}
+	return 1;
+}
+
 static int can_rewrite(void *ctx, const struct rules_target *t,
 		       const struct scan_node *sn, const struct scan_verdict *v,
 		       const char **pass)
@@ -175,7 +200,17 @@ static int can_rewrite(void *ctx, const struct rules_target *t,
 	if (h->state < 0)
 		return 0;
 	h->rw.target = t;
-	return rw_can_rewrite(&h->rw, sn->node, pass);
+	if (rw_can_rewrite(&h->rw, sn->node, pass))
+		return 1;
+	/* what fold-constants (rewriters/fold.c) removes: main-graph nodes
+	 * computed from constants only, results up to 16 MiB unless they are
+	 * ConstantOfShape fills */
+	if (sn->constant && !sn->depth && !sn->function && rw_pass_find("fold-constants") &&
+	    (!strcmp(sn->op_type, "ConstantOfShape") || small_outputs(&h->rw, sn->node))) {
+		*pass = "fold-constants";
+		return 1;
+	}
+	return 0;
 }
 
 /* The report into a memory buffer, then atomically into the file. */

@@ -218,7 +218,17 @@ int scan_value_is_const(const struct scan_ctx *c, const struct ir_value *v)
 	if (v->init || v->sparse_init || scan_vset_has(&c->consts, v))
 		return 1;
 	t = ir_infer_get(c->inf, v);
-	return t && (t->has_const || t->has_fconst);
+	if (!t)
+		return 0;
+	if (t->has_fconst)
+		return 1;
+	if (!t->has_const)
+		return 0;
+	/* shape arithmetic with symbolic sizes is not a constant */
+	for (size_t i = 0; i < t->n_const; i++)
+		if (t->cval[i].kind != IR_VDIM_VALUE)
+			return 0;
+	return 1;
 }
 
 /* Ops whose outputs are not fixed even when every input is. */
@@ -230,7 +240,7 @@ static int nondeterministic(const char *op)
 
 /* Nodes are in enumeration order: producers (of one scope, and of outer
  * scopes) come before consumers, so one pass settles every value. */
-static int find_consts(struct scan_ctx *c, const struct scan_result *r)
+static int find_consts(struct scan_ctx *c, struct scan_result *r)
 {
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		const struct ir_node *n = r->nodes[i].node;
@@ -244,6 +254,7 @@ static int find_consts(struct scan_ctx *c, const struct scan_result *r)
 				all = 0;
 		if (!all || (!n->n_inputs && strcmp(ir_s(n->op_type), "Constant")))
 			continue;
+		r->nodes[i].constant = 1;
 		for (size_t k = 0; k < n->n_outputs; k++)
 			if (n->outputs[k] && scan_vset_add(&c->consts, n->outputs[k]) < 0)
 				return IR_ENOMEM;

@@ -59,6 +59,8 @@ struct scan_node {
 	const char *graph;      /* "main", "main/If_0.then_branch", "fn:domain:Name" */
 	int depth;              /* 0 main graph or function body, +1 per subgraph */
 	int is_call;            /* calls a model-local function (judged by its body) */
+	int constant;           /* deterministic, every input constant: its outputs
+				 * can be computed once (constant folding) */
 };
 
 struct scan_reason {

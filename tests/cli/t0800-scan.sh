@@ -191,6 +191,15 @@ assert n['relu_f32']['reasons'][0]['code'] == 'dtype', n
 assert 'relu_f32' not in {x['name'] for x in t['generic-npu']['nodes']}
 " || fail "--rules target"
 
+# severity limited: a warning, failing only with --fail-on limited
+run 0 "$OPMIG" scan testdata/scan/attribute.onnx --rules testdata/scan/limited-rules.json \
+	--target scan-limited
+grep -q '^scan-limited: 0/1 nodes supported, 1 limited, 0 rewritable, 0 blocked (0 op types)$' "$T/out" ||
+	fail "limited summary: $(cat "$T/out")"
+grep -q '^  limited    Resize  *attribute  *1  resize_cubic' "$T/out" || fail "limited row: $(cat "$T/out")"
+run 1 "$OPMIG" scan testdata/scan/attribute.onnx --rules testdata/scan/limited-rules.json \
+	--target scan-limited --fail-on limited
+
 # ---- bad input: one line naming the file, exit 3 --------------------------------
 one_line() {  # WANT_SUBSTRING
 	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "not one line: $(cat "$T/err")"
@@ -236,6 +245,10 @@ for t in r["targets"]:
 # opset 9: outside generic-npu's 11-17
 g = [t for t in r["targets"] if t["id"] == "generic-npu"][0]
 assert "opset_out_of_range" in {f["code"] for f in g["findings"]}, g["findings"]
+# the weights are ConstantOfShape fills of constant shapes: folded by migrate
+cos = [n for n in g["nodes"] if n["op_type"] == "ConstantOfShape"]
+assert cos and all(n["status"] == "rewritable" and n["rewrite"] == "fold-constants"
+                   for n in cos), cos[:2]
 PY
 done
 [ "$n" -eq 0 ] && echo "notice: $TOP/../shared/models absent, architectures not scanned"

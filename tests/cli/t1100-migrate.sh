@@ -43,6 +43,17 @@ assert m.graph.input[0].type.tensor_type.shape.dim[0].dim_value == 1
 EOF
 run 0 "$OPMIG" validate "$S" s.onnx --dim N=1 --samples 3 --seed 9 --map s.map --layerwise
 
+# --- NHWC interface: the map carries the permutation for validate ------------
+run 0 "$OPMIG" migrate "$S" --target generic-npu --batch 1 --layout nhwc -o n.onnx --map n.map
+grep -q "^  nhwc-io: 1 change$" "$T/out" || fail "nhwc: pass not reported"
+grep -qx "input image image perm=0,2,3,1" n.map || fail "nhwc: map lacks the input's perm: $(cat n.map)"
+check n.onnx
+$PY -c 'import onnx,sys; m=onnx.load(sys.argv[1]); d=[x.dim_value for x in m.graph.input[0].type.tensor_type.shape.dim]; assert d==[1,32,32,3], d; assert m.graph.node[0].op_type=="Transpose"' \
+	n.onnx || fail "nhwc: the input is not NHWC"
+run 0 "$OPMIG" validate "$S" n.onnx --dim N=1 --samples 2 --map n.map
+run 3 "$OPMIG" validate "$S" n.onnx --dim N=1      # without the map: explained refusal
+grep -q "input 'image'" "$T/err" || fail "nhwc without map: the input is not named"
+
 # --- JSON report -------------------------------------------------------------
 run 0 "$OPMIG" migrate "$S" --target generic-npu --batch 1 --dry-run --format json
 $PY - "$T/out" <<'EOF' || fail "dry-run JSON is not as documented"

@@ -61,7 +61,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["schema"] == "opmig.migrate/1"
 assert r["dry_run"] is True and r["written"] is False and r["ok"] is True
-assert r["before"]["nodes"] == 22 and r["before"]["blocked"] == 7, r["before"]
+assert r["before"]["nodes"] == 22 and r["before"]["blocked"] >= 7, r["before"]
 assert r["after"] == {"nodes": 12, "supported": 12, "limited": 0,
                       "rewritable": 0, "blocked": 0}, r["after"]
 passes = [x["pass"] for x in r["rewrites"]]

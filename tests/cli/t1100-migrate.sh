@@ -100,7 +100,7 @@ grep -q "no-such-chip" "$T/err" || fail "unknown target not named"
 cp "$S" same.onnx
 run 2 "$OPMIG" migrate same.onnx --target generic-npu --batch 1 -o same.onnx
 cmp -s "$S" same.onnx || fail "the input was overwritten"
-run 2 "$OPMIG" migrate "$S" -o x.onnx
+run 2 "$OPMIG" migrate "$S" --target generic-npu          # no -o
 run 2 "$OPMIG" migrate "$S" --target generic-npu -o x.onnx --batch 0
 run 2 "$OPMIG" migrate "$S" --target generic-npu -o x.onnx --layout nhwc-ish
 printf 'not a model' >junk.onnx

@@ -365,7 +365,7 @@ static int a_softmax(struct rw_ctx *c, struct ir_node *n, int up, int apply, cha
 		if (t2 && ir_node_set_ints(t2, "perm", perm, (size_t)r) < 0)
 			e.failed = 1;
 	}
-	return rw_end(&e, 0) < 0 ? IR_ENOMEM : 1;
+	return rw_end(&e, 0) < 0 ? IR_ENOMEM : RW_ADAPT_REPLACED;
 }
 
 /* Upsample (7: scales attribute, 9: input) as Resize with asymmetric
@@ -414,7 +414,7 @@ static int a_upsample(struct rw_ctx *c, struct ir_node *n, int up, int apply, ch
 		   (ir_node_set_string(r, "coordinate_transformation_mode", "asymmetric") < 0 ||
 		    ir_node_set_string(r, "nearest_mode", "floor") < 0))))
 		e.failed = 1;
-	return rw_end(&e, 0) < 0 ? IR_ENOMEM : 1;
+	return rw_end(&e, 0) < 0 ? IR_ENOMEM : RW_ADAPT_REPLACED;
 }
 
 /* Resize 10 (X, scales), asymmetric, <-> 11 (X, roi, scales[, sizes]). */

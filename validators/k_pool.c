@@ -188,7 +188,8 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 	if (!rt_dtype_is_float(x->dtype) && x->dtype != IR_DTYPE_INT8 &&
 	    x->dtype != IR_DTYPE_UINT8)
 		return rt_err(k, "dtype %d is not supported", x->dtype);
-	if ((rc = knn_geom_init(k, x, NULL, ceil_mode, &g)) < 0)
+	if ((rc = knn_geom_init(k, x, NULL, KNN_EMPTY_OK | (ceil_mode ? KNN_CEIL : 0),
+				&g)) < 0)
 		return rc;
 	j.g = &g;
 	j.kind = kind;

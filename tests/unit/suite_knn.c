@@ -554,6 +554,23 @@ static void test_maxpool_ceil(void)
 		ir_node_set_ints(n, "pads", TM_DIMS(0, 1), 2);
 		ir_node_set_int(n, "ceil_mode", 1);
 		check1(m, 1, want1, 2, 3, TM_DIMS(1, 1, 2));
+		/* kernel 3 with dilation 2 spans 5 > 4: ceil keeps one window
+		 * starting in the input (taps 0 and 2 inside: max(1, 2) = 2);
+		 * floor leaves an empty output, as onnxruntime does */
+		{
+			static const double want2[] = { 2 };
+
+			m = mk(12, "MaxPool", in1, 1, 1, &n);
+			ir_node_set_ints(n, "kernel_shape", TM_DIMS(3), 1);
+			ir_node_set_ints(n, "dilations", TM_DIMS(2), 1);
+			ir_node_set_ints(n, "strides", TM_DIMS(3), 1);
+			ir_node_set_int(n, "ceil_mode", 1);
+			check1(m, 1, want2, 1, 3, TM_DIMS(1, 1, 1));
+			m = mk(12, "MaxPool", in1, 1, 1, &n);
+			ir_node_set_ints(n, "kernel_shape", TM_DIMS(3), 1);
+			ir_node_set_ints(n, "dilations", TM_DIMS(2), 1);
+			check1(m, 1, want2, 0, 3, TM_DIMS(1, 1, 0));
+		}
 	}
 }
 

@@ -2,7 +2,8 @@
  * ceil_mode, dilations, int8/uint8), AveragePool (count_include_pad),
  * LpPool, their Global forms and MaxUnpool.  Windows follow the geometry
  * of k_conv_geom.c; values go through double (exact for every allowed
- * dtype), with a float32 fast path for GlobalAveragePool. */
+ * dtype), with float32 fast paths for 2-D MaxPool without indices and for
+ * GlobalAveragePool. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

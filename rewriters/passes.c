@@ -13,6 +13,7 @@
 	X(elu) \
 	X(erf_poly) \
 	X(fold_constants) \
+	X(fp16) \
 	X(gelu) \
 	X(global_pool) \
 	X(group_norm) \
@@ -25,6 +26,8 @@
 	X(leaky_relu) \
 	X(lp_norm) \
 	X(mish) \
+	X(narrow_float64) \
+	X(narrow_int64) \
 	X(neg) \
 	X(opset_convert) \
 	X(pow_const) \

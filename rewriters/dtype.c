@@ -260,6 +260,7 @@ struct nval {
 	int flex;                  /* read or written where the type may change */
 	int known;                 /* bounds */
 	double lo, hi;
+	char bwhy[200];            /* why the bounds are unknown */
 	char why[240];
 };
 
@@ -467,7 +468,7 @@ static void bound_node_output(struct narrow *w, const struct ir_node *n, size_t 
 	if (!n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx"))
 		b = bsearch(op, bops, sizeof(bops) / sizeof(bops[0]), sizeof(bops[0]), bop_cmp);
 	if (!b) {
-		snprintf(x->why, sizeof(x->why), "computed by '%s' (%s), whose values opmig cannot bound",
+		snprintf(x->bwhy, sizeof(x->bwhy), "computed by '%s' (%s), whose values opmig cannot bound",
 			 ir_s(n->name), op);
 		return;
 	}
@@ -568,7 +569,7 @@ static void bound_node_output(struct narrow *w, const struct ir_node *n, size_t 
 		break;
 	case B_CAST:
 		if (!a0) {
-			snprintf(x->why, sizeof(x->why), "cast by '%s' from %s values opmig cannot bound",
+			snprintf(x->bwhy, sizeof(x->bwhy), "cast by '%s' from %s values opmig cannot bound",
 				 ir_s(n->name), n->inputs[0] ?
 				 ir_dtype_name(rw_dt_dtype(w->c, n->inputs[0])) : "?");
 			return;
@@ -582,10 +583,10 @@ static void bound_node_output(struct narrow *w, const struct ir_node *n, size_t 
 	x->hi = hi;
 	return;
 explained:
-	snprintf(x->why, sizeof(x->why), "computed by '%s' (%s): %s", ir_s(n->name), op, why);
+	snprintf(x->bwhy, sizeof(x->bwhy), "computed by '%s' (%s): %s", ir_s(n->name), op, why);
 	return;
 unknown:
-	snprintf(x->why, sizeof(x->why), "computed by '%s' (%s) from values opmig cannot bound",
+	snprintf(x->bwhy, sizeof(x->bwhy), "computed by '%s' (%s) from values opmig cannot bound",
 		 ir_s(n->name), op);
 }
 
@@ -730,7 +731,7 @@ static void group(struct narrow *w)
 		if (w->from != IR_DTYPE_INT64 || (x->v->is_input && !x->v->init))
 			continue;
 		if (!x->known)
-			pin(w, (long)i, "%s", x->why[0] ? x->why : "its values are unknown");
+			pin(w, (long)i, "%s", x->bwhy[0] ? x->bwhy : "its values are unknown");
 		else if (x->lo < -2147483648.0 || x->hi > 2147483647.0)
 			pin(w, (long)i, "its values reach %.0f, beyond int32",
 			    x->hi > 2147483647.0 ? x->hi : x->lo);

@@ -687,14 +687,9 @@ static void group(struct narrow *w)
 				    input ? "input" : "output", k, ir_s(n->name), ir_s(n->op_type));
 				continue;
 			}
-			if (!rw_dt_is_var(type)) {
-				if (!input)
-					continue;          /* a Cast after the node */
-				if (!rw_dt_admits(s, type, w->from))
-					pin(w, j, "input %zu of '%s' (%s) is %s", k, ir_s(n->name),
-					    ir_s(n->op_type), type);
-				continue;                  /* a wide copy before it */
-			}
+			if (!rw_dt_admits(s, type, w->to) && rw_dt_admits(s, type, w->from))
+				continue;    /* the wide type by signature: a Cast after
+					      * the node, a wide copy before it */
 			if (!rw_dt_admits(s, type, w->to)) {
 				pin(w, j, "%s %zu of '%s' (%s) is %s, which admits no %s at opset %lld",
 				    input ? "input" : "output", k, ir_s(n->name), ir_s(n->op_type),
@@ -771,8 +766,7 @@ static size_t fixed_uses(struct narrow *w, struct ir_value *v, struct ir_node **
 
 			for (size_t q = 0; q < k; q++)
 				seen |= un[q] == u && uk[q] == j;
-			if (!seen && u->inputs[j] == v && t && !rw_dt_is_var(t) &&
-			    !rw_dt_admits(s, t, w->to)) {
+			if (!seen && u->inputs[j] == v && t && !rw_dt_admits(s, t, w->to)) {
 				un[k] = u;
 				uk[k++] = j;
 			}
@@ -879,7 +873,7 @@ static int narrow_value(struct narrow *w, struct nval *x, size_t *changed)
 		while (k < p->n_outputs && p->outputs[k] != v)
 			k++;
 		type = s ? rw_dt_slot(s, 0, k) : NULL;
-		if (type && !rw_dt_is_var(type)) {
+		if (type && !rw_dt_admits(s, type, w->to)) {
 			/* the op writes the wide type: a Cast after it */
 			if (!(wide = rw_dt_split_output(w->c, w->g, p, k, hint)) ||
 			    !rw_dt_cast(w->c, w->g, wide, w->to, v, NULL))

@@ -3,7 +3,7 @@
  * share: the type a node's input or output has in its schema at the
  * model's opset, Casts placed next to a value, initializers and attribute
  * tensors converted to another dtype, declared types updated.  Only those
- * two files include it; the helpers live in dtype.c. */
+ * two files include it; the helpers live in dtype_util.c. */
 #ifndef OPMIG_DTYPE_INT_H
 #define OPMIG_DTYPE_INT_H
 

@@ -373,7 +373,7 @@ static void bound_node_output(struct narrow *w, const struct ir_node *n, size_t 
 	x->hi = hi;
 	return;
 explained:
-	snprintf(x->bwhy, sizeof(x->bwhy), "computed by '%s' (%s): %s", ir_s(n->name), op, why);
+	snprintf(x->bwhy, sizeof(x->bwhy), "computed by '%.60s' (%.30s): %.100s", ir_s(n->name), op, why);
 	return;
 unknown:
 	snprintf(x->bwhy, sizeof(x->bwhy), "computed by '%s' (%s) from values opmig cannot bound",

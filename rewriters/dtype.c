@@ -141,7 +141,7 @@ static void bound_leaf(struct narrow *w, struct nval *x)
 		return;
 	}
 init:
-	if (x->v->init && !x->v->is_input && x->dtype == IR_DTYPE_INT64) {
+	if (rw_dt_const_init(w->c, x->v) && x->dtype == IR_DTYPE_INT64) {
 		struct rt_value *r = NULL;
 		struct ir_diag d;
 
@@ -511,7 +511,7 @@ static void group(struct narrow *w)
 			x->flex = 1;
 		if (rw_dt_captured(x->v))
 			pin(w, (long)i, "read inside a subgraph");
-		if (x->v->init && x->v->is_input)
+		if (x->v->init && !rw_dt_const_init(w->c, x->v))
 			pin(w, (long)i, "an initializer a graph input may override");
 		if (w->from != IR_DTYPE_INT64 || (x->v->is_input && !x->v->init))
 			continue;
@@ -718,11 +718,9 @@ static int report(struct narrow *w, int r, const char *wide_name)
 		struct nval *x = &w->v[i];
 		const char *name = ir_s(x->v->name);
 
-		if (!x->cand || root(w, (int)i) != r)
+		if (!x->cand || root(w, (int)i) != r || !rw_value_used(x->v))
 			continue;
-		if (x->pinned) {
-			rc = rw_note(w->c, "tensor '%s' stays %s: %s", name, wide_name, x->why);
-		} else if (!w->v[r].flex) {
+		if (!w->v[r].flex) {
 			/* only readers that need the wide type */
 			if (x->v->init || rw_is_const(w->c, x->v)) {
 				if (!n_const++)
@@ -731,6 +729,8 @@ static int report(struct narrow *w, int r, const char *wide_name)
 			}
 			rc = rw_note(w->c, "tensor '%s' stays %s: every node reading it needs %s",
 				     name, wide_name, wide_name);
+		} else if (x->pinned) {
+			rc = rw_note(w->c, "tensor '%s' stays %s: %s", name, wide_name, x->why);
 		} else {
 			for (size_t j = 0; j < w->n; j++)
 				if (w->v[j].cand && w->v[j].pinned && root(w, (int)j) == r) {

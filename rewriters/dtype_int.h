@@ -40,6 +40,9 @@ struct ir_value *rw_dt_cast(struct rw_ctx *c, struct ir_graph *g, struct ir_valu
  * `name`; NULL with an error in c->d. */
 struct ir_tensor *rw_dt_convert_tensor(struct rw_ctx *c, struct ir_tensor *t, int to,
 				       const char *name);
+/* Is v a constant initializer: not a graph input, or one before IR 4
+ * (when every initializer was listed as an input too)? */
+int rw_dt_const_init(const struct rw_ctx *c, const struct ir_value *v);
 /* Replace v's initializer by its conversion to `to` (same name). */
 int rw_dt_convert_init(struct rw_ctx *c, struct ir_graph *g, struct ir_value *v, int to);
 /* A new initializer holding v's initializer converted to `to`, named

@@ -162,15 +162,27 @@ struct ir_tensor *rw_dt_convert_tensor(struct rw_ctx *c, struct ir_tensor *t, in
 	return out;
 }
 
+int rw_dt_const_init(const struct rw_ctx *c, const struct ir_value *v)
+{
+	/* before IR 4 every initializer had to be listed as an input too */
+	return v->init && (!v->is_input || c->m->ir_version < 4);
+}
+
 int rw_dt_convert_init(struct rw_ctx *c, struct ir_graph *g, struct ir_value *v, int to)
 {
 	struct ir_tensor *t = rw_dt_convert_tensor(c, v->init, to, ir_s(v->name));
+	int input = v->is_input, rc;
 
 	if (!t)
 		return c->d->status ? c->d->status : IR_ENOMEM;
 	ir_graph_remove_initializer(g, v);
-	if (ir_value_attach_initializer(g, v, t) < 0)
+	v->is_input = 0;           /* (attach refuses inputs) */
+	rc = ir_value_attach_initializer(g, v, t);
+	v->is_input = input;
+	if (rc < 0)
 		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+	if (input)
+		rw_dt_declare(g, v, to);
 	return 0;
 }
 
@@ -184,6 +196,8 @@ struct ir_value *rw_dt_copy_init(struct rw_ctx *c, struct ir_graph *g,
 		return NULL;
 	if (!(out = ir_graph_add_initializer(g, t)))
 		ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+	else if (c->m->ir_version < 4)
+		c->m->ir_version = 4;   /* an initializer that is no input */
 	return out;
 }
 

@@ -195,7 +195,7 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 	for (size_t i = 0; i < n->n_inputs; i++) {
 		struct ir_value *v = n->inputs[i];
 
-		if (v && v->init && !v->is_input && rw_dt_dtype(p->c, v) == IR_DTYPE_FLOAT &&
+		if (v && rw_dt_const_init(p->c, v) && rw_dt_dtype(p->c, v) == IR_DTYPE_FLOAT &&
 		    has_conv(pn, rw_dt_slot(s, 1, i)) && init_max(v) > FP16_MAX) {
 			pn->why = "a weight exceeds float16's range";
 			return;
@@ -336,7 +336,7 @@ static int convert_value(struct prec *p, struct ir_value *v, size_t *changed)
 				      0, IR_DTYPE_FLOAT16, c->d)) < 0)
 			goto cleanup;
 		(*changed)++;
-	} else if (v->init && !v->is_input) {
+	} else if (rw_dt_const_init(c, v)) {
 		if (!n16)
 			goto cleanup;
 		(*changed)++;

@@ -708,10 +708,11 @@ static int narrow_value(struct narrow *w, struct nval *x, size_t *changed)
 	return 0;
 }
 
-static int report(struct narrow *w, int r, const char *wide_name)
+/* Notes for the wide values of group r (constants kept for their readers'
+ * signatures are counted into *n_const, the first named in first). */
+static int report(struct narrow *w, int r, const char *wide_name, size_t *n_const,
+		  char *first, size_t size)
 {
-	size_t n_const = 0;
-	char names[200] = "";
 	int rc = 0;
 
 	for (size_t i = 0; i < w->n && rc == 0; i++) {
@@ -723,8 +724,8 @@ static int report(struct narrow *w, int r, const char *wide_name)
 		if (!w->v[r].flex) {
 			/* only readers that need the wide type */
 			if (x->v->init || rw_is_const(w->c, x->v)) {
-				if (!n_const++)
-					snprintf(names, sizeof(names), "%.150s", name);
+				if (!(*n_const)++)
+					snprintf(first, size, "%.150s", name);
 				continue;
 			}
 			rc = rw_note(w->c, "tensor '%s' stays %s: every node reading it needs %s",
@@ -741,11 +742,6 @@ static int report(struct narrow *w, int r, const char *wide_name)
 				}
 		}
 	}
-	if (rc == 0 && n_const)
-		rc = rw_note(w->c, "%zu constant%s stay%s %s because the nodes reading %s need %s "
-			     "(first '%s')", n_const, n_const == 1 ? "" : "s",
-			     n_const == 1 ? "s" : "", wide_name, n_const == 1 ? "it" : "them",
-			     wide_name, names);
 	return rc;
 }
 
@@ -753,7 +749,8 @@ static int narrow_run(struct rw_ctx *c, int from, int to, size_t *changed)
 {
 	struct narrow w = { .c = c, .g = c->m->graph, .from = from, .to = to };
 	const char *wide = ir_dtype_name(from);
-	char *okroot = NULL;
+	char *okroot = NULL, first[200] = "";
+	size_t n_const = 0;
 	int rc;
 
 	*changed = 0;
@@ -784,7 +781,12 @@ static int narrow_run(struct rw_ctx *c, int from, int to, size_t *changed)
 			rc = narrow_value(&w, &w.v[i], changed);
 	for (size_t i = 0; i < w.n && rc == 0; i++)
 		if (w.v[i].cand && root(&w, (int)i) == (int)i && !okroot[i])
-			rc = report(&w, (int)i, wide);
+			rc = report(&w, (int)i, wide, &n_const, first, sizeof(first));
+	if (rc == 0 && n_const)
+		rc = rw_note(c, "%zu constant%s stay%s %s because the nodes reading %s need %s "
+			     "(first '%s')", n_const, n_const == 1 ? "" : "s",
+			     n_const == 1 ? "s" : "", wide, n_const == 1 ? "it" : "them",
+			     wide, first);
 	if (rc == 0 && *changed)
 		rc = rw_dt_finish(c, w.g);
 cleanup:

@@ -11,9 +11,11 @@
  * Pow, Log, Softplus, CumSum, Range, ReduceProd, ReduceLogSumExp, sums and
  * means over more than RW_FP16_MAX_REDUCE elements (ReduceSum, ReduceMean,
  * ReduceL1/L2, ReduceSumSquare, ReduceLogSum, GlobalAveragePool,
- * GlobalLpPool) or over an unknown count, nodes turning float32 data into
+ * GlobalLpPool) or over an unknown count, the nodes a decomposition of
+ * one of those ops made (by their provenance), nodes turning float32 data into
  * int64, int32 or bool (comparisons, ArgMax, TopK, Cast to integers), ops
- * of other domains and nodes with subgraphs; Resize keeps roi and scales
+ * of other domains, nodes with subgraphs, and nodes whose float32 output
+ * type an attribute sets (Cast to float, Constant); Resize keeps roi and scales
  * in float32.  Initializers read only in float16 are converted in place
  * (same name); read both ways, a float16 copy is added.  Graph inputs and
  * outputs keep float32 (Casts at the boundary) unless --fp16-io, which
@@ -53,6 +55,20 @@ static const char *const sensitive[] = {
 	"MeanVarianceNormalization", "Pow", "RMSNormalization", "Range",
 	"ReduceLogSumExp", "ReduceProd", "Softmax", "Softplus",
 };
+
+/* The op a node was decomposed from, by its provenance ("opmig: PASS
+ * from NODE (OP)"), into buf; "" when none. */
+static const char *origin_op(const struct ir_node *n, char *buf, size_t size)
+{
+	const char *d = ir_s(n->doc), *open = strrchr(d, '(');
+	size_t len = strlen(d);
+
+	buf[0] = 0;
+	if (strncmp(d, "opmig: ", 7) || !open || len < 2 || d[len - 1] != ')')
+		return buf;
+	snprintf(buf, size, "%.*s", (int)(d + len - 1 - open - 1), open + 1);
+	return buf;
+}
 
 /* Sums and means: kept when they reduce many elements into one. */
 static const char *const sums[] = {
@@ -126,7 +142,8 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 {
 	const struct ir_op_schema *s;
 	const char *op = ir_s(n->op_type);
-	int any32 = 0, in32 = 0, out_int = 0;
+	int any32 = 0, in32 = 0, out_int = 0, attr_out = 0;
+	char from[64];
 
 	for (size_t i = 0; i < n->n_inputs + n->n_outputs; i++) {
 		int input = i < n->n_inputs;
@@ -154,6 +171,11 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 		pn->why = "numerically sensitive";
 		return;
 	}
+	if (in_list(origin_op(n, from, sizeof(from)), sensitive,
+		    sizeof(sensitive) / sizeof(*sensitive))) {
+		pn->why = "part of a numerically sensitive op's decomposition (its statistics)";
+		return;
+	}
 	if (in_list(op, sums, sizeof(sums) / sizeof(*sums))) {
 		double a = static_numel(p->c, n->inputs[0]), b = static_numel(p->c, n->outputs[0]);
 
@@ -178,9 +200,12 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 
 		if (!v || rw_dt_dtype(p->c, v) != IR_DTYPE_FLOAT || !rw_dt_is_var(type) ||
 		    (input && param_input(n, k)) || has_conv(pn, type) || pn->n_conv >= 8 ||
-		    !rw_dt_admits(s, type, IR_DTYPE_FLOAT16) ||
-		    !rw_dt_var_bound_by_input(s, n, type))
+		    !rw_dt_admits(s, type, IR_DTYPE_FLOAT16))
 			continue;
+		if (!rw_dt_var_bound_by_input(s, n, type)) {
+			attr_out = 1;
+			continue;
+		}
 		pn->conv[pn->n_conv++] = type;
 	}
 	for (size_t i = 0; i < n->n_inputs; i++)
@@ -189,7 +214,8 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 				if (!strcmp(pn->conv[q], rw_dt_slot(s, 1, i) ? rw_dt_slot(s, 1, i) : ""))
 					pn->conv[q] = pn->conv[--pn->n_conv];
 	if (!pn->n_conv) {
-		pn->why = "its signature has no float16 form for its data";
+		pn->why = attr_out ? "an attribute sets its float32 output's type" :
+			  "its signature has no float16 form for its float32 data";
 		return;
 	}
 	for (size_t i = 0; i < n->n_inputs; i++) {

@@ -426,12 +426,48 @@ static void test_fp16(void)
 		}
 }
 
+/* Nodes a LayerNormalization was decomposed into (by their provenance)
+ * keep float32; a Resize keeps its scales float32; an attribute-typed
+ * Cast stays. */
+static void test_fp16_kept(void)
+{
+	struct ir_model *ref = NULL, *m = NULL;
+	double sc[4] = { 1, 1, 2, 2 };
+	struct ir_node *n;
+	struct run r;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		m = tm_new(13);
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 3, 3), 4);
+		tm_init(m, "scales", IR_DTYPE_FLOAT, TM_DIMS(4), 1, sc);
+		n = tm_node(m, "Sqrt", NULL, TM_NAMES("x"), 1, TM_NAMES("a"), 1);
+		CU_ASSERT_FATAL((n->doc = strdup("opmig: layer-norm from ln (LayerNormalization)")) != NULL);
+		tm_node(m, "Resize", NULL, TM_NAMES("a", "", "scales"), 3, TM_NAMES("b"), 1);
+		tm_node(m, "Relu", NULL, TM_NAMES("b"), 1, TM_NAMES("y"), 1);
+		tm_output(m, "y", IR_DTYPE_FLOAT, NULL, 0);
+		tm_verify(m);
+		if (k == 0)
+			ref = m;
+	}
+	run_pass(&r, m, NULL, "fp16", 0);
+	CU_ASSERT_EQUAL(dtype_of(m, "a"), IR_DTYPE_FLOAT);
+	CU_ASSERT_EQUAL(dtype_of(m, "scales"), IR_DTYPE_FLOAT);
+	CU_ASSERT_EQUAL(dtype_of(m, "b"), IR_DTYPE_FLOAT16);
+	CU_ASSERT(has_note(&r.ctx, "Sqrt node stays float32", "decomposition"));
+	CU_ASSERT(check_equiv(ref, m, &r.ctx.map, VAL_FP16) < 0.05);
+	rw_ctx_release(&r.ctx);
+	ir_model_free(ref);
+	ir_model_free(m);
+}
+
 static const struct unit_test tests[] = {
 	{ "int64 token ids and index constants", test_int64_tokens },
 	{ "int64 shape values", test_int64_shapes },
 	{ "int64 beyond int32 refused", test_int64_refused },
 	{ "float64 to float32", test_float64 },
 	{ "fp16 with sensitive ops kept", test_fp16 },
+	{ "fp16 decompositions and parameters kept", test_fp16_kept },
 	{ NULL, NULL },
 };
 

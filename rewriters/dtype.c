@@ -47,7 +47,8 @@ struct nval {
 	int cand;                  /* of the wide dtype */
 	int parent;                /* union-find */
 	int pinned;                /* cannot be narrowed: why */
-	int flex;                  /* read or written where the type may change */
+	int flex;                  /* read where the narrow type is taken, or an
+				    * interface value */
 	int known;                 /* bounds */
 	double lo, hi;
 	char bwhy[200];            /* why the bounds are unknown */
@@ -164,7 +165,7 @@ init:
 }
 
 enum brule { B_HULL, B_ADD, B_SUB, B_MUL, B_DIV, B_MOD, B_NEG, B_ABS, B_SIGN,
-	     B_SHAPE, B_SIZE, B_INDEX, B_SUMLIKE, B_CAST, B_ZERO_HULL };
+	     B_SHAPE, B_SIZE, B_INDEX, B_SUMLIKE, B_CAST, B_ZERO_HULL, B_FILL };
 
 struct bop {
 	const char *op;
@@ -177,6 +178,7 @@ static const struct bop bops[] = {
 	{ "Abs", B_ABS, 0 }, { "Add", B_ADD, 0 }, { "ArgMax", B_INDEX, 0 },
 	{ "ArgMin", B_INDEX, 0 }, { "Cast", B_CAST, 0 }, { "Clip", B_HULL, ~0u },
 	{ "Compress", B_HULL, 1 }, { "Concat", B_HULL, ~0u },
+	{ "ConstantOfShape", B_FILL, 0 },
 	{ "CumSum", B_SUMLIKE, 0 }, { "DepthToSpace", B_HULL, 1 },
 	{ "Div", B_DIV, 0 }, { "Expand", B_HULL, 1 }, { "Flatten", B_HULL, 1 },
 	{ "Gather", B_HULL, 1 }, { "GatherElements", B_HULL, 1 },
@@ -357,6 +359,23 @@ static void bound_node_output(struct narrow *w, const struct ir_node *n, size_t 
 		lo = m * fmin(a0->lo, 0);
 		hi = m * fmax(a0->hi, 0);
 		break;
+	case B_FILL: {
+		const struct ir_attr *a = ir_node_attr(n, "value");
+		struct rt_value *r = NULL;
+		struct ir_diag d;
+
+		lo = hi = 0;
+		ir_diag_init(&d);
+		if (a && a->t) {
+			if (rt_value_from_ir(NULL, a->t, &r, &d) < 0 || r->numel != 1) {
+				rt_value_unref(r);
+				goto unknown;
+			}
+			lo = hi = rt_value_get_f64(r, 0);
+			rt_value_unref(r);
+		}
+		break;
+	}
 	case B_CAST:
 		if (!a0) {
 			snprintf(x->bwhy, sizeof(x->bwhy), "cast by '%s' from %s values opmig cannot bound",
@@ -491,7 +510,8 @@ static void group(struct narrow *w)
 				    k, ir_s(n->name), ir_s(n->op_type));
 				continue;
 			}
-			w->v[j].flex = 1;
+			if (input)
+				w->v[j].flex = 1;  /* a reader that takes the narrow type */
 			for (q = 0; q < n_var && strcmp(var[q], type); q++)
 				;
 			if (q == n_var && n_var < 16) {

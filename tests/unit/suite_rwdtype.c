@@ -324,6 +324,60 @@ static void test_int64_shapes(void)
 	ir_model_free(m);
 }
 
+/* Values set by attributes: a Constant (value_ints) read only as a
+ * ConstantOfShape shape stays int64; the ConstantOfShape's int64 fill and
+ * a Range narrow (their attribute and inputs follow); exact. */
+static void test_int64_attrs(void)
+{
+	struct ir_model *ms[2];
+	double z[1] = { 0 }, lim[1] = { 3 }, one[1] = { 1 };
+	const struct ir_attr *a;
+	struct ir_value *f;
+	struct run r;
+
+	for (int k = 0; k < 2; k++) {
+		struct ir_model *m = ms[k] = tm_new(13);
+		struct ir_tensor *t;
+		int64_t five = 5, dims[2] = { 2, 3 };
+		struct ir_node *n;
+
+		tm_input(m, "x", IR_DTYPE_INT64, TM_DIMS(2, 3), 2);
+		tm_init(m, "z0", IR_DTYPE_INT64, NULL, 0, z);
+		tm_init(m, "lim", IR_DTYPE_INT64, NULL, 0, lim);
+		tm_init(m, "one", IR_DTYPE_INT64, NULL, 0, one);
+		n = tm_node(m, "Constant", NULL, NULL, 0, TM_NAMES("c"), 1);
+		CU_ASSERT_FATAL(ir_node_set_ints(n, "value_ints", dims, 2) == 0);
+		n = tm_node(m, "ConstantOfShape", NULL, TM_NAMES("c"), 1, TM_NAMES("f"), 1);
+		t = ir_tensor_new_raw("value", IR_DTYPE_INT64, dims, 1, &five, sizeof(five));
+		CU_ASSERT_FATAL(t != NULL);
+		t->dims[0] = 1;
+		CU_ASSERT_FATAL(ir_node_set_tensor(n, "value", t) == 0);
+		tm_node(m, "Range", NULL, TM_NAMES("z0", "lim", "one"), 3, TM_NAMES("rg"), 1);
+		tm_node(m, "Add", NULL, TM_NAMES("f", "rg"), 2, TM_NAMES("s"), 1);
+		tm_node(m, "Neg", NULL, TM_NAMES("x"), 1, TM_NAMES("z"), 1);
+		tm_output(m, "s", IR_DTYPE_INT64, TM_DIMS(2, 3), 2);
+		tm_output(m, "z", IR_DTYPE_INT64, TM_DIMS(2, 3), 2);
+		tm_verify(m);
+	}
+	run_pass(&r, ms[1], target(0), "narrow-int64", 0);
+	CU_ASSERT_EQUAL(dtype_of(ms[1], "c"), IR_DTYPE_INT64);
+	CU_ASSERT_EQUAL(dtype_of(ms[1], "f"), IR_DTYPE_INT32);
+	CU_ASSERT_EQUAL(dtype_of(ms[1], "rg"), IR_DTYPE_INT32);
+	f = ir_graph_find(ms[1]->graph, "f");
+	CU_ASSERT_FATAL(f && f->producer);
+	a = ir_node_attr(f->producer, "value");
+	CU_ASSERT(a && a->t && a->t->dtype == IR_DTYPE_INT32);
+	CU_ASSERT_EQUAL(dtype_of(ms[1], "s"), IR_DTYPE_INT32);
+	/* z = -x: x (an input) is unbounded, so z and x stay int64 */
+	CU_ASSERT_EQUAL(dtype_of(ms[1], "z"), IR_DTYPE_INT64);
+	CU_ASSERT(has_note(&r.ctx, "'z' stays int64", "cannot bound"));
+	CU_ASSERT(has_note(&r.ctx, "'x' stays int64", NULL));
+	CU_ASSERT(check_equiv(ms[0], ms[1], &r.ctx.map, VAL_FP32) == 0);
+	rw_ctx_release(&r.ctx);
+	ir_model_free(ms[0]);
+	ir_model_free(ms[1]);
+}
+
 /* A constant beyond int32 is refused with a note, and so is everything
  * tied to it; nothing changes.  Without a target lacking int64 the pass
  * does nothing at all. */
@@ -465,6 +519,7 @@ static const struct unit_test tests[] = {
 	{ "int64 token ids and index constants", test_int64_tokens },
 	{ "int64 shape values", test_int64_shapes },
 	{ "int64 beyond int32 refused", test_int64_refused },
+	{ "int64 values set by attributes", test_int64_attrs },
 	{ "float64 to float32", test_float64 },
 	{ "fp16 with sensitive ops kept", test_fp16 },
 	{ "fp16 decompositions and parameters kept", test_fp16_kept },

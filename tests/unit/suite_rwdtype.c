@@ -378,6 +378,47 @@ static void test_int64_attrs(void)
 	ir_model_free(ms[1]);
 }
 
+/* ArgMax's int64 output (its signature) gets a Cast after it, bounded by
+ * the axis' static size; Slice's starts/ends/axes narrow together (Tind
+ * admits int32); exact. */
+static void test_int64_indices(void)
+{
+	struct ir_model *ms[2];
+	double one[1] = { 1 }, st[1] = { 1 }, en[1] = { 4 }, ax[1] = { 1 };
+	struct ir_value *v;
+	struct run r;
+
+	for (int k = 0; k < 2; k++) {
+		struct ir_model *m = ms[k] = tm_new(13);
+
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(3, 5), 2);
+		tm_init(m, "one", IR_DTYPE_INT64, NULL, 0, one);
+		tm_init(m, "starts", IR_DTYPE_INT64, TM_DIMS(1), 1, st);
+		tm_init(m, "ends", IR_DTYPE_INT64, TM_DIMS(1), 1, en);
+		tm_init(m, "axes", IR_DTYPE_INT64, TM_DIMS(1), 1, ax);
+		CU_ASSERT_FATAL(ir_node_set_int(tm_node(m, "ArgMax", NULL, TM_NAMES("x"), 1,
+							TM_NAMES("idx"), 1), "axis", 1) == 0);
+		tm_node(m, "Add", NULL, TM_NAMES("idx", "one"), 2, TM_NAMES("y"), 1);
+		tm_node(m, "Slice", NULL, TM_NAMES("x", "starts", "ends", "axes"), 4,
+			TM_NAMES("z"), 1);
+		tm_output(m, "y", IR_DTYPE_INT64, TM_DIMS(3, 1), 2);
+		tm_output(m, "z", IR_DTYPE_FLOAT, TM_DIMS(3, 3), 2);
+		tm_verify(m);
+	}
+	run_pass(&r, ms[1], target(0), "narrow-int64", 0);
+	CU_ASSERT_EQUAL(dtype_of(ms[1], "idx"), IR_DTYPE_INT32);
+	CU_ASSERT_EQUAL(dtype_of(ms[1], "y"), IR_DTYPE_INT32);
+	CU_ASSERT_EQUAL(dtype_of(ms[1], "starts"), IR_DTYPE_INT32);
+	CU_ASSERT_EQUAL(dtype_of(ms[1], "axes"), IR_DTYPE_INT32);
+	v = ir_graph_find(ms[1]->graph, "idx");
+	CU_ASSERT_FATAL(v && v->producer);
+	CU_ASSERT_STRING_EQUAL(ir_s(v->producer->op_type), "Cast");
+	CU_ASSERT(check_equiv(ms[0], ms[1], &r.ctx.map, VAL_FP32) == 0);
+	rw_ctx_release(&r.ctx);
+	ir_model_free(ms[0]);
+	ir_model_free(ms[1]);
+}
+
 /* A constant beyond int32 is refused with a note, and so is everything
  * tied to it; nothing changes.  Without a target lacking int64 the pass
  * does nothing at all. */
@@ -520,6 +561,7 @@ static const struct unit_test tests[] = {
 	{ "int64 shape values", test_int64_shapes },
 	{ "int64 beyond int32 refused", test_int64_refused },
 	{ "int64 values set by attributes", test_int64_attrs },
+	{ "int64 indices of ArgMax and Slice", test_int64_indices },
 	{ "float64 to float32", test_float64 },
 	{ "fp16 with sensitive ops kept", test_fp16 },
 	{ "fp16 decompositions and parameters kept", test_fp16_kept },

@@ -1,6 +1,5 @@
 /* dtype.c: passes "narrow-int64" and "narrow-float64" (RW_DTYPE), run when
- * the target's rules list the dtype among the ones the chip lacks, and the
- * helpers they share with precision.c (dtype_int.h).
+ * the target's rules list the dtype among the ones the chip lacks.
  *
  * Main-graph values of the wide dtype are grouped by the type constraints
  * of the nodes that read and write them (Add's A, B and C share T): a
@@ -8,18 +7,23 @@
  * of its values cannot be narrowed: a reader or writer whose signature at
  * the model's opset does not admit the narrow type in that place, an
  * unknown op or one with subgraphs, a value captured by a subgraph, an
- * initializer that is also a graph input, and, for int64, a value not
+ * initializer a graph input may override (IR 4 and later), and, for
+ * int64, a value not
  * provably within int32: initializers are checked value by value, shape
  * values are bounded by the static dims (Shape, Size, ArgMax, TopK and
  * NonZero indices), and arithmetic on bounded values by interval
- * arithmetic; graph inputs (token ids) are assumed to fit.  Places where
+ * arithmetic; graph inputs (token ids) are assumed to fit.  A group is
+ * narrowed only when some node reads it where the narrow type is taken,
+ * or it reaches the graph's interface (constants read only where the
+ * signature wants int64, like Reshape's shape, stay).  Places where
  * the signature fixes the wide type (Shape's output, Reshape's shape, ...)
  * keep it through a Cast next to the node (or a wide copy of a constant).
  * A narrowed graph input keeps its wide type behind a Cast when the
  * target's Cast accepts the wide type, else becomes narrow itself; narrowed
  * inputs and outputs are recorded in the name map.  Every wide tensor left
- * is reported with the reason.  The helpers both dtype passes and
- * precision.c use are in dtype_util.c. */
+ * is reported with the reason (constants kept for their readers'
+ * signatures in one note); float64 constants beyond float32's range are
+ * reported too.  The helpers shared with precision.c are in dtype_util.c. */
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>

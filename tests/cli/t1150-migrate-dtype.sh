@@ -6,7 +6,9 @@
 # takes int64 keeps the input int64 behind a Cast; a constant beyond int32
 # refused with a note; float64 to float32; --precision fp16 with Softmax
 # kept in float32 and validated with the fp16 tolerances, and --fp16-io.
-# Every written model passes onnx.checker.check_model(full_check=True).
+# Shape arithmetic on a symbolic dim is refused with the dim named, and
+# narrowed once --dim makes it static.  Every written model passes
+# onnx.checker.check_model(full_check=True).
 . "$TOP/tests/cli/lib.sh"
 cd "$T" || fail "cannot cd to $T"
 
@@ -52,7 +54,23 @@ save([h.make_node("MatMul", ["x", "w1"], ["h1"], name="mm1"),
      "mlp", [h.make_tensor_value_info("x", TP.FLOAT, [4, 16])],
      [h.make_tensor_value_info("y", TP.FLOAT, [4, 8])],
      [nh.from_array(W1, "w1"), nh.from_array(B1, "b1"), nh.from_array(W2, "w2")])
+i64 = lambda v, n: nh.from_array(np.array(v, np.int64), n)
+save([h.make_node("Shape", ["x"], ["s"], name="shape"),
+      h.make_node("Gather", ["s", "zero"], ["n"], name="g", axis=0),
+      h.make_node("Unsqueeze", ["n", "ax"], ["n1"], name="u"),
+      h.make_node("Concat", ["n1", "m1"], ["shp"], name="cat", axis=0),
+      h.make_node("Reshape", ["x", "shp"], ["r"], name="rs"),
+      h.make_node("Range", ["z0", "n", "one"], ["y2"], name="range"),
+      h.make_node("Relu", ["r"], ["y"], name="relu")],
+     "dyn", [h.make_tensor_value_info("x", TP.FLOAT, ["N", 4, 2])],
+     [h.make_tensor_value_info("y", TP.FLOAT, ["N", 8]), h.make_tensor_value_info("y2", TP.INT64, ["N"])],
+     [i64(0, "zero"), i64([0], "ax"), i64([-1], "m1"), i64(0, "z0"), i64(1, "one")])
 PY
+cat >dynamic.json <<'EOF'
+{"schema": 1, "id": "npu-dynamic", "name": "generic-npu with dynamic shapes",
+ "vendor": "test", "family": "test", "description": "t1150", "extends": "generic-npu",
+ "sources": ["t1150"], "dynamic_shapes": true, "ops": {"Shape": {}, "Range": {}}}
+EOF
 cat >cast64.json <<'EOF'
 {
  "schema": 1,
@@ -177,4 +195,15 @@ grep -q '^input x x dtype=float16$' mlpio.map && grep -q '^output y y dtype=floa
 	fail "fp16-io map: $(cat mlpio.map)"
 check mlpio.onnx
 run 0 "$OPMIG" validate mlp.onnx mlpio.onnx --map mlpio.map
+
+# 7. Shape arithmetic on a symbolic dim cannot be bounded (the note says
+# which dim); with --dim it is, and the int64 output becomes int32.
+run 1 "$OPMIG" migrate dyn.onnx --target npu-dynamic --rules dynamic.json -o dyn1.onnx --force
+grep -q "note: tensor 's' stays int64: computed by 'shape' (Shape): dim 0 of 'x' is dynamic (N): make it static with --dim" "$T/out" ||
+	fail "no note on the dynamic dim: $(cat "$T/out")"
+check dyn1.onnx
+run 0 "$OPMIG" migrate dyn.onnx --target generic-npu -o dyn2.onnx --dim N=3 --map dyn2.map
+grep -q '^output y2 y2 dtype=int32$' dyn2.map || fail "dyn map: $(cat dyn2.map)"
+grep -q "validation (fp32.*equivalent" "$T/out" || fail "dyn not validated: $(cat "$T/out")"
+check dyn2.onnx
 exit 0

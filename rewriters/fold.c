@@ -167,7 +167,6 @@ static int evaluate(struct fold *f, char *why, size_t size)
 		goto done;
 	rc = rt_session_run(s, ins, rt_session_n_inputs(s), outs, &d);
 	rt_inputs_release(outs, rt_session_n_outputs(s));
-	outs = NULL;
 done:
 	if (rc < 0)
 		snprintf(why, size, "%.200s", d.msg);
@@ -175,6 +174,9 @@ done:
 		rt_inputs_release(ins, rt_session_n_inputs(s));
 	free(ins);
 	free(outs);
+	/* the captured values outlive the session's memory account */
+	for (size_t i = 0; i < f->n_front; i++)
+		rt_value_detach(f->vals[i]);
 	rt_session_free(s);
 	return rc;
 }

@@ -26,9 +26,9 @@ int main(void)
 	    suite_kshape_register() != 0 ||
 	    suite_kctrl_register() != 0 ||
 	    suite_kmisc_register() != 0 ||
+	    suite_rwdtype_register() != 0 ||
 	    suite_scan_register() != 0 ||
-	    suite_decomp_register() != 0 ||
-	    suite_rwdtype_register() != 0) {
+	    suite_decomp_register() != 0) {
 		fprintf(stderr, "unit-tests: cannot register suites: %s\n",
 			CU_get_error_msg());
 		CU_cleanup_registry();

@@ -27,9 +27,9 @@ int suite_knorm_register(void);
 int suite_kshape_register(void);
 int suite_kctrl_register(void);
 int suite_kmisc_register(void);
+int suite_rwdtype_register(void);
 int suite_scan_register(void);
 int suite_decomp_register(void);
-int suite_rwdtype_register(void);
 
 /* Path of a file in the source tree (tests run from the top folder). */
 #define TESTDATA(p) "testdata/" p

@@ -15,7 +15,8 @@
  * one of those ops made (by their provenance), nodes turning float32 data into
  * int64, int32 or bool (comparisons, ArgMax, TopK, Cast to integers), ops
  * of other domains, nodes with subgraphs, and nodes whose float32 output
- * type an attribute sets (Cast to float, Constant); Resize keeps roi and scales
+ * type an attribute sets (Cast to float, Constant; a Cast to float32 read
+ * only in float16 casts to float16 instead); Resize keeps roi and scales
  * in float32.  Initializers read only in float16 are converted in place
  * (same name); read both ways, a float16 copy is added.  Graph inputs and
  * outputs keep float32 (Casts at the boundary) unless --fp16-io, which
@@ -397,6 +398,17 @@ static int convert_value(struct prec *p, struct ir_value *v, size_t *changed)
 			}
 			rc = rewire(p, u32, n32, f);
 		}
+	} else if (n16 && !n32 && !out && !rw_dt_captured(v) && v->producer &&
+		   v->producer->graph == g && v->producer->index < p->n_nodes &&
+		   !strcmp(ir_s(v->producer->op_type), "Cast") && rw_dt_schema(c, v->producer)) {
+		/* a Cast to float32 read only in float16 casts to float16 */
+		if ((rc = ir_node_set_int(v->producer, "to", IR_DTYPE_FLOAT16)) < 0) {
+			rc = ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+		declare_vi(g, v, IR_DTYPE_FLOAT16);
+		p->nodes[v->producer->index].mode = P_HALF;
+		(*changed)++;
 	} else if (n16) {
 		struct ir_value *h;
 
@@ -475,6 +487,9 @@ static int run(struct rw_ctx *c, size_t *changed)
 	for (size_t i = 0; i < n_vals && rc == 0; i++)
 		if (rw_dt_dtype(c, vals[i]) == IR_DTYPE_FLOAT && !vals[i]->sparse_init)
 			rc = convert_value(&p, vals[i], changed);
+	n_half = 0;            /* Casts retargeted to float16 count too */
+	for (size_t i = 0; i < p.n_nodes; i++)
+		n_half += p.nodes[i].mode == P_HALF;
 	if (rc == 0)
 		rc = report(&p, n_half);
 	if (rc == 0 && *changed)

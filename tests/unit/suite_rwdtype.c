@@ -522,8 +522,8 @@ static void test_fp16(void)
 }
 
 /* Nodes a LayerNormalization was decomposed into (by their provenance)
- * keep float32; a Resize keeps its scales float32; an attribute-typed
- * Cast stays. */
+ * keep float32; a Resize keeps its scales float32; a Cast to float32 read
+ * only in float16 casts to float16. */
 static void test_fp16_kept(void)
 {
 	struct ir_model *ref = NULL, *m = NULL;
@@ -539,7 +539,11 @@ static void test_fp16_kept(void)
 		n = tm_node(m, "Sqrt", NULL, TM_NAMES("x"), 1, TM_NAMES("a"), 1);
 		CU_ASSERT_FATAL((n->doc = strdup("opmig: layer-norm from ln (LayerNormalization)")) != NULL);
 		tm_node(m, "Resize", NULL, TM_NAMES("a", "", "scales"), 3, TM_NAMES("b"), 1);
-		tm_node(m, "Relu", NULL, TM_NAMES("b"), 1, TM_NAMES("y"), 1);
+		tm_node(m, "Relu", NULL, TM_NAMES("b"), 1, TM_NAMES("r"), 1);
+		tm_input(m, "k", IR_DTYPE_INT32, TM_DIMS(1), 1);
+		CU_ASSERT_FATAL(ir_node_set_int(tm_node(m, "Cast", NULL, TM_NAMES("k"), 1,
+							TM_NAMES("kf"), 1), "to", IR_DTYPE_FLOAT) == 0);
+		tm_node(m, "Mul", NULL, TM_NAMES("r", "kf"), 2, TM_NAMES("y"), 1);
 		tm_output(m, "y", IR_DTYPE_FLOAT, NULL, 0);
 		tm_verify(m);
 		if (k == 0)
@@ -550,6 +554,9 @@ static void test_fp16_kept(void)
 	CU_ASSERT_EQUAL(dtype_of(m, "scales"), IR_DTYPE_FLOAT);
 	CU_ASSERT_EQUAL(dtype_of(m, "b"), IR_DTYPE_FLOAT16);
 	CU_ASSERT(has_note(&r.ctx, "Sqrt node stays float32", "decomposition"));
+	/* the Cast to float32 read only in float16 casts to float16 */
+	CU_ASSERT_EQUAL(dtype_of(m, "kf"), IR_DTYPE_FLOAT16);
+	CU_ASSERT_EQUAL(count_op(m, "Cast"), 3);
 	CU_ASSERT(check_equiv(ref, m, &r.ctx.map, VAL_FP16) < 0.05);
 	rw_ctx_release(&r.ctx);
 	ir_model_free(ref);

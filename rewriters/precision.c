@@ -13,7 +13,7 @@
  * ReduceL1/L2, ReduceSumSquare, ReduceLogSum, GlobalAveragePool,
  * GlobalLpPool) or over an unknown count, the nodes a decomposition of
  * one of those ops made (by their provenance), nodes turning float32 data into
- * int64, int32 or bool (comparisons, ArgMax, TopK, Cast to integers), ops
+ * int64, int32 or bool (comparisons, ArgMax, TopK), ops
  * of other domains, nodes with subgraphs, and nodes whose float32 output
  * type an attribute sets (Cast to float, Constant; a Cast to float32 read
  * only in float16 casts to float16 instead); Resize keeps roi and scales
@@ -21,7 +21,8 @@
  * (same name); read both ways, a float16 copy is added.  Graph inputs and
  * outputs keep float32 (Casts at the boundary) unless --fp16-io, which
  * makes them float16 and records the change in the name map.  A note
- * lists the nodes kept in float32, by op and reason. */
+ * lists the nodes kept in float32, by op and reason.  Shape, Size and
+ * Casts to integers read their input in whichever type it has. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,8 +165,10 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 		pn->why = "op of another domain, unknown op or subgraphs";
 		return;
 	}
-	if (!strcmp(op, "Shape") || !strcmp(op, "Size")) {
-		pn->mode = P_ANY;          /* reads no values */
+	if (!strcmp(op, "Shape") || !strcmp(op, "Size") || (!strcmp(op, "Cast") && out_int)) {
+		/* reads no values, or converts float16 to integers exactly
+		 * as it converts the float32 the float16 would become */
+		pn->mode = P_ANY;
 		return;
 	}
 	if (in_list(op, sensitive, sizeof(sensitive) / sizeof(*sensitive))) {

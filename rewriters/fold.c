@@ -180,9 +180,6 @@ done:
 		rt_inputs_release(ins, rt_session_n_inputs(s));
 	free(ins);
 	free(outs);
-	/* the captured values outlive the session's memory account */
-	for (size_t i = 0; i < f->n_front; i++)
-		rt_value_detach(f->vals[i]);
 	rt_session_free(s);
 	return rc;
 }

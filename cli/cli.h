@@ -79,6 +79,10 @@ int cmd_validate(int argc, char **argv);
 extern const char cmd_validate_help[];
 extern const char cmd_rules_help[], cmd_targets_help[];
 
+/* Run the process again with OPENBLAS_CORETYPE set when OpenBLAS fell
+ * back to generic kernels on a CPU that has better ones (blas_env.c). */
+void cli_tune_blas(char **argv);
+
 struct rules_db;
 struct rules_target;
 struct cJSON;

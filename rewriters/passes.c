@@ -8,10 +8,13 @@
 #define RW_PASSES(X) \
 	X(abs) \
 	X(avgpool_count) \
+	X(cumsum) \
 	X(dce) \
+	X(depth_space) \
 	X(eliminate_identity) \
 	X(elu) \
 	X(erf_poly) \
+	X(expand_tile) \
 	X(fold_constants) \
 	X(gelu) \
 	X(global_pool) \
@@ -23,12 +26,15 @@
 	X(instance_norm) \
 	X(layer_norm) \
 	X(leaky_relu) \
+	X(logic_arith) \
 	X(lp_norm) \
 	X(mish) \
 	X(neg) \
+	X(onehot) \
 	X(opset_convert) \
 	X(pow_const) \
 	X(prelu) \
+	X(range_const) \
 	X(reciprocal) \
 	X(reduce) \
 	X(sign) \
@@ -40,8 +46,11 @@
 	X(static_dims) \
 	X(swish) \
 	X(thresholded_relu) \
+	X(to_reshape) \
 	X(transpose_rank) \
-	X(variadic)
+	X(trilu) \
+	X(variadic) \
+	X(where_arith)
 RW_PASSES(PASS)
 #undef PASS
 #define PASS(x) &rw_pass_##x,

@@ -91,6 +91,26 @@ int rw_const_double(const struct rw_ctx *c, const struct ir_value *v, double *ou
 struct ir_value *rw_clip(struct rw_emit *e, struct ir_value *x, double lo,
 			 double hi, struct ir_value *out);
 
+/* ---- constant tensors (constval.c) ---------------------------------- */
+
+struct rt_value;
+/* An initializer's value as a new runtime tensor (the caller unrefs it);
+ * NULL when v is no initializer (or one a graph input may override). */
+struct rt_value *rw_init_value(const struct ir_value *v);
+/* A new initializer holding a copy of t. */
+struct ir_value *rw_const_value(struct rw_emit *e, const struct rt_value *t);
+/* t (copied) becomes the initializer of v, a value the replaced node
+ * produced, keeping its name (the node emits nothing else). */
+int rw_const_into(struct rw_emit *e, const struct rt_value *t, struct ir_value *v);
+/* The values of a small constant (float or integer), at most cap. */
+int rw_const_doubles(const struct rw_ctx *c, const struct ir_value *v,
+		     double *out, size_t cap, size_t *n);
+/* A value's dims when all are static (rank <= IR_INFER_MAX_RANK). */
+int rw_static_shape(const struct rw_ctx *c, const struct ir_value *v, int64_t *dims,
+		    int *rank);
+/* Read by exactly one node and no graph output. */
+int rw_single_use(const struct ir_value *v);
+
 /* ---- preconditions (checks.c) --------------------------------------- */
 
 int rw_dtype_is_float(int dtype);

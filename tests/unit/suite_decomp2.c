@@ -1,0 +1,528 @@
+/* suite_decomp2.c: property tests of the second set of decompositions
+ * (logic, Range, Trilu, CumSum, OneHot, reshapes, Expand/Tile,
+ * DepthToSpace, Gemm, MatMul, Einsum, convolutions) and of the fusions.
+ * Each case builds a small model from a seed (random shapes, the case's
+ * attribute variant); every variant whose preconditions hold is applied,
+ * the original (run by the op's own interpreter kernel) and the rewritten
+ * model run on the same seeded inputs and must agree within the case's
+ * bound (0 where the rewrite is exact, float rounding otherwise); the
+ * rewritten model verifies, keeps its output name and emits only the ops
+ * its variant lists (plus those its vcheck asks the target about).
+ * Fusions run as graph passes with a target accepting the fused op and
+ * must drop the node count (after dead-code elimination) and agree. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oprules/rules.h"
+#include "rewriters/rewrite.h"
+#include "validators/compare.h"
+#include "tests/unit/suites.h"
+#include "tests/unit/tmodel.h"
+
+static uint64_t next(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return *s >> 33;
+}
+
+static int64_t rnd(uint64_t *s, int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(next(s) % (uint64_t)(hi - lo + 1));
+}
+
+/* seeded values in [-1, 1) */
+static void fill(uint64_t *s, double *v, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		v[i] = (double)(next(s) % 2000) / 1000.0 - 1.0;
+}
+
+static int64_t numel(const int64_t *d, size_t n)
+{
+	int64_t k = 1;
+
+	for (size_t i = 0; i < n; i++)
+		k *= d[i];
+	return k;
+}
+
+static struct ir_value *rand_init(struct ir_model *m, uint64_t *s, const char *name,
+				  const int64_t *dims, size_t n)
+{
+	double v[4096];
+
+	CU_ASSERT_FATAL(numel(dims, n) <= 4096);
+	fill(s, v, numel(dims, n));
+	return tm_init(m, name, IR_DTYPE_FLOAT, dims, n, v);
+}
+
+static struct ir_value *int_init(struct ir_model *m, const char *name, const int64_t *v,
+				 const int64_t *dims, size_t n)
+{
+	double d[64];
+
+	for (int64_t i = 0; i < numel(dims, n); i++)
+		d[i] = (double)v[i];
+	return tm_init(m, name, IR_DTYPE_INT64, dims, n, d);
+}
+
+static void finish(struct ir_model *m, int dtype)
+{
+	tm_output(m, "y", dtype, NULL, 0);
+	tm_verify(m);
+}
+
+/* ---- builders: one model per (seed, param) --------------------------- */
+
+typedef struct ir_model *(*build_fn)(uint64_t *s, int param);
+
+static struct ir_model *b_where(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(13);
+	int64_t d[2] = { rnd(s, 1, 4), rnd(s, 1, 5) };
+
+	tm_input(m, "c", IR_DTYPE_BOOL, d, 2);
+	tm_input(m, "a", IR_DTYPE_FLOAT, param ? d + 1 : d, param ? 1 : 2);
+	tm_input(m, "b", IR_DTYPE_FLOAT, d, 2);
+	tm_node(m, "Where", NULL, TM_NAMES("c", "a", "b"), 3, TM_NAMES("y"), 1);
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
+static struct ir_model *b_logic(uint64_t *s, int param)
+{
+	static const char *const ops[] = { "Not", "And", "Or", "Xor" };
+	struct ir_model *m = tm_new(13);
+	int64_t d[3] = { rnd(s, 1, 3), rnd(s, 1, 4), rnd(s, 1, 4) };
+
+	tm_input(m, "a", IR_DTYPE_BOOL, d, 3);
+	tm_input(m, "b", IR_DTYPE_BOOL, d + 1, 2);
+	tm_node(m, ops[param], NULL, TM_NAMES("a", "b"), param ? 2 : 1, TM_NAMES("y"), 1);
+	finish(m, IR_DTYPE_BOOL);
+	return m;
+}
+
+static struct ir_model *b_range(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(13);
+	int dt = param ? IR_DTYPE_INT64 : IR_DTYPE_FLOAT;
+	double st = param ? 10 : -1.5 + (double)rnd(s, 0, 4) / 8, li = param ? -3 : 3.2,
+	       de = param ? -(double)rnd(s, 1, 3) : 0.7;
+
+	tm_init(m, "s", dt, NULL, 0, &st);
+	tm_init(m, "l", dt, NULL, 0, &li);
+	tm_init(m, "d", dt, NULL, 0, &de);
+	tm_node(m, "Range", NULL, TM_NAMES("s", "l", "d"), 3, TM_NAMES("y"), 1);
+	finish(m, dt);
+	return m;
+}
+
+/* param: bit 0 upper, bits 1-2: k absent, -1, 0, 2 */
+static struct ir_model *b_trilu(uint64_t *s, int param)
+{
+	static const int64_t ks[] = { 0, -1, 0, 2 };
+	struct ir_model *m = tm_new(14);
+	int64_t d[3] = { rnd(s, 1, 3), rnd(s, 1, 5), rnd(s, 1, 5) };
+	int kk = (param >> 1) & 3;
+	struct ir_node *n;
+
+	tm_input(m, "x", IR_DTYPE_FLOAT, d, 3);
+	if (kk)
+		int_init(m, "k", &ks[kk], NULL, 0);
+	n = tm_node(m, "Trilu", NULL, TM_NAMES("x", "k"), kk ? 2 : 1, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "upper", param & 1) == 0);
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
+/* param: bits 0-1 axis (0, 1, 2, -1), bit 2 exclusive, bit 3 reverse */
+static struct ir_model *b_cumsum(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(14);
+	int64_t d[3] = { rnd(s, 1, 4), rnd(s, 1, 5), rnd(s, 1, 6) };
+	int64_t axis = (param & 3) == 3 ? -1 : param & 3;
+	struct ir_node *n;
+
+	tm_input(m, "x", IR_DTYPE_FLOAT, d, 3);
+	int_init(m, "axis", &axis, NULL, 0);
+	n = tm_node(m, "CumSum", NULL, TM_NAMES("x", "axis"), 2, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "exclusive", (param >> 2) & 1) == 0);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "reverse", (param >> 3) & 1) == 0);
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
+/* param: axis + 1 (0: default -1); indices in [-3, 3) against depth 2..4 */
+static struct ir_model *b_onehot(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(13);
+	int64_t d[2] = { rnd(s, 1, 3), rnd(s, 1, 4) }, two = 2, depth = rnd(s, 2, 4);
+	double vals[2] = { -0.5, 2.0 };
+	struct ir_node *n;
+
+	tm_input(m, "i", IR_DTYPE_INT64, d, 2);
+	int_init(m, "depth", &depth, NULL, 0);
+	tm_init(m, "values", IR_DTYPE_FLOAT, &two, 1, vals);
+	n = tm_node(m, "OneHot", NULL, TM_NAMES("i", "depth", "values"), 3, TM_NAMES("y"), 1);
+	if (param)
+		CU_ASSERT_FATAL(ir_node_set_int(n, "axis", param - 1) == 0);
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
+/* param 0-2: Flatten axis 0, 2, -1; 3: Squeeze (input axes); 4: Unsqueeze
+ * at opset 11 (attribute axes) */
+static struct ir_model *b_reshape(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(param == 4 ? 11 : 13);
+	int64_t d[4] = { rnd(s, 1, 3), 1, rnd(s, 1, 4), rnd(s, 1, 3) }, axes[2] = { 1, -3 };
+	struct ir_node *n;
+
+	tm_input(m, "x", IR_DTYPE_FLOAT, d, 4);
+	if (param < 3) {
+		static const int64_t fa[] = { 0, 2, -1 };
+
+		n = tm_node(m, "Flatten", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+		CU_ASSERT_FATAL(ir_node_set_int(n, "axis", fa[param]) == 0);
+	} else if (param == 3) {
+		int_init(m, "axes", axes, TM_DIMS(1), 1);
+		tm_node(m, "Squeeze", NULL, TM_NAMES("x", "axes"), 2, TM_NAMES("y"), 1);
+	} else {
+		n = tm_node(m, "Unsqueeze", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+		CU_ASSERT_FATAL(ir_node_set_ints(n, "axes", axes, 2) == 0);
+	}
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
+/* param 0: Expand [a,1] to [2,a,b]; 1: Expand [1,b] to [a,b]; 2: Tile of
+ * size-1 axes */
+static struct ir_model *b_expand_tile(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(13);
+	int64_t a = rnd(s, 1, 4), b = rnd(s, 2, 4);
+
+	if (param == 0) {
+		int64_t shape[3] = { 2, a, b };
+
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(a, 1), 2);
+		int_init(m, "shape", shape, TM_DIMS(3), 1);
+		tm_node(m, "Expand", NULL, TM_NAMES("x", "shape"), 2, TM_NAMES("y"), 1);
+	} else if (param == 1) {
+		int64_t shape[2] = { a, 1 };
+
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, b), 2);
+		int_init(m, "shape", shape, TM_DIMS(2), 1);
+		tm_node(m, "Expand", NULL, TM_NAMES("x", "shape"), 2, TM_NAMES("y"), 1);
+	} else {
+		int64_t rep[3] = { 2, 1, b };
+
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, a, 1), 3);
+		int_init(m, "rep", rep, TM_DIMS(3), 1);
+		tm_node(m, "Tile", NULL, TM_NAMES("x", "rep"), 2, TM_NAMES("y"), 1);
+	}
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
+/* param 0 DCR, 1 CRD, 2 SpaceToDepth */
+static struct ir_model *b_depth_space(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(13);
+	int64_t b = rnd(s, 2, 3), n = rnd(s, 1, 2);
+	int64_t d[4] = { n, param < 2 ? b * b * rnd(s, 1, 3) : rnd(s, 1, 3),
+			 param < 2 ? rnd(s, 1, 3) : b * rnd(s, 1, 2),
+			 param < 2 ? rnd(s, 1, 3) : b * rnd(s, 1, 2) };
+	struct ir_node *nd;
+
+	tm_input(m, "x", IR_DTYPE_FLOAT, d, 4);
+	nd = tm_node(m, param < 2 ? "DepthToSpace" : "SpaceToDepth", NULL, TM_NAMES("x"), 1,
+		     TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(nd, "blocksize", b) == 0);
+	if (param == 1)
+		CU_ASSERT_FATAL(ir_node_set_string(nd, "mode", "CRD") == 0);
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
+/* ---- the runner ------------------------------------------------------- */
+
+struct pcase {
+	const char *pass, *op;
+	build_fn build;
+	int param;
+	double tol;
+	const char *const *also;     /* ops vcheck asks about */
+};
+
+static struct ir_node *find_op(struct ir_model *m, const char *op)
+{
+	for (size_t i = 0; i < m->graph->n_nodes; i++)
+		if (!strcmp(ir_s(m->graph->nodes[i]->op_type), op))
+			return m->graph->nodes[i];
+	return NULL;
+}
+
+static int allowed(const char *op, const char *const *list)
+{
+	for (const char *const *a = list; a && *a; a++) {
+		const char *colon = strchr(*a, ':');
+
+		if (!strcmp(colon ? colon + 1 : *a, op))
+			return 1;
+	}
+	return 0;
+}
+
+static int only_ops(const struct ir_model *m, const char *const *emits,
+		    const char *const *also)
+{
+	for (size_t i = 0; i < m->graph->n_nodes; i++) {
+		const char *op = ir_s(m->graph->nodes[i]->op_type);
+
+		if (!allowed(op, emits) && !allowed(op, also)) {
+			fprintf(stderr, "\nunexpected op %s\n", op);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static double compare(struct rt_value *a, struct rt_value *b)
+{
+	struct rt_cmp_opts o = { 0, 0 };
+	struct rt_metrics mt;
+
+	CU_ASSERT_FATAL(a && b);
+	CU_ASSERT(a->numel == b->numel && a->rank == b->rank && a->dtype == b->dtype);
+	if (a->numel != b->numel || a->dtype != b->dtype)
+		return INFINITY;
+	for (int i = 0; i < a->rank && i < b->rank; i++)
+		CU_ASSERT(a->dims[i] == b->dims[i]);
+	rt_compare(a, b, &o, &mt);
+	CU_ASSERT(mt.n == b->numel);
+	return isnan(mt.max_abs) ? INFINITY : mt.max_abs;
+}
+
+/* -1 when the variant does not apply, else the max abs difference */
+static double try_variant(const struct pcase *pc, const struct rw_pass *p, int v,
+			  uint64_t seed)
+{
+	uint64_t s = seed;
+	struct ir_model *m = pc->build(&s, pc->param);
+	struct rt_value *before = NULL, *after = NULL;
+	struct ir_node *n = find_op(m, pc->op);
+	struct rw_ctx ctx;
+	struct ir_diag d;
+	char why[256];
+	double err = -1;
+
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(n != NULL);
+	CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
+	if ((p->check && !p->check(&ctx, n, why, sizeof(why))) ||
+	    (p->vcheck && !p->vcheck(&ctx, n, v))) {
+		if (p->check && !p->check(&ctx, n, why, sizeof(why)))
+			fprintf(stderr, "\n%s %s(%d): refused: %s\n", pc->pass, pc->op, pc->param, why);
+		goto done;
+	}
+	CU_ASSERT_FATAL(tm_run(m, seed, &before, 1) == 0);
+	CU_ASSERT_FATAL(rw_apply(&ctx, p, n, v) == 0);
+	if (rw_refresh(&ctx) < 0)
+		fprintf(stderr, "\n%s/%s: %s\n", p->name, p->variants[v].name, d.msg);
+	CU_ASSERT_FATAL(d.status == 0);
+	CU_ASSERT_STRING_EQUAL(ir_s(m->graph->outputs[0].value->name), "y");
+	CU_ASSERT(only_ops(m, p->variants[v].emits, pc->also));
+	CU_ASSERT(find_op(m, pc->op) == NULL || !strcmp(pc->op, "MatMul"));
+	CU_ASSERT_FATAL(tm_run(m, seed, &after, 1) == 0);
+	err = compare(after, before);
+	rt_value_unref(before);
+	rt_value_unref(after);
+done:
+	rw_ctx_release(&ctx);
+	ir_model_free(m);
+	return err;
+}
+
+static const char *const where_also[] = { "Mul", "Add", "Sub", NULL };
+
+static const struct pcase cases[] = {
+	{ "where-arith", "Where", b_where, 0, 0, where_also },
+	{ "where-arith", "Where", b_where, 1, 0, where_also },
+	{ "logic-arith", "Not", b_logic, 0, 0, where_also },
+	{ "logic-arith", "And", b_logic, 1, 0, where_also },
+	{ "logic-arith", "Or", b_logic, 2, 0, where_also },
+	{ "logic-arith", "Xor", b_logic, 3, 0, where_also },
+	{ "range-const", "Range", b_range, 0, 1e-6, NULL },
+	{ "range-const", "Range", b_range, 1, 0, NULL },
+	{ "trilu", "Trilu", b_trilu, 0, 0, NULL },
+	{ "trilu", "Trilu", b_trilu, 1, 0, NULL },
+	{ "trilu", "Trilu", b_trilu, 2, 0, NULL },
+	{ "trilu", "Trilu", b_trilu, 3, 0, NULL },
+	{ "trilu", "Trilu", b_trilu, 4, 0, NULL },
+	{ "trilu", "Trilu", b_trilu, 7, 0, NULL },
+	{ "cumsum", "CumSum", b_cumsum, 0, 1e-5, NULL },
+	{ "cumsum", "CumSum", b_cumsum, 1, 1e-5, NULL },
+	{ "cumsum", "CumSum", b_cumsum, 2 | 4, 1e-5, NULL },
+	{ "cumsum", "CumSum", b_cumsum, 3 | 8, 1e-5, NULL },
+	{ "cumsum", "CumSum", b_cumsum, 1 | 4 | 8, 1e-5, NULL },
+	{ "onehot", "OneHot", b_onehot, 0, 0, NULL },
+	{ "onehot", "OneHot", b_onehot, 1, 0, NULL },
+	{ "onehot", "OneHot", b_onehot, 2, 0, NULL },
+	{ "to-reshape", "Flatten", b_reshape, 0, 0, NULL },
+	{ "to-reshape", "Flatten", b_reshape, 1, 0, NULL },
+	{ "to-reshape", "Flatten", b_reshape, 2, 0, NULL },
+	{ "to-reshape", "Squeeze", b_reshape, 3, 0, NULL },
+	{ "to-reshape", "Unsqueeze", b_reshape, 4, 0, NULL },
+	{ "expand-tile", "Expand", b_expand_tile, 0, 0, NULL },
+	{ "expand-tile", "Expand", b_expand_tile, 1, 0, NULL },
+	{ "expand-tile", "Tile", b_expand_tile, 2, 0, NULL },
+	{ "depth-space", "DepthToSpace", b_depth_space, 0, 0, NULL },
+	{ "depth-space", "DepthToSpace", b_depth_space, 1, 0, NULL },
+	{ "depth-space", "SpaceToDepth", b_depth_space, 2, 0, NULL },
+};
+
+static void test_decompositions(void)
+{
+	uint64_t seed = 2027;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct pcase *c = &cases[i];
+		const struct rw_pass *p = rw_pass_find(c->pass);
+		int applied = 0;
+
+		CU_ASSERT_FATAL(p != NULL);
+		for (int trial = 0; trial < 3; trial++, next(&seed))
+			for (size_t v = 0; v < p->n_variants; v++) {
+				double err = try_variant(c, p, (int)v, seed);
+
+				if (err < 0)
+					continue;
+				applied++;
+				if (err > c->tol)
+					fprintf(stderr, "\n%s %s(%d) variant %s: error %g > %g\n",
+						c->pass, c->op, c->param, p->variants[v].name, err, c->tol);
+				CU_ASSERT(err <= c->tol);
+			}
+		if (!applied)
+			fprintf(stderr, "\ncase %zu (%s %s %d): no variant applies\n", i, c->pass,
+				c->op, c->param);
+		CU_ASSERT(applied > 0);
+	}
+}
+
+/* ---- refusals --------------------------------------------------------- */
+
+struct rcase {
+	const char *pass, *op;
+	build_fn build;
+	int param;
+	const char *why;             /* a word the reason contains */
+};
+
+static struct ir_model *r_cumsum_axis(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(14);
+	int64_t d[2] = { 2, 3 };
+
+	(void)s;
+	(void)param;
+	tm_input(m, "x", IR_DTYPE_FLOAT, d, 2);
+	tm_input(m, "axis", IR_DTYPE_INT64, NULL, 0);
+	tm_node(m, "CumSum", NULL, TM_NAMES("x", "axis"), 2, TM_NAMES("y"), 1);
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
+static struct ir_model *r_tile(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(13);
+	int64_t rep[2] = { 2, 1 };
+
+	(void)s;
+	(void)param;
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(3, 2), 2);
+	int_init(m, "rep", rep, TM_DIMS(2), 1);
+	tm_node(m, "Tile", NULL, TM_NAMES("x", "rep"), 2, TM_NAMES("y"), 1);
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
+static struct ir_model *r_onehot(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(13);
+	int64_t two = 2;
+	double vals[2] = { 0, 1 };
+
+	(void)s;
+	(void)param;
+	tm_input(m, "i", IR_DTYPE_INT64, TM_DIMS(3), 1);
+	tm_input(m, "depth", IR_DTYPE_INT64, NULL, 0);
+	tm_init(m, "values", IR_DTYPE_FLOAT, &two, 1, vals);
+	tm_node(m, "OneHot", NULL, TM_NAMES("i", "depth", "values"), 3, TM_NAMES("y"), 1);
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
+static struct ir_model *r_range(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(13);
+	double st = 0, de = 1;
+
+	(void)s;
+	(void)param;
+	tm_init(m, "s", IR_DTYPE_FLOAT, NULL, 0, &st);
+	tm_input(m, "l", IR_DTYPE_FLOAT, NULL, 0);
+	tm_init(m, "d", IR_DTYPE_FLOAT, NULL, 0, &de);
+	tm_node(m, "Range", NULL, TM_NAMES("s", "l", "d"), 3, TM_NAMES("y"), 1);
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
+static const struct rcase refusals[] = {
+	{ "cumsum", "CumSum", r_cumsum_axis, 0, "axis" },
+	{ "expand-tile", "Tile", r_tile, 0, "broadcast" },
+	{ "onehot", "OneHot", r_onehot, 0, "depth" },
+	{ "range-const", "Range", r_range, 0, "constant" },
+	{ "depth-space", "DepthToSpace", b_where, 0, "4-D" },
+};
+
+static void test_refusals(void)
+{
+	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+		const struct rcase *rc = &refusals[i];
+		const struct rw_pass *p = rw_pass_find(rc->pass);
+		uint64_t s = 7;
+		struct ir_model *m = rc->build(&s, rc->param);
+		struct ir_node *n = find_op(m, rc->op);
+		struct rw_ctx ctx;
+		struct ir_diag d;
+		char why[256] = "";
+
+		CU_ASSERT_FATAL(p != NULL);
+		if (!n)   /* a model without the op: the op is matched by name */
+			n = m->graph->nodes[0];
+		ir_diag_init(&d);
+		CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
+		CU_ASSERT(!p->check(&ctx, n, why, sizeof(why)));
+		if (!strstr(why, rc->why))
+			fprintf(stderr, "\nrefusal %zu (%s): '%s' lacks '%s'\n", i, rc->pass, why,
+				rc->why);
+		CU_ASSERT(strstr(why, rc->why) != NULL);
+		rw_ctx_release(&ctx);
+		ir_model_free(m);
+	}
+}
+
+static const struct unit_test tests[] = {
+	{ "decompositions agree with the op they replace", test_decompositions },
+	{ "decompositions refuse what they cannot do", test_refusals },
+	{ NULL, NULL },
+};
+
+int suite_decomp2_register(void)
+{
+	return unit_add_suite("decomp2", tests);
+}

@@ -11,12 +11,14 @@
 	X(cumsum) \
 	X(dce) \
 	X(depth_space) \
+	X(einsum) \
 	X(eliminate_identity) \
 	X(elu) \
 	X(erf_poly) \
 	X(expand_tile) \
 	X(fold_constants) \
 	X(gelu) \
+	X(gemm) \
 	X(global_pool) \
 	X(group_norm) \
 	X(hard_sigmoid) \
@@ -28,6 +30,7 @@
 	X(leaky_relu) \
 	X(logic_arith) \
 	X(lp_norm) \
+	X(matmul_batch) \
 	X(mish) \
 	X(neg) \
 	X(onehot) \

@@ -247,6 +247,101 @@ static struct ir_model *b_depth_space(uint64_t *s, int param)
 	return m;
 }
 
+
+/* param bits: 0 transA, 1 transB, 2 B constant, 3 C present, 4 alpha and
+ * beta not 1, 5 C of shape [M, N] (else [N]) */
+static struct ir_model *b_gemm(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(13);
+	int64_t mm = rnd(s, 1, 4), k = rnd(s, 1, 5), nn = rnd(s, 1, 4);
+	int64_t da[2] = { mm, k }, db[2] = { k, nn }, dc[2] = { mm, nn };
+	struct ir_node *n;
+
+	if (param & 1)
+		da[0] = k, da[1] = mm;
+	if (param & 2)
+		db[0] = nn, db[1] = k;
+	tm_input(m, "a", IR_DTYPE_FLOAT, da, 2);
+	if (param & 4)
+		rand_init(m, s, "b", db, 2);
+	else
+		tm_input(m, "b", IR_DTYPE_FLOAT, db, 2);
+	if (param & 8) {
+		if (param & 32)
+			tm_input(m, "c", IR_DTYPE_FLOAT, dc, 2);
+		else
+			rand_init(m, s, "c", dc + 1, 1);
+	}
+	n = tm_node(m, "Gemm", NULL, TM_NAMES("a", "b", "c"), param & 8 ? 3 : 2, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "transA", param & 1) == 0);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "transB", (param >> 1) & 1) == 0);
+	if (param & 16) {
+		CU_ASSERT_FATAL(ir_node_set_float(n, "alpha", 0.75f) == 0);
+		CU_ASSERT_FATAL(ir_node_set_float(n, "beta", -1.5f) == 0);
+	}
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
+/* param 0: [2,1,M,K] x [3,K,N]; 1: [M,K] x [2,K,N]; 2: [1,M,K] x [3,K,N];
+ * 3: [2,3,M,K] x [2,3,K,N] (constant) */
+static struct ir_model *b_matmul(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(13);
+	int64_t mm = rnd(s, 1, 4), k = rnd(s, 1, 4), nn = rnd(s, 1, 4);
+	int64_t a0[4] = { 2, 1, mm, k }, b0[3] = { 3, k, nn };
+	int64_t a3[4] = { 2, 3, mm, k }, b3[4] = { 2, 3, k, nn };
+
+	if (param == 0) {
+		tm_input(m, "a", IR_DTYPE_FLOAT, a0, 4);
+		tm_input(m, "b", IR_DTYPE_FLOAT, b0, 3);
+	} else if (param == 1) {
+		tm_input(m, "a", IR_DTYPE_FLOAT, a0 + 2, 2);
+		b0[0] = 2;
+		tm_input(m, "b", IR_DTYPE_FLOAT, b0, 3);
+	} else if (param == 2) {
+		tm_input(m, "a", IR_DTYPE_FLOAT, a0 + 1, 3);
+		tm_input(m, "b", IR_DTYPE_FLOAT, b0, 3);
+	} else {
+		tm_input(m, "a", IR_DTYPE_FLOAT, a3, 4);
+		rand_init(m, s, "b", b3, 4);
+	}
+	tm_node(m, "MatMul", NULL, TM_NAMES("a", "b"), 2, TM_NAMES("y"), 1);
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
+static const char *const einsum_eqs[] = {
+	"ij,jk->ik", "bij,bjk->bik", "bhid,bhjd->bhij", "ij->ji", "ijk->", "ij,ij->",
+	"i,j->ij", "ab,bc", "abc,cd->dba", "ab,cd->ac", "ijk->ki", "bik,kj", "i,i",
+};
+
+static struct ir_model *b_einsum(uint64_t *s, int param)
+{
+	const char *eq = einsum_eqs[param];
+	struct ir_model *m = tm_new(13);
+	int64_t size[128], dims[8];
+	const char *names[2] = { "a", "b" }, *p = eq;
+	int k = 0;
+	struct ir_node *n;
+
+	for (int i = 0; i < 128; i++)
+		size[i] = rnd(s, 1, 4);
+	while (*p && *p != '-') {
+		size_t r = 0;
+
+		for (; *p && *p != ',' && *p != '-'; p++)
+			dims[r++] = size[(unsigned char)*p];
+		tm_input(m, names[k++], IR_DTYPE_FLOAT, dims, r);
+		if (*p == ',')
+			p++;
+	}
+	n = tm_node(m, "Einsum", NULL, names, (size_t)k, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_string(n, "equation", eq) == 0);
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
 /* ---- the runner ------------------------------------------------------- */
 
 struct pcase {
@@ -382,6 +477,28 @@ static const struct pcase cases[] = {
 	{ "depth-space", "DepthToSpace", b_depth_space, 0, 0, NULL },
 	{ "depth-space", "DepthToSpace", b_depth_space, 1, 0, NULL },
 	{ "depth-space", "SpaceToDepth", b_depth_space, 2, 0, NULL },
+	{ "gemm", "Gemm", b_gemm, 0, 1e-5, NULL },
+	{ "gemm", "Gemm", b_gemm, 1 | 8, 1e-5, NULL },
+	{ "gemm", "Gemm", b_gemm, 2 | 4 | 8 | 16, 1e-5, NULL },
+	{ "gemm", "Gemm", b_gemm, 2 | 8 | 16 | 32, 1e-5, NULL },
+	{ "gemm", "Gemm", b_gemm, 1 | 2 | 4 | 16, 1e-5, NULL },
+	{ "matmul-batch", "MatMul", b_matmul, 0, 1e-5, NULL },
+	{ "matmul-batch", "MatMul", b_matmul, 1, 1e-5, NULL },
+	{ "matmul-batch", "MatMul", b_matmul, 2, 1e-5, NULL },
+	{ "matmul-batch", "MatMul", b_matmul, 3, 1e-5, NULL },
+	{ "einsum", "Einsum", b_einsum, 0, 1e-5, NULL },
+	{ "einsum", "Einsum", b_einsum, 1, 1e-5, NULL },
+	{ "einsum", "Einsum", b_einsum, 2, 1e-5, NULL },
+	{ "einsum", "Einsum", b_einsum, 3, 1e-5, NULL },
+	{ "einsum", "Einsum", b_einsum, 4, 1e-5, NULL },
+	{ "einsum", "Einsum", b_einsum, 5, 1e-5, NULL },
+	{ "einsum", "Einsum", b_einsum, 6, 1e-5, NULL },
+	{ "einsum", "Einsum", b_einsum, 7, 1e-5, NULL },
+	{ "einsum", "Einsum", b_einsum, 8, 1e-5, NULL },
+	{ "einsum", "Einsum", b_einsum, 9, 1e-5, NULL },
+	{ "einsum", "Einsum", b_einsum, 10, 1e-5, NULL },
+	{ "einsum", "Einsum", b_einsum, 11, 1e-5, NULL },
+	{ "einsum", "Einsum", b_einsum, 12, 1e-5, NULL },
 };
 
 static void test_decompositions(void)

@@ -8,6 +8,8 @@
 #define RW_PASSES(X) \
 	X(abs) \
 	X(avgpool_count) \
+	X(conv_transpose) \
+	X(conv1d) \
 	X(cumsum) \
 	X(dce) \
 	X(depth_space) \

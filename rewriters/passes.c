@@ -19,6 +19,10 @@
 	X(erf_poly) \
 	X(expand_tile) \
 	X(fold_constants) \
+	X(fuse_batch_norm) \
+	X(fuse_gelu) \
+	X(fuse_gemm) \
+	X(fuse_layer_norm) \
 	X(gelu) \
 	X(gemm) \
 	X(global_pool) \

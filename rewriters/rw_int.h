@@ -111,6 +111,20 @@ int rw_static_shape(const struct rw_ctx *c, const struct ir_value *v, int64_t *d
 /* Read by exactly one node and no graph output. */
 int rw_single_use(const struct ir_value *v);
 
+/* ---- matching patterns (fuse_util.c) -------------------------------- */
+
+/* v's producer when it is op (default domain, same graph), else NULL. */
+struct ir_node *rw_producer(const struct ir_value *v, const char *op);
+/* v's only reader when it is op (and v no graph output), else NULL. */
+struct ir_node *rw_sole_user(const struct ir_value *v, const char *op);
+/* The operand of binary n that is not v (NULL if v is not one). */
+struct ir_value *rw_other_input(const struct ir_node *n, const struct ir_value *v);
+/* v is a constant scalar within 1e-4 (relative) of want. */
+int rw_is_scalar_near(const struct rw_ctx *c, const struct ir_value *v, double want);
+/* Remove those of the k (<= 32) nodes whose outputs nobody reads, until
+ * none is left to remove (pattern nodes a fusion bypassed). */
+void rw_remove_unread(struct ir_graph *g, struct ir_node *const *nodes, size_t k);
+
 /* ---- preconditions (checks.c) --------------------------------------- */
 
 int rw_dtype_is_float(int dtype);

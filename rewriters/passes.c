@@ -32,6 +32,7 @@
 	X(if_const) \
 	X(inline_functions) \
 	X(instance_norm) \
+	X(kernel_split) \
 	X(layer_norm) \
 	X(leaky_relu) \
 	X(logic_arith) \

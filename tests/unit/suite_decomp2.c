@@ -417,6 +417,35 @@ static struct ir_model *b_conv_transpose(uint64_t *s, int param)
 	return m;
 }
 
+
+/* param 0: 1-D kernel 7 (limit 3), pads, stride 2; 1: 2-D kernel [5, 2],
+ * dilations [1, 2], group 2, bias; 2: 2-D kernel [4, 7], pads */
+static struct ir_model *b_kernel_split(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(13);
+	int64_t g = param == 1 ? 2 : 1, cg = rnd(s, 1, 2), mo = g * rnd(s, 1, 2);
+	int64_t x[4] = { rnd(s, 1, 2), g * cg, rnd(s, 8, 12), rnd(s, 8, 10) };
+	int64_t w[4] = { mo, cg, param == 0 ? 7 : param == 1 ? 5 : 4, param == 1 ? 2 : 7 };
+	int r = param == 0 ? 3 : 4;
+	struct ir_node *n;
+
+	tm_input(m, "x", IR_DTYPE_FLOAT, x, (size_t)r);
+	rand_init(m, s, "w", w, (size_t)r);
+	rand_init(m, s, "b", &mo, 1);
+	n = tm_node(m, "Conv", NULL, TM_NAMES("x", "w", "b"), param == 1 ? 3 : 2, TM_NAMES("y"), 1);
+	if (param == 0) {
+		set_ints(n, "pads", TM_DIMS(2, 3), 2);
+		set_ints(n, "strides", TM_DIMS(2), 1);
+	} else if (param == 1) {
+		set_ints(n, "dilations", TM_DIMS(1, 2), 2);
+		CU_ASSERT_FATAL(ir_node_set_int(n, "group", g) == 0);
+	} else {
+		set_ints(n, "pads", TM_DIMS(1, 3, 2, 3), 4);
+	}
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
 /* ---- the runner ------------------------------------------------------- */
 
 struct pcase {
@@ -476,6 +505,22 @@ static double compare(struct rt_value *a, struct rt_value *b)
 	return isnan(mt.max_abs) ? INFINITY : mt.max_abs;
 }
 
+/* The target the cases run with (NULL: every op accepted) */
+static const struct rules_target *case_target;
+
+/* Every Conv's kernel_shape within max */
+static int kernels_within(const struct ir_model *m, int64_t max)
+{
+	for (size_t i = 0; i < m->graph->n_nodes; i++) {
+		const struct ir_attr *a = ir_node_attr(m->graph->nodes[i], "kernel_shape");
+
+		for (size_t k = 0; a && k < a->n_ints; k++)
+			if (a->ints[k] > max)
+				return 0;
+	}
+	return 1;
+}
+
 /* -1 when the variant does not apply, else the max abs difference */
 static double try_variant(const struct pcase *pc, const struct rw_pass *p, int v,
 			  uint64_t seed)
@@ -491,7 +536,7 @@ static double try_variant(const struct pcase *pc, const struct rw_pass *p, int v
 
 	ir_diag_init(&d);
 	CU_ASSERT_FATAL(n != NULL);
-	CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
+	CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, case_target, &d) == 0);
 	if ((p->check && !p->check(&ctx, n, why, sizeof(why))) ||
 	    (p->vcheck && !p->vcheck(&ctx, n, v))) {
 		if (p->check && !p->check(&ctx, n, why, sizeof(why)))
@@ -505,6 +550,7 @@ static double try_variant(const struct pcase *pc, const struct rw_pass *p, int v
 	CU_ASSERT_FATAL(d.status == 0);
 	CU_ASSERT_STRING_EQUAL(ir_s(m->graph->outputs[0].value->name), "y");
 	CU_ASSERT(only_ops(m, p->variants[v].emits, pc->also));
+	CU_ASSERT(!case_target || kernels_within(m, 3));
 	CU_ASSERT(find_op(m, pc->op) == NULL || allowed(pc->op, p->variants[v].emits));
 	CU_ASSERT_FATAL(tm_run(m, seed, &after, 1) == 0);
 	err = compare(after, before);
@@ -613,6 +659,35 @@ static void test_decompositions(void)
 	}
 }
 
+
+
+/* kernel-split with a target whose Conv takes kernels up to 3 */
+static void test_kernel_split(void)
+{
+	static char conv[] = "Conv", dom[] = "ai.onnx", ks[] = "kernel_shape", id[] = "small";
+	struct rules_attr a = { .name = ks, .has_max = 1, .max = 3 };
+	struct rules_op op = { .domain = dom, .name = conv, .supported = 1, .version_min = 1,
+			       .version_max = RULES_UNBOUNDED, .attrs = &a, .n_attrs = 1 };
+	struct rules_target t = { .id = id, .ops = &op, .n_ops = 1, .max_rank = -1,
+				  .opset_min = -1, .opset_max = -1, .resolved = 1 };
+	const struct rw_pass *p = rw_pass_find("kernel-split");
+	uint64_t seed = 77;
+
+	CU_ASSERT_FATAL(p != NULL);
+	case_target = &t;
+	for (int param = 0; param < 3; param++) {
+		struct pcase pc = { "kernel-split", "Conv", b_kernel_split, param, 1e-5, NULL };
+
+		for (int trial = 0; trial < 3; trial++, next(&seed)) {
+			double err = try_variant(&pc, p, 0, seed);
+
+			CU_ASSERT(err >= 0 && err <= pc.tol);
+			if (err < 0 || err > pc.tol)
+				fprintf(stderr, "\nkernel-split %d: error %g\n", param, err);
+		}
+	}
+	case_target = NULL;
+}
 
 /* ---- fusions ---------------------------------------------------------- */
 
@@ -1070,6 +1145,7 @@ static void test_refusals(void)
 static const struct unit_test tests[] = {
 	{ "decompositions agree with the op they replace", test_decompositions },
 	{ "decompositions refuse what they cannot do", test_refusals },
+	{ "kernel-split keeps kernels within the target's limit", test_kernel_split },
 	{ "fusions shrink the graph and agree", test_fusions },
 	{ "fusions need the target and the pattern", test_fusion_refusals },
 	{ NULL, NULL },

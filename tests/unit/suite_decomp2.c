@@ -689,6 +689,97 @@ static void test_kernel_split(void)
 	case_target = NULL;
 }
 
+
+/* Models each pass must refuse, by param (see refusals[]) */
+static struct ir_model *r_misc(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(param == 1 ? 6 : param == 4 ? 6 : 13);
+	struct ir_node *n;
+	int64_t w3[3] = { 2, 2, 3 }, w4[4] = { 2, 2, 3, 3 };
+
+	(void)s;
+	switch (param) {
+	case 0:         /* Where of int8 branches */
+		tm_input(m, "c", IR_DTYPE_BOOL, TM_DIMS(3), 1);
+		tm_input(m, "a", IR_DTYPE_INT8, TM_DIMS(3), 1);
+		tm_input(m, "b", IR_DTYPE_INT8, TM_DIMS(3), 1);
+		tm_node(m, "Where", NULL, TM_NAMES("c", "a", "b"), 3, TM_NAMES("y"), 1);
+		finish(m, IR_DTYPE_INT8);
+		return m;
+	case 1:         /* Not at opset 6 */
+		tm_input(m, "a", IR_DTYPE_BOOL, TM_DIMS(3), 1);
+		tm_node(m, "Not", NULL, TM_NAMES("a"), 1, TM_NAMES("y"), 1);
+		finish(m, IR_DTYPE_BOOL);
+		return m;
+	case 2:         /* Trilu with k an input */
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(3, 3), 2);
+		tm_input(m, "k", IR_DTYPE_INT64, NULL, 0);
+		tm_node(m, "Trilu", NULL, TM_NAMES("x", "k"), 2, TM_NAMES("y"), 1);
+		break;
+	case 3:         /* Flatten of a dynamic inner dim */
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 3, 4), 3);
+		m->graph->inputs[0].type->shape.dims[1].kind = IR_DIM_PARAM;
+		m->graph->inputs[0].type->shape.dims[1].param = strdup("L");
+		tm_node(m, "Flatten", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+		break;
+	case 4:         /* Gemm at opset 6 */
+		tm_input(m, "a", IR_DTYPE_FLOAT, TM_DIMS(2, 3), 2);
+		tm_input(m, "b", IR_DTYPE_FLOAT, TM_DIMS(3, 2), 2);
+		tm_input(m, "c", IR_DTYPE_FLOAT, TM_DIMS(2, 2), 2);
+		tm_node(m, "Gemm", NULL, TM_NAMES("a", "b", "c"), 3, TM_NAMES("y"), 1);
+		break;
+	case 5:         /* MatMul of equal batches, rank 3 */
+		tm_input(m, "a", IR_DTYPE_FLOAT, TM_DIMS(2, 3, 4), 3);
+		tm_input(m, "b", IR_DTYPE_FLOAT, TM_DIMS(2, 4, 5), 3);
+		tm_node(m, "MatMul", NULL, TM_NAMES("a", "b"), 2, TM_NAMES("y"), 1);
+		break;
+	case 6: case 7: case 8: case 9: {   /* Einsum: trace, ellipsis, 3 operands, broadcast */
+		static const char *const eq[] = { "ii->i", "...ij->ij", "ij,jk,kl->il", "ij,jk->ik" };
+		static const char *const in[] = { "a", "b", "c" };
+
+		tm_input(m, "a", IR_DTYPE_FLOAT, TM_DIMS(3, 3), 2);
+		tm_input(m, "b", IR_DTYPE_FLOAT, TM_DIMS(param == 9 ? 1 : 3, 3), 2);
+		tm_input(m, "c", IR_DTYPE_FLOAT, TM_DIMS(3, 3), 2);
+		n = tm_node(m, "Einsum", NULL, in, param == 8 ? 3 : param == 9 ? 2 : 1, TM_NAMES("y"), 1);
+		CU_ASSERT_FATAL(ir_node_set_string(n, "equation", eq[param - 6]) == 0);
+		break;
+	}
+	case 10:        /* "conv1d" of a 2-D Conv */
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 5, 5), 4);
+		rand_init(m, s, "w", w4, 4);
+		tm_node(m, "Conv", NULL, TM_NAMES("x", "w"), 2, TM_NAMES("y"), 1);
+		break;
+	case 11: case 12: case 13: case 14:  /* ConvTranspose: strides 2, output_shape,
+					      * SAME_UPPER, weight an input */
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 5), 3);
+		if (param == 14)
+			tm_input(m, "w", IR_DTYPE_FLOAT, w3, 3);
+		else
+			rand_init(m, s, "w", w3, 3);
+		n = tm_node(m, "ConvTranspose", NULL, TM_NAMES("x", "w"), 2, TM_NAMES("y"), 1);
+		if (param == 11)
+			set_ints(n, "strides", TM_DIMS(2), 1);
+		if (param == 12)
+			set_ints(n, "output_shape", TM_DIMS(7), 1);
+		if (param == 13)
+			CU_ASSERT_FATAL(ir_node_set_string(n, "auto_pad", "SAME_UPPER") == 0);
+		break;
+	case 15:        /* kernel-split without a target limit */
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 9), 3);
+		rand_init(m, s, "w", TM_DIMS(2, 2, 7), 3);
+		tm_node(m, "Conv", NULL, TM_NAMES("x", "w"), 2, TM_NAMES("y"), 1);
+		break;
+	case 16:        /* ConvTranspose pads beyond the kernel */
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 5), 3);
+		rand_init(m, s, "w", w3, 3);
+		n = tm_node(m, "ConvTranspose", NULL, TM_NAMES("x", "w"), 2, TM_NAMES("y"), 1);
+		set_ints(n, "pads", TM_DIMS(3, 0), 2);
+		break;
+	}
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
 /* ---- fusions ---------------------------------------------------------- */
 
 static void scalar(struct ir_model *m, const char *name, double v)
@@ -1113,6 +1204,23 @@ static const struct rcase refusals[] = {
 	{ "onehot", "OneHot", r_onehot, 0, "depth" },
 	{ "range-const", "Range", r_range, 0, "constant" },
 	{ "depth-space", "DepthToSpace", b_where, 0, "4-D" },
+	{ "where-arith", "Where", r_misc, 0, "int8" },
+	{ "logic-arith", "Not", r_misc, 1, "opset" },
+	{ "trilu", "Trilu", r_misc, 2, "k is not a constant" },
+	{ "to-reshape", "Flatten", r_misc, 3, "not static" },
+	{ "gemm", "Gemm", r_misc, 4, "opset" },
+	{ "matmul-batch", "MatMul", r_misc, 5, "equal" },
+	{ "einsum", "Einsum", r_misc, 6, "repeats" },
+	{ "einsum", "Einsum", r_misc, 7, "ellipsis" },
+	{ "einsum", "Einsum", r_misc, 8, "operands" },
+	{ "einsum", "Einsum", r_misc, 9, "broadcast" },
+	{ "conv1d", "Conv", r_misc, 10, "3-D" },
+	{ "conv-transpose", "ConvTranspose", r_misc, 11, "strides" },
+	{ "conv-transpose", "ConvTranspose", r_misc, 12, "output_shape" },
+	{ "conv-transpose", "ConvTranspose", r_misc, 13, "auto_pad" },
+	{ "conv-transpose", "ConvTranspose", r_misc, 14, "constant" },
+	{ "conv-transpose", "ConvTranspose", r_misc, 16, "pads" },
+	{ "kernel-split", "Conv", r_misc, 15, "limit" },
 };
 
 static void test_refusals(void)

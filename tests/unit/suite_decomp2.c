@@ -780,6 +780,56 @@ static struct ir_model *r_misc(uint64_t *s, int param)
 	return m;
 }
 
+
+/* to-reshape with a dynamic batch: the shape copies dim 0 with a 0 */
+static void test_reshape_batch(void)
+{
+	static const char *const ops[] = { "Flatten", "Squeeze", "Unsqueeze" };
+
+	for (int k = 0; k < 3; k++) {
+		struct ir_model *m = tm_new(13);
+		int64_t axes = k == 2 ? 3 : 1;
+		struct rt_value *before = NULL, *after = NULL;
+		const struct rw_pass *p = rw_pass_find("to-reshape");
+		struct ir_node *n;
+		struct rw_ctx ctx;
+		struct ir_diag d;
+		char why[256] = "";
+		int64_t shape[1];
+		const uint8_t *raw;
+		size_t ns = 0;
+
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 1, 3, 4), 4);
+		m->graph->inputs[0].type->shape.dims[0].kind = IR_DIM_PARAM;
+		m->graph->inputs[0].type->shape.dims[0].param = strdup("N");
+		if (k)
+			int_init(m, "axes", &axes, TM_DIMS(1), 1);
+		n = tm_node(m, ops[k], NULL, TM_NAMES("x", "axes"), k ? 2 : 1, TM_NAMES("y"), 1);
+		finish(m, IR_DTYPE_FLOAT);
+		ir_diag_init(&d);
+		CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
+		CU_ASSERT(p->check(&ctx, n, why, sizeof(why)));
+		if (why[0])
+			fprintf(stderr, "\nto-reshape %s: %s\n", ops[k], why);
+		CU_ASSERT_FATAL(tm_run(m, 3, &before, 1) == 0);
+		CU_ASSERT_FATAL(rw_apply(&ctx, p, n, 0) == 0);
+		CU_ASSERT_FATAL(rw_refresh(&ctx) == 0);
+		n = find_op(m, "Reshape");
+		CU_ASSERT_FATAL(n != NULL);
+		CU_ASSERT_FATAL(n->inputs[1]->init != NULL);
+		CU_ASSERT_FATAL(ir_tensor_data(n->inputs[1]->init, &raw, &ns, &d) == 0);
+		CU_ASSERT(ns >= 2 * sizeof(int64_t));
+		memcpy(shape, raw, sizeof(int64_t));
+		CU_ASSERT(shape[0] == 0);
+		CU_ASSERT_FATAL(tm_run(m, 3, &after, 1) == 0);
+		CU_ASSERT(compare(after, before) == 0);
+		rt_value_unref(before);
+		rt_value_unref(after);
+		rw_ctx_release(&ctx);
+		ir_model_free(m);
+	}
+}
+
 /* ---- fusions ---------------------------------------------------------- */
 
 static void scalar(struct ir_model *m, const char *name, double v)
@@ -1254,6 +1304,7 @@ static const struct unit_test tests[] = {
 	{ "decompositions agree with the op they replace", test_decompositions },
 	{ "decompositions refuse what they cannot do", test_refusals },
 	{ "kernel-split keeps kernels within the target's limit", test_kernel_split },
+	{ "to-reshape copies a dynamic batch with 0", test_reshape_batch },
 	{ "fusions shrink the graph and agree", test_fusions },
 	{ "fusions need the target and the pattern", test_fusion_refusals },
 	{ NULL, NULL },

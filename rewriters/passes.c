@@ -42,6 +42,7 @@
 	X(neg) \
 	X(onehot) \
 	X(opset_convert) \
+	X(pool_split) \
 	X(pow_const) \
 	X(prelu) \
 	X(range_const) \

@@ -446,6 +446,39 @@ static struct ir_model *b_kernel_split(uint64_t *s, int param)
 	return m;
 }
 
+
+/* param 0: MaxPool 1-D kernel 7 (limit 3), stride 2, pads; 1: MaxPool
+ * 2-D [5, 4] stride [1, 3]; 2: AveragePool 2-D [4, 5], pads counted,
+ * strides 2; 3: AveragePool 1-D kernel 8, no pads, count_include_pad 0 */
+static struct ir_model *b_pool_split(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(13);
+	int64_t x[4] = { rnd(s, 1, 2), rnd(s, 1, 3), rnd(s, 8, 12), rnd(s, 8, 10) };
+	int r = param == 0 || param == 3 ? 3 : 4;
+	struct ir_node *n;
+
+	tm_input(m, "x", IR_DTYPE_FLOAT, x, (size_t)r);
+	n = tm_node(m, param < 2 ? "MaxPool" : "AveragePool", NULL, TM_NAMES("x"), 1,
+		    TM_NAMES("y"), 1);
+	if (param == 0) {
+		set_ints(n, "kernel_shape", TM_DIMS(7), 1);
+		set_ints(n, "strides", TM_DIMS(2), 1);
+		set_ints(n, "pads", TM_DIMS(3, 2), 2);
+	} else if (param == 1) {
+		set_ints(n, "kernel_shape", TM_DIMS(5, 4), 2);
+		set_ints(n, "strides", TM_DIMS(1, 3), 2);
+	} else if (param == 2) {
+		set_ints(n, "kernel_shape", TM_DIMS(4, 5), 2);
+		set_ints(n, "strides", TM_DIMS(2, 2), 2);
+		set_ints(n, "pads", TM_DIMS(1, 2, 2, 0), 4);
+		CU_ASSERT_FATAL(ir_node_set_int(n, "count_include_pad", 1) == 0);
+	} else {
+		set_ints(n, "kernel_shape", TM_DIMS(8), 1);
+	}
+	finish(m, IR_DTYPE_FLOAT);
+	return m;
+}
+
 /* ---- the runner ------------------------------------------------------- */
 
 struct pcase {
@@ -664,27 +697,49 @@ static void test_decompositions(void)
 /* kernel-split with a target whose Conv takes kernels up to 3 */
 static void test_kernel_split(void)
 {
-	static char conv[] = "Conv", dom[] = "ai.onnx", ks[] = "kernel_shape", id[] = "small";
+	static char avg[] = "AveragePool", conv[] = "Conv", mx[] = "MaxPool", dom[] = "ai.onnx",
+		    ks[] = "kernel_shape", id[] = "small";
 	struct rules_attr a = { .name = ks, .has_max = 1, .max = 3 };
-	struct rules_op op = { .domain = dom, .name = conv, .supported = 1, .version_min = 1,
-			       .version_max = RULES_UNBOUNDED, .attrs = &a, .n_attrs = 1 };
-	struct rules_target t = { .id = id, .ops = &op, .n_ops = 1, .max_rank = -1,
+	struct rules_op ops[3] = {
+		{ .domain = dom, .name = avg, .supported = 1, .version_min = 1,
+		  .version_max = RULES_UNBOUNDED, .attrs = &a, .n_attrs = 1 },
+		{ .domain = dom, .name = conv, .supported = 1, .version_min = 1,
+		  .version_max = RULES_UNBOUNDED, .attrs = &a, .n_attrs = 1 },
+		{ .domain = dom, .name = mx, .supported = 1, .version_min = 1,
+		  .version_max = RULES_UNBOUNDED, .attrs = &a, .n_attrs = 1 },
+	};
+	struct rules_target t = { .id = id, .ops = ops, .n_ops = 3, .max_rank = -1,
 				  .opset_min = -1, .opset_max = -1, .resolved = 1 };
-	const struct rw_pass *p = rw_pass_find("kernel-split");
+	static const struct pcase pcs[] = {
+		{ "kernel-split", "Conv", b_kernel_split, 0, 1e-5, NULL },
+		{ "kernel-split", "Conv", b_kernel_split, 1, 1e-5, NULL },
+		{ "kernel-split", "Conv", b_kernel_split, 2, 1e-5, NULL },
+		{ "pool-split", "MaxPool", b_pool_split, 0, 0, NULL },
+		{ "pool-split", "MaxPool", b_pool_split, 1, 0, NULL },
+		{ "pool-split", "AveragePool", b_pool_split, 2, 1e-6, NULL },
+		{ "pool-split", "AveragePool", b_pool_split, 3, 1e-6, NULL },
+	};
 	uint64_t seed = 77;
 
-	CU_ASSERT_FATAL(p != NULL);
 	case_target = &t;
-	for (int param = 0; param < 3; param++) {
-		struct pcase pc = { "kernel-split", "Conv", b_kernel_split, param, 1e-5, NULL };
+	for (size_t i = 0; i < sizeof(pcs) / sizeof(pcs[0]); i++) {
+		const struct pcase *pc = &pcs[i];
+		const struct rw_pass *p = rw_pass_find(pc->pass);
+		int applied = 0;
 
-		for (int trial = 0; trial < 3; trial++, next(&seed)) {
-			double err = try_variant(&pc, p, 0, seed);
+		CU_ASSERT_FATAL(p != NULL);
+		for (int trial = 0; trial < 3; trial++, next(&seed))
+			for (size_t v = 0; v < p->n_variants; v++) {
+				double err = try_variant(pc, p, (int)v, seed);
 
-			CU_ASSERT(err >= 0 && err <= pc.tol);
-			if (err < 0 || err > pc.tol)
-				fprintf(stderr, "\nkernel-split %d: error %g\n", param, err);
-		}
+				if (err < 0)
+					continue;
+				applied++;
+				CU_ASSERT(err <= pc->tol);
+				if (err > pc->tol)
+					fprintf(stderr, "\n%s %d: error %g\n", pc->pass, pc->param, err);
+			}
+		CU_ASSERT(applied == 3);
 	}
 	case_target = NULL;
 }
@@ -768,6 +823,11 @@ static struct ir_model *r_misc(uint64_t *s, int param)
 		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 9), 3);
 		rand_init(m, s, "w", TM_DIMS(2, 2, 7), 3);
 		tm_node(m, "Conv", NULL, TM_NAMES("x", "w"), 2, TM_NAMES("y"), 1);
+		break;
+	case 17:        /* pool-split without a target limit */
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 9), 3);
+		n = tm_node(m, "MaxPool", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+		set_ints(n, "kernel_shape", TM_DIMS(8), 1);
 		break;
 	case 16:        /* ConvTranspose pads beyond the kernel */
 		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 5), 3);
@@ -1271,6 +1331,7 @@ static const struct rcase refusals[] = {
 	{ "conv-transpose", "ConvTranspose", r_misc, 14, "constant" },
 	{ "conv-transpose", "ConvTranspose", r_misc, 16, "pads" },
 	{ "kernel-split", "Conv", r_misc, 15, "limit" },
+	{ "pool-split", "MaxPool", r_misc, 17, "limit" },
 };
 
 static void test_refusals(void)
@@ -1303,7 +1364,7 @@ static void test_refusals(void)
 static const struct unit_test tests[] = {
 	{ "decompositions agree with the op they replace", test_decompositions },
 	{ "decompositions refuse what they cannot do", test_refusals },
-	{ "kernel-split keeps kernels within the target's limit", test_kernel_split },
+	{ "kernel-split and pool-split keep kernels within the target's limit", test_kernel_split },
 	{ "to-reshape copies a dynamic batch with 0", test_reshape_batch },
 	{ "fusions shrink the graph and agree", test_fusions },
 	{ "fusions need the target and the pattern", test_fusion_refusals },

@@ -144,8 +144,11 @@ static int check(struct rw_ctx *c, const struct ir_node *n, char *why, size_t si
 	return rw_check_float_node(c, n, 12, why, size) && make_plan(c, n, &p, why, size);
 }
 
-static struct ir_value *permute(struct rw_emit *e, struct ir_value *x, const struct term *from,
-				const struct term *to, struct ir_value *out)
+/* x (letters from) in the order of to, written into out when set (an
+ * order already right becomes a Reshape to the same shape) */
+static struct ir_value *permute(struct rw_emit *e, const struct plan *p, struct ir_value *x,
+				const struct term *from, const struct term *to,
+				struct ir_value *out)
 {
 	int64_t perm[MAXL];
 	int ident = 1;
@@ -157,6 +160,13 @@ static struct ir_value *permute(struct rw_emit *e, struct ir_value *x, const str
 	}
 	if (ident && !out)
 		return x;
+	if (ident) {
+		int64_t d[MAXL];
+
+		for (int i = 0; i < to->n; i++)
+			d[i] = p->size[(unsigned char)to->l[i]];
+		return rw_op_to(e, "Reshape", x, rw_ints(e, d, (size_t)to->n), out);
+	}
 	t = rw_node(e, "Transpose", NULL, &x, 1, out);
 	if (t && ir_node_set_ints(t, "perm", perm, (size_t)to->n) < 0)
 		e->failed = 1;
@@ -233,8 +243,8 @@ static void apply_two(struct rw_emit *e, struct plan *p, struct ir_value *a,
 			bk.l[bk.n++] = tb->l[i];
 	add(&pa, &bat), add(&pa, &ak), add(&pa, &con);
 	add(&pb, &bat), add(&pb, &con), add(&pb, &bk);
-	a = permute(e, a, ta, &pa, NULL);
-	b = permute(e, b, tb, &pb, NULL);
+	a = permute(e, p, a, ta, &pa, NULL);
+	b = permute(e, p, b, tb, &pb, NULL);
 	s3[0] = prod(p, &bat);
 	s3[1] = prod(p, &ak);
 	s3[2] = prod(p, &con);
@@ -244,7 +254,7 @@ static void apply_two(struct rw_emit *e, struct plan *p, struct ir_value *a,
 	b = rw_op(e, "Reshape", b, rw_ints(e, s3, 3));
 	add(&mid, &bat), add(&mid, &ak), add(&mid, &bk);
 	a = reshape(e, p, rw_op(e, "MatMul", a, b), &mid);
-	permute(e, a, &mid, &p->out, y);
+	permute(e, p, a, &mid, &p->out, y);
 }
 
 static int apply(struct rw_ctx *c, struct ir_node *n, int v)
@@ -261,7 +271,7 @@ static int apply(struct rw_ctx *c, struct ir_node *n, int v)
 	} else {
 		struct ir_value *x = sum_out(&e, n->inputs[0], &p.in[0], &p.out, NULL, NULL);
 
-		permute(&e, x, &p.in[0], &p.out, n->outputs[0]);
+		permute(&e, &p, x, &p.in[0], &p.out, n->outputs[0]);
 	}
 	return rw_end(&e, 0);
 }

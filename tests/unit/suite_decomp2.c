@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "oprules/rules.h"
 #include "rewriters/rewrite.h"
@@ -479,6 +480,88 @@ static struct ir_model *b_pool_split(uint64_t *s, int param)
 	return m;
 }
 
+
+/* ---- onnx.checker on the rewritten models ----------------------------- */
+
+/* Rewritten models of opset <= 17 are saved here and checked at the end
+ * with onnx.checker.check_model(full_check=True) by /usr/bin/python3
+ * (skipped, with a note, when it or its onnx module is missing). */
+static char check_dir[64];
+static int n_saved;
+
+static void save_for_checker(struct ir_model *m, const char *what, const struct rt_value *out)
+{
+	struct ir_type *t = m->graph->outputs[0].type;
+	char path[256];
+	struct ir_diag d;
+
+	if (ir_model_opset(m, "") > 17)
+		return;
+	/* the checker wants the output's shape: the one computed */
+	CU_ASSERT_FATAL(t != NULL);
+	free(t->shape.dims);
+	t->shape.dims = calloc((size_t)out->rank + 1, sizeof(*t->shape.dims));
+	CU_ASSERT_FATAL(t->shape.dims != NULL);
+	t->shape.n_dims = (size_t)out->rank;
+	for (int i = 0; i < out->rank; i++) {
+		t->shape.dims[i].kind = IR_DIM_VALUE;
+		t->shape.dims[i].value = out->dims[i];
+	}
+	t->present |= IR_TYPE_HAS_SHAPE;
+	if (!check_dir[0]) {
+		snprintf(check_dir, sizeof(check_dir), "/tmp/opmig-decomp2-XXXXXX");
+		CU_ASSERT_FATAL(mkdtemp(check_dir) != NULL);
+	}
+	snprintf(path, sizeof(path), "%s/%03d-%s.onnx", check_dir, n_saved++, what);
+	for (char *q = path + strlen(check_dir) + 1; *q; q++)
+		if (*q == '/' || *q == ' ')
+			*q = '_';
+	ir_diag_init(&d);
+	if (ir_model_save(m, path, NULL, &d) < 0)
+		fprintf(stderr, "\nsave %s: %s\n", path, d.msg);
+	CU_ASSERT(d.status == 0);
+}
+
+static void run_checker(void)
+{
+	static const char script[] =
+		"import glob, sys\n"
+		"try:\n"
+		"    import onnx\n"
+		"except ImportError:\n"
+		"    sys.exit(77)\n"
+		"bad = 0\n"
+		"for f in sorted(glob.glob(sys.argv[1] + '/*.onnx')):\n"
+		"    try:\n"
+		"        onnx.checker.check_model(onnx.load(f), full_check=True)\n"
+		"    except Exception as e:\n"
+		"        bad += 1\n"
+		"        print(f, str(e).splitlines()[0] if str(e) else e)\n"
+		"sys.exit(1 if bad else 0)\n";
+	char path[128], cmd[512];
+	FILE *f;
+	int rc;
+
+	if (!check_dir[0])
+		return;
+	snprintf(path, sizeof(path), "%s/check.py", check_dir);
+	f = fopen(path, "w");
+	CU_ASSERT_FATAL(f != NULL);
+	fputs(script, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "test -x /usr/bin/python3 || exit 77; /usr/bin/python3 '%s' '%s'",
+		 path, check_dir);
+	rc = system(cmd);
+	rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+	if (rc == 77)
+		fprintf(stderr, "\n(onnx.checker not available: %d models not checked)\n", n_saved);
+	CU_ASSERT(rc == 0 || rc == 77);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", check_dir);
+	CU_ASSERT(system(cmd) == 0);
+	check_dir[0] = 0;
+	n_saved = 0;
+}
+
 /* ---- the runner ------------------------------------------------------- */
 
 struct pcase {
@@ -554,6 +637,9 @@ static int kernels_within(const struct ir_model *m, int64_t max)
 	return 1;
 }
 
+/* Save the rewritten model for onnx.checker (first trial only) */
+static int seed_first;
+
 /* -1 when the variant does not apply, else the max abs difference */
 static double try_variant(const struct pcase *pc, const struct rw_pass *p, int v,
 			  uint64_t seed)
@@ -587,6 +673,13 @@ static double try_variant(const struct pcase *pc, const struct rw_pass *p, int v
 	CU_ASSERT(find_op(m, pc->op) == NULL || allowed(pc->op, p->variants[v].emits));
 	CU_ASSERT_FATAL(tm_run(m, seed, &after, 1) == 0);
 	err = compare(after, before);
+	if (seed_first) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "%s-%s-%d-%s", pc->pass, pc->op, pc->param,
+			 p->variants[v].name);
+		save_for_checker(m, what, after);
+	}
 	rt_value_unref(before);
 	rt_value_unref(after);
 done:
@@ -675,7 +768,11 @@ static void test_decompositions(void)
 		CU_ASSERT_FATAL(p != NULL);
 		for (int trial = 0; trial < 3; trial++, next(&seed))
 			for (size_t v = 0; v < p->n_variants; v++) {
-				double err = try_variant(c, p, (int)v, seed);
+				double err;
+
+				seed_first = trial == 0;
+				err = try_variant(c, p, (int)v, seed);
+				seed_first = 0;
 
 				if (err < 0)
 					continue;
@@ -690,6 +787,7 @@ static void test_decompositions(void)
 				c->op, c->param);
 		CU_ASSERT(applied > 0);
 	}
+	run_checker();
 }
 
 
@@ -1190,6 +1288,12 @@ static void test_fusions(void)
 			CU_ASSERT_STRING_EQUAL(ir_s(m->graph->outputs[0].value->name), "y");
 			CU_ASSERT_FATAL(tm_run(m, seed, &after, 1) == 0);
 			err = compare(after, before);
+			if (trial == 0) {
+				char what[64];
+
+				snprintf(what, sizeof(what), "%s-%d", f->pass, f->param);
+				save_for_checker(m, what, after);
+			}
 			if (err > f->tol)
 				fprintf(stderr, "\nfusion %zu (%s %d): error %g > %g\n", i, f->pass,
 					f->param, err, f->tol);
@@ -1199,6 +1303,7 @@ static void test_fusions(void)
 			ir_model_free(m);
 		}
 	}
+	run_checker();
 }
 
 /* Targets without the fused op, and patterns that do not hold, are left

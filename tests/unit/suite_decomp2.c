@@ -1,15 +1,15 @@
 /* suite_decomp2.c: property tests of the second set of decompositions
  * (logic, Range, Trilu, CumSum, OneHot, reshapes, Expand/Tile,
- * DepthToSpace, Gemm, MatMul, Einsum, convolutions) and of the fusions.
+ * DepthToSpace, Gemm, MatMul, Einsum, convolutions, kernel splits).
  * Each case builds a small model from a seed (random shapes, the case's
  * attribute variant); every variant whose preconditions hold is applied,
  * the original (run by the op's own interpreter kernel) and the rewritten
  * model run on the same seeded inputs and must agree within the case's
  * bound (0 where the rewrite is exact, float rounding otherwise); the
  * rewritten model verifies, keeps its output name and emits only the ops
- * its variant lists (plus those its vcheck asks the target about).
- * Fusions run as graph passes with a target accepting the fused op and
- * must drop the node count (after dead-code elimination) and agree. */
+ * its variant lists (plus those its vcheck asks the target about); those
+ * of opset <= 17 pass onnx.checker (full_check).  Fusions are tested in
+ * suite_fuse.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,60 +20,15 @@
 #include "rewriters/rewrite.h"
 #include "validators/compare.h"
 #include "tests/unit/suites.h"
+#include "tests/unit/tgen.h"
 #include "tests/unit/tmodel.h"
 
-static uint64_t next(uint64_t *s)
-{
-	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
-	return *s >> 33;
-}
 
-static int64_t rnd(uint64_t *s, int64_t lo, int64_t hi)
-{
-	return lo + (int64_t)(next(s) % (uint64_t)(hi - lo + 1));
-}
 
-/* seeded values in [-1, 1) */
-static void fill(uint64_t *s, double *v, int64_t n)
-{
-	for (int64_t i = 0; i < n; i++)
-		v[i] = (double)(next(s) % 2000) / 1000.0 - 1.0;
-}
 
-static int64_t numel(const int64_t *d, size_t n)
-{
-	int64_t k = 1;
 
-	for (size_t i = 0; i < n; i++)
-		k *= d[i];
-	return k;
-}
 
-static struct ir_value *rand_init(struct ir_model *m, uint64_t *s, const char *name,
-				  const int64_t *dims, size_t n)
-{
-	double v[4096];
 
-	CU_ASSERT_FATAL(numel(dims, n) <= 4096);
-	fill(s, v, numel(dims, n));
-	return tm_init(m, name, IR_DTYPE_FLOAT, dims, n, v);
-}
-
-static struct ir_value *int_init(struct ir_model *m, const char *name, const int64_t *v,
-				 const int64_t *dims, size_t n)
-{
-	double d[64];
-
-	for (int64_t i = 0; i < numel(dims, n); i++)
-		d[i] = (double)v[i];
-	return tm_init(m, name, IR_DTYPE_INT64, dims, n, d);
-}
-
-static void finish(struct ir_model *m, int dtype)
-{
-	tm_output(m, "y", dtype, NULL, 0);
-	tm_verify(m);
-}
 
 /* ---- builders: one model per (seed, param) --------------------------- */
 
@@ -82,13 +37,13 @@ typedef struct ir_model *(*build_fn)(uint64_t *s, int param);
 static struct ir_model *b_where(uint64_t *s, int param)
 {
 	struct ir_model *m = tm_new(13);
-	int64_t d[2] = { rnd(s, 1, 4), rnd(s, 1, 5) };
+	int64_t d[2] = { tg_rnd(s, 1, 4), tg_rnd(s, 1, 5) };
 
 	tm_input(m, "c", IR_DTYPE_BOOL, d, 2);
 	tm_input(m, "a", IR_DTYPE_FLOAT, param ? d + 1 : d, param ? 1 : 2);
 	tm_input(m, "b", IR_DTYPE_FLOAT, d, 2);
 	tm_node(m, "Where", NULL, TM_NAMES("c", "a", "b"), 3, TM_NAMES("y"), 1);
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -96,12 +51,12 @@ static struct ir_model *b_logic(uint64_t *s, int param)
 {
 	static const char *const ops[] = { "Not", "And", "Or", "Xor" };
 	struct ir_model *m = tm_new(13);
-	int64_t d[3] = { rnd(s, 1, 3), rnd(s, 1, 4), rnd(s, 1, 4) };
+	int64_t d[3] = { tg_rnd(s, 1, 3), tg_rnd(s, 1, 4), tg_rnd(s, 1, 4) };
 
 	tm_input(m, "a", IR_DTYPE_BOOL, d, 3);
 	tm_input(m, "b", IR_DTYPE_BOOL, d + 1, 2);
 	tm_node(m, ops[param], NULL, TM_NAMES("a", "b"), param ? 2 : 1, TM_NAMES("y"), 1);
-	finish(m, IR_DTYPE_BOOL);
+	tg_finish(m, IR_DTYPE_BOOL);
 	return m;
 }
 
@@ -109,14 +64,14 @@ static struct ir_model *b_range(uint64_t *s, int param)
 {
 	struct ir_model *m = tm_new(13);
 	int dt = param ? IR_DTYPE_INT64 : IR_DTYPE_FLOAT;
-	double st = param ? 10 : -1.5 + (double)rnd(s, 0, 4) / 8, li = param ? -3 : 3.2,
-	       de = param ? -(double)rnd(s, 1, 3) : 0.7;
+	double st = param ? 10 : -1.5 + (double)tg_rnd(s, 0, 4) / 8, li = param ? -3 : 3.2,
+	       de = param ? -(double)tg_rnd(s, 1, 3) : 0.7;
 
 	tm_init(m, "s", dt, NULL, 0, &st);
 	tm_init(m, "l", dt, NULL, 0, &li);
 	tm_init(m, "d", dt, NULL, 0, &de);
 	tm_node(m, "Range", NULL, TM_NAMES("s", "l", "d"), 3, TM_NAMES("y"), 1);
-	finish(m, dt);
+	tg_finish(m, dt);
 	return m;
 }
 
@@ -125,16 +80,16 @@ static struct ir_model *b_trilu(uint64_t *s, int param)
 {
 	static const int64_t ks[] = { 0, -1, 0, 2 };
 	struct ir_model *m = tm_new(14);
-	int64_t d[3] = { rnd(s, 1, 3), rnd(s, 1, 5), rnd(s, 1, 5) };
+	int64_t d[3] = { tg_rnd(s, 1, 3), tg_rnd(s, 1, 5), tg_rnd(s, 1, 5) };
 	int kk = (param >> 1) & 3;
 	struct ir_node *n;
 
 	tm_input(m, "x", IR_DTYPE_FLOAT, d, 3);
 	if (kk)
-		int_init(m, "k", &ks[kk], NULL, 0);
+		tg_int_init(m, "k", &ks[kk], NULL, 0);
 	n = tm_node(m, "Trilu", NULL, TM_NAMES("x", "k"), kk ? 2 : 1, TM_NAMES("y"), 1);
 	CU_ASSERT_FATAL(ir_node_set_int(n, "upper", param & 1) == 0);
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -142,16 +97,16 @@ static struct ir_model *b_trilu(uint64_t *s, int param)
 static struct ir_model *b_cumsum(uint64_t *s, int param)
 {
 	struct ir_model *m = tm_new(14);
-	int64_t d[3] = { rnd(s, 1, 4), rnd(s, 1, 5), rnd(s, 1, 6) };
+	int64_t d[3] = { tg_rnd(s, 1, 4), tg_rnd(s, 1, 5), tg_rnd(s, 1, 6) };
 	int64_t axis = (param & 3) == 3 ? -1 : param & 3;
 	struct ir_node *n;
 
 	tm_input(m, "x", IR_DTYPE_FLOAT, d, 3);
-	int_init(m, "axis", &axis, NULL, 0);
+	tg_int_init(m, "axis", &axis, NULL, 0);
 	n = tm_node(m, "CumSum", NULL, TM_NAMES("x", "axis"), 2, TM_NAMES("y"), 1);
 	CU_ASSERT_FATAL(ir_node_set_int(n, "exclusive", (param >> 2) & 1) == 0);
 	CU_ASSERT_FATAL(ir_node_set_int(n, "reverse", (param >> 3) & 1) == 0);
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -159,17 +114,17 @@ static struct ir_model *b_cumsum(uint64_t *s, int param)
 static struct ir_model *b_onehot(uint64_t *s, int param)
 {
 	struct ir_model *m = tm_new(13);
-	int64_t d[2] = { rnd(s, 1, 3), rnd(s, 1, 4) }, two = 2, depth = rnd(s, 2, 4);
+	int64_t d[2] = { tg_rnd(s, 1, 3), tg_rnd(s, 1, 4) }, two = 2, depth = tg_rnd(s, 2, 4);
 	double vals[2] = { -0.5, 2.0 };
 	struct ir_node *n;
 
 	tm_input(m, "i", IR_DTYPE_INT64, d, 2);
-	int_init(m, "depth", &depth, NULL, 0);
+	tg_int_init(m, "depth", &depth, NULL, 0);
 	tm_init(m, "values", IR_DTYPE_FLOAT, &two, 1, vals);
 	n = tm_node(m, "OneHot", NULL, TM_NAMES("i", "depth", "values"), 3, TM_NAMES("y"), 1);
 	if (param)
 		CU_ASSERT_FATAL(ir_node_set_int(n, "axis", param - 1) == 0);
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -178,7 +133,7 @@ static struct ir_model *b_onehot(uint64_t *s, int param)
 static struct ir_model *b_reshape(uint64_t *s, int param)
 {
 	struct ir_model *m = tm_new(param == 4 ? 11 : 13);
-	int64_t d[4] = { rnd(s, 1, 3), 1, rnd(s, 1, 4), rnd(s, 1, 3) }, axes[2] = { 1, -3 };
+	int64_t d[4] = { tg_rnd(s, 1, 3), 1, tg_rnd(s, 1, 4), tg_rnd(s, 1, 3) }, axes[2] = { 1, -3 };
 	struct ir_node *n;
 
 	tm_input(m, "x", IR_DTYPE_FLOAT, d, 4);
@@ -188,13 +143,13 @@ static struct ir_model *b_reshape(uint64_t *s, int param)
 		n = tm_node(m, "Flatten", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
 		CU_ASSERT_FATAL(ir_node_set_int(n, "axis", fa[param]) == 0);
 	} else if (param == 3) {
-		int_init(m, "axes", axes, TM_DIMS(1), 1);
+		tg_int_init(m, "axes", axes, TM_DIMS(1), 1);
 		tm_node(m, "Squeeze", NULL, TM_NAMES("x", "axes"), 2, TM_NAMES("y"), 1);
 	} else {
 		n = tm_node(m, "Unsqueeze", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
 		CU_ASSERT_FATAL(ir_node_set_ints(n, "axes", axes, 2) == 0);
 	}
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -203,28 +158,28 @@ static struct ir_model *b_reshape(uint64_t *s, int param)
 static struct ir_model *b_expand_tile(uint64_t *s, int param)
 {
 	struct ir_model *m = tm_new(13);
-	int64_t a = rnd(s, 1, 4), b = rnd(s, 2, 4);
+	int64_t a = tg_rnd(s, 1, 4), b = tg_rnd(s, 2, 4);
 
 	if (param == 0) {
 		int64_t shape[3] = { 2, a, b };
 
 		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(a, 1), 2);
-		int_init(m, "shape", shape, TM_DIMS(3), 1);
+		tg_int_init(m, "shape", shape, TM_DIMS(3), 1);
 		tm_node(m, "Expand", NULL, TM_NAMES("x", "shape"), 2, TM_NAMES("y"), 1);
 	} else if (param == 1) {
 		int64_t shape[2] = { a, 1 };
 
 		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, b), 2);
-		int_init(m, "shape", shape, TM_DIMS(2), 1);
+		tg_int_init(m, "shape", shape, TM_DIMS(2), 1);
 		tm_node(m, "Expand", NULL, TM_NAMES("x", "shape"), 2, TM_NAMES("y"), 1);
 	} else {
 		int64_t rep[3] = { 2, 1, b };
 
 		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, a, 1), 3);
-		int_init(m, "rep", rep, TM_DIMS(3), 1);
+		tg_int_init(m, "rep", rep, TM_DIMS(3), 1);
 		tm_node(m, "Tile", NULL, TM_NAMES("x", "rep"), 2, TM_NAMES("y"), 1);
 	}
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -232,10 +187,10 @@ static struct ir_model *b_expand_tile(uint64_t *s, int param)
 static struct ir_model *b_depth_space(uint64_t *s, int param)
 {
 	struct ir_model *m = tm_new(13);
-	int64_t b = rnd(s, 2, 3), n = rnd(s, 1, 2);
-	int64_t d[4] = { n, param < 2 ? b * b * rnd(s, 1, 3) : rnd(s, 1, 3),
-			 param < 2 ? rnd(s, 1, 3) : b * rnd(s, 1, 2),
-			 param < 2 ? rnd(s, 1, 3) : b * rnd(s, 1, 2) };
+	int64_t b = tg_rnd(s, 2, 3), n = tg_rnd(s, 1, 2);
+	int64_t d[4] = { n, param < 2 ? b * b * tg_rnd(s, 1, 3) : tg_rnd(s, 1, 3),
+			 param < 2 ? tg_rnd(s, 1, 3) : b * tg_rnd(s, 1, 2),
+			 param < 2 ? tg_rnd(s, 1, 3) : b * tg_rnd(s, 1, 2) };
 	struct ir_node *nd;
 
 	tm_input(m, "x", IR_DTYPE_FLOAT, d, 4);
@@ -244,7 +199,7 @@ static struct ir_model *b_depth_space(uint64_t *s, int param)
 	CU_ASSERT_FATAL(ir_node_set_int(nd, "blocksize", b) == 0);
 	if (param == 1)
 		CU_ASSERT_FATAL(ir_node_set_string(nd, "mode", "CRD") == 0);
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -254,7 +209,7 @@ static struct ir_model *b_depth_space(uint64_t *s, int param)
 static struct ir_model *b_gemm(uint64_t *s, int param)
 {
 	struct ir_model *m = tm_new(13);
-	int64_t mm = rnd(s, 1, 4), k = rnd(s, 1, 5), nn = rnd(s, 1, 4);
+	int64_t mm = tg_rnd(s, 1, 4), k = tg_rnd(s, 1, 5), nn = tg_rnd(s, 1, 4);
 	int64_t da[2] = { mm, k }, db[2] = { k, nn }, dc[2] = { mm, nn };
 	struct ir_node *n;
 
@@ -264,14 +219,14 @@ static struct ir_model *b_gemm(uint64_t *s, int param)
 		db[0] = nn, db[1] = k;
 	tm_input(m, "a", IR_DTYPE_FLOAT, da, 2);
 	if (param & 4)
-		rand_init(m, s, "b", db, 2);
+		tg_rand_init(m, s, "b", db, 2);
 	else
 		tm_input(m, "b", IR_DTYPE_FLOAT, db, 2);
 	if (param & 8) {
 		if (param & 32)
 			tm_input(m, "c", IR_DTYPE_FLOAT, dc, 2);
 		else
-			rand_init(m, s, "c", dc + 1, 1);
+			tg_rand_init(m, s, "c", dc + 1, 1);
 	}
 	n = tm_node(m, "Gemm", NULL, TM_NAMES("a", "b", "c"), param & 8 ? 3 : 2, TM_NAMES("y"), 1);
 	CU_ASSERT_FATAL(ir_node_set_int(n, "transA", param & 1) == 0);
@@ -280,7 +235,7 @@ static struct ir_model *b_gemm(uint64_t *s, int param)
 		CU_ASSERT_FATAL(ir_node_set_float(n, "alpha", 0.75f) == 0);
 		CU_ASSERT_FATAL(ir_node_set_float(n, "beta", -1.5f) == 0);
 	}
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -289,7 +244,7 @@ static struct ir_model *b_gemm(uint64_t *s, int param)
 static struct ir_model *b_matmul(uint64_t *s, int param)
 {
 	struct ir_model *m = tm_new(13);
-	int64_t mm = rnd(s, 1, 4), k = rnd(s, 1, 4), nn = rnd(s, 1, 4);
+	int64_t mm = tg_rnd(s, 1, 4), k = tg_rnd(s, 1, 4), nn = tg_rnd(s, 1, 4);
 	int64_t a0[4] = { 2, 1, mm, k }, b0[3] = { 3, k, nn };
 	int64_t a3[4] = { 2, 3, mm, k }, b3[4] = { 2, 3, k, nn };
 
@@ -305,10 +260,10 @@ static struct ir_model *b_matmul(uint64_t *s, int param)
 		tm_input(m, "b", IR_DTYPE_FLOAT, b0, 3);
 	} else {
 		tm_input(m, "a", IR_DTYPE_FLOAT, a3, 4);
-		rand_init(m, s, "b", b3, 4);
+		tg_rand_init(m, s, "b", b3, 4);
 	}
 	tm_node(m, "MatMul", NULL, TM_NAMES("a", "b"), 2, TM_NAMES("y"), 1);
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -327,7 +282,7 @@ static struct ir_model *b_einsum(uint64_t *s, int param)
 	struct ir_node *n;
 
 	for (int i = 0; i < 128; i++)
-		size[i] = rnd(s, 1, 4);
+		size[i] = tg_rnd(s, 1, 4);
 	while (*p && *p != '-') {
 		size_t r = 0;
 
@@ -339,36 +294,32 @@ static struct ir_model *b_einsum(uint64_t *s, int param)
 	}
 	n = tm_node(m, "Einsum", NULL, names, (size_t)k, TM_NAMES("y"), 1);
 	CU_ASSERT_FATAL(ir_node_set_string(n, "equation", eq) == 0);
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
 
-static void set_ints(struct ir_node *n, const char *name, const int64_t *v, size_t k)
-{
-	CU_ASSERT_FATAL(ir_node_set_ints(n, name, v, k) == 0);
-}
 
 /* param 0: Conv (group 2, pads, stride, dilation, bias); 1: MaxPool; 2:
  * AveragePool with pads counted; 3: Conv at opset 11, auto_pad SAME_UPPER */
 static struct ir_model *b_conv1d(uint64_t *s, int param)
 {
 	struct ir_model *m = tm_new(param == 3 ? 11 : 13);
-	int64_t nb = rnd(s, 1, 2), g = param == 0 ? 2 : 1, cg = rnd(s, 1, 2), l = rnd(s, 5, 9);
-	int64_t k = rnd(s, 1, 3), mo = g * rnd(s, 1, 2);
+	int64_t nb = tg_rnd(s, 1, 2), g = param == 0 ? 2 : 1, cg = tg_rnd(s, 1, 2), l = tg_rnd(s, 5, 9);
+	int64_t k = tg_rnd(s, 1, 3), mo = g * tg_rnd(s, 1, 2);
 	int64_t x[3] = { nb, g * cg, l }, w[3] = { mo, cg, k }, ks[1] = { k };
 	struct ir_node *n;
 
 	tm_input(m, "x", IR_DTYPE_FLOAT, x, 3);
 	if (param == 0 || param == 3) {
-		rand_init(m, s, "w", w, 3);
-		rand_init(m, s, "b", &mo, 1);
+		tg_rand_init(m, s, "w", w, 3);
+		tg_rand_init(m, s, "b", &mo, 1);
 		n = tm_node(m, "Conv", NULL, TM_NAMES("x", "w", "b"), param == 0 ? 3 : 2,
 			    TM_NAMES("y"), 1);
 		if (param == 0) {
-			set_ints(n, "pads", TM_DIMS(1, 2), 2);
-			set_ints(n, "strides", TM_DIMS(2), 1);
-			set_ints(n, "dilations", TM_DIMS(2), 1);
+			tg_set_ints(n, "pads", TM_DIMS(1, 2), 2);
+			tg_set_ints(n, "strides", TM_DIMS(2), 1);
+			tg_set_ints(n, "dilations", TM_DIMS(2), 1);
 			CU_ASSERT_FATAL(ir_node_set_int(n, "group", g) == 0);
 		} else {
 			CU_ASSERT_FATAL(ir_node_set_string(n, "auto_pad", "SAME_UPPER") == 0);
@@ -376,13 +327,13 @@ static struct ir_model *b_conv1d(uint64_t *s, int param)
 	} else {
 		n = tm_node(m, param == 1 ? "MaxPool" : "AveragePool", NULL, TM_NAMES("x"), 1,
 			    TM_NAMES("y"), 1);
-		set_ints(n, "kernel_shape", ks, 1);
-		set_ints(n, "pads", TM_DIMS(k - 1, 0), 2);
-		set_ints(n, "strides", TM_DIMS(rnd(s, 1, 2)), 1);
+		tg_set_ints(n, "kernel_shape", ks, 1);
+		tg_set_ints(n, "pads", TM_DIMS(k - 1, 0), 2);
+		tg_set_ints(n, "strides", TM_DIMS(tg_rnd(s, 1, 2)), 1);
 		if (param == 2)
 			CU_ASSERT_FATAL(ir_node_set_int(n, "count_include_pad", 1) == 0);
 	}
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -392,29 +343,29 @@ static struct ir_model *b_conv_transpose(uint64_t *s, int param)
 {
 	struct ir_model *m = tm_new(13);
 	int sp = param == 0 ? 1 : param == 3 ? 3 : 2;
-	int64_t g = param == 1 ? 2 : 1, cg = rnd(s, 1, 2), mg = rnd(s, 1, 2);
-	int64_t x[5] = { rnd(s, 1, 2), g * cg }, w[5] = { g * cg, mg }, mo = g * mg;
+	int64_t g = param == 1 ? 2 : 1, cg = tg_rnd(s, 1, 2), mg = tg_rnd(s, 1, 2);
+	int64_t x[5] = { tg_rnd(s, 1, 2), g * cg }, w[5] = { g * cg, mg }, mo = g * mg;
 	struct ir_node *n;
 
 	for (int i = 0; i < sp; i++) {
-		x[2 + i] = rnd(s, 1, 4);
-		w[2 + i] = rnd(s, 2, 3);
+		x[2 + i] = tg_rnd(s, 1, 4);
+		w[2 + i] = tg_rnd(s, 2, 3);
 	}
 	tm_input(m, "x", IR_DTYPE_FLOAT, x, 2 + (size_t)sp);
-	rand_init(m, s, "w", w, 2 + (size_t)sp);
-	rand_init(m, s, "b", &mo, 1);
+	tg_rand_init(m, s, "w", w, 2 + (size_t)sp);
+	tg_rand_init(m, s, "b", &mo, 1);
 	n = tm_node(m, "ConvTranspose", NULL, TM_NAMES("x", "w", "b"), param == 2 ? 3 : 2,
 		    TM_NAMES("y"), 1);
 	if (param == 0)
-		set_ints(n, "pads", TM_DIMS(1, 0), 2);
+		tg_set_ints(n, "pads", TM_DIMS(1, 0), 2);
 	if (param == 1) {
 		CU_ASSERT_FATAL(ir_node_set_int(n, "group", g) == 0);
-		set_ints(n, "dilations", TM_DIMS(2, 2), 2);
-		set_ints(n, "output_padding", TM_DIMS(1, 0), 2);
+		tg_set_ints(n, "dilations", TM_DIMS(2, 2), 2);
+		tg_set_ints(n, "output_padding", TM_DIMS(1, 0), 2);
 	}
 	if (param == 2)
-		set_ints(n, "pads", TM_DIMS(1, 0, 0, 1), 4);
-	finish(m, IR_DTYPE_FLOAT);
+		tg_set_ints(n, "pads", TM_DIMS(1, 0, 0, 1), 4);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -424,26 +375,26 @@ static struct ir_model *b_conv_transpose(uint64_t *s, int param)
 static struct ir_model *b_kernel_split(uint64_t *s, int param)
 {
 	struct ir_model *m = tm_new(13);
-	int64_t g = param == 1 ? 2 : 1, cg = rnd(s, 1, 2), mo = g * rnd(s, 1, 2);
-	int64_t x[4] = { rnd(s, 1, 2), g * cg, rnd(s, 8, 12), rnd(s, 8, 10) };
+	int64_t g = param == 1 ? 2 : 1, cg = tg_rnd(s, 1, 2), mo = g * tg_rnd(s, 1, 2);
+	int64_t x[4] = { tg_rnd(s, 1, 2), g * cg, tg_rnd(s, 8, 12), tg_rnd(s, 8, 10) };
 	int64_t w[4] = { mo, cg, param == 0 ? 7 : param == 1 ? 5 : 4, param == 1 ? 2 : 7 };
 	int r = param == 0 ? 3 : 4;
 	struct ir_node *n;
 
 	tm_input(m, "x", IR_DTYPE_FLOAT, x, (size_t)r);
-	rand_init(m, s, "w", w, (size_t)r);
-	rand_init(m, s, "b", &mo, 1);
+	tg_rand_init(m, s, "w", w, (size_t)r);
+	tg_rand_init(m, s, "b", &mo, 1);
 	n = tm_node(m, "Conv", NULL, TM_NAMES("x", "w", "b"), param == 1 ? 3 : 2, TM_NAMES("y"), 1);
 	if (param == 0) {
-		set_ints(n, "pads", TM_DIMS(2, 3), 2);
-		set_ints(n, "strides", TM_DIMS(2), 1);
+		tg_set_ints(n, "pads", TM_DIMS(2, 3), 2);
+		tg_set_ints(n, "strides", TM_DIMS(2), 1);
 	} else if (param == 1) {
-		set_ints(n, "dilations", TM_DIMS(1, 2), 2);
+		tg_set_ints(n, "dilations", TM_DIMS(1, 2), 2);
 		CU_ASSERT_FATAL(ir_node_set_int(n, "group", g) == 0);
 	} else {
-		set_ints(n, "pads", TM_DIMS(1, 3, 2, 3), 4);
+		tg_set_ints(n, "pads", TM_DIMS(1, 3, 2, 3), 4);
 	}
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -454,7 +405,7 @@ static struct ir_model *b_kernel_split(uint64_t *s, int param)
 static struct ir_model *b_pool_split(uint64_t *s, int param)
 {
 	struct ir_model *m = tm_new(13);
-	int64_t x[4] = { rnd(s, 1, 2), rnd(s, 1, 3), rnd(s, 8, 12), rnd(s, 8, 10) };
+	int64_t x[4] = { tg_rnd(s, 1, 2), tg_rnd(s, 1, 3), tg_rnd(s, 8, 12), tg_rnd(s, 8, 10) };
 	int r = param == 0 || param == 3 ? 3 : 4;
 	struct ir_node *n;
 
@@ -462,105 +413,28 @@ static struct ir_model *b_pool_split(uint64_t *s, int param)
 	n = tm_node(m, param < 2 ? "MaxPool" : "AveragePool", NULL, TM_NAMES("x"), 1,
 		    TM_NAMES("y"), 1);
 	if (param == 0) {
-		set_ints(n, "kernel_shape", TM_DIMS(7), 1);
-		set_ints(n, "strides", TM_DIMS(2), 1);
-		set_ints(n, "pads", TM_DIMS(3, 2), 2);
+		tg_set_ints(n, "kernel_shape", TM_DIMS(7), 1);
+		tg_set_ints(n, "strides", TM_DIMS(2), 1);
+		tg_set_ints(n, "pads", TM_DIMS(3, 2), 2);
 	} else if (param == 1) {
-		set_ints(n, "kernel_shape", TM_DIMS(5, 4), 2);
-		set_ints(n, "strides", TM_DIMS(1, 3), 2);
+		tg_set_ints(n, "kernel_shape", TM_DIMS(5, 4), 2);
+		tg_set_ints(n, "strides", TM_DIMS(1, 3), 2);
 	} else if (param == 2) {
-		set_ints(n, "kernel_shape", TM_DIMS(4, 5), 2);
-		set_ints(n, "strides", TM_DIMS(2, 2), 2);
-		set_ints(n, "pads", TM_DIMS(1, 2, 2, 0), 4);
+		tg_set_ints(n, "kernel_shape", TM_DIMS(4, 5), 2);
+		tg_set_ints(n, "strides", TM_DIMS(2, 2), 2);
+		tg_set_ints(n, "pads", TM_DIMS(1, 2, 2, 0), 4);
 		CU_ASSERT_FATAL(ir_node_set_int(n, "count_include_pad", 1) == 0);
 	} else {
-		set_ints(n, "kernel_shape", TM_DIMS(8), 1);
+		tg_set_ints(n, "kernel_shape", TM_DIMS(8), 1);
 	}
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
 
-/* ---- onnx.checker on the rewritten models ----------------------------- */
 
-/* Rewritten models of opset <= 17 are saved here and checked at the end
- * with onnx.checker.check_model(full_check=True) by /usr/bin/python3
- * (skipped, with a note, when it or its onnx module is missing). */
-static char check_dir[64];
-static int n_saved;
 
-static void save_for_checker(struct ir_model *m, const char *what, const struct rt_value *out)
-{
-	struct ir_type *t = m->graph->outputs[0].type;
-	char path[256];
-	struct ir_diag d;
 
-	if (ir_model_opset(m, "") > 17)
-		return;
-	/* the checker wants the output's shape: the one computed */
-	CU_ASSERT_FATAL(t != NULL);
-	free(t->shape.dims);
-	t->shape.dims = calloc((size_t)out->rank + 1, sizeof(*t->shape.dims));
-	CU_ASSERT_FATAL(t->shape.dims != NULL);
-	t->shape.n_dims = (size_t)out->rank;
-	for (int i = 0; i < out->rank; i++) {
-		t->shape.dims[i].kind = IR_DIM_VALUE;
-		t->shape.dims[i].value = out->dims[i];
-	}
-	t->present |= IR_TYPE_HAS_SHAPE;
-	if (!check_dir[0]) {
-		snprintf(check_dir, sizeof(check_dir), "/tmp/opmig-decomp2-XXXXXX");
-		CU_ASSERT_FATAL(mkdtemp(check_dir) != NULL);
-	}
-	snprintf(path, sizeof(path), "%s/%03d-%s.onnx", check_dir, n_saved++, what);
-	for (char *q = path + strlen(check_dir) + 1; *q; q++)
-		if (*q == '/' || *q == ' ')
-			*q = '_';
-	ir_diag_init(&d);
-	if (ir_model_save(m, path, NULL, &d) < 0)
-		fprintf(stderr, "\nsave %s: %s\n", path, d.msg);
-	CU_ASSERT(d.status == 0);
-}
-
-static void run_checker(void)
-{
-	static const char script[] =
-		"import glob, sys\n"
-		"try:\n"
-		"    import onnx\n"
-		"except ImportError:\n"
-		"    sys.exit(77)\n"
-		"bad = 0\n"
-		"for f in sorted(glob.glob(sys.argv[1] + '/*.onnx')):\n"
-		"    try:\n"
-		"        onnx.checker.check_model(onnx.load(f), full_check=True)\n"
-		"    except Exception as e:\n"
-		"        bad += 1\n"
-		"        print(f, str(e).splitlines()[0] if str(e) else e)\n"
-		"sys.exit(1 if bad else 0)\n";
-	char path[128], cmd[512];
-	FILE *f;
-	int rc;
-
-	if (!check_dir[0])
-		return;
-	snprintf(path, sizeof(path), "%s/check.py", check_dir);
-	f = fopen(path, "w");
-	CU_ASSERT_FATAL(f != NULL);
-	fputs(script, f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "test -x /usr/bin/python3 || exit 77; /usr/bin/python3 '%s' '%s'",
-		 path, check_dir);
-	rc = system(cmd);
-	rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-	if (rc == 77)
-		fprintf(stderr, "\n(onnx.checker not available: %d models not checked)\n", n_saved);
-	CU_ASSERT(rc == 0 || rc == 77);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", check_dir);
-	CU_ASSERT(system(cmd) == 0);
-	check_dir[0] = 0;
-	n_saved = 0;
-}
 
 /* ---- the runner ------------------------------------------------------- */
 
@@ -572,13 +446,6 @@ struct pcase {
 	const char *const *also;     /* ops vcheck asks about */
 };
 
-static struct ir_node *find_op(struct ir_model *m, const char *op)
-{
-	for (size_t i = 0; i < m->graph->n_nodes; i++)
-		if (!strcmp(ir_s(m->graph->nodes[i]->op_type), op))
-			return m->graph->nodes[i];
-	return NULL;
-}
 
 static int allowed(const char *op, const char *const *list)
 {
@@ -605,21 +472,6 @@ static int only_ops(const struct ir_model *m, const char *const *emits,
 	return 1;
 }
 
-static double compare(struct rt_value *a, struct rt_value *b)
-{
-	struct rt_cmp_opts o = { 0, 0 };
-	struct rt_metrics mt;
-
-	CU_ASSERT_FATAL(a && b);
-	CU_ASSERT(a->numel == b->numel && a->rank == b->rank && a->dtype == b->dtype);
-	if (a->numel != b->numel || a->dtype != b->dtype)
-		return INFINITY;
-	for (int i = 0; i < a->rank && i < b->rank; i++)
-		CU_ASSERT(a->dims[i] == b->dims[i]);
-	rt_compare(a, b, &o, &mt);
-	CU_ASSERT(mt.n == b->numel);
-	return isnan(mt.max_abs) ? INFINITY : mt.max_abs;
-}
 
 /* The target the cases run with (NULL: every op accepted) */
 static const struct rules_target *case_target;
@@ -647,7 +499,7 @@ static double try_variant(const struct pcase *pc, const struct rw_pass *p, int v
 	uint64_t s = seed;
 	struct ir_model *m = pc->build(&s, pc->param);
 	struct rt_value *before = NULL, *after = NULL;
-	struct ir_node *n = find_op(m, pc->op);
+	struct ir_node *n = tg_find_op(m, pc->op);
 	struct rw_ctx ctx;
 	struct ir_diag d;
 	char why[256];
@@ -670,15 +522,15 @@ static double try_variant(const struct pcase *pc, const struct rw_pass *p, int v
 	CU_ASSERT_STRING_EQUAL(ir_s(m->graph->outputs[0].value->name), "y");
 	CU_ASSERT(only_ops(m, p->variants[v].emits, pc->also));
 	CU_ASSERT(!case_target || kernels_within(m, 3));
-	CU_ASSERT(find_op(m, pc->op) == NULL || allowed(pc->op, p->variants[v].emits));
+	CU_ASSERT(tg_find_op(m, pc->op) == NULL || allowed(pc->op, p->variants[v].emits));
 	CU_ASSERT_FATAL(tm_run(m, seed, &after, 1) == 0);
-	err = compare(after, before);
+	err = tg_compare(after, before);
 	if (seed_first) {
 		char what[96];
 
 		snprintf(what, sizeof(what), "%s-%s-%d-%s", pc->pass, pc->op, pc->param,
 			 p->variants[v].name);
-		save_for_checker(m, what, after);
+		tg_save_for_checker(m, what, after);
 	}
 	rt_value_unref(before);
 	rt_value_unref(after);
@@ -766,7 +618,7 @@ static void test_decompositions(void)
 		int applied = 0;
 
 		CU_ASSERT_FATAL(p != NULL);
-		for (int trial = 0; trial < 3; trial++, next(&seed))
+		for (int trial = 0; trial < 3; trial++, tg_next(&seed))
 			for (size_t v = 0; v < p->n_variants; v++) {
 				double err;
 
@@ -787,7 +639,7 @@ static void test_decompositions(void)
 				c->op, c->param);
 		CU_ASSERT(applied > 0);
 	}
-	run_checker();
+	tg_run_checker();
 }
 
 
@@ -826,7 +678,7 @@ static void test_kernel_split(void)
 		int applied = 0;
 
 		CU_ASSERT_FATAL(p != NULL);
-		for (int trial = 0; trial < 3; trial++, next(&seed))
+		for (int trial = 0; trial < 3; trial++, tg_next(&seed))
 			for (size_t v = 0; v < p->n_variants; v++) {
 				double err = try_variant(pc, p, (int)v, seed);
 
@@ -857,12 +709,12 @@ static struct ir_model *r_misc(uint64_t *s, int param)
 		tm_input(m, "a", IR_DTYPE_INT8, TM_DIMS(3), 1);
 		tm_input(m, "b", IR_DTYPE_INT8, TM_DIMS(3), 1);
 		tm_node(m, "Where", NULL, TM_NAMES("c", "a", "b"), 3, TM_NAMES("y"), 1);
-		finish(m, IR_DTYPE_INT8);
+		tg_finish(m, IR_DTYPE_INT8);
 		return m;
 	case 1:         /* Not at opset 6 */
 		tm_input(m, "a", IR_DTYPE_BOOL, TM_DIMS(3), 1);
 		tm_node(m, "Not", NULL, TM_NAMES("a"), 1, TM_NAMES("y"), 1);
-		finish(m, IR_DTYPE_BOOL);
+		tg_finish(m, IR_DTYPE_BOOL);
 		return m;
 	case 2:         /* Trilu with k an input */
 		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(3, 3), 2);
@@ -899,7 +751,7 @@ static struct ir_model *r_misc(uint64_t *s, int param)
 	}
 	case 10:        /* "conv1d" of a 2-D Conv */
 		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 5, 5), 4);
-		rand_init(m, s, "w", w4, 4);
+		tg_rand_init(m, s, "w", w4, 4);
 		tm_node(m, "Conv", NULL, TM_NAMES("x", "w"), 2, TM_NAMES("y"), 1);
 		break;
 	case 11: case 12: case 13: case 14:  /* ConvTranspose: strides 2, output_shape,
@@ -908,33 +760,33 @@ static struct ir_model *r_misc(uint64_t *s, int param)
 		if (param == 14)
 			tm_input(m, "w", IR_DTYPE_FLOAT, w3, 3);
 		else
-			rand_init(m, s, "w", w3, 3);
+			tg_rand_init(m, s, "w", w3, 3);
 		n = tm_node(m, "ConvTranspose", NULL, TM_NAMES("x", "w"), 2, TM_NAMES("y"), 1);
 		if (param == 11)
-			set_ints(n, "strides", TM_DIMS(2), 1);
+			tg_set_ints(n, "strides", TM_DIMS(2), 1);
 		if (param == 12)
-			set_ints(n, "output_shape", TM_DIMS(7), 1);
+			tg_set_ints(n, "output_shape", TM_DIMS(7), 1);
 		if (param == 13)
 			CU_ASSERT_FATAL(ir_node_set_string(n, "auto_pad", "SAME_UPPER") == 0);
 		break;
 	case 15:        /* kernel-split without a target limit */
 		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 9), 3);
-		rand_init(m, s, "w", TM_DIMS(2, 2, 7), 3);
+		tg_rand_init(m, s, "w", TM_DIMS(2, 2, 7), 3);
 		tm_node(m, "Conv", NULL, TM_NAMES("x", "w"), 2, TM_NAMES("y"), 1);
 		break;
 	case 17:        /* pool-split without a target limit */
 		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 9), 3);
 		n = tm_node(m, "MaxPool", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
-		set_ints(n, "kernel_shape", TM_DIMS(8), 1);
+		tg_set_ints(n, "kernel_shape", TM_DIMS(8), 1);
 		break;
 	case 16:        /* ConvTranspose pads beyond the kernel */
 		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 5), 3);
-		rand_init(m, s, "w", w3, 3);
+		tg_rand_init(m, s, "w", w3, 3);
 		n = tm_node(m, "ConvTranspose", NULL, TM_NAMES("x", "w"), 2, TM_NAMES("y"), 1);
-		set_ints(n, "pads", TM_DIMS(3, 0), 2);
+		tg_set_ints(n, "pads", TM_DIMS(3, 0), 2);
 		break;
 	}
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -961,9 +813,9 @@ static void test_reshape_batch(void)
 		m->graph->inputs[0].type->shape.dims[0].kind = IR_DIM_PARAM;
 		m->graph->inputs[0].type->shape.dims[0].param = strdup("N");
 		if (k)
-			int_init(m, "axes", &axes, TM_DIMS(1), 1);
+			tg_int_init(m, "axes", &axes, TM_DIMS(1), 1);
 		n = tm_node(m, ops[k], NULL, TM_NAMES("x", "axes"), k ? 2 : 1, TM_NAMES("y"), 1);
-		finish(m, IR_DTYPE_FLOAT);
+		tg_finish(m, IR_DTYPE_FLOAT);
 		ir_diag_init(&d);
 		CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
 		CU_ASSERT(p->check(&ctx, n, why, sizeof(why)));
@@ -972,7 +824,7 @@ static void test_reshape_batch(void)
 		CU_ASSERT_FATAL(tm_run(m, 3, &before, 1) == 0);
 		CU_ASSERT_FATAL(rw_apply(&ctx, p, n, 0) == 0);
 		CU_ASSERT_FATAL(rw_refresh(&ctx) == 0);
-		n = find_op(m, "Reshape");
+		n = tg_find_op(m, "Reshape");
 		CU_ASSERT_FATAL(n != NULL);
 		CU_ASSERT_FATAL(n->inputs[1]->init != NULL);
 		CU_ASSERT_FATAL(ir_tensor_data(n->inputs[1]->init, &raw, &ns, &d) == 0);
@@ -980,368 +832,11 @@ static void test_reshape_batch(void)
 		memcpy(shape, raw, sizeof(int64_t));
 		CU_ASSERT(shape[0] == 0);
 		CU_ASSERT_FATAL(tm_run(m, 3, &after, 1) == 0);
-		CU_ASSERT(compare(after, before) == 0);
+		CU_ASSERT(tg_compare(after, before) == 0);
 		rt_value_unref(before);
 		rt_value_unref(after);
 		rw_ctx_release(&ctx);
 		ir_model_free(m);
-	}
-}
-
-/* ---- fusions ---------------------------------------------------------- */
-
-static void scalar(struct ir_model *m, const char *name, double v)
-{
-	tm_init(m, name, IR_DTYPE_FLOAT, NULL, 0, &v);
-}
-
-static void node2(struct ir_model *m, const char *op, const char *a, const char *b,
-		  const char *out, int swap)
-{
-	if (swap)
-		tm_node(m, op, NULL, TM_NAMES(b, a), 2, TM_NAMES(out), 1);
-	else
-		tm_node(m, op, NULL, TM_NAMES(a, b), 2, TM_NAMES(out), 1);
-}
-
-/* y = x * (1 + f) * 0.5 in association param & 3, operands swapped when
- * param & 8; f is "f" */
-static void gelu_tail(struct ir_model *m, int param)
-{
-	int sw = (param >> 3) & 1;
-
-	scalar(m, "one", 1.0);
-	scalar(m, "half", 0.5);
-	node2(m, "Add", "f", "one", "a", sw);
-	if ((param & 3) == 0) {
-		node2(m, "Mul", "x", "a", "xa", sw);
-		node2(m, "Mul", "xa", "half", "y", !sw);
-	} else if ((param & 3) == 1) {
-		node2(m, "Mul", "a", "half", "ah", sw);
-		node2(m, "Mul", "x", "ah", "y", sw);
-	} else {
-		node2(m, "Mul", "x", "half", "xh", sw);
-		node2(m, "Mul", "xh", "a", "y", !sw);
-	}
-}
-
-/* param: bits 0-1 association, bit 2 x * (1/sqrt 2) instead of x / sqrt 2,
- * bit 3 operands swapped, bit 4 opset 17 (com.microsoft Gelu) */
-static struct ir_model *f_gelu_erf(uint64_t *s, int param)
-{
-	struct ir_model *m = tm_new(param & 16 ? 17 : 20);
-
-	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(rnd(s, 1, 3), rnd(s, 2, 6)), 2);
-	if (param & 4) {
-		scalar(m, "k", 1 / sqrt(2.0));
-		node2(m, "Mul", "x", "k", "z", (param >> 3) & 1);
-	} else {
-		scalar(m, "k", sqrt(2.0));
-		tm_node(m, "Div", NULL, TM_NAMES("x", "k"), 2, TM_NAMES("z"), 1);
-	}
-	tm_node(m, "Erf", NULL, TM_NAMES("z"), 1, TM_NAMES("f"), 1);
-	gelu_tail(m, param);
-	finish(m, IR_DTYPE_FLOAT);
-	return m;
-}
-
-/* param: bits 0-1 association, bit 2 x^3 as x * (x * x), bit 3 swapped,
- * bit 4 opset 17 (com.microsoft FastGelu) */
-static struct ir_model *f_gelu_tanh(uint64_t *s, int param)
-{
-	struct ir_model *m = tm_new(param & 16 ? 17 : 20);
-	int sw = (param >> 3) & 1;
-
-	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(rnd(s, 1, 3), rnd(s, 2, 6)), 2);
-	if (param & 4) {
-		node2(m, "Mul", "x", "x", "x2", 0);
-		node2(m, "Mul", "x", "x2", "x3", sw);
-	} else {
-		scalar(m, "three", 3);
-		tm_node(m, "Pow", NULL, TM_NAMES("x", "three"), 2, TM_NAMES("x3"), 1);
-	}
-	scalar(m, "c1", 0.044715);
-	scalar(m, "c2", sqrt(2 / M_PI));
-	node2(m, "Mul", "x3", "c1", "w", sw);
-	node2(m, "Add", "x", "w", "in", sw);
-	node2(m, "Mul", "in", "c2", "z", !sw);
-	tm_node(m, "Tanh", NULL, TM_NAMES("z"), 1, TM_NAMES("f"), 1);
-	gelu_tail(m, param);
-	finish(m, IR_DTYPE_FLOAT);
-	return m;
-}
-
-/* param: bit 0 axes [1, 2] as an input at opset 18 (else axes=[-1]
- * attribute at 17), bit 1 d * d instead of Pow, bit 2 no beta */
-static struct ir_model *f_layer_norm(uint64_t *s, int param)
-{
-	struct ir_model *m = tm_new(param & 1 ? 18 : 17);
-	int64_t d[3] = { rnd(s, 1, 3), rnd(s, 2, 4), rnd(s, 2, 6) };
-	int64_t axes[2] = { 1, 2 }, last = -1;
-	struct ir_node *r1, *r2;
-
-	tm_input(m, "x", IR_DTYPE_FLOAT, d, 3);
-	if (param & 1) {
-		int_init(m, "axes", axes, TM_DIMS(2), 1);
-		rand_init(m, s, "gamma", d + 1, 2);
-		rand_init(m, s, "beta", d + 1, 2);
-		r1 = tm_node(m, "ReduceMean", NULL, TM_NAMES("x", "axes"), 2, TM_NAMES("mean"), 1);
-	} else {
-		rand_init(m, s, "gamma", d + 2, 1);
-		rand_init(m, s, "beta", d + 2, 1);
-		r1 = tm_node(m, "ReduceMean", NULL, TM_NAMES("x"), 1, TM_NAMES("mean"), 1);
-		set_ints(r1, "axes", &last, 1);
-	}
-	tm_node(m, "Sub", NULL, TM_NAMES("x", "mean"), 2, TM_NAMES("d"), 1);
-	if (param & 2) {
-		node2(m, "Mul", "d", "d", "p", 0);
-	} else {
-		scalar(m, "two", 2);
-		tm_node(m, "Pow", NULL, TM_NAMES("d", "two"), 2, TM_NAMES("p"), 1);
-	}
-	if (param & 1) {
-		r2 = tm_node(m, "ReduceMean", NULL, TM_NAMES("p", "axes"), 2, TM_NAMES("var"), 1);
-	} else {
-		r2 = tm_node(m, "ReduceMean", NULL, TM_NAMES("p"), 1, TM_NAMES("var"), 1);
-		set_ints(r2, "axes", &last, 1);
-	}
-	(void)r2;
-	scalar(m, "eps", 1e-5);
-	node2(m, "Add", "var", "eps", "ve", 0);
-	tm_node(m, "Sqrt", NULL, TM_NAMES("ve"), 1, TM_NAMES("sd"), 1);
-	tm_node(m, "Div", NULL, TM_NAMES("d", "sd"), 2, TM_NAMES("n"), 1);
-	if (param & 4) {
-		node2(m, "Mul", "n", "gamma", "y", 1);
-	} else {
-		node2(m, "Mul", "n", "gamma", "ng", 0);
-		node2(m, "Add", "ng", "beta", "y", 1);
-	}
-	finish(m, IR_DTYPE_FLOAT);
-	return m;
-}
-
-static void bn_params(struct ir_model *m, uint64_t *s, int64_t ch)
-{
-	double v[64];
-
-	rand_init(m, s, "scale", &ch, 1);
-	rand_init(m, s, "bias", &ch, 1);
-	rand_init(m, s, "mean", &ch, 1);
-	fill(s, v, ch);
-	for (int64_t i = 0; i < ch; i++)
-		v[i] = 0.5 + fabs(v[i]);
-	tm_init(m, "var", IR_DTYPE_FLOAT, &ch, 1, v);
-}
-
-/* param 0: Conv + BN; 1: Conv (bias, group 2) + BN + Relu; 2: Gemm + BN;
- * 3: Gemm (transB, C, alpha, beta) + BN */
-static struct ir_model *f_bn(uint64_t *s, int param)
-{
-	struct ir_model *m = tm_new(13);
-	int64_t ch = 2 * rnd(s, 1, 3), k = rnd(s, 1, 4);
-	const char *bn_in[5] = { "t", "scale", "bias", "mean", "var" };
-	struct ir_node *n;
-
-	if (param < 2) {
-		int64_t g = param ? 2 : 1, x[4] = { 1, 2 * g, rnd(s, 3, 5), rnd(s, 3, 5) };
-		int64_t w[4] = { ch, 2, 3, 3 };
-
-		tm_input(m, "x", IR_DTYPE_FLOAT, x, 4);
-		rand_init(m, s, "w", w, 4);
-		rand_init(m, s, "b", &ch, 1);
-		n = tm_node(m, "Conv", NULL, TM_NAMES("x", "w", "b"), param ? 3 : 2, TM_NAMES("t"), 1);
-		set_ints(n, "pads", TM_DIMS(1, 1, 1, 1), 4);
-		CU_ASSERT_FATAL(ir_node_set_int(n, "group", g) == 0);
-	} else {
-		int64_t x[2] = { rnd(s, 1, 4), k }, w[2] = { k, ch };
-
-		if (param == 3)
-			w[0] = ch, w[1] = k;
-		tm_input(m, "x", IR_DTYPE_FLOAT, x, 2);
-		rand_init(m, s, "w", w, 2);
-		rand_init(m, s, "b", &ch, 1);
-		n = tm_node(m, "Gemm", NULL, TM_NAMES("x", "w", "b"), param == 3 ? 3 : 2,
-			    TM_NAMES("t"), 1);
-		if (param == 3) {
-			CU_ASSERT_FATAL(ir_node_set_int(n, "transB", 1) == 0);
-			CU_ASSERT_FATAL(ir_node_set_float(n, "alpha", 0.5f) == 0);
-			CU_ASSERT_FATAL(ir_node_set_float(n, "beta", 2.0f) == 0);
-		}
-	}
-	bn_params(m, s, ch);
-	n = tm_node(m, "BatchNormalization", NULL, bn_in, 5, TM_NAMES(param == 1 ? "u" : "y"), 1);
-	CU_ASSERT_FATAL(ir_node_set_float(n, "epsilon", 0.001f) == 0);
-	if (param == 1)
-		tm_node(m, "Relu", NULL, TM_NAMES("u"), 1, TM_NAMES("y"), 1);
-	finish(m, IR_DTYPE_FLOAT);
-	return m;
-}
-
-/* param 0: MatMul + bias [N]; 1: bias first, [1, N]; 2: bias [M, N] input */
-static struct ir_model *f_gemm(uint64_t *s, int param)
-{
-	struct ir_model *m = tm_new(13);
-	int64_t mm = rnd(s, 1, 4), k = rnd(s, 1, 4), nn = rnd(s, 1, 4);
-
-	tm_input(m, "a", IR_DTYPE_FLOAT, TM_DIMS(mm, k), 2);
-	rand_init(m, s, "b", TM_DIMS(k, nn), 2);
-	if (param == 0)
-		rand_init(m, s, "c", TM_DIMS(nn), 1);
-	else if (param == 1)
-		rand_init(m, s, "c", TM_DIMS(1, nn), 2);
-	else
-		tm_input(m, "c", IR_DTYPE_FLOAT, TM_DIMS(mm, nn), 2);
-	tm_node(m, "MatMul", NULL, TM_NAMES("a", "b"), 2, TM_NAMES("p"), 1);
-	node2(m, "Add", "p", "c", "y", param == 1);
-	finish(m, IR_DTYPE_FLOAT);
-	return m;
-}
-
-struct fcase {
-	const char *pass;
-	build_fn build;
-	int param;
-	const char *target;          /* accepting the fused op */
-	const char *fused;           /* op expected after */
-	double tol;
-};
-
-static const struct fcase fusions[] = {
-	{ "fuse-gelu", f_gelu_erf, 0, "tensorrt", "Gelu", 1e-6 },
-	{ "fuse-gelu", f_gelu_erf, 1 | 8, "tensorrt", "Gelu", 1e-6 },
-	{ "fuse-gelu", f_gelu_erf, 2 | 4, "tensorrt", "Gelu", 1e-6 },
-	{ "fuse-gelu", f_gelu_erf, 2 | 4 | 8 | 16, "qnn", "Gelu", 1e-6 },
-	{ "fuse-gelu", f_gelu_tanh, 0, "tensorrt", "Gelu", 1e-6 },
-	{ "fuse-gelu", f_gelu_tanh, 1 | 4 | 8, "tensorrt", "Gelu", 1e-6 },
-	{ "fuse-gelu", f_gelu_tanh, 2 | 16, NULL, "FastGelu", 1e-6 },
-	{ "fuse-layer-norm", f_layer_norm, 0, "tensorrt", "LayerNormalization", 1e-5 },
-	{ "fuse-layer-norm", f_layer_norm, 1 | 2, "tensorrt", "LayerNormalization", 1e-5 },
-	{ "fuse-layer-norm", f_layer_norm, 4, "openvino", "LayerNormalization", 1e-5 },
-	{ "fuse-batch-norm", f_bn, 0, "tensorrt", "Conv", 1e-5 },
-	{ "fuse-batch-norm", f_bn, 1, "tensorrt", "Conv", 1e-5 },
-	{ "fuse-batch-norm", f_bn, 2, "tensorrt", "Gemm", 1e-5 },
-	{ "fuse-batch-norm", f_bn, 3, "tensorrt", "Gemm", 1e-5 },
-	{ "fuse-gemm", f_gemm, 0, "tensorrt", "Gemm", 1e-5 },
-	{ "fuse-gemm", f_gemm, 1, "tensorrt", "Gemm", 1e-5 },
-	{ "fuse-gemm", f_gemm, 2, "tensorrt", "Gemm", 1e-5 },
-};
-
-static struct rules_db db;
-static int db_loaded;
-
-static const struct rules_target *target(const char *id)
-{
-	struct ir_diag d;
-
-	if (!id)
-		return NULL;
-	if (!db_loaded) {
-		ir_diag_init(&d);
-		rules_db_init(&db);
-		CU_ASSERT_FATAL(rules_load_dir("oprules", &db, &d) == 0);
-		db_loaded = 1;
-	}
-	return rules_db_find(&db, id);
-}
-
-/* Run pass on m with target t: the number of fusions */
-static size_t run_pass(struct ir_model *m, const char *pass, const struct rules_target *t)
-{
-	struct rw_ctx ctx;
-	struct ir_diag d;
-	size_t changed = 0;
-
-	ir_diag_init(&d);
-	CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, t, &d) == 0);
-	CU_ASSERT_FATAL(rw_run(&ctx, rw_pass_find(pass), &changed) == 0);
-	if (d.status)
-		fprintf(stderr, "\n%s: %s\n", pass, d.msg);
-	CU_ASSERT(ctx.n_log == changed || !changed);
-	rw_ctx_release(&ctx);
-	tm_verify(m);
-	return changed;
-}
-
-static void test_fusions(void)
-{
-	uint64_t seed = 4242;
-
-	for (size_t i = 0; i < sizeof(fusions) / sizeof(fusions[0]); i++) {
-		const struct fcase *f = &fusions[i];
-
-		for (int trial = 0; trial < 3; trial++, next(&seed)) {
-			uint64_t s = seed;
-			struct ir_model *m = f->build(&s, f->param);
-			struct rt_value *before = NULL, *after = NULL;
-			size_t nodes = m->graph->n_nodes;
-			const struct rules_target *t = target(f->target);
-			double err;
-
-			CU_ASSERT_FATAL(!f->target || t);
-			CU_ASSERT_FATAL(tm_run(m, seed, &before, 1) == 0);
-			CU_ASSERT(run_pass(m, f->pass, t) == 1);
-			if (m->graph->n_nodes >= nodes || !find_op(m, f->fused))
-				fprintf(stderr, "\nfusion %zu (%s %d): %zu -> %zu nodes\n", i, f->pass,
-					f->param, nodes, m->graph->n_nodes);
-			CU_ASSERT(m->graph->n_nodes < nodes);
-			CU_ASSERT(find_op(m, f->fused) != NULL);
-			CU_ASSERT_STRING_EQUAL(ir_s(m->graph->outputs[0].value->name), "y");
-			CU_ASSERT_FATAL(tm_run(m, seed, &after, 1) == 0);
-			err = compare(after, before);
-			if (trial == 0) {
-				char what[64];
-
-				snprintf(what, sizeof(what), "%s-%d", f->pass, f->param);
-				save_for_checker(m, what, after);
-			}
-			if (err > f->tol)
-				fprintf(stderr, "\nfusion %zu (%s %d): error %g > %g\n", i, f->pass,
-					f->param, err, f->tol);
-			CU_ASSERT(err <= f->tol);
-			rt_value_unref(before);
-			rt_value_unref(after);
-			ir_model_free(m);
-		}
-	}
-	run_checker();
-}
-
-/* Targets without the fused op, and patterns that do not hold, are left
- * alone. */
-static void test_fusion_refusals(void)
-{
-	static const struct {
-		const char *pass;
-		build_fn build;
-		int param;
-		const char *target;
-	} no[] = {
-		{ "fuse-gelu", f_gelu_erf, 16, "generic-npu" },   /* no Gelu, opset 17 */
-		{ "fuse-layer-norm", f_layer_norm, 0, "generic-npu" },
-		{ "fuse-gemm", f_gemm, 0, "coreml-none" },
-	};
-	uint64_t s = 11;
-
-	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
-		struct ir_model *m = no[i].build(&s, no[i].param);
-		size_t nodes = m->graph->n_nodes;
-		const struct rules_target *t = target(no[i].target);
-
-		if (!t)   /* a target without Gemm: one with no ops at all */
-			t = target("generic-npu");
-		if (i == 2) {
-			/* the bias is read twice: the Add is not the MatMul's only reader */
-			tm_node(m, "Relu", NULL, TM_NAMES("p"), 1, TM_NAMES("z"), 1);
-			tm_output(m, "z", IR_DTYPE_FLOAT, NULL, 0);
-		}
-		nodes = m->graph->n_nodes;
-		CU_ASSERT(run_pass(m, no[i].pass, t) == 0);
-		CU_ASSERT(m->graph->n_nodes == nodes);
-		ir_model_free(m);
-	}
-	if (db_loaded) {
-		rules_db_release(&db);
-		db_loaded = 0;
 	}
 }
 
@@ -1364,7 +859,7 @@ static struct ir_model *r_cumsum_axis(uint64_t *s, int param)
 	tm_input(m, "x", IR_DTYPE_FLOAT, d, 2);
 	tm_input(m, "axis", IR_DTYPE_INT64, NULL, 0);
 	tm_node(m, "CumSum", NULL, TM_NAMES("x", "axis"), 2, TM_NAMES("y"), 1);
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -1376,9 +871,9 @@ static struct ir_model *r_tile(uint64_t *s, int param)
 	(void)s;
 	(void)param;
 	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(3, 2), 2);
-	int_init(m, "rep", rep, TM_DIMS(2), 1);
+	tg_int_init(m, "rep", rep, TM_DIMS(2), 1);
 	tm_node(m, "Tile", NULL, TM_NAMES("x", "rep"), 2, TM_NAMES("y"), 1);
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -1394,7 +889,7 @@ static struct ir_model *r_onehot(uint64_t *s, int param)
 	tm_input(m, "depth", IR_DTYPE_INT64, NULL, 0);
 	tm_init(m, "values", IR_DTYPE_FLOAT, &two, 1, vals);
 	tm_node(m, "OneHot", NULL, TM_NAMES("i", "depth", "values"), 3, TM_NAMES("y"), 1);
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -1409,7 +904,7 @@ static struct ir_model *r_range(uint64_t *s, int param)
 	tm_input(m, "l", IR_DTYPE_FLOAT, NULL, 0);
 	tm_init(m, "d", IR_DTYPE_FLOAT, NULL, 0, &de);
 	tm_node(m, "Range", NULL, TM_NAMES("s", "l", "d"), 3, TM_NAMES("y"), 1);
-	finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -1446,7 +941,7 @@ static void test_refusals(void)
 		const struct rw_pass *p = rw_pass_find(rc->pass);
 		uint64_t s = 7;
 		struct ir_model *m = rc->build(&s, rc->param);
-		struct ir_node *n = find_op(m, rc->op);
+		struct ir_node *n = tg_find_op(m, rc->op);
 		struct rw_ctx ctx;
 		struct ir_diag d;
 		char why[256] = "";
@@ -1471,8 +966,6 @@ static const struct unit_test tests[] = {
 	{ "decompositions refuse what they cannot do", test_refusals },
 	{ "kernel-split and pool-split keep kernels within the target's limit", test_kernel_split },
 	{ "to-reshape copies a dynamic batch with 0", test_reshape_batch },
-	{ "fusions shrink the graph and agree", test_fusions },
-	{ "fusions need the target and the pattern", test_fusion_refusals },
 	{ NULL, NULL },
 };
 

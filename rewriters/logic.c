@@ -2,7 +2,9 @@
  * boolean ops:
  *   Where(c, a, b)  a * cast(c) + b * (1 - cast(c)): exact for finite a
  *                   and b; an inf or NaN in the branch NOT taken still
- *                   leaks (inf * 0 is NaN), so the result is NaN there
+ *                   leaks (inf * 0 is NaN), so the result is NaN there.
+ *                   A constant branch holding inf or NaN (attention
+ *                   masks: Where(m, x, -inf)) is therefore refused
  *   Not(x)          cast(1 - cast(x))          (cast to bool: nonzero)
  *   And(a, b)       cast(cast(a) * cast(b))
  *   Or(a, b)        cast(cast(a) + cast(b))
@@ -10,6 +12,7 @@
  * The logical ops compute in float (0 and 1, exact).  The variants list
  * only Cast (checked at the node's dtype, bool); vcheck asks the target
  * about Mul, Add and Sub at the dtype they really compute in. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,6 +63,18 @@ static int check_where(struct rw_ctx *c, const struct ir_node *n, char *why, siz
 	if (c->opset < 9) {
 		snprintf(why, size, "needs opset >= 9");
 		return 0;
+	}
+	for (size_t i = 1; i < 3; i++) {
+		double v[64];
+		size_t k;
+
+		if (!rw_const_doubles(c, n->inputs[i], v, 64, &k))
+			continue;
+		for (size_t j = 0; j < k; j++)
+			if (!isfinite(v[j])) {
+				snprintf(why, size, "branch %zu holds %g: inf * 0 would give NaN", i, v[j]);
+				return 0;
+			}
 	}
 	return 1;
 }

@@ -774,6 +774,15 @@ static struct ir_model *r_misc(uint64_t *s, int param)
 		tg_rand_init(m, s, "w", TM_DIMS(2, 2, 7), 3);
 		tm_node(m, "Conv", NULL, TM_NAMES("x", "w"), 2, TM_NAMES("y"), 1);
 		break;
+	case 18: {      /* Where with a -inf branch (attention mask) */
+		double ninf = -INFINITY;
+
+		tm_input(m, "c", IR_DTYPE_BOOL, TM_DIMS(3), 1);
+		tm_input(m, "a", IR_DTYPE_FLOAT, TM_DIMS(3), 1);
+		tm_init(m, "b", IR_DTYPE_FLOAT, NULL, 0, &ninf);
+		tm_node(m, "Where", NULL, TM_NAMES("c", "a", "b"), 3, TM_NAMES("y"), 1);
+		break;
+	}
 	case 17:        /* pool-split without a target limit */
 		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 9), 3);
 		n = tm_node(m, "MaxPool", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
@@ -915,6 +924,7 @@ static const struct rcase refusals[] = {
 	{ "range-const", "Range", r_range, 0, "constant" },
 	{ "depth-space", "DepthToSpace", b_where, 0, "4-D" },
 	{ "where-arith", "Where", r_misc, 0, "int8" },
+	{ "where-arith", "Where", r_misc, 18, "inf" },
 	{ "logic-arith", "Not", r_misc, 1, "opset" },
 	{ "trilu", "Trilu", r_misc, 2, "k is not a constant" },
 	{ "to-reshape", "Flatten", r_misc, 3, "not static" },

@@ -6,7 +6,8 @@
  *              x * x * x or x * (x * x), then + 1
  * followed by the product with x and 0.5 in any association: (x a) 0.5,
  * x (a 0.5), (x 0.5) a, operands of each Mul and Add in either order.
- * Every intermediate must be read only inside the pattern.  Constants
+ * Every intermediate must be read only inside the pattern, and no node
+ * of it made by a pass (the gelu decomposition's output stays).  Constants
  * match within 1e-4 (relative). */
 #include <math.h>
 #include <stdio.h>
@@ -204,7 +205,8 @@ static int fuse(struct rw_ctx *c, struct match *m)
 	struct ir_node *g;
 	int rc;
 
-	if (!t || !rw_dtype_is_float(t->dtype) || !pick(c, m->tanh, t->dtype, &dom, &op))
+	if (!t || !rw_dtype_is_float(t->dtype) || rw_made_by_pass(m->nodes, m->n) ||
+	    rw_made_by_pass(&m->last, 1) || !pick(c, m->tanh, t->dtype, &dom, &op))
 		return 0;
 	if (dom && ensure_domain(c->m, dom) < 0)
 		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");

@@ -1,7 +1,8 @@
 /* fuse_gemm.c: pass "fuse-gemm": MatMul(A, B) + C with A 2-D, B a 2-D
  * initializer and C unidirectionally broadcastable to [M, N] (static
  * shape of rank <= 2), the product read only by the Add, fused into
- * Gemm(A, B, C) for targets that accept Gemm.  Float data. */
+ * Gemm(A, B, C) for targets that accept Gemm, unless a pass made them
+ * (the gemm decomposition's output stays).  Float data. */
 #include <stdio.h>
 #include <string.h>
 
@@ -39,7 +40,8 @@ static int try_fuse(struct rw_ctx *c, struct ir_node *mm)
 	in[2] = rw_other_input(add, mm->outputs[0]);
 	t = rw_type(c, mm->inputs[0]);
 	if (!in[2] || in[2] == mm->outputs[0] || !c_ok(c, in[2], out) || !t ||
-	    !rw_dtype_is_float(t->dtype) || c->opset < 7 ||
+	    !rw_dtype_is_float(t->dtype) || c->opset < 7 || rw_made_by_pass(&mm, 1) ||
+	    rw_made_by_pass(&add, 1) ||
 	    !rw_target_accepts(c, "", "Gemm", t->dtype))
 		return 0;
 	in[0] = mm->inputs[0];

@@ -6,7 +6,8 @@
  * into LayerNormalization(x, gamma, beta, axis, epsilon) for targets that
  * accept it (opset >= 17).  gamma and beta must not broadcast into the
  * leading axes (rank at most the normalized rank); every intermediate is
- * read only inside the pattern.  Float and double data. */
+ * read only inside the pattern and no node of it was made by a pass (the
+ * layer-norm decomposition's output stays).  Float and double data. */
 #include <stdio.h>
 #include <string.h>
 
@@ -138,6 +139,7 @@ static int fuse(struct rw_ctx *c, struct match *m)
 	int rc;
 
 	if (!t || (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_DOUBLE) || c->opset < 17 ||
+	    rw_made_by_pass(m->nodes, m->n) || rw_made_by_pass(&m->last, 1) ||
 	    !rw_target_accepts(c, "", "LayerNormalization", t->dtype))
 		return 0;
 	rw_begin(c, m->last, &e);

@@ -2,7 +2,8 @@
  * pattern backwards (the producer of a value, if it is a given op of the
  * default domain in the same graph) and forwards (a value's only reader),
  * binary operands in either order, constants compared with a relative
- * tolerance, and removing the pattern's nodes once nothing reads them. */
+ * tolerance, removing the pattern's nodes once nothing reads them, and
+ * telling patterns a decomposition made (fusing them would undo it). */
 #include <math.h>
 #include <string.h>
 
@@ -66,4 +67,12 @@ void rw_remove_unread(struct ir_graph *g, struct ir_node *const *nodes, size_t k
 			again = 1;
 		}
 	}
+}
+
+int rw_made_by_pass(struct ir_node *const *nodes, size_t k)
+{
+	for (size_t i = 0; i < k; i++)
+		if (nodes[i] && nodes[i]->doc && !strncmp(nodes[i]->doc, "opmig: ", 7))
+			return 1;
+	return 0;
 }

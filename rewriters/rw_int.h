@@ -124,6 +124,10 @@ int rw_is_scalar_near(const struct rw_ctx *c, const struct ir_value *v, double w
 /* Remove those of the k (<= 32) nodes whose outputs nobody reads, until
  * none is left to remove (pattern nodes a fusion bypassed). */
 void rw_remove_unread(struct ir_graph *g, struct ir_node *const *nodes, size_t k);
+/* Was one of the k nodes created by a pass (its doc says "opmig: ...")?
+ * Fusions leave those alone: a decomposition ran because the target
+ * could not take the fused op for that node, and fusing would undo it. */
+int rw_made_by_pass(struct ir_node *const *nodes, size_t k);
 
 /* ---- preconditions (checks.c) --------------------------------------- */
 

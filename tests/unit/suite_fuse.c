@@ -335,6 +335,57 @@ static void test_fusions(void)
 	tg_run_checker();
 }
 
+
+/* A decomposition's output is not fused back (the target could not take
+ * the op for that node): Gelu, LayerNormalization and Gemm decomposed,
+ * then the fusions run with a target accepting the op. */
+static void test_no_undo(void)
+{
+	static const struct {
+		const char *op, *decomp, *fuse;
+		int opset;
+	} c[] = {
+		{ "Gelu", "gelu", "fuse-gelu", 20 },
+		{ "LayerNormalization", "layer-norm", "fuse-layer-norm", 17 },
+		{ "Gemm", "gemm", "fuse-gemm", 13 },
+	};
+	uint64_t s = 5;
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct ir_model *m = tm_new(c[i].opset);
+		struct rw_ctx ctx;
+		struct ir_diag d;
+		struct ir_node *n;
+		size_t nodes;
+
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 4), 2);
+		if (i == 0) {
+			n = tm_node(m, "Gelu", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+		} else if (i == 1) {
+			tg_rand_init(m, &s, "g", TM_DIMS(4), 1);
+			tg_rand_init(m, &s, "b", TM_DIMS(4), 1);
+			n = tm_node(m, "LayerNormalization", NULL, TM_NAMES("x", "g", "b"), 3,
+				    TM_NAMES("y"), 1);
+		} else {
+			tg_rand_init(m, &s, "w", TM_DIMS(4, 3), 2);
+			tg_rand_init(m, &s, "b", TM_DIMS(3), 1);
+			n = tm_node(m, "Gemm", NULL, TM_NAMES("x", "w", "b"), 3, TM_NAMES("y"), 1);
+		}
+		tg_finish(m, IR_DTYPE_FLOAT);
+		ir_diag_init(&d);
+		CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
+		CU_ASSERT_FATAL(rw_apply(&ctx, rw_pass_find(c[i].decomp), n, 0) == 0);
+		CU_ASSERT_FATAL(rw_refresh(&ctx) == 0);
+		rw_ctx_release(&ctx);
+		CU_ASSERT(tg_find_op(m, c[i].op) == NULL);
+		nodes = m->graph->n_nodes;
+		CU_ASSERT(run_pass(m, c[i].fuse, target("tensorrt")) == 0);
+		CU_ASSERT(m->graph->n_nodes == nodes);
+		CU_ASSERT(tg_find_op(m, c[i].op) == NULL);
+		ir_model_free(m);
+	}
+}
+
 /* Targets without the fused op, and patterns that do not hold, are left
  * alone. */
 static void test_fusion_refusals(void)
@@ -376,6 +427,7 @@ static void test_fusion_refusals(void)
 
 static const struct unit_test tests[] = {
 	{ "fusions shrink the graph and agree", test_fusions },
+	{ "fusions do not undo decompositions", test_no_undo },
 	{ "fusions need the target and the pattern", test_fusion_refusals },
 	{ NULL, NULL },
 };

@@ -38,12 +38,13 @@ static struct ir_model *b_where(uint64_t *s, int param)
 {
 	struct ir_model *m = tm_new(13);
 	int64_t d[2] = { tg_rnd(s, 1, 4), tg_rnd(s, 1, 5) };
+	int dt = param == 2 ? IR_DTYPE_INT64 : IR_DTYPE_FLOAT;
 
 	tm_input(m, "c", IR_DTYPE_BOOL, d, 2);
-	tm_input(m, "a", IR_DTYPE_FLOAT, param ? d + 1 : d, param ? 1 : 2);
-	tm_input(m, "b", IR_DTYPE_FLOAT, d, 2);
+	tm_input(m, "a", dt, param == 1 ? d + 1 : d, param == 1 ? 1 : 2);
+	tm_input(m, "b", dt, d, 2);
 	tm_node(m, "Where", NULL, TM_NAMES("c", "a", "b"), 3, TM_NAMES("y"), 1);
-	tg_finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, dt);
 	return m;
 }
 
@@ -75,7 +76,7 @@ static struct ir_model *b_range(uint64_t *s, int param)
 	return m;
 }
 
-/* param: bit 0 upper, bits 1-2: k absent, -1, 0, 2 */
+/* param: bit 0 upper, bits 1-2: k absent, -1, 0, 2, bit 3 int32 data */
 static struct ir_model *b_trilu(uint64_t *s, int param)
 {
 	static const int64_t ks[] = { 0, -1, 0, 2 };
@@ -84,12 +85,12 @@ static struct ir_model *b_trilu(uint64_t *s, int param)
 	int kk = (param >> 1) & 3;
 	struct ir_node *n;
 
-	tm_input(m, "x", IR_DTYPE_FLOAT, d, 3);
+	tm_input(m, "x", param & 8 ? IR_DTYPE_INT32 : IR_DTYPE_FLOAT, d, 3);
 	if (kk)
 		tg_int_init(m, "k", &ks[kk], NULL, 0);
 	n = tm_node(m, "Trilu", NULL, TM_NAMES("x", "k"), kk ? 2 : 1, TM_NAMES("y"), 1);
 	CU_ASSERT_FATAL(ir_node_set_int(n, "upper", param & 1) == 0);
-	tg_finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, param & 8 ? IR_DTYPE_INT32 : IR_DTYPE_FLOAT);
 	return m;
 }
 
@@ -545,6 +546,7 @@ static const char *const where_also[] = { "Mul", "Add", "Sub", NULL };
 static const struct pcase cases[] = {
 	{ "where-arith", "Where", b_where, 0, 0, where_also },
 	{ "where-arith", "Where", b_where, 1, 0, where_also },
+	{ "where-arith", "Where", b_where, 2, 0, where_also },
 	{ "logic-arith", "Not", b_logic, 0, 0, where_also },
 	{ "logic-arith", "And", b_logic, 1, 0, where_also },
 	{ "logic-arith", "Or", b_logic, 2, 0, where_also },
@@ -557,6 +559,7 @@ static const struct pcase cases[] = {
 	{ "trilu", "Trilu", b_trilu, 3, 0, NULL },
 	{ "trilu", "Trilu", b_trilu, 4, 0, NULL },
 	{ "trilu", "Trilu", b_trilu, 7, 0, NULL },
+	{ "trilu", "Trilu", b_trilu, 8 | 5, 0, NULL },
 	{ "cumsum", "CumSum", b_cumsum, 0, 1e-5, NULL },
 	{ "cumsum", "CumSum", b_cumsum, 1, 1e-5, NULL },
 	{ "cumsum", "CumSum", b_cumsum, 2 | 4, 1e-5, NULL },

@@ -336,6 +336,30 @@ static void test_fusions(void)
 }
 
 
+
+/* com.microsoft Gelu into a model that does not import the domain: the
+ * import is added */
+static void test_domain_import(void)
+{
+	uint64_t s = 9;
+	struct ir_model *m = f_gelu_erf(&s, 16);
+	struct rt_value *before = NULL, *after = NULL;
+
+	CU_ASSERT_FATAL(m->n_opsets == 2 && !strcmp(m->opsets[1].domain, "com.microsoft"));
+	free(m->opsets[1].domain);
+	m->n_opsets = 1;
+	CU_ASSERT(ir_model_opset(m, "com.microsoft") == 0);
+	CU_ASSERT_FATAL(tm_run(m, 9, &before, 1) == 0);
+	CU_ASSERT(run_pass(m, "fuse-gelu", target("qnn")) == 1);
+	CU_ASSERT(ir_model_opset(m, "com.microsoft") == 1);
+	CU_ASSERT(tg_find_op(m, "Gelu") != NULL);
+	CU_ASSERT_FATAL(tm_run(m, 9, &after, 1) == 0);
+	CU_ASSERT(tg_compare(after, before) <= 1e-6);
+	rt_value_unref(before);
+	rt_value_unref(after);
+	ir_model_free(m);
+}
+
 /* A decomposition's output is not fused back (the target could not take
  * the op for that node): Gelu, LayerNormalization and Gemm decomposed,
  * then the fusions run with a target accepting the op. */
@@ -427,6 +451,7 @@ static void test_fusion_refusals(void)
 
 static const struct unit_test tests[] = {
 	{ "fusions shrink the graph and agree", test_fusions },
+	{ "fusions add the contrib domain's import", test_domain_import },
 	{ "fusions do not undo decompositions", test_no_undo },
 	{ "fusions need the target and the pattern", test_fusion_refusals },
 	{ NULL, NULL },

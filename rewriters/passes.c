@@ -9,13 +9,24 @@
 	X(abs) \
 	X(avgpool_count) \
 	X(cancel_transposes) \
+	X(conv_transpose) \
+	X(conv1d) \
+	X(cumsum) \
 	X(dce) \
+	X(depth_space) \
+	X(einsum) \
 	X(eliminate_identity) \
 	X(elu) \
 	X(erf_poly) \
+	X(expand_tile) \
 	X(fold_constants) \
 	X(fp16) \
+	X(fuse_batch_norm) \
+	X(fuse_gelu) \
+	X(fuse_gemm) \
+	X(fuse_layer_norm) \
 	X(gelu) \
+	X(gemm) \
 	X(global_pool) \
 	X(group_norm) \
 	X(hard_sigmoid) \
@@ -23,17 +34,23 @@
 	X(if_const) \
 	X(inline_functions) \
 	X(instance_norm) \
+	X(kernel_split) \
 	X(layer_norm) \
 	X(leaky_relu) \
+	X(logic_arith) \
 	X(lp_norm) \
+	X(matmul_batch) \
 	X(mish) \
 	X(narrow_float64) \
 	X(narrow_int64) \
 	X(neg) \
 	X(nhwc_io) \
+	X(onehot) \
 	X(opset_convert) \
+	X(pool_split) \
 	X(pow_const) \
 	X(prelu) \
+	X(range_const) \
 	X(reciprocal) \
 	X(reduce) \
 	X(sign) \
@@ -45,8 +62,11 @@
 	X(static_dims) \
 	X(swish) \
 	X(thresholded_relu) \
+	X(to_reshape) \
 	X(transpose_rank) \
-	X(variadic)
+	X(trilu) \
+	X(variadic) \
+	X(where_arith)
 RW_PASSES(PASS)
 #undef PASS
 #define PASS(x) &rw_pass_##x,

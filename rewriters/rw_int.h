@@ -91,6 +91,44 @@ int rw_const_double(const struct rw_ctx *c, const struct ir_value *v, double *ou
 struct ir_value *rw_clip(struct rw_emit *e, struct ir_value *x, double lo,
 			 double hi, struct ir_value *out);
 
+/* ---- constant tensors (constval.c) ---------------------------------- */
+
+struct rt_value;
+/* An initializer's value as a new runtime tensor (the caller unrefs it);
+ * NULL when v is no initializer (or one a graph input may override). */
+struct rt_value *rw_init_value(const struct ir_value *v);
+/* A new initializer holding a copy of t. */
+struct ir_value *rw_const_value(struct rw_emit *e, const struct rt_value *t);
+/* t (copied) becomes the initializer of v, a value the replaced node
+ * produced, keeping its name (the node emits nothing else). */
+int rw_const_into(struct rw_emit *e, const struct rt_value *t, struct ir_value *v);
+/* The values of a small constant (float or integer), at most cap. */
+int rw_const_doubles(const struct rw_ctx *c, const struct ir_value *v,
+		     double *out, size_t cap, size_t *n);
+/* A value's dims when all are static (rank <= IR_INFER_MAX_RANK). */
+int rw_static_shape(const struct rw_ctx *c, const struct ir_value *v, int64_t *dims,
+		    int *rank);
+/* Read by exactly one node and no graph output. */
+int rw_single_use(const struct ir_value *v);
+
+/* ---- matching patterns (fuse_util.c) -------------------------------- */
+
+/* v's producer when it is op (default domain, same graph), else NULL. */
+struct ir_node *rw_producer(const struct ir_value *v, const char *op);
+/* v's only reader when it is op (and v no graph output), else NULL. */
+struct ir_node *rw_sole_user(const struct ir_value *v, const char *op);
+/* The operand of binary n that is not v (NULL if v is not one). */
+struct ir_value *rw_other_input(const struct ir_node *n, const struct ir_value *v);
+/* v is a constant scalar within 1e-4 (relative) of want. */
+int rw_is_scalar_near(const struct rw_ctx *c, const struct ir_value *v, double want);
+/* Remove those of the k (<= 32) nodes whose outputs nobody reads, until
+ * none is left to remove (pattern nodes a fusion bypassed). */
+void rw_remove_unread(struct ir_graph *g, struct ir_node *const *nodes, size_t k);
+/* Was one of the k nodes created by a pass (its doc says "opmig: ...")?
+ * Fusions leave those alone: a decomposition ran because the target
+ * could not take the fused op for that node, and fusing would undo it. */
+int rw_made_by_pass(struct ir_node *const *nodes, size_t k);
+
 /* ---- preconditions (checks.c) --------------------------------------- */
 
 int rw_dtype_is_float(int dtype);

@@ -23,8 +23,8 @@ def catalogue(opmig):
         elif line.strip().startswith("matches:"):
             cur["m"] = line.split(":", 1)[1].strip()
         elif line.strip().startswith("variant "):
-            name, emits = line.strip()[len("variant "):].split(" emits: ")
-            cur["v"].append((name, emits))
+            name, _, emits = line.strip()[len("variant "):].partition(" emits:")
+            cur["v"].append((name, emits.strip() or "nothing"))
     lines = []
     for p in passes:
         lines += [".TP", ".B %s" % esc(p["name"]),

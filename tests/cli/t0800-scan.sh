@@ -63,18 +63,18 @@ qnn attribute resize_cubic supported -
 coreml attribute resize_cubic supported -
 nnapi attribute resize_cubic supported -
 openvino attribute resize_cubic supported -
-generic-npu rank conv1d blocked rank
-tensorrt rank maxpool1d blocked rank
+generic-npu rank conv1d rewritable rank
+tensorrt rank maxpool1d rewritable rank
 ascend rank relu9d blocked rank
-rknpu2 rank conv1d blocked rank
+rknpu2 rank conv1d rewritable rank
 coreml rank conv3d blocked rank
-nnapi rank conv1d blocked rank
+nnapi rank conv1d rewritable rank
 qnn rank relu9d supported -
 openvino rank relu9d supported -
 generic-npu constant conv_w_input blocked input_not_constant
 tensorrt constant cumsum_axis_input blocked input_not_constant
 ascend constant resize_scales_input blocked input_not_constant
-coreml constant gemm_b_input blocked input_not_constant
+coreml constant gemm_b_input rewritable input_not_constant
 nnapi constant unsqueeze_axes_input blocked input_not_constant
 rknpu2 constant conv_w_input supported -
 qnn constant conv_w_input supported -
@@ -163,8 +163,8 @@ done
 run 0 "$OPMIG" scan testdata/scan/supported.onnx
 grep -q '^generic-npu: 1/1 nodes supported, 0 limited, 0 rewritable, 0 blocked (0 op types)$' "$T/out" ||
 	fail "summary line: $(cat "$T/out")"
-run 1 "$OPMIG" scan testdata/scan/rank.onnx --target tensorrt
-run 0 "$OPMIG" scan testdata/scan/rank.onnx --target tensorrt --fail-on never
+run 1 "$OPMIG" scan testdata/scan/rank.onnx --target coreml
+run 0 "$OPMIG" scan testdata/scan/rank.onnx --target coreml --fail-on never
 run 0 "$OPMIG" scan testdata/scan/model.onnx --target openvino
 run 1 "$OPMIG" scan testdata/scan/model.onnx --target openvino --fail-on limited
 run 1 "$OPMIG" scan testdata/scan/model.onnx --target qnn,openvino --fail-on limited

@@ -1,0 +1,173 @@
+/* fuse_bn.c: pass "fuse-batch-norm": BatchNormalization (inference mode)
+ * folded into the Conv or Gemm before it, whose output only it reads.
+ * With s = scale / sqrt(var + eps) per channel:
+ *   Conv  W'[o] = W[o] s[o], b'[o] = (b[o] - mean[o]) s[o] + B[o]
+ *   Gemm  B' scales output column j by s[j] (row j when transB), C' =
+ *         s (beta C - mean) + B with beta 1; C absent, scalar, [N] or
+ *         [1, N]
+ * The weights, the bias and every BN input must be initializers; new
+ * initializers hold the folded values.  Conv+BN+Relu chains become
+ * Conv+Relu.  Float and double data; the fold changes rounding only. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rewriters/rw_int.h"
+#include "validators/runtime.h"
+
+struct bn {
+	struct rt_value *scale, *bias, *mean, *var, *w, *b;
+	int64_t ch;
+};
+
+static void bn_release(struct bn *b)
+{
+	rt_value_unref(b->scale);
+	rt_value_unref(b->bias);
+	rt_value_unref(b->mean);
+	rt_value_unref(b->var);
+	rt_value_unref(b->w);
+	rt_value_unref(b->b);
+	memset(b, 0, sizeof(*b));
+}
+
+static int is_vec(const struct rt_value *v, int64_t n)
+{
+	return v && v->rank == 1 && v->dims[0] == n;
+}
+
+/* What the fold needs; 0 when the pattern does not hold. */
+static int gather(struct rw_ctx *c, const struct ir_node *bn, struct ir_node **pp, struct bn *b)
+{
+	struct ir_node *p = bn->n_inputs == 5 && bn->inputs[0] ? bn->inputs[0]->producer : NULL;
+	const char *op = p ? ir_s(p->op_type) : "";
+	int gemm = !strcmp(op, "Gemm");
+	const struct ir_vtype *t;
+
+	memset(b, 0, sizeof(*b));
+	if (!p || p->graph != bn->graph || (p->domain && *p->domain) ||
+	    (strcmp(op, "Conv") && !gemm) || !rw_single_use(bn->inputs[0]) ||
+	    rw_attr_int(bn, "training_mode", 0) || rw_attr_int(bn, "spatial", 1) != 1 ||
+	    p->n_inputs < 2)
+		return 0;
+	for (size_t i = 1; i < bn->n_outputs; i++)
+		if (rw_value_used(bn->outputs[i]))
+			return 0;
+	t = rw_type(c, bn->inputs[0]);
+	if (!t || (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_DOUBLE) ||
+	    (gemm && t->rank != 2) || !rw_target_accepts(c, "", op, t->dtype))
+		return 0;
+	b->scale = rw_init_value(bn->inputs[1]);
+	b->bias = rw_init_value(bn->inputs[2]);
+	b->mean = rw_init_value(bn->inputs[3]);
+	b->var = rw_init_value(bn->inputs[4]);
+	b->w = rw_init_value(p->inputs[1]);
+	if (p->n_inputs > 2 && p->inputs[2] && !(b->b = rw_init_value(p->inputs[2])))
+		goto no;
+	if (!b->scale || !b->w || b->w->rank < 2)
+		goto no;
+	b->ch = b->scale->numel;
+	if (!is_vec(b->scale, b->ch) || !is_vec(b->bias, b->ch) || !is_vec(b->mean, b->ch) ||
+	    !is_vec(b->var, b->ch))
+		goto no;
+	if (gemm) {
+		int tb = rw_attr_int(p, "transB", 0) != 0;
+
+		if (b->w->rank != 2 || b->w->dims[tb ? 0 : 1] != b->ch)
+			goto no;
+		if (b->b && b->b->numel != 1 && !(b->b->numel == b->ch &&
+		    (b->b->rank == 1 || (b->b->rank == 2 && b->b->dims[0] == 1))))
+			goto no;
+	} else if (b->w->dims[0] != b->ch || (b->b && !is_vec(b->b, b->ch))) {
+		goto no;
+	}
+	*pp = p;
+	return 1;
+no:
+	bn_release(b);
+	return 0;
+}
+
+static int fold(struct rw_ctx *c, struct ir_node *bnode, struct ir_node *p, struct bn *b)
+{
+	double eps = rw_attr_float(bnode, "epsilon", 1e-5f), s[4096];
+	int gemm = !strcmp(ir_s(p->op_type), "Gemm");
+	int tb = gemm && rw_attr_int(p, "transB", 0) != 0;
+	double beta = gemm ? rw_attr_float(p, "beta", 1.0f) : 1;
+	struct rt_value *nb = NULL;
+	struct ir_value *in[3];
+	struct ir_node *q;
+	struct rw_emit e;
+	struct ir_diag d;
+	int rc;
+
+	if (b->ch > 4096)
+		return 0;
+	ir_diag_init(&d);
+	for (int64_t o = 0; o < b->ch; o++)
+		s[o] = rt_value_get_f64(b->scale, o) / sqrt(rt_value_get_f64(b->var, o) + eps);
+	/* the weight in place (b->w is a private copy) */
+	for (int64_t i = 0; i < b->w->numel; i++) {
+		int64_t o = gemm ? (tb ? i / b->w->dims[1] : i % b->w->dims[1])
+				 : i / (b->w->numel / b->ch);
+
+		rt_value_set_f64(b->w, i, rt_value_get_f64(b->w, i) * s[o]);
+	}
+	if (rt_tensor_new(NULL, b->w->dtype, 1, &b->ch, &nb, &d) < 0)
+		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+	for (int64_t o = 0; o < b->ch; o++) {
+		double cb = b->b ? rt_value_get_f64(b->b, b->b->numel == 1 ? 0 : o) * beta : 0;
+
+		rt_value_set_f64(nb, o, (cb - rt_value_get_f64(b->mean, o)) * s[o] +
+				 rt_value_get_f64(b->bias, o));
+	}
+	rw_begin(c, bnode, &e);
+	in[0] = p->inputs[0];
+	in[1] = rw_const_value(&e, b->w);
+	in[2] = rw_const_value(&e, nb);
+	q = rw_node(&e, ir_s(p->op_type), NULL, in, 3, bnode->outputs[0]);
+	for (size_t i = 0; q && i < p->n_attrs; i++)
+		if (ir_node_copy_attr(q, ir_s(p->attrs[i]->name), p->attrs[i]) < 0)
+			e.failed = 1;
+	if (q && gemm && ir_node_set_float(q, "beta", 1.0f) < 0)
+		e.failed = 1;
+	rt_value_unref(nb);
+	if ((rc = rw_end(&e, 0)) < 0)
+		return rc;
+	rw_remove_unread(c->m->graph, &p, 1);
+	return 1;
+}
+
+static int run(struct rw_ctx *c, size_t *changed)
+{
+	struct ir_graph *g = c->m->graph;
+	int rc;
+
+	*changed = 0;
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		struct ir_node *n = g->nodes[i], *p;
+		struct bn b;
+
+		if (strcmp(ir_s(n->op_type), "BatchNormalization") || (n->domain && *n->domain) ||
+		    !gather(c, n, &p, &b))
+			continue;
+		rc = fold(c, n, p, &b);
+		bn_release(&b);
+		if (rc < 0)
+			return rc;
+		if (rc > 0) {
+			(*changed)++;
+			if ((rc = rw_refresh(c)) < 0)
+				return rc;
+			i = (size_t)-1;
+		}
+	}
+	return 0;
+}
+
+const struct rw_pass rw_pass_fuse_batch_norm = {
+	.name = "fuse-batch-norm",
+	.summary = "BatchNormalization folded into the Conv or Gemm before it (constant weights)",
+	.kind = RW_FUSE,
+	.run = run,
+};

@@ -1,0 +1,78 @@
+/* fuse_util.c: what the fusion passes share (see rw_int.h): walking a
+ * pattern backwards (the producer of a value, if it is a given op of the
+ * default domain in the same graph) and forwards (a value's only reader),
+ * binary operands in either order, constants compared with a relative
+ * tolerance, removing the pattern's nodes once nothing reads them, and
+ * telling patterns a decomposition made (fusing them would undo it). */
+#include <math.h>
+#include <string.h>
+
+#include "rewriters/rw_int.h"
+
+static int is_op(const struct ir_node *n, const char *op)
+{
+	return n && !strcmp(ir_s(n->op_type), op) &&
+	       (!n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx"));
+}
+
+struct ir_node *rw_producer(const struct ir_value *v, const char *op)
+{
+	struct ir_node *p = v ? v->producer : NULL;
+
+	return p && p->graph == v->graph && is_op(p, op) ? p : NULL;
+}
+
+struct ir_node *rw_sole_user(const struct ir_value *v, const char *op)
+{
+	if (!rw_single_use(v))
+		return NULL;
+	return is_op(v->uses[0], op) && v->uses[0]->graph == v->graph ? v->uses[0] : NULL;
+}
+
+struct ir_value *rw_other_input(const struct ir_node *n, const struct ir_value *v)
+{
+	if (!n || n->n_inputs != 2)
+		return NULL;
+	if (n->inputs[0] == v)
+		return n->inputs[1];
+	return n->inputs[1] == v ? n->inputs[0] : NULL;
+}
+
+int rw_is_scalar_near(const struct rw_ctx *c, const struct ir_value *v, double want)
+{
+	double x;
+
+	return v && rw_const_double(c, v, &x) && fabs(x - want) <= 1e-4 * fabs(want) + 1e-7;
+}
+
+void rw_remove_unread(struct ir_graph *g, struct ir_node *const *nodes, size_t k)
+{
+	int again = 1;
+	char done[32] = { 0 };
+
+	while (again) {
+		again = 0;
+		for (size_t i = 0; i < k && i < sizeof(done); i++) {
+			struct ir_node *n = nodes[i];
+			int used = 0;
+
+			if (done[i] || !n)
+				continue;
+			for (size_t j = 0; j < n->n_outputs; j++)
+				used |= rw_value_used(n->outputs[j]);
+			if (used)
+				continue;
+			ir_graph_remove_node(g, n);
+			done[i] = 1;
+			again = 1;
+		}
+	}
+}
+
+int rw_made_by_pass(struct ir_node *const *nodes, size_t k)
+{
+	for (size_t i = 0; i < k; i++)
+		if (nodes[i] && nodes[i]->doc && !strncmp(nodes[i]->doc, "opmig: ", 7))
+			return 1;
+	return 0;
+}

@@ -1,0 +1,295 @@
+/* worker.c: the batch's scheduler on one machine: the jobs of this shard
+ * (item x target, in sorted order), one forked worker process per job
+ * with at most -j running, each under its memory limit (RLIMIT_AS) and
+ * timeout; a worker that crashes, hangs or runs out of memory fails its
+ * job alone, with the reason recorded in a result.json that a resume runs
+ * again.  SIGINT and SIGTERM stop the workers and the run. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "batch/batch_int.h"
+#include "ir/ir.h"
+#include "oprules/rules.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const struct rules_target *find_target(const struct batch_opts *o, const char *id)
+{
+	for (size_t i = 0; i < o->n_dbs; i++)
+		for (size_t k = 0; k < o->dbs[i]->n_targets; k++)
+			if (!strcmp(o->dbs[i]->targets[k].id, id))
+				return &o->dbs[i]->targets[k];
+	return NULL;
+}
+
+static uint64_t rules_hash(const struct batch_opts *o)
+{
+	uint64_t h = BATCH_HASH_INIT;
+
+	for (size_t i = 0; i < o->n_dbs; i++)
+		for (size_t k = 0; k < o->dbs[i]->n_targets; k++) {
+			const struct rules_target *t = &o->dbs[i]->targets[k];
+			uint64_t f = 0;
+
+			h = batch_hash(h, t->id, strlen(t->id) + 1);
+			if (t->file && batch_hash_file(t->file, &f) == 0)
+				h = batch_hash(h, &f, sizeof(f));
+		}
+	return h;
+}
+
+struct slot {
+	pid_t pid;
+	size_t job;
+	double start;
+	int timed_out;
+};
+
+static int push_row(struct batch_summary *s, struct batch_row *r)
+{
+	if (s->n_rows == s->cap_rows) {
+		size_t c = s->cap_rows ? 2 * s->cap_rows : 64;
+		struct batch_row *p = realloc(s->rows, c * sizeof(*p));
+
+		if (!p)
+			return -1;
+		s->rows = p;
+		s->cap_rows = c;
+	}
+	s->rows[s->n_rows++] = *r;
+	return 0;
+}
+
+/* The row of a finished worker: its result.json, or the reason it died. */
+static int collect(struct batch_job *j, int status, int timed_out, double secs,
+		   struct batch_summary *sum, struct batch_progress *p, struct ir_diag *d)
+{
+	struct batch_row r;
+
+	if (!timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	    batch_result_read(j->dir, &r, NULL) == 0) {
+		if (!j->o->times)
+			r.seconds = -1;
+	} else {
+		char msg[256];
+
+		memset(&r, 0, sizeof(r));
+		r.nodes = r.blockers = -1;
+		r.native_pct = r.after_pct = r.max_error = -1;
+		r.seconds = j->o->times ? secs : -1;
+		if (timed_out) {
+			r.status = BATCH_TIMEOUT;
+			snprintf(msg, sizeof(msg), "worker stopped after the --timeout of %g s", j->o->timeout);
+		} else if (WIFSIGNALED(status)) {
+			int sig = WTERMSIG(status);
+
+			r.status = j->o->max_memory && (sig == SIGSEGV || sig == SIGKILL || sig == SIGABRT || sig == SIGBUS) ?
+				BATCH_CRASHED : BATCH_CRASHED;
+			snprintf(msg, sizeof(msg), "worker killed by signal %d (%s)%s", sig, strsignal(sig),
+				 j->o->max_memory ? " (under --max-memory)" : "");
+		} else {
+			r.status = BATCH_CRASHED;
+			snprintf(msg, sizeof(msg), "worker exited with status %d and no result",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		}
+		if (!(r.model = batch_strdup(j->item->name)) || !(r.target = batch_strdup(j->target->id)) ||
+		    !(r.source = batch_strdup(j->item->source)) || !(r.message = batch_strdup(msg))) {
+			batch_row_release(&r);
+			return ir_diag_error(d, IR_ENOMEM, "out of memory");
+		}
+		/* retry: a resume runs this job again */
+		if (mkdir(j->dir, 0777) < 0 && errno != EEXIST) {
+			/* the worker died before making it: nothing to record */
+		} else {
+			struct ir_diag wd;
+
+			ir_diag_init(&wd);
+			batch_result_write(j->dir, &r, 0, 1, NULL, &wd);
+		}
+	}
+	p->done++;
+	p->failed += batch_status_failed(r.status) != 0;
+	if (push_row(sum, &r) < 0) {
+		batch_row_release(&r);
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	}
+	p->row = &sum->rows[sum->n_rows - 1];
+	return 0;
+}
+
+static void run_child(const struct batch_job *j)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (j->o->max_memory) {
+		struct rlimit rl = { (rlim_t)j->o->max_memory, (rlim_t)j->o->max_memory };
+
+		setrlimit(RLIMIT_AS, &rl);
+	}
+	_exit(batch_job_run(j) == 0 ? 0 : 4);
+}
+
+int batch_run(const struct batch_src *src, const struct batch_opts *o,
+	      struct batch_summary *sum, struct ir_diag *d)
+{
+	struct batch_job *jobs = NULL;
+	struct slot *slots = NULL;
+	struct batch_progress p;
+	struct sigaction sa, old_int, old_term;
+	size_t n_jobs = 0, cap = 0, next = 0, running = 0;
+	uint64_t rh = rules_hash(o);
+	double t0 = now();
+	int rc = 0;
+
+	memset(&p, 0, sizeof(p));
+	sum->mode = o->mode;
+	if (mkdir(o->outdir, 0777) < 0 && errno != EEXIST)
+		return ir_diag_error(d, IR_EINVAL, "%s: cannot make the folder: %s", o->outdir,
+				     ir_strerror(errno));
+	for (size_t i = 0; i < src->n_items; i++) {
+		const struct batch_item *it = &src->items[i];
+		size_t nt = it->o.n_targets ? it->o.n_targets : o->n_targets;
+
+		if (!batch_shard_has(i, o->shard_k, o->shard_n))
+			continue;
+		for (size_t t = 0; t < nt; t++) {
+			const struct rules_target *tg = it->o.n_targets ?
+				find_target(o, it->o.targets[t]) : o->targets[t];
+
+			if (!tg) {
+				rc = ir_diag_error(d, IR_EINVAL, "%s: no target '%s' (see 'opmig targets')",
+						   it->source, it->o.targets[t]);
+				goto cleanup;
+			}
+			if (n_jobs == cap) {
+				struct batch_job *q = realloc(jobs, (cap = cap ? 2 * cap : 64) * sizeof(*q));
+
+				if (!q) {
+					rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+					goto cleanup;
+				}
+				jobs = q;
+			}
+			jobs[n_jobs].item = it;
+			jobs[n_jobs].target = tg;
+			jobs[n_jobs].o = o;
+			jobs[n_jobs].lim = &src->lim;
+			jobs[n_jobs].rules_hash = rh;
+			snprintf(jobs[n_jobs].dir, sizeof(jobs[n_jobs].dir), "%s/%s/%s",
+				 o->outdir, it->name, tg->id);
+			n_jobs++;
+		}
+	}
+	p.total = n_jobs;
+	if (!(slots = calloc(o->jobs ? o->jobs : 1, sizeof(*slots)))) {
+		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	stop_signal = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	fflush(NULL);
+	while ((next < n_jobs || running) && rc == 0) {
+		int progressed = 0;
+
+		while (!stop_signal && running < o->jobs && next < n_jobs) {
+			struct slot *s = NULL;
+			pid_t pid;
+
+			for (unsigned k = 0; k < o->jobs; k++)
+				if (!slots[k].pid) {
+					s = &slots[k];
+					break;
+				}
+			if ((pid = fork()) < 0) {
+				rc = ir_diag_error(d, IR_EIO, "fork: %s", ir_strerror(errno));
+				break;
+			}
+			if (pid == 0)
+				run_child(&jobs[next]);
+			s->pid = pid;
+			s->job = next++;
+			s->start = now();
+			s->timed_out = 0;
+			running++;
+		}
+		if (stop_signal) {
+			for (unsigned k = 0; k < o->jobs; k++)
+				if (slots[k].pid) {
+					kill(slots[k].pid, SIGKILL);
+					waitpid(slots[k].pid, NULL, 0);
+					slots[k].pid = 0;
+				}
+			rc = ir_diag_error(d, IR_EIO, "interrupted by signal %d (%s)", (int)stop_signal,
+					   strsignal(stop_signal));
+			break;
+		}
+		for (unsigned k = 0; k < o->jobs && rc == 0; k++) {
+			struct slot *s = &slots[k];
+			int status = 0;
+			pid_t w;
+
+			if (!s->pid)
+				continue;
+			w = waitpid(s->pid, &status, WNOHANG);
+			if (w == 0) {
+				if (o->timeout > 0 && !s->timed_out && now() - s->start > o->timeout) {
+					kill(s->pid, SIGKILL);
+					s->timed_out = 1;
+				}
+				continue;
+			}
+			if (w < 0 && errno == EINTR)
+				continue;
+			s->pid = 0;
+			running--;
+			progressed = 1;
+			rc = collect(&jobs[s->job], status, s->timed_out, now() - s->start, sum, &p, d);
+			p.elapsed = now() - t0;
+			if (rc == 0 && o->progress)
+				o->progress(o->ctx, &p);
+		}
+		if (!progressed && rc == 0)
+			usleep(2000);
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (rc == 0)
+		rc = batch_summary_sort(sum, d);
+cleanup:
+	if (slots)
+		for (unsigned k = 0; k < o->jobs; k++)
+			if (slots[k].pid) {
+				kill(slots[k].pid, SIGKILL);
+				waitpid(slots[k].pid, NULL, 0);
+			}
+	free(slots);
+	free(jobs);
+	return rc;
+}

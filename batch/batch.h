@@ -63,6 +63,9 @@ void batch_src_release(struct batch_src *s);
  * message naming the file. */
 int batch_src_add(struct batch_src *s, const char *path, struct ir_diag *d);
 int batch_manifest_add(struct batch_src *s, const char *path, struct ir_diag *d);
+/* Fill the options an item does not set from def (the command line's
+ * --batch, --layout, --precision, --dim); targets stay per item. */
+int batch_src_defaults(struct batch_src *s, const struct batch_mopts *def);
 /* Sort the items and give each a unique name (deterministic: independent
  * of argument order for the same set of files). */
 int batch_src_finish(struct batch_src *s, struct ir_diag *d);

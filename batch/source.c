@@ -308,3 +308,21 @@ int batch_hash_file(const char *path, uint64_t *out)
 	*out = h;
 	return 0;
 }
+
+int batch_src_defaults(struct batch_src *s, const struct batch_mopts *def)
+{
+	for (size_t i = 0; i < s->n_items; i++) {
+		struct batch_mopts *o = &s->items[i].o;
+
+		if (!o->batch)
+			o->batch = def->batch;
+		if (!o->layout && def->layout && !(o->layout = strdup(def->layout)))
+			return -1;
+		if (!o->precision && def->precision && !(o->precision = strdup(def->precision)))
+			return -1;
+		if (!o->n_dims && def->n_dims &&
+		    strv_copy(&o->dims, &o->n_dims, def->dims, def->n_dims) < 0)
+			return -1;
+	}
+	return 0;
+}

@@ -119,6 +119,7 @@ struct batch_summary {
 	enum batch_mode mode;
 	size_t n_rows, cap_rows;
 	struct batch_row *rows;
+	size_t n_kept;           /* jobs a --resume kept (not written out) */
 };
 
 void batch_summary_init(struct batch_summary *s);

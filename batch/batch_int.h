@@ -32,7 +32,8 @@ struct batch_job {
 	char dir[4096];          /* OUTDIR/<model>/<target> */
 };
 /* In the worker: do the job, write its outputs and DIR/result.json last.
- * Returns 0 when result.json was written (or is valid and kept). */
+ * Returns 0 when result.json was written, 1 when a resume kept a valid
+ * one, -1 when none could be written. */
 int batch_job_run(const struct batch_job *j);
 /* Write DIR/result.json for a row (retry: a worker failure that a resume
  * runs again); key is the content hash. */

@@ -519,7 +519,7 @@ int batch_job_run(const struct batch_job *j)
 			batch_row_release(&old);
 			batch_row_release(&row);
 			bytes_release(&b);
-			return 0;
+			return 1;
 		}
 	}
 	if (mkdirs(j->dir) < 0) {

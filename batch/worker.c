@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -58,6 +59,9 @@ static uint64_t rules_hash(const struct batch_opts *o)
 	return h;
 }
 
+/* A worker's exit status when a resume kept the job's outputs. */
+#define BATCH_EXIT_KEPT 10
+
 struct slot {
 	pid_t pid;
 	size_t job;
@@ -86,8 +90,11 @@ static int collect(struct batch_job *j, int status, int timed_out, double secs,
 {
 	struct batch_row r;
 
-	if (!timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+	int kept = WIFEXITED(status) && WEXITSTATUS(status) == BATCH_EXIT_KEPT;
+
+	if (!timed_out && WIFEXITED(status) && (WEXITSTATUS(status) == 0 || kept) &&
 	    batch_result_read(j->dir, &r, NULL) == 0) {
+		p->skipped += kept;
 		if (!j->o->times)
 			r.seconds = -1;
 	} else {
@@ -103,8 +110,7 @@ static int collect(struct batch_job *j, int status, int timed_out, double secs,
 		} else if (WIFSIGNALED(status)) {
 			int sig = WTERMSIG(status);
 
-			r.status = j->o->max_memory && (sig == SIGSEGV || sig == SIGKILL || sig == SIGABRT || sig == SIGBUS) ?
-				BATCH_CRASHED : BATCH_CRASHED;
+			r.status = BATCH_CRASHED;
 			snprintf(msg, sizeof(msg), "worker killed by signal %d (%s)%s", sig, strsignal(sig),
 				 j->o->max_memory ? " (under --max-memory)" : "");
 		} else {
@@ -145,12 +151,20 @@ static void run_child(const struct batch_job *j)
 	sa.sa_handler = SIG_DFL;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* A worker never outlives the batch (kill -9 of the parent included). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() == 1)
+		_exit(4);
 	if (j->o->max_memory) {
 		struct rlimit rl = { (rlim_t)j->o->max_memory, (rlim_t)j->o->max_memory };
 
 		setrlimit(RLIMIT_AS, &rl);
 	}
-	_exit(batch_job_run(j) == 0 ? 0 : 4);
+	switch (batch_job_run(j)) {
+	case 0: _exit(0);
+	case 1: _exit(BATCH_EXIT_KEPT);
+	default: _exit(4);
+	}
 }
 
 int batch_run(const struct batch_src *src, const struct batch_opts *o,
@@ -280,6 +294,7 @@ int batch_run(const struct batch_src *src, const struct batch_opts *o,
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	sum->n_kept = p.skipped;
 	if (rc == 0)
 		rc = batch_summary_sort(sum, d);
 cleanup:

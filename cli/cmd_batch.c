@@ -230,14 +230,22 @@ static int parse_args(int argc, char **argv, struct bargs *a,
 
 /* ---- progress ----------------------------------------------------------- */
 
+struct prog {
+	int tty;
+	size_t kept;              /* jobs kept by --resume so far */
+};
+
 static void progress(void *ctx, const struct batch_progress *p)
 {
-	int tty = *(int *)ctx;
+	struct prog *g = ctx;
+	int tty = g->tty, kept = p->skipped != g->kept;
 	double rate = p->elapsed > 0 ? (double)p->done / p->elapsed : 0;
 
+	g->kept = p->skipped;
 	if (!tty) {
-		fprintf(stderr, "[%zu/%zu] %s on %s: %s%s%s\n", p->done, p->total, p->row->model,
+		fprintf(stderr, "[%zu/%zu] %s on %s: %s%s%s%s\n", p->done, p->total, p->row->model,
 			p->row->target, batch_status_name(p->row->status),
+			kept ? " (kept by --resume)" : "",
 			*p->row->message ? ": " : "", p->row->message);
 		return;
 	}
@@ -270,7 +278,8 @@ static int finish(const struct batch_summary *s, const char *dir, const char *zi
 	for (size_t i = 0; i < s->n_rows; i++)
 		failed += batch_status_failed(s->rows[i].status) != 0;
 	if (!quiet)
-		printf("%zu jobs, %zu failed: %s/summary.md\n", s->n_rows, failed, dir);
+		printf("%zu jobs, %zu failed, %zu kept by --resume: %s/summary.md\n", s->n_rows,
+		       failed, s->n_kept, dir);
 	return failed ? CLI_EXIT_FINDINGS : CLI_EXIT_OK;
 }
 
@@ -331,7 +340,8 @@ int cmd_batch(int argc, char **argv)
 	struct batch_src src;
 	struct batch_summary sum;
 	struct ir_diag d;
-	int code, tty = isatty(2);
+	struct prog g = { isatty(2), 0 };
+	int code;
 
 	if (argc >= 2 && !strcmp(argv[1], "merge"))
 		return cli_finish(merge(argc - 1, argv + 1, self));
@@ -376,9 +386,9 @@ int cmd_batch(int argc, char **argv)
 	a.o.dbs = dbs;
 	a.o.n_dbs = 2;
 	a.o.progress = a.quiet ? NULL : progress;
-	a.o.ctx = &tty;
+	a.o.ctx = &g;
 	if (batch_run(&src, &a.o, &sum, &d) < 0) {
-		if (tty && !a.quiet)
+		if (g.tty && !a.quiet)
 			fputc('\n', stderr);
 		cli_error(NULL, "%s", d.msg);
 		code = !strncmp(d.msg, "interrupted", 11) ? (strstr(d.msg, "signal 2 ") ? 130 : 143) :

@@ -127,7 +127,7 @@ char *batch_name_from_path(const char *rel)
 		rel++, n--;
 	while (rel[0] == '.' && rel[1] == '/')
 		rel += 2, n -= 2;
-	if (n > 5 && !strcasecmp(rel + n - 5, ".onnx"))
+	if (n >= 5 && !strcasecmp(rel + n - 5, ".onnx"))
 		n -= 5;
 	if (!(out = malloc(n + 2)))
 		return NULL;

@@ -1,0 +1,210 @@
+/* suite_batch.c: unit tests of the pure parts of batch/: shard parsing and
+ * membership, zip entry names and limits, folder names, the content hash,
+ * status names, and the summary written, read back and written again
+ * byte for byte (what `opmig batch merge` relies on). */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "batch/batch.h"
+#include "ir/ir.h"
+#include "tests/unit/suites.h"
+
+static void test_shard(void)
+{
+	unsigned k = 0, n = 0;
+	size_t count[4] = { 0 };
+
+	CU_ASSERT_EQUAL(batch_shard_parse("2/3", &k, &n), 0);
+	CU_ASSERT_EQUAL(k, 2);
+	CU_ASSERT_EQUAL(n, 3);
+	CU_ASSERT_EQUAL(batch_shard_parse("1/1", &k, &n), 0);
+	CU_ASSERT_EQUAL(batch_shard_parse("0/3", &k, &n), -1);
+	CU_ASSERT_EQUAL(batch_shard_parse("4/3", &k, &n), -1);
+	CU_ASSERT_EQUAL(batch_shard_parse("1/", &k, &n), -1);
+	CU_ASSERT_EQUAL(batch_shard_parse("/3", &k, &n), -1);
+	CU_ASSERT_EQUAL(batch_shard_parse("1/3x", &k, &n), -1);
+	CU_ASSERT_EQUAL(batch_shard_parse("-1/3", &k, &n), -1);
+	/* every index in exactly one shard, the shares even */
+	for (size_t i = 0; i < 100; i++) {
+		int in = 0;
+
+		for (unsigned s = 1; s <= 3; s++)
+			if (batch_shard_has(i, s, 3)) {
+				in++;
+				count[s]++;
+			}
+		CU_ASSERT_EQUAL(in, 1);
+	}
+	CU_ASSERT(count[1] == 34 && count[2] == 33 && count[3] == 33);
+	CU_ASSERT(batch_shard_has(7, 1, 1));
+}
+
+static void test_zip_names(void)
+{
+	CU_ASSERT(batch_zip_name_safe("a.onnx"));
+	CU_ASSERT(batch_zip_name_safe("dir/sub/a.onnx"));
+	CU_ASSERT(batch_zip_name_safe("a..b.onnx"));
+	CU_ASSERT(batch_zip_name_safe("./a.onnx"));
+	CU_ASSERT(!batch_zip_name_safe("../a.onnx"));
+	CU_ASSERT(!batch_zip_name_safe("dir/../../a.onnx"));
+	CU_ASSERT(!batch_zip_name_safe("dir/.."));
+	CU_ASSERT(!batch_zip_name_safe("/etc/passwd"));
+	CU_ASSERT(!batch_zip_name_safe("C:/x.onnx"));
+	CU_ASSERT(!batch_zip_name_safe("dir\\..\\x.onnx"));
+	CU_ASSERT(!batch_zip_name_safe(""));
+}
+
+static void test_zip_limits(void)
+{
+	struct batch_limits l = { 1000000000ull, 100.0 };
+	char why[160];
+
+	CU_ASSERT(batch_zip_entry_ok(&l, 1000, 10, why, sizeof(why)));   /* small: ratio ignored */
+	CU_ASSERT(batch_zip_entry_ok(&l, 50u << 20, 1u << 20, why, sizeof(why)));
+	CU_ASSERT(!batch_zip_entry_ok(&l, 64u << 20, 65536, why, sizeof(why)));
+	CU_ASSERT(strstr(why, "ratio") != NULL);
+	CU_ASSERT(!batch_zip_entry_ok(&l, 2000000000ull, 1900000000ull, why, sizeof(why)));
+	CU_ASSERT(strstr(why, "above the limit") != NULL);
+	CU_ASSERT(!batch_zip_entry_ok(&l, 2u << 20, 0, why, sizeof(why)));
+}
+
+static void test_names(void)
+{
+	static const char *const cases[][2] = {
+		{ "a.onnx", "a" },
+		{ "dir/sub/m.ONNX", "dir_sub_m" },
+		{ "./x.onnx", "x" },
+		{ "we ird#name.onnx", "we_ird_name" },
+		{ ".hidden.onnx", "_.hidden" },
+		{ ".onnx", "_" },
+		{ "v1.2-b_c.onnx", "v1.2-b_c" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *n = batch_name_from_path(cases[i][0]);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+		CU_ASSERT_STRING_EQUAL(n, cases[i][1]);
+		free(n);
+	}
+}
+
+static void test_hash(void)
+{
+	uint64_t a = batch_hash(BATCH_HASH_INIT, "abc", 3);
+	uint64_t b = batch_hash(batch_hash(BATCH_HASH_INIT, "a", 1), "bc", 2);
+
+	CU_ASSERT_EQUAL(a, b);   /* streaming */
+	CU_ASSERT_NOT_EQUAL(a, batch_hash(BATCH_HASH_INIT, "abd", 3));
+	CU_ASSERT_EQUAL(batch_hash(BATCH_HASH_INIT, "", 0), BATCH_HASH_INIT);
+	CU_ASSERT_EQUAL(batch_hash(BATCH_HASH_INIT, "a", 1), 0xaf63dc4c8601ec8cull);  /* FNV-1a */
+	CU_ASSERT_EQUAL(batch_hash_file("testdata/does-not-exist", &a), -1);
+	CU_ASSERT_EQUAL(batch_hash_file(TESTDATA("sample.onnx"), &a), 0);
+}
+
+static void test_status(void)
+{
+	for (int i = 0; i < BATCH_N_STATUS; i++)
+		CU_ASSERT_EQUAL(batch_status_parse(batch_status_name((enum batch_status)i)), i);
+	CU_ASSERT_EQUAL(batch_status_parse("bogus"), -1);
+	CU_ASSERT(!batch_status_failed(BATCH_OK_SCANNED));
+	CU_ASSERT(!batch_status_failed(BATCH_OK_MIGRATED));
+	CU_ASSERT(batch_status_failed(BATCH_NOT_MIGRATED));
+	CU_ASSERT(batch_status_failed(BATCH_CRASHED));
+	CU_ASSERT(batch_status_failed(BATCH_TIMEOUT));
+}
+
+static void add_row(struct batch_summary *s, const char *m, const char *t,
+		    enum batch_status st, double cov, const char *msg)
+{
+	struct batch_row *r;
+
+	s->rows = realloc(s->rows, (s->n_rows + 1) * sizeof(*r));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s->rows);
+	s->cap_rows = s->n_rows + 1;
+	r = &s->rows[s->n_rows++];
+	memset(r, 0, sizeof(*r));
+	r->model = strdup(m);
+	r->target = strdup(t);
+	r->source = strdup("zoo/\"x\".onnx");
+	r->status = st;
+	r->nodes = cov < 0 ? -1 : 12;
+	r->native_pct = cov;
+	r->after_pct = cov < 0 ? -1 : 100;
+	r->blockers = cov < 0 ? -1 : 0;
+	r->max_error = cov < 0 ? -1 : 1.5e-7;
+	r->seconds = -1;
+	r->message = strdup(msg);
+}
+
+static char *to_json(const struct batch_summary *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_EQUAL(batch_summary_json(s, f), 0);
+	fclose(f);
+	return buf;
+}
+
+static void test_summary_roundtrip(void)
+{
+	struct batch_summary s, back;
+	struct ir_diag d;
+	char dir[] = "/tmp/opmig-unit-batch-XXXXXX", path[64];
+	char *a, *b;
+
+	batch_summary_init(&s);
+	batch_summary_init(&back);
+	s.mode = BATCH_MIGRATE;
+	add_row(&s, "b", "ascend", BATCH_OK_MIGRATED, 66.7, "");
+	add_row(&s, "a", "tensorrt", BATCH_CRASHED, -1, "worker killed by signal 6 (Aborted)");
+	add_row(&s, "a", "ascend", BATCH_NOT_MIGRATED, 12.5, "1 blocker | \"quoted\"\n<html>");
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL(batch_summary_sort(&s, &d), 0);
+	CU_ASSERT_STRING_EQUAL(s.rows[0].model, "a");
+	CU_ASSERT_STRING_EQUAL(s.rows[0].target, "ascend");
+	CU_ASSERT_STRING_EQUAL(s.rows[2].model, "b");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	CU_ASSERT_EQUAL(batch_summary_write(&s, dir, &d), 0);
+	CU_ASSERT_EQUAL(batch_summary_read(&back, dir, 1, &d), 0);
+	CU_ASSERT_EQUAL(back.mode, BATCH_MIGRATE);
+	CU_ASSERT_EQUAL(back.n_rows, 3);
+	a = to_json(&s);
+	b = to_json(&back);
+	CU_ASSERT_STRING_EQUAL(a, b);
+	CU_ASSERT(strstr(a, "\"schema\": \"opmig.batch/1\"") != NULL);
+	CU_ASSERT(strstr(a, "\"failed\": 2") != NULL);
+	free(a);
+	free(b);
+	/* a second copy of the same rows is refused */
+	CU_ASSERT_EQUAL(batch_summary_read(&back, dir, 0, &d), 0);
+	CU_ASSERT_EQUAL(batch_summary_sort(&back, &d), IR_EINVAL);
+	for (const char *const *f = (const char *const[]){ "summary.json", "summary.csv",
+			"summary.md", "index.html", NULL }; *f; f++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, *f);
+		CU_ASSERT_EQUAL(unlink(path), 0);
+	}
+	rmdir(dir);
+	batch_summary_release(&s);
+	batch_summary_release(&back);
+}
+
+static const struct unit_test tests[] = {
+	{ "shard K/N", test_shard },
+	{ "zip entry names (zip-slip)", test_zip_names },
+	{ "zip entry limits (zip bombs)", test_zip_limits },
+	{ "folder names", test_names },
+	{ "content hash", test_hash },
+	{ "status names", test_status },
+	{ "summary write, read, write", test_summary_roundtrip },
+	{ NULL, NULL },
+};
+
+int suite_batch_register(void)
+{
+	return unit_add_suite("batch", tests);
+}

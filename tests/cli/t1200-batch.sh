@@ -7,6 +7,7 @@
 # OPMIG_BATCH_TEST_HANG) fail alone; a run killed with SIGKILL resumes to
 # the same summary; shards 1/3 + 2/3 + 3/3 merged equal the unsharded run;
 # zip-slip, symlink and zip-bomb archives are refused; manifests; --zip;
+# the progress bar on a terminal (through script(1), when present);
 # migrate mode on a few small models; bad input and usage errors.
 . "$TOP/tests/cli/lib.sh"
 cd "$TOP" || fail "cd $TOP"
@@ -20,8 +21,14 @@ for f in "$TOP"/../shared/models/onnx-light/*.onnx; do
 	[ -f "$f" ] || continue    # the shared zoo is optional
 	mkdir -p "$Z/light" && cp "$f" "$Z/light/" || fail "cp $f"
 done
+# a few backend test models (libonnx-testdata, in DEB_PKGS)
+for op in abs relu add sigmoid; do
+	f=/usr/share/libonnx-testdata/data/node/test_$op/model.onnx
+	[ -f "$f" ] || continue
+	mkdir -p "$Z/node" && cp "$f" "$Z/node/$op.onnx" || fail "cp $f"
+done
 n_models=$(find "$Z" -name '*.onnx' | wc -l)
-[ "$n_models" -ge 19 ] || fail "zoo has only $n_models models"
+[ "$n_models" -ge 20 ] || fail "zoo has only $n_models models"
 TG=generic-npu,ascend
 
 # ---- folder, -j 2 ------------------------------------------------------------
@@ -55,6 +62,14 @@ done
 grep -q '"schema": "opmig.scan/1"' "$T/full/sample/ascend/scan.json" || fail "scan.json schema"
 xmllint --html --noout "$T/full/index.html" 2>"$T/xml" || fail "index.html: $(cat "$T/xml")"
 grep -qi '<link\|<script src\|<img' "$T/full/index.html" && fail "index.html is not self-contained"
+
+# ---- on a terminal: one line redrawn in place -------------------------------
+if command -v script >/dev/null 2>&1; then
+	script -qc "'$OPMIG' batch '$Z/scan' --target ascend -o '$T/tty'" /dev/null >"$T/tty.out" 2>&1 </dev/null ||
+		fail "batch under script: $(cat "$T/tty.out")"
+	grep -q '\] 7/7, 0 failed, .* jobs/s, ETA' "$T/tty.out" || fail "no progress bar: $(cat -A "$T/tty.out")"
+	[ "$(grep -c ' on ' "$T/tty.out")" -eq 0 ] || fail "plain progress lines on a terminal"
+fi
 
 # ---- deterministic: again with -j 1 and --quiet -------------------------------
 run 0 "$OPMIG" batch "$Z" --target ascend --target generic-npu -o "$T/again" -q

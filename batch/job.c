@@ -542,7 +542,9 @@ int batch_job_run(const struct batch_job *j)
 	if (rc == 0 && j->o->mode == BATCH_MIGRATE)
 		rc = do_scan(j, path, &(struct batch_row){ 0 }, &ext_json, &d);
 	if (rc < 0) {
-		row.status = rc == IR_ENOMEM ? BATCH_OUT_OF_MEMORY : BATCH_ERROR;
+		/* under --max-memory, a failed map or allocation is the limit */
+		row.status = rc == IR_ENOMEM || (j->o->max_memory && strstr(d.msg, "cannot allocate memory")) ?
+			BATCH_OUT_OF_MEMORY : BATCH_ERROR;
 		free(row.message);
 		row.message = batch_strdup(d.msg);
 	}

@@ -140,6 +140,16 @@ for t in ("ascend", "generic-npu"):
 assert s["failed"] == 4 and len(s["failures"]) == 4, s["failures"]
 P
 grep -q "crashed" "$T/crash/summary.md" || fail "summary.md has no failure"
+# a worker over --max-memory fails its job (under ASan the worker may die
+# instead of failing an allocation: crashed)
+run 1 "$OPMIG" batch "$Z/sample.onnx" "$Z/scan/supported.onnx" --target ascend -o "$T/mem" --max-memory 16M -q
+$PY - "$T/mem/summary.json" <<'P' || fail "--max-memory rows"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["failed"] == 2 and s["jobs"] == 2, s
+for r in s["results"]:
+    assert r["status"] in ("out_of_memory", "crashed") and r["message"], r
+P
 # failed jobs run again on --resume
 run 0 "$OPMIG" batch "$Z/scan" "$Z/sample.onnx" --target $TG -o "$T/crash" --resume -q
 grep -q '"failed": 0' "$T/crash/summary.json" || fail "resume did not rerun the failed jobs"

@@ -31,6 +31,11 @@ struct batch_job {
 	uint64_t rules_hash;
 	char dir[4096];          /* OUTDIR/<model>/<target> */
 };
+/* The jobs of o's shard, in order (*out is malloc'd).  An unknown
+ * per-model target is IR_EINVAL. */
+int batch_plan(const struct batch_src *src, const struct batch_opts *o,
+	       uint64_t rules_hash, struct batch_job **out, size_t *n_out,
+	       struct ir_diag *d);
 /* In the worker: do the job, write its outputs and DIR/result.json last.
  * Returns 0 when result.json was written, 1 when a resume kept a valid
  * one, -1 when none could be written. */

@@ -1,10 +1,9 @@
 /* source.c: discovery of the zoo: model files, folders searched
  * recursively for *.onnx (their external data stays beside them and is
- * found by the loader), dispatch of archives and manifests; the sorted,
- * uniquely named item list; shards and content hashes. */
+ * found by the loader), dispatch of archives and manifests, folder names
+ * and per-model option defaults. */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -218,95 +217,6 @@ int batch_src_add_with(struct batch_src *s, const char *path,
 int batch_src_add(struct batch_src *s, const char *path, struct ir_diag *d)
 {
 	return batch_src_add_with(s, path, NULL, d);
-}
-
-static int item_cmp(const void *a, const void *b)
-{
-	const struct batch_item *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
-
-	return c ? c : strcmp(x->source, y->source);
-}
-
-int batch_src_finish(struct batch_src *s, struct ir_diag *d)
-{
-	qsort(s->items, s->n_items, sizeof(*s->items), item_cmp);
-	for (size_t i = 1; i < s->n_items; i++) {
-		if (!strcmp(s->items[i].source, s->items[i - 1].source))
-			return ir_diag_error(d, IR_EINVAL, "%s: given twice", s->items[i].source);
-	}
-	/* Equal names get "~2", "~3"... in source order. */
-	for (size_t i = 0; i < s->n_items;) {
-		size_t j = i + 1;
-
-		while (j < s->n_items && !strcmp(s->items[j].name, s->items[i].name))
-			j++;
-		for (size_t k = i + 1; k < j; k++) {
-			size_t len = strlen(s->items[k].name) + 24;
-			char *nm = malloc(len);
-
-			if (!nm)
-				return ir_diag_error(d, IR_ENOMEM, "out of memory");
-			snprintf(nm, len, "%s~%zu", s->items[k].name, k - i + 1);
-			free(s->items[k].name);
-			s->items[k].name = nm;
-		}
-		i = j;
-	}
-	qsort(s->items, s->n_items, sizeof(*s->items), item_cmp);
-	return 0;
-}
-
-int batch_shard_parse(const char *s, unsigned *k, unsigned *n)
-{
-	char *end;
-	unsigned long a, b;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	a = strtoul(s, &end, 10);
-	if (*end != '/' || end[1] < '0' || end[1] > '9')
-		return -1;
-	b = strtoul(end + 1, &end, 10);
-	if (*end || a < 1 || b < 1 || a > b || b > 100000)
-		return -1;
-	*k = (unsigned)a;
-	*n = (unsigned)b;
-	return 0;
-}
-
-int batch_shard_has(size_t i, unsigned k, unsigned n)
-{
-	return n <= 1 || i % n == (size_t)(k - 1);
-}
-
-uint64_t batch_hash(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
-int batch_hash_file(const char *path, uint64_t *out)
-{
-	unsigned char buf[65536];
-	uint64_t h = BATCH_HASH_INIT;
-	ssize_t got;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	while ((got = read(fd, buf, sizeof(buf))) > 0)
-		h = batch_hash(h, buf, (size_t)got);
-	close(fd);
-	if (got < 0)
-		return -1;
-	*out = h;
-	return 0;
 }
 
 int batch_src_defaults(struct batch_src *s, const struct batch_mopts *def)

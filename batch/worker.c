@@ -21,6 +21,10 @@
 
 static volatile sig_atomic_t stop_signal;
 
+static const char *const summaries[] = {
+	"summary.json", "summary.csv", "summary.md", "index.html",
+};
+
 static void on_signal(int sig)
 {
 	stop_signal = sig;
@@ -32,15 +36,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static const struct rules_target *find_target(const struct batch_opts *o, const char *id)
-{
-	for (size_t i = 0; i < o->n_dbs; i++)
-		for (size_t k = 0; k < o->dbs[i]->n_targets; k++)
-			if (!strcmp(o->dbs[i]->targets[k].id, id))
-				return &o->dbs[i]->targets[k];
-	return NULL;
 }
 
 static uint64_t rules_hash(const struct batch_opts *o)
@@ -174,7 +169,7 @@ int batch_run(const struct batch_src *src, const struct batch_opts *o,
 	struct slot *slots = NULL;
 	struct batch_progress p;
 	struct sigaction sa, old_int, old_term;
-	size_t n_jobs = 0, cap = 0, next = 0, running = 0;
+	size_t n_jobs = 0, next = 0, running = 0;
 	uint64_t rh = rules_hash(o);
 	double t0 = now();
 	int rc = 0;
@@ -184,39 +179,14 @@ int batch_run(const struct batch_src *src, const struct batch_opts *o,
 	if (mkdir(o->outdir, 0777) < 0 && errno != EEXIST)
 		return ir_diag_error(d, IR_EINVAL, "%s: cannot make the folder: %s", o->outdir,
 				     ir_strerror(errno));
-	for (size_t i = 0; i < src->n_items; i++) {
-		const struct batch_item *it = &src->items[i];
-		size_t nt = it->o.n_targets ? it->o.n_targets : o->n_targets;
+	if ((rc = batch_plan(src, o, rh, &jobs, &n_jobs, d)) < 0)
+		goto cleanup;
+	/* The summaries of an earlier run would not describe this one. */
+	for (size_t i = 0; i < sizeof(summaries) / sizeof(summaries[0]); i++) {
+		char path[4200];
 
-		if (!batch_shard_has(i, o->shard_k, o->shard_n))
-			continue;
-		for (size_t t = 0; t < nt; t++) {
-			const struct rules_target *tg = it->o.n_targets ?
-				find_target(o, it->o.targets[t]) : o->targets[t];
-
-			if (!tg) {
-				rc = ir_diag_error(d, IR_EINVAL, "%s: no target '%s' (see 'opmig targets')",
-						   it->source, it->o.targets[t]);
-				goto cleanup;
-			}
-			if (n_jobs == cap) {
-				struct batch_job *q = realloc(jobs, (cap = cap ? 2 * cap : 64) * sizeof(*q));
-
-				if (!q) {
-					rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
-					goto cleanup;
-				}
-				jobs = q;
-			}
-			jobs[n_jobs].item = it;
-			jobs[n_jobs].target = tg;
-			jobs[n_jobs].o = o;
-			jobs[n_jobs].lim = &src->lim;
-			jobs[n_jobs].rules_hash = rh;
-			snprintf(jobs[n_jobs].dir, sizeof(jobs[n_jobs].dir), "%s/%s/%s",
-				 o->outdir, it->name, tg->id);
-			n_jobs++;
-		}
+		snprintf(path, sizeof(path), "%s/%s", o->outdir, summaries[i]);
+		unlink(path);
 	}
 	p.total = n_jobs;
 	if (!(slots = calloc(o->jobs ? o->jobs : 1, sizeof(*slots)))) {

@@ -180,6 +180,23 @@ run 0 "$OPMIG" batch "$Z" --target $TG -o "$T/killed" --resume
 grep -q "sample on ascend: scanned$" "$T/err" || fail "a changed model was kept"
 cp testdata/sample.onnx "$Z/sample.onnx"
 
+# SIGTERM stops the workers and the run: exit 143, the summaries of the
+# earlier run gone, the job it was in not complete
+OPMIG_BATCH_TEST_HANG=sample "$OPMIG" batch "$Z/sample.onnx" --target ascend -o "$T/killed" -q \
+	>/dev/null 2>"$T/term.err" &
+pid=$!
+i=0
+until [ -d "$T/killed/sample/ascend" ] && [ ! -e "$T/killed/sample/ascend/result.json" ]; do
+	i=$((i + 1)); [ $i -lt 600 ] || { kill -9 $pid; fail "the run never started sample"; }
+	sleep 0.1
+done
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc -eq 143 ] || fail "SIGTERM: exit $rc, want 143: $(cat "$T/term.err")"
+grep -q "interrupted by signal 15" "$T/term.err" || fail "SIGTERM: $(cat "$T/term.err")"
+[ -e "$T/killed/summary.json" ] && fail "an interrupted run left a summary"
+
 # ---- shards merged equal the unsharded run -----------------------------------
 for k in 1 2 3; do
 	run 0 "$OPMIG" batch "$Z" --target $TG -o "$T/shard$k" --shard $k/3 -j 2 -q

@@ -193,7 +193,91 @@ static void test_summary_roundtrip(void)
 	batch_summary_release(&back);
 }
 
+/* Write text to dir/name; the path into out. */
+static void write_file(const char *dir, const char *name, const char *text,
+		       char *out, size_t n)
+{
+	FILE *f;
+
+	snprintf(out, n, "%s/%s", dir, name);
+	f = fopen(out, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_manifests(void)
+{
+	char dir[] = "/tmp/opmig-unit-manifest-XXXXXX", path[128], cwd[1024], text[4096];
+	static const char *const bad[] = {
+		"path,targets\n\"x.onnx,ascend\n",                 /* open quote */
+		"file\nx.onnx\n",                                  /* no path column */
+		"path,batch\nSAMPLE,zero\n",                        /* bad batch */
+		"path,layout\nSAMPLE,nwhc\n",                       /* bad layout */
+		"path,dims\nSAMPLE,N\n",                            /* bad dim */
+		"path\n",                                           /* no model */
+	};
+	struct batch_src s;
+	struct ir_diag d;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof(cwd)));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	/* CSV: quotes, lists, options */
+	snprintf(text, sizeof(text), "path,targets,batch,dims,layout\n"
+		 "%s/testdata/sample.onnx,\"ascend;qnn\",1,N=1;S=8,nhwc\n", cwd);
+	write_file(dir, "m.csv", text, path, sizeof(path));
+	batch_src_init(&s);
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL_FATAL(batch_manifest_add(&s, path, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(s.n_items, 1);
+	CU_ASSERT_STRING_EQUAL(s.items[0].name, "sample");
+	CU_ASSERT_EQUAL(s.items[0].o.n_targets, 2);
+	CU_ASSERT_STRING_EQUAL(s.items[0].o.targets[1], "qnn");
+	CU_ASSERT_EQUAL(s.items[0].o.batch, 1);
+	CU_ASSERT_EQUAL(s.items[0].o.n_dims, 2);
+	CU_ASSERT_STRING_EQUAL(s.items[0].o.dims[1], "S=8");
+	CU_ASSERT_STRING_EQUAL(s.items[0].o.layout, "nhwc");
+	batch_src_release(&s);
+	unlink(path);
+	/* JSON: {"models": [...]}, dims as an object */
+	snprintf(text, sizeof(text), "{\"models\": [{\"path\": \"%s/testdata/sample.onnx\", "
+		 "\"targets\": \"ascend\", \"dims\": {\"N\": 2}, \"precision\": \"fp16\"}]}", cwd);
+	write_file(dir, "m.json", text, path, sizeof(path));
+	batch_src_init(&s);
+	CU_ASSERT_EQUAL_FATAL(batch_manifest_add(&s, path, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(s.n_items, 1);
+	CU_ASSERT_STRING_EQUAL(s.items[0].o.dims[0], "N=2");
+	CU_ASSERT_STRING_EQUAL(s.items[0].o.precision, "fp16");
+	batch_src_release(&s);
+	unlink(path);
+	/* bad manifests: IR_EINVAL naming the manifest */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char t[4096], *p = strstr(bad[i], "SAMPLE");
+
+		if (p)
+			snprintf(t, sizeof(t), "%.*s%s/testdata/sample.onnx%s", (int)(p - bad[i]), bad[i],
+				 cwd, p + 6);
+		else
+			snprintf(t, sizeof(t), "%s", bad[i]);
+		write_file(dir, "bad.csv", t, path, sizeof(path));
+		batch_src_init(&s);
+		ir_diag_init(&d);
+		CU_ASSERT_EQUAL(batch_manifest_add(&s, path, &d), IR_EINVAL);
+		CU_ASSERT(strstr(d.msg, "bad.csv") != NULL);
+		batch_src_release(&s);
+		unlink(path);
+	}
+	write_file(dir, "bad.json", "[{\"path\": 3}]", path, sizeof(path));
+	batch_src_init(&s);
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL(batch_manifest_add(&s, path, &d), IR_EINVAL);
+	batch_src_release(&s);
+	unlink(path);
+	rmdir(dir);
+}
+
 static const struct unit_test tests[] = {
+	{ "manifests (CSV, JSON, bad ones)", test_manifests },
 	{ "shard K/N", test_shard },
 	{ "zip entry names (zip-slip)", test_zip_names },
 	{ "zip entry limits (zip bombs)", test_zip_limits },

@@ -94,8 +94,11 @@ $(CONF): $(B)/tests/conformance/runner.o $(B)/libopmig.a
 conformance: deps $(CONF)
 	$(CONF)
 
+# The main job on the sample model: migrate it to the default target
+# (generic-npu) with a static batch of 1, validated, and print the report.
 demo: all
-	./$(OPMIG) inspect testdata/sample.onnx
+	@mkdir -p build/demo
+	./$(OPMIG) migrate testdata/sample.onnx --batch 1 -o build/demo/sample.generic-npu.onnx
 
 test: deps $(OPMIG) $(RUNNER) $(CONF)
 	OPMIG=$(abspath $(OPMIG)) RUNNER=$(abspath $(RUNNER)) \
@@ -106,6 +109,7 @@ check: deps
 
 bench: all
 	sh bench/run.sh
+	sh bench/scan.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

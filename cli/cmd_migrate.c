@@ -16,13 +16,13 @@
 #include "rewriters/migrate.h"
 
 const char cmd_migrate_help[] =
-	"usage: opmig migrate MODEL --target T -o OUT [--rules F] [--layout nchw|nhwc] [--batch N] [--dim NAME=V]... [--precision fp32|fp16] [--fp16-io] [--passes LIST] [--dry-run] [--no-validate] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--force]\n"
+	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N] [--dim NAME=V]... [--precision fp32|fp16] [--fp16-io] [--passes LIST] [--dry-run] [--no-validate] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--force]\n"
 	"       opmig migrate --list-passes\n"
 	"\n"
 	"Rewrite MODEL so that TARGET can run it, check numerically that it still\n"
 	"computes the same function, and write it to OUT.\n"
 	"\n"
-	"  --target T          the target chip (see 'opmig targets')\n"
+	"  --target T          the target chip (see 'opmig targets'; default generic-npu)\n"
 	"  -o OUT              the migrated model (written atomically, never over MODEL)\n"
 	"  --rules F           also load a rules file (its target becomes selectable)\n"
 	"  --layout L          nchw (keep) or nhwc (convert 4-D conv chains)\n"
@@ -160,7 +160,7 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		return cli_usage_error(self, "migrate needs one MODEL");
 	a->model = argv[optind];
 	if (!a->target)
-		return cli_usage_error(self, "migrate needs --target T (see 'opmig targets')");
+		a->target = "generic-npu";    /* the default target, as for scan */
 	if (!a->out && !a->dry_run)
 		return cli_usage_error(self, "migrate needs -o OUT (or --dry-run)");
 	if (a->o.fp16_io && (!a->o.precision || strcmp(a->o.precision, "fp16")))

@@ -2966,6 +2966,21 @@ static const struct ir_op_constraint c213[] = {
 	{ "T1", "tensor(uint8), tensor(uint16), tensor(uint32), tensor(uint64), tensor(int8), tensor(int16), tensor(int32), tensor(int64), tensor(bfloat16), tensor(float16), tensor(float), tensor(double), tensor(string), tensor(bool), tensor(complex64), tensor(complex128)" },
 	{ "T2", "tensor(bfloat16), tensor(float16), tensor(float), tensor(double)" },
 };
+static const struct ir_op_formal f214_i[] = {
+	{ "X", "T", 0, 0 },
+	{ "scale", "T", 0, 0 },
+	{ "bias", "T", 0, 0 },
+};
+static const struct ir_op_formal f214_o[] = {
+	{ "Y", "T", 0, 0 },
+};
+static const struct ir_op_attr a214[] = {
+	{ "epsilon", IR_ATTR_FLOAT, 0, "1e-05" },
+	{ "num_groups", IR_ATTR_INT, 1, NULL },
+};
+static const struct ir_op_constraint c214[] = {
+	{ "T", "tensor(bfloat16), tensor(float16), tensor(float), tensor(double)" },
+};
 static const struct ir_op_formal f215_i[] = {
 	{ "X", "T", 0, 0 },
 	{ "scale", "T", 0, 0 },
@@ -9666,8 +9681,8 @@ const struct ir_op_schema ir_registry_table[] = {
 	{ "ai.onnx", "GridSample", 22, 0, 2, 2, 1, 1,
 	  f213_i, 2, f213_o, 1, a213, 3, c213, 2,
 	  "Given an input `X` and a flow-field `grid`, computes the output `Y` using `X` values and pixel locations from the `grid`." },
-	{ "ai.onnx", "GroupNormalization", 18, 1, 0, 0, 0, 0,
-	  NULL, 0, NULL, 0, NULL, 0, NULL, 0,
+	{ "ai.onnx", "GroupNormalization", 18, 1, 3, 3, 1, 1,
+	  f214_i, 3, f214_o, 1, a214, 2, c214, 1,
 	  "A GroupNormalization function." },
 	{ "ai.onnx", "GroupNormalization", 21, 0, 3, 3, 1, 1,
 	  f215_i, 3, f215_o, 1, a215, 3, c215, 1,

@@ -5,7 +5,7 @@
  * under their own names; the folded nodes go.  Constant nodes become
  * initializers too.  The values come from one run of the whole model on
  * seeded inputs, captured by the run's observer (they do not depend on the
- * inputs).  Nodes whose outputs inference already knows (Shape of a
+ * inputs); the run stops as soon as the last one is captured.  Nodes whose outputs inference already knows (Shape of a
  * static tensor, and arithmetic on it) are folded the same way.  Results above 16 MiB stay computed unless they are
  * ConstantOfShape fills (weights).  When the model cannot run (an op
  * without kernel, a dim that needs --dim), nothing is folded and a note
@@ -32,6 +32,7 @@ struct fold {
 	size_t n_front;
 	struct ir_value **front;     /* values to make initializers */
 	struct rt_value **vals;      /* their captured values */
+	size_t n_got;                /* how many are captured */
 };
 
 static int value_const(const struct fold *f, const struct ir_value *v)
@@ -139,9 +140,11 @@ static int observe(void *ctx, const struct ir_node *n, size_t k, struct rt_value
 	if (n->graph != f->g || !f->foldable[n->index] || k >= n->n_outputs)
 		return 0;
 	for (size_t i = 0; i < f->n_front; i++)
-		if (f->front[i] == n->outputs[k] && !f->vals[i])
+		if (f->front[i] == n->outputs[k] && !f->vals[i]) {
 			f->vals[i] = rt_value_ref(*slot);
-	return 0;
+			f->n_got++;
+		}
+	return f->n_got == f->n_front;   /* all captured: stop the run */
 }
 
 /* One run of the model capturing the frontier values. */
@@ -166,6 +169,8 @@ static int evaluate(struct fold *f, char *why, size_t size)
 	if ((rc = rt_inputs_random(s, f->c->m, &io, ins, &d)) < 0)
 		goto done;
 	rc = rt_session_run(s, ins, rt_session_n_inputs(s), outs, &d);
+	if (rc == IR_EUSAGE && f->n_got == f->n_front)
+		rc = 0;          /* stopped by the observer once all were captured */
 	rt_inputs_release(outs, rt_session_n_outputs(s));
 	outs = NULL;
 done:

@@ -218,6 +218,15 @@ static int validate(struct ir_model *orig, struct ir_model *m,
 	return val_run(orig, m, &vo, &r->val, bad, sizeof(bad), d);
 }
 
+/* Does any pass of this kind exist? */
+static int have_kind(enum rw_kind kind)
+{
+	for (size_t i = 0; i < rw_n_passes; i++)
+		if (rw_passes[i]->kind == kind)
+			return 1;
+	return 0;
+}
+
 int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	   const struct mg_opts *o, struct mg_report *r, struct ir_diag *d)
 {
@@ -226,6 +235,10 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	int rc, rounds = o->max_rounds > 0 ? o->max_rounds : 8;
 
 	memset(r, 0, sizeof(*r));
+	if (o->layout && !strcmp(o->layout, "nhwc") && !have_kind(RW_LAYOUT))
+		return ir_diag_error(d, IR_EUSAGE, "--layout nhwc: no layout pass exists yet");
+	if (o->precision && !strcmp(o->precision, "fp16") && !have_kind(RW_PRECISION))
+		return ir_diag_error(d, IR_EUSAGE, "--precision fp16: no precision pass exists yet");
 	if (!(r->target = strdup(o->target->id)))
 		return ir_diag_error(d, IR_ENOMEM, "out of memory");
 	if ((rc = rw_ctx_init(&c, m, o->target, d)) < 0)

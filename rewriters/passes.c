@@ -8,6 +8,7 @@
 #define RW_PASSES(X) \
 	X(abs) \
 	X(avgpool_count) \
+	X(cancel_transposes) \
 	X(dce) \
 	X(eliminate_identity) \
 	X(elu) \
@@ -26,6 +27,7 @@
 	X(lp_norm) \
 	X(mish) \
 	X(neg) \
+	X(nhwc_io) \
 	X(opset_convert) \
 	X(pow_const) \
 	X(prelu) \

@@ -135,6 +135,8 @@ static int aval_get(const struct ir_node *n, const struct ir_op_schema *s,
 	const struct ir_op_attr *sa = s ? ir_op_schema_attr(s, name) : NULL;
 
 	memset(out, 0, sizeof(*out));
+	if (a && *ir_s(a->ref_attr_name))
+		return 0;   /* set by the caller of a function: not known here */
 	if (a) {
 		switch (a->type) {
 		case IR_ATTR_INT: out->kind = AV_NUM; out->num = (double)a->i; return 0;
@@ -337,12 +339,12 @@ static const char *io_name(int input)
 }
 
 /* dtype, rank and dim checks of one input or output. */
-static int check_tensor(const struct scan_ctx *c, const struct scan_ninfo *ni,
+static int check_tensor(const struct scan_ninfo *ni,
 			const struct rules_target *t, const struct rules_op *op,
 			const char *dc, enum scan_status st, int input, size_t i,
 			const struct ir_value *val, struct scan_verdict *v)
 {
-	const struct ir_vtype *vt = ir_infer_get(&c->inf, val);
+	const struct ir_vtype *vt = input ? ni->vt[i] : ni->vt[ni->n_in + i];
 	const struct rules_io *io = op ? (input ? find_io(op->inputs, op->n_inputs, i) :
 					  find_io(op->outputs, op->n_outputs, i)) : NULL;
 	int dtype = vt ? vt->dtype : 0, reported = 0;
@@ -366,7 +368,7 @@ static int check_tensor(const struct scan_ctx *c, const struct scan_ninfo *ni,
 	}
 	if (!reported && t->has_missing_dtypes && dtype > 0 && dtype < IR_DTYPE_COUNT &&
 	    (t->missing_dtypes & RULES_DTYPE_BIT(dtype)) &&
-	    !(input && scan_value_is_const(c, val)) &&
+	    !(input && ni->in_const[i]) &&
 	    scan_reason_add(v, SCAN_BLOCKED, SCAN_REASON_DTYPE,
 			    "%s %zu ('%s') is %s, which the target lacks",
 			    io_name(input), i, ir_s(val->name), dtype_str(dtype)) < 0)
@@ -441,6 +443,7 @@ int scan_check_node(const struct scan_ctx *c, const struct scan_node *sn,
 	enum scan_status st;
 	char buf[128];
 
+	(void)c;   /* facts are in ni; c stays for checks needing the model */
 	memset(v, 0, sizeof(*v));
 	if (sn->is_call)
 		return 0;  /* a model-local function: its body nodes are judged */
@@ -470,11 +473,11 @@ int scan_check_node(const struct scan_ctx *c, const struct scan_node *sn,
 	dc = data_constraint(ni->schema);
 	for (size_t i = 0; i < n->n_inputs; i++)
 		if (n->inputs[i] &&
-		    check_tensor(c, ni, t, op, dc, st, 1, i, n->inputs[i], v) < 0)
+		    check_tensor(ni, t, op, dc, st, 1, i, n->inputs[i], v) < 0)
 			return -1;
 	for (size_t i = 0; i < n->n_outputs; i++)
 		if (n->outputs[i] &&
-		    check_tensor(c, ni, t, op, dc, st, 0, i, n->outputs[i], v) < 0)
+		    check_tensor(ni, t, op, dc, st, 0, i, n->outputs[i], v) < 0)
 			return -1;
 	for (size_t i = 0; i < op->n_attrs; i++)
 		if (check_attr(n, ni->schema, &op->attrs[i], st, v) < 0)
@@ -484,7 +487,7 @@ int scan_check_node(const struct scan_ctx *c, const struct scan_node *sn,
 		const struct ir_value *in;
 
 		if (!io->is_const || io->index < 0 || (size_t)io->index >= n->n_inputs ||
-		    !(in = n->inputs[io->index]) || scan_value_is_const(c, in))
+		    !(in = n->inputs[io->index]) || ni->in_const[io->index])
 			continue;
 		if (scan_reason_add(v, st, SCAN_REASON_INPUT_NOT_CONSTANT,
 				    "input %d ('%s') must be a constant", io->index,
@@ -497,7 +500,7 @@ int scan_check_node(const struct scan_ctx *c, const struct scan_node *sn,
 
 			if (!n->inputs[i])
 				continue;
-			vt = ir_infer_get(&c->inf, n->inputs[i]);
+			vt = ni->vt[i];
 			if (vt && !vt->is_seq && !is_static(vt)) {
 				char shape[160];
 

@@ -34,7 +34,7 @@ static int visit_graph(struct ir_graph *g, int depth, void *ctx)
 	(void)depth;
 	for (size_t i = 0; i < g->n_values; i++) {
 		const struct ir_value *v = g->value_list[i];
-		const struct ir_vtype *t = ir_infer_get(&c->inf, v);
+		const struct ir_vtype *t = ir_infer_get(c->inf, v);
 		int dtype = t ? t->dtype : 0;
 
 		if (!dtype && v->type && v->type->kind == IR_TYPE_TENSOR)

@@ -55,24 +55,27 @@ const char *scan_status_short(enum scan_status s)
 
 void scan_put_json_str(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	const unsigned char *p = (const unsigned char *)(s ? s : ""), *q;
 
-	putc('"', f);
-	for (; *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		default:
-			if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
-			else
-				putc(*p, f);
+	putc_unlocked('"', f);
+	while (*p) {
+		for (q = p; *q >= 0x20 && *q != '"' && *q != '\\'; q++)
+			;
+		if (q > p)
+			fwrite_unlocked(p, 1, (size_t)(q - p), f);
+		if (!*q)
+			break;
+		switch (*q) {
+		case '"': fputs_unlocked("\\\"", f); break;
+		case '\\': fputs_unlocked("\\\\", f); break;
+		case '\n': fputs_unlocked("\\n", f); break;
+		case '\t': fputs_unlocked("\\t", f); break;
+		case '\r': fputs_unlocked("\\r", f); break;
+		default: fprintf(f, "\\u%04x", *q);
 		}
+		p = q + 1;
 	}
-	putc('"', f);
+	putc_unlocked('"', f);
 }
 
 void scan_put_html(FILE *f, const char *s)

@@ -165,7 +165,10 @@ int scan_write_html(const struct scan_result *r, FILE *out)
 			"<td>%.1f%%</td></tr>\n", k->nodes, k->supported, k->limited,
 			k->rewritable, k->blocked, pct(k->supported, k->nodes));
 	}
-	fputs("</table>\n", out);
+	fputs("</table>\n<p>Bars: <span class=\"supported\">&#160;supported&#160;</span> "
+	      "<span class=\"limited\">&#160;limited&#160;</span> "
+	      "<span class=\"rewritable\">&#160;rewritable&#160;</span> "
+	      "<span class=\"blocked\">&#160;blocked&#160;</span></p>\n", out);
 	for (size_t t = 0; t < r->n_targets; t++)
 		if (put_target(r, t, out) < 0)
 			return -1;

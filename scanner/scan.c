@@ -217,8 +217,18 @@ int scan_value_is_const(const struct scan_ctx *c, const struct ir_value *v)
 		return 0;
 	if (v->init || v->sparse_init || scan_vset_has(&c->consts, v))
 		return 1;
-	t = ir_infer_get(&c->inf, v);
-	return t && (t->has_const || t->has_fconst);
+	t = ir_infer_get(c->inf, v);
+	if (!t)
+		return 0;
+	if (t->has_fconst)
+		return 1;
+	if (!t->has_const)
+		return 0;
+	/* shape arithmetic with symbolic sizes is not a constant */
+	for (size_t i = 0; i < t->n_const; i++)
+		if (t->cval[i].kind != IR_VDIM_VALUE)
+			return 0;
+	return 1;
 }
 
 /* Ops whose outputs are not fixed even when every input is. */
@@ -230,7 +240,7 @@ static int nondeterministic(const char *op)
 
 /* Nodes are in enumeration order: producers (of one scope, and of outer
  * scopes) come before consumers, so one pass settles every value. */
-static int find_consts(struct scan_ctx *c, const struct scan_result *r)
+static int find_consts(struct scan_ctx *c, struct scan_result *r)
 {
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		const struct ir_node *n = r->nodes[i].node;
@@ -244,6 +254,7 @@ static int find_consts(struct scan_ctx *c, const struct scan_result *r)
 				all = 0;
 		if (!all || (!n->n_inputs && strcmp(ir_s(n->op_type), "Constant")))
 			continue;
+		r->nodes[i].constant = 1;
 		for (size_t k = 0; k < n->n_outputs; k++)
 			if (n->outputs[k] && scan_vset_add(&c->consts, n->outputs[k]) < 0)
 				return IR_ENOMEM;
@@ -290,6 +301,33 @@ static void node_info(struct scan_ctx *c, const struct scan_node *sn,
 		ni->schema = ir_registry_find(fb, sn->op_type, ni->opset);
 }
 
+/* Inferred types and constness of every node's inputs and outputs, once. */
+static int io_facts(struct scan_ctx *c, const struct scan_result *r)
+{
+	size_t total = 0, k = 0, kc = 0;
+
+	for (size_t i = 0; i < r->n_nodes; i++)
+		total += r->nodes[i].node->n_inputs + r->nodes[i].node->n_outputs;
+	if (!(c->vt_pool = calloc(total + 1, sizeof(*c->vt_pool))) ||
+	    !(c->const_pool = calloc(total + 1, 1)))
+		return IR_ENOMEM;
+	for (size_t i = 0; i < r->n_nodes; i++) {
+		const struct ir_node *n = r->nodes[i].node;
+		struct scan_ninfo *ni = &c->info[i];
+
+		ni->vt = &c->vt_pool[k];
+		ni->in_const = &c->const_pool[kc];
+		ni->n_in = n->n_inputs;
+		for (size_t j = 0; j < n->n_inputs; j++) {
+			c->vt_pool[k++] = n->inputs[j] ? ir_infer_get(c->inf, n->inputs[j]) : NULL;
+			c->const_pool[kc++] = scan_value_is_const(c, n->inputs[j]);
+		}
+		for (size_t j = 0; j < n->n_outputs; j++)
+			c->vt_pool[k++] = n->outputs[j] ? ir_infer_get(c->inf, n->outputs[j]) : NULL;
+	}
+	return 0;
+}
+
 /* ---- the scan ------------------------------------------------------------------ */
 
 static void counts_add(struct scan_counts *k, enum scan_status s)
@@ -303,42 +341,37 @@ static void counts_add(struct scan_counts *k, enum scan_status s)
 	}
 }
 
-static int str_cmp(const void *a, const void *b)
+struct op_key {
+	const char *op, *domain;
+};
+
+static int op_key_cmp(const void *a, const void *b)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	const struct op_key *x = a, *y = b;
+	int c = strcmp(x->op, y->op);
+
+	return c ? c : strcmp(x->domain, y->domain);
 }
 
-/* Distinct "domain:op" among blocked nodes. */
+/* Distinct (domain, op type) among blocked nodes. */
 static int count_blocked_types(const struct scan_result *r, struct scan_target_result *tr)
 {
-	const char **v;
+	struct op_key *v;
 	size_t n = 0;
 
 	tr->blocked_op_types = 0;
 	if (!tr->counts.blocked)
 		return 0;
-	if (!(v = malloc(tr->counts.blocked * 2 * sizeof(*v))))
+	if (!(v = malloc(tr->counts.blocked * sizeof(*v))))
 		return IR_ENOMEM;
 	for (size_t i = 0; i < r->n_nodes; i++)
 		if (tr->verdicts[i].status == SCAN_BLOCKED) {
-			v[n++] = r->nodes[i].op_type;
-			v[n++] = r->nodes[i].domain;
+			v[n].op = r->nodes[i].op_type;
+			v[n++].domain = r->nodes[i].domain;
 		}
-	/* pairs: sort by op name, then compare pairs */
-	{
-		struct pr { const char *op, *dom; } *p = (struct pr *)v;
-		size_t np = n / 2;
-
-		qsort(p, np, sizeof(*p), str_cmp);
-		for (size_t i = 0; i < np; i++) {
-			int dup = 0;
-
-			for (size_t j = i; j-- > 0 && !strcmp(p[j].op, p[i].op);)
-				if (!strcmp(p[j].dom, p[i].dom))
-					dup = 1;
-			tr->blocked_op_types += !dup;
-		}
-	}
+	qsort(v, n, sizeof(*v), op_key_cmp);
+	for (size_t i = 0; i < n; i++)
+		tr->blocked_op_types += !i || op_key_cmp(&v[i - 1], &v[i]);
 	free(v);
 	return 0;
 }
@@ -378,6 +411,14 @@ int scan_model(struct ir_model *m, const char *path,
 	       const struct scan_options *so, struct scan_result *out,
 	       struct ir_diag *d)
 {
+	return scan_model_inferred(m, path, targets, n_targets, so, NULL, out, d);
+}
+
+int scan_model_inferred(struct ir_model *m, const char *path,
+			const struct rules_target *const *targets, size_t n_targets,
+			const struct scan_options *so, const struct ir_infer *inf,
+			struct scan_result *out, struct ir_diag *d)
+{
 	struct scan_ctx c;
 	struct enum_ctx e;
 	struct scan_strings *strs;
@@ -389,7 +430,8 @@ int scan_model(struct ir_model *m, const char *path,
 	c.m = m;
 	c.d = d;
 	c.path = path ? path : ir_s(m->path);
-	ir_infer_init(&c.inf);
+	ir_infer_init(&c.own_inf);
+	c.inf = &c.own_inf;
 	if (!m->graph)
 		return ir_diag_error(d, IR_EINVAL, "model has no graph");
 	if (!n_targets)
@@ -430,7 +472,9 @@ int scan_model(struct ir_model *m, const char *path,
 		rc = ir_diag_error(d, rc, "out of memory");
 		goto cleanup;
 	}
-	if ((rc = ir_infer_model(m, &c.inf, d)) < 0)
+	if (inf)
+		c.inf = inf;
+	else if ((rc = ir_infer_model(m, &c.own_inf, d)) < 0)
 		goto cleanup;
 	out->inferred = 1;
 	if (out->n_nodes && !(c.info = calloc(out->n_nodes, sizeof(*c.info)))) {
@@ -443,7 +487,8 @@ int scan_model(struct ir_model *m, const char *path,
 		node_info(&c, sn, sn->function ? find_fn(m, sn->function) : NULL, &c.info[i]);
 		out->nodes[i].version = c.info[i].schema ? c.info[i].schema->since_version : 0;
 	}
-	if ((rc = find_consts(&c, out)) < 0 || (rc = scan_facts_collect(&c)) < 0) {
+	if ((rc = find_consts(&c, out)) < 0 || (rc = io_facts(&c, out)) < 0 ||
+	    (rc = scan_facts_collect(&c)) < 0) {
 		rc = ir_diag_error(d, rc, "out of memory");
 		goto cleanup;
 	}
@@ -458,8 +503,10 @@ int scan_model(struct ir_model *m, const char *path,
 		rc = scan_target(&c, out, i, so);
 cleanup:
 	free(c.info);
+	free(c.vt_pool);
+	free(c.const_pool);
 	scan_vset_release(&c.consts);
-	ir_infer_release(&c.inf);
+	ir_infer_release(&c.own_inf);
 	if (rc < 0)
 		scan_result_release(out);
 	return rc < 0 ? rc : 0;

@@ -18,6 +18,7 @@
 
 struct ir_model;
 struct ir_node;
+struct ir_infer;
 struct ir_diag;
 struct rules_target;
 
@@ -58,6 +59,8 @@ struct scan_node {
 	const char *graph;      /* "main", "main/If_0.then_branch", "fn:domain:Name" */
 	int depth;              /* 0 main graph or function body, +1 per subgraph */
 	int is_call;            /* calls a model-local function (judged by its body) */
+	int constant;           /* deterministic, every input constant: its outputs
+				 * can be computed once (constant folding) */
 };
 
 struct scan_reason {
@@ -126,6 +129,14 @@ int scan_model(struct ir_model *m, const char *path,
 	       const struct scan_options *so, struct scan_result *out,
 	       struct ir_diag *d);
 void scan_result_release(struct scan_result *r);
+
+/* scan_model with the model's types and shapes already inferred: inf (a
+ * complete ir_infer_model of m as it is now; borrowed, only read) is used
+ * instead of inferring again.  inf NULL is scan_model. */
+int scan_model_inferred(struct ir_model *m, const char *path,
+			const struct rules_target *const *targets, size_t n_targets,
+			const struct scan_options *so, const struct ir_infer *inf,
+			struct scan_result *out, struct ir_diag *d);
 
 /* Does anything of target result tr (a node or a finding) have a status
  * at or above min? */

@@ -18,6 +18,12 @@
 struct scan_ninfo {
 	const struct ir_op_schema *schema;   /* NULL: op unknown at this opset */
 	int64_t opset;                       /* of the node's domain */
+	/* inferred types of the inputs, then the outputs (NULL unknown or
+	 * absent), and whether each input is constant: looked up once for
+	 * all targets (pointers into the scan's pools) */
+	const struct ir_vtype **vt;
+	unsigned char *in_const;
+	size_t n_in;
 };
 
 /* A set of values (open addressing on the pointer). */
@@ -40,9 +46,12 @@ struct scan_mfacts {
 struct scan_ctx {
 	struct ir_model *m;
 	const char *path;
-	struct ir_infer inf;
+	const struct ir_infer *inf;          /* own_inf, or the caller's */
+	struct ir_infer own_inf;
 	struct scan_vset consts;
 	struct scan_ninfo *info;             /* one per result node */
+	const struct ir_vtype **vt_pool;     /* storage of info[].vt */
+	unsigned char *const_pool;           /* storage of info[].in_const */
 	struct scan_mfacts facts;
 	struct ir_diag *d;
 };
@@ -70,7 +79,7 @@ int scan_facts_collect(struct scan_ctx *c);
 int scan_findings_for(const struct scan_ctx *c, const struct rules_target *t,
 		      struct scan_target_result *tr);
 
-/* Output helpers of the writers (report_util.c).  Writers print with
+/* Output helpers of the writers (report.c).  Writers print with
  * fputs/fprintf and check ferror once at the end. */
 void scan_put_json_str(FILE *f, const char *s);
 void scan_put_html(FILE *f, const char *s);   /* HTML/XML text escaping */

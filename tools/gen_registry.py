@@ -468,18 +468,34 @@ def emit(ops, out):
       "\tsizeof(ir_registry_table) / sizeof(ir_registry_table[0]);\n")
 
 
+# Attributes a later version added, for a deprecated first version that
+# takes its signature from the next one (GroupNormalization-18 has no
+# stash_type, which 21 introduced).
+ADDED_LATER = {("ai.onnx", "GroupNormalization", 21): {"stash_type"}}
+
+
 def inherit_deprecated(ops):
     """The spec prints no signature for a deprecated version (Upsample-10,
-    Scatter-11); onnx keeps the previous version's, so copy it."""
+    Scatter-11); onnx keeps the previous version's, so copy it.  A first
+    version deprecated later (GroupNormalization-18) takes the next one's,
+    less the attributes that version added."""
     for i, op in enumerate(ops):
-        if not op["deprecated"] or op["inputs"] or op["outputs"] or i == 0:
+        if not op["deprecated"] or op["inputs"] or op["outputs"]:
             continue
-        prev = ops[i - 1]
-        if (prev["domain"], prev["name"]) != (op["domain"], op["name"]):
+        key = (op["domain"], op["name"])
+        prev = ops[i - 1] if i else None
+        nxt = ops[i + 1] if i + 1 < len(ops) else None
+        if prev and (prev["domain"], prev["name"]) == key:
+            src, drop = prev, set()
+        elif nxt and (nxt["domain"], nxt["name"]) == key:
+            src = nxt
+            drop = ADDED_LATER.get((nxt["domain"], nxt["name"], nxt["since"]), set())
+        else:
             continue
-        for k in ("inputs", "outputs", "attrs", "tcs"):
-            op[k] = prev[k]
-        op["arity"] = dict(prev["arity"])
+        for k in ("inputs", "outputs", "tcs"):
+            op[k] = src[k]
+        op["attrs"] = [a for a in src["attrs"] if a["name"] not in drop]
+        op["arity"] = dict(src["arity"])
 
 
 def main():

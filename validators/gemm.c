@@ -3,6 +3,7 @@
  * threads here (see gemm.h). */
 #include <pthread.h>
 #include <stddef.h>
+#include <strings.h>
 
 #include <cblas.h>
 
@@ -131,4 +132,39 @@ void rt_gemm_f64_par(struct rt_kctx *kc, int trans_a, int trans_b,
 			   alpha, beta, a, b, c };
 
 	split_go(kc, &s);
+}
+
+const char *rt_gemm_coretype(void)
+{
+	const char *c = openblas_get_corename();
+
+	return c ? c : "unknown";
+}
+
+const char *rt_gemm_better_coretype(void)
+{
+	static const char *const avx512[] = {
+		"SkylakeX", "Cooperlake", "SapphireRapids", "Zen"
+	};
+	static const char *const avx2[] = {
+		"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids",
+		"Excavator"
+	};
+	const char *core = rt_gemm_coretype();
+
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	    __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
+		for (size_t i = 0; i < sizeof(avx512) / sizeof(avx512[0]); i++)
+			if (!strcasecmp(core, avx512[i]))
+				return NULL;
+		return "SkylakeX";
+	}
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+		for (size_t i = 0; i < sizeof(avx2) / sizeof(avx2[0]); i++)
+			if (!strcasecmp(core, avx2[i]))
+				return NULL;
+		return "Haswell";
+	}
+	return NULL;
 }

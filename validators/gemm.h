@@ -43,4 +43,14 @@ void rt_gemm_f64_par(struct rt_kctx *kc, int trans_a, int trans_b,
 		     const double *b, int64_t ldb,
 		     double beta, double *c, int64_t ldc);
 
+/* OpenBLAS picks its kernels when it loads, from the CPU model; on CPUs
+ * it does not know (this project's VMs) it falls back to its generic
+ * "Prescott" SSE3 kernels, 3-6x slower.  The kernel set worth forcing with
+ * the OPENBLAS_CORETYPE environment variable (read only at load, so a
+ * program sets it and re-executes itself), or NULL when OpenBLAS already
+ * uses kernels matching the CPU's AVX-512 / AVX2. */
+const char *rt_gemm_better_coretype(void);
+/* OpenBLAS's kernel set in use ("SkylakeX", "Haswell", "Prescott"...). */
+const char *rt_gemm_coretype(void);
+
 #endif

@@ -31,14 +31,39 @@ KEL_UNARY_FLOAT(swish, x * ((T)p->a * x >= 0 ? 1 / (1 + exp(-(T)p->a * x)) :
 			    exp((T)p->a * x) / (1 + exp((T)p->a * x))))
 KEL_UNARY_FLOAT(threlu, x > (T)p->a ? x : 0)
 KEL_UNARY_FLOAT(shrink, x < -(T)p->b ? x + (T)p->a : x > (T)p->b ? x - (T)p->a : 0)
-KEL_UNARY_INT(shrink, (double)x < -(double)p->b ? (int64_t)((double)x + p->a) :
-		      (double)x > (double)p->b ? (int64_t)((double)x - p->a) : 0)
-KEL_UNARY_FLOAT(clip, x < (T)p->lo ? (T)p->lo : x > (T)p->hi ? (T)p->hi : x)
-KEL_UNARY_INT(clip, p->uns ?
-	      ((p->mode & 1) && (uint64_t)x < (uint64_t)p->ilo ? p->ilo :
-	       (p->mode & 2) && (uint64_t)x > (uint64_t)p->ihi ? p->ihi : x) :
-	      ((p->mode & 1) && x < p->ilo ? p->ilo :
-	       (p->mode & 2) && x > p->ihi ? p->ihi : x))
+/* Shrink on integers: computed in double, back with saturation. */
+static int64_t shrink_one(int64_t x, const struct kel_par *p)
+{
+	double v = p->uns ? (double)(uint64_t)x : (double)x;
+
+	v = v < -(double)p->b ? v + p->a : v > (double)p->b ? v - p->a : 0;
+	if (p->uns)
+		return v <= 0 ? 0 : v >= 1.8446744073709552e19 ? -1 :
+		       (int64_t)(uint64_t)v;
+	return v >= 9.2233720368547758e18 ? INT64_MAX :
+	       v <= -9.2233720368547758e18 ? INT64_MIN : (int64_t)v;
+}
+KEL_UNARY_INT(shrink, shrink_one(x, p))
+/* Clip: max with the lower bound, then min with the upper (numpy's
+ * order: min > max gives max everywhere); NaN stays NaN */
+KEL_UNARY_FLOAT(clip, (x < (T)p->lo ? (T)p->lo : x) > (T)p->hi ? (T)p->hi :
+		      (x < (T)p->lo ? (T)p->lo : x))
+static int64_t clip_one(int64_t x, const struct kel_par *p)
+{
+	if (p->uns) {
+		if ((p->mode & 1) && (uint64_t)x < (uint64_t)p->ilo)
+			x = p->ilo;
+		if ((p->mode & 2) && (uint64_t)x > (uint64_t)p->ihi)
+			x = p->ihi;
+	} else {
+		if ((p->mode & 1) && x < p->ilo)
+			x = p->ilo;
+		if ((p->mode & 2) && x > p->ihi)
+			x = p->ihi;
+	}
+	return x;
+}
+KEL_UNARY_INT(clip, clip_one(x, p))
 
 #define FLOAT_OP(name) static const struct kel_unop op_##name = \
 	{ name##_f32, name##_f64, NULL, 0 }
@@ -219,11 +244,14 @@ static int k_prelu(struct rt_kctx *k)
 	return kel_binary_into(k, &op, &no_par, x, ts[1], y);
 }
 
-/* Output 0 = act(input 0 + input 1) (input 1 optional). */
+/* Output 0 = act(input 0 + input 1) (input 1 optional); narrow floats
+ * go through float so the sum is not rounded before act. */
 static int bias_act(struct rt_kctx *k, const struct kel_unop *op)
 {
 	static const struct kel_binop add = { add_f32, add_f64, NULL, 0, 0 };
 	struct rt_value *x, *b = rt_in(k, 1), *y, *ts[2];
+	struct rt_value *x32 = NULL, *b32 = NULL, *y32 = NULL;
+	struct ir_diag sub;
 	int64_t dims[RT_MAX_RANK];
 	int rank, rc;
 
@@ -237,9 +265,28 @@ static int bias_act(struct rt_kctx *k, const struct kel_unop *op)
 		return rc;
 	if (!(y = rt_out_tensor(k, 0, x->dtype, rank, dims)))
 		return IR_ENOMEM;
-	if ((rc = kel_binary_into(k, &add, &no_par, x, b, y)) < 0)
-		return rc;
-	return kel_unary_on(k, op, &no_par, y, y);
+	if (!kel_is_narrow_float(x->dtype) || b->dtype != x->dtype) {
+		if ((rc = kel_binary_into(k, &add, &no_par, x, b, y)) < 0)
+			return rc;
+		return kel_unary_on(k, op, &no_par, y, y);
+	}
+	ir_diag_init(&sub);
+	if (rt_tensor_cast(k->mem, x, IR_DTYPE_FLOAT, &x32, &sub) < 0 ||
+	    rt_tensor_cast(k->mem, b, IR_DTYPE_FLOAT, &b32, &sub) < 0 ||
+	    rt_tensor_new(k->mem, IR_DTYPE_FLOAT, rank, dims, &y32, &sub) < 0) {
+		rc = rt_err(k, "%s", sub.msg);
+		goto cleanup;
+	}
+	if ((rc = kel_binary_into(k, &add, &no_par, x32, b32, y32)) < 0 ||
+	    (rc = kel_unary_on(k, op, &no_par, y32, y32)) < 0)
+		goto cleanup;
+	for (int64_t i = 0; i < y->numel; i++)
+		rt_store_f64(y->dtype, y->data, i, ((const float *)y32->data)[i]);
+cleanup:
+	rt_value_unref(x32);
+	rt_value_unref(b32);
+	rt_value_unref(y32);
+	return rc;
 }
 
 static int k_bias_gelu(struct rt_kctx *k) { return bias_act(k, &op_gelu); }
@@ -248,7 +295,8 @@ static int k_fast_gelu(struct rt_kctx *k) { return bias_act(k, &op_gelu_tanh); }
 static int k_swiglu(struct rt_kctx *k)
 {
 	static const struct kel_binop mul = { mul_f32, mul_f64, NULL, 0, 0 };
-	struct rt_value *a, *b, *y;
+	struct rt_value *a, *b, *y, *a32 = NULL, *b32 = NULL, *y32 = NULL;
+	struct ir_diag sub;
 	struct kel_par p;
 	int rc;
 
@@ -261,9 +309,29 @@ static int k_swiglu(struct rt_kctx *k)
 	p.a = kel_attr_float(k, "alpha", 1.0f);
 	if (!(y = rt_out_tensor(k, 0, a->dtype, a->rank, a->dims)))
 		return IR_ENOMEM;
-	if ((rc = kel_unary_on(k, &op_swish, &p, a, y)) < 0)
-		return rc;
-	return kel_binary_into(k, &mul, &no_par, y, b, y);
+	if (!kel_is_narrow_float(a->dtype) || b->dtype != a->dtype) {
+		if ((rc = kel_unary_on(k, &op_swish, &p, a, y)) < 0)
+			return rc;
+		return kel_binary_into(k, &mul, &no_par, y, b, y);
+	}
+	/* narrow floats: one rounding at the end */
+	ir_diag_init(&sub);
+	if (rt_tensor_cast(k->mem, a, IR_DTYPE_FLOAT, &a32, &sub) < 0 ||
+	    rt_tensor_cast(k->mem, b, IR_DTYPE_FLOAT, &b32, &sub) < 0 ||
+	    rt_tensor_new(k->mem, IR_DTYPE_FLOAT, a->rank, a->dims, &y32, &sub) < 0) {
+		rc = rt_err(k, "%s", sub.msg);
+		goto cleanup;
+	}
+	if ((rc = kel_unary_on(k, &op_swish, &p, a32, y32)) < 0 ||
+	    (rc = kel_binary_into(k, &mul, &no_par, y32, b32, y32)) < 0)
+		goto cleanup;
+	for (int64_t i = 0; i < y->numel; i++)
+		rt_store_f64(y->dtype, y->data, i, ((const float *)y32->data)[i]);
+cleanup:
+	rt_value_unref(a32);
+	rt_value_unref(b32);
+	rt_value_unref(y32);
+	return rc;
 }
 
 const struct rt_kernel rt_kernels_act[] = {

@@ -1,7 +1,7 @@
 /* k_binary.c: the broadcasting binary engine (numpy rules, and the
  * broadcast/axis attributes of opset < 7) and the two-input elementwise
- * kernels on it: arithmetic, Pow, Mod, bit and logical ops, comparisons,
- * Where, and the variadic Max, Min, Mean and Sum. */
+ * kernels on it: arithmetic, Pow, Mod, bit and logical ops, and the
+ * variadic Max, Min, Mean and Sum (comparisons and Where: k_elem_cmp.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <tgmath.h>
@@ -11,6 +11,43 @@
 #define CHUNK 256
 
 /* ---- the engine --------------------------------------------------------- */
+
+struct ejob {
+	size_t n;
+	int64_t step[RT_BCAST_MAX + 1];
+	rt_bcast_fn fn;
+	void *ctx;
+};
+
+static void elem_range(void *arg, int64_t begin, int64_t end)
+{
+	const struct ejob *e = arg;
+	int64_t off[RT_BCAST_MAX + 1];
+
+	for (size_t i = 0; i <= e->n; i++)
+		off[i] = begin * e->step[i];
+	e->fn(e->ctx, off, e->step, end - begin);
+}
+
+void kel_elementwise(struct rt_kctx *k, struct rt_value *const *ts, size_t n,
+		     int rank, const int64_t *dims, rt_bcast_fn fn, void *ctx)
+{
+	int64_t total = rt_numel(rank, dims);
+	struct ejob e;
+
+	for (size_t i = 0; i < n; i++)
+		if (ts[i]->numel != total && ts[i]->numel != 1) {
+			rt_bcast_run(k, ts, n, rank, dims, fn, ctx);
+			return;
+		}
+	e.n = n;
+	e.fn = fn;
+	e.ctx = ctx;
+	for (size_t i = 0; i < n; i++)
+		e.step[i] = ts[i]->numel == total && total > 1;
+	e.step[n] = 1;
+	rt_parallel_for(k, total, 16384, elem_range, &e);
+}
 
 int kel_legacy_bcast(struct rt_kctx *k, const struct rt_value *a,
 		     struct rt_value *b, struct rt_value *view,
@@ -108,7 +145,7 @@ int kel_binary_into(struct rt_kctx *k, const struct kel_binop *op,
 			if (!rt_load_i64(dt, b->data, i))
 				return rt_err(k, "integer division by zero (element %lld of B)",
 					      (long long)i);
-	rt_bcast_run(k, ts, 2, y->rank, y->dims, bin_run, &j);
+	kel_elementwise(k, ts, 2, y->rank, y->dims, bin_run, &j);
 	return 0;
 }
 
@@ -362,178 +399,49 @@ static int k_pow(struct rt_kctx *k)
 	j.a = a;
 	j.b = ts[1];
 	j.y = y->data;
-	rt_bcast_run(k, ts, 2, rank, dims, pow_run, &j);
+	kel_elementwise(k, ts, 2, rank, dims, pow_run, &j);
 	return 0;
-}
-
-/* ---- comparisons ----------------------------------------------------- */
-
-enum { CMP_EQ, CMP_GT, CMP_GE, CMP_LT, CMP_LE };
-
-struct cjob {
-	const struct rt_value *a, *b;
-	uint8_t *y;
-	int mode;
-};
-
-static void cmp_run(void *arg, const int64_t *off, const int64_t *step,
-		    int64_t len)
-{
-	const struct cjob *j = arg;
-	int dt = j->a->dtype, m = j->mode;
-	int uns = rt_dtype_is_int(dt) && !rt_dtype_is_signed(dt);
-
-	for (int64_t i = 0; i < len; i++) {
-		int64_t ia = off[0] + i * step[0], ib = off[1] + i * step[1];
-		int lt, gt;
-
-		if (dt == IR_DTYPE_STRING) {
-			const char *x = ((char *const *)j->a->data)[ia];
-			const char *z = ((char *const *)j->b->data)[ib];
-			int c = strcmp(x ? x : "", z ? z : "");
-
-			lt = c < 0;
-			gt = c > 0;
-		} else if (rt_dtype_is_float(dt)) {
-			double x = rt_load_f64(dt, j->a->data, ia);
-			double z = rt_load_f64(dt, j->b->data, ib);
-
-			if (x != x || z != z) {   /* NaN: only != holds */
-				j->y[off[2] + i] = 0;
-				continue;
-			}
-			lt = x < z;
-			gt = x > z;
-		} else {
-			int64_t x = rt_load_i64(dt, j->a->data, ia);
-			int64_t z = rt_load_i64(dt, j->b->data, ib);
-
-			lt = uns ? (uint64_t)x < (uint64_t)z : x < z;
-			gt = uns ? (uint64_t)x > (uint64_t)z : x > z;
-		}
-		j->y[off[2] + i] = (uint8_t)(m == CMP_EQ ? !lt && !gt :
-					     m == CMP_GT ? gt : m == CMP_GE ? !lt :
-					     m == CMP_LT ? lt : !gt);
-	}
-}
-
-static int compare(struct rt_kctx *k, int mode)
-{
-	struct rt_value *a, *b, *y, view, *ts[2];
-	int64_t dims[RT_MAX_RANK];
-	struct cjob j;
-	int rank, rc;
-
-	if ((rc = rt_in_tensor(k, 0, &a)) < 0 || (rc = rt_in_tensor(k, 1, &b)) < 0)
-		return rc;
-	if (a->dtype != b->dtype)
-		return rt_err(k, "input types differ: %s and %s",
-			      ir_dtype_name(a->dtype), ir_dtype_name(b->dtype));
-	if (a->dtype == IR_DTYPE_STRING ? mode != CMP_EQ :
-	    !rt_dtype_is_float(a->dtype) && !rt_dtype_is_int(a->dtype) &&
-	    a->dtype != IR_DTYPE_BOOL)
-		return kel_bad_dtype(k, a->dtype);
-	if ((rc = kel_legacy_bcast(k, a, b, &view, &ts[1])) < 0)
-		return rc;
-	ts[0] = a;
-	if ((rc = rt_broadcast_shape(k, ts, 2, &rank, dims)) < 0)
-		return rc;
-	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_BOOL, rank, dims)))
-		return IR_ENOMEM;
-	j.a = a;
-	j.b = ts[1];
-	j.y = y->data;
-	j.mode = mode;
-	rt_bcast_run(k, ts, 2, rank, dims, cmp_run, &j);
-	return 0;
-}
-
-static int k_equal(struct rt_kctx *k) { return compare(k, CMP_EQ); }
-static int k_greater(struct rt_kctx *k) { return compare(k, CMP_GT); }
-static int k_greater_eq(struct rt_kctx *k) { return compare(k, CMP_GE); }
-static int k_less(struct rt_kctx *k) { return compare(k, CMP_LT); }
-static int k_less_eq(struct rt_kctx *k) { return compare(k, CMP_LE); }
-
-/* ---- Where ------------------------------------------------------------- */
-
-struct wjob {
-	const struct rt_value *c, *x, *z;
-	struct rt_value *y;
-	size_t es;
-	int oom;
-};
-
-static void where_run(void *arg, const int64_t *off, const int64_t *step,
-		      int64_t len)
-{
-	struct wjob *j = arg;
-	const uint8_t *c = j->c->data;
-	size_t es = j->es;
-
-	for (int64_t i = 0; i < len; i++) {
-		int take = c[off[0] + i * step[0]] != 0;
-		const struct rt_value *src = take ? j->x : j->z;
-		int64_t si = take ? off[1] + i * step[1] : off[2] + i * step[2];
-		int64_t o = off[3] + i;
-
-		if (j->y->dtype == IR_DTYPE_STRING) {
-			const char *s = ((char *const *)src->data)[si];
-
-			if (!(((char **)j->y->data)[o] = strdup(s ? s : "")))
-				j->oom = 1;
-		} else {
-			memcpy((char *)j->y->data + (size_t)o * es,
-			       (const char *)src->data + (size_t)si * es, es);
-		}
-	}
-}
-
-static int k_where(struct rt_kctx *k)
-{
-	struct rt_value *ts[3], *y;
-	int64_t dims[RT_MAX_RANK];
-	struct wjob j;
-	int rank, rc;
-
-	for (size_t i = 0; i < 3; i++)
-		if ((rc = rt_in_tensor(k, i, &ts[i])) < 0)
-			return rc;
-	if (ts[0]->dtype != IR_DTYPE_BOOL)
-		return rt_err(k, "condition must be bool, not %s",
-			      ir_dtype_name(ts[0]->dtype));
-	if (ts[1]->dtype != ts[2]->dtype)
-		return rt_err(k, "input types differ: %s and %s",
-			      ir_dtype_name(ts[1]->dtype), ir_dtype_name(ts[2]->dtype));
-	if ((rc = rt_broadcast_shape(k, ts, 3, &rank, dims)) < 0)
-		return rc;
-	if (!(y = rt_out_tensor(k, 0, ts[1]->dtype, rank, dims)))
-		return IR_ENOMEM;
-	j.c = ts[0];
-	j.x = ts[1];
-	j.z = ts[2];
-	j.y = y;
-	j.es = rt_dtype_size(y->dtype);
-	j.oom = 0;
-	rt_bcast_run(k, ts, 3, rank, dims, where_run, &j);
-	return j.oom ? rt_oom(k) : 0;
 }
 
 /* ---- variadic Max, Min, Sum, Mean -------------------------------------- */
 
+/* A float copy of t (narrow floats accumulate in float), or a new float
+ * tensor when t is NULL. */
+static int float_copy(struct rt_kctx *k, struct rt_value *t, int rank,
+		      const int64_t *dims, struct rt_value **out)
+{
+	struct ir_diag sub;
+	int rc;
+
+	ir_diag_init(&sub);
+	rc = t ? rt_tensor_cast(k->mem, t, IR_DTYPE_FLOAT, out, &sub) :
+		 rt_tensor_new(k->mem, IR_DTYPE_FLOAT, rank, dims, out, &sub);
+	return rc < 0 ? rt_err(k, "%s", sub.msg) : 0;
+}
+
 static int variadic(struct rt_kctx *k, const struct kel_binop *op, int mean)
 {
-	struct rt_value *ts[2], *y, **all = NULL, *one, shape;
+	struct rt_value *ts[2], *y = NULL, *acc = NULL, **all = NULL, **conv = NULL;
+	struct rt_value **src, shape;
 	int64_t dims[RT_MAX_RANK];
 	size_t n = k->n_in;
 	int rank, rc = 0;
 
 	if (!n)
 		return rt_err(k, "needs at least one input");
-	if (!(all = calloc(n, sizeof(*all))))
-		return rt_oom(k);
-	for (size_t i = 0; i < n; i++)
+	if (!(all = calloc(n, sizeof(*all))) || !(conv = calloc(n, sizeof(*conv)))) {
+		rc = rt_oom(k);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++) {
 		if ((rc = rt_in_tensor(k, i, &all[i])) < 0)
 			goto cleanup;
+		if (all[i]->dtype != all[0]->dtype) {
+			rc = rt_err(k, "input types differ: %s and %s",
+				    ir_dtype_name(all[0]->dtype), ir_dtype_name(all[i]->dtype));
+			goto cleanup;
+		}
+	}
 	if (mean && !rt_dtype_is_float(all[0]->dtype)) {
 		rc = kel_bad_dtype(k, all[0]->dtype);
 		goto cleanup;
@@ -556,24 +464,39 @@ static int variadic(struct rt_kctx *k, const struct kel_binop *op, int mean)
 		rc = IR_ENOMEM;
 		goto cleanup;
 	}
-	one = n > 1 ? all[1] : all[0];
 	if (n == 1) {
 		/* y = x: the max of x and itself */
 		static const struct kel_binop first = { max_f32, max_f64, max_i, 1, 0 };
 
-		rc = kel_binary_into(k, &first, &no_par, all[0], one, y);
+		rc = kel_binary_into(k, &first, &no_par, all[0], all[0], y);
 		goto cleanup;
 	}
-	if ((rc = kel_binary_into(k, op, &no_par, all[0], all[1], y)) < 0)
+	src = all;
+	acc = y;
+	if (kel_is_narrow_float(y->dtype)) {
+		/* float16 and the like: one rounding at the end, not per input */
+		acc = NULL;
+		for (size_t i = 0; i < n; i++)
+			if ((rc = float_copy(k, all[i], 0, NULL, &conv[i])) < 0)
+				goto cleanup;
+		if ((rc = float_copy(k, NULL, rank, dims, &acc)) < 0)
+			goto cleanup;
+		src = conv;
+	}
+	if ((rc = kel_binary_into(k, op, &no_par, src[0], src[1], acc)) < 0)
 		goto cleanup;
 	for (size_t i = 2; i < n; i++)
-		if ((rc = kel_binary_into(k, op, &no_par, y, all[i], y)) < 0)
+		if ((rc = kel_binary_into(k, op, &no_par, acc, src[i], acc)) < 0)
 			goto cleanup;
-	if (mean)
-		for (int64_t i = 0; i < y->numel; i++)
-			rt_store_f64(y->dtype, y->data, i,
-				     rt_load_f64(y->dtype, y->data, i) / (double)n);
+	for (int64_t i = 0; (mean || acc != y) && i < y->numel; i++)
+		rt_store_f64(y->dtype, y->data, i,
+			     rt_load_f64(acc->dtype, acc->data, i) / (mean ? (double)n : 1.0));
 cleanup:
+	if (acc != y)
+		rt_value_unref(acc);
+	for (size_t i = 0; conv && i < n; i++)
+		rt_value_unref(conv[i]);
+	free(conv);
 	free(all);
 	return rc;
 }
@@ -591,11 +514,11 @@ const struct rt_kernel rt_kernels_binary[] = {
 	{ "ai.onnx", "BitwiseOr", 18, RT_OPEN, k_bor },
 	{ "ai.onnx", "BitwiseXor", 18, RT_OPEN, k_bxor },
 	{ "ai.onnx", "Div", 1, RT_OPEN, k_div },
-	{ "ai.onnx", "Equal", 1, RT_OPEN, k_equal },
-	{ "ai.onnx", "Greater", 1, RT_OPEN, k_greater },
-	{ "ai.onnx", "GreaterOrEqual", 12, RT_OPEN, k_greater_eq },
-	{ "ai.onnx", "Less", 1, RT_OPEN, k_less },
-	{ "ai.onnx", "LessOrEqual", 12, RT_OPEN, k_less_eq },
+	{ "ai.onnx", "Equal", 1, RT_OPEN, kel_equal },
+	{ "ai.onnx", "Greater", 1, RT_OPEN, kel_greater },
+	{ "ai.onnx", "GreaterOrEqual", 12, RT_OPEN, kel_greater_eq },
+	{ "ai.onnx", "Less", 1, RT_OPEN, kel_less },
+	{ "ai.onnx", "LessOrEqual", 12, RT_OPEN, kel_less_eq },
 	{ "ai.onnx", "Max", 1, RT_OPEN, k_max },
 	{ "ai.onnx", "Mean", 1, RT_OPEN, k_mean },
 	{ "ai.onnx", "Min", 1, RT_OPEN, k_min },
@@ -605,7 +528,7 @@ const struct rt_kernel rt_kernels_binary[] = {
 	{ "ai.onnx", "Pow", 1, RT_OPEN, k_pow },
 	{ "ai.onnx", "Sub", 1, RT_OPEN, k_sub },
 	{ "ai.onnx", "Sum", 1, RT_OPEN, k_sum },
-	{ "ai.onnx", "Where", 9, RT_OPEN, k_where },
+	{ "ai.onnx", "Where", 9, RT_OPEN, kel_where },
 	{ "ai.onnx", "Xor", 1, RT_OPEN, k_xor },
 };
 const size_t rt_n_kernels_binary = sizeof(rt_kernels_binary) / sizeof(rt_kernels_binary[0]);

@@ -136,6 +136,15 @@ static int to_strings(struct rt_kctx *k, const struct rt_value *x,
 	return 0;
 }
 
+/* An integer into a 4-bit dtype: the low four bits, as any integer
+ * narrowing (int4 sign-extended in its byte). */
+static uint8_t nibble(int dt, int64_t v)
+{
+	uint64_t n = (uint64_t)v & 15u;
+
+	return (uint8_t)(dt == IR_DTYPE_INT4 && n >= 8 ? n + 0xf0u : n);
+}
+
 /* ---- text to numbers ---------------------------------------------------- */
 
 static int from_strings(struct rt_kctx *k, const struct rt_value *x,
@@ -159,6 +168,8 @@ static int from_strings(struct rt_kctx *k, const struct rt_value *x,
 			if (end != s && !*end) {
 				if (dt == IR_DTYPE_UINT64 && *s != '-')
 					((uint64_t *)y->data)[i] = strtoull(s, NULL, 10);
+				else if (dt == IR_DTYPE_INT4 || dt == IR_DTYPE_UINT4)
+					((uint8_t *)y->data)[i] = nibble(dt, v);
 				else
 					rt_store_i64(dt, y->data, i, v);
 				continue;
@@ -171,6 +182,8 @@ static int from_strings(struct rt_kctx *k, const struct rt_value *x,
 
 			if (is_f8(dt))
 				((uint8_t *)y->data)[i] = rt_float_to_f8(dt, (float)v, saturate);
+			else if (dt == IR_DTYPE_INT4 || dt == IR_DTYPE_UINT4)
+				((uint8_t *)y->data)[i] = nibble(dt, (int64_t)fmax(fmin(v, 9e18), -9e18));
 			else
 				rt_store_f64(dt, y->data, i, v);
 		}
@@ -189,6 +202,38 @@ struct cjob {
 	int saturate;
 };
 
+/* v as a float rounded to odd: exact when v is, else the float below |v|
+ * with its last bit set, so that rounding it again to a narrower format
+ * (half, bfloat16, float8) gives what rounding v directly would. */
+static float odd_float(double v)
+{
+	float f = (float)v;
+	uint32_t b;
+
+	if (isnan(v) || (double)f == v)
+		return f;
+	if (fabs((double)f) > fabs(v))
+		f = nextafterf(f, 0.0f);
+	memcpy(&b, &f, 4);
+	b |= 1;
+	memcpy(&f, &b, 4);
+	return f;
+}
+
+/* Element i of (s, xd) into the narrow float dtype d, rounded once. */
+static void store_narrow(int d, void *yd, int64_t i, int s, const void *xd,
+			 int saturate)
+{
+	float f = odd_float(rt_load_f64(s, xd, i));
+
+	if (d == IR_DTYPE_FLOAT16)
+		((uint16_t *)yd)[i] = rt_float_to_half(f);
+	else if (d == IR_DTYPE_BFLOAT16)
+		((uint16_t *)yd)[i] = rt_float_to_bf16(f);
+	else
+		((uint8_t *)yd)[i] = rt_float_to_f8(d, f, is_f8(d) ? saturate : 1);
+}
+
 static void cast_range(void *arg, int64_t begin, int64_t end)
 {
 	const struct cjob *j = arg;
@@ -202,23 +247,24 @@ static void cast_range(void *arg, int64_t begin, int64_t end)
 	} else if (s == IR_DTYPE_FLOAT16 && d == IR_DTYPE_FLOAT) {
 		for (int64_t i = begin; i < end; i++)
 			((float *)yd)[i] = rt_half_to_float(((const uint16_t *)xd)[i]);
+	} else if (s == IR_DTYPE_FLOAT && d == IR_DTYPE_BFLOAT16) {
+		for (int64_t i = begin; i < end; i++)
+			((uint16_t *)yd)[i] = rt_float_to_bf16(((const float *)xd)[i]);
+	} else if (s == IR_DTYPE_BFLOAT16 && d == IR_DTYPE_FLOAT) {
+		for (int64_t i = begin; i < end; i++)
+			((float *)yd)[i] = rt_bf16_to_float(((const uint16_t *)xd)[i]);
 	} else if (s == IR_DTYPE_FLOAT && d == IR_DTYPE_DOUBLE) {
 		for (int64_t i = begin; i < end; i++)
 			((double *)yd)[i] = ((const float *)xd)[i];
-	} else if (is_f8(d)) {
+	} else if (kel_is_narrow_float(d)) {
 		for (int64_t i = begin; i < end; i++)
-			((uint8_t *)yd)[i] = rt_float_to_f8(d, (float)rt_load_f64(s, xd, i),
-							    j->saturate);
+			store_narrow(d, yd, i, s, xd, j->saturate);
 	} else if (d == IR_DTYPE_INT4 || d == IR_DTYPE_UINT4) {
 		/* as any integer narrowing: floats truncate, then the low
 		 * four bits are kept (ml_dtypes' astype, which the ONNX
 		 * reference uses) */
-		for (int64_t i = begin; i < end; i++) {
-			uint64_t v = (uint64_t)rt_load_i64(s, xd, i) & 15u;
-
-			((uint8_t *)yd)[i] = (uint8_t)(d == IR_DTYPE_INT4 && v >= 8 ?
-						       v + 0xf0u : v);
-		}
+		for (int64_t i = begin; i < end; i++)
+			((uint8_t *)yd)[i] = nibble(d, rt_load_i64(s, xd, i));
 	} else if (rt_dtype_is_float(d) || rt_dtype_is_float(s)) {
 		for (int64_t i = begin; i < end; i++)
 			rt_store_f64(d, yd, i, rt_load_f64(s, xd, i));

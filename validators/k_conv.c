@@ -142,6 +142,15 @@ static int convt_geom(struct rt_kctx *k, struct rt_value *x, struct rt_value *w,
 				int64_t o = os ? os[d] : g->out[d] * g->stride[d];
 				int64_t t = full - o;
 
+				/* SAME never pads negatively (as onnxruntime):
+				 * a window narrower than the stride gives less
+				 * than in * stride; an explicit output_shape
+				 * extends the output instead */
+				if (!os && t < 0) {
+					t = 0;
+					o = full;
+				}
+
 				if (!strcmp(ap, "SAME_UPPER")) {
 					g->pad[d] = floor_div2(t);
 					g->pad[nsp + d] = t - floor_div2(t);
@@ -252,7 +261,7 @@ static int k_deform_conv(struct rt_kctx *k)
 		goto cleanup;
 	{
 		int64_t cg = g.c / g.group, mg = g.m / g.group, cpo = g.c / og;
-		int64_t osz = oh * ow, h = g.in[0], wd_ = g.in[1];
+		int64_t osz = oh * ow, h = g.in[0], iw = g.in[1];
 
 		col = malloc((size_t)(cg * kk * osz + 1) * sizeof(double));
 		yd = malloc((size_t)(y->numel + 1) * sizeof(double));
@@ -266,7 +275,7 @@ static int k_deform_conv(struct rt_kctx *k)
 
 				for (int64_t ci = 0; ci < cg; ci++) {
 					int64_t c = gi * cg + ci, o = c / cpo;
-					const double *xc = xd + (n * g.c + c) * h * wd_;
+					const double *xc = xd + (n * g.c + c) * h * iw;
 
 					for (int64_t t = 0; t < kk; t++) {
 						int64_t kh = t / g.kernel[1], kw = t % g.kernel[1];
@@ -280,7 +289,7 @@ static int k_deform_conv(struct rt_kctx *k)
 								int64_t p = i * ow + j;
 								double py = (double)(i * g.stride[0] - g.pad[0] + kh * g.dil[0]) + dy[p];
 								double px = (double)(j * g.stride[1] - g.pad[1] + kw * g.dil[1]) + dx[p];
-								double v = bilinear(xc, h, wd_, py, px);
+								double v = bilinear(xc, h, iw, py, px);
 
 								cr[p] = mk ? v * mk[p] : v;
 							}

@@ -7,6 +7,13 @@
 #include "validators/gemm.h"
 #include "validators/k_conv_int.h"
 
+/* The depthwise and im2col loops are simple enough to vectorize; -O2 alone
+ * leaves them scalar (gcc's very-cheap cost model refuses loops that need
+ * an epilogue). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3")
+#endif
+
 #define KNN_T float
 #define KNN_SFX f32
 #include "validators/k_conv_tmpl.h"

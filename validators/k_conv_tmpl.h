@@ -23,8 +23,12 @@ static void FN(im2col_row)(const struct knn_geom *g, const KNN_T *img,
 		if (knn_walk_off(&w, g, &off)) {
 			for (; j < w.lo; j++)
 				dst[j] = 0;
-			for (; j < w.hi; j++)
-				dst[j] = xc[off + j * s];
+			if (s == 1)
+				for (; j < w.hi; j++)
+					dst[j] = xc[off + j];
+			else
+				for (; j < w.hi; j++)
+					dst[j] = xc[off + j * s];
 		}
 		for (; j < ol; j++)
 			dst[j] = 0;
@@ -83,6 +87,70 @@ struct FN(job) {
 	int direct, failed;
 };
 
+/* y[j] += a * x[j * s] for j < n; the unit stride on its own loop so
+ * the compiler vectorizes it. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void FN(axpy)(KNN_T *restrict y, const KNN_T *restrict x, int64_t s,
+		     int64_t n, KNN_T a)
+{
+	if (s == 1)
+		for (int64_t j = 0; j < n; j++)
+			y[j] += a * x[j];
+	else
+		for (int64_t j = 0; j < n; j++)
+			y[j] += a * x[j * s];
+}
+
+/* A 2-D depthwise plane: each output row stays in cache while every tap
+ * adds its shifted input row to it; per-column bounds computed once. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void FN(dw2d_plane)(const struct knn_geom *g, const KNN_T *restrict x,
+			   const KNN_T *restrict w, KNN_T bias,
+			   KNN_T *restrict y)
+{
+	int64_t ih = g->in[0], iw = g->in[1], oh = g->out[0], ow = g->out[1];
+	int64_t kh = g->kernel[0], kw = g->kernel[1], sw = g->stride[1];
+	int64_t lo[16], hi[16], base[16];
+
+	for (int64_t v = 0; v < kw && v < 16; v++) {
+		int64_t b = v * g->dil[1] - g->pad[1];
+
+		base[v] = b;
+		lo[v] = b >= 0 ? 0 : (-b + sw - 1) / sw;
+		hi[v] = iw - 1 - b < 0 ? 0 : (iw - 1 - b) / sw + 1;
+		if (lo[v] > ow)
+			lo[v] = ow;
+		if (hi[v] > ow)
+			hi[v] = ow;
+		if (hi[v] < lo[v])
+			hi[v] = lo[v];
+	}
+	for (int64_t a = 0; a < oh; a++) {
+		KNN_T *yr = y + a * ow;
+
+		for (int64_t j = 0; j < ow; j++)
+			yr[j] = bias;
+		for (int64_t u = 0; u < kh; u++) {
+			int64_t h = a * g->stride[0] - g->pad[0] + u * g->dil[0];
+
+			if (h < 0 || h >= ih)
+				continue;
+			for (int64_t v = 0; v < kw; v++) {
+				const KNN_T *xr = x + h * iw + (base[v] + lo[v] * sw);
+				KNN_T wv = w[u * kw + v], *yo = yr + lo[v];
+				int64_t n = hi[v] - lo[v];
+
+				if (sw == 1)
+					for (int64_t j = 0; j < n; j++)
+						yo[j] += wv * xr[j];
+				else
+					for (int64_t j = 0; j < n; j++)
+						yo[j] += wv * xr[j * sw];
+			}
+		}
+	}
+}
+
 /* Depthwise: output channel i (over n * m) from input channel
  * (i % m) / (m / c), shifting and accumulating one kernel tap at a time. */
 static void FN(dw_chans)(void *ctx, int64_t lo, int64_t hi)
@@ -98,6 +166,10 @@ static void FN(dw_chans)(void *ctx, int64_t lo, int64_t hi)
 		const KNN_T *wc = jb->w + mc * g->k_size;
 		KNN_T *yc = jb->y + i * g->out_size, bias = jb->b ? jb->b[mc] : 0;
 
+		if (g->nsp == 2 && g->kernel[1] <= 16) {
+			FN(dw2d_plane)(g, xc, wc, bias, yc);
+			continue;
+		}
 		for (int64_t j = 0; j < g->out_size; j++)
 			yc[j] = bias;
 		for (int64_t kk = 0; kk < g->k_size; kk++) {
@@ -109,8 +181,8 @@ static void FN(dw_chans)(void *ctx, int64_t lo, int64_t hi)
 				int64_t off;
 
 				if (knn_walk_off(&w, g, &off))
-					for (int64_t j = w.lo; j < w.hi; j++)
-						dst[j] += wv * xc[off + j * s];
+					FN(axpy)(dst + w.lo, xc + (off + w.lo * s), s,
+						 w.hi - w.lo, wv);
 				knn_walk_next(&w, g);
 			}
 		}
@@ -137,15 +209,16 @@ static void FN(conv_one)(struct FN(job) *jb, int64_t item, KNN_T *col, int par)
 			FN(im2col_rows)(&r, 0, kd);
 		bm = col;
 	}
-	GEMM_PAR(par ? jb->k : NULL, 0, 0, mg, g->out_size, kd, 1, wg, kd, bm,
-		 g->out_size, 0, yg, g->out_size);
+	/* the bias goes in first and the product adds to it (beta 1) */
 	if (jb->b)
 		for (int64_t i = 0; i < mg; i++) {
 			KNN_T bv = jb->b[gi * mg + i], *yr = yg + i * g->out_size;
 
 			for (int64_t j = 0; j < g->out_size; j++)
-				yr[j] += bv;
+				yr[j] = bv;
 		}
+	GEMM_PAR(par ? jb->k : NULL, 0, 0, mg, g->out_size, kd, 1, wg, kd, bm,
+		 g->out_size, jb->b ? 1 : 0, yg, g->out_size);
 }
 
 /* Transposed: item (batch, group) of y from x through col2im. */

@@ -41,6 +41,13 @@ static double nms_iou(const struct nms_box *a, const struct nms_box *b)
 	return uni > 0 ? inter / uni : 0;
 }
 
+static int given(struct rt_kctx *k, size_t i)
+{
+	struct rt_value *v = rt_in(k, i);
+
+	return v && !(v->kind == RT_TENSOR && v->numel == 0);
+}
+
 static int k_nms(struct rt_kctx *k)
 {
 	int center = (int)rt_attr_int(k, "center_point_box", 0);
@@ -55,11 +62,12 @@ static int k_nms(struct rt_kctx *k)
 
 	if ((rc = rt_in_tensor(k, 0, &boxes)) < 0 || (rc = rt_in_tensor(k, 1, &scores)) < 0)
 		return rc;
-	if (rt_in(k, 2) && (rc = rt_in_int(k, 2, &max_out)) < 0)
+	/* an empty tensor counts as an absent optional input */
+	if (given(k, 2) && (rc = rt_in_int(k, 2, &max_out)) < 0)
 		return rc;
-	if (rt_in(k, 3) && (rc = rt_in_double(k, 3, &iou_thr)) < 0)
+	if (given(k, 3) && (rc = rt_in_double(k, 3, &iou_thr)) < 0)
 		return rc;
-	if (rt_in(k, 4)) {
+	if (given(k, 4)) {
 		if ((rc = rt_in_double(k, 4, &score_thr)) < 0)
 			return rc;
 		has_score_thr = 1;

@@ -4,7 +4,6 @@
  * Erf, IsInf, IsNaN, Not, BitwiseNot.  Also the attribute and dtype
  * helpers of k_elem_int.h. */
 #include <stdlib.h>
-#include <string.h>
 #include <tgmath.h>
 
 #include "validators/k_elem_int.h"

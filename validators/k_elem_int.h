@@ -1,7 +1,8 @@
 /* k_elem_int.h: what the elementwise kernel files (k_elem.c, k_binary.c,
- * k_act.c, k_cast.c) share: the unary engine (one loop per dtype class,
- * run in chunks over threads), the broadcasting binary engine, and
- * attribute defaults read from the operator schema.  Private to them.
+ * k_elem_cmp.c, k_act.c, k_cast.c) share: the unary engine (one loop per
+ * dtype class, run in chunks over threads), the broadcasting binary
+ * engine, and attribute defaults read from the operator schema.  Private
+ * to them.
  *
  * An op gives typed loops: float (also used for float16, bfloat16 and the
  * float8 kinds, converted in chunks), double, and int64 (every integer
@@ -14,6 +15,14 @@
 #include <stdint.h>
 
 #include "validators/rt_int.h"
+
+/* The typed loops below are written for the vectorizer; GCC's -O2 cost
+ * model ("very cheap") refuses any loop that needs an epilogue or an
+ * alias check, so the files including this header ask for the dynamic
+ * one. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#endif
 
 /* Attribute parameters of one node, read once before the loops. */
 struct kel_par {
@@ -145,6 +154,19 @@ int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 int kel_legacy_bcast(struct rt_kctx *k, const struct rt_value *a,
 		     struct rt_value *b, struct rt_value *view,
 		     struct rt_value **use);
+
+/* rt_bcast_run, with a fast path when every input is whole (numel of the
+ * output) or a single element: one run split over threads. */
+void kel_elementwise(struct rt_kctx *k, struct rt_value *const *ts, size_t n,
+		     int rank, const int64_t *dims, rt_bcast_fn fn, void *ctx);
+
+/* Kernels of k_elem_cmp.c (listed in k_binary.c's table). */
+int kel_equal(struct rt_kctx *k);
+int kel_greater(struct rt_kctx *k);
+int kel_greater_eq(struct rt_kctx *k);
+int kel_less(struct rt_kctx *k);
+int kel_less_eq(struct rt_kctx *k);
+int kel_where(struct rt_kctx *k);
 
 /* ---- misc ------------------------------------------------------------- */
 

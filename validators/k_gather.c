@@ -131,7 +131,7 @@ static int nd_offsets(struct rt_kctx *k, const struct rt_value *x,
 		      const struct rt_value *ind, int b, int64_t **offs,
 		      int64_t *n_slices, int64_t *slice)
 {
-	int64_t *idx = NULL, xs[RT_MAX_RANK], m, per_batch = 1, batch_x = 1, cnt;
+	int64_t *idx = NULL, *o = NULL, xs[RT_MAX_RANK], m, per_batch = 1, batch_x, cnt = 1;
 	size_t n;
 	int rc;
 
@@ -150,43 +150,31 @@ static int nd_offsets(struct rt_kctx *k, const struct rt_value *x,
 	ks_strides(x->rank, x->dims, xs);
 	for (int i = b; i < ind->rank - 1; i++)
 		per_batch *= ind->dims[i];
+	for (int i = 0; i < ind->rank - 1; i++)
+		cnt *= ind->dims[i];
 	*slice = m ? xs[b + m - 1] : xs[b] * x->dims[b];
-	if (b)
-		batch_x = xs[b - 1];
-	else
-		batch_x = 0;
-	cnt = m ? (int64_t)n / m : ind->numel;
-	if (!m) {
-		/* every "tuple" is empty: one whole slice per index position */
-		int64_t tot = 1;
-
-		for (int i = 0; i < ind->rank - 1; i++)
-			tot *= ind->dims[i];
-		cnt = tot;
-		free(idx);
-		if (!(idx = malloc((size_t)(cnt ? cnt : 1) * sizeof(*idx))))
-			return rt_oom(k);
-		for (int64_t t = 0; t < cnt; t++)
-			idx[t] = (per_batch ? t / per_batch : 0) * batch_x;
-		*offs = idx;
-		*n_slices = cnt;
-		return 0;
+	batch_x = b ? xs[b - 1] : 0;      /* elements per batch entry */
+	if (!(o = malloc((size_t)(cnt ? cnt : 1) * sizeof(*o)))) {
+		rc = rt_oom(k);
+		goto cleanup;
 	}
 	for (int64_t t = 0; t < cnt; t++) {
 		int64_t off = (per_batch ? t / per_batch : 0) * batch_x, v = 0;
 
 		for (int64_t j = 0; j < m; j++) {
-			if ((rc = fix_index(k, idx[t * m + j], x->dims[b + j], &v)) < 0) {
-				free(idx);
-				return rc;
-			}
+			if ((rc = fix_index(k, idx[t * m + j], x->dims[b + j], &v)) < 0)
+				goto cleanup;
 			off += v * xs[b + j];
 		}
-		idx[t] = off;
+		o[t] = off;
 	}
-	*offs = idx;
+	*offs = o;
+	o = NULL;
 	*n_slices = cnt;
-	return 0;
+cleanup:
+	free(o);
+	free(idx);
+	return rc;
 }
 
 static int k_gather_nd(struct rt_kctx *k)
@@ -392,6 +380,13 @@ static int k_tensor_scatter(struct rt_kctx *k)
 	for (int64_t o = 0; o < outer; o++) {
 		int64_t b = o / (outer / (batch ? batch : 1)), w = wi ? wi[b] : 0;
 
+		if (circ && max_len)
+			w = ((w % max_len) + max_len) % max_len;
+		if (w < 0 || w > max_len) {
+			rc = rt_err(k, "write index %lld of batch %lld out of range [0, %lld]",
+				    (long long)w, (long long)b, (long long)max_len);
+			goto cleanup;
+		}
 		for (int64_t s = 0; s < len; s++) {
 			int64_t c = w + s;
 
@@ -481,9 +476,9 @@ static int k_one_hot(struct rt_kctx *k)
 		return rc;
 	if (vals->numel != 2)
 		return rt_err(k, "values must hold 2 elements, has %lld", (long long)vals->numel);
+	if (!(dd >= 1 && dd < 1e15))
+		return rt_err(k, "depth must be positive and not huge, is %g", dd);
 	depth = (int64_t)dd;
-	if (depth < 1)
-		return rt_err(k, "depth must be positive, is %lld", (long long)depth);
 	r = ind->rank + 1;
 	if (r > RT_MAX_RANK)
 		return rt_err(k, "rank %d above the supported %d", r, RT_MAX_RANK);
@@ -507,8 +502,13 @@ static int k_one_hot(struct rt_kctx *k)
 			for (int64_t i = 0; i < inner; i++) {
 				int64_t src = o * inner + i, v;
 
-				v = rt_dtype_is_int(ind->dtype) ? rt_load_i64(ind->dtype, ind->data, src) :
-				    (int64_t)rt_load_f64(ind->dtype, ind->data, src);
+				if (rt_dtype_is_int(ind->dtype)) {
+					v = rt_load_i64(ind->dtype, ind->data, src);
+				} else {
+					double f = rt_load_f64(ind->dtype, ind->data, src);
+
+					v = f > -1e15 && f < 1e15 ? (int64_t)f : depth;
+				}
 				if (v < 0)
 					v += depth;
 				if ((rc = ks_copy(k, y, (o * depth + d) * inner + i, vals,

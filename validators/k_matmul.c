@@ -41,8 +41,8 @@ int knn_mm_init(struct rt_kctx *k, const struct rt_value *a,
 	br = bra > brb ? bra : brb;
 	p->n_batch = 1;
 	/* broadcast batch dims, right-aligned; strides in matrices */
-	for (int i = br - 1, ma = 1, mb = 1; i >= 0; i--) {
-		int ia = i - (br - bra), ib = i - (br - brb);
+	for (int64_t i = br - 1, ma = 1, mb = 1; i >= 0; i--) {
+		int64_t ia = i - (br - bra), ib = i - (br - brb);
 		int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
 
 		if (da != db && da != 1 && db != 1) {
@@ -58,8 +58,8 @@ int knn_mm_init(struct rt_kctx *k, const struct rt_value *a,
 			bd[i] = 0;
 		sa[i] = da == 1 ? 0 : ma;
 		sb[i] = db == 1 ? 0 : mb;
-		ma *= (int)(da ? da : 1);
-		mb *= (int)(db ? db : 1);
+		ma *= da ? da : 1;
+		mb *= db ? db : 1;
 		p->n_batch *= bd[i];
 	}
 	memcpy(p->dims, bd, (size_t)br * sizeof(int64_t));

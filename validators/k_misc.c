@@ -1,10 +1,15 @@
-/* k_misc.c: kernels of the misc family: ImageDecoder for the formats that
- * need no image library (binary PNM P5/P6 with maxval 255, uncompressed
- * 24/32-bit BMP); JPEG, PNG, TIFF, WebP and JPEG 2000 streams are refused
- * with an error naming the format. */
-#include <math.h>
+/* k_misc.c: kernels of the misc family: ImageDecoder for the lossless
+ * formats we can decode without an image library: binary PNM (P5/P6,
+ * maxval 255), uncompressed 24/32-bit BMP, PNG and uncompressed TIFF
+ * (k_misc_img.c); JPEG, WebP and JPEG 2000 (lossy: exact pixels need the
+ * reference's own decoder) are refused with an error naming the format.
+ * Grayscale output from colour uses Pillow's luma (the ONNX reference
+ * decodes with Pillow). */
 #include <string.h>
 
+#include <stdlib.h>
+
+#include "validators/k_misc_int.h"
 #include "validators/rt_int.h"
 
 struct img {
@@ -20,10 +25,6 @@ static const char *sniff(const uint8_t *p, int64_t n)
 {
 	if (n >= 3 && p[0] == 0xff && p[1] == 0xd8 && p[2] == 0xff)
 		return "JPEG";
-	if (n >= 8 && !memcmp(p, "\x89PNG\r\n\x1a\n", 8))
-		return "PNG";
-	if (n >= 4 && (!memcmp(p, "II*\0", 4) || !memcmp(p, "MM\0*", 4)))
-		return "TIFF";
 	if (n >= 12 && !memcmp(p, "RIFF", 4) && !memcmp(p + 8, "WEBP", 4))
 		return "WebP";
 	if (n >= 12 && !memcmp(p, "\0\0\0\x0cjP  ", 8))
@@ -116,6 +117,7 @@ static int k_image_decoder(struct rt_kctx *k)
 	const char *fmt = rt_attr_str(k, "pixel_format", "RGB");
 	struct rt_value *x, *y;
 	struct img im = { 0 };
+	struct img_raster ras = { 0 };
 	const uint8_t *p;
 	const char *other;
 	int64_t dims[3];
@@ -136,19 +138,36 @@ static int k_image_decoder(struct rt_kctx *k)
 	if ((other = sniff(p, x->numel)))
 		return rt_err(k, "%s images cannot be decoded: no image library (only binary PNM and uncompressed BMP are supported)",
 			      other);
-	if (x->numel >= 2 && p[0] == 'P' && (p[1] == '5' || p[1] == '6'))
+	if (x->numel >= 2 && p[0] == 'P' && (p[1] == '5' || p[1] == '6')) {
 		rc = parse_pnm(k, p, x->numel, &im);
-	else if (x->numel >= 2 && p[0] == 'B' && p[1] == 'M')
+	} else if (x->numel >= 2 && p[0] == 'B' && p[1] == 'M') {
 		rc = parse_bmp(k, p, x->numel, &im);
-	else
-		return rt_err(k, "unrecognised image format (only binary PNM and uncompressed BMP are supported)");
+	} else if ((x->numel >= 8 && !memcmp(p, "\x89PNG\r\n\x1a\n", 8)) ||
+		   (x->numel >= 8 && (!memcmp(p, "II*\0", 4) || !memcmp(p, "MM\0*", 4)))) {
+		char err[160];
+		int png = p[0] == 0x89;
+
+		if ((png ? img_png_decode(p, (size_t)x->numel, &ras, err, sizeof(err)) :
+		     img_tiff_decode(p, (size_t)x->numel, &ras, err, sizeof(err))) < 0)
+			return rt_err(k, "%s", err);
+		im.w = ras.w;
+		im.h = ras.h;
+		im.ch = ras.ch;
+		im.px = ras.px;
+		im.stride = ras.w * ras.ch;
+		rc = 0;
+	} else {
+		return rt_err(k, "unrecognised image format (binary PNM, BMP, PNG and TIFF are supported)");
+	}
 	if (rc < 0)
 		return rc;
 	dims[0] = im.h;
 	dims[1] = im.w;
 	dims[2] = out_ch;
-	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_UINT8, 3, dims)))
+	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_UINT8, 3, dims))) {
+		free(ras.px);
 		return IR_ENOMEM;
+	}
 	for (int64_t r = 0; r < im.h; r++) {
 		const uint8_t *row = im.px + (im.bottom_up ? im.h - 1 - r : r) * im.stride;
 
@@ -167,9 +186,11 @@ static int k_image_decoder(struct rt_kctx *k)
 				memcpy(rgb, row + c * 3, 3);
 			}
 			if (out_ch == 1) {
-				/* ITU-R BT.601 luma, as OpenCV's and Pillow's conversions */
+				/* ITU-R BT.601 luma .299 R + .587 G + .114 B in
+				 * Pillow's 16-bit fixed point, rounded */
 				o[0] = im.ch == 1 ? rgb[0] :
-				       (uint8_t)lround(0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]);
+				       (uint8_t)((rgb[0] * 19595u + rgb[1] * 38470u + rgb[2] * 7471u +
+						  0x8000u) >> 16);
 			} else {
 				o[0] = rgb[bgr ? 2 : 0];
 				o[1] = rgb[1];
@@ -177,6 +198,7 @@ static int k_image_decoder(struct rt_kctx *k)
 			}
 		}
 	}
+	free(ras.px);
 	return 0;
 }
 

@@ -24,6 +24,63 @@ static char *dup_str(struct rt_kctx *k, const char *s)
 	return c;
 }
 
+/* A sorted index of the keys for lookups in log time: one entry per key
+ * with its position j, ordered by value then j (so the first of equal
+ * keys is found).  NaN sorts last and equals NaN (the spec's bitwise
+ * match). */
+enum { LE_STR, LE_INT, LE_DBL };
+
+struct le_ent {
+	const char *s;
+	int64_t i;
+	double d;
+	size_t j;
+};
+
+static int cmp_dbl(double a, double b)
+{
+	if (isnan(a) || isnan(b))
+		return isnan(a) - isnan(b);
+	return (a > b) - (a < b);
+}
+
+static int le_cmp(int mode, const struct le_ent *a, const struct le_ent *b)
+{
+	switch (mode) {
+	case LE_STR: return strcmp(a->s, b->s);
+	case LE_INT: return (a->i > b->i) - (a->i < b->i);
+	default: return cmp_dbl(a->d, b->d);
+	}
+}
+
+#define LE_SORT(name, mode) \
+	static int name(const void *a, const void *b) \
+	{ \
+		const struct le_ent *x = a, *y = b; \
+		int c = le_cmp(mode, x, y); \
+		return c ? c : (x->j > y->j) - (x->j < y->j); \
+	}
+LE_SORT(le_sort_str, LE_STR)
+LE_SORT(le_sort_int, LE_INT)
+LE_SORT(le_sort_dbl, LE_DBL)
+#undef LE_SORT
+
+/* Position of the first key equal to e, or n when none. */
+static size_t le_lookup(int mode, const struct le_ent *idx, size_t n, const struct le_ent *e)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (le_cmp(mode, &idx[mid], e) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && !le_cmp(mode, &idx[lo], e) ? idx[lo].j : n;
+}
+
 /* ---- CategoryMapper, LabelEncoder, OneHotEncoder ------------------------ */
 
 int ml_k_category_mapper(struct rt_kctx *k)
@@ -32,45 +89,47 @@ int ml_k_category_mapper(struct rt_kctx *k)
 	size_t ni = 0, ns = cs && cs->type == IR_ATTR_STRINGS ? cs->n_strings : 0;
 	const int64_t *ci = rt_attr_ints(k, "cats_int64s", &ni);
 	struct rt_value *x, *y;
-	int rc;
+	struct le_ent *idx = NULL;
+	int str_in, rc;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
 	if (ni != ns)
 		return rt_err(k, "cats_strings (%zu) and cats_int64s (%zu) differ in length", ns, ni);
-	if (x->dtype == IR_DTYPE_STRING) {
-		int64_t dflt = rt_attr_int(k, "default_int64", -1);
-
-		if (!(y = rt_out_tensor(k, 0, IR_DTYPE_INT64, x->rank, x->dims)))
-			return IR_ENOMEM;
-		for (int64_t i = 0; i < x->numel; i++) {
-			int64_t v = dflt;
-
-			for (size_t j = 0; j < ns; j++)
-				if (!strcmp(str_at(x, i), (const char *)cs->strings[j])) {
-					v = ci[j];
-					break;
-				}
-			((int64_t *)y->data)[i] = v;
-		}
-		return 0;
-	}
-	if (x->dtype != IR_DTYPE_INT64)
+	str_in = x->dtype == IR_DTYPE_STRING;
+	if (!str_in && x->dtype != IR_DTYPE_INT64)
 		return rt_err(k, "input must be string or int64, is %s", ir_dtype_name(x->dtype));
-	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_STRING, x->rank, x->dims)))
+	if (!(y = rt_out_tensor(k, 0, str_in ? IR_DTYPE_INT64 : IR_DTYPE_STRING, x->rank,
+				x->dims)))
 		return IR_ENOMEM;
+	if (!(idx = malloc((ns + 1) * sizeof(*idx))))
+		return rt_oom(k);
+	for (size_t j = 0; j < ns; j++) {
+		idx[j].j = j;
+		idx[j].s = (const char *)cs->strings[j];
+		idx[j].i = ci[j];
+	}
+	qsort(idx, ns, sizeof(*idx), str_in ? le_sort_str : le_sort_int);
 	for (int64_t i = 0; i < x->numel; i++) {
-		const char *v = rt_attr_str(k, "default_string", "_Unused");
+		struct le_ent e = { NULL, 0, 0, 0 };
+		size_t j;
 
-		for (size_t j = 0; j < ni; j++)
-			if (((int64_t *)x->data)[i] == ci[j]) {
-				v = (const char *)cs->strings[j];
+		if (str_in) {
+			e.s = str_at(x, i);
+			j = le_lookup(LE_STR, idx, ns, &e);
+			((int64_t *)y->data)[i] = j < ns ? ci[j] : rt_attr_int(k, "default_int64", -1);
+		} else {
+			e.i = ((int64_t *)x->data)[i];
+			j = le_lookup(LE_INT, idx, ns, &e);
+			if (!(((char **)y->data)[i] = dup_str(k, j < ns ? (const char *)cs->strings[j] :
+					rt_attr_str(k, "default_string", "_Unused")))) {
+				rc = IR_ENOMEM;
 				break;
 			}
-		if (!(((char **)y->data)[i] = dup_str(k, v)))
-			return IR_ENOMEM;
+		}
 	}
-	return 0;
+	free(idx);
+	return rc < 0 ? rc : 0;
 }
 
 /* One side of a LabelEncoder mapping: strings, ints or floats (doubles
@@ -110,7 +169,10 @@ static int le_list_get(struct rt_kctx *k, const char *pre, struct le_list *l)
 		l->f = rt_attr_floats(k, name, &l->n);
 		found++;
 	}
+	/* the spec's name, or the *_as_tensor spelling some ONNX tests use */
 	snprintf(name, sizeof(name), "%s_tensor", pre);
+	if (!rt_attr(k, name))
+		snprintf(name, sizeof(name), "%s_as_tensor", pre);
 	if (k->version >= 4 && rt_attr(k, name)) {
 		int rc = rt_attr_tensor(k, name, &l->t);
 
@@ -183,7 +245,8 @@ int ml_k_label_encoder(struct rt_kctx *k)
 {
 	struct le_list keys, vals;
 	struct rt_value *x, *y, *dt = NULL;
-	int out_dtype, rc;
+	struct le_ent *idx = NULL;
+	int out_dtype, mode, rc;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
@@ -204,31 +267,45 @@ int ml_k_label_encoder(struct rt_kctx *k)
 	}
 	out_dtype = vals.t ? vals.t->dtype : vals.kind == 1 ? IR_DTYPE_STRING :
 		    vals.kind == 2 ? IR_DTYPE_INT64 : IR_DTYPE_FLOAT;
-	if (k->version >= 4 && rt_attr(k, "default_tensor") &&
-	    (rc = rt_attr_tensor(k, "default_tensor", &dt)) < 0)
-		goto cleanup;
+	if (k->version >= 4) {
+		const char *dn = rt_attr(k, "default_tensor") ? "default_tensor" :
+				 "default_as_tensor";
+
+		if (rt_attr(k, dn) && (rc = rt_attr_tensor(k, dn, &dt)) < 0)
+			goto cleanup;
+	}
 	if (!(y = rt_out_tensor(k, 0, out_dtype, x->rank, x->dims))) {
 		rc = IR_ENOMEM;
 		goto cleanup;
 	}
+	mode = keys.kind == 1 ? LE_STR : keys.kind == 2 && !rt_dtype_is_float(x->dtype) ?
+	       LE_INT : LE_DBL;
+	if (!(idx = malloc((keys.n + 1) * sizeof(*idx)))) {
+		rc = rt_oom(k);
+		goto cleanup;
+	}
+	for (size_t j = 0; j < keys.n; j++) {
+		idx[j].j = j;
+		if (mode == LE_STR)
+			idx[j].s = le_str(&keys, j);
+		else if (mode == LE_INT)
+			idx[j].i = le_int(&keys, j);
+		else
+			idx[j].d = keys.kind == 3 ? le_dbl(&keys, j) : (double)le_int(&keys, j);
+	}
+	qsort(idx, keys.n, sizeof(*idx), mode == LE_STR ? le_sort_str :
+	      mode == LE_INT ? le_sort_int : le_sort_dbl);
 	for (int64_t i = 0; i < x->numel; i++) {
+		struct le_ent e = { NULL, 0, 0, 0 };
 		size_t j;
 
-		for (j = 0; j < keys.n; j++) {
-			if (keys.kind == 1) {
-				if (!strcmp(str_at(x, i), le_str(&keys, j)))
-					break;
-			} else if (keys.kind == 2 && !rt_dtype_is_float(x->dtype)) {
-				if (rt_load_i64(x->dtype, x->data, i) == le_int(&keys, j))
-					break;
-			} else {
-				double a = rt_load_f64(x->dtype, x->data, i), b = keys.kind == 3 ?
-					   le_dbl(&keys, j) : (double)le_int(&keys, j);
-
-				if (a == b || (isnan(a) && isnan(b)))
-					break;
-			}
-		}
+		if (mode == LE_STR)
+			e.s = str_at(x, i);
+		else if (mode == LE_INT)
+			e.i = rt_load_i64(x->dtype, x->data, i);
+		else
+			e.d = rt_load_f64(x->dtype, x->data, i);
+		j = le_lookup(mode, idx, keys.n, &e);
 		if (out_dtype == IR_DTYPE_STRING) {
 			const char *s = j < keys.n ? le_str(&vals, j) : dt && dt->numel ?
 					str_at(dt, 0) : rt_attr_str(k, "default_string", "_Unused");
@@ -249,6 +326,7 @@ int ml_k_label_encoder(struct rt_kctx *k)
 	}
 	rc = 0;
 cleanup:
+	free(idx);
 	rt_value_unref(keys.t);
 	rt_value_unref(vals.t);
 	rt_value_unref(dt);
@@ -285,7 +363,7 @@ int ml_k_one_hot_encoder(struct rt_kctx *k)
 		for (j = 0; j < nc; j++)
 			if (x->dtype == IR_DTYPE_STRING ?
 			    !strcmp(str_at(x, i), (const char *)cs->strings[j]) :
-			    (int64_t)rt_load_f64(x->dtype, x->data, i) == ci[j])
+			    rt_load_f64(x->dtype, x->data, i) == (double)ci[j])
 				break;
 		if (j < nc)
 			((float *)y->data)[i * nc + j] = 1;
@@ -352,8 +430,6 @@ int ml_k_cast_map(struct rt_kctx *k)
 		sparse = 1;
 	else
 		return rt_err(k, "unknown map_form '%s'", form);
-	if (vals->dtype == IR_DTYPE_STRING && dtype != IR_DTYPE_STRING)
-		return rt_err(k, "string map values cannot be cast to %s", to);
 	n = keys->numel;
 	width = sparse ? max_map : n;
 	if (width < 0)
@@ -375,7 +451,7 @@ int ml_k_cast_map(struct rt_kctx *k)
 	rc = 0;
 	for (int64_t i = 0; i < n && !rc; i++) {
 		int64_t s = order[i], d = sparse ? ((int64_t *)keys->data)[s] : i;
-		char buf[64];
+		char buf[400];   /* fits "%f" of any double */
 
 		if (d < 0 || d >= width) {
 			rc = rt_err(k, "key %lld outside [0, max_map=%lld)", (long long)d,
@@ -388,9 +464,23 @@ int ml_k_cast_map(struct rt_kctx *k)
 			if (vals->dtype == IR_DTYPE_STRING)
 				v = str_at(vals, s);
 			else
-				snprintf(buf, sizeof(buf), "%g", rt_load_f64(vals->dtype, vals->data, s));
+				snprintf(buf, sizeof(buf), "%f", rt_load_f64(vals->dtype, vals->data, s));
 			if (!(((char **)y->data)[d] = dup_str(k, v)))
 				rc = IR_ENOMEM;
+		} else if (vals->dtype == IR_DTYPE_STRING) {
+			/* numbers written as strings, as onnxruntime's stof/stoll */
+			const char *v = str_at(vals, s);
+			char *end;
+			double f = strtod(v, &end);
+
+			if (end == v || *end) {
+				rc = rt_err(k, "map value '%s' is not a number", v);
+				break;
+			}
+			if (dtype == IR_DTYPE_INT64)
+				rt_store_i64(dtype, y->data, d, strtoll(v, NULL, 10));
+			else
+				rt_store_f64(dtype, y->data, d, f);
 		} else {
 			rt_store_f64(dtype, y->data, d, rt_load_f64(vals->dtype, vals->data, s));
 		}
@@ -404,42 +494,92 @@ cleanup:
 	return rc;
 }
 
+/* One map into row `row` of y (width entries, zero-filled first). */
+static int dict_row(struct rt_kctx *k, const struct rt_value *m, struct rt_value *y,
+		    int64_t row, const struct ir_attr *sv, const int64_t *iv, int64_t width)
+{
+	const struct rt_value *keys = m->items[0], *vals = m->items[1];
+	int skeys = keys->dtype == IR_DTYPE_STRING;
+
+	if (vals->dtype != y->dtype)
+		return rt_err(k, "maps of a sequence differ in value type");
+	for (int64_t i = 0; i < width; i++)
+		if (y->dtype != IR_DTYPE_STRING)
+			rt_store_f64(y->dtype, y->data, row * width + i, 0);
+	for (int64_t j = 0; j < keys->numel; j++) {
+		int64_t i;
+
+		for (i = 0; i < width; i++)
+			if (skeys ? !strcmp(str_at(keys, j), (const char *)sv->strings[i]) :
+			    rt_load_i64(keys->dtype, keys->data, j) == iv[i])
+				break;
+		if (i == width) {
+			char kb[32];
+
+			if (!skeys)
+				snprintf(kb, sizeof(kb), "%lld",
+					 (long long)rt_load_i64(keys->dtype, keys->data, j));
+			return rt_err(k, "map key '%s' is not in the vocabulary",
+				      skeys ? str_at(keys, j) : kb);
+		}
+		if (y->dtype == IR_DTYPE_STRING) {
+			char **d = (char **)y->data + row * width + i;
+
+			free(*d);
+			if (!(*d = dup_str(k, str_at(vals, j))))
+				return IR_ENOMEM;
+		} else {
+			rt_store_f64(y->dtype, y->data, row * width + i,
+				     rt_load_f64(vals->dtype, vals->data, j));
+		}
+	}
+	for (int64_t i = 0; i < width && y->dtype == IR_DTYPE_STRING; i++) {
+		char **d = (char **)y->data + row * width + i;
+
+		if (!*d && !(*d = dup_str(k, "")))
+			return IR_ENOMEM;
+	}
+	return 0;
+}
+
+/* A map gives [1, C]; a sequence of N maps (the ONNX reference's form)
+ * gives [N, C].  Every key must be in the vocabulary (the spec says so). */
 int ml_k_dict_vectorizer(struct rt_kctx *k)
 {
 	const struct ir_attr *sv = rt_attr(k, "string_vocabulary");
 	size_t ni = 0, ns = sv && sv->type == IR_ATTR_STRINGS ? sv->n_strings : 0;
 	const int64_t *iv = rt_attr_ints(k, "int64_vocabulary", &ni);
-	struct rt_value *m, *keys, *vals, *y;
+	struct rt_value *in = rt_in(k, 0), *const *maps, *y;
 	int64_t dims[2];
+	size_t nm;
 	int rc, skeys;
 
-	if ((rc = in_map(k, &m)) < 0)
-		return rc;
-	keys = m->items[0];
-	vals = m->items[1];
-	skeys = keys->dtype == IR_DTYPE_STRING;
+	if (in && in->kind == RT_SEQUENCE) {
+		maps = in->items;
+		nm = in->n;
+	} else {
+		if ((rc = in_map(k, &in)) < 0)
+			return rc;
+		maps = &in;
+		nm = 1;
+	}
+	for (size_t i = 0; i < nm; i++)
+		if (!maps[i] || maps[i]->kind != RT_MAP || maps[i]->n != 2 ||
+		    maps[i]->items[0]->numel != maps[i]->items[1]->numel)
+			return rt_err(k, "input must be a map or a sequence of maps");
+	if (!nm)
+		return rt_err(k, "empty sequence of maps");
+	skeys = maps[0]->items[0]->dtype == IR_DTYPE_STRING;
 	if (skeys ? !ns : !ni)
 		return rt_err(k, "the %s vocabulary is needed for %s keys",
-			      skeys ? "string" : "int64", ir_dtype_name(keys->dtype));
-	dims[0] = 1;
+			      skeys ? "string" : "int64", ir_dtype_name(maps[0]->items[0]->dtype));
+	dims[0] = (int64_t)nm;
 	dims[1] = (int64_t)(skeys ? ns : ni);
-	if (!(y = rt_out_tensor(k, 0, vals->dtype, 2, dims)))
+	if (!(y = rt_out_tensor(k, 0, maps[0]->items[1]->dtype, 2, dims)))
 		return IR_ENOMEM;
-	for (int64_t i = 0; i < dims[1]; i++) {
-		int64_t j;
-
-		for (j = 0; j < keys->numel; j++)
-			if (skeys ? !strcmp(str_at(keys, j), (const char *)sv->strings[i]) :
-			    rt_load_i64(keys->dtype, keys->data, j) == iv[i])
-				break;
-		if (vals->dtype == IR_DTYPE_STRING) {
-			if (!(((char **)y->data)[i] = dup_str(k, j < keys->numel ? str_at(vals, j) : "")))
-				return IR_ENOMEM;
-		} else {
-			rt_store_f64(vals->dtype, y->data, i,
-				     j < keys->numel ? rt_load_f64(vals->dtype, vals->data, j) : 0);
-		}
-	}
+	for (size_t i = 0; i < nm; i++)
+		if ((rc = dict_row(k, maps[i], y, (int64_t)i, sv, iv, dims[1])) < 0)
+			return rc;
 	return 0;
 }
 

@@ -30,7 +30,7 @@ static int kernel_attr(struct rt_kctx *k, struct svm_kernel *kk)
 		return rt_err(k, "unknown kernel_type '%s'", t);
 	kk->gamma = n > 0 ? p[0] : 0;
 	kk->coef0 = n > 1 ? p[1] : 0;
-	kk->degree = n > 2 ? p[2] : 0;
+	kk->degree = n > 2 ? (double)(int64_t)p[2] : 0;   /* an integer power */
 	return 0;
 }
 
@@ -86,8 +86,8 @@ int ml_k_svm_regressor(struct rt_kctx *k)
 		if (ns > 0)
 			for (int64_t j = 0; j < ns; j++)
 				s += coef[j] * kernel(&kk, x, r, sv + j * f, f);
-		else
-			s += kernel(&kk, x, r, coef, f);
+		else    /* the linear mode ignores kernel_type */
+			s += kernel(&(struct svm_kernel){ K_LINEAR, 0, 0, 0 }, x, r, coef, f);
 		if (one_class)
 			s = s > 0 ? 1 : -1;
 		ml_post_apply(post, &s, 1);
@@ -145,6 +145,15 @@ static void couple(int64_t c, const double *r, double *q, double *qp, double *p)
 	}
 }
 
+/* Scores: linear mode (no vectors_per_class): one per class, rho[0] +
+ * x . coefficients[class]; SVC mode: one decision value per class pair
+ * (i < j), voting for i when positive; with prob_a/prob_b the pairwise
+ * Platt probabilities are coupled into one probability per class.  The
+ * label is the class with most votes (SVC) or the best score (linear),
+ * with onnxruntime's binary rule when rho has one entry and there are two
+ * labels: all coefficients >= 0 and no probabilities give the second
+ * label whenever the winner's weight is >= 0.5.  A single score s comes
+ * out as the pair [-s, s] (then transformed) in that binary case. */
 int ml_k_svm_classifier(struct rt_kctx *k)
 {
 	size_t nsv = 0, nc = 0, nr = 0, npc = 0, npa = 0, npb = 0;
@@ -158,38 +167,42 @@ int ml_k_svm_classifier(struct rt_kctx *k)
 	struct ml_labels l;
 	enum ml_post post;
 	struct rt_value *x, *y, *z;
-	int64_t n, f, c, nvec = 0, zc, npairs, dims[2], *start = NULL, *votes = NULL;
+	int64_t n, f, c, nvec = 0, ns, zc, npairs, dims[2], *start = NULL, *votes = NULL;
 	double *kv = NULL, *s = NULL, *r = NULL, *q = NULL, *qp = NULL, *p = NULL;
-	int linear, proba, binary = 0, rc;
+	int linear, proba, allpos = 1, pair, rc;
 
 	if ((rc = kernel_attr(k, &kk)) < 0 || (rc = ml_post_attr(k, &post)) < 0 ||
 	    (rc = ml_labels_get(k, &l)) < 0 || (rc = ml_in_rows(k, &x, &n, &f)) < 0)
 		return rc;
 	c = (int64_t)l.n;
-	linear = npc == 0;
+	for (size_t i = 0; i < nc; i++)
+		if (coef[i] < 0)
+			allpos = 0;
+	for (size_t i = 0; i < npc; i++)
+		nvec += vpc[i];
+	linear = nvec == 0;
 	npairs = c * (c - 1) / 2;
 	proba = !linear && npa > 0;
+	if (!nr)
+		return rt_err(k, "attribute 'rho' is required");
 	if (linear) {
-		int64_t rows = f ? (int64_t)nc / f : 0;
-
-		binary = rows == 1 && c == 2;
-		if (!f || (int64_t)nc % f || (rows != c && !binary))
+		if (!f || (int64_t)nc != c * f)
 			return rt_err(k, "%zu coefficients for %lld classes of %lld features",
 				      nc, (long long)c, (long long)f);
-		zc = binary ? 2 : c;
+		ns = c;
 	} else {
 		if ((int64_t)npc != c)
 			return rt_err(k, "vectors_per_class has %zu entries for %lld classes",
 				      npc, (long long)c);
-		for (int64_t i = 0; i < c; i++)
-			nvec += vpc[i];
 		if ((int64_t)nsv != nvec * f || (int64_t)nc != (c - 1) * nvec || (int64_t)nr < npairs)
 			return rt_err(k, "support vectors (%zu), coefficients (%zu) or rho (%zu) do not fit %lld vectors of %lld features",
 				      nsv, nc, nr, (long long)nvec, (long long)f);
 		if (proba && ((int64_t)npa < npairs || (int64_t)npb < npairs))
 			return rt_err(k, "prob_a and prob_b need %lld entries", (long long)npairs);
-		zc = proba ? c : npairs;
+		ns = proba ? c : npairs;
 	}
+	pair = ns == 1 && nr == 1 && c == 2 && post != ML_POST_PROBIT;
+	zc = pair ? 2 : ns;
 	dims[0] = n;
 	dims[1] = zc;
 	if (!(y = ml_labels_out(k, &l, n)) || !(z = rt_out_tensor(k, 1, IR_DTYPE_FLOAT, 2, dims)))
@@ -210,23 +223,17 @@ int ml_k_svm_classifier(struct rt_kctx *k)
 		start[i] = start[i - 1] + vpc[i - 1];
 	for (int64_t row = 0; row < n; row++) {
 		size_t best = 0;
+		double wbest;
 
 		if (linear) {
-			int64_t rows = binary ? 1 : c;
+			struct svm_kernel lin = { K_LINEAR, 0, 0, 0 };
 
-			for (int64_t i = 0; i < rows; i++)
-				s[i] = kernel(&kk, x, row, coef + i * f, f) + (nr > (size_t)i ? rho[i] : 0);
-			if (binary) {
-				double v = s[0];
-
-				best = v > 0 ? 1 : 0;
-				s[0] = -v;
-				s[1] = v;
-			} else {
-				for (int64_t i = 1; i < c; i++)
-					if (s[i] > s[best])
-						best = (size_t)i;
-			}
+			for (int64_t i = 0; i < c; i++)
+				s[i] = kernel(&lin, x, row, coef + i * f, f) + rho[0];
+			for (int64_t i = 1; i < c; i++)
+				if (s[i] > s[best])
+					best = (size_t)i;
+			wbest = s[best];
 		} else {
 			int64_t e = 0;
 
@@ -254,16 +261,21 @@ int ml_k_svm_classifier(struct rt_kctx *k)
 				couple(c, r, q, qp, p);
 				for (int64_t i = 0; i < c; i++)
 					s[i] = p[i];
-				for (int64_t i = 1; i < c; i++)
-					if (p[i] > p[best])
-						best = (size_t)i;
-			} else {
-				for (int64_t i = 1; i < c; i++)
-					if (votes[i] > votes[best])
-						best = (size_t)i;
 			}
+			for (int64_t i = 1; i < c; i++)
+				if (votes[i] > votes[best])
+					best = (size_t)i;
+			wbest = (double)votes[best];
 		}
-		ml_post_apply(post, s, zc);
+		if (nr == 1 && c == 2 && !proba && allpos && wbest >= 0.5)
+			best = 1;
+		if (pair) {
+			s[1] = s[0];
+			s[0] = -s[1];
+			ml_post_apply(post, s, 2);
+		} else if (ns > 1 || post == ML_POST_PROBIT) {
+			ml_post_apply(post, s, ns);
+		}
 		if ((rc = ml_label_set(k, &l, y, row, best)) < 0)
 			goto cleanup;
 		for (int64_t i = 0; i < zc; i++)

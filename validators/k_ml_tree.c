@@ -36,7 +36,6 @@ struct forest {
 	double *members;
 	double *base;            /* n_targets or NULL */
 	int agg;                 /* 0 AVERAGE, 1 SUM, 2 MIN, 3 MAX */
-	int all_positive;        /* every vote weight >= 0 */
 };
 
 static void forest_release(struct forest *fo)
@@ -95,12 +94,27 @@ static int mode_of(const char *s)
 	return -1;
 }
 
-static int64_t find_node(const struct forest *fo, int64_t tree, int64_t id)
+/* Node lookup by (tree id, node id) through an index sorted by key, so
+ * forests of many nodes build in n log n. */
+struct nkey {
+	int64_t tree, id, at;
+};
+
+static int cmp_nkey(const void *a, const void *b)
 {
-	for (int64_t i = 0; i < fo->n_nodes; i++)
-		if (fo->nodes[i].tree == tree && fo->nodes[i].id == id)
-			return i;
-	return -1;
+	const struct nkey *x = a, *y = b;
+
+	if (x->tree != y->tree)
+		return x->tree < y->tree ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int64_t find_node(const struct nkey *idx, size_t n, int64_t tree, int64_t id)
+{
+	struct nkey key = { tree, id, 0 };
+	const struct nkey *e = bsearch(&key, idx, n, sizeof(*idx), cmp_nkey);
+
+	return e ? e->at : -1;
 }
 
 /* Versions 1 and 3; `pre` is "target" (regressor) or "class". */
@@ -119,6 +133,7 @@ static int forest_legacy(struct rt_kctx *k, struct forest *fo, const char *pre)
 	double *vals = NULL, *w = NULL;
 	size_t n_vals = 0;
 	int64_t *cnt = NULL;
+	struct nkey *idx = NULL;
 	char *child = NULL;
 	int rc;
 
@@ -147,11 +162,11 @@ static int forest_legacy(struct rt_kctx *k, struct forest *fo, const char *pre)
 	fo->roots = calloc(n, sizeof(*fo->roots));
 	cnt = calloc(n + 1, sizeof(*cnt));
 	child = calloc(n, 1);
-	if (!fo->nodes || !fo->votes || !fo->roots || !cnt || !child) {
+	idx = malloc(n * sizeof(*idx));
+	if (!fo->nodes || !fo->votes || !fo->roots || !cnt || !child || !idx) {
 		rc = rt_oom(k);
 		goto cleanup;
 	}
-	fo->all_positive = 1;
 	for (size_t i = 0; i < n; i++) {
 		struct tnode *t = &fo->nodes[i];
 
@@ -169,13 +184,22 @@ static int forest_legacy(struct rt_kctx *k, struct forest *fo, const char *pre)
 			goto cleanup;
 		}
 	}
+	for (size_t i = 0; i < n; i++)
+		idx[i] = (struct nkey){ tids[i], nids[i], (int64_t)i };
+	qsort(idx, n, sizeof(*idx), cmp_nkey);
+	for (size_t i = 1; i < n; i++)
+		if (!cmp_nkey(&idx[i - 1], &idx[i])) {
+			rc = rt_err(k, "node %lld of tree %lld is defined twice",
+				    (long long)idx[i].id, (long long)idx[i].tree);
+			goto cleanup;
+		}
 	for (size_t i = 0; i < n; i++) {
 		struct tnode *t = &fo->nodes[i];
 
 		if (t->mode == M_LEAF)
 			continue;
-		t->t = find_node(fo, t->tree, tr[i]);
-		t->f = find_node(fo, t->tree, fa[i]);
+		t->t = find_node(idx, n, t->tree, tr[i]);
+		t->f = find_node(idx, n, t->tree, fa[i]);
 		if (t->t < 0 || t->f < 0) {
 			rc = rt_err(k, "node %lld of tree %lld branches to a missing node",
 				    (long long)t->id, (long long)t->tree);
@@ -184,7 +208,7 @@ static int forest_legacy(struct rt_kctx *k, struct forest *fo, const char *pre)
 		child[t->t] = child[t->f] = 1;
 	}
 	for (size_t v = 0; v < nv; v++) {
-		int64_t j = find_node(fo, vt[v], vn[v]);
+		int64_t j = find_node(idx, n, vt[v], vn[v]);
 
 		if (j < 0 || fo->nodes[j].mode != M_LEAF) {
 			rc = rt_err(k, "vote %zu names node %lld of tree %lld, not a leaf", v,
@@ -198,13 +222,11 @@ static int forest_legacy(struct rt_kctx *k, struct forest *fo, const char *pre)
 		fo->nodes[i].vote0 = cnt[i];
 	}
 	for (size_t v = 0; v < nv; v++) {
-		int64_t j = find_node(fo, vt[v], vn[v]);
+		int64_t j = find_node(idx, n, vt[v], vn[v]);
 		struct tnode *t = &fo->nodes[j];
 
 		fo->votes[t->vote0 + t->nvote].target = vi[v];
 		fo->votes[t->vote0 + t->nvote].w = w[v];
-		if (w[v] < 0)
-			fo->all_positive = 0;
 		t->nvote++;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -216,6 +238,7 @@ cleanup:
 	free(w);
 	free(cnt);
 	free(child);
+	free(idx);
 	return rc;
 }
 
@@ -259,7 +282,6 @@ static int forest_v5(struct rt_kctx *k, struct forest *fo)
 		rc = rt_oom(k);
 		goto cleanup;
 	}
-	fo->all_positive = 1;
 	for (size_t i = 0; i < nl; i++) {
 		struct tnode *t = &fo->nodes[n + i];
 
@@ -268,8 +290,6 @@ static int forest_v5(struct rt_kctx *k, struct forest *fo)
 		t->nvote = 1;
 		fo->votes[i].target = lt[i];
 		fo->votes[i].w = lw[i];
-		if (lw[i] < 0)
-			fo->all_positive = 0;
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct tnode *t = &fo->nodes[i];
@@ -303,6 +323,17 @@ static int forest_v5(struct rt_kctx *k, struct forest *fo)
 			goto cleanup;
 		}
 		fo->roots[i] = roots[i];
+		/* a root whose two branches name the same leaf is a one-leaf
+		 * tree whose leaf has the root's index, as the ONNX reference
+		 * reads it */
+		if (tl[roots[i]] && fl[roots[i]] && tr[roots[i]] == fa[roots[i]]) {
+			if (roots[i] >= (int64_t)nl) {
+				rc = rt_err(k, "one-leaf tree %zu: leaf %lld out of range", i,
+					    (long long)roots[i]);
+				goto cleanup;
+			}
+			fo->roots[i] = (int64_t)n + roots[i];
+		}
 	}
 	rc = 0;
 cleanup:
@@ -509,10 +540,11 @@ cleanup:
 	return rc;
 }
 
-/* Classifier: scores per class index.  Two labels with every vote on one
- * class index is onnxruntime's binary case: s = that class's score, Z =
- * [1 - s, s] when all weights are >= 0 (label 1 when s > 0.5), else
- * [-s, s] (label 1 when s > 0), then the post transform over the pair. */
+/* Classifier: scores per class index (base values added).  When every
+ * vote names one class index (the binary case of onnxruntime and the
+ * ONNX reference), column 0's score s is moved to column 1 and column 0
+ * becomes 1 - s (post transform NONE or PROBIT) or -s; the label is the
+ * argmax of the transformed scores. */
 int ml_k_tree_classifier(struct rt_kctx *k)
 {
 	struct forest fo = { 0 };
@@ -538,7 +570,7 @@ int ml_k_tree_classifier(struct rt_kctx *k)
 		else if (one_class != fo.votes[v].target)
 			one_class = -2;
 	}
-	binary = l.n == 2 && one_class >= 0;
+	binary = one_class >= 0;
 	dims[0] = n;
 	dims[1] = (int64_t)l.n;
 	if (!(y = ml_labels_out(k, &l, n)) || !(z = rt_out_tensor(k, 1, IR_DTYPE_FLOAT, 2, dims))) {
@@ -556,19 +588,14 @@ int ml_k_tree_classifier(struct rt_kctx *k)
 
 		if ((rc = score_row(k, &fo, x, r, nf, s, has)) < 0)
 			goto cleanup;
-		if (binary) {
-			double v = s[one_class];
-
-			best = v > (fo.all_positive ? 0.5 : 0) ? 1 : 0;
-			s[0] = fo.all_positive ? 1 - v : -v;
-			s[1] = v;
-			ml_post_apply(post, s, 2);
-		} else {
-			for (size_t c = 1; c < l.n; c++)
-				if (s[c] > s[best])
-					best = c;
-			ml_post_apply(post, s, (int64_t)l.n);
+		if (binary && l.n >= 2) {
+			s[1] = s[0];
+			s[0] = post == ML_POST_NONE || post == ML_POST_PROBIT ? 1 - s[1] : -s[1];
 		}
+		ml_post_apply(post, s, (int64_t)l.n);
+		for (size_t c = 1; c < l.n; c++)
+			if (s[c] > s[best])
+				best = c;
 		if ((rc = ml_label_set(k, &l, y, r, best)) < 0)
 			goto cleanup;
 		for (size_t c = 0; c < l.n; c++)

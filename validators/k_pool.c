@@ -9,6 +9,11 @@
 
 #include "validators/k_conv_int.h"
 
+/* the window loops below vectorize at O3 only (see k_conv_core.c) */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3")
+#endif
+
 enum pool_kind { POOL_MAX, POOL_AVG, POOL_LP };
 
 struct pool_job {
@@ -107,6 +112,68 @@ static void pool_planes(void *ctx, int64_t lo, int64_t hi)
 	}
 }
 
+/* float32 2-D max pool without indices, one output row at a time: every
+ * tap folds its shifted input row into the row (kept in cache), with the
+ * column bounds of each tap computed once; the loops vectorize (NaN
+ * propagates as in a plain comparison chain). */
+struct max2d {
+	const struct knn_geom *g;
+	const float *x;
+	float *y;
+};
+
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void max2d_plane(const struct knn_geom *g, const float *restrict x,
+			float *restrict y)
+{
+	int64_t ih = g->in[0], iw = g->in[1], oh = g->out[0], ow = g->out[1];
+	int64_t kw = g->kernel[1], sw = g->stride[1];
+
+	for (int64_t a = 0; a < oh; a++) {
+		float *yr = y + a * ow;
+
+		for (int64_t j = 0; j < ow; j++)
+			yr[j] = -INFINITY;
+		for (int64_t u = 0; u < g->kernel[0]; u++) {
+			int64_t h = a * g->stride[0] - g->pad[0] + u * g->dil[0];
+
+			if (h < 0 || h >= ih)
+				continue;
+			for (int64_t v = 0; v < kw; v++) {
+				int64_t b = v * g->dil[1] - g->pad[1];
+				int64_t lo = b >= 0 ? 0 : (-b + sw - 1) / sw;
+				int64_t hi = iw - 1 - b < 0 ? 0 : (iw - 1 - b) / sw + 1;
+				const float *xr;
+				float *yo;
+
+				if (hi > ow)
+					hi = ow;
+				if (lo >= hi)
+					continue;
+				xr = x + h * iw + (b + lo * sw);
+				yo = yr + lo;
+				if (sw == 1)
+					for (int64_t j = 0; j < hi - lo; j++)
+						yo[j] = xr[j] > yo[j] || xr[j] != xr[j] ?
+							xr[j] : yo[j];
+				else
+					for (int64_t j = 0; j < hi - lo; j++)
+						yo[j] = xr[j * sw] > yo[j] || xr[j * sw] != xr[j * sw] ?
+							xr[j * sw] : yo[j];
+			}
+		}
+	}
+}
+
+static void max2d_planes(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct max2d *j = ctx;
+
+	for (int64_t pl = lo; pl < hi; pl++)
+		max2d_plane(j->g, j->x + pl * j->g->in_size,
+			    j->y + pl * j->g->out_size);
+}
+
 static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 {
 	struct rt_value *x, *y, *iv = NULL;
@@ -145,6 +212,12 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 	}
 	if (y->numel == 0)
 		return 0;
+	if (kind == POOL_MAX && !j.idx && x->dtype == IR_DTYPE_FLOAT && g.nsp == 2) {
+		struct max2d m = { &g, x->data, y->data };
+
+		rt_parallel_for(k, g.n * g.c, 1, max2d_planes, &m);
+		return 0;
+	}
 	if (!(xd = knn_load_f64(k, x)))
 		return IR_ENOMEM;
 	if (!(yd = malloc((size_t)y->numel * sizeof(double)))) {

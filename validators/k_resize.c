@@ -1,7 +1,7 @@
 /* k_resize.c: kernels of the resize family: Resize (every opset's inputs,
  * modes nearest/linear/cubic, coordinate transformations, antialias,
  * axes, aspect-ratio policies) and Upsample, plus the table lines of
- * GridSample and AffineGrid (k_grid.c).  Nearest moves elements of any
+ * GridSample and AffineGrid (k_resize_grid.c).  Nearest moves elements of any
  * dtype; linear and cubic run one separable pass per resized axis in
  * double precision.  See rt_int.h for how to add one. */
 #include <math.h>
@@ -95,6 +95,19 @@ static double orig_coord(const struct rs_params *p, int d, int64_t x)
 	return 0;
 }
 
+/* A coordinate bounded so that int64 conversions stay defined (NaN goes
+ * to the low end). */
+static double bounded(double x)
+{
+	return !(x >= -1e12) ? -1e12 : x > 1e12 ? 1e12 : x;
+}
+
+/* An output size from a real number; -1 when out of range. */
+static int64_t out_size(double v)
+{
+	return v >= 0 && v < 1e13 ? (int64_t)v : -1;
+}
+
 static int outside(const struct rs_params *p, int d, double x)
 {
 	return p->ct == CT_TF_CROP && (x < 0 || x > (double)(p->in[d] - 1));
@@ -104,8 +117,12 @@ static int outside(const struct rs_params *p, int d, double x)
 
 static int64_t nearest_index(const struct rs_params *p, int d, double x)
 {
-	double f = floor(x), r = x - f;
+	double f, r;
 	int64_t i;
+
+	x = bounded(x);
+	f = floor(x);
+	r = x - f;
 
 	if (r == 0) {
 		i = (int64_t)f;
@@ -243,7 +260,7 @@ static int make_taps(struct rt_kctx *k, const struct rs_params *p, int d,
 		return rt_oom(k);
 	}
 	for (int64_t o = 0; o < p->out[d]; o++) {
-		double x = orig_coord(p, d, o), f = floor(x), sum = 0;
+		double x = bounded(orig_coord(p, d, o)), f = floor(x), sum = 0;
 		int64_t *ii = ti + o * n;
 		double *ww = tw + o * n;
 
@@ -327,13 +344,9 @@ static int run_interp(struct rt_kctx *k, const struct rs_params *p,
 		next = NULL;
 		dims[d] = p->out[d];
 	}
-	for (int64_t i = 0; i < y->numel; i++) {
-		double v = cur[i];
-
-		if (rt_dtype_is_int(y->dtype))
-			v = nearbyint(v);
-		rt_store_f64(y->dtype, y->data, i, v);
-	}
+	/* integers truncate, as the reference's astype does */
+	for (int64_t i = 0; i < y->numel; i++)
+		rt_store_f64(y->dtype, y->data, i, cur[i]);
 cleanup:
 	free(cur);
 	free(next);
@@ -466,7 +479,7 @@ static int k_resize(struct rt_kctx *k)
 			if (ct == CT_TF_CROP)
 				len *= p.roi_e[d] - p.roi_s[d];
 			p.scale[d] = scales[i];
-			p.out[d] = (int64_t)floor(len * scales[i]);
+			p.out[d] = out_size(floor(len * scales[i]));
 		}
 	} else if (sizes) {
 		const char *pol = k->version >= 18 ?
@@ -495,7 +508,7 @@ static int k_resize(struct rt_kctx *k)
 				int d = axes[i];
 
 				p.scale[d] = g;
-				p.out[d] = (int64_t)floor(g * (double)p.in[d] + 0.5);
+				p.out[d] = out_size(floor(g * (double)p.in[d] + 0.5));
 			}
 	} else {
 		rc = rt_err(k, "neither scales nor sizes is given");
@@ -551,7 +564,7 @@ static int k_upsample(struct rt_kctx *k)
 		free(scales);
 	}
 	for (int d = 0; d < x->rank; d++)
-		p.out[d] = (int64_t)floor((double)p.in[d] * p.scale[d]);
+		p.out[d] = out_size(floor((double)p.in[d] * p.scale[d]));
 	return run(k, &p, x);
 }
 

@@ -28,7 +28,7 @@ static int k_reshape(struct rt_kctx *k)
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
-	if ((rc = ks_ints(k, k->version < 5 ? 99 : 1, k->version < 5 ? "shape" : NULL,
+	if ((rc = ks_ints(k, k->version < 5 ? KS_NO_INPUT : 1, k->version < 5 ? "shape" : NULL,
 			  &shape, &n, &present)) < 0)
 		goto cleanup;
 	if (!present) {
@@ -61,6 +61,10 @@ static int k_reshape(struct rt_kctx *k)
 			goto cleanup;
 		} else {
 			dims[i] = v;
+		}
+		if (dims[i] && known > INT64_MAX / dims[i]) {
+			rc = bad_count(k, x, n, shape);
+			goto cleanup;
 		}
 		known *= dims[i];
 	}
@@ -108,7 +112,7 @@ static int k_squeeze(struct rt_kctx *k)
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
-	if ((rc = ks_ints(k, k->version >= 13 ? 1 : 99, "axes", &axes, &n,
+	if ((rc = ks_ints(k, k->version >= 13 ? 1 : KS_NO_INPUT, "axes", &axes, &n,
 			  &present)) < 0)
 		goto cleanup;
 	if ((rc = ks_axes(k, axes, n, x->rank, ax)) < 0)
@@ -139,7 +143,7 @@ static int k_unsqueeze(struct rt_kctx *k)
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
-	if ((rc = ks_ints(k, k->version >= 13 ? 1 : 99, "axes", &axes, &n,
+	if ((rc = ks_ints(k, k->version >= 13 ? 1 : KS_NO_INPUT, "axes", &axes, &n,
 			  &present)) < 0)
 		goto cleanup;
 	if (!present) {
@@ -298,14 +302,24 @@ static int k_range(struct rt_kctx *k)
 			return rc;
 		if (d == 0)
 			return rt_err(k, "delta is 0");
-		if (d > 0)
-			n = b > a ? (b - a + d - 1) / d : 0;
-		else
-			n = a > b ? (a - b - d - 1) / -d : 0;
+		if (d > 0 ? b > a : a > b) {
+			/* unsigned: limit - start may not fit in int64 */
+			uint64_t diff = d > 0 ? (uint64_t)b - (uint64_t)a : (uint64_t)a - (uint64_t)b;
+			uint64_t step = d > 0 ? (uint64_t)d : 0 - (uint64_t)d;
+			uint64_t cnt = diff / step + (diff % step != 0);
+
+			if (cnt > (uint64_t)1 << 40)
+				return rt_err(k, "range of %llu elements too large",
+					      (unsigned long long)cnt);
+			n = (int64_t)cnt;
+		} else {
+			n = 0;
+		}
 		if (!(y = rt_out_tensor(k, 0, s->dtype, 1, &n)))
 			return IR_ENOMEM;
 		for (int64_t i = 0; i < n; i++)
-			rt_store_i64(s->dtype, y->data, i, a + i * d);
+			rt_store_i64(s->dtype, y->data, i,
+				     (int64_t)((uint64_t)a + (uint64_t)i * (uint64_t)d));
 	} else {
 		double a, b, d, c;
 
@@ -342,7 +356,7 @@ static int k_eye_like(struct rt_kctx *k)
 	if (!(y = rt_out_tensor(k, 0, dt, 2, x->dims)))
 		return IR_ENOMEM;
 	memset(y->data, 0, (size_t)y->numel * rt_dtype_size(dt));
-	for (int64_t i = 0; i < x->dims[0]; i++) {
+	for (int64_t i = 0; i < x->dims[0] && off < x->dims[1] && off > -x->dims[0]; i++) {
 		int64_t j = i + off;
 
 		if (j >= 0 && j < x->dims[1])

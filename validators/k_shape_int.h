@@ -24,6 +24,9 @@ int ks_strided_copy(struct rt_kctx *k, struct rt_value *dst,
 /* A zero element (0, false, "") at dst[i]. */
 int ks_zero(struct rt_kctx *k, struct rt_value *dst, int64_t i);
 
+/* An input index no node has: ks_ints reads only the attribute. */
+#define KS_NO_INPUT ((size_t)-1)
+
 /* Integers of input i when present (*present = 1), else of attribute
  * `attr` when set (attr may be NULL), else *present = 0.  *vals is
  * malloc'd (free it) or NULL. */
@@ -35,7 +38,7 @@ int ks_ints(struct rt_kctx *k, size_t i, const char *attr, int64_t **vals,
 int ks_axes(struct rt_kctx *k, const int64_t *axes, size_t n, int rank,
 	    int *out);
 
-/* Kernels of the resize family in k_grid.c. */
+/* Kernels of the resize family in k_resize_grid.c. */
 int ks_grid_sample(struct rt_kctx *k);
 int ks_affine_grid(struct rt_kctx *k);
 

@@ -59,58 +59,73 @@ int ks_zero(struct rt_kctx *k, struct rt_value *dst, int64_t i)
 	return 0;
 }
 
+struct strided {
+	char *dst;
+	const char *src;
+	int64_t off, inner, istride;
+	int rank;                 /* dims before the innermost one */
+	const int64_t *dims, *st;
+	size_t es;
+};
+
+/* Output rows [begin, end) of a numeric strided copy (threads split rows). */
+static void strided_rows(void *arg, int64_t begin, int64_t end)
+{
+	const struct strided *c = arg;
+	size_t es = c->es;
+
+	for (int64_t row = begin; row < end; row++) {
+		int64_t rem = row, s = c->off;
+		char *d = c->dst + row * c->inner * (int64_t)es;
+
+		for (int i = c->rank - 1; i >= 0; i--) {
+			s += rem % c->dims[i] * c->st[i];
+			rem /= c->dims[i];
+		}
+		if (c->istride == 1) {
+			memcpy(d, c->src + s * (int64_t)es, (size_t)c->inner * es);
+		} else if (es == 4) {
+			for (int64_t j = 0; j < c->inner; j++)
+				memcpy(d + 4 * j, c->src + 4 * (s + j * c->istride), 4);
+		} else {
+			for (int64_t j = 0; j < c->inner; j++)
+				memcpy(d + (int64_t)es * j,
+				       c->src + (int64_t)es * (s + j * c->istride), es);
+		}
+	}
+}
+
 int ks_strided_copy(struct rt_kctx *k, struct rt_value *dst,
 		    const struct rt_value *src, int64_t src_off, int rank,
 		    const int64_t *dims, const int64_t *sstrides)
 {
-	int64_t idx[RT_MAX_RANK] = { 0 }, total = rt_numel(rank, dims), o = 0;
-	int64_t inner = rank ? dims[rank - 1] : 1;
-	int64_t istride = rank ? sstrides[rank - 1] : 0;
-	size_t es = rt_dtype_size(dst->dtype);
-	int str = dst->dtype == IR_DTYPE_STRING;
-	int rc;
+	int64_t total = rt_numel(rank, dims), inner = rank ? dims[rank - 1] : 1;
+	struct strided c = {
+		dst->data, src->data, src_off, inner, rank ? sstrides[rank - 1] : 0,
+		rank ? rank - 1 : 0, dims, sstrides, rt_dtype_size(dst->dtype)
+	};
+	int64_t rows = inner ? total / inner : 0;
 
 	if (total == 0)
 		return 0;
-	while (o < total) {
-		int64_t s = src_off;
+	if (dst->dtype != IR_DTYPE_STRING) {
+		if (total >= 65536 && rows > 1)
+			rt_parallel_for(k, rows, 1 + 16384 / inner, strided_rows, &c);
+		else
+			strided_rows(&c, 0, rows);
+		return 0;
+	}
+	for (int64_t row = 0; row < rows; row++) {
+		int64_t rem = row, s = src_off;
+		int rc;
 
-		for (int i = 0; i < rank - 1; i++)
-			s += idx[i] * sstrides[i];
-		if (istride == 1 || str) {
-			if (istride == 1) {
-				if ((rc = ks_copy(k, dst, o, src, s, inner)) < 0)
-					return rc;
-			} else {
-				for (int64_t j = 0; j < inner; j++)
-					if ((rc = ks_copy(k, dst, o + j, src, s + j * istride, 1)) < 0)
-						return rc;
-			}
-		} else {
-			char *d = (char *)dst->data + o * (int64_t)es;
-			const char *p = (const char *)src->data;
-
-			switch (es) {
-			case 1:
-				for (int64_t j = 0; j < inner; j++)
-					d[j] = p[s + j * istride];
-				break;
-			case 4:
-				for (int64_t j = 0; j < inner; j++)
-					memcpy(d + 4 * j, p + 4 * (s + j * istride), 4);
-				break;
-			default:
-				for (int64_t j = 0; j < inner; j++)
-					memcpy(d + (int64_t)es * j,
-					       p + (int64_t)es * (s + j * istride), es);
-			}
+		for (int i = c.rank - 1; i >= 0; i--) {
+			s += rem % dims[i] * sstrides[i];
+			rem /= dims[i];
 		}
-		o += inner;
-		for (int i = rank - 2; i >= 0; i--) {
-			if (++idx[i] < dims[i])
-				break;
-			idx[i] = 0;
-		}
+		for (int64_t j = 0; j < inner; j++)
+			if ((rc = ks_copy(k, dst, row * inner + j, src, s + j * c.istride, 1)) < 0)
+				return rc;
 	}
 	return 0;
 }

@@ -1,7 +1,8 @@
 /* k_signal.c: kernels of the signal family: DFT (axis attribute in 17, axis
  * input from 20), STFT, the Blackman/Hamming/Hann windows and
- * MelWeightMatrix.  Transforms are direct sums in double precision over
- * exact twiddle tables (no FFT): O(n^2) per transformed line. */
+ * MelWeightMatrix.  Transforms run in double precision over exact twiddle
+ * tables: radix-2 FFT for power-of-two lengths, else the direct O(n^2)
+ * sum. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,16 +58,25 @@ static int k_hann(struct rt_kctx *k) { return window(k, WIN_HANN); }
 struct dft_plan {
 	int64_t len;
 	double *cs, *sn;      /* cos/sin of 2 pi m / len */
+	double *work;         /* 2 len doubles when len is a power of two */
 };
+
+static void plan_release(struct dft_plan *p)
+{
+	free(p->cs);
+	free(p->sn);
+	free(p->work);
+}
 
 static int plan_init(struct rt_kctx *k, struct dft_plan *p, int64_t len)
 {
 	p->len = len;
 	p->cs = malloc((size_t)(len ? len : 1) * sizeof(double));
 	p->sn = malloc((size_t)(len ? len : 1) * sizeof(double));
-	if (!p->cs || !p->sn) {
-		free(p->cs);
-		free(p->sn);
+	p->work = len >= 4 && !(len & (len - 1)) ?
+		  malloc((size_t)(2 * len) * sizeof(double)) : NULL;
+	if (!p->cs || !p->sn || (len >= 4 && !(len & (len - 1)) && !p->work)) {
+		plan_release(p);
 		return rt_oom(k);
 	}
 	for (int64_t m = 0; m < len; m++) {
@@ -78,10 +88,43 @@ static int plan_init(struct rt_kctx *k, struct dft_plan *p, int64_t len)
 	return 0;
 }
 
-static void plan_release(struct dft_plan *p)
+/* Iterative radix-2 FFT of x (nx <= len points, zero padded) into
+ * p->work, then the first n_out points scaled into y. */
+static void fft_line(const struct dft_plan *p, const double *x, int64_t nx,
+		     double *y, int64_t n_out, double sign, double scale)
 {
-	free(p->cs);
-	free(p->sn);
+	int64_t len = p->len, bits = 0;
+	double *w = p->work;
+
+	while (((int64_t)1 << bits) < len)
+		bits++;
+	for (int64_t i = 0; i < len; i++) {
+		int64_t r = 0;
+
+		for (int64_t b = 0; b < bits; b++)
+			r |= ((i >> b) & 1) << (bits - 1 - b);
+		w[2 * r] = i < nx ? x[2 * i] : 0;
+		w[2 * r + 1] = i < nx ? x[2 * i + 1] : 0;
+	}
+	for (int64_t size = 2; size <= len; size *= 2) {
+		int64_t half = size / 2, step = len / size;
+
+		for (int64_t st = 0; st < len; st += size)
+			for (int64_t j = 0; j < half; j++) {
+				double c = p->cs[j * step], sn = sign * p->sn[j * step];
+				double *a = w + 2 * (st + j), *b = w + 2 * (st + j + half);
+				double br = b[0] * c - b[1] * sn, bi = b[0] * sn + b[1] * c;
+
+				b[0] = a[0] - br;
+				b[1] = a[1] - bi;
+				a[0] += br;
+				a[1] += bi;
+			}
+	}
+	for (int64_t kk = 0; kk < n_out; kk++) {
+		y[2 * kk] = w[2 * kk] * scale;
+		y[2 * kk + 1] = w[2 * kk + 1] * scale;
+	}
 }
 
 static void dft_line(const struct dft_plan *p, const double *x, int64_t nx,
@@ -89,6 +132,10 @@ static void dft_line(const struct dft_plan *p, const double *x, int64_t nx,
 {
 	double sign = inverse ? 1 : -1, scale = inverse ? 1.0 / (double)p->len : 1;
 
+	if (p->work) {
+		fft_line(p, x, nx, y, n_out, sign, scale);
+		return;
+	}
 	for (int64_t kk = 0; kk < n_out; kk++) {
 		double re = 0, im = 0;
 		int64_t m = 0;
@@ -141,6 +188,8 @@ static int k_dft(struct rt_kctx *k)
 			axis += x->rank;
 	} else {
 		axis = rt_attr_int(k, "axis", 1);
+		if (axis < 0)
+			axis += x->rank;
 	}
 	if (axis < (k->version >= 20 ? 0 : 1) || axis > x->rank - 2)
 		return rt_err(k, "axis %lld out of range for an input of rank %d",

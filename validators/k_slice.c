@@ -20,11 +20,15 @@ static int k_slice(struct rt_kctx *k)
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
-	if ((rc = ks_ints(k, v1 ? 99 : 1, v1 ? "starts" : NULL, &st, &n, &present)) < 0 ||
-	    (rc = ks_ints(k, v1 ? 99 : 2, v1 ? "ends" : NULL, &en, &ne, &present)) < 0 ||
-	    (rc = ks_ints(k, v1 ? 99 : 3, v1 ? "axes" : NULL, &ax, &na, &present)) < 0 ||
-	    (rc = ks_ints(k, v1 ? 99 : 4, NULL, &sp, &nsp, &present)) < 0)
+	if ((rc = ks_ints(k, v1 ? KS_NO_INPUT : 1, v1 ? "starts" : NULL, &st, &n, &present)) < 0 ||
+	    (rc = ks_ints(k, v1 ? KS_NO_INPUT : 2, v1 ? "ends" : NULL, &en, &ne, &present)) < 0 ||
+	    (rc = ks_ints(k, v1 ? KS_NO_INPUT : 3, v1 ? "axes" : NULL, &ax, &na, &present)) < 0 ||
+	    (rc = ks_ints(k, v1 ? KS_NO_INPUT : 4, NULL, &sp, &nsp, &present)) < 0)
 		goto cleanup;
+	if (!st || !en) {
+		rc = rt_err(k, "starts or ends are missing");
+		goto cleanup;
+	}
 	if (ne != n || (ax && na != n) || (sp && nsp != n)) {
 		rc = rt_err(k, "starts, ends, axes and steps differ in length");
 		goto cleanup;
@@ -100,7 +104,7 @@ static int k_split(struct rt_kctx *k)
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0 ||
 	    (rc = rt_axis(k, rt_attr_int(k, "axis", 0), x->rank, &axis)) < 0)
 		return rc;
-	if ((rc = ks_ints(k, k->version >= 13 || k->version == 1 ? 1 : 99,
+	if ((rc = ks_ints(k, k->version >= 13 || k->version == 1 ? 1 : KS_NO_INPUT,
 			  k->version < 13 ? "split" : NULL, &split, &n, &present)) < 0)
 		goto cleanup;
 	if (present && n != nout) {
@@ -250,8 +254,8 @@ static int k_tile(struct rt_kctx *k)
 	}
 	ks_strides(x->rank, x->dims, xs);
 	for (int i = 0; i < x->rank; i++) {
-		if (rep[i] < 0) {
-			rc = rt_err(k, "negative repeat %lld", (long long)rep[i]);
+		if (rep[i] < 0 || (x->dims[i] && rep[i] > INT64_MAX / 16 / x->dims[i])) {
+			rc = rt_err(k, "invalid repeat %lld", (long long)rep[i]);
 			goto cleanup;
 		}
 		dims[i] = x->dims[i] * rep[i];
@@ -291,59 +295,86 @@ enum pad_mode { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
 /* y (dims odims) from x where out index o along dim i reads x at
  * o - begin[i], mapped by the mode when outside; constant: cval (one
  * element of x's dtype, NULL: zero). */
+/* Source index of out-of-range position p along a dim of size d (d > 0),
+ * or -1 for the constant. */
+static int64_t pad_map(enum pad_mode mode, int64_t p, int64_t d)
+{
+	int64_t per;
+
+	if (p >= 0 && p < d)
+		return p;
+	switch (mode) {
+	case PAD_EDGE:
+		return p < 0 ? 0 : d - 1;
+	case PAD_WRAP:
+		return ((p % d) + d) % d;
+	case PAD_REFLECT:
+		if (d == 1)
+			return 0;
+		per = 2 * (d - 1);
+		p = ((p % per) + per) % per;
+		return p >= d ? per - p : p;
+	default:
+		return -1;
+	}
+}
+
+/* y (dims odims) from x where out index o along dim i reads x at
+ * o - begin[i], mapped by the mode when outside; constant: cval (one
+ * element of x's dtype, NULL: zero).  Rows along the last dim copy their
+ * in-range middle in one move. */
 static int pad_run(struct rt_kctx *k, struct rt_value *x, const int64_t *begin,
 		   const int64_t *odims, enum pad_mode mode,
 		   const struct rt_value *cval)
 {
-	int64_t xs[RT_MAX_RANK], idx[RT_MAX_RANK] = { 0 };
+	int64_t xs[RT_MAX_RANK], idx[RT_MAX_RANK] = { 0 }, len, d, b, lo, hi, rows;
 	struct rt_value *y;
 	int r = x->rank, rc;
 
 	if (!(y = rt_out_tensor(k, 0, x->dtype, r, odims)))
 		return IR_ENOMEM;
-	if (y->numel && !x->numel && mode != PAD_CONSTANT)
+	if (y->numel == 0)
+		return 0;
+	if (!x->numel && mode != PAD_CONSTANT)
 		return rt_err(k, "cannot pad an empty tensor in this mode");
+	if (r == 0)
+		return ks_copy(k, y, 0, x, 0, 1);
 	ks_strides(r, x->dims, xs);
-	for (int64_t o = 0; o < y->numel; o++) {
-		int64_t s = 0;
+	len = odims[r - 1];
+	d = x->dims[r - 1];
+	b = begin[r - 1];
+	lo = b < 0 ? 0 : b > len ? len : b;              /* [lo, hi): in range */
+	hi = b + d < lo ? lo : b + d > len ? len : b + d;
+	rows = y->numel / len;
+	for (int64_t row = 0; row < rows; row++) {
+		int64_t s = 0, o = row * len;
 		int out = 0;
 
-		for (int i = 0; i < r; i++) {
-			int64_t d = x->dims[i], p = idx[i] - begin[i];
+		for (int i = 0; i < r - 1 && !out; i++) {
+			int64_t p = pad_map(mode, idx[i] - begin[i], x->dims[i]);
 
-			if (p < 0 || p >= d) {
-				switch (mode) {
-				case PAD_CONSTANT:
-					out = 1;
-					break;
-				case PAD_EDGE:
-					p = p < 0 ? 0 : d - 1;
-					break;
-				case PAD_WRAP:
-					p = ((p % d) + d) % d;
-					break;
-				case PAD_REFLECT:
-					if (d == 1) {
-						p = 0;
-					} else {
-						int64_t per = 2 * (d - 1);
-
-						p = ((p % per) + per) % per;
-						if (p >= d)
-							p = per - p;
-					}
-					break;
-				}
-			}
+			if (p < 0)
+				out = 1;
 			s += p * xs[i];
 		}
-		if (out)
-			rc = cval ? ks_copy(k, y, o, cval, 0, 1) : ks_zero(k, y, o);
-		else
-			rc = ks_copy(k, y, o, x, s, 1);
-		if (rc < 0)
-			return rc;
-		for (int i = r - 1; i >= 0; i--) {
+		for (int64_t j = 0; j < len; j++) {
+			int64_t p;
+
+			if (!out && j == lo && hi > lo) {
+				if ((rc = ks_copy(k, y, o + j, x, s + (j - b), hi - lo)) < 0)
+					return rc;
+				j = hi - 1;
+				continue;
+			}
+			p = out ? -1 : pad_map(mode, j - b, d);
+			if (p < 0)
+				rc = cval ? ks_copy(k, y, o + j, cval, 0, 1) : ks_zero(k, y, o + j);
+			else
+				rc = ks_copy(k, y, o + j, x, s + p, 1);
+			if (rc < 0)
+				return rc;
+		}
+		for (int i = r - 2; i >= 0; i--) {
 			if (++idx[i] < odims[i])
 				break;
 			idx[i] = 0;
@@ -374,7 +405,7 @@ static int k_pad(struct rt_kctx *k)
 		mode = PAD_WRAP;
 	else
 		return rt_err(k, "unknown mode '%s'", ms);
-	if ((rc = ks_ints(k, k->version >= 11 ? 1 : 99,
+	if ((rc = ks_ints(k, k->version >= 11 ? 1 : KS_NO_INPUT,
 			  k->version >= 11 ? NULL : k->version == 1 ? "paddings" : "pads",
 			  &pads, &n, &present)) < 0)
 		goto cleanup;
@@ -396,6 +427,11 @@ static int k_pad(struct rt_kctx *k)
 		goto cleanup;
 	}
 	for (size_t i = 0; i < na; i++) {
+		if (pads[i] < -(INT64_C(1) << 40) || pads[i] > INT64_C(1) << 40 ||
+		    pads[na + i] < -(INT64_C(1) << 40) || pads[na + i] > INT64_C(1) << 40) {
+			rc = rt_err(k, "pads of axis %d too large", axes[i]);
+			goto cleanup;
+		}
 		begin[axes[i]] = pads[i];
 		end[axes[i]] = pads[na + i];
 	}
@@ -448,7 +484,7 @@ static int k_center_crop_pad(struct rt_kctx *k)
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = rt_in_ints(k, 1, &shape, &n)) < 0)
 		return rc;
-	if ((rc = ks_ints(k, 99, "axes", &ax, &na, &present)) < 0)
+	if ((rc = ks_ints(k, KS_NO_INPUT, "axes", &ax, &na, &present)) < 0)
 		goto cleanup;
 	if (present) {
 		if ((rc = ks_axes(k, ax, na, x->rank, axes)) < 0)

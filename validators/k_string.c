@@ -131,7 +131,6 @@ cleanup:
 
 struct concat_ctx {
 	struct rt_value *a, *b, *y;
-	int failed;
 };
 
 static void concat_run(void *p, const int64_t *off, const int64_t *step, int64_t len)
@@ -144,10 +143,8 @@ static void concat_run(void *p, const int64_t *off, const int64_t *step, int64_t
 		size_t lx = strlen(x), lz = strlen(z);
 		char *s = malloc(lx + lz + 1);
 
-		if (!s) {
-			c->failed = 1;
-			continue;
-		}
+		if (!s)
+			continue;      /* left NULL: reported after the loop */
 		memcpy(s, x, lx);
 		memcpy(s + lx, z, lz + 1);
 		((char **)c->y->data)[off[2] + i] = s;
@@ -171,7 +168,10 @@ static int k_string_concat(struct rt_kctx *k)
 		return IR_ENOMEM;
 	if (c.y->numel)
 		rt_bcast_run(k, ts, 2, rank, dims, concat_run, &c);
-	return c.failed ? rt_oom(k) : 0;
+	for (int64_t i = 0; i < c.y->numel; i++)
+		if (!((char **)c.y->data)[i])
+			return rt_oom(k);
+	return 0;
 }
 
 /* ---- StringSplit ------------------------------------------------------ */
@@ -280,115 +280,172 @@ static int k_string_split(struct rt_kctx *k)
 
 /* ---- RegexFullMatch ------------------------------------------------- */
 
-/* RE2 pattern -> POSIX extended, anchored for a full match.  Translated:
- * \d \D \s \S \w \W (also inside brackets where the class allows), and
- * the escapes \t \n \r.  Refused (error): lazy quantifiers (*? +? ??),
- * groups with (?...) flags or non-capturing groups, \b \A \z and
- * backreferences, which POSIX ERE lacks or treats differently. */
+/* RE2 pattern -> glibc POSIX extended regex, anchored for a full match
+ * (POSIX matching is leftmost-longest, so an anchored match exists iff
+ * RE2's full match does).  Translated: \d \D \s \S \w \W (ASCII classes,
+ * also inside brackets), \t \n \r \f \v, escaped punctuation, and bracket
+ * expressions (RE2's escapes inside brackets become POSIX's positional
+ * rules: ']' first, '-' last).  \b and \B pass through (a glibc
+ * extension with RE2's meaning).  Refused with an error: lazy quantifiers,
+ * (?...) groups (flags, non-capturing, named), \A \z \pN, backreferences
+ * and other escapes POSIX lacks. */
+struct re_buf {
+	char *s;
+	size_t n;
+};
+
+static void re_put(struct re_buf *b, const char *t)
+{
+	size_t l = strlen(t);
+
+	memcpy(b->s + b->n, t, l);
+	b->n += l;
+}
+
+static const char *re_escape_class(char e, int in_br)
+{
+	switch (e) {
+	case 'd': return in_br ? "0-9" : "[0-9]";
+	case 's': return in_br ? "[:space:]" : "[[:space:]]";
+	case 'w': return in_br ? "[:alnum:]_" : "[[:alnum:]_]";
+	case 'D': return in_br ? NULL : "[^0-9]";
+	case 'S': return in_br ? NULL : "[^[:space:]]";
+	case 'W': return in_br ? NULL : "[^[:alnum:]_]";
+	case 't': return "\t";
+	case 'n': return "\n";
+	case 'r': return "\r";
+	case 'f': return "\f";
+	case 'v': return "\v";
+	default: return NULL;
+	}
+}
+
+/* A bracket expression starting at p[*i] == '['; on return *i is at its
+ * closing ']'. */
+static int re_bracket(struct rt_kctx *k, const char *p, size_t *i, struct re_buf *b)
+{
+	size_t n = strlen(p), j = *i + 1;
+	int neg = 0, close = 0, dash = 0;
+	struct re_buf body = { NULL, 0 };
+	int first = 1;
+
+	if (!(body.s = malloc(n * 12 + 8)))
+		return rt_oom(k);
+	if (j < n && p[j] == '^') {
+		neg = 1;
+		j++;
+	}
+	for (; j < n; j++, first = 0) {
+		char c = p[j];
+
+		if (c == ']' && !first)
+			break;
+		if (c == ']') {
+			close = 1;
+		} else if (c == '[' && j + 1 < n && p[j + 1] == ':') {
+			const char *e = strstr(p + j + 2, ":]");
+			size_t l;
+
+			if (!e)
+				goto bad;
+			l = (size_t)(e + 2 - (p + j));
+			memcpy(body.s + body.n, p + j, l);
+			body.n += l;
+			j += l - 1;
+		} else if (c == '\\' && j + 1 < n) {
+			char e = p[++j];
+			const char *cls = re_escape_class(e, 1);
+
+			if (cls)
+				re_put(&body, cls);
+			else if (e == ']')
+				close = 1;
+			else if (e == '-')
+				dash = 1;
+			else if (!isalnum((unsigned char)e))
+				body.s[body.n++] = e;
+			else
+				goto bad;
+		} else if (c == '-' && (first || j + 1 >= n || p[j + 1] == ']')) {
+			dash = 1;
+		} else {
+			body.s[body.n++] = c;
+		}
+	}
+	if (j >= n) {
+		free(body.s);
+		return rt_err(k, "pattern '%s': unterminated bracket expression", p);
+	}
+	re_put(b, neg ? "[^" : "[");
+	if (close)
+		re_put(b, "]");
+	memcpy(b->s + b->n, body.s, body.n);
+	b->n += body.n;
+	if (dash)
+		re_put(b, "-");
+	re_put(b, "]");
+	if (!close && !dash && !body.n) {
+		free(body.s);
+		return rt_err(k, "pattern '%s': empty bracket expression", p);
+	}
+	free(body.s);
+	*i = j;
+	return 0;
+bad:
+	free(body.s);
+	return rt_err(k, "pattern '%s': bracket expression not supported (POSIX regex)", p);
+}
+
 static int re2_to_posix(struct rt_kctx *k, const char *p, char **out)
 {
-	size_t n = strlen(p), o = 0;
-	char *r = malloc(n * 12 + 8);
-	int in_br = 0;
+	size_t n = strlen(p);
+	struct re_buf b = { malloc(n * 14 + 8), 0 };
+	int rc;
 
 	*out = NULL;
-	if (!r)
+	if (!b.s)
 		return rt_oom(k);
-	r[o++] = '^';
-	r[o++] = '(';
+	re_put(&b, "^(");
 	for (size_t i = 0; i < n; i++) {
 		char c = p[i];
-		const char *cls = NULL;
 
 		if (c == '\\' && i + 1 < n) {
 			char e = p[++i];
+			const char *cls = re_escape_class(e, 0);
 
-			if (in_br)
-				in_br = 2;
-
-			switch (e) {
-			case 'd': cls = in_br ? "0-9" : "[0-9]"; break;
-			case 's': cls = in_br ? "[:space:]" : "[[:space:]]"; break;
-			case 'w': cls = in_br ? "[:alnum:]_" : "[[:alnum:]_]"; break;
-			case 'D': cls = in_br ? NULL : "[^0-9]"; break;
-			case 'S': cls = in_br ? NULL : "[^[:space:]]"; break;
-			case 'W': cls = in_br ? NULL : "[^[:alnum:]_]"; break;
-			case 't': cls = "\t"; break;
-			case 'n': cls = "\n"; break;
-			case 'r': cls = "\r"; break;
-			default:
-				if (isalnum((unsigned char)e)) {
-					free(r);
-					return rt_err(k, "pattern '%s': escape \\%c is not supported (POSIX regex)",
-						      p, e);
-				}
-				if (in_br) {
-					/* inside brackets a backslash is literal in POSIX */
-					if (e == ']' || e == '\\' || e == '-' || e == '^') {
-						free(r);
-						return rt_err(k, "pattern '%s': escaped '%c' inside brackets is not supported (POSIX regex)",
-							      p, e);
-					}
-					r[o++] = e;
-				} else {
-					r[o++] = '\\';
-					r[o++] = e;
-				}
-				continue;
-			}
-			if (!cls) {
-				free(r);
-				return rt_err(k, "pattern '%s': negated class \\%c inside brackets is not supported (POSIX regex)",
+			if (cls) {
+				re_put(&b, cls);
+			} else if (e == 'b' || e == 'B' || !isalnum((unsigned char)e)) {
+				b.s[b.n++] = '\\';
+				b.s[b.n++] = e;
+			} else {
+				free(b.s);
+				return rt_err(k, "pattern '%s': escape \\%c is not supported (POSIX regex)",
 					      p, e);
 			}
-			memcpy(r + o, cls, strlen(cls));
-			o += strlen(cls);
-			continue;
-		}
-		if (in_br) {
-			if (c == ']' && !(in_br == 1)) {
-				in_br = 0;
-			} else {
-				in_br = 2;
-				if (c == '[' && i + 1 < n && p[i + 1] == ':') {
-					/* [:class:] passes through */
-					const char *e = strstr(p + i + 2, ":]");
-
-					if (e) {
-						size_t l = (size_t)(e + 2 - (p + i));
-
-						memcpy(r + o, p + i, l);
-						o += l;
-						i += l - 1;
-						continue;
-					}
-				}
-			}
-			r[o++] = c;
 			continue;
 		}
 		if (c == '[') {
-			in_br = 1;
-			r[o++] = c;
-			if (i + 1 < n && p[i + 1] == '^')
-				r[o++] = p[++i];
+			if ((rc = re_bracket(k, p, &i, &b)) < 0) {
+				free(b.s);
+				return rc;
+			}
 			continue;
 		}
 		if ((c == '*' || c == '+' || c == '?' || c == '}') && i + 1 < n &&
 		    p[i + 1] == '?') {
-			free(r);
+			free(b.s);
 			return rt_err(k, "pattern '%s': lazy quantifiers are not supported (POSIX regex)", p);
 		}
 		if (c == '(' && i + 1 < n && p[i + 1] == '?') {
-			free(r);
+			free(b.s);
 			return rt_err(k, "pattern '%s': (?...) groups are not supported (POSIX regex)", p);
 		}
-		r[o++] = c;
+		b.s[b.n++] = c;
 	}
-	r[o++] = ')';
-	r[o++] = '$';
-	r[o] = 0;
-	*out = r;
+	re_put(&b, ")$");
+	b.s[b.n] = 0;
+	*out = b.s;
 	return 0;
 }
 

@@ -3,9 +3,9 @@
  * the Gradient node's own graph.  The forward pass is recomputed here in
  * double precision from the node's inputs (xs then zs) and the graph's
  * initializers; the output gradient of y is all ones (the gradient of the
- * sum of y).  Differentiable ops: Add, Sub, Mul, Div, Neg, Identity, Relu,
- * Sigmoid, Tanh, Exp, Log, Sqrt, with numpy broadcasting; any other op on
- * the path is a precise error. */
+ * sum of y).  Differentiable ops: the table g_ops (elementwise with numpy
+ * broadcasting, and 2-D MatMul); any other op on the path is a precise
+ * error. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,55 +102,89 @@ static int g_grad(struct gctx *c, struct gt *t)
 	return 0;
 }
 
-static int is_binary(const char *op)
+/* The differentiable ops, sorted by name: y = f(a[, b]) elementwise
+ * with numpy broadcasting, and d(a, b, y) giving dy/da and dy/db; or
+ * MatMul of two 2-D operands. */
+enum { G_UNARY, G_BINARY, G_MATMUL };
+
+struct g_op {
+	const char *name;
+	int kind;
+	double (*f)(double a, double b);
+	void (*d)(double a, double b, double y, double *da, double *db);
+};
+
+static double f_abs(double a, double b) { (void)b; return fabs(a); }
+static double f_add(double a, double b) { return a + b; }
+static double f_cos(double a, double b) { (void)b; return cos(a); }
+static double f_div(double a, double b) { return a / b; }
+static double f_exp(double a, double b) { (void)b; return exp(a); }
+static double f_id(double a, double b) { (void)b; return a; }
+static double f_log(double a, double b) { (void)b; return log(a); }
+static double f_mul(double a, double b) { return a * b; }
+static double f_neg(double a, double b) { (void)b; return -a; }
+static double f_pow(double a, double b) { return pow(a, b); }
+static double f_relu(double a, double b) { (void)b; return a > 0 ? a : 0; }
+static double f_sigmoid(double a, double b) { (void)b; return 1 / (1 + exp(-a)); }
+static double f_sin(double a, double b) { (void)b; return sin(a); }
+static double f_sqrt(double a, double b) { (void)b; return sqrt(a); }
+static double f_sub(double a, double b) { return a - b; }
+static double f_tanh(double a, double b) { (void)b; return tanh(a); }
+
+#define D(name) static void name(double a, double b, double y, double *da, double *db)
+D(d_abs) { (void)b; (void)y; (void)db; *da = a > 0 ? 1 : a < 0 ? -1 : 0; }
+D(d_add) { (void)a; (void)b; (void)y; *da = 1; *db = 1; }
+D(d_cos) { (void)b; (void)y; (void)db; *da = -sin(a); }
+D(d_div) { (void)y; *da = 1 / b; *db = -a / (b * b); }
+D(d_exp) { (void)a; (void)b; (void)db; *da = y; }
+D(d_id) { (void)a; (void)b; (void)y; (void)db; *da = 1; }
+D(d_log) { (void)b; (void)y; (void)db; *da = 1 / a; }
+D(d_mul) { (void)y; *da = b; *db = a; }
+D(d_neg) { (void)a; (void)b; (void)y; (void)db; *da = -1; }
+D(d_pow) { *da = b * pow(a, b - 1); *db = a > 0 ? y * log(a) : 0; }
+D(d_relu) { (void)b; (void)y; (void)db; *da = a > 0 ? 1 : 0; }
+D(d_sigmoid) { (void)a; (void)b; (void)db; *da = y * (1 - y); }
+D(d_sin) { (void)b; (void)y; (void)db; *da = cos(a); }
+D(d_sqrt) { (void)a; (void)b; (void)db; *da = 0.5 / y; }
+D(d_sub) { (void)a; (void)b; (void)y; *da = 1; *db = -1; }
+D(d_tanh) { (void)a; (void)b; (void)db; *da = 1 - y * y; }
+#undef D
+
+static const struct g_op g_ops[] = {
+	{ "Abs", G_UNARY, f_abs, d_abs },
+	{ "Add", G_BINARY, f_add, d_add },
+	{ "Cos", G_UNARY, f_cos, d_cos },
+	{ "Div", G_BINARY, f_div, d_div },
+	{ "Exp", G_UNARY, f_exp, d_exp },
+	{ "Identity", G_UNARY, f_id, d_id },
+	{ "Log", G_UNARY, f_log, d_log },
+	{ "MatMul", G_MATMUL, NULL, NULL },
+	{ "Mul", G_BINARY, f_mul, d_mul },
+	{ "Neg", G_UNARY, f_neg, d_neg },
+	{ "Pow", G_BINARY, f_pow, d_pow },
+	{ "Relu", G_UNARY, f_relu, d_relu },
+	{ "Sigmoid", G_UNARY, f_sigmoid, d_sigmoid },
+	{ "Sin", G_UNARY, f_sin, d_sin },
+	{ "Sqrt", G_UNARY, f_sqrt, d_sqrt },
+	{ "Sub", G_BINARY, f_sub, d_sub },
+	{ "Tanh", G_UNARY, f_tanh, d_tanh },
+};
+
+static int cmp_op(const void *key, const void *e)
 {
-	return !strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") ||
-	       !strcmp(op, "Div");
+	return strcmp(key, ((const struct g_op *)e)->name);
 }
 
-static int is_unary(const char *op)
+static const struct g_op *g_op_find(const char *name)
 {
-	static const char *const ops[] = {
-		"Exp", "Identity", "Log", "Neg", "Relu", "Sigmoid", "Sqrt", "Tanh"
-	};
-
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (!strcmp(op, ops[i]))
-			return 1;
-	return 0;
-}
-
-static double unary_f(const char *op, double x)
-{
-	switch (op[0]) {
-	case 'E': return exp(x);
-	case 'I': return x;
-	case 'L': return log(x);
-	case 'N': return -x;
-	case 'R': return x > 0 ? x : 0;
-	case 'S': return op[1] == 'i' ? 1 / (1 + exp(-x)) : sqrt(x);
-	default: return tanh(x);
-	}
-}
-
-/* d f(x) / dx given x and y = f(x). */
-static double unary_d(const char *op, double x, double y)
-{
-	switch (op[0]) {
-	case 'E': return y;
-	case 'I': return 1;
-	case 'L': return 1 / x;
-	case 'N': return -1;
-	case 'R': return x > 0 ? 1 : 0;
-	case 'S': return op[1] == 'i' ? y * (1 - y) : 0.5 / y;
-	default: return 1 - y * y;
-	}
+	return bsearch(name, g_ops, sizeof(g_ops) / sizeof(g_ops[0]), sizeof(g_ops[0]), cmp_op);
 }
 
 /* Forward of node n (inputs already known); records its output. */
 static int g_forward(struct gctx *c, const struct ir_node *n)
 {
 	const char *op = ir_s(n->op_type);
+	const struct g_op *o = g_op_find(op);
 	struct gt *a, *b = NULL, *y;
 	int64_t dims[RT_MAX_RANK];
 	int rank;
@@ -158,20 +192,25 @@ static int g_forward(struct gctx *c, const struct ir_node *n)
 	if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))
 		return rt_err(c->k, "cannot differentiate %s:%s (node '%s')", n->domain, op,
 			      ir_s(n->name));
-	if (!is_binary(op) && !is_unary(op))
-		return rt_err(c->k, "cannot differentiate %s (node '%s'): only Add, Sub, Mul, Div, Neg, Identity, Relu, Sigmoid, Tanh, Exp, Log, Sqrt are supported",
+	if (!o)
+		return rt_err(c->k, "cannot differentiate %s (node '%s'): supported are Abs, Add, Cos, Div, Exp, Identity, Log, MatMul (2-D), Mul, Neg, Pow, Relu, Sigmoid, Sin, Sqrt, Sub, Tanh",
 			      op, ir_s(n->name));
-	if (n->n_outputs < 1 || !n->outputs[0] || n->n_inputs < (is_binary(op) ? 2u : 1u))
+	if (n->n_outputs < 1 || !n->outputs[0] || n->n_inputs < (o->kind == G_UNARY ? 1u : 2u))
 		return rt_err(c->k, "node '%s' (%s) lacks inputs or outputs", ir_s(n->name), op);
 	a = g_find(c, n->inputs[0]);
-	if (is_binary(op))
+	if (o->kind != G_UNARY)
 		b = g_find(c, n->inputs[1]);
-	if (!a || (is_binary(op) && !b))
+	if (!a || (o->kind != G_UNARY && !b))
 		return rt_err(c->k, "node '%s' (%s): an input is not computable from xs and zs",
 			      ir_s(n->name), op);
 	rank = a->rank;
 	memcpy(dims, a->dims, sizeof(dims));
-	if (b) {
+	if (o->kind == G_MATMUL) {
+		if (a->rank != 2 || b->rank != 2 || a->dims[1] != b->dims[0])
+			return rt_err(c->k, "node '%s' (MatMul): only 2-D [m,k] x [k,n] is differentiated",
+				      ir_s(n->name));
+		dims[1] = b->dims[1];
+	} else if (b) {
 		int r = b->rank > rank ? b->rank : rank;
 
 		for (int d = 0; d < r; d++) {
@@ -189,27 +228,30 @@ static int g_forward(struct gctx *c, const struct ir_node *n)
 		return rt_oom(c->k);
 	a = g_find(c, n->inputs[0]);   /* g_add may have moved the table */
 	b = b ? g_find(c, n->inputs[1]) : NULL;
-	for (int64_t i = 0; i < y->n; i++) {
-		double u = a->x[bidx(i, rank, dims, a->rank, a->dims)], v;
+	if (o->kind == G_MATMUL) {
+		int64_t m = a->dims[0], kk = a->dims[1], nn = b->dims[1];
 
-		if (!b) {
-			y->x[i] = unary_f(op, u);
-			continue;
-		}
-		v = b->x[bidx(i, rank, dims, b->rank, b->dims)];
-		switch (op[0]) {
-		case 'A': y->x[i] = u + v; break;
-		case 'S': y->x[i] = u - v; break;
-		case 'M': y->x[i] = u * v; break;
-		default: y->x[i] = u / v; break;
-		}
+		for (int64_t i = 0; i < m; i++)
+			for (int64_t j = 0; j < nn; j++) {
+				double acc = 0;
+
+				for (int64_t l = 0; l < kk; l++)
+					acc += a->x[i * kk + l] * b->x[l * nn + j];
+				y->x[i * nn + j] = acc;
+			}
+		return 0;
+	}
+	for (int64_t i = 0; i < y->n; i++) {
+		double u = a->x[bidx(i, rank, dims, a->rank, a->dims)];
+
+		y->x[i] = o->f(u, b ? b->x[bidx(i, rank, dims, b->rank, b->dims)] : 0);
 	}
 	return 0;
 }
 
 static int g_backward(struct gctx *c, const struct ir_node *n)
 {
-	const char *op = ir_s(n->op_type);
+	const struct g_op *o = g_op_find(ir_s(n->op_type));
 	struct gt *y = g_find(c, n->outputs[0]), *a, *b = NULL;
 	int rc;
 
@@ -218,27 +260,32 @@ static int g_backward(struct gctx *c, const struct ir_node *n)
 	a = g_find(c, n->inputs[0]);
 	if ((rc = g_grad(c, a)) < 0)
 		return rc;
-	if (is_binary(op)) {
+	if (o->kind != G_UNARY) {
 		b = g_find(c, n->inputs[1]);
 		if ((rc = g_grad(c, b)) < 0)
 			return rc;
 	}
-	for (int64_t i = 0; i < y->n; i++) {
-		int64_t ia = bidx(i, y->rank, y->dims, a->rank, a->dims), ib;
-		double u = a->x[ia], v, gy = y->g[i];
+	if (o->kind == G_MATMUL) {
+		/* dA = dY B^T, dB = A^T dY */
+		int64_t m = a->dims[0], kk = a->dims[1], nn = b->dims[1];
 
-		if (!b) {
-			a->g[ia] += gy * unary_d(op, u, y->x[i]);
-			continue;
-		}
-		ib = bidx(i, y->rank, y->dims, b->rank, b->dims);
-		v = b->x[ib];
-		switch (op[0]) {
-		case 'A': a->g[ia] += gy; b->g[ib] += gy; break;
-		case 'S': a->g[ia] += gy; b->g[ib] -= gy; break;
-		case 'M': a->g[ia] += gy * v; b->g[ib] += gy * u; break;
-		default: a->g[ia] += gy / v; b->g[ib] -= gy * u / (v * v); break;
-		}
+		for (int64_t i = 0; i < m; i++)
+			for (int64_t j = 0; j < nn; j++)
+				for (int64_t l = 0; l < kk; l++) {
+					a->g[i * kk + l] += y->g[i * nn + j] * b->x[l * nn + j];
+					b->g[l * nn + j] += a->x[i * kk + l] * y->g[i * nn + j];
+				}
+		return 0;
+	}
+	for (int64_t i = 0; i < y->n; i++) {
+		int64_t ia = bidx(i, y->rank, y->dims, a->rank, a->dims);
+		int64_t ib = b ? bidx(i, y->rank, y->dims, b->rank, b->dims) : 0;
+		double da = 0, db = 0;
+
+		o->d(a->x[ia], b ? b->x[ib] : 0, y->x[i], &da, &db);
+		a->g[ia] += y->g[i] * da;
+		if (b)
+			b->g[ib] += y->g[i] * db;
 	}
 	return 0;
 }

@@ -5,7 +5,9 @@
 # dtype, attribute and rank violation and a non-constant input (where a
 # target's rules state no constraint of a kind, the probe must stay
 # supported there); model-level findings and dtype rules on subgraph nodes;
-# golden reports in every format (set UPDATE_GOLDEN=1 to rewrite them);
+# golden reports in every format (they change when the shipped rules or
+# the rewrite passes change: review the diff, then rewrite them with
+# UPDATE_GOLDEN=1);
 # the html is well-formed, the dot renders; exit codes with --fail-on; bad
 # models, bad rules and bad options; the shared model architectures
 # against every target.
@@ -124,7 +126,10 @@ grep -q '^    limited    external_data ' "$T/out" || fail "external data finding
 run 1 "$OPMIG" scan testdata/models/functions.onnx --format json
 $PY -c "
 import json; r = json.load(open('$T/out'))
-assert r['model']['function_nodes'] > 0, r['model']
+assert r['model']['function_nodes'] == 5 and r['model']['main_nodes'] == 3, r['model']
+n = {x['name']: x for x in r['targets'][0]['nodes']}['alpha_const']
+assert n['function'] == 'ScaledRelu' and n['graph'] == 'fn:com.opmig.fn:ScaledRelu', n
+assert n['version'] == 13 and n['status'] == 'blocked', n
 " || fail "function nodes"
 
 # ---- golden reports --------------------------------------------------------
@@ -186,6 +191,15 @@ assert n['relu_f32']['reasons'][0]['code'] == 'dtype', n
 assert 'relu_f32' not in {x['name'] for x in t['generic-npu']['nodes']}
 " || fail "--rules target"
 
+# severity limited: a warning, failing only with --fail-on limited
+run 0 "$OPMIG" scan testdata/scan/attribute.onnx --rules testdata/scan/limited-rules.json \
+	--target scan-limited
+grep -q '^scan-limited: 0/1 nodes supported, 1 limited, 0 rewritable, 0 blocked (0 op types)$' "$T/out" ||
+	fail "limited summary: $(cat "$T/out")"
+grep -q '^  limited    Resize  *attribute  *1  resize_cubic' "$T/out" || fail "limited row: $(cat "$T/out")"
+run 1 "$OPMIG" scan testdata/scan/attribute.onnx --rules testdata/scan/limited-rules.json \
+	--target scan-limited --fail-on limited
+
 # ---- bad input: one line naming the file, exit 3 --------------------------------
 one_line() {  # WANT_SUBSTRING
 	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "not one line: $(cat "$T/err")"
@@ -231,6 +245,10 @@ for t in r["targets"]:
 # opset 9: outside generic-npu's 11-17
 g = [t for t in r["targets"] if t["id"] == "generic-npu"][0]
 assert "opset_out_of_range" in {f["code"] for f in g["findings"]}, g["findings"]
+# the weights are ConstantOfShape fills of constant shapes: folded by migrate
+cos = [n for n in g["nodes"] if n["op_type"] == "ConstantOfShape"]
+assert cos and all(n["status"] == "rewritable" and n["rewrite"] == "fold-constants"
+                   for n in cos), cos[:2]
 PY
 done
 [ "$n" -eq 0 ] && echo "notice: $TOP/../shared/models absent, architectures not scanned"

@@ -65,7 +65,7 @@ static void expect(const struct rt_value *y, int dtype, const double *want, int6
 	CU_ASSERT_EQUAL_FATAL(y->numel, n);
 	for (int64_t i = 0; i < n; i++) {
 		double g = rt_value_get_f64(y, i), w = want[i];
-		int ok = isnan(w) ? isnan(g) :
+		int ok = isnan(w) ? isnan(g) : isinf(w) ? g == w :
 			 rt_dtype_is_float(dtype) ? fabs(g - w) <= 1e-6 * fabs(w) + 1e-7 : g == w;
 
 		if (!ok)
@@ -442,6 +442,26 @@ static void test_cast_numbers(void)
 		   (const uint8_t[]){ 0, 1, 1 });
 }
 
+static void test_cast_double_rounds_once(void)
+{
+	/* 1 + 2^-11 + 2^-40 lies just above the midpoint of the float16
+	 * neighbours 1 and 1 + 2^-10: it rounds up.  Through float it would
+	 * first become the midpoint itself and then tie to even (1). */
+	struct case1 c = { 13, "Cast", NULL, { IR_DTYPE_DOUBLE }, 1, { 1 }, { { 3 } },
+			   { V(1.0004882812509095, 1.00048828125, -1.0004882812509095) },
+			   IR_DTYPE_FLOAT16 };
+	struct ir_node *node;
+	struct ir_model *m = build(&c, &node);
+	struct rt_value *y;
+	char err[512];
+
+	set_to(node, IR_DTYPE_FLOAT16, -1);
+	y = run(m, err, sizeof(err));
+	expect(y, IR_DTYPE_FLOAT16, V(1.0009765625, 1, -1.0009765625), 3);
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
 static void test_cast_to_string(void)
 {
 	static const char *const want[] = {
@@ -512,6 +532,47 @@ static void test_activations(void)
 	check(&bg, NULL, V(0.8413447460685429, -0.15865525393145707), 2);
 }
 
+static void set_alpha_half(struct ir_node *n)
+{
+	CU_ASSERT_FATAL(ir_node_set_float(n, "alpha", 0.5f) == 0);
+}
+
+static void set_alpha_two(struct ir_node *n)
+{
+	CU_ASSERT_FATAL(ir_node_set_float(n, "alpha", 2) == 0);
+}
+
+static void test_more_activations(void)
+{
+	struct case1 sw = { 28, "SwiGLU", NULL, { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 2,
+			    { 1, 1 }, { { 2 }, { 2 } }, { V(1, -1), V(2, 3) }, IR_DTYPE_FLOAT };
+	struct case1 fg = { 13, "FastGelu", "com.microsoft", { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 2,
+			    { 1, 1 }, { { 2 }, { 1 } }, { V(1, -1), V(0.5) }, IR_DTYPE_FLOAT };
+	struct case1 mi = { 18, "Mish", NULL, { IR_DTYPE_FLOAT }, 1,
+			    { 1 }, { { 2 } }, { V(1, -2) }, IR_DTYPE_FLOAT };
+	struct case1 sh = { 24, "Swish", NULL, { IR_DTYPE_DOUBLE }, 1,
+			    { 1 }, { { 2 } }, { V(2, -1) }, IR_DTYPE_DOUBLE };
+	struct case1 hs = { 14, "HardSwish", NULL, { IR_DTYPE_FLOAT }, 1,
+			    { 1 }, { { 3 } }, { V(1, -4, 2) }, IR_DTYPE_FLOAT };
+	struct case1 hg = { 6, "HardSigmoid", NULL, { IR_DTYPE_FLOAT }, 1,
+			    { 1 }, { { 2 } }, { V(1, -3) }, IR_DTYPE_FLOAT };
+	struct case1 el = { 6, "Elu", NULL, { IR_DTYPE_FLOAT }, 1,
+			    { 1 }, { { 2 } }, { V(-1, 3) }, IR_DTYPE_FLOAT };
+	struct case1 ce = { 12, "Celu", NULL, { IR_DTYPE_FLOAT }, 1,
+			    { 1 }, { { 2 } }, { V(-1, 3) }, IR_DTYPE_FLOAT };
+
+	/* A sigmoid(alpha A) B */
+	check(&sw, NULL, V(1.4621171572600098, -0.8068242641099853), 2);
+	/* tanh form of x + bias */
+	check(&fg, NULL, V(1.3995715769802328, -0.15428599017485606), 2);
+	check(&mi, NULL, V(0.8650983882673103, -0.2525014826957089), 2);
+	check(&sh, set_alpha_half, V(1.4621171572600098, -0.3775406687981454), 2);
+	check(&hs, NULL, V(0.6666666666666666, 0, 1.6666666666666665), 3);
+	check(&hg, NULL, V(0.7, 0), 2);
+	check(&el, set_alpha_half, V(-0.31606027941427883, 3), 2);
+	check(&ce, set_alpha_two, V(-0.7869386805747332, 3), 2);
+}
+
 static void test_isinf_flags(void)
 {
 	struct case1 c = { 20, "IsInf", NULL, { IR_DTYPE_FLOAT16 }, 1, { 1 }, { { 4 } },
@@ -526,6 +587,152 @@ static void test_isinf_flags(void)
 	expect(y, IR_DTYPE_BOOL, V(1, 0, 0, 0), 4);
 	rt_value_unref(y);
 	ir_model_free(m);
+}
+
+/* A 1-D string initializer. */
+static void init_strings(struct ir_model *m, const char *name,
+			 const char *const *s, int64_t n)
+{
+	struct rt_value *t;
+	struct ir_tensor *it;
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_STRING, 1, &n, &t, &d) == 0);
+	for (int64_t i = 0; i < n; i++)
+		CU_ASSERT_FATAL((((char **)t->data)[i] = strdup(s[i])) != NULL);
+	CU_ASSERT_FATAL(rt_value_to_ir(t, name, &it, &d) == 0);
+	rt_value_unref(t);
+	CU_ASSERT_FATAL(ir_graph_add_initializer(m->graph, it) != NULL);
+}
+
+static void test_equal_strings(void)
+{
+	static const char *const a[] = { "abc", "", "x" }, *const b[] = { "abc", "", "y" };
+	struct ir_model *m = tm_new(19);
+	struct rt_value *y;
+	char err[512];
+
+	init_strings(m, "a", a, 3);
+	init_strings(m, "b", b, 3);
+	init_strings(m, "c", (const char *const[]){ "x" }, 1);
+	tm_node(m, "Equal", NULL, TM_NAMES("a", "b"), 2, TM_NAMES("e"), 1);
+	tm_node(m, "Equal", NULL, TM_NAMES("a", "c"), 2, TM_NAMES("f"), 1);
+	tm_node(m, "Or", NULL, TM_NAMES("e", "f"), 2, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_BOOL, NULL, 0);
+	y = run(m, err, sizeof(err));
+	/* e = [1, 1, 0], f = [0, 0, 1] */
+	expect(y, IR_DTYPE_BOOL, V(1, 1, 1), 3);
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
+static void test_where_strings(void)
+{
+	struct ir_model *m = tm_new(16);
+	struct rt_value *y;
+	char err[512];
+
+	tm_init(m, "c", IR_DTYPE_BOOL, TM_DIMS(2), 1, V(1, 0));
+	init_strings(m, "x", (const char *const[]){ "a", "b" }, 2);
+	init_strings(m, "z", (const char *const[]){ "long string" }, 1);
+	tm_node(m, "Where", NULL, TM_NAMES("c", "x", "z"), 3, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_STRING, NULL, 0);
+	y = run(m, err, sizeof(err));
+	CU_ASSERT_FATAL(y != NULL);
+	CU_ASSERT_EQUAL_FATAL(y->numel, 2);
+	CU_ASSERT_STRING_EQUAL(((char **)y->data)[0], "a");
+	CU_ASSERT_STRING_EQUAL(((char **)y->data)[1], "long string");
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
+static void test_cast_from_string(void)
+{
+	static const char *const f[] = { "3.5", "-INF", "nan", "1e3", "+Inf", " 2" };
+	static const char *const i[] = { "12345678901234567", "-5", "7.9" };
+	struct ir_model *m = tm_new(13);
+	struct ir_node *n;
+	struct rt_value *y;
+	char err[512];
+
+	init_strings(m, "a", f, 6);
+	n = tm_node(m, "Cast", NULL, TM_NAMES("a"), 1, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "to", IR_DTYPE_FLOAT) == 0);
+	tm_output(m, "y", IR_DTYPE_FLOAT, NULL, 0);
+	y = run(m, err, sizeof(err));
+	expect(y, IR_DTYPE_FLOAT, V(3.5, -INFINITY, NAN, 1000, INFINITY, 2), 6);
+	rt_value_unref(y);
+	ir_model_free(m);
+
+	m = tm_new(13);
+	init_strings(m, "a", i, 3);
+	n = tm_node(m, "Cast", NULL, TM_NAMES("a"), 1, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "to", IR_DTYPE_INT64) == 0);
+	tm_output(m, "y", IR_DTYPE_INT64, NULL, 0);
+	y = run(m, err, sizeof(err));
+	CU_ASSERT_FATAL(y != NULL);
+	/* integers exactly (not through double), "7.9" truncated */
+	CU_ASSERT_EQUAL(((int64_t *)y->data)[0], 12345678901234567LL);
+	CU_ASSERT_EQUAL(((int64_t *)y->data)[1], -5);
+	CU_ASSERT_EQUAL(((int64_t *)y->data)[2], 7);
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
+static void test_clip_min_above_max(void)
+{
+	struct case1 c = { 13, "Clip", NULL, { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 3,
+			   { 1, 0, 0 }, { { 3 }, { 0 }, { 0 } },
+			   { V(-5, 0, NAN), V(2), V(1) }, IR_DTYPE_FLOAT };
+	struct case1 i = { 13, "Clip", NULL, { IR_DTYPE_INT32, IR_DTYPE_INT32, IR_DTYPE_INT32 }, 3,
+			   { 1, 0, 0 }, { { 3 }, { 0 }, { 0 } },
+			   { V(-5, 0, 9), V(2), V(1) }, IR_DTYPE_INT32 };
+
+	/* min(max(x, 2), 1) = 1; NaN stays */
+	check(&c, NULL, V(1, 1, NAN), 3);
+	check(&i, NULL, V(1, 1, 1), 3);
+}
+
+/* Tensors big enough for the threaded paths (run() uses 2 threads): the
+ * contiguous binary path, the broadcast rows, the unary chunks, Cast. */
+static void test_big_tensors_threads(void)
+{
+	enum { R = 300, C = 400 };
+	double *a = malloc(sizeof(double) * R * C), *b = malloc(sizeof(double) * C);
+	double *want = malloc(sizeof(double) * R * C);
+	struct ir_model *m = tm_new(17);
+	struct ir_node *n;
+	struct rt_value *y;
+	char err[512];
+
+	CU_ASSERT_FATAL(a && b && want);
+	for (int i = 0; i < R * C; i++)
+		a[i] = (i % 7) - 3;
+	for (int j = 0; j < C; j++)
+		b[j] = j % 5;
+	/* y = float16(relu(a + b) * a - (a + b)) */
+	for (int i = 0; i < R * C; i++) {
+		double sum = a[i] + b[i % C];
+
+		want[i] = (sum > 0 ? sum : 0) * a[i] - sum;
+	}
+	tm_init(m, "a", IR_DTYPE_FLOAT, TM_DIMS(R, C), 2, a);
+	tm_init(m, "b", IR_DTYPE_FLOAT, TM_DIMS(C), 1, b);
+	tm_node(m, "Add", NULL, TM_NAMES("a", "b"), 2, TM_NAMES("s"), 1);
+	tm_node(m, "Relu", NULL, TM_NAMES("s"), 1, TM_NAMES("r"), 1);
+	tm_node(m, "Mul", NULL, TM_NAMES("r", "a"), 2, TM_NAMES("p"), 1);
+	tm_node(m, "Sub", NULL, TM_NAMES("p", "s"), 2, TM_NAMES("d"), 1);
+	n = tm_node(m, "Cast", NULL, TM_NAMES("d"), 1, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "to", IR_DTYPE_FLOAT16) == 0);
+	tm_output(m, "y", IR_DTYPE_FLOAT16, NULL, 0);
+	y = run(m, err, sizeof(err));
+	expect(y, IR_DTYPE_FLOAT16, want, R * C);
+	rt_value_unref(y);
+	ir_model_free(m);
+	free(a);
+	free(b);
+	free(want);
 }
 
 static void test_kernel_tables_sorted(void)
@@ -556,6 +763,43 @@ static void test_kernel_tables_sorted(void)
 	}
 }
 
+/* Every registry version of the family's ops has a kernel. */
+static void test_every_version_covered(void)
+{
+	static const char *const ops[] = {
+		"Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil",
+		"Cos", "Cosh", "Erf", "Exp", "Floor", "IsInf", "IsNaN", "Log",
+		"Neg", "Not", "Reciprocal", "Round", "Sign", "Sin", "Sinh", "Sqrt",
+		"Tan", "Tanh", "BitwiseNot", "Add", "Sub", "Mul", "Div", "Pow",
+		"Mod", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "And",
+		"Or", "Xor", "Equal", "Greater", "GreaterOrEqual", "Less",
+		"LessOrEqual", "Where", "Max", "Min", "Mean", "Sum", "Relu",
+		"LeakyRelu", "PRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Elu",
+		"Selu", "Celu", "Softplus", "Softsign", "Mish", "Gelu", "Swish",
+		"ThresholdedRelu", "Shrink", "Clip", "SwiGLU", "Cast", "CastLike",
+		"BitCast"
+	};
+	static const char *const ms[] = { "Gelu", "BiasGelu", "FastGelu", "QuickGelu" };
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) + sizeof(ms) / sizeof(ms[0]); i++) {
+		int contrib = i >= sizeof(ops) / sizeof(ops[0]);
+		const char *dom = contrib ? "com.microsoft" : "ai.onnx";
+		const char *op = contrib ? ms[i - sizeof(ops) / sizeof(ops[0])] : ops[i];
+		const struct ir_op_schema *first;
+		size_t n = ir_registry_versions(dom, op, &first);
+
+		CU_ASSERT(n > 0);
+		for (size_t v = 0; v < n; v++) {
+			const struct rt_kernel *k = rt_kernel_find(dom, op, first[v].since_version);
+
+			if (!k)
+				fprintf(stderr, "\nno kernel for %s %s-%d\n", dom, op,
+					first[v].since_version);
+			CU_ASSERT(k != NULL);
+		}
+	}
+}
+
 static const struct unit_test tests[] = {
 	{ "add int8 wraps", test_add_int8_wraps },
 	{ "add uint16 wraps", test_add_uint16_wraps },
@@ -577,11 +821,19 @@ static const struct unit_test tests[] = {
 	{ "cast float8 saturate", test_cast_float8_saturate },
 	{ "cast int4 wraps", test_cast_int4_wraps },
 	{ "cast numbers", test_cast_numbers },
+	{ "cast double rounds once", test_cast_double_rounds_once },
 	{ "cast to string", test_cast_to_string },
 	{ "bitcast", test_bitcast },
 	{ "activations", test_activations },
+	{ "more activations", test_more_activations },
 	{ "isinf flags", test_isinf_flags },
+	{ "equal strings", test_equal_strings },
+	{ "where strings", test_where_strings },
+	{ "cast from string", test_cast_from_string },
+	{ "clip min above max", test_clip_min_above_max },
+	{ "big tensors threads", test_big_tensors_threads },
 	{ "kernel tables sorted", test_kernel_tables_sorted },
+	{ "every version covered", test_every_version_covered },
 	{ NULL, NULL },
 };
 

@@ -1,7 +1,807 @@
-/* suite_knn.c: unit tests of conv, pool, matmul and quantized linear kernels. */
+/* suite_knn.c: unit tests of conv, pool, matmul and quantized linear
+ * kernels and of the gemm module, against values derived by hand (in the
+ * comments) or by a naive loop written here, on what the backend test
+ * data leaves out: groups with dilations, SAME_LOWER, 3-D, int8 pools,
+ * ceil_mode, count_include_pad, threads, error paths. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
 #include "tests/unit/suites.h"
+#include "tests/unit/tmodel.h"
+#include "validators/gemm.h"
+
+/* One operand: an initializer (dtype 0: an absent optional input). */
+struct tin {
+	int dtype;
+	int rank;
+	int64_t dims[6];
+	const double *v;
+};
+
+#define F IR_DTYPE_FLOAT
+
+/* A model of one node reading initializers i0.. and writing o0.. */
+static struct ir_model *mk(int64_t opset, const char *op, const struct tin *ins,
+			   size_t n_in, size_t n_out, struct ir_node **node)
+{
+	struct ir_model *m = tm_new(opset);
+	char in_names[12][24], out_names[4][24];
+	const char *in[12], *out[4];
+
+	CU_ASSERT_FATAL(n_in <= 12 && n_out <= 4);
+
+	for (size_t i = 0; i < n_in; i++) {
+		snprintf(in_names[i], sizeof(in_names[i]), "i%zu", i);
+		in[i] = ins[i].dtype ? in_names[i] : "";
+		if (ins[i].dtype)
+			tm_init(m, in_names[i], ins[i].dtype, ins[i].dims,
+				(size_t)ins[i].rank, ins[i].v);
+	}
+	for (size_t i = 0; i < n_out; i++) {
+		snprintf(out_names[i], sizeof(out_names[i]), "o%zu", i);
+		out[i] = out_names[i];
+		tm_output(m, out_names[i], 0, NULL, 0);
+	}
+	*node = tm_node(m, op, NULL, in, n_in, out, n_out);
+	return m;
+}
+
+/* Run with `threads`; on failure msg (if given) gets the error. */
+static int run(struct ir_model *m, int threads, struct rt_value **outs,
+	       size_t n_out, char *msg)
+{
+	struct rt_opts o = { .threads = threads };
+	struct rt_session *s = NULL;
+	struct ir_diag d;
+	int rc;
+
+	ir_diag_init(&d);
+	for (size_t i = 0; i < n_out; i++)
+		outs[i] = NULL;
+	if ((rc = rt_session_new(m, &o, &s, &d)) == 0)
+		rc = rt_session_run(s, NULL, 0, outs, &d);
+	rt_session_free(s);
+	if (msg)
+		snprintf(msg, 512, "%s", d.msg);
+	else if (rc < 0)
+		fprintf(stderr, "\nrun: %s\n", d.msg);
+	return rc;
+}
+
+static void expect(const struct rt_value *v, const double *want, int64_t n,
+		   double tol)
+{
+	CU_ASSERT_FATAL(v != NULL);
+	CU_ASSERT_EQUAL_FATAL(v->numel, n);
+	for (int64_t i = 0; i < n; i++) {
+		double got = rt_value_get_f64(v, i);
+
+		if (!(fabs(got - want[i]) <= tol)) {
+			fprintf(stderr, "\nelement %lld: got %.9g, want %.9g\n",
+				(long long)i, got, want[i]);
+			CU_FAIL("value differs");
+			return;
+		}
+	}
+}
+
+static void expect_dims(const struct rt_value *v, int rank, const int64_t *dims)
+{
+	CU_ASSERT_FATAL(v != NULL);
+	CU_ASSERT_EQUAL_FATAL(v->rank, rank);
+	for (int i = 0; i < rank; i++)
+		CU_ASSERT_EQUAL(v->dims[i], dims[i]);
+}
+
+/* Build, run, check output 0 against want (and its dims), free. */
+static void check1(struct ir_model *m, int threads, const double *want,
+		   int64_t n, int rank, const int64_t *dims)
+{
+	struct rt_value *out = NULL;
+
+	tm_verify(m);
+	CU_ASSERT_EQUAL_FATAL(run(m, threads, &out, 1, NULL), 0);
+	expect_dims(out, rank, dims);
+	expect(out, want, n, 1e-5);
+	rt_value_unref(out);
+	ir_model_free(m);
+}
+
+/* The run fails with a message containing `part`. */
+static void check_fails(struct ir_model *m, const char *part)
+{
+	struct rt_value *out = NULL;
+	char msg[512];
+
+	CU_ASSERT(run(m, 1, &out, 1, msg) < 0);
+	if (!strstr(msg, part)) {
+		fprintf(stderr, "\nmessage '%s' lacks '%s'\n", msg, part);
+		CU_FAIL("wrong error");
+	}
+	rt_value_unref(out);
+	ir_model_free(m);
+}
+
+/* ---- gemm module ------------------------------------------------------ */
+
+static void test_gemm_api(void)
+{
+	/* A = [1 2 3; 4 5 6], B = [7 8; 9 10; 11 12]: AB = [58 64; 139 154] */
+	const float a[6] = { 1, 2, 3, 4, 5, 6 }, at[6] = { 1, 4, 2, 5, 3, 6 };
+	const float b[6] = { 7, 8, 9, 10, 11, 12 }, bt[6] = { 7, 9, 11, 8, 10, 12 };
+	float c[8] = { 1, 1, -9, -9, 1, 1, -9, -9 };
+	double ad[6], bd[6], cd[4] = { 0 };
+
+	/* 2 * AB + 1 * C into a 2x2 block of a 2x4 buffer (ldc 4) */
+	rt_gemm_f32(0, 0, 2, 2, 3, 2, a, 3, b, 2, 1, c, 4);
+	CU_ASSERT_EQUAL(c[0], 117);
+	CU_ASSERT_EQUAL(c[1], 129);
+	CU_ASSERT_EQUAL(c[2], -9);
+	CU_ASSERT_EQUAL(c[4], 279);
+	CU_ASSERT_EQUAL(c[5], 309);
+	/* transposed storage of both: same product, beta 0 ignores NaN */
+	c[0] = c[1] = c[4] = c[5] = NAN;
+	rt_gemm_f32(1, 1, 2, 2, 3, 1, at, 2, bt, 3, 0, c, 4);
+	CU_ASSERT_EQUAL(c[0], 58);
+	CU_ASSERT_EQUAL(c[1], 64);
+	CU_ASSERT_EQUAL(c[4], 139);
+	CU_ASSERT_EQUAL(c[5], 154);
+	/* k == 0: C = beta * C */
+	rt_gemm_f32(0, 0, 2, 2, 0, 1, a, 1, b, 2, 0.5f, c, 4);
+	CU_ASSERT_EQUAL(c[0], 29);
+	CU_ASSERT_EQUAL(c[5], 77);
+	for (int i = 0; i < 6; i++) {
+		ad[i] = a[i];
+		bd[i] = b[i];
+	}
+	rt_gemm_f64_par(NULL, 0, 0, 2, 2, 3, 1, ad, 3, bd, 2, 0, cd, 2);
+	CU_ASSERT_EQUAL(cd[0], 58);
+	CU_ASSERT_EQUAL(cd[3], 154);
+	/* a suggested kernel set is never the one in use */
+	CU_ASSERT(*rt_gemm_coretype() != 0);
+	{
+		const char *better = rt_gemm_better_coretype();
+
+		CU_ASSERT(!better || strcasecmp(better, rt_gemm_coretype()));
+	}
+}
+
+/* ---- Conv ------------------------------------------------------------- */
+
+static void test_conv_depthwise_dilated(void)
+{
+	/* ch0 [1..5] * [1,-1] dil 2: x[i] - x[i+2] = -2; ch1 [10..50] *
+	 * [2,1]: 2x[i] + x[i+2] = 50, 80, 110; bias 0.5, -1 */
+	static const double x[] = { 1, 2, 3, 4, 5, 10, 20, 30, 40, 50 };
+	static const double w[] = { 1, -1, 2, 1 }, b[] = { 0.5, -1 };
+	static const double want[] = { -1.5, -1.5, -1.5, 49, 79, 109 };
+	struct tin in[] = { { F, 3, { 1, 2, 5 }, x }, { F, 3, { 2, 1, 2 }, w },
+			    { F, 1, { 2 }, b } };
+
+	for (int t = 1; t <= 2; t++) {
+		struct ir_node *n;
+		struct ir_model *m = mk(13, "Conv", in, 3, 1, &n);
+
+		ir_node_set_int(n, "group", 2);
+		ir_node_set_ints(n, "dilations", TM_DIMS(2), 1);
+		check1(m, t, want, 6, 3, TM_DIMS(1, 2, 3));
+	}
+}
+
+static void test_conv_groups_dilations(void)
+{
+	/* 4 channels, 2 groups of 2, kernel 2 with dilation 2 over length 3:
+	 * y0 = 1*1 + 2*3 + 3*0 + 4*0 = 7, y1 = 1*1 - 1*1 + 2*2 + 1*2 = 6 */
+	static const double x[] = { 1, 2, 3, 0, 1, 0, 1, 1, 1, 2, 0, 2 };
+	static const double w[] = { 1, 2, 3, 4, 1, -1, 2, 1 };
+	static const double want[] = { 7, 6 };
+	struct tin in[] = { { F, 3, { 1, 4, 3 }, x }, { F, 3, { 2, 2, 2 }, w } };
+	struct ir_node *n;
+	struct ir_model *m = mk(11, "Conv", in, 2, 1, &n);
+
+	ir_node_set_int(n, "group", 2);
+	ir_node_set_ints(n, "dilations", TM_DIMS(2), 1);
+	check1(m, 1, want, 2, 3, TM_DIMS(1, 2, 1));
+}
+
+static void test_conv_same_lower_upper(void)
+{
+	/* x = [1 2 3 4], w = [1 10]: one pad; SAME_UPPER pads the end:
+	 * x[i] + 10 x[i+1] = 21 32 43 4; SAME_LOWER the start:
+	 * x[i-1] + 10 x[i] = 10 21 32 43 */
+	static const double x[] = { 1, 2, 3, 4 }, w[] = { 1, 10 };
+	static const double up[] = { 21, 32, 43, 4 }, low[] = { 10, 21, 32, 43 };
+	static const double up_s2[] = { 21, 43 };
+	struct tin in[] = { { F, 3, { 1, 1, 4 }, x }, { F, 3, { 1, 1, 2 }, w } };
+	struct ir_node *n;
+	struct ir_model *m;
+
+	m = mk(13, "Conv", in, 2, 1, &n);
+	ir_node_set_string(n, "auto_pad", "SAME_UPPER");
+	check1(m, 1, up, 4, 3, TM_DIMS(1, 1, 4));
+	m = mk(13, "Conv", in, 2, 1, &n);
+	ir_node_set_string(n, "auto_pad", "SAME_LOWER");
+	check1(m, 1, low, 4, 3, TM_DIMS(1, 1, 4));
+	/* stride 2: out 2, total pad (2-1)*2 + 2 - 4 = 0 */
+	m = mk(13, "Conv", in, 2, 1, &n);
+	ir_node_set_string(n, "auto_pad", "SAME_UPPER");
+	ir_node_set_ints(n, "strides", TM_DIMS(2), 1);
+	check1(m, 1, up_s2, 2, 3, TM_DIMS(1, 1, 2));
+}
+
+static void test_conv_3d(void)
+{
+	/* x = 1..8 in 2x2x2, a 2x2x2 kernel of ones, pads 1: out 3x3x3 with
+	 * y[0,0,0] = x[0,0,0] = 1, y[2,2,2] = 8, centre = 36, y[0,1,1] =
+	 * sum of the first plane 1+2+3+4 = 10 */
+	static const double x[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	static const double w[] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+	struct tin in[] = { { F, 5, { 1, 1, 2, 2, 2 }, x },
+			    { F, 5, { 1, 1, 2, 2, 2 }, w } };
+	struct rt_value *out;
+	struct ir_node *n;
+	struct ir_model *m = mk(13, "Conv", in, 2, 1, &n);
+
+	ir_node_set_ints(n, "pads", TM_DIMS(1, 1, 1, 1, 1, 1), 6);
+	tm_verify(m);
+	CU_ASSERT_EQUAL_FATAL(run(m, 2, &out, 1, NULL), 0);
+	expect_dims(out, 5, TM_DIMS(1, 1, 3, 3, 3));
+	CU_ASSERT_EQUAL(rt_value_get_f64(out, 0), 1);
+	CU_ASSERT_EQUAL(rt_value_get_f64(out, 26), 8);
+	CU_ASSERT_EQUAL(rt_value_get_f64(out, 13), 36);
+	CU_ASSERT_EQUAL(rt_value_get_f64(out, 4), 10);
+	rt_value_unref(out);
+	ir_model_free(m);
+}
+
+/* A naive 2-D convolution written out loop by loop. */
+static void naive_conv2d(const double *x, const double *w, int64_t n, int64_t c,
+			 int64_t h, int64_t wd, int64_t m, int64_t kh, int64_t kw,
+			 int64_t group, int64_t s, int64_t p, int64_t dl,
+			 int64_t oh, int64_t ow, double *y)
+{
+	int64_t cg = c / group, mg = m / group;
+
+	for (int64_t b = 0; b < n; b++)
+		for (int64_t o = 0; o < m; o++)
+			for (int64_t i = 0; i < oh; i++)
+				for (int64_t j = 0; j < ow; j++) {
+					double acc = 0;
+
+					for (int64_t ci = 0; ci < cg; ci++)
+						for (int64_t u = 0; u < kh; u++)
+							for (int64_t v = 0; v < kw; v++) {
+								int64_t yy = i * s - p + u * dl, xx = j * s - p + v * dl;
+								int64_t ch = (o / mg) * cg + ci;
+
+								if (yy < 0 || yy >= h || xx < 0 || xx >= wd)
+									continue;
+								acc += x[((b * c + ch) * h + yy) * wd + xx] *
+								       w[((o * cg + ci) * kh + u) * kw + v];
+							}
+					y[((b * m + o) * oh + i) * ow + j] = acc;
+				}
+}
+
+static double *lcg_fill(int64_t n, uint64_t seed)
+{
+	double *v = malloc((size_t)n * sizeof(double));
+
+	CU_ASSERT_FATAL(v != NULL);
+	for (int64_t i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		v[i] = (double)((seed >> 40) % 2001) / 1000.0 - 1.0;
+	}
+	return v;
+}
+
+/* Threaded paths (items over threads; im2col + split product) against the
+ * naive loop. */
+static void test_conv_threads_vs_naive(void)
+{
+	static const struct { int64_t n, c, h, m, k, group, s, p, dl; } cs[] = {
+		{ 2, 4, 9, 6, 3, 2, 1, 1, 2 },
+		{ 1, 16, 32, 32, 3, 1, 2, 1, 1 },
+		{ 1, 8, 12, 8, 1, 1, 1, 0, 1 },
+		{ 1, 6, 10, 12, 3, 6, 1, 1, 1 },
+	};
+
+	for (size_t t = 0; t < sizeof(cs) / sizeof(cs[0]); t++) {
+		int64_t ek = (cs[t].k - 1) * cs[t].dl + 1;
+		int64_t oh = (cs[t].h + 2 * cs[t].p - ek) / cs[t].s + 1;
+		int64_t nx = cs[t].n * cs[t].c * cs[t].h * cs[t].h;
+		int64_t nw = cs[t].m * (cs[t].c / cs[t].group) * cs[t].k * cs[t].k;
+		int64_t ny = cs[t].n * cs[t].m * oh * oh;
+		double *x = lcg_fill(nx, 1 + t), *w = lcg_fill(nw, 7 + t);
+		double *want = malloc((size_t)ny * sizeof(double));
+		struct tin in[] = {
+			{ F, 4, { cs[t].n, cs[t].c, cs[t].h, cs[t].h }, x },
+			{ F, 4, { cs[t].m, cs[t].c / cs[t].group, cs[t].k, cs[t].k }, w },
+		};
+
+		CU_ASSERT_FATAL(want != NULL);
+		naive_conv2d(x, w, cs[t].n, cs[t].c, cs[t].h, cs[t].h, cs[t].m,
+			     cs[t].k, cs[t].k, cs[t].group, cs[t].s, cs[t].p,
+			     cs[t].dl, oh, oh, want);
+		for (int th = 1; th <= 2; th++) {
+			struct ir_node *n;
+			struct ir_model *m = mk(13, "Conv", in, 2, 1, &n);
+			struct rt_value *out;
+
+			ir_node_set_int(n, "group", cs[t].group);
+			ir_node_set_ints(n, "strides", TM_DIMS(cs[t].s, cs[t].s), 2);
+			ir_node_set_ints(n, "dilations", TM_DIMS(cs[t].dl, cs[t].dl), 2);
+			ir_node_set_ints(n, "pads", TM_DIMS(cs[t].p, cs[t].p, cs[t].p, cs[t].p), 4);
+			tm_verify(m);
+			CU_ASSERT_EQUAL_FATAL(run(m, th, &out, 1, NULL), 0);
+			expect(out, want, ny, 1e-4);
+			rt_value_unref(out);
+			ir_model_free(m);
+		}
+		free(x);
+		free(w);
+		free(want);
+	}
+}
+
+static void test_conv_errors(void)
+{
+	static const double z[4 * 3 * 3 * 3] = { 0 };
+	struct tin in[] = { { F, 4, { 1, 3, 3, 3 }, z }, { F, 4, { 2, 2, 1, 1 }, z } };
+	struct tin in2[] = { { F, 4, { 1, 3, 3, 3 }, z }, { F, 4, { 2, 3, 1, 1 }, z } };
+	struct ir_node *n;
+
+	check_fails(mk(13, "Conv", in, 2, 1, &n), "channel mismatch");
+	check_fails(mk(13, "ConvTranspose", in, 2, 1, &n), "channel mismatch");
+	n = NULL;
+	{
+		struct ir_model *m = mk(13, "Conv", in2, 2, 1, &n);
+
+		ir_node_set_string(n, "auto_pad", "SAME");
+		check_fails(m, "unsupported auto_pad 'SAME'");
+	}
+	{
+		struct ir_model *m = mk(13, "Conv", in2, 2, 1, &n);
+
+		ir_node_set_int(n, "group", 2);
+		check_fails(m, "group 2 does not divide");
+	}
+}
+
+/* ---- ConvTranspose, DeformConv, Col2Im, CausalConvWithState ----------- */
+
+static void test_conv_transpose(void)
+{
+	/* x = [1 2], w = [1 1 1], stride 2: [1 1 1+2 2 2]; output_padding 1
+	 * adds a trailing 0 */
+	static const double x[] = { 1, 2 }, w[] = { 1, 1, 1 };
+	static const double want[] = { 1, 1, 3, 2, 2, 0 };
+	/* groups: ch0 [1 2] * [1 2] -> [1 4 4]; ch1 [3 4] * [1 -1] -> [3 1 -4] */
+	static const double x2[] = { 1, 2, 3, 4 }, w2[] = { 1, 2, 1, -1 };
+	static const double want2[] = { 1, 4, 4, 3, 1, -4 };
+	struct tin in[] = { { F, 3, { 1, 1, 2 }, x }, { F, 3, { 1, 1, 3 }, w } };
+	struct tin in2[] = { { F, 3, { 1, 2, 2 }, x2 }, { F, 3, { 2, 1, 2 }, w2 } };
+	struct ir_node *n;
+	struct ir_model *m;
+
+	m = mk(11, "ConvTranspose", in, 2, 1, &n);
+	ir_node_set_ints(n, "strides", TM_DIMS(2), 1);
+	ir_node_set_ints(n, "output_padding", TM_DIMS(1), 1);
+	check1(m, 1, want, 6, 3, TM_DIMS(1, 1, 6));
+	m = mk(11, "ConvTranspose", in2, 2, 1, &n);
+	ir_node_set_int(n, "group", 2);
+	check1(m, 2, want2, 6, 3, TM_DIMS(1, 2, 3));
+	/* SAME_UPPER with a 1-wide kernel and stride 2 over [1 2 3]: in *
+	 * stride = 6 would need negative padding; the full 5 is kept:
+	 * [1 0 2 0 3] */
+	{
+		static const double x3[] = { 1, 2, 3 }, w3[] = { 1 };
+		static const double want4[] = { 1, 0, 2, 0, 3 };
+		struct tin in3[] = { { F, 3, { 1, 1, 3 }, x3 }, { F, 3, { 1, 1, 1 }, w3 } };
+
+		m = mk(11, "ConvTranspose", in3, 2, 1, &n);
+		ir_node_set_ints(n, "strides", TM_DIMS(2), 1);
+		ir_node_set_string(n, "auto_pad", "SAME_UPPER");
+		check1(m, 1, want4, 5, 3, TM_DIMS(1, 1, 5));
+	}
+	/* output_shape 7 > 5: total padding -2 split as -1, -1 */
+	m = mk(11, "ConvTranspose", in, 2, 1, &n);
+	ir_node_set_ints(n, "strides", TM_DIMS(2), 1);
+	ir_node_set_ints(n, "output_shape", TM_DIMS(7), 1);
+	{
+		static const double want3[] = { 0, 1, 1, 3, 2, 2, 0 };
+
+		check1(m, 1, want3, 7, 3, TM_DIMS(1, 1, 7));
+	}
+}
+
+static void test_deform_conv(void)
+{
+	/* x = 0..8 in 3x3, 1x1 kernel of 1, every offset (0, 0.5): samples
+	 * halfway right, (x[i][j] + x[i][j+1]) / 2, with the outside 0:
+	 * row 0: 0.5 1.5 1; a mask of 2 doubles it */
+	static const double x[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8 }, w[] = { 1 };
+	static double off[18], mask[9];
+	static const double want[] = { 1, 3, 2, 7, 9, 5, 13, 15, 8 };
+	struct tin in[] = { { F, 4, { 1, 1, 3, 3 }, x }, { F, 4, { 1, 1, 1, 1 }, w },
+			    { F, 4, { 1, 2, 3, 3 }, off }, { 0, 0, { 0 }, NULL },
+			    { F, 4, { 1, 1, 3, 3 }, mask } };
+	struct ir_node *n;
+
+	for (int i = 0; i < 9; i++) {
+		off[i] = 0;
+		off[9 + i] = 0.5;
+		mask[i] = 2;
+	}
+	check1(mk(19, "DeformConv", in, 5, 1, &n), 1, want, 9, 4,
+	       TM_DIMS(1, 1, 3, 3));
+}
+
+static void test_col2im(void)
+{
+	/* image 2x3, block 1x2: 4 blocks; row 0 of each block adds at its
+	 * corner, row 1 one to the right: [[1 12 20] [3 34 40]] */
+	static const double x[] = { 1, 2, 3, 4, 10, 20, 30, 40 };
+	static const double img[] = { 2, 3 }, blk[] = { 1, 2 };
+	static const double want[] = { 1, 12, 20, 3, 34, 40 };
+	struct tin in[] = { { F, 3, { 1, 2, 4 }, x },
+			    { IR_DTYPE_INT64, 1, { 2 }, img },
+			    { IR_DTYPE_INT64, 1, { 2 }, blk } };
+	struct ir_node *n;
+
+	check1(mk(18, "Col2Im", in, 3, 1, &n), 1, want, 6, 4, TM_DIMS(1, 1, 2, 3));
+}
+
+static void test_causal_conv_state(void)
+{
+	/* seq = past [5 6] ++ x [1 2 3], taps [1 2 3]: 5+12+3 = 20,
+	 * 6+2+6 = 14, 1+4+9 = 14, bias 1; present = [2 3] */
+	static const double x[] = { 1, 2, 3 }, w[] = { 1, 2, 3 }, b[] = { 1 };
+	static const double past[] = { 5, 6 };
+	static const double want[] = { 21, 15, 15 }, st[] = { 2, 3 };
+	struct tin in[] = { { F, 3, { 1, 1, 3 }, x }, { F, 3, { 1, 1, 3 }, w },
+			    { F, 1, { 1 }, b }, { F, 3, { 1, 1, 2 }, past } };
+	struct rt_value *out[2];
+	struct ir_node *n;
+	struct ir_model *m = mk(27, "CausalConvWithState", in, 4, 2, &n);
+
+	tm_verify(m);
+	CU_ASSERT_EQUAL_FATAL(run(m, 1, out, 2, NULL), 0);
+	expect(out[0], want, 3, 1e-6);
+	expect(out[1], st, 2, 1e-6);
+	rt_value_unref(out[0]);
+	rt_value_unref(out[1]);
+	ir_model_free(m);
+	/* no past: zeros in front: 3, 2+6, 1+4+9; silu(v) = v / (1 + e^-v) */
+	{
+		static const double want2[] = { 3 / (1 + 0.049787068367863944),
+						8 / (1 + 0.00033546262790251185),
+						14 / (1 + 8.315287191035679e-07) };
+
+		m = mk(27, "CausalConvWithState", in, 2, 2, &n);
+		ir_node_set_string(n, "activation", "silu");
+		tm_verify(m);
+		CU_ASSERT_EQUAL_FATAL(run(m, 1, out, 2, NULL), 0);
+		expect(out[0], want2, 3, 1e-5);
+		rt_value_unref(out[0]);
+		rt_value_unref(out[1]);
+		ir_model_free(m);
+	}
+}
+
+/* ---- pools ------------------------------------------------------------ */
+
+static void test_maxpool_int8_indices(void)
+{
+	/* 3x3 int8, 2x2 windows: maxima 7 (index 3), 3 (1), 127 (7), 127
+	 * (7); column-major indices h + 3w: 1, 3, 5, 5 */
+	static const double x[] = { -5, 3, -128, 7, -1, 2, 0, 127, -3 };
+	static const double want[] = { 7, 3, 127, 127 };
+	static const double idx[] = { 3, 1, 7, 7 }, idx_cm[] = { 1, 3, 5, 5 };
+	struct tin in[] = { { IR_DTYPE_INT8, 4, { 1, 1, 3, 3 }, x } };
+
+	for (int order = 0; order < 2; order++) {
+		struct rt_value *out[2];
+		struct ir_node *n;
+		struct ir_model *m = mk(12, "MaxPool", in, 1, 2, &n);
+
+		ir_node_set_ints(n, "kernel_shape", TM_DIMS(2, 2), 2);
+		ir_node_set_int(n, "storage_order", order);
+		tm_verify(m);
+		CU_ASSERT_EQUAL_FATAL(run(m, 1, out, 2, NULL), 0);
+		CU_ASSERT_EQUAL(out[0]->dtype, IR_DTYPE_INT8);
+		expect(out[0], want, 4, 0);
+		expect(out[1], order ? idx_cm : idx, 4, 0);
+		rt_value_unref(out[0]);
+		rt_value_unref(out[1]);
+		ir_model_free(m);
+	}
+}
+
+static void test_maxpool_ceil(void)
+{
+	/* 4x4 = 1..16, kernel 3, stride 2: floor gives one window (max 11);
+	 * ceil two per dim, the second clipped: 11 12 15 16 */
+	static double x[16];
+	static const double want[] = { 11, 12, 15, 16 }, want_floor[] = { 11 };
+	struct tin in[] = { { F, 4, { 1, 1, 4, 4 }, x } };
+	struct ir_node *n;
+	struct ir_model *m;
+
+	for (int i = 0; i < 16; i++)
+		x[i] = i + 1;
+	m = mk(12, "MaxPool", in, 1, 1, &n);
+	ir_node_set_ints(n, "kernel_shape", TM_DIMS(3, 3), 2);
+	ir_node_set_ints(n, "strides", TM_DIMS(2, 2), 2);
+	ir_node_set_int(n, "ceil_mode", 1);
+	check1(m, 1, want, 4, 4, TM_DIMS(1, 1, 2, 2));
+	m = mk(12, "MaxPool", in, 1, 1, &n);
+	ir_node_set_ints(n, "kernel_shape", TM_DIMS(3, 3), 2);
+	ir_node_set_ints(n, "strides", TM_DIMS(2, 2), 2);
+	check1(m, 1, want_floor, 1, 4, TM_DIMS(1, 1, 1, 1));
+	/* 1-D length 4, kernel 2, stride 2, end pad 1, ceil: 3 windows by
+	 * the formula but the third starts in the padding: dropped */
+	{
+		static const double x1[] = { 1, 5, 2, 4 }, want1[] = { 5, 4 };
+		struct tin in1[] = { { F, 3, { 1, 1, 4 }, x1 } };
+
+		m = mk(12, "MaxPool", in1, 1, 1, &n);
+		ir_node_set_ints(n, "kernel_shape", TM_DIMS(2), 1);
+		ir_node_set_ints(n, "strides", TM_DIMS(2), 1);
+		ir_node_set_ints(n, "pads", TM_DIMS(0, 1), 2);
+		ir_node_set_int(n, "ceil_mode", 1);
+		check1(m, 1, want1, 2, 3, TM_DIMS(1, 1, 2));
+	}
+}
+
+static void test_avgpool_pads(void)
+{
+	/* [1 2 3], kernel 2, pads 1 1: windows {1} {1,2} {2,3} {3};
+	 * exclude pads: 1 1.5 2.5 3; include: 0.5 1.5 2.5 1.5 */
+	static const double x[] = { 1, 2, 3 };
+	static const double ex[] = { 1, 1.5, 2.5, 3 }, inc[] = { 0.5, 1.5, 2.5, 1.5 };
+	struct tin in[] = { { F, 3, { 1, 1, 3 }, x } };
+
+	for (int ip = 0; ip < 2; ip++) {
+		struct ir_node *n;
+		struct ir_model *m = mk(11, "AveragePool", in, 1, 1, &n);
+
+		ir_node_set_ints(n, "kernel_shape", TM_DIMS(2), 1);
+		ir_node_set_ints(n, "pads", TM_DIMS(1, 1), 2);
+		ir_node_set_int(n, "count_include_pad", ip);
+		check1(m, 1, ip ? inc : ex, 4, 3, TM_DIMS(1, 1, 4));
+	}
+	/* ceil_mode: [1 2 3 4], kernel 3, stride 2: second window [3 4 -]
+	 * averages the two real values even with count_include_pad */
+	{
+		static const double x4[] = { 1, 2, 3, 4 }, want[] = { 2, 3.5 };
+		struct tin in4[] = { { F, 3, { 1, 1, 4 }, x4 } };
+		struct ir_node *n;
+		struct ir_model *m = mk(11, "AveragePool", in4, 1, 1, &n);
+
+		ir_node_set_ints(n, "kernel_shape", TM_DIMS(3), 1);
+		ir_node_set_ints(n, "strides", TM_DIMS(2), 1);
+		ir_node_set_int(n, "ceil_mode", 1);
+		ir_node_set_int(n, "count_include_pad", 1);
+		check1(m, 1, want, 2, 3, TM_DIMS(1, 1, 2));
+	}
+	/* dilations (opset 19): [1..5], kernel 2, dilation 2: 2 3 4 */
+	{
+		static const double x5[] = { 1, 2, 3, 4, 5 }, want[] = { 2, 3, 4 };
+		struct tin in5[] = { { F, 3, { 1, 1, 5 }, x5 } };
+		struct ir_node *n;
+		struct ir_model *m = mk(19, "AveragePool", in5, 1, 1, &n);
+
+		ir_node_set_ints(n, "kernel_shape", TM_DIMS(2), 1);
+		ir_node_set_ints(n, "dilations", TM_DIMS(2), 1);
+		check1(m, 1, want, 3, 3, TM_DIMS(1, 1, 3));
+	}
+}
+
+static void test_lp_and_global_pools(void)
+{
+	/* [3 -4 0 0]: L2 5, L1 7, max 3, mean -0.25 */
+	static const double x[] = { 3, -4, 0, 0 };
+	static const double l2[] = { 5 }, l1[] = { 7 }, mx[] = { 3 }, avg[] = { -0.25 };
+	struct tin in[] = { { F, 4, { 1, 1, 2, 2 }, x } };
+	struct ir_node *n;
+	struct ir_model *m;
+
+	m = mk(18, "LpPool", in, 1, 1, &n);
+	ir_node_set_ints(n, "kernel_shape", TM_DIMS(2, 2), 2);
+	check1(m, 1, l2, 1, 4, TM_DIMS(1, 1, 1, 1));
+	m = mk(18, "LpPool", in, 1, 1, &n);
+	ir_node_set_ints(n, "kernel_shape", TM_DIMS(2, 2), 2);
+	ir_node_set_int(n, "p", 1);
+	check1(m, 1, l1, 1, 4, TM_DIMS(1, 1, 1, 1));
+	check1(mk(2, "GlobalLpPool", in, 1, 1, &n), 1, l2, 1, 4, TM_DIMS(1, 1, 1, 1));
+	check1(mk(13, "GlobalMaxPool", in, 1, 1, &n), 1, mx, 1, 4, TM_DIMS(1, 1, 1, 1));
+	check1(mk(13, "GlobalAveragePool", in, 1, 1, &n), 1, avg, 1, 4,
+	       TM_DIMS(1, 1, 1, 1));
+}
+
+static void test_maxunpool(void)
+{
+	/* [9 8] at indices 1 and 2 of the 1x4 unpooled row */
+	static const double x[] = { 9, 8 }, idx[] = { 1, 2 };
+	static const double want[] = { 0, 9, 8, 0 };
+	struct tin in[] = { { F, 4, { 1, 1, 1, 2 }, x },
+			    { IR_DTYPE_INT64, 4, { 1, 1, 1, 2 }, idx } };
+	struct ir_node *n;
+	struct ir_model *m = mk(11, "MaxUnpool", in, 2, 1, &n);
+
+	ir_node_set_ints(n, "kernel_shape", TM_DIMS(1, 2), 2);
+	ir_node_set_ints(n, "strides", TM_DIMS(1, 2), 2);
+	check1(m, 1, want, 4, 4, TM_DIMS(1, 1, 1, 4));
+}
+
+/* ---- MatMul, Gemm ----------------------------------------------------- */
+
+static void test_matmul_shapes(void)
+{
+	/* dot of 1-D vectors: 4 + 10 + 18 = 32, rank 0 */
+	static const double a[] = { 1, 2, 3 }, b[] = { 4, 5, 6 }, dot[] = { 32 };
+	/* [2,1,2] @ [2,1]: [1 2].[1 10] = 21, [3 4].[1 10] = 43 */
+	static const double a2[] = { 1, 2, 3, 4 }, b2[] = { 1, 10 };
+	static const double want2[] = { 21, 43 };
+	struct tin in[] = { { F, 1, { 3 }, a }, { F, 1, { 3 }, b } };
+	struct tin in2[] = { { F, 3, { 2, 1, 2 }, a2 }, { F, 2, { 2, 1 }, b2 } };
+	struct tin in3[] = { { F, 3, { 2, 1, 2 }, a2 }, { F, 1, { 2 }, b2 } };
+	struct tin in4[] = { { IR_DTYPE_DOUBLE, 3, { 2, 1, 2 }, a2 },
+			     { IR_DTYPE_DOUBLE, 3, { 1, 2, 1 }, b2 } };
+	static const double six[6] = { 0 };
+	struct tin bad[] = { { F, 2, { 2, 3 }, six }, { F, 2, { 2, 3 }, six } };
+	struct ir_node *n;
+
+	check1(mk(13, "MatMul", in, 2, 1, &n), 1, dot, 1, 0, NULL);
+	check1(mk(13, "MatMul", in2, 2, 1, &n), 1, want2, 2, 3, TM_DIMS(2, 1, 1));
+	check1(mk(13, "MatMul", in3, 2, 1, &n), 2, want2, 2, 2, TM_DIMS(2, 1));
+	check1(mk(13, "MatMul", in4, 2, 1, &n), 1, want2, 2, 3, TM_DIMS(2, 1, 1));
+	check_fails(mk(13, "MatMul", bad, 2, 1, &n), "do not match");
+}
+
+static void test_matmul_int64_exact(void)
+{
+	/* 3037000499^2 = 9223372030926249001 needs all 63 bits */
+	static const double a[] = { 3037000499.0 };
+	struct tin in[] = { { IR_DTYPE_INT64, 2, { 1, 1 }, a },
+			    { IR_DTYPE_INT64, 2, { 1, 1 }, a } };
+	struct rt_value *out;
+	struct ir_node *n;
+	struct ir_model *m = mk(13, "MatMul", in, 2, 1, &n);
+
+	tm_verify(m);
+	CU_ASSERT_EQUAL_FATAL(run(m, 1, &out, 1, NULL), 0);
+	CU_ASSERT_EQUAL(out->dtype, IR_DTYPE_INT64);
+	CU_ASSERT(((int64_t *)out->data)[0] == INT64_C(9223372030926249001));
+	rt_value_unref(out);
+	ir_model_free(m);
+}
+
+static void test_gemm_trans_bcast(void)
+{
+	/* op(A) = [1 2 3; 4 5 6], op(B) = [7 8; 9 10; 11 12] from transposed
+	 * storage: AB = [58 64; 139 154]; 0.5 AB + 2 [1 -1] =
+	 * [31 30; 71.5 75] */
+	static const double at[] = { 1, 4, 2, 5, 3, 6 }, bt[] = { 7, 9, 11, 8, 10, 12 };
+	static const double c[] = { 1, -1 }, want[] = { 31, 30, 71.5, 75 };
+	static const int dts[] = { IR_DTYPE_FLOAT, IR_DTYPE_DOUBLE, IR_DTYPE_FLOAT16 };
+
+	for (size_t t = 0; t < 3; t++) {
+		struct tin in[] = { { dts[t], 2, { 3, 2 }, at }, { dts[t], 2, { 2, 3 }, bt },
+				    { dts[t], 1, { 2 }, c } };
+		struct ir_node *n;
+		struct ir_model *m = mk(13, "Gemm", in, 3, 1, &n);
+
+		ir_node_set_int(n, "transA", 1);
+		ir_node_set_int(n, "transB", 1);
+		ir_node_set_float(n, "alpha", 0.5f);
+		ir_node_set_float(n, "beta", 2);
+		check1(m, 1, want, 4, 2, TM_DIMS(2, 2));
+	}
+	{
+		struct tin bad[] = { { F, 2, { 3, 2 }, at }, { F, 2, { 3, 2 }, bt } };
+		struct ir_node *n;
+
+		check_fails(mk(13, "Gemm", bad, 2, 1, &n), "inner dims differ");
+	}
+}
+
+/* ---- quantized -------------------------------------------------------- */
+
+static void test_matmul_integer_zero_points(void)
+{
+	/* A - [10, 30] per row = [0 10; 0 10], B - 1 = [0; 1]: [10; 10] */
+	static const double a[] = { 10, 20, 30, 40 }, azp[] = { 10, 30 };
+	static const double b[] = { 1, 2 }, bzp[] = { 1 }, want[] = { 10, 10 };
+	struct tin in[] = { { IR_DTYPE_UINT8, 2, { 2, 2 }, a }, { IR_DTYPE_INT8, 2, { 2, 1 }, b },
+			    { IR_DTYPE_UINT8, 1, { 2 }, azp }, { IR_DTYPE_INT8, 0, { 0 }, bzp } };
+	struct ir_node *n;
+
+	check1(mk(10, "MatMulInteger", in, 4, 1, &n), 1, want, 2, 2, TM_DIMS(2, 1));
+}
+
+static void test_qlinear_rounding(void)
+{
+	/* 3 * 0.5 = 1.5 -> 2 and 5 * 0.5 = 2.5 -> 2 (half to even), + 200;
+	 * 255 * 0.5 = 127.5 -> 128, + 200 saturates at 255 */
+	static const double a[] = { 3, 5, 255 }, b[] = { 1 };
+	static const double one[] = { 1 }, half[] = { 0.5 }, zero[] = { 0 }, zp[] = { 200 };
+	static const double want[] = { 202, 202, 255 };
+	struct tin in[] = {
+		{ IR_DTYPE_UINT8, 2, { 3, 1 }, a }, { F, 0, { 0 }, one },
+		{ IR_DTYPE_UINT8, 0, { 0 }, zero }, { IR_DTYPE_UINT8, 2, { 1, 1 }, b },
+		{ F, 0, { 0 }, half }, { IR_DTYPE_UINT8, 0, { 0 }, zero },
+		{ F, 0, { 0 }, one }, { IR_DTYPE_UINT8, 0, { 0 }, zp },
+	};
+	struct ir_node *n;
+
+	check1(mk(10, "QLinearMatMul", in, 8, 1, &n), 1, want, 3, 2, TM_DIMS(3, 1));
+}
+
+static void test_qlinear_conv_per_channel(void)
+{
+	/* x' = 4 - 2 = 2, scale 0.5; w = [3, -3] with scales [1, 0.25];
+	 * bias [1, 4]: (6 + 1) * 0.5 = 3.5 -> 4; (-6 + 4) * 0.125 = -0.25 -> 0 */
+	static const double x[] = { 4 }, xs[] = { 0.5 }, xz[] = { 2 };
+	static const double w[] = { 3, -3 }, ws[] = { 1, 0.25 }, wz[] = { 0 };
+	static const double ys[] = { 1 }, yz[] = { 0 }, b[] = { 1, 4 };
+	static const double want[] = { 4, 0 };
+	struct tin in[] = {
+		{ IR_DTYPE_UINT8, 4, { 1, 1, 1, 1 }, x }, { F, 0, { 0 }, xs },
+		{ IR_DTYPE_UINT8, 0, { 0 }, xz }, { IR_DTYPE_INT8, 4, { 2, 1, 1, 1 }, w },
+		{ F, 1, { 2 }, ws }, { IR_DTYPE_INT8, 0, { 0 }, wz },
+		{ F, 0, { 0 }, ys }, { IR_DTYPE_INT8, 0, { 0 }, yz },
+		{ IR_DTYPE_INT32, 1, { 2 }, b },
+	};
+	struct ir_node *n;
+
+	check1(mk(10, "QLinearConv", in, 9, 1, &n), 1, want, 2, 4, TM_DIMS(1, 2, 1, 1));
+}
+
+static void test_conv_integer_pad(void)
+{
+	/* x - 5 = [0 1], padded with the zero point (0 after subtracting):
+	 * windows [pad 0] and [0 1] with w [1 2]: 0, 2 */
+	static const double x[] = { 5, 6 }, xz[] = { 5 }, w[] = { 1, 2 };
+	static const double want[] = { 0, 2 };
+	struct tin in[] = { { IR_DTYPE_UINT8, 3, { 1, 1, 2 }, x },
+			    { IR_DTYPE_UINT8, 3, { 1, 1, 2 }, w },
+			    { IR_DTYPE_UINT8, 0, { 0 }, xz } };
+	struct ir_node *n;
+	struct ir_model *m = mk(10, "ConvInteger", in, 3, 1, &n);
+
+	ir_node_set_ints(n, "pads", TM_DIMS(1, 0), 2);
+	check1(m, 1, want, 2, 3, TM_DIMS(1, 1, 2));
+}
 
 static const struct unit_test tests[] = {
+	{ "gemm_api", test_gemm_api },
+	{ "conv_depthwise_dilated", test_conv_depthwise_dilated },
+	{ "conv_groups_dilations", test_conv_groups_dilations },
+	{ "conv_same_lower_upper", test_conv_same_lower_upper },
+	{ "conv_3d", test_conv_3d },
+	{ "conv_threads_vs_naive", test_conv_threads_vs_naive },
+	{ "conv_errors", test_conv_errors },
+	{ "conv_transpose", test_conv_transpose },
+	{ "deform_conv", test_deform_conv },
+	{ "col2im", test_col2im },
+	{ "causal_conv_state", test_causal_conv_state },
+	{ "maxpool_int8_indices", test_maxpool_int8_indices },
+	{ "maxpool_ceil", test_maxpool_ceil },
+	{ "avgpool_pads", test_avgpool_pads },
+	{ "lp_and_global_pools", test_lp_and_global_pools },
+	{ "maxunpool", test_maxunpool },
+	{ "matmul_shapes", test_matmul_shapes },
+	{ "matmul_int64_exact", test_matmul_int64_exact },
+	{ "gemm_trans_bcast", test_gemm_trans_bcast },
+	{ "matmul_integer_zero_points", test_matmul_integer_zero_points },
+	{ "qlinear_rounding", test_qlinear_rounding },
+	{ "qlinear_conv_per_channel", test_qlinear_conv_per_channel },
+	{ "conv_integer_pad", test_conv_integer_pad },
 	{ NULL, NULL },
 };
 

@@ -29,6 +29,7 @@ int suite_kctrl_register(void);
 int suite_kmisc_register(void);
 int suite_scan_register(void);
 int suite_decomp_register(void);
+int suite_rwgraph_register(void);
 int suite_batch_register(void);
 
 /* Path of a file in the source tree (tests run from the top folder). */

@@ -1,0 +1,134 @@
+#!/bin/sh
+# bench/interp.sh: per-inference time of the reference interpreter (`opmig
+# run`) next to onnxruntime on the same machine and thread count (issue 5,
+# "Benchmark").  See bench/README.md, "Interpreter speed (issue 5)".
+#
+# Run from the repository root:  sh bench/interp.sh
+#
+# Models (bench/gen_nets.py, random weights, regenerated when missing or
+# when the generator changed) go to $BENCH_DIR/interp.  For each model and
+# each thread count, $INTERP_ROUNDS rounds alternate
+#   opmig run MODEL --time --repeat R --threads T     (median of R runs)
+#   node bench/ort_time.js MODEL T R                  (onnxruntime-node, same)
+# and the table shows the median over the rounds of each tool's median.
+# onnxruntime-node is installed into bench/.cache when missing (npm
+# install --ignore-scripts; `make test` never needs it).
+#
+# Environment:
+#   OPMIG           opmig binary (default bin/opmig)
+#   BENCH_DIR       models (default /tmp/opmig-bench)
+#   BENCH_PYTHON    python with onnx and numpy (default /usr/bin/python3)
+#   INTERP_MODELS   default "resnet50 mobilenetv2 bert6"; a path ending in
+#                   .onnx is measured as it is (e.g. ../shared/models/...)
+#   INTERP_THREADS  default "1 2"
+#   INTERP_REPEAT   runs per measurement (default 5)
+#   INTERP_ROUNDS   alternating rounds (default 3)
+#   OPENBLAS_CORETYPE  passed on; when unset, set to SkylakeX on CPUs with
+#                   avx512f and Haswell on CPUs with avx2, because
+#                   OpenBLAS 0.3.21 does not recognise this VM's CPU model
+#                   and falls back to its generic (Prescott) kernels
+#
+# Exit status: 0 done, 2 setup or a command failed.
+
+set -u
+
+die() { echo "interp.sh: $*" >&2; exit 2; }
+note() { echo "interp.sh: $*" >&2; }
+
+here=$(cd "$(dirname "$0")" && pwd) || die "cannot find bench/"
+PY=${BENCH_PYTHON:-/usr/bin/python3}
+BENCH_DIR=${BENCH_DIR:-/tmp/opmig-bench}
+OPMIG=${OPMIG:-bin/opmig}
+MODELS=${INTERP_MODELS:-resnet50 mobilenetv2 bert6}
+THREADS=${INTERP_THREADS:-1 2}
+REPEAT=${INTERP_REPEAT:-5}
+ROUNDS=${INTERP_ROUNDS:-3}
+D=$BENCH_DIR/interp
+ORT=$here/.cache/node_modules/onnxruntime-node
+
+case $OPMIG in
+/*) ;;
+*/*) OPMIG=$(pwd)/$OPMIG ;;
+*) OPMIG=$(command -v "$OPMIG") || die "opmig binary '$OPMIG' not found" ;;
+esac
+[ -x "$OPMIG" ] || die "no opmig binary at $OPMIG"
+command -v node >/dev/null || die "needs node (nodejs) for onnxruntime-node"
+"$PY" -c 'import onnx, numpy' 2>/dev/null || die "$PY cannot import onnx and numpy"
+
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+	if grep -q ' avx512f' /proc/cpuinfo; then
+		OPENBLAS_CORETYPE=SkylakeX
+	elif grep -q ' avx2' /proc/cpuinfo; then
+		OPENBLAS_CORETYPE=Haswell
+	fi
+	[ -n "${OPENBLAS_CORETYPE:-}" ] && export OPENBLAS_CORETYPE
+fi
+
+if [ ! -d "$ORT" ]; then
+	note "installing onnxruntime-node into $here/.cache"
+	mkdir -p "$here/.cache" &&
+		(cd "$here/.cache" && npm install --ignore-scripts --no-audit --no-fund \
+			onnxruntime-node >&2) || die "npm install onnxruntime-node failed"
+fi
+ORT_VERSION=$(node -p "require('$ORT/package.json').version") || die "cannot load onnxruntime-node"
+
+mkdir -p "$D" || die "cannot create $D"
+stamp=$(cksum < "$here/gen_nets.py")
+if [ ! -f "$D/bert6.onnx" ] || [ "$(cat "$D/stamp" 2>/dev/null)" != "$stamp" ]; then
+	note "generating models in $D"
+	"$PY" "$here/gen_nets.py" "$D" || die "gen_nets.py failed"
+	echo "$stamp" > "$D/stamp"
+fi
+
+work=$(mktemp -d "$D/run.XXXXXX") || die "cannot create a scratch folder"
+trap 'rm -rf "$work"' EXIT
+trap 'exit 2' HUP INT TERM
+
+# median of the numbers on stdin
+median() {
+	sort -n | awk '{ a[NR] = $1 } END {
+		if (NR == 0) print "nan"
+		else if (NR % 2) print a[(NR + 1) / 2]
+		else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# time_of LINE: the median ms of a "... median X ms ..." line
+time_of() { sed -n 's/.*median \([0-9.]*\) ms.*/\1/p'; }
+
+echo "opmig interpreter vs onnxruntime, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "opmig:   $OPMIG (tree $(git -C "$here/.." log -1 --format=%h 2>/dev/null || echo "?"))"
+echo "ort:     onnxruntime-node $ORT_VERSION, node $(node --version)"
+echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
+echo "blas:    OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
+echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) at start"
+echo "runs:    median of $ROUNDS rounds (tools alternating) of each tool's median of $REPEAT runs"
+echo "         (ort after one warm-up run; opmig has none, its median discounts the first run)"
+echo
+printf '%-14s %7s %12s %12s %9s\n' model threads "opmig ms" "ort ms" "opmig/ort"
+for m in $MODELS; do
+	case $m in
+	*.onnx) f=$m; name=$(basename "$m" .onnx) ;;
+	*) f=$D/$m.onnx; name=$m ;;
+	esac
+	[ -f "$f" ] || die "no model $f"
+	for t in $THREADS; do
+		: > "$work/o"
+		: > "$work/r"
+		r=0
+		while [ $r -lt "$ROUNDS" ]; do
+			"$OPMIG" run "$f" --time --repeat "$REPEAT" --threads "$t" \
+				> "$work/out" 2>&1 || { cat "$work/out" >&2; die "opmig run $f failed"; }
+			time_of < "$work/out" >> "$work/o"
+			node "$here/ort_time.js" "$f" "$t" "$REPEAT" > "$work/out" 2>&1 ||
+				{ cat "$work/out" >&2; die "onnxruntime failed on $f"; }
+			time_of < "$work/out" >> "$work/r"
+			r=$((r + 1))
+		done
+		o=$(median < "$work/o")
+		x=$(median < "$work/r")
+		printf '%-14s %7s %12.1f %12.1f %8.2fx\n' "$name" "$t" "$o" "$x" \
+			"$(awk -v a="$o" -v b="$x" 'BEGIN { print a / b }')"
+	done
+done
+echo
+echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) at end"

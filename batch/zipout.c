@@ -26,12 +26,20 @@ static int add_tree(zip_t *z, const char *root, const char *rel, const char *ski
 		char sub[4200], full[8400];
 		struct stat st;
 
-		if (rc < 0 || e[0] == '.' || strstr(e, ".tmp"))
+		if (rc < 0 || e[0] == '.')   /* also the writers' temporaries */
 			continue;
 		snprintf(sub, sizeof(sub), "%s%s%s", rel, *rel ? "/" : "", e);
 		snprintf(full, sizeof(full), "%s/%s", root, sub);
-		if (lstat(full, &st) < 0 || (skip && !strcmp(full, skip)))
+		if (lstat(full, &st) < 0)
 			continue;
+		if (skip && S_ISREG(st.st_mode)) {   /* never the archive itself */
+			char *r = realpath(full, NULL);
+			int same = r && !strcmp(r, skip);
+
+			free(r);
+			if (same)
+				continue;
+		}
 		if (S_ISDIR(st.st_mode)) {
 			rc = add_tree(z, root, sub, skip, d);
 		} else if (S_ISREG(st.st_mode)) {
@@ -55,15 +63,14 @@ static int add_tree(zip_t *z, const char *root, const char *rel, const char *ski
 int batch_zip_dir(const char *dir, const char *out, struct ir_diag *d)
 {
 	int err = 0, rc;
+	char *real = realpath(out, NULL);   /* NULL when it does not exist yet */
 	zip_t *z = zip_open(out, ZIP_CREATE | ZIP_TRUNCATE, &err);
-	char *real = realpath(out, NULL);
 
 	if (!z) {
 		free(real);
 		return ir_diag_error(d, IR_EINVAL, "%s: cannot create the archive", out);
 	}
-	rc = add_tree(z, dir, "", NULL, d);
-	(void)real;
+	rc = add_tree(z, dir, "", real, d);
 	free(real);
 	if (rc < 0) {
 		zip_discard(z);

@@ -254,6 +254,14 @@ $PY -c 'import sys, zipfile; n = zipfile.ZipFile(sys.argv[1]).namelist(); assert
 	"$T/mig.zip" || fail "--zip"
 
 # ---- bad input and usage -------------------------------------------------------
+# the bad-model corpus: every model fails as an error row, no worker crashes
+run 1 "$OPMIG" batch testdata/bad --target ascend -o "$T/badzoo" -j 2 -q
+$PY - "$T/badzoo/summary.json" <<'P' || fail "bad corpus"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["jobs"] >= 20 and s["status_counts"]["error"] == s["jobs"], s["status_counts"]
+assert all(r["message"] for r in s["results"])
+P
 run 3 "$OPMIG" batch "$T/missing.onnx" -o "$T/x"
 [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "missing.onnx: cannot open" "$T/err" || fail "missing: $(cat "$T/err")"
 printf 'not a zip' >"$T/junk.zip"

@@ -168,7 +168,7 @@ int batch_run(const struct batch_src *src, const struct batch_opts *o,
 	struct batch_job *jobs = NULL;
 	struct slot *slots = NULL;
 	struct batch_progress p;
-	struct sigaction sa, old_int, old_term;
+	struct sigaction sa, old_int, old_term, old_chld;
 	size_t n_jobs = 0, next = 0, running = 0;
 	uint64_t rh = rules_hash(o);
 	double t0 = now();
@@ -198,6 +198,8 @@ int batch_run(const struct batch_src *src, const struct batch_opts *o,
 	stop_signal = 0;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	sa.sa_handler = SIG_DFL;            /* workers must be waitable */
+	sigaction(SIGCHLD, &sa, &old_chld);
 	fflush(NULL);
 	while ((next < n_jobs || running) && rc == 0) {
 		int progressed = 0;
@@ -264,6 +266,7 @@ int batch_run(const struct batch_src *src, const struct batch_opts *o,
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGCHLD, &old_chld, NULL);
 	sum->n_kept = p.skipped;
 	if (rc == 0)
 		rc = batch_summary_sort(sum, d);

@@ -36,10 +36,11 @@ struct batch_job {
 int batch_plan(const struct batch_src *src, const struct batch_opts *o,
 	       uint64_t rules_hash, struct batch_job **out, size_t *n_out,
 	       struct ir_diag *d);
-/* In the worker: do the job, write its outputs and DIR/result.json last.
- * Returns 0 when result.json was written, 1 when a resume kept a valid
- * one, -1 when none could be written. */
-int batch_job_run(const struct batch_job *j);
+/* In the worker: do the jobs js[0..n) of one model (in scan mode, one
+ * parse and one scan for all its targets), write their outputs and each
+ * DIR/result.json last.  Returns 0 when the results were written, 1 when
+ * a resume kept every one, -1 when one could not be written. */
+int batch_group_run(const struct batch_job *js, size_t n);
 /* Write DIR/result.json for a row (retry: a worker failure that a resume
  * runs again); key is the content hash. */
 int batch_result_write(const char *dir, const struct batch_row *r,

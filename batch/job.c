@@ -268,26 +268,31 @@ static int write_stream_file(const char *dir, const char *name, char *buf,
 	return batch_write_text(path, buf, len, ok, d);
 }
 
-static int do_scan(const struct batch_job *j, const char *path, struct batch_row *row,
-		   char **ext_json, struct ir_diag *d)
+/* Scan the model once for the targets of js[0..n): one scan.json and one
+ * row per job (a result with one target is a view into the whole). */
+static int do_scan(const struct batch_job *const *js, size_t n, const char *path,
+		   struct batch_row *const *rows, char **ext_json, struct ir_diag *d)
 {
+	const struct batch_item *it = js[0]->item;
+	const struct rules_target **targets = calloc(n, sizeof(*targets));
 	struct ir_model *m = NULL;
 	struct rw_ctx rw;
 	struct scan_result res;
 	struct scan_options so;
 	int have_rw = 0, rc;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
 
 	memset(&res, 0, sizeof(res));
+	if (!targets)
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		targets[i] = js[i]->target;
 	if ((rc = ir_model_load(path, NULL, &m, d)) < 0)
 		goto cleanup;
-	if (!j->item->entry && ext_json) {
+	if (!it->entry && ext_json && !*ext_json) {
 		struct ext_list e = { .dir = m->dir, .n = 0 };
-		size_t n;
+		size_t len;
 
-		if ((e.f = open_memstream(ext_json, &n))) {
+		if ((e.f = open_memstream(ext_json, &len))) {
 			ir_model_for_each_tensor(m, note_external, &e);
 			fputs(e.n ? "]" : "[]", e.f);
 			fclose(e.f);
@@ -298,30 +303,40 @@ static int do_scan(const struct batch_job *j, const char *path, struct batch_row
 	have_rw = 1;
 	so.can_rewrite = can_rewrite;
 	so.ctx = &rw;
-	if ((rc = scan_model(m, j->item->source, &j->target, 1, &so, &res, d)) < 0)
+	if ((rc = scan_model(m, it->source, targets, n, &so, &res, d)) < 0)
 		goto cleanup;
-	if (!(f = open_memstream(&buf, &len))) {
-		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
-		goto cleanup;
-	}
-	rc = scan_report_write(&res, scan_format_find("json"), f);
-	rc = (fclose(f) == 0 && rc == 0);
-	if ((rc = write_stream_file(j->dir, "scan.json", buf, len, rc, d)) < 0)
-		goto cleanup;
-	{
-		const struct scan_counts *c = &res.targets[0].counts;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct scan_result one = res;
+		const struct scan_counts *c = &res.targets[i].counts;
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		int ok;
 
-		row->status = BATCH_OK_SCANNED;
-		row->nodes = (long)c->nodes;
-		row->native_pct = pct(c->supported, c->nodes);
-		row->after_pct = pct(c->supported + c->rewritable, c->nodes);
-		row->blockers = (long)c->blocked;
+		if (!f) {
+			rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+			break;
+		}
+		one.n_targets = 1;
+		one.targets = &res.targets[i];
+		ok = scan_report_write(&one, scan_format_find("json"), f) == 0;
+		ok &= fclose(f) == 0;
+		if ((rc = write_stream_file(js[i]->dir, "scan.json", buf, len, ok, d)) < 0)
+			break;
+		if (!rows[i])
+			continue;
+		rows[i]->status = BATCH_OK_SCANNED;
+		rows[i]->nodes = (long)c->nodes;
+		rows[i]->native_pct = pct(c->supported, c->nodes);
+		rows[i]->after_pct = pct(c->supported + c->rewritable, c->nodes);
+		rows[i]->blockers = (long)c->blocked;
 	}
 cleanup:
 	scan_result_release(&res);
 	if (have_rw)
 		rw_ctx_release(&rw);
 	ir_model_free(m);
+	free(targets);
 	return rc;
 }
 
@@ -490,74 +505,122 @@ static void test_hooks(const struct batch_item *it)
 		sleep(3600);
 }
 
-int batch_job_run(const struct batch_job *j)
+static int row_init(struct batch_row *r, const struct batch_job *j)
 {
-	struct batch_row row;
-	struct bytes b;
+	memset(r, 0, sizeof(*r));
+	r->nodes = r->blockers = -1;
+	r->native_pct = r->after_pct = r->max_error = r->seconds = -1;
+	if (!(r->model = batch_strdup(j->item->name)) || !(r->target = batch_strdup(j->target->id)) ||
+	    !(r->source = batch_strdup(j->item->source)) || !(r->message = batch_strdup(""))) {
+		batch_row_release(r);
+		return -1;
+	}
+	return 0;
+}
+
+static void row_fail(struct batch_row *r, const struct batch_job *j, int rc,
+		     const struct ir_diag *d)
+{
+	/* under --max-memory, a failed map or allocation is the limit */
+	r->status = rc == IR_ENOMEM || (j->o->max_memory && strstr(d->msg, "cannot allocate memory")) ?
+		BATCH_OUT_OF_MEMORY : BATCH_ERROR;
+	free(r->message);
+	r->message = batch_strdup(d->msg);
+}
+
+int batch_group_run(const struct batch_job *js, size_t n)
+{
+	const struct batch_job *j0 = &js[0];
+	struct batch_row *rows = calloc(n, sizeof(*rows));
+	const struct batch_job **todo = calloc(n, sizeof(*todo));
+	struct batch_row **trows = calloc(n, sizeof(*trows));
+	uint64_t *keys = calloc(n, sizeof(*keys));
+	struct bytes b = { 0 };
 	struct ir_diag d;
 	char path[4200], *ext_json = NULL;
-	uint64_t key = 0;
 	double t0 = now();
-	int fd = -1, rc;
+	size_t n_todo = 0, n_rows = 0;
+	int fd = -1, rc, out = -1;
 
-	memset(&row, 0, sizeof(row));
+	if (!rows || !todo || !trows || !keys)
+		goto cleanup;
 	ir_diag_init(&d);
-	row.nodes = row.blockers = -1;
-	row.native_pct = row.after_pct = row.max_error = row.seconds = -1;
-	if (!(row.model = batch_strdup(j->item->name)) || !(row.target = batch_strdup(j->target->id)) ||
-	    !(row.source = batch_strdup(j->item->source)) || !(row.message = batch_strdup(""))) {
-		batch_row_release(&row);
-		return -1;
-	}
-	rc = get_bytes(j, &b, &d);
-	if (rc == 0)
-		key = key_of(j, &b);
-	if (rc == 0 && j->o->resume) {
+	rc = get_bytes(j0, &b, &d);
+	for (size_t i = 0; i < n; i++) {
 		struct batch_row old;
 
-		if (batch_result_read(j->dir, &old, &key) == 0) {
+		if (rc == 0)
+			keys[i] = key_of(&js[i], &b);
+		if (rc == 0 && js[i].o->resume && batch_result_read(js[i].dir, &old, &keys[i]) == 0) {
 			batch_row_release(&old);
-			batch_row_release(&row);
-			bytes_release(&b);
-			return 1;
+			continue;
+		}
+		if (row_init(&rows[n_todo], &js[i]) < 0 || mkdirs(js[i].dir) < 0)
+			goto cleanup;
+		n_rows = n_todo + 1;
+		keys[n_todo] = keys[i];
+		trows[n_todo] = &rows[n_todo];
+		todo[n_todo++] = &js[i];
+		for (size_t k = 0; k < sizeof(outputs) / sizeof(outputs[0]); k++) {
+			char p[4300];
+
+			snprintf(p, sizeof(p), "%s/%s", js[i].dir, outputs[k]);
+			unlink(p);
 		}
 	}
-	if (mkdirs(j->dir) < 0) {
-		bytes_release(&b);
-		batch_row_release(&row);
-		return -1;
+	if (!n_todo) {
+		out = 1;
+		goto cleanup;
 	}
-	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
-		char p[4300];
-
-		snprintf(p, sizeof(p), "%s/%s", j->dir, outputs[i]);
-		unlink(p);
-	}
-	test_hooks(j->item);
+	test_hooks(j0->item);
 	if (rc == 0)
-		rc = load_path(j, &b, &fd, path, sizeof(path), &d);
-	if (rc == 0)
-		rc = j->o->mode == BATCH_SCAN ? do_scan(j, path, &row, &ext_json, &d) :
-			do_migrate(j, path, &row, &d);
-	if (rc == 0 && j->o->mode == BATCH_MIGRATE)
-		rc = do_scan(j, path, &(struct batch_row){ 0 }, &ext_json, &d);
+		rc = load_path(j0, &b, &fd, path, sizeof(path), &d);
 	if (rc < 0) {
-		/* under --max-memory, a failed map or allocation is the limit */
-		row.status = rc == IR_ENOMEM || (j->o->max_memory && strstr(d.msg, "cannot allocate memory")) ?
-			BATCH_OUT_OF_MEMORY : BATCH_ERROR;
-		free(row.message);
-		row.message = batch_strdup(d.msg);
+		for (size_t i = 0; i < n_todo; i++)
+			row_fail(&rows[i], todo[i], rc, &d);
+	} else if (j0->o->mode == BATCH_SCAN) {
+		if ((rc = do_scan(todo, n_todo, path, trows, &ext_json, &d)) < 0)
+			for (size_t i = 0; i < n_todo; i++)
+				row_fail(&rows[i], todo[i], rc, &d);
+	} else {
+		for (size_t i = 0; i < n_todo; i++) {
+			struct batch_row *none = NULL;
+			double t1 = now();
+
+			ir_diag_init(&d);
+			if ((rc = do_migrate(todo[i], path, &rows[i], &d)) == 0)
+				rc = do_scan(&todo[i], 1, path, &none, &ext_json, &d);
+			if (rc < 0)
+				row_fail(&rows[i], todo[i], rc, &d);
+			if (j0->o->times)
+				rows[i].seconds = now() - t1;
+		}
 	}
 	if (fd >= 0)
 		close(fd);
+	fd = -1;
+	out = 0;
+	for (size_t i = 0; i < n_todo; i++) {
+		/* scan mode: the worker's time, shared by the model's targets */
+		if (j0->o->times && j0->o->mode == BATCH_SCAN)
+			rows[i].seconds = (now() - t0) / (double)n_todo;
+		ir_diag_init(&d);
+		if (!rows[i].message ||
+		    batch_result_write(todo[i]->dir, &rows[i], keys[i],
+				       rows[i].status == BATCH_OUT_OF_MEMORY || !keys[i],
+				       ext_json, &d) < 0)
+			out = -1;
+	}
+cleanup:
+	if (fd >= 0)
+		close(fd);
 	bytes_release(&b);
-	if (j->o->times)
-		row.seconds = now() - t0;
-	ir_diag_init(&d);
-	rc = row.message ? batch_result_write(j->dir, &row, key,
-					      row.status == BATCH_OUT_OF_MEMORY || !key,
-					      ext_json, &d) : -1;
 	free(ext_json);
-	batch_row_release(&row);
-	return rc;
+	for (size_t i = 0; rows && i < n_rows; i++)
+		batch_row_release(&rows[i]);
+	free(rows);
+	free(todo);
+	free(trows);
+	free(keys);
+	return out;
 }

@@ -59,7 +59,7 @@ static uint64_t rules_hash(const struct batch_opts *o)
 
 struct slot {
 	pid_t pid;
-	size_t job;
+	size_t job, n;               /* jobs[job .. job + n): one model */
 	double start;
 	int timed_out;
 };
@@ -80,14 +80,34 @@ static int push_row(struct batch_summary *s, struct batch_row *r)
 }
 
 /* The row of a finished worker: its result.json, or the reason it died. */
+/* Identity of DIR/result.json (inode and change time), 0 when absent: a
+ * result the worker wrote is a new file (written atomically, though its
+ * inode number may be reused), one a resume kept is the old one. */
+static uint64_t result_ino(const struct batch_job *j)
+{
+	char path[4200];
+	struct stat st;
+	uint64_t h = BATCH_HASH_INIT;
+
+	snprintf(path, sizeof(path), "%s/result.json", j->dir);
+	if (stat(path, &st) < 0)
+		return 0;
+	h = batch_hash(h, &st.st_ino, sizeof(st.st_ino));
+	h = batch_hash(h, &st.st_ctim.tv_sec, sizeof(st.st_ctim.tv_sec));
+	h = batch_hash(h, &st.st_ctim.tv_nsec, sizeof(st.st_ctim.tv_nsec));
+	return h ? h : 1;
+}
+
 static int collect(struct batch_job *j, int status, int timed_out, double secs,
-		   struct batch_summary *sum, struct batch_progress *p, struct ir_diag *d)
+		   uint64_t before, struct batch_summary *sum, struct batch_progress *p,
+		   struct ir_diag *d)
 {
 	struct batch_row r;
+	int ok = WIFEXITED(status) && (WEXITSTATUS(status) == 0 ||
+				      WEXITSTATUS(status) == BATCH_EXIT_KEPT);
+	int kept = ok && before && result_ino(j) == before;
 
-	int kept = WIFEXITED(status) && WEXITSTATUS(status) == BATCH_EXIT_KEPT;
-
-	if (!timed_out && WIFEXITED(status) && (WEXITSTATUS(status) == 0 || kept) &&
+	if (!timed_out && ok &&
 	    batch_result_read(j->dir, &r, NULL) == 0) {
 		p->skipped += kept;
 		if (!j->o->times)
@@ -138,7 +158,7 @@ static int collect(struct batch_job *j, int status, int timed_out, double secs,
 	return 0;
 }
 
-static void run_child(const struct batch_job *j)
+static void run_child(const struct batch_job *j, size_t n)
 {
 	struct sigaction sa;
 
@@ -155,7 +175,7 @@ static void run_child(const struct batch_job *j)
 
 		setrlimit(RLIMIT_AS, &rl);
 	}
-	switch (batch_job_run(j)) {
+	switch (batch_group_run(j, n)) {
 	case 0: _exit(0);
 	case 1: _exit(BATCH_EXIT_KEPT);
 	default: _exit(4);
@@ -167,6 +187,7 @@ int batch_run(const struct batch_src *src, const struct batch_opts *o,
 {
 	struct batch_job *jobs = NULL;
 	struct slot *slots = NULL;
+	uint64_t *inos = NULL;
 	struct batch_progress p;
 	struct sigaction sa, old_int, old_term, old_chld;
 	size_t n_jobs = 0, next = 0, running = 0;
@@ -189,7 +210,8 @@ int batch_run(const struct batch_src *src, const struct batch_opts *o,
 		unlink(path);
 	}
 	p.total = n_jobs;
-	if (!(slots = calloc(o->jobs ? o->jobs : 1, sizeof(*slots)))) {
+	if (!(slots = calloc(o->jobs ? o->jobs : 1, sizeof(*slots))) ||
+	    !(inos = calloc(n_jobs + 1, sizeof(*inos)))) {
 		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 		goto cleanup;
 	}
@@ -206,6 +228,7 @@ int batch_run(const struct batch_src *src, const struct batch_opts *o,
 
 		while (!stop_signal && running < o->jobs && next < n_jobs) {
 			struct slot *s = NULL;
+			size_t n;
 			pid_t pid;
 
 			for (unsigned k = 0; k < o->jobs; k++)
@@ -213,14 +236,20 @@ int batch_run(const struct batch_src *src, const struct batch_opts *o,
 					s = &slots[k];
 					break;
 				}
+			for (n = 1; next + n < n_jobs && jobs[next + n].item == jobs[next].item; n++)
+				;
+			for (size_t k = 0; k < n; k++)
+				inos[next + k] = o->resume ? result_ino(&jobs[next + k]) : 0;
 			if ((pid = fork()) < 0) {
 				rc = ir_diag_error(d, IR_EIO, "fork: %s", ir_strerror(errno));
 				break;
 			}
 			if (pid == 0)
-				run_child(&jobs[next]);
+				run_child(&jobs[next], n);
 			s->pid = pid;
-			s->job = next++;
+			s->job = next;
+			s->n = n;
+			next += n;
 			s->start = now();
 			s->timed_out = 0;
 			running++;
@@ -256,10 +285,13 @@ int batch_run(const struct batch_src *src, const struct batch_opts *o,
 			s->pid = 0;
 			running--;
 			progressed = 1;
-			rc = collect(&jobs[s->job], status, s->timed_out, now() - s->start, sum, &p, d);
-			p.elapsed = now() - t0;
-			if (rc == 0 && o->progress)
-				o->progress(o->ctx, &p);
+			for (size_t q = 0; q < s->n && rc == 0; q++) {
+				rc = collect(&jobs[s->job + q], status, s->timed_out, now() - s->start,
+					     inos[s->job + q], sum, &p, d);
+				p.elapsed = now() - t0;
+				if (rc == 0 && o->progress)
+					o->progress(o->ctx, &p);
+			}
 		}
 		if (!progressed && rc == 0)
 			usleep(2000);
@@ -278,6 +310,7 @@ cleanup:
 				waitpid(slots[k].pid, NULL, 0);
 			}
 	free(slots);
+	free(inos);
 	free(jobs);
 	return rc;
 }

@@ -1,9 +1,10 @@
 /* worker.c: the batch's scheduler on one machine: the jobs of this shard
- * (item x target, in sorted order), one forked worker process per job
- * with at most -j running, each under its memory limit (RLIMIT_AS) and
- * timeout; a worker that crashes, hangs or runs out of memory fails its
- * job alone, with the reason recorded in a result.json that a resume runs
- * again.  SIGINT and SIGTERM stop the workers and the run. */
+ * (item x target, in sorted order), one forked worker process per model
+ * (its jobs are consecutive), at most -j at a time, each under its memory
+ * limit (RLIMIT_AS) and timeout; a worker that crashes, hangs or runs out
+ * of memory fails its model's jobs alone, with the reason recorded in a
+ * result.json that a resume runs again.  SIGINT and SIGTERM stop the
+ * workers and the run. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>

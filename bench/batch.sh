@@ -32,6 +32,11 @@ for mode in ${MODES:-scan migrate}; do
 	done
 done
 a=$(now)
+"$OPMIG" batch "$W/zoo" --target generic-npu,tensorrt,ascend,rknpu2,qnn,coreml,nnapi,openvino \
+	-j 2 -o "$W/out-scan-8" -q
+b=$(now)
+printf 'batch scan, 8 targets, -j 2      %s (x 8 jobs)\n' "$(rate "$a" "$b")"
+a=$(now)
 "$OPMIG" batch "$W/zoo" --target "$TARGET" -j 1 -o "$W/out-scan-1" -q --resume
 b=$(now)
 printf 'batch --resume, all kept, -j 1  %s\n' "$(rate "$a" "$b")"

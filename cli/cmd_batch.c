@@ -33,7 +33,7 @@ const char cmd_batch_help[] =
 	"  --resume            skip jobs whose outputs are complete and whose input,\n"
 	"                      options and rules are unchanged\n"
 	"  --shard K/N         only the K-th of N shares of the models\n"
-	"  --timeout SEC       stop a job's worker after SEC seconds\n"
+	"  --timeout SEC       stop a model's worker after SEC seconds\n"
 	"  --max-memory SIZE   address-space limit of a worker (K, M, G suffixes)\n"
 	"  --manifest FILE     a manifest (also accepted as SRC)\n"
 	"  --rules FILE        load an extra rules file (repeatable)\n"

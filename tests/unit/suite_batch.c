@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "batch/batch.h"
+#include "batch/batch_int.h"
+#include "oprules/rules.h"
 #include "ir/ir.h"
 #include "tests/unit/suites.h"
 
@@ -276,7 +278,128 @@ static void test_manifests(void)
 	rmdir(dir);
 }
 
+static void test_plan(void)
+{
+	struct rules_target tg[2];
+	struct rules_db db = { tg, 2 };
+	const struct rules_db *dbs[1] = { &db };
+	const struct rules_target *defs[2] = { &tg[1], &tg[0] };
+	struct batch_opts o;
+	struct batch_src s;
+	struct batch_mopts mo = { 0 };
+	struct batch_job *jobs = NULL;
+	struct ir_diag d;
+	size_t n = 0;
+	char *ids[1] = { (char *)"qnn" };
+
+	memset(tg, 0, sizeof(tg));
+	tg[0].id = (char *)"ascend";
+	tg[1].id = (char *)"qnn";
+	memset(&o, 0, sizeof(o));
+	o.outdir = "out";
+	o.targets = defs;
+	o.n_targets = 2;
+	o.dbs = dbs;
+	o.n_dbs = 1;
+	o.shard_k = o.shard_n = 1;
+	batch_src_init(&s);
+	ir_diag_init(&d);
+	/* given out of order, with a name clash: sorted, "~2" by source */
+	CU_ASSERT_EQUAL(batch_src_push(&s, "e.onnx", "z/e.onnx", "z/e.onnx", NULL, NULL), 0);
+	CU_ASSERT_EQUAL(batch_src_push(&s, "a/b.onnx", "z/a/b.onnx", "z/a/b.onnx", NULL, NULL), 0);
+	CU_ASSERT_EQUAL(batch_src_push(&s, "a_b.onnx", "y/a_b.onnx", "y/a_b.onnx", NULL, NULL), 0);
+	mo.n_targets = 1;
+	mo.targets = ids;
+	CU_ASSERT_EQUAL(batch_src_push(&s, "c.onnx", "z/c.onnx", "z/c.onnx", NULL, &mo), 0);
+	CU_ASSERT_EQUAL(batch_src_finish(&s, &d), 0);
+	CU_ASSERT_STRING_EQUAL(s.items[0].name, "a_b");
+	CU_ASSERT_STRING_EQUAL(s.items[0].source, "y/a_b.onnx");
+	CU_ASSERT_STRING_EQUAL(s.items[1].name, "a_b~2");
+	CU_ASSERT_STRING_EQUAL(s.items[2].name, "c");
+	CU_ASSERT_STRING_EQUAL(s.items[3].name, "e");
+	/* every model on its targets: 2 + 2 + 1 (c: its own) + 2 */
+	CU_ASSERT_EQUAL_FATAL(batch_plan(&s, &o, 7, &jobs, &n, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 7);
+	CU_ASSERT_STRING_EQUAL(jobs[0].dir, "out/a_b/qnn");
+	CU_ASSERT_STRING_EQUAL(jobs[1].dir, "out/a_b/ascend");
+	CU_ASSERT_STRING_EQUAL(jobs[4].dir, "out/c/qnn");
+	CU_ASSERT_EQUAL(jobs[4].rules_hash, 7);
+	free(jobs);
+	/* shard 2/3: the model of index 1 only (a_b~2) */
+	o.shard_k = 2;
+	o.shard_n = 3;
+	CU_ASSERT_EQUAL_FATAL(batch_plan(&s, &o, 7, &jobs, &n, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_STRING_EQUAL(jobs[0].dir, "out/a_b~2/qnn");
+	free(jobs);
+	/* a per-model target that is not in the db */
+	s.items[2].o.targets[0][0] = 'x';
+	o.shard_k = o.shard_n = 1;
+	CU_ASSERT_EQUAL(batch_plan(&s, &o, 7, &jobs, &n, &d), IR_EINVAL);
+	CU_ASSERT(strstr(d.msg, "no target 'xnn'") != NULL);
+	CU_ASSERT_PTR_NULL(jobs);
+	/* the same source twice is refused */
+	CU_ASSERT_EQUAL(batch_src_push(&s, "e.onnx", "z/e.onnx", "z/e.onnx", NULL, NULL), 0);
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL(batch_src_finish(&s, &d), IR_EINVAL);
+	batch_src_release(&s);
+}
+
+static void test_result_key(void)
+{
+	char dir[] = "/tmp/opmig-unit-result-XXXXXX", data[128], inputs[512], path[128];
+	struct batch_row r, back;
+	struct ir_diag d;
+	uint64_t key = 0x1234, other = 0x1235, h;
+	FILE *f;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	snprintf(data, sizeof(data), "%s/weights.bin", dir);
+	f = fopen(data, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs("weights", f);
+	fclose(f);
+	CU_ASSERT_EQUAL(batch_hash_file(data, &h), 0);
+	snprintf(inputs, sizeof(inputs), "[{\"path\": \"%s\", \"hash\": \"%016llx\"}]", data,
+		 (unsigned long long)h);
+	memset(&r, 0, sizeof(r));
+	r.model = (char *)"m";
+	r.target = (char *)"ascend";
+	r.source = (char *)"m.onnx";
+	r.message = (char *)"";
+	r.status = BATCH_OK_SCANNED;
+	r.nodes = 3;
+	r.native_pct = 66.7;
+	r.after_pct = 100;
+	r.blockers = 0;
+	r.max_error = r.seconds = -1;
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL_FATAL(batch_result_write(dir, &r, key, 0, inputs, &d), 0);
+	CU_ASSERT_EQUAL(batch_result_read(dir, &back, NULL), 0);
+	CU_ASSERT_STRING_EQUAL(back.target, "ascend");
+	CU_ASSERT_EQUAL(back.nodes, 3);
+	batch_row_release(&back);
+	CU_ASSERT_EQUAL(batch_result_read(dir, &back, &key), 0);   /* resume keeps it */
+	batch_row_release(&back);
+	CU_ASSERT_EQUAL(batch_result_read(dir, &back, &other), -1); /* another key */
+	f = fopen(data, "w");                                        /* the data changes */
+	fputs("Weights", f);
+	fclose(f);
+	CU_ASSERT_EQUAL(batch_result_read(dir, &back, &key), -1);
+	CU_ASSERT_EQUAL(batch_result_write(dir, &r, key, 1, NULL, &d), 0); /* retry */
+	CU_ASSERT_EQUAL(batch_result_read(dir, &back, &key), -1);
+	CU_ASSERT_EQUAL(batch_result_read(dir, &back, NULL), 0);
+	batch_row_release(&back);
+	snprintf(path, sizeof(path), "%s/result.json", dir);
+	unlink(path);
+	unlink(data);
+	CU_ASSERT_EQUAL(batch_result_read(dir, &back, NULL), -1);   /* absent */
+	rmdir(dir);
+}
+
 static const struct unit_test tests[] = {
+	{ "plan: names, order, shards, jobs", test_plan },
+	{ "result.json and the resume key", test_result_key },
 	{ "manifests (CSV, JSON, bad ones)", test_manifests },
 	{ "shard K/N", test_shard },
 	{ "zip entry names (zip-slip)", test_zip_names },

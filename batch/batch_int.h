@@ -5,9 +5,11 @@
 
 #include "batch/batch.h"
 
-/* List the .onnx entries of an archive into s (after the safety checks of
- * every entry: zip-slip names, symlinks, size and ratio limits). */
-int batch_zip_add(struct batch_src *s, const char *path, struct ir_diag *d);
+/* List the .onnx entries of an archive into s, each with options o (may
+ * be NULL), after the safety checks of every entry: zip-slip names,
+ * symlinks, size and ratio limits. */
+int batch_zip_add(struct batch_src *s, const char *path, const struct batch_mopts *o,
+		  struct ir_diag *d);
 /* Read one entry into a malloc'd buffer, within the limits. */
 int batch_zip_read(const char *path, const char *entry,
 		   const struct batch_limits *l, uint8_t **buf, size_t *len,

@@ -201,11 +201,8 @@ int batch_src_add_with(struct batch_src *s, const char *path,
 	}
 	if (!S_ISREG(st.st_mode))
 		return ir_diag_error(d, IR_EINVAL, "%s: not a regular file", path);
-	if (ends_with(path, ".zip")) {
-		if (o && (o->n_targets || o->n_dims || o->batch || o->layout || o->precision))
-			return ir_diag_error(d, IR_EINVAL, "%s: per-model options do not apply to an archive", path);
-		return batch_zip_add(s, path, d);
-	}
+	if (ends_with(path, ".zip"))
+		return batch_zip_add(s, path, o, d);
 	if (!o && (ends_with(path, ".json") || ends_with(path, ".csv")))
 		return batch_manifest_add(s, path, d);
 	base = strrchr(path, '/');

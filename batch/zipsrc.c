@@ -77,7 +77,8 @@ static int open_zip(const char *path, zip_t **z, struct ir_diag *d)
 	return 0;
 }
 
-int batch_zip_add(struct batch_src *s, const char *path, struct ir_diag *d)
+int batch_zip_add(struct batch_src *s, const char *path, const struct batch_mopts *o,
+		  struct ir_diag *d)
 {
 	zip_t *z;
 	zip_int64_t n;
@@ -114,7 +115,7 @@ int batch_zip_add(struct batch_src *s, const char *path, struct ir_diag *d)
 		if (!len || name[len - 1] == '/' || len < 5 || strcasecmp(name + len - 5, ".onnx"))
 			continue;
 		snprintf(src, sizeof(src), "%s:%s", path, name);
-		if (batch_src_push(s, name, src, path, name, NULL) < 0)
+		if (batch_src_push(s, name, src, path, name, o) < 0)
 			rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 	}
 	zip_discard(z);

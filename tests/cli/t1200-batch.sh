@@ -214,10 +214,12 @@ run 3 "$OPMIG" batch merge "$T/nowhere" -o "$T/dup"
 # ---- manifests ----------------------------------------------------------------
 cat >"$T/m.json" <<J
 [{"path": "zoo/sample.onnx", "targets": ["ascend"]},
- {"path": "zoo/scan/supported.onnx", "targets": "generic-npu,ascend", "batch": 1}]
+ {"path": "zoo/scan/supported.onnx", "targets": "generic-npu,ascend", "batch": 1},
+ {"path": "ok.zip", "targets": ["qnn"]}]
 J
 run 0 "$OPMIG" batch "$T/m.json" -o "$T/man" -q
-grep -q '"jobs": 3' "$T/man/summary.json" || fail "json manifest: $(cat "$T/man/summary.json")"
+grep -q '"jobs": 4' "$T/man/summary.json" || fail "json manifest: $(cat "$T/man/summary.json")"
+grep -q '"target": "qnn"' "$T/man/summary.json" || fail "json manifest: archive targets"
 printf 'path,targets,dims\nzoo/sample.onnx,ascend;generic-npu,N=1\n' >"$T/m.csv"
 run 0 "$OPMIG" batch --manifest "$T/m.csv" -o "$T/manc" -q
 grep -q '"jobs": 2' "$T/manc/summary.json" || fail "csv manifest"

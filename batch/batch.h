@@ -127,12 +127,17 @@ void batch_summary_release(struct batch_summary *s);
 void batch_row_release(struct batch_row *r);
 /* Sort rows by (model, target); IR_EINVAL if a pair repeats. */
 int batch_summary_sort(struct batch_summary *s, struct ir_diag *d);
-/* summary.json, summary.csv, summary.md and index.html into dir. */
+/* summary.json, summary.csv, summary.md and index.html into dir (made
+ * if missing). */
 int batch_summary_write(const struct batch_summary *s, const char *dir,
 			struct ir_diag *d);
 /* Append the rows of DIR/summary.json (checking schema and mode). */
 int batch_summary_read(struct batch_summary *s, const char *dir, int first,
 		       struct ir_diag *d);
+/* `opmig batch merge`: the rows of the summaries of dirs[0..n) (shards of
+ * one run), sorted; a job in two of them is IR_EINVAL. */
+int batch_summary_merge(struct batch_summary *s, char *const *dirs, size_t n,
+			struct ir_diag *d);
 /* One format into a stream (for tests and the writers). */
 int batch_summary_json(const struct batch_summary *s, FILE *f);
 

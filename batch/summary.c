@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "batch/batch_int.h"
 #include "ir/ir.h"
@@ -547,6 +548,9 @@ int batch_summary_write(const struct batch_summary *s, const char *dir,
 		{ "index.html", write_html },
 	};
 
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+		return ir_diag_error(d, IR_EINVAL, "%s: cannot make the folder: %s", dir,
+				     ir_strerror(errno));
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		char path[4200], *buf = NULL;
 		size_t len = 0;
@@ -635,4 +639,14 @@ int batch_summary_read(struct batch_summary *s, const char *dir, int first,
 cleanup:
 	cJSON_Delete(root);
 	return rc;
+}
+
+int batch_summary_merge(struct batch_summary *s, char *const *dirs, size_t n,
+			struct ir_diag *d)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = batch_summary_read(s, dirs[i], i == 0, d);
+	return rc < 0 ? rc : batch_summary_sort(s, d);
 }

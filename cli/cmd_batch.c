@@ -1,13 +1,11 @@
 /* cmd_batch.c: `opmig batch SRC... -o OUTDIR` and `opmig batch merge`:
  * options, the rules, the progress display (a bar on a terminal, a line
  * per job otherwise) and the exit code; the work is in batch/batch.h. */
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "batch/batch.h"
@@ -313,13 +311,7 @@ static int merge(int argc, char **argv, const struct cli_command *self)
 		return cli_usage_error(self, "batch merge needs -o MERGED");
 	batch_summary_init(&s);
 	ir_diag_init(&d);
-	for (int i = optind; i < argc; i++)
-		if (batch_summary_read(&s, argv[i], i == optind, &d) < 0)
-			break;
-	if (d.status == 0)
-		batch_summary_sort(&s, &d);
-	if (d.status == 0 && mkdir(out, 0777) < 0 && errno != EEXIST)
-		ir_diag_error(&d, IR_EINVAL, "%s: cannot make the folder", out);
+	batch_summary_merge(&s, argv + optind, (size_t)(argc - optind), &d);
 	if (d.status) {
 		cli_error(NULL, "%s", d.msg);
 		code = cli_exit_code(d.status);

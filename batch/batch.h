@@ -144,7 +144,8 @@ int batch_summary_json(const struct batch_summary *s, FILE *f);
 struct batch_progress {
 	size_t done, total, failed, skipped;
 	double elapsed;          /* seconds since the start */
-	const struct batch_row *row;  /* the job just finished */
+	const struct batch_row *row;  /* the job just finished; NULL on the
+				       * ticks sent every 0.5 s meanwhile */
 };
 
 struct batch_opts {

@@ -193,7 +193,7 @@ int batch_run(const struct batch_src *src, const struct batch_opts *o,
 	struct sigaction sa, old_int, old_term, old_chld;
 	size_t n_jobs = 0, next = 0, running = 0;
 	uint64_t rh = rules_hash(o);
-	double t0 = now();
+	double t0 = now(), last_tick = t0;
 	int rc = 0;
 
 	memset(&p, 0, sizeof(p));
@@ -294,8 +294,16 @@ int batch_run(const struct batch_src *src, const struct batch_opts *o,
 					o->progress(o->ctx, &p);
 			}
 		}
-		if (!progressed && rc == 0)
+		if (!progressed && rc == 0) {
+			/* a terminal's bar moves on (rate, ETA) between jobs too */
+			if (o->progress && now() - last_tick > 0.5) {
+				last_tick = now();
+				p.elapsed = last_tick - t0;
+				p.row = NULL;
+				o->progress(o->ctx, &p);
+			}
 			usleep(2000);
+		}
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);

@@ -239,6 +239,8 @@ static void progress(void *ctx, const struct batch_progress *p)
 	int tty = g->tty, kept = p->skipped != g->kept;
 	double rate = p->elapsed > 0 ? (double)p->done / p->elapsed : 0;
 
+	if (!p->row && !tty)
+		return;
 	g->kept = p->skipped;
 	if (!tty) {
 		fprintf(stderr, "[%zu/%zu] %s on %s: %s%s%s%s\n", p->done, p->total, p->row->model,
@@ -257,7 +259,7 @@ static void progress(void *ctx, const struct batch_progress *p)
 		bar[30] = 0;
 		fprintf(stderr, "\r\033[K[%s] %zu/%zu, %zu failed, %.1f jobs/s, ETA %d:%02d",
 			bar, p->done, p->total, p->failed, rate, (int)(eta / 60), (int)fmod(eta, 60));
-		if (p->done == p->total)
+		if (p->done == p->total && p->row)
 			fputc('\n', stderr);
 	}
 }

@@ -253,14 +253,6 @@ static void text_report(FILE *f, const struct margs *a, const struct mg_report *
 		fprintf(f, "result: NOT written: %s (use --force to write it anyway)\n", r->why);
 }
 
-static void json_num(cJSON *o, const char *k, double x)
-{
-	if (isfinite(x))
-		cJSON_AddNumberToObject(o, k, x);
-	else
-		cJSON_AddNullToObject(o, k);
-}
-
 static cJSON *json_counts(const struct scan_counts *c)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -336,18 +328,9 @@ static char *json_report(const struct margs *a, const struct mg_report *r, int w
 		cJSON_AddBoolToObject(v, "equivalent", r->val.equivalent);
 		arr = cJSON_AddArrayToObject(v, "outputs");
 		for (size_t i = 0; i < r->val.n_outputs; i++) {
-			const struct rt_metrics *m = &r->val.outputs[i].m;
-			cJSON *x = cJSON_CreateObject();
+			cJSON *x = cli_json_metrics(&r->val.outputs[i].m);
 
 			cJSON_AddStringToObject(x, "name", r->val.outputs[i].ref_name);
-			cJSON_AddBoolToObject(x, "ok", m->ok);
-			json_num(x, "max_abs_error", m->max_abs);
-			json_num(x, "max_rel_error", m->max_rel);
-			json_num(x, "mean_abs_error", m->mean_abs);
-			json_num(x, "rmse", m->rmse);
-			json_num(x, "cosine", m->cosine);
-			json_num(x, "snr_db", m->snr_db);
-			cJSON_AddNumberToObject(x, "outside_tolerance", (double)m->n_bad);
 			cJSON_AddItemToArray(arr, x);
 		}
 	} else {

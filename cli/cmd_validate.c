@@ -187,47 +187,6 @@ static int parse_args(int argc, char **argv, struct vargs *a)
 	return CLI_EXIT_OK;
 }
 
-/* Non-finite numbers are null in JSON. */
-static void add_num(cJSON *o, const char *k, double x)
-{
-	if (isfinite(x))
-		cJSON_AddNumberToObject(o, k, x);
-	else
-		cJSON_AddNullToObject(o, k);
-}
-
-static cJSON *json_metrics(const struct rt_metrics *m)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	cJSON_AddBoolToObject(o, "ok", m->ok);
-	cJSON_AddNumberToObject(o, "elements", (double)m->n);
-	cJSON_AddNumberToObject(o, "outside_tolerance", (double)m->n_bad);
-	if (m->first_bad >= 0)
-		cJSON_AddNumberToObject(o, "first_outside", (double)m->first_bad);
-	else
-		cJSON_AddNullToObject(o, "first_outside");
-	if (m->worst >= 0) {
-		cJSON_AddNumberToObject(o, "worst_index", (double)m->worst);
-		add_num(o, "worst_candidate", m->worst_got);
-		add_num(o, "worst_reference", m->worst_want);
-	}
-	add_num(o, "max_abs_error", m->max_abs);
-	add_num(o, "max_rel_error", m->max_rel);
-	add_num(o, "mean_abs_error", m->mean_abs);
-	add_num(o, "rmse", m->rmse);
-	add_num(o, "cosine", m->cosine);
-	add_num(o, "snr_db", m->snr_db);
-	add_num(o, "max_tolerance_ratio", m->max_ratio);
-	cJSON_AddNumberToObject(o, "nan_candidate", (double)m->nan_got);
-	cJSON_AddNumberToObject(o, "nan_reference", (double)m->nan_want);
-	cJSON_AddNumberToObject(o, "inf_candidate", (double)m->inf_got);
-	cJSON_AddNumberToObject(o, "inf_reference", (double)m->inf_want);
-	if (!m->ok)
-		cJSON_AddStringToObject(o, "why", m->why);
-	return o;
-}
-
 static cJSON *json_layer(const struct val_layer *l)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -235,8 +194,8 @@ static cJSON *json_layer(const struct val_layer *l)
 	cJSON_AddStringToObject(o, "value", l->value);
 	cJSON_AddStringToObject(o, "node", l->node);
 	cJSON_AddStringToObject(o, "op_type", l->op);
-	cJSON_AddItemToObject(o, "accumulated", json_metrics(&l->acc));
-	cJSON_AddItemToObject(o, "local", json_metrics(&l->local));
+	cJSON_AddItemToObject(o, "accumulated", cli_json_metrics(&l->acc));
+	cJSON_AddItemToObject(o, "local", cli_json_metrics(&l->local));
 	return o;
 }
 
@@ -257,7 +216,7 @@ static int print_json(const struct vargs *a, const struct val_report *r)
 		cJSON_AddStringToObject(o, "note", r->note);
 	arr = cJSON_AddArrayToObject(o, "outputs");
 	for (size_t i = 0; i < r->n_outputs; i++) {
-		cJSON *x = json_metrics(&r->outputs[i].m);
+		cJSON *x = cli_json_metrics(&r->outputs[i].m);
 
 		cJSON_AddStringToObject(x, "reference_name", r->outputs[i].ref_name);
 		cJSON_AddStringToObject(x, "candidate_name", r->outputs[i].cand_name);

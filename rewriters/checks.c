@@ -54,3 +54,24 @@ int rw_check_float_node(struct rw_ctx *c, const struct ir_node *n,
 		}
 	return 1;
 }
+
+int rw_node_axis(struct rw_ctx *c, const struct ir_node *n, int64_t dflt, int max_rank,
+		 int *rank, int64_t *axis, char *why, size_t size)
+{
+	int r = rw_rank(c, n->inputs[0]);
+	int64_t a = rw_attr_int(n, "axis", dflt);
+
+	if (r < 1 || r > max_rank) {
+		snprintf(why, size, "the input's rank is unknown");
+		return 0;
+	}
+	if (a < 0)
+		a += r;
+	if (a < 0 || a >= r) {
+		snprintf(why, size, "axis out of range");
+		return 0;
+	}
+	*rank = r;
+	*axis = a;
+	return 1;
+}

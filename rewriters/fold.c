@@ -142,6 +142,7 @@ static int observe(void *ctx, const struct ir_node *n, size_t k, struct rt_value
 	for (size_t i = 0; i < f->n_front; i++)
 		if (f->front[i] == n->outputs[k] && !f->vals[i]) {
 			f->vals[i] = rt_value_ref(*slot);
+			rt_value_detach(f->vals[i]);   /* outlives the session */
 			f->n_got++;
 		}
 	return f->n_got == f->n_front;   /* all captured: stop the run */
@@ -172,7 +173,6 @@ static int evaluate(struct fold *f, char *why, size_t size)
 	if (rc == IR_EUSAGE && f->n_got == f->n_front)
 		rc = 0;          /* stopped by the observer once all were captured */
 	rt_inputs_release(outs, rt_session_n_outputs(s));
-	outs = NULL;
 done:
 	if (rc < 0)
 		snprintf(why, size, "%.200s", d.msg);

@@ -38,19 +38,11 @@ static int check_stash(struct rw_ctx *c, const struct ir_node *n, char *why, siz
 static int trailing_axes(struct rw_ctx *c, const struct ir_node *n, int64_t *axes,
 			 size_t *k, char *why, size_t size)
 {
-	int r = rw_rank(c, n->inputs[0]);
-	int64_t axis = rw_attr_int(n, "axis", -1);
+	int r;
+	int64_t axis;
 
-	if (r < 1 || r > MAX_RANK) {
-		snprintf(why, size, "the input's rank is unknown");
+	if (!rw_node_axis(c, n, -1, MAX_RANK, &r, &axis, why, size))
 		return 0;
-	}
-	if (axis < 0)
-		axis += r;
-	if (axis < 0 || axis >= r) {
-		snprintf(why, size, "axis out of range");
-		return 0;
-	}
 	*k = 0;
 	for (int64_t i = axis; i < r; i++)
 		axes[(*k)++] = i;

@@ -66,9 +66,7 @@ static int node(struct conv *v, struct ir_node *n)
 		if (rc <= 0)
 			return rc;
 		v->changed += v->apply;
-		if (!v->apply)
-			continue;
-		if (n->graph == NULL)   /* replaced: its adapters are done */
+		if (rc == RW_ADAPT_REPLACED)  /* n is gone: its adapters are done */
 			return 1;
 	}
 	return 1;

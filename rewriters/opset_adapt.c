@@ -313,23 +313,15 @@ static int a_dropout12(struct rw_ctx *c, struct ir_node *n, int up, int apply, c
  * Reshape (going up) or two Transposes (going down) keep the meaning. */
 static int a_softmax(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
 {
-	int r = rw_rank(c, n->inputs[0]);
-	int64_t axis = rw_attr_int(n, "axis", up ? 1 : -1);
+	int r;
+	int64_t axis;
 	const char *op = ir_s(n->op_type);
 	struct ir_value *x = n->inputs[0], *y = n->outputs[0];
 	struct ir_node *s;
 	struct rw_emit e;
 
-	if (r < 1) {
-		snprintf(why, size, "the input's rank is unknown");
+	if (!rw_node_axis(c, n, up ? 1 : -1, 16, &r, &axis, why, size))
 		return 0;
-	}
-	if (axis < 0)
-		axis += r;
-	if (axis < 0 || axis >= r) {
-		snprintf(why, size, "axis out of range");
-		return 0;
-	}
 	if (!apply)
 		return 1;
 	if (axis == r - 1)
@@ -349,8 +341,6 @@ static int a_softmax(struct rw_ctx *c, struct ir_node *n, int up, int apply, cha
 		int64_t perm[16];
 		struct ir_node *t1, *t2;
 
-		if (r > 16)
-			return 0;
 		for (int i = 0; i < r; i++)
 			perm[i] = i;
 		perm[axis] = r - 1;
@@ -365,7 +355,7 @@ static int a_softmax(struct rw_ctx *c, struct ir_node *n, int up, int apply, cha
 		if (t2 && ir_node_set_ints(t2, "perm", perm, (size_t)r) < 0)
 			e.failed = 1;
 	}
-	return rw_end(&e, 0) < 0 ? IR_ENOMEM : 1;
+	return rw_end(&e, 0) < 0 ? IR_ENOMEM : RW_ADAPT_REPLACED;
 }
 
 /* Upsample (7: scales attribute, 9: input) as Resize with asymmetric
@@ -414,7 +404,7 @@ static int a_upsample(struct rw_ctx *c, struct ir_node *n, int up, int apply, ch
 		   (ir_node_set_string(r, "coordinate_transformation_mode", "asymmetric") < 0 ||
 		    ir_node_set_string(r, "nearest_mode", "floor") < 0))))
 		e.failed = 1;
-	return rw_end(&e, 0) < 0 ? IR_ENOMEM : 1;
+	return rw_end(&e, 0) < 0 ? IR_ENOMEM : RW_ADAPT_REPLACED;
 }
 
 /* Resize 10 (X, scales), asymmetric, <-> 11 (X, roi, scales[, sizes]). */

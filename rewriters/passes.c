@@ -14,6 +14,7 @@
 	X(elu) \
 	X(erf_poly) \
 	X(fold_constants) \
+	X(fp16) \
 	X(gelu) \
 	X(global_pool) \
 	X(group_norm) \
@@ -26,6 +27,8 @@
 	X(leaky_relu) \
 	X(lp_norm) \
 	X(mish) \
+	X(narrow_float64) \
+	X(narrow_int64) \
 	X(neg) \
 	X(nhwc_io) \
 	X(opset_convert) \

@@ -139,19 +139,11 @@ RW_DECOMPOSITION(reduce, "reduce",
 static int softmax_axes(struct rw_ctx *c, const struct ir_node *n, int64_t *axes,
 			size_t *k, char *why, size_t size)
 {
-	int r = rw_rank(c, n->inputs[0]);
-	int64_t axis = rw_attr_int(n, "axis", c->opset >= 13 ? -1 : 1);
+	int r;
+	int64_t axis;
 
-	if (r < 1 || r > MAX_AXES) {
-		snprintf(why, size, "the input's rank is unknown");
+	if (!rw_node_axis(c, n, c->opset >= 13 ? -1 : 1, MAX_AXES, &r, &axis, why, size))
 		return 0;
-	}
-	if (axis < 0)
-		axis += r;
-	if (axis < 0 || axis >= r) {
-		snprintf(why, size, "axis out of range");
-		return 0;
-	}
 	*k = 0;
 	for (int64_t i = axis; i < (c->opset >= 13 ? axis + 1 : r); i++)
 		axes[(*k)++] = i;

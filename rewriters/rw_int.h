@@ -103,6 +103,11 @@ int rw_value_used(const struct ir_value *v);
 int rw_check_float_node(struct rw_ctx *c, const struct ir_node *n,
 			int min_opset, char *why, size_t size);
 
+/* The rank of input 0 (1 to max_rank) and the node's `axis` attribute
+ * (dflt when absent) made non-negative; 0 with the reason otherwise. */
+int rw_node_axis(struct rw_ctx *c, const struct ir_node *n, int64_t dflt, int max_rank,
+		 int *rank, int64_t *axis, char *why, size_t size);
+
 /* Define a node pass of kind RW_DECOMPOSE with static tables. */
 #define RW_DECOMPOSITION(id, nm, sum, m, v, chk, vchk, app) \
 	const struct rw_pass rw_pass_##id = { \

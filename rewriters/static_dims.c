@@ -19,10 +19,18 @@ struct names {
 	int64_t value[64];
 };
 
+/* Names compare up to '=': --dim sets keep "NAME=V" (rt_dim_set_parse). */
+static int same_name(const char *a, const char *b)
+{
+	size_t k = strcspn(a, "=");
+
+	return k == strcspn(b, "=") && !strncmp(a, b, k);
+}
+
 static void add(struct names *s, const char *name, int64_t v)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->name[i], name))
+		if (same_name(s->name[i], name))
 			return;
 	if (s->n < 64) {
 		s->name[s->n] = name;
@@ -33,7 +41,7 @@ static void add(struct names *s, const char *name, int64_t v)
 static int lookup(const struct names *s, const char *name, int64_t *v)
 {
 	for (size_t i = 0; name && i < s->n; i++)
-		if (!strcmp(s->name[i], name)) {
+		if (same_name(s->name[i], name)) {
 			*v = s->value[i];
 			return 1;
 		}

@@ -6,6 +6,11 @@
 
 #include "validators/k_conv_int.h"
 
+static int64_t knn_floor_div(int64_t a, int64_t b)
+{
+	return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
 void knn_geom_sizes(struct knn_geom *g)
 {
 	g->in_size = g->out_size = g->k_size = 1;
@@ -41,10 +46,10 @@ static int list_attr(struct rt_kctx *k, const char *name, int want,
 }
 
 int knn_geom_init(struct rt_kctx *k, const struct rt_value *x,
-		  const int64_t *kernel, int ceil_mode, struct knn_geom *g)
+		  const int64_t *kernel, int flags, struct knn_geom *g)
 {
 	const char *ap = rt_attr_str(k, "auto_pad", "NOTSET");
-	int nsp, rc;
+	int nsp, rc, ceil_mode = flags & KNN_CEIL;
 
 	if (x->rank < 3)
 		return rt_err(k, "input has rank %d, expected (N, C, spatial...) of rank 3 or more",
@@ -77,7 +82,11 @@ int knn_geom_init(struct rt_kctx *k, const struct rt_value *x,
 		if (!strcmp(ap, "NOTSET")) {
 			int64_t num = in + g->pad[d] + g->pad[nsp + d] - ek;
 
-			out = num < 0 ? 0 : ceil_mode ? (num + s - 1) / s + 1 : num / s + 1;
+			/* floor or ceil of num / s, num may be negative */
+			out = ceil_mode ? -knn_floor_div(-num, s) + 1 :
+			      knn_floor_div(num, s) + 1;
+			if (out < 0)
+				out = 0;
 			if (ceil_mode && out > 0 && (out - 1) * s >= in + g->pad[d])
 				out--;
 		} else if (!strcmp(ap, "VALID")) {
@@ -100,7 +109,7 @@ int knn_geom_init(struct rt_kctx *k, const struct rt_value *x,
 		} else {
 			return rt_err(k, "unsupported auto_pad '%s'", ap);
 		}
-		if (out < 1)
+		if (out < 1 && !(flags & KNN_EMPTY_OK))
 			return rt_err(k, "spatial dim %d: input %lld is too small for a window of %lld with pads %lld+%lld",
 				      d, (long long)in, (long long)ek,
 				      (long long)g->pad[d], (long long)g->pad[nsp + d]);

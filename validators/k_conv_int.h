@@ -88,11 +88,14 @@ static inline void knn_walk_next(struct knn_walk *w, const struct knn_geom *g)
 
 /* Fill g from x (rank >= 3) and the node's strides, dilations, pads and
  * auto_pad attributes.  kernel: the window (NULL: the kernel_shape
- * attribute, then required).  ceil_mode rounds the output size up (pools;
- * windows starting in the end padding are dropped).  Output sizes below 1
- * are an error naming the dim. */
+ * attribute, then required).  flags: KNN_CEIL rounds the output size up
+ * (pools' ceil_mode; windows starting in the end padding are dropped);
+ * KNN_EMPTY_OK lets a window wider than the padded input give an empty
+ * output (pools, as onnxruntime), else that is an error naming the dim. */
+#define KNN_CEIL 1
+#define KNN_EMPTY_OK 2
 int knn_geom_init(struct rt_kctx *k, const struct rt_value *x,
-		  const int64_t *kernel, int ceil_mode, struct knn_geom *g);
+		  const int64_t *kernel, int flags, struct knn_geom *g);
 /* The products in_size, out_size, k_size from the dims. */
 void knn_geom_sizes(struct knn_geom *g);
 

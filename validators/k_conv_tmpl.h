@@ -127,7 +127,48 @@ static void FN(dw2d_plane)(const struct knn_geom *g, const KNN_T *restrict x,
 	}
 	for (int64_t a = 0; a < oh; a++) {
 		KNN_T *yr = y + a * ow;
+		int64_t h0 = a * g->stride[0] - g->pad[0];
 
+		/* 3x3 rows with every tap row inside: one pass over the
+		 * columns whose 9 taps are all inside, the edge columns tap
+		 * by tap */
+		if (kh == 3 && kw == 3 && h0 >= 0 && h0 + 2 * g->dil[0] < ih) {
+			const KNN_T *r0 = x + h0 * iw, *r1 = r0 + g->dil[0] * iw;
+			const KNN_T *r2 = r1 + g->dil[0] * iw;
+			int64_t jlo = lo[0], jhi = hi[0];
+
+			for (int v = 1; v < 3; v++) {
+				jlo = lo[v] > jlo ? lo[v] : jlo;
+				jhi = hi[v] < jhi ? hi[v] : jhi;
+			}
+			if (jhi < jlo)
+				jhi = jlo;
+			for (int64_t j = jlo; j < jhi; j++) {
+				int64_t c0 = j * sw + base[0], c1 = j * sw + base[1];
+				int64_t c2 = j * sw + base[2];
+
+				yr[j] = bias + w[0] * r0[c0] + w[1] * r0[c1] + w[2] * r0[c2] +
+					w[3] * r1[c0] + w[4] * r1[c1] + w[5] * r1[c2] +
+					w[6] * r2[c0] + w[7] * r2[c1] + w[8] * r2[c2];
+			}
+			for (int64_t j = 0; j < ow; j++) {
+				KNN_T acc = bias;
+
+				if (j == jlo)
+					j = jhi;
+				if (j >= ow)
+					break;
+				for (int v = 0; v < 3; v++) {
+					int64_t c = j * sw + base[v];
+
+					if (c >= 0 && c < iw)
+						acc += w[v] * r0[c] + w[3 + v] * r1[c] +
+						       w[6 + v] * r2[c];
+				}
+				yr[j] = acc;
+			}
+			continue;
+		}
 		for (int64_t j = 0; j < ow; j++)
 			yr[j] = bias;
 		for (int64_t u = 0; u < kh; u++) {

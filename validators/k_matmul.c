@@ -2,7 +2,8 @@
  * broadcasting, 1-D operands) and Gemm (transposes, alpha, beta, C
  * broadcast), plus the batched product the quantized kernels reuse.
  * float32 runs through sgemm; float16/bfloat16/double through double;
- * integer dtypes through exact wrapping int64 loops. */
+ * MatMul's integer dtypes through exact wrapping int64 loops; Gemm's
+ * (whose alpha and beta are floats) through double, exact below 2^53. */
 #include <stdlib.h>
 #include <string.h>
 

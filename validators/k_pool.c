@@ -2,7 +2,8 @@
  * ceil_mode, dilations, int8/uint8), AveragePool (count_include_pad),
  * LpPool, their Global forms and MaxUnpool.  Windows follow the geometry
  * of k_conv_geom.c; values go through double (exact for every allowed
- * dtype), with a float32 fast path for GlobalAveragePool. */
+ * dtype), with float32 fast paths for 2-D MaxPool without indices, 2-D
+ * AveragePool and GlobalAveragePool. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,77 @@ static void max2d_plane(const struct knn_geom *g, const float *restrict x,
 	}
 }
 
+/* float32 2-D AveragePool, the same way: each tap adds its shifted row,
+ * then each output divides by (counted rows) x (counted columns), the
+ * column counts computed once per call (cols). */
+struct avg2d {
+	const struct knn_geom *g;
+	const float *x;
+	float *y;
+	const int64_t *cols;
+	int include_pad;
+};
+
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void avg2d_plane(const struct avg2d *j, const float *restrict x,
+			float *restrict y)
+{
+	const struct knn_geom *g = j->g;
+	int64_t ih = g->in[0], iw = g->in[1], oh = g->out[0], ow = g->out[1];
+	int64_t kw = g->kernel[1], sw = g->stride[1];
+
+	for (int64_t a = 0; a < oh; a++) {
+		float *yr = y + a * ow;
+		int64_t rows = 0;
+
+		for (int64_t t = 0; t < ow; t++)
+			yr[t] = 0;
+		for (int64_t u = 0; u < g->kernel[0]; u++) {
+			int64_t h = a * g->stride[0] - g->pad[0] + u * g->dil[0];
+
+			if (h >= 0 && h < ih)
+				rows++;
+			else if (j->include_pad && h >= -g->pad[0] && h < ih + g->pad[2])
+				rows++;
+			if (h < 0 || h >= ih)
+				continue;
+			for (int64_t v = 0; v < kw; v++) {
+				int64_t b = v * g->dil[1] - g->pad[1];
+				int64_t lo = b >= 0 ? 0 : (-b + sw - 1) / sw;
+				int64_t hi = iw - 1 - b < 0 ? 0 : (iw - 1 - b) / sw + 1;
+				const float *xr;
+				float *yo;
+
+				if (hi > ow)
+					hi = ow;
+				if (lo >= hi)
+					continue;
+				xr = x + h * iw + (b + lo * sw);
+				yo = yr + lo;
+				if (sw == 1)
+					for (int64_t t = 0; t < hi - lo; t++)
+						yo[t] += xr[t];
+				else
+					for (int64_t t = 0; t < hi - lo; t++)
+						yo[t] += xr[t * sw];
+			}
+		}
+		for (int64_t t = 0; t < ow; t++) {
+			int64_t n = rows * j->cols[t];
+
+			yr[t] = n ? yr[t] / (float)n : NAN;
+		}
+	}
+}
+
+static void avg2d_planes(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct avg2d *j = ctx;
+
+	for (int64_t pl = lo; pl < hi; pl++)
+		avg2d_plane(j, j->x + pl * j->g->in_size, j->y + pl * j->g->out_size);
+}
+
 static void max2d_planes(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct max2d *j = ctx;
@@ -188,7 +260,8 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 	if (!rt_dtype_is_float(x->dtype) && x->dtype != IR_DTYPE_INT8 &&
 	    x->dtype != IR_DTYPE_UINT8)
 		return rt_err(k, "dtype %d is not supported", x->dtype);
-	if ((rc = knn_geom_init(k, x, NULL, ceil_mode, &g)) < 0)
+	if ((rc = knn_geom_init(k, x, NULL, KNN_EMPTY_OK | (ceil_mode ? KNN_CEIL : 0),
+				&g)) < 0)
 		return rc;
 	j.g = &g;
 	j.kind = kind;
@@ -216,6 +289,24 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 		struct max2d m = { &g, x->data, y->data };
 
 		rt_parallel_for(k, g.n * g.c, 1, max2d_planes, &m);
+		return 0;
+	}
+	if (kind == POOL_AVG && x->dtype == IR_DTYPE_FLOAT && g.nsp == 2) {
+		int64_t *cols = calloc((size_t)g.out[1] + 1, sizeof(int64_t));
+		struct avg2d a = { &g, x->data, y->data, cols, j.include_pad };
+
+		if (!cols)
+			return rt_oom(k);
+		for (int64_t t = 0; t < g.out[1]; t++)
+			for (int64_t v = 0; v < g.kernel[1]; v++) {
+				int64_t c = t * g.stride[1] - g.pad[1] + v * g.dil[1];
+
+				if ((c >= 0 && c < g.in[1]) ||
+				    (j.include_pad && c >= -g.pad[1] && c < g.in[1] + g.pad[3]))
+					cols[t]++;
+			}
+		rt_parallel_for(k, g.n * g.c, 1, avg2d_planes, &a);
+		free(cols);
 		return 0;
 	}
 	if (!(xd = knn_load_f64(k, x)))

@@ -3,7 +3,9 @@
  * agrees in both (a longest increasing subsequence) are compared while the
  * two models run side by side on two threads in lockstep: each model stops
  * at a shared value until the other has produced it, so at most one extra
- * value per model is held beyond a normal run.  A second pass feeds the
+ * value per model is held beyond a normal run.  Only one side computes at
+ * a time (the run_mu baton passes at each wait), so the two models'
+ * transient buffers (im2col, BLAS) never coexist.  A second pass feeds the
  * candidate the reference's value at every shared point: its error there is
  * the node's own (local); the first pass's is what accumulated. */
 #include <pthread.h>
@@ -22,6 +24,7 @@ struct lw_part {
 
 struct lw_state {
 	pthread_mutex_t mu;
+	pthread_mutex_t run_mu;            /* held by the side that computes */
 	pthread_cond_t cv;
 	struct lw_part *parts;
 	size_t n;
@@ -208,6 +211,7 @@ static int observe(void *ctx, const struct ir_node *n, size_t out, struct rt_val
 	struct lw_state *st = sd->st;
 	int side = sd->side, other = !side, stop;
 	size_t c = st->cursor[side];
+	int waited = 0;
 
 	if (c >= st->n || st->parts[c].node[side] != n->index || st->parts[c].out[side] != out)
 		return 0;
@@ -227,6 +231,9 @@ static int observe(void *ctx, const struct ir_node *n, size_t out, struct rt_val
 				st->pend_idx[1] = -2;  /* met: the candidate wakes */
 			pthread_cond_broadcast(&st->cv);
 		} else {
+			/* let the other side compute while this one waits */
+			pthread_mutex_unlock(&st->run_mu);
+			waited = 1;
 			while (st->pend_idx[side] == (long)c && !st->failed && !st->done[other])
 				pthread_cond_wait(&st->cv, &st->mu);
 			if (side == 1 && st->pend_idx[1] == -2) {
@@ -239,6 +246,8 @@ static int observe(void *ctx, const struct ir_node *n, size_t out, struct rt_val
 	}
 	stop = st->failed;
 	pthread_mutex_unlock(&st->mu);
+	if (waited)   /* never taken while holding mu: the other side needs mu */
+		pthread_mutex_lock(&st->run_mu);
 	return stop;
 }
 
@@ -247,7 +256,9 @@ static void *side_main(void *arg)
 	struct lw_side *sd = arg;
 	struct lw_state *st = sd->st;
 
+	pthread_mutex_lock(&st->run_mu);
 	sd->rc = rt_session_run(sd->s, sd->in, sd->n_in, sd->out, &sd->d);
+	pthread_mutex_unlock(&st->run_mu);
 	pthread_mutex_lock(&st->mu);
 	st->done[sd->side] = 1;
 	if (sd->rc < 0)
@@ -316,6 +327,7 @@ int val_layerwise(struct ir_model *ref, struct ir_model *cand,
 	int rc;
 
 	pthread_mutex_init(&st.mu, NULL);
+	pthread_mutex_init(&st.run_mu, NULL);
 	pthread_cond_init(&st.cv, NULL);
 	ir_diag_init(&st.d);
 	if ((rc = find_parts(ref, cand, o->map, &st, &r->n_unordered, d)) < 0)
@@ -365,6 +377,7 @@ cleanup:
 	free(st.layers);
 	free(st.parts);
 	pthread_mutex_destroy(&st.mu);
+	pthread_mutex_destroy(&st.run_mu);
 	pthread_cond_destroy(&st.cv);
 	return rc;
 }

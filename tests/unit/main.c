@@ -26,6 +26,7 @@ int main(void)
 	    suite_kshape_register() != 0 ||
 	    suite_kctrl_register() != 0 ||
 	    suite_kmisc_register() != 0 ||
+	    suite_rwdtype_register() != 0 ||
 	    suite_scan_register() != 0 ||
 	    suite_decomp_register() != 0 ||
 	    suite_rwgraph_register() != 0 || suite_batch_register() != 0) {

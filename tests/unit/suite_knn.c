@@ -232,6 +232,39 @@ static void test_conv_same_lower_upper(void)
 	check1(m, 1, up_s2, 2, 3, TM_DIMS(1, 1, 2));
 }
 
+/* The generic (double) path: float16, bfloat16 and double tensors give
+ * the float32 answer of test_conv_same_lower_upper, in their dtype. */
+static void test_conv_other_dtypes(void)
+{
+	static const double x[] = { 1, 2, 3, 4 }, w[] = { 1, 10 };
+	static const double up[] = { 21, 32, 43, 4 };
+	static const int dts[] = { IR_DTYPE_FLOAT16, IR_DTYPE_BFLOAT16, IR_DTYPE_DOUBLE };
+
+	for (size_t t = 0; t < 3; t++) {
+		struct tin in[] = { { dts[t], 3, { 1, 1, 4 }, x }, { dts[t], 3, { 1, 1, 2 }, w } };
+		struct rt_value *out;
+		struct ir_node *n;
+		struct ir_model *m = mk(22, "Conv", in, 2, 1, &n);
+
+		ir_node_set_string(n, "auto_pad", "SAME_UPPER");
+		tm_verify(m);
+		CU_ASSERT_EQUAL_FATAL(run(m, 2, &out, 1, NULL), 0);
+		CU_ASSERT_EQUAL(out->dtype, dts[t]);
+		expect(out, up, 4, 0);
+		rt_value_unref(out);
+		ir_model_free(m);
+	}
+	/* bfloat16 MatMul: [1 2; 3 4] @ [1; 10] = [21; 43] */
+	{
+		static const double a[] = { 1, 2, 3, 4 }, b[] = { 1, 10 }, want[] = { 21, 43 };
+		struct tin in[] = { { IR_DTYPE_BFLOAT16, 2, { 2, 2 }, a },
+				    { IR_DTYPE_BFLOAT16, 2, { 2, 1 }, b } };
+		struct ir_node *n;
+
+		check1(mk(13, "MatMul", in, 2, 1, &n), 1, want, 2, 2, TM_DIMS(2, 1));
+	}
+}
+
 static void test_conv_3d(void)
 {
 	/* x = 1..8 in 2x2x2, a 2x2x2 kernel of ones, pads 1: out 3x3x3 with
@@ -554,6 +587,23 @@ static void test_maxpool_ceil(void)
 		ir_node_set_ints(n, "pads", TM_DIMS(0, 1), 2);
 		ir_node_set_int(n, "ceil_mode", 1);
 		check1(m, 1, want1, 2, 3, TM_DIMS(1, 1, 2));
+		/* kernel 3 with dilation 2 spans 5 > 4: ceil keeps one window
+		 * starting in the input (taps 0 and 2 inside: max(1, 2) = 2);
+		 * floor leaves an empty output, as onnxruntime does */
+		{
+			static const double want2[] = { 2 };
+
+			m = mk(12, "MaxPool", in1, 1, 1, &n);
+			ir_node_set_ints(n, "kernel_shape", TM_DIMS(3), 1);
+			ir_node_set_ints(n, "dilations", TM_DIMS(2), 1);
+			ir_node_set_ints(n, "strides", TM_DIMS(3), 1);
+			ir_node_set_int(n, "ceil_mode", 1);
+			check1(m, 1, want2, 1, 3, TM_DIMS(1, 1, 1));
+			m = mk(12, "MaxPool", in1, 1, 1, &n);
+			ir_node_set_ints(n, "kernel_shape", TM_DIMS(3), 1);
+			ir_node_set_ints(n, "dilations", TM_DIMS(2), 1);
+			check1(m, 1, want2, 0, 3, TM_DIMS(1, 1, 0));
+		}
 	}
 }
 
@@ -783,6 +833,7 @@ static const struct unit_test tests[] = {
 	{ "conv_depthwise_dilated", test_conv_depthwise_dilated },
 	{ "conv_groups_dilations", test_conv_groups_dilations },
 	{ "conv_same_lower_upper", test_conv_same_lower_upper },
+	{ "conv_other_dtypes", test_conv_other_dtypes },
 	{ "conv_3d", test_conv_3d },
 	{ "conv_threads_vs_naive", test_conv_threads_vs_naive },
 	{ "conv_errors", test_conv_errors },

@@ -27,6 +27,7 @@ int suite_knorm_register(void);
 int suite_kshape_register(void);
 int suite_kctrl_register(void);
 int suite_kmisc_register(void);
+int suite_rwdtype_register(void);
 int suite_scan_register(void);
 int suite_decomp_register(void);
 int suite_rwgraph_register(void);

@@ -1,0 +1,511 @@
+/* precision.c: pass "fp16" (RW_PRECISION, migrate --precision fp16):
+ * weights and activations of the main graph from float32 to float16.
+ * A node runs in float16 when its op's signature at the model's opset
+ * admits float16 for its float32 data (type constraints bound by its
+ * inputs), the target accepts the op in float16, its float32 weights fit
+ * float16's range, and it is not numerically sensitive; the others stay
+ * float32 behind Casts: Softmax, LogSoftmax, the normalizations whose
+ * statistics need range (LayerNormalization, InstanceNormalization,
+ * GroupNormalization, RMSNormalization, MeanVarianceNormalization,
+ * LpNormalization; BatchNormalization's inference form converts), Exp,
+ * Pow, Log, Softplus, CumSum, Range, ReduceProd, ReduceLogSumExp, sums and
+ * means over more than RW_FP16_MAX_REDUCE elements (ReduceSum, ReduceMean,
+ * ReduceL1/L2, ReduceSumSquare, ReduceLogSum, GlobalAveragePool,
+ * GlobalLpPool) or over an unknown count, the nodes a decomposition of
+ * one of those ops made (by their provenance), nodes turning float32 data into
+ * int64, int32 or bool (comparisons, ArgMax, TopK), ops
+ * of other domains, nodes with subgraphs, and nodes whose float32 output
+ * type an attribute sets (Cast to float, Constant; a Cast to float32 read
+ * only in float16 casts to float16 instead); Resize keeps roi and scales
+ * in float32.  Initializers read only in float16 are converted in place
+ * (same name); read both ways, a float16 copy is added.  Graph inputs and
+ * outputs keep float32 (Casts at the boundary) unless --fp16-io, which
+ * makes them float16 and records the change in the name map.  A note
+ * lists the nodes kept in float32, by op and reason.  Shape, Size and
+ * Casts to integers read their input in whichever type it has. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewriters/dtype_int.h"
+#include "validators/runtime.h"
+
+#define RW_FP16_MAX_REDUCE 256
+#define FP16_MAX 65504.0
+
+enum pmode { P_NEUTRAL, P_HALF, P_KEEP, P_ANY };
+
+struct pnode {
+	enum pmode mode;
+	size_t n_conv;
+	const char *conv[8];          /* type constraints converted */
+	const char *why;              /* P_KEEP: static reason */
+};
+
+struct prec {
+	struct rw_ctx *c;
+	struct ir_graph *g;
+	struct pnode *nodes;
+	size_t n_nodes;                /* classified (Casts come after) */
+};
+
+/* Ops kept in float32 whatever their data (sorted, bsearch). */
+static const char *const sensitive[] = {
+	"CumSum", "Exp", "GroupNormalization", "InstanceNormalization",
+	"LayerNormalization", "Log", "LogSoftmax", "LpNormalization",
+	"MeanVarianceNormalization", "Pow", "RMSNormalization", "Range",
+	"ReduceLogSumExp", "ReduceProd", "Softmax", "Softplus",
+};
+
+/* The op a node was decomposed from, by its provenance ("opmig: PASS
+ * from NODE (OP)"), into buf; "" when none. */
+static const char *origin_op(const struct ir_node *n, char *buf, size_t size)
+{
+	const char *d = ir_s(n->doc), *open = strrchr(d, '(');
+	size_t len = strlen(d);
+
+	buf[0] = 0;
+	if (strncmp(d, "opmig: ", 7) || !open || len < 2 || d[len - 1] != ')')
+		return buf;
+	snprintf(buf, size, "%.*s", (int)(d + len - 1 - open - 1), open + 1);
+	return buf;
+}
+
+/* Sums and means: kept when they reduce many elements into one. */
+static const char *const sums[] = {
+	"GlobalAveragePool", "GlobalLpPool", "ReduceL1", "ReduceL2", "ReduceLogSum",
+	"ReduceMean", "ReduceSum", "ReduceSumSquare",
+};
+
+static int str_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, *(const char *const *)elem);
+}
+
+static int in_list(const char *op, const char *const *list, size_t n)
+{
+	return bsearch(op, list, n, sizeof(*list), str_cmp) != NULL;
+}
+
+static double static_numel(const struct rw_ctx *c, const struct ir_value *v)
+{
+	const struct ir_vtype *t = v ? rw_type(c, v) : NULL;
+	double p = 1;
+
+	if (!t || t->rank < 0)
+		return -1;
+	for (int k = 0; k < t->rank; k++) {
+		if (t->dims[k].kind != IR_VDIM_VALUE)
+			return -1;
+		p *= (double)t->dims[k].value;
+	}
+	return p;
+}
+
+/* Inputs that keep float32 (parameters, not data). */
+static int param_input(const struct ir_node *n, size_t i)
+{
+	const char *op = ir_s(n->op_type);
+
+	return (!strcmp(op, "Resize") && (i == 1 || i == 2)) ||
+	       (!strcmp(op, "Upsample") && i == 1);
+}
+
+/* Largest magnitude of a float initializer, or -1. */
+static double init_max(struct ir_value *v)
+{
+	struct rt_value *r = NULL;
+	struct ir_diag d;
+	double m = 0;
+
+	ir_diag_init(&d);
+	if (!v->init || rt_value_from_ir(NULL, v->init, &r, &d) < 0)
+		return -1;
+	for (int64_t i = 0; i < r->numel; i++) {
+		double x = fabs(rt_value_get_f64(r, i));
+
+		if (isfinite(x) && x > m)
+			m = x;
+	}
+	rt_value_unref(r);
+	return m;
+}
+
+static int has_conv(const struct pnode *pn, const char *type)
+{
+	for (size_t i = 0; type && i < pn->n_conv; i++)
+		if (!strcmp(pn->conv[i], type))
+			return 1;
+	return 0;
+}
+
+static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
+{
+	const struct ir_op_schema *s;
+	const char *op = ir_s(n->op_type);
+	int any32 = 0, in32 = 0, out_int = 0, attr_out = 0;
+	char from[64];
+
+	for (size_t i = 0; i < n->n_inputs + n->n_outputs; i++) {
+		int input = i < n->n_inputs;
+		const struct ir_value *v = input ? n->inputs[i] : n->outputs[i - n->n_inputs];
+		int dt = v ? rw_dt_dtype(p->c, v) : 0;
+
+		any32 |= dt == IR_DTYPE_FLOAT;
+		in32 |= input && dt == IR_DTYPE_FLOAT;
+		out_int |= !input && dt && !rw_dtype_is_float(dt);
+	}
+	pn->mode = P_KEEP;
+	if (!any32) {
+		pn->mode = P_NEUTRAL;
+		return;
+	}
+	if (!(s = rw_dt_schema(p->c, n))) {
+		pn->why = "op of another domain, unknown op or subgraphs";
+		return;
+	}
+	if (!strcmp(op, "Shape") || !strcmp(op, "Size") || (!strcmp(op, "Cast") && out_int)) {
+		/* reads no values, or converts float16 to integers exactly
+		 * as it converts the float32 the float16 would become */
+		pn->mode = P_ANY;
+		return;
+	}
+	if (in_list(op, sensitive, sizeof(sensitive) / sizeof(*sensitive))) {
+		pn->why = "numerically sensitive";
+		return;
+	}
+	if (in_list(origin_op(n, from, sizeof(from)), sensitive,
+		    sizeof(sensitive) / sizeof(*sensitive))) {
+		pn->why = "part of a numerically sensitive op's decomposition (its statistics)";
+		return;
+	}
+	if (in_list(op, sums, sizeof(sums) / sizeof(*sums))) {
+		double a = static_numel(p->c, n->inputs[0]), b = static_numel(p->c, n->outputs[0]);
+
+		if (a < 0 || b <= 0 || a / b > RW_FP16_MAX_REDUCE) {
+			pn->why = "sums more than " "256" " elements (or an unknown count)";
+			return;
+		}
+	}
+	if (in32 && out_int) {
+		pn->why = "turns float data into integers or booleans";
+		return;
+	}
+	if (p->c->target && !rw_target_accepts(p->c, "", op, IR_DTYPE_FLOAT16)) {
+		pn->why = "the target does not take it in float16";
+		return;
+	}
+	for (size_t i = 0; i < n->n_inputs + n->n_outputs; i++) {
+		int input = i < n->n_inputs;
+		size_t k = input ? i : i - n->n_inputs;
+		const struct ir_value *v = input ? n->inputs[k] : n->outputs[k];
+		const char *type = rw_dt_slot(s, input, k);
+
+		if (!v || rw_dt_dtype(p->c, v) != IR_DTYPE_FLOAT || !rw_dt_is_var(type) ||
+		    (input && param_input(n, k)) || has_conv(pn, type) || pn->n_conv >= 8 ||
+		    !rw_dt_admits(s, type, IR_DTYPE_FLOAT16))
+			continue;
+		if (!rw_dt_var_bound_by_input(s, n, type)) {
+			attr_out = 1;
+			continue;
+		}
+		pn->conv[pn->n_conv++] = type;
+	}
+	for (size_t i = 0; i < n->n_inputs; i++)
+		if (param_input(n, i))
+			for (size_t q = 0; q < pn->n_conv; q++)
+				if (!strcmp(pn->conv[q], rw_dt_slot(s, 1, i) ? rw_dt_slot(s, 1, i) : ""))
+					pn->conv[q] = pn->conv[--pn->n_conv];
+	if (!pn->n_conv) {
+		pn->why = attr_out ? "an attribute sets its float32 output's type" :
+			  "its signature has no float16 form for its float32 data";
+		return;
+	}
+	for (size_t i = 0; i < n->n_inputs; i++) {
+		struct ir_value *v = n->inputs[i];
+
+		if (v && rw_dt_const_init(p->c, v) && rw_dt_dtype(p->c, v) == IR_DTYPE_FLOAT &&
+		    has_conv(pn, rw_dt_slot(s, 1, i)) && init_max(v) > FP16_MAX) {
+			pn->why = "a weight exceeds float16's range";
+			return;
+		}
+	}
+	pn->mode = P_HALF;
+}
+
+/* Does input j of u need float16? */
+static int wants16(struct prec *p, const struct ir_node *u, size_t j)
+{
+	const struct pnode *pn = u->index < p->n_nodes ? &p->nodes[u->index] : NULL;
+	const struct ir_op_schema *s;
+
+	if (u->graph != p->g || u->index >= p->n_nodes || !pn || pn->mode != P_HALF ||
+	    !(s = rw_dt_schema(p->c, u)))
+		return 0;
+	return has_conv(pn, rw_dt_slot(s, 1, j));
+}
+
+static int wants32(struct prec *p, const struct ir_node *u)
+{
+	return u->graph != p->g || u->index >= p->n_nodes || p->nodes[u->index].mode != P_ANY;
+}
+
+struct use {
+	struct ir_node *u;
+	size_t j;
+};
+
+/* Split v's reads into those needing float16 and those needing float32. */
+static int split_uses(struct prec *p, struct ir_value *v, struct use **u16, size_t *n16,
+		      struct use **u32, size_t *n32)
+{
+	*n16 = *n32 = 0;
+	*u16 = calloc(v->n_uses * 4 + 1, sizeof(**u16));
+	*u32 = calloc(v->n_uses * 4 + 1, sizeof(**u32));
+	if (!*u16 || !*u32)
+		return ir_diag_error(p->c->d, IR_ENOMEM, "out of memory");
+	for (size_t i = 0; i < v->n_uses; i++) {
+		struct ir_node *u = v->uses[i];
+		int dup = 0;
+
+		for (size_t q = 0; q < i; q++)
+			dup |= v->uses[q] == u;
+		if (dup)
+			continue;
+		if (u->graph != p->g) {
+			(*u32)[(*n32)++] = (struct use){ u, (size_t)-1 };
+			continue;
+		}
+		for (size_t j = 0; j < u->n_inputs; j++) {
+			if (u->inputs[j] != v)
+				continue;
+			if (wants16(p, u, j))
+				(*u16)[(*n16)++] = (struct use){ u, j };
+			else if (wants32(p, u))
+				(*u32)[(*n32)++] = (struct use){ u, j };
+		}
+	}
+	return 0;
+}
+
+static int rewire(struct prec *p, const struct use *us, size_t n, struct ir_value *to)
+{
+	for (size_t i = 0; i < n; i++)
+		if (us[i].j != (size_t)-1 && ir_node_set_input(us[i].u, us[i].j, to) < 0)
+			return ir_diag_error(p->c->d, IR_ENOMEM, "out of memory");
+	return 0;
+}
+
+static void declare_vi(struct ir_graph *g, const struct ir_value *v, int dtype)
+{
+	for (size_t i = 0; i < g->n_value_info; i++)
+		if (g->value_info[i].value == v && g->value_info[i].type &&
+		    g->value_info[i].type->kind == IR_TYPE_TENSOR)
+			g->value_info[i].type->elem_type = dtype;
+}
+
+static int convert_value(struct prec *p, struct ir_value *v, size_t *changed)
+{
+	struct rw_ctx *c = p->c;
+	struct ir_graph *g = p->g;
+	struct use *u16 = NULL, *u32 = NULL;
+	size_t n16, n32;
+	int out = rw_dt_is_output(g, v), rc, home16 = 0;
+	char hint[300];
+
+	if ((rc = split_uses(p, v, &u16, &n16, &u32, &n32)) < 0)
+		goto cleanup;
+	if (v->producer) {
+		struct ir_node *pr = v->producer;
+		const struct ir_op_schema *s = rw_dt_schema(c, pr);
+		size_t k = 0;
+
+		while (k < pr->n_outputs && pr->outputs[k] != v)
+			k++;
+		home16 = pr->graph == g && pr->index < p->n_nodes &&
+			 p->nodes[pr->index].mode == P_HALF && s &&
+			 has_conv(&p->nodes[pr->index], rw_dt_slot(s, 0, k));
+		if (home16 && ((out && !c->fp16_io) || rw_dt_captured(v))) {
+			/* v keeps float32 under its name: the node writes a
+			 * float16 value, a Cast makes v */
+			struct ir_value *f;
+
+			snprintf(hint, sizeof(hint), "%.200s_fp16", ir_s(v->name));
+			if (!(f = rw_dt_split_output(c, g, pr, k, hint)) ||
+			    !rw_dt_cast(c, g, f, IR_DTYPE_FLOAT, v, NULL)) {
+				rc = c->d->status;
+				goto cleanup;
+			}
+			rc = rewire(p, u16, n16, f);
+			(*changed)++;
+			goto cleanup;
+		}
+		if (!home16 && out && c->fp16_io) {
+			/* a float32 result leaves as float16 */
+			struct ir_value *f;
+
+			snprintf(hint, sizeof(hint), "%.200s_fp32", ir_s(v->name));
+			if (!(f = rw_dt_split_output(c, g, pr, k, hint)) ||
+			    !rw_dt_cast(c, g, f, IR_DTYPE_FLOAT16, v, NULL)) {
+				rc = c->d->status;
+				goto cleanup;
+			}
+			rw_dt_declare(g, v, IR_DTYPE_FLOAT16);
+			if ((rc = val_map_add(&c->map, VAL_MAP_OUTPUT, ir_s(v->name), ir_s(v->name),
+					      NULL, 0, IR_DTYPE_FLOAT16, c->d)) < 0 ||
+			    (rc = rewire(p, u32, n32, f)) < 0)
+				goto cleanup;
+			(*changed)++;
+			goto cleanup;
+		}
+	} else if (v->is_input && !v->init && c->fp16_io) {
+		home16 = 1;
+		rw_dt_declare(g, v, IR_DTYPE_FLOAT16);
+		if ((rc = val_map_add(&c->map, VAL_MAP_INPUT, ir_s(v->name), ir_s(v->name), NULL,
+				      0, IR_DTYPE_FLOAT16, c->d)) < 0)
+			goto cleanup;
+		(*changed)++;
+	} else if (rw_dt_const_init(c, v)) {
+		if (!n16)
+			goto cleanup;
+		(*changed)++;
+		if (!n32 && !out) {
+			declare_vi(g, v, IR_DTYPE_FLOAT16);
+			rc = rw_dt_convert_init(c, g, v, IR_DTYPE_FLOAT16);
+		} else {
+			struct ir_value *h;
+
+			snprintf(hint, sizeof(hint), "%.200s_fp16", ir_s(v->name));
+			rc = (h = rw_dt_copy_init(c, g, v, IR_DTYPE_FLOAT16, hint)) ?
+			     rewire(p, u16, n16, h) : c->d->status;
+		}
+		goto cleanup;
+	}
+	if (home16) {
+		if (v->producer) {
+			declare_vi(g, v, IR_DTYPE_FLOAT16);
+			(*changed)++;
+		}
+		if (out && (rw_dt_declare(g, v, IR_DTYPE_FLOAT16),
+			    (rc = val_map_add(&c->map, VAL_MAP_OUTPUT, ir_s(v->name), ir_s(v->name),
+					      NULL, 0, IR_DTYPE_FLOAT16, c->d)) < 0))
+			goto cleanup;
+		if (n32) {
+			struct ir_value *f;
+
+			snprintf(hint, sizeof(hint), "%.200s_fp32", ir_s(v->name));
+			if (!(f = rw_dt_cast(c, g, v, IR_DTYPE_FLOAT, NULL, hint))) {
+				rc = c->d->status;
+				goto cleanup;
+			}
+			rc = rewire(p, u32, n32, f);
+		}
+	} else if (n16 && !n32 && !out && !rw_dt_captured(v) && v->producer &&
+		   v->producer->graph == g && v->producer->index < p->n_nodes &&
+		   !strcmp(ir_s(v->producer->op_type), "Cast") && rw_dt_schema(c, v->producer)) {
+		/* a Cast to float32 read only in float16 casts to float16 */
+		if ((rc = ir_node_set_int(v->producer, "to", IR_DTYPE_FLOAT16)) < 0) {
+			rc = ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+		declare_vi(g, v, IR_DTYPE_FLOAT16);
+		p->nodes[v->producer->index].mode = P_HALF;
+		(*changed)++;
+	} else if (n16) {
+		struct ir_value *h;
+
+		snprintf(hint, sizeof(hint), "%.200s_fp16", ir_s(v->name));
+		if (!(h = rw_dt_cast(c, g, v, IR_DTYPE_FLOAT16, NULL, hint))) {
+			rc = c->d->status;
+			goto cleanup;
+		}
+		rc = rewire(p, u16, n16, h);
+		(*changed)++;
+	}
+cleanup:
+	free(u16);
+	free(u32);
+	return rc;
+}
+
+/* One note per (op, reason) of the nodes kept in float32. */
+static int report(struct prec *p, size_t n_half)
+{
+	struct ir_graph *g = p->g;
+	char *done = calloc(g->n_nodes + 1, 1);
+	size_t kept = 0;
+	int rc = 0;
+
+	if (!done)
+		return ir_diag_error(p->c->d, IR_ENOMEM, "out of memory");
+	for (size_t i = 0; i < p->n_nodes && rc == 0; i++) {
+		const struct ir_node *n = g->nodes[i];
+		size_t k = 0;
+
+		if (p->nodes[i].mode != P_KEEP || done[i])
+			continue;
+		for (size_t j = i; j < p->n_nodes; j++)
+			if (p->nodes[j].mode == P_KEEP && !done[j] &&
+			    !strcmp(ir_s(g->nodes[j]->op_type), ir_s(n->op_type)) &&
+			    p->nodes[j].why == p->nodes[i].why) {
+				done[j] = 1;
+				k++;
+			}
+		kept += k;
+		rc = rw_note(p->c, "fp16: %zu %s node%s stay%s float32 (first '%s'): %s", k,
+			     ir_s(n->op_type), k == 1 ? "" : "s", k == 1 ? "s" : "",
+			     ir_s(n->name), p->nodes[i].why);
+	}
+	if (rc == 0)
+		rc = rw_note(p->c, "fp16: %zu node%s run in float16, %zu stay float32; inputs and outputs %s",
+			     n_half, n_half == 1 ? "" : "s", kept,
+			     p->c->fp16_io ? "are float16 (--fp16-io)" : "stay float32");
+	free(done);
+	return rc;
+}
+
+static int run(struct rw_ctx *c, size_t *changed)
+{
+	struct prec p = { .c = c, .g = c->m->graph };
+	struct ir_graph *g = p.g;
+	struct ir_value **vals = NULL;
+	size_t n_vals = g->n_values, n_half = 0;
+	int rc = 0;
+
+	*changed = 0;
+	if (!(p.nodes = calloc(g->n_nodes + 1, sizeof(*p.nodes))) ||
+	    !(vals = calloc(n_vals + 1, sizeof(*vals)))) {
+		rc = ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	p.n_nodes = g->n_nodes;
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		classify(&p, g->nodes[i], &p.nodes[i]);
+		n_half += p.nodes[i].mode == P_HALF;
+	}
+	/* the values as they are now (converting adds some) */
+	for (size_t i = 0; i < n_vals; i++)
+		vals[i] = g->value_list[i];
+	for (size_t i = 0; i < n_vals && rc == 0; i++)
+		if (rw_dt_dtype(c, vals[i]) == IR_DTYPE_FLOAT && !vals[i]->sparse_init)
+			rc = convert_value(&p, vals[i], changed);
+	n_half = 0;            /* Casts retargeted to float16 count too */
+	for (size_t i = 0; i < p.n_nodes; i++)
+		n_half += p.nodes[i].mode == P_HALF;
+	if (rc == 0)
+		rc = report(&p, n_half);
+	if (rc == 0 && *changed)
+		rc = rw_dt_finish(c, g);
+cleanup:
+	free(vals);
+	free(p.nodes);
+	return rc;
+}
+
+const struct rw_pass rw_pass_fp16 = {
+	.name = "fp16",
+	.summary = "weights and activations to float16, numerically sensitive ops kept in float32 behind Casts",
+	.kind = RW_PRECISION,
+	.run = run,
+};

@@ -63,6 +63,7 @@ struct ir_model;
  * exit code (warnings are printed, not fatal). */
 int cli_load(const char *path, struct ir_model **m);
 
+int cmd_batch(int argc, char **argv); extern const char cmd_batch_help[];
 int cmd_convert(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);

@@ -11,6 +11,7 @@
 #include "ir/ir.h"
 
 const struct cli_command cli_commands[] = {
+	{ "batch", cmd_batch, cmd_batch_help, "scan or migrate a zoo of models in parallel: a model x target matrix" },
 	{ "convert", cmd_convert, cmd_convert_help,
 	  "re-serialize a model, optionally moving weights to external data" },
 	{ "inspect", cmd_inspect, cmd_inspect_help,

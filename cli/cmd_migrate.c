@@ -240,6 +240,8 @@ static void text_report(FILE *f, const struct margs *a, const struct mg_report *
 				r->val.outputs[i].ref_name, m->max_abs, m->max_rel, m->cosine,
 				m->ok ? "" : ": ", m->ok ? "" : m->why);
 		}
+	} else if (r->val_error[0]) {
+		fprintf(f, "validation: could not run: %s\n", r->val_error);
 	} else {
 		fprintf(f, "validation: skipped\n");
 	}
@@ -333,6 +335,10 @@ static char *json_report(const struct margs *a, const struct mg_report *r, int w
 			cJSON_AddStringToObject(x, "name", r->val.outputs[i].ref_name);
 			cJSON_AddItemToArray(arr, x);
 		}
+	} else if (r->val_error[0]) {
+		cJSON *v = cJSON_AddObjectToObject(o, "validation");
+
+		cJSON_AddStringToObject(v, "error", r->val_error);
 	} else {
 		cJSON_AddNullToObject(o, "validation");
 	}

@@ -273,14 +273,29 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	    (rc = residual(&sr, r, d)) < 0)
 		goto cleanup;
 	take_log(&c, r);
-	if (o->validate && orig && (rc = validate(orig, m, o, r, d)) < 0)
-		goto cleanup;
-	r->ok = !r->n_blockers && !r->n_findings && (!r->validated || r->val.equivalent);
+	if (o->validate && orig && (rc = validate(orig, m, o, r, d)) < 0) {
+		if (rc != IR_EINVAL)
+			goto cleanup;
+		/* the models do not run on the generated inputs (an axis or an
+		 * index input out of range, say): not a bad model, but nothing
+		 * is proven either */
+		snprintf(r->val_error, sizeof(r->val_error), "%.290s", d->msg);
+		val_report_release(&r->val);
+		memset(&r->val, 0, sizeof(r->val));
+		r->validated = 0;
+		ir_diag_init(d);
+		rc = 0;
+	}
+	r->ok = !r->n_blockers && !r->n_findings && !r->val_error[0] &&
+		(!r->validated || r->val.equivalent);
 	if (r->n_blockers)
 		snprintf(r->why, sizeof(r->why), "%zu node%s still blocked on %s",
 			 r->n_blockers, r->n_blockers == 1 ? "" : "s", o->target->id);
 	else if (r->n_findings)
 		snprintf(r->why, sizeof(r->why), "%.200s", r->findings[0]);
+	else if (r->val_error[0])
+		snprintf(r->why, sizeof(r->why), "validation could not run on generated inputs "
+			 "(give real ones to opmig validate, or --no-validate)");
 	else if (r->validated && !r->val.equivalent)
 		snprintf(r->why, sizeof(r->why), "the migrated model's outputs differ from the original's");
 cleanup:

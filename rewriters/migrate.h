@@ -52,6 +52,8 @@ struct mg_report {
 	size_t n_notes;
 	char **notes;                  /* from the passes (owned) */
 	int validated;
+	char val_error[300];           /* validation could not run (then
+					* validated is 0 and ok is 0) */
 	struct val_report val;         /* names borrow from both models */
 	struct val_map map;
 	int ok;                        /* no blocker and validation passed */

@@ -13,6 +13,7 @@
 	X(conv1d) \
 	X(cumsum) \
 	X(dce) \
+	X(dedup_constants) \
 	X(depth_space) \
 	X(einsum) \
 	X(eliminate_identity) \

@@ -367,7 +367,43 @@ static void test_static_and_nhwc(void)
 	ir_model_free(m);
 }
 
+/* Equal initializers become one; different ones (by value, dtype or
+ * shape) stay. */
+static void test_dedup(void)
+{
+	struct ir_model *m = tm_new(13);
+	struct rt_value *before = NULL, *after = NULL;
+	struct rules_target t;
+	struct rw_ctx c;
+	struct ir_diag d;
+
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2), 1);
+	tm_init(m, "a", IR_DTYPE_FLOAT, TM_DIMS(2), 1, (const double[]){ 1, 2 });
+	tm_init(m, "b", IR_DTYPE_FLOAT, TM_DIMS(2), 1, (const double[]){ 1, 2 });
+	tm_init(m, "c", IR_DTYPE_FLOAT, TM_DIMS(2), 1, (const double[]){ 1, 3 });
+	tm_init(m, "e", IR_DTYPE_FLOAT, TM_DIMS(1, 2), 2, (const double[]){ 1, 2 });
+	tm_node(m, "Add", NULL, TM_NAMES("x", "a"), 2, TM_NAMES("y1"), 1);
+	tm_node(m, "Mul", NULL, TM_NAMES("y1", "b"), 2, TM_NAMES("y2"), 1);
+	tm_node(m, "Sub", NULL, TM_NAMES("y2", "c"), 2, TM_NAMES("y3"), 1);
+	tm_node(m, "Add", NULL, TM_NAMES("y3", "e"), 2, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_FLOAT, NULL, 0);
+	tm_verify(m);
+	CU_ASSERT_FATAL(tm_run(m, 5, &before, 1) == 0);
+	CU_ASSERT(run_pass(m, "dedup-constants", 1, 30, &c, &t, &d) == 1);
+	CU_ASSERT_EQUAL(m->graph->n_inits, 3);
+	CU_ASSERT_STRING_EQUAL(m->graph->nodes[1]->inputs[1]->name, "a");
+	CU_ASSERT_STRING_EQUAL(m->graph->nodes[2]->inputs[1]->name, "c");
+	CU_ASSERT_STRING_EQUAL(m->graph->nodes[3]->inputs[1]->name, "e");
+	CU_ASSERT_FATAL(tm_run(m, 5, &after, 1) == 0);
+	CU_ASSERT(diff(after, before) == 0);
+	rt_value_unref(before);
+	rt_value_unref(after);
+	rw_ctx_release(&c);
+	ir_model_free(m);
+}
+
 static const struct unit_test tests[] = {
+	{ "duplicate constants merged", test_dedup },
 	{ "opset conversion up agrees with the old versions", test_opset_up },
 	{ "opset conversion down agrees with the new versions", test_opset_down },
 	{ "opset conversion refused leaves the model", test_opset_refused },

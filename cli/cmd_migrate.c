@@ -16,7 +16,7 @@
 #include "rewriters/migrate.h"
 
 const char cmd_migrate_help[] =
-	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N] [--dim NAME=V]... [--precision fp32|fp16] [--fp16-io] [--passes LIST] [--dry-run] [--no-validate] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--force]\n"
+	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--precision fp32|fp16] [--fp16-io] [--passes LIST] [--dry-run] [--no-validate] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--force]\n"
 	"       opmig migrate --list-passes\n"
 	"\n"
 	"Rewrite MODEL so that TARGET can run it, check numerically that it still\n"
@@ -27,6 +27,8 @@ const char cmd_migrate_help[] =
 	"  --rules F           also load a rules file (its target becomes selectable)\n"
 	"  --layout L          nchw (keep) or nhwc (convert 4-D conv chains)\n"
 	"  --batch N           make the batch dim static N\n"
+	"  --fit-memory        make it the largest batch that fits the target's\n"
+	"                      device memory (estimated: weights + activations)\n"
 	"  --dim NAME=V        make a symbolic dim static\n"
 	"  --precision P       fp32 (keep) or fp16 (weights and activations)\n"
 	"  --fp16-io           with fp16, the inputs and outputs too\n"
@@ -64,6 +66,7 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		{ "rules", required_argument, NULL, 'r' },
 		{ "layout", required_argument, NULL, 'L' },
 		{ "batch", required_argument, NULL, 'b' },
+		{ "fit-memory", no_argument, NULL, 'M' },
 		{ "dim", required_argument, NULL, 'D' },
 		{ "precision", required_argument, NULL, 'p' },
 		{ "fp16-io", no_argument, NULL, 'I' },
@@ -97,6 +100,7 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		case 'N': a->o.validate = 0; break;
 		case 'F': a->force = 1; break;
 		case 'I': a->o.fp16_io = 1; break;
+		case 'M': a->o.fit_memory = 1; break;
 		case 'l': a->list = 1; break;
 		case 'r':
 			if (a->n_rules == 8)
@@ -163,6 +167,8 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		a->target = "generic-npu";    /* the default target, as for scan */
 	if (!a->out && !a->dry_run)
 		return cli_usage_error(self, "migrate needs -o OUT (or --dry-run)");
+	if (a->o.fit_memory && a->o.batch)
+		return cli_usage_error(self, "--batch and --fit-memory exclude each other");
 	if (a->o.fp16_io && (!a->o.precision || strcmp(a->o.precision, "fp16")))
 		return cli_usage_error(self, "--fp16-io needs --precision fp16");
 	return 0;

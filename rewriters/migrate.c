@@ -201,17 +201,44 @@ static void take_log(struct rw_ctx *c, struct mg_report *r)
 	val_map_init(&c->map);
 }
 
-static int validate(struct ir_model *orig, struct ir_model *m,
+#define MAX_DIMS 64
+
+/* The --dim settings, plus NAME=batch for the symbolic dim 0 of the
+ * original's inputs when the batch was made static (so the original runs
+ * at the batch the migrated model has). */
+static size_t validation_dims(const struct ir_model *orig, const struct mg_opts *o,
+			      int64_t batch, struct rt_dim_set *out, char (*buf)[80])
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < o->n_dims && n < MAX_DIMS; i++)
+		out[n++] = o->dims[i];
+	for (size_t i = 0; batch > 0 && i < orig->graph->n_inputs && n < MAX_DIMS; i++) {
+		const struct ir_type *t = orig->graph->inputs[i].type;
+
+		if (!t || t->kind != IR_TYPE_TENSOR || !t->shape.n_dims ||
+		    t->shape.dims[0].kind != IR_DIM_PARAM)
+			continue;
+		snprintf(buf[n], sizeof(buf[n]), "%.60s=%lld", ir_s(t->shape.dims[0].param),
+			 (long long)batch);
+		out[n].name = buf[n];
+		out[n++].value = batch;
+	}
+	return n;
+}
+
+static int validate(struct ir_model *orig, struct ir_model *m, int64_t batch,
 		    const struct mg_opts *o, struct mg_report *r, struct ir_diag *d)
 {
 	struct val_opts vo = { 0 };
-	char bad[512];
+	struct rt_dim_set dims[MAX_DIMS];
+	char names[MAX_DIMS][80], bad[512];
 
 	vo.precision = o->precision && !strcmp(o->precision, "fp16") ? VAL_FP16 : -1;
 	vo.samples = o->samples > 0 ? o->samples : 1;
 	vo.gen.seed = o->seed;
-	vo.gen.dims = o->dims;
-	vo.gen.n_dims = o->n_dims;
+	vo.gen.n_dims = validation_dims(orig, o, batch, dims, names);
+	vo.gen.dims = dims;
 	vo.map = &r->map;
 	vo.threads = o->threads;
 	r->validated = 1;
@@ -244,6 +271,13 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	if ((rc = rw_ctx_init(&c, m, o->target, d)) < 0)
 		return rc;
 	c.batch = o->batch;
+	if (o->fit_memory) {
+		char how[300];
+
+		if ((rc = mg_fit_batch(m, o->target, o, &c.batch, how, sizeof(how), d)) < 0 ||
+		    (rc = rw_note(&c, "%s", how)) < 0)
+			goto cleanup;
+	}
 	c.dims = o->dims;
 	c.n_dims = o->n_dims;
 	c.fp16_io = o->fp16_io;
@@ -273,7 +307,7 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	    (rc = residual(&sr, r, d)) < 0)
 		goto cleanup;
 	take_log(&c, r);
-	if (o->validate && orig && (rc = validate(orig, m, o, r, d)) < 0) {
+	if (o->validate && orig && (rc = validate(orig, m, c.batch, o, r, d)) < 0) {
 		if (rc != IR_EINVAL)
 			goto cleanup;
 		/* the models do not run on the generated inputs (an axis or an

@@ -32,6 +32,8 @@ struct mg_opts {
 	uint64_t seed;
 	int threads;
 	int max_rounds;                /* decomposition rounds; 0: 8 */
+	int fit_memory;                /* choose the batch that fits the
+					* target's device memory (fit.c) */
 };
 
 struct mg_blocker {
@@ -68,5 +70,11 @@ void mg_report_release(struct mg_report *r);
  * failed validation are not errors: r->ok says. */
 int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	   const struct mg_opts *o, struct mg_report *r, struct ir_diag *d);
+
+/* The largest batch that fits t's device memory (see fit.c); how gets a
+ * one-line account.  IR_EUSAGE when the rules give no device memory,
+ * IR_EINVAL when even batch 1 does not fit or sizes are unknown. */
+int mg_fit_batch(struct ir_model *m, const struct rules_target *t, const struct mg_opts *o,
+		 int64_t *batch, char *how, size_t size, struct ir_diag *d);
 
 #endif

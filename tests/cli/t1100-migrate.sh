@@ -54,6 +54,31 @@ run 0 "$OPMIG" validate "$S" n.onnx --dim N=1 --samples 2 --map n.map
 run 3 "$OPMIG" validate "$S" n.onnx --dim N=1      # without the map: explained refusal
 grep -q "input 'image'" "$T/err" || fail "nhwc without map: the input is not named"
 
+# --- batch: static batches validate at that batch; --fit-memory -------------
+run 0 "$OPMIG" migrate "$S" --batch 3 -o b3.onnx
+grep -q ": equivalent$" "$T/out" || fail "--batch 3: not validated"
+cat >npu.json <<'EOF'
+{ "schema": 1, "id": "tiny-npu", "name": "Tiny NPU (test)", "vendor": "test",
+  "family": "test", "description": "generic-npu with 4 MiB of device memory",
+  "extends": "generic-npu", "sources": ["tests/cli/t1100-migrate.sh"],
+  "device_memory_bytes": 4194304 }
+EOF
+run 0 "$OPMIG" migrate "$S" --rules npu.json --target tiny-npu --fit-memory -o fit.onnx
+# weights 6,273 bytes; a sample's activations peak at 82,432 bytes (the
+# 3x32x32 input, conv1's 8x32x32 output and its Relu live together):
+# floor((4194304 - 6273) / 82432) = 50
+grep -q "^note: --fit-memory: batch 50: weights 6273 + 50 x 82432 bytes" "$T/out" ||
+	fail "--fit-memory: unexpected batch: $(grep fit-memory "$T/out")"
+grep -q ": equivalent$" "$T/out" || fail "--fit-memory: not validated"
+$PY -c 'import onnx,sys; m=onnx.load(sys.argv[1]); assert m.graph.input[0].type.tensor_type.shape.dim[0].dim_value == 50' \
+	fit.onnx || fail "--fit-memory: the batch is not 50"
+run 2 "$OPMIG" migrate "$S" --fit-memory -o x.onnx
+grep -q "give no device memory" "$T/err" || fail "--fit-memory without device memory: $(cat "$T/err")"
+run 2 "$OPMIG" migrate "$S" --fit-memory --batch 2 -o x.onnx
+sed 's/4194304/65536/' npu.json >small.json
+run 3 "$OPMIG" migrate "$S" --rules small.json --target tiny-npu --fit-memory -o x.onnx
+grep -q "even batch 1 needs" "$T/err" || fail "--fit-memory too small: $(cat "$T/err")"
+
 # --- JSON report -------------------------------------------------------------
 run 0 "$OPMIG" migrate "$S" --target generic-npu --batch 1 --dry-run --format json
 $PY - "$T/out" <<'EOF' || fail "dry-run JSON is not as documented"

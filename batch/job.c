@@ -340,78 +340,17 @@ cleanup:
 	return rc;
 }
 
-static void json_counts(FILE *f, const char *k, const struct scan_counts *c)
-{
-	fprintf(f, "  \"%s\": {\"nodes\": %zu, \"supported\": %zu, \"limited\": %zu, \"rewritable\": %zu, \"blocked\": %zu},\n",
-		k, c->nodes, c->supported, c->limited, c->rewritable, c->blocked);
-}
-
-/* report.json: the migrate report, opmig.migrate/1's main fields. */
+/* report.json: the migrate report, opmig.migrate/1 as opmig migrate
+ * writes it. */
 static int write_report(const struct batch_job *j, const struct mg_report *r,
 			int written, struct ir_diag *d)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int ok;
+	char *buf = mg_report_json(r, j->item->source, written ? "model.onnx" : NULL, 0,
+				   written);
 
-	if (!f)
+	if (!buf)
 		return ir_diag_error(d, IR_ENOMEM, "out of memory");
-	fputs("{\n  \"schema\": \"opmig.migrate/1\",\n  \"model\": ", f);
-	batch_json_str(f, j->item->source);
-	fputs(",\n  \"target\": ", f);
-	batch_json_str(f, r->target);
-	fprintf(f, ",\n  \"output\": %s,\n  \"ok\": %s,\n  \"written\": %s,\n",
-		written ? "\"model.onnx\"" : "null", r->ok ? "true" : "false",
-		written ? "true" : "false");
-	if (!r->ok) {
-		fputs("  \"why\": ", f);
-		batch_json_str(f, r->why);
-		fputs(",\n", f);
-	}
-	json_counts(f, "before", &r->before);
-	json_counts(f, "after", &r->after);
-	fputs("  \"rewrites\": [", f);
-	for (size_t i = 0; i < r->n_rewrites; i++) {
-		fputs(i ? ", {\"pass\": " : "{\"pass\": ", f);
-		batch_json_str(f, r->rewrites[i].pass);
-		fputs(", \"node\": ", f);
-		batch_json_str(f, r->rewrites[i].node);
-		fputs(", \"op_type\": ", f);
-		batch_json_str(f, r->rewrites[i].op);
-		fprintf(f, ", \"nodes_emitted\": %zu}", r->rewrites[i].n_emitted);
-	}
-	fputs("],\n  \"blockers\": [", f);
-	for (size_t i = 0; i < r->n_blockers; i++) {
-		fputs(i ? ", {\"node\": " : "{\"node\": ", f);
-		batch_json_str(f, r->blockers[i].node);
-		fputs(", \"op_type\": ", f);
-		batch_json_str(f, r->blockers[i].op);
-		fputs(", \"reasons\": ", f);
-		batch_json_str(f, r->blockers[i].why);
-		fputc('}', f);
-	}
-	fputs("],\n  \"validation\": ", f);
-	if (r->validated) {
-		fprintf(f, "{\"equivalent\": %s, \"outputs\": [", r->val.equivalent ? "true" : "false");
-		for (size_t i = 0; i < r->val.n_outputs; i++) {
-			const struct rt_metrics *m = &r->val.outputs[i].m;
-
-			fputs(i ? ", {\"name\": " : "{\"name\": ", f);
-			batch_json_str(f, r->val.outputs[i].ref_name);
-			fprintf(f, ", \"ok\": %s, \"max_abs_error\": ", m->ok ? "true" : "false");
-			if (isfinite(m->max_abs))
-				fprintf(f, "%.6g}", m->max_abs);
-			else
-				fputs("null}", f);
-		}
-		fputs("]}\n}\n", f);
-	} else {
-		fputs("null\n}\n", f);
-	}
-	ok = !ferror(f);
-	ok &= fclose(f) == 0;
-	return write_stream_file(j->dir, "report.json", buf, len, ok, d);
+	return write_stream_file(j->dir, "report.json", buf, strlen(buf), 1, d);
 }
 
 static int do_migrate(const struct batch_job *j, const char *path,

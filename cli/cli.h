@@ -86,13 +86,7 @@ void cli_tune_blas(char **argv);
 
 struct rules_db;
 struct rules_target;
-struct cJSON;
-struct rt_metrics;
 
-/* Add number x under key k (null when not finite). */
-void cli_json_num(struct cJSON *o, const char *k, double x);
-/* The metrics object of opmig.validate/1 (and opmig.migrate/1). */
-struct cJSON *cli_json_metrics(const struct rt_metrics *m);
 /* Load the rules data folder (resolved) into db; on failure print the
  * error line and return the exit code (db is then empty). */
 int cli_load_rules(struct rules_db *db);

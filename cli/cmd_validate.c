@@ -194,8 +194,8 @@ static cJSON *json_layer(const struct val_layer *l)
 	cJSON_AddStringToObject(o, "value", l->value);
 	cJSON_AddStringToObject(o, "node", l->node);
 	cJSON_AddStringToObject(o, "op_type", l->op);
-	cJSON_AddItemToObject(o, "accumulated", cli_json_metrics(&l->acc));
-	cJSON_AddItemToObject(o, "local", cli_json_metrics(&l->local));
+	cJSON_AddItemToObject(o, "accumulated", rt_metrics_json(&l->acc));
+	cJSON_AddItemToObject(o, "local", rt_metrics_json(&l->local));
 	return o;
 }
 
@@ -216,7 +216,7 @@ static int print_json(const struct vargs *a, const struct val_report *r)
 		cJSON_AddStringToObject(o, "note", r->note);
 	arr = cJSON_AddArrayToObject(o, "outputs");
 	for (size_t i = 0; i < r->n_outputs; i++) {
-		cJSON *x = cli_json_metrics(&r->outputs[i].m);
+		cJSON *x = rt_metrics_json(&r->outputs[i].m);
 
 		cJSON_AddStringToObject(x, "reference_name", r->outputs[i].ref_name);
 		cJSON_AddStringToObject(x, "candidate_name", r->outputs[i].cand_name);

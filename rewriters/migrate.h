@@ -71,6 +71,11 @@ void mg_report_release(struct mg_report *r);
 int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	   const struct mg_opts *o, struct mg_report *r, struct ir_diag *d);
 
+/* The report as JSON (opmig.migrate/1), malloc'd; model and out (NULL
+ * for none) as the report names them.  NULL when out of memory. */
+char *mg_report_json(const struct mg_report *r, const char *model, const char *out,
+		     int dry_run, int written);
+
 /* The largest batch that fits t's device memory (see fit.c); how gets a
  * one-line account.  IR_EUSAGE when the rules give no device memory,
  * IR_EINVAL when even batch 1 does not fit or sizes are unknown. */

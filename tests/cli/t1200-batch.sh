@@ -251,7 +251,8 @@ for f in model.onnx report.json scan.json result.json; do
 done
 [ -e "$T/mig/model/ascend/model.onnx.data" ] || fail "migrate: no external data"
 run 0 "$OPMIG" inspect "$T/mig/model/ascend/model.onnx"
-grep -q '"schema": "opmig.migrate/1"' "$T/mig/sample/ascend/report.json" || fail "report.json"
+$PY -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["schema"] == "opmig.migrate/1" and r["target"] == "ascend" and "after" in r and "rewrites" in r, r' \
+	"$T/mig/sample/ascend/report.json" || fail "report.json is not opmig.migrate/1"
 $PY -c 'import sys, zipfile; n = zipfile.ZipFile(sys.argv[1]).namelist(); assert "sample/ascend/model.onnx" in n, n' \
 	"$T/mig.zip" || fail "--zip"
 

@@ -1,14 +1,13 @@
-/* json_report.c: JSON pieces the reports of several commands share:
- * numbers (non-finite ones are null) and comparison metrics (the
- * opmig.validate/1 metrics object, also used by opmig.migrate/1). */
+/* metrics_json.c: comparison metrics as JSON: the metrics object of
+ * opmig.validate/1, also used by opmig.migrate/1 and opmig batch, and
+ * numbers written as null when not finite. */
 #include <math.h>
 
 #include <cjson/cJSON.h>
 
-#include "cli/cli.h"
 #include "validators/compare.h"
 
-void cli_json_num(cJSON *o, const char *k, double x)
+void rt_json_num(cJSON *o, const char *k, double x)
 {
 	if (isfinite(x))
 		cJSON_AddNumberToObject(o, k, x);
@@ -16,7 +15,7 @@ void cli_json_num(cJSON *o, const char *k, double x)
 		cJSON_AddNullToObject(o, k);
 }
 
-cJSON *cli_json_metrics(const struct rt_metrics *m)
+cJSON *rt_metrics_json(const struct rt_metrics *m)
 {
 	cJSON *o = cJSON_CreateObject();
 
@@ -29,16 +28,16 @@ cJSON *cli_json_metrics(const struct rt_metrics *m)
 		cJSON_AddNullToObject(o, "first_outside");
 	if (m->worst >= 0) {
 		cJSON_AddNumberToObject(o, "worst_index", (double)m->worst);
-		cli_json_num(o, "worst_candidate", m->worst_got);
-		cli_json_num(o, "worst_reference", m->worst_want);
+		rt_json_num(o, "worst_candidate", m->worst_got);
+		rt_json_num(o, "worst_reference", m->worst_want);
 	}
-	cli_json_num(o, "max_abs_error", m->max_abs);
-	cli_json_num(o, "max_rel_error", m->max_rel);
-	cli_json_num(o, "mean_abs_error", m->mean_abs);
-	cli_json_num(o, "rmse", m->rmse);
-	cli_json_num(o, "cosine", m->cosine);
-	cli_json_num(o, "snr_db", m->snr_db);
-	cli_json_num(o, "max_tolerance_ratio", m->max_ratio);
+	rt_json_num(o, "max_abs_error", m->max_abs);
+	rt_json_num(o, "max_rel_error", m->max_rel);
+	rt_json_num(o, "mean_abs_error", m->mean_abs);
+	rt_json_num(o, "rmse", m->rmse);
+	rt_json_num(o, "cosine", m->cosine);
+	rt_json_num(o, "snr_db", m->snr_db);
+	rt_json_num(o, "max_tolerance_ratio", m->max_ratio);
 	cJSON_AddNumberToObject(o, "nan_candidate", (double)m->nan_got);
 	cJSON_AddNumberToObject(o, "nan_reference", (double)m->nan_want);
 	cJSON_AddNumberToObject(o, "inf_candidate", (double)m->inf_got);

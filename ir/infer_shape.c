@@ -286,9 +286,11 @@ static struct ir_vdim reshape_solve(const struct ir_vtype *x,
 	int64_t pin = 1, pout = 1;
 
 	for (int i = 0; i < x->rank; i++) {
-		if (x->dims[i].kind == IR_VDIM_VALUE)
-			pin *= x->dims[i].value;
-		else if (x->dims[i].kind == IR_VDIM_PARAM)
+		if (x->dims[i].kind == IR_VDIM_VALUE) {
+			/* Hostile dims may overflow: then the -1 stays unknown. */
+			if (__builtin_mul_overflow(pin, x->dims[i].value, &pin))
+				return infer_dim_unknown();
+		} else if (x->dims[i].kind == IR_VDIM_PARAM)
 			psyms[np++] = x->dims[i].param;
 		else
 			return infer_dim_unknown();
@@ -299,7 +301,8 @@ static struct ir_vdim reshape_solve(const struct ir_vtype *x,
 		if (i == neg)
 			continue;
 		if (out[i].kind == IR_VDIM_VALUE) {
-			pout *= out[i].value;
+			if (__builtin_mul_overflow(pout, out[i].value, &pout))
+				return infer_dim_unknown();
 			continue;
 		}
 		if (out[i].kind != IR_VDIM_PARAM)
@@ -310,7 +313,7 @@ static struct ir_vdim reshape_solve(const struct ir_vtype *x,
 		if (!found)
 			return infer_dim_unknown();
 	}
-	if (pout == 0 || pin % pout)
+	if (pin < 0 || pout <= 0 || pin % pout)
 		return infer_dim_unknown();
 	for (int j = 0; j < np; j++)
 		if (!used[j]) {

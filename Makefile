@@ -118,8 +118,10 @@ build/fuzz/fuzz_%: build/fuzz/tests/fuzz/fuzz_%.o build/fuzz/libopmig.a
 fuzz-bins: $(FUZZ_BINS)
 endif
 
-# libFuzzer harnesses (clang): build/fuzz/fuzz_NAME.
+# libFuzzer harnesses (Debian's clang): build/fuzz/fuzz_NAME.
+FUZZ_DEB_PKGS := clang libclang-rt-dev
 fuzz: deps
+	@sh tools/deps.sh $(FUZZ_DEB_PKGS)
 	$(MAKE) BUILD=fuzz fuzz-bins
 
 # Run each harness SECONDS seconds (default 60), one after the other, from

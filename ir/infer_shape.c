@@ -736,11 +736,18 @@ int infer_tile(struct infer_ctx *c)
 	}
 	if (n != (size_t)x->rank)
 		return infer_err(c, "repeats has %zu values for rank %d", n, x->rank);
-	for (int i = 0; i < x->rank; i++)
-		if (x->dims[i].kind == IR_VDIM_VALUE)
-			o->dims[i] = infer_dim_val(x->dims[i].value * rep[i]);
-		else if (rep[i] != 1)
+	for (int i = 0; i < x->rank; i++) {
+		int64_t v;
+
+		if (x->dims[i].kind == IR_VDIM_VALUE) {
+			if (__builtin_mul_overflow(x->dims[i].value, rep[i], &v))
+				return infer_err(c, "dim %d: %lld repeated %lld times overflows",
+						 i, (long long)x->dims[i].value, (long long)rep[i]);
+			o->dims[i] = infer_dim_val(v);
+		} else if (rep[i] != 1) {
 			o->dims[i] = infer_dim_unknown();
+		}
+	}
 	return 0;
 }
 

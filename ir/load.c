@@ -369,7 +369,8 @@ static int attr_from_pb(struct conv *c, struct ir_graph *g,
 		a->present |= IR_ATTR_HAS_S;
 		a->s = malloc(pb->s.len + 1);
 		if (a->s) {
-			memcpy(a->s, pb->s.data, pb->s.len);
+			if (pb->s.len)  /* an empty string may have no data */
+				memcpy(a->s, pb->s.data, pb->s.len);
 			a->s[pb->s.len] = 0;
 			a->s_len = pb->s.len;
 		} else {

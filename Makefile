@@ -21,9 +21,16 @@ ifneq ($(WERROR),)
 WARN += -Werror
 endif
 
-# BUILD selects the flavour: release (default) or asan.
+# BUILD selects the flavour: release (default), asan, or fuzz (clang with
+# libFuzzer, ASan and UBSan: `make fuzz`).
 BUILD ?= release
-ifeq ($(BUILD),asan)
+FUZZ_CC ?= clang
+ifeq ($(BUILD),fuzz)
+CC := $(FUZZ_CC)
+OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=undefined
+LDOPT := -fsanitize=address,undefined
+else ifeq ($(BUILD),asan)
 OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
 LDOPT := -fsanitize=address,undefined
@@ -56,7 +63,16 @@ endif
 RUNNER := $(B)/bin/unit-tests
 CONF := $(B)/bin/conformance
 
-.PHONY: all deps demo test check install clean bench conformance
+# Fuzz harnesses (tests/fuzz): libFuzzer programs build/fuzz/fuzz_NAME, and
+# in every flavour a replay program $(B)/fuzz/replay-NAME that make test
+# runs over the checked-in corpus and regressions without libFuzzer.
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS := $(FUZZ_NAMES:%=build/fuzz/fuzz_%)
+REPLAYS := $(FUZZ_NAMES:%=$(B)/fuzz/replay-%)
+SECONDS ?= 60
+
+.PHONY: all deps demo test check install clean bench conformance fuzz fuzz-run \
+	fuzz-bins
 all: deps $(OPMIG)
 
 deps:
@@ -90,6 +106,44 @@ $(CONF): $(B)/tests/conformance/runner.o $(B)/libopmig.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDOPT) -o $@ $(B)/tests/conformance/runner.o $(B)/libopmig.a $(LDLIBS)
 
+$(B)/fuzz/replay-%: $(B)/tests/fuzz/fuzz_%.o $(B)/tests/fuzz/replay.o $(B)/libopmig.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDOPT) -o $@ $(B)/tests/fuzz/fuzz_$*.o $(B)/tests/fuzz/replay.o \
+		$(B)/libopmig.a $(LDLIBS)
+
+ifeq ($(BUILD),fuzz)
+build/fuzz/fuzz_%: build/fuzz/tests/fuzz/fuzz_%.o build/fuzz/libopmig.a
+	$(CC) $(LDOPT) -fsanitize=fuzzer -o $@ $< build/fuzz/libopmig.a $(LDLIBS)
+
+fuzz-bins: $(FUZZ_BINS)
+endif
+
+# libFuzzer harnesses (Debian's clang): build/fuzz/fuzz_NAME.
+FUZZ_DEB_PKGS := clang libclang-rt-dev
+fuzz: deps
+	@sh tools/deps.sh $(FUZZ_DEB_PKGS)
+	$(MAKE) BUILD=fuzz fuzz-bins
+
+# Run each harness SECONDS seconds (default 60), one after the other, from
+# its checked-in corpus (new inputs go to build/fuzz/corpus/NAME, crashes
+# to build/fuzz/artifacts/NAME/); fails on the first finding.
+fuzz-run: fuzz
+	@for n in $(FUZZ_NAMES); do \
+		mkdir -p build/fuzz/corpus/$$n build/fuzz/artifacts/$$n; \
+		dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
+		echo "== fuzz $$n ($(SECONDS) s)"; \
+		TMPDIR=$${FUZZ_TMPDIR:-/tmp} ./build/fuzz/fuzz_$$n $$dict \
+			-max_total_time=$(SECONDS) -timeout=10 -rss_limit_mb=2048 \
+			-print_final_stats=1 \
+			-artifact_prefix=build/fuzz/artifacts/$$n/ \
+			build/fuzz/corpus/$$n tests/fuzz/corpus/$$n \
+			>build/fuzz/$$n.log 2>&1; rc=$$?; \
+		grep -E '^#[0-9]+ +(DONE|INITED)|stat::number_of_executed_units' build/fuzz/$$n.log | tail -3; \
+		if [ $$rc -ne 0 ]; then tail -60 build/fuzz/$$n.log; \
+			echo "fuzz $$n: finding in build/fuzz/artifacts/$$n/ (log build/fuzz/$$n.log)"; \
+			exit 1; fi; \
+	done
+
 # The interpreter against every backend test case (see tests/conformance).
 conformance: deps $(CONF)
 	$(CONF)
@@ -100,9 +154,10 @@ demo: all
 	@mkdir -p build/demo
 	./$(OPMIG) migrate testdata/sample.onnx --batch 1 -o build/demo/sample.generic-npu.onnx
 
-test: deps $(OPMIG) $(RUNNER) $(CONF)
+test: deps $(OPMIG) $(RUNNER) $(CONF) $(REPLAYS)
 	OPMIG=$(abspath $(OPMIG)) RUNNER=$(abspath $(RUNNER)) \
-		CONFORMANCE=$(abspath $(CONF)) sh tests/run.sh
+		CONFORMANCE=$(abspath $(CONF)) FUZZ_REPLAY=$(abspath $(B)/fuzz) \
+		sh tests/run.sh
 
 check: deps
 	$(MAKE) BUILD=asan test
@@ -126,4 +181,4 @@ clean:
 	rm -rf build bin
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) \
-	$(B)/tests/conformance/runner.d
+	$(B)/tests/conformance/runner.d $(wildcard $(B)/tests/fuzz/*.d)

@@ -218,7 +218,8 @@ int infer_attr_ints(struct infer_ctx *c, const char *name, int64_t *v,
 		if (a->n_ints > cap)
 			return infer_err(c, "attribute '%s' has %zu values, at most %zu supported",
 					 name, a->n_ints, cap);
-		memcpy(v, a->ints, a->n_ints * sizeof(*v));
+		if (a->n_ints)  /* an empty list may have no array */
+			memcpy(v, a->ints, a->n_ints * sizeof(*v));
 		*n = a->n_ints;
 		return 0;
 	}

@@ -286,9 +286,11 @@ static struct ir_vdim reshape_solve(const struct ir_vtype *x,
 	int64_t pin = 1, pout = 1;
 
 	for (int i = 0; i < x->rank; i++) {
-		if (x->dims[i].kind == IR_VDIM_VALUE)
-			pin *= x->dims[i].value;
-		else if (x->dims[i].kind == IR_VDIM_PARAM)
+		if (x->dims[i].kind == IR_VDIM_VALUE) {
+			/* Hostile dims may overflow: then the -1 stays unknown. */
+			if (__builtin_mul_overflow(pin, x->dims[i].value, &pin))
+				return infer_dim_unknown();
+		} else if (x->dims[i].kind == IR_VDIM_PARAM)
 			psyms[np++] = x->dims[i].param;
 		else
 			return infer_dim_unknown();
@@ -299,7 +301,8 @@ static struct ir_vdim reshape_solve(const struct ir_vtype *x,
 		if (i == neg)
 			continue;
 		if (out[i].kind == IR_VDIM_VALUE) {
-			pout *= out[i].value;
+			if (__builtin_mul_overflow(pout, out[i].value, &pout))
+				return infer_dim_unknown();
 			continue;
 		}
 		if (out[i].kind != IR_VDIM_PARAM)
@@ -310,7 +313,7 @@ static struct ir_vdim reshape_solve(const struct ir_vtype *x,
 		if (!found)
 			return infer_dim_unknown();
 	}
-	if (pout == 0 || pin % pout)
+	if (pin < 0 || pout <= 0 || pin % pout)
 		return infer_dim_unknown();
 	for (int j = 0; j < np; j++)
 		if (!used[j]) {
@@ -538,14 +541,21 @@ int infer_range(struct infer_ctx *c)
 		for (int i = 0; i < 3; i++)
 			if (infer_value_floats(c, (size_t)i, &f[i], 1, &nf) != 1)
 				return 0;
-		if (f[2] != 0)
-			c->out[0].dims[0] = infer_dim_val(
-				(int64_t)fmax(ceil((f[1] - f[0]) / f[2]), 0));
+		if (f[2] != 0) {
+			double q = fmax(ceil((f[1] - f[0]) / f[2]), 0);
+
+			if (!(q < 9.2e18))
+				return infer_err(c, "range of %g elements is too large", q);
+			c->out[0].dims[0] = infer_dim_val((int64_t)q);
+		}
 		return 0;
 	}
 	if (d == 0)
 		return infer_err(c, "delta is zero");
-	n = (b - a) / d + ((b - a) % d != 0 && ((b - a) > 0) == (d > 0));
+	if (__builtin_sub_overflow(b, a, &n) || (n == INT64_MIN && d == -1))
+		return infer_err(c, "range from %lld to %lld overflows",
+				 (long long)a, (long long)b);
+	n = n / d + (n % d != 0 && (n > 0) == (d > 0));
 	if (n < 0)
 		n = 0;
 	c->out[0].dims[0] = infer_dim_val(n);
@@ -733,11 +743,18 @@ int infer_tile(struct infer_ctx *c)
 	}
 	if (n != (size_t)x->rank)
 		return infer_err(c, "repeats has %zu values for rank %d", n, x->rank);
-	for (int i = 0; i < x->rank; i++)
-		if (x->dims[i].kind == IR_VDIM_VALUE)
-			o->dims[i] = infer_dim_val(x->dims[i].value * rep[i]);
-		else if (rep[i] != 1)
+	for (int i = 0; i < x->rank; i++) {
+		int64_t v;
+
+		if (x->dims[i].kind == IR_VDIM_VALUE) {
+			if (__builtin_mul_overflow(x->dims[i].value, rep[i], &v))
+				return infer_err(c, "dim %d: %lld repeated %lld times overflows",
+						 i, (long long)x->dims[i].value, (long long)rep[i]);
+			o->dims[i] = infer_dim_val(v);
+		} else if (rep[i] != 1) {
 			o->dims[i] = infer_dim_unknown();
+		}
+	}
 	return 0;
 }
 
@@ -780,10 +797,16 @@ int infer_pad(struct infer_ctx *c)
 
 		if ((rc = infer_norm_axis(c, axes[i], x->rank, &a)) < 0)
 			return rc;
-		if (x->dims[a].kind == IR_VDIM_VALUE)
-			o->dims[a] = infer_dim_val(x->dims[a].value + pads[i] + pads[i + na]);
-		else if (pads[i] || pads[i + na])
+		if (x->dims[a].kind == IR_VDIM_VALUE) {
+			int64_t v;
+
+			if (__builtin_add_overflow(x->dims[a].value, pads[i], &v) ||
+			    __builtin_add_overflow(v, pads[i + na], &v))
+				return infer_err(c, "axis %lld: pads overflow the dim", (long long)a);
+			o->dims[a] = infer_dim_val(v);
+		} else if (pads[i] || pads[i + na]) {
 			o->dims[a] = infer_dim_unknown();
+		}
 	}
 	return 0;
 }
@@ -836,10 +859,17 @@ int infer_resize(struct infer_ctx *c)
 			o->dims[i] = infer_dim_unknown();
 		return 0;
 	}
-	for (int i = 0; i < x->rank; i++)
-		if (x->dims[i].kind == IR_VDIM_VALUE)
-			o->dims[i] = infer_dim_val((int64_t)floor((double)x->dims[i].value * sc[i]));
-		else if (sc[i] != 1.0)
+	for (int i = 0; i < x->rank; i++) {
+		if (x->dims[i].kind == IR_VDIM_VALUE) {
+			double f = floor((double)x->dims[i].value * sc[i]);
+
+			/* NaN, negative or beyond int64 (hostile scales). */
+			if (!(f >= 0.0 && f < 9.2e18))
+				return infer_err(c, "dim %d: scale %g gives no valid size", i, sc[i]);
+			o->dims[i] = infer_dim_val((int64_t)f);
+		} else if (sc[i] != 1.0) {
 			o->dims[i] = infer_dim_unknown();
+		}
+	}
 	return 0;
 }

@@ -369,7 +369,8 @@ static int attr_from_pb(struct conv *c, struct ir_graph *g,
 		a->present |= IR_ATTR_HAS_S;
 		a->s = malloc(pb->s.len + 1);
 		if (a->s) {
-			memcpy(a->s, pb->s.data, pb->s.len);
+			if (pb->s.len)  /* an empty string may have no data */
+				memcpy(a->s, pb->s.data, pb->s.len);
 			a->s[pb->s.len] = 0;
 			a->s_len = pb->s.len;
 		} else {
@@ -585,13 +586,14 @@ static int graph_from_pb(struct conv *c, Onnx__GraphProto *pb,
 	if (pb->n_initializer &&
 	    !(g->inits = calloc(pb->n_initializer, sizeof(*g->inits))))
 		return oom(c);
-	for (; g->n_inits < pb->n_initializer; g->n_inits++) {
+	/* Counted as soon as stored: the graph frees it on a later error. */
+	while (g->n_inits < pb->n_initializer) {
 		struct ir_tensor *t = tensor_from_pb(c, pb->initializer[g->n_inits]);
 		struct ir_value *v;
 
 		if (!t)
 			return c->d->status;
-		g->inits[g->n_inits] = t;
+		g->inits[g->n_inits++] = t;
 		if (!(v = ir_graph_value(g, ir_s(t->name))))
 			return oom(c);
 		if (v->init)
@@ -603,14 +605,14 @@ static int graph_from_pb(struct conv *c, Onnx__GraphProto *pb,
 	    !(g->sparse_inits = calloc(pb->n_sparse_initializer,
 				       sizeof(*g->sparse_inits))))
 		return oom(c);
-	for (; g->n_sparse_inits < pb->n_sparse_initializer; g->n_sparse_inits++) {
+	while (g->n_sparse_inits < pb->n_sparse_initializer) {
 		struct ir_sparse *s =
 			sparse_from_pb(c, pb->sparse_initializer[g->n_sparse_inits]);
 		struct ir_value *v;
 
 		if (!s)
 			return c->d->status;
-		g->sparse_inits[g->n_sparse_inits] = s;
+		g->sparse_inits[g->n_sparse_inits++] = s;
 		if (!(v = ir_graph_value(g, s->values ? ir_s(s->values->name) : "")))
 			return oom(c);
 		v->sparse_init = s;

@@ -55,7 +55,10 @@ int rw_refresh(struct rw_ctx *c)
 	ir_infer_init(&c->inf);
 	c->inf.flags = IR_INFER_NO_MERGE;
 	ir_diag_init(&vd);
-	c->have_inf = ir_infer_model(c->m, &c->inf, &vd) == 0;
+	rc = ir_infer_model(c->m, &c->inf, &vd);
+	if (rc == IR_ENOMEM)   /* not a model passes may work on untyped */
+		return ir_diag_error(c->d, rc, "%s", vd.msg);
+	c->have_inf = rc == 0;
 	return 0;
 }
 

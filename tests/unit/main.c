@@ -32,7 +32,8 @@ int main(void)
 	    suite_rwgraph_register() != 0 ||
 	    suite_decomp2_register() != 0 ||
 	    suite_fuse_register() != 0 ||
-	    suite_batch_register() != 0) {
+	    suite_batch_register() != 0 ||
+	    suite_fault_register() != 0) {
 		fprintf(stderr, "unit-tests: cannot register suites: %s\n",
 			CU_get_error_msg());
 		CU_cleanup_registry();

@@ -141,9 +141,11 @@ static void run_faults(const char *model)
 			free(got);
 		}
 		unlink(out);
-		if (LEAK_CHECK()) {
-			bad++;
-			fprintf(stderr, "\n%s: allocation %ld failed: the run leaked (above)\n",
+		/* a leak check costs more than a run: one per 32 runs, and
+		 * leaks stay reported, so stop at the first */
+		if ((runs % 32 == 0 || n + 1 > total) && LEAK_CHECK()) {
+			bad += 100;
+			fprintf(stderr, "\n%s: a run failing allocation %ld or one of the 31 before leaked (above)\n",
 				model, n);
 		}
 		if (bad > 20)

@@ -100,7 +100,8 @@ $(OPMIG): $(CLI_OBJ) $(B)/libopmig.a
 CLI_LIB_OBJ := $(filter-out $(B)/cli/main.o,$(CLI_OBJ))
 $(RUNNER): $(TEST_OBJ) $(CLI_LIB_OBJ) $(B)/libopmig.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDOPT) -o $@ $(TEST_OBJ) $(CLI_LIB_OBJ) $(B)/libopmig.a $(LDLIBS)
+	$(CC) $(LDOPT) -o $@ $(TEST_OBJ) $(CLI_LIB_OBJ) $(B)/libopmig.a $(LDLIBS) \
+		-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
 
 $(CONF): $(B)/tests/conformance/runner.o $(B)/libopmig.a
 	@mkdir -p $(dir $@)

@@ -65,6 +65,10 @@ int main(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigbus;
 	sigaction(SIGBUS, &sa, NULL);
+	/* Past a file size limit (ulimit -f) a write should fail with EFBIG,
+	 * so that the temporary is removed and the error said, rather than
+	 * the signal killing us half-way. */
+	signal(SIGXFSZ, SIG_IGN);
 	if (!name) {
 		general_help(stderr);
 		return CLI_EXIT_USAGE;

@@ -620,9 +620,21 @@ cleanup:
 	return rc;
 }
 
+static int graph_body(struct infer_ctx *env, struct ir_graph *g);
+
 /* Seed a graph's inputs (declared types, unless the caller set them) and
  * initializers, then infer its nodes in order. */
 int infer_graph(struct infer_ctx *env, struct ir_graph *g)
+{
+	int rc = graph_body(env, g);
+
+	if (rc == IR_ENOMEM && !env->d->status)
+		ir_diag_error(env->d, IR_ENOMEM, "graph '%s': out of memory",
+			      ir_s(g->name));
+	return rc;
+}
+
+static int graph_body(struct infer_ctx *env, struct ir_graph *g)
 {
 	struct ir_vtype t;
 	int rc;

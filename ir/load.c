@@ -465,7 +465,7 @@ static int attr_from_pb(struct conv *c, struct ir_graph *g,
  * name captured values). */
 static int vinfo_from_pb(struct conv *c, struct ir_graph *g,
 			 Onnx__ValueInfoProto **pb, size_t n,
-			 struct ir_vinfo **out, int outer)
+			 struct ir_vinfo **out, size_t *n_out, int outer)
 {
 	int bad = 0, rc;
 
@@ -473,6 +473,7 @@ static int vinfo_from_pb(struct conv *c, struct ir_graph *g,
 		return 0;
 	if (!(*out = calloc(n, sizeof(**out))))
 		return oom(c);
+	*n_out = n;   /* owned by the graph from now on, also on failure */
 	for (size_t i = 0; i < n; i++) {
 		struct ir_vinfo *vi = &(*out)[i];
 
@@ -578,22 +579,21 @@ static int graph_from_pb(struct conv *c, Onnx__GraphProto *pb,
 	DUP(g->doc, pb->doc_string, bad);
 	if (bad)
 		return oom(c);
-	if ((rc = vinfo_from_pb(c, g, pb->input, pb->n_input, &g->inputs, 0)) < 0)
+	if ((rc = vinfo_from_pb(c, g, pb->input, pb->n_input, &g->inputs,
+				&g->n_inputs, 0)) < 0)
 		return rc;
-	g->n_inputs = pb->n_input;
 	for (size_t i = 0; i < g->n_inputs; i++)
 		g->inputs[i].value->is_input = 1;
 	if (pb->n_initializer &&
 	    !(g->inits = calloc(pb->n_initializer, sizeof(*g->inits))))
 		return oom(c);
-	/* Counted as soon as stored: the graph frees it on a later error. */
 	while (g->n_inits < pb->n_initializer) {
 		struct ir_tensor *t = tensor_from_pb(c, pb->initializer[g->n_inits]);
 		struct ir_value *v;
 
 		if (!t)
 			return c->d->status;
-		g->inits[g->n_inits++] = t;
+		g->inits[g->n_inits++] = t;   /* the graph owns it from here */
 		if (!(v = ir_graph_value(g, ir_s(t->name))))
 			return oom(c);
 		if (v->init)
@@ -623,13 +623,12 @@ static int graph_from_pb(struct conv *c, Onnx__GraphProto *pb,
 	for (size_t i = 0; i < pb->n_node; i++)
 		if ((rc = node_finish(c, g, g->nodes[i], pb->node[i])) < 0)
 			return rc;
-	if ((rc = vinfo_from_pb(c, g, pb->output, pb->n_output, &g->outputs, 1)) < 0)
+	if ((rc = vinfo_from_pb(c, g, pb->output, pb->n_output, &g->outputs,
+				&g->n_outputs, 1)) < 0)
 		return rc;
-	g->n_outputs = pb->n_output;
 	if ((rc = vinfo_from_pb(c, g, pb->value_info, pb->n_value_info,
-				&g->value_info, 1)) < 0)
+				&g->value_info, &g->n_value_info, 1)) < 0)
 		return rc;
-	g->n_value_info = pb->n_value_info;
 	for (size_t i = 0; i < pb->n_quantization_annotation; i++)
 		if (unknown_add_message(&g->quant, 14,
 					&pb->quantization_annotation[i]->base) < 0)
@@ -680,12 +679,12 @@ static int function_from_pb(struct conv *c, Onnx__FunctionProto *pb,
 	DUP(f->name, pb->name, bad);
 	DUP(f->domain, pb->domain, bad);
 	DUP(f->doc, pb->doc_string, bad);
+	/* each count is set as soon as its list is owned, for cleanup */
 	if (bad || !(f->inputs = strv_dup(pb->input, pb->n_input)) ||
-	    !(f->outputs = strv_dup(pb->output, pb->n_output)) ||
-	    !(f->attr_names = strv_dup(pb->attribute, pb->n_attribute)))
+	    !(f->n_inputs = pb->n_input, f->outputs = strv_dup(pb->output, pb->n_output)) ||
+	    !(f->n_outputs = pb->n_output,
+	      f->attr_names = strv_dup(pb->attribute, pb->n_attribute)))
 		return oom(c);
-	f->n_inputs = pb->n_input;
-	f->n_outputs = pb->n_output;
 	f->n_attr_names = pb->n_attribute;
 	if ((rc = opsets_from_pb(c, pb->opset_import, pb->n_opset_import,
 				 &f->opsets, &f->n_opsets)) < 0)

@@ -16,6 +16,7 @@ void ir_alloc_fail_at(long n)
 static void *counting_alloc(void *data, size_t size)
 {
 	struct ir_pbuf_alloc *a = data;
+	void *p;
 
 	if (fail_countdown > 0 && --fail_countdown == 0) {
 		a->failed = 2;
@@ -25,8 +26,12 @@ static void *counting_alloc(void *data, size_t size)
 		a->failed = 1;
 		return NULL;
 	}
+	if (!(p = malloc(size ? size : 1))) {
+		a->failed = 2;  /* the system's, not the limit's */
+		return NULL;
+	}
 	a->used += size;
-	return malloc(size ? size : 1);
+	return p;
 }
 
 static void counting_free(void *data, void *p)

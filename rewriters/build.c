@@ -92,10 +92,12 @@ struct ir_node *rw_node(struct rw_emit *e, const char *op, const char *domain,
 		 e->origin ? ir_s(e->origin->op_type) : "?");
 	if (!out)
 		out = fresh(e, op);
-	if (!out || !(n = ir_node_create(op, domain, name)) || !(n->doc = strdup(doc))) {
+	if (!out || !(n = ir_node_create(op, domain, name))) {
 		e->failed = 1;
 		return NULL;
 	}
+	if (!(n->doc = strdup(doc)))
+		goto fail;
 	for (size_t i = 0; i < n_in; i++)
 		if (ir_node_append_input(n, in[i]) < 0)
 			goto fail;

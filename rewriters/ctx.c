@@ -13,6 +13,8 @@
 int rw_ctx_init(struct rw_ctx *c, struct ir_model *m,
 		const struct rules_target *target, struct ir_diag *d)
 {
+	int rc;
+
 	memset(c, 0, sizeof(*c));
 	c->m = m;
 	c->target = target;
@@ -20,7 +22,9 @@ int rw_ctx_init(struct rw_ctx *c, struct ir_model *m,
 	c->opset = ir_model_opset(m, "");
 	ir_infer_init(&c->inf);
 	val_map_init(&c->map);
-	return rw_refresh(c);
+	if ((rc = rw_refresh(c)) < 0)
+		rw_ctx_release(c);    /* callers release only what succeeded */
+	return rc;
 }
 
 void rw_ctx_release(struct rw_ctx *c)
@@ -55,7 +59,10 @@ int rw_refresh(struct rw_ctx *c)
 	ir_infer_init(&c->inf);
 	c->inf.flags = IR_INFER_NO_MERGE;
 	ir_diag_init(&vd);
-	c->have_inf = ir_infer_model(c->m, &c->inf, &vd) == 0;
+	rc = ir_infer_model(c->m, &c->inf, &vd);
+	if (rc == IR_ENOMEM)   /* not a model passes may work on untyped */
+		return ir_diag_error(c->d, rc, "%s", vd.msg);
+	c->have_inf = rc == 0;
 	return 0;
 }
 

@@ -233,10 +233,11 @@ struct ir_value *rw_dt_split_output(struct rw_ctx *c, struct ir_graph *g,
 int rw_dt_finish(struct rw_ctx *c, struct ir_graph *g)
 {
 	struct ir_diag d;
+	int rc;
 
 	ir_diag_init(&d);
-	if (ir_graph_toposort(g, &d) < 0)
-		return ir_diag_error(c->d, IR_EINVAL, "%s: %s", c->pass ? c->pass : "dtype", d.msg);
+	if ((rc = ir_graph_toposort(g, &d)) < 0)
+		return ir_diag_error(c->d, rc, "%s: %s", c->pass ? c->pass : "dtype", d.msg);
 	return 0;
 }
 

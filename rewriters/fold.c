@@ -267,8 +267,10 @@ static int run(struct rw_ctx *c, size_t *changed)
 		goto done;
 	if (!(f.vals = calloc(f.n_front + 1, sizeof(*f.vals))))
 		goto oom;
-	if (evaluate(&f, why, sizeof(why)) < 0) {
-		rc = rw_note(c, "constant folding skipped: %s", why);
+	if ((rc = evaluate(&f, why, sizeof(why))) < 0) {
+		/* out of memory is an error, not a reason to skip quietly */
+		rc = rc == IR_ENOMEM ? ir_diag_error(c->d, rc, "fold-constants: %s", why) :
+			rw_note(c, "constant folding skipped: %s", why);
 		goto done;
 	}
 	if ((rc = replace(&f, changed)) > 0) {

@@ -144,23 +144,27 @@ static int inline_call(struct rw_ctx *c, struct ir_node *call, const struct ir_f
 	for (size_t i = 0; i < f->body->n_nodes && !e.failed; i++) {
 		const struct ir_node *b = f->body->nodes[i];
 		struct ir_value **in = calloc(b->n_inputs + 1, sizeof(*in));
+		struct ir_value *out = NULL;
 		struct ir_node *n;
 
-		if (!in) {
+		/* body_value NULL is out of memory, never an absent output */
+		if (!in || (b->n_outputs && b->outputs[0] &&
+			    !(out = body_value(&e, &vm, b->outputs[0])))) {
+			free(in);
 			e.failed = 1;
 			break;
 		}
 		for (size_t k = 0; k < b->n_inputs; k++)
 			in[k] = b->inputs[k] ? vmap_get(&vm, b->inputs[k]) : NULL;
-		n = rw_node(&e, ir_s(b->op_type), b->domain, in, b->n_inputs,
-			    b->n_outputs && b->outputs[0] ? body_value(&e, &vm, b->outputs[0]) : NULL);
+		n = rw_node(&e, ir_s(b->op_type), b->domain, in, b->n_inputs, out);
 		free(in);
 		if (!n)
 			break;
-		for (size_t k = 1; k < b->n_outputs; k++)
-			if (ir_node_append_output(n, b->outputs[k] ?
-						  body_value(&e, &vm, b->outputs[k]) : NULL) < 0)
+		for (size_t k = 1; k < b->n_outputs && !e.failed; k++) {
+			out = b->outputs[k] ? body_value(&e, &vm, b->outputs[k]) : NULL;
+			if ((b->outputs[k] && !out) || ir_node_append_output(n, out) < 0)
 				e.failed = 1;
+		}
 		if ((rc = copy_attrs(n, b, call)) < 0)
 			e.failed = 1;
 	}
@@ -250,8 +254,10 @@ static int inline_if(struct rw_ctx *c, struct ir_node *n, int cond)
 		for (size_t k = 0; k < i; k++)
 			if (b->outputs[k].value == bo)
 				return 1;
-		if ((rc = vmap_put(&vm, bo, n->outputs[i])) < 0)
+		if ((rc = vmap_put(&vm, bo, n->outputs[i])) < 0) {
+			rc = ir_diag_error(c->d, rc, "out of memory");
 			goto done;
+		}
 	}
 	if (b->n_inits || b->n_sparse_inits) {
 		rc = 1;

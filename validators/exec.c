@@ -169,8 +169,12 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 		s->stats.ops[np->stat].count++;
 	}
 	if (rc < 0) {
+		/* the recorded error's status wins: kernels return IR_ENOMEM
+		 * whenever rt_out_tensor fails, also when it refused a size */
 		if (!d->status)
 			rc = ir_diag_error(d, rc, "%s: failed", rt_node_where(n, w));
+		else
+			rc = d->status;
 		goto cleanup;
 	}
 	for (size_t i = 0; i < n->n_outputs; i++) {

@@ -51,7 +51,7 @@ void rt_plan_free(struct rt_gplan *p)
 
 static void plan_release(struct rt_gplan *p)
 {
-	for (size_t i = 0; i < p->n_nodes; i++) {
+	for (size_t i = 0; p->nodes && i < p->n_nodes; i++) {
 		free(p->nodes[i].in);
 		free(p->nodes[i].out);
 		free(p->nodes[i].release);

@@ -21,13 +21,14 @@ int rt_session_new(struct ir_model *m, const struct rt_opts *o,
 		   struct rt_session **out, struct ir_diag *d)
 {
 	struct rt_session_ext *x = calloc(1, sizeof(*x));
-	struct rt_session *s = &x->s;
+	struct rt_session *s;
 	const struct ir_graph *g = m->graph;
 	int rc;
 
 	*out = NULL;
 	if (!x)
 		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	s = &x->s;
 	s->m = m;
 	if (o)
 		s->o = *o;

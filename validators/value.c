@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "validators/rt_int.h"
 
@@ -81,6 +82,16 @@ static int charge(struct rt_mem *mem, int64_t bytes, struct ir_diag *d)
 	return 0;
 }
 
+/* Bytes of physical memory (INT64_MAX when unknown). */
+static int64_t phys_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || size <= 0 || pages > INT64_MAX / size)
+		return INT64_MAX;
+	return (int64_t)pages * size;
+}
+
 int rt_tensor_new(struct rt_mem *mem, int dtype, int rank,
 		  const int64_t *dims, struct rt_value **out,
 		  struct ir_diag *d)
@@ -108,6 +119,11 @@ int rt_tensor_new(struct rt_mem *mem, int dtype, int rank,
 	if ((uint64_t)bytes > SIZE_MAX / 2)
 		return ir_diag_error(d, IR_ENOMEM, "tensor of %lld bytes too large",
 				     (long long)bytes);
+	/* a model asking for more than the machine has (ConstantOfShape of
+	 * [10^6, 10^6]) is refused as bad input, before malloc is asked */
+	if (bytes > ((int64_t)1 << 30) && bytes > phys_memory())
+		return diag_error(d, "tensor of %lld bytes is larger than this machine's memory (%lld bytes)",
+				  (long long)bytes, (long long)phys_memory());
 	if (charge(mem, bytes, d) < 0)
 		return IR_ENOMEM;
 	if (!(v = calloc(1, sizeof(*v))))

@@ -1,6 +1,7 @@
 /* main.c: the CUnit runner: registers every module's suites, runs them,
  * prints the summary and exits non-zero on any failure. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <CUnit/Basic.h>
 
@@ -32,14 +33,18 @@ int main(void)
 	    suite_rwgraph_register() != 0 ||
 	    suite_decomp2_register() != 0 ||
 	    suite_fuse_register() != 0 ||
-	    suite_batch_register() != 0) {
+	    suite_batch_register() != 0 ||
+	    suite_fault_register() != 0) {
 		fprintf(stderr, "unit-tests: cannot register suites: %s\n",
 			CU_get_error_msg());
 		CU_cleanup_registry();
 		return 4;
 	}
 	CU_basic_set_mode(CU_BRM_NORMAL);
-	CU_basic_run_tests();
+	if (getenv("UNIT_SUITE"))    /* one suite, by name */
+		CU_basic_run_suite(CU_get_suite(getenv("UNIT_SUITE")));
+	else
+		CU_basic_run_tests();
 	failed = (int)(CU_get_number_of_failures() +
 		       CU_get_number_of_tests_failed());
 	CU_cleanup_registry();

@@ -1,0 +1,201 @@
+/* suite_fault.c: allocation fault injection over the whole pipeline: load,
+ * verify, infer, scan, migrate (dry run, no validation) and save of a real
+ * model, failing the N-th allocation for N = 1, 2, ... (fault.c).  Each run
+ * must fail cleanly with IR_ENOMEM and a message, or, when the failed
+ * allocation was optional, write exactly the bytes of a run without
+ * faults; under ASan, LeakSanitizer checks after every run that nothing
+ * leaked.  OPMIG_FAULT_STRIDE=K tries every K-th N past the first 2,000
+ * (default: a stride that keeps the suite to a few thousand runs). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ir/infer.h"
+#include "ir/ir.h"
+#include "oprules/rules.h"
+#include "rewriters/migrate.h"
+#include "scanner/scan.h"
+#include "tests/unit/fault.h"
+#include "tests/unit/suites.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#define LEAK_CHECK() __lsan_do_recoverable_leak_check()
+#else
+#define LEAK_CHECK() 0
+#endif
+
+static struct rules_db db;
+static const struct rules_target *target;
+static const char *stage;      /* of the pipeline, for messages */
+
+static int pipeline(const char *path, const char *out, struct ir_diag *d)
+{
+	struct ir_model *m = NULL;
+	struct ir_infer inf;
+	struct scan_result sr = { 0 };
+	struct mg_report r = { 0 };
+	struct mg_opts o = { .target = target, .batch = 1, .samples = 1,
+			     .threads = 1 };
+	struct ir_save_opts so = { NULL, 1024 };
+	int rc;
+
+	ir_infer_init(&inf);
+	if ((stage = "load", rc = ir_model_parse(path, NULL, &m, d)) < 0 ||
+	    (stage = "verify", rc = ir_model_verify(m, d)) < 0 ||
+	    (stage = "infer", rc = ir_infer_model(m, &inf, d)) < 0 ||
+	    (stage = "scan", rc = scan_model(m, path, &target, 1, NULL, &sr, d)) < 0)
+		goto cleanup;
+	ir_infer_release(&inf);
+	scan_result_release(&sr);
+	if ((stage = "migrate", rc = mg_run(m, NULL, path, &o, &r, d)) < 0 ||
+	    (stage = "save", rc = ir_model_save(m, out, &so, d)) < 0)
+		goto cleanup;
+cleanup:
+	mg_report_release(&r);
+	scan_result_release(&sr);
+	ir_infer_release(&inf);
+	ir_model_free(m);
+	return rc;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
+	    fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	*len = buf ? (size_t)n : 0;
+	fclose(f);
+	return buf;
+}
+
+static void run_faults(const char *model)
+{
+	char out[64], tmpl[] = "/tmp/opmig-fault-XXXXXX";
+	char *dir = mkdtemp(tmpl), *want, *got;
+	size_t want_len, got_len;
+	long total, stride = 0, runs = 0, oom = 0, same = 0, bad = 0;
+	const char *env = getenv("OPMIG_FAULT_STRIDE");
+	struct ir_diag d;
+
+	CU_ASSERT_FATAL(dir != NULL);
+	CU_ASSERT_FATAL(target != NULL);
+	snprintf(out, sizeof(out), "%s/out.onnx", dir);
+	/* the reference run, counting allocations */
+	ir_diag_init(&d);
+	fault_fail_at(1L << 60);
+	CU_ASSERT_FATAL(pipeline(model, out, &d) == 0);
+	total = fault_calls();
+	fault_fail_at(0);
+	want = slurp(out, &want_len);
+	CU_ASSERT_FATAL(want != NULL);
+	unlink(out);
+	if (env)
+		stride = atol(env);
+	if (stride < 1)
+		stride = total > 2000 ? (total - 2000) / 1500 + 1 : 1;
+	for (long n = 1; n <= total; n += n < 2000 ? 1 : stride) {
+		int rc;
+
+		ir_diag_init(&d);
+		fault_fail_at(n);
+		rc = pipeline(model, out, &d);
+		fault_fail_at(0);
+		runs++;
+		if (rc < 0) {
+			oom++;
+			if (rc != IR_ENOMEM || !d.msg[0]) {
+				bad++;
+				fprintf(stderr, "\n%s: allocation %ld failed in %s: status %d, '%s'\n",
+					model, n, stage, rc, d.msg);
+			}
+			if (access(out, F_OK) == 0) {
+				bad++;
+				fprintf(stderr, "\n%s: allocation %ld failed: %s written anyway\n",
+					model, n, out);
+			}
+		} else if ((got = slurp(out, &got_len)) &&
+			   got_len == want_len && !memcmp(got, want, want_len)) {
+			same++;
+			free(got);
+		} else {
+			bad++;
+			fprintf(stderr, "\n%s: allocation %ld failed: no error, but the output differs\n",
+				model, n);
+			if (getenv("OPMIG_FAULT_KEEP")) {
+				char keep[128];
+
+				snprintf(keep, sizeof(keep), "/tmp/opmig-fault-%ld.onnx", n);
+				rename(out, keep);
+			}
+			free(got);
+		}
+		unlink(out);
+		/* a leak check costs more than a run: one per 32 runs, and
+		 * leaks stay reported, so stop at the first */
+		if ((runs % 32 == 0 || n + 1 > total) && LEAK_CHECK()) {
+			bad += 100;
+			fprintf(stderr, "\n%s: a run failing allocation %ld or one of the 31 before leaked (above)\n",
+				model, n);
+		}
+		if (bad > 20)
+			break;
+	}
+	printf("\n  %s: %ld allocations, %ld runs: %ld failed cleanly, %ld recovered, %ld bad\n",
+	       model, total, runs, oom, same, bad);
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT(oom > 0);
+	free(want);
+	rmdir(dir);
+}
+
+static void test_sample(void)
+{
+	run_faults(TESTDATA("sample.onnx"));
+}
+
+static void test_loop_scan(void)
+{
+	run_faults(TESTDATA("models/loop_scan.onnx"));
+}
+
+static void test_functions(void)
+{
+	run_faults(TESTDATA("models/functions.onnx"));
+}
+
+static int setup(void)
+{
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	rules_db_init(&db);
+	if (rules_load_dir("oprules", &db, &d) < 0)
+		return -1;
+	target = rules_db_find(&db, "generic-npu");
+	return 0;
+}
+
+static const struct unit_test tests[] = {
+	{ "pipeline of sample.onnx under allocation failures", test_sample },
+	{ "pipeline of loop_scan.onnx under allocation failures", test_loop_scan },
+	{ "pipeline of functions.onnx under allocation failures", test_functions },
+	{ NULL, NULL }
+};
+
+int suite_fault_register(void)
+{
+	if (setup() < 0)
+		return -1;
+	return unit_add_suite("fault", tests);
+}

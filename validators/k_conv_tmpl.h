@@ -101,6 +101,83 @@ static void FN(axpy)(KNN_T *restrict y, const KNN_T *restrict x, int64_t s,
 			y[j] += a * x[j * s];
 }
 
+/* n outputs of a 3x3 depthwise row whose 9 taps are all inside: output
+ * j reads rows r0, r1, r2 at columns j * sw + base[0..2].  The strides 1
+ * and 2 get loops of their own, with the tap columns as pointers, so the
+ * compiler vectorizes them (the stride-2 loads as even-lane shuffles). */
+static inline void FN(dw3_cols)(KNN_T *restrict y, const KNN_T *r0,
+				const KNN_T *r1, const KNN_T *r2,
+				const int64_t *base, const KNN_T *restrict w,
+				KNN_T bias, int64_t n, int64_t sw)
+{
+	const KNN_T *a0 = r0 + base[0], *a1 = r0 + base[1], *a2 = r0 + base[2];
+	const KNN_T *b0 = r1 + base[0], *b1 = r1 + base[1], *b2 = r1 + base[2];
+	const KNN_T *c0 = r2 + base[0], *c1 = r2 + base[1], *c2 = r2 + base[2];
+	KNN_T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+	KNN_T w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+
+#define DW3_LOOP(S) \
+	for (int64_t j = 0; j < n; j++) \
+		y[j] = bias + w0 * a0[j * (S)] + w1 * a1[j * (S)] + \
+		       w2 * a2[j * (S)] + w3 * b0[j * (S)] + w4 * b1[j * (S)] + \
+		       w5 * b2[j * (S)] + w6 * c0[j * (S)] + w7 * c1[j * (S)] + \
+		       w8 * c2[j * (S)]
+	if (sw == 1)
+		DW3_LOOP(1);
+	else if (sw == 2)
+		DW3_LOOP(2);
+	else
+		DW3_LOOP(sw);
+#undef DW3_LOOP
+}
+
+/* One output (a, j) of a 3x3 stride-1 pad-1 depthwise plane of ih x iw,
+ * the taps outside the input skipped. */
+static inline KNN_T FN(dw3s1_at)(const KNN_T *x, const KNN_T *w, KNN_T bias,
+				 int64_t ih, int64_t iw, int64_t a, int64_t j)
+{
+	KNN_T acc = bias;
+
+	for (int64_t u = 0; u < 3; u++) {
+		int64_t h = a + u - 1;
+
+		if (h < 0 || h >= ih)
+			continue;
+		for (int64_t v = 0; v < 3; v++) {
+			int64_t c = j + v - 1;
+
+			if (c >= 0 && c < iw)
+				acc += w[u * 3 + v] * x[h * iw + c];
+		}
+	}
+	return acc;
+}
+
+/* A 3x3 stride-1 pad-1 depthwise plane (output ih x iw, ih >= 3,
+ * iw >= 2) as one loop over the flattened rows 1 to ih - 2: output t
+ * reads x[t + (u - 1) * iw + v - 1], right except in the first and last
+ * columns (which wrap to the neighbouring row) and the first and last
+ * rows (no row above, below); those are redone tap by tap. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void FN(dw3s1_plane)(const KNN_T *restrict x, const KNN_T *restrict w,
+			    KNN_T bias, int64_t ih, int64_t iw,
+			    KNN_T *restrict y)
+{
+	int64_t t0 = iw + 1, n = (ih - 1) * iw - 1 - t0;
+	const KNN_T *r0 = x + t0 - iw - 1, *r1 = x + t0 - 1, *r2 = x + t0 + iw - 1;
+	int64_t base[3] = { 0, 1, 2 };
+
+	FN(dw3_cols)(y + t0, r0, r1, r2, base, w, bias, n, 1);
+	for (int64_t j = 0; j < iw; j++) {
+		y[j] = FN(dw3s1_at)(x, w, bias, ih, iw, 0, j);
+		y[(ih - 1) * iw + j] = FN(dw3s1_at)(x, w, bias, ih, iw, ih - 1, j);
+	}
+	for (int64_t a = 1; a < ih - 1; a++) {
+		y[a * iw] = FN(dw3s1_at)(x, w, bias, ih, iw, a, 0);
+		y[a * iw + iw - 1] = FN(dw3s1_at)(x, w, bias, ih, iw, a, iw - 1);
+	}
+}
+
 /* A 2-D depthwise plane: each output row stays in cache while every tap
  * adds its shifted input row to it; per-column bounds computed once. */
 __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -112,6 +189,12 @@ static void FN(dw2d_plane)(const struct knn_geom *g, const KNN_T *restrict x,
 	int64_t kh = g->kernel[0], kw = g->kernel[1], sw = g->stride[1];
 	int64_t lo[16], hi[16], base[16];
 
+	if (kh == 3 && kw == 3 && sw == 1 && g->stride[0] == 1 &&
+	    g->dil[0] == 1 && g->dil[1] == 1 && g->pad[0] == 1 &&
+	    g->pad[1] == 1 && oh == ih && ow == iw && ih >= 3 && iw >= 2) {
+		FN(dw3s1_plane)(x, w, bias, ih, iw, y);
+		return;
+	}
 	for (int64_t v = 0; v < kw && v < 16; v++) {
 		int64_t b = v * g->dil[1] - g->pad[1];
 
@@ -143,14 +226,9 @@ static void FN(dw2d_plane)(const struct knn_geom *g, const KNN_T *restrict x,
 			}
 			if (jhi < jlo)
 				jhi = jlo;
-			for (int64_t j = jlo; j < jhi; j++) {
-				int64_t c0 = j * sw + base[0], c1 = j * sw + base[1];
-				int64_t c2 = j * sw + base[2];
-
-				yr[j] = bias + w[0] * r0[c0] + w[1] * r0[c1] + w[2] * r0[c2] +
-					w[3] * r1[c0] + w[4] * r1[c1] + w[5] * r1[c2] +
-					w[6] * r2[c0] + w[7] * r2[c1] + w[8] * r2[c2];
-			}
+			if (jhi > jlo)
+				FN(dw3_cols)(yr + jlo, r0 + jlo * sw, r1 + jlo * sw,
+					     r2 + jlo * sw, base, w, bias, jhi - jlo, sw);
 			for (int64_t j = 0; j < ow; j++) {
 				KNN_T acc = bias;
 

@@ -109,7 +109,7 @@ int kel_unary(struct rt_kctx *k, const struct kel_unop *op,
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
-	if (!(y = rt_out_tensor(k, 0, x->dtype, x->rank, x->dims)))
+	if (!(y = rt_out_tensor_reuse(k, 0, 1u, x->dtype, x->rank, x->dims)))
 		return IR_ENOMEM;
 	return kel_unary_on(k, op, p, x, y);
 }

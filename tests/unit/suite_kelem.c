@@ -800,6 +800,32 @@ static void test_every_version_covered(void)
 	}
 }
 
+/* Elementwise nodes write into an operand that dies with them: a chain
+ * over an initializer gives the same result twice (the initializer is
+ * never written), and a value read again later is not overwritten. */
+static void test_in_place_reuse(void)
+{
+	struct ir_model *m = tm_new(14);
+	struct rt_value *y;
+	char err[512];
+
+	tm_init(m, "a", IR_DTYPE_FLOAT, TM_DIMS(4), 1, V(1, -2, 3, -4));
+	tm_node(m, "Neg", NULL, TM_NAMES("a"), 1, TM_NAMES("t"), 1);
+	tm_node(m, "Relu", NULL, TM_NAMES("t"), 1, TM_NAMES("u"), 1);
+	tm_node(m, "Add", NULL, TM_NAMES("t", "u"), 2, TM_NAMES("w"), 1);
+	tm_node(m, "Abs", NULL, TM_NAMES("w"), 1, TM_NAMES("v"), 1);
+	tm_node(m, "Mul", NULL, TM_NAMES("v", "v"), 2, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_FLOAT, NULL, 0);
+	for (int r = 0; r < 2; r++) {
+		y = run(m, err, sizeof(err));
+		if (!y)
+			fprintf(stderr, "\nrun: %s\n", err);
+		expect(y, IR_DTYPE_FLOAT, V(1, 16, 9, 64), 4);
+		rt_value_unref(y);
+	}
+	ir_model_free(m);
+}
+
 static const struct unit_test tests[] = {
 	{ "add int8 wraps", test_add_int8_wraps },
 	{ "add uint16 wraps", test_add_uint16_wraps },
@@ -832,6 +858,7 @@ static const struct unit_test tests[] = {
 	{ "cast from string", test_cast_from_string },
 	{ "clip min above max", test_clip_min_above_max },
 	{ "big tensors threads", test_big_tensors_threads },
+	{ "in place reuse", test_in_place_reuse },
 	{ "kernel tables sorted", test_kernel_tables_sorted },
 	{ "every version covered", test_every_version_covered },
 	{ NULL, NULL },

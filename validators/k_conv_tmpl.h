@@ -7,6 +7,36 @@
 #define FN(name) KNN_CAT2(name, KNN_SFX)
 #define GEMM_PAR KNN_CAT2(rt_gemm, KNN_CAT2(KNN_SFX, par))
 
+/* An im2col row of a 2-D stride-1 geometry whose output rows are as wide
+ * as the input's (3x3 pad 1, 1x1...): output (a, j) of tap (u, v) reads
+ * input (a + sh, j + sv), so the valid rows are one shifted copy of the
+ * flattened plane; then the rows and columns reading padding (the copy
+ * wrapped them to the neighbouring row) are zeroed. */
+static void FN(im2col_row_flat)(const struct knn_geom *g, const KNN_T *xc,
+				int64_t kk, KNN_T *dst)
+{
+	int64_t ih = g->in[0], w = g->in[1], oh = g->out[0];
+	int64_t sh = (kk / g->kernel[1]) * g->dil[0] - g->pad[0];
+	int64_t sv = (kk % g->kernel[1]) * g->dil[1] - g->pad[1];
+	int64_t alo = sh < 0 ? -sh : 0, ahi = ih - sh < oh ? ih - sh : oh;
+	int64_t jlo = sv < 0 ? -sv : 0, jhi = w - sv < w ? w - sv : w;
+
+	if (alo >= ahi || jlo >= jhi) {
+		memset(dst, 0, (size_t)(oh * w) * sizeof(KNN_T));
+		return;
+	}
+	memset(dst, 0, (size_t)(alo * w) * sizeof(KNN_T));
+	memset(dst + ahi * w, 0, (size_t)((oh - ahi) * w) * sizeof(KNN_T));
+	memcpy(dst + alo * w + jlo, xc + (alo + sh) * w + jlo + sv,
+	       (size_t)((ahi - 1 - alo) * w + jhi - jlo) * sizeof(KNN_T));
+	for (int64_t a = alo; a < ahi; a++) {
+		for (int64_t j = 0; j < jlo; j++)
+			dst[a * w + j] = 0;
+		for (int64_t j = jhi; j < w; j++)
+			dst[a * w + j] = 0;
+	}
+}
+
 /* One im2col row: channel row / k_size, kernel position row % k_size,
  * over every output position. */
 static void FN(im2col_row)(const struct knn_geom *g, const KNN_T *img,
@@ -16,6 +46,10 @@ static void FN(im2col_row)(const struct knn_geom *g, const KNN_T *img,
 	const KNN_T *xc = img + (row / g->k_size) * g->in_size;
 	int64_t ol = g->out[g->nsp - 1], s = g->stride[g->nsp - 1];
 
+	if (g->nsp == 2 && g->stride[0] == 1 && s == 1 && ol == g->in[1]) {
+		FN(im2col_row_flat)(g, xc, row % g->k_size, dst);
+		return;
+	}
 	knn_walk_init(&w, g, row % g->k_size);
 	for (int64_t o = 0; o < w.outer; o++, dst += ol) {
 		int64_t off, j = 0;

@@ -191,7 +191,8 @@ static inline KNN_T FN(dw3s1_at)(const KNN_T *x, const KNN_T *w, KNN_T bias,
  * iw >= 2) as one loop over the flattened rows 1 to ih - 2: output t
  * reads x[t + (u - 1) * iw + v - 1], right except in the first and last
  * columns (which wrap to the neighbouring row) and the first and last
- * rows (no row above, below); those are redone tap by tap. */
+ * rows (no row above, below); those are redone with their inside taps
+ * only, the corners tap by tap. */
 __attribute__((target_clones("avx512f", "avx2", "default")))
 static void FN(dw3s1_plane)(const KNN_T *restrict x, const KNN_T *restrict w,
 			    KNN_T bias, int64_t ih, int64_t iw,
@@ -201,15 +202,32 @@ static void FN(dw3s1_plane)(const KNN_T *restrict x, const KNN_T *restrict w,
 	const KNN_T *r0 = x + t0 - iw - 1, *r1 = x + t0 - 1, *r2 = x + t0 + iw - 1;
 	int64_t base[3] = { 0, 1, 2 };
 
+	KNN_T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+	KNN_T w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+	const KNN_T *xb = x + (ih - 2) * iw;
+	KNN_T *yb = y + (ih - 1) * iw;
+
 	FN(dw3_cols)(y + t0, r0, r1, r2, base, w, bias, n, 1);
-	for (int64_t j = 0; j < iw; j++) {
-		y[j] = FN(dw3s1_at)(x, w, bias, ih, iw, 0, j);
-		y[(ih - 1) * iw + j] = FN(dw3s1_at)(x, w, bias, ih, iw, ih - 1, j);
+	/* first and last rows: two tap rows each */
+	for (int64_t j = 1; j < iw - 1; j++) {
+		y[j] = bias + w3 * x[j - 1] + w4 * x[j] + w5 * x[j + 1] +
+		       w6 * x[iw + j - 1] + w7 * x[iw + j] + w8 * x[iw + j + 1];
+		yb[j] = bias + w0 * xb[j - 1] + w1 * xb[j] + w2 * xb[j + 1] +
+			w3 * xb[iw + j - 1] + w4 * xb[iw + j] + w5 * xb[iw + j + 1];
 	}
+	/* first and last columns: two tap columns each */
 	for (int64_t a = 1; a < ih - 1; a++) {
-		y[a * iw] = FN(dw3s1_at)(x, w, bias, ih, iw, a, 0);
-		y[a * iw + iw - 1] = FN(dw3s1_at)(x, w, bias, ih, iw, a, iw - 1);
+		const KNN_T *p = x + (a - 1) * iw, *q = p + iw - 2;
+
+		y[a * iw] = bias + w1 * p[0] + w2 * p[1] + w4 * p[iw] +
+			    w5 * p[iw + 1] + w7 * p[2 * iw] + w8 * p[2 * iw + 1];
+		y[a * iw + iw - 1] = bias + w0 * q[0] + w1 * q[1] + w3 * q[iw] +
+				     w4 * q[iw + 1] + w6 * q[2 * iw] + w7 * q[2 * iw + 1];
 	}
+	y[0] = FN(dw3s1_at)(x, w, bias, ih, iw, 0, 0);
+	y[iw - 1] = FN(dw3s1_at)(x, w, bias, ih, iw, 0, iw - 1);
+	yb[0] = FN(dw3s1_at)(x, w, bias, ih, iw, ih - 1, 0);
+	yb[iw - 1] = FN(dw3s1_at)(x, w, bias, ih, iw, ih - 1, iw - 1);
 }
 
 /* A 2-D depthwise plane: each output row stays in cache while every tap

@@ -163,7 +163,10 @@ int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 	ts[0] = a;
 	if ((rc = rt_broadcast_shape(k, ts, 2, &rank, dims)) < 0)
 		return rc;
-	if (!(y = rt_out_tensor(k, 0, a->dtype, rank, dims)))
+	/* an operand of the output's shape that dies here takes the result
+	 * (not B seen through a legacy broadcast view) */
+	if (!(y = rt_out_tensor_reuse(k, 0, ts[1] == b ? 3u : 1u, a->dtype,
+				      rank, dims)))
 		return IR_ENOMEM;
 	return kel_binary_into(k, op, p, a, ts[1], y);
 }

@@ -3,6 +3,7 @@
  * integer convolutions (exact below 2^53); plus double im2col/col2im for
  * DeformConv and Col2Im. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "validators/gemm.h"
 #include "validators/k_conv_int.h"

@@ -7,6 +7,36 @@
 #define FN(name) KNN_CAT2(name, KNN_SFX)
 #define GEMM_PAR KNN_CAT2(rt_gemm, KNN_CAT2(KNN_SFX, par))
 
+/* An im2col row of a 2-D stride-1 geometry whose output rows are as wide
+ * as the input's (3x3 pad 1, 1x1...): output (a, j) of tap (u, v) reads
+ * input (a + sh, j + sv), so the valid rows are one shifted copy of the
+ * flattened plane; then the rows and columns reading padding (the copy
+ * wrapped them to the neighbouring row) are zeroed. */
+static void FN(im2col_row_flat)(const struct knn_geom *g, const KNN_T *xc,
+				int64_t kk, KNN_T *dst)
+{
+	int64_t ih = g->in[0], w = g->in[1], oh = g->out[0];
+	int64_t sh = (kk / g->kernel[1]) * g->dil[0] - g->pad[0];
+	int64_t sv = (kk % g->kernel[1]) * g->dil[1] - g->pad[1];
+	int64_t alo = sh < 0 ? -sh : 0, ahi = ih - sh < oh ? ih - sh : oh;
+	int64_t jlo = sv < 0 ? -sv : 0, jhi = w - sv < w ? w - sv : w;
+
+	if (alo >= ahi || jlo >= jhi) {
+		memset(dst, 0, (size_t)(oh * w) * sizeof(KNN_T));
+		return;
+	}
+	memset(dst, 0, (size_t)(alo * w) * sizeof(KNN_T));
+	memset(dst + ahi * w, 0, (size_t)((oh - ahi) * w) * sizeof(KNN_T));
+	memcpy(dst + alo * w + jlo, xc + (alo + sh) * w + jlo + sv,
+	       (size_t)((ahi - 1 - alo) * w + jhi - jlo) * sizeof(KNN_T));
+	for (int64_t a = alo; a < ahi; a++) {
+		for (int64_t j = 0; j < jlo; j++)
+			dst[a * w + j] = 0;
+		for (int64_t j = jhi; j < w; j++)
+			dst[a * w + j] = 0;
+	}
+}
+
 /* One im2col row: channel row / k_size, kernel position row % k_size,
  * over every output position. */
 static void FN(im2col_row)(const struct knn_geom *g, const KNN_T *img,
@@ -16,6 +46,10 @@ static void FN(im2col_row)(const struct knn_geom *g, const KNN_T *img,
 	const KNN_T *xc = img + (row / g->k_size) * g->in_size;
 	int64_t ol = g->out[g->nsp - 1], s = g->stride[g->nsp - 1];
 
+	if (g->nsp == 2 && g->stride[0] == 1 && s == 1 && ol == g->in[1]) {
+		FN(im2col_row_flat)(g, xc, row % g->k_size, dst);
+		return;
+	}
 	knn_walk_init(&w, g, row % g->k_size);
 	for (int64_t o = 0; o < w.outer; o++, dst += ol) {
 		int64_t off, j = 0;
@@ -101,6 +135,101 @@ static void FN(axpy)(KNN_T *restrict y, const KNN_T *restrict x, int64_t s,
 			y[j] += a * x[j * s];
 }
 
+/* n outputs of a 3x3 depthwise row whose 9 taps are all inside: output
+ * j reads rows r0, r1, r2 at columns j * sw + base[0..2].  The strides 1
+ * and 2 get loops of their own, with the tap columns as pointers, so the
+ * compiler vectorizes them (the stride-2 loads as even-lane shuffles). */
+static inline void FN(dw3_cols)(KNN_T *restrict y, const KNN_T *r0,
+				const KNN_T *r1, const KNN_T *r2,
+				const int64_t *base, const KNN_T *restrict w,
+				KNN_T bias, int64_t n, int64_t sw)
+{
+	const KNN_T *a0 = r0 + base[0], *a1 = r0 + base[1], *a2 = r0 + base[2];
+	const KNN_T *b0 = r1 + base[0], *b1 = r1 + base[1], *b2 = r1 + base[2];
+	const KNN_T *c0 = r2 + base[0], *c1 = r2 + base[1], *c2 = r2 + base[2];
+	KNN_T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+	KNN_T w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+
+#define DW3_LOOP(S) \
+	for (int64_t j = 0; j < n; j++) \
+		y[j] = bias + w0 * a0[j * (S)] + w1 * a1[j * (S)] + \
+		       w2 * a2[j * (S)] + w3 * b0[j * (S)] + w4 * b1[j * (S)] + \
+		       w5 * b2[j * (S)] + w6 * c0[j * (S)] + w7 * c1[j * (S)] + \
+		       w8 * c2[j * (S)]
+	if (sw == 1)
+		DW3_LOOP(1);
+	else if (sw == 2)
+		DW3_LOOP(2);
+	else
+		DW3_LOOP(sw);
+#undef DW3_LOOP
+}
+
+/* One output (a, j) of a 3x3 stride-1 pad-1 depthwise plane of ih x iw,
+ * the taps outside the input skipped. */
+static inline KNN_T FN(dw3s1_at)(const KNN_T *x, const KNN_T *w, KNN_T bias,
+				 int64_t ih, int64_t iw, int64_t a, int64_t j)
+{
+	KNN_T acc = bias;
+
+	for (int64_t u = 0; u < 3; u++) {
+		int64_t h = a + u - 1;
+
+		if (h < 0 || h >= ih)
+			continue;
+		for (int64_t v = 0; v < 3; v++) {
+			int64_t c = j + v - 1;
+
+			if (c >= 0 && c < iw)
+				acc += w[u * 3 + v] * x[h * iw + c];
+		}
+	}
+	return acc;
+}
+
+/* A 3x3 stride-1 pad-1 depthwise plane (output ih x iw, ih >= 3,
+ * iw >= 2) as one loop over the flattened rows 1 to ih - 2: output t
+ * reads x[t + (u - 1) * iw + v - 1], right except in the first and last
+ * columns (which wrap to the neighbouring row) and the first and last
+ * rows (no row above, below); those are redone with their inside taps
+ * only, the corners tap by tap. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void FN(dw3s1_plane)(const KNN_T *restrict x, const KNN_T *restrict w,
+			    KNN_T bias, int64_t ih, int64_t iw,
+			    KNN_T *restrict y)
+{
+	int64_t t0 = iw + 1, n = (ih - 1) * iw - 1 - t0;
+	const KNN_T *r0 = x + t0 - iw - 1, *r1 = x + t0 - 1, *r2 = x + t0 + iw - 1;
+	int64_t base[3] = { 0, 1, 2 };
+
+	KNN_T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+	KNN_T w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+	const KNN_T *xb = x + (ih - 2) * iw;
+	KNN_T *yb = y + (ih - 1) * iw;
+
+	FN(dw3_cols)(y + t0, r0, r1, r2, base, w, bias, n, 1);
+	/* first and last rows: two tap rows each */
+	for (int64_t j = 1; j < iw - 1; j++) {
+		y[j] = bias + w3 * x[j - 1] + w4 * x[j] + w5 * x[j + 1] +
+		       w6 * x[iw + j - 1] + w7 * x[iw + j] + w8 * x[iw + j + 1];
+		yb[j] = bias + w0 * xb[j - 1] + w1 * xb[j] + w2 * xb[j + 1] +
+			w3 * xb[iw + j - 1] + w4 * xb[iw + j] + w5 * xb[iw + j + 1];
+	}
+	/* first and last columns: two tap columns each */
+	for (int64_t a = 1; a < ih - 1; a++) {
+		const KNN_T *p = x + (a - 1) * iw, *q = p + iw - 2;
+
+		y[a * iw] = bias + w1 * p[0] + w2 * p[1] + w4 * p[iw] +
+			    w5 * p[iw + 1] + w7 * p[2 * iw] + w8 * p[2 * iw + 1];
+		y[a * iw + iw - 1] = bias + w0 * q[0] + w1 * q[1] + w3 * q[iw] +
+				     w4 * q[iw + 1] + w6 * q[2 * iw] + w7 * q[2 * iw + 1];
+	}
+	y[0] = FN(dw3s1_at)(x, w, bias, ih, iw, 0, 0);
+	y[iw - 1] = FN(dw3s1_at)(x, w, bias, ih, iw, 0, iw - 1);
+	yb[0] = FN(dw3s1_at)(x, w, bias, ih, iw, ih - 1, 0);
+	yb[iw - 1] = FN(dw3s1_at)(x, w, bias, ih, iw, ih - 1, iw - 1);
+}
+
 /* A 2-D depthwise plane: each output row stays in cache while every tap
  * adds its shifted input row to it; per-column bounds computed once. */
 __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -112,6 +241,12 @@ static void FN(dw2d_plane)(const struct knn_geom *g, const KNN_T *restrict x,
 	int64_t kh = g->kernel[0], kw = g->kernel[1], sw = g->stride[1];
 	int64_t lo[16], hi[16], base[16];
 
+	if (kh == 3 && kw == 3 && sw == 1 && g->stride[0] == 1 &&
+	    g->dil[0] == 1 && g->dil[1] == 1 && g->pad[0] == 1 &&
+	    g->pad[1] == 1 && oh == ih && ow == iw && ih >= 3 && iw >= 2) {
+		FN(dw3s1_plane)(x, w, bias, ih, iw, y);
+		return;
+	}
 	for (int64_t v = 0; v < kw && v < 16; v++) {
 		int64_t b = v * g->dil[1] - g->pad[1];
 
@@ -143,14 +278,9 @@ static void FN(dw2d_plane)(const struct knn_geom *g, const KNN_T *restrict x,
 			}
 			if (jhi < jlo)
 				jhi = jlo;
-			for (int64_t j = jlo; j < jhi; j++) {
-				int64_t c0 = j * sw + base[0], c1 = j * sw + base[1];
-				int64_t c2 = j * sw + base[2];
-
-				yr[j] = bias + w[0] * r0[c0] + w[1] * r0[c1] + w[2] * r0[c2] +
-					w[3] * r1[c0] + w[4] * r1[c1] + w[5] * r1[c2] +
-					w[6] * r2[c0] + w[7] * r2[c1] + w[8] * r2[c2];
-			}
+			if (jhi > jlo)
+				FN(dw3_cols)(yr + jlo, r0 + jlo * sw, r1 + jlo * sw,
+					     r2 + jlo * sw, base, w, bias, jhi - jlo, sw);
 			for (int64_t j = 0; j < ow; j++) {
 				KNN_T acc = bias;
 

@@ -55,6 +55,9 @@ int kel_unary_on(struct rt_kctx *k, const struct kel_unop *op,
 		 const struct kel_par *p, const struct rt_value *x,
 		 struct rt_value *y);
 
+/* erf of n floats (y may be x), within one ulp of erff (k_elem.c). */
+void kel_erf_f32(const float *x, float *y, int64_t n);
+
 /* Loops of a float unary op: EXPR of x (type T) and p. */
 #define KEL_UNARY_FLOAT(name, EXPR) \
 static void name##_f32(const float *xs, float *ys, int64_t n, \

@@ -217,6 +217,44 @@ struct rt_value *rt_out_tensor(struct rt_kctx *k, size_t i, int dtype,
 	return v;
 }
 
+/* Can input `in`'s tensor become an output: its own data, referenced by
+ * this frame's slot alone, and that slot released after this node? */
+static int in_dies_here(struct rt_kctx *k, size_t in, const struct rt_value *v)
+{
+	struct rt_ref r;
+
+	if (!k->np || !k->f || in >= k->n_in || in >= k->node->n_inputs || !v ||
+	    v->refs != 1 || v->kind != RT_TENSOR || v->base ||
+	    v->dtype == IR_DTYPE_STRING || !(v->flags & RT_VALUE_OWNS_DATA) ||
+	    (v->flags & RT_VALUE_READONLY) || v->mem != k->mem)
+		return 0;
+	r = k->np->in[in];
+	if (r.up != 0 || r.slot < 0 || k->f->vals[r.slot] != v)
+		return 0;
+	for (size_t j = 0; j < k->np->n_release; j++)
+		if (k->np->release[j] == r.slot)
+			return 1;
+	return 0;
+}
+
+struct rt_value *rt_out_tensor_reuse(struct rt_kctx *k, size_t i,
+				     unsigned ins, int dtype, int rank,
+				     const int64_t *dims)
+{
+	for (size_t in = 0; in < k->n_in && in < 8 * sizeof(ins); in++) {
+		struct rt_value *v = k->in[in];
+
+		if (!(ins & (1u << in)) || !in_dies_here(k, in, v) ||
+		    v->dtype != dtype || v->rank != rank ||
+		    (rank && memcmp(v->dims, dims, (size_t)rank * sizeof(*dims))))
+			continue;
+		if (rt_out_set(k, i, rt_value_ref(v)) < 0)
+			return NULL;
+		return v;
+	}
+	return rt_out_tensor(k, i, dtype, rank, dims);
+}
+
 int rt_out_view(struct rt_kctx *k, size_t i, struct rt_value *base, int rank,
 		const int64_t *dims)
 {

@@ -123,6 +123,14 @@ int rt_out_wanted(struct rt_kctx *k, size_t i);
  * until the node finishes) so kernels need not check. */
 struct rt_value *rt_out_tensor(struct rt_kctx *k, size_t i, int dtype,
 			       int rank, const int64_t *dims);
+/* Output i as the tensor of an input in `ins` (bit j: input j) when that
+ * tensor has this dtype and shape and dies with this node (the frame's
+ * only reference, released after it): an elementwise kernel then writes
+ * its result in place, each element after reading it.  Otherwise a new
+ * tensor, as rt_out_tensor(). */
+struct rt_value *rt_out_tensor_reuse(struct rt_kctx *k, size_t i,
+				     unsigned ins, int dtype, int rank,
+				     const int64_t *dims);
 /* Store a value as output i (takes the caller's reference). */
 int rt_out_set(struct rt_kctx *k, size_t i, struct rt_value *v);
 /* Output i as a view of `base` with new dims (same dtype and numel):

@@ -10,6 +10,7 @@
 
 #include "tests/unit/suites.h"
 #include "tests/unit/tmodel.h"
+#include "validators/k_elem_int.h"
 #include "validators/rt_int.h"
 
 /* Run m (no graph inputs) and return its one output, or NULL with the
@@ -800,6 +801,82 @@ static void test_every_version_covered(void)
 	}
 }
 
+/* ulps between two finite floats of the same sign */
+static int64_t ulps(float a, float b)
+{
+	int32_t ia, ib;
+
+	memcpy(&ia, &a, sizeof(ia));
+	memcpy(&ib, &b, sizeof(ib));
+	return ia > ib ? (int64_t)ia - ib : (int64_t)ib - ia;
+}
+
+/* The vectorized float erf is within one ulp of erf() in double rounded
+ * to float, over every 61st positive float and their negatives, and
+ * keeps NaN, signed zeros and the infinities' limits. */
+static void test_erf_f32_ulp(void)
+{
+	enum { N = 4096 };
+	static float x[N], y[N];
+	int64_t worst = 0;
+	uint32_t bits = 0;
+
+	while (bits < 0x7f800000u) {
+		int n = 0;
+
+		for (; n < N && bits < 0x7f800000u; n++, bits += 61) {
+			memcpy(&x[n], &bits, sizeof(bits));
+			if (n & 1)
+				x[n] = -x[n];
+		}
+		kel_erf_f32(x, y, n);
+		for (int i = 0; i < n; i++) {
+			int64_t u = ulps(y[i], (float)erf((double)x[i]));
+
+			if (u > worst)
+				worst = u;
+		}
+	}
+	CU_ASSERT(worst <= 1);
+	x[0] = NAN;
+	x[1] = INFINITY;
+	x[2] = -INFINITY;
+	x[3] = -0.0f;
+	x[4] = 3.99f;
+	kel_erf_f32(x, y, 5);
+	CU_ASSERT(isnan(y[0]));
+	CU_ASSERT_EQUAL(y[1], 1.0f);
+	CU_ASSERT_EQUAL(y[2], -1.0f);
+	CU_ASSERT(y[3] == 0 && signbit(y[3]));
+	CU_ASSERT(ulps(y[4], (float)erf(3.99)) <= 1);
+}
+
+/* Elementwise nodes write into an operand that dies with them: a chain
+ * over an initializer gives the same result twice (the initializer is
+ * never written), and a value read again later is not overwritten. */
+static void test_in_place_reuse(void)
+{
+	struct ir_model *m = tm_new(14);
+	struct rt_value *y;
+	char err[512];
+
+	tm_init(m, "a", IR_DTYPE_FLOAT, TM_DIMS(4), 1, V(1, -2, 3, -4));
+	tm_node(m, "Neg", NULL, TM_NAMES("a"), 1, TM_NAMES("t"), 1);
+	tm_node(m, "Relu", NULL, TM_NAMES("t"), 1, TM_NAMES("u"), 1);
+	tm_node(m, "Add", NULL, TM_NAMES("t", "u"), 2, TM_NAMES("w"), 1);
+	tm_node(m, "Abs", NULL, TM_NAMES("w"), 1, TM_NAMES("v"), 1);
+	tm_node(m, "Mul", NULL, TM_NAMES("v", "v"), 2, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_FLOAT, NULL, 0);
+	for (int r = 0; r < 2; r++) {
+		y = run(m, err, sizeof(err));
+		if (!y)
+			fprintf(stderr, "\nrun: %s\n", err);
+		expect(y, IR_DTYPE_FLOAT, V(1, 16, 9, 64), 4);
+		rt_value_unref(y);
+	}
+	ir_model_free(m);
+}
+
 static const struct unit_test tests[] = {
 	{ "add int8 wraps", test_add_int8_wraps },
 	{ "add uint16 wraps", test_add_uint16_wraps },
@@ -832,6 +909,8 @@ static const struct unit_test tests[] = {
 	{ "cast from string", test_cast_from_string },
 	{ "clip min above max", test_clip_min_above_max },
 	{ "big tensors threads", test_big_tensors_threads },
+	{ "in place reuse", test_in_place_reuse },
+	{ "erf float32 within one ulp", test_erf_f32_ulp },
 	{ "kernel tables sorted", test_kernel_tables_sorted },
 	{ "every version covered", test_every_version_covered },
 	{ NULL, NULL },

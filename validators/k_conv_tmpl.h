@@ -60,6 +60,9 @@ static void FN(im2col_row)(const struct knn_geom *g, const KNN_T *img,
 			if (s == 1)
 				for (; j < w.hi; j++)
 					dst[j] = xc[off + j];
+			else if (s == 2)   /* a constant stride vectorizes */
+				for (; j < w.hi; j++)
+					dst[j] = xc[off + j * 2];
 			else
 				for (; j < w.hi; j++)
 					dst[j] = xc[off + j * s];

@@ -60,6 +60,9 @@ static void FN(im2col_row)(const struct knn_geom *g, const KNN_T *img,
 			if (s == 1)
 				for (; j < w.hi; j++)
 					dst[j] = xc[off + j];
+			else if (s == 2)   /* a constant stride vectorizes */
+				for (; j < w.hi; j++)
+					dst[j] = xc[off + j * 2];
 			else
 				for (; j < w.hi; j++)
 					dst[j] = xc[off + j * s];
@@ -230,6 +233,58 @@ static void FN(dw3s1_plane)(const KNN_T *restrict x, const KNN_T *restrict w,
 	yb[iw - 1] = FN(dw3s1_at)(x, w, bias, ih, iw, ih - 1, iw - 1);
 }
 
+/* Does g take the 3x3 stride-2 pad-1 plane below: even input sides, the
+ * output half of each (end pads 0 or 1), at least 2 x 2? */
+static int FN(dw3s2_fits)(const struct knn_geom *g)
+{
+	return g->nsp == 2 && g->kernel[0] == 3 && g->kernel[1] == 3 &&
+	       g->stride[0] == 2 && g->stride[1] == 2 && g->dil[0] == 1 &&
+	       g->dil[1] == 1 && g->pad[0] == 1 && g->pad[1] == 1 &&
+	       g->in[0] % 2 == 0 && g->in[1] % 2 == 0 &&
+	       g->out[0] == g->in[0] / 2 && g->out[1] == g->in[1] / 2 &&
+	       g->out[0] >= 2 && g->out[1] >= 2;
+}
+
+/* A 3x3 stride-2 pad-1 depthwise plane (input 2oh x 2ow): the input is
+ * split into its four (row, column) parity planes of oh x ow in tmp
+ * (4 * oh * ow elements), where every tap of output t = a * ow + j is at
+ * t, t - 1, t - ow or t - ow - 1 of one plane: one loop over the
+ * flattened output, then the first row and column (whose taps above or
+ * left are padding) redone. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void FN(dw3s2_plane)(const KNN_T *restrict x, const KNN_T *restrict w,
+			    KNN_T bias, int64_t oh, int64_t ow,
+			    KNN_T *restrict tmp, KNN_T *restrict y)
+{
+	int64_t iw = 2 * ow, sz = oh * ow;
+	KNN_T *ee = tmp, *eo = tmp + sz, *oe = tmp + 2 * sz, *oo = tmp + 3 * sz;
+	KNN_T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+	KNN_T w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+
+	for (int64_t a = 0; a < oh; a++) {
+		const KNN_T *re = x + 2 * a * iw, *ro = re + iw;
+		int64_t t = a * ow;
+
+		for (int64_t j = 0; j < ow; j++) {
+			ee[t + j] = re[2 * j];
+			eo[t + j] = re[2 * j + 1];
+			oe[t + j] = ro[2 * j];
+			oo[t + j] = ro[2 * j + 1];
+		}
+	}
+	for (int64_t t = ow + 1; t < sz; t++)
+		y[t] = bias + w0 * oo[t - ow - 1] + w1 * oe[t - ow] + w2 * oo[t - ow] +
+		       w3 * eo[t - 1] + w4 * ee[t] + w5 * eo[t] +
+		       w6 * oo[t - 1] + w7 * oe[t] + w8 * oo[t];
+	for (int64_t t = ow; t < sz; t += ow)
+		y[t] = bias + w1 * oe[t - ow] + w2 * oo[t - ow] + w4 * ee[t] +
+		       w5 * eo[t] + w7 * oe[t] + w8 * oo[t];
+	for (int64_t t = 1; t < ow; t++)
+		y[t] = bias + w3 * eo[t - 1] + w4 * ee[t] + w5 * eo[t] +
+		       w6 * oo[t - 1] + w7 * oe[t] + w8 * oo[t];
+	y[0] = bias + w4 * ee[0] + w5 * eo[0] + w7 * oe[0] + w8 * oo[0];
+}
+
 /* A 2-D depthwise plane: each output row stays in cache while every tap
  * adds its shifted input row to it; per-column bounds computed once. */
 __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -330,6 +385,9 @@ static void FN(dw_chans)(void *ctx, int64_t lo, int64_t hi)
 	const struct knn_geom *g = jb->g;
 	int64_t ol = g->out[g->nsp - 1], s = g->stride[g->nsp - 1];
 	int64_t mult = g->m / g->c;
+	/* scratch of the stride-2 planes; without it they go the row way */
+	KNN_T *tmp = FN(dw3s2_fits)(g) ?
+		     malloc((size_t)g->in_size * sizeof(KNN_T)) : NULL;
 
 	for (int64_t i = lo; i < hi; i++) {
 		int64_t n = i / g->m, mc = i % g->m;
@@ -337,6 +395,10 @@ static void FN(dw_chans)(void *ctx, int64_t lo, int64_t hi)
 		const KNN_T *wc = jb->w + mc * g->k_size;
 		KNN_T *yc = jb->y + i * g->out_size, bias = jb->b ? jb->b[mc] : 0;
 
+		if (tmp) {
+			FN(dw3s2_plane)(xc, wc, bias, g->out[0], g->out[1], tmp, yc);
+			continue;
+		}
 		if (g->nsp == 2 && g->kernel[1] <= 16) {
 			FN(dw2d_plane)(g, xc, wc, bias, yc);
 			continue;
@@ -358,6 +420,7 @@ static void FN(dw_chans)(void *ctx, int64_t lo, int64_t hi)
 			}
 		}
 	}
+	free(tmp);
 }
 
 /* One (batch, group) item of a convolution; par: split inside it. */

@@ -59,8 +59,12 @@ static void sm_line_##T(int kind, const T *x, T *y, int64_t n, int64_t s) \
 	{								\
 		T inv = (T)(1.0 / sum);					\
 									\
-		for (int64_t r = 0; r < n; r++)				\
-			y[r * s] *= inv;				\
+		if (s == 1)	/* contiguous: vectorizes */		\
+			for (int64_t r = 0; r < n; r++)			\
+				y[r] *= inv;				\
+		else							\
+			for (int64_t r = 0; r < n; r++)			\
+				y[r * s] *= inv;			\
 	}								\
 }									\
 									\

@@ -28,9 +28,11 @@ static atomic_int fired;
 
 void fault_fail_at(long n)
 {
-	atomic_store(&fired, 0);
-	atomic_store(&calls, 0);
 	atomic_store(&countdown, n);
+	if (n > 0) {            /* disarming keeps the counts for reading */
+		atomic_store(&fired, 0);
+		atomic_store(&calls, 0);
+	}
 }
 
 int fault_fired(void)

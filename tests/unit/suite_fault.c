@@ -1,11 +1,11 @@
 /* suite_fault.c: allocation fault injection over the whole pipeline: load,
- * verify, infer, scan, migrate (dry run, no validation) and save of a real
- * model, failing the N-th allocation for N = 1, 2, ... (fault.c).  Each run
- * must fail cleanly with IR_ENOMEM and a message, or, when the failed
- * allocation was optional, write exactly the bytes of a run without
- * faults; under ASan, LeakSanitizer checks after every run that nothing
- * leaked.  OPMIG_FAULT_STRIDE=K tries every K-th N past the first 2,000
- * (default: a stride that keeps the suite to a few thousand runs). */
+ * verify, infer, scan, migrate (without and with validation) and save of
+ * real models, and over the rules loader, failing the N-th allocation for
+ * N = 1, 2, ... (fault.c).  Each run must fail cleanly with IR_ENOMEM and a
+ * message, or, when the failed allocation was optional, write exactly the
+ * bytes of a run without faults; under ASan, LeakSanitizer checks every 32
+ * runs that nothing leaked.  Release builds try every N, ASan builds every
+ * few (BUDGET); OPMIG_FAULT_STRIDE=K tries every K-th N. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +26,23 @@
 #define LEAK_CHECK() 0
 #endif
 
+/* Runs per test by default: every N in the release build, every few
+ * under ASan, which is slower (OPMIG_FAULT_STRIDE=1: every N anyway). */
+#ifdef __SANITIZE_ADDRESS__
+#define BUDGET 500
+#else
+#define BUDGET 4000
+#endif
+
 static struct rules_db db;
 static const struct rules_target *target;
 static const char *stage;      /* of the pipeline, for messages */
 
+static int validate;           /* migrate validates against a second load */
+
 static int pipeline(const char *path, const char *out, struct ir_diag *d)
 {
-	struct ir_model *m = NULL;
+	struct ir_model *m = NULL, *orig = NULL;
 	struct ir_infer inf;
 	struct scan_result sr = { 0 };
 	struct mg_report r = { 0 };
@@ -49,7 +59,10 @@ static int pipeline(const char *path, const char *out, struct ir_diag *d)
 		goto cleanup;
 	ir_infer_release(&inf);
 	scan_result_release(&sr);
-	if ((stage = "migrate", rc = mg_run(m, NULL, path, &o, &r, d)) < 0 ||
+	o.validate = validate;
+	if (validate && (stage = "load", rc = ir_model_load(path, NULL, &orig, d)) < 0)
+		goto cleanup;
+	if ((stage = "migrate", rc = mg_run(m, orig, path, &o, &r, d)) < 0 ||
 	    (stage = "save", rc = ir_model_save(m, out, &so, d)) < 0)
 		goto cleanup;
 cleanup:
@@ -57,6 +70,7 @@ cleanup:
 	scan_result_release(&sr);
 	ir_infer_release(&inf);
 	ir_model_free(m);
+	ir_model_free(orig);
 	return rc;
 }
 
@@ -103,8 +117,8 @@ static void run_faults(const char *model)
 	if (env)
 		stride = atol(env);
 	if (stride < 1)
-		stride = total > 2000 ? (total - 2000) / 1500 + 1 : 1;
-	for (long n = 1; n <= total; n += n < 2000 ? 1 : stride) {
+		stride = total > BUDGET ? (total + BUDGET - 1) / BUDGET : 1;
+	for (long n = 1; n <= total; n += stride) {
 		int rc;
 
 		ir_diag_init(&d);
@@ -143,7 +157,7 @@ static void run_faults(const char *model)
 		unlink(out);
 		/* a leak check costs more than a run: one per 32 runs, and
 		 * leaks stay reported, so stop at the first */
-		if ((runs % 32 == 0 || n + 1 > total) && LEAK_CHECK()) {
+		if ((runs % 32 == 0 || n + stride > total) && LEAK_CHECK()) {
 			bad += 100;
 			fprintf(stderr, "\n%s: a run failing allocation %ld or one of the 31 before leaked (above)\n",
 				model, n);
@@ -162,6 +176,59 @@ static void run_faults(const char *model)
 static void test_sample(void)
 {
 	run_faults(TESTDATA("sample.onnx"));
+}
+
+/* migrate with validation: both models run in the interpreter */
+static void test_sample_validated(void)
+{
+	validate = 1;
+	run_faults(TESTDATA("sample.onnx"));
+	validate = 0;
+}
+
+/* the rules loader (its own allocations; cJSON's are not counted) */
+static int load_rules(long n, struct ir_diag *d)
+{
+	struct rules_db x;
+	int rc;
+
+	rules_db_init(&x);
+	fault_fail_at(n);
+	rc = rules_load_dir("oprules", &x, d);
+	fault_fail_at(0);
+	rules_db_release(&x);
+	return rc;
+}
+
+static void test_rules(void)
+{
+	const char *env = getenv("OPMIG_FAULT_STRIDE");
+	long n, fails = 0, total, stride = env ? atol(env) : 0;
+	struct ir_diag d;
+	int rc = -1;
+
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(load_rules(1L << 60, &d) == 0);
+	total = fault_calls();
+	if (stride < 1)
+		stride = total > BUDGET ? (total + BUDGET - 1) / BUDGET : 1;
+	for (n = 1; n <= total; n += stride) {
+		ir_diag_init(&d);
+		if ((rc = load_rules(n, &d)) < 0) {
+			fails++;
+			if (rc != IR_ENOMEM || !d.msg[0])
+				fprintf(stderr, "\nrules: allocation %ld failed: status %d, '%s'\n",
+					n, rc, d.msg);
+			CU_ASSERT_EQUAL(rc, IR_ENOMEM);
+		}
+		if (((n / stride) % 32 == 0 || n + stride > total) && LEAK_CHECK()) {
+			fprintf(stderr, "\nrules: a run failing allocation %ld or one of the 31 before leaked (above)\n", n);
+			CU_FAIL("leak");
+			break;
+		}
+	}
+	printf("\n  oprules: %ld allocations, %ld runs failed cleanly\n", total, fails);
+	CU_ASSERT(fails > 0);
 }
 
 static void test_loop_scan(void)
@@ -188,6 +255,8 @@ static int setup(void)
 
 static const struct unit_test tests[] = {
 	{ "pipeline of sample.onnx under allocation failures", test_sample },
+	{ "pipeline of sample.onnx, validated, under allocation failures", test_sample_validated },
+	{ "rules loader under allocation failures", test_rules },
 	{ "pipeline of loop_scan.onnx under allocation failures", test_loop_scan },
 	{ "pipeline of functions.onnx under allocation failures", test_functions },
 	{ NULL, NULL }

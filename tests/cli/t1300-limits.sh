@@ -3,7 +3,8 @@
 # quickly (each command well inside its 60 s limit, at most 1 GB of
 # memory) with exit 3 and one clear line: a 10^12-element initializer (in
 # the file or in external data), a Constant holding one, a ConstantOfShape
-# asking for one (refused by the interpreter, while scan still works),
+# asking for one (refused by the interpreter, while scan still works), a
+# .npy input declaring one,
 # 10^7 nodes, 10^6 attributes on a node, 1,000 nested If subgraphs, a chain
 # of 20,000 functions and a function calling itself.  The models are made
 # here by a small protobuf writer (no onnx needed).
@@ -132,6 +133,10 @@ limited 3 "tensor of 4000000000000 bytes is larger than this machine's memory" \
 $PY -c "import sys, struct; h=b\"{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }\"; h += b' ' * (118 - len(h)) + b'\n'; open(sys.argv[1], 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h + struct.pack('<qq', 10**6, 10**6))" "$T/s.npy" ||
 	fail "cannot write s.npy"
 limited 3 "larger than this machine's memory" "$OPMIG" run "$M/cos-input.onnx" "$T/s.npy"
+# (an input file declaring 10^12 elements, holding 8 bytes)
+$PY -c "import sys, struct; h=b\"{'descr': '<f4', 'fortran_order': False, 'shape': (1000000, 1000000), }\"; h += b' ' * (118 - len(h)) + b'\n'; open(sys.argv[1], 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h + bytes(8))" "$T/big.npy" ||
+	fail "cannot write big.npy"
+limited 3 "big.npy: .*4000000000000 bytes\|big.npy: .*truncated" "$OPMIG" run testdata/sample.onnx "$T/big.npy"
 
 # 3. counts checked before anything is unpacked
 limited 3 "nodes.onnx: model has more than 2000000 nodes" "$OPMIG" inspect "$M/nodes.onnx"

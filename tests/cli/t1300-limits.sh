@@ -4,10 +4,10 @@
 # memory) with exit 3 and one clear line: a 10^12-element initializer (in
 # the file or in external data), a Constant holding one, a ConstantOfShape
 # asking for one (refused by the interpreter, while scan still works), a
-# .npy input declaring one,
-# 10^7 nodes, 10^6 attributes on a node, 1,000 nested If subgraphs, a chain
-# of 20,000 functions and a function calling itself.  The models are made
-# here by a small protobuf writer (no onnx needed).
+# .npy input declaring one, 10^7 nodes, 10^6 attributes on a node, 1,000
+# nested If subgraphs, a chain of 20,000 functions and a function calling
+# itself.  The models are made here by a small protobuf writer (no onnx
+# needed).
 . "$TOP/tests/cli/lib.sh"
 cd "$TOP" || fail "cannot cd to $TOP"
 M=$T/m

@@ -6,11 +6,15 @@
  * bytes of a run without faults; under ASan, LeakSanitizer checks every 32
  * runs that nothing leaked.  Release builds try every N, ASan builds every
  * few (BUDGET); OPMIG_FAULT_STRIDE=K tries every K-th N. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
+#include "cli/cli.h"
 #include "ir/infer.h"
 #include "ir/ir.h"
 #include "oprules/rules.h"
@@ -231,6 +235,79 @@ static void test_rules(void)
 	CU_ASSERT(fails > 0);
 }
 
+/* Whole commands (cli/cmd_*.c) with their reports; cJSON allocates
+ * through the counted malloc too.  Exit code as without faults, or 4. */
+static void cli_faults(int (*cmd)(int, char **), const char *const *args)
+{
+	const char *env = getenv("OPMIG_FAULT_STRIDE");
+	char *argv[16];
+	int argc = 0, want, rc, saved = dup(1), saved_err = dup(2);
+	int null = open("/dev/null", O_WRONLY);
+	long total, stride = env ? atol(env) : 0, runs = 0, bad = 0;
+	cJSON_Hooks hooks = { malloc, free };
+
+	CU_ASSERT_FATAL(saved >= 0 && saved_err >= 0 && null >= 0);
+	cJSON_InitHooks(&hooks);
+	for (; args[argc]; argc++)
+		argv[argc] = (char *)args[argc];
+	argv[argc] = NULL;
+	fflush(stdout);
+	dup2(null, 1);
+	dup2(null, 2);
+	fault_fail_at(1L << 60);
+	want = cmd(argc, argv);
+	total = fault_calls();
+	fault_fail_at(0);
+	if (stride < 1)
+		stride = total > BUDGET / 2 ? (total + BUDGET / 2 - 1) / (BUDGET / 2) : 1;
+	for (long n = 1; n <= total; n += stride, runs++) {
+		fault_fail_at(n);
+		rc = cmd(argc, argv);
+		fault_fail_at(0);
+		fflush(stdout);
+		if (rc != want && rc != 4) {
+			bad++;
+			dprintf(saved_err, "\n%s: allocation %ld failed: exit %d\n", args[0], n, rc);
+		}
+		if ((runs % 32 == 0 || n + stride > total) && LEAK_CHECK()) {
+			bad += 100;
+			dprintf(saved_err, "\n%s: a run failing allocation %ld or one of the 31 before leaked\n",
+				args[0], n);
+		}
+		if (bad > 20)
+			break;
+	}
+	dup2(saved, 1);
+	dup2(saved_err, 2);
+	close(saved);
+	close(saved_err);
+	close(null);
+	cJSON_InitHooks(NULL);
+	printf("\n  opmig %s: %ld allocations, %ld runs, %ld bad\n", args[0], total, runs, bad);
+	CU_ASSERT_EQUAL(bad, 0);
+}
+
+static void test_cli(void)
+{
+	static const char *const convert[] = { "convert", "testdata/sample.onnx",
+		"/tmp/opmig-fault-cli.onnx", "--external-data", "opmig-fault-cli.data",
+		"--size-threshold", "64", NULL };
+	static const char *const scan[] = { "scan", "testdata/sample.onnx",
+		"--target", "generic-npu,tensorrt", "--format", "json", NULL };
+	static const char *const migrate[] = { "migrate", "testdata/sample.onnx",
+		"--batch", "1", "--format", "json", "-o", "/tmp/opmig-fault-cli-m.onnx", NULL };
+	static const char *const inspect[] = { "inspect", "testdata/models/loop_scan.onnx",
+		"--json", "--shapes", NULL };
+
+	cli_faults(cmd_convert, convert);
+	cli_faults(cmd_scan, scan);
+	cli_faults(cmd_migrate, migrate);
+	cli_faults(cmd_inspect, inspect);
+	unlink("/tmp/opmig-fault-cli.onnx");
+	unlink("/tmp/opmig-fault-cli.data");
+	unlink("/tmp/opmig-fault-cli-m.onnx");
+}
+
 static void test_loop_scan(void)
 {
 	run_faults(TESTDATA("models/loop_scan.onnx"));
@@ -257,6 +334,7 @@ static const struct unit_test tests[] = {
 	{ "pipeline of sample.onnx under allocation failures", test_sample },
 	{ "pipeline of sample.onnx, validated, under allocation failures", test_sample_validated },
 	{ "rules loader under allocation failures", test_rules },
+	{ "convert, scan, migrate and inspect under allocation failures", test_cli },
 	{ "pipeline of loop_scan.onnx under allocation failures", test_loop_scan },
 	{ "pipeline of functions.onnx under allocation failures", test_functions },
 	{ NULL, NULL }

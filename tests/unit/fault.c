@@ -55,8 +55,9 @@ static int hit(void)
 	atomic_fetch_add(&calls, 1);
 	c = atomic_fetch_sub(&countdown, 1);
 	if (c == 1) {
-		if (getenv("OPMIG_FAULT_TRACE")) {
+		if (getenv("OPMIG_FAULT_TRACE")) {  /* who asked */
 			void *bt[24];
+
 			backtrace_symbols_fd(bt, backtrace(bt, 24), 2);
 		}
 		atomic_store(&fired, 1);

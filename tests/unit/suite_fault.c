@@ -5,7 +5,10 @@
  * message, or, when the failed allocation was optional, write exactly the
  * bytes of a run without faults; under ASan, LeakSanitizer checks every 32
  * runs that nothing leaked.  Release builds try every N, ASan builds every
- * few (BUDGET); OPMIG_FAULT_STRIDE=K tries every K-th N. */
+ * few (BUDGET); OPMIG_FAULT_STRIDE=K tries every K-th N.  To debug a
+ * finding: OPMIG_FAULT_TRACE=1 prints the backtrace of each failed
+ * allocation (fault.c), OPMIG_FAULT_KEEP=1 keeps an output that differs as
+ * /tmp/opmig-fault-N.onnx; UNIT_SUITE=fault runs only this suite. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -147,6 +147,22 @@ static void print_text(const char *path, const struct ir_model *m,
 	putchar('\n');
 }
 
+/* cJSON keeps an item it failed to add (out of memory): free it. */
+static cJSON *to_array(cJSON *a, cJSON *item)
+{
+	if (!cJSON_AddItemToArray(a, item)) {
+		cJSON_Delete(item);
+		return NULL;
+	}
+	return item;
+}
+
+static void to_object(cJSON *o, const char *key, cJSON *item)
+{
+	if (!cJSON_AddItemToObject(o, key, item))
+		cJSON_Delete(item);
+}
+
 static cJSON *json_values(const struct ir_vinfo *vi, size_t n)
 {
 	cJSON *arr = cJSON_CreateArray();
@@ -157,8 +173,7 @@ static cJSON *json_values(const struct ir_vinfo *vi, size_t n)
 
 		if (is_weight(&vi[i]))
 			continue;
-		o = cJSON_CreateObject();
-		cJSON_AddItemToArray(arr, o);
+		o = to_array(arr, cJSON_CreateObject());
 		cJSON_AddStringToObject(o, "name", vi[i].value->name);
 		cJSON_AddStringToObject(o, "kind", kind_name(vi[i].type));
 		if (tt)
@@ -173,7 +188,7 @@ static cJSON *json_values(const struct ir_vinfo *vi, size_t n)
 		for (size_t k = 0; k < tt->shape.n_dims; k++) {
 			const struct ir_dim *dm = &tt->shape.dims[k];
 
-			cJSON_AddItemToArray(shape,
+			to_array(shape,
 				dm->kind == IR_DIM_VALUE ? cJSON_CreateNumber((double)dm->value) :
 				dm->kind == IR_DIM_PARAM ? cJSON_CreateString(dm->param) :
 				cJSON_CreateNull());
@@ -202,20 +217,18 @@ static int print_json(const char *path, struct ir_model *m,
 	cJSON_AddNumberToObject(r, "ir_version", (double)m->ir_version);
 	a = cJSON_AddArrayToObject(r, "opsets");
 	for (size_t i = 0; i < m->n_opsets; i++) {
-		o = cJSON_CreateObject();
-		cJSON_AddItemToArray(a, o);
+		o = to_array(a, cJSON_CreateObject());
 		cJSON_AddStringToObject(o, "domain", *ir_s(m->opsets[i].domain) ?
 					m->opsets[i].domain : "ai.onnx");
 		cJSON_AddNumberToObject(o, "version", (double)m->opsets[i].version);
 	}
-	cJSON_AddItemToObject(r, "inputs", json_values(m->graph->inputs, m->graph->n_inputs));
-	cJSON_AddItemToObject(r, "outputs", json_values(m->graph->outputs, m->graph->n_outputs));
+	to_object(r, "inputs", json_values(m->graph->inputs, m->graph->n_inputs));
+	to_object(r, "outputs", json_values(m->graph->outputs, m->graph->n_outputs));
 	cJSON_AddNumberToObject(r, "node_count", (double)s->n_nodes);
 	cJSON_AddNumberToObject(r, "subgraph_node_count", (double)s->n_sub_nodes);
 	a = cJSON_AddArrayToObject(r, "ops");
 	for (size_t i = 0; i < s->n_ops; i++) {
-		o = cJSON_CreateObject();
-		cJSON_AddItemToArray(a, o);
+		o = to_array(a, cJSON_CreateObject());
 		cJSON_AddStringToObject(o, "domain", s->ops[i].domain);
 		cJSON_AddStringToObject(o, "op_type", s->ops[i].op_type);
 		cJSON_AddNumberToObject(o, "count", (double)s->ops[i].count);
@@ -227,15 +240,14 @@ static int print_json(const char *path, struct ir_model *m,
 	cJSON_AddNumberToObject(o, "initializers", (double)s->n_inits);
 	a = cJSON_AddArrayToObject(r, "external_data");
 	for (size_t i = 0; i < s->n_ext; i++) {
-		o = cJSON_CreateObject();
-		cJSON_AddItemToArray(a, o);
+		o = to_array(a, cJSON_CreateObject());
 		cJSON_AddStringToObject(o, "location", s->ext[i].location);
 		cJSON_AddNumberToObject(o, "tensors", (double)s->ext[i].tensors);
 		cJSON_AddNumberToObject(o, "bytes", (double)s->ext[i].bytes);
 	}
 	a = cJSON_AddArrayToObject(r, "dynamic_dims");
 	for (size_t i = 0; i < s->n_dyn; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(s->dyn[i]));
+		to_array(a, cJSON_CreateString(s->dyn[i]));
 	cJSON_AddNumberToObject(r, "unknown_dims", (double)s->n_unknown_dims);
 	if (shapes && (rc = print_shapes(path, m, r)) != 0) {
 		cJSON_Delete(r);
@@ -275,9 +287,8 @@ static void one_value(struct shapes_ctx *c, const struct ir_value *v,
 			printf("%s)\n", origin);
 		return;
 	}
-	cJSON *o = cJSON_CreateObject(), *shape;
+	cJSON *o = to_array(c->arr, cJSON_CreateObject()), *shape;
 
-	cJSON_AddItemToArray(c->arr, o);
 	cJSON_AddStringToObject(o, "name", v->name);
 	cJSON_AddNumberToObject(o, "depth", depth);
 	cJSON_AddStringToObject(o, "origin", origin);
@@ -295,7 +306,7 @@ static void one_value(struct shapes_ctx *c, const struct ir_value *v,
 	}
 	shape = cJSON_AddArrayToObject(o, "shape");
 	for (int i = 0; i < t->rank; i++)
-		cJSON_AddItemToArray(shape,
+		to_array(shape,
 			t->dims[i].kind == IR_VDIM_VALUE ? cJSON_CreateNumber((double)t->dims[i].value) :
 			t->dims[i].kind == IR_VDIM_PARAM ? cJSON_CreateString(t->dims[i].param) :
 			cJSON_CreateNull());
@@ -348,9 +359,8 @@ static int print_shapes(const char *path, struct ir_model *m, cJSON *r)
 		cJSON *a = cJSON_AddArrayToObject(r, "not_inferred");
 
 		for (size_t i = 0; i < inf.n_not_inferred; i++) {
-			cJSON *o = cJSON_CreateObject();
+			cJSON *o = to_array(a, cJSON_CreateObject());
 
-			cJSON_AddItemToArray(a, o);
 			cJSON_AddStringToObject(o, "node", ir_s(inf.not_inferred[i]->name));
 			cJSON_AddStringToObject(o, "op_type", ir_s(inf.not_inferred[i]->op_type));
 		}

@@ -509,6 +509,13 @@ void ir_summary_release(struct ir_summary *s);
 
 /* ---- loading and saving (ir/load.c, ir/save.c) ------------------------ */
 
+/* Limits of a model file, checked before it is unpacked. */
+#define IR_MAX_NODES 2000000     /* nodes, in all graphs and functions */
+#define IR_MAX_NODE_ATTRS 10000  /* attributes of one node */
+/* Model-local functions calling functions (checked by ir_model_verify,
+ * which also refuses recursion). */
+#define IR_MAX_CALL_DEPTH 32
+
 struct ir_load_opts {
 	size_t max_memory;   /* protobuf allocation cap; 0 = default */
 	int max_depth;       /* nesting limit of messages; 0 = default (64) */

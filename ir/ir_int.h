@@ -29,6 +29,7 @@ struct ir_pbuf_frame {
 	const ProtobufCMessageDescriptor *desc;
 	size_t len_at, len_size, content;
 	long ev;                 /* strip event recorded for it, -1 none */
+	size_t n_attrs;          /* a NodeProto's attributes so far */
 };
 
 struct ir_strip;

@@ -95,7 +95,7 @@ int ir_pbuf_prescan(const uint8_t *buf, size_t len,
 {
 	struct ir_pbuf_frame *st = calloc((size_t)max_depth + 1, sizeof(*st));
 	int top = 0, rc = 0;
-	size_t pos = 0;
+	size_t pos = 0, n_nodes = 0;
 
 	if (!st)
 		return ir_diag_error(d, IR_ENOMEM, "out of memory");
@@ -151,9 +151,24 @@ int ir_pbuf_prescan(const uint8_t *buf, size_t len,
 							max_depth, at);
 					goto cleanup;
 				}
+				/* counts that would cost memory and time long
+				 * before the allocation cap notices */
+				if (f->descriptor == &onnx__node_proto__descriptor &&
+				    ++n_nodes > IR_MAX_NODES) {
+					rc = diag_error(d, "model has more than %d nodes (at byte %zu)",
+							IR_MAX_NODES, at);
+					goto cleanup;
+				}
+				if (f->descriptor == &onnx__attribute_proto__descriptor &&
+				    st[top].desc == &onnx__node_proto__descriptor &&
+				    ++st[top].n_attrs > IR_MAX_NODE_ATTRS) {
+					rc = diag_error(d, "a node has more than %d attributes (at byte %zu)",
+							IR_MAX_NODE_ATTRS, at);
+					goto cleanup;
+				}
 				top++;
 				st[top] = (struct ir_pbuf_frame){ pos + n, f->descriptor,
-								  len_at, pos - len_at, pos, -1 };
+								  len_at, pos - len_at, pos, -1, 0 };
 				break;
 			}
 			if (strip && f && f->id == 9 && n >= strip->threshold &&

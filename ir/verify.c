@@ -3,6 +3,7 @@
  * contradict their declared type, bad dims and dtypes, payload sizes that do
  * not match dims, and cycles; out-of-order nodes are sorted (a warning). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/ir_int.h"
@@ -298,6 +299,151 @@ static int verify_graph(struct ir_graph *g, int depth, void *ctx)
 	return 0;
 }
 
+/* ---- calls between model-local functions ----------------------------- */
+
+struct fnref {
+	const char *domain, *name;  /* domain "" for ai.onnx */
+	size_t idx;                 /* in m->functions */
+};
+
+static const char *dom_norm(const char *d)
+{
+	return d && *d && strcmp(d, "ai.onnx") ? d : "";
+}
+
+static int fnref_cmp(const void *a, const void *b)
+{
+	const struct fnref *x = a, *y = b;
+	int r = strcmp(x->domain, y->domain);
+
+	return r ? r : strcmp(x->name, y->name);
+}
+
+struct calls {
+	struct fnref *tab;
+	size_t n_fns;
+	size_t *to, n_to, cap_to;   /* callees, function after function */
+};
+
+static int collect_calls(struct ir_graph *g, int depth, void *ctx)
+{
+	struct calls *k = ctx;
+
+	(void)depth;
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		struct fnref key = { dom_norm(g->nodes[i]->domain),
+				     ir_s(g->nodes[i]->op_type), 0 };
+		const struct fnref *f = bsearch(&key, k->tab, k->n_fns,
+						sizeof(*k->tab), fnref_cmp);
+
+		if (!f)
+			continue;
+		if (k->n_to == k->cap_to) {
+			size_t cap = k->cap_to ? 2 * k->cap_to : 64;
+			size_t *p = realloc(k->to, cap * sizeof(*p));
+
+			if (!p)
+				return IR_ENOMEM;
+			k->to = p;
+			k->cap_to = cap;
+		}
+		k->to[k->n_to++] = f->idx;
+	}
+	return 0;
+}
+
+/* Functions may not call themselves, directly or not (ONNX forbids it),
+ * and call chains stay within IR_MAX_CALL_DEPTH: every later walk over
+ * calls (inference, scan, inlining, the interpreter) is then bounded.
+ * Iterative, so a chain of 100,000 functions cannot overflow the stack. */
+static int verify_calls(struct ir_model *m, struct ir_diag *d)
+{
+	size_t n = m->n_functions, *first = NULL, *depth = NULL, *stack = NULL,
+	       *next = NULL;
+	struct calls k = { 0 };
+	char *state = NULL;   /* 0 new, 1 on the stack, 2 done */
+	int rc = 0;
+
+	if (!n)
+		return 0;
+	if (!(k.tab = calloc(n, sizeof(*k.tab))) ||
+	    !(first = calloc(n + 1, sizeof(*first))) ||
+	    !(depth = calloc(n, sizeof(*depth))) ||
+	    !(next = calloc(n, sizeof(*next))) ||
+	    !(stack = calloc(IR_MAX_CALL_DEPTH + 2, sizeof(*stack))) ||
+	    !(state = calloc(n, 1)))
+		goto oom;
+	for (size_t i = 0; i < n; i++)
+		k.tab[i] = (struct fnref){ dom_norm(m->functions[i]->domain),
+					   ir_s(m->functions[i]->name), i };
+	qsort(k.tab, n, sizeof(*k.tab), fnref_cmp);
+	k.n_fns = n;
+	for (size_t i = 0; i < n; i++) {
+		first[i] = k.n_to;
+		if (m->functions[i]->body &&
+		    (rc = ir_graph_walk(m->functions[i]->body, collect_calls, &k)) < 0)
+			goto oom;
+	}
+	first[n] = k.n_to;
+	for (size_t root = 0; root < n; root++) {
+		size_t sp = 0;
+
+		if (state[root])
+			continue;
+		stack[sp++] = root;
+		state[root] = 1;
+		next[root] = first[root];
+		while (sp) {
+			size_t f = stack[sp - 1], g;
+
+			if (next[f] == first[f + 1]) {      /* done with f */
+				depth[f]++;
+				state[f] = 2;
+				if (--sp && depth[f] > depth[stack[sp - 1]])
+					depth[stack[sp - 1]] = depth[f];
+				continue;
+			}
+			g = k.to[next[f]++];
+			if (state[g] == 1) {
+				rc = diag_error(d, "function '%s' calls itself (through '%s')",
+						ir_s(m->functions[g]->name),
+						ir_s(m->functions[f]->name));
+				goto cleanup;
+			}
+			if (state[g] == 2) {
+				if (depth[g] > depth[f])
+					depth[f] = depth[g];
+				continue;
+			}
+			if (sp > IR_MAX_CALL_DEPTH) {
+				rc = diag_error(d, "functions call each other more than %d levels deep (at function '%s')",
+						IR_MAX_CALL_DEPTH, ir_s(m->functions[g]->name));
+				goto cleanup;
+			}
+			stack[sp++] = g;
+			state[g] = 1;
+			next[g] = first[g];
+		}
+		if (depth[root] > IR_MAX_CALL_DEPTH) {
+			rc = diag_error(d, "functions call each other more than %d levels deep (at function '%s')",
+					IR_MAX_CALL_DEPTH, ir_s(m->functions[root]->name));
+			goto cleanup;
+		}
+	}
+	goto cleanup;
+oom:
+	rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+cleanup:
+	free(k.tab);
+	free(k.to);
+	free(first);
+	free(depth);
+	free(next);
+	free(stack);
+	free(state);
+	return rc;
+}
+
 int ir_model_verify(struct ir_model *m, struct ir_diag *d)
 {
 	struct vctx c = { .m = m, .d = d, .where = "" };
@@ -318,5 +464,5 @@ int ir_model_verify(struct ir_model *m, struct ir_diag *d)
 		    (rc = ir_graph_walk(c.fn->body, verify_graph, &c)) < 0)
 			return rc;
 	}
-	return 0;
+	return verify_calls(m, d);
 }

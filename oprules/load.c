@@ -734,8 +734,22 @@ static int read_text(struct ctx *c, const char *path, char **out, size_t *len)
 	return 0;
 }
 
+/* cJSON allocates through here while parsing, so that running out of
+ * memory is not reported as invalid JSON. */
+static int json_oom;
+
+static void *json_malloc(size_t n)
+{
+	void *p = malloc(n);
+
+	if (!p)
+		json_oom = 1;
+	return p;
+}
+
 int rules_load_file(const char *path, struct rules_db *db, struct ir_diag *d)
 {
+	cJSON_Hooks hooks = { json_malloc, free };
 	struct ctx c = { path, d };
 	struct rules_target t, *grown;
 	const char *end = NULL;
@@ -749,7 +763,13 @@ int rules_load_file(const char *path, struct rules_db *db, struct ir_diag *d)
 	t.device_memory_bytes = -1;
 	if ((rc = read_text(&c, path, &text, &len)))
 		return rc;
+	cJSON_InitHooks(&hooks);
+	json_oom = 0;
 	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (!root && json_oom) {
+		rc = ir_diag_error(d, IR_ENOMEM, "%s: out of memory", path);
+		goto cleanup;
+	}
 	if (!root) {
 		int line = 1;
 

@@ -28,9 +28,11 @@ static atomic_int fired;
 
 void fault_fail_at(long n)
 {
-	atomic_store(&fired, 0);
-	atomic_store(&calls, 0);
 	atomic_store(&countdown, n);
+	if (n > 0) {            /* disarming keeps the counts for reading */
+		atomic_store(&fired, 0);
+		atomic_store(&calls, 0);
+	}
 }
 
 int fault_fired(void)
@@ -53,8 +55,9 @@ static int hit(void)
 	atomic_fetch_add(&calls, 1);
 	c = atomic_fetch_sub(&countdown, 1);
 	if (c == 1) {
-		if (getenv("OPMIG_FAULT_TRACE")) {
+		if (getenv("OPMIG_FAULT_TRACE")) {  /* who asked */
 			void *bt[24];
+
 			backtrace_symbols_fd(bt, backtrace(bt, 24), 2);
 		}
 		atomic_store(&fired, 1);

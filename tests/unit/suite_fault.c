@@ -1,16 +1,23 @@
 /* suite_fault.c: allocation fault injection over the whole pipeline: load,
- * verify, infer, scan, migrate (dry run, no validation) and save of a real
- * model, failing the N-th allocation for N = 1, 2, ... (fault.c).  Each run
- * must fail cleanly with IR_ENOMEM and a message, or, when the failed
- * allocation was optional, write exactly the bytes of a run without
- * faults; under ASan, LeakSanitizer checks after every run that nothing
- * leaked.  OPMIG_FAULT_STRIDE=K tries every K-th N past the first 2,000
- * (default: a stride that keeps the suite to a few thousand runs). */
+ * verify, infer, scan, migrate (without and with validation) and save of
+ * real models, and over the rules loader, failing the N-th allocation for
+ * N = 1, 2, ... (fault.c).  Each run must fail cleanly with IR_ENOMEM and a
+ * message, or, when the failed allocation was optional, write exactly the
+ * bytes of a run without faults; under ASan, LeakSanitizer checks every 32
+ * runs that nothing leaked.  Release builds try every N, ASan builds every
+ * few (BUDGET); OPMIG_FAULT_STRIDE=K tries every K-th N.  To debug a
+ * finding: OPMIG_FAULT_TRACE=1 prints the backtrace of each failed
+ * allocation (fault.c), OPMIG_FAULT_KEEP=1 keeps an output that differs as
+ * /tmp/opmig-fault-N.onnx; UNIT_SUITE=fault runs only this suite. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
+#include "cli/cli.h"
 #include "ir/infer.h"
 #include "ir/ir.h"
 #include "oprules/rules.h"
@@ -26,13 +33,23 @@
 #define LEAK_CHECK() 0
 #endif
 
+/* Runs per test by default: every N in the release build, every few
+ * under ASan, which is slower (OPMIG_FAULT_STRIDE=1: every N anyway). */
+#ifdef __SANITIZE_ADDRESS__
+#define BUDGET 500
+#else
+#define BUDGET 4000
+#endif
+
 static struct rules_db db;
 static const struct rules_target *target;
 static const char *stage;      /* of the pipeline, for messages */
 
+static int validate;           /* migrate validates against a second load */
+
 static int pipeline(const char *path, const char *out, struct ir_diag *d)
 {
-	struct ir_model *m = NULL;
+	struct ir_model *m = NULL, *orig = NULL;
 	struct ir_infer inf;
 	struct scan_result sr = { 0 };
 	struct mg_report r = { 0 };
@@ -49,7 +66,10 @@ static int pipeline(const char *path, const char *out, struct ir_diag *d)
 		goto cleanup;
 	ir_infer_release(&inf);
 	scan_result_release(&sr);
-	if ((stage = "migrate", rc = mg_run(m, NULL, path, &o, &r, d)) < 0 ||
+	o.validate = validate;
+	if (validate && (stage = "load", rc = ir_model_load(path, NULL, &orig, d)) < 0)
+		goto cleanup;
+	if ((stage = "migrate", rc = mg_run(m, orig, path, &o, &r, d)) < 0 ||
 	    (stage = "save", rc = ir_model_save(m, out, &so, d)) < 0)
 		goto cleanup;
 cleanup:
@@ -57,6 +77,7 @@ cleanup:
 	scan_result_release(&sr);
 	ir_infer_release(&inf);
 	ir_model_free(m);
+	ir_model_free(orig);
 	return rc;
 }
 
@@ -103,8 +124,8 @@ static void run_faults(const char *model)
 	if (env)
 		stride = atol(env);
 	if (stride < 1)
-		stride = total > 2000 ? (total - 2000) / 1500 + 1 : 1;
-	for (long n = 1; n <= total; n += n < 2000 ? 1 : stride) {
+		stride = total > BUDGET ? (total + BUDGET - 1) / BUDGET : 1;
+	for (long n = 1; n <= total; n += stride) {
 		int rc;
 
 		ir_diag_init(&d);
@@ -143,7 +164,7 @@ static void run_faults(const char *model)
 		unlink(out);
 		/* a leak check costs more than a run: one per 32 runs, and
 		 * leaks stay reported, so stop at the first */
-		if ((runs % 32 == 0 || n + 1 > total) && LEAK_CHECK()) {
+		if ((runs % 32 == 0 || n + stride > total) && LEAK_CHECK()) {
 			bad += 100;
 			fprintf(stderr, "\n%s: a run failing allocation %ld or one of the 31 before leaked (above)\n",
 				model, n);
@@ -162,6 +183,132 @@ static void run_faults(const char *model)
 static void test_sample(void)
 {
 	run_faults(TESTDATA("sample.onnx"));
+}
+
+/* migrate with validation: both models run in the interpreter */
+static void test_sample_validated(void)
+{
+	validate = 1;
+	run_faults(TESTDATA("sample.onnx"));
+	validate = 0;
+}
+
+/* the rules loader (its own allocations; cJSON's are not counted) */
+static int load_rules(long n, struct ir_diag *d)
+{
+	struct rules_db x;
+	int rc;
+
+	rules_db_init(&x);
+	fault_fail_at(n);
+	rc = rules_load_dir("oprules", &x, d);
+	fault_fail_at(0);
+	rules_db_release(&x);
+	return rc;
+}
+
+static void test_rules(void)
+{
+	const char *env = getenv("OPMIG_FAULT_STRIDE");
+	long n, fails = 0, total, stride = env ? atol(env) : 0;
+	struct ir_diag d;
+	int rc = -1;
+
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(load_rules(1L << 60, &d) == 0);
+	total = fault_calls();
+	if (stride < 1)
+		stride = total > BUDGET ? (total + BUDGET - 1) / BUDGET : 1;
+	for (n = 1; n <= total; n += stride) {
+		ir_diag_init(&d);
+		if ((rc = load_rules(n, &d)) < 0) {
+			fails++;
+			if (rc != IR_ENOMEM || !d.msg[0])
+				fprintf(stderr, "\nrules: allocation %ld failed: status %d, '%s'\n",
+					n, rc, d.msg);
+			CU_ASSERT_EQUAL(rc, IR_ENOMEM);
+		}
+		if (((n / stride) % 32 == 0 || n + stride > total) && LEAK_CHECK()) {
+			fprintf(stderr, "\nrules: a run failing allocation %ld or one of the 31 before leaked (above)\n", n);
+			CU_FAIL("leak");
+			break;
+		}
+	}
+	printf("\n  oprules: %ld allocations, %ld runs failed cleanly\n", total, fails);
+	CU_ASSERT(fails > 0);
+}
+
+/* Whole commands (cli/cmd_*.c) with their reports; cJSON allocates
+ * through the counted malloc too.  Exit code as without faults, or 4. */
+static void cli_faults(int (*cmd)(int, char **), const char *const *args)
+{
+	const char *env = getenv("OPMIG_FAULT_STRIDE");
+	char *argv[16];
+	int argc = 0, want, rc, saved = dup(1), saved_err = dup(2);
+	int null = open("/dev/null", O_WRONLY);
+	long total, stride = env ? atol(env) : 0, runs = 0, bad = 0;
+	cJSON_Hooks hooks = { malloc, free };
+
+	CU_ASSERT_FATAL(saved >= 0 && saved_err >= 0 && null >= 0);
+	cJSON_InitHooks(&hooks);
+	for (; args[argc]; argc++)
+		argv[argc] = (char *)args[argc];
+	argv[argc] = NULL;
+	fflush(stdout);
+	dup2(null, 1);
+	dup2(null, 2);
+	fault_fail_at(1L << 60);
+	want = cmd(argc, argv);
+	total = fault_calls();
+	fault_fail_at(0);
+	if (stride < 1)
+		stride = total > BUDGET / 2 ? (total + BUDGET / 2 - 1) / (BUDGET / 2) : 1;
+	for (long n = 1; n <= total; n += stride, runs++) {
+		fault_fail_at(n);
+		rc = cmd(argc, argv);
+		fault_fail_at(0);
+		fflush(stdout);
+		if (rc != want && rc != 4) {
+			bad++;
+			dprintf(saved_err, "\n%s: allocation %ld failed: exit %d\n", args[0], n, rc);
+		}
+		if ((runs % 32 == 0 || n + stride > total) && LEAK_CHECK()) {
+			bad += 100;
+			dprintf(saved_err, "\n%s: a run failing allocation %ld or one of the 31 before leaked\n",
+				args[0], n);
+		}
+		if (bad > 20)
+			break;
+	}
+	dup2(saved, 1);
+	dup2(saved_err, 2);
+	close(saved);
+	close(saved_err);
+	close(null);
+	cJSON_InitHooks(NULL);
+	printf("\n  opmig %s: %ld allocations, %ld runs, %ld bad\n", args[0], total, runs, bad);
+	CU_ASSERT_EQUAL(bad, 0);
+}
+
+static void test_cli(void)
+{
+	static const char *const convert[] = { "convert", "testdata/sample.onnx",
+		"/tmp/opmig-fault-cli.onnx", "--external-data", "opmig-fault-cli.data",
+		"--size-threshold", "64", NULL };
+	static const char *const scan[] = { "scan", "testdata/sample.onnx",
+		"--target", "generic-npu,tensorrt", "--format", "json", NULL };
+	static const char *const migrate[] = { "migrate", "testdata/sample.onnx",
+		"--batch", "1", "--format", "json", "-o", "/tmp/opmig-fault-cli-m.onnx", NULL };
+	static const char *const inspect[] = { "inspect", "testdata/models/loop_scan.onnx",
+		"--json", "--shapes", NULL };
+
+	cli_faults(cmd_convert, convert);
+	cli_faults(cmd_scan, scan);
+	cli_faults(cmd_migrate, migrate);
+	cli_faults(cmd_inspect, inspect);
+	unlink("/tmp/opmig-fault-cli.onnx");
+	unlink("/tmp/opmig-fault-cli.data");
+	unlink("/tmp/opmig-fault-cli-m.onnx");
 }
 
 static void test_loop_scan(void)
@@ -188,6 +335,9 @@ static int setup(void)
 
 static const struct unit_test tests[] = {
 	{ "pipeline of sample.onnx under allocation failures", test_sample },
+	{ "pipeline of sample.onnx, validated, under allocation failures", test_sample_validated },
+	{ "rules loader under allocation failures", test_rules },
+	{ "convert, scan, migrate and inspect under allocation failures", test_cli },
 	{ "pipeline of loop_scan.onnx under allocation failures", test_loop_scan },
 	{ "pipeline of functions.onnx under allocation failures", test_functions },
 	{ NULL, NULL }

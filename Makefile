@@ -139,7 +139,7 @@ fuzz-run: fuzz
 			-artifact_prefix=build/fuzz/artifacts/$$n/ \
 			build/fuzz/corpus/$$n tests/fuzz/corpus/$$n \
 			>build/fuzz/$$n.log 2>&1; rc=$$?; \
-		grep -E '^#[0-9]+ +(DONE|INITED)|stat::number_of_executed_units' build/fuzz/$$n.log | tail -3; \
+		grep -E '^#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units' build/fuzz/$$n.log | tail -3; \
 		if [ $$rc -ne 0 ]; then tail -60 build/fuzz/$$n.log; \
 			echo "fuzz $$n: finding in build/fuzz/artifacts/$$n/ (log build/fuzz/$$n.log)"; \
 			exit 1; fi; \

@@ -612,7 +612,9 @@ cleanup:
 			      ir_s(n->name), ir_s(n->op_type));
 	for (size_t i = 0; ins && i < n->n_inputs; i++)
 		infer_vt_release(&ins[i]);
-	for (size_t i = 0; outs && i < n->n_outputs; i++)
+	/* <=: a rule may fill out[0] of a node declaring no output (the
+	 * spare slot), which must not leak. */
+	for (size_t i = 0; outs && i <= n->n_outputs; i++)
 		infer_vt_release(&outs[i]);
 	free(ins);
 	free(inp);

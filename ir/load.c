@@ -254,8 +254,7 @@ static struct ir_tensor *tensor_from_pb(struct conv *c, Onnx__TensorProto *pb)
 		t->field = kind; t->n_typed = pb->n_##fld; \
 		t->typed = pb->fld; pb->fld = NULL; pb->n_##fld = 0; \
 		if (t->storage == IR_STORE_NONE) t->storage = IR_STORE_TYPED; \
-	} else if (pb->n_##fld) { \
-		t->field = IR_FIELD_NONE; t->storage = IR_STORE_NONE; \
+	} else if (pb->n_##fld) { /* refused below; keeps the first array */ \
 		bad = bad ? bad : 2; \
 	}
 	TAKE(float_data, IR_FIELD_FLOAT)

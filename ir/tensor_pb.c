@@ -356,7 +356,7 @@ struct wbuf {
 
 static void wb_put(struct wbuf *b, const void *data, size_t n)
 {
-	if (b->failed)
+	if (b->failed || n == 0)  /* data may be NULL then */
 		return;
 	if (b->len + n > b->cap) {
 		size_t cap = b->cap ? b->cap : 256;

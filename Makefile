@@ -70,6 +70,9 @@ FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(FUZZ_NAMES:%=build/fuzz/fuzz_%)
 REPLAYS := $(FUZZ_NAMES:%=$(B)/fuzz/replay-%)
 SECONDS ?= 60
+# FUZZ_RUNS=N: N inputs per harness from seed FUZZ_SEED (default 1) instead
+# of SECONDS of time: the same inputs on every machine (CI's smoke run).
+FUZZ_LIMIT = $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS) -seed=$(or $(FUZZ_SEED),1),-max_total_time=$(SECONDS))
 
 .PHONY: all deps demo test check install clean bench conformance fuzz fuzz-run \
 	fuzz-bins
@@ -132,9 +135,9 @@ fuzz-run: fuzz
 	@for n in $(FUZZ_NAMES); do \
 		mkdir -p build/fuzz/corpus/$$n build/fuzz/artifacts/$$n; \
 		dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
-		echo "== fuzz $$n ($(SECONDS) s)"; \
+		echo "== fuzz $$n ($(if $(FUZZ_RUNS),$(FUZZ_RUNS) runs,$(SECONDS) s))"; \
 		TMPDIR=$${FUZZ_TMPDIR:-/tmp} ./build/fuzz/fuzz_$$n $$dict \
-			-max_total_time=$(SECONDS) -timeout=10 -rss_limit_mb=2048 \
+			$(FUZZ_LIMIT) -timeout=10 -rss_limit_mb=2048 \
 			-print_final_stats=1 \
 			-artifact_prefix=build/fuzz/artifacts/$$n/ \
 			build/fuzz/corpus/$$n tests/fuzz/corpus/$$n \

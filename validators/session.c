@@ -1,7 +1,6 @@
 /* session.c: the public face of the interpreter: sessions (plans, thread
  * pool, memory accounting), input checks against the graph's declared
  * types, one run of the main graph, and statistics. */
-#include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +53,6 @@ int rt_session_new(struct ir_model *m, const struct rt_opts *o,
 		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 		goto fail;
 	}
-	openblas_set_num_threads(s->threads);
 	s->stats.viewed_bytes = s->viewed;
 	*out = s;
 	return 0;

@@ -37,6 +37,13 @@ LDOPT := -fsanitize=address,undefined
 else
 OPT := -O2 -g
 LDOPT :=
+# gcc's -O2 vectorizes only loops that need no scalar epilogue (its
+# "very-cheap" cost model): most of the interpreter's elementwise loops
+# (Clip, activations, bias adds) stayed scalar.  The -O3 cost model
+# vectorizes them; float reductions keep their order (no -ffast-math).
+ifeq ($(shell $(CC) --version 2>/dev/null | grep -c clang),0)
+OPT += -fvect-cost-model=dynamic
+endif
 endif
 
 B := build/$(BUILD)

@@ -25,6 +25,26 @@ static void blas_init(void)
 				(beta) * (c)[i_ * (ldc) + j_]; \
 } while (0)
 
+/* A product with one row or one column of C is a matrix-vector product:
+ * OpenBLAS's gemm would copy the whole matrix into its packed layout
+ * first (a Gemm of 1x1280 by 1280x1000 spent most of its time there).
+ * m == 1: C's row = op(B)^T applied to A's row (stride 1, or lda when A
+ * is stored transposed); else n == 1: C's column (stride ldc) = op(A)
+ * applied to B's column.  beta 0 clears C first: gemv only scales it,
+ * and 0 * NaN would stay NaN. */
+#define GEMV(fn, T) do { \
+	if (beta == 0) \
+		SCALE_C(c, m, n, ldc, beta); \
+	if (m == 1) \
+		fn(CblasRowMajor, trans_b ? CblasNoTrans : CblasTrans, \
+		   (int)(trans_b ? n : k), (int)(trans_b ? k : n), alpha, b, (int)ldb, \
+		   a, trans_a ? (int)lda : 1, beta, c, 1); \
+	else \
+		fn(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, \
+		   (int)(trans_a ? k : m), (int)(trans_a ? m : k), alpha, a, (int)lda, \
+		   b, trans_b ? 1 : (int)ldb, beta, c, (int)ldc); \
+} while (0)
+
 void rt_gemm_f32(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
 		 float alpha, const float *a, int64_t lda,
 		 const float *b, int64_t ldb,
@@ -37,6 +57,10 @@ void rt_gemm_f32(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
 		return;
 	}
 	pthread_once(&blas_once, blas_init);
+	if (m == 1 || n == 1) {
+		GEMV(cblas_sgemv, float);
+		return;
+	}
 	cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
 		    trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
 		    alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
@@ -54,6 +78,10 @@ void rt_gemm_f64(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
 		return;
 	}
 	pthread_once(&blas_once, blas_init);
+	if (m == 1 || n == 1) {
+		GEMV(cblas_dgemv, double);
+		return;
+	}
 	cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
 		    trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
 		    alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);

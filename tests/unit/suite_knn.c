@@ -169,6 +169,62 @@ static void test_gemm_api(void)
 	}
 }
 
+/* One row or one column of C (the matrix-vector path) in every storage
+ * of A and B, against the naive sum; beta 0 ignores NaN in C, beta 1
+ * adds C (f64 too). */
+static void test_gemm_vector_shapes(void)
+{
+	/* A: 3 x 4 (values i - j), B: 4 x 5 (values 2i + j) */
+	float a[12], at[12], b[20], bt[20], c[16];
+	double ad[12], bd[20], cd[16];
+
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 4; j++)
+			a[i * 4 + j] = at[j * 3 + i] = (float)(i - j);
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 5; j++)
+			b[i * 5 + j] = bt[j * 4 + i] = (float)(2 * i + j);
+	for (int i = 0; i < 12; i++)
+		ad[i] = a[i];
+	for (int i = 0; i < 20; i++)
+		bd[i] = b[i];
+	for (int ta = 0; ta < 2; ta++)
+		for (int tb = 0; tb < 2; tb++) {
+			const float *ap = ta ? at : a, *bp = tb ? bt : b;
+			int64_t lda = ta ? 3 : 4, ldb = tb ? 4 : 5;
+
+			/* m == 1: row 1 of op(A) (offset to start there) times op(B) */
+			for (int i = 0; i < 16; i++)
+				c[i] = NAN;
+			rt_gemm_f32(ta, tb, 1, 5, 4, 1, ap + (ta ? 1 : 4), lda, bp, ldb, 0, c, 5);
+			for (int j = 0; j < 5; j++) {
+				float want = 0;
+
+				for (int t = 0; t < 4; t++)
+					want += (float)(1 - t) * (float)(2 * t + j);
+				CU_ASSERT_EQUAL(c[j], want);
+			}
+			/* n == 1: op(A) times column 2 of op(B), into column 1 of a
+			 * 3 x 4 C (ldc 4), plus C = 10 */
+			for (int i = 0; i < 16; i++)
+				c[i] = 10;
+			rt_gemm_f32(ta, tb, 3, 1, 4, 2, ap, lda, bp + (tb ? 8 : 2), ldb, 1, c + 1, 4);
+			for (int i = 0; i < 3; i++) {
+				float want = 10;
+
+				for (int t = 0; t < 4; t++)
+					want += 2 * (float)(i - t) * (float)(2 * t + 2);
+				CU_ASSERT_EQUAL(c[i * 4 + 1], want);
+				CU_ASSERT_EQUAL(c[i * 4], 10);
+			}
+		}
+	for (int i = 0; i < 16; i++)
+		cd[i] = NAN;
+	rt_gemm_f64(0, 0, 1, 5, 4, 1, ad + 8, 4, bd, 5, 0, cd, 5);
+	CU_ASSERT_EQUAL(cd[0], 2 * 0 + 1 * 2 + 0 * 4 - 1 * 6);
+	CU_ASSERT_EQUAL(cd[4], 2 * 4 + 1 * 6 + 0 * 8 - 1 * 10);
+}
+
 /* ---- Conv ------------------------------------------------------------- */
 
 static void test_conv_depthwise_dilated(void)
@@ -853,6 +909,7 @@ static const struct unit_test tests[] = {
 	{ "qlinear_rounding", test_qlinear_rounding },
 	{ "qlinear_conv_per_channel", test_qlinear_conv_per_channel },
 	{ "conv_integer_pad", test_conv_integer_pad },
+	{ "gemm_vector_shapes", test_gemm_vector_shapes },
 	{ NULL, NULL },
 };
 

@@ -146,6 +146,24 @@ int rw_check_float_node(struct rw_ctx *c, const struct ir_node *n,
 int rw_node_axis(struct rw_ctx *c, const struct ir_node *n, int64_t dflt, int max_rank,
 		 int *rank, int64_t *axis, char *why, size_t size);
 
+/* ---- running the model (sample.c) ------------------------------------ */
+
+struct rt_session;
+struct rt_opts;
+struct rt_dim_set;
+/* An interpreter session of m (options o) with one set of seeded random
+ * inputs (seed 1; symbolic dims as --dim gives them, n_dims of dims), what
+ * fold-constants runs and --fit-memory plans.  rw_sample_release frees
+ * both; it is safe after a failed rw_sample_init. */
+struct rw_sample {
+	struct rt_session *s;
+	struct rt_value **ins;        /* n_ins */
+	size_t n_ins;
+};
+int rw_sample_init(struct rw_sample *r, struct ir_model *m, const struct rt_opts *o,
+		   const struct rt_dim_set *dims, size_t n_dims, struct ir_diag *d);
+void rw_sample_release(struct rw_sample *r);
+
 /* Define a node pass of kind RW_DECOMPOSE with static tables. */
 #define RW_DECOMPOSITION(id, nm, sum, m, v, chk, vchk, app) \
 	const struct rw_pass rw_pass_##id = { \

@@ -50,18 +50,14 @@ static int small_enough(struct rw_ctx *c, const struct ir_node *n)
 {
 	for (size_t i = 0; i < n->n_outputs; i++) {
 		const struct ir_vtype *t = n->outputs[i] ? rw_type(c, n->outputs[i]) : NULL;
-		double bytes = 8;
+		double numel;
 
 		if (!n->outputs[i])
 			continue;
-		if (!t || t->is_seq || !t->dtype || t->dtype == IR_DTYPE_STRING || t->rank < 0)
+		if (!t || t->is_seq || !t->dtype || t->dtype == IR_DTYPE_STRING ||
+		    (numel = rw_static_numel(c, n->outputs[i])) < 0)
 			return 0;
-		for (int k = 0; k < t->rank; k++) {
-			if (t->dims[k].kind != IR_VDIM_VALUE)
-				return 0;
-			bytes *= (double)t->dims[k].value;
-		}
-		if (bytes > FOLD_MAX_BYTES && strcmp(ir_s(n->op_type), "ConstantOfShape"))
+		if (8 * numel > FOLD_MAX_BYTES && strcmp(ir_s(n->op_type), "ConstantOfShape"))
 			return 0;
 	}
 	return 1;

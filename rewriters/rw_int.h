@@ -108,6 +108,9 @@ int rw_const_doubles(const struct rw_ctx *c, const struct ir_value *v,
 /* A value's dims when all are static (rank <= IR_INFER_MAX_RANK). */
 int rw_static_shape(const struct rw_ctx *c, const struct ir_value *v, int64_t *dims,
 		    int *rank);
+/* The product of a value's dims when its rank is known and all are
+ * static (1 for a scalar), -1 otherwise (v may be NULL). */
+double rw_static_numel(const struct rw_ctx *c, const struct ir_value *v);
 /* Read by exactly one node and no graph output. */
 int rw_single_use(const struct ir_value *v);
 

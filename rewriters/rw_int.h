@@ -131,6 +131,20 @@ void rw_remove_unread(struct ir_graph *g, struct ir_node *const *nodes, size_t k
  * Fusions leave those alone: a decomposition ran because the target
  * could not take the fused op for that node, and fusing would undo it. */
 int rw_made_by_pass(struct ir_node *const *nodes, size_t k);
+/* The loop of a fusion pass: fuse(c, n) on each main-graph node in order
+ * (0: nothing there, 1: fused, negative: stop with that status); after a
+ * fusion, inference is refreshed and the walk starts over (indices moved).
+ * *changed counts the fusions. */
+int rw_fuse_each(struct rw_ctx *c, int (*fuse)(struct rw_ctx *c, struct ir_node *n),
+		 size_t *changed);
+/* Define a pass of kind RW_FUSE that runs rw_fuse_each with at. */
+#define RW_FUSION(id, nm, sum, at) \
+	static int run_##id(struct rw_ctx *c, size_t *changed) \
+	{ \
+		return rw_fuse_each(c, at, changed); \
+	} \
+	const struct rw_pass rw_pass_##id = { \
+		.name = nm, .summary = sum, .kind = RW_FUSE, .run = run_##id }
 
 /* ---- preconditions (checks.c) --------------------------------------- */
 

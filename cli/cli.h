@@ -65,7 +65,8 @@ int cli_push(char ***v, size_t *n, char *s);
 /* The options of the interpreter runs migrate and validate share,
  * --samples N, --seed S and --threads N: their getopt_long entries (in an
  * option table: CLI_RUN_OPTIONS,), the values getopt_long returns for them
- * and where cli_parse_run_opt stores them. */
+ * and where cli_parse_run_opt stores them (run takes --seed and --threads
+ * only, and leaves samples NULL). */
 enum { CLI_OPT_SAMPLES = 0x100, CLI_OPT_SEED, CLI_OPT_THREADS };
 #define CLI_RUN_OPTIONS \
 	{ "samples", required_argument, NULL, CLI_OPT_SAMPLES }, \
@@ -81,6 +82,11 @@ struct cli_run_opts {
  * or the usage error's exit code. */
 int cli_parse_run_opt(const struct cli_command *self, int c, const char *arg,
 		      const struct cli_run_opts *o);
+struct rt_dim_set;
+/* Append --dim's NAME=VALUE to the array *dims of *n: CLI_EXIT_OK, the
+ * usage error's exit code, or CLI_EXIT_INTERNAL out of memory. */
+int cli_add_dim(const struct cli_command *self, struct rt_dim_set **dims, size_t *n,
+		const char *arg);
 
 struct ir_model;
 /* Load and verify a model; on failure print the error line and return the

@@ -132,18 +132,11 @@ static int parse_args(int argc, char **argv, struct margs *a)
 			if ((rc = cli_parse_run_opt(self, c, optarg, &run)) != CLI_EXIT_OK)
 				return rc;
 			break;
-		case 'D': {
-			struct rt_dim_set *q = realloc(a->dims, (a->o.n_dims + 1) * sizeof(*q));
-
-			if (!q)
-				return CLI_EXIT_INTERNAL;
-			a->dims = q;
-			if (rt_dim_set_parse(optarg, &q[a->o.n_dims]) < 0)
-				return cli_usage_error(self, "--dim wants NAME=VALUE, not '%s'", optarg);
-			a->o.n_dims++;
-			a->o.dims = q;
+		case 'D':
+			if ((rc = cli_add_dim(self, &a->dims, &a->o.n_dims, optarg)) != CLI_EXIT_OK)
+				return rc;
+			a->o.dims = a->dims;
 			break;
-		}
 		default:
 			return cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
 		}

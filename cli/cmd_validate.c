@@ -100,17 +100,10 @@ static int parse_args(int argc, char **argv, struct vargs *a)
 			if ((rc = cli_parse_run_opt(self, c, optarg, &run)) != CLI_EXIT_OK)
 				return rc;
 			break;
-		case 'D': {
-			struct rt_dim_set *q = realloc(a->dims, (a->n_dims + 1) * sizeof(*q));
-
-			if (!q)
-				return CLI_EXIT_INTERNAL;
-			a->dims = q;
-			if (rt_dim_set_parse(optarg, &q[a->n_dims]) < 0)
-				return cli_usage_error(self, "--dim wants NAME=VALUE, not '%s'", optarg);
-			a->n_dims++;
+		case 'D':
+			if ((rc = cli_add_dim(self, &a->dims, &a->n_dims, optarg)) != CLI_EXIT_OK)
+				return rc;
 			break;
-		}
 		case 'R': {
 			struct rt_value_range *q = realloc(a->ranges, (a->n_ranges + 1) * sizeof(*q));
 

@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "ir/ir.h"
+#include "validators/inputs.h"
 
 const struct cli_command cli_commands[] = {
 	{ "batch", cmd_batch, cmd_batch_help, "scan or migrate a zoo of models in parallel: a model x target matrix" },
@@ -179,6 +180,20 @@ int cli_parse_run_opt(const struct cli_command *self, int c, const char *arg,
 			return cli_usage_error(self, "--threads wants 1 to 1024, not '%s'", arg);
 		*o->threads = (int)v;
 	}
+	return CLI_EXIT_OK;
+}
+
+int cli_add_dim(const struct cli_command *self, struct rt_dim_set **dims, size_t *n,
+		const char *arg)
+{
+	struct rt_dim_set *q = realloc(*dims, (*n + 1) * sizeof(*q));
+
+	if (!q)
+		return CLI_EXIT_INTERNAL;
+	*dims = q;
+	if (rt_dim_set_parse(arg, &q[*n]) < 0)
+		return cli_usage_error(self, "--dim wants NAME=VALUE, not '%s'", arg);
+	(*n)++;
 	return CLI_EXIT_OK;
 }
 

@@ -1,8 +1,9 @@
 /* rw_int.h: what passes share: emitting replacement nodes (named after the
  * node they replace, placed where it was, with provenance), constants in
  * the data's dtype, opset-aware builders for ops whose form changed
- * (Unsqueeze/Squeeze/Reduce*), attribute readers with defaults and
- * constant-value lookups.  Only rewriters/ includes it. */
+ * (Unsqueeze/Squeeze/Reduce*), attribute readers with defaults,
+ * constant-value lookups, the fusion passes' walk and a seeded run of the
+ * model.  Only rewriters/ includes it. */
 #ifndef OPMIG_RW_INT_H
 #define OPMIG_RW_INT_H
 

@@ -88,8 +88,8 @@ void scan_put_dot_str(FILE *f, const char *s); /* inside "..." of DOT */
 /* Short status names used in matrices: "ok", "lim", "rw", "BLOCK". */
 const char *scan_status_short(enum scan_status s);
 
-/* What the md and html writers share (report.c).  100 * a / b, 100 when
- * b is 0. */
+/* Shared by the md and html writers (report.c): a as a percentage of b
+ * (100 when b is 0). */
 double scan_pct(size_t a, size_t b);
 /* "domain:op" through put (escaping), the domain left out for ai.onnx. */
 void scan_put_op(FILE *f, void (*put)(FILE *f, const char *s),

@@ -61,6 +61,15 @@ struct cJSON;
 int batch_row_from_json(const struct cJSON *o, struct batch_row *r);
 /* strdup that maps NULL to "". */
 char *batch_strdup(const char *s);
+/* Distinct strings of one field (the targets when target, else the
+ * models) over the rows, sorted, into a malloc'd *out (strings borrowed;
+ * *out NULL out of memory); returns how many. */
+size_t batch_summary_distinct(const struct batch_summary *s, int target, const char ***out);
+size_t batch_summary_n_failed(const struct batch_summary *s);
+/* summary.md and index.html (summary_doc.c): 0, or -1 when out of memory
+ * or writing failed. */
+int batch_summary_md(const struct batch_summary *s, FILE *f);
+int batch_summary_html(const struct batch_summary *s, FILE *f);
 /* Atomic write of a memstream's text. */
 int batch_write_text(const char *path, char *buf, size_t len, int ok,
 		     struct ir_diag *d);

@@ -1,7 +1,8 @@
 /* summary.c: the rows of a batch (a model on a target) and the summaries
  * written from them: summary.json (opmig.batch/1, documented in
- * opmig-batch(1)), summary.csv, summary.md and a self-contained
- * index.html; and reading summary.json back (for `opmig batch merge`).
+ * opmig-batch(1)), summary.csv, and summary.md and a self-contained
+ * index.html through summary_doc.c; and reading summary.json back (for
+ * `opmig batch merge`).
  * Everything written is a function of the sorted rows only, so the same
  * inputs give the same bytes, and merged shards equal an unsharded run. */
 #include <cjson/cJSON.h>
@@ -174,8 +175,7 @@ int batch_row_from_json(const cJSON *o, struct batch_row *r)
 	return 0;
 }
 
-/* Distinct strings of one field over the rows, sorted (borrowed). */
-static size_t distinct(const struct batch_summary *s, int target, const char ***out)
+size_t batch_summary_distinct(const struct batch_summary *s, int target, const char ***out)
 {
 	const char **v = malloc((s->n_rows + 1) * sizeof(*v));
 	size_t n = 0;
@@ -202,7 +202,7 @@ static size_t distinct(const struct batch_summary *s, int target, const char ***
 	return n;
 }
 
-static size_t n_failed(const struct batch_summary *s)
+size_t batch_summary_n_failed(const struct batch_summary *s)
 {
 	size_t n = 0;
 
@@ -214,7 +214,8 @@ static size_t n_failed(const struct batch_summary *s)
 int batch_summary_json(const struct batch_summary *s, FILE *f)
 {
 	const char **targets, **models;
-	size_t nt = distinct(s, 1, &targets), nm = distinct(s, 0, &models);
+	size_t nt = batch_summary_distinct(s, 1, &targets);
+	size_t nm = batch_summary_distinct(s, 0, &models);
 	size_t counts[BATCH_N_STATUS] = { 0 };
 	int first = 1;
 
@@ -231,7 +232,8 @@ int batch_summary_json(const struct batch_summary *s, FILE *f)
 		fputs(i ? ", " : "", f);
 		batch_json_str(f, targets[i]);
 	}
-	fprintf(f, "],\n  \"jobs\": %zu,\n  \"failed\": %zu,\n  \"status_counts\": {", s->n_rows, n_failed(s));
+	fprintf(f, "],\n  \"jobs\": %zu,\n  \"failed\": %zu,\n  \"status_counts\": {", s->n_rows,
+		batch_summary_n_failed(s));
 	for (int i = 0; i < BATCH_N_STATUS; i++)
 		fprintf(f, "%s\"%s\": %zu", i ? ", " : "", status_names[i], counts[i]);
 	fputs("},\n  \"results\": [", f);
@@ -315,212 +317,6 @@ static int write_csv(const struct batch_summary *s, FILE *f)
 	return ferror(f) ? -1 : 0;
 }
 
-static const struct batch_row *find_row(const struct batch_summary *s,
-					const char *model, const char *target)
-{
-	for (size_t i = 0; i < s->n_rows; i++)
-		if (!strcmp(s->rows[i].model, model) && !strcmp(s->rows[i].target, target))
-			return &s->rows[i];
-	return NULL;
-}
-
-/* Text of one cell: "status native%/after%" (or the status alone). */
-static void cell_text(const struct batch_row *r, char *b, size_t n)
-{
-	if (!r)
-		snprintf(b, n, "-");
-	else if (r->native_pct >= 0 && r->after_pct >= 0)
-		snprintf(b, n, "%s %.1f%% / %.1f%%", batch_status_name(r->status),
-			 r->native_pct, r->after_pct);
-	else
-		snprintf(b, n, "%s", batch_status_name(r->status));
-}
-
-static void md_str(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '|' || *s == '\\' || *s == '*' || *s == '_' || *s == '`')
-			fputc('\\', f);
-		fputc(*s == '\n' ? ' ' : *s, f);
-	}
-}
-
-static void fmt_num(char *b, size_t n, const char *fmt, double x, int known)
-{
-	if (known && isfinite(x))
-		snprintf(b, n, fmt, x);
-	else
-		snprintf(b, n, "-");
-}
-
-/* The detail columns of one row, formatted (shared by md and html). */
-struct row_text { char nodes[32], native[32], after[32], blockers[32], err[32], secs[32]; };
-
-static void row_text(const struct batch_row *r, struct row_text *t)
-{
-	fmt_num(t->nodes, sizeof(t->nodes), "%.0f", (double)r->nodes, r->nodes >= 0);
-	fmt_num(t->native, sizeof(t->native), "%.1f%%", r->native_pct, r->native_pct >= 0);
-	fmt_num(t->after, sizeof(t->after), "%.1f%%", r->after_pct, r->after_pct >= 0);
-	fmt_num(t->blockers, sizeof(t->blockers), "%.0f", (double)r->blockers, r->blockers >= 0);
-	fmt_num(t->err, sizeof(t->err), "%.3g", r->max_error, r->max_error >= 0);
-	fmt_num(t->secs, sizeof(t->secs), "%.2f", r->seconds, r->seconds >= 0);
-}
-
-static int write_md(const struct batch_summary *s, FILE *f)
-{
-	const char **targets, **models;
-	size_t nt = distinct(s, 1, &targets), nm = distinct(s, 0, &models), nf = n_failed(s);
-	char b[128];
-
-	if (!targets || !models) {
-		free(targets);
-		free(models);
-		return -1;
-	}
-	fprintf(f, "# opmig batch (%s)\n\n%zu models, %zu targets, %zu jobs, %zu failed.\n\n",
-		s->mode == BATCH_SCAN ? "scan" : "migrate", nm, nt, s->n_rows, nf);
-	fputs("## Matrix\n\nEach cell: status, native coverage / coverage after rewrites.\n\n| model |", f);
-	for (size_t t = 0; t < nt; t++) {
-		fputc(' ', f);
-		md_str(f, targets[t]);
-		fputs(" |", f);
-	}
-	fputs("\n| --- |", f);
-	for (size_t t = 0; t < nt; t++)
-		fputs(" --- |", f);
-	fputc('\n', f);
-	for (size_t m = 0; m < nm; m++) {
-		fputs("| ", f);
-		md_str(f, models[m]);
-		fputs(" |", f);
-		for (size_t t = 0; t < nt; t++) {
-			cell_text(find_row(s, models[m], targets[t]), b, sizeof(b));
-			fprintf(f, " %s |", b);
-		}
-		fputc('\n', f);
-	}
-	fputs("\n## Results\n\n| model | target | status | nodes | native | after rewrites | blockers | max error | seconds |\n"
-	      "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n", f);
-	for (size_t i = 0; i < s->n_rows; i++) {
-		const struct batch_row *r = &s->rows[i];
-		struct row_text t;
-
-		row_text(r, &t);
-		fputs("| ", f);
-		md_str(f, r->model);
-		fputs(" | ", f);
-		md_str(f, r->target);
-		fprintf(f, " | %s | %s | %s | %s | %s | %s | %s |\n", batch_status_name(r->status),
-			t.nodes, t.native, t.after, t.blockers, t.err, t.secs);
-	}
-	fprintf(f, "\n## Failures\n\n%s", nf ? "" : "None.\n");
-	for (size_t i = 0; i < s->n_rows; i++) {
-		const struct batch_row *r = &s->rows[i];
-
-		if (!batch_status_failed(r->status))
-			continue;
-		fputs("- ", f);
-		md_str(f, r->model);
-		fputs(" on ", f);
-		md_str(f, r->target);
-		fprintf(f, ": %s: ", batch_status_name(r->status));
-		md_str(f, *r->message ? r->message : "(no message)");
-		fputc('\n', f);
-	}
-	free(targets);
-	free(models);
-	return ferror(f) ? -1 : 0;
-}
-
-static void html_str(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
-
-static int write_html(const struct batch_summary *s, FILE *f)
-{
-	const char **targets, **models;
-	size_t nt = distinct(s, 1, &targets), nm = distinct(s, 0, &models), nf = n_failed(s);
-	char b[128];
-
-	if (!targets || !models) {
-		free(targets);
-		free(models);
-		return -1;
-	}
-	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-	      "<title>opmig batch</title>\n<style>\n"
-	      "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:2em}\n"
-	      "td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}\n"
-	      ".scanned,.migrated{background:#dfd}.not_migrated{background:#ffd}\n"
-	      ".error,.crashed,.timeout,.out_of_memory{background:#fdd}\n"
-	      "</style>\n</head>\n<body>\n", f);
-	fprintf(f, "<h1>opmig batch (%s)</h1>\n<p>%zu models, %zu targets, %zu jobs, %zu failed.</p>\n",
-		s->mode == BATCH_SCAN ? "scan" : "migrate", nm, nt, s->n_rows, nf);
-	fputs("<h2>Matrix</h2>\n<p>Each cell: status, native coverage / coverage after rewrites.</p>\n"
-	      "<table>\n<tr><th>model</th>", f);
-	for (size_t t = 0; t < nt; t++) {
-		fputs("<th>", f);
-		html_str(f, targets[t]);
-		fputs("</th>", f);
-	}
-	fputs("</tr>\n", f);
-	for (size_t m = 0; m < nm; m++) {
-		fputs("<tr><td>", f);
-		html_str(f, models[m]);
-		fputs("</td>", f);
-		for (size_t t = 0; t < nt; t++) {
-			const struct batch_row *r = find_row(s, models[m], targets[t]);
-
-			cell_text(r, b, sizeof(b));
-			fprintf(f, "<td class=\"%s\">%s</td>", r ? batch_status_name(r->status) : "none", b);
-		}
-		fputs("</tr>\n", f);
-	}
-	fputs("</table>\n<h2>Results</h2>\n<table>\n<tr><th>model</th><th>target</th><th>status</th>"
-	      "<th>nodes</th><th>native</th><th>after rewrites</th><th>blockers</th>"
-	      "<th>max error</th><th>seconds</th></tr>\n", f);
-	for (size_t i = 0; i < s->n_rows; i++) {
-		const struct batch_row *r = &s->rows[i];
-		struct row_text t;
-
-		row_text(r, &t);
-		fputs("<tr><td>", f);
-		html_str(f, r->model);
-		fputs("</td><td>", f);
-		html_str(f, r->target);
-		fprintf(f, "</td><td class=\"%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-			batch_status_name(r->status), batch_status_name(r->status), t.nodes,
-			t.native, t.after, t.blockers, t.err, t.secs);
-	}
-	fprintf(f, "</table>\n<h2>Failures</h2>\n%s", nf ? "<ul>\n" : "<p>None.</p>\n");
-	for (size_t i = 0; i < s->n_rows; i++) {
-		const struct batch_row *r = &s->rows[i];
-
-		if (!batch_status_failed(r->status))
-			continue;
-		fputs("<li>", f);
-		html_str(f, r->model);
-		fputs(" on ", f);
-		html_str(f, r->target);
-		fprintf(f, ": %s: ", batch_status_name(r->status));
-		html_str(f, *r->message ? r->message : "(no message)");
-		fputs("</li>\n", f);
-	}
-	fputs(nf ? "</ul>\n</body>\n</html>\n" : "</body>\n</html>\n", f);
-	free(targets);
-	free(models);
-	return ferror(f) ? -1 : 0;
-}
-
 int batch_write_text(const char *path, char *buf, size_t len, int ok,
 		     struct ir_diag *d)
 {
@@ -544,8 +340,8 @@ int batch_summary_write(const struct batch_summary *s, const char *dir,
 	} files[] = {
 		{ "summary.json", batch_summary_json },
 		{ "summary.csv", write_csv },
-		{ "summary.md", write_md },
-		{ "index.html", write_html },
+		{ "summary.md", batch_summary_md },
+		{ "index.html", batch_summary_html },
 	};
 
 	if (mkdir(dir, 0777) < 0 && errno != EEXIST)

@@ -13,6 +13,7 @@
 #define OPMIG_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define OPMIG_VERSION "0.1.0"
@@ -57,6 +58,35 @@ int cli_wants_help(const struct cli_command *c, int argc, char **argv);
 int cli_parse_count(const char *s, long long *out);
 /* A byte count with an optional K, M, G or T suffix (powers of 1024). */
 int cli_parse_size(const char *s, long long *out);
+/* Append s to the array *v of *n strings (s is not copied); 0 or -1 out of
+ * memory. */
+int cli_push(char ***v, size_t *n, char *s);
+
+/* The options of the interpreter runs migrate and validate share,
+ * --samples N, --seed S and --threads N: their getopt_long entries (in an
+ * option table: CLI_RUN_OPTIONS,), the values getopt_long returns for them
+ * and where cli_parse_run_opt stores them (run takes --seed and --threads
+ * only, and leaves samples NULL). */
+enum { CLI_OPT_SAMPLES = 0x100, CLI_OPT_SEED, CLI_OPT_THREADS };
+#define CLI_RUN_OPTIONS \
+	{ "samples", required_argument, NULL, CLI_OPT_SAMPLES }, \
+	{ "seed", required_argument, NULL, CLI_OPT_SEED }, \
+	{ "threads", required_argument, NULL, CLI_OPT_THREADS }
+struct cli_run_opts {
+	int *samples;                /* --samples: 1 to max_samples */
+	uint64_t *seed;              /* --seed: any count */
+	int *threads;                /* --threads: 1 to 1024 */
+	long long max_samples;
+};
+/* Option c (a CLI_OPT_* value) with its argument arg into o: CLI_EXIT_OK
+ * or the usage error's exit code. */
+int cli_parse_run_opt(const struct cli_command *self, int c, const char *arg,
+		      const struct cli_run_opts *o);
+struct rt_dim_set;
+/* Append --dim's NAME=VALUE to the array *dims of *n: CLI_EXIT_OK, the
+ * usage error's exit code, or CLI_EXIT_INTERNAL out of memory. */
+int cli_add_dim(const struct cli_command *self, struct rt_dim_set **dims, size_t *n,
+		const char *arg);
 
 struct ir_model;
 /* Load and verify a model; on failure print the error line and return the
@@ -101,5 +131,10 @@ int cli_load_rules_with(char *const *files, size_t n, struct rules_db *base,
 const struct rules_target *cli_find_target(const struct rules_db *base,
 					   const struct rules_db *extra,
 					   const char *id);
+/* Add the ids of --target's "a,b,c" to *ids (copies the caller frees, each
+ * and the array), skipping ones already there: CLI_EXIT_OK, the usage
+ * error for an empty id, or CLI_EXIT_INTERNAL out of memory. */
+int cli_add_targets(const struct cli_command *self, char ***ids, size_t *n,
+		    const char *list);
 
 #endif

@@ -66,38 +66,6 @@ struct bargs {
 	struct batch_limits lim;
 };
 
-static int push(char ***v, size_t *n, char *s)
-{
-	char **p = realloc(*v, (*n + 1) * sizeof(*p));
-
-	if (!p)
-		return -1;
-	*v = p;
-	p[(*n)++] = s;
-	return 0;
-}
-
-static int add_targets(struct bargs *a, const char *list)
-{
-	const char *p = list;
-
-	for (;;) {
-		size_t len = strcspn(p, ",");
-		char *id;
-		int dup = 0;
-
-		if (!len)
-			return 1;
-		for (size_t i = 0; i < a->n_targets; i++)
-			dup |= strlen(a->targets[i]) == len && !strncmp(a->targets[i], p, len);
-		if (!dup && (!(id = strndup(p, len)) || push(&a->targets, &a->n_targets, id) < 0))
-			return -1;
-		if (!p[len])
-			return 0;
-		p += len + 1;
-	}
-}
-
 static int parse_args(int argc, char **argv, struct bargs *a,
 		      const struct cli_command *self)
 {
@@ -132,10 +100,8 @@ static int parse_args(int argc, char **argv, struct bargs *a,
 	while ((c = getopt_long(argc, argv, "o:j:q", opts, NULL)) != -1) {
 		switch (c) {
 		case 'T':
-			if ((rc = add_targets(a, optarg)) < 0)
-				return CLI_EXIT_INTERNAL;
-			if (rc)
-				return cli_usage_error(self, "--target wants ids separated by commas, not '%s'", optarg);
+			if ((rc = cli_add_targets(self, &a->targets, &a->n_targets, optarg)) != CLI_EXIT_OK)
+				return rc;
 			break;
 		case 'o': a->out = optarg; break;
 		case 'z': a->zip = optarg; break;
@@ -178,7 +144,7 @@ static int parse_args(int argc, char **argv, struct bargs *a,
 			break;
 		case 'f':
 		case 'r':
-			if (c == 'f' && push(&a->srcs, &a->n_srcs, optarg) < 0)
+			if (c == 'f' && cli_push(&a->srcs, &a->n_srcs, optarg) < 0)
 				return CLI_EXIT_INTERNAL;
 			if (c == 'r') {
 				if (a->n_rules == 16)
@@ -206,7 +172,7 @@ static int parse_args(int argc, char **argv, struct bargs *a,
 
 			if (!eq || eq == optarg || cli_parse_count(eq + 1, &v) < 0 || v < 1)
 				return cli_usage_error(self, "--dim wants NAME=VALUE, not '%s'", optarg);
-			if (push(&a->def.dims, &a->def.n_dims, optarg) < 0)
+			if (cli_push(&a->def.dims, &a->def.n_dims, optarg) < 0)
 				return CLI_EXIT_INTERNAL;
 			break;
 		}
@@ -215,14 +181,15 @@ static int parse_args(int argc, char **argv, struct bargs *a,
 		}
 	}
 	for (int i = optind; i < argc; i++)
-		if (push(&a->srcs, &a->n_srcs, argv[i]) < 0)
+		if (cli_push(&a->srcs, &a->n_srcs, argv[i]) < 0)
 			return CLI_EXIT_INTERNAL;
 	if (!a->n_srcs)
 		return cli_usage_error(self, "batch needs at least one SRC");
 	if (!a->out)
 		return cli_usage_error(self, "batch needs -o OUTDIR");
-	if (!a->n_targets && add_targets(a, "generic-npu") < 0)
-		return CLI_EXIT_INTERNAL;
+	if (!a->n_targets &&
+	    (rc = cli_add_targets(self, &a->targets, &a->n_targets, "generic-npu")) != CLI_EXIT_OK)
+		return rc;
 	return 0;
 }
 

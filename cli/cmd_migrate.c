@@ -73,9 +73,7 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		{ "passes", required_argument, NULL, 'P' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "no-validate", no_argument, NULL, 'N' },
-		{ "samples", required_argument, NULL, 'S' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "threads", required_argument, NULL, 't' },
+		CLI_RUN_OPTIONS,
 		{ "map", required_argument, NULL, 'm' },
 		{ "report", required_argument, NULL, 'R' },
 		{ "format", required_argument, NULL, 'f' },
@@ -84,8 +82,9 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct cli_command *self = cli_command_find("migrate");
+	const struct cli_run_opts run = { &a->o.samples, &a->o.seed, &a->o.threads, 10000 };
 	long long v;
-	int c;
+	int c, rc;
 
 	optind = 1;
 	opterr = 0;
@@ -127,33 +126,17 @@ static int parse_args(int argc, char **argv, struct margs *a)
 				return cli_usage_error(self, "--batch wants a count >= 1, not '%s'", optarg);
 			a->o.batch = v;
 			break;
-		case 'S':
-			if (cli_parse_count(optarg, &v) < 0 || v < 1 || v > 10000)
-				return cli_usage_error(self, "--samples wants a count >= 1, not '%s'", optarg);
-			a->o.samples = (int)v;
+		case CLI_OPT_SAMPLES:
+		case CLI_OPT_SEED:
+		case CLI_OPT_THREADS:
+			if ((rc = cli_parse_run_opt(self, c, optarg, &run)) != CLI_EXIT_OK)
+				return rc;
 			break;
-		case 's':
-			if (cli_parse_count(optarg, &v) < 0)
-				return cli_usage_error(self, "--seed wants a number, not '%s'", optarg);
-			a->o.seed = (uint64_t)v;
+		case 'D':
+			if ((rc = cli_add_dim(self, &a->dims, &a->o.n_dims, optarg)) != CLI_EXIT_OK)
+				return rc;
+			a->o.dims = a->dims;
 			break;
-		case 't':
-			if (cli_parse_count(optarg, &v) < 0 || v < 1 || v > 1024)
-				return cli_usage_error(self, "--threads wants 1 to 1024, not '%s'", optarg);
-			a->o.threads = (int)v;
-			break;
-		case 'D': {
-			struct rt_dim_set *q = realloc(a->dims, (a->o.n_dims + 1) * sizeof(*q));
-
-			if (!q)
-				return CLI_EXIT_INTERNAL;
-			a->dims = q;
-			if (rt_dim_set_parse(optarg, &q[a->o.n_dims]) < 0)
-				return cli_usage_error(self, "--dim wants NAME=VALUE, not '%s'", optarg);
-			a->o.n_dims++;
-			a->o.dims = q;
-			break;
-		}
 		default:
 			return cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
 		}

@@ -66,9 +66,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	static const struct option opts[] = {
 		{ "data", required_argument, NULL, 'd' },
 		{ "out-format", required_argument, NULL, 'f' },
-		{ "seed", required_argument, NULL, 's' },
+		{ "seed", required_argument, NULL, CLI_OPT_SEED },
 		{ "dim", required_argument, NULL, 'D' },
-		{ "threads", required_argument, NULL, 't' },
+		{ "threads", required_argument, NULL, CLI_OPT_THREADS },
 		{ "check", required_argument, NULL, 'c' },
 		{ "rtol", required_argument, NULL, 'r' },
 		{ "atol", required_argument, NULL, 'a' },
@@ -79,8 +79,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct cli_command *self = cli_command_find("run");
+	const struct cli_run_opts run = { NULL, &a->seed, &a->threads, 0 };
 	long long v;
-	int c;
+	int c, rc;
 
 	optind = 1;
 	opterr = 0;
@@ -96,26 +97,14 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 				return cli_usage_error(self, "--out-format is pb or npy, not '%s'", optarg);
 			a->npy = !strcmp(optarg, "npy");
 			break;
-		case 's':
-			if (cli_parse_count(optarg, &v) < 0)
-				return cli_usage_error(self, "--seed wants a number, not '%s'", optarg);
-			a->seed = (uint64_t)v;
+		case CLI_OPT_SEED:
+		case CLI_OPT_THREADS:
+			if ((rc = cli_parse_run_opt(self, c, optarg, &run)) != CLI_EXIT_OK)
+				return rc;
 			break;
-		case 'D': {
-			struct rt_dim_set *q = realloc(a->dims, (a->n_dims + 1) * sizeof(*q));
-
-			if (!q)
-				return CLI_EXIT_INTERNAL;
-			a->dims = q;
-			if (rt_dim_set_parse(optarg, &q[a->n_dims]) < 0)
-				return cli_usage_error(self, "--dim wants NAME=VALUE, not '%s'", optarg);
-			a->n_dims++;
-			break;
-		}
-		case 't':
-			if (cli_parse_count(optarg, &v) < 0 || v < 1 || v > 1024)
-				return cli_usage_error(self, "--threads wants 1 to 1024, not '%s'", optarg);
-			a->threads = (int)v;
+		case 'D':
+			if ((rc = cli_add_dim(self, &a->dims, &a->n_dims, optarg)) != CLI_EXIT_OK)
+				return rc;
 			break;
 		case 'R':
 			if (cli_parse_count(optarg, &v) < 0 || v < 1 || v > 1000000)

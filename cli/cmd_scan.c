@@ -55,43 +55,6 @@ static void args_release(struct scan_args *a)
 	free(a->rules);
 }
 
-static int push(char ***v, size_t *n, char *s)
-{
-	char **p = realloc(*v, (*n + 1) * sizeof(*p));
-
-	if (!p)
-		return -1;
-	*v = p;
-	p[(*n)++] = s;
-	return 0;
-}
-
-/* Add the ids of "a,b,c" (skipping ones already there). */
-static int add_targets(struct scan_args *a, const char *list)
-{
-	const char *p = list;
-
-	while (1) {
-		size_t len = strcspn(p, ",");
-		char *id;
-		int dup = 0;
-
-		if (!len)
-			return 1;
-		for (size_t i = 0; i < a->n_targets; i++)
-			dup |= strlen(a->targets[i]) == len && !strncmp(a->targets[i], p, len);
-		if (!dup) {
-			if (!(id = strndup(p, len)) || push(&a->targets, &a->n_targets, id) < 0) {
-				free(id);
-				return -1;
-			}
-		}
-		if (!p[len])
-			return 0;
-		p += len + 1;
-	}
-}
-
 static int parse_args(struct scan_args *a, int argc, char **argv,
 		      const struct cli_command *self)
 {
@@ -112,13 +75,11 @@ static int parse_args(struct scan_args *a, int argc, char **argv,
 	while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			if ((rc = add_targets(a, optarg)) < 0)
-				return CLI_EXIT_INTERNAL;
-			if (rc)
-				return cli_usage_error(self, "--target wants ids separated by commas, not '%s'", optarg);
+			if ((rc = cli_add_targets(self, &a->targets, &a->n_targets, optarg)) != CLI_EXIT_OK)
+				return rc;
 			break;
 		case 'r':
-			if (push(&a->rules, &a->n_rules, optarg) < 0)
+			if (cli_push(&a->rules, &a->n_rules, optarg) < 0)
 				return CLI_EXIT_INTERNAL;
 			break;
 		case 'f':
@@ -145,8 +106,9 @@ static int parse_args(struct scan_args *a, int argc, char **argv,
 	if (argc - optind != 1)
 		return cli_usage_error(self, "scan needs one MODEL");
 	a->model = argv[optind];
-	if (!a->n_targets && add_targets(a, "generic-npu") < 0)
-		return CLI_EXIT_INTERNAL;
+	if (!a->n_targets &&
+	    (rc = cli_add_targets(self, &a->targets, &a->n_targets, "generic-npu")) != CLI_EXIT_OK)
+		return rc;
 	return CLI_EXIT_OK;
 }
 

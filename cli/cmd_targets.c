@@ -1,6 +1,7 @@
 /* cmd_targets.c: `opmig targets [--json]`: list the targets of the rules
  * data folder (id, name, vendor, op counts, sources), as text or as
- * opmig.targets/1 JSON. */
+ * opmig.targets/1 JSON; and what the commands share about targets:
+ * loading the rules, finding a target, the --target list. */
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -72,6 +73,30 @@ const struct rules_target *cli_find_target(const struct rules_db *base,
 	const struct rules_target *t = extra ? rules_db_find(extra, id) : NULL;
 
 	return t ? t : rules_db_find(base, id);
+}
+
+int cli_add_targets(const struct cli_command *self, char ***ids, size_t *n,
+		    const char *list)
+{
+	const char *p = list;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char *id;
+		int dup = 0;
+
+		if (!len)
+			return cli_usage_error(self, "--target wants ids separated by commas, not '%s'", list);
+		for (size_t i = 0; i < *n; i++)
+			dup |= strlen((*ids)[i]) == len && !strncmp((*ids)[i], p, len);
+		if (!dup && (!(id = strndup(p, len)) || cli_push(ids, n, id) < 0)) {
+			free(id);
+			return CLI_EXIT_INTERNAL;
+		}
+		if (!p[len])
+			return CLI_EXIT_OK;
+		p += len + 1;
+	}
 }
 
 static cJSON *json_target(const struct rules_target *t)

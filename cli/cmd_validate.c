@@ -50,17 +50,6 @@ struct vargs {
 	size_t n_dims, n_ranges;
 };
 
-static int push(char ***v, size_t *n, char *s)
-{
-	char **q = realloc(*v, (*n + 1) * sizeof(*q));
-
-	if (!q)
-		return -1;
-	q[(*n)++] = s;
-	*v = q;
-	return 0;
-}
-
 static int parse_double(const char *s, double *out)
 {
 	char *end;
@@ -75,8 +64,7 @@ static int parse_args(int argc, char **argv, struct vargs *a)
 	static const struct option opts[] = {
 		{ "data", required_argument, NULL, 'd' },
 		{ "input", required_argument, NULL, 'i' },
-		{ "samples", required_argument, NULL, 'n' },
-		{ "seed", required_argument, NULL, 's' },
+		CLI_RUN_OPTIONS,
 		{ "dim", required_argument, NULL, 'D' },
 		{ "range", required_argument, NULL, 'R' },
 		{ "rtol", required_argument, NULL, 'r' },
@@ -86,53 +74,36 @@ static int parse_args(int argc, char **argv, struct vargs *a)
 		{ "map", required_argument, NULL, 'm' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "save", required_argument, NULL, 'S' },
-		{ "threads", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct cli_command *self = cli_command_find("validate");
-	int c, have_r = 0, have_a = 0;
-	long long v;
+	const struct cli_run_opts run = { &a->o.samples, &a->o.gen.seed, &a->o.threads, 100000 };
+	int c, rc, have_r = 0, have_a = 0;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (push(&a->data, &a->n_data, optarg) < 0)
+			if (cli_push(&a->data, &a->n_data, optarg) < 0)
 				return CLI_EXIT_INTERNAL;
 			break;
 		case 'i':
 			if (!strchr(optarg, '=') || optarg[0] == '=')
 				return cli_usage_error(self, "--input wants NAME=FILE, not '%s'", optarg);
-			if (push(&a->inputs, &a->n_inputs, optarg) < 0)
+			if (cli_push(&a->inputs, &a->n_inputs, optarg) < 0)
 				return CLI_EXIT_INTERNAL;
 			break;
-		case 'n':
-			if (cli_parse_count(optarg, &v) < 0 || v < 1 || v > 100000)
-				return cli_usage_error(self, "--samples wants a count >= 1, not '%s'", optarg);
-			a->o.samples = (int)v;
+		case CLI_OPT_SAMPLES:
+		case CLI_OPT_SEED:
+		case CLI_OPT_THREADS:
+			if ((rc = cli_parse_run_opt(self, c, optarg, &run)) != CLI_EXIT_OK)
+				return rc;
 			break;
-		case 's':
-			if (cli_parse_count(optarg, &v) < 0)
-				return cli_usage_error(self, "--seed wants a number, not '%s'", optarg);
-			a->o.gen.seed = (uint64_t)v;
+		case 'D':
+			if ((rc = cli_add_dim(self, &a->dims, &a->n_dims, optarg)) != CLI_EXIT_OK)
+				return rc;
 			break;
-		case 't':
-			if (cli_parse_count(optarg, &v) < 0 || v < 1 || v > 1024)
-				return cli_usage_error(self, "--threads wants 1 to 1024, not '%s'", optarg);
-			a->o.threads = (int)v;
-			break;
-		case 'D': {
-			struct rt_dim_set *q = realloc(a->dims, (a->n_dims + 1) * sizeof(*q));
-
-			if (!q)
-				return CLI_EXIT_INTERNAL;
-			a->dims = q;
-			if (rt_dim_set_parse(optarg, &q[a->n_dims]) < 0)
-				return cli_usage_error(self, "--dim wants NAME=VALUE, not '%s'", optarg);
-			a->n_dims++;
-			break;
-		}
 		case 'R': {
 			struct rt_value_range *q = realloc(a->ranges, (a->n_ranges + 1) * sizeof(*q));
 

@@ -1,5 +1,6 @@
 /* commands.c: the sorted command table (found by bsearch) and the shared
- * helpers every command uses: exit-code mapping, error lines, colour. */
+ * helpers every command uses: exit-code mapping, error lines, colour,
+ * option values. */
 #include <errno.h>
 #include <stdarg.h>
 #include <limits.h>
@@ -9,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "ir/ir.h"
+#include "validators/inputs.h"
 
 const struct cli_command cli_commands[] = {
 	{ "batch", cmd_batch, cmd_batch_help, "scan or migrate a zoo of models in parallel: a model x target matrix" },
@@ -155,6 +157,55 @@ int cli_parse_count(const char *s, long long *out)
 	errno = 0;
 	*out = strtoll(s, &end, 10);
 	return (errno || end == s || *end || *out < 0) ? -1 : 0;
+}
+
+int cli_parse_run_opt(const struct cli_command *self, int c, const char *arg,
+		      const struct cli_run_opts *o)
+{
+	long long v;
+
+	switch (c) {
+	case CLI_OPT_SAMPLES:
+		if (cli_parse_count(arg, &v) < 0 || v < 1 || v > o->max_samples)
+			return cli_usage_error(self, "--samples wants a count >= 1, not '%s'", arg);
+		*o->samples = (int)v;
+		break;
+	case CLI_OPT_SEED:
+		if (cli_parse_count(arg, &v) < 0)
+			return cli_usage_error(self, "--seed wants a number, not '%s'", arg);
+		*o->seed = (uint64_t)v;
+		break;
+	default:
+		if (cli_parse_count(arg, &v) < 0 || v < 1 || v > 1024)
+			return cli_usage_error(self, "--threads wants 1 to 1024, not '%s'", arg);
+		*o->threads = (int)v;
+	}
+	return CLI_EXIT_OK;
+}
+
+int cli_add_dim(const struct cli_command *self, struct rt_dim_set **dims, size_t *n,
+		const char *arg)
+{
+	struct rt_dim_set *q = realloc(*dims, (*n + 1) * sizeof(*q));
+
+	if (!q)
+		return CLI_EXIT_INTERNAL;
+	*dims = q;
+	if (rt_dim_set_parse(arg, &q[*n]) < 0)
+		return cli_usage_error(self, "--dim wants NAME=VALUE, not '%s'", arg);
+	(*n)++;
+	return CLI_EXIT_OK;
+}
+
+int cli_push(char ***v, size_t *n, char *s)
+{
+	char **p = realloc(*v, (*n + 1) * sizeof(*p));
+
+	if (!p)
+		return -1;
+	*v = p;
+	p[(*n)++] = s;
+	return 0;
 }
 
 int cli_parse_size(const char *s, long long *out)

@@ -103,6 +103,21 @@ int rw_static_shape(const struct rw_ctx *c, const struct ir_value *v, int64_t *d
 	return 1;
 }
 
+double rw_static_numel(const struct rw_ctx *c, const struct ir_value *v)
+{
+	const struct ir_vtype *t = v ? rw_type(c, v) : NULL;
+	double p = 1;
+
+	if (!t || t->rank < 0)
+		return -1;
+	for (int k = 0; k < t->rank; k++) {
+		if (t->dims[k].kind != IR_VDIM_VALUE)
+			return -1;
+		p *= (double)t->dims[k].value;
+	}
+	return p;
+}
+
 int rw_single_use(const struct ir_value *v)
 {
 	if (!v || v->n_uses != 1)

@@ -239,14 +239,9 @@ static double max_dim(struct narrow *w, const struct ir_value *v, int a, int b,
 
 static double numel(struct narrow *w, const struct ir_value *v, char *why, size_t size)
 {
-	const struct ir_vtype *t = v ? rw_type(w->c, v) : NULL;
-	double p = 1;
-
 	if (max_dim(w, v, 0, -1, why, size) < 0)
 		return -1;
-	for (int k = 0; k < t->rank; k++)
-		p *= (double)t->dims[k].value;
-	return p;
+	return rw_static_numel(w->c, v);
 }
 
 /* Bounds of output k of node n from its op and its inputs' bounds. */

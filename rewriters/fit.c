@@ -8,11 +8,10 @@
  * batch.  Activations grow linearly with the batch in the networks this is
  * for; the chosen batch is then made static by static-dims. */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "oprules/rules.h"
 #include "rewriters/migrate.h"
-#include "validators/inputs.h"
+#include "rewriters/rw_int.h"
 #include "validators/runtime.h"
 
 static int64_t weight_bytes(const struct ir_graph *g)
@@ -48,9 +47,7 @@ int mg_fit_batch(struct ir_model *m, const struct rules_target *t, const struct 
 		 int64_t *batch, char *how, size_t size, struct ir_diag *d)
 {
 	struct rt_opts ro = { .threads = 1 };
-	struct rt_input_opts io = { .seed = 1, .n_dims = o->n_dims, .dims = o->dims };
-	struct rt_session *s = NULL;
-	struct rt_value **ins = NULL;
+	struct rw_sample r;
 	int64_t w, peak = 0, b0, per, mem = t->device_memory_bytes;
 	size_t unknown = 0;
 	int rc;
@@ -58,14 +55,8 @@ int mg_fit_batch(struct ir_model *m, const struct rules_target *t, const struct 
 	if (mem <= 0)
 		return ir_diag_error(d, IR_EUSAGE, "--fit-memory: the rules of '%s' give no "
 				     "device memory", t->id);
-	if ((rc = rt_session_new(m, &ro, &s, d)) < 0)
-		return rc;
-	if (!(ins = calloc(rt_session_n_inputs(s) + 1, sizeof(*ins)))) {
-		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
-		goto done;
-	}
-	if ((rc = rt_inputs_random(s, m, &io, ins, d)) < 0 ||
-	    (rc = rt_session_plan_peak(s, ins, rt_session_n_inputs(s), &peak, &unknown, d)) < 0)
+	if ((rc = rw_sample_init(&r, m, &ro, o->dims, o->n_dims, d)) < 0 ||
+	    (rc = rt_session_plan_peak(r.s, r.ins, r.n_ins, &peak, &unknown, d)) < 0)
 		goto done;
 	w = weight_bytes(m->graph);
 	b0 = own_batch(m->graph);
@@ -90,9 +81,6 @@ int mg_fit_batch(struct ir_model *m, const struct rules_target *t, const struct 
 		 unknown ? " (some values of unknown size not counted)" : "");
 	rc = 0;
 done:
-	if (ins)
-		rt_inputs_release(ins, rt_session_n_inputs(s));
-	free(ins);
-	rt_session_free(s);
+	rw_sample_release(&r);
 	return rc;
 }

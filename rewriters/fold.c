@@ -50,18 +50,14 @@ static int small_enough(struct rw_ctx *c, const struct ir_node *n)
 {
 	for (size_t i = 0; i < n->n_outputs; i++) {
 		const struct ir_vtype *t = n->outputs[i] ? rw_type(c, n->outputs[i]) : NULL;
-		double bytes = 8;
+		double numel;
 
 		if (!n->outputs[i])
 			continue;
-		if (!t || t->is_seq || !t->dtype || t->dtype == IR_DTYPE_STRING || t->rank < 0)
+		if (!t || t->is_seq || !t->dtype || t->dtype == IR_DTYPE_STRING ||
+		    (numel = rw_static_numel(c, n->outputs[i])) < 0)
 			return 0;
-		for (int k = 0; k < t->rank; k++) {
-			if (t->dims[k].kind != IR_VDIM_VALUE)
-				return 0;
-			bytes *= (double)t->dims[k].value;
-		}
-		if (bytes > FOLD_MAX_BYTES && strcmp(ir_s(n->op_type), "ConstantOfShape"))
+		if (8 * numel > FOLD_MAX_BYTES && strcmp(ir_s(n->op_type), "ConstantOfShape"))
 			return 0;
 	}
 	return 1;
@@ -152,35 +148,27 @@ static int observe(void *ctx, const struct ir_node *n, size_t k, struct rt_value
 static int evaluate(struct fold *f, char *why, size_t size)
 {
 	struct rt_opts o = { .threads = 1, .observe = observe, .observe_ctx = f };
-	struct rt_input_opts io = { .seed = 1, .n_dims = f->c->n_dims, .dims = f->c->dims };
-	struct rt_session *s = NULL;
-	struct rt_value **ins = NULL, **outs = NULL;
+	struct rw_sample r;
+	struct rt_value **outs = NULL;
 	struct ir_diag d;
 	int rc;
 
 	ir_diag_init(&d);
-	if ((rc = rt_session_new(f->c->m, &o, &s, &d)) < 0)
+	if ((rc = rw_sample_init(&r, f->c->m, &o, f->c->dims, f->c->n_dims, &d)) < 0)
 		goto done;
-	ins = calloc(rt_session_n_inputs(s) + 1, sizeof(*ins));
-	outs = calloc(rt_session_n_outputs(s) + 1, sizeof(*outs));
-	if (!ins || !outs) {
+	if (!(outs = calloc(rt_session_n_outputs(r.s) + 1, sizeof(*outs)))) {
 		rc = ir_diag_error(&d, IR_ENOMEM, "out of memory");
 		goto done;
 	}
-	if ((rc = rt_inputs_random(s, f->c->m, &io, ins, &d)) < 0)
-		goto done;
-	rc = rt_session_run(s, ins, rt_session_n_inputs(s), outs, &d);
+	rc = rt_session_run(r.s, r.ins, r.n_ins, outs, &d);
 	if (rc == IR_EUSAGE && f->n_got == f->n_front)
 		rc = 0;          /* stopped by the observer once all were captured */
-	rt_inputs_release(outs, rt_session_n_outputs(s));
+	rt_inputs_release(outs, rt_session_n_outputs(r.s));
 done:
 	if (rc < 0)
 		snprintf(why, size, "%.200s", d.msg);
-	if (ins)
-		rt_inputs_release(ins, rt_session_n_inputs(s));
-	free(ins);
 	free(outs);
-	rt_session_free(s);
+	rw_sample_release(&r);
 	return rc;
 }
 

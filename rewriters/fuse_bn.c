@@ -138,36 +138,20 @@ static int fold(struct rw_ctx *c, struct ir_node *bnode, struct ir_node *p, stru
 	return 1;
 }
 
-static int run(struct rw_ctx *c, size_t *changed)
+static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 {
-	struct ir_graph *g = c->m->graph;
+	struct ir_node *p;
+	struct bn b;
 	int rc;
 
-	*changed = 0;
-	for (size_t i = 0; i < g->n_nodes; i++) {
-		struct ir_node *n = g->nodes[i], *p;
-		struct bn b;
-
-		if (strcmp(ir_s(n->op_type), "BatchNormalization") || (n->domain && *n->domain) ||
-		    !gather(c, n, &p, &b))
-			continue;
-		rc = fold(c, n, p, &b);
-		bn_release(&b);
-		if (rc < 0)
-			return rc;
-		if (rc > 0) {
-			(*changed)++;
-			if ((rc = rw_refresh(c)) < 0)
-				return rc;
-			i = (size_t)-1;
-		}
-	}
-	return 0;
+	if (strcmp(ir_s(n->op_type), "BatchNormalization") || (n->domain && *n->domain) ||
+	    !gather(c, n, &p, &b))
+		return 0;
+	rc = fold(c, n, p, &b);
+	bn_release(&b);
+	return rc;
 }
 
-const struct rw_pass rw_pass_fuse_batch_norm = {
-	.name = "fuse-batch-norm",
-	.summary = "BatchNormalization folded into the Conv or Gemm before it (constant weights)",
-	.kind = RW_FUSE,
-	.run = run,
-};
+RW_FUSION(fuse_batch_norm, "fuse-batch-norm",
+	  "BatchNormalization folded into the Conv or Gemm before it (constant weights)",
+	  fuse_at);

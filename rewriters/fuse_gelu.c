@@ -223,38 +223,20 @@ static int fuse(struct rw_ctx *c, struct match *m)
 	return 1;
 }
 
-static int run(struct rw_ctx *c, size_t *changed)
+static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 {
-	struct ir_graph *g = c->m->graph;
-	int rc;
+	struct match m;
+	const char *op = ir_s(n->op_type);
 
-	*changed = 0;
-	for (size_t i = 0; i < g->n_nodes; i++) {
-		struct ir_node *n = g->nodes[i];
-		struct match m;
-		const char *op = ir_s(n->op_type);
-
-		memset(&m, 0, sizeof(m));
-		if ((n->domain && *n->domain) || n->n_inputs != 1 || !n->n_outputs)
-			continue;
-		if (!strcmp(op, "Erf") ? !match_erf(c, n, &m) :
-		    !strcmp(op, "Tanh") ? !match_tanh(c, n, &m) : 1)
-			continue;
-		if ((rc = fuse(c, &m)) < 0)
-			return rc;
-		if (rc > 0) {
-			(*changed)++;
-			if ((rc = rw_refresh(c)) < 0)
-				return rc;
-			i = (size_t)-1;      /* indices moved: start over */
-		}
-	}
-	return 0;
+	memset(&m, 0, sizeof(m));
+	if ((n->domain && *n->domain) || n->n_inputs != 1 || !n->n_outputs)
+		return 0;
+	if (!strcmp(op, "Erf") ? !match_erf(c, n, &m) :
+	    !strcmp(op, "Tanh") ? !match_tanh(c, n, &m) : 1)
+		return 0;
+	return fuse(c, &m);
 }
 
-const struct rw_pass rw_pass_fuse_gelu = {
-	.name = "fuse-gelu",
-	.summary = "the Erf and Tanh forms of Gelu fused into Gelu (opset 20) or com.microsoft Gelu/FastGelu",
-	.kind = RW_FUSE,
-	.run = run,
-};
+RW_FUSION(fuse_gelu, "fuse-gelu",
+	  "the Erf and Tanh forms of Gelu fused into Gelu (opset 20) or com.microsoft Gelu/FastGelu",
+	  fuse_at);

@@ -54,32 +54,13 @@ static int try_fuse(struct rw_ctx *c, struct ir_node *mm)
 	return 1;
 }
 
-static int run(struct rw_ctx *c, size_t *changed)
+static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 {
-	struct ir_graph *g = c->m->graph;
-	int rc;
-
-	*changed = 0;
-	for (size_t i = 0; i < g->n_nodes; i++) {
-		struct ir_node *n = g->nodes[i];
-
-		if (strcmp(ir_s(n->op_type), "MatMul") || (n->domain && *n->domain))
-			continue;
-		if ((rc = try_fuse(c, n)) < 0)
-			return rc;
-		if (rc > 0) {
-			(*changed)++;
-			if ((rc = rw_refresh(c)) < 0)
-				return rc;
-			i = (size_t)-1;
-		}
-	}
-	return 0;
+	if (strcmp(ir_s(n->op_type), "MatMul") || (n->domain && *n->domain))
+		return 0;
+	return try_fuse(c, n);
 }
 
-const struct rw_pass rw_pass_fuse_gemm = {
-	.name = "fuse-gemm",
-	.summary = "MatMul (2-D, constant B) + Add of a bias broadcastable to [M, N] fused into Gemm",
-	.kind = RW_FUSE,
-	.run = run,
-};
+RW_FUSION(fuse_gemm, "fuse-gemm",
+	  "MatMul (2-D, constant B) + Add of a bias broadcastable to [M, N] fused into Gemm",
+	  fuse_at);

@@ -156,33 +156,15 @@ static int fuse(struct rw_ctx *c, struct match *m)
 	return 1;
 }
 
-static int run(struct rw_ctx *c, size_t *changed)
+static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 {
-	struct ir_graph *g = c->m->graph;
-	int rc;
+	struct match m;
 
-	*changed = 0;
-	for (size_t i = 0; i < g->n_nodes; i++) {
-		struct ir_node *n = g->nodes[i];
-		struct match m;
-
-		if (strcmp(ir_s(n->op_type), "Div") || (n->domain && *n->domain) || !match(c, n, &m))
-			continue;
-		if ((rc = fuse(c, &m)) < 0)
-			return rc;
-		if (rc > 0) {
-			(*changed)++;
-			if ((rc = rw_refresh(c)) < 0)
-				return rc;
-			i = (size_t)-1;
-		}
-	}
-	return 0;
+	if (strcmp(ir_s(n->op_type), "Div") || (n->domain && *n->domain) || !match(c, n, &m))
+		return 0;
+	return fuse(c, &m);
 }
 
-const struct rw_pass rw_pass_fuse_layer_norm = {
-	.name = "fuse-layer-norm",
-	.summary = "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add fused into LayerNormalization (opset 17)",
-	.kind = RW_FUSE,
-	.run = run,
-};
+RW_FUSION(fuse_layer_norm, "fuse-layer-norm",
+	  "ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add fused into LayerNormalization (opset 17)",
+	  fuse_at);

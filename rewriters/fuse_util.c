@@ -2,8 +2,9 @@
  * pattern backwards (the producer of a value, if it is a given op of the
  * default domain in the same graph) and forwards (a value's only reader),
  * binary operands in either order, constants compared with a relative
- * tolerance, removing the pattern's nodes once nothing reads them, and
- * telling patterns a decomposition made (fusing them would undo it). */
+ * tolerance, removing the pattern's nodes once nothing reads them,
+ * telling patterns a decomposition made (fusing them would undo it), and
+ * the passes' walk over the graph. */
 #include <math.h>
 #include <string.h>
 
@@ -67,6 +68,26 @@ void rw_remove_unread(struct ir_graph *g, struct ir_node *const *nodes, size_t k
 			again = 1;
 		}
 	}
+}
+
+int rw_fuse_each(struct rw_ctx *c, int (*fuse)(struct rw_ctx *c, struct ir_node *n),
+		 size_t *changed)
+{
+	struct ir_graph *g = c->m->graph;
+	int rc;
+
+	*changed = 0;
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		if ((rc = fuse(c, g->nodes[i])) < 0)
+			return rc;
+		if (rc > 0) {
+			(*changed)++;
+			if ((rc = rw_refresh(c)) < 0)
+				return rc;
+			i = (size_t)-1;      /* indices moved: start over */
+		}
+	}
+	return 0;
 }
 
 int rw_made_by_pass(struct ir_node *const *nodes, size_t k)

@@ -88,21 +88,6 @@ static int in_list(const char *op, const char *const *list, size_t n)
 	return bsearch(op, list, n, sizeof(*list), str_cmp) != NULL;
 }
 
-static double static_numel(const struct rw_ctx *c, const struct ir_value *v)
-{
-	const struct ir_vtype *t = v ? rw_type(c, v) : NULL;
-	double p = 1;
-
-	if (!t || t->rank < 0)
-		return -1;
-	for (int k = 0; k < t->rank; k++) {
-		if (t->dims[k].kind != IR_VDIM_VALUE)
-			return -1;
-		p *= (double)t->dims[k].value;
-	}
-	return p;
-}
-
 /* Inputs that keep float32 (parameters, not data). */
 static int param_input(const struct ir_node *n, size_t i)
 {
@@ -181,7 +166,8 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 		return;
 	}
 	if (in_list(op, sums, sizeof(sums) / sizeof(*sums))) {
-		double a = static_numel(p->c, n->inputs[0]), b = static_numel(p->c, n->outputs[0]);
+		double a = rw_static_numel(p->c, n->inputs[0]);
+		double b = rw_static_numel(p->c, n->outputs[0]);
 
 		if (a < 0 || b <= 0 || a / b > RW_FP16_MAX_REDUCE) {
 			pn->why = "sums more than " "256" " elements (or an unknown count)";

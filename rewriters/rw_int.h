@@ -1,8 +1,9 @@
 /* rw_int.h: what passes share: emitting replacement nodes (named after the
  * node they replace, placed where it was, with provenance), constants in
  * the data's dtype, opset-aware builders for ops whose form changed
- * (Unsqueeze/Squeeze/Reduce*), attribute readers with defaults and
- * constant-value lookups.  Only rewriters/ includes it. */
+ * (Unsqueeze/Squeeze/Reduce*), attribute readers with defaults,
+ * constant-value lookups, the fusion passes' walk and a seeded run of the
+ * model.  Only rewriters/ includes it. */
 #ifndef OPMIG_RW_INT_H
 #define OPMIG_RW_INT_H
 
@@ -108,6 +109,9 @@ int rw_const_doubles(const struct rw_ctx *c, const struct ir_value *v,
 /* A value's dims when all are static (rank <= IR_INFER_MAX_RANK). */
 int rw_static_shape(const struct rw_ctx *c, const struct ir_value *v, int64_t *dims,
 		    int *rank);
+/* The product of a value's dims when its rank is known and all are
+ * static (1 for a scalar), -1 otherwise (v may be NULL). */
+double rw_static_numel(const struct rw_ctx *c, const struct ir_value *v);
 /* Read by exactly one node and no graph output. */
 int rw_single_use(const struct ir_value *v);
 
@@ -128,6 +132,20 @@ void rw_remove_unread(struct ir_graph *g, struct ir_node *const *nodes, size_t k
  * Fusions leave those alone: a decomposition ran because the target
  * could not take the fused op for that node, and fusing would undo it. */
 int rw_made_by_pass(struct ir_node *const *nodes, size_t k);
+/* The loop of a fusion pass: fuse(c, n) on each main-graph node in order
+ * (0: nothing there, 1: fused, negative: stop with that status); after a
+ * fusion, inference is refreshed and the walk starts over (indices moved).
+ * *changed counts the fusions. */
+int rw_fuse_each(struct rw_ctx *c, int (*fuse)(struct rw_ctx *c, struct ir_node *n),
+		 size_t *changed);
+/* Define a pass of kind RW_FUSE that runs rw_fuse_each with at. */
+#define RW_FUSION(id, nm, sum, at) \
+	static int run_##id(struct rw_ctx *c, size_t *changed) \
+	{ \
+		return rw_fuse_each(c, at, changed); \
+	} \
+	const struct rw_pass rw_pass_##id = { \
+		.name = nm, .summary = sum, .kind = RW_FUSE, .run = run_##id }
 
 /* ---- preconditions (checks.c) --------------------------------------- */
 
@@ -145,6 +163,24 @@ int rw_check_float_node(struct rw_ctx *c, const struct ir_node *n,
  * (dflt when absent) made non-negative; 0 with the reason otherwise. */
 int rw_node_axis(struct rw_ctx *c, const struct ir_node *n, int64_t dflt, int max_rank,
 		 int *rank, int64_t *axis, char *why, size_t size);
+
+/* ---- running the model (sample.c) ------------------------------------ */
+
+struct rt_session;
+struct rt_opts;
+struct rt_dim_set;
+/* An interpreter session of m (options o) with one set of seeded random
+ * inputs (seed 1; symbolic dims as --dim gives them, n_dims of dims), what
+ * fold-constants runs and --fit-memory plans.  rw_sample_release frees
+ * both; it is safe after a failed rw_sample_init. */
+struct rw_sample {
+	struct rt_session *s;
+	struct rt_value **ins;        /* n_ins */
+	size_t n_ins;
+};
+int rw_sample_init(struct rw_sample *r, struct ir_model *m, const struct rt_opts *o,
+		   const struct rt_dim_set *dims, size_t n_dims, struct ir_diag *d);
+void rw_sample_release(struct rw_sample *r);
 
 /* Define a node pass of kind RW_DECOMPOSE with static tables. */
 #define RW_DECOMPOSITION(id, nm, sum, m, v, chk, vchk, app) \

@@ -1,6 +1,6 @@
 /* report.c: the table of report formats (sorted by name, found by
- * bsearch), writing a report, and the one-line summary per target every
- * format shows. */
+ * bsearch), writing a report, the one-line summary per target every
+ * format shows, and the pieces the md and html writers share. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +44,55 @@ void scan_summary_line(const struct scan_target_result *tr, char *buf, size_t si
 		 "%zu blocked (%zu op type%s)", tr->target->id, k->supported, k->nodes,
 		 k->limited, k->rewritable, k->blocked, tr->blocked_op_types,
 		 tr->blocked_op_types == 1 ? "" : "s");
+}
+
+double scan_pct(size_t a, size_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 100.0;
+}
+
+void scan_put_op(FILE *f, void (*put)(FILE *f, const char *s),
+		 const char *domain, const char *op)
+{
+	if (strcmp(domain, "ai.onnx")) {
+		put(f, domain);
+		putc(':', f);
+	}
+	put(f, op);
+}
+
+int scan_put_groups(const struct scan_result *r, size_t t, FILE *out,
+		    const struct scan_markup *mk)
+{
+	struct scan_group *g;
+	size_t ng;
+
+	if (scan_groups_build(r, t, &g, &ng) < 0)
+		return -1;
+	if (ng)
+		fputs(mk->head, out);
+	for (size_t i = 0; i < ng; i++) {
+		const char *st = scan_status_name(g[i].status);
+
+		fprintf(out, mk->row, st, st);
+		scan_put_op(out, mk->put, g[i].domain, g[i].op_type);
+		fprintf(out, mk->counts, *g[i].code ? g[i].code : "-", g[i].count);
+		for (size_t k = 0; k < g[i].n_first; k++) {
+			fputs(k ? ", " : "", out);
+			mk->put(out, r->nodes[g[i].first[k]].label);
+		}
+		if (g[i].count > g[i].n_first)
+			fputs(", ...", out);
+		fputs(mk->sep, out);
+		mk->put(out, g[i].rewrite ? g[i].rewrite : "-");
+		fputs(mk->sep, out);
+		mk->put(out, g[i].message);
+		fputs(mk->end, out);
+	}
+	if (ng)
+		fputs(mk->tail, out);
+	free(g);
+	return 0;
 }
 
 const char *scan_status_short(enum scan_status s)

@@ -4,8 +4,6 @@
  * blockers and other nodes not supported, and the compatibility matrix
  * when several targets are scanned. */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "scanner/report.h"
 #include "scanner/scan_int.h"
@@ -23,19 +21,17 @@ static const char style[] =
 	"{-webkit-print-color-adjust:exact;print-color-adjust:exact}"
 	"h2{page-break-before:auto}tr{page-break-inside:avoid}}\n";
 
-static double pct(size_t a, size_t b)
-{
-	return b ? 100.0 * (double)a / (double)b : 100.0;
-}
-
-static void put_op(FILE *out, const char *domain, const char *op)
-{
-	if (strcmp(domain, "ai.onnx")) {
-		scan_put_html(out, domain);
-		putc(':', out);
-	}
-	scan_put_html(out, op);
-}
+static const struct scan_markup groups_html = {
+	.put = scan_put_html,
+	.head = "<h3>Blockers and other nodes not supported</h3>\n<table>\n"
+		"<tr><th>status</th><th>op</th><th>reason</th><th>count</th>"
+		"<th>first nodes</th><th>fix</th><th>message</th></tr>\n",
+	.row = "<tr><td class=\"%s\">%s</td><td>",
+	.counts = "</td><td>%s</td><td class=\"n\">%zu</td><td>",
+	.sep = "</td><td>",
+	.end = "</td></tr>\n",
+	.tail = "</table>\n",
+};
 
 static void put_bar(FILE *out, const struct scan_counts *k)
 {
@@ -44,19 +40,18 @@ static void put_bar(FILE *out, const struct scan_counts *k)
 	};
 	size_t v[SCAN_N_STATUS] = { k->supported, k->limited, k->rewritable, k->blocked };
 
-	fprintf(out, "<div class=\"bar\" title=\"%.1f%% supported\">", pct(k->supported, k->nodes));
+	fprintf(out, "<div class=\"bar\" title=\"%.1f%% supported\">",
+		scan_pct(k->supported, k->nodes));
 	for (int i = 0; i < SCAN_N_STATUS; i++)
 		if (v[i])
 			fprintf(out, "<div class=\"%s\" style=\"width:%.2f%%\"></div>", cls[i],
-				pct(v[i], k->nodes));
+				scan_pct(v[i], k->nodes));
 	fputs("</div>\n", out);
 }
 
 static int put_target(const struct scan_result *r, size_t t, FILE *out)
 {
 	const struct scan_target_result *tr = &r->targets[t];
-	struct scan_group *g;
-	size_t ng;
 	char line[512];
 
 	fputs("<h2 id=\"t-", out);
@@ -82,34 +77,7 @@ static int put_target(const struct scan_result *r, size_t t, FILE *out)
 		}
 		fputs("</table>\n", out);
 	}
-	if (scan_groups_build(r, t, &g, &ng) < 0)
-		return -1;
-	if (ng) {
-		fputs("<h3>Blockers and other nodes not supported</h3>\n<table>\n"
-		      "<tr><th>status</th><th>op</th><th>reason</th><th>count</th>"
-		      "<th>first nodes</th><th>fix</th><th>message</th></tr>\n", out);
-		for (size_t i = 0; i < ng; i++) {
-			fprintf(out, "<tr><td class=\"%s\">%s</td><td>", scan_status_name(g[i].status),
-				scan_status_name(g[i].status));
-			put_op(out, g[i].domain, g[i].op_type);
-			fprintf(out, "</td><td>%s</td><td class=\"n\">%zu</td><td>",
-				*g[i].code ? g[i].code : "-", g[i].count);
-			for (size_t k = 0; k < g[i].n_first; k++) {
-				fputs(k ? ", " : "", out);
-				scan_put_html(out, r->nodes[g[i].first[k]].label);
-			}
-			if (g[i].count > g[i].n_first)
-				fputs(", ...", out);
-			fputs("</td><td>", out);
-			scan_put_html(out, g[i].rewrite ? g[i].rewrite : "-");
-			fputs("</td><td>", out);
-			scan_put_html(out, g[i].message);
-			fputs("</td></tr>\n", out);
-		}
-		fputs("</table>\n", out);
-	}
-	free(g);
-	return 0;
+	return scan_put_groups(r, t, out, &groups_html);
 }
 
 static int put_matrix(const struct scan_result *r, FILE *out)
@@ -128,7 +96,7 @@ static int put_matrix(const struct scan_result *r, FILE *out)
 	fputs("</tr>\n", out);
 	for (size_t i = 0; i < mx.n_rows; i++) {
 		fputs("<tr><td>", out);
-		put_op(out, mx.rows[i].domain, mx.rows[i].op_type);
+		scan_put_op(out, scan_put_html, mx.rows[i].domain, mx.rows[i].op_type);
 		fprintf(out, "</td><td class=\"n\">%zu</td>", mx.rows[i].count);
 		for (size_t t = 0; t < r->n_targets; t++)
 			fprintf(out, "<td class=\"%s\">%s</td>",
@@ -163,7 +131,7 @@ int scan_write_html(const struct scan_result *r, FILE *out)
 		fprintf(out, "</a></td><td class=\"n\">%zu</td><td class=\"n\">%zu</td>"
 			"<td class=\"n\">%zu</td><td class=\"n\">%zu</td><td class=\"n\">%zu</td>"
 			"<td>%.1f%%</td></tr>\n", k->nodes, k->supported, k->limited,
-			k->rewritable, k->blocked, pct(k->supported, k->nodes));
+			k->rewritable, k->blocked, scan_pct(k->supported, k->nodes));
 	}
 	fputs("</table>\n<p>Bars: <span class=\"supported\">&#160;supported&#160;</span> "
 	      "<span class=\"limited\">&#160;limited&#160;</span> "

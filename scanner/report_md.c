@@ -3,31 +3,25 @@
  * nodes that are not supported (grouped by op type and reason), and with
  * several targets the compatibility matrix. */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "scanner/report.h"
 #include "scanner/scan_int.h"
 
-static double pct(size_t a, size_t b)
-{
-	return b ? 100.0 * (double)a / (double)b : 100.0;
-}
-
-static void put_op(FILE *out, const char *domain, const char *op)
-{
-	if (strcmp(domain, "ai.onnx")) {
-		scan_put_md(out, domain);
-		putc(':', out);
-	}
-	scan_put_md(out, op);
-}
+static const struct scan_markup groups_md = {
+	.put = scan_put_md,
+	.head = "\n### Nodes not supported\n\n"
+		"| status | op | reason | count | first nodes | fix | message |\n"
+		"| --- | --- | --- | ---: | --- | --- | --- |\n",
+	.row = "| %s | ",
+	.counts = " | %s | %zu | ",
+	.sep = " | ",
+	.end = " |\n",
+	.tail = "",
+};
 
 static int put_target(const struct scan_result *r, size_t t, FILE *out)
 {
 	const struct scan_target_result *tr = &r->targets[t];
-	struct scan_group *g;
-	size_t ng;
 	char line[512];
 
 	fputs("\n## ", out);
@@ -47,31 +41,7 @@ static int put_target(const struct scan_result *r, size_t t, FILE *out)
 			fputs(" |\n", out);
 		}
 	}
-	if (scan_groups_build(r, t, &g, &ng) < 0)
-		return -1;
-	if (ng) {
-		fputs("\n### Nodes not supported\n\n"
-		      "| status | op | reason | count | first nodes | fix | message |\n"
-		      "| --- | --- | --- | ---: | --- | --- | --- |\n", out);
-		for (size_t i = 0; i < ng; i++) {
-			fprintf(out, "| %s | ", scan_status_name(g[i].status));
-			put_op(out, g[i].domain, g[i].op_type);
-			fprintf(out, " | %s | %zu | ", *g[i].code ? g[i].code : "-", g[i].count);
-			for (size_t k = 0; k < g[i].n_first; k++) {
-				fputs(k ? ", " : "", out);
-				scan_put_md(out, r->nodes[g[i].first[k]].label);
-			}
-			if (g[i].count > g[i].n_first)
-				fputs(", ...", out);
-			fputs(" | ", out);
-			scan_put_md(out, g[i].rewrite ? g[i].rewrite : "-");
-			fputs(" | ", out);
-			scan_put_md(out, g[i].message);
-			fputs(" |\n", out);
-		}
-	}
-	free(g);
-	return 0;
+	return scan_put_groups(r, t, out, &groups_md);
 }
 
 static int put_matrix(const struct scan_result *r, FILE *out)
@@ -92,7 +62,7 @@ static int put_matrix(const struct scan_result *r, FILE *out)
 	putc('\n', out);
 	for (size_t i = 0; i < mx.n_rows; i++) {
 		fputs("| ", out);
-		put_op(out, mx.rows[i].domain, mx.rows[i].op_type);
+		scan_put_op(out, scan_put_md, mx.rows[i].domain, mx.rows[i].op_type);
 		fprintf(out, " | %zu |", mx.rows[i].count);
 		for (size_t t = 0; t < r->n_targets; t++)
 			fprintf(out, " %s |", scan_status_name(mx.rows[i].status[t]));
@@ -119,7 +89,7 @@ int scan_write_md(const struct scan_result *r, FILE *out)
 		scan_put_md(out, r->targets[t].target->id);
 		fprintf(out, " | %zu | %zu | %zu | %zu | %zu | %.1f%% |\n", k->nodes,
 			k->supported, k->limited, k->rewritable, k->blocked,
-			pct(k->supported, k->nodes));
+			scan_pct(k->supported, k->nodes));
 	}
 	for (size_t t = 0; t < r->n_targets; t++)
 		if (put_target(r, t, out) < 0)

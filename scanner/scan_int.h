@@ -88,4 +88,25 @@ void scan_put_dot_str(FILE *f, const char *s); /* inside "..." of DOT */
 /* Short status names used in matrices: "ok", "lim", "rw", "BLOCK". */
 const char *scan_status_short(enum scan_status s);
 
+/* Shared by the md and html writers (report.c): a as a percentage of b
+ * (100 when b is 0). */
+double scan_pct(size_t a, size_t b);
+/* "domain:op" through put (escaping), the domain left out for ai.onnx. */
+void scan_put_op(FILE *f, void (*put)(FILE *f, const char *s),
+		 const char *domain, const char *op);
+/* The markup of the table of groups (scan_put_groups): head before the
+ * rows, tail after them (neither when there are no groups); row, a printf
+ * format given the status name twice, opens a row up to the op; counts, a
+ * printf format given the reason code and the count, stands between the op
+ * and the first nodes; sep between the later cells; end closes the row.
+ * Text goes through put. */
+struct scan_markup {
+	void (*put)(FILE *f, const char *s);
+	const char *head, *row, *counts, *sep, *end, *tail;
+};
+/* The table of the groups of target t (scan_groups_build): status, op,
+ * reason, count, first nodes, fix, message; 0 or -1 out of memory. */
+int scan_put_groups(const struct scan_result *r, size_t t, FILE *out,
+		    const struct scan_markup *mk);
+
 #endif

@@ -210,11 +210,10 @@ cleanup:
 
 static int k_ms_rotary(struct rt_kctx *k)
 {
-	struct rt_value *x, *cv, *sv, *out;
+	struct rt_value *x, *cv, *sv;
 	int64_t nh = rt_attr_int(k, "num_heads", 0), rot = rt_attr_int(k, "rotary_embedding_dim", 0);
 	struct nq_rope r = { .interleaved = rt_attr_int(k, "interleaved", 0) != 0 };
-	float *xf = NULL, *cf = NULL, *sf = NULL, *yf = NULL;
-	int xo = 0, co = 0, so = 0, rc;
+	int rc;
 	int64_t *pos = NULL;
 	size_t np = 0;
 
@@ -257,20 +256,8 @@ static int k_ms_rotary(struct rt_kctx *k)
 	}
 	if ((rc = nq_rope_check(k, &r, cv->dims[0])) < 0)
 		goto cleanup;
-	rc = IR_ENOMEM;
-	if (!(out = rt_out_tensor(k, 0, x->dtype, x->rank, x->dims)) ||
-	    !(xf = nq_f32(k, x, &xo)) || !(cf = nq_f32(k, cv, &co)) ||
-	    !(sf = nq_f32(k, sv, &so)) || !(yf = nq_out_buf(k, out)))
-		goto cleanup;
-	r.cos = cf;
-	r.sin = sf;
-	nq_rotary(&r, xf, yf);
-	nq_out_done(out, yf);
-	rc = 0;
+	rc = nq_rotary_run(k, &r, x, cv, sv);
 cleanup:
-	nq_f32_release(xf, xo);
-	nq_f32_release(cf, co);
-	nq_f32_release(sf, so);
 	free(pos);
 	return rc;
 }

@@ -1,6 +1,7 @@
 /* k_nq.c: helpers shared by the norm, rnn, quant, attn and contrib kernel
  * families (see k_nq.h): float32 views and scratch outputs, the sgemm
- * wrapper and softmax. */
+ * wrapper, softmax and the run of a rotary embedding both RotaryEmbedding
+ * kernels end with. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -136,4 +137,27 @@ float *nq_expand(struct rt_kctx *k, const struct rt_value *t, size_t i,
 		}
 	}
 	return p;
+}
+
+int nq_rotary_run(struct rt_kctx *k, struct nq_rope *r, const struct rt_value *x,
+		  const struct rt_value *cv, const struct rt_value *sv)
+{
+	struct rt_value *out;
+	float *xf = NULL, *cf = NULL, *sf = NULL, *yf = NULL;
+	int xo = 0, co = 0, so = 0, rc = IR_ENOMEM;
+
+	if (!(out = rt_out_tensor(k, 0, x->dtype, x->rank, x->dims)) ||
+	    !(xf = nq_f32(k, x, &xo)) || !(cf = nq_f32(k, cv, &co)) ||
+	    !(sf = nq_f32(k, sv, &so)) || !(yf = nq_out_buf(k, out)))
+		goto cleanup;
+	r->cos = cf;
+	r->sin = sf;
+	nq_rotary(r, xf, yf);
+	nq_out_done(out, yf);
+	rc = 0;
+cleanup:
+	nq_f32_release(xf, xo);
+	nq_f32_release(cf, co);
+	nq_f32_release(sf, so);
+	return rc;
 }

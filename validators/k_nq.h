@@ -85,6 +85,12 @@ struct nq_rope {
 };
 void nq_rotary(const struct nq_rope *r, const float *x, float *y);
 int nq_rope_check(struct rt_kctx *k, const struct nq_rope *r, int64_t rows);
+/* The tail both RotaryEmbedding kernels share, once r's shape and
+ * positions are checked: output 0 (x's dtype and shape) = x rotated with
+ * the cos/sin caches cv/sv (r->cos and r->sin are set to float32 copies
+ * valid during the call only).  0, or IR_ENOMEM (diag set). */
+int nq_rotary_run(struct rt_kctx *k, struct nq_rope *r, const struct rt_value *x,
+		  const struct rt_value *cv, const struct rt_value *sv);
 
 /* The Dropout kernel (k_norm_dropout.c), in the norm family table, and
  * LinearAttention (k_attn_linear.c), in the attn family table. */

@@ -220,12 +220,14 @@ int infer_concat_from_seq(struct infer_ctx *c)
 		const struct ir_vdim *d = &s->elems[i].dims[ax];
 
 		if (d->kind != IR_VDIM_VALUE) {
-			sum = -1;
-			break;
+			o->dims[ax] = infer_dim_unknown();
+			return 0;
 		}
-		sum += d->value;
+		if (__builtin_add_overflow(sum, d->value, &sum))
+			return infer_err(c, "axis %lld: the elements' dims overflow",
+					 (long long)ax);
 	}
-	o->dims[ax] = sum >= 0 ? infer_dim_val(sum) : infer_dim_unknown();
+	o->dims[ax] = infer_dim_val(sum);
 	return 0;
 }
 
@@ -272,8 +274,9 @@ int infer_split_to_seq(struct infer_ctx *c)
 					 (long long)chunk);
 		if (len < 0 || len / chunk >= MAX_ELEMS)
 			return 0;
-		for (int64_t done = 0; done < len; done += chunk)
-			sizes[n++] = len - done < chunk ? len - done : chunk;
+		/* count down: adding chunks may overflow near INT64_MAX */
+		for (int64_t left = len; left > 0; left -= chunk)
+			sizes[n++] = left < chunk ? left : chunk;
 	} else if (!sp || !infer_vt_const_ints(sp, sizes, MAX_ELEMS, &n)) {
 		return 0;
 	}

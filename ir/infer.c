@@ -198,6 +198,11 @@ int infer_attr_int(struct infer_ctx *c, const char *name, int64_t *v)
 	int rc;
 
 	if (a) {
+		/* A float (a caller's attribute passed by reference is not
+		 * type-checked): only a value int64 holds converts. */
+		if (a->type == IR_ATTR_FLOAT && !(a->f >= -9.2e18f && a->f <= 9.2e18f))
+			return infer_err(c, "attribute '%s' is %g, not an integer",
+					 name, (double)a->f);
 		*v = a->type == IR_ATTR_FLOAT ? (int64_t)a->f : a->i;
 		return 0;
 	}

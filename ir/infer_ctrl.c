@@ -272,7 +272,12 @@ int infer_scan(struct infer_ctx *c)
 			memcpy(t.dims, x->dims, sizeof(x->dims));
 		}
 		if (i >= nstate && x && x->rank > 0) {
-			int64_t ax = n_in_axes ? in_axes[i - nstate] : 0;
+			int64_t ax;
+
+			if (n_in_axes && i - nstate >= n_in_axes)
+				return infer_err(c, "scan_input_axes has %zu values for %lld scan inputs",
+						 n_in_axes, (long long)nscan);
+			ax = n_in_axes ? in_axes[i - nstate] : 0;
 
 			if (ax < 0)
 				ax += x->rank;
@@ -305,6 +310,9 @@ int infer_scan(struct infer_ctx *c)
 			c->out[i].rank = -1;
 			continue;
 		}
+		if (n_out_axes && i - nstate >= n_out_axes)
+			return infer_err(c, "scan_output_axes has %zu values for %zu scan outputs",
+					 n_out_axes, c->n->n_outputs - nstate);
 		ax = n_out_axes ? out_axes[i - nstate] : 0;
 		if (ax < 0)
 			ax += b->rank + 1;

@@ -98,18 +98,23 @@ int infer_depth_space(struct infer_ctx *c)
 	if (x->rank != 4)
 		return infer_err(c, "input rank %d is not 4", x->rank);
 	like(o, x);
-	bb = b * b;
+	if (__builtin_mul_overflow(b, b, &bb))
+		return infer_err(c, "blocksize %lld squared overflows", (long long)b);
 	for (int i = 1; i < 4; i++) {
 		const struct ir_vdim *d = &x->dims[i];
+		int64_t k = i == 1 ? bb : b, v;
 
 		if (d->kind != IR_VDIM_VALUE) {
 			o->dims[i] = infer_dim_unknown();
 			continue;
 		}
-		if (i == 1)
-			o->dims[i] = infer_dim_val(to_space ? d->value / bb : d->value * bb);
-		else
-			o->dims[i] = infer_dim_val(to_space ? d->value * b : d->value / b);
+		/* channels shrink by b * b and H, W grow by b, or the reverse */
+		if ((i == 1) == to_space)
+			v = d->value / k;
+		else if (__builtin_mul_overflow(d->value, k, &v))
+			return infer_err(c, "dim %d: %lld times %lld overflows", i,
+					 (long long)d->value, (long long)k);
+		o->dims[i] = infer_dim_val(v);
 	}
 	return 0;
 }
@@ -144,6 +149,22 @@ int infer_onehot(struct infer_ctx *c)
 	return 0;
 }
 
+/* stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - pads
+ * into *v; -1 when hostile values overflow int64. */
+static int convt_size(int64_t in, int64_t s, int64_t op, int64_t k, int64_t d,
+		      int64_t pb, int64_t pe, int64_t *v)
+{
+	int64_t a, b;
+
+	if (__builtin_sub_overflow(in, 1, &a) || __builtin_mul_overflow(a, s, &a) ||
+	    __builtin_add_overflow(a, op, &a) ||
+	    __builtin_sub_overflow(k, 1, &b) || __builtin_mul_overflow(b, d, &b) ||
+	    __builtin_add_overflow(a, b, &a) || __builtin_add_overflow(a, 1, &a) ||
+	    __builtin_sub_overflow(a, pb, &a) || __builtin_sub_overflow(a, pe, v))
+		return -1;
+	return 0;
+}
+
 /* ConvTranspose: explicit output_shape, or
  * stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - pads. */
 int infer_conv_transpose(struct infer_ctx *c)
@@ -151,7 +172,7 @@ int infer_conv_transpose(struct infer_ctx *c)
 	const struct ir_vtype *x = infer_in(c, 0), *w = infer_in(c, 1);
 	int64_t st[IR_INFER_MAX_RANK], pads[2 * IR_INFER_MAX_RANK];
 	int64_t dil[IR_INFER_MAX_RANK], op[IR_INFER_MAX_RANK];
-	int64_t osh[IR_INFER_MAX_RANK], k[IR_INFER_MAX_RANK], group = 1;
+	int64_t osh[IR_INFER_MAX_RANK], k[IR_INFER_MAX_RANK], group = 1, ch;
 	size_t ns = 0, np = 0, nd = 0, no = 0, nos = 0, nk = 0;
 	char autopad[32] = "NOTSET";
 	struct ir_vtype *o = &c->out[0];
@@ -173,14 +194,25 @@ int infer_conv_transpose(struct infer_ctx *c)
 	if (!x || x->rank < 0 || !w || w->rank != x->rank)
 		return 0;
 	nsp = x->rank - 2;
+	/* one value per spatial axis (output_shape: its last nsp values) */
+	if ((ns && ns != (size_t)nsp) || (nd && nd != (size_t)nsp) ||
+	    (no && no != (size_t)nsp) || (nk && nk != (size_t)nsp) ||
+	    (nos && nos < (size_t)nsp))
+		return infer_err(c, "strides, dilations, output_padding, kernel_shape or output_shape do not have %d values",
+				 nsp);
 	o->rank = x->rank;
 	o->dims[0] = x->dims[0];
-	o->dims[1] = w->dims[1].kind == IR_VDIM_VALUE ?
-		     infer_dim_val(w->dims[1].value * group) : infer_dim_unknown();
+	o->dims[1] = infer_dim_unknown();
+	if (w->dims[1].kind == IR_VDIM_VALUE) {
+		if (__builtin_mul_overflow(w->dims[1].value, group, &ch))
+			return infer_err(c, "%lld output channels per group times %lld groups overflows",
+					 (long long)w->dims[1].value, (long long)group);
+		o->dims[1] = infer_dim_val(ch);
+	}
 	for (int i = 0; i < nsp; i++) {
 		const struct ir_vdim *in = &x->dims[2 + i];
 		int64_t s = ns ? st[i] : 1, d = nd ? dil[i] : 1, p = no ? op[i] : 0;
-		int64_t kk = nk ? k[i] : w->dims[2 + i].value, pb = 0, pe = 0;
+		int64_t kk = nk ? k[i] : w->dims[2 + i].value, pb = 0, pe = 0, v;
 
 		if (nos) {
 			o->dims[2 + i] = infer_dim_val(osh[nos - (size_t)nsp + (size_t)i]);
@@ -190,13 +222,15 @@ int infer_conv_transpose(struct infer_ctx *c)
 			o->dims[2 + i] = infer_dim_unknown();
 			continue;
 		}
-		if (!strncmp(autopad, "SAME", 4)) {
-			o->dims[2 + i] = infer_dim_val(in->value * s);
-			continue;
-		}
 		if (np == (size_t)(2 * nsp))
 			pb = pads[i], pe = pads[i + nsp];
-		o->dims[2 + i] = infer_dim_val(s * (in->value - 1) + p + (kk - 1) * d + 1 - pb - pe);
+		if (!strncmp(autopad, "SAME", 4) ?
+		    __builtin_mul_overflow(in->value, s, &v) :
+		    convt_size(in->value, s, p, kk, d, pb, pe, &v) < 0)
+			return infer_err(c, "spatial axis %d: input %lld, stride %lld, kernel %lld, dilation %lld and pads overflow",
+					 i, (long long)in->value, (long long)s,
+					 (long long)kk, (long long)d);
+		o->dims[2 + i] = infer_dim_val(v);
 	}
 	return 0;
 }
@@ -301,7 +335,10 @@ int infer_gather_nd(struct infer_ctx *c)
 	    idx->dims[idx->rank - 1].kind != IR_VDIM_VALUE)
 		return 0;
 	k = idx->dims[idx->rank - 1].value;
-	if (bd + k > x->rank)
+	if (bd < 0 || bd >= idx->rank)
+		return infer_err(c, "batch_dims %lld is out of range for indices of rank %d",
+				 (long long)bd, idx->rank);
+	if (k < 0 || k > x->rank || bd > x->rank - k)
 		return infer_err(c, "indices' last dim %lld is too large for rank %d",
 				 (long long)k, x->rank);
 	if (idx->rank - 1 + x->rank - bd - k > IR_INFER_MAX_RANK)
@@ -462,13 +499,23 @@ int infer_max_unpool(struct infer_ctx *c)
 	}
 	if (nk != (size_t)nsp)
 		return infer_err(c, "kernel_shape has %zu values for %d spatial dims", nk, nsp);
+	if ((ns && ns != (size_t)nsp) || (np && np != (size_t)(2 * nsp)))
+		return infer_err(c, "strides or pads do not have a value per spatial dim");
 	for (int i = 0; i < nsp; i++) {
 		const struct ir_vdim *in = &x->dims[2 + i];
-		int64_t s = ns ? st[i] : 1, p = np ? pads[i] + pads[i + nsp] : 0;
+		int64_t s = ns ? st[i] : 1, v;
 
-		o->dims[2 + i] = in->kind == IR_VDIM_VALUE ?
-				 infer_dim_val((in->value - 1) * s + k[i] - p) :
-				 infer_dim_unknown();
+		if (in->kind != IR_VDIM_VALUE) {
+			o->dims[2 + i] = infer_dim_unknown();
+			continue;
+		}
+		if (__builtin_sub_overflow(in->value, 1, &v) ||
+		    __builtin_mul_overflow(v, s, &v) || __builtin_add_overflow(v, k[i], &v) ||
+		    (np && (__builtin_sub_overflow(v, pads[i], &v) ||
+			    __builtin_sub_overflow(v, pads[i + nsp], &v))))
+			return infer_err(c, "spatial axis %d: input %lld, stride %lld, kernel %lld and pads overflow",
+					 i, (long long)in->value, (long long)s, (long long)k[i]);
+		o->dims[2 + i] = infer_dim_val(v);
 	}
 	return 0;
 }
@@ -491,6 +538,8 @@ int infer_einsum(struct infer_ctx *c)
 		if (*p != ' ')
 			eq[j++] = *p;
 	eq[j] = 0;
+	if (*p)  /* too long for eq: not inferred rather than cut short */
+		return 1;
 	if (infer_in(c, 0))
 		o->dtype = infer_in(c, 0)->dtype;
 	rhs = strstr(eq, "->");
@@ -500,9 +549,7 @@ int infer_einsum(struct infer_ctx *c)
 		const char *q;
 
 		for (q = p; *q && *q != ',' && q != rhs; q++)
-			if (*q == '.')
-				has_ell = 1;
-			else
+			if (*q != '.')
 				letters++;
 		if (!x || x->rank < 0 || x->rank < letters)
 			return 0;
@@ -510,6 +557,10 @@ int infer_einsum(struct infer_ctx *c)
 			if (*q == '.') {
 				int ne = x->rank - letters;
 
+				/* one "..." per term: a lone '.' at the end
+				 * must not step past the terminator */
+				if (q[1] != '.' || q[2] != '.' || has_ell++)
+					return infer_err(c, "bad equation '%s'", eq);
 				if ((rc = infer_broadcast2(c, ell, n_ell, x->dims + d, ne,
 							   ell, &n_ell)) < 0)
 					return rc;
@@ -524,12 +575,13 @@ int infer_einsum(struct infer_ctx *c)
 				map[(int)*q] = x->dims[d];
 			d++;
 		}
-		(void)has_ell;
 		p = *q == ',' ? q + 1 : q;
 	}
 	if (rhs) {
 		for (p = rhs + 2; *p; p++) {
 			if (*p == '.') {
+				if (p[1] != '.' || p[2] != '.')
+					return infer_err(c, "bad equation '%s'", eq);
 				for (int i = 0; i < n_ell && r < IR_INFER_MAX_RANK; i++)
 					o->dims[r++] = ell[i];
 				p += 2;

@@ -165,7 +165,8 @@ int infer_ml_feature_vectorizer(struct infer_ctx *c)
 	int64_t sum = 0;
 
 	for (size_t i = 0; a && i < a->n_ints; i++)
-		sum += a->ints[i];
+		if (__builtin_add_overflow(sum, a->ints[i], &sum))
+			return infer_err(c, "the sum of inputdimensions overflows");
 	set_2d(&c->out[0], IR_DTYPE_FLOAT, batch_of(infer_in(c, 0)),
 	       a && a->n_ints ? infer_dim_val(sum) : infer_dim_unknown());
 	return 0;

@@ -125,7 +125,8 @@ int infer_col2im(struct infer_ctx *c)
 	for (size_t i = 0; have_img && i < ni; i++)
 		c->out[0].dims[2 + i] = infer_dim_val(is[i]);
 	for (size_t i = 0; have_blk && i < nb; i++)
-		prod *= bs[i];
+		if (__builtin_mul_overflow(prod, bs[i], &prod))
+			return infer_err(c, "the product of block_shape overflows");
 	if (have_blk && prod > 0 && x && x->rank == 3 &&
 	    x->dims[1].kind == IR_VDIM_VALUE) {
 		if (x->dims[1].value % prod)
@@ -453,8 +454,14 @@ int infer_attention(struct infer_ctx *c)
 		if (!pk || !infer_has_in(c, 4))
 			total = s;
 		else if (pk->rank == 4 && pk->dims[2].kind == IR_VDIM_VALUE &&
-			 s.kind == IR_VDIM_VALUE)
-			total = infer_dim_val(pk->dims[2].value + s.value);
+			 s.kind == IR_VDIM_VALUE) {
+			int64_t t;
+
+			if (__builtin_add_overflow(pk->dims[2].value, s.value, &t))
+				return infer_err(c, "past length %lld plus sequence length %lld overflows",
+						 (long long)pk->dims[2].value, (long long)s.value);
+			total = infer_dim_val(t);
+		}
 	}
 	c->out[0].rank = q->rank;
 	c->out[0].dims[0] = b;
@@ -463,9 +470,16 @@ int infer_attention(struct infer_ctx *c)
 		c->out[0].dims[2] = lq;
 		c->out[0].dims[3] = ev;
 	} else {
+		int64_t hidden;
+
 		c->out[0].dims[1] = lq;
-		c->out[0].dims[2] = hq.kind == IR_VDIM_VALUE && ev.kind == IR_VDIM_VALUE ?
-				    infer_dim_val(hq.value * ev.value) : infer_dim_unknown();
+		c->out[0].dims[2] = infer_dim_unknown();
+		if (hq.kind == IR_VDIM_VALUE && ev.kind == IR_VDIM_VALUE) {
+			if (__builtin_mul_overflow(hq.value, ev.value, &hidden))
+				return infer_err(c, "%lld heads of size %lld overflow",
+						 (long long)hq.value, (long long)ev.value);
+			c->out[0].dims[2] = infer_dim_val(hidden);
+		}
 	}
 	for (size_t i = 1; i < c->n->n_outputs && i < 4; i++) {
 		c->out[i].rank = 4;

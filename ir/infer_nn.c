@@ -16,6 +16,36 @@ static void copy_shape(struct ir_vtype *dst, const struct ir_vtype *src)
 	memcpy(dst->dims, src->dims, sizeof(src->dims));
 }
 
+/* One spatial output size of an input of size in, a dilated kernel ek,
+ * stride s > 0 and pads pb, pe: 0 and *v, 1 when the kernel is larger
+ * than the padded input, -1 when hostile sizes overflow int64. */
+static int out_size(int64_t in, int64_t ek, int64_t s, int64_t pb, int64_t pe,
+		    const char *autopad, int ceil_mode, int64_t *v)
+{
+	int64_t span;
+
+	if (!strcmp(autopad, "SAME_UPPER") || !strcmp(autopad, "SAME_LOWER")) {
+		*v = in / s + (in % s > 0);  /* ceil(in / s) */
+		return 0;
+	}
+	if (!strcmp(autopad, "VALID")) {
+		if (__builtin_sub_overflow(in, ek, &span))
+			return -1;
+		if (span < 0) {
+			*v = 0;
+			return 0;
+		}
+	} else if (__builtin_add_overflow(in, pb, &span) ||
+		   __builtin_add_overflow(span, pe, &span) ||
+		   __builtin_sub_overflow(span, ek, &span)) {
+		return -1;
+	} else if (span < 0) {
+		return 1;
+	}
+	/* + 1 overflows for a kernel of size <= 0 */
+	return __builtin_add_overflow(span / s + (ceil_mode && span % s), 1, v) ? -1 : 0;
+}
+
 /* Spatial output sizes shared by Conv and the pools.  x: the input,
  * spatial dims from 2; k: kernel sizes. */
 static int spatial(struct infer_ctx *c, const struct ir_vtype *x,
@@ -51,29 +81,33 @@ static int spatial(struct infer_ctx *c, const struct ir_vtype *x,
 		return infer_err(c, "pads has %zu values, %d expected", np, 2 * nsp);
 	for (int i = 0; i < nsp; i++) {
 		const struct ir_vdim *in = &x->dims[2 + i];
-		int64_t ek = (k[i] - 1) * dil[i] + 1, v, s = strides[i];
+		int64_t ek, v, s = strides[i];
 
 		if (s <= 0 || dil[i] <= 0)
 			return infer_err(c, "strides and dilations must be positive");
+		/* the dilated kernel (k - 1) * dilation + 1; hostile kernel
+		 * sizes, dilations and pads may overflow int64 */
+		if (__builtin_sub_overflow(k[i], 1, &ek) ||
+		    __builtin_mul_overflow(ek, dil[i], &ek) ||
+		    __builtin_add_overflow(ek, 1, &ek))
+			return infer_err(c, "spatial axis %d: kernel %lld with dilation %lld overflows",
+					 i, (long long)k[i], (long long)dil[i]);
 		if (in->kind != IR_VDIM_VALUE) {
 			o->dims[2 + i] = infer_dim_unknown();
 			continue;
 		}
-		if (!strcmp(autopad, "SAME_UPPER") || !strcmp(autopad, "SAME_LOWER")) {
-			v = (in->value + s - 1) / s;
-		} else if (!strcmp(autopad, "VALID")) {
-			v = in->value - ek < 0 ? 0 : (in->value - ek) / s + 1;
-		} else if (!strcmp(autopad, "NOTSET")) {
-			int64_t span = in->value + pads[i] + pads[i + nsp] - ek;
-
-			if (span < 0)
-				return infer_err(c, "kernel %lld is larger than padded input %lld on spatial axis %d",
-						 (long long)ek,
-						 (long long)(in->value + pads[i] + pads[i + nsp]), i);
-			v = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-		} else {
+		if (strcmp(autopad, "SAME_UPPER") && strcmp(autopad, "SAME_LOWER") &&
+		    strcmp(autopad, "VALID") && strcmp(autopad, "NOTSET"))
 			return infer_err(c, "unsupported auto_pad '%s'", autopad);
-		}
+		rc = out_size(in->value, ek, s, pads[i], pads[i + nsp], autopad,
+			      ceil_mode, &v);
+		if (rc == 1)  /* out_size added these without overflow */
+			return infer_err(c, "kernel %lld is larger than padded input %lld on spatial axis %d",
+					 (long long)ek,
+					 (long long)(in->value + pads[i] + pads[i + nsp]), i);
+		if (rc < 0)
+			return infer_err(c, "spatial axis %d: input %lld, pads and kernel %lld overflow",
+					 i, (long long)in->value, (long long)ek);
 		o->dims[2 + i] = infer_dim_val(v);
 	}
 	return 0;
@@ -264,23 +298,31 @@ int infer_matmul(struct infer_ctx *c)
 	return 0;
 }
 
-/* Product of dims [from, to): a value, a lone symbolic dim, or unknown. */
-static struct ir_vdim dim_product(const struct ir_vtype *x, int from, int to)
+/* Product of dims [from, to) into *out: a value, a lone symbolic dim, or
+ * unknown; an error when the known dims' product overflows int64. */
+static int dim_product(struct infer_ctx *c, const struct ir_vtype *x, int from,
+		       int to, struct ir_vdim *out)
 {
 	int64_t p = 1;
 	const struct ir_vdim *sym = NULL;
 
+	*out = infer_dim_unknown();
 	for (int i = from; i < to; i++) {
-		if (x->dims[i].kind == IR_VDIM_VALUE)
-			p *= x->dims[i].value;
-		else if (x->dims[i].kind == IR_VDIM_PARAM && !sym)
+		if (x->dims[i].kind == IR_VDIM_VALUE) {
+			if (__builtin_mul_overflow(p, x->dims[i].value, &p))
+				return infer_err(c, "the product of dims %d to %d overflows",
+						 from, to - 1);
+		} else if (x->dims[i].kind == IR_VDIM_PARAM && !sym) {
 			sym = &x->dims[i];
-		else
-			return infer_dim_unknown();
+		} else {
+			return 0;  /* unknown, or unknown past a symbol */
+		}
 	}
 	if (sym)
-		return p == 1 ? *sym : infer_dim_unknown();
-	return infer_dim_val(p);
+		*out = p == 1 ? *sym : infer_dim_unknown();
+	else
+		*out = infer_dim_val(p);
+	return 0;
 }
 
 int infer_flatten(struct infer_ctx *c)
@@ -301,9 +343,10 @@ int infer_flatten(struct infer_ctx *c)
 	if (axis < 0 || axis > x->rank)
 		return infer_err(c, "axis %lld is out of range for rank %d",
 				 (long long)axis, x->rank);
+	if ((rc = dim_product(c, x, 0, (int)axis, &c->out[0].dims[0])) < 0 ||
+	    (rc = dim_product(c, x, (int)axis, x->rank, &c->out[0].dims[1])) < 0)
+		return rc;
 	c->out[0].rank = 2;
-	c->out[0].dims[0] = dim_product(x, 0, (int)axis);
-	c->out[0].dims[1] = dim_product(x, (int)axis, x->rank);
 	return 0;
 }
 

@@ -87,20 +87,21 @@ int infer_seq_construct(struct infer_ctx *c)
 	return rc;
 }
 
-/* Copy of seq s with element `del` removed or `ins` inserted at pos. */
+/* Copy of seq s (not empty when erasing) with element pos removed, or
+ * with an element of type ins (NULL: unknown) inserted at pos. */
 static int edit(struct infer_ctx *c, const struct ir_vtype *s, size_t pos,
-		const struct ir_vtype *ins)
+		int insert, const struct ir_vtype *ins)
 {
-	size_t n = s->n_elems + (ins ? 1 : 0) - (ins ? 0 : 1), k = 0;
+	size_t n = insert ? s->n_elems + 1 : s->n_elems - 1, k = 0;
 	struct ir_vtype *e = calloc(n + 1, sizeof(*e));
 	int rc;
 
 	if (!e)
 		return IR_ENOMEM;
 	for (size_t i = 0; i <= s->n_elems; i++) {
-		if (i == pos && ins)
+		if (i == pos && insert)
 			elem_type(ins, &e[k++]);
-		if (i < s->n_elems && (ins || i != pos))
+		if (i < s->n_elems && (insert || i != pos))
 			e[k++] = s->elems[i];
 	}
 	rc = infer_vt_set_elems(&c->out[0], e, n);
@@ -127,7 +128,9 @@ int infer_seq_insert(struct infer_ctx *c)
 		pos = s->n_elems;
 	else if ((rc = position(c, 2, s->n_elems, 1, &pos)) <= 0)
 		return rc;
-	return edit(c, s, pos, t);
+	/* t is NULL for an absent tensor (the verifier lets it pass): an
+	 * unknown element is still inserted */
+	return edit(c, s, pos, 1, t);
 }
 
 int infer_seq_erase(struct infer_ctx *c)
@@ -150,7 +153,7 @@ int infer_seq_erase(struct infer_ctx *c)
 		pos = s->n_elems - 1;
 	else if ((rc = position(c, 1, s->n_elems, 0, &pos)) <= 0)
 		return rc;
-	return edit(c, s, pos, NULL);
+	return edit(c, s, pos, 0, NULL);
 }
 
 int infer_seq_at(struct infer_ctx *c)
@@ -220,12 +223,14 @@ int infer_concat_from_seq(struct infer_ctx *c)
 		const struct ir_vdim *d = &s->elems[i].dims[ax];
 
 		if (d->kind != IR_VDIM_VALUE) {
-			sum = -1;
-			break;
+			o->dims[ax] = infer_dim_unknown();
+			return 0;
 		}
-		sum += d->value;
+		if (__builtin_add_overflow(sum, d->value, &sum))
+			return infer_err(c, "axis %lld: the elements' dims overflow",
+					 (long long)ax);
 	}
-	o->dims[ax] = sum >= 0 ? infer_dim_val(sum) : infer_dim_unknown();
+	o->dims[ax] = infer_dim_val(sum);
 	return 0;
 }
 
@@ -272,8 +277,9 @@ int infer_split_to_seq(struct infer_ctx *c)
 					 (long long)chunk);
 		if (len < 0 || len / chunk >= MAX_ELEMS)
 			return 0;
-		for (int64_t done = 0; done < len; done += chunk)
-			sizes[n++] = len - done < chunk ? len - done : chunk;
+		/* count down: adding chunks may overflow near INT64_MAX */
+		for (int64_t left = len; left > 0; left -= chunk)
+			sizes[n++] = left < chunk ? left : chunk;
 	} else if (!sp || !infer_vt_const_ints(sp, sizes, MAX_ELEMS, &n)) {
 		return 0;
 	}

@@ -249,9 +249,11 @@ int infer_concat(struct infer_ctx *c)
 			if (o->dims[j].kind != IR_VDIM_VALUE && x->dims[j].kind == IR_VDIM_VALUE)
 				o->dims[j] = x->dims[j];
 		}
-		if (sum.kind == IR_VDIM_VALUE && x->dims[ax].kind == IR_VDIM_VALUE)
-			sum.value += x->dims[ax].value;
-		else if (x0->rank == 1 && c->n_in == 1)
+		if (sum.kind == IR_VDIM_VALUE && x->dims[ax].kind == IR_VDIM_VALUE) {
+			if (__builtin_add_overflow(sum.value, x->dims[ax].value, &sum.value))
+				return infer_err(c, "axis %lld: the inputs' dims overflow",
+						 (long long)ax);
+		} else if (x0->rank == 1 && c->n_in == 1)
 			sum = x->dims[ax];
 		else
 			sum = infer_dim_unknown();
@@ -349,7 +351,7 @@ int infer_reshape(struct infer_ctx *c)
 			return rc;
 		if (!s || !s->has_const || s->n_const > MAXR) {
 			if (s && s->rank == 1 && s->dims[0].kind == IR_VDIM_VALUE &&
-			    s->dims[0].value <= MAXR) {
+			    s->dims[0].value >= 0 && s->dims[0].value <= MAXR) {
 				o->rank = (int)s->dims[0].value;
 				for (int i = 0; i < o->rank; i++)
 					o->dims[i] = infer_dim_unknown();
@@ -497,7 +499,7 @@ int infer_constant_of_shape(struct infer_ctx *c)
 		o->rank = (int)s->n_const;
 		memcpy(o->dims, s->cval, s->n_const * sizeof(*s->cval));
 	} else if (s && s->rank == 1 && s->dims[0].kind == IR_VDIM_VALUE &&
-		   s->dims[0].value <= MAXR) {
+		   s->dims[0].value >= 0 && s->dims[0].value <= MAXR) {
 		o->rank = (int)s->dims[0].value;
 		for (int i = 0; i < o->rank; i++)
 			o->dims[i] = infer_dim_unknown();
@@ -575,10 +577,32 @@ static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* Elements a slice of a dim >= 0 keeps, with its clamped first index in
+ * *b; starts, ends and steps may be any int64 (no overflow). */
+static int64_t slice_len(int64_t dim, int64_t start, int64_t end, int64_t step,
+			 int64_t *b)
+{
+	int64_t e;
+
+	*b = start < 0 ? start + dim : start;
+	e = end < 0 ? end + dim : end;
+	if (step > 0) {
+		*b = clamp(*b, 0, dim);
+		e = clamp(e, 0, dim);
+		return e > *b ? (e - *b - 1) / step + 1 : 0;
+	}
+	if (dim == 0)
+		return 0;
+	*b = clamp(*b, 0, dim - 1);
+	e = clamp(e, -1, dim - 1);
+	/* |step| as unsigned: step may be INT64_MIN */
+	return *b > e ? (int64_t)((uint64_t)(*b - e - 1) / (0 - (uint64_t)step)) + 1 : 0;
+}
+
 int infer_slice(struct infer_ctx *c)
 {
 	const struct ir_vtype *x = infer_in(c, 0);
-	int64_t st[MAXR], en[MAXR], ax[MAXR], sp[MAXR], s0 = 0, e0 = 0, p0 = 1;
+	int64_t st[MAXR], en[MAXR], ax[MAXR], sp[MAXR], s0 = 0, p0 = 1;
 	size_t ns, ne, na, np;
 	struct ir_vtype *o = &c->out[0];
 	int rc, r1, r2, r3, r4;
@@ -606,32 +630,21 @@ int infer_slice(struct infer_ctx *c)
 		return infer_err(c, "starts, ends, axes and steps differ in length");
 	for (size_t i = 0; i < ns; i++) {
 		int64_t a = r3 == 0 ? ax[i] : (int64_t)i, step = r4 == 0 ? sp[i] : 1;
-		int64_t dim, b, e, len;
+		int64_t b, len;
 
 		if ((rc = infer_norm_axis(c, a, x->rank, &a)) < 0)
 			return rc;
 		if (step == 0)
 			return infer_err(c, "step is zero");
-		if (x->dims[a].kind != IR_VDIM_VALUE) {
+		if (x->dims[a].kind != IR_VDIM_VALUE || x->dims[a].value < 0) {
 			if (!(st[i] == 0 && en[i] >= INT32_MAX && step == 1))
 				o->dims[a] = infer_dim_unknown();
 			continue;
 		}
-		dim = x->dims[a].value;
-		b = st[i] < 0 ? st[i] + dim : st[i];
-		e = en[i] < 0 ? en[i] + dim : en[i];
-		if (step > 0) {
-			b = clamp(b, 0, dim);
-			e = clamp(e, 0, dim);
-			len = e > b ? (e - b + step - 1) / step : 0;
-		} else {
-			b = clamp(b, 0, dim - 1);
-			e = clamp(e, -1, dim - 1);
-			len = b > e ? (b - e - step - 1) / -step : 0;
-		}
+		len = slice_len(x->dims[a].value, st[i], en[i], step, &b);
 		o->dims[a] = infer_dim_val(len);
 		if (a == 0)
-			s0 = b, e0 = e, p0 = step;
+			s0 = b, p0 = step;
 	}
 	if (x->rank == 1 && x->has_const && x->dims[0].kind == IR_VDIM_VALUE &&
 	    (size_t)x->dims[0].value == x->n_const && o->dims[0].kind == IR_VDIM_VALUE) {
@@ -643,7 +656,6 @@ int infer_slice(struct infer_ctx *c)
 			s0 = 0, p0 = 1;
 		for (int64_t i = 0; i < o->dims[0].value; i++)
 			v[i] = x->cval[s0 + i * p0];
-		(void)e0;
 		rc = infer_vt_set_const(o, v, (size_t)o->dims[0].value);
 		free(v);
 		return rc;
@@ -691,8 +703,10 @@ int infer_split(struct infer_ctx *c)
 			d = infer_dim_unknown();
 		else if (n)
 			d = infer_dim_val(sizes[i]);
-		else if (in->kind == IR_VDIM_VALUE) {
-			int64_t per = (in->value + (int64_t)nout - 1) / (int64_t)nout;
+		else if (in->kind == IR_VDIM_VALUE && in->value >= 0) {
+			/* ceil(value / nout) without overflowing near INT64_MAX */
+			int64_t per = in->value / (int64_t)nout +
+				      (in->value % (int64_t)nout != 0);
 			int64_t left = in->value - per * (int64_t)i;
 
 			d = infer_dim_val(left < per ? (left < 0 ? 0 : left) : per);

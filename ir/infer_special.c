@@ -182,8 +182,12 @@ int infer_tfidf(struct infer_ctx *c)
 
 	o->dtype = IR_DTYPE_FLOAT;
 	for (size_t i = 0; a && i < a->n_ints; i++)
-		if (a->ints[i] + 1 > width)
+		if (a->ints[i] >= width) {
+			if (a->ints[i] == INT64_MAX)
+				return infer_err(c, "ngram_indexes value %lld is too large",
+						 (long long)a->ints[i]);
 			width = a->ints[i] + 1;
+		}
 	if (!x || x->rank < 0)
 		return 0;
 	if (x->rank != 1 && x->rank != 2)

@@ -172,7 +172,10 @@ int infer_unique(struct infer_ctx *c)
 		} else {
 			d = n;
 		}
-		k = infer_dim_val(count_distinct(v, outer, d, inner));
+		/* slices of no elements along a dim that may be huge (an
+		 * empty constant): not walked, the count stays unknown */
+		if ((outer && inner) || !d)
+			k = infer_dim_val(count_distinct(v, outer, d, inner));
 		free(v);
 	}
 	if (has_axis)
@@ -296,7 +299,9 @@ int infer_nms(struct infer_ctx *c)
 	    bx->dims[1].value != sc->dims[2].value)
 		return infer_err(c, "boxes %s and scores do not match",
 				 "[batch, boxes, 4]");
-	if (max_out <= 0) {
+	/* no box or no class selects nothing (and an empty constant's other
+	 * dims may be huge: no buffers sized by them) */
+	if (max_out <= 0 || infer_vt_numel(bx) == 0 || infer_vt_numel(sc) == 0) {
 		o->dims[0] = infer_dim_val(0);
 		return 0;
 	}

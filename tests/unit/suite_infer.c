@@ -1018,6 +1018,120 @@ static void test_ort_default_domain(void)
 	CU_ASSERT_PTR_NULL(infer_op_find("", "SimplifiedLayerNormalization"));
 }
 
+/* Infer b's model expecting an error containing msg (not printed), then
+ * release it. */
+static void mb_expect_error(struct mb *b, const char *msg)
+{
+	struct fixture f;
+
+	memset(&f, 0, sizeof(f));
+	ir_diag_init(&f.d);
+	ir_infer_init(&f.r);
+	f.r.flags = IR_INFER_NO_MERGE;
+	f.m = b->m;
+	f.rc = ir_infer_model_inputs(b->m, b->in, b->n_in, &f.r, &f.d);
+	CU_ASSERT(f.rc < 0);
+	if (!strstr(f.d.msg, msg))
+		fprintf(stderr, "\ngot \"%s\", expected \"%s\"\n", f.d.msg, msg);
+	CU_ASSERT_PTR_NOT_NULL(strstr(f.d.msg, msg));
+	mb_release(b, &f);
+}
+
+/* A model with x = ConstantOfShape(shape) for a bound int64 shape. */
+static void mb_shaped(struct mb *b, const int64_t *shape, size_t n)
+{
+	mb_init(b);
+	mb_input(b, "shape", IR_DTYPE_INT64, (const int64_t[]){ (int64_t)n }, 1, shape);
+	mb_node(b, "", "ConstantOfShape", 1, IN1("shape"), 1, IN1("x"));
+}
+
+/* Hostile shape values (issue 9 review of ir/infer_*.c): sizes beyond
+ * int64 are errors naming node and axis; the checked arithmetic keeps
+ * exact results at the edges. */
+static void test_hostile_values(void)
+{
+	struct mb b;
+	struct fixture f;
+	const struct ir_vtype *t;
+	struct ir_node *n;
+	struct ir_attr *a;
+
+	mb_shaped(&b, DIMS(INT64_MAX), 1);
+	mb_input(&b, "e", IR_DTYPE_INT64, DIMS(1), 1, DIMS(0));
+	mb_input(&b, "ten", IR_DTYPE_INT64, DIMS(1), 1, DIMS(10));
+	mb_input(&b, "st", IR_DTYPE_INT64, DIMS(1), 1, DIMS(-5));
+	mb_input(&b, "nine", IR_DTYPE_INT64, DIMS(1), 1, DIMS(9));
+	mb_input(&b, "zero", IR_DTYPE_INT64, DIMS(1), 1, DIMS(0));
+	mb_input(&b, "min", IR_DTYPE_INT64, DIMS(1), 1, DIMS(INT64_MIN));
+	mb_input(&b, "max", IR_DTYPE_INT64, DIMS(1), 1, DIMS(INT64_MAX));
+	mb_input(&b, "neg", IR_DTYPE_INT64, DIMS(1), 1, DIMS(-1));
+	mb_input(&b, "chunk", IR_DTYPE_INT64, NULL, 0, DIMS(((int64_t)1 << 62) + 1));
+	mb_node(&b, "", "ConstantOfShape", 1, IN1("e"), 1, IN1("empty"));
+	mb_node(&b, "", "ConstantOfShape", 1, IN1("ten"), 1, IN1("x10"));
+	/* a negative step over an empty dim keeps nothing (was 1) */
+	mb_node(&b, "", "Slice", 5, NAMES("empty", "st", "min", "zero", "neg"), 1,
+		IN1("s_empty"));
+	/* steps of INT64_MIN and INT64_MAX: one element each */
+	mb_node(&b, "", "Slice", 5, NAMES("x10", "nine", "min", "zero", "min"), 1,
+		IN1("s_min"));
+	mb_node(&b, "", "Slice", 5, NAMES("x10", "zero", "ten", "zero", "max"), 1,
+		IN1("s_max"));
+	mb_node(&b, "", "Split", 1, IN1("x"), 2, NAMES("p0", "p1"));
+	mb_node(&b, "", "SplitToSequence", 2, NAMES("x", "chunk"), 1, IN1("sq"));
+	mb_infer(&b, &f);
+	CU_ASSERT_EQUAL(f.rc, 0);
+	EXPECT(&f, "x", "float[9223372036854775807]");
+	EXPECT(&f, "s_empty", "float[0]");
+	EXPECT(&f, "s_min", "float[1]");
+	EXPECT(&f, "s_max", "float[1]");
+	EXPECT(&f, "p0", "float[4611686018427387904]");
+	EXPECT(&f, "p1", "float[4611686018427387903]");
+	t = vt(&f, "sq");
+	CU_ASSERT(t && t->has_elems && t->n_elems == 2);
+	if (t && t->has_elems && t->n_elems == 2) {
+		CU_ASSERT_EQUAL(t->elems[0].dims[0].value, ((int64_t)1 << 62) + 1);
+		CU_ASSERT_EQUAL(t->elems[1].dims[0].value, ((int64_t)1 << 62) - 2);
+	}
+	mb_release(&b, &f);
+
+	mb_shaped(&b, DIMS(INT64_MAX), 1);
+	mb_int(mb_node(&b, "", "Concat", 2, NAMES("x", "x"), 1, IN1("y")), "axis", 0);
+	mb_expect_error(&b, "(Concat): axis 0: the inputs' dims overflow");
+
+	mb_shaped(&b, DIMS(INT64_MAX / 2, 4), 2);
+	mb_int(mb_node(&b, "", "Flatten", 1, IN1("x"), 1, IN1("y")), "axis", 2);
+	mb_expect_error(&b, "(Flatten): the product of dims 0 to 1 overflows");
+
+	mb_shaped(&b, DIMS(1, 1, 4), 3);
+	n = mb_node(&b, "", "MaxPool", 1, IN1("x"), 1, IN1("y"));
+	mb_ints(n, "kernel_shape", DIMS(1), 1);
+	mb_ints(n, "pads", DIMS(INT64_MAX, 1), 2);
+	mb_expect_error(&b, "(MaxPool): spatial axis 0: input 4, pads and kernel 1 overflow");
+
+	mb_shaped(&b, DIMS(1, 1, 4), 3);
+	n = mb_node(&b, "", "MaxPool", 1, IN1("x"), 1, IN1("y"));
+	mb_ints(n, "kernel_shape", DIMS(INT64_MIN), 1);
+	mb_expect_error(&b, "(MaxPool): spatial axis 0: kernel -9223372036854775808 with dilation 1 overflows");
+
+	mb_shaped(&b, DIMS(1, 4, 2, 2), 4);
+	mb_int(mb_node(&b, "", "DepthToSpace", 1, IN1("x"), 1, IN1("y")), "blocksize",
+	       (int64_t)1 << 32);
+	mb_expect_error(&b, "(DepthToSpace): blocksize 4294967296 squared overflows");
+
+	mb_shaped(&b, DIMS(2), 1);
+	mb_input(&b, "i", IR_DTYPE_INT64, DIMS(1), 1, DIMS(0));
+	mb_int(mb_node(&b, "", "GatherND", 2, NAMES("x", "i"), 1, IN1("y")),
+	       "batch_dims", -16);
+	mb_expect_error(&b, "(GatherND): batch_dims -16 is out of range for indices of rank 1");
+
+	mb_shaped(&b, DIMS(2), 1);
+	n = mb_node(&b, "", "Einsum", 1, IN1("x"), 1, IN1("y"));
+	a = mb_attr(n, "equation", IR_ATTR_STRING);
+	CU_ASSERT_FATAL((a->s = (uint8_t *)strdup("a.")) != NULL);
+	a->s_len = 2;
+	mb_expect_error(&b, "(Einsum): bad equation 'a.'");
+}
+
 static const struct unit_test tests[] = {
 	{ "op table sorted and registered", test_table_sorted },
 	{ "conv and pools", test_conv_pool },
@@ -1034,6 +1148,7 @@ static const struct unit_test tests[] = {
 	{ "newer ai.onnx ops", test_new_onnx_ops },
 	{ "ai.onnx.ml ops", test_ml_ops },
 	{ "onnxruntime contrib ops in the default domain", test_ort_default_domain },
+	{ "hostile shape values: checked arithmetic", test_hostile_values },
 	{ NULL, NULL },
 };
 

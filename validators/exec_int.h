@@ -27,6 +27,10 @@ struct rt_nplan {
 	size_t stat;                        /* index into session stats */
 	size_t n_subs;                      /* graph attributes' plans */
 	struct rt_gplan **subs;
+	void *cache;                        /* rt_node_cache */
+	void (*cache_free)(void *);
+	int64_t cache_bytes;
+	struct rt_mem *cache_mem;           /* charged with cache_bytes */
 };
 
 struct rt_vidx {

@@ -119,6 +119,12 @@ int knn_conv_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 int knn_conv_f64(struct rt_kctx *k, const struct knn_geom *g, const double *x,
 		 const double *w, const double *b, double *y);
 
+/* The same by Winograd's F(2x2, 3x3) when g is a 3x3, stride 1,
+ * undilated, ungrouped 2-D convolution of at least 16 input and output
+ * channels (k_conv_wino.c): 1 done, 0 not applicable, or rt_oom(). */
+int knn_conv_wino_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		      const float *w, const float *b, float *y);
+
 /* Transposed convolution: g describes the forward convolution whose input
  * is y (n, m, in...) and whose output is x (n, c, out...); w is
  * (c, m/group, kernel...).  y is written whole. */

@@ -375,3 +375,34 @@ void rt_broadcast_strides(const struct rt_value *t, int rank,
 			s *= t->dims[tj];
 	}
 }
+
+int rt_in_const(struct rt_kctx *k, size_t i)
+{
+	const struct ir_node *n = k->node;
+
+	return i < n->n_inputs && n->inputs[i] &&
+	       (n->inputs[i]->init || n->inputs[i]->sparse_init);
+}
+
+void *rt_node_cache(struct rt_kctx *k)
+{
+	return k->np ? k->np->cache : NULL;
+}
+
+int rt_node_cache_set(struct rt_kctx *k, void *p, void (*free_fn)(void *),
+		      int64_t bytes)
+{
+	struct rt_nplan *np = k->np;
+	struct rt_mem *mem = k->mem;
+
+	if (!np || np->cache || !mem || (mem->limit && mem->cur + bytes > mem->limit))
+		return -1;
+	mem->cur += bytes;
+	if (mem->cur > mem->peak)
+		mem->peak = mem->cur;
+	np->cache = p;
+	np->cache_free = free_fn;
+	np->cache_bytes = bytes;
+	np->cache_mem = mem;
+	return 0;
+}

@@ -56,6 +56,10 @@ static void plan_release(struct rt_gplan *p)
 		free(p->nodes[i].out);
 		free(p->nodes[i].release);
 		free(p->nodes[i].subs);
+		if (p->nodes[i].cache) {
+			p->nodes[i].cache_free(p->nodes[i].cache);
+			p->nodes[i].cache_mem->cur -= p->nodes[i].cache_bytes;
+		}
 	}
 	for (size_t i = 0; i < p->n_consts; i++)
 		rt_value_unref(p->const_val[i]);

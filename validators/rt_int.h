@@ -99,6 +99,20 @@ int rt_in_ints(struct rt_kctx *k, size_t i, int64_t **vals, size_t *n);
 int rt_in_int(struct rt_kctx *k, size_t i, int64_t *v);
 int rt_in_double(struct rt_kctx *k, size_t i, double *v);
 
+/* Is input i a constant of the model (an initializer: the same value on
+ * every run of the session)? */
+int rt_in_const(struct rt_kctx *k, size_t i);
+
+/* ---- per-node cache ----------------------------------------------------
+ * Data a kernel derives from constant inputs (packed weights), kept for
+ * the session's life in the node's plan: NULL until set.  _set takes p
+ * (freed with free_fn with the plan) and charges bytes to the session's
+ * memory; -1 (nothing stored, p still the caller's) when the memory
+ * limit leaves no room or the node has a cache already. */
+void *rt_node_cache(struct rt_kctx *k);
+int rt_node_cache_set(struct rt_kctx *k, void *p, void (*free_fn)(void *),
+		      int64_t bytes);
+
 /* ---- attributes (resolving ref_attr_name inside functions) ---------- */
 
 const struct ir_attr *rt_attr(struct rt_kctx *k, const char *name);

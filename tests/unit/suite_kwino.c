@@ -1,0 +1,273 @@
+/* suite_kwino.c: float32 3x3 stride-1 convolutions by Winograd's F(2x2,
+ * 3x3) (validators/k_conv_wino.c) against a naive loop in double written
+ * here: output sizes odd and even (tiles cut at the edges), asymmetric and
+ * oversized pads, batches, tile blocks (many tiles), one and two threads,
+ * transformed weights cached and reused across runs, weights fed as
+ * inputs (never cached), a memory limit that leaves no room for the cache;
+ * and the shapes it leaves to the other paths still right. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/suites.h"
+#include "tests/unit/tmodel.h"
+
+static double *fill(int64_t n, uint64_t seed)
+{
+	double *v = malloc((size_t)(n + 1) * sizeof(double));
+
+	CU_ASSERT_FATAL(v != NULL);
+	for (int64_t i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		v[i] = (double)((seed >> 40) % 2001) / 1000.0 - 1.0;
+	}
+	return v;
+}
+
+/* |got - want| <= 1e-5 * (1 + sum of |terms|) for each element. */
+static int close_enough(double got, double want, double scale)
+{
+	double e = got - want;
+
+	return (e < 0 ? -e : e) <= 1e-5 * (1 + scale);
+}
+
+/* A convolution case: nsp spatial dims of size in[], kernel k[], strides
+ * s[], dilations dl[], pads (begin..., end...), group. */
+struct ccase {
+	int nsp;
+	int64_t n, c, m, group;
+	int64_t in[3], k[3], s[3], dl[3], pad[6];
+};
+
+static int64_t out_dim(const struct ccase *cs, int d)
+{
+	return (cs->in[d] + cs->pad[d] + cs->pad[cs->nsp + d] - ((cs->k[d] - 1) * cs->dl[d] + 1)) /
+	       cs->s[d] + 1;
+}
+
+/* Naive convolution in double over flattened indices. */
+static double *naive_conv(const struct ccase *cs, const double *x, const double *w,
+			  const double *b, int64_t *ny)
+{
+	int64_t osz = 1, isz = 1, ksz = 1, cg = cs->c / cs->group, mg = cs->m / cs->group;
+	double *y;
+
+	for (int d = 0; d < cs->nsp; d++) {
+		osz *= out_dim(cs, d);
+		isz *= cs->in[d];
+		ksz *= cs->k[d];
+	}
+	*ny = cs->n * cs->m * osz;
+	y = malloc((size_t)(*ny + 1) * sizeof(double));
+	CU_ASSERT_FATAL(y != NULL);
+	for (int64_t bn = 0; bn < cs->n; bn++)
+		for (int64_t o = 0; o < cs->m; o++)
+			for (int64_t p = 0; p < osz; p++) {
+				double acc = b ? b[o] : 0;
+
+				for (int64_t ci = 0; ci < cg; ci++)
+					for (int64_t t = 0; t < ksz; t++) {
+						int64_t pos = 0, pr = p, tr = t, ok = 1;
+						int64_t oc[3], kc[3];
+
+						for (int d = cs->nsp - 1; d >= 0; d--) {
+							oc[d] = pr % out_dim(cs, d);
+							pr /= out_dim(cs, d);
+							kc[d] = tr % cs->k[d];
+							tr /= cs->k[d];
+						}
+						for (int d = 0; d < cs->nsp; d++) {
+							int64_t i = oc[d] * cs->s[d] - cs->pad[d] + kc[d] * cs->dl[d];
+
+							if (i < 0 || i >= cs->in[d])
+								ok = 0;
+							pos = pos * cs->in[d] + i;
+						}
+						if (ok)
+							acc += x[(bn * cs->c + (o / mg) * cg + ci) * isz + pos] *
+							       w[(o * cg + ci) * ksz + t];
+					}
+				y[(bn * cs->m + o) * osz + p] = acc;
+			}
+	return y;
+}
+
+/* The Conv model of cs: X and W graph inputs (w_input) or X an input and
+ * W and B initializers. */
+static struct ir_model *conv_model(const struct ccase *cs, const double *w,
+				   const double *b, int w_input)
+{
+	struct ir_model *m = tm_new(13);
+	int64_t xd[5] = { cs->n, cs->c }, wd[5] = { cs->m, cs->c / cs->group }, od[5];
+	int64_t pads[6];
+	struct ir_node *n;
+
+	for (int d = 0; d < cs->nsp; d++) {
+		xd[2 + d] = cs->in[d];
+		wd[2 + d] = cs->k[d];
+		pads[d] = cs->pad[d];
+		pads[cs->nsp + d] = cs->pad[cs->nsp + d];
+	}
+	tm_input(m, "x", IR_DTYPE_FLOAT, xd, (size_t)cs->nsp + 2);
+	if (w_input)
+		tm_input(m, "w", IR_DTYPE_FLOAT, wd, (size_t)cs->nsp + 2);
+	else
+		tm_init(m, "w", IR_DTYPE_FLOAT, wd, (size_t)cs->nsp + 2, w);
+	tm_init(m, "b", IR_DTYPE_FLOAT, TM_DIMS(cs->m), 1, b);
+	od[0] = cs->n;
+	od[1] = cs->m;
+	for (int d = 0; d < cs->nsp; d++)
+		od[2 + d] = out_dim(cs, d);
+	tm_output(m, "y", IR_DTYPE_FLOAT, od, (size_t)cs->nsp + 2);
+	n = tm_node(m, "Conv", NULL, TM_NAMES("x", "w", "b"), 3, TM_NAMES("y"), 1);
+	ir_node_set_int(n, "group", cs->group);
+	ir_node_set_ints(n, "strides", cs->s, (size_t)cs->nsp);
+	ir_node_set_ints(n, "dilations", cs->dl, (size_t)cs->nsp);
+	ir_node_set_ints(n, "pads", pads, 2 * (size_t)cs->nsp);
+	tm_verify(m);
+	return m;
+}
+
+static struct rt_value *tensor(const double *v, int rank, const int64_t *dims)
+{
+	struct rt_value *t;
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_FLOAT, rank, dims, &t, &d) == 0);
+	for (int64_t i = 0; i < t->numel; i++)
+		((float *)t->data)[i] = (float)v[i];
+	return t;
+}
+
+static int check_out(const struct rt_value *y, const double *want, int64_t n,
+		     const char *what)
+{
+	CU_ASSERT_FATAL(y != NULL);
+	CU_ASSERT_EQUAL_FATAL(y->numel, n);
+	for (int64_t i = 0; i < n; i++)
+		if (!close_enough(((const float *)y->data)[i], want[i], 50)) {
+			fprintf(stderr, "\n%s: y[%lld] = %g, want %g\n", what, (long long)i,
+				((const float *)y->data)[i], want[i]);
+			return 0;
+		}
+	return 1;
+}
+
+/* Run cs's model (runs times in one session) with threads and memory
+ * limit; every run's output against the naive one. */
+static void conv_case(const struct ccase *cs, int threads, int w_input, int limit)
+{
+	int64_t xd[5] = { cs->n, cs->c }, wd[5] = { cs->m, cs->c / cs->group };
+	int64_t nx = cs->n * cs->c, nw = cs->m * (cs->c / cs->group), ny;
+	double *x, *w, *w2, *b, *want, *want2;
+	struct ir_model *m;
+	struct rt_session *s = NULL;
+	struct rt_opts o = { .threads = threads };
+	struct rt_value *ins[2], *y = NULL;
+	struct ir_diag d;
+	char what[64];
+
+	for (int d0 = 0; d0 < cs->nsp; d0++) {
+		xd[2 + d0] = cs->in[d0];
+		wd[2 + d0] = cs->k[d0];
+		nx *= cs->in[d0];
+		nw *= cs->k[d0];
+	}
+	x = fill(nx, 3);
+	w = fill(nw, 5);
+	w2 = fill(nw, 6);
+	b = fill(cs->m, 8);
+	want = naive_conv(cs, x, w, b, &ny);
+	want2 = naive_conv(cs, x, w2, b, &ny);
+	m = conv_model(cs, w, b, w_input);
+	ins[0] = tensor(x, cs->nsp + 2, xd);
+	ins[1] = w_input ? tensor(w, cs->nsp + 2, wd) : NULL;
+	ir_diag_init(&d);
+	if (limit) {   /* room for the run's tensors, not for packed weights */
+		int64_t peak;
+		size_t unknown;
+
+		CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
+		CU_ASSERT_FATAL(rt_session_plan_peak(s, ins, w_input ? 2 : 1, &peak, &unknown, &d) == 0);
+		rt_session_free(s);
+		o.max_memory = peak + 64;
+	}
+	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
+	for (int r = 0; r < 3; r++) {
+		snprintf(what, sizeof(what), "case c%lld m%lld nsp %d threads %d run %d",
+			 (long long)cs->c, (long long)cs->m, cs->nsp, threads, r);
+		if (w_input && r == 2) {   /* new weights: no stale packing */
+			rt_value_unref(ins[1]);
+			ins[1] = tensor(w2, cs->nsp + 2, wd);
+		}
+		if (rt_session_run(s, ins, w_input ? 2 : 1, &y, &d) != 0)
+			fprintf(stderr, "\n%s: %s\n", what, d.msg);
+		CU_ASSERT_FATAL(y != NULL);
+		CU_ASSERT(check_out(y, w_input && r == 2 ? want2 : want, ny, what));
+		rt_value_unref(y);
+		y = NULL;
+	}
+	rt_session_free(s);
+	rt_value_unref(ins[0]);
+	rt_value_unref(ins[1]);
+	ir_model_free(m);
+	free(x);
+	free(w);
+	free(w2);
+	free(b);
+	free(want);
+	free(want2);
+}
+
+static const struct ccase cases[] = {
+	/* 16 -> 16 channels, 11x13 (odd: the last tiles are cut) */
+	{ 2, 1, 16, 16, 1, { 11, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* batch 2, no pads (11x10 output), 24 -> 20 */
+	{ 2, 2, 24, 20, 1, { 13, 12 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* asymmetric pads, 17 -> 33 channels */
+	{ 2, 1, 17, 33, 1, { 12, 10 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 2, 1, 0 } },
+	/* pads wider than the kernel: rows and tiles of zeros only */
+	{ 2, 1, 16, 16, 1, { 6, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 3, 2, 4, 3 } },
+	/* 2,500 tiles of 64 channels: more than one block of tiles */
+	{ 2, 1, 64, 16, 1, { 100, 100 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* left to the other paths: few channels, stride 2, dilation, groups,
+	 * a 7x7 output (fewer than 100 outputs) */
+	{ 2, 1, 8, 16, 1, { 12, 12 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	{ 2, 1, 16, 16, 1, { 12, 12 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	{ 2, 1, 16, 16, 1, { 12, 12 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 2, 2, 2, 2 } },
+	{ 2, 1, 32, 32, 2, { 12, 12 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	{ 2, 1, 32, 32, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+};
+
+static void test_vs_naive(void)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (int th = 1; th <= 2; th++)
+			conv_case(&cases[i], th, 0, 0);
+}
+
+static void test_weights_as_input(void)
+{
+	conv_case(&cases[0], 1, 1, 0);
+	conv_case(&cases[2], 2, 1, 0);
+}
+
+static void test_no_room_for_cache(void)
+{
+	conv_case(&cases[1], 1, 0, 1);
+	conv_case(&cases[4], 2, 0, 1);
+}
+
+static const struct unit_test tests[] = {
+	{ "vs_naive", test_vs_naive },
+	{ "weights_as_input", test_weights_as_input },
+	{ "no_room_for_cache", test_no_room_for_cache },
+	{ NULL, NULL },
+};
+
+int suite_kwino_register(void)
+{
+	return unit_add_suite("kwino", tests);
+}

@@ -1,0 +1,261 @@
+/* k_conv_wino.c: float32 3x3 convolutions of stride 1 by Winograd's
+ * minimal filtering F(2x2, 3x3) (Lavin and Gray, "Fast Algorithms for
+ * Convolutional Neural Networks", 2015): each 2x2 output tile costs 16
+ * multiplications per channel pair instead of 36.  The output is cut into
+ * tiles; each 4x4 input tile d becomes V = B^T d B, each 3x3 filter g
+ * becomes U = G g G^T (once per session when W is a model constant, kept
+ * in the node's cache), the 16 positions of the tiles are 16 independent
+ * matrix products M = U V over the channels, and each tile's output is
+ * A^T M A.  Tiles are processed in blocks that keep V and M near 8 MiB.
+ * The transforms add and halve only: the result differs from the direct
+ * sum by a few float32 roundings. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "validators/gemm.h"
+#include "validators/k_conv_int.h"
+
+struct wg_weights {
+	const void *w;            /* the W data U was made from */
+	float *u;                 /* [16][m][c] */
+};
+
+static void wg_weights_free(void *p)
+{
+	struct wg_weights *c = p;
+
+	if (c)
+		free(c->u);
+	free(c);
+}
+
+/* U = G g G^T for every (output, input) channel pair, G = [1 0 0; .5 .5 .5;
+ * .5 -.5 .5; 0 0 1]. */
+static struct wg_weights *wg_transform_weights(const struct knn_geom *g, const float *w)
+{
+	int64_t mc = g->m * g->c;
+	struct wg_weights *c = calloc(1, sizeof(*c));
+
+	if (!c || !(c->u = malloc((size_t)(16 * mc) * sizeof(float)))) {
+		free(c);
+		return NULL;
+	}
+	c->w = w;
+	for (int64_t i = 0; i < mc; i++) {
+		const float *f = w + i * 9;
+		float t[4][3];
+
+		for (int j = 0; j < 3; j++) {
+			t[0][j] = f[j];
+			t[1][j] = 0.5f * (f[j] + f[3 + j] + f[6 + j]);
+			t[2][j] = 0.5f * (f[j] - f[3 + j] + f[6 + j]);
+			t[3][j] = f[6 + j];
+		}
+		for (int r = 0; r < 4; r++) {
+			c->u[(r * 4 + 0) * mc + i] = t[r][0];
+			c->u[(r * 4 + 1) * mc + i] = 0.5f * (t[r][0] + t[r][1] + t[r][2]);
+			c->u[(r * 4 + 2) * mc + i] = 0.5f * (t[r][0] - t[r][1] + t[r][2]);
+			c->u[(r * 4 + 3) * mc + i] = t[r][2];
+		}
+	}
+	return c;
+}
+
+struct wg_job {
+	const struct knn_geom *g;
+	const float *x, *u, *b;   /* x: one image */
+	float *y, *v, *mo;        /* y: one image; v [16][c][pb]; mo [16][m][pb] */
+	int64_t tw, p0, pb;       /* tiles per row; this block's first, count */
+	int failed;               /* a chunk's scratch could not be had */
+};
+
+/* V of channels [lo, hi) for the block's tiles: B^T d B with B^T =
+ * [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].  A run of tiles in one tile
+ * row reads four input rows: they are copied with their padding into
+ * `pad`, combined down the columns (t = B^T d) for the whole width, and
+ * then across, each of the 16 positions in one contiguous store run. */
+static void wg_input(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct wg_job *jb = ctx;
+	const struct knn_geom *g = jb->g;
+	int64_t h = g->in[0], w = g->in[1], cp = g->c * jb->pb, wp = 2 * jb->tw + 2;
+	float *pad = malloc((size_t)(8 * wp) * sizeof(float)), *t = pad + 4 * wp;
+
+	if (!pad) {
+		((struct wg_job *)ctx)->failed = 1;
+		return;
+	}
+	for (int64_t ch = lo; ch < hi; ch++) {
+		const float *xc = jb->x + ch * g->in_size;
+
+		for (int64_t q0 = 0; q0 < jb->pb;) {
+			int64_t p = jb->p0 + q0, th = p / jb->tw, tw0 = p % jb->tw;
+			int64_t n = jb->tw - tw0 < jb->pb - q0 ? jb->tw - tw0 : jb->pb - q0;
+			float *vo = jb->v + ch * jb->pb + q0;
+
+			for (int r = 0; r < 4; r++) {
+				int64_t yy = 2 * th - g->pad[0] + r;
+				float *pr = pad + r * wp;
+
+				for (int64_t j = 0; j < wp; j++) {
+					int64_t xx = j - g->pad[1];
+
+					pr[j] = yy >= 0 && yy < h && xx >= 0 && xx < w ? xc[yy * w + xx] : 0;
+				}
+			}
+			for (int64_t j = 0; j < wp; j++) {
+				t[j] = pad[j] - pad[2 * wp + j];
+				t[wp + j] = pad[wp + j] + pad[2 * wp + j];
+				t[2 * wp + j] = pad[2 * wp + j] - pad[wp + j];
+				t[3 * wp + j] = pad[wp + j] - pad[3 * wp + j];
+			}
+			for (int r = 0; r < 4; r++) {
+				const float *tr = t + r * wp + 2 * tw0;
+				float *v0 = vo + (r * 4) * cp, *v1 = v0 + cp, *v2 = v1 + cp, *v3 = v2 + cp;
+
+				for (int64_t i = 0; i < n; i++) {
+					v0[i] = tr[2 * i] - tr[2 * i + 2];
+					v1[i] = tr[2 * i + 1] + tr[2 * i + 2];
+					v2[i] = tr[2 * i + 2] - tr[2 * i + 1];
+					v3[i] = tr[2 * i + 1] - tr[2 * i + 3];
+				}
+			}
+			q0 += n;
+		}
+	}
+	free(pad);
+}
+
+/* Positions [lo, hi) of the 16: M = U V over the channels. */
+static void wg_products(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct wg_job *jb = ctx;
+	int64_t m = jb->g->m, c = jb->g->c;
+
+	for (int64_t i = lo; i < hi; i++)
+		rt_gemm_f32(0, 0, m, jb->pb, c, 1, jb->u + i * m * c, c,
+			    jb->v + i * c * jb->pb, jb->pb, 0, jb->mo + i * m * jb->pb, jb->pb);
+}
+
+/* Output channels [lo, hi) of the block's tiles: A^T M A + bias with A^T =
+ * [1 1 1 0; 0 1 -1 -1], a run of tiles in one tile row at a time into two
+ * output rows (`row`), then copied up to the output's edges. */
+static void wg_output(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct wg_job *jb = ctx;
+	const struct knn_geom *g = jb->g;
+	int64_t oh = g->out[0], ow = g->out[1], mp = g->m * jb->pb;
+	float *row = malloc((size_t)(4 * jb->tw + 4) * sizeof(float));
+
+	if (!row) {
+		((struct wg_job *)ctx)->failed = 1;
+		return;
+	}
+	for (int64_t k = lo; k < hi; k++) {
+		float bias = jb->b ? jb->b[k] : 0, *yk = jb->y + k * g->out_size;
+
+		for (int64_t q0 = 0; q0 < jb->pb;) {
+			int64_t p = jb->p0 + q0, th = p / jb->tw, tw0 = p % jb->tw;
+			int64_t n = jb->tw - tw0 < jb->pb - q0 ? jb->tw - tw0 : jb->pb - q0;
+			const float *mi = jb->mo + k * jb->pb + q0;
+			float *r0 = row, *r1 = row + 2 * n;
+			int64_t c0 = 2 * tw0, wd = ow - c0 < 2 * n ? ow - c0 : 2 * n;
+
+			for (int64_t i = 0; i < n; i++) {
+				float s0[4], s1[4];
+
+				for (int j = 0; j < 4; j++) {
+					float a0 = mi[j * mp + i], a1 = mi[(4 + j) * mp + i];
+					float a2 = mi[(8 + j) * mp + i], a3 = mi[(12 + j) * mp + i];
+
+					s0[j] = a0 + a1 + a2;
+					s1[j] = a1 - a2 - a3;
+				}
+				r0[2 * i] = s0[0] + s0[1] + s0[2] + bias;
+				r0[2 * i + 1] = s0[1] - s0[2] - s0[3] + bias;
+				r1[2 * i] = s1[0] + s1[1] + s1[2] + bias;
+				r1[2 * i + 1] = s1[1] - s1[2] - s1[3] + bias;
+			}
+			memcpy(yk + 2 * th * ow + c0, r0, (size_t)wd * sizeof(float));
+			if (2 * th + 1 < oh)
+				memcpy(yk + (2 * th + 1) * ow + c0, r1, (size_t)wd * sizeof(float));
+			q0 += n;
+		}
+	}
+	free(row);
+}
+
+/* Is g a 3x3, stride 1, undilated, ungrouped 2-D convolution with enough
+ * channels and outputs for the products to pay for the transforms?  (A
+ * 7x7 output of 512 channels was 6% slower: 16 tiles waste a quarter of
+ * their 8x8 outputs and the products over 16 columns run below speed.) */
+static int wg_fits(const struct knn_geom *g)
+{
+	return g->nsp == 2 && g->kernel[0] == 3 && g->kernel[1] == 3 &&
+	       g->stride[0] == 1 && g->stride[1] == 1 && g->dil[0] == 1 &&
+	       g->dil[1] == 1 && g->group == 1 && g->c >= 16 && g->m >= 16 &&
+	       g->out_size >= 100;
+}
+
+/* The transformed weights: the node's cached ones when W is a model
+ * constant (made and cached on first use), else made now into *tmp. */
+static const struct wg_weights *wg_weights_get(struct rt_kctx *k, const struct knn_geom *g,
+					       const float *w, struct wg_weights **tmp)
+{
+	struct wg_weights *c = rt_node_cache(k);
+
+	*tmp = NULL;
+	if (c && c->w == w)
+		return c;
+	if (!(c = wg_transform_weights(g, w)))
+		return NULL;
+	if (rt_in_const(k, 1) &&
+	    rt_node_cache_set(k, c, wg_weights_free,
+			      16 * g->m * g->c * (int64_t)sizeof(float)) == 0)
+		return c;
+	*tmp = c;
+	return c;
+}
+
+int knn_conv_wino_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		      const float *w, const float *b, float *y)
+{
+	int64_t th = (g->out[0] + 1) / 2, tw = (g->out[1] + 1) / 2, tiles = th * tw;
+	int64_t pb = 131072 / (g->c > g->m ? g->c : g->m);
+	const struct wg_weights *u;
+	struct wg_weights *tmp;
+	float *v = NULL, *mo = NULL;
+	int rc = 1;
+
+	if (!wg_fits(g))
+		return 0;
+	if (pb < 16)
+		pb = 16;
+	if (pb > tiles)
+		pb = tiles;
+	if (!(u = wg_weights_get(k, g, w, &tmp)) ||
+	    !(v = malloc((size_t)(16 * g->c * pb) * sizeof(float))) ||
+	    !(mo = malloc((size_t)(16 * g->m * pb) * sizeof(float)))) {
+		rc = rt_oom(k);
+		goto cleanup;
+	}
+	for (int64_t n = 0; n < g->n; n++)
+		for (int64_t p0 = 0; p0 < tiles; p0 += pb) {
+			struct wg_job jb = { g, x + n * g->c * g->in_size, u->u, b,
+					     y + n * g->m * g->out_size, v, mo, tw, p0,
+					     tiles - p0 < pb ? tiles - p0 : pb, 0 };
+
+			rt_parallel_for(k, g->c, 1, wg_input, &jb);
+			rt_parallel_for(k, 16, 1, wg_products, &jb);
+			rt_parallel_for(k, g->m, 1, wg_output, &jb);
+			if (jb.failed) {
+				rc = rt_oom(k);
+				goto cleanup;
+			}
+		}
+cleanup:
+	wg_weights_free(tmp);
+	free(v);
+	free(mo);
+	return rc;
+}

@@ -234,6 +234,7 @@ static void test_fallback_missing(void)
 
 	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(3), 1);
 	n = tm_node(m, "HardSwish", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+	free(n->name);
 	CU_ASSERT_FATAL((n->name = strdup("hs")) != NULL);
 	tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(3), 1);
 	tm_verify(m);

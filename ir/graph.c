@@ -211,6 +211,11 @@ static void function_free(struct ir_function *f)
 	free(f);
 }
 
+void ir_function_free(struct ir_function *f)
+{
+	function_free(f);
+}
+
 void ir_model_remove_function(struct ir_model *m, size_t i)
 {
 	if (i >= m->n_functions)

@@ -454,6 +454,8 @@ int ir_node_remove_attr(struct ir_node *n, const char *name);
  * lists, and numeric tensors; IR_EINVAL for other kinds (graphs, sparse
  * tensors, type protos, string tensors). */
 int ir_node_copy_attr(struct ir_node *n, const char *name, const struct ir_attr *src);
+/* Free a function (ir_function_parse's); NULL is a no-op. */
+void ir_function_free(struct ir_function *f);
 /* Remove model-local function i (freeing it). */
 void ir_model_remove_function(struct ir_model *m, size_t i);
 const struct ir_attr *ir_node_attr(const struct ir_node *n, const char *name);
@@ -530,6 +532,12 @@ int ir_model_load(const char *path, const struct ir_load_opts *o,
 /* Parse without verifying (for tools that report on broken models). */
 int ir_model_parse(const char *path, const struct ir_load_opts *o,
 		   struct ir_model **out, struct ir_diag *d);
+/* Parse one serialized FunctionProto (the bodies of ir/spec_functions.h)
+ * into a new function the caller owns (free with ir_function_free), its
+ * body's nodes in topological order.  Not verified against a model;
+ * tensors stored as external data stay unbound. */
+int ir_function_parse(const void *buf, size_t len, struct ir_function **out,
+		      struct ir_diag *d);
 
 struct ir_save_opts {
 	const char *external_data; /* file for big tensors, relative to OUT */

@@ -5,6 +5,7 @@
  * up in its own graph first, then in the enclosing graphs. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -762,4 +763,43 @@ int ir_from_pb(Onnx__ModelProto *pb, struct ir_model *m,
 	if (unknown_from_pb(&pb->base, &m->unknown) < 0)
 		return oom(&c);
 	return 0;
+}
+
+int ir_function_parse(const void *buf, size_t len, struct ir_function **out,
+		      struct ir_diag *d)
+{
+	struct conv c = { NULL, d, NULL, NULL };
+	struct ir_pbuf_alloc alloc;
+	Onnx__FunctionProto *pb = NULL;
+	struct ir_function *f = NULL;
+	size_t limit = (len > SIZE_MAX / 16 - (1u << 20)) ? SIZE_MAX :
+		       16 * len + (1u << 20);
+	int rc;
+
+	*out = NULL;
+	if ((rc = ir_pbuf_prescan(buf, len, &onnx__function_proto__descriptor,
+				  64, NULL, d)) < 0)
+		return rc;
+	ir_pbuf_alloc_init(&alloc, limit);
+	if (!(pb = onnx__function_proto__unpack(&alloc.base, len, buf))) {
+		if (alloc.failed == 2)
+			return ir_diag_error(d, IR_ENOMEM, "out of memory");
+		if (alloc.failed == 1)
+			return diag_error(d, "parsing needs more than %zu bytes of memory",
+					  limit);
+		return diag_error(d, "corrupt protobuf: not a valid ONNX FunctionProto");
+	}
+	if (!(f = calloc(1, sizeof(*f)))) {
+		rc = oom(&c);
+		goto cleanup;
+	}
+	if ((rc = function_from_pb(&c, pb, f)) < 0 ||
+	    (rc = ir_graph_toposort(f->body, d)) < 0)
+		goto cleanup;
+	*out = f;
+	f = NULL;
+cleanup:
+	ir_function_free(f);
+	onnx__function_proto__free_unpacked(pb, &alloc.base);
+	return rc;
 }

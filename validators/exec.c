@@ -1,7 +1,8 @@
 /* exec.c: running plans: frames of value slots, binding inputs (wrapped
  * in an optional where the graph declares one), calling each node's kernel
- * (or a model-local function's body, where inputs the call leaves out read
- * as absent), storing outputs, releasing intermediates after their last
+ * (or a function's body, model-local or a spec operator's, where inputs
+ * the call leaves out read as absent and attributes it leaves out take the
+ * spec's defaults), storing outputs, releasing intermediates after their last
  * consumer, subgraph calls for If/Loop/Scan/SequenceMap (also graphs
  * passed to functions by attribute reference), attribute references
  * inside functions, errors naming the enclosing node, per-op timing. */
@@ -44,17 +45,26 @@ static int absent_formal(struct rt_frame *f, struct rt_ref r)
 	return 0;
 }
 
+static const struct ir_attr *node_attr(const struct ir_node *n,
+				       const char *name)
+{
+	for (size_t i = 0; n && i < n->n_attrs; i++)
+		if (!strcmp(ir_s(n->attrs[i]->name), name))
+			return n->attrs[i];
+	return NULL;
+}
+
 const struct ir_attr *rt_frame_attr(struct rt_frame *f,
 				    const struct ir_node *n, const char *name)
 {
-	for (int guard = 0; n && guard < MAX_CALL_DEPTH; guard++) {
-		const struct ir_attr *a = NULL;
+	const struct ir_node *dflt = NULL;
 
-		for (size_t i = 0; i < n->n_attrs; i++)
-			if (!strcmp(ir_s(n->attrs[i]->name), name)) {
-				a = n->attrs[i];
-				break;
-			}
+	for (int guard = 0; n && guard < MAX_CALL_DEPTH; guard++) {
+		const struct ir_attr *a = node_attr(n, name);
+
+		/* a call node without it: the called spec body's default */
+		if (!a)
+			a = node_attr(dflt, name);
 		if (!a || !a->ref_attr_name || !*a->ref_attr_name)
 			return a;
 		/* a reference to an attribute of the function's call node */
@@ -64,6 +74,7 @@ const struct ir_attr *rt_frame_attr(struct rt_frame *f,
 			return NULL;
 		name = a->ref_attr_name;
 		n = f->call;
+		dflt = f->p->fn_defaults;
 		f = f->caller;
 	}
 	return NULL;
@@ -98,6 +109,25 @@ static void diag_within(struct ir_diag *d, const char *what, const char *name,
 			 what, name, rt_node_where(n, w));
 }
 
+/* A spec body's output viewing data read-only may view a constant of the
+ * body, which the session owns (plan.c); the outputs of a run outlive the
+ * session, so such an output gets a copy.  Views of the model's data need
+ * none, but are not told apart: spec bodies return computed values. */
+static int own_data(struct rt_kctx *k, struct rt_value **v)
+{
+	struct ir_diag sub;
+	struct rt_value *c;
+
+	if (!*v || (*v)->kind != RT_TENSOR || !((*v)->flags & RT_VALUE_READONLY))
+		return 0;
+	ir_diag_init(&sub);
+	if (rt_tensor_clone(k->mem, *v, &c, &sub) < 0)
+		return rt_err(k, "%s", sub.msg);
+	rt_value_unref(*v);
+	*v = c;
+	return 0;
+}
+
 /* A function call: run the body in a fresh frame (no outer scope). */
 static int call_function(struct rt_kctx *k)
 {
@@ -117,6 +147,8 @@ static int call_function(struct rt_kctx *k)
 	if (rc < 0)
 		diag_within(k->d, "function", ir_s(p->fn->name), k->node);
 	for (size_t i = 0; i < p->n_out; i++) {
+		if (rc == 0 && i < k->n_out && p->spec_fn)
+			rc = own_data(k, &outs[i]);
 		if (rc == 0 && i < k->n_out)
 			rt_out_set(k, i, outs[i]);
 		else

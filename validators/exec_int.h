@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include "ir/spec_functions.h"
 #include "validators/rt_int.h"
 
 /* Where a node reads a value: `up` frames out (0: this graph), `slot`. */
@@ -54,6 +55,12 @@ struct rt_gplan {
 	int *const_slot;                    /* initializers of this graph */
 	struct rt_value **const_val;
 	int building;                       /* recursion guard (functions) */
+	/* The body of a spec operator run for want of a kernel (plan.c):
+	 * the plan owns the parsed function and a node holding the schema
+	 * defaults of its attributes, read where the call node has none. */
+	const struct ir_spec_function *spec;
+	struct ir_function *spec_fn;
+	struct ir_node *fn_defaults;
 };
 
 struct rt_frame {

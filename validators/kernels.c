@@ -1,6 +1,7 @@
 /* kernels.c: the kernel registry: one line per family table (each k_*.c
  * file ends with its own sorted table), merged once into one table sorted
- * by (domain, op, since_min) and searched with bsearch. */
+ * by (domain, op, since_min) and searched with bsearch; and the test hook
+ * OPMIG_NO_KERNEL that hides kernels from the lookup. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,11 @@ const size_t rt_n_families = sizeof(rt_families) / sizeof(rt_families[0]);
 static const struct rt_kernel **merged;
 static size_t n_merged;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+/* OPMIG_NO_KERNEL=Op[,Op...], read once with the table: rt_kernel_find
+ * acts as if those ops (of any domain) had no kernel, so the fallback to
+ * spec function bodies (plan.c) can be tested on ops that have a kernel.
+ * A copy of the variable, kept for the whole program; NULL when unset. */
+static char *hidden;
 
 static int cmp_kernel(const void *a, const void *b)
 {
@@ -73,6 +79,7 @@ static int cmp_kernel(const void *a, const void *b)
 static void build(void)
 {
 	size_t n = 0, k = 0;
+	const char *env;
 
 	for (size_t f = 0; f < rt_n_families; f++)
 		n += *rt_families[f].n;
@@ -83,6 +90,24 @@ static void build(void)
 			merged[k++] = &rt_families[f].kernels[i];
 	qsort(merged, n, sizeof(*merged), cmp_kernel);
 	n_merged = n;
+	if ((env = getenv("OPMIG_NO_KERNEL")) && *env)
+		hidden = strdup(env);
+}
+
+/* Is op named in OPMIG_NO_KERNEL's comma-separated list? */
+static int is_hidden(const char *op)
+{
+	size_t n = strlen(op);
+
+	for (const char *p = hidden; p && *p; ) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+
+		if (len == n && !memcmp(p, op, n))
+			return 1;
+		p += len + (comma != NULL);
+	}
+	return 0;
 }
 
 size_t rt_kernel_count(void)
@@ -97,6 +122,13 @@ const struct rt_kernel *rt_kernel_at(size_t i)
 	return i < n_merged ? merged[i] : NULL;
 }
 
+void rt_kernel_hide(const char *ops)
+{
+	pthread_once(&once, build);
+	free(hidden);
+	hidden = ops && *ops ? strdup(ops) : NULL;
+}
+
 const struct rt_kernel *rt_kernel_find(const char *domain, const char *op,
 				       int since_version)
 {
@@ -105,6 +137,8 @@ const struct rt_kernel *rt_kernel_find(const char *domain, const char *op,
 	if (!domain || !*domain)
 		domain = "ai.onnx";
 	hi = rt_kernel_count();
+	if (hidden && is_hidden(op))
+		return NULL;
 	/* first entry >= (domain, op) */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;

@@ -1,8 +1,10 @@
 /* plan.c: execution plans, built once per session for every graph the
- * model can run (main graph, subgraphs, called model-local functions):
- * value slots, the kernel of each node (a node without one is an error
+ * model can run (main graph, subgraphs, called model-local functions, the
+ * function bodies of spec operators that have no kernel): value slots, the
+ * kernel of each node (a node with neither kernel nor function is an error
  * before anything runs), where each input is read from, constants, and
  * liveness: the slots each node is the last consumer of. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +72,9 @@ static void plan_release(struct rt_gplan *p)
 	free(p->out);
 	free(p->const_slot);
 	free(p->const_val);
+	/* a spec operator's body: the plan owns the parsed function */
+	ir_function_free(p->spec_fn);
+	ir_node_free(p->fn_defaults);
 }
 
 static int add_plan(struct rt_session *s, struct rt_gplan *p, struct ir_diag *d)
@@ -295,6 +300,134 @@ static void captures(const struct rt_gplan *p, const struct ir_graph *g,
 	}
 }
 
+/* ---- spec operators run through their function bodies ---------------- */
+
+/* A registry default list ("0,2,3") as numbers; *n 0 for "". */
+static int parse_list(const char *text, int floats, void **out, size_t *n)
+{
+	size_t k = *text ? 1 : 0;
+	const char *p = text;
+	char *end;
+
+	for (const char *c = text; *c; c++)
+		k += *c == ',';
+	if (!(*out = calloc(k + 1, floats ? sizeof(float) : sizeof(int64_t))))
+		return IR_ENOMEM;
+	for (size_t i = 0; i < k; i++, p = end + (*end == ',')) {
+		if (floats)
+			((float *)*out)[i] = strtof(p, &end);
+		else
+			((int64_t *)*out)[i] = strtoll(p, &end, 10);
+		if (end == p || (*end && *end != ','))
+			return IR_EINVAL;
+	}
+	*n = k;
+	return 0;
+}
+
+/* The schema defaults of the attributes fn declares, as attributes of a
+ * node that never runs: rt_frame_attr reads them where the call node has
+ * none of that name (a FunctionProto of this IR version carries no
+ * defaults of its own). */
+static int spec_defaults(const struct ir_op_schema *sc,
+			 const struct ir_function *fn, struct ir_node **out,
+			 struct ir_diag *d)
+{
+	struct ir_node *n = ir_node_create(ir_s(fn->name), fn->domain, "defaults");
+	int rc = n ? 0 : IR_ENOMEM;
+
+	for (size_t i = 0; n && i < fn->n_attr_names && !rc; i++) {
+		const struct ir_op_attr *a = ir_op_schema_attr(sc, fn->attr_names[i]);
+		const char *name = fn->attr_names[i];
+		void *list = NULL;
+		size_t k = 0;
+
+		if (!a || !a->default_value)
+			continue;
+		switch (a->type) {
+		case IR_ATTR_INT:
+			rc = ir_node_set_int(n, name, strtoll(a->default_value, NULL, 10));
+			break;
+		case IR_ATTR_FLOAT:
+			rc = ir_node_set_float(n, name, strtof(a->default_value, NULL));
+			break;
+		case IR_ATTR_STRING:
+			rc = ir_node_set_string(n, name, a->default_value);
+			break;
+		case IR_ATTR_INTS:
+		case IR_ATTR_FLOATS:
+			if (!(rc = parse_list(a->default_value, a->type == IR_ATTR_FLOATS,
+					      &list, &k)))
+				rc = a->type == IR_ATTR_INTS ?
+				     ir_node_set_ints(n, name, list, k) :
+				     ir_node_set_floats(n, name, list, k);
+			free(list);
+			break;
+		default:  /* no spec body has a default of another kind */
+			break;
+		}
+		if (rc == IR_EINVAL)
+			rc = diag_error(d, "%s %s version %d: bad default '%s' of attribute '%s'",
+					sc->domain, sc->name, sc->since_version,
+					a->default_value, name);
+	}
+	if (rc < 0) {
+		ir_node_free(n);
+		return rc == IR_ENOMEM ? ir_diag_error(d, IR_ENOMEM, "out of memory") : rc;
+	}
+	*out = n;
+	return 0;
+}
+
+/* A node whose op has no kernel runs as a call of the spec's function body
+ * for its schema version: parsed once per session, its plan shared by
+ * every such node and owning the function.  Failures name the node. */
+static int spec_call(struct rt_session *s, struct rt_nplan *np,
+		     const struct ir_spec_function *sf, int depth,
+		     struct ir_diag *d)
+{
+	struct ir_function *fn = NULL;
+	struct ir_node *dflt = NULL;
+	struct rt_gplan *p;
+	struct ir_diag sub;
+	char w[RT_WHERE_SIZE];
+	size_t len;
+	int rc;
+
+	for (size_t i = 0; i < s->n_plans; i++)
+		if (s->plans[i]->spec == sf) {
+			np->fn_plan = s->plans[i];
+			return 0;
+		}
+	ir_diag_init(&sub);
+	if ((rc = ir_function_parse(sf->body, sf->len, &fn, &sub)) < 0)
+		return ir_diag_error(d, rc, "%s: function body of %s %s version %d: %s",
+				     rt_node_where(np->node, w), sf->domain, sf->op,
+				     sf->since_version, sub.msg);
+	if ((rc = spec_defaults(np->schema, fn, &dflt, d)) < 0)
+		goto cleanup;
+	rc = build(s, fn->body, NULL, fn, depth + 1, &np->fn_plan, d);
+	/* the body's plan joined the session's list even if building it
+	 * failed: it owns the function from here */
+	if ((p = rt_plan_find(s, fn->body))) {
+		p->spec = sf;
+		p->spec_fn = fn;
+		p->fn_defaults = dflt;
+		fn = NULL;
+		dflt = NULL;
+	}
+	len = strlen(d->msg);
+	if (rc < 0 && d->status && len < sizeof(d->msg) - 1)
+		snprintf(d->msg + len, sizeof(d->msg) - len,
+			 ", in the function body of %s %s version %d run for %s",
+			 sf->domain, sf->op, sf->since_version,
+			 rt_node_where(np->node, w));
+cleanup:
+	ir_function_free(fn);
+	ir_node_free(dflt);
+	return rc;
+}
+
 static int plan_node(struct rt_session *s, struct rt_gplan *p, size_t i,
 		     int depth, struct ir_diag *d)
 {
@@ -303,6 +436,7 @@ static int plan_node(struct rt_session *s, struct rt_gplan *p, size_t i,
 	const char *domain = n->domain && *n->domain ? n->domain : "ai.onnx";
 	const char *op = ir_s(n->op_type);
 	struct ir_function *f = NULL;
+	const struct ir_spec_function *sf = NULL;
 	char w[RT_WHERE_SIZE];
 	int rc = 0;
 
@@ -315,6 +449,11 @@ static int plan_node(struct rt_session *s, struct rt_gplan *p, size_t i,
 					    np->schema->since_version);
 	if (!np->kernel && (f = find_function(s->m, domain, op))) {
 		if ((rc = build(s, f->body, NULL, f, depth + 1, &np->fn_plan, d)) < 0)
+			return rc;
+	} else if (!np->kernel && np->schema &&
+		   (sf = ir_spec_function_find(np->schema->domain, op,
+					       np->schema->since_version))) {
+		if ((rc = spec_call(s, np, sf, depth, d)) < 0)
 			return rc;
 	} else if (!np->kernel) {
 		if (np->schema)

@@ -64,9 +64,14 @@ struct rt_family {
 extern const struct rt_family rt_families[];
 extern const size_t rt_n_families;
 
-/* The kernel for (domain, op) covering since_version; NULL if none. */
+/* The kernel for (domain, op) covering since_version; NULL if none, or
+ * if the test hook OPMIG_NO_KERNEL names op (see kernels.c). */
 const struct rt_kernel *rt_kernel_find(const char *domain, const char *op,
 				       int since_version);
+/* Test hook: hide the kernels of the ops in a comma-separated list (NULL
+ * or "": none) from rt_kernel_find, replacing OPMIG_NO_KERNEL's list.
+ * Not thread-safe: call it before creating sessions. */
+void rt_kernel_hide(const char *ops);
 /* Every kernel, merged and sorted by (domain, op, since_min). */
 size_t rt_kernel_count(void);
 const struct rt_kernel *rt_kernel_at(size_t i);

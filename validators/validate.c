@@ -342,8 +342,16 @@ int val_run(struct ir_model *ref, struct ir_model *cand,
 				break;
 			if ((rc = run_sample(&c, k, d)) < 0)
 				break;
-			if (k == 0 && o->layerwise)
-				rc = val_layerwise(ref, cand, &oo, c.ref_in, c.cand_in, r, d);
+			if (k == 0 && o->layerwise) {
+				struct val_side rs = { ref, c.ref, c.ref_in };
+				struct val_side cs = { cand, c.cand, c.cand_in };
+
+				/* the outputs are compared: free them before
+				 * running the models again */
+				rt_inputs_release(c.ref_out, rt_session_n_outputs(c.ref));
+				rt_inputs_release(c.cand_out, rt_session_n_outputs(c.cand));
+				rc = val_layerwise(&rs, &cs, &oo, r, d);
+			}
 		}
 		c.o = o;
 	}

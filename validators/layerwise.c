@@ -45,7 +45,7 @@ struct lw_side {
 	struct lw_state *st;
 	int side;
 	struct rt_session *s;
-	struct rt_value **in;
+	struct rt_value **in, **out;
 	struct ir_diag d;
 };
 
@@ -246,12 +246,12 @@ static int observe(void *ctx, const struct ir_node *n, size_t out, struct rt_val
 
 /* One pass: both models' runs interleaved in this thread.  A side runs
  * node by node until it holds a value the other has not produced; then
- * the other side runs. */
+ * the other side runs.  The first pass keeps the outputs for outputs_fn;
+ * the second drops them as each run ends. */
 static int run_pass(struct lw_state *st, struct lw_side *sides, int forced,
-		    struct ir_diag *d)
+		    val_outputs_fn outputs_fn, void *outputs_ctx, struct ir_diag *d)
 {
 	struct rt_run *run[2] = { NULL, NULL };
-	struct rt_value **out[2] = { NULL, NULL };
 	int done[2] = { 0, 0 }, side = 0, rc = 0, bad = -1;
 
 	st->forced = forced;
@@ -259,10 +259,6 @@ static int run_pass(struct lw_state *st, struct lw_side *sides, int forced,
 		st->cursor[s] = 0;
 		ir_diag_init(&sides[s].d);
 		rt_session_set_observer(sides[s].s, observe, &sides[s]);
-		if (!(out[s] = calloc(rt_session_n_outputs(sides[s].s) + 1, sizeof(*out[s])))) {
-			rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
-			goto cleanup;
-		}
 	}
 	for (int s = 0; s < 2 && bad < 0; s++)
 		if (rt_run_begin(sides[s].s, sides[s].in, rt_session_n_inputs(sides[s].s),
@@ -281,9 +277,11 @@ static int run_pass(struct lw_state *st, struct lw_side *sides, int forced,
 
 			run[side] = NULL;
 			done[side] = 1;
-			if (rt_run_end(r, 0, out[side], &sides[side].d) < 0)
+			if (rt_run_end(r, 0, sides[side].out, &sides[side].d) < 0)
 				bad = side;
-			rt_inputs_release(out[side], rt_session_n_outputs(sides[side].s));
+			else if (forced)
+				rt_inputs_release(sides[side].out,
+						  rt_session_n_outputs(sides[side].s));
 		} else if (st->n_held[side]) {
 			side = !side;
 		}
@@ -291,11 +289,9 @@ static int run_pass(struct lw_state *st, struct lw_side *sides, int forced,
 	if (bad >= 0)
 		rc = ir_diag_error(d, sides[bad].d.status, "%s model: %.440s",
 				   bad ? "candidate" : "reference", sides[bad].d.msg);
-cleanup:
 	for (int s = 0; s < 2; s++) {
 		rt_run_free(run[s]);
 		rt_session_set_observer(sides[s].s, NULL, NULL);
-		free(out[s]);
 	}
 	for (size_t c = 0; c < st->n; c++) {
 		if (st->held[c].v && rc == 0)
@@ -303,6 +299,10 @@ cleanup:
 				"the other model did not compute it");
 		release_held(st, c);
 	}
+	if (rc == 0 && !forced && outputs_fn)
+		rc = outputs_fn(outputs_ctx, d);
+	for (int s = 0; s < 2; s++)
+		rt_inputs_release(sides[s].out, rt_session_n_outputs(sides[s].s));
 	return rc;
 }
 
@@ -325,11 +325,13 @@ static void rank_layers(struct val_report *r)
 }
 
 int val_layerwise(const struct val_side *ref, const struct val_side *cand,
-		  const struct val_opts *o, struct val_report *r, struct ir_diag *d)
+		  const struct val_opts *o, val_outputs_fn outputs_fn,
+		  void *outputs_ctx, struct val_report *r, struct ir_diag *d)
 {
 	struct lw_state st = { .tol = &o->tol };
-	struct lw_side sides[2] = { { .st = &st, .side = 0, .s = ref->s, .in = ref->in },
-				    { .st = &st, .side = 1, .s = cand->s, .in = cand->in } };
+	struct lw_side sides[2] = {
+		{ .st = &st, .side = 0, .s = ref->s, .in = ref->in, .out = ref->out },
+		{ .st = &st, .side = 1, .s = cand->s, .in = cand->in, .out = cand->out } };
 	int rc;
 
 	if ((rc = find_parts(ref->m, cand->m, o->map, &st, &r->n_unordered, d)) < 0)
@@ -339,7 +341,8 @@ int val_layerwise(const struct val_side *ref, const struct val_side *cand,
 		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 		goto cleanup;
 	}
-	if ((rc = run_pass(&st, sides, 0, d)) < 0 || (rc = run_pass(&st, sides, 1, d)) < 0)
+	if ((rc = run_pass(&st, sides, 0, outputs_fn, outputs_ctx, d)) < 0 ||
+	    (rc = run_pass(&st, sides, 1, NULL, NULL, d)) < 0)
 		goto cleanup;
 	r->layerwise = 1;
 	r->n_layers = st.n;

@@ -226,13 +226,12 @@ static int as_declared(const struct ir_type *t, struct rt_value **v,
 	return 0;
 }
 
-int rt_frame_begin(struct rt_session *s, struct rt_frame *f,
-		   struct rt_value **ins, size_t n_in, struct ir_diag *d)
+int rt_frame_begin(struct rt_frame *f, struct rt_value **ins, size_t n_in,
+		   struct ir_diag *d)
 {
 	struct rt_gplan *p = f->p;
 	int rc;
 
-	(void)s;
 	f->next = 0;
 	if (f->depth > MAX_CALL_DEPTH)
 		return diag_error(d, "calls nested deeper than %d levels", MAX_CALL_DEPTH);
@@ -305,7 +304,7 @@ int rt_frame_run(struct rt_session *s, struct rt_frame *f,
 {
 	int rc;
 
-	if ((rc = rt_frame_begin(s, f, ins, n_in, d)) == 0)
+	if ((rc = rt_frame_begin(f, ins, n_in, d)) == 0)
 		while ((rc = rt_frame_step(s, f, d)) > 0)
 			;
 	return rt_frame_end(f, outs, rc, d);

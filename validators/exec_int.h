@@ -96,8 +96,8 @@ int rt_frame_run(struct rt_session *s, struct rt_frame *f,
  * per output when rc >= 0 (else NULLs them; outs may then be NULL),
  * releases the frame, and
  * returns rc or the error of collecting the outputs. */
-int rt_frame_begin(struct rt_session *s, struct rt_frame *f,
-		   struct rt_value **ins, size_t n_in, struct ir_diag *d);
+int rt_frame_begin(struct rt_frame *f, struct rt_value **ins, size_t n_in,
+		   struct ir_diag *d);
 int rt_frame_step(struct rt_session *s, struct rt_frame *f, struct ir_diag *d);
 int rt_frame_end(struct rt_frame *f, struct rt_value **outs, int rc,
 		 struct ir_diag *d);

@@ -61,7 +61,7 @@ int rt_run_begin(struct rt_session *s, struct rt_value **inputs, size_t n,
 		r->all[i] = inputs[k++];
 	}
 	r->f.p = s->main;
-	if ((rc = rt_frame_begin(s, &r->f, r->all, s->main->n_in, d)) < 0)
+	if ((rc = rt_frame_begin(&r->f, r->all, s->main->n_in, d)) < 0)
 		goto fail;
 	r->begun = 1;
 	*out = r;

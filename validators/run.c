@@ -1,8 +1,8 @@
-/* run.c: running a session's main graph, whole (rt_session_run) or node
- * by node (struct rt_run), so that a caller can interleave two models in
- * one thread (`opmig validate --layerwise`): inputs checked against the
- * declared types and bound, the main frame, outputs detached from the
- * session's memory account. */
+/* run.c: running a session's main graph node by node (struct rt_run;
+ * rt_session_run is begin, steps, end), so that a caller can interleave two
+ * models in one thread (`opmig validate --layerwise`): inputs checked
+ * against the declared types and bound, the main frame, outputs detached
+ * from the session's memory account. */
 #include <stdlib.h>
 
 #include "validators/exec_int.h"
@@ -91,19 +91,4 @@ int rt_run_end(struct rt_run *r, int rc, struct rt_value **outputs,
 	s->stats.peak_bytes = s->mem.peak;
 	rt_run_free(r);
 	return rc;
-}
-
-int rt_session_run(struct rt_session *s, struct rt_value **inputs, size_t n,
-		   struct rt_value **outputs, struct ir_diag *d)
-{
-	struct rt_run *r;
-	int rc;
-
-	for (size_t i = 0; i < rt_session_n_outputs(s); i++)
-		outputs[i] = NULL;
-	if ((rc = rt_run_begin(s, inputs, n, &r, d)) < 0)
-		return rc;
-	while ((rc = rt_run_step(r, d)) > 0)
-		;
-	return rt_run_end(r, rc, outputs, d);
 }

@@ -1,6 +1,6 @@
 /* session.c: the public face of the interpreter: sessions (plans, thread
  * pool, memory accounting), input checks against the graph's declared
- * types, and statistics.  Runs of the main graph are in run.c. */
+ * types, one run of the main graph, and statistics. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +176,21 @@ static int check_input(const struct ir_vinfo *vi, const struct rt_value *v,
 	rt_value_describe(v, got, sizeof(got));
 	return diag_error(d, "input '%s' is %s, the model declares %s",
 			  ir_s(vi->value->name), got, want);
+}
+
+int rt_session_run(struct rt_session *s, struct rt_value **inputs, size_t n,
+		   struct rt_value **outputs, struct ir_diag *d)
+{
+	struct rt_run *r;
+	int rc;
+
+	for (size_t i = 0; i < rt_session_n_outputs(s); i++)
+		outputs[i] = NULL;
+	if ((rc = rt_run_begin(s, inputs, n, &r, d)) < 0)
+		return rc;
+	while ((rc = rt_run_step(r, d)) > 0)
+		;
+	return rt_run_end(r, rc, outputs, d);
 }
 
 static int cmp_stat(const void *a, const void *b)

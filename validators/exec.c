@@ -258,13 +258,13 @@ static int as_declared(const struct ir_type *t, struct rt_value **v,
 	return 0;
 }
 
-int rt_frame_run(struct rt_session *s, struct rt_frame *f,
-		 struct rt_value **ins, size_t n_in, struct rt_value **outs,
-		 struct ir_diag *d)
+int rt_frame_begin(struct rt_frame *f, struct rt_value **ins, size_t n_in,
+		   struct ir_diag *d)
 {
 	struct rt_gplan *p = f->p;
-	int rc = 0;
+	int rc;
 
+	f->next = 0;
 	if (f->depth > MAX_CALL_DEPTH)
 		return diag_error(d, "calls nested deeper than %d levels", MAX_CALL_DEPTH);
 	if (!(f->vals = calloc(p->n_slots + 1, sizeof(*f->vals))))
@@ -278,40 +278,68 @@ int rt_frame_run(struct rt_session *s, struct rt_frame *f,
 		rt_value_unref(f->vals[p->in[i]]);
 		f->vals[p->in[i]] = rt_value_ref(ins[i]);
 		if (!p->fn && (rc = as_declared(p->g->inputs[i].type,
-						&f->vals[p->in[i]], d)) < 0)
-			goto cleanup;
-	}
-	for (size_t i = 0; i < p->n_nodes; i++) {
-		struct rt_nplan *np = &p->nodes[i];
-
-		if ((rc = run_node(s, f, np, d)) < 0)
-			goto cleanup;
-		for (size_t j = 0; j < np->n_release; j++) {
-			rt_value_unref(f->vals[np->release[j]]);
-			f->vals[np->release[j]] = NULL;
+						&f->vals[p->in[i]], d)) < 0) {
+			frame_release(f);
+			return rc;
 		}
 	}
-	for (size_t i = 0; i < p->n_out; i++) {
+	return 0;
+}
+
+int rt_frame_step(struct rt_session *s, struct rt_frame *f, struct ir_diag *d)
+{
+	struct rt_nplan *np;
+	int rc;
+
+	if (f->next >= f->p->n_nodes)
+		return 0;
+	np = &f->p->nodes[f->next++];
+	if ((rc = run_node(s, f, np, d)) < 0)
+		return rc;
+	for (size_t j = 0; j < np->n_release; j++) {
+		rt_value_unref(f->vals[np->release[j]]);
+		f->vals[np->release[j]] = NULL;
+	}
+	return 1;
+}
+
+int rt_frame_end(struct rt_frame *f, struct rt_value **outs, int rc,
+		 struct ir_diag *d)
+{
+	struct rt_gplan *p = f->p;
+
+	for (size_t i = 0; rc >= 0 && i < p->n_out; i++) {
 		struct rt_value *v = frame_get(f, p->out[i]);
 
 		if (!v) {
 			rc = diag_error(d, "%s '%s': output %zu has no value",
 					p->fn ? "function" : "graph",
 					ir_s(p->fn ? p->fn->name : p->g->name), i);
-			goto cleanup;
+			break;
 		}
 		outs[i] = rt_value_ref(v);
 		if (!p->fn && (rc = as_declared(p->g->outputs[i].type, &outs[i], d)) < 0)
-			goto cleanup;
+			break;
 	}
-cleanup:
-	if (rc < 0)
+	if (rc < 0 && outs)
 		for (size_t i = 0; i < p->n_out; i++) {
 			rt_value_unref(outs[i]);
 			outs[i] = NULL;
 		}
 	frame_release(f);
 	return rc;
+}
+
+int rt_frame_run(struct rt_session *s, struct rt_frame *f,
+		 struct rt_value **ins, size_t n_in, struct rt_value **outs,
+		 struct ir_diag *d)
+{
+	int rc;
+
+	if ((rc = rt_frame_begin(f, ins, n_in, d)) == 0)
+		while ((rc = rt_frame_step(s, f, d)) > 0)
+			;
+	return rt_frame_end(f, outs, rc, d);
 }
 
 int rt_subgraph_run(struct rt_kctx *k, const struct ir_graph *g,

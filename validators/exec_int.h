@@ -70,6 +70,7 @@ struct rt_frame {
 	const struct ir_node *call;         /* function frames: the call node */
 	struct rt_frame *caller;            /* ... and the frame it ran in */
 	int depth;
+	size_t next;                        /* the next node (rt_frame_step) */
 };
 
 struct rt_pool;
@@ -98,6 +99,18 @@ struct rt_gplan *rt_plan_find(struct rt_session *s, const struct ir_graph *g);
 /* exec.c */
 int rt_frame_run(struct rt_session *s, struct rt_frame *f,
 		 struct rt_value **ins, size_t n_in, struct rt_value **outs,
+		 struct ir_diag *d);
+/* rt_frame_run in three steps, for running the main graph node by node
+ * (struct rt_run): begin binds constants and inputs (on failure the frame
+ * holds nothing); step runs the next node and releases what died, 1 when
+ * a node ran, 0 when none is left, or an error; end gives outs a reference
+ * per output when rc >= 0 (else NULLs them; outs may then be NULL),
+ * releases the frame, and
+ * returns rc or the error of collecting the outputs. */
+int rt_frame_begin(struct rt_frame *f, struct rt_value **ins, size_t n_in,
+		   struct ir_diag *d);
+int rt_frame_step(struct rt_session *s, struct rt_frame *f, struct ir_diag *d);
+int rt_frame_end(struct rt_frame *f, struct rt_value **outs, int rc,
 		 struct ir_diag *d);
 const struct ir_attr *rt_frame_attr(struct rt_frame *f,
 				    const struct ir_node *n, const char *name);

@@ -1,14 +1,15 @@
 /* layerwise.c: layer-by-layer comparison.  The values both models compute
  * (same name, or paired by the name map) are found, and those whose order
  * agrees in both (a longest increasing subsequence) are compared while the
- * two models run side by side on two threads in lockstep: each model stops
- * at a shared value until the other has produced it, so at most one extra
- * value per model is held beyond a normal run.  Only one side computes at
- * a time (the run_mu baton passes at each wait), so the two models'
- * transient buffers (im2col, BLAS) never coexist.  A second pass feeds the
- * candidate the reference's value at every shared point: its error there is
- * the node's own (local); the first pass's is what accumulated. */
-#include <pthread.h>
+ * two models run side by side, node by node, in one thread (struct
+ * rt_run): a model that has produced a shared value the other has not yet
+ * holds it and pauses, the other runs until it produces the same value,
+ * and the two are compared there.  So at most one side holds values beyond
+ * a normal run (the outputs of one node), one heap serves both, and the
+ * two models' transient buffers (im2col, BLAS) never coexist.  A second
+ * pass feeds the candidate the reference's value at every shared point:
+ * its error there is the node's own (local); the first pass's is what
+ * accumulated. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,20 +23,22 @@ struct lw_part {
 	const struct ir_value *v[2];
 };
 
+/* A shared value one side has produced and the other has not yet. */
+struct lw_held {
+	struct rt_value *v;                /* a reference */
+	struct rt_value **slot;            /* where its run keeps it */
+	int side;
+};
+
 struct lw_state {
-	pthread_mutex_t mu;
-	pthread_mutex_t run_mu;            /* held by the side that computes */
-	pthread_cond_t cv;
 	struct lw_part *parts;
 	size_t n;
-	size_t cursor[2];
-	long pend_idx[2];
-	struct rt_value *pend[2];
-	struct rt_value *subst;
-	int forced, done[2], failed;
+	struct lw_held *held;              /* by part */
+	size_t cursor[2];                  /* next part each side produces */
+	size_t n_held[2];
+	int forced;
 	struct val_layer *layers;
 	const struct rt_cmp_opts *tol;
-	struct ir_diag d;                  /* errors of the comparisons */
 };
 
 struct lw_side {
@@ -43,9 +46,7 @@ struct lw_side {
 	int side;
 	struct rt_session *s;
 	struct rt_value **in, **out;
-	size_t n_in;
 	struct ir_diag d;
-	int rc;
 };
 
 struct named {
@@ -165,136 +166,143 @@ static int find_parts(const struct ir_model *ref, const struct ir_model *cand,
 	return 0;
 }
 
-/* Both values of part c are pending: compare, and in the forced pass make
- * the reference's value, in the candidate's form, the substitute. */
-static void meet(struct lw_state *st, size_t c)
+static void set_why(struct rt_metrics *m, const char *why)
+{
+	memset(m, 0, sizeof(*m));
+	snprintf(m->why, sizeof(m->why), "%.250s", why);
+}
+
+/* Part c was held by one side and the other has just produced it: compare,
+ * and in the forced pass let the candidate go on with the reference's
+ * value (in the candidate's form) in place of its own. */
+static void meet(struct lw_state *st, size_t c, struct rt_value *r,
+		 struct rt_value *x, struct rt_value **cand_slot)
 {
 	const struct lw_part *p = &st->parts[c];
-	struct rt_value *r = st->pend[0], *x = st->pend[1], *got = NULL;
-	struct val_layer *l = &st->layers[c];
+	struct rt_metrics *m = st->forced ? &st->layers[c].local : &st->layers[c].acc;
+	struct rt_value *got = NULL, *sub = NULL;
 	struct ir_diag d;
 
 	ir_diag_init(&d);
 	if (val_to_ref(x, p->e, r->kind == RT_TENSOR ? r->dtype : 0, &got, &d) == 0) {
-		rt_compare(got, r, st->tol, st->forced ? &l->local : &l->acc);
+		rt_compare(got, r, st->tol, m);
 		rt_value_unref(got);
 	} else {
-		struct rt_metrics *m = st->forced ? &l->local : &l->acc;
-
-		memset(m, 0, sizeof(*m));
-		snprintf(m->why, sizeof(m->why), "%.250s", d.msg);
+		set_why(m, d.msg);
 	}
-	if (st->forced && val_to_cand(r, p->e, x->kind == RT_TENSOR ? x->dtype : 0,
-				      &st->subst, &d) < 0)
-		st->subst = NULL;
-}
-
-static void clear_pending(struct lw_state *st, int side)
-{
-	rt_value_unref(st->pend[side]);
-	st->pend[side] = NULL;
-	st->pend_idx[side] = -1;
-}
-
-static void take_subst(struct lw_state *st, struct rt_value **slot)
-{
-	if (!st->subst)
+	/* the slot is the candidate's only while it still holds x (a value
+	 * nothing reads is released right after its node) */
+	if (!st->forced || *cand_slot != x)
 		return;
-	rt_value_unref(*slot);
-	*slot = st->subst;
-	st->subst = NULL;
+	ir_diag_init(&d);
+	if (val_to_cand(r, p->e, x->kind == RT_TENSOR ? x->dtype : 0, &sub, &d) < 0)
+		return;
+	rt_value_unref(*cand_slot);
+	*cand_slot = sub;
 }
 
+static void release_held(struct lw_state *st, size_t c)
+{
+	struct lw_held *h = &st->held[c];
+
+	if (!h->v)
+		return;
+	st->n_held[h->side]--;
+	rt_value_unref(h->v);
+	memset(h, 0, sizeof(*h));
+}
+
+/* The observer of both runs: a shared value either meets the other side's
+ * held copy or is held until the other side produces it. */
 static int observe(void *ctx, const struct ir_node *n, size_t out, struct rt_value **slot)
 {
 	struct lw_side *sd = ctx;
 	struct lw_state *st = sd->st;
-	int side = sd->side, other = !side, stop;
+	int side = sd->side;
 	size_t c = st->cursor[side];
-	int waited = 0;
+	struct lw_held *h;
 
 	if (c >= st->n || st->parts[c].node[side] != n->index || st->parts[c].out[side] != out)
 		return 0;
 	st->cursor[side]++;
-	pthread_mutex_lock(&st->mu);
-	if (!st->failed) {
-		st->pend[side] = rt_value_ref(*slot);
-		st->pend_idx[side] = (long)c;
-		if (st->pend_idx[other] == (long)c) {
-			meet(st, c);
-			if (side == 1)
-				take_subst(st, slot);
-			clear_pending(st, 0);
-			if (side == 1)
-				clear_pending(st, 1);
-			else
-				st->pend_idx[1] = -2;  /* met: the candidate wakes */
-			pthread_cond_broadcast(&st->cv);
-		} else {
-			/* let the other side compute while this one waits */
-			pthread_mutex_unlock(&st->run_mu);
-			waited = 1;
-			while (st->pend_idx[side] == (long)c && !st->failed && !st->done[other])
-				pthread_cond_wait(&st->cv, &st->mu);
-			if (side == 1 && st->pend_idx[1] == -2) {
-				take_subst(st, slot);
-				clear_pending(st, 1);
-			} else if (st->pend_idx[side] == (long)c) {
-				clear_pending(st, side);   /* the other side stopped */
-			}
-		}
+	h = &st->held[c];
+	if (h->v) {
+		/* both sides run every node of their main graph in order, and
+		 * parts are ordered the same in both: only the other side can
+		 * hold part c */
+		if (side == 1)
+			meet(st, c, h->v, *slot, slot);
+		else
+			meet(st, c, *slot, h->v, h->slot);
+		release_held(st, c);
+		return 0;
 	}
-	stop = st->failed;
-	pthread_mutex_unlock(&st->mu);
-	if (waited)   /* never taken while holding mu: the other side needs mu */
-		pthread_mutex_lock(&st->run_mu);
-	return stop;
+	h->v = rt_value_ref(*slot);
+	h->slot = slot;
+	h->side = side;
+	st->n_held[side]++;
+	return 0;
 }
 
-static void *side_main(void *arg)
-{
-	struct lw_side *sd = arg;
-	struct lw_state *st = sd->st;
-
-	pthread_mutex_lock(&st->run_mu);
-	sd->rc = rt_session_run(sd->s, sd->in, sd->n_in, sd->out, &sd->d);
-	pthread_mutex_unlock(&st->run_mu);
-	pthread_mutex_lock(&st->mu);
-	st->done[sd->side] = 1;
-	if (sd->rc < 0)
-		st->failed = 1;
-	pthread_cond_broadcast(&st->cv);
-	pthread_mutex_unlock(&st->mu);
-	return NULL;
-}
-
+/* One pass: both models' runs interleaved in this thread.  A side runs
+ * node by node until it holds a value the other has not produced; then
+ * the other side runs.  The first pass keeps the outputs for outputs_fn;
+ * the second drops them as each run ends. */
 static int run_pass(struct lw_state *st, struct lw_side *sides, int forced,
-		    struct ir_diag *d)
+		    val_outputs_fn outputs_fn, void *outputs_ctx, struct ir_diag *d)
 {
-	pthread_t tid;
-	int rc = 0;
+	struct rt_run *run[2] = { NULL, NULL };
+	int done[2] = { 0, 0 }, side = 0, rc = 0, bad = -1;
 
 	st->forced = forced;
-	st->failed = 0;
 	for (int s = 0; s < 2; s++) {
 		st->cursor[s] = 0;
-		st->done[s] = 0;
-		st->pend_idx[s] = -1;
 		ir_diag_init(&sides[s].d);
 		rt_session_set_observer(sides[s].s, observe, &sides[s]);
 	}
-	if (pthread_create(&tid, NULL, side_main, &sides[1]) != 0)
-		return ir_diag_error(d, IR_ENOMEM, "cannot start a thread");
-	side_main(&sides[0]);
-	pthread_join(tid, NULL);
-	for (int s = 0; s < 2; s++) {
-		rt_inputs_release(sides[s].out, rt_session_n_outputs(sides[s].s));
-		if (sides[s].rc < 0 && sides[s].d.status != IR_EUSAGE && !rc)
-			rc = ir_diag_error(d, sides[s].d.status, "%s model: %.440s",
-					   s ? "candidate" : "reference", sides[s].d.msg);
+	for (int s = 0; s < 2 && bad < 0; s++)
+		if (rt_run_begin(sides[s].s, sides[s].in, rt_session_n_inputs(sides[s].s),
+				 &run[s], &sides[s].d) < 0)
+			bad = s;
+	while (bad < 0 && !(done[0] && done[1])) {
+		int step;
+
+		if (done[side])
+			side = !side;
+		step = rt_run_step(run[side], &sides[side].d);
+		if (step < 0) {
+			bad = side;
+		} else if (step == 0) {
+			struct rt_run *r = run[side];
+
+			run[side] = NULL;
+			done[side] = 1;
+			if (rt_run_end(r, 0, sides[side].out, &sides[side].d) < 0)
+				bad = side;
+			else if (forced)
+				rt_inputs_release(sides[side].out,
+						  rt_session_n_outputs(sides[side].s));
+		} else if (st->n_held[side]) {
+			side = !side;
+		}
 	}
-	rt_value_unref(st->subst);
-	st->subst = NULL;
+	if (bad >= 0)
+		rc = ir_diag_error(d, sides[bad].d.status, "%s model: %.440s",
+				   bad ? "candidate" : "reference", sides[bad].d.msg);
+	for (int s = 0; s < 2; s++) {
+		rt_run_free(run[s]);
+		rt_session_set_observer(sides[s].s, NULL, NULL);
+	}
+	for (size_t c = 0; c < st->n; c++) {
+		if (st->held[c].v && rc == 0)
+			set_why(forced ? &st->layers[c].local : &st->layers[c].acc,
+				"the other model did not compute it");
+		release_held(st, c);
+	}
+	if (rc == 0 && !forced && outputs_fn)
+		rc = outputs_fn(outputs_ctx, d);
+	for (int s = 0; s < 2; s++)
+		rt_inputs_release(sides[s].out, rt_session_n_outputs(sides[s].s));
 	return rc;
 }
 
@@ -316,47 +324,32 @@ static void rank_layers(struct val_report *r)
 	}
 }
 
-int val_layerwise(struct ir_model *ref, struct ir_model *cand,
-		  const struct val_opts *o, struct rt_value **ref_in,
-		  struct rt_value **cand_in, struct val_report *r,
-		  struct ir_diag *d)
+int val_layerwise(const struct val_side *ref, const struct val_side *cand,
+		  const struct val_opts *o, val_outputs_fn outputs_fn,
+		  void *outputs_ctx, struct val_report *r, struct ir_diag *d)
 {
-	struct rt_opts ro = { .threads = o->threads };
-	struct lw_state st = { .tol = &o->tol, .pend_idx = { -1, -1 } };
-	struct lw_side sides[2] = { { .st = &st, .side = 0 }, { .st = &st, .side = 1 } };
+	struct lw_state st = { .tol = &o->tol };
+	struct lw_side sides[2] = {
+		{ .st = &st, .side = 0, .s = ref->s, .in = ref->in, .out = ref->out },
+		{ .st = &st, .side = 1, .s = cand->s, .in = cand->in, .out = cand->out } };
 	int rc;
 
-	pthread_mutex_init(&st.mu, NULL);
-	pthread_mutex_init(&st.run_mu, NULL);
-	pthread_cond_init(&st.cv, NULL);
-	ir_diag_init(&st.d);
-	if ((rc = find_parts(ref, cand, o->map, &st, &r->n_unordered, d)) < 0)
+	if ((rc = find_parts(ref->m, cand->m, o->map, &st, &r->n_unordered, d)) < 0)
 		goto cleanup;
-	if (!(st.layers = calloc(st.n + 1, sizeof(*st.layers)))) {
+	if (!(st.layers = calloc(st.n + 1, sizeof(*st.layers))) ||
+	    !(st.held = calloc(st.n + 1, sizeof(*st.held)))) {
 		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 		goto cleanup;
 	}
-	if ((rc = rt_session_new(ref, &ro, &sides[0].s, d)) < 0 ||
-	    (rc = rt_session_new(cand, &ro, &sides[1].s, d)) < 0)
-		goto cleanup;
-	sides[0].in = ref_in;
-	sides[1].in = cand_in;
-	for (int s = 0; s < 2; s++) {
-		sides[s].n_in = rt_session_n_inputs(sides[s].s);
-		if (!(sides[s].out = calloc(rt_session_n_outputs(sides[s].s) + 1,
-					    sizeof(*sides[s].out)))) {
-			rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
-			goto cleanup;
-		}
-	}
-	if ((rc = run_pass(&st, sides, 0, d)) < 0 || (rc = run_pass(&st, sides, 1, d)) < 0)
+	if ((rc = run_pass(&st, sides, 0, outputs_fn, outputs_ctx, d)) < 0 ||
+	    (rc = run_pass(&st, sides, 1, NULL, NULL, d)) < 0)
 		goto cleanup;
 	r->layerwise = 1;
 	r->n_layers = st.n;
 	r->layers = st.layers;
 	st.layers = NULL;
 	for (size_t i = 0; i < r->n_layers; i++) {
-		const struct ir_node *n = cand->graph->nodes[st.parts[i].node[1]];
+		const struct ir_node *n = cand->m->graph->nodes[st.parts[i].node[1]];
 		struct val_layer *l = &r->layers[i];
 
 		l->value = ir_s(st.parts[i].v[0]->name);
@@ -370,14 +363,8 @@ int val_layerwise(struct ir_model *ref, struct ir_model *cand,
 	}
 	rank_layers(r);
 cleanup:
-	for (int s = 0; s < 2; s++) {
-		free(sides[s].out);
-		rt_session_free(sides[s].s);
-	}
+	free(st.held);
 	free(st.layers);
 	free(st.parts);
-	pthread_mutex_destroy(&st.mu);
-	pthread_mutex_destroy(&st.run_mu);
-	pthread_cond_destroy(&st.cv);
 	return rc;
 }

@@ -174,6 +174,25 @@ int rt_session_plan_peak(struct rt_session *s, struct rt_value **inputs,
 int rt_session_run(struct rt_session *s, struct rt_value **inputs, size_t n,
 		   struct rt_value **outputs, struct ir_diag *d);
 
+/* The same run node by node, so that a caller can interleave two models'
+ * runs in one thread (`opmig validate --layerwise`).  rt_run_begin checks
+ * and binds the inputs as rt_session_run does (they stay borrowed until
+ * the run ends or is freed).  rt_run_step runs the next node of the main
+ * graph (the observer sees its outputs): 1 when a node ran, 0 when none is
+ * left, or an error.  rt_run_end takes the last step's result: when it is
+ * not an error, outputs (rt_session_n_outputs() slots) get one reference
+ * each; it frees the run either way and returns rc or its own error.
+ * rt_run_free abandons a run (NULL: no-op).  One run at a time per
+ * session. */
+struct rt_run;
+
+int rt_run_begin(struct rt_session *s, struct rt_value **inputs, size_t n,
+		 struct rt_run **out, struct ir_diag *d);
+int rt_run_step(struct rt_run *r, struct ir_diag *d);
+int rt_run_end(struct rt_run *r, int rc, struct rt_value **outputs,
+	       struct ir_diag *d);
+void rt_run_free(struct rt_run *r);
+
 struct rt_op_stat {
 	const char *domain, *op;  /* borrowed from the model */
 	size_t count;             /* nodes run (all runs, all graphs) */

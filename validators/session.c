@@ -179,42 +179,16 @@ static int check_input(const struct ir_vinfo *vi, const struct rt_value *v,
 int rt_session_run(struct rt_session *s, struct rt_value **inputs, size_t n,
 		   struct rt_value **outputs, struct ir_diag *d)
 {
-	struct rt_gplan *p = s->main;
-	const struct ir_graph *g = s->m->graph;
-	struct rt_value **all = calloc(p->n_in + 1, sizeof(*all));
-	struct rt_frame f = { 0 };
-	size_t k = 0;
-	int rc = 0;
+	struct rt_run *r;
+	int rc;
 
 	for (size_t i = 0; i < rt_session_n_outputs(s); i++)
 		outputs[i] = NULL;
-	if (!all)
-		return ir_diag_error(d, IR_ENOMEM, "out of memory");
-	if (n > s->n_inputs) {
-		rc = diag_error(d, "%zu inputs given, the model has %zu", n, s->n_inputs);
-		goto cleanup;
-	}
-	for (size_t i = 0; i < g->n_inputs; i++) {
-		const struct ir_value *v = g->inputs[i].value;
-
-		if (!v || v->init || v->sparse_init)
-			continue;
-		if (k >= n || !inputs[k]) {
-			rc = diag_error(d, "input '%s' is not given", ir_s(v->name));
-			goto cleanup;
-		}
-		if ((rc = check_input(&g->inputs[i], inputs[k], d)) < 0)
-			goto cleanup;
-		all[i] = inputs[k++];
-	}
-	f.p = p;
-	rc = rt_frame_run(s, &f, all, p->n_in, outputs, d);
-	for (size_t i = 0; rc >= 0 && i < rt_session_n_outputs(s); i++)
-		rt_value_detach(outputs[i]);
-cleanup:
-	free(all);
-	s->stats.peak_bytes = s->mem.peak;
-	return rc;
+	if ((rc = rt_run_begin(s, inputs, n, &r, d)) < 0)
+		return rc;
+	while ((rc = rt_run_step(r, d)) > 0)
+		;
+	return rt_run_end(r, rc, outputs, d);
 }
 
 static int cmp_stat(const void *a, const void *b)

@@ -18,11 +18,25 @@ int val_to_cand(struct rt_value *v, const struct val_map_entry *e,
 int val_to_ref(struct rt_value *v, const struct val_map_entry *e,
 	       int ref_dtype, struct rt_value **out, struct ir_diag *d);
 
-/* Layer-by-layer comparison of one sample: cand_in are the candidate's
- * bound inputs (converted), ref_in the reference's. */
-int val_layerwise(struct ir_model *ref, struct ir_model *cand,
-		  const struct val_opts *o, struct rt_value **ref_in,
-		  struct rt_value **cand_in, struct val_report *r,
-		  struct ir_diag *d);
+/* One model of a validation: its session, a sample's inputs bound for it
+ * (the candidate's converted), and rt_session_n_outputs() slots for its
+ * outputs. */
+struct val_side {
+	struct ir_model *m;
+	struct rt_session *s;
+	struct rt_value **in, **out;
+};
+
+/* Called when both models' outputs of the sample are in the sides' out
+ * slots (released after it returns). */
+typedef int (*val_outputs_fn)(void *ctx, struct ir_diag *d);
+
+/* Layer-by-layer comparison of one sample, in the validation's sessions
+ * (their observers are set for the comparison, then cleared).  Its first
+ * pass runs both models freely, so it also gives the sample's outputs to
+ * outputs_fn: the sample needs no separate run. */
+int val_layerwise(const struct val_side *ref, const struct val_side *cand,
+		  const struct val_opts *o, val_outputs_fn outputs_fn,
+		  void *outputs_ctx, struct val_report *r, struct ir_diag *d);
 
 #endif

@@ -3,7 +3,8 @@
  * build the samples (folders, files, seeded random data), convert inputs to
  * the candidate's dtypes and layouts, run both models, compare outputs with
  * metrics aggregated over samples, save the samples for replay, and hand
- * the first sample to the layer-by-layer comparison. */
+ * the first sample to the layer-by-layer comparison (whose first pass
+ * also gives that sample's outputs). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,30 +247,53 @@ static int save_sample(struct val_ctx *c, size_t k, struct ir_diag *d)
 	return 0;
 }
 
-static int run_sample(struct val_ctx *c, size_t k, struct ir_diag *d)
+/* Compare the sample's outputs (in c->ref_out and c->cand_out), save the
+ * sample when asked, and release the outputs. */
+static int sample_outputs(struct val_ctx *c, size_t k, struct ir_diag *d)
 {
-	size_t nro = rt_session_n_outputs(c->ref), nco = rt_session_n_outputs(c->cand);
-	int rc;
+	int rc = 0;
 
-	rt_inputs_release(c->ref_out, nro);
-	rt_inputs_release(c->cand_out, nco);
-	if ((rc = rt_session_run(c->ref, c->ref_in, c->n_in, c->ref_out, d)) < 0)
-		return rc;
-	if ((rc = rt_session_run(c->cand, c->cand_in, c->n_in, c->cand_out, d)) < 0)
-		return rc;
 	for (size_t i = 0; i < c->n_out; i++) {
 		const struct val_pair *p = &c->out[i];
 		struct rt_value *got, *want = c->ref_out[p->ref];
 
 		if ((rc = val_to_ref(c->cand_out[p->cand], p->e,
 				     want->kind == RT_TENSOR ? want->dtype : 0, &got, d)) < 0)
-			return rc;
+			goto cleanup;
 		rt_cmp_add(&c->acc[i], got, want, &c->o->tol);
 		rt_value_unref(got);
 	}
-	if (c->o->save_dir && (rc = save_sample(c, k, d)) < 0)
+	if (c->o->save_dir)
+		rc = save_sample(c, k, d);
+cleanup:
+	rt_inputs_release(c->ref_out, rt_session_n_outputs(c->ref));
+	rt_inputs_release(c->cand_out, rt_session_n_outputs(c->cand));
+	return rc;
+}
+
+static int run_sample(struct val_ctx *c, size_t k, struct ir_diag *d)
+{
+	int rc;
+
+	if ((rc = rt_session_run(c->ref, c->ref_in, c->n_in, c->ref_out, d)) < 0)
 		return rc;
-	return 0;
+	if ((rc = rt_session_run(c->cand, c->cand_in, c->n_in, c->cand_out, d)) < 0)
+		return rc;
+	return sample_outputs(c, k, d);
+}
+
+/* The first sample with --layerwise: its first pass gives the outputs. */
+static int first_outputs(void *ctx, struct ir_diag *d)
+{
+	return sample_outputs(ctx, 0, d);
+}
+
+static int run_layerwise(struct val_ctx *c, struct val_report *r, struct ir_diag *d)
+{
+	struct val_side rs = { c->ref_m, c->ref, c->ref_in, c->ref_out };
+	struct val_side cs = { c->cand_m, c->cand, c->cand_in, c->cand_out };
+
+	return val_layerwise(&rs, &cs, c->o, first_outputs, c, r, d);
 }
 
 static int pair_all(struct val_ctx *c, struct val_report *r, struct ir_diag *d)
@@ -340,10 +364,8 @@ int val_run(struct ir_model *ref, struct ir_model *cand,
 		for (size_t k = 0; k < n_samples && rc == 0; k++) {
 			if ((rc = bind_sample(&c, k, bad_file, bad_size, d)) < 0)
 				break;
-			if ((rc = run_sample(&c, k, d)) < 0)
-				break;
-			if (k == 0 && o->layerwise)
-				rc = val_layerwise(ref, cand, &oo, c.ref_in, c.cand_in, r, d);
+			rc = k == 0 && o->layerwise ? run_layerwise(&c, r, d) :
+			     run_sample(&c, k, d);
 		}
 		c.o = o;
 	}

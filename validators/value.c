@@ -82,6 +82,20 @@ static int charge(struct rt_mem *mem, int64_t bytes, struct ir_diag *d)
 	return 0;
 }
 
+/* A zeroed value struct.  Not calloc: glibc's calloc skips the thread
+ * cache, so the struct of the next tensor was carved out of the block the
+ * last freed tensor left, which then no longer fit a tensor of its size:
+ * the heap grew by one tensor in `validate --layerwise`, whose two
+ * interleaved runs free and allocate same-sized tensors in turn. */
+static struct rt_value *value_alloc(void)
+{
+	struct rt_value *v = malloc(sizeof(*v));
+
+	if (v)
+		memset(v, 0, sizeof(*v));
+	return v;
+}
+
 /* Bytes of physical memory (INT64_MAX when unknown). */
 static int64_t phys_memory(void)
 {
@@ -126,7 +140,7 @@ int rt_tensor_new(struct rt_mem *mem, int dtype, int rank,
 				  (long long)bytes, (long long)phys_memory());
 	if (charge(mem, bytes, d) < 0)
 		return IR_ENOMEM;
-	if (!(v = calloc(1, sizeof(*v))))
+	if (!(v = value_alloc()))
 		goto oom;
 	v->data = dtype == IR_DTYPE_STRING ? calloc((size_t)n ? (size_t)n : 1, es)
 					   : malloc(bytes ? (size_t)bytes : 1);
@@ -155,7 +169,7 @@ oom:
 static int container_new(enum rt_kind kind, int dtype, struct rt_value **out,
 			 struct ir_diag *d)
 {
-	struct rt_value *v = calloc(1, sizeof(*v));
+	struct rt_value *v = value_alloc();
 
 	*out = v;
 	if (!v)

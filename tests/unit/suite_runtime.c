@@ -1,7 +1,8 @@
 /* suite_runtime.c: the interpreter core, against hand-derived values: the
  * merged kernel table (sorted, unique, version ranges disjoint and real),
  * float16/bfloat16/float8 conversions, the broadcasting loop, .npy parsing,
- * comparison metrics and random inputs. */
+ * comparison metrics, random inputs, and a run node by node (struct
+ * rt_run) against a whole one. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "validators/rt_int.h"
 #include "validators/tensor_io.h"
 #include "tests/unit/suites.h"
+#include "tests/unit/tmodel.h"
 
 static void test_kernel_table(void)
 {
@@ -239,6 +241,73 @@ static void test_random(void)
 	CU_ASSERT_EQUAL(rt_rand_next(&s1), 0xe220a8397b1dcdafull);
 }
 
+/* Counts the observed outputs; replaces 'b' with zeros. */
+static int zero_b(void *ctx, const struct ir_node *n, size_t out, struct rt_value **slot)
+{
+	static const float z[4] = { 0, 0, 0, 0 };
+
+	(void)out;
+	++*(int *)ctx;
+	if (!strcmp(ir_s(n->outputs[0]->name), "b")) {
+		rt_value_unref(*slot);
+		*slot = floats(z, 4);
+	}
+	return 0;
+}
+
+static void test_run_steps(void)
+{
+	static const float xv[4] = { -1, 2, -3, 4 };
+	struct ir_model *m = tm_new(13);
+	struct rt_session *s = NULL;
+	struct rt_value *x = floats(xv, 4), *whole = NULL, *stepped = NULL;
+	struct rt_run *r = NULL;
+	struct ir_diag d;
+	int steps = 0, rc, seen = 0;
+
+	ir_diag_init(&d);
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(4), 1);
+	tm_node(m, "Relu", NULL, TM_NAMES("x"), 1, TM_NAMES("a"), 1);
+	tm_node(m, "Neg", NULL, TM_NAMES("a"), 1, TM_NAMES("b"), 1);
+	tm_node(m, "Abs", NULL, TM_NAMES("b"), 1, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(4), 1);
+	tm_verify(m);
+	CU_ASSERT_FATAL(rt_session_new(m, &(struct rt_opts){ .threads = 1 }, &s, &d) == 0);
+	CU_ASSERT_FATAL(rt_session_run(s, &x, 1, &whole, &d) == 0);
+	CU_ASSERT_FATAL(rt_run_begin(s, &x, 1, &r, &d) == 0);
+	while ((rc = rt_run_step(r, &d)) > 0)
+		steps++;
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_EQUAL(steps, 3);
+	CU_ASSERT_FATAL(rt_run_end(r, rc, &stepped, &d) == 0);
+	CU_ASSERT_FATAL(whole && stepped && stepped->numel == 4);
+	CU_ASSERT(!memcmp(whole->data, stepped->data, 4 * sizeof(float)));
+	CU_ASSERT_EQUAL(((float *)stepped->data)[1], 2);
+	rt_value_unref(stepped);
+	stepped = NULL;
+	/* the observer sees each output and may replace it */
+	rt_session_set_observer(s, zero_b, &seen);
+	CU_ASSERT_FATAL(rt_run_begin(s, &x, 1, &r, &d) == 0);
+	while ((rc = rt_run_step(r, &d)) > 0)
+		;
+	CU_ASSERT_FATAL(rt_run_end(r, rc, &stepped, &d) == 0);
+	CU_ASSERT_EQUAL(seen, 3);
+	CU_ASSERT(stepped && ((float *)stepped->data)[1] == 0);
+	rt_session_set_observer(s, NULL, NULL);
+	/* a run abandoned halfway releases what it holds (ASan checks) */
+	CU_ASSERT_FATAL(rt_run_begin(s, &x, 1, &r, &d) == 0);
+	CU_ASSERT_EQUAL(rt_run_step(r, &d), 1);
+	rt_run_free(r);
+	rt_run_free(NULL);
+	/* inputs are checked as rt_session_run checks them */
+	CU_ASSERT(rt_run_begin(s, &x, 0, &r, &d) < 0 && r == NULL);
+	rt_value_unref(whole);
+	rt_value_unref(stepped);
+	rt_value_unref(x);
+	rt_session_free(s);
+	ir_model_free(m);
+}
+
 static const struct unit_test tests[] = {
 	{ "kernel table sorted, unique, real versions", test_kernel_table },
 	{ "float16 and bfloat16 conversions", test_half_bf16 },
@@ -247,6 +316,7 @@ static const struct unit_test tests[] = {
 	{ "npy parsing", test_npy },
 	{ "comparison metrics", test_compare },
 	{ "seeded generator", test_random },
+	{ "a run node by node", test_run_steps },
 	{ NULL, NULL },
 };
 

@@ -395,7 +395,8 @@ int rt_node_cache_set(struct rt_kctx *k, void *p, void (*free_fn)(void *),
 	struct rt_nplan *np = k->np;
 	struct rt_mem *mem = k->mem;
 
-	if (!np || np->cache || !mem || (mem->limit && mem->cur + bytes > mem->limit))
+	if (!np || np->cache || !mem || k->s->o.no_weight_cache ||
+	    (mem->limit && mem->cur + bytes > mem->limit))
 		return -1;
 	mem->cur += bytes;
 	if (mem->cur > mem->peak)

@@ -113,7 +113,8 @@ int rt_in_const(struct rt_kctx *k, size_t i);
  * the session's life in the node's plan: NULL until set.  _set takes p
  * (freed with free_fn with the plan) and charges bytes to the session's
  * memory; -1 (nothing stored, p still the caller's) when the memory
- * limit leaves no room or the node has a cache already. */
+ * limit leaves no room, the session keeps no weight caches
+ * (rt_opts.no_weight_cache) or the node has a cache already. */
 void *rt_node_cache(struct rt_kctx *k);
 int rt_node_cache_set(struct rt_kctx *k, void *p, void (*free_fn)(void *),
 		      int64_t bytes);

@@ -136,6 +136,10 @@ struct rt_opts {
 				   * planned peak is above, enforced while
 				   * running */
 	int collect_stats;        /* time per op type */
+	int no_weight_cache;      /* kernels keep no data derived from the
+				   * weights between runs (packed or
+				   * transformed copies): less memory, a
+				   * little more time per run */
 	rt_observe_fn observe;
 	void *observe_ctx;
 };

@@ -326,7 +326,9 @@ int val_run(struct ir_model *ref, struct ir_model *cand,
 	    const struct val_opts *o, struct val_report *r, char *bad_file,
 	    size_t bad_size, struct ir_diag *d)
 {
-	struct rt_opts ro = { .threads = o->threads };
+	/* --layerwise holds both models at once by design: their sessions
+	 * keep no transformed copies of the weights */
+	struct rt_opts ro = { .threads = o->threads, .no_weight_cache = o->layerwise };
 	struct val_ctx c = { .ref_m = ref, .cand_m = cand, .o = o };
 	size_t n_samples;
 	int rc;

@@ -19,12 +19,15 @@ void cli_tune_blas(char **argv)
 {
 	const char *better;
 
-	if (getenv("OPENBLAS_CORETYPE") || !(better = rt_gemm_better_coretype()))
+	if (getenv("OPENBLAS_CORETYPE") || !(better = rt_gemm_better_coretype())) {
+		rt_gemm_single_thread();
 		return;
+	}
 	if (setenv("OPENBLAS_CORETYPE", better, 1) != 0)
 		return;
 	execv("/proc/self/exe", argv);
 	/* exec failed: go on with the kernels OpenBLAS chose */
+	rt_gemm_single_thread();
 }
 
 /* glibc serves blocks above 128 KiB (a dynamic threshold) with mmap and

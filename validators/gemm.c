@@ -12,9 +12,20 @@
 
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 
+/* OpenBLAS's pthread build exports this (it ends its worker threads before
+ * a fork); its serial and OpenMP builds may not: weak, called if there. */
+extern void blas_thread_shutdown_(void) __attribute__((weak));
+
 static void blas_init(void)
 {
 	openblas_set_num_threads(1);
+}
+
+void rt_gemm_single_thread(void)
+{
+	pthread_once(&blas_once, blas_init);
+	if (blas_thread_shutdown_)
+		blas_thread_shutdown_();
 }
 
 /* C = beta * C for the degenerate k == 0 product. */

@@ -43,6 +43,11 @@ void rt_gemm_f64_par(struct rt_kctx *kc, int trans_a, int trans_b,
 		     const double *b, int64_t ldb,
 		     double beta, double *c, int64_t ldc);
 
+/* Keep OpenBLAS single-threaded from now on and end the worker threads it
+ * started when it loaded (they spin for a while looking for work: a tenth
+ * of a second of another core at every start).  Call before any product. */
+void rt_gemm_single_thread(void);
+
 /* OpenBLAS picks its kernels when it loads, from the CPU model; on CPUs
  * it does not know (this project's VMs) it falls back to its generic
  * "Prescott" SSE3 kernels, 3-6x slower.  The kernel set worth forcing with

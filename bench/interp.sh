@@ -23,6 +23,12 @@
 #   INTERP_THREADS  default "1 2"
 #   INTERP_REPEAT   runs per measurement (default 5)
 #   INTERP_ROUNDS   alternating rounds (default 3)
+#   INTERP_CLOCK    wall (default): each tool's median wall time per run;
+#                   cpu: per-run CPU time (user + sys) of each tool's
+#                   process, from a run of REPEAT+1 inferences less a run
+#                   of one (load and start-up cancel), for machines whose
+#                   other tenants make wall times meaningless: a process
+#                   that waits for a CPU spends no CPU time meanwhile
 #   OPENBLAS_CORETYPE  passed on; when unset, set to SkylakeX on CPUs with
 #                   avx512f and Haswell on CPUs with avx2, because
 #                   OpenBLAS 0.3.21 does not recognise this VM's CPU model
@@ -43,6 +49,8 @@ MODELS=${INTERP_MODELS:-resnet50 mobilenetv2 bert6}
 THREADS=${INTERP_THREADS:-1 2}
 REPEAT=${INTERP_REPEAT:-5}
 ROUNDS=${INTERP_ROUNDS:-3}
+CLOCK=${INTERP_CLOCK:-wall}
+case $CLOCK in wall|cpu) ;; *) die "INTERP_CLOCK must be wall or cpu" ;; esac
 D=$BENCH_DIR/interp
 ORT=$here/.cache/node_modules/onnxruntime-node
 
@@ -95,16 +103,51 @@ median() {
 # time_of LINE: the median ms of a "... median X ms ..." line
 time_of() { sed -n 's/.*median \([0-9.]*\) ms.*/\1/p'; }
 
+# cpu_ms CMD...: the CPU time (user + sys) of CMD in ms
+cpu_ms() {
+	/usr/bin/time -f '%U %S' -o "$work/t" "$@" > "$work/out" 2>&1 ||
+		{ cat "$work/out" >&2; die "failed: $*"; }
+	awk '{ print ($1 + $2) * 1000 }' "$work/t"
+}
+
+# per_run TOOL MODEL THREADS: one measurement of ms per inference
+per_run() {
+	if [ "$CLOCK" = cpu ]; then
+		if [ "$1" = opmig ]; then
+			a=$(cpu_ms "$OPMIG" run "$2" --repeat 1 --threads "$3")
+			b=$(cpu_ms "$OPMIG" run "$2" --repeat $((REPEAT + 1)) --threads "$3")
+		else
+			a=$(cpu_ms node "$here/ort_time.js" "$2" "$3" 1)
+			b=$(cpu_ms node "$here/ort_time.js" "$2" "$3" $((REPEAT + 1)))
+		fi
+		awk -v a="$a" -v b="$b" -v r="$REPEAT" 'BEGIN { print (b - a) / r }'
+	elif [ "$1" = opmig ]; then
+		"$OPMIG" run "$2" --time --repeat "$REPEAT" --threads "$3" \
+			> "$work/out" 2>&1 || { cat "$work/out" >&2; die "opmig run $2 failed"; }
+		time_of < "$work/out"
+	else
+		node "$here/ort_time.js" "$2" "$3" "$REPEAT" > "$work/out" 2>&1 ||
+			{ cat "$work/out" >&2; die "onnxruntime failed on $2"; }
+		time_of < "$work/out"
+	fi
+}
+
 echo "opmig interpreter vs onnxruntime, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "opmig:   $OPMIG (tree $(git -C "$here/.." log -1 --format=%h 2>/dev/null || echo "?"))"
 echo "ort:     onnxruntime-node $ORT_VERSION, node $(node --version)"
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
 echo "blas:    OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) at start"
-echo "runs:    median of $ROUNDS rounds (tools alternating) of each tool's median of $REPEAT runs"
-echo "         (ort after one warm-up run; opmig has none, its median discounts the first run)"
+if [ "$CLOCK" = cpu ]; then
+	echo "runs:    median of $ROUNDS rounds (tools alternating) of each tool's CPU time per"
+	echo "         inference: (CPU of $((REPEAT + 1)) inferences - CPU of 1) / $REPEAT"
+else
+	echo "runs:    median of $ROUNDS rounds (tools alternating) of each tool's median of $REPEAT runs"
+	echo "         (ort after one warm-up run; opmig has none, its median discounts the first run)"
+fi
 echo
 printf '%-14s %7s %12s %12s %9s\n' model threads "opmig ms" "ort ms" "opmig/ort"
+[ "$CLOCK" = cpu ] && echo "(CPU ms per inference)"
 for m in $MODELS; do
 	case $m in
 	*.onnx) f=$m; name=$(basename "$m" .onnx) ;;
@@ -116,12 +159,8 @@ for m in $MODELS; do
 		: > "$work/r"
 		r=0
 		while [ $r -lt "$ROUNDS" ]; do
-			"$OPMIG" run "$f" --time --repeat "$REPEAT" --threads "$t" \
-				> "$work/out" 2>&1 || { cat "$work/out" >&2; die "opmig run $f failed"; }
-			time_of < "$work/out" >> "$work/o"
-			node "$here/ort_time.js" "$f" "$t" "$REPEAT" > "$work/out" 2>&1 ||
-				{ cat "$work/out" >&2; die "onnxruntime failed on $f"; }
-			time_of < "$work/out" >> "$work/r"
+			per_run opmig "$f" "$t" >> "$work/o"
+			per_run ort "$f" "$t" >> "$work/r"
 			r=$((r + 1))
 		done
 		o=$(median < "$work/o")

@@ -1,7 +1,8 @@
 /* verify.c: structural checks of a loaded model with messages that name the
  * node and op: undefined inputs, missing opset imports, attribute kinds that
- * contradict their declared type, bad dims and dtypes, payload sizes that do
- * not match dims, and cycles; out-of-order nodes are sorted (a warning). */
+ * contradict their declared type or the schema, missing required attributes
+ * and inputs, bad dims and dtypes, payload sizes that do not match dims,
+ * recursive calls, and cycles; out-of-order nodes are sorted (a warning). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,8 +194,32 @@ static int has_opset(const struct vctx *c, const char *domain)
 				 ir_s(c->fn->domain)));
 }
 
+/* Every input the schema requires must be given: a single (neither
+ * optional nor variadic) formal's slot may not be missing or "", and a
+ * variadic tail needs its minimum arity (s->min_inputs counts it).  As in
+ * onnx's checker, optional slots and variadic ones may be "". */
+static int check_inputs(struct vctx *c, const struct ir_node *n,
+			const struct ir_op_schema *s)
+{
+	for (size_t i = 0; i < s->n_inputs; i++) {
+		const struct ir_op_formal *f = &s->inputs[i];
+		int missing;
+
+		if (f->variadic)
+			missing = n->n_inputs < (size_t)s->min_inputs;
+		else
+			missing = !f->optional &&
+				  (i >= n->n_inputs || !n->inputs[i]);
+		if (missing)
+			return diag_error(c->d, "%smissing required input '%s' of %s-%d",
+					  c->where, f->name, s->name,
+					  s->since_version);
+	}
+	return 0;
+}
+
 /* Attributes of a known standard op must have the schema's types, and
- * required ones must be present. */
+ * required ones must be present; so must required inputs. */
 static int check_schema(struct vctx *c, const struct ir_node *n)
 {
 	const char *dom = ir_s(n->domain);
@@ -231,7 +256,7 @@ static int check_schema(struct vctx *c, const struct ir_node *n)
 					  c->where, s->attrs[i].name, s->name,
 					  s->since_version);
 	}
-	return 0;
+	return check_inputs(c, n, s);
 }
 
 static int check_node(struct vctx *c, const struct ir_node *n)

@@ -1,6 +1,6 @@
 /* suite_ir.c: unit tests of the in-memory IR: dtype sizes, element counts,
- * the value table and scopes, topological sort and cycle detection, and
- * external-data path safety. */
+ * the value table and scopes, topological sort and cycle detection,
+ * external-data path safety, and the verifier's check of required inputs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +10,7 @@
 #include "ir/ir.h"
 #include "ir/ir_int.h"
 #include "tests/unit/suites.h"
+#include "tests/unit/tmodel.h"
 
 static void test_dtype_sizes(void)
 {
@@ -157,12 +158,86 @@ static void test_path_safety(void)
 	CU_ASSERT_EQUAL(system(buf), 0);
 }
 
+/* ir_model_verify fails with a message containing each of want[]. */
+static void verify_fails(struct ir_model *m, const char *const *want, size_t n)
+{
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	CU_ASSERT_EQUAL(ir_model_verify(m, &d), IR_EINVAL);
+	for (size_t i = 0; i < n; i++)
+		if (!strstr(d.msg, want[i])) {
+			fprintf(stderr, "\nverify: '%s' lacks '%s'\n", d.msg, want[i]);
+			CU_FAIL("message");
+		}
+}
+
+static void test_verify_required_inputs(void)
+{
+	struct ir_model *m = tm_new(13);
+	struct ir_node *n;
+
+	/* SequenceInsert(s, ""): the tensor to insert is absent */
+	tm_node(m, "SequenceEmpty", NULL, NULL, 0, TM_NAMES("s"), 1);
+	tm_node(m, "SequenceInsert", NULL, TM_NAMES("s", ""), 2, TM_NAMES("y"), 1);
+	verify_fails(m, TM_NAMES("node 'SequenceInsert_1' (SequenceInsert): ",
+				 "missing required input 'tensor' of SequenceInsert-11"), 2);
+	ir_model_free(m);
+
+	/* Add with one input */
+	m = tm_new(13);
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2), 1);
+	tm_node(m, "Add", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_FLOAT, NULL, 0);
+	verify_fails(m, TM_NAMES("node 'Add_0' (Add): missing required input 'B' of Add-13"), 1);
+	ir_model_free(m);
+
+	/* a variadic input below its minimum arity */
+	m = tm_new(13);
+	n = tm_node(m, "Concat", NULL, NULL, 0, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "axis", 0) == 0);
+	tm_output(m, "y", IR_DTYPE_FLOAT, NULL, 0);
+	verify_fails(m, TM_NAMES("missing required input 'inputs' of Concat-13"), 1);
+	ir_model_free(m);
+}
+
+static void test_verify_inputs_accepted(void)
+{
+	struct ir_model *m = tm_new(13);
+	struct ir_node *n;
+
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2), 1);
+	tm_init(m, "hi", IR_DTYPE_FLOAT, NULL, 0, (const double[]){ 1 });
+	/* an optional input in the middle given as "" */
+	tm_node(m, "Clip", NULL, TM_NAMES("x", "", "hi"), 3, TM_NAMES("c"), 1);
+	/* a variadic input with its minimum arity and no more */
+	n = tm_node(m, "Concat", NULL, TM_NAMES("c"), 1, TM_NAMES("k"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "axis", 0) == 0);
+	tm_node(m, "Max", NULL, TM_NAMES("k"), 1, TM_NAMES("y"), 1);
+	/* trailing optional inputs left out */
+	tm_node(m, "Clip", NULL, TM_NAMES("y"), 1, TM_NAMES("z"), 1);
+	tm_output(m, "z", IR_DTYPE_FLOAT, NULL, 0);
+	tm_verify(m);
+	ir_model_free(m);
+
+	/* an op the registry does not know, without inputs */
+	m = tm_new(13);
+	free(m->opsets[1].domain);
+	m->opsets[1] = (struct ir_opset){ strdup("custom.x"), 1, 1 };
+	tm_node(m, "Gen", "custom.x", NULL, 0, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_FLOAT, NULL, 0);
+	tm_verify(m);
+	ir_model_free(m);
+}
+
 static const struct unit_test tests[] = {
 	{ "dtype sizes and names", test_dtype_sizes },
 	{ "element counts overflow", test_numel },
 	{ "value table and scopes", test_value_table },
 	{ "toposort and cycles", test_toposort },
 	{ "external data path safety", test_path_safety },
+	{ "verify: required inputs missing", test_verify_required_inputs },
+	{ "verify: optional, variadic and unknown-op inputs", test_verify_inputs_accepted },
 	{ NULL, NULL },
 };
 

@@ -327,6 +327,29 @@ static void test_verify_ref_attr_types(void)
 	ir_model_free(m);
 }
 
+/* The fuzz regressions that found these gaps load no more. */
+static void test_verify_fuzz_regressions(void)
+{
+	static const char *const cases[][2] = {
+		{ "infer-seqinsert-absent-tensor",
+		  "(SequenceInsert): missing required input 'tensor' of SequenceInsert-11" },
+		{ "infer-attr-float-to-int",
+		  "(F): attribute 'ax' is float but function 'F' reads it as int (node '' (Concat), attribute 'axis')" },
+	};
+	char path[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ir_model *m = NULL;
+		struct ir_diag d;
+
+		snprintf(path, sizeof(path), "tests/fuzz/regressions/model/%s", cases[i][0]);
+		ir_diag_init(&d);
+		CU_ASSERT_EQUAL(ir_model_load(path, NULL, &m, &d), IR_EINVAL);
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, cases[i][1]));
+		ir_model_free(m);
+	}
+}
+
 static const struct unit_test tests[] = {
 	{ "dtype sizes and names", test_dtype_sizes },
 	{ "element counts overflow", test_numel },
@@ -336,6 +359,7 @@ static const struct unit_test tests[] = {
 	{ "verify: required inputs missing", test_verify_required_inputs },
 	{ "verify: optional, variadic and unknown-op inputs", test_verify_inputs_accepted },
 	{ "verify: types of attributes passed by reference", test_verify_ref_attr_types },
+	{ "verify: fuzz regressions rejected", test_verify_fuzz_regressions },
 	{ NULL, NULL },
 };
 

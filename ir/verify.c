@@ -1,7 +1,9 @@
 /* verify.c: structural checks of a loaded model with messages that name the
  * node and op: undefined inputs, missing opset imports, attribute kinds that
- * contradict their declared type, bad dims and dtypes, payload sizes that do
- * not match dims, and cycles; out-of-order nodes are sorted (a warning). */
+ * contradict their declared type or the schema, missing required attributes
+ * and inputs, attributes a function call passes by reference with the wrong
+ * type, bad dims and dtypes, payload sizes that do not match dims, recursive
+ * calls, and cycles; out-of-order nodes are sorted (a warning). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +11,13 @@
 #include "ir/ir_int.h"
 #include "ir/registry.h"
 
+struct fntab;
+
 struct vctx {
 	struct ir_model *m;
 	struct ir_diag *d;
 	const struct ir_function *fn;  /* set while checking a function body */
+	const struct fntab *fns;       /* the model's functions */
 	const char *where;             /* "node 'x' (Op): " prefix or "" */
 	char buf[300];
 };
@@ -193,19 +198,245 @@ static int has_opset(const struct vctx *c, const char *domain)
 				 ir_s(c->fn->domain)));
 }
 
-/* Attributes of a known standard op must have the schema's types, and
- * required ones must be present. */
-static int check_schema(struct vctx *c, const struct ir_node *n)
+/* The schema of node n in the current scope; NULL for a call of the
+ * enclosing function's own domain and for ops the registry does not know. */
+static const struct ir_op_schema *node_schema(const struct vctx *c,
+					      const struct ir_node *n)
 {
 	const char *dom = ir_s(n->domain);
-	const struct ir_op_schema *s;
 	int64_t v;
 
 	if (c->fn && !strcmp(dom, ir_s(c->fn->domain)))
-		return 0;
+		return NULL;
 	scope_opset(c, dom, &v);
-	if (!(s = ir_registry_find_flags(dom, ir_s(n->op_type), v,
-					 IR_REGISTRY_ORT_DEFAULT)))
+	return ir_registry_find_flags(dom, ir_s(n->op_type), v,
+				      IR_REGISTRY_ORT_DEFAULT);
+}
+
+/* ---- model-local functions and attributes passed by reference -------- */
+
+struct fnref {
+	const char *domain, *name;  /* domain "" for ai.onnx */
+	size_t idx;                 /* in m->functions */
+};
+
+/* One attribute a function body reads from its call node (ref_attr_name),
+ * with the type the reading node expects. */
+struct refuse {
+	const char *ref;            /* the call node's attribute */
+	int want;                   /* an IR_ATTR_* type */
+	const struct ir_node *n;    /* the body node reading it */
+	const char *attr;           /* under this name */
+};
+
+/* The model's functions sorted by (domain, name), and every function's
+ * references: refs[start[i]..start[i+1]) for m->functions[i], sorted by
+ * (ref, want) without duplicates, so that checking a call costs a binary
+ * search per attribute of the call, whatever the body's size. */
+struct fntab {
+	struct fnref *tab;
+	size_t n;
+	struct refuse *refs;
+	size_t *start, n_refs, cap_refs;
+};
+
+static const char *dom_norm(const char *d)
+{
+	return d && *d && strcmp(d, "ai.onnx") ? d : "";
+}
+
+static int fnref_cmp(const void *a, const void *b)
+{
+	const struct fnref *x = a, *y = b;
+	int r = strcmp(x->domain, y->domain);
+
+	return r ? r : strcmp(x->name, y->name);
+}
+
+static int refuse_cmp(const void *a, const void *b)
+{
+	const struct refuse *x = a, *y = b;
+	int r = strcmp(x->ref, y->ref);
+
+	return r ? r : (x->want > y->want) - (x->want < y->want);
+}
+
+/* The type an attribute declares, 0 when it declares none valid. */
+static int attr_declared(const struct ir_attr *a)
+{
+	return (a->present & IR_ATTR_HAS_TYPE) && a->type > IR_ATTR_UNDEFINED &&
+	       a->type <= IR_ATTR_TYPE_PROTOS ? a->type : 0;
+}
+
+struct refctx {
+	struct fntab *t;
+	const struct vctx *scope;   /* the function's, for schema lookups */
+};
+
+/* Note each attribute given by reference in g (a function body or one of
+ * its subgraphs): the type the node expects is its schema's, else the one
+ * the reference declares; neither known, there is nothing to check. */
+static int collect_refs(struct ir_graph *g, int depth, void *ctx)
+{
+	struct refctx *k = ctx;
+	struct fntab *t = k->t;
+
+	(void)depth;
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		const struct ir_node *n = g->nodes[i];
+		const struct ir_op_schema *s = NULL;
+		int looked = 0;
+
+		for (size_t j = 0; j < n->n_attrs; j++) {
+			const struct ir_attr *a = n->attrs[j];
+			const struct ir_op_attr *sa;
+			int want;
+
+			if (!a->ref_attr_name || !*a->ref_attr_name)
+				continue;
+			if (!looked++)
+				s = node_schema(k->scope, n);
+			sa = s ? ir_op_schema_attr(s, ir_s(a->name)) : NULL;
+			if (!(want = sa ? (int)sa->type : attr_declared(a)))
+				continue;
+			if (t->n_refs == t->cap_refs) {
+				size_t cap = t->cap_refs ? 2 * t->cap_refs : 16;
+				struct refuse *p = realloc(t->refs, cap * sizeof(*p));
+
+				if (!p)
+					return IR_ENOMEM;
+				t->refs = p;
+				t->cap_refs = cap;
+			}
+			t->refs[t->n_refs++] = (struct refuse){
+				a->ref_attr_name, want, n, ir_s(a->name) };
+		}
+	}
+	return 0;
+}
+
+static void fntab_release(struct fntab *t)
+{
+	free(t->tab);
+	free(t->refs);
+	free(t->start);
+}
+
+static int fntab_init(struct fntab *t, struct ir_model *m, struct ir_diag *d)
+{
+	size_t n = m->n_functions;
+	struct vctx scope = { .m = m, .d = d, .where = "" };
+	struct refctx k = { t, &scope };
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if (!n)
+		return 0;
+	if (!(t->tab = calloc(n, sizeof(*t->tab))) ||
+	    !(t->start = calloc(n + 1, sizeof(*t->start))))
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		size_t w = t->n_refs;
+
+		t->tab[i] = (struct fnref){ dom_norm(m->functions[i]->domain),
+					    ir_s(m->functions[i]->name), i };
+		t->start[i] = t->n_refs;
+		scope.fn = m->functions[i];
+		if (m->functions[i]->body &&
+		    (rc = ir_graph_walk(m->functions[i]->body, collect_refs, &k)) < 0)
+			return ir_diag_error(d, IR_ENOMEM, "out of memory");
+		if (t->n_refs > t->start[i])
+			qsort(t->refs + t->start[i], t->n_refs - t->start[i],
+			      sizeof(*t->refs), refuse_cmp);
+		for (size_t j = t->start[i]; j < t->n_refs; j++)
+			if (w == t->start[i] ||
+			    refuse_cmp(&t->refs[w - 1], &t->refs[j]))
+				t->refs[w++] = t->refs[j];
+		t->n_refs = w;
+	}
+	t->start[n] = t->n_refs;
+	qsort(t->tab, n, sizeof(*t->tab), fnref_cmp);
+	t->n = n;
+	return 0;
+}
+
+static const struct fnref *fntab_find(const struct fntab *t,
+				      const struct ir_node *n)
+{
+	struct fnref key = { dom_norm(n->domain), ir_s(n->op_type), 0 };
+
+	return t && t->n ? bsearch(&key, t->tab, t->n, sizeof(*t->tab), fnref_cmp)
+			 : NULL;
+}
+
+/* A call of a model-local function: each of its attributes the body reads
+ * by reference must have the type the reading node expects (a float where
+ * an int is read would reach inference and the kernels converted). */
+static int check_call(struct vctx *c, const struct ir_node *call)
+{
+	const struct fnref *f = fntab_find(c->fns, call);
+	const struct refuse *lo, *hi;
+
+	if (!f || !c->fns->n_refs)
+		return 0;
+	lo = c->fns->refs + c->fns->start[f->idx];
+	hi = c->fns->refs + c->fns->start[f->idx + 1];
+	for (size_t i = 0; i < call->n_attrs && lo < hi; i++) {
+		const char *name = ir_s(call->attrs[i]->name);
+		int have = attr_declared(call->attrs[i]);
+		const struct refuse *a = lo, *b = hi;
+
+		while (a < b) {     /* the first reference to name */
+			const struct refuse *mid = a + (b - a) / 2;
+
+			if (strcmp(mid->ref, name) < 0)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		for (; have && a < hi && !strcmp(a->ref, name); a++)
+			if (a->want != have)
+				return diag_error(c->d, "%sattribute '%s' is %s but function '%s' reads it as %s (node '%s' (%s), attribute '%s')",
+						  c->where, name,
+						  ir_attr_type_name(have), f->name,
+						  ir_attr_type_name(a->want),
+						  ir_s(a->n->name),
+						  ir_s(a->n->op_type), a->attr);
+	}
+	return 0;
+}
+
+/* Every input the schema requires must be given: a single (neither
+ * optional nor variadic) formal's slot may not be missing or "", and a
+ * variadic tail needs its minimum arity (s->min_inputs counts it).  As in
+ * onnx's checker, optional slots and variadic ones may be "". */
+static int check_inputs(struct vctx *c, const struct ir_node *n,
+			const struct ir_op_schema *s)
+{
+	for (size_t i = 0; i < s->n_inputs; i++) {
+		const struct ir_op_formal *f = &s->inputs[i];
+		int missing;
+
+		if (f->variadic)
+			missing = n->n_inputs < (size_t)s->min_inputs;
+		else
+			missing = !f->optional &&
+				  (i >= n->n_inputs || !n->inputs[i]);
+		if (missing)
+			return diag_error(c->d, "%smissing required input '%s' of %s-%d",
+					  c->where, f->name, s->name,
+					  s->since_version);
+	}
+	return 0;
+}
+
+/* Attributes of a known standard op must have the schema's types, and
+ * required ones must be present; so must required inputs. */
+static int check_schema(struct vctx *c, const struct ir_node *n)
+{
+	const struct ir_op_schema *s = node_schema(c, n);
+
+	if (!s)
 		return 0;
 	for (size_t i = 0; i < n->n_attrs; i++) {
 		const struct ir_attr *a = n->attrs[i];
@@ -231,7 +462,7 @@ static int check_schema(struct vctx *c, const struct ir_node *n)
 					  c->where, s->attrs[i].name, s->name,
 					  s->since_version);
 	}
-	return 0;
+	return check_inputs(c, n, s);
 }
 
 static int check_node(struct vctx *c, const struct ir_node *n)
@@ -253,7 +484,9 @@ static int check_node(struct vctx *c, const struct ir_node *n)
 	for (size_t i = 0; i < n->n_attrs; i++)
 		if ((rc = check_attr(c, n->attrs[i])) < 0)
 			return rc;
-	return check_schema(c, n);
+	if ((rc = check_schema(c, n)) < 0)
+		return rc;
+	return check_call(c, n);
 }
 
 static int verify_graph(struct ir_graph *g, int depth, void *ctx)
@@ -301,27 +534,8 @@ static int verify_graph(struct ir_graph *g, int depth, void *ctx)
 
 /* ---- calls between model-local functions ----------------------------- */
 
-struct fnref {
-	const char *domain, *name;  /* domain "" for ai.onnx */
-	size_t idx;                 /* in m->functions */
-};
-
-static const char *dom_norm(const char *d)
-{
-	return d && *d && strcmp(d, "ai.onnx") ? d : "";
-}
-
-static int fnref_cmp(const void *a, const void *b)
-{
-	const struct fnref *x = a, *y = b;
-	int r = strcmp(x->domain, y->domain);
-
-	return r ? r : strcmp(x->name, y->name);
-}
-
 struct calls {
-	struct fnref *tab;
-	size_t n_fns;
+	const struct fntab *t;
 	size_t *to, n_to, cap_to;   /* callees, function after function */
 };
 
@@ -331,10 +545,7 @@ static int collect_calls(struct ir_graph *g, int depth, void *ctx)
 
 	(void)depth;
 	for (size_t i = 0; i < g->n_nodes; i++) {
-		struct fnref key = { dom_norm(g->nodes[i]->domain),
-				     ir_s(g->nodes[i]->op_type), 0 };
-		const struct fnref *f = bsearch(&key, k->tab, k->n_fns,
-						sizeof(*k->tab), fnref_cmp);
+		const struct fnref *f = fntab_find(k->t, g->nodes[i]);
 
 		if (!f)
 			continue;
@@ -356,28 +567,23 @@ static int collect_calls(struct ir_graph *g, int depth, void *ctx)
  * and call chains stay within IR_MAX_CALL_DEPTH: every later walk over
  * calls (inference, scan, inlining, the interpreter) is then bounded.
  * Iterative, so a chain of 100,000 functions cannot overflow the stack. */
-static int verify_calls(struct ir_model *m, struct ir_diag *d)
+static int verify_calls(struct ir_model *m, const struct fntab *t,
+			struct ir_diag *d)
 {
 	size_t n = m->n_functions, *first = NULL, *depth = NULL, *stack = NULL,
 	       *next = NULL;
-	struct calls k = { 0 };
+	struct calls k = { t, NULL, 0, 0 };
 	char *state = NULL;   /* 0 new, 1 on the stack, 2 done */
 	int rc = 0;
 
 	if (!n)
 		return 0;
-	if (!(k.tab = calloc(n, sizeof(*k.tab))) ||
-	    !(first = calloc(n + 1, sizeof(*first))) ||
+	if (!(first = calloc(n + 1, sizeof(*first))) ||
 	    !(depth = calloc(n, sizeof(*depth))) ||
 	    !(next = calloc(n, sizeof(*next))) ||
 	    !(stack = calloc(IR_MAX_CALL_DEPTH + 2, sizeof(*stack))) ||
 	    !(state = calloc(n, 1)))
 		goto oom;
-	for (size_t i = 0; i < n; i++)
-		k.tab[i] = (struct fnref){ dom_norm(m->functions[i]->domain),
-					   ir_s(m->functions[i]->name), i };
-	qsort(k.tab, n, sizeof(*k.tab), fnref_cmp);
-	k.n_fns = n;
 	for (size_t i = 0; i < n; i++) {
 		first[i] = k.n_to;
 		if (m->functions[i]->body &&
@@ -434,7 +640,6 @@ static int verify_calls(struct ir_model *m, struct ir_diag *d)
 oom:
 	rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 cleanup:
-	free(k.tab);
 	free(k.to);
 	free(first);
 	free(depth);
@@ -447,6 +652,7 @@ cleanup:
 int ir_model_verify(struct ir_model *m, struct ir_diag *d)
 {
 	struct vctx c = { .m = m, .d = d, .where = "" };
+	struct fntab fns;
 	int rc;
 
 	if (!m->graph)
@@ -456,13 +662,19 @@ int ir_model_verify(struct ir_model *m, struct ir_diag *d)
 			return diag_error(d, "opset_import for domain '%s' has version %lld",
 					  ir_s(m->opsets[i].domain),
 					  (long long)m->opsets[i].version);
+	if ((rc = fntab_init(&fns, m, d)) < 0)
+		goto cleanup;
+	c.fns = &fns;
 	if ((rc = ir_graph_walk(m->graph, verify_graph, &c)) < 0)
-		return rc;
+		goto cleanup;
 	for (size_t i = 0; i < m->n_functions; i++) {
 		c.fn = m->functions[i];
 		if (c.fn->body &&
 		    (rc = ir_graph_walk(c.fn->body, verify_graph, &c)) < 0)
-			return rc;
+			goto cleanup;
 	}
-	return verify_calls(m, d);
+	rc = verify_calls(m, &fns, d);
+cleanup:
+	fntab_release(&fns);
+	return rc;
 }

@@ -274,7 +274,7 @@ int rt_out_view(struct rt_kctx *k, size_t i, struct rt_value *base, int rank,
 		if ((rc = rt_tensor_clone(k->mem, base, &v, &sub)) < 0)
 			return prefixed(k, rc, &sub);
 	} else {
-		if (!(v = calloc(1, sizeof(*v))))
+		if (!(v = rt_value_alloc()))
 			return rt_oom(k);
 		v->refs = 1;
 		v->kind = RT_TENSOR;

@@ -76,6 +76,10 @@ void rt_kernel_hide(const char *ops);
 size_t rt_kernel_count(void);
 const struct rt_kernel *rt_kernel_at(size_t i);
 
+/* A zeroed value struct (malloc + memset, not calloc: see value.c); the
+ * caller fills it in.  NULL when out of memory. */
+struct rt_value *rt_value_alloc(void);
+
 /* ---- errors --------------------------------------------------------- */
 
 /* "node 'NAME' (Op)", or "node #INDEX (Op)" for an unnamed node, into buf

@@ -82,7 +82,7 @@ int rt_value_from_ir(struct rt_mem *mem, struct ir_tensor *t,
 				  ir_dtype_name(t->dtype));
 	es = rt_dtype_size(t->dtype);
 	if (di->bits >= 8 && raw && ((uintptr_t)raw % es) == 0) {
-		if (!(v = calloc(1, sizeof(*v))))
+		if (!(v = rt_value_alloc()))
 			return ir_diag_error(d, IR_ENOMEM, "out of memory");
 		v->refs = 1;
 		v->kind = RT_TENSOR;

@@ -87,7 +87,7 @@ static int charge(struct rt_mem *mem, int64_t bytes, struct ir_diag *d)
  * last freed tensor left, which then no longer fit a tensor of its size:
  * the heap grew by one tensor in `validate --layerwise`, whose two
  * interleaved runs free and allocate same-sized tensors in turn. */
-static struct rt_value *value_alloc(void)
+struct rt_value *rt_value_alloc(void)
 {
 	struct rt_value *v = malloc(sizeof(*v));
 
@@ -140,7 +140,7 @@ int rt_tensor_new(struct rt_mem *mem, int dtype, int rank,
 				  (long long)bytes, (long long)phys_memory());
 	if (charge(mem, bytes, d) < 0)
 		return IR_ENOMEM;
-	if (!(v = value_alloc()))
+	if (!(v = rt_value_alloc()))
 		goto oom;
 	v->data = dtype == IR_DTYPE_STRING ? calloc((size_t)n ? (size_t)n : 1, es)
 					   : malloc(bytes ? (size_t)bytes : 1);
@@ -169,7 +169,7 @@ oom:
 static int container_new(enum rt_kind kind, int dtype, struct rt_value **out,
 			 struct ir_diag *d)
 {
-	struct rt_value *v = value_alloc();
+	struct rt_value *v = rt_value_alloc();
 
 	*out = v;
 	if (!v)

@@ -1,7 +1,10 @@
 /* threads.c: a small fixed pool of worker threads for data-parallel
- * kernels: rt_pool_for splits [0, n) into one chunk per thread, runs the
- * first on the caller and waits for the rest.  Calls from inside a chunk
- * (nested parallelism) run inline. */
+ * kernels: rt_pool_for splits [0, n) into one chunk per thread; the caller
+ * and the woken workers take chunks from a shared counter, so a worker
+ * the system has not scheduled yet (the other CPUs busy) does not hold the
+ * caller up: the caller takes its chunk too.  The caller then waits only
+ * for chunks a worker has started.  Calls from inside a chunk (nested
+ * parallelism) run inline. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -13,24 +16,39 @@ struct rt_pool {
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
 	unsigned long gen;         /* bumped per job */
-	int pending;               /* chunks not yet finished */
+	int busy;                  /* workers inside the current job */
 	int quit;
 	rt_range_fn fn;
 	void *ctx;
-	int64_t n_items, chunk;
+	int64_t n_items, chunk, n_chunks;
+	int64_t next;              /* the next chunk to take (atomic) */
 };
+
+/* Run chunks of the current job until none is left. */
+static void take_chunks(struct rt_pool *p, rt_range_fn fn, void *ctx,
+			int64_t n_items, int64_t chunk, int64_t n_chunks)
+{
+	int64_t i;
+
+	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < n_chunks) {
+		int64_t b = i * chunk, e = b + chunk;
+
+		if (e > n_items)
+			e = n_items;
+		if (b < e)
+			fn(ctx, b, e);
+	}
+}
 
 static __thread int in_chunk;
 
 struct worker_arg {
 	struct rt_pool *p;
-	int index;
 };
 
 static void *worker(void *arg)
 {
 	struct rt_pool *p = ((struct worker_arg *)arg)->p;
-	int index = ((struct worker_arg *)arg)->index;
 	unsigned long seen = 0;
 
 	free(arg);
@@ -41,21 +59,21 @@ static void *worker(void *arg)
 			pthread_cond_wait(&p->work, &p->mu);
 		if (p->quit)
 			break;
+		/* the job's fields are read with its generation, under mu: a
+		 * worker that wakes after the caller finished one job and began
+		 * the next joins the next */
 		seen = p->gen;
 		{
-			int64_t b = (int64_t)(index + 1) * p->chunk;
-			int64_t e = b + p->chunk;
 			rt_range_fn fn = p->fn;
 			void *ctx = p->ctx;
+			int64_t n_items = p->n_items, chunk = p->chunk, n_chunks = p->n_chunks;
 
-			if (e > p->n_items)
-				e = p->n_items;
+			p->busy++;
 			pthread_mutex_unlock(&p->mu);
-			if (b < e)
-				fn(ctx, b, e);
+			take_chunks(p, fn, ctx, n_items, chunk, n_chunks);
 			pthread_mutex_lock(&p->mu);
 		}
-		if (--p->pending == 0)
+		if (--p->busy == 0)
 			pthread_cond_signal(&p->done);
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -82,7 +100,6 @@ int rt_pool_new(int threads, struct rt_pool **out)
 		if (!a)
 			break;
 		a->p = p;
-		a->index = i;
 		if (pthread_create(&p->tid[i], NULL, worker, a) != 0) {
 			free(a);
 			break;
@@ -113,7 +130,7 @@ void rt_pool_free(struct rt_pool *p)
 void rt_pool_for(struct rt_pool *p, int64_t n, int64_t grain,
 		 rt_range_fn fn, void *ctx)
 {
-	int64_t chunk;
+	int64_t chunk, n_chunks;
 
 	if (n <= 0)
 		return;
@@ -126,20 +143,28 @@ void rt_pool_for(struct rt_pool *p, int64_t n, int64_t grain,
 	chunk = (n + p->n) / (p->n + 1);
 	if (chunk < grain)
 		chunk = grain;
+	n_chunks = (n + chunk - 1) / chunk;
 	pthread_mutex_lock(&p->mu);
+	/* a worker that woke late for the last job, found nothing left and is
+	 * on its way out must be out before the counter is reset */
+	while (p->busy > 0)
+		pthread_cond_wait(&p->done, &p->mu);
 	p->fn = fn;
 	p->ctx = ctx;
 	p->n_items = n;
 	p->chunk = chunk;
-	p->pending = p->n;
+	p->n_chunks = n_chunks;
+	__atomic_store_n(&p->next, 0, __ATOMIC_RELAXED);
 	p->gen++;
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->mu);
 	in_chunk = 1;
-	fn(ctx, 0, chunk < n ? chunk : n);
+	take_chunks(p, fn, ctx, n, chunk, n_chunks);
 	in_chunk = 0;
+	/* every chunk is taken; wait for the workers still running theirs
+	 * (the mutex orders their writes before this thread's reads) */
 	pthread_mutex_lock(&p->mu);
-	while (p->pending > 0)
+	while (p->busy > 0)
 		pthread_cond_wait(&p->done, &p->mu);
 	pthread_mutex_unlock(&p->mu);
 }

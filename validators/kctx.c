@@ -396,11 +396,8 @@ int rt_node_cache_set(struct rt_kctx *k, void *p, void (*free_fn)(void *),
 	struct rt_mem *mem = k->mem;
 
 	if (!np || np->cache || !mem || k->s->o.no_weight_cache ||
-	    (mem->limit && mem->cur + bytes > mem->limit))
+	    rt_mem_charge(mem, bytes, NULL) < 0)
 		return -1;
-	mem->cur += bytes;
-	if (mem->cur > mem->peak)
-		mem->peak = mem->cur;
 	np->cache = p;
 	np->cache_free = free_fn;
 	np->cache_bytes = bytes;

@@ -76,6 +76,11 @@ void rt_kernel_hide(const char *ops);
 size_t rt_kernel_count(void);
 const struct rt_kernel *rt_kernel_at(size_t i);
 
+/* Charge bytes to mem (NULL: nothing) as tensor data is: IR_ENOMEM, with
+ * the limit's message in d (may be NULL), when the session's limit leaves
+ * no room; the peak follows.  Give them back with mem->cur -= bytes. */
+int rt_mem_charge(struct rt_mem *mem, int64_t bytes, struct ir_diag *d);
+
 /* A zeroed value struct (malloc + memset, not calloc: see value.c); the
  * caller fills it in.  NULL when out of memory. */
 struct rt_value *rt_value_alloc(void);

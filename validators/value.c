@@ -67,7 +67,7 @@ size_t rt_dtype_size(int dtype)
 	return di->bits / 8;
 }
 
-static int charge(struct rt_mem *mem, int64_t bytes, struct ir_diag *d)
+int rt_mem_charge(struct rt_mem *mem, int64_t bytes, struct ir_diag *d)
 {
 	if (!mem)
 		return 0;
@@ -138,7 +138,7 @@ int rt_tensor_new(struct rt_mem *mem, int dtype, int rank,
 	if (bytes > ((int64_t)1 << 30) && bytes > phys_memory())
 		return diag_error(d, "tensor of %lld bytes is larger than this machine's memory (%lld bytes)",
 				  (long long)bytes, (long long)phys_memory());
-	if (charge(mem, bytes, d) < 0)
+	if (rt_mem_charge(mem, bytes, d) < 0)
 		return IR_ENOMEM;
 	if (!(v = rt_value_alloc()))
 		goto oom;

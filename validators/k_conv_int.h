@@ -33,11 +33,30 @@ struct knn_walk {
 	int64_t outer, lo, hi, base;
 };
 
+/* Along the last spatial dim, a kernel tap reading input b + j * stride
+ * for output j (b = position * dilation - pad): the outputs [*lo, *hi)
+ * whose input lies inside, the rest read padding (*lo == *hi: none). */
+static inline void knn_tap_cols(const struct knn_geom *g, int64_t b, int64_t *lo,
+				int64_t *hi)
+{
+	int l = g->nsp - 1;
+	int64_t s = g->stride[l], in = g->in[l], ol = g->out[l];
+
+	*lo = b >= 0 ? 0 : (-b + s - 1) / s;
+	*hi = in - 1 - b < 0 ? 0 : (in - 1 - b) / s + 1;
+	if (*lo > ol)
+		*lo = ol;
+	if (*hi > ol)
+		*hi = ol;
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
 static inline void knn_walk_init(struct knn_walk *w, const struct knn_geom *g,
 				 int64_t kk)
 {
 	int l = g->nsp - 1;
-	int64_t s = g->stride[l], in = g->in[l], ol = g->out[l], b;
+	int64_t ol = g->out[l];
 
 	for (int d = l; d >= 0; d--) {
 		w->kc[d] = kk % g->kernel[d];
@@ -45,16 +64,8 @@ static inline void knn_walk_init(struct knn_walk *w, const struct knn_geom *g,
 		w->oc[d] = 0;
 	}
 	w->outer = ol ? g->out_size / ol : 0;
-	b = w->kc[l] * g->dil[l] - g->pad[l];
-	w->base = b;
-	w->lo = b >= 0 ? 0 : (-b + s - 1) / s;
-	w->hi = in - 1 - b < 0 ? 0 : (in - 1 - b) / s + 1;
-	if (w->lo > ol)
-		w->lo = ol;
-	if (w->hi > ol)
-		w->hi = ol;
-	if (w->hi < w->lo)
-		w->hi = w->lo;
+	w->base = w->kc[l] * g->dil[l] - g->pad[l];
+	knn_tap_cols(g, w->base, &w->lo, &w->hi);
 }
 
 /* The current row's input offset for output 0 (may be negative: only

@@ -306,14 +306,7 @@ static void FN(dw2d_plane)(const struct knn_geom *g, const KNN_T *restrict x,
 		int64_t b = v * g->dil[1] - g->pad[1];
 
 		base[v] = b;
-		lo[v] = b >= 0 ? 0 : (-b + sw - 1) / sw;
-		hi[v] = iw - 1 - b < 0 ? 0 : (iw - 1 - b) / sw + 1;
-		if (lo[v] > ow)
-			lo[v] = ow;
-		if (hi[v] > ow)
-			hi[v] = ow;
-		if (hi[v] < lo[v])
-			hi[v] = lo[v];
+		knn_tap_cols(g, b, &lo[v], &hi[v]);
 	}
 	for (int64_t a = 0; a < oh; a++) {
 		KNN_T *yr = y + a * ow;

@@ -141,14 +141,11 @@ static void max2d_plane(const struct knn_geom *g, const float *restrict x,
 			if (h < 0 || h >= ih)
 				continue;
 			for (int64_t v = 0; v < kw; v++) {
-				int64_t b = v * g->dil[1] - g->pad[1];
-				int64_t lo = b >= 0 ? 0 : (-b + sw - 1) / sw;
-				int64_t hi = iw - 1 - b < 0 ? 0 : (iw - 1 - b) / sw + 1;
+				int64_t b = v * g->dil[1] - g->pad[1], lo, hi;
 				const float *xr;
 				float *yo;
 
-				if (hi > ow)
-					hi = ow;
+				knn_tap_cols(g, b, &lo, &hi);
 				if (lo >= hi)
 					continue;
 				xr = x + h * iw + (b + lo * sw);
@@ -201,14 +198,11 @@ static void avg2d_plane(const struct avg2d *j, const float *restrict x,
 			if (h < 0 || h >= ih)
 				continue;
 			for (int64_t v = 0; v < kw; v++) {
-				int64_t b = v * g->dil[1] - g->pad[1];
-				int64_t lo = b >= 0 ? 0 : (-b + sw - 1) / sw;
-				int64_t hi = iw - 1 - b < 0 ? 0 : (iw - 1 - b) / sw + 1;
+				int64_t b = v * g->dil[1] - g->pad[1], lo, hi;
 				const float *xr;
 				float *yo;
 
-				if (hi > ow)
-					hi = ow;
+				knn_tap_cols(g, b, &lo, &hi);
 				if (lo >= hi)
 					continue;
 				xr = x + h * iw + (b + lo * sw);

@@ -135,31 +135,20 @@ struct ir_value *rw_const(struct rw_emit *e, int dtype, int rank,
 			  const int64_t *dims, const double *v)
 {
 	struct rt_value *t = NULL;
-	struct ir_tensor *it = NULL;
 	struct ir_value *out;
 	struct ir_diag d;
-	char name[256];
 
 	if (e->failed)
 		return NULL;
 	ir_diag_init(&d);
-	if (!dtype)
-		dtype = IR_DTYPE_FLOAT;
-	snprintf(name, sizeof(name), "%s/const_%d", e->base, e->k++);
-	if (rt_tensor_new(NULL, dtype, rank, dims, &t, &d) < 0) {
+	if (rt_tensor_new(NULL, dtype ? dtype : IR_DTYPE_FLOAT, rank, dims, &t, &d) < 0) {
 		e->failed = 1;
 		return NULL;
 	}
 	for (int64_t i = 0; i < t->numel; i++)
 		rt_value_set_f64(t, i, v[i]);
-	if (rt_value_to_ir(t, name, &it, &d) < 0) {
-		rt_value_unref(t);
-		e->failed = 1;
-		return NULL;
-	}
+	out = rw_const_value(e, t);   /* named and added there */
 	rt_value_unref(t);
-	if (!(out = ir_graph_add_initializer(e->g, it)))
-		e->failed = 1;
 	return out;
 }
 

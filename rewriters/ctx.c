@@ -130,6 +130,16 @@ int rw_target_accepts(const struct rw_ctx *c, const char *domain,
 	return 1;
 }
 
+int64_t rw_target_kernel_max(const struct rw_ctx *c, const char *op)
+{
+	const struct rules_op *o = c->target ? rules_target_find_op(c->target, "ai.onnx", op) : NULL;
+
+	for (size_t i = 0; o && i < o->n_attrs; i++)
+		if (!strcmp(o->attrs[i].name, "kernel_shape") && o->attrs[i].has_max)
+			return (int64_t)o->attrs[i].max;
+	return 0;
+}
+
 static int matches(const struct rw_pass *p, const struct ir_node *n)
 {
 	const char *dom = n->domain && *n->domain ? n->domain : "ai.onnx";

@@ -29,17 +29,6 @@ struct plan {
 	int padded;
 };
 
-/* The Conv kernel_shape limit of the target, 0 if none */
-static int64_t kernel_max(const struct rw_ctx *c)
-{
-	const struct rules_op *o = c->target ? rules_target_find_op(c->target, "ai.onnx", "Conv") : NULL;
-
-	for (size_t i = 0; o && i < o->n_attrs; i++)
-		if (!strcmp(o->attrs[i].name, "kernel_shape") && o->attrs[i].has_max)
-			return (int64_t)o->attrs[i].max;
-	return 0;
-}
-
 static int make_plan(struct rw_ctx *c, const struct ir_node *n, struct plan *p,
 		     char *why, size_t size)
 {
@@ -52,7 +41,7 @@ static int make_plan(struct rw_ctx *c, const struct ir_node *n, struct plan *p,
 	const char *ap = rw_attr_str(n, "auto_pad", "NOTSET");
 
 	memset(p, 0, sizeof(*p));
-	if (!(p->max = kernel_max(c))) {
+	if (!(p->max = rw_target_kernel_max(c, "Conv"))) {
 		snprintf(why, size, "the target states no Conv kernel size limit");
 		return 0;
 	}

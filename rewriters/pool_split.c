@@ -26,16 +26,6 @@ struct plan {
 	int padded;
 };
 
-static int64_t kernel_max(const struct rw_ctx *c, const char *op)
-{
-	const struct rules_op *o = c->target ? rules_target_find_op(c->target, "ai.onnx", op) : NULL;
-
-	for (size_t i = 0; o && i < o->n_attrs; i++)
-		if (!strcmp(o->attrs[i].name, "kernel_shape") && o->attrs[i].has_max)
-			return (int64_t)o->attrs[i].max;
-	return 0;
-}
-
 static int make_plan(struct rw_ctx *c, const struct ir_node *n, struct plan *p,
 		     char *why, size_t size)
 {
@@ -50,7 +40,7 @@ static int make_plan(struct rw_ctx *c, const struct ir_node *n, struct plan *p,
 
 	memset(p, 0, sizeof(*p));
 	p->avg = !strcmp(ir_s(n->op_type), "AveragePool");
-	if (!(p->max = kernel_max(c, ir_s(n->op_type)))) {
+	if (!(p->max = rw_target_kernel_max(c, ir_s(n->op_type)))) {
 		snprintf(why, size, "the target states no %s kernel size limit", ir_s(n->op_type));
 		return 0;
 	}

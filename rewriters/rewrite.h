@@ -138,6 +138,9 @@ int rw_note(struct rw_ctx *c, const char *fmt, ...)
  * for data of dtype (0: any)?  NULL target: yes. */
 int rw_target_accepts(const struct rw_ctx *c, const char *domain,
 		      const char *op, int dtype);
+/* The largest kernel_shape the target's rules allow for ai.onnx op (the
+ * attribute's max), 0 when they set none (or no target). */
+int64_t rw_target_kernel_max(const struct rw_ctx *c, const char *op);
 /* The data dtype of a node as the target sees it: its first input's (or
  * output's) inferred dtype; 0 unknown. */
 int rw_node_dtype(const struct rw_ctx *c, const struct ir_node *n);

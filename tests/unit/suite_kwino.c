@@ -10,17 +10,16 @@
 #include <string.h>
 
 #include "tests/unit/suites.h"
+#include "tests/unit/tgen.h"
 #include "tests/unit/tmodel.h"
 
+/* n seeded values in [-1, 1) (tgen's generator), malloc'd */
 static double *fill(int64_t n, uint64_t seed)
 {
 	double *v = malloc((size_t)(n + 1) * sizeof(double));
 
 	CU_ASSERT_FATAL(v != NULL);
-	for (int64_t i = 0; i < n; i++) {
-		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-		v[i] = (double)((seed >> 40) % 2001) / 1000.0 - 1.0;
-	}
+	tg_fill(&seed, v, n);
 	return v;
 }
 

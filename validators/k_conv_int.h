@@ -136,6 +136,32 @@ int knn_conv_f64(struct rt_kctx *k, const struct knn_geom *g, const double *x,
 int knn_conv_wino_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		      const float *w, const float *b, float *y);
 
+/* The same over pgemm.h's products with the weights packed once per
+ * session (k_conv_pg.c) when W is a model constant, the convolution is
+ * not depthwise and has few output positions (there OpenBLAS's copy of
+ * the weights on every call costs as much as the product): 1 done, 0 not
+ * applicable, or rt_oom(). */
+int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		    const float *w, const float *b, float *y);
+
+/* What a float32 convolution keeps in its node's cache (rt_node_cache):
+ * each fast path's struct starts with this header, so one path never
+ * reads another's (a node whose input sizes change between runs may
+ * switch paths). */
+enum { KNN_WC_WINO = 1, KNN_WC_PGEMM };
+struct knn_wcache {
+	int kind;
+	const void *w;            /* the W data it was made from */
+};
+
+/* The node's cache when it is of this kind and made from w, else NULL. */
+static inline void *knn_wcache_get(struct rt_kctx *k, int kind, const void *w)
+{
+	struct knn_wcache *h = rt_node_cache(k);
+
+	return h && h->kind == kind && h->w == w ? h : NULL;
+}
+
 /* Transposed convolution: g describes the forward convolution whose input
  * is y (n, m, in...) and whose output is x (n, c, out...); w is
  * (c, m/group, kernel...).  y is written whole. */
@@ -148,6 +174,9 @@ int knn_convt_f64(struct rt_kctx *k, const struct knn_geom *g, const double *x,
  * col (n_ch * k_size rows of out_size), col2im adds col into img. */
 void knn_im2col_f64(const struct knn_geom *g, const double *img, int64_t n_ch,
 		    double *col);
+/* The float32 im2col of rows [lo, hi) of the n_ch * k_size rows. */
+void knn_im2col_f32(const struct knn_geom *g, const float *img, int64_t lo,
+		    int64_t hi, float *col);
 void knn_col2im_f64(const struct knn_geom *g, const double *col, int64_t n_ch,
 		    double *img);
 

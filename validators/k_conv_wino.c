@@ -16,7 +16,7 @@
 #include "validators/k_conv_int.h"
 
 struct wg_weights {
-	const void *w;            /* the W data U was made from */
+	struct knn_wcache h;      /* KNN_WC_WINO, the W data U was made from */
 	float *u;                 /* [16][m][c] */
 };
 
@@ -40,7 +40,8 @@ static struct wg_weights *wg_transform_weights(const struct knn_geom *g, const f
 		free(c);
 		return NULL;
 	}
-	c->w = w;
+	c->h.kind = KNN_WC_WINO;
+	c->h.w = w;
 	for (int64_t i = 0; i < mc; i++) {
 		const float *f = w + i * 9;
 		float t[4][3];
@@ -202,10 +203,10 @@ static int wg_fits(const struct knn_geom *g)
 static const struct wg_weights *wg_weights_get(struct rt_kctx *k, const struct knn_geom *g,
 					       const float *w, struct wg_weights **tmp)
 {
-	struct wg_weights *c = rt_node_cache(k);
+	struct wg_weights *c = knn_wcache_get(k, KNN_WC_WINO, w);
 
 	*tmp = NULL;
-	if (c && c->w == w)
+	if (c)
 		return c;
 	if (!(c = wg_transform_weights(g, w)))
 		return NULL;

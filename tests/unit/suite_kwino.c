@@ -1,10 +1,14 @@
-/* suite_kwino.c: float32 3x3 stride-1 convolutions by Winograd's F(2x2,
- * 3x3) (validators/k_conv_wino.c) against a naive loop in double written
- * here: output sizes odd and even (tiles cut at the edges), asymmetric and
- * oversized pads, batches, tile blocks (many tiles), one and two threads,
- * transformed weights cached and reused across runs, weights fed as
- * inputs (never cached), a memory limit that leaves no room for the cache;
- * and the shapes it leaves to the other paths still right. */
+/* suite_kwino.c: the float32 convolution paths that keep derived weights
+ * per session, against a naive loop in double written here: Winograd's
+ * F(2x2, 3x3) for 3x3 stride-1 convolutions (validators/k_conv_wino.c):
+ * output sizes odd and even (tiles cut at the edges), asymmetric and
+ * oversized pads, batches, tile blocks (many tiles); the packed products
+ * for few output positions (k_conv_pg.c): 1x1 in place, im2col, strides,
+ * groups, 3-D, more steps than one block, channel counts off the panel
+ * width; each with one and two threads, weights cached and reused across
+ * runs, weights fed as inputs (never cached), a memory limit that leaves
+ * no room for the cache; and the shapes both leave to the other paths
+ * still right. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,7 +241,19 @@ static const struct ccase cases[] = {
 	{ 2, 1, 16, 16, 1, { 12, 12 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	{ 2, 1, 16, 16, 1, { 12, 12 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 2, 2, 2, 2 } },
 	{ 2, 1, 32, 32, 2, { 12, 12 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* packed products (at most 64 output positions): 3x3 at 7x7 */
 	{ 2, 1, 32, 32, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* 1x1 read in place, 70 channels (a short last panel), batch 2 */
+	{ 2, 2, 40, 70, 1, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* 1x1 of stride 2 (im2col), 33 channels */
+	{ 2, 1, 20, 33, 1, { 9, 9 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* groups of 16 -> 24 at 6x6 */
+	{ 2, 1, 32, 48, 2, { 6, 6 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* 3-D, 64 positions (five tiles of 12 and one of 4) */
+	{ 3, 1, 8, 16, 1, { 4, 4, 4 }, { 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1, 1, 1, 1 } },
+	/* 2,700 steps (several blocks of 256), one output channel */
+	{ 2, 1, 300, 1, 1, { 5, 5 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	{ 2, 1, 300, 40, 1, { 5, 5 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 };
 
 static void test_vs_naive(void)
@@ -251,12 +267,16 @@ static void test_weights_as_input(void)
 {
 	conv_case(&cases[0], 1, 1, 0);
 	conv_case(&cases[2], 2, 1, 0);
+	conv_case(&cases[10], 1, 1, 0);
+	conv_case(&cases[11], 2, 1, 0);
 }
 
 static void test_no_room_for_cache(void)
 {
 	conv_case(&cases[1], 1, 0, 1);
 	conv_case(&cases[4], 2, 0, 1);
+	conv_case(&cases[9], 1, 0, 1);
+	conv_case(&cases[15], 2, 0, 1);
 }
 
 static const struct unit_test tests[] = {

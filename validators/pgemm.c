@@ -1,0 +1,134 @@
+/* pgemm.c: packing and the blocked loops of pgemm.h around the AVX-512
+ * micro-kernel.  For each block of RT_PG_MC rows and RT_PG_KC steps of A
+ * (kept in L2), every panel of B given to this thread meets every tile of
+ * the block: the panel's KC steps (32 KiB) stay in L1 while the block's
+ * tiles stream past it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "validators/pgemm.h"
+#include "validators/rt_int.h"
+
+int rt_pgemm_ok(void)
+{
+	static int ok = -1;
+
+	if (ok < 0) {
+		const char *off = getenv("OPMIG_NO_PGEMM");
+
+		__builtin_cpu_init();
+		ok = __builtin_cpu_supports("avx512f") && !(off && *off && *off != '0');
+	}
+	return ok;
+}
+
+int64_t rt_pgemm_packed_len(int64_t k, int64_t n)
+{
+	return (n + RT_PG_NR - 1) / RT_PG_NR * RT_PG_NR * k;
+}
+
+void rt_pgemm_pack(const float *b, int64_t rs, int64_t cs, int64_t k,
+		   int64_t n, float *pb)
+{
+	for (int64_t j0 = 0; j0 < n; j0 += RT_PG_NR) {
+		int64_t w = n - j0 < RT_PG_NR ? n - j0 : RT_PG_NR;
+
+		for (int64_t s = 0; s < k; s++, pb += RT_PG_NR) {
+			for (int64_t j = 0; j < w; j++)
+				pb[j] = b[s * rs + (j0 + j) * cs];
+			for (int64_t j = w; j < RT_PG_NR; j++)
+				pb[j] = 0;
+		}
+	}
+}
+
+struct pg_job {
+	int64_t m, n, k, lda, ldc;
+	const float *a, *pb, *bias;
+	float *c;
+	int failed;
+};
+
+/* Rows [i0, i0 + mc) by steps [k0, k0 + kc) of A as tiles of MR rows,
+ * each kc steps of MR floats (row i of a tile at offset i; rows past mc
+ * not written, never stored by the kernel). */
+static void pg_pack_a(const struct pg_job *jb, int64_t i0, int64_t mc,
+		      int64_t k0, int64_t kc, float *dst)
+{
+	for (int64_t t = 0; t < mc; t += RT_PG_MR, dst += kc * RT_PG_MR) {
+		int64_t mr = mc - t < RT_PG_MR ? mc - t : RT_PG_MR;
+		const float *src = jb->a + k0 * jb->lda + i0 + t;
+
+		for (int64_t s = 0; s < kc; s++)
+			memcpy(dst + s * RT_PG_MR, src + s * jb->lda, (size_t)mr * sizeof(float));
+	}
+}
+
+/* Panels [lo, hi) of B against all of A. */
+static void pg_panels(void *ctx, int64_t lo, int64_t hi)
+{
+	struct pg_job *jb = ctx;
+	float *buf = NULL;
+
+	if (!(buf = malloc((size_t)RT_PG_MC * RT_PG_KC * sizeof(float)))) {
+		jb->failed = 1;
+		return;
+	}
+	for (int64_t i0 = 0; i0 < jb->m; i0 += RT_PG_MC) {
+		int64_t mc = jb->m - i0 < RT_PG_MC ? jb->m - i0 : RT_PG_MC;
+
+		for (int64_t k0 = 0; k0 == 0 || k0 < jb->k; k0 += RT_PG_KC) {
+			int64_t kc = jb->k - k0 < RT_PG_KC ? jb->k - k0 : RT_PG_KC;
+
+			pg_pack_a(jb, i0, mc, k0, kc, buf);
+			for (int64_t p = lo; p < hi; p++) {
+				int64_t j0 = p * RT_PG_NR;
+				int nr = (int)(jb->n - j0 < RT_PG_NR ? jb->n - j0 : RT_PG_NR);
+				const float *pbk = jb->pb + j0 * jb->k + k0 * RT_PG_NR;
+
+				for (int64_t t = 0; t < mc; t += RT_PG_MR)
+					rt_pgemm_k512((int)(mc - t < RT_PG_MR ? mc - t : RT_PG_MR),
+						      nr, kc, buf + t * kc, pbk,
+						      jb->c + (i0 + t) * jb->ldc + j0, jb->ldc,
+						      k0 == 0, jb->bias ? jb->bias + j0 : NULL);
+			}
+		}
+	}
+	free(buf);
+}
+
+int rt_pgemm_run(struct rt_kctx *kc, int64_t m, int64_t n, int64_t k,
+		 const float *a, int64_t lda, const float *pb,
+		 const float *bias, float *c, int64_t ldc)
+{
+	struct pg_job jb = { .m = m, .n = n, .k = k, .lda = lda, .ldc = ldc, .a = a,
+			     .pb = pb, .bias = bias, .c = c };
+	int64_t panels = (n + RT_PG_NR - 1) / RT_PG_NR;
+
+	if (m <= 0 || n <= 0)
+		return 0;
+	if (kc && rt_threads(kc) > 1 && (double)m * (double)n * (double)k >= 1e6)
+		rt_parallel_for(kc, panels, 1, pg_panels, &jb);
+	else
+		pg_panels(&jb, 0, panels);
+	return jb.failed ? -1 : 0;
+}
+
+void rt_pgemm_transpose(const float *src, int64_t rows, int64_t ld,
+			int64_t lo, int64_t hi, float *dst)
+{
+	int64_t j0 = lo;
+
+	for (; j0 + 16 <= hi; j0 += 16) {
+		int64_t i0 = 0;
+
+		for (; i0 + 16 <= rows; i0 += 16)
+			rt_pgemm_tr16_k512(src + i0 * ld + j0, ld, dst + j0 * rows + i0, rows);
+		for (int64_t j = j0; j < j0 + 16; j++)
+			for (int64_t i = i0; i < rows; i++)
+				dst[j * rows + i] = src[i * ld + j];
+	}
+	for (int64_t j = j0; j < hi; j++)
+		for (int64_t i = 0; i < rows; i++)
+			dst[j * rows + i] = src[i * ld + j];
+}

@@ -185,6 +185,48 @@ static void test_rms_lp_norm(void)
 	ir_model_free(m);
 }
 
+/* LRN by its definition: y = x / (bias + alpha / size * sum of x^2 over
+ * channels [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)])^beta,
+ * for the betas the kernel takes by square roots (0.75, 0.5), by division
+ * (1) and by pow (0.6), and an even size (window one channel longer above
+ * than below). */
+static void test_lrn_betas(void)
+{
+	static const double x[8] = { 1, -2, 3, 0.5, -1.5, 2.5, 4, -0.25 };   /* (1, 4, 1, 2) */
+	static const double betas[] = { 0.75, 0.5, 1, 0.6 };
+
+	for (int64_t size = 2; size <= 3; size++)
+		for (size_t bi = 0; bi < sizeof(betas) / sizeof(betas[0]); bi++) {
+			struct ir_model *m = tm_new(13);
+			struct ir_node *n;
+			struct rt_value *out;
+			double want[8];
+			int64_t lo = (size - 1) / 2, hi = size / 2;
+
+			for (int c = 0; c < 4; c++)
+				for (int j = 0; j < 2; j++) {
+					double sq = 0;
+
+					for (int64_t q = c - lo; q <= c + hi; q++)
+						if (q >= 0 && q < 4)
+							sq += x[q * 2 + j] * x[q * 2 + j];
+					want[c * 2 + j] = x[c * 2 + j] /
+							  pow(1.5 + 0.2 / (double)size * sq, betas[bi]);
+				}
+			tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 4, 1, 2), 4, x);
+			n = tm_node(m, "LRN", NULL, TM_NAMES("x"), 1, TM_NAMES("y0"), 1);
+			ir_node_set_int(n, "size", size);
+			ir_node_set_float(n, "alpha", 0.2f);
+			ir_node_set_float(n, "beta", (float)betas[bi]);
+			ir_node_set_float(n, "bias", 1.5f);
+			outputs(m, IR_DTYPE_FLOAT, 1);
+			CU_ASSERT_FATAL(run(m, &out, 1, NULL, 0) == 0);
+			expect(out, want, 8, 1e-6);
+			rt_value_unref(out);
+			ir_model_free(m);
+		}
+}
+
 /* ---- recurrent ----------------------------------------------------- */
 
 /* LSTM, hidden 1, input 1, W = [0, 0, 0, 1] (only the cell gate sees x),
@@ -798,6 +840,7 @@ static const struct unit_test tests[] = {
 	{ "batch_norm_training", test_batch_norm_training },
 	{ "dropout_seeded", test_dropout_seeded },
 	{ "rms_lp_norm", test_rms_lp_norm },
+	{ "lrn_betas", test_lrn_betas },
 	{ "lstm_bidir_seqlens", test_lstm_bidir_seqlens },
 	{ "gru_linear_before_reset", test_gru_linear_before_reset },
 	{ "rnn_errors", test_rnn_errors },

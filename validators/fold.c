@@ -66,8 +66,10 @@ static int graph_output(const struct ir_graph *g, const struct ir_value *v)
  * spec bodies are skipped: their bodies may hold anything), holds no graph
  * (If/Loop/Scan bodies), is deterministic and reads only constants.  Its
  * results may be kept unless one is a graph output: the caller would get
- * (and could change, or detach from the session's memory account) the
- * kept value itself. */
+ * the kept value itself, to keep past the session or change, and such
+ * outputs are rare enough to compute each time.  (An output that views a
+ * kept value, through Identity or Reshape, still shares its data: see
+ * runtime.h on outputs.) */
 static int node_fold(const struct rt_session *s, const struct rt_gplan *p,
 		     const struct rt_nplan *np)
 {
@@ -176,10 +178,18 @@ void rt_fold_keep(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np)
 	s->stats.kept_nodes = s->fold.n_nodes;
 }
 
+/* A kept value may outlive the session (an output viewing it, an
+ * observer's reference): it is no longer the session's, so no longer
+ * charged to it (rt_value_detach skips kept values until then). */
 void rt_fold_release(struct rt_nplan *np)
 {
-	for (size_t i = 0; np->kept && i < np->node->n_outputs; i++)
+	for (size_t i = 0; np->kept && i < np->node->n_outputs; i++) {
+		if (!np->kept[i])
+			continue;
+		np->kept[i]->flags &= ~RT_VALUE_KEPT;
+		rt_value_detach(np->kept[i]);
 		rt_value_unref(np->kept[i]);
+	}
 	free(np->kept);
 	np->kept = NULL;
 }

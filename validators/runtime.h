@@ -8,7 +8,9 @@
  * owned, or borrowed from a base value or from the model (initializers
  * viewed in the mapped file): keep the model alive as long as the session
  * and its values.  rt_session_run() borrows its inputs and gives the caller
- * one reference per output.  A session borrows the model: free the session
+ * one reference per output; an output may share data with the session's
+ * constants (initializers, kept results of constant nodes): read it, do
+ * not write it.  A session borrows the model: free the session
  * first.
  *
  * Errors: every function taking a struct ir_diag returns 0 or a negative
@@ -72,7 +74,9 @@ struct rt_value {
 struct rt_value *rt_value_ref(struct rt_value *v);
 void rt_value_unref(struct rt_value *v);
 /* Stop charging v (and what it holds) to its session's memory account, so
- * it may outlive the session: rt_session_run does this to its outputs. */
+ * it may outlive the session: rt_session_run does this to its outputs.
+ * A result the session keeps (RT_VALUE_KEPT) stays charged while the
+ * session lives; freeing the session detaches it. */
 void rt_value_detach(struct rt_value *v);
 
 /* Element size in bytes of the runtime layout (strings: sizeof(char *));

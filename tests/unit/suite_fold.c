@@ -5,7 +5,8 @@
  * never kept (but an IR 3 model's initializer inputs are), a kept value
  * never written in place, memory limits with and without room, an
  * observer that replaces a constant's value, a failing constant node, a
- * constant graph output, and Winograd weights cached from kept weights
+ * constant graph output, an output sharing a kept value (accounting, and
+ * outliving the session), and Winograd weights cached from kept weights
  * (also when they are kept only from the second run on). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -430,6 +431,53 @@ static void test_constant_output(void)
 	ir_model_free(m);
 }
 
+/* wo = Identity(w) is a graph output: it runs every time and hands the
+ * caller the kept w itself, which stays charged to the session (no drift
+ * of its account, run after run) and outlives it. */
+static void test_output_views_kept(void)
+{
+	static const float w_want[6] = { 0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f };
+	struct ir_model *m = chain_model();
+	struct rt_value *x = ftensor(chain_x, 2, TM_DIMS(2, 3)), *outs[2] = { NULL, NULL };
+	struct rt_session *s;
+	struct ir_diag d;
+	int64_t base, cur = 0;
+
+	tm_node(m, "Identity", NULL, TM_NAMES("w"), 1, TM_NAMES("wo"), 1);
+	tm_output(m, "wo", IR_DTYPE_FLOAT, TM_DIMS(3, 2), 2);
+	tm_verify(m);
+	s = session(m, (struct rt_opts){ .no_weight_cache = 1 });
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rt_session_run(s, &x, 1, outs, &d) == 0);
+	base = rt_session_mem(s)->cur;
+	rt_value_unref(outs[0]);
+	rt_value_unref(outs[1]);
+	outs[0] = outs[1] = NULL;
+	rt_session_free(s);
+	s = session(m, (struct rt_opts){ 0 });
+	for (int i = 0; i < 3; i++) {
+		rt_value_unref(outs[0]);
+		rt_value_unref(outs[1]);
+		CU_ASSERT_FATAL(rt_session_run(s, &x, 1, outs, &d) == 0);
+		CU_ASSERT(!memcmp(outs[0]->data, chain_y, sizeof(chain_y)));
+		CU_ASSERT(!memcmp(outs[1]->data, w_want, sizeof(w_want)));
+		if (i)
+			CU_ASSERT_EQUAL(rt_session_mem(s)->cur, cur);
+		cur = rt_session_mem(s)->cur;
+	}
+	CHECK_RUNS(s, "Identity", 3, 0);
+	CHECK_RUNS(s, "Add", 1, 2);
+	CU_ASSERT_EQUAL(cur, base + rt_session_stats(s)->kept_bytes);
+	rt_session_free(s);
+	/* the session is gone, the output still reads (ASan watches) */
+	CU_ASSERT(!memcmp(outs[1]->data, w_want, sizeof(w_want)));
+	CU_ASSERT(outs[1]->mem == NULL);
+	rt_value_unref(outs[0]);
+	rt_value_unref(outs[1]);
+	rt_value_unref(x);
+	ir_model_free(m);
+}
+
 /* y = Conv(x, W + 0) with a 16 -> 16 channel 3x3 kernel on 11x13: the
  * Winograd path, its weights computed by a constant node. */
 static struct ir_model *conv_model(void)
@@ -511,6 +559,7 @@ static const struct unit_test tests[] = {
 	{ "an observer sees every node run", test_observer },
 	{ "a failing constant node fails every run", test_failing_constant },
 	{ "a constant graph output runs every time", test_constant_output },
+	{ "an output sharing a kept value outlives the session", test_output_views_kept },
 	{ "Winograd weights cached from kept weights", test_wino_cache },
 	{ NULL, NULL },
 };

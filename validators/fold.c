@@ -11,11 +11,11 @@
 #include "validators/exec_int.h"
 
 /* Ops whose results are not a function of their inputs and attributes,
- * in any domain (the registry has no flag for it): draws without a seed
- * attribute vary (k_random.c seeds them from the node's name, but that is
- * this interpreter's choice), Dropout in training mode draws a new mask,
- * and Gradient reads the graph's values beyond its inputs.  Sorted
- * (bsearch). */
+ * in any domain (the registry has no flag for it): the spec lets random
+ * draws differ from run to run (that k_random.c seeds unseeded ones from
+ * the node's name is this interpreter's choice, not a promise), Dropout in
+ * training mode draws a new mask, and Gradient reads the graph's values
+ * beyond its inputs.  Sorted (bsearch). */
 static const char *const unstable[] = {
 	"Bernoulli", "Dropout", "Gradient", "Multinomial", "RandomNormal",
 	"RandomNormalLike", "RandomUniform", "RandomUniformLike",
@@ -34,10 +34,12 @@ int rt_fold_deterministic(const char *op)
 
 /* Is v the same on every run?  An absent optional input is; an
  * initializer is unless it backs a graph input, which the ONNX IR lets a
- * caller override from IR version 4 on (before 4 every initializer had to
- * be listed as an input, and onnxruntime treats them as constants too);
- * so is the result of a constant node of this graph.  Graph inputs and
- * values of outer scopes (subgraphs are not analysed) are not. */
+ * caller override from IR version 4 on (run.c binds no such input today,
+ * but the model says it may change); before IR 4 every initializer had to
+ * be listed as an input, so there they are constants (as onnxruntime
+ * treats them); so is the result of a constant node of this graph.  Graph
+ * inputs and values of outer scopes (subgraphs are not analysed) are
+ * not. */
 static int value_const(const struct rt_session *s, const struct rt_gplan *p,
 		       const struct ir_value *v)
 {

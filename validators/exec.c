@@ -5,7 +5,9 @@
  * spec's defaults), storing outputs, releasing intermediates after their last
  * consumer, subgraph calls for If/Loop/Scan/SequenceMap (also graphs
  * passed to functions by attribute reference), attribute references
- * inside functions, errors naming the enclosing node, per-op timing. */
+ * inside functions, errors naming the enclosing node, per-op timing;
+ * constant nodes whose results the session keeps (fold.c) are bound
+ * instead of run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,8 +296,13 @@ int rt_frame_step(struct rt_session *s, struct rt_frame *f, struct ir_diag *d)
 	if (f->next >= f->p->n_nodes)
 		return 0;
 	np = &f->p->nodes[f->next++];
-	if ((rc = run_node(s, f, np, d)) < 0)
-		return rc;
+	/* a constant node whose results the session kept: bound, not run */
+	if (!np->kept || !rt_fold_bind(s, f, np)) {
+		if ((rc = run_node(s, f, np, d)) < 0)
+			return rc;
+		if (np->fold == RT_FOLD_KEEP && !np->kept)
+			rt_fold_keep(s, f, np);
+	}
 	for (size_t j = 0; j < np->n_release; j++) {
 		rt_value_unref(f->vals[np->release[j]]);
 		f->vals[np->release[j]] = NULL;

@@ -1,6 +1,7 @@
 /* exec_int.h: the interpreter engine's internals shared by plan.c (per
  * graph execution plans: value slots, kernels, liveness), exec.c (frames
- * and running), kctx.c and threads.c.  Not for kernels: they use rt_int.h. */
+ * and running), fold.c (constant results kept across runs), kctx.c and
+ * threads.c.  Not for kernels: they use rt_int.h. */
 #ifndef OPMIG_EXEC_INT_H
 #define OPMIG_EXEC_INT_H
 
@@ -32,6 +33,16 @@ struct rt_nplan {
 	void (*cache_free)(void *);
 	int64_t cache_bytes;
 	struct rt_mem *cache_mem;           /* charged with cache_bytes */
+	int fold;                           /* RT_FOLD_*, set by rt_fold_mark */
+	struct rt_value **kept;             /* NULL, or node->n_outputs results
+					     * the session keeps (fold.c) */
+};
+
+/* What fold.c's analysis says of a main-graph node. */
+enum {
+	RT_FOLD_NONE,     /* reads a graph input, random, a call, a body ... */
+	RT_FOLD_CONST,    /* its results are the same on every run */
+	RT_FOLD_KEEP      /* ... and may be kept (no graph output among them) */
 };
 
 struct rt_vidx {
@@ -75,6 +86,14 @@ struct rt_frame {
 
 struct rt_pool;
 
+/* A session's constant results kept across runs (fold.c). */
+struct rt_fold {
+	int64_t bytes;                      /* kept (counted in mem.cur) */
+	size_t n_nodes;                     /* nodes whose results are kept */
+	int64_t run_peak;                   /* highest peak of a whole run */
+	int64_t saved_peak;                 /* mem.peak before this run */
+};
+
 struct rt_session {
 	struct ir_model *m;
 	struct rt_opts o;
@@ -89,6 +108,7 @@ struct rt_session {
 	size_t cap_stats;
 	int64_t viewed;
 	struct rt_pool *pool;
+	struct rt_fold fold;
 };
 
 /* plan.c */
@@ -114,6 +134,26 @@ int rt_frame_end(struct rt_frame *f, struct rt_value **outs, int rc,
 		 struct ir_diag *d);
 const struct ir_attr *rt_frame_attr(struct rt_frame *f,
 				    const struct ir_node *n, const char *name);
+
+/* fold.c: constant nodes of the main graph, computed once per session.
+ * mark: the static analysis, when the plan is built (sets np->fold).
+ * active: may this run keep and reuse results (no observer, weight caches
+ * allowed).  bind: a node whose results are kept gets them in the frame
+ * instead of running: 1, else 0.  keep: after a node ran, keep its
+ * results if it is RT_FOLD_KEEP and the memory limit leaves room (no
+ * error: a result not kept is recomputed).  release: drop a node's kept
+ * results (plan freed).  run_begin/run_end: bracket each run of the main
+ * graph, to measure its peak (ok: the run succeeded). */
+void rt_fold_mark(struct rt_session *s, struct rt_gplan *p);
+/* 0 for ops whose results are not a function of their inputs (random
+ * draws, Dropout, Gradient): never constant. */
+int rt_fold_deterministic(const char *op);
+int rt_fold_active(const struct rt_session *s);
+int rt_fold_bind(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np);
+void rt_fold_keep(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np);
+void rt_fold_release(struct rt_nplan *np);
+void rt_fold_run_begin(struct rt_session *s);
+void rt_fold_run_end(struct rt_session *s, int ok);
 
 /* threads.c */
 int rt_pool_new(int threads, struct rt_pool **out);

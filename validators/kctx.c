@@ -218,7 +218,10 @@ struct rt_value *rt_out_tensor(struct rt_kctx *k, size_t i, int dtype,
 }
 
 /* Can input `in`'s tensor become an output: its own data, referenced by
- * this frame's slot alone, and that slot released after this node? */
+ * this frame's slot alone, and that slot released after this node?  Never
+ * a constant the session holds: an initializer's copy (the plan's
+ * reference) or a kept result of a constant node (fold.c's reference, and
+ * RT_VALUE_KEPT said explicitly). */
 static int in_dies_here(struct rt_kctx *k, size_t in, const struct rt_value *v)
 {
 	struct rt_ref r;
@@ -226,7 +229,7 @@ static int in_dies_here(struct rt_kctx *k, size_t in, const struct rt_value *v)
 	if (!k->np || !k->f || in >= k->n_in || in >= k->node->n_inputs || !v ||
 	    v->refs != 1 || v->kind != RT_TENSOR || v->base ||
 	    v->dtype == IR_DTYPE_STRING || !(v->flags & RT_VALUE_OWNS_DATA) ||
-	    (v->flags & RT_VALUE_READONLY) || v->mem != k->mem)
+	    (v->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT)) || v->mem != k->mem)
 		return 0;
 	r = k->np->in[in];
 	if (r.up != 0 || r.slot < 0 || k->f->vals[r.slot] != v)
@@ -376,10 +379,18 @@ void rt_broadcast_strides(const struct rt_value *t, int rank,
 	}
 }
 
+/* An initializer, or a result of a constant node the session keeps: that
+ * value object (and its data) stays the same until the session is freed,
+ * so a cache keyed by its data pointer cannot see another tensor at the
+ * same address.  A constant node's result not kept (a run under a memory
+ * limit that left no room, an observer) is a new tensor every run: no. */
 int rt_in_const(struct rt_kctx *k, size_t i)
 {
 	const struct ir_node *n = k->node;
+	const struct rt_value *v = rt_in(k, i);
 
+	if (v && (v->flags & RT_VALUE_KEPT))
+		return 1;
 	return i < n->n_inputs && n->inputs[i] &&
 	       (n->inputs[i]->init || n->inputs[i]->sparse_init);
 }

@@ -3,7 +3,8 @@
  * function bodies of spec operators that have no kernel): value slots, the
  * kernel of each node (a node with neither kernel nor function is an error
  * before anything runs), where each input is read from, constants, and
- * liveness: the slots each node is the last consumer of. */
+ * liveness: the slots each node is the last consumer of; then fold.c
+ * marks the main graph's constant nodes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,7 @@ static void plan_release(struct rt_gplan *p)
 			p->nodes[i].cache_free(p->nodes[i].cache);
 			p->nodes[i].cache_mem->cur -= p->nodes[i].cache_bytes;
 		}
+		rt_fold_release(&p->nodes[i]);
 	}
 	for (size_t i = 0; i < p->n_consts; i++)
 		rt_value_unref(p->const_val[i]);
@@ -119,7 +121,7 @@ static size_t stat_index(struct rt_session *s, const char *domain,
 		st->ops = q;
 		s->cap_stats = cap;
 	}
-	st->ops[st->n_ops] = (struct rt_op_stat){ domain, op, 0, 0.0 };
+	st->ops[st->n_ops] = (struct rt_op_stat){ .domain = domain, .op = op };
 	return st->n_ops++;
 }
 
@@ -629,5 +631,9 @@ static int build(struct rt_session *s, const struct ir_graph *g,
 
 int rt_plan_build(struct rt_session *s, struct ir_diag *d)
 {
-	return build(s, s->m->graph, NULL, NULL, 0, &s->main, d);
+	int rc = build(s, s->m->graph, NULL, NULL, 0, &s->main, d);
+
+	if (rc == 0)
+		rt_fold_mark(s, s->main);
+	return rc;
 }

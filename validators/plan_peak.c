@@ -1,8 +1,9 @@
 /* plan_peak.c: the memory a run will need, estimated before it starts:
  * static inference with the actual inputs bound gives each main-graph
  * value's size; replaying the plan's allocation and release order gives
- * the peak of live tensor bytes (constants copied out of the model count
- * from the start).  Used by --max-memory to refuse a run up front. */
+ * the peak of live tensor bytes (constants copied out of the model, and
+ * results of constant nodes the session keeps, count from the start).
+ * Used by --max-memory to refuse a run up front. */
 #include <stdlib.h>
 
 #include "ir/infer.h"
@@ -36,7 +37,7 @@ int rt_session_plan_peak(struct rt_session *s, struct rt_value **inputs,
 	int64_t *size = calloc(p->n_slots + 1, sizeof(*size));
 	struct ir_infer inf;
 	int64_t live = s->mem.cur;
-	int rc;
+	int fold = rt_fold_active(s), rc;
 
 	ir_infer_init(&inf);
 	*peak = 0;
@@ -58,7 +59,8 @@ int rt_session_plan_peak(struct rt_session *s, struct rt_value **inputs,
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		const struct rt_nplan *np = &p->nodes[i];
 
-		for (size_t j = 0; j < np->node->n_outputs; j++) {
+		/* kept results (fold.c) are bound, in use already */
+		for (size_t j = 0; j < np->node->n_outputs && !(np->kept && fold); j++) {
 			int64_t b;
 
 			if (np->out[j] < 0)

@@ -113,8 +113,9 @@ int rt_in_ints(struct rt_kctx *k, size_t i, int64_t **vals, size_t *n);
 int rt_in_int(struct rt_kctx *k, size_t i, int64_t *v);
 int rt_in_double(struct rt_kctx *k, size_t i, double *v);
 
-/* Is input i a constant of the model (an initializer: the same value on
- * every run of the session)? */
+/* Is input i a constant of the model (an initializer, or a kept result of
+ * a constant node: the same value, at the same address, on every later
+ * run of the session)? */
 int rt_in_const(struct rt_kctx *k, size_t i);
 
 /* ---- per-node cache ----------------------------------------------------

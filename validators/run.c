@@ -2,7 +2,8 @@
  * rt_session_run is begin, steps, end), so that a caller can interleave two
  * models in one thread (`opmig validate --layerwise`): inputs checked
  * against the declared types and bound, the main frame, outputs detached
- * from the session's memory account. */
+ * from the session's memory account, each run's own memory peak (fold.c
+ * judges from it how much the session may keep). */
 #include <stdlib.h>
 
 #include "validators/exec_int.h"
@@ -12,6 +13,7 @@ struct rt_run {
 	struct rt_frame f;
 	struct rt_value **all;     /* bound inputs by graph input (borrowed) */
 	int begun;                 /* the frame holds values */
+	int measuring;             /* rt_fold_run_begin was called */
 };
 
 void rt_run_free(struct rt_run *r)
@@ -25,6 +27,8 @@ void rt_run_free(struct rt_run *r)
 		ir_diag_init(&d);
 		rt_frame_end(&r->f, NULL, IR_EUSAGE, &d);
 	}
+	if (r->measuring)
+		rt_fold_run_end(r->s, 0);
 	free(r->all);
 	free(r);
 }
@@ -61,14 +65,16 @@ int rt_run_begin(struct rt_session *s, struct rt_value **inputs, size_t n,
 		r->all[i] = inputs[k++];
 	}
 	r->f.p = s->main;
+	rt_fold_run_begin(s);
+	r->measuring = 1;
 	if ((rc = rt_frame_begin(&r->f, r->all, s->main->n_in, d)) < 0)
 		goto fail;
 	r->begun = 1;
 	*out = r;
 	return 0;
 fail:
-	s->stats.peak_bytes = s->mem.peak;
 	rt_run_free(r);
+	s->stats.peak_bytes = s->mem.peak;
 	return rc;
 }
 
@@ -88,6 +94,8 @@ int rt_run_end(struct rt_run *r, int rc, struct rt_value **outputs,
 	rc = rt_frame_end(&r->f, outputs, rc, d);
 	for (size_t i = 0; rc >= 0 && i < rt_session_n_outputs(s); i++)
 		rt_value_detach(outputs[i]);
+	rt_fold_run_end(s, rc >= 0);
+	r->measuring = 0;
 	s->stats.peak_bytes = s->mem.peak;
 	rt_run_free(r);
 	return rc;

@@ -8,7 +8,9 @@
  * owned, or borrowed from a base value or from the model (initializers
  * viewed in the mapped file): keep the model alive as long as the session
  * and its values.  rt_session_run() borrows its inputs and gives the caller
- * one reference per output.  A session borrows the model: free the session
+ * one reference per output; an output may share data with the session's
+ * constants (initializers, kept results of constant nodes): read it, do
+ * not write it.  A session borrows the model: free the session
  * first.
  *
  * Errors: every function taking a struct ir_diag returns 0 or a negative
@@ -65,11 +67,16 @@ struct rt_value {
 
 #define RT_VALUE_OWNS_DATA 1u      /* free(data) on release */
 #define RT_VALUE_READONLY 2u       /* data viewed in the model file */
+#define RT_VALUE_KEPT 4u           /* a constant node's result the session
+				    * keeps between runs: never written,
+				    * alive until the session is freed */
 
 struct rt_value *rt_value_ref(struct rt_value *v);
 void rt_value_unref(struct rt_value *v);
 /* Stop charging v (and what it holds) to its session's memory account, so
- * it may outlive the session: rt_session_run does this to its outputs. */
+ * it may outlive the session: rt_session_run does this to its outputs.
+ * A result the session keeps (RT_VALUE_KEPT) stays charged while the
+ * session lives; freeing the session detaches it. */
 void rt_value_detach(struct rt_value *v);
 
 /* Element size in bytes of the runtime layout (strings: sizeof(char *));
@@ -126,7 +133,10 @@ struct rt_session;
  * observer may replace it (unref the old value, store a new reference),
  * and the run goes on with the replacement: `opmig validate --layerwise`
  * feeds a model the other model's values that way.  Return non-zero to
- * stop the run (rt_session_run then returns IR_EUSAGE). */
+ * stop the run (rt_session_run then returns IR_EUSAGE).  A run with an
+ * observer runs every node: results of constant nodes kept by earlier runs
+ * (see rt_opts) are neither reused nor kept, so the observer sees each
+ * node computed, and a value it replaces cannot end up kept. */
 typedef int (*rt_observe_fn)(void *ctx, const struct ir_node *n,
 			     size_t out_index, struct rt_value **slot);
 
@@ -138,15 +148,27 @@ struct rt_opts {
 	int collect_stats;        /* time per op type */
 	int no_weight_cache;      /* kernels keep no data derived from the
 				   * weights between runs (packed or
-				   * transformed copies): less memory, a
-				   * little more time per run */
+				   * transformed copies), and the session
+				   * keeps no results of constant nodes:
+				   * less memory, more time per run */
 	rt_observe_fn observe;
 	void *observe_ctx;
 };
 
 /* Prepare a session: resolves a kernel for every node of every graph
  * (main, subgraphs, called functions); a node without one is an error
- * naming node, op, domain and version. */
+ * naming node, op, domain and version.
+ *
+ * Constant nodes: a node of the main graph whose inputs are all
+ * initializers (not overridable graph inputs) or results of other such
+ * nodes, and which is deterministic and no call or control flow, gives the
+ * same results on every run.  The session keeps them (references, still
+ * counted in its memory) from the first run that computes them, and later
+ * runs bind them instead of running the node; kernels see them as
+ * constants (rt_in_const).  Under max_memory only while the highest peak
+ * of a run so far plus everything kept stays within the limit (so the
+ * first run keeps nothing); with no_weight_cache or an observer, nothing.
+ * See validators/fold.c. */
 int rt_session_new(struct ir_model *m, const struct rt_opts *o,
 		   struct rt_session **out, struct ir_diag *d);
 void rt_session_free(struct rt_session *s);
@@ -201,11 +223,14 @@ struct rt_op_stat {
 	const char *domain, *op;  /* borrowed from the model */
 	size_t count;             /* nodes run (all runs, all graphs) */
 	double seconds;
+	size_t reused;            /* node runs skipped: results kept */
 };
 
 struct rt_stats {
 	int64_t peak_bytes;       /* peak of owned tensor bytes */
 	int64_t viewed_bytes;     /* initializer bytes used in place */
+	int64_t kept_bytes;       /* results of constant nodes kept */
+	size_t kept_nodes;        /* ... and the nodes they come from */
 	size_t n_ops;
 	struct rt_op_stat *ops;   /* sorted by seconds, descending */
 };

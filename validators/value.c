@@ -24,7 +24,8 @@ static void uncharge(struct rt_value *v)
 
 void rt_value_detach(struct rt_value *v)
 {
-	if (!v)
+	/* a kept result stays the session's until it is freed (fold.c) */
+	if (!v || (v->flags & RT_VALUE_KEPT))
 		return;
 	uncharge(v);
 	v->mem = NULL;

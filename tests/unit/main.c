@@ -37,7 +37,8 @@ int main(void)
 	    suite_fuse_register() != 0 ||
 	    suite_batch_register() != 0 ||
 	    suite_fault_register() != 0 ||
-	    suite_specfn_register() != 0) {
+	    suite_specfn_register() != 0 ||
+	    suite_fold_register() != 0) {
 		fprintf(stderr, "unit-tests: cannot register suites: %s\n",
 			CU_get_error_msg());
 		CU_cleanup_registry();

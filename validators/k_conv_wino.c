@@ -75,6 +75,7 @@ struct wg_job {
  * row reads four input rows: they are copied with their padding into
  * `pad`, combined down the columns (t = B^T d) for the whole width, and
  * then across, each of the 16 positions in one contiguous store run. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
 static void wg_input(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct wg_job *jb = ctx;
@@ -98,11 +99,17 @@ static void wg_input(void *ctx, int64_t lo, int64_t hi)
 				int64_t yy = 2 * th - g->pad[0] + r;
 				float *pr = pad + r * wp;
 
-				for (int64_t j = 0; j < wp; j++) {
-					int64_t xx = j - g->pad[1];
+				/* columns j - pad[1] of row yy: zeros, the row, zeros */
+				int64_t a = g->pad[1] < wp ? g->pad[1] : wp;
+				int64_t e = g->pad[1] + w < wp ? g->pad[1] + w : wp;
 
-					pr[j] = yy >= 0 && yy < h && xx >= 0 && xx < w ? xc[yy * w + xx] : 0;
+				if (yy < 0 || yy >= h || e <= a) {
+					memset(pr, 0, (size_t)wp * sizeof(float));
+					continue;
 				}
+				memset(pr, 0, (size_t)a * sizeof(float));
+				memcpy(pr + a, xc + yy * w + (a - g->pad[1]), (size_t)(e - a) * sizeof(float));
+				memset(pr + e, 0, (size_t)(wp - e) * sizeof(float));
 			}
 			for (int64_t j = 0; j < wp; j++) {
 				t[j] = pad[j] - pad[2 * wp + j];
@@ -141,6 +148,7 @@ static void wg_products(void *ctx, int64_t lo, int64_t hi)
 /* Output channels [lo, hi) of the block's tiles: A^T M A + bias with A^T =
  * [1 1 1 0; 0 1 -1 -1], a run of tiles in one tile row at a time into two
  * output rows (`row`), then copied up to the output's edges. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
 static void wg_output(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct wg_job *jb = ctx;
@@ -158,24 +166,27 @@ static void wg_output(void *ctx, int64_t lo, int64_t hi)
 		for (int64_t q0 = 0; q0 < jb->pb;) {
 			int64_t p = jb->p0 + q0, th = p / jb->tw, tw0 = p % jb->tw;
 			int64_t n = jb->tw - tw0 < jb->pb - q0 ? jb->tw - tw0 : jb->pb - q0;
-			const float *mi = jb->mo + k * jb->pb + q0;
-			float *r0 = row, *r1 = row + 2 * n;
+			const float *restrict mi = jb->mo + k * jb->pb + q0;
+			float *restrict r0 = row, *restrict r1 = row + 2 * n;
 			int64_t c0 = 2 * tw0, wd = ow - c0 < 2 * n ? ow - c0 : 2 * n;
 
+			/* one vector of tiles at a time: the 16 positions of
+			 * consecutive tiles are contiguous in M */
 			for (int64_t i = 0; i < n; i++) {
-				float s0[4], s1[4];
+				float m0 = mi[i], m1 = mi[mp + i], m2 = mi[2 * mp + i], m3 = mi[3 * mp + i];
+				float m4 = mi[4 * mp + i], m5 = mi[5 * mp + i], m6 = mi[6 * mp + i];
+				float m7 = mi[7 * mp + i], m8 = mi[8 * mp + i], m9 = mi[9 * mp + i];
+				float m10 = mi[10 * mp + i], m11 = mi[11 * mp + i], m12 = mi[12 * mp + i];
+				float m13 = mi[13 * mp + i], m14 = mi[14 * mp + i], m15 = mi[15 * mp + i];
+				float a0 = m0 + m4 + m8, a1 = m1 + m5 + m9, a2 = m2 + m6 + m10;
+				float a3 = m3 + m7 + m11;
+				float b0 = m4 - m8 - m12, b1 = m5 - m9 - m13, b2 = m6 - m10 - m14;
+				float b3 = m7 - m11 - m15;
 
-				for (int j = 0; j < 4; j++) {
-					float a0 = mi[j * mp + i], a1 = mi[(4 + j) * mp + i];
-					float a2 = mi[(8 + j) * mp + i], a3 = mi[(12 + j) * mp + i];
-
-					s0[j] = a0 + a1 + a2;
-					s1[j] = a1 - a2 - a3;
-				}
-				r0[2 * i] = s0[0] + s0[1] + s0[2] + bias;
-				r0[2 * i + 1] = s0[1] - s0[2] - s0[3] + bias;
-				r1[2 * i] = s1[0] + s1[1] + s1[2] + bias;
-				r1[2 * i + 1] = s1[1] - s1[2] - s1[3] + bias;
+				r0[2 * i] = a0 + a1 + a2 + bias;
+				r0[2 * i + 1] = a1 - a2 - a3 + bias;
+				r1[2 * i] = b0 + b1 + b2 + bias;
+				r1[2 * i + 1] = b1 - b2 - b3 + bias;
 			}
 			memcpy(yk + 2 * th * ow + c0, r0, (size_t)wd * sizeof(float));
 			if (2 * th + 1 < oh)

@@ -144,11 +144,11 @@ int knn_conv_wino_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		    const float *w, const float *b, float *y);
 
-/* float32 2-D max pooling of stride 1, undilated, output as large as the
- * input (pads below the kernel), separably over whole planes
- * (k_pool_same.c): 1 done, 0 not applicable, or rt_oom(). */
-int knn_max2d_same_f32(struct rt_kctx *k, const struct knn_geom *g,
-		       const float *x, float *y);
+/* float32 2-D max (avg 0) or average pooling of stride 1, undilated,
+ * output as large as the input (pads below the kernel), separably over
+ * whole planes (k_pool_same.c): 1 done, 0 not applicable, or rt_oom(). */
+int knn_pool2d_same_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
+			int include_pad, const float *x, float *y);
 
 /* What a float32 convolution keeps in its node's cache (rt_node_cache):
  * each fast path's struct starts with this header, so one path never

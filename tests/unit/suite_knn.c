@@ -663,11 +663,34 @@ static void test_maxpool_ceil(void)
 	}
 }
 
-/* Stride-1 max pools whose output is as large as the input (the
- * separable path, k_pool_same.c) against the definition: symmetric and
- * lopsided pads, windows as wide as the plane, a one-column plane, a NaN
- * (it wins every window it is in), one and two threads. */
-static void test_maxpool_same(void)
+/* Stride-1 max and average pools whose output is as large as the input
+ * (the separable path, k_pool_same.c) against the definition: symmetric
+ * and lopsided pads, windows as wide as the plane, a one-column plane, a
+ * NaN (it wins every max window and spoils every average it is in),
+ * averages over the taps inside and (count_include_pad) over all, one and
+ * two threads. */
+static double same_pool_at(const double *x, int64_t h, int64_t w, int64_t c, int64_t a,
+			   int64_t b, int64_t kh, int64_t kw, const int64_t *pads, int kind)
+{
+	double mx = -INFINITY, sum = 0;
+	int64_t cnt = 0;
+
+	for (int64_t u = 0; u < kh; u++)
+		for (int64_t v = 0; v < kw; v++) {
+			int64_t r = a + u - pads[0], q = b + v - pads[1];
+			double e;
+
+			if (r < 0 || r >= h || q < 0 || q >= w)
+				continue;
+			e = x[(c * h + r) * w + q];
+			mx = e != e || mx != mx ? NAN : (e > mx ? e : mx);
+			sum += e;
+			cnt++;
+		}
+	return kind == 0 ? mx : sum / (double)(kind == 2 ? kh * kw : cnt);
+}
+
+static void test_pool_same(void)
 {
 	static const struct {
 		int64_t h, w, kh, kw, pads[4];
@@ -678,57 +701,50 @@ static void test_maxpool_same(void)
 	};
 
 	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++)
-		for (int nan = 0; nan <= 1; nan++) {
-			int64_t h = cases[ci].h, w = cases[ci].w, np = 3 * h * w;
-			double x[3 * 6 * 7], want[3 * 6 * 7];
-			struct tin in[] = { { F, 4, { 1, 3, h, w }, x } };
+		for (int kind = 0; kind < 3; kind++)   /* max, average, average with pads */
+			for (int nan = 0; nan <= 1; nan++) {
+				int64_t h = cases[ci].h, w = cases[ci].w, np = 3 * h * w;
+				double x[3 * 6 * 7], want[3 * 6 * 7];
+				struct tin in[] = { { F, 4, { 1, 3, h, w }, x } };
 
-			for (int64_t i = 0; i < np; i++)
-				x[i] = (double)((i * 37 + 11) % 23) - 11;
-			if (nan)
-				x[np / 2] = NAN;
-			for (int64_t c = 0; c < 3; c++)
-				for (int64_t a = 0; a < h; a++)
-					for (int64_t b = 0; b < w; b++) {
-						double mx = -INFINITY;
+				for (int64_t i = 0; i < np; i++)
+					x[i] = (double)((i * 37 + 11) % 23) - 11;
+				if (nan)
+					x[np / 2] = NAN;
+				for (int64_t c = 0; c < 3; c++)
+					for (int64_t a = 0; a < h; a++)
+						for (int64_t b = 0; b < w; b++)
+							want[(c * h + a) * w + b] =
+								same_pool_at(x, h, w, c, a, b, cases[ci].kh,
+									     cases[ci].kw, cases[ci].pads, kind);
+				for (int th = 1; th <= 2; th++) {
+					struct ir_node *n;
+					struct ir_model *m = mk(12, kind ? "AveragePool" : "MaxPool", in, 1, 1, &n);
+					struct rt_value *out = NULL;
 
-						for (int64_t u = 0; u < cases[ci].kh; u++)
-							for (int64_t v = 0; v < cases[ci].kw; v++) {
-								int64_t r = a + u - cases[ci].pads[0];
-								int64_t q = b + v - cases[ci].pads[1];
-								double e;
+					ir_node_set_ints(n, "kernel_shape",
+							 TM_DIMS(cases[ci].kh, cases[ci].kw), 2);
+					ir_node_set_ints(n, "pads", cases[ci].pads, 4);
+					if (kind == 2)
+						ir_node_set_int(n, "count_include_pad", 1);
+					tm_verify(m);
+					CU_ASSERT_EQUAL_FATAL(run(m, th, &out, 1, NULL), 0);
+					expect_dims(out, 4, TM_DIMS(1, 3, h, w));
+					for (int64_t i = 0; i < np; i++) {
+						double got = rt_value_get_f64(out, i);
 
-								if (r < 0 || r >= h || q < 0 || q >= w)
-									continue;
-								e = x[(c * h + r) * w + q];
-								mx = e != e || mx != mx ? NAN : (e > mx ? e : mx);
-							}
-						want[(c * h + a) * w + b] = mx;
+						if (!(fabs(got - want[i]) <= 1e-5 * (1 + fabs(want[i])) ||
+						      (got != got && want[i] != want[i]))) {
+							fprintf(stderr, "\ncase %zu kind %d nan %d: y[%lld] = %g, want %g\n",
+								ci, kind, nan, (long long)i, got, want[i]);
+							CU_FAIL("pool differs");
+							break;
+						}
 					}
-			for (int th = 1; th <= 2; th++) {
-				struct ir_node *n;
-				struct ir_model *m = mk(12, "MaxPool", in, 1, 1, &n);
-				struct rt_value *out = NULL;
-
-				ir_node_set_ints(n, "kernel_shape", TM_DIMS(cases[ci].kh, cases[ci].kw), 2);
-				ir_node_set_ints(n, "pads", cases[ci].pads, 4);
-				tm_verify(m);
-				CU_ASSERT_EQUAL_FATAL(run(m, th, &out, 1, NULL), 0);
-				expect_dims(out, 4, TM_DIMS(1, 3, h, w));
-				for (int64_t i = 0; i < np; i++) {
-					double got = rt_value_get_f64(out, i);
-
-					if (!(got == want[i] || (got != got && want[i] != want[i]))) {
-						fprintf(stderr, "\ncase %zu nan %d: y[%lld] = %g, want %g\n",
-							ci, nan, (long long)i, got, want[i]);
-						CU_FAIL("max pool differs");
-						break;
-					}
+					rt_value_unref(out);
+					ir_model_free(m);
 				}
-				rt_value_unref(out);
-				ir_model_free(m);
 			}
-		}
 }
 
 static void test_avgpool_pads(void)
@@ -967,7 +983,7 @@ static const struct unit_test tests[] = {
 	{ "causal_conv_state", test_causal_conv_state },
 	{ "maxpool_int8_indices", test_maxpool_int8_indices },
 	{ "maxpool_ceil", test_maxpool_ceil },
-	{ "maxpool_same", test_maxpool_same },
+	{ "pool_same", test_pool_same },
 	{ "avgpool_pads", test_avgpool_pads },
 	{ "lp_and_global_pools", test_lp_and_global_pools },
 	{ "maxunpool", test_maxunpool },

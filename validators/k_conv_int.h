@@ -150,6 +150,12 @@ int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 int knn_pool2d_same_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
 			int include_pad, const float *x, float *y);
 
+/* float32 2-D max pooling of column stride 2, windows 2 or 3 columns
+ * wide, undilated, on AVX-512 CPUs (k_pool_s2.c): 1 done, 0 not
+ * applicable. */
+int knn_max2d_s2_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		     float *y);
+
 /* What a float32 convolution keeps in its node's cache (rt_node_cache):
  * each fast path's struct starts with this header, so one path never
  * reads another's (a node whose input sizes change between runs may

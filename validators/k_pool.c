@@ -282,7 +282,8 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 	if (kind == POOL_MAX && !j.idx && x->dtype == IR_DTYPE_FLOAT && g.nsp == 2) {
 		struct max2d m = { &g, x->data, y->data };
 
-		if ((rc = knn_pool2d_same_f32(k, &g, 0, 0, x->data, y->data)) != 0)
+		if ((rc = knn_pool2d_same_f32(k, &g, 0, 0, x->data, y->data)) != 0 ||
+		    (rc = knn_max2d_s2_f32(k, &g, x->data, y->data)) != 0)
 			return rc < 0 ? rc : 0;
 
 		rt_parallel_for(k, g.n * g.c, 1, max2d_planes, &m);

@@ -747,6 +747,93 @@ static void test_pool_same(void)
 			}
 }
 
+/* Max pools of column stride 2 (the AVX-512 path, k_pool_s2.c) against
+ * the definition: windows 2 and 3 wide, rows long enough for whole blocks
+ * of 16 outputs and a short last block, floor and ceil output sizes,
+ * lopsided pads, row strides 1 to 3, a NaN. */
+static int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int ceil_mode)
+{
+	int64_t span = in + pb + pe - k, o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+
+	if (ceil_mode && (o - 1) * s >= in + pb)
+		o--;   /* a last window starting in the end padding is dropped */
+	return o;
+}
+
+static void test_maxpool_stride2(void)
+{
+	static const struct {
+		int64_t h, w, kh, kw, sh, pads[4];
+		int ceil_mode;
+	} cases[] = {
+		{ 9, 40, 3, 3, 2, { 0, 0, 0, 0 }, 0 }, { 9, 41, 3, 3, 2, { 0, 0, 0, 0 }, 1 },
+		{ 8, 70, 2, 2, 2, { 0, 0, 0, 0 }, 0 }, { 7, 37, 3, 2, 3, { 1, 0, 1, 1 }, 0 },
+		{ 6, 33, 3, 3, 1, { 1, 1, 1, 1 }, 1 }, { 5, 66, 2, 3, 2, { 0, 1, 1, 0 }, 1 },
+		{ 4, 5, 3, 3, 2, { 0, 0, 0, 0 }, 1 },
+	};
+
+	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+		int64_t h = cases[ci].h, w = cases[ci].w;
+		int64_t oh = pool_out(h, cases[ci].kh, cases[ci].sh, cases[ci].pads[0],
+				      cases[ci].pads[2], cases[ci].ceil_mode);
+		int64_t ow = pool_out(w, cases[ci].kw, 2, cases[ci].pads[1], cases[ci].pads[3],
+				      cases[ci].ceil_mode);
+		double *x = malloc((size_t)(2 * h * w) * sizeof(double));
+		double *want = malloc((size_t)(2 * oh * ow + 1) * sizeof(double));
+		struct tin in[] = { { F, 4, { 1, 2, h, w }, x } };
+
+		CU_ASSERT_FATAL(x != NULL && want != NULL);
+		for (int64_t i = 0; i < 2 * h * w; i++)
+			x[i] = (double)((i * 41 + 7) % 29) - 14;
+		x[h * w + 2 * w + 20] = NAN;   /* the second plane's row 2 */
+		for (int64_t c = 0; c < 2; c++)
+			for (int64_t a = 0; a < oh; a++)
+				for (int64_t b = 0; b < ow; b++) {
+					double mx = -INFINITY;
+
+					for (int64_t u = 0; u < cases[ci].kh; u++)
+						for (int64_t v = 0; v < cases[ci].kw; v++) {
+							int64_t r = a * cases[ci].sh - cases[ci].pads[0] + u;
+							int64_t q = b * 2 - cases[ci].pads[1] + v;
+							double e;
+
+							if (r < 0 || r >= h || q < 0 || q >= w)
+								continue;
+							e = x[(c * h + r) * w + q];
+							mx = e != e || mx != mx ? NAN : (e > mx ? e : mx);
+						}
+					want[(c * oh + a) * ow + b] = mx;
+				}
+		for (int th = 1; th <= 2; th++) {
+			struct ir_node *n;
+			struct ir_model *m = mk(12, "MaxPool", in, 1, 1, &n);
+			struct rt_value *out = NULL;
+
+			ir_node_set_ints(n, "kernel_shape", TM_DIMS(cases[ci].kh, cases[ci].kw), 2);
+			ir_node_set_ints(n, "strides", TM_DIMS(cases[ci].sh, 2), 2);
+			ir_node_set_ints(n, "pads", cases[ci].pads, 4);
+			ir_node_set_int(n, "ceil_mode", cases[ci].ceil_mode);
+			tm_verify(m);
+			CU_ASSERT_EQUAL_FATAL(run(m, th, &out, 1, NULL), 0);
+			expect_dims(out, 4, TM_DIMS(1, 2, oh, ow));
+			for (int64_t i = 0; i < 2 * oh * ow; i++) {
+				double got = rt_value_get_f64(out, i);
+
+				if (!(got == want[i] || (got != got && want[i] != want[i]))) {
+					fprintf(stderr, "\ncase %zu: y[%lld] = %g, want %g\n", ci,
+						(long long)i, got, want[i]);
+					CU_FAIL("stride-2 max pool differs");
+					break;
+				}
+			}
+			rt_value_unref(out);
+			ir_model_free(m);
+		}
+		free(x);
+		free(want);
+	}
+}
+
 static void test_avgpool_pads(void)
 {
 	/* [1 2 3], kernel 2, pads 1 1: windows {1} {1,2} {2,3} {3};
@@ -984,6 +1071,7 @@ static const struct unit_test tests[] = {
 	{ "maxpool_int8_indices", test_maxpool_int8_indices },
 	{ "maxpool_ceil", test_maxpool_ceil },
 	{ "pool_same", test_pool_same },
+	{ "maxpool_stride2", test_maxpool_stride2 },
 	{ "avgpool_pads", test_avgpool_pads },
 	{ "lp_and_global_pools", test_lp_and_global_pools },
 	{ "maxunpool", test_maxunpool },

@@ -74,9 +74,10 @@ int nq_dropout(struct rt_kctx *k)
 	    !(mask = rt_out_tensor(k, 1, mdtype, x->rank, x->dims)))
 		return IR_ENOMEM;
 	if (!training || ratio == 0) {
-		if (mask)
-			for (int64_t i = 0; i < x->numel; i++)
-				rt_store_f64(mdtype, mask->data, i, 1);
+		if (mask && mask->numel > 0) {
+			rt_store_f64(mdtype, mask->data, 0, 1);
+			rt_fill_repeat(mask->data, rt_dtype_size(mdtype), mask->numel);
+		}
 		return rt_out_set(k, 0, rt_value_ref(x));
 	}
 	if (!rt_dtype_is_float(x->dtype))

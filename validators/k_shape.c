@@ -278,21 +278,15 @@ static int k_constant_of_shape(struct rt_kctx *k)
 		goto cleanup;
 	}
 	if (y->dtype != IR_DTYPE_STRING && y->numel > 0) {
-		/* the value once, then copies of what is filled, doubling: a
-		 * light model's weights are ConstantOfShape outputs */
-		size_t es = rt_dtype_size(y->dtype), have = es;
-		size_t total = (size_t)y->numel * es;
+		/* the value once, then repeated: a light model's weights are
+		 * ConstantOfShape outputs */
+		size_t es = rt_dtype_size(y->dtype);
 
 		if (v)
 			memcpy(y->data, v->data, es);
 		else
 			memset(y->data, 0, es);
-		while (have < total) {
-			size_t part = have < total - have ? have : total - have;
-
-			memcpy((char *)y->data + have, y->data, part);
-			have += part;
-		}
+		rt_fill_repeat(y->data, es, y->numel);
 		goto cleanup;
 	}
 	for (int64_t i = 0; i < y->numel; i++)

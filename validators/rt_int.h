@@ -179,6 +179,9 @@ double rt_load_f64(int dtype, const void *data, int64_t i);
 int64_t rt_load_i64(int dtype, const void *data, int64_t i);
 void rt_store_f64(int dtype, void *data, int64_t i, double v);
 void rt_store_i64(int dtype, void *data, int64_t i, int64_t v);
+/* Copy the first of n elements of es bytes over the other n - 1 (not
+ * for strings: their elements own their text). */
+void rt_fill_repeat(void *data, size_t es, int64_t n);
 float rt_half_to_float(uint16_t h);
 uint16_t rt_float_to_half(float f);
 float rt_bf16_to_float(uint16_t h);

@@ -72,3 +72,15 @@ int rt_tensor_transpose(struct rt_mem *mem, const struct rt_value *t,
 	*out = v;
 	return 0;
 }
+
+void rt_fill_repeat(void *data, size_t es, int64_t n)
+{
+	size_t have = es, total = (size_t)(n > 0 ? n : 0) * es;
+
+	while (have < total) {   /* doubling copies of what is filled */
+		size_t part = have < total - have ? have : total - have;
+
+		memcpy((char *)data + have, data, part);
+		have += part;
+	}
+}

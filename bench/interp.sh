@@ -18,8 +18,12 @@
 #   OPMIG           opmig binary (default bin/opmig)
 #   BENCH_DIR       models (default /tmp/opmig-bench)
 #   BENCH_PYTHON    python with onnx and numpy (default /usr/bin/python3)
-#   INTERP_MODELS   default "resnet50 mobilenetv2 bert6"; a path ending in
-#                   .onnx is measured as it is (e.g. ../shared/models/...)
+#   INTERP_MODELS   default "resnet50 mobilenetv2 bert6" and every model in
+#                   INTERP_SHARED; a path ending in .onnx is measured as it is
+#   INTERP_SHARED   the real architectures measured by default (default
+#                   ../shared/models/onnx-light beside the repository, when
+#                   present; their weights are ConstantOfShape outputs, which
+#                   both tools compute once per session)
 #   INTERP_THREADS  default "1 2"
 #   INTERP_REPEAT   runs per measurement (default 5)
 #   INTERP_ROUNDS   alternating rounds (default 3)
@@ -45,7 +49,8 @@ here=$(cd "$(dirname "$0")" && pwd) || die "cannot find bench/"
 PY=${BENCH_PYTHON:-/usr/bin/python3}
 BENCH_DIR=${BENCH_DIR:-/tmp/opmig-bench}
 OPMIG=${OPMIG:-bin/opmig}
-MODELS=${INTERP_MODELS:-resnet50 mobilenetv2 bert6}
+SHARED=${INTERP_SHARED:-$here/../../shared/models/onnx-light}
+MODELS=${INTERP_MODELS:-resnet50 mobilenetv2 bert6 $(ls "$SHARED"/*.onnx 2>/dev/null)}
 THREADS=${INTERP_THREADS:-1 2}
 REPEAT=${INTERP_REPEAT:-5}
 ROUNDS=${INTERP_ROUNDS:-3}
@@ -146,7 +151,7 @@ else
 	echo "         (ort after one warm-up run; opmig has none, its median discounts the first run)"
 fi
 echo
-printf '%-14s %7s %12s %12s %9s\n' model threads "opmig ms" "ort ms" "opmig/ort"
+printf '%-20s %7s %12s %12s %9s\n' model threads "opmig ms" "ort ms" "opmig/ort"
 [ "$CLOCK" = cpu ] && echo "(CPU ms per inference)"
 for m in $MODELS; do
 	case $m in
@@ -165,7 +170,7 @@ for m in $MODELS; do
 		done
 		o=$(median < "$work/o")
 		x=$(median < "$work/r")
-		printf '%-14s %7s %12.1f %12.1f %8.2fx\n' "$name" "$t" "$o" "$x" \
+		printf '%-20s %7s %12.1f %12.1f %8.2fx\n' "$name" "$t" "$o" "$x" \
 			"$(awk -v a="$o" -v b="$x" 'BEGIN { print a / b }')"
 	done
 done

@@ -785,7 +785,7 @@ static void test_maxpool_stride2(void)
 		CU_ASSERT_FATAL(x != NULL && want != NULL);
 		for (int64_t i = 0; i < 2 * h * w; i++)
 			x[i] = (double)((i * 41 + 7) % 29) - 14;
-		x[h * w + 2 * w + 20] = NAN;   /* the second plane's row 2 */
+		x[h * w + (2 * w + 20) % (h * w)] = NAN;   /* in the second plane */
 		for (int64_t c = 0; c < 2; c++)
 			for (int64_t a = 0; a < oh; a++)
 				for (int64_t b = 0; b < ow; b++) {

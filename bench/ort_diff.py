@@ -77,6 +77,15 @@ for t in range(25):
     inp = [("x", f32(2, g * cg, *ins)), ("w", f32(g * mg, cg, *ks))]
     if random.random() < 0.5: inp.append(("b", f32(g * mg)))
     run(f"conv{t}", "Conv", inp, attrs)
+# Conv with weights as initializers, wide enough for the paths that keep
+# derived weights per session: packed products (at most 64 output
+# positions) and Winograd (3x3 stride 1, 16+ channels, 100+ outputs)
+for t in range(12):
+    g = random.choice([1, 1, 2]); cg = random.randint(8, 24); mg = random.randint(8, 40)
+    k = random.choice([1, 3, 3]); s = random.choice([1, 1, 2]); hw = random.randint(5, 14)
+    attrs = dict(group=g, kernel_shape=[k, k], strides=[s, s], pads=[random.randint(0, k // 2 + 1) for _ in range(4)])
+    inp = [("x", f32(random.choice([1, 2]), g * cg, hw, hw + random.randint(0, 3))), ("w", f32(g * mg, cg, k, k)), ("b", f32(g * mg))]
+    run(f"convc{t}", "Conv", inp, attrs, inits=("w", "b"))
 # depthwise 2D
 for t in range(6):
     c = random.randint(2, 5); mult = random.choice([1, 2]); k = random.choice([3, 5]); s = random.choice([1, 2])

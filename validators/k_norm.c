@@ -238,7 +238,9 @@ static int k_batch_norm(struct rt_kctx *k)
 	for (size_t i = 0; i < 4; i++)
 		if (!(p[i] = channel_param(k, i + 1, c, training ? -1 : per_elem, &own[i])))
 			goto cleanup;
-	if (!(y = rt_out_tensor(k, 0, x->dtype, x->rank, x->dims)) ||
+	/* in place when x dies here: the affine pass reads each element
+	 * before writing it (and training's statistics are taken first) */
+	if (!(y = rt_out_tensor_reuse(k, 0, 1u, x->dtype, x->rank, x->dims)) ||
 	    !(xf = nq_f32(k, x, &xown)) || !(yf = nq_out_buf(k, y)))
 		goto cleanup;
 	if (training) {

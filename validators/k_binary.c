@@ -463,7 +463,10 @@ static int variadic(struct rt_kctx *k, const struct kel_binop *op, int mean)
 		shape.rank = rank;
 		memcpy(shape.dims, dims, sizeof(dims));
 	}
-	if (!(y = rt_out_tensor(k, 0, all[0]->dtype, rank, dims))) {
+	/* the first or second input, when of the output's shape and dying
+	 * here, takes the result: each element is read before it is written,
+	 * and the later inputs are never the output */
+	if (!(y = rt_out_tensor_reuse(k, 0, n >= 2 ? 3u : 1u, all[0]->dtype, rank, dims))) {
 		rc = IR_ENOMEM;
 		goto cleanup;
 	}

@@ -97,6 +97,40 @@ static void check(const struct case1 *c, void (*attrs)(struct ir_node *),
 
 #define V(...) ((const double[]){ __VA_ARGS__ })
 
+/* Sum and Mean write in place into a first or second input that dies
+ * with them (a and b graph inputs, so nothing here is a kept constant),
+ * never into one still needed: p = Relu(a) dies at s1 =
+ * Sum(p, q, c) while q = Relu(b) feeds Neg after it; s1 and Neg(q) die at
+ * the final Sum, with Mean(Relu(a), Relu(b)).  a = [1, -2, 3],
+ * b = [4, 5, -6], c = [10, 20, 30]: s1 = [15, 25, 33], Neg(q) = [-4, -5,
+ * 0], Mean = [2.5, 2.5, 1.5], y = [13.5, 22.5, 34.5]. */
+static void test_sum_in_place(void)
+{
+	static const double want[] = { 13.5, 22.5, 34.5 };
+	struct ir_model *m = tm_new(13);
+	struct rt_value *y = NULL;
+
+	tm_input(m, "a", IR_DTYPE_FLOAT, TM_DIMS(3), 1);
+	tm_input(m, "b", IR_DTYPE_FLOAT, TM_DIMS(3), 1);
+	tm_init(m, "c", IR_DTYPE_FLOAT, TM_DIMS(3), 1, (const double[]){ 10, 20, 30 });
+	tm_node(m, "Relu", NULL, TM_NAMES("a"), 1, TM_NAMES("p"), 1);
+	tm_node(m, "Relu", NULL, TM_NAMES("b"), 1, TM_NAMES("q"), 1);
+	tm_node(m, "Sum", NULL, TM_NAMES("p", "q", "c"), 3, TM_NAMES("s1"), 1);
+	tm_node(m, "Neg", NULL, TM_NAMES("q"), 1, TM_NAMES("nq"), 1);
+	tm_node(m, "Relu", NULL, TM_NAMES("a"), 1, TM_NAMES("pp"), 1);
+	tm_node(m, "Relu", NULL, TM_NAMES("b"), 1, TM_NAMES("qq"), 1);
+	tm_node(m, "Mean", NULL, TM_NAMES("pp", "qq"), 2, TM_NAMES("mn"), 1);
+	tm_node(m, "Sum", NULL, TM_NAMES("s1", "nq", "mn"), 3, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_FLOAT, NULL, 0);
+	tm_verify(m);
+	CU_ASSERT_FATAL(tm_run_floats(m, (const double *const[]){ (const double[]){ 1, -2, 3 },
+							(const double[]){ 4, 5, -6 } },
+				      &y, 1) == 0);
+	expect(y, IR_DTYPE_FLOAT, want, 3);
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
 static void test_add_int8_wraps(void)
 {
 	struct case1 c = { 14, "Add", NULL, { IR_DTYPE_INT8, IR_DTYPE_INT8 }, 2,
@@ -879,6 +913,7 @@ static void test_in_place_reuse(void)
 
 static const struct unit_test tests[] = {
 	{ "add int8 wraps", test_add_int8_wraps },
+	{ "sum in place", test_sum_in_place },
 	{ "add uint16 wraps", test_add_uint16_wraps },
 	{ "add float16 broadcast", test_add_float16_broadcast },
 	{ "sub bfloat16 scalar", test_sub_bfloat16_scalar },

@@ -185,13 +185,14 @@ static void test_rms_lp_norm(void)
 	ir_model_free(m);
 }
 
-/* BatchNormalization writes in place into an input that dies with it:
- * t = Relu(x) dies at the first BN (in place); u = Relu(x) feeds a BN and
- * a Neg after it (not in place: u must survive); a training-mode BN of a
- * dying input takes its statistics before writing.  x = [-1, 2, 4] as
- * (3, 1): Relu gives [0, 2, 4]; inference with scale 2, bias 1, mean 1,
- * var 3 (eps 1) gives 2 (v - 1) / 2 + 1 = v; training: mean 2, variance
- * 8/3, y = (v - 2) / sqrt(8/3 + 1). */
+/* BatchNormalization writes in place into an input that dies with it
+ * (x a graph input, so nothing here is a kept constant): t = Relu(x) dies
+ * at the first BN (in place); u = Relu(x) feeds a BN and a Neg after it
+ * (not in place: u must survive); a training-mode BN of a dying input
+ * takes its statistics before writing.  x = [-1, 2, 4] as (3, 1): Relu
+ * gives [0, 2, 4]; inference with scale 4, bias 1, mean 1, var 3 (eps 1)
+ * gives 4 (v - 1) / 2 + 1 = 2 v - 1; training: mean 2, variance 8/3,
+ * y = 4 (v - 2) / sqrt(8/3 + 1) + 1. */
 static void test_batch_norm_in_place(void)
 {
 	struct ir_model *m = tm_new(15);
@@ -199,11 +200,13 @@ static void test_batch_norm_in_place(void)
 	struct ir_node *n;
 	double sd = sqrt(8.0 / 3 + 1);
 
-	tm_init(m, "x", IR_DTYPE_FLOAT, TM_DIMS(3, 1), 2, (const double[]){ -1, 2, 4 });
-	tm_init(m, "s", IR_DTYPE_FLOAT, TM_DIMS(1), 1, (const double[]){ 2 });
+	tm_input(m, "x0", IR_DTYPE_FLOAT, TM_DIMS(3), 1);
+	tm_init(m, "shape", IR_DTYPE_INT64, TM_DIMS(2), 1, (const double[]){ 3, 1 });
+	tm_init(m, "s", IR_DTYPE_FLOAT, TM_DIMS(1), 1, (const double[]){ 4 });
 	tm_init(m, "b", IR_DTYPE_FLOAT, TM_DIMS(1), 1, (const double[]){ 1 });
 	tm_init(m, "mean", IR_DTYPE_FLOAT, TM_DIMS(1), 1, (const double[]){ 1 });
 	tm_init(m, "var", IR_DTYPE_FLOAT, TM_DIMS(1), 1, (const double[]){ 3 });
+	tm_node(m, "Reshape", NULL, TM_NAMES("x0", "shape"), 2, TM_NAMES("x"), 1);
 	tm_node(m, "Relu", NULL, TM_NAMES("x"), 1, TM_NAMES("t"), 1);
 	n = tm_node(m, "BatchNormalization", NULL, TM_NAMES("t", "s", "b", "mean", "var"), 5,
 		    TM_NAMES("y0"), 1);
@@ -215,18 +218,18 @@ static void test_batch_norm_in_place(void)
 	tm_node(m, "Neg", NULL, TM_NAMES("u"), 1, TM_NAMES("y2"), 1);
 	tm_node(m, "Relu", NULL, TM_NAMES("x"), 1, TM_NAMES("w"), 1);
 	n = tm_node(m, "BatchNormalization", NULL, TM_NAMES("w", "s", "b", "mean", "var"), 5,
-		    TM_NAMES("y3t"), 1);
+		    TM_NAMES("y3"), 1);
 	ir_node_set_int(n, "training_mode", 1);
 	ir_node_set_float(n, "epsilon", 1);
-	/* training scales by s = 2 and adds b = 1 */
-	tm_node(m, "Identity", NULL, TM_NAMES("y3t"), 1, TM_NAMES("y3"), 1);
 	outputs(m, IR_DTYPE_FLOAT, 4);
-	CU_ASSERT_FATAL(run(m, out, 4, NULL, 0) == 0);
-	expect(out[0], (const double[]){ 0, 2, 4 }, 3, 1e-6);
-	expect(out[1], (const double[]){ 0, 2, 4 }, 3, 1e-6);
+	tm_verify(m);
+	CU_ASSERT_FATAL(tm_run_floats(m, (const double *const[]){ (const double[]){ -1, 2, 4 } },
+				      out, 4) == 0);
+	expect(out[0], (const double[]){ -1, 3, 7 }, 3, 1e-6);
+	expect(out[1], (const double[]){ -1, 3, 7 }, 3, 1e-6);
 	expect(out[2], (const double[]){ 0, -2, -4 }, 3, 1e-6);
-	expect(out[3], (const double[]){ 2 * (0 - 2) / sd + 1, 2 * (2 - 2) / sd + 1,
-					 2 * (4 - 2) / sd + 1 }, 3, 1e-6);
+	expect(out[3], (const double[]){ 4 * (0 - 2) / sd + 1, 4 * (2 - 2) / sd + 1,
+					 4 * (4 - 2) / sd + 1 }, 3, 1e-6);
 	unref_all(out, 4);
 	ir_model_free(m);
 }

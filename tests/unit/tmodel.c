@@ -169,3 +169,39 @@ cleanup:
 	rt_session_free(s);
 	return rc;
 }
+
+int tm_run_floats(struct ir_model *m, const double *const *vals, struct rt_value **outs,
+		  size_t n_outs)
+{
+	struct rt_opts o = { .threads = 1 };
+	struct rt_session *s = NULL;
+	struct rt_value *ins[16] = { 0 };
+	size_t n_in = m->graph->n_inputs;
+	struct ir_diag d;
+	int rc;
+
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(n_in <= 16);
+	for (size_t i = 0; i < n_in; i++) {
+		const struct ir_type *t = m->graph->inputs[i].type;
+		int64_t dims[8];
+		int rank = (int)t->shape.n_dims;
+
+		CU_ASSERT_FATAL(rank <= 8);
+		for (int j = 0; j < rank; j++)
+			dims[j] = t->shape.dims[j].value;
+		CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_FLOAT, rank, dims, &ins[i], &d) == 0);
+		for (int64_t e = 0; e < ins[i]->numel; e++)
+			((float *)ins[i]->data)[e] = (float)vals[i][e];
+	}
+	if ((rc = rt_session_new(m, &o, &s, &d)) >= 0) {
+		CU_ASSERT_FATAL(rt_session_n_outputs(s) == n_outs);
+		rc = rt_session_run(s, ins, n_in, outs, &d);
+	}
+	if (rc < 0)
+		fprintf(stderr, "\nrun: %s\n", d.msg);
+	for (size_t i = 0; i < n_in; i++)
+		rt_value_unref(ins[i]);
+	rt_session_free(s);
+	return rc;
+}

@@ -33,6 +33,12 @@ void tm_verify(struct ir_model *m);
  * printed). */
 int tm_run(struct ir_model *m, uint64_t seed, struct rt_value **outs, size_t n_outs);
 
+/* Run m with graph input i bound to the float32 tensor of its declared
+ * (static) dims holding vals[i]; outs gets one reference per graph output.
+ * Returns 0 or a negative status (message printed). */
+int tm_run_floats(struct ir_model *m, const double *const *vals, struct rt_value **outs,
+		  size_t n_outs);
+
 #define TM_DIMS(...) ((const int64_t[]){ __VA_ARGS__ })
 #define TM_N(...) (sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t))
 #define TM_NAMES(...) ((const char *const[]){ __VA_ARGS__ })

@@ -292,6 +292,14 @@ struct ir_value *ir_graph_lookup(const struct ir_graph *g, const char *name)
 	return NULL;
 }
 
+int ir_graph_is_output(const struct ir_graph *g, const struct ir_value *v)
+{
+	for (size_t i = 0; i < g->n_outputs; i++)
+		if (g->outputs[i].value == v)
+			return 1;
+	return 0;
+}
+
 static int table_grow(struct ir_graph *g)
 {
 	size_t cap = g->cap_values ? g->cap_values * 2 : 16;

@@ -399,6 +399,8 @@ struct ir_value *ir_graph_value(struct ir_graph *g, const char *name);
 struct ir_value *ir_graph_find(const struct ir_graph *g, const char *name);
 /* Find `name` here or in an enclosing scope; NULL if absent. */
 struct ir_value *ir_graph_lookup(const struct ir_graph *g, const char *name);
+/* Is v one of g's outputs? */
+int ir_graph_is_output(const struct ir_graph *g, const struct ir_value *v);
 /* Append a node (takes ownership) and record def-use. */
 int ir_graph_add_node(struct ir_graph *g, struct ir_node *n);
 int ir_value_add_use(struct ir_value *v, struct ir_node *n);

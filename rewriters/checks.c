@@ -18,10 +18,7 @@ int rw_value_used(const struct ir_value *v)
 		return 0;
 	if (v->n_uses)
 		return 1;
-	for (size_t i = 0; v->graph && i < v->graph->n_outputs; i++)
-		if (v->graph->outputs[i].value == v)
-			return 1;
-	return 0;
+	return v->graph && ir_graph_is_output(v->graph, v);
 }
 
 int rw_check_float_node(struct rw_ctx *c, const struct ir_node *n,

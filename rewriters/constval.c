@@ -120,10 +120,5 @@ double rw_static_numel(const struct rw_ctx *c, const struct ir_value *v)
 
 int rw_single_use(const struct ir_value *v)
 {
-	if (!v || v->n_uses != 1)
-		return 0;
-	for (size_t i = 0; v->graph && i < v->graph->n_outputs; i++)
-		if (v->graph->outputs[i].value == v)
-			return 0;
-	return 1;
+	return v && v->n_uses == 1 && !(v->graph && ir_graph_is_output(v->graph, v));
 }

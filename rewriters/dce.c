@@ -6,20 +6,12 @@
 
 #include "rewriters/rw_int.h"
 
-static int is_graph_output(const struct ir_graph *g, const struct ir_value *v)
-{
-	for (size_t i = 0; i < g->n_outputs; i++)
-		if (g->outputs[i].value == v)
-			return 1;
-	return 0;
-}
-
 static int is_dead(const struct ir_graph *g, const struct ir_node *n)
 {
 	for (size_t i = 0; i < n->n_outputs; i++) {
 		const struct ir_value *v = n->outputs[i];
 
-		if (v && (v->n_uses || is_graph_output(g, v)))
+		if (v && (v->n_uses || ir_graph_is_output(g, v)))
 			return 0;
 	}
 	return 1;
@@ -45,7 +37,7 @@ static int sweep(struct ir_graph *g, int depth, void *ctx)
 	for (size_t i = g->n_inits; i-- > 0;) {
 		struct ir_value *v = ir_graph_find(g, ir_s(g->inits[i]->name));
 
-		if (v && !v->n_uses && !v->is_input && !is_graph_output(g, v)) {
+		if (v && !v->n_uses && !v->is_input && !ir_graph_is_output(g, v)) {
 			ir_graph_remove_initializer(g, v);
 			(*changed)++;
 		}

@@ -44,14 +44,6 @@ static int cmp_ent(const void *x, const void *y)
 	return (a->order > b->order) - (a->order < b->order);
 }
 
-static int is_output(const struct ir_graph *g, const struct ir_value *v)
-{
-	for (size_t i = 0; i < g->n_outputs; i++)
-		if (g->outputs[i].value == v)
-			return 1;
-	return 0;
-}
-
 static int run(struct rw_ctx *c, size_t *changed)
 {
 	struct ir_graph *g = c->m->graph;
@@ -68,7 +60,7 @@ static int run(struct rw_ctx *c, size_t *changed)
 		struct ir_diag d;
 
 		ir_diag_init(&d);
-		if (!v || v->init != t || v->is_input || is_output(g, v) ||
+		if (!v || v->init != t || v->is_input || ir_graph_is_output(g, v) ||
 		    t->dtype == IR_DTYPE_STRING || ir_tensor_data(t, &e[n].data, &e[n].len, &d) < 0)
 			continue;
 		e[n].v = v;

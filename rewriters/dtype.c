@@ -526,7 +526,7 @@ static void group(struct narrow *w)
 
 		if (!x->cand)
 			continue;
-		if (rw_dt_is_output(w->g, x->v) || (x->v->is_input && !x->v->init))
+		if (ir_graph_is_output(w->g, x->v) || (x->v->is_input && !x->v->init))
 			x->flex = 1;
 		if (rw_dt_captured(x->v))
 			pin(w, (long)i, "read inside a subgraph");
@@ -715,7 +715,7 @@ static int narrow_value(struct narrow *w, struct nval *x, size_t *changed)
 	}
 	if (!v->is_input || v->init)
 		rw_dt_declare(w->g, v, w->to);
-	if (rw_dt_is_output(w->g, v) && (rc = note_interface(w, v, VAL_MAP_OUTPUT)) < 0)
+	if (ir_graph_is_output(w->g, v) && (rc = note_interface(w, v, VAL_MAP_OUTPUT)) < 0)
 		return rc;
 	/* readers whose signature fixes the wide type */
 	if (nf && !wide && !(v->is_input && !v->init && cast_takes(w->c, w->from)) &&

@@ -28,7 +28,6 @@ int rw_dt_var_bound_by_input(const struct ir_op_schema *s, const struct ir_node 
 int rw_dt_dtype(const struct rw_ctx *c, const struct ir_value *v);
 /* Read by a node of a nested graph (captured from the outer scope)? */
 int rw_dt_captured(const struct ir_value *v);
-int rw_dt_is_output(const struct ir_graph *g, const struct ir_value *v);
 
 /* A Cast of `in` to dtype `to` appended to g (the pass sorts the graph
  * afterwards), writing `out`, or a fresh value named after hint when out

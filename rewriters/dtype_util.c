@@ -102,14 +102,6 @@ int rw_dt_captured(const struct ir_value *v)
 	return 0;
 }
 
-int rw_dt_is_output(const struct ir_graph *g, const struct ir_value *v)
-{
-	for (size_t i = 0; i < g->n_outputs; i++)
-		if (g->outputs[i].value == v)
-			return 1;
-	return 0;
-}
-
 struct ir_value *rw_dt_cast(struct rw_ctx *c, struct ir_graph *g, struct ir_value *in,
 			    int to, struct ir_value *out, const char *hint)
 {

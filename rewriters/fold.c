@@ -107,18 +107,10 @@ static int can_fold(struct fold *f, const struct ir_node *n)
 	return 1;
 }
 
-static int is_graph_output(const struct ir_graph *g, const struct ir_value *v)
-{
-	for (size_t i = 0; i < g->n_outputs; i++)
-		if (g->outputs[i].value == v)
-			return 1;
-	return 0;
-}
-
 /* Read by a node that stays (or a graph output)? */
 static int frontier(const struct fold *f, const struct ir_value *v)
 {
-	if (is_graph_output(f->g, v))
+	if (ir_graph_is_output(f->g, v))
 		return 1;
 	for (size_t i = 0; i < v->n_uses; i++) {
 		const struct ir_node *u = v->uses[i];

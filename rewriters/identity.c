@@ -8,14 +8,6 @@
 
 #include "rewriters/rw_int.h"
 
-static int is_output(const struct ir_graph *g, const struct ir_value *v)
-{
-	for (size_t i = 0; i < g->n_outputs; i++)
-		if (g->outputs[i].value == v)
-			return 1;
-	return 0;
-}
-
 static int removable(struct rw_ctx *c, const struct ir_node *n)
 {
 	const char *op = ir_s(n->op_type);
@@ -29,7 +21,7 @@ static int removable(struct rw_ctx *c, const struct ir_node *n)
 	if (strcmp(op, "Dropout"))
 		return 0;
 	if (n->n_outputs > 1 && n->outputs[1] &&
-	    (n->outputs[1]->n_uses || is_output(n->graph, n->outputs[1])))
+	    (n->outputs[1]->n_uses || ir_graph_is_output(n->graph, n->outputs[1])))
 		return 0;            /* the mask is read */
 	if (n->n_inputs > 2 && n->inputs[2]) {
 		int64_t v[1];
@@ -47,14 +39,14 @@ static int remove_one(struct ir_graph *g, struct ir_node *n)
 	struct ir_node *p = x->producer;
 	int rc;
 
-	if (!is_output(g, y)) {
+	if (!ir_graph_is_output(g, y)) {
 		ir_graph_detach_node(g, n);
 		rc = ir_value_replace_uses(y, x);
 		ir_node_free(n);
 		return rc;
 	}
 	/* y must keep its name: let x's producer write y */
-	if (!p || p->graph != g || is_output(g, x) || x->graph != g)
+	if (!p || p->graph != g || ir_graph_is_output(g, x) || x->graph != g)
 		return 1;
 	ir_graph_detach_node(g, n);
 	ir_node_free(n);

@@ -137,14 +137,6 @@ const struct rw_pass rw_pass_nhwc_io = {
 
 /* ---- cancel-transposes --------------------------------------------------- */
 
-static int is_output(const struct ir_graph *g, const struct ir_value *v)
-{
-	for (size_t i = 0; i < g->n_outputs; i++)
-		if (g->outputs[i].value == v)
-			return 1;
-	return 0;
-}
-
 static int cancel_one(struct rw_ctx *c, struct ir_graph *g, struct ir_node *t2)
 {
 	struct ir_value *mid = t2->inputs[0], *y = t2->outputs[0], *x;
@@ -155,7 +147,7 @@ static int cancel_one(struct rw_ctx *c, struct ir_graph *g, struct ir_node *t2)
 	int ident = 1;
 
 	if (!t1 || t1->graph != g || strcmp(ir_s(t1->op_type), "Transpose") ||
-	    mid->n_uses != 1 || is_output(g, mid) || !(p1 = rw_attr_ints(t1, "perm", &k1)) ||
+	    mid->n_uses != 1 || ir_graph_is_output(g, mid) || !(p1 = rw_attr_ints(t1, "perm", &k1)) ||
 	    !(p2 = rw_attr_ints(t2, "perm", &k2)) || k1 != k2 || k1 > 16)
 		return 0;
 	x = t1->inputs[0];
@@ -171,10 +163,10 @@ static int cancel_one(struct rw_ctx *c, struct ir_graph *g, struct ir_node *t2)
 		ir_graph_remove_node(g, t1);
 		return 1;
 	}
-	if (is_output(g, y) && (is_output(g, x) || x->is_input || x->init || !x->producer))
+	if (ir_graph_is_output(g, y) && (ir_graph_is_output(g, x) || x->is_input || x->init || !x->producer))
 		return 0;          /* y must keep its name and be produced */
 	ir_graph_remove_node(g, t2);
-	if (!is_output(g, y)) {
+	if (!ir_graph_is_output(g, y)) {
 		ir_graph_remove_node(g, t1);
 		return ir_value_replace_uses(y, x) < 0 ? IR_ENOMEM : 1;
 	}

@@ -297,7 +297,7 @@ static int convert_value(struct prec *p, struct ir_value *v, size_t *changed)
 	struct ir_graph *g = p->g;
 	struct use *u16 = NULL, *u32 = NULL;
 	size_t n16, n32;
-	int out = rw_dt_is_output(g, v), rc, home16 = 0;
+	int out = ir_graph_is_output(g, v), rc, home16 = 0;
 	char hint[300];
 
 	if ((rc = split_uses(p, v, &u16, &n16, &u32, &n32)) < 0)

@@ -23,9 +23,8 @@ static int only_reshapes_read(const struct rw_ctx *c, const struct ir_value *v)
 {
 	if (!v->n_uses || rw_value_used(v) > 1)
 		return 0;
-	for (size_t i = 0; i < v->graph->n_outputs; i++)
-		if (v->graph->outputs[i].value == v)
-			return 0;
+	if (ir_graph_is_output(v->graph, v))
+		return 0;
 	for (size_t i = 0; i < v->n_uses; i++) {
 		const struct ir_node *u = v->uses[i];
 		int64_t s[MAXR];

@@ -56,14 +56,6 @@ static int value_const(const struct rt_session *s, const struct rt_gplan *p,
 	       p->nodes[n->index].node == n && p->nodes[n->index].fold;
 }
 
-static int graph_output(const struct ir_graph *g, const struct ir_value *v)
-{
-	for (size_t i = 0; i < g->n_outputs; i++)
-		if (g->outputs[i].value == v)
-			return 1;
-	return 0;
-}
-
 /* A node is constant when it runs a kernel (model-local functions and
  * spec bodies are skipped: their bodies may hold anything), holds no graph
  * (If/Loop/Scan bodies), is deterministic and reads only constants.  Its
@@ -87,7 +79,7 @@ static int node_fold(const struct rt_session *s, const struct rt_gplan *p,
 		if (!value_const(s, p, n->inputs[i]))
 			return RT_FOLD_NONE;
 	for (size_t i = 0; i < n->n_outputs; i++)
-		if (n->outputs[i] && graph_output(p->g, n->outputs[i]))
+		if (n->outputs[i] && ir_graph_is_output(p->g, n->outputs[i]))
 			return RT_FOLD_CONST;
 	return RT_FOLD_KEEP;
 }

@@ -144,6 +144,10 @@ int knn_conv_wino_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		    const float *w, const float *b, float *y);
 
+/* A max pool's fold of x into y: x when larger or NaN (a NaN once in y
+ * stays), as every max pool kernel takes it. */
+#define KNN_MAXIN(y, x) ((x) > (y) || (x) != (x) ? (x) : (y))
+
 /* float32 2-D max (avg 0) or average pooling of stride 1, undilated,
  * output as large as the input (pads below the kernel), separably over
  * whole planes (k_pool_same.c): 1 done, 0 not applicable, or rt_oom(). */

@@ -152,12 +152,10 @@ static void max2d_plane(const struct knn_geom *g, const float *restrict x,
 				yo = yr + lo;
 				if (sw == 1)
 					for (int64_t j = 0; j < hi - lo; j++)
-						yo[j] = xr[j] > yo[j] || xr[j] != xr[j] ?
-							xr[j] : yo[j];
+						yo[j] = KNN_MAXIN(yo[j], xr[j]);
 				else
 					for (int64_t j = 0; j < hi - lo; j++)
-						yo[j] = xr[j * sw] > yo[j] || xr[j * sw] != xr[j * sw] ?
-							xr[j * sw] : yo[j];
+						yo[j] = KNN_MAXIN(yo[j], xr[j * sw]);
 			}
 		}
 	}

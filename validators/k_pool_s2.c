@@ -13,8 +13,6 @@
 
 #include "validators/k_conv_int.h"
 
-#define MAXIN(y, x) ((x) > (y) || (x) != (x) ? (x) : (y))
-
 static int s2_ok(void)
 {
 	static int ok = -1;
@@ -26,7 +24,7 @@ static int s2_ok(void)
 	return ok;
 }
 
-/* y = MAXIN(y, x) lane by lane. */
+/* y = KNN_MAXIN(y, x) lane by lane. */
 __attribute__((target("avx512f"), always_inline))
 static inline __m512 maxin16(__m512 y, __m512 x)
 {
@@ -37,7 +35,7 @@ static inline __m512 maxin16(__m512 y, __m512 x)
 }
 
 /* Outputs [j0, j1) of one input row xr (their windows inside the row):
- * y[j] = MAXIN over x[2j + b], x[2j + b + 1] (and x[2j + b + 2] when kw
+ * y[j] = KNN_MAXIN over x[2j + b], x[2j + b + 1] (and x[2j + b + 2] when kw
  * is 3), folded into y. */
 __attribute__((target("avx512f")))
 static void row_s2(const float *xr, int64_t b, int kw, int64_t j0, int64_t j1,
@@ -112,7 +110,7 @@ static void s2_plane(const struct knn_geom *g, const float *x, float *y)
 					int64_t c = 2 * j - pl + v;
 
 					if (c >= 0 && c < iw)
-						yr[j] = MAXIN(yr[j], xr[c]);
+						yr[j] = KNN_MAXIN(yr[j], xr[c]);
 				}
 			}
 		}

@@ -13,13 +13,11 @@
 #include "validators/k_conv_int.h"
 
 /* y = the larger of y and x, or x when x is NaN. */
-#define MAXIN(y, x) ((x) > (y) || (x) != (x) ? (x) : (y))
-
 __attribute__((target_clones("avx512f", "avx2", "default")))
 static void fold_shift(float *restrict y, const float *restrict x, int64_t n)
 {
 	for (int64_t t = 0; t < n; t++)
-		y[t] = MAXIN(y[t], x[t]);
+		y[t] = KNN_MAXIN(y[t], x[t]);
 }
 
 __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -84,7 +82,7 @@ static void same_plane(const struct knn_geom *g, const float *x, float *h, float
 				int64_t c = j + v - pl;
 
 				if (c >= 0 && c < iw && c != j)
-					m = avg ? m + xr[c] : MAXIN(m, xr[c]);
+					m = avg ? m + xr[c] : KNN_MAXIN(m, xr[c]);
 			}
 			hr[j] = m;
 		}

@@ -154,6 +154,12 @@ int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 int knn_pool2d_same_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
 			int include_pad, const float *x, float *y);
 
+/* float32 2-D max (avg 0) or average pooling of planes of at most 4096
+ * positions, sixteen planes at a time in AVX-512 (k_pool_cb.c): 1 done,
+ * 0 not applicable, or rt_oom(). */
+int knn_pool2d_cb_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
+		      int include_pad, const float *x, float *y);
+
 /* float32 2-D max pooling of column stride 2, windows 2 or 3 columns
  * wide, undilated, on AVX-512 CPUs (k_pool_s2.c): 1 done, 0 not
  * applicable. */

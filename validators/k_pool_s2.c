@@ -12,17 +12,7 @@
 #include <stdlib.h>
 
 #include "validators/k_conv_int.h"
-
-static int s2_ok(void)
-{
-	static int ok = -1;
-
-	if (ok < 0) {
-		__builtin_cpu_init();
-		ok = __builtin_cpu_supports("avx512f");
-	}
-	return ok;
-}
+#include "validators/pgemm.h"
 
 /* y = KNN_MAXIN(y, x) lane by lane. */
 __attribute__((target("avx512f"), always_inline))
@@ -137,7 +127,7 @@ int knn_max2d_s2_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
 	struct s2_job j = { g, x, y };
 
 	if (g->nsp != 2 || g->stride[1] != 2 || (g->kernel[1] != 2 && g->kernel[1] != 3) ||
-	    g->dil[0] != 1 || g->dil[1] != 1 || !s2_ok())
+	    g->dil[0] != 1 || g->dil[1] != 1 || !rt_cpu_avx512f())
 		return 0;
 	rt_parallel_for(k, g->n * g->c, 1, s2_planes, &j);
 	return 1;

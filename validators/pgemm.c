@@ -9,6 +9,17 @@
 #include "validators/pgemm.h"
 #include "validators/rt_int.h"
 
+int rt_cpu_avx512f(void)
+{
+	static int ok = -1;
+
+	if (ok < 0) {
+		__builtin_cpu_init();
+		ok = __builtin_cpu_supports("avx512f") != 0;
+	}
+	return ok;
+}
+
 int rt_pgemm_ok(void)
 {
 	static int ok = -1;
@@ -16,8 +27,7 @@ int rt_pgemm_ok(void)
 	if (ok < 0) {
 		const char *off = getenv("OPMIG_NO_PGEMM");
 
-		__builtin_cpu_init();
-		ok = __builtin_cpu_supports("avx512f") && !(off && *off && *off != '0');
+		ok = rt_cpu_avx512f() && !(off && *off && *off != '0');
 	}
 	return ok;
 }

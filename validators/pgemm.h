@@ -31,6 +31,9 @@ struct rt_kctx;
 #define RT_PG_MC 480     /* rows of A per block: 480 KiB of packed A */
 
 int rt_pgemm_ok(void);
+/* The CPU has AVX-512F: code compiled for it (target attributes) may run;
+ * the other AVX-512 kernels (k_pool_s2.c, k_pool_cb.c) ask this. */
+int rt_cpu_avx512f(void);
 
 /* Floats of packed B (k x n). */
 int64_t rt_pgemm_packed_len(int64_t k, int64_t n);

@@ -80,19 +80,23 @@ void rt_pgemm_tr16_k512(const float *src, int64_t ls, float *dst, int64_t ld)
 {
 	__m512 r[16], t[16];
 
+#pragma GCC unroll 16
 	for (int i = 0; i < 16; i++)
 		r[i] = _mm512_loadu_ps(src + i * ls);
+#pragma GCC unroll 8
 	for (int i = 0; i < 16; i += 2) {
 		t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
 		t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
 	}
 	/* u[4g + c], lane l: column 4l + c of rows 4g..4g+3 */
+#pragma GCC unroll 4
 	for (int g = 0; g < 16; g += 4) {
 		r[g] = _mm512_shuffle_ps(t[g], t[g + 2], 0x44);
 		r[g + 1] = _mm512_shuffle_ps(t[g], t[g + 2], 0xee);
 		r[g + 2] = _mm512_shuffle_ps(t[g + 1], t[g + 3], 0x44);
 		r[g + 3] = _mm512_shuffle_ps(t[g + 1], t[g + 3], 0xee);
 	}
+#pragma GCC unroll 4
 	for (int c = 0; c < 4; c++) {
 		__m512 v0 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x44);
 		__m512 v1 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xee);

@@ -1039,6 +1039,109 @@ static void test_qlinear_conv_per_channel(void)
 	check1(mk(10, "QLinearConv", in, 9, 1, &n), 1, want, 2, 4, TM_DIMS(1, 2, 1, 1));
 }
 
+/* Pools of sixteen planes at a time (the AVX-512 path of small planes,
+ * k_pool_cb.c) against the definition: plane counts that leave a short
+ * last group, positions not a multiple of 16, strides, dilations, ceil
+ * mode, lopsided pads, max, average over the taps inside and over the
+ * pads too, a NaN in the second group, one and two threads. */
+static double pool_def(const double *x, int64_t h, int64_t w, int64_t p, int64_t a,
+		       int64_t b, const int64_t *k, const int64_t *s, const int64_t *d,
+		       const int64_t *pads, int kind)
+{
+	double mx = -INFINITY, sum = 0;
+	int64_t cnt = 0;
+
+	for (int64_t u = 0; u < k[0]; u++)
+		for (int64_t v = 0; v < k[1]; v++) {
+			int64_t r = a * s[0] - pads[0] + u * d[0], q = b * s[1] - pads[1] + v * d[1];
+			double e;
+
+			if (r < 0 || r >= h || q < 0 || q >= w) {
+				if (kind == 2 && r >= -pads[0] && r < h + pads[2] &&
+				    q >= -pads[1] && q < w + pads[3])
+					cnt++;
+				continue;
+			}
+			e = x[(p * h + r) * w + q];
+			mx = e != e || mx != mx ? NAN : (e > mx ? e : mx);
+			sum += e;
+			cnt++;
+		}
+	return kind == 0 ? mx : cnt ? sum / (double)cnt : NAN;
+}
+
+static void test_pool_blocked(void)
+{
+	static const struct {
+		int64_t planes, h, w, k[2], s[2], d[2], pads[4];
+		int ceil_mode;
+	} cases[] = {
+		{ 37, 14, 14, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0, 1, 1 }, 0 },
+		{ 16, 7, 7, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, 0 },
+		{ 21, 7, 7, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 }, 0 },
+		{ 33, 13, 13, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0, 0, 0 }, 1 },
+		{ 18, 9, 11, { 2, 3 }, { 3, 2 }, { 2, 1 }, { 1, 0, 2, 1 }, 1 },
+		{ 17, 5, 40, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 2, 2, 2, 2 }, 0 },
+	};
+
+	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++)
+		for (int kind = 0; kind < 3; kind++) {   /* max, average, average with pads */
+			int64_t np = cases[ci].planes, h = cases[ci].h, w = cases[ci].w;
+			int64_t oh = pool_out(h, (cases[ci].k[0] - 1) * cases[ci].d[0] + 1,
+					      cases[ci].s[0], cases[ci].pads[0], cases[ci].pads[2],
+					      cases[ci].ceil_mode);
+			int64_t ow = pool_out(w, (cases[ci].k[1] - 1) * cases[ci].d[1] + 1,
+					      cases[ci].s[1], cases[ci].pads[1], cases[ci].pads[3],
+					      cases[ci].ceil_mode);
+			double *x = malloc((size_t)(np * h * w) * sizeof(double));
+			double *want = malloc((size_t)(np * oh * ow) * sizeof(double));
+			struct tin in[] = { { F, 4, { 1, np, h, w }, x } };
+
+			CU_ASSERT_FATAL(x != NULL && want != NULL);
+			for (int64_t i = 0; i < np * h * w; i++)
+				x[i] = (double)((i * 37 + 11) % 23) - 11;
+			x[17 * h * w + (h / 2) * w + w / 2] = NAN;
+			for (int64_t p = 0; p < np; p++)
+				for (int64_t a = 0; a < oh; a++)
+					for (int64_t b = 0; b < ow; b++)
+						want[(p * oh + a) * ow + b] =
+							pool_def(x, h, w, p, a, b, cases[ci].k, cases[ci].s,
+								 cases[ci].d, cases[ci].pads, kind);
+			for (int th = 1; th <= 2; th++) {
+				struct ir_node *n;
+				/* AveragePool has dilations from opset 19 */
+				struct ir_model *m = mk(19, kind ? "AveragePool" : "MaxPool", in, 1, 1, &n);
+				struct rt_value *out = NULL;
+
+				ir_node_set_ints(n, "kernel_shape", cases[ci].k, 2);
+				ir_node_set_ints(n, "strides", cases[ci].s, 2);
+				ir_node_set_ints(n, "dilations", cases[ci].d, 2);
+				ir_node_set_ints(n, "pads", cases[ci].pads, 4);
+				ir_node_set_int(n, "ceil_mode", cases[ci].ceil_mode);
+				if (kind == 2)
+					ir_node_set_int(n, "count_include_pad", 1);
+				tm_verify(m);
+				CU_ASSERT_EQUAL_FATAL(run(m, th, &out, 1, NULL), 0);
+				expect_dims(out, 4, TM_DIMS(1, np, oh, ow));
+				for (int64_t i = 0; i < np * oh * ow; i++) {
+					double got = rt_value_get_f64(out, i);
+
+					if (!(fabs(got - want[i]) <= 1e-6 * (1 + fabs(want[i])) ||
+					      (got != got && want[i] != want[i]))) {
+						fprintf(stderr, "\ncase %zu kind %d: y[%lld] = %g, want %g\n",
+							ci, kind, (long long)i, got, want[i]);
+						CU_FAIL("blocked pool differs");
+						break;
+					}
+				}
+				rt_value_unref(out);
+				ir_model_free(m);
+			}
+			free(x);
+			free(want);
+		}
+}
+
 static void test_conv_integer_pad(void)
 {
 	/* x - 5 = [0 1], padded with the zero point (0 after subtracting):
@@ -1072,6 +1175,7 @@ static const struct unit_test tests[] = {
 	{ "maxpool_ceil", test_maxpool_ceil },
 	{ "pool_same", test_pool_same },
 	{ "maxpool_stride2", test_maxpool_stride2 },
+	{ "pool_blocked", test_pool_blocked },
 	{ "avgpool_pads", test_avgpool_pads },
 	{ "lp_and_global_pools", test_lp_and_global_pools },
 	{ "maxunpool", test_maxunpool },

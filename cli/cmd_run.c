@@ -296,7 +296,8 @@ static void print_stats(struct rt_session *s)
 
 	for (size_t i = 0; i < st->n_ops; i++)
 		total += st->ops[i].seconds;
-	printf("%-28s %8s %8s %12s %7s\n", "op", "nodes", "reused", "time ms", "share");
+	printf("%-28s %8s %8s %8s %12s %7s\n", "op", "nodes", "reused", "fused", "time ms",
+	       "share");
 	for (size_t i = 0; i < st->n_ops; i++) {
 		const struct rt_op_stat *o = &st->ops[i];
 		char name[160];
@@ -305,8 +306,8 @@ static void print_stats(struct rt_session *s)
 			snprintf(name, sizeof(name), "%s:%s", o->domain, o->op);
 		else
 			snprintf(name, sizeof(name), "%s", o->op);
-		printf("%-28s %8zu %8zu %12.3f %6.1f%%\n", name, o->count, o->reused,
-		       o->seconds * 1e3, total > 0 ? 100 * o->seconds / total : 0.0);
+		printf("%-28s %8zu %8zu %8zu %12.3f %6.1f%%\n", name, o->count, o->reused,
+		       o->fused, o->seconds * 1e3, total > 0 ? 100 * o->seconds / total : 0.0);
 	}
 	printf("peak tensor memory: %lld bytes\n", (long long)st->peak_bytes);
 	printf("weights used in place: %lld bytes\n", (long long)st->viewed_bytes);

@@ -96,6 +96,8 @@ static void frame_release(struct rt_frame *f)
 		rt_value_unref(f->vals[i]);
 	free(f->vals);
 	f->vals = NULL;
+	free(f->skip);
+	f->skip = NULL;
 }
 
 /* After a failure inside a subgraph or function body: say which node's
@@ -271,6 +273,9 @@ int rt_frame_begin(struct rt_frame *f, struct rt_value **ins, size_t n_in,
 		return diag_error(d, "calls nested deeper than %d levels", MAX_CALL_DEPTH);
 	if (!(f->vals = calloc(p->n_slots + 1, sizeof(*f->vals))))
 		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	/* chains fuse in the main graph only; without the flags they do not */
+	f->skip = p->n_chains && f->depth == 0 && !f->parent && !f->call ?
+		  calloc(p->n_nodes, 1) : NULL;
 	for (size_t i = 0; i < p->n_consts; i++)
 		f->vals[p->const_slot[i]] = rt_value_ref(p->const_val[i]);
 	/* bound inputs override initializers of the same name */
@@ -296,12 +301,22 @@ int rt_frame_step(struct rt_session *s, struct rt_frame *f, struct ir_diag *d)
 	if (f->next >= f->p->n_nodes)
 		return 0;
 	np = &f->p->nodes[f->next++];
-	/* a constant node whose results the session kept: bound, not run */
-	if (!np->kept || !rt_fold_bind(s, f, np)) {
+	if (f->skip && f->skip[f->next - 1]) {
+		/* done by the chain of the node before it */
+		if (s->o.collect_stats)
+			s->stats.ops[np->stat].fused++;
+	} else if (!np->kept || !rt_fold_bind(s, f, np)) {
+		/* (a constant node whose results the session kept: bound) */
 		if ((rc = run_node(s, f, np, d)) < 0)
 			return rc;
 		if (np->fold == RT_FOLD_KEEP && !np->kept)
 			rt_fold_keep(s, f, np);
+		if (np->chain && f->skip) {
+			double t0 = s->o.collect_stats ? now() : 0;
+
+			if (rt_chain_apply(s, f, np) && s->o.collect_stats)
+				s->stats.ops[np->stat].seconds += now() - t0;
+		}
 	}
 	for (size_t j = 0; j < np->n_release; j++) {
 		rt_value_unref(f->vals[np->release[j]]);

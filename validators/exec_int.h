@@ -16,6 +16,26 @@ struct rt_ref {
 	int slot;        /* -1: absent optional input */
 };
 
+/* A Conv's epilogue chain (chain.c): the nodes after it whose work one
+ * pass over its output does. */
+enum {
+	RT_CHAIN_BN = 1, RT_CHAIN_MUL, RT_CHAIN_ADD, RT_CHAIN_SUB, RT_CHAIN_RSUB,
+	RT_CHAIN_DIV, RT_CHAIN_RDIV, RT_CHAIN_RELU
+};
+#define RT_CHAIN_MAX 8
+
+struct rt_chain_step {
+	int kind;                           /* RT_CHAIN_* */
+	int operand;                        /* binary ops: the constant's input */
+	size_t node;                        /* index in the plan */
+};
+
+struct rt_chain {
+	size_t n;
+	struct rt_chain_step steps[RT_CHAIN_MAX];
+	int tail;                           /* slot of the last step's result */
+};
+
 struct rt_nplan {
 	const struct ir_node *node;
 	const struct rt_kernel *kernel;     /* NULL: a model-local function */
@@ -36,6 +56,8 @@ struct rt_nplan {
 	int fold;                           /* RT_FOLD_*, set by rt_fold_mark */
 	struct rt_value **kept;             /* NULL, or node->n_outputs results
 					     * the session keeps (fold.c) */
+	struct rt_chain *chain;             /* its epilogue, or NULL (chain.c) */
+	int chained;                        /* a step of another node's chain */
 };
 
 /* What fold.c's analysis says of a main-graph node. */
@@ -62,6 +84,7 @@ struct rt_gplan {
 	size_t n_in, n_out;
 	int *in;                            /* formal inputs' slots */
 	struct rt_ref *out;                 /* formal outputs */
+	size_t n_chains;                    /* nodes with an epilogue chain */
 	size_t n_consts;
 	int *const_slot;                    /* initializers of this graph */
 	struct rt_value **const_val;
@@ -82,6 +105,8 @@ struct rt_frame {
 	struct rt_frame *caller;            /* ... and the frame it ran in */
 	int depth;
 	size_t next;                        /* the next node (rt_frame_step) */
+	unsigned char *skip;                /* per node: done by a chain this
+					     * run (plans with chains only) */
 };
 
 struct rt_pool;
@@ -154,6 +179,15 @@ void rt_fold_keep(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np)
 void rt_fold_release(struct rt_nplan *np);
 void rt_fold_run_begin(struct rt_session *s);
 void rt_fold_run_end(struct rt_session *s, int ok);
+
+/* chain.c: mark finds the main graph's chains when the plan is built;
+ * apply, after a node with a chain ran, does the chain's steps on its
+ * result and moves it to the last step's slot, marking the steps done in
+ * f->skip: 1, or 0 when this run cannot fuse (nothing changed: the steps
+ * run as nodes).  release frees a node's chain. */
+void rt_chain_mark(struct rt_session *s, struct rt_gplan *p);
+int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np);
+void rt_chain_release(struct rt_nplan *np);
 
 /* threads.c */
 int rt_pool_new(int threads, struct rt_pool **out);

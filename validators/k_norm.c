@@ -278,15 +278,12 @@ static int k_batch_norm(struct rt_kctx *k)
 	for (int64_t ch = 0; ch < c; ch++)
 		for (int64_t j = 0; j < np_; j++) {
 			int64_t q[4];
-			double mean, var, a;
 
 			for (size_t i = 0; i < 4; i++)
 				q[i] = k->in[i + 1]->numel == c ? ch : ch * sp + j;
-			mean = training ? bm[ch] : p[2][q[2]];
-			var = training ? bv[ch] : p[3][q[3]];
-			a = p[0][q[0]] / sqrt(var + eps);
-			mul[ch * np_ + j] = (float)a;
-			add[ch * np_ + j] = (float)(p[1][q[1]] - mean * a);
+			rt_bn_coeff(p[0][q[0]], p[1][q[1]], training ? bm[ch] : p[2][q[2]],
+				    training ? bv[ch] : p[3][q[3]], eps, &mul[ch * np_ + j],
+				    &add[ch * np_ + j]);
 		}
 	{
 		struct affine af = { xf, yf, mul, add, c, sp, np_ };

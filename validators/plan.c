@@ -64,6 +64,7 @@ static void plan_release(struct rt_gplan *p)
 			p->nodes[i].cache_mem->cur -= p->nodes[i].cache_bytes;
 		}
 		rt_fold_release(&p->nodes[i]);
+		rt_chain_release(&p->nodes[i]);
 	}
 	for (size_t i = 0; i < p->n_consts; i++)
 		rt_value_unref(p->const_val[i]);
@@ -633,7 +634,9 @@ int rt_plan_build(struct rt_session *s, struct ir_diag *d)
 {
 	int rc = build(s, s->m->graph, NULL, NULL, 0, &s->main, d);
 
-	if (rc == 0)
+	if (rc == 0) {
 		rt_fold_mark(s, s->main);
+		rt_chain_mark(s, s->main);
+	}
 	return rc;
 }

@@ -20,6 +20,7 @@
 #ifndef OPMIG_RT_INT_H
 #define OPMIG_RT_INT_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "ir/registry.h"
@@ -231,6 +232,18 @@ int rt_subgraph_run(struct rt_kctx *k, const struct ir_graph *g,
  * threads (inline when threads == 1 or n is small).  grain: the fewest
  * items worth a chunk. */
 typedef void (*rt_range_fn)(void *ctx, int64_t begin, int64_t end);
+/* An inference BatchNormalization's per-channel y = x * mul + add, from
+ * its scale, bias, mean and var: computed in double, rounded once (the
+ * kernel, k_norm.c, and the conv chains, chain.c, share it). */
+static inline void rt_bn_coeff(double scale, double bias, double mean, double var,
+			       float eps, float *mul, float *add)
+{
+	double a = scale / sqrt(var + eps);
+
+	*mul = (float)a;
+	*add = (float)(bias - mean * a);
+}
+
 void rt_parallel_for(struct rt_kctx *k, int64_t n, int64_t grain,
 		     rt_range_fn fn, void *ctx);
 int rt_threads(struct rt_kctx *k);

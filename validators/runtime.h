@@ -224,6 +224,8 @@ struct rt_op_stat {
 	size_t count;             /* nodes run (all runs, all graphs) */
 	double seconds;
 	size_t reused;            /* node runs skipped: results kept */
+	size_t fused;             /* node runs done by the Conv before them
+				   * in one pass (its time has theirs) */
 };
 
 struct rt_stats {

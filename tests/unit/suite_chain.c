@@ -1,0 +1,204 @@
+/* suite_chain.c: a Conv's epilogue chain run as one pass (validators/
+ * chain.c) against the nodes run one by one and against the chain's
+ * arithmetic done here by the spec from the Conv's observed output:
+ * BatchNormalization, Mul by a kept constant (an Unsqueeze of an
+ * initializer: fused from the second run on), Add with the constant
+ * first, Sub with it first, Div both ways, Relu; one and two threads;
+ * no fusing under an observer, for an operand that is not per-channel,
+ * or past a value with a second consumer. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "validators/exec_int.h"
+#include "tests/unit/suites.h"
+#include "tests/unit/tgen.h"
+#include "tests/unit/tmodel.h"
+
+#define C 5
+#define NX (2 * C * 4 * 3)
+
+/* x [2, C, 4, 3] -> Conv 3x3 pad 1 -> BN -> Mul(., Unsqueeze(u)) ->
+ * Add(a, .) -> Sub(k, .) -> Div(., q) -> Relu -> Div(k, .) -> y.  full: Add's a is
+ * [1, C, 4, 3] (not per-channel); tap: BN's result is a graph output too. */
+static struct ir_model *model(int full, int tap)
+{
+	struct ir_model *m = tm_new(13);
+	double w[C * C * 9], v[C * 12];
+	uint64_t seed = 7;
+
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, C, 4, 3), 4);
+	tg_fill(&seed, w, C * C * 9);
+	tm_init(m, "W", IR_DTYPE_FLOAT, TM_DIMS(C, C, 3, 3), 4, w);
+	tg_fill(&seed, v, C);
+	tm_init(m, "B", IR_DTYPE_FLOAT, TM_DIMS(C), 1, v);
+	tm_init(m, "scale", IR_DTYPE_FLOAT, TM_DIMS(C), 1, (const double[]){ 1.5, -0.7, 2, 0.3, 1 });
+	tm_init(m, "bias", IR_DTYPE_FLOAT, TM_DIMS(C), 1, (const double[]){ 0.1, 0.2, -0.3, 0, 1.1 });
+	tm_init(m, "mean", IR_DTYPE_FLOAT, TM_DIMS(C), 1, (const double[]){ 0.5, -1, 0, 2, 0.25 });
+	tm_init(m, "var", IR_DTYPE_FLOAT, TM_DIMS(C), 1, (const double[]){ 1, 0.5, 3, 0.1, 2 });
+	tm_init(m, "u", IR_DTYPE_FLOAT, TM_DIMS(C), 1, (const double[]){ 0.9, 1.1, -1.3, 0.7, 2.1 });
+	tm_init(m, "axes", IR_DTYPE_INT64, TM_DIMS(2), 1, (const double[]){ 1, 2 });
+	if (full) {
+		tg_fill(&seed, v, C * 12);
+		tm_init(m, "a", IR_DTYPE_FLOAT, TM_DIMS(1, C, 4, 3), 4, v);
+	} else {
+		tm_init(m, "a", IR_DTYPE_FLOAT, TM_DIMS(C, 1, 1), 3,
+			(const double[]){ 0.3, -0.2, 0.1, 0.7, -1 });
+	}
+	tm_init(m, "k", IR_DTYPE_FLOAT, TM_DIMS(1), 1, (const double[]){ 0.25 });
+	tm_init(m, "q", IR_DTYPE_FLOAT, TM_DIMS(1, C, 1, 1), 4,
+		(const double[]){ 3, 0.5, -2, 7, 1.25 });
+	ir_node_set_ints(tm_node(m, "Conv", NULL, TM_NAMES("x", "W", "B"), 3, TM_NAMES("c"), 1),
+			 "pads", TM_DIMS(1, 1, 1, 1), 4);
+	ir_node_set_float(tm_node(m, "BatchNormalization", NULL,
+				  TM_NAMES("c", "scale", "bias", "mean", "var"), 5,
+				  TM_NAMES("b"), 1), "epsilon", 1e-3f);
+	tm_node(m, "Unsqueeze", NULL, TM_NAMES("u", "axes"), 2, TM_NAMES("uu"), 1);
+	tm_node(m, "Mul", NULL, TM_NAMES("b", "uu"), 2, TM_NAMES("p"), 1);
+	tm_node(m, "Add", NULL, TM_NAMES("a", "p"), 2, TM_NAMES("s"), 1);
+	tm_node(m, "Sub", NULL, TM_NAMES("k", "s"), 2, TM_NAMES("t"), 1);
+	tm_node(m, "Div", NULL, TM_NAMES("t", "q"), 2, TM_NAMES("r"), 1);
+	tm_node(m, "Relu", NULL, TM_NAMES("r"), 1, TM_NAMES("z"), 1);
+	tm_node(m, "Div", NULL, TM_NAMES("k", "z"), 2, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(2, C, 4, 3), 4);
+	if (tap)
+		tm_output(m, "b", IR_DTYPE_FLOAT, TM_DIMS(2, C, 4, 3), 4);
+	tm_verify(m);
+	return m;
+}
+
+/* The Conv's output as the observer saw it. */
+struct seen {
+	float conv[NX];
+	int got;
+};
+
+static int observe(void *ctx, const struct ir_node *n, size_t i, struct rt_value **slot)
+{
+	struct seen *s = ctx;
+
+	if (!strcmp(n->op_type, "Conv") && i == 0 && (*slot)->numel == NX) {
+		memcpy(s->conv, (*slot)->data, sizeof(s->conv));
+		s->got = 1;
+	}
+	return 0;
+}
+
+/* y from the Conv's output by the spec, in float (per-channel a). */
+static void by_hand(const float *conv, float *y)
+{
+	static const float scale[] = { 1.5f, -0.7f, 2, 0.3f, 1 }, bias[] = { 0.1f, 0.2f, -0.3f, 0, 1.1f };
+	static const float mean[] = { 0.5f, -1, 0, 2, 0.25f }, var[] = { 1, 0.5f, 3, 0.1f, 2 };
+	static const float u[] = { 0.9f, 1.1f, -1.3f, 0.7f, 2.1f }, a[] = { 0.3f, -0.2f, 0.1f, 0.7f, -1 };
+	static const float q[] = { 3, 0.5f, -2, 7, 1.25f };
+
+	for (int64_t e = 0; e < NX; e++) {
+		int c = (int)(e / 12 % C);
+		double g = scale[c] / sqrt((double)var[c] + 1e-3f);
+		float mul = (float)g, add = (float)(bias[c] - mean[c] * g);
+		float t = conv[e] * mul;
+
+		t = t + add;
+		t = t * u[c];
+		t = a[c] + t;
+		t = 0.25f - t;
+		t = t / q[c];
+		t = t < 0 ? 0 : t;
+		y[e] = 0.25f / t;
+	}
+}
+
+/* runs runs of m on x (threads th, observer or not): y of the last, the
+ * Relu's fused count. */
+static size_t run_model(struct ir_model *m, int th, int runs, struct seen *obs, float *y)
+{
+	struct rt_opts o = { .threads = th, .collect_stats = 1 };
+	struct rt_session *s = NULL;
+	struct rt_value *in, *outs[2] = { NULL, NULL };
+	const struct rt_stats *st;
+	double xd[NX];
+	uint64_t seed = 3;
+	size_t fused = 0;
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	if (obs) {
+		o.observe = observe;
+		o.observe_ctx = obs;
+	}
+	tg_fill(&seed, xd, NX);
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_FLOAT, 4, TM_DIMS(2, C, 4, 3), &in, &d) == 0);
+	for (int64_t e = 0; e < NX; e++)
+		((float *)in->data)[e] = (float)xd[e];
+	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
+	for (int r = 0; r < runs; r++) {
+		if (rt_session_run(s, &in, 1, outs, &d) < 0)
+			fprintf(stderr, "\nrun: %s\n", d.msg);
+		CU_ASSERT_FATAL(outs[0] != NULL && outs[0]->numel == NX);
+		memcpy(y, outs[0]->data, NX * sizeof(float));
+		rt_value_unref(outs[0]);
+		rt_value_unref(outs[1]);
+		outs[0] = outs[1] = NULL;
+	}
+	st = rt_session_stats(s);
+	for (size_t i = 0; i < st->n_ops; i++)
+		if (!strcmp(st->ops[i].op, "Relu"))
+			fused = st->ops[i].fused;
+	rt_session_free(s);
+	rt_value_unref(in);
+	return fused;
+}
+
+static void test_chain_fused(void)
+{
+	struct ir_model *m = model(0, 0);
+	struct seen obs = { .got = 0 };
+	float plain[NX], want[NX], y[NX];
+
+	/* one by one under the observer, which sees the Conv's output */
+	CU_ASSERT_EQUAL(run_model(m, 1, 2, &obs, plain), 0);
+	CU_ASSERT_FATAL(obs.got);
+	by_hand(obs.conv, want);
+	CU_ASSERT(!memcmp(plain, want, sizeof(want)));
+	for (int th = 1; th <= 2; th++) {
+		/* run 1: Unsqueeze's result is not kept yet, nothing fuses;
+		 * runs 2 and 3 fuse */
+		CU_ASSERT_EQUAL(run_model(m, th, 3, NULL, y), 2);
+		CU_ASSERT(!memcmp(y, want, sizeof(want)));
+		CU_ASSERT_EQUAL(run_model(m, th, 1, NULL, y), 0);
+		CU_ASSERT(!memcmp(y, want, sizeof(want)));
+	}
+	ir_model_free(m);
+}
+
+static void test_chain_not_fused(void)
+{
+	float plain[NX], y[NX];
+	struct ir_model *m;
+
+	/* Add's operand covers every element: runs as nodes, same values */
+	m = model(1, 0);
+	CU_ASSERT_EQUAL(run_model(m, 1, 1, &(struct seen){ .got = 0 }, plain), 0);
+	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y), 0);
+	CU_ASSERT(!memcmp(y, plain, sizeof(y)));
+	ir_model_free(m);
+	/* BN's result is also an output: the chain stops at the Conv's
+	 * sole consumer, BN */
+	m = model(0, 1);
+	CU_ASSERT_EQUAL(run_model(m, 1, 1, &(struct seen){ .got = 0 }, plain), 0);
+	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y), 0);
+	CU_ASSERT(!memcmp(y, plain, sizeof(y)));
+	ir_model_free(m);
+}
+
+static const struct unit_test tests[] = {
+	{ "chain_fused", test_chain_fused },
+	{ "chain_not_fused", test_chain_not_fused },
+	{ NULL, NULL },
+};
+
+int suite_chain_register(void)
+{
+	return unit_add_suite("chain", tests);
+}

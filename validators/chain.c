@@ -1,0 +1,302 @@
+/* chain.c: per-channel epilogues of the main graph's convolutions.  A
+ * float32 Conv whose result feeds, one consumer after another, an
+ * inference BatchNormalization, Mul/Add/Sub/Div by a per-channel
+ * constant, and Relu (Inception's Conv -> BN -> Mul -> Add -> Relu,
+ * ResNet's Conv -> BN -> Relu, GoogLeNet's Conv -> Relu) runs those nodes
+ * as one pass over its output, plane by plane while each plane is in
+ * cache, instead of one pass each.  The pass does each node's own float
+ * operation in the node's order (BatchNormalization's x * mul + add with
+ * the coefficients its kernel computes, rt_bn_coeff), so the results are
+ * bit-identical to running the nodes.
+ *
+ * The analysis (rt_chain_mark, when the plan is built) finds chains by
+ * the graph alone: each value in between has one consumer and is no
+ * graph output.  Whether a run may fuse is decided after the Conv ran
+ * (rt_chain_apply): its result must be a float32 tensor of its own, and
+ * every operand must be at hand (a bound value, or a kept constant
+ * result, fold.c) of float32 whose broadcast touches at most the channel
+ * axis; else the chain's nodes run as usual.  An observer (validate
+ * --layerwise) sees every node: no fusing then. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "validators/exec_int.h"
+
+static int default_domain(const struct ir_node *n)
+{
+	return !n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx");
+}
+
+static int since(const struct rt_nplan *np)
+{
+	return np->schema ? (int)np->schema->since_version : 0;
+}
+
+/* v has one consumer, in p's graph, and is no graph output: that node. */
+static struct rt_nplan *sole_consumer(struct rt_gplan *p, const struct ir_value *v)
+{
+	const struct ir_node *c;
+	size_t reads = 0;
+
+	if (!v || v->n_uses != 1 || ir_graph_is_output(p->g, v))
+		return NULL;
+	c = v->uses[0];
+	if (c->graph != p->g || c->index >= p->n_nodes || p->nodes[c->index].node != c)
+		return NULL;
+	for (size_t i = 0; i < c->n_inputs; i++)
+		reads += c->inputs[i] == v;
+	return reads == 1 ? &p->nodes[c->index] : NULL;
+}
+
+/* The step np would be on a chain whose value so far is v (0: none). */
+static int step_kind(const struct rt_nplan *np, const struct ir_value *v, int *operand)
+{
+	const struct ir_node *n = np->node;
+	const char *op = ir_s(n->op_type);
+	const struct ir_attr *a;
+
+	*operand = -1;
+	if (!np->kernel || np->n_subs || n->n_outputs != 1 || !n->outputs[0] ||
+	    !default_domain(n) || np->fold != RT_FOLD_NONE)
+		return 0;
+	if (!strcmp(op, "Relu"))
+		return n->n_inputs == 1 ? RT_CHAIN_RELU : 0;
+	if (!strcmp(op, "BatchNormalization")) {
+		if (since(np) < 9 || n->n_inputs != 5 || n->inputs[0] != v ||
+		    ((a = ir_node_attr(n, "training_mode")) && a->i != 0))
+			return 0;
+		for (size_t i = 1; i < 5; i++)
+			if (!n->inputs[i])
+				return 0;
+		return RT_CHAIN_BN;
+	}
+	if (n->n_inputs != 2 || since(np) < 7 || !n->inputs[0] || !n->inputs[1])
+		return 0;
+	*operand = n->inputs[0] == v ? 1 : 0;
+	if (!strcmp(op, "Mul"))
+		return RT_CHAIN_MUL;
+	if (!strcmp(op, "Add"))
+		return RT_CHAIN_ADD;
+	if (!strcmp(op, "Sub"))
+		return *operand ? RT_CHAIN_SUB : RT_CHAIN_RSUB;
+	if (!strcmp(op, "Div"))
+		return *operand ? RT_CHAIN_DIV : RT_CHAIN_RDIV;
+	return 0;
+}
+
+static void chain_of(struct rt_gplan *p, size_t head)
+{
+	struct rt_nplan *np = &p->nodes[head], *c;
+	const struct ir_value *v = np->node->outputs[0];
+	struct rt_chain_step steps[RT_CHAIN_MAX];
+	struct rt_chain *ch;
+	size_t n = 0;
+	int kind, operand;
+
+	while (n < RT_CHAIN_MAX && (c = sole_consumer(p, v)) &&
+	       (kind = step_kind(c, v, &operand)) != 0) {
+		steps[n].kind = kind;
+		steps[n].node = (size_t)(c - p->nodes);
+		steps[n].operand = operand;
+		n++;
+		v = c->node->outputs[0];
+	}
+	if (n == 0 || !(ch = calloc(1, sizeof(*ch))))
+		return;
+	memcpy(ch->steps, steps, n * sizeof(steps[0]));
+	ch->n = n;
+	ch->tail = p->nodes[steps[n - 1].node].out[0];
+	np->chain = ch;
+	for (size_t i = 0; i < n; i++)
+		p->nodes[steps[i].node].chained = 1;
+	p->n_chains++;
+}
+
+void rt_chain_mark(struct rt_session *s, struct rt_gplan *p)
+{
+	(void)s;
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct rt_nplan *np = &p->nodes[i];
+		const struct ir_node *n = np->node;
+
+		if (np->kernel && !np->chained && np->fold == RT_FOLD_NONE &&
+		    default_domain(n) && !strcmp(ir_s(n->op_type), "Conv") &&
+		    n->n_outputs == 1 && n->outputs[0] && np->out[0] >= 0)
+			chain_of(p, i);
+	}
+}
+
+void rt_chain_release(struct rt_nplan *np)
+{
+	free(np->chain);
+	np->chain = NULL;
+}
+
+/* Input i of node np as this run has it: bound in the frame, or the
+ * session's kept result of the (later) node computing it. */
+static const struct rt_value *operand(struct rt_frame *f, const struct rt_nplan *np,
+				      size_t i)
+{
+	const struct ir_value *v = np->node->inputs[i];
+	const struct ir_node *pn = v ? v->producer : NULL;
+	const struct rt_nplan *pp;
+
+	if (np->in[i].up != 0 || np->in[i].slot < 0)
+		return NULL;
+	if (f->vals[np->in[i].slot])
+		return f->vals[np->in[i].slot];
+	if (!pn || pn->index >= f->p->n_nodes)
+		return NULL;
+	pp = &f->p->nodes[pn->index];
+	if (pp->node != pn || !pp->kept)
+		return NULL;
+	for (size_t o = 0; o < pn->n_outputs; o++)
+		if (pn->outputs[o] == v)
+			return pp->kept[o];
+	return NULL;
+}
+
+/* c per-channel values of t broadcast against y (rank r, c = dims[1]):
+ * float32, no more dims than y, each 1 but the one facing the channel
+ * axis (1 or c). */
+static int per_channel(const struct rt_value *t, const struct rt_value *y, float *out)
+{
+	int64_t c = y->dims[1], step;
+	const float *d;
+	int at;
+
+	if (!t || t->kind != RT_TENSOR || t->dtype != IR_DTYPE_FLOAT || t->rank > y->rank)
+		return 0;
+	d = t->data;
+	at = t->rank - (y->rank - 1);   /* t's dim facing axis 1, if >= 0 */
+	for (int i = 0; i < t->rank; i++)
+		if (t->dims[i] != 1 && !(i == at && t->dims[i] == c))
+			return 0;
+	step = at >= 0 && t->dims[at] == c && c != 1 ? 1 : 0;
+	for (int64_t i = 0; i < c; i++)
+		out[i] = d[i * step];
+	return 1;
+}
+
+/* BatchNormalization's mul and add (its kernel's rt_bn_coeff). */
+static int bn_coeffs(struct rt_frame *f, const struct rt_nplan *np, int64_t c,
+		     float *mul, float *add)
+{
+	const struct ir_attr *a = ir_node_attr(np->node, "epsilon");
+	float eps = a && a->type == IR_ATTR_INT ? (float)a->i :
+		    a && a->type == IR_ATTR_FLOAT ? a->f : 1e-5f;
+	const float *p[4];
+
+	for (size_t i = 0; i < 4; i++) {
+		const struct rt_value *t = operand(f, np, i + 1);
+
+		if (!t || t->kind != RT_TENSOR || t->dtype != IR_DTYPE_FLOAT || t->numel != c)
+			return 0;
+		p[i] = t->data;
+	}
+	for (int64_t ch = 0; ch < c; ch++)
+		rt_bn_coeff(p[0][ch], p[1][ch], p[2][ch], p[3][ch], eps, &mul[ch], &add[ch]);
+	return 1;
+}
+
+struct chain_job {
+	const struct rt_chain *ch;
+	float *y;
+	const float *coef;        /* per step: c values (BN: c muls, c adds) */
+	int64_t c, sp;
+};
+
+/* Planes [lo, hi) of y, each step in turn over the whole plane. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void chain_planes(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct chain_job *j = ctx;
+
+	for (int64_t pl = lo; pl < hi; pl++) {
+		float *restrict y = j->y + pl * j->sp;
+		int64_t ch = pl % j->c;
+		const float *coef = j->coef;
+
+		for (size_t s = 0; s < j->ch->n; s++, coef += 2 * j->c) {
+			float m = coef[ch], a = coef[j->c + ch];
+
+			switch (j->ch->steps[s].kind) {
+			case RT_CHAIN_BN:
+				for (int64_t i = 0; i < j->sp; i++)
+					y[i] = y[i] * m + a;
+				break;
+			case RT_CHAIN_MUL:
+				for (int64_t i = 0; i < j->sp; i++)
+					y[i] = y[i] * m;
+				break;
+			case RT_CHAIN_ADD:
+				for (int64_t i = 0; i < j->sp; i++)
+					y[i] = y[i] + m;
+				break;
+			case RT_CHAIN_SUB:
+				for (int64_t i = 0; i < j->sp; i++)
+					y[i] = y[i] - m;
+				break;
+			case RT_CHAIN_RSUB:
+				for (int64_t i = 0; i < j->sp; i++)
+					y[i] = m - y[i];
+				break;
+			case RT_CHAIN_DIV:
+				for (int64_t i = 0; i < j->sp; i++)
+					y[i] = y[i] / m;
+				break;
+			case RT_CHAIN_RDIV:
+				for (int64_t i = 0; i < j->sp; i++)
+					y[i] = m / y[i];
+				break;
+			default:   /* RT_CHAIN_RELU, as k_act.c's */
+				for (int64_t i = 0; i < j->sp; i++)
+					y[i] = y[i] < 0 ? 0 : y[i];
+				break;
+			}
+		}
+	}
+}
+
+int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np)
+{
+	const struct rt_chain *ch = np->chain;
+	struct rt_value *y = f->vals[np->out[0]];
+	struct chain_job j = { ch, NULL, NULL, 0, 1 };
+	float *coef;
+	int ok = 1;
+
+	if (!ch || !f->skip || s->o.observe || !y || y->kind != RT_TENSOR ||
+	    y->dtype != IR_DTYPE_FLOAT || y->rank < 2 || y->refs != 1 || y->base ||
+	    (y->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT)) || f->vals[ch->tail])
+		return 0;
+	j.c = y->dims[1];
+	for (int i = 2; i < y->rank; i++)
+		j.sp *= y->dims[i];
+	if (!(coef = calloc((size_t)(2 * j.c * (int64_t)ch->n + 1), sizeof(float))))
+		return 0;   /* the nodes run one by one */
+	for (size_t i = 0; ok && i < ch->n; i++) {
+		const struct rt_nplan *cp = &f->p->nodes[ch->steps[i].node];
+		float *m = coef + 2 * j.c * (int64_t)i;
+
+		if (ch->steps[i].kind == RT_CHAIN_BN)
+			ok = bn_coeffs(f, cp, j.c, m, m + j.c);
+		else if (ch->steps[i].kind != RT_CHAIN_RELU)
+			ok = per_channel(operand(f, cp, (size_t)ch->steps[i].operand), y, m);
+	}
+	if (ok && y->numel > 0) {
+		struct rt_kctx k = { .s = s, .f = f };
+
+		j.y = y->data;
+		j.coef = coef;
+		rt_parallel_for(&k, y->numel / j.sp, 1 + 16384 / (j.sp + 1), chain_planes, &j);
+	}
+	free(coef);
+	if (!ok)
+		return 0;
+	f->vals[ch->tail] = y;
+	f->vals[np->out[0]] = NULL;
+	for (size_t i = 0; i < ch->n; i++)
+		f->skip[ch->steps[i].node] = 1;
+	return 1;
+}

@@ -47,6 +47,30 @@ int rt_pgemm_run(struct rt_kctx *kc, int64_t m, int64_t n, int64_t k,
 		 const float *a, int64_t lda, const float *pb,
 		 const float *bias, float *c, int64_t ldc);
 
+/* Weights-side products (pgemm_w.c): C (m x n, row-major, ldc) = A * B +
+ * bias (m values, one per row of C), A (m x k) packed once by
+ * rt_pgemm_wpack (element (i, s) at a[i * lda + s]), B (k x n) given by
+ * the function that copies its panels: a convolution's input or, without
+ * ever being stored whole, its im2col matrix; C its output.  For products
+ * whose positions (n) are many. */
+int64_t rt_pgemm_wpacked_len(int64_t m, int64_t k);
+void rt_pgemm_wpack(const float *a, int64_t lda, int64_t m, int64_t k, float *pa);
+/* Copy steps [k0, k0 + kc) of B's columns [j0, j0 + nr) into dst:
+ * RT_PG_NR floats per step, the columns past nr zero. */
+typedef void (*rt_pgemm_panel_fn)(const void *ctx, int64_t k0, int64_t kc,
+				  int64_t j0, int64_t nr, float *dst);
+/* The panels of a row-major B: ctx a struct rt_pgemm_rows. */
+struct rt_pgemm_rows {
+	const float *b;
+	int64_t ldb;
+};
+void rt_pgemm_rows_panel(const void *ctx, int64_t k0, int64_t kc, int64_t j0,
+			 int64_t nr, float *dst);
+/* 0, or -1 when scratch memory could not be allocated. */
+int rt_pgemm_wrun(struct rt_kctx *kc, int64_t m, int64_t n, int64_t k,
+		  const float *pa, rt_pgemm_panel_fn panel, const void *pctx,
+		  const float *bias, float *c, int64_t ldc);
+
 /* dst (row stride rows) = src (rows x ld, row stride ld) transposed, for
  * dst's rows [lo, hi) (src's columns): the products' C, computed
  * positions by channels, back in a convolution's channels-major layout. */
@@ -62,6 +86,11 @@ void rt_pgemm_transpose(const float *src, int64_t rows, int64_t ld,
 void rt_pgemm_k512(int mr, int nr, int64_t kc, const float *a,
 		   const float *pb, float *c, int64_t ldc, int first,
 		   const float *bias);
+
+/* The same tile with the bias one value per row of C (pgemm_w.c). */
+void rt_pgemm_k512_rows(int mr, int nr, int64_t kc, const float *a,
+			const float *pb, float *c, int64_t ldc, int first,
+			const float *bias);
 
 /* The 16 x 16 block at src (row stride ls) transposed into dst (ld). */
 void rt_pgemm_tr16_k512(const float *src, int64_t ls, float *dst, int64_t ld);

@@ -13,7 +13,7 @@
 
 K512 void pg_tile(const int mr, int nr, int64_t kc, const float *a,
 		  const float *pb, float *c, int64_t ldc, int first,
-		  const float *bias)
+		  const float *bias, const int bias_rows)
 {
 	__m512 c0[RT_PG_MR], c1[RT_PG_MR];
 	__mmask16 m0 = nr >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nr) - 1);
@@ -36,6 +36,16 @@ K512 void pg_tile(const int mr, int nr, int64_t kc, const float *a,
 		pb += RT_PG_NR;
 		a += RT_PG_MR;
 	}
+	if (first && bias_rows) {
+#pragma GCC unroll 12
+		for (int i = 0; i < mr; i++) {
+			__m512 v = _mm512_set1_ps(bias ? bias[i] : 0.0f);
+
+			_mm512_mask_storeu_ps(c + i * ldc, m0, _mm512_add_ps(c0[i], v));
+			_mm512_mask_storeu_ps(c + i * ldc + 16, m1, _mm512_add_ps(c1[i], v));
+		}
+		return;
+	}
 	if (first) {
 		__m512 v0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps();
 		__m512 v1 = bias ? _mm512_maskz_loadu_ps(m1, bias + 16) : _mm512_setzero_ps();
@@ -57,7 +67,7 @@ K512 void pg_tile(const int mr, int nr, int64_t kc, const float *a,
 	}
 }
 
-#define PG_CASE(r) case r: pg_tile(r, nr, kc, a, pb, c, ldc, first, bias); break;
+#define PG_CASE(r) case r: pg_tile(r, nr, kc, a, pb, c, ldc, first, bias, 0); break;
 
 __attribute__((target("avx512f")))
 void rt_pgemm_k512(int mr, int nr, int64_t kc, const float *a,
@@ -67,6 +77,22 @@ void rt_pgemm_k512(int mr, int nr, int64_t kc, const float *a,
 	switch (mr) {
 	PG_CASE(1) PG_CASE(2) PG_CASE(3) PG_CASE(4) PG_CASE(5) PG_CASE(6)
 	PG_CASE(7) PG_CASE(8) PG_CASE(9) PG_CASE(10) PG_CASE(11) PG_CASE(12)
+	default:
+		break;
+	}
+}
+
+#define PG_CASE_W(r) case r: pg_tile(r, nr, kc, a, pb, c, ldc, first, bias, 1); break;
+
+__attribute__((target("avx512f")))
+void rt_pgemm_k512_rows(int mr, int nr, int64_t kc, const float *a,
+			const float *pb, float *c, int64_t ldc, int first,
+			const float *bias)
+{
+	switch (mr) {
+	PG_CASE_W(1) PG_CASE_W(2) PG_CASE_W(3) PG_CASE_W(4) PG_CASE_W(5)
+	PG_CASE_W(6) PG_CASE_W(7) PG_CASE_W(8) PG_CASE_W(9) PG_CASE_W(10)
+	PG_CASE_W(11) PG_CASE_W(12)
 	default:
 		break;
 	}

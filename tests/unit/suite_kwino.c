@@ -5,7 +5,9 @@
  * oversized pads, batches, tile blocks (many tiles); the packed products
  * for few output positions (k_conv_pg.c): 1x1 in place, im2col, strides,
  * groups, 3-D, more steps than one block, channel counts off the panel
- * width; each with one and two threads, weights cached and reused across
+ * width; the weights-side products for more positions (pgemm_w.c, panels
+ * gathered from the image or read from it, or from an im2col matrix for
+ * 1-D and 3-D); each with one and two threads, weights cached and reused across
  * runs, weights fed as inputs (never cached), a memory limit that leaves
  * no room for the cache; and the shapes both leave to the other paths
  * still right. */
@@ -49,39 +51,46 @@ static int64_t out_dim(const struct ccase *cs, int d)
 	       cs->s[d] + 1;
 }
 
-/* Naive convolution in double over flattened indices. */
+/* Naive convolution in double over flattened indices (each output's
+ * coordinates and each tap's decoded once). */
 static double *naive_conv(const struct ccase *cs, const double *x, const double *w,
 			  const double *b, int64_t *ny)
 {
 	int64_t osz = 1, isz = 1, ksz = 1, cg = cs->c / cs->group, mg = cs->m / cs->group;
+	int64_t od[3], (*kc)[3];
 	double *y;
 
 	for (int d = 0; d < cs->nsp; d++) {
-		osz *= out_dim(cs, d);
+		od[d] = out_dim(cs, d);
+		osz *= od[d];
 		isz *= cs->in[d];
 		ksz *= cs->k[d];
 	}
 	*ny = cs->n * cs->m * osz;
 	y = malloc((size_t)(*ny + 1) * sizeof(double));
-	CU_ASSERT_FATAL(y != NULL);
+	kc = malloc((size_t)ksz * sizeof(*kc));
+	CU_ASSERT_FATAL(y != NULL && kc != NULL);
+	for (int64_t t = 0; t < ksz; t++)
+		for (int d = cs->nsp - 1, tr = (int)t; d >= 0; d--) {
+			kc[t][d] = tr % cs->k[d];
+			tr /= (int)cs->k[d];
+		}
 	for (int64_t bn = 0; bn < cs->n; bn++)
 		for (int64_t o = 0; o < cs->m; o++)
 			for (int64_t p = 0; p < osz; p++) {
 				double acc = b ? b[o] : 0;
+				int64_t oc[3], pr = p;
 
+				for (int d = cs->nsp - 1; d >= 0; d--) {
+					oc[d] = pr % od[d];
+					pr /= od[d];
+				}
 				for (int64_t ci = 0; ci < cg; ci++)
 					for (int64_t t = 0; t < ksz; t++) {
-						int64_t pos = 0, pr = p, tr = t, ok = 1;
-						int64_t oc[3], kc[3];
+						int64_t pos = 0, ok = 1;
 
-						for (int d = cs->nsp - 1; d >= 0; d--) {
-							oc[d] = pr % out_dim(cs, d);
-							pr /= out_dim(cs, d);
-							kc[d] = tr % cs->k[d];
-							tr /= cs->k[d];
-						}
 						for (int d = 0; d < cs->nsp; d++) {
-							int64_t i = oc[d] * cs->s[d] - cs->pad[d] + kc[d] * cs->dl[d];
+							int64_t i = oc[d] * cs->s[d] - cs->pad[d] + kc[t][d] * cs->dl[d];
 
 							if (i < 0 || i >= cs->in[d])
 								ok = 0;
@@ -93,11 +102,10 @@ static double *naive_conv(const struct ccase *cs, const double *x, const double 
 					}
 				y[(bn * cs->m + o) * osz + p] = acc;
 			}
+	free(kc);
 	return y;
 }
 
-/* The Conv model of cs: X and W graph inputs (w_input) or X an input and
- * W and B initializers. */
 static struct ir_model *conv_model(const struct ccase *cs, const double *w,
 				   const double *b, int w_input)
 {
@@ -183,7 +191,7 @@ static void conv_case(const struct ccase *cs, int threads, int w_input, int limi
 	w2 = fill(nw, 6);
 	b = fill(cs->m, 8);
 	want = naive_conv(cs, x, w, b, &ny);
-	want2 = naive_conv(cs, x, w2, b, &ny);
+	want2 = w_input ? naive_conv(cs, x, w2, b, &ny) : NULL;
 	m = conv_model(cs, w, b, w_input);
 	ins[0] = tensor(x, cs->nsp + 2, xd);
 	ins[1] = w_input ? tensor(w, cs->nsp + 2, wd) : NULL;
@@ -254,6 +262,21 @@ static const struct ccase cases[] = {
 	/* 2,700 steps (several blocks of 256), one output channel */
 	{ 2, 1, 300, 1, 1, { 5, 5 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	{ 2, 1, 300, 40, 1, { 5, 5 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* weights-side products (more than 64 positions, an im2col matrix
+	 * of 1 MiB or more), panels gathered from the image: a 7x7 stride-2
+	 * stem on 3 channels (2,025 positions, not a multiple of the panel
+	 * width; 13 channels, a short last tile) */
+	{ 2, 1, 3, 13, 1, { 90, 90 }, { 7, 7 }, { 2, 2 }, { 1, 1 }, { 3, 3, 3, 3 } },
+	/* 5x3 kernel, strides 2 and 1, dilation 2 down, lopsided pads,
+	 * batch 2, groups 2 */
+	{ 2, 2, 10, 14, 2, { 130, 60 }, { 5, 3 }, { 2, 1 }, { 2, 1 }, { 3, 0, 1, 2 } },
+	/* stride 3, 2,700 steps (several blocks), 25 channels */
+	{ 2, 1, 300, 25, 1, { 31, 31 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* 1x1 read in place at 12x12: left to OpenBLAS */
+	{ 2, 1, 40, 70, 1, { 12, 12 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* 1-D and 3-D: through an im2col matrix */
+	{ 1, 1, 6, 14, 1, { 9000 }, { 5 }, { 1 }, { 2 }, { 2, 3 } },
+	{ 3, 1, 4, 12, 1, { 14, 14, 14 }, { 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1, 1, 1, 1 } },
 };
 
 static void test_vs_naive(void)
@@ -269,6 +292,7 @@ static void test_weights_as_input(void)
 	conv_case(&cases[2], 2, 1, 0);
 	conv_case(&cases[10], 1, 1, 0);
 	conv_case(&cases[11], 2, 1, 0);
+	conv_case(&cases[17], 1, 1, 0);
 }
 
 static void test_no_room_for_cache(void)
@@ -277,6 +301,7 @@ static void test_no_room_for_cache(void)
 	conv_case(&cases[4], 2, 0, 1);
 	conv_case(&cases[9], 1, 0, 1);
 	conv_case(&cases[15], 2, 0, 1);
+	conv_case(&cases[16], 1, 0, 1);
 }
 
 static const struct unit_test tests[] = {

@@ -48,8 +48,10 @@ static struct rt_nplan *sole_consumer(struct rt_gplan *p, const struct ir_value 
 	return reads == 1 ? &p->nodes[c->index] : NULL;
 }
 
-/* The step np would be on a chain whose value so far is v (0: none). */
-static int step_kind(const struct rt_nplan *np, const struct ir_value *v, int *operand)
+/* The step np would be on a chain whose value so far is v (0: none):
+ * its other inputs must be constants. */
+static int step_kind(const struct rt_session *s, const struct rt_gplan *p,
+		     const struct rt_nplan *np, const struct ir_value *v, int *operand)
 {
 	const struct ir_node *n = np->node;
 	const char *op = ir_s(n->op_type);
@@ -66,13 +68,15 @@ static int step_kind(const struct rt_nplan *np, const struct ir_value *v, int *o
 		    ((a = ir_node_attr(n, "training_mode")) && a->i != 0))
 			return 0;
 		for (size_t i = 1; i < 5; i++)
-			if (!n->inputs[i])
+			if (!n->inputs[i] || !rt_fold_value_const(s, p, n->inputs[i]))
 				return 0;
 		return RT_CHAIN_BN;
 	}
 	if (n->n_inputs != 2 || since(np) < 7 || !n->inputs[0] || !n->inputs[1])
 		return 0;
 	*operand = n->inputs[0] == v ? 1 : 0;
+	if (!rt_fold_value_const(s, p, n->inputs[*operand]))
+		return 0;
 	if (!strcmp(op, "Mul"))
 		return RT_CHAIN_MUL;
 	if (!strcmp(op, "Add"))
@@ -84,7 +88,7 @@ static int step_kind(const struct rt_nplan *np, const struct ir_value *v, int *o
 	return 0;
 }
 
-static void chain_of(struct rt_gplan *p, size_t head)
+static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head)
 {
 	struct rt_nplan *np = &p->nodes[head], *c;
 	const struct ir_value *v = np->node->outputs[0];
@@ -94,7 +98,7 @@ static void chain_of(struct rt_gplan *p, size_t head)
 	int kind, operand;
 
 	while (n < RT_CHAIN_MAX && (c = sole_consumer(p, v)) &&
-	       (kind = step_kind(c, v, &operand)) != 0) {
+	       (kind = step_kind(s, p, c, v, &operand)) != 0) {
 		steps[n].kind = kind;
 		steps[n].node = (size_t)(c - p->nodes);
 		steps[n].operand = operand;
@@ -105,7 +109,6 @@ static void chain_of(struct rt_gplan *p, size_t head)
 		return;
 	memcpy(ch->steps, steps, n * sizeof(steps[0]));
 	ch->n = n;
-	ch->tail = p->nodes[steps[n - 1].node].out[0];
 	np->chain = ch;
 	for (size_t i = 0; i < n; i++)
 		p->nodes[steps[i].node].chained = 1;
@@ -114,15 +117,13 @@ static void chain_of(struct rt_gplan *p, size_t head)
 
 void rt_chain_mark(struct rt_session *s, struct rt_gplan *p)
 {
-	(void)s;
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct rt_nplan *np = &p->nodes[i];
 		const struct ir_node *n = np->node;
 
-		if (np->kernel && !np->chained && np->fold == RT_FOLD_NONE &&
-		    default_domain(n) && !strcmp(ir_s(n->op_type), "Conv") &&
+		if (np->kernel && !np->chained && !np->n_subs && np->fold == RT_FOLD_NONE &&
 		    n->n_outputs == 1 && n->outputs[0] && np->out[0] >= 0)
-			chain_of(p, i);
+			chain_of(s, p, i);
 	}
 }
 
@@ -201,6 +202,7 @@ static int bn_coeffs(struct rt_frame *f, const struct rt_nplan *np, int64_t c,
 
 struct chain_job {
 	const struct rt_chain *ch;
+	size_t n;                 /* the steps done: the chain's first n */
 	float *y;
 	const float *coef;        /* per step: c values (BN: c muls, c adds) */
 	int64_t c, sp;
@@ -217,7 +219,7 @@ static void chain_planes(void *ctx, int64_t lo, int64_t hi)
 		int64_t ch = pl % j->c;
 		const float *coef = j->coef;
 
-		for (size_t s = 0; s < j->ch->n; s++, coef += 2 * j->c) {
+		for (size_t s = 0; s < j->n; s++, coef += 2 * j->c) {
 			float m = coef[ch], a = coef[j->c + ch];
 
 			switch (j->ch->steps[s].kind) {
@@ -262,29 +264,34 @@ int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np
 {
 	const struct rt_chain *ch = np->chain;
 	struct rt_value *y = f->vals[np->out[0]];
-	struct chain_job j = { ch, NULL, NULL, 0, 1 };
+	struct chain_job j = { ch, 0, NULL, NULL, 0, 1 };
 	float *coef;
-	int ok = 1;
+	int tail;
 
 	if (!ch || !f->skip || s->o.observe || !y || y->kind != RT_TENSOR ||
 	    y->dtype != IR_DTYPE_FLOAT || y->rank < 2 || y->refs != 1 || y->base ||
-	    (y->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT)) || f->vals[ch->tail])
+	    (y->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT)))
 		return 0;
 	j.c = y->dims[1];
 	for (int i = 2; i < y->rank; i++)
 		j.sp *= y->dims[i];
 	if (!(coef = calloc((size_t)(2 * j.c * (int64_t)ch->n + 1), sizeof(float))))
 		return 0;   /* the nodes run one by one */
-	for (size_t i = 0; ok && i < ch->n; i++) {
-		const struct rt_nplan *cp = &f->p->nodes[ch->steps[i].node];
-		float *m = coef + 2 * j.c * (int64_t)i;
+	/* the steps up to the first whose operands are not at hand or not
+	 * per-channel; that one and the rest run as nodes */
+	for (; j.n < ch->n; j.n++) {
+		const struct rt_nplan *cp = &f->p->nodes[ch->steps[j.n].node];
+		float *m = coef + 2 * j.c * (int64_t)j.n;
+		int ok = 1;
 
-		if (ch->steps[i].kind == RT_CHAIN_BN)
+		if (ch->steps[j.n].kind == RT_CHAIN_BN)
 			ok = bn_coeffs(f, cp, j.c, m, m + j.c);
-		else if (ch->steps[i].kind != RT_CHAIN_RELU)
-			ok = per_channel(operand(f, cp, (size_t)ch->steps[i].operand), y, m);
+		else if (ch->steps[j.n].kind != RT_CHAIN_RELU)
+			ok = per_channel(operand(f, cp, (size_t)ch->steps[j.n].operand), y, m);
+		if (!ok || f->vals[cp->out[0]])
+			break;
 	}
-	if (ok && y->numel > 0) {
+	if (j.n > 0 && y->numel > 0) {
 		struct rt_kctx k = { .s = s, .f = f };
 
 		j.y = y->data;
@@ -292,11 +299,12 @@ int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np
 		rt_parallel_for(&k, y->numel / j.sp, 1 + 16384 / (j.sp + 1), chain_planes, &j);
 	}
 	free(coef);
-	if (!ok)
+	if (j.n == 0)
 		return 0;
-	f->vals[ch->tail] = y;
+	tail = f->p->nodes[ch->steps[j.n - 1].node].out[0];
+	f->vals[tail] = y;
 	f->vals[np->out[0]] = NULL;
-	for (size_t i = 0; i < ch->n; i++)
+	for (size_t i = 0; i < j.n; i++)
 		f->skip[ch->steps[i].node] = 1;
 	return 1;
 }

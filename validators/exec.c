@@ -311,16 +311,18 @@ int rt_frame_step(struct rt_session *s, struct rt_frame *f, struct ir_diag *d)
 			return rc;
 		if (np->fold == RT_FOLD_KEEP && !np->kept)
 			rt_fold_keep(s, f, np);
-		if (np->chain && f->skip) {
-			double t0 = s->o.collect_stats ? now() : 0;
-
-			if (rt_chain_apply(s, f, np) && s->o.collect_stats)
-				s->stats.ops[np->stat].seconds += now() - t0;
-		}
 	}
 	for (size_t j = 0; j < np->n_release; j++) {
 		rt_value_unref(f->vals[np->release[j]]);
 		f->vals[np->release[j]] = NULL;
+	}
+	/* after the releases: a result written in place over an input that
+	 * died here is then this slot's alone */
+	if (np->chain && f->skip && !f->skip[f->next - 1]) {
+		double t0 = s->o.collect_stats ? now() : 0;
+
+		if (rt_chain_apply(s, f, np) && s->o.collect_stats)
+			s->stats.ops[np->stat].seconds += now() - t0;
 	}
 	return 1;
 }

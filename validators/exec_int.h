@@ -16,7 +16,7 @@ struct rt_ref {
 	int slot;        /* -1: absent optional input */
 };
 
-/* A Conv's epilogue chain (chain.c): the nodes after it whose work one
+/* A node's epilogue chain (chain.c): the nodes after it whose work one
  * pass over its output does. */
 enum {
 	RT_CHAIN_BN = 1, RT_CHAIN_MUL, RT_CHAIN_ADD, RT_CHAIN_SUB, RT_CHAIN_RSUB,
@@ -33,7 +33,6 @@ struct rt_chain_step {
 struct rt_chain {
 	size_t n;
 	struct rt_chain_step steps[RT_CHAIN_MAX];
-	int tail;                           /* slot of the last step's result */
 };
 
 struct rt_nplan {
@@ -173,6 +172,10 @@ void rt_fold_mark(struct rt_session *s, struct rt_gplan *p);
 /* 0 for ops whose results are not a function of their inputs (random
  * draws, Dropout, Gradient): never constant. */
 int rt_fold_deterministic(const char *op);
+/* Is v the same on every run of p (an initializer no graph input
+ * overrides, an absent input, a constant node's result)?  After mark. */
+int rt_fold_value_const(const struct rt_session *s, const struct rt_gplan *p,
+			const struct ir_value *v);
 int rt_fold_active(const struct rt_session *s);
 int rt_fold_bind(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np);
 void rt_fold_keep(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np);
@@ -181,10 +184,11 @@ void rt_fold_run_begin(struct rt_session *s);
 void rt_fold_run_end(struct rt_session *s, int ok);
 
 /* chain.c: mark finds the main graph's chains when the plan is built;
- * apply, after a node with a chain ran, does the chain's steps on its
- * result and moves it to the last step's slot, marking the steps done in
- * f->skip: 1, or 0 when this run cannot fuse (nothing changed: the steps
- * run as nodes).  release frees a node's chain. */
+ * apply, after a node with a chain ran and its dead inputs were released,
+ * does the chain's first steps that this run can on its result and moves
+ * it to the last such step's slot, marking those steps done in f->skip:
+ * 1, or 0 when this run can fuse none (nothing changed: the steps run as
+ * nodes).  release frees a node's chain. */
 void rt_chain_mark(struct rt_session *s, struct rt_gplan *p);
 int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np);
 void rt_chain_release(struct rt_nplan *np);

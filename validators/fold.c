@@ -40,8 +40,8 @@ int rt_fold_deterministic(const char *op)
  * treats them); so is the result of a constant node of this graph.  Graph
  * inputs and values of outer scopes (subgraphs are not analysed) are
  * not. */
-static int value_const(const struct rt_session *s, const struct rt_gplan *p,
-		       const struct ir_value *v)
+int rt_fold_value_const(const struct rt_session *s, const struct rt_gplan *p,
+			const struct ir_value *v)
 {
 	const struct ir_node *n;
 
@@ -76,7 +76,7 @@ static int node_fold(const struct rt_session *s, const struct rt_gplan *p,
 		if (n->attrs[a]->g || n->attrs[a]->n_graphs)
 			return RT_FOLD_NONE;
 	for (size_t i = 0; i < n->n_inputs; i++)
-		if (!value_const(s, p, n->inputs[i]))
+		if (!rt_fold_value_const(s, p, n->inputs[i]))
 			return RT_FOLD_NONE;
 	for (size_t i = 0; i < n->n_outputs; i++)
 		if (n->outputs[i] && ir_graph_is_output(p->g, n->outputs[i]))

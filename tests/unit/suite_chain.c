@@ -4,8 +4,9 @@
  * BatchNormalization, Mul by a kept constant (an Unsqueeze of an
  * initializer: fused from the second run on), Add with the constant
  * first, Sub with it first, Div both ways, Relu; one and two threads;
- * no fusing under an observer, for an operand that is not per-channel,
- * or past a value with a second consumer. */
+ * no fusing under an observer; a pass that stops before an operand that
+ * is not per-channel; a chain that ends at a graph output, the next
+ * node heading the rest. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,9 +110,13 @@ static void by_hand(const float *conv, float *y)
 	}
 }
 
-/* runs runs of m on x (threads th, observer or not): y of the last, the
- * Relu's fused count. */
-static size_t run_model(struct ir_model *m, int th, int runs, struct seen *obs, float *y)
+/* The second output (BN's result, model(.., 1)) of run_model's last run */
+static float tap_out[NX];
+
+/* runs runs of m on x (threads th, observer or not): y of the last; the
+ * times op's node was fused. */
+static size_t run_model(struct ir_model *m, int th, int runs, struct seen *obs, float *y,
+			const char *op)
 {
 	struct rt_opts o = { .threads = th, .collect_stats = 1 };
 	struct rt_session *s = NULL;
@@ -137,13 +142,15 @@ static size_t run_model(struct ir_model *m, int th, int runs, struct seen *obs, 
 			fprintf(stderr, "\nrun: %s\n", d.msg);
 		CU_ASSERT_FATAL(outs[0] != NULL && outs[0]->numel == NX);
 		memcpy(y, outs[0]->data, NX * sizeof(float));
+		if (outs[1] && outs[1]->numel == NX)
+			memcpy(tap_out, outs[1]->data, NX * sizeof(float));
 		rt_value_unref(outs[0]);
 		rt_value_unref(outs[1]);
 		outs[0] = outs[1] = NULL;
 	}
 	st = rt_session_stats(s);
 	for (size_t i = 0; i < st->n_ops; i++)
-		if (!strcmp(st->ops[i].op, "Relu"))
+		if (!strcmp(st->ops[i].op, op))
 			fused = st->ops[i].fused;
 	rt_session_free(s);
 	rt_value_unref(in);
@@ -157,44 +164,55 @@ static void test_chain_fused(void)
 	float plain[NX], want[NX], y[NX];
 
 	/* one by one under the observer, which sees the Conv's output */
-	CU_ASSERT_EQUAL(run_model(m, 1, 2, &obs, plain), 0);
+	CU_ASSERT_EQUAL(run_model(m, 1, 2, &obs, plain, "BatchNormalization"), 0);
 	CU_ASSERT_FATAL(obs.got);
 	by_hand(obs.conv, want);
 	CU_ASSERT(!memcmp(plain, want, sizeof(want)));
 	for (int th = 1; th <= 2; th++) {
-		/* run 1: Unsqueeze's result is not kept yet, nothing fuses;
-		 * runs 2 and 3 fuse */
-		CU_ASSERT_EQUAL(run_model(m, th, 3, NULL, y), 2);
+		/* run 1: Unsqueeze's result is not kept yet, the Conv's pass
+		 * stops before Mul; runs 2 and 3 do the whole chain */
+		CU_ASSERT_EQUAL(run_model(m, th, 3, NULL, y, "Relu"), 2);
 		CU_ASSERT(!memcmp(y, want, sizeof(want)));
-		CU_ASSERT_EQUAL(run_model(m, th, 1, NULL, y), 0);
+		CU_ASSERT_EQUAL(run_model(m, th, 3, NULL, y, "BatchNormalization"), 3);
+		CU_ASSERT(!memcmp(y, want, sizeof(want)));
+		CU_ASSERT_EQUAL(run_model(m, th, 1, NULL, y, "Mul"), 0);
 		CU_ASSERT(!memcmp(y, want, sizeof(want)));
 	}
 	ir_model_free(m);
 }
 
-static void test_chain_not_fused(void)
+static void test_chain_partly(void)
 {
-	float plain[NX], y[NX];
+	float plain[NX], y[NX], tap[NX];
 	struct ir_model *m;
 
-	/* Add's operand covers every element: runs as nodes, same values */
+	/* Add's operand covers every element: the pass does BN and Mul,
+	 * the rest run as nodes; the same values */
 	m = model(1, 0);
-	CU_ASSERT_EQUAL(run_model(m, 1, 1, &(struct seen){ .got = 0 }, plain), 0);
-	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y), 0);
+	CU_ASSERT_EQUAL(run_model(m, 1, 1, &(struct seen){ .got = 0 }, plain, "Mul"), 0);
+	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y, "Mul"), 2);
+	CU_ASSERT(!memcmp(y, plain, sizeof(y)));
+	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y, "Add"), 0);
+	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y, "Relu"), 0);
 	CU_ASSERT(!memcmp(y, plain, sizeof(y)));
 	ir_model_free(m);
-	/* BN's result is also an output: the chain stops at the Conv's
-	 * sole consumer, BN */
+	/* BN's result is also an output: the Conv's chain ends with BN,
+	 * Mul (run as a node) heads the rest, whose operands are all
+	 * initializers: fused from the first run */
 	m = model(0, 1);
-	CU_ASSERT_EQUAL(run_model(m, 1, 1, &(struct seen){ .got = 0 }, plain), 0);
-	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y), 0);
+	CU_ASSERT_EQUAL(run_model(m, 1, 1, &(struct seen){ .got = 0 }, plain, "Relu"), 0);
+	memcpy(tap, tap_out, sizeof(tap));
+	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y, "BatchNormalization"), 3);
+	CU_ASSERT(!memcmp(tap_out, tap, sizeof(tap)));
+	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y, "Mul"), 0);
+	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y, "Relu"), 3);
 	CU_ASSERT(!memcmp(y, plain, sizeof(y)));
 	ir_model_free(m);
 }
 
 static const struct unit_test tests[] = {
 	{ "chain_fused", test_chain_fused },
-	{ "chain_not_fused", test_chain_not_fused },
+	{ "chain_partly", test_chain_partly },
 	{ NULL, NULL },
 };
 

@@ -1,22 +1,25 @@
-/* chain.c: per-channel epilogues of the main graph's convolutions.  A
- * float32 Conv whose result feeds, one consumer after another, an
- * inference BatchNormalization, Mul/Add/Sub/Div by a per-channel
- * constant, and Relu (Inception's Conv -> BN -> Mul -> Add -> Relu,
- * ResNet's Conv -> BN -> Relu, GoogLeNet's Conv -> Relu) runs those nodes
- * as one pass over its output, plane by plane while each plane is in
- * cache, instead of one pass each.  The pass does each node's own float
- * operation in the node's order (BatchNormalization's x * mul + add with
- * the coefficients its kernel computes, rt_bn_coeff), so the results are
- * bit-identical to running the nodes.
+/* chain.c: per-channel epilogues in the main graph.  A node whose
+ * float32 result goes, one consumer after another, through an inference
+ * BatchNormalization, Mul/Add/Sub/Div by a per-channel constant, Relu or
+ * Clip with constant bounds (Inception's Conv -> BN -> Mul -> Add -> Relu,
+ * ResNet's Conv -> BN -> Relu and Add -> Relu, DenseNet's BN -> Mul -> Add
+ * -> Relu, MobileNet's Conv -> Clip) has those steps done in one pass over
+ * its result, plane by plane while each plane is in cache, instead of a
+ * pass each.  The pass does each node's own float operation in the
+ * node's order (BatchNormalization's x * mul + add with the coefficients
+ * its kernel computes, rt_bn_coeff; Relu's and Clip's comparisons as
+ * k_act.c writes them), so the results are bit-identical to running the
+ * nodes.
  *
  * The analysis (rt_chain_mark, when the plan is built) finds chains by
- * the graph alone: each value in between has one consumer and is no
- * graph output.  Whether a run may fuse is decided after the Conv ran
- * (rt_chain_apply): its result must be a float32 tensor of its own, and
- * every operand must be at hand (a bound value, or a kept constant
- * result, fold.c) of float32 whose broadcast touches at most the channel
- * axis; else the chain's nodes run as usual.  An observer (validate
- * --layerwise) sees every node: no fusing then. */
+ * the graph alone: each value in between has one consumer and is no graph
+ * output, and each step's other inputs are constants.  After the head ran
+ * (rt_chain_apply), its result must be a float32 tensor of its own, and a
+ * run does the steps up to the first whose operands are not at hand (a
+ * bound value, or a kept constant result, fold.c), not float32, or
+ * broadcast beyond the channel axis; that step and the rest run as nodes.
+ * An observer (validate --layerwise) sees every node: no fusing then. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +66,15 @@ static int step_kind(const struct rt_session *s, const struct rt_gplan *p,
 		return 0;
 	if (!strcmp(op, "Relu"))
 		return n->n_inputs == 1 ? RT_CHAIN_RELU : 0;
+	if (!strcmp(op, "Clip")) {
+		/* bounds: attributes before opset 11, constant inputs after */
+		if (n->inputs[0] != v)
+			return 0;
+		for (size_t i = 1; i < n->n_inputs; i++)
+			if (n->inputs[i] && !rt_fold_value_const(s, p, n->inputs[i]))
+				return 0;
+		return RT_CHAIN_CLIP;
+	}
 	if (!strcmp(op, "BatchNormalization")) {
 		if (since(np) < 9 || n->n_inputs != 5 || n->inputs[0] != v ||
 		    ((a = ir_node_attr(n, "training_mode")) && a->i != 0))
@@ -179,6 +191,38 @@ static int per_channel(const struct rt_value *t, const struct rt_value *y, float
 	return 1;
 }
 
+/* Clip's bounds as its kernel takes them (k_act.c): the min and max
+ * attributes before opset 11, else inputs 1 and 2 (one float32 value
+ * each, absent: unbounded); lo and hi filled for each of c channels. */
+static int clip_bounds(struct rt_frame *f, const struct rt_nplan *np, int64_t c,
+		       float *lo, float *hi)
+{
+	const struct ir_node *n = np->node;
+	double b[2] = { -INFINITY, INFINITY };
+
+	for (size_t i = 0; i < 2; i++) {
+		if (since(np) < 11) {
+			const struct ir_attr *a = ir_node_attr(n, i ? "max" : "min");
+
+			if (a)
+				b[i] = a->type == IR_ATTR_INT ? (float)a->i :
+				       a->type == IR_ATTR_FLOAT ? a->f : 0.0f;
+		} else if (i + 1 < n->n_inputs && n->inputs[i + 1]) {
+			const struct rt_value *t = operand(f, np, i + 1);
+
+			if (!t || t->kind != RT_TENSOR || t->dtype != IR_DTYPE_FLOAT ||
+			    t->numel != 1)
+				return 0;
+			b[i] = ((const float *)t->data)[0];
+		}
+	}
+	for (int64_t ch = 0; ch < c; ch++) {
+		lo[ch] = (float)b[0];
+		hi[ch] = (float)b[1];
+	}
+	return 1;
+}
+
 /* BatchNormalization's mul and add (its kernel's rt_bn_coeff). */
 static int bn_coeffs(struct rt_frame *f, const struct rt_nplan *np, int64_t c,
 		     float *mul, float *add)
@@ -251,6 +295,13 @@ static void chain_planes(void *ctx, int64_t lo, int64_t hi)
 				for (int64_t i = 0; i < j->sp; i++)
 					y[i] = m / y[i];
 				break;
+			case RT_CHAIN_CLIP:   /* m, a: the bounds; as k_act.c's */
+				for (int64_t i = 0; i < j->sp; i++) {
+					float t = y[i] < m ? m : y[i];
+
+					y[i] = t > a ? a : t;
+				}
+				break;
 			default:   /* RT_CHAIN_RELU, as k_act.c's */
 				for (int64_t i = 0; i < j->sp; i++)
 					y[i] = y[i] < 0 ? 0 : y[i];
@@ -286,6 +337,8 @@ int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np
 
 		if (ch->steps[j.n].kind == RT_CHAIN_BN)
 			ok = bn_coeffs(f, cp, j.c, m, m + j.c);
+		else if (ch->steps[j.n].kind == RT_CHAIN_CLIP)
+			ok = clip_bounds(f, cp, j.c, m, m + j.c);
 		else if (ch->steps[j.n].kind != RT_CHAIN_RELU)
 			ok = per_channel(operand(f, cp, (size_t)ch->steps[j.n].operand), y, m);
 		if (!ok || f->vals[cp->out[0]])

@@ -20,7 +20,7 @@ struct rt_ref {
  * pass over its output does. */
 enum {
 	RT_CHAIN_BN = 1, RT_CHAIN_MUL, RT_CHAIN_ADD, RT_CHAIN_SUB, RT_CHAIN_RSUB,
-	RT_CHAIN_DIV, RT_CHAIN_RDIV, RT_CHAIN_RELU
+	RT_CHAIN_DIV, RT_CHAIN_RDIV, RT_CHAIN_RELU, RT_CHAIN_CLIP
 };
 #define RT_CHAIN_MAX 8
 

@@ -139,8 +139,9 @@ int knn_conv_wino_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 /* The same over pgemm.h's products with the weights packed once per
  * session (k_conv_pg.c) when W is a model constant, the convolution is
  * not depthwise and has few output positions (there OpenBLAS's copy of
- * the weights on every call costs as much as the product): 1 done, 0 not
- * applicable, or rt_oom(). */
+ * the weights on every call costs as much as the product) or an im2col
+ * matrix of 1 MiB or more (never built: its panels are gathered from the
+ * image): 1 done, 0 not applicable, or rt_oom(). */
 int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		    const float *w, const float *b, float *y);
 

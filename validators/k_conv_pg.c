@@ -1,9 +1,11 @@
-/* k_conv_pg.c: float32 convolutions with constant weights and few output
- * positions over pgemm.h: the weights are packed once per session (kept
- * in the node's cache, charged to the session's memory) and each product
- * computes the output transposed, positions by channels (the positions
- * are the product's short side, the channels its packed side), then
- * writes it back channel by channel. */
+/* k_conv_pg.c: float32 convolutions with constant weights over pgemm.h,
+ * the weights packed once per session (kept in the node's cache, charged
+ * to the session's memory).  Few output positions: each product computes
+ * the output transposed, positions by channels (the positions are the
+ * product's short side, the channels its packed side), then writes it
+ * back channel by channel.  Many positions with a large im2col matrix
+ * (stems): weights-side products (pgemm_w.c) whose panels are gathered
+ * from the image, the output written in place. */
 #include <stdlib.h>
 
 #include "validators/k_conv_int.h"

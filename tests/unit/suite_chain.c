@@ -3,7 +3,7 @@
  * arithmetic done here by the spec from the Conv's observed output:
  * BatchNormalization, Mul by a kept constant (an Unsqueeze of an
  * initializer: fused from the second run on), Add with the constant
- * first, Sub with it first, Div both ways, Relu; one and two threads;
+ * first, Sub with it first, Div both ways, Clip, Relu; one and two threads;
  * no fusing under an observer; a pass that stops before an operand that
  * is not per-channel; a chain that ends at a graph output, the next
  * node heading the rest. */
@@ -21,7 +21,8 @@
 #define NX (2 * C * 4 * 3)
 
 /* x [2, C, 4, 3] -> Conv 3x3 pad 1 -> BN -> Mul(., Unsqueeze(u)) ->
- * Add(a, .) -> Sub(k, .) -> Div(., q) -> Relu -> Div(k, .) -> y.  full: Add's a is
+ * Add(a, .) -> Sub(k, .) -> Div(., q) -> Clip(., -1, 0.75) -> Relu ->
+ * Div(k, .) -> y.  full: Add's a is
  * [1, C, 4, 3] (not per-channel); tap: BN's result is a graph output too. */
 static struct ir_model *model(int full, int tap)
 {
@@ -60,7 +61,10 @@ static struct ir_model *model(int full, int tap)
 	tm_node(m, "Add", NULL, TM_NAMES("a", "p"), 2, TM_NAMES("s"), 1);
 	tm_node(m, "Sub", NULL, TM_NAMES("k", "s"), 2, TM_NAMES("t"), 1);
 	tm_node(m, "Div", NULL, TM_NAMES("t", "q"), 2, TM_NAMES("r"), 1);
-	tm_node(m, "Relu", NULL, TM_NAMES("r"), 1, TM_NAMES("z"), 1);
+	tm_init(m, "lo", IR_DTYPE_FLOAT, TM_DIMS(0), 0, (const double[]){ -1 });
+	tm_init(m, "hi", IR_DTYPE_FLOAT, TM_DIMS(0), 0, (const double[]){ 0.75 });
+	tm_node(m, "Clip", NULL, TM_NAMES("r", "lo", "hi"), 3, TM_NAMES("rc"), 1);
+	tm_node(m, "Relu", NULL, TM_NAMES("rc"), 1, TM_NAMES("z"), 1);
 	tm_node(m, "Div", NULL, TM_NAMES("k", "z"), 2, TM_NAMES("y"), 1);
 	tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(2, C, 4, 3), 4);
 	if (tap)
@@ -105,6 +109,8 @@ static void by_hand(const float *conv, float *y)
 		t = a[c] + t;
 		t = 0.25f - t;
 		t = t / q[c];
+		t = t < -1 ? -1 : t;
+		t = t > 0.75f ? 0.75f : t;
 		t = t < 0 ? 0 : t;
 		y[e] = 0.25f / t;
 	}

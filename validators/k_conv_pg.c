@@ -51,7 +51,9 @@ static struct pg_weights *pg_pack_weights(const struct knn_geom *g, const float 
 	c->h.w = w;
 	c->group_len = kind == KNN_WC_PGEMM ? rt_pgemm_packed_len(kd, mg) :
 		       rt_pgemm_wpacked_len(mg, kd);
-	if (!(c->pb = aligned_alloc(64, (size_t)(c->group_len * g->group) * sizeof(float) + 64))) {
+	/* aligned_alloc wants a multiple of the alignment */
+	if (!(c->pb = aligned_alloc(64, ((size_t)(c->group_len * g->group) * sizeof(float) + 127) /
+					    64 * 64))) {
 		free(c);
 		return NULL;
 	}
@@ -172,14 +174,15 @@ static void pg_img_panel(const void *ctx, int64_t k0, int64_t kc, int64_t j0,
 			float *d = dst + at[t] - ox[t];   /* d[o]: output o of the row */
 			int64_t iy = oy[t] * g->stride[0] + tp->dy;
 			int64_t a = ox[t], e = ox[t] + len[t];
+			/* [a, a2) and [e2, e) read padding, [a2, e2) the row */
 			int64_t a2 = tp->lo > a ? tp->lo : a, e2 = tp->hi < e ? tp->hi : e;
 			int64_t base = iy * iw + tp->bx, o = a;
 
-			if (iy < 0 || iy >= g->in[0])
+			if (iy < 0 || iy >= g->in[0] || a2 > e)
 				e2 = a2 = a;
 			if (e2 < a2)
 				e2 = a2;
-			for (; o < a2 && o < e; o++)
+			for (; o < a2; o++)
 				d[o] = 0;
 			if (sw == 1)
 				for (; o < e2; o++)

@@ -100,7 +100,7 @@ static void pg_panels(void *ctx, int64_t lo, int64_t hi)
 					rt_pgemm_k512((int)(mc - t < RT_PG_MR ? mc - t : RT_PG_MR),
 						      nr, kc, buf + t * kc, pbk,
 						      jb->c + (i0 + t) * jb->ldc + j0, jb->ldc,
-						      k0 == 0, jb->bias ? jb->bias + j0 : NULL);
+						      k0 == 0, jb->bias ? jb->bias + j0 : NULL, 0);
 			}
 		}
 	}
@@ -117,11 +117,17 @@ int rt_pgemm_run(struct rt_kctx *kc, int64_t m, int64_t n, int64_t k,
 
 	if (m <= 0 || n <= 0)
 		return 0;
-	if (kc && rt_threads(kc) > 1 && (double)m * (double)n * (double)k >= 1e6)
-		rt_parallel_for(kc, panels, 1, pg_panels, &jb);
-	else
-		pg_panels(&jb, 0, panels);
+	rt_pgemm_split(kc, panels, (double)m * (double)n * (double)k, pg_panels, &jb);
 	return jb.failed ? -1 : 0;
+}
+
+void rt_pgemm_split(struct rt_kctx *kc, int64_t panels, double work,
+		    void (*fn)(void *, int64_t, int64_t), void *ctx)
+{
+	if (kc && rt_threads(kc) > 1 && work >= 1e6)
+		rt_parallel_for(kc, panels, 1, fn, ctx);
+	else
+		fn(ctx, 0, panels);
 }
 
 void rt_pgemm_transpose(const float *src, int64_t rows, int64_t ld,

@@ -81,16 +81,18 @@ void rt_pgemm_transpose(const float *src, int64_t rows, int64_t ld,
  * columns at c (row stride ldc) from kc steps of a packed A tile (A(i, s)
  * at a[s * RT_PG_MR + i]) and of a packed panel pb (RT_PG_NR floats per
  * step).
- * first: store the product plus bias[j] (bias NULL: plus 0); else add
+ * first: store the product plus the bias (NULL: plus 0), bias[j] for
+ * column j, or with bias_rows (pgemm_w.c) bias[i] for row i; else add
  * the product to C. */
 void rt_pgemm_k512(int mr, int nr, int64_t kc, const float *a,
 		   const float *pb, float *c, int64_t ldc, int first,
-		   const float *bias);
+		   const float *bias, int bias_rows);
 
-/* The same tile with the bias one value per row of C (pgemm_w.c). */
-void rt_pgemm_k512_rows(int mr, int nr, int64_t kc, const float *a,
-			const float *pb, float *c, int64_t ldc, int first,
-			const float *bias);
+/* Panels [0, panels) of a product of `work` multiply-adds: fn(ctx, lo,
+ * hi) split over kc's threads, or run on this one when kc is NULL, has
+ * one thread, or the product is small. */
+void rt_pgemm_split(struct rt_kctx *kc, int64_t panels, double work,
+		    void (*fn)(void *, int64_t, int64_t), void *ctx);
 
 /* The 16 x 16 block at src (row stride ls) transposed into dst (ld). */
 void rt_pgemm_tr16_k512(const float *src, int64_t ls, float *dst, int64_t ld);

@@ -67,32 +67,21 @@ K512 void pg_tile(const int mr, int nr, int64_t kc, const float *a,
 	}
 }
 
-#define PG_CASE(r) case r: pg_tile(r, nr, kc, a, pb, c, ldc, first, bias, 0); break;
+#define PG_CASE(r) case r: \
+	if (bias_rows) \
+		pg_tile(r, nr, kc, a, pb, c, ldc, first, bias, 1); \
+	else \
+		pg_tile(r, nr, kc, a, pb, c, ldc, first, bias, 0); \
+	break;
 
 __attribute__((target("avx512f")))
 void rt_pgemm_k512(int mr, int nr, int64_t kc, const float *a,
 		   const float *pb, float *c, int64_t ldc, int first,
-		   const float *bias)
+		   const float *bias, int bias_rows)
 {
 	switch (mr) {
 	PG_CASE(1) PG_CASE(2) PG_CASE(3) PG_CASE(4) PG_CASE(5) PG_CASE(6)
 	PG_CASE(7) PG_CASE(8) PG_CASE(9) PG_CASE(10) PG_CASE(11) PG_CASE(12)
-	default:
-		break;
-	}
-}
-
-#define PG_CASE_W(r) case r: pg_tile(r, nr, kc, a, pb, c, ldc, first, bias, 1); break;
-
-__attribute__((target("avx512f")))
-void rt_pgemm_k512_rows(int mr, int nr, int64_t kc, const float *a,
-			const float *pb, float *c, int64_t ldc, int first,
-			const float *bias)
-{
-	switch (mr) {
-	PG_CASE_W(1) PG_CASE_W(2) PG_CASE_W(3) PG_CASE_W(4) PG_CASE_W(5)
-	PG_CASE_W(6) PG_CASE_W(7) PG_CASE_W(8) PG_CASE_W(9) PG_CASE_W(10)
-	PG_CASE_W(11) PG_CASE_W(12)
 	default:
 		break;
 	}

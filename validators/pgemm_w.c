@@ -73,11 +73,10 @@ static void pw_panels(void *ctx, int64_t lo, int64_t hi)
 
 			jb->panel(jb->pctx, k0, kc, j0, nr, buf);
 			for (int64_t i0 = 0; i0 < jb->m; i0 += RT_PG_MR)
-				rt_pgemm_k512_rows((int)(jb->m - i0 < RT_PG_MR ? jb->m - i0 : RT_PG_MR),
-						   nr, kc, jb->pa + i0 * jb->k + k0 * RT_PG_MR,
-						   buf, jb->c + i0 * jb->ldc + j0,
-						   jb->ldc, k0 == 0,
-						   jb->bias ? jb->bias + i0 : NULL);
+				rt_pgemm_k512((int)(jb->m - i0 < RT_PG_MR ? jb->m - i0 : RT_PG_MR),
+					      nr, kc, jb->pa + i0 * jb->k + k0 * RT_PG_MR,
+					      buf, jb->c + i0 * jb->ldc + j0, jb->ldc, k0 == 0,
+					      jb->bias ? jb->bias + i0 : NULL, 1);
 		}
 	}
 	free(buf);
@@ -93,9 +92,6 @@ int rt_pgemm_wrun(struct rt_kctx *kc, int64_t m, int64_t n, int64_t k,
 
 	if (m <= 0 || n <= 0)
 		return 0;
-	if (kc && rt_threads(kc) > 1 && (double)m * (double)n * (double)k >= 1e6)
-		rt_parallel_for(kc, panels, 1, pw_panels, &jb);
-	else
-		pw_panels(&jb, 0, panels);
+	rt_pgemm_split(kc, panels, (double)m * (double)n * (double)k, pw_panels, &jb);
 	return jb.failed ? -1 : 0;
 }

@@ -169,9 +169,9 @@ static const struct rt_value *operand(struct rt_frame *f, const struct rt_nplan 
 	return NULL;
 }
 
-/* c per-channel values of t broadcast against y (rank r, c = dims[1]):
- * float32, no more dims than y, each 1 but the one facing the channel
- * axis (1 or c). */
+/* The c = y->dims[1] per-channel values of t broadcast against y, when
+ * t is float32 of no more dims than y, each 1 but the one facing the
+ * channel axis (1 or c); else 0. */
 static int per_channel(const struct rt_value *t, const struct rt_value *y, float *out)
 {
 	int64_t c = y->dims[1], step;
@@ -194,19 +194,19 @@ static int per_channel(const struct rt_value *t, const struct rt_value *y, float
 /* Clip's bounds as its kernel takes them (k_act.c): the min and max
  * attributes before opset 11, else inputs 1 and 2 (one float32 value
  * each, absent: unbounded); lo and hi filled for each of c channels. */
-static int clip_bounds(struct rt_frame *f, const struct rt_nplan *np, int64_t c,
-		       float *lo, float *hi)
+static int clip_bounds(struct rt_session *s, struct rt_frame *f,
+		       const struct rt_nplan *np, int64_t c, float *lo, float *hi)
 {
 	const struct ir_node *n = np->node;
+	struct rt_kctx k = { .s = s, .f = f, .node = n };   /* its attributes */
 	double b[2] = { -INFINITY, INFINITY };
 
 	for (size_t i = 0; i < 2; i++) {
-		if (since(np) < 11) {
-			const struct ir_attr *a = ir_node_attr(n, i ? "max" : "min");
+		const char *name = i ? "max" : "min";
 
-			if (a)
-				b[i] = a->type == IR_ATTR_INT ? (float)a->i :
-				       a->type == IR_ATTR_FLOAT ? a->f : 0.0f;
+		if (since(np) < 11) {
+			if (rt_attr(&k, name))
+				b[i] = rt_attr_float(&k, name, 0);
 		} else if (i + 1 < n->n_inputs && n->inputs[i + 1]) {
 			const struct rt_value *t = operand(f, np, i + 1);
 
@@ -224,12 +224,11 @@ static int clip_bounds(struct rt_frame *f, const struct rt_nplan *np, int64_t c,
 }
 
 /* BatchNormalization's mul and add (its kernel's rt_bn_coeff). */
-static int bn_coeffs(struct rt_frame *f, const struct rt_nplan *np, int64_t c,
-		     float *mul, float *add)
+static int bn_coeffs(struct rt_session *s, struct rt_frame *f, const struct rt_nplan *np,
+		     int64_t c, float *mul, float *add)
 {
-	const struct ir_attr *a = ir_node_attr(np->node, "epsilon");
-	float eps = a && a->type == IR_ATTR_INT ? (float)a->i :
-		    a && a->type == IR_ATTR_FLOAT ? a->f : 1e-5f;
+	struct rt_kctx k = { .s = s, .f = f, .node = np->node };   /* its attributes */
+	float eps = rt_attr_float(&k, "epsilon", 1e-5f);
 	const float *p[4];
 
 	for (size_t i = 0; i < 4; i++) {
@@ -336,9 +335,9 @@ int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np
 		int ok = 1;
 
 		if (ch->steps[j.n].kind == RT_CHAIN_BN)
-			ok = bn_coeffs(f, cp, j.c, m, m + j.c);
+			ok = bn_coeffs(s, f, cp, j.c, m, m + j.c);
 		else if (ch->steps[j.n].kind == RT_CHAIN_CLIP)
-			ok = clip_bounds(f, cp, j.c, m, m + j.c);
+			ok = clip_bounds(s, f, cp, j.c, m, m + j.c);
 		else if (ch->steps[j.n].kind != RT_CHAIN_RELU)
 			ok = per_channel(operand(f, cp, (size_t)ch->steps[j.n].operand), y, m);
 		if (!ok || f->vals[cp->out[0]])

@@ -228,13 +228,9 @@ void rt_dims_text(int rank, const int64_t *dims, char *buf, size_t size);
 int rt_subgraph_run(struct rt_kctx *k, const struct ir_graph *g,
 		    struct rt_value **ins, size_t n_in, struct rt_value **outs);
 
-/* fn(ctx, begin, end) over [0, n) split into chunks run on the session's
- * threads (inline when threads == 1 or n is small).  grain: the fewest
- * items worth a chunk. */
-typedef void (*rt_range_fn)(void *ctx, int64_t begin, int64_t end);
 /* An inference BatchNormalization's per-channel y = x * mul + add, from
  * its scale, bias, mean and var: computed in double, rounded once (the
- * kernel, k_norm.c, and the conv chains, chain.c, share it). */
+ * kernel, k_norm.c, and the epilogue chains, chain.c, share it). */
 static inline void rt_bn_coeff(double scale, double bias, double mean, double var,
 			       float eps, float *mul, float *add)
 {
@@ -244,6 +240,10 @@ static inline void rt_bn_coeff(double scale, double bias, double mean, double va
 	*add = (float)(bias - mean * a);
 }
 
+/* fn(ctx, begin, end) over [0, n) split into chunks run on the session's
+ * threads (inline when threads == 1 or n is small).  grain: the fewest
+ * items worth a chunk. */
+typedef void (*rt_range_fn)(void *ctx, int64_t begin, int64_t end);
 void rt_parallel_for(struct rt_kctx *k, int64_t n, int64_t grain,
 		     rt_range_fn fn, void *ctx);
 int rt_threads(struct rt_kctx *k);

@@ -224,8 +224,9 @@ struct rt_op_stat {
 	size_t count;             /* nodes run (all runs, all graphs) */
 	double seconds;
 	size_t reused;            /* node runs skipped: results kept */
-	size_t fused;             /* node runs done by the Conv before them
-				   * in one pass (its time has theirs) */
+	size_t fused;             /* node runs done in the pass of the node
+				   * heading their chain (its time has
+				   * theirs; chain.c) */
 };
 
 struct rt_stats {

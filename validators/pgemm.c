@@ -37,19 +37,25 @@ int64_t rt_pgemm_packed_len(int64_t k, int64_t n)
 	return (n + RT_PG_NR - 1) / RT_PG_NR * RT_PG_NR * k;
 }
 
-void rt_pgemm_pack(const float *b, int64_t rs, int64_t cs, int64_t k,
-		   int64_t n, float *pb)
+void rt_pgemm_pack_panels(const float *b, int64_t rs, int64_t cs, int64_t k,
+			  int64_t n, int width, float *pb)
 {
-	for (int64_t j0 = 0; j0 < n; j0 += RT_PG_NR) {
-		int64_t w = n - j0 < RT_PG_NR ? n - j0 : RT_PG_NR;
+	for (int64_t j0 = 0; j0 < n; j0 += width) {
+		int64_t w = n - j0 < width ? n - j0 : width;
 
-		for (int64_t s = 0; s < k; s++, pb += RT_PG_NR) {
+		for (int64_t s = 0; s < k; s++, pb += width) {
 			for (int64_t j = 0; j < w; j++)
 				pb[j] = b[s * rs + (j0 + j) * cs];
-			for (int64_t j = w; j < RT_PG_NR; j++)
+			for (int64_t j = w; j < width; j++)
 				pb[j] = 0;
 		}
 	}
+}
+
+void rt_pgemm_pack(const float *b, int64_t rs, int64_t cs, int64_t k,
+		   int64_t n, float *pb)
+{
+	rt_pgemm_pack_panels(b, rs, cs, k, n, RT_PG_NR, pb);
 }
 
 struct pg_job {

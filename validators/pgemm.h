@@ -37,6 +37,11 @@ int rt_cpu_avx512f(void);
 
 /* Floats of packed B (k x n). */
 int64_t rt_pgemm_packed_len(int64_t k, int64_t n);
+/* The n columns of a k-step operand, element (kk, j) at b[kk * rs + j *
+ * cs], into pb as panels of `width` columns, each k steps of width floats
+ * (columns past n zero): B's panels here, A's tiles in pgemm_w.c. */
+void rt_pgemm_pack_panels(const float *b, int64_t rs, int64_t cs, int64_t k,
+			  int64_t n, int width, float *pb);
 /* Pack B, element (kk, j) at b[kk * rs + j * cs], into pb. */
 void rt_pgemm_pack(const float *b, int64_t rs, int64_t cs, int64_t k,
 		   int64_t n, float *pb);

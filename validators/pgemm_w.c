@@ -2,7 +2,7 @@
  * weights, m x k) is packed once into tiles of RT_PG_MR rows whose steps
  * are contiguous: the kernel's broadcast operand.  B (an input or im2col
  * matrix, k x n) is copied per call, RT_PG_KC steps of one panel of
- * RT_PG_NR columns at a time (16 KiB, in L1), and every tile of A meets
+ * RT_PG_NR columns at a time (32 KiB, in L1), and every tile of A meets
  * the panel before the next is copied; A stays in L2.  C comes out in
  * B's own layout (a convolution's channels by positions), so nothing is
  * transposed afterwards.  B's panels come from the caller's function:
@@ -20,16 +20,8 @@ int64_t rt_pgemm_wpacked_len(int64_t m, int64_t k)
 
 void rt_pgemm_wpack(const float *a, int64_t lda, int64_t m, int64_t k, float *pa)
 {
-	for (int64_t i0 = 0; i0 < m; i0 += RT_PG_MR) {
-		int64_t mr = m - i0 < RT_PG_MR ? m - i0 : RT_PG_MR;
-
-		for (int64_t s = 0; s < k; s++, pa += RT_PG_MR) {
-			for (int64_t i = 0; i < mr; i++)
-				pa[i] = a[(i0 + i) * lda + s];
-			for (int64_t i = mr; i < RT_PG_MR; i++)
-				pa[i] = 0;
-		}
-	}
+	/* A's rows are the tiles' columns: step s of row i at a[i * lda + s] */
+	rt_pgemm_pack_panels(a, 1, lda, k, m, RT_PG_MR, pa);
 }
 
 struct pw_job {

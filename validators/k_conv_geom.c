@@ -187,3 +187,32 @@ void knn_store_f64(struct rt_value *t, const double *v)
 		for (int64_t i = 0; i < t->numel; i++)
 			rt_store_f64(t->dtype, t->data, i, v[i]);
 }
+
+void knn_window_taps(const struct knn_geom *g, int d, int include_pad,
+		     int64_t *lo, int64_t *hi, int64_t *n)
+{
+	int nsp = g->nsp;
+
+	for (int64_t o = 0; o < g->out[d]; o++) {
+		int64_t first = -1, end = 0, count = 0;
+
+		for (int64_t u = 0; u < g->kernel[d]; u++) {
+			int64_t i = o * g->stride[d] - g->pad[d] + u * g->dil[d];
+
+			if (i >= 0 && i < g->in[d]) {
+				if (first < 0)
+					first = u;
+				end = u + 1;
+				count++;
+			} else if (include_pad && i >= -g->pad[d] &&
+				   i < g->in[d] + g->pad[nsp + d]) {
+				count++;
+			}
+		}
+		if (lo) {
+			lo[o] = first < 0 ? 0 : first;
+			hi[o] = first < 0 ? 0 : end;
+		}
+		n[o] = count;
+	}
+}

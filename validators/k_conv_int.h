@@ -97,6 +97,15 @@ static inline void knn_walk_next(struct knn_walk *w, const struct knn_geom *g)
 	}
 }
 
+/* For each output along spatial dim d of a window geometry (a pool's):
+ * the window's taps whose input lies inside, [lo[o], hi[o]) (lo and hi
+ * may be NULL; an output with none gets [0, 0)), and their count n[o],
+ * with the taps on the padding too when include_pad (an average pool's
+ * count_include_pad; never past the end padding, which ceil_mode may
+ * reach). */
+void knn_window_taps(const struct knn_geom *g, int d, int include_pad,
+		     int64_t *lo, int64_t *hi, int64_t *n);
+
 /* Fill g from x (rank >= 3) and the node's strides, dilations, pads and
  * auto_pad attributes.  kernel: the window (NULL: the kernel_shape
  * attribute, then required).  flags: KNN_CEIL rounds the output size up

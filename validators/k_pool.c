@@ -298,14 +298,7 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 
 		if (!cols)
 			return rt_oom(k);
-		for (int64_t t = 0; t < g.out[1]; t++)
-			for (int64_t v = 0; v < g.kernel[1]; v++) {
-				int64_t c = t * g.stride[1] - g.pad[1] + v * g.dil[1];
-
-				if ((c >= 0 && c < g.in[1]) ||
-				    (j.include_pad && c >= -g.pad[1] && c < g.in[1] + g.pad[3]))
-					cols[t]++;
-			}
+		knn_window_taps(&g, 1, j.include_pad, NULL, NULL, cols);
 		rt_parallel_for(k, g.n * g.c, 1, avg2d_planes, &a);
 		free(cols);
 		return 0;

@@ -160,35 +160,6 @@ cleanup:
 	free(out);
 }
 
-/* The taps of each output along dimension d: [lo, hi) inside the input,
- * n counted (with the pads when include_pad). */
-static void cb_taps(const struct knn_geom *g, int d, int include_pad,
-		    int64_t *lo, int64_t *hi, int64_t *n)
-{
-	int nsp = g->nsp;
-
-	for (int64_t o = 0; o < g->out[d]; o++) {
-		int64_t first = -1, end = 0, count = 0;
-
-		for (int64_t u = 0; u < g->kernel[d]; u++) {
-			int64_t i = o * g->stride[d] - g->pad[d] + u * g->dil[d];
-
-			if (i >= 0 && i < g->in[d]) {
-				if (first < 0)
-					first = u;
-				end = u + 1;
-				count++;
-			} else if (include_pad && i >= -g->pad[d] &&
-				   i < g->in[d] + g->pad[nsp + d]) {
-				count++;
-			}
-		}
-		lo[o] = first < 0 ? 0 : first;
-		hi[o] = first < 0 ? 0 : end;
-		n[o] = count;
-	}
-}
-
 int knn_pool2d_cb_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
 		      int include_pad, const float *x, float *y)
 {
@@ -207,9 +178,9 @@ int knn_pool2d_cb_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
 	j.clo = t + 3 * g->out[0];
 	j.chi = j.clo + g->out[1];
 	j.cn = j.clo + 2 * g->out[1];
-	cb_taps(g, 0, include_pad, t, t + g->out[0], t + 2 * g->out[0]);
-	cb_taps(g, 1, include_pad, t + 3 * g->out[0], t + 3 * g->out[0] + g->out[1],
-		t + 3 * g->out[0] + 2 * g->out[1]);
+	knn_window_taps(g, 0, include_pad, t, t + g->out[0], t + 2 * g->out[0]);
+	knn_window_taps(g, 1, include_pad, t + 3 * g->out[0], t + 3 * g->out[0] + g->out[1],
+			t + 3 * g->out[0] + 2 * g->out[1]);
 	rt_parallel_for(k, (j.planes + 15) / 16, 1, cb_groups, &j);
 	free(t);
 	return j.failed ? rt_oom(k) : 1;

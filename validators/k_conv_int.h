@@ -158,6 +158,12 @@ int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
  * stays), as every max pool kernel takes it. */
 #define KNN_MAXIN(y, x) ((x) > (y) || (x) != (x) ? (x) : (y))
 
+/* plane(g, x + p * in_size, y + p * out_size) for each of the n * c
+ * float32 planes p, split over the session's threads (k_pool.c). */
+typedef void (*knn_plane_fn)(const struct knn_geom *g, const float *x, float *y);
+void knn_for_planes(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		    float *y, knn_plane_fn plane);
+
 /* float32 2-D max (avg 0) or average pooling of stride 1, undilated,
  * output as large as the input (pads below the kernel), separably over
  * whole planes (k_pool_same.c): 1 done, 0 not applicable, or rt_oom(). */

@@ -117,11 +117,6 @@ static void pool_planes(void *ctx, int64_t lo, int64_t hi)
  * tap folds its shifted input row into the row (kept in cache), with the
  * column bounds of each tap computed once; the loops vectorize (NaN
  * propagates as in a plain comparison chain). */
-struct max2d {
-	const struct knn_geom *g;
-	const float *x;
-	float *y;
-};
 
 __attribute__((target_clones("avx512f", "avx2", "default")))
 static void max2d_plane(const struct knn_geom *g, const float *restrict x,
@@ -229,13 +224,27 @@ static void avg2d_planes(void *ctx, int64_t lo, int64_t hi)
 		avg2d_plane(j, j->x + pl * j->g->in_size, j->y + pl * j->g->out_size);
 }
 
-static void max2d_planes(void *ctx, int64_t lo, int64_t hi)
+struct planes_job {
+	const struct knn_geom *g;
+	const float *x;
+	float *y;
+	knn_plane_fn plane;
+};
+
+static void planes_run(void *ctx, int64_t lo, int64_t hi)
 {
-	const struct max2d *j = ctx;
+	const struct planes_job *j = ctx;
 
 	for (int64_t pl = lo; pl < hi; pl++)
-		max2d_plane(j->g, j->x + pl * j->g->in_size,
-			    j->y + pl * j->g->out_size);
+		j->plane(j->g, j->x + pl * j->g->in_size, j->y + pl * j->g->out_size);
+}
+
+void knn_for_planes(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		    float *y, knn_plane_fn plane)
+{
+	struct planes_job j = { g, x, y, plane };
+
+	rt_parallel_for(k, g->n * g->c, 1, planes_run, &j);
 }
 
 static int pool_run(struct rt_kctx *k, enum pool_kind kind)
@@ -278,14 +287,12 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 	if (y->numel == 0)
 		return 0;
 	if (kind == POOL_MAX && !j.idx && x->dtype == IR_DTYPE_FLOAT && g.nsp == 2) {
-		struct max2d m = { &g, x->data, y->data };
-
 		if ((rc = knn_pool2d_cb_f32(k, &g, 0, 0, x->data, y->data)) != 0 ||
 		    (rc = knn_pool2d_same_f32(k, &g, 0, 0, x->data, y->data)) != 0 ||
 		    (rc = knn_max2d_s2_f32(k, &g, x->data, y->data)) != 0)
 			return rc < 0 ? rc : 0;
 
-		rt_parallel_for(k, g.n * g.c, 1, max2d_planes, &m);
+		knn_for_planes(k, &g, x->data, y->data, max2d_plane);
 		return 0;
 	}
 	if (kind == POOL_AVG && x->dtype == IR_DTYPE_FLOAT && g.nsp == 2 &&

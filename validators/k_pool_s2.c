@@ -107,28 +107,12 @@ static void s2_plane(const struct knn_geom *g, const float *x, float *y)
 	}
 }
 
-struct s2_job {
-	const struct knn_geom *g;
-	const float *x;
-	float *y;
-};
-
-static void s2_planes(void *ctx, int64_t lo, int64_t hi)
-{
-	const struct s2_job *j = ctx;
-
-	for (int64_t p = lo; p < hi; p++)
-		s2_plane(j->g, j->x + p * j->g->in_size, j->y + p * j->g->out_size);
-}
-
 int knn_max2d_s2_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		     float *y)
 {
-	struct s2_job j = { g, x, y };
-
 	if (g->nsp != 2 || g->stride[1] != 2 || (g->kernel[1] != 2 && g->kernel[1] != 3) ||
 	    g->dil[0] != 1 || g->dil[1] != 1 || !rt_cpu_avx512f())
 		return 0;
-	rt_parallel_for(k, g->n * g->c, 1, s2_planes, &j);
+	knn_for_planes(k, g, x, y, s2_plane);
 	return 1;
 }

@@ -154,6 +154,13 @@ int knn_conv_wino_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		    const float *w, const float *b, float *y);
 
+/* The same computed directly on AVX-512, positions in the vector lanes
+ * (k_conv_direct.c), for 2-D convolutions of stride 1 with more than 64
+ * output positions, not depthwise: 1 done, 0 not applicable, or
+ * rt_oom(). */
+int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+			const float *w, const float *b, float *y);
+
 /* A max pool's fold of x into y: x when larger or NaN (a NaN once in y
  * stays), as every max pool kernel takes it. */
 #define KNN_MAXIN(y, x) ((x) > (y) || (x) != (x) ? (x) : (y))
@@ -186,7 +193,7 @@ int knn_max2d_s2_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
  * each fast path's struct starts with this header, so one path never
  * reads another's (a node whose input sizes change between runs may
  * switch paths). */
-enum { KNN_WC_WINO = 1, KNN_WC_PGEMM, KNN_WC_PGEMMW };
+enum { KNN_WC_WINO = 1, KNN_WC_PGEMM, KNN_WC_PGEMMW, KNN_WC_DIRECT };
 struct knn_wcache {
 	int kind;
 	const void *w;            /* the W data it was made from */

@@ -479,16 +479,18 @@ static void test_output_views_kept(void)
 	ir_model_free(m);
 }
 
-/* y = Conv(x, W + 0) with a 16 -> 16 channel 3x3 kernel on 11x13: the
- * Winograd path, its weights computed by a constant node. */
+/* y = Conv(x, W + 0) with a 72 -> 16 channel 3x3 kernel on 11x13: the
+ * Winograd path (more than 64 input channels), its weights computed by a
+ * constant node. */
+#define WC 72
 static struct ir_model *conv_model(void)
 {
 	struct ir_model *m = tm_new(13);
 	uint64_t seed = 11;
 	struct ir_node *n;
 
-	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 16, 11, 13), 4);
-	tg_rand_init(m, &seed, "W", TM_DIMS(16, 16, 3, 3), 4);
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, WC, 11, 13), 4);
+	tg_rand_init(m, &seed, "W", TM_DIMS(16, WC, 3, 3), 4);
 	tm_init(m, "zero", IR_DTYPE_FLOAT, TM_DIMS(1), 1, (const double[]){ 0 });
 	tm_node(m, "Add", NULL, TM_NAMES("W", "zero"), 2, TM_NAMES("w"), 1);
 	n = tm_node(m, "Conv", NULL, TM_NAMES("x", "w"), 2, TM_NAMES("y"), 1);
@@ -500,10 +502,10 @@ static struct ir_model *conv_model(void)
 
 static void test_wino_cache(void)
 {
-	const int64_t cache = 16 * 16 * 16 * (int64_t)sizeof(float);
+	const int64_t cache = 16 * 16 * WC * (int64_t)sizeof(float);
 	struct ir_model *m = conv_model();
-	float *xv = malloc(16 * 11 * 13 * sizeof(float)), *want;
-	double *dv = malloc(16 * 11 * 13 * sizeof(double));
+	float *xv = malloc(WC * 11 * 13 * sizeof(float)), *want;
+	double *dv = malloc(WC * 11 * 13 * sizeof(double));
 	uint64_t seed = 12;
 	struct rt_value *x, *y = NULL;
 	struct rt_session *s;
@@ -511,10 +513,10 @@ static void test_wino_cache(void)
 	int64_t base;
 
 	CU_ASSERT_FATAL(xv && dv);
-	tg_fill(&seed, dv, 16 * 11 * 13);
-	for (int i = 0; i < 16 * 11 * 13; i++)
+	tg_fill(&seed, dv, WC * 11 * 13);
+	for (int i = 0; i < WC * 11 * 13; i++)
 		xv[i] = (float)dv[i];
-	x = ftensor(xv, 4, TM_DIMS(1, 16, 11, 13));
+	x = ftensor(xv, 4, TM_DIMS(1, WC, 11, 13));
 	/* the reference: weights computed and transformed on every run */
 	s = session(m, (struct rt_opts){ .no_weight_cache = 1 });
 	ir_diag_init(&d);

@@ -1,13 +1,16 @@
 /* suite_kwino.c: the float32 convolution paths that keep derived weights
  * per session, against a naive loop in double written here: Winograd's
- * F(2x2, 3x3) for 3x3 stride-1 convolutions (validators/k_conv_wino.c):
- * output sizes odd and even (tiles cut at the edges), asymmetric and
+ * F(2x2, 3x3) for 3x3 stride-1 convolutions of more than 64 input
+ * channels (validators/k_conv_wino.c): output sizes odd and even (tiles cut at the edges), asymmetric and
  * oversized pads, batches, tile blocks (many tiles); the packed products
  * for few output positions (k_conv_pg.c): 1x1 in place, im2col, strides,
  * groups, 3-D, more steps than one block, channel counts off the panel
  * width; the weights-side products for more positions (pgemm_w.c, panels
  * gathered from the image or read from it, or from an im2col matrix for
- * 1-D and 3-D); each with one and two threads, weights cached and reused across
+ * 1-D and 3-D); the direct stride-1 convolutions, positions in the
+ * vector lanes (k_conv_direct.c: padded copies and input read in place,
+ * dropped lanes, masked last vectors, dilations, lopsided pads, steps in
+ * chunks); each with one and two threads, weights cached and reused across
  * runs, weights fed as inputs (never cached), a memory limit that leaves
  * no room for the cache; and the shapes both leave to the other paths
  * still right. */
@@ -233,18 +236,19 @@ static void conv_case(const struct ccase *cs, int threads, int w_input, int limi
 }
 
 static const struct ccase cases[] = {
-	/* 16 -> 16 channels, 11x13 (odd: the last tiles are cut) */
-	{ 2, 1, 16, 16, 1, { 11, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
-	/* batch 2, no pads (11x10 output), 24 -> 20 */
-	{ 2, 2, 24, 20, 1, { 13, 12 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
-	/* asymmetric pads, 17 -> 33 channels */
-	{ 2, 1, 17, 33, 1, { 12, 10 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 2, 1, 0 } },
+	/* Winograd (3x3, stride 1, more than 64 input channels): 72 -> 16
+	 * channels, 11x13 (odd: the last tiles are cut) */
+	{ 2, 1, 72, 16, 1, { 11, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* batch 2, no pads (11x10 output), 80 -> 20 */
+	{ 2, 2, 80, 20, 1, { 13, 12 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* asymmetric pads, 65 -> 33 channels */
+	{ 2, 1, 65, 33, 1, { 12, 10 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 2, 1, 0 } },
 	/* pads wider than the kernel: rows and tiles of zeros only */
-	{ 2, 1, 16, 16, 1, { 6, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 3, 2, 4, 3 } },
-	/* 2,500 tiles of 64 channels: more than one block of tiles */
-	{ 2, 1, 64, 16, 1, { 100, 100 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
-	/* left to the other paths: few channels, stride 2, dilation, groups,
-	 * a 7x7 output (fewer than 100 outputs) */
+	{ 2, 1, 72, 16, 1, { 6, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 3, 2, 4, 3 } },
+	/* 2,500 tiles of 72 channels: more than one block of tiles */
+	{ 2, 1, 72, 16, 1, { 100, 100 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* direct (k_conv_direct.c): few channels; stride 2 (im2col);
+	 * dilation 2; groups (OpenBLAS) */
 	{ 2, 1, 8, 16, 1, { 12, 12 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	{ 2, 1, 16, 16, 1, { 12, 12 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	{ 2, 1, 16, 16, 1, { 12, 12 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 2, 2, 2, 2 } },
@@ -270,18 +274,40 @@ static const struct ccase cases[] = {
 	/* a panel that ends with output column 0 of a row (position 64 is
 	 * row 3, column 1) whose first kernel row reads input row 0: the
 	 * columns left of the image are padding, nothing may be read there
-	 * (make check's ASan would see channel 0 read before its start) */
+	 * (make check's ASan would see channel 0 read before its start);
+	 * direct since stride-1 convolutions of few channels take that path */
 	{ 2, 1, 13, 5, 1, { 21, 21 }, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 3, 3, 3, 3 } },
 	/* 5x3 kernel, strides 2 and 1, dilation 2 down, lopsided pads,
 	 * batch 2, groups 2 */
 	{ 2, 2, 10, 14, 2, { 130, 60 }, { 5, 3 }, { 2, 1 }, { 2, 1 }, { 3, 0, 1, 2 } },
 	/* stride 3, 2,700 steps (several blocks), 25 channels */
 	{ 2, 1, 300, 25, 1, { 31, 31 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1, 1, 1 } },
-	/* 1x1 read in place at 12x12: left to OpenBLAS */
-	{ 2, 1, 40, 70, 1, { 12, 12 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* 1x1 with 1 MiB of weights at 9x9: left to OpenBLAS */
+	{ 2, 1, 512, 512, 1, { 9, 9 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
 	/* 1-D and 3-D: through an im2col matrix */
 	{ 1, 1, 6, 14, 1, { 9000 }, { 5 }, { 1 }, { 2 }, { 2, 3 } },
 	{ 3, 1, 4, 12, 1, { 14, 14, 14 }, { 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1, 1, 1, 1 } },
+	/* direct, positions in the vector lanes: 3x3 on a padded copy, rows
+	 * of 13 computed as 15 (dropped lanes), 16 -> 16 */
+	{ 2, 1, 16, 16, 1, { 11, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* read in place (no pads) with dropped lanes, the last vector
+	 * masked, batch 2, 24 -> 20 */
+	{ 2, 2, 24, 20, 1, { 13, 12 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* asymmetric pads, 17 -> 33 (tiles of 6 and 5 channels) */
+	{ 2, 1, 17, 33, 1, { 12, 10 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 2, 1, 0 } },
+	/* pads wider than the kernel: rows of zeros only */
+	{ 2, 1, 16, 16, 1, { 6, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 3, 2, 4, 3 } },
+	/* 5x3 kernel dilated (2, 1), lopsided pads, batch 2, 10 -> 7 */
+	{ 2, 2, 10, 7, 1, { 30, 20 }, { 5, 3 }, { 1, 1 }, { 2, 1 }, { 3, 0, 1, 2 } },
+	/* 64 channels at 40x40: two chunks of steps (partial sums kept) */
+	{ 2, 1, 64, 70, 1, { 40, 40 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* 1x1 in place at 11x11 (the last vector masked), 300 -> 40: three
+	 * chunks of steps */
+	{ 2, 1, 300, 40, 1, { 11, 11 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* 1x1 at 12x12 (whole vectors), 40 -> 70 */
+	{ 2, 1, 40, 70, 1, { 12, 12 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* 1x7 kernel with pads (Inception's factored convolutions), 1 -> 9 */
+	{ 2, 1, 1, 9, 1, { 17, 17 }, { 1, 7 }, { 1, 1 }, { 1, 1 }, { 0, 3, 0, 3 } },
 };
 
 static void test_vs_naive(void)
@@ -298,6 +324,8 @@ static void test_weights_as_input(void)
 	conv_case(&cases[10], 1, 1, 0);
 	conv_case(&cases[11], 2, 1, 0);
 	conv_case(&cases[18], 1, 1, 0);
+	conv_case(&cases[23], 2, 1, 0);
+	conv_case(&cases[29], 1, 1, 0);
 }
 
 static void test_no_room_for_cache(void)
@@ -307,6 +335,7 @@ static void test_no_room_for_cache(void)
 	conv_case(&cases[9], 1, 0, 1);
 	conv_case(&cases[15], 2, 0, 1);
 	conv_case(&cases[16], 1, 0, 1);
+	conv_case(&cases[28], 2, 0, 1);
 }
 
 static const struct unit_test tests[] = {

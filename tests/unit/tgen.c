@@ -43,11 +43,14 @@ int64_t tg_numel(const int64_t *d, size_t n)
 struct ir_value *tg_rand_init(struct ir_model *m, uint64_t *s, const char *name,
 				  const int64_t *dims, size_t n)
 {
-	double v[4096];
+	double *v = malloc((size_t)(tg_numel(dims, n) + 1) * sizeof(double));
+	struct ir_value *r;
 
-	CU_ASSERT_FATAL(tg_numel(dims, n) <= 4096);
+	CU_ASSERT_FATAL(v != NULL);
 	tg_fill(s, v, tg_numel(dims, n));
-	return tm_init(m, name, IR_DTYPE_FLOAT, dims, n, v);
+	r = tm_init(m, name, IR_DTYPE_FLOAT, dims, n, v);
+	free(v);
+	return r;
 }
 struct ir_value *tg_int_init(struct ir_model *m, const char *name, const int64_t *v,
 				 const int64_t *dims, size_t n)

@@ -155,11 +155,40 @@ int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		    const float *w, const float *b, float *y);
 
 /* The same computed directly on AVX-512, positions in the vector lanes
- * (k_conv_direct.c), for 2-D convolutions of stride 1 with more than 64
- * output positions, not depthwise: 1 done, 0 not applicable, or
- * rt_oom(). */
+ * (k_conv_direct.c), for 2-D ungrouped convolutions with more than 64
+ * output positions where that is the fastest path: 1 done, 0 not
+ * applicable, or rt_oom(). */
 int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 			const float *w, const float *b, float *y);
+
+/* One direct product (an image of one group): output channel i at
+ * flattened position q is the sum over steps s of w(i, s) * xp[q +
+ * off[s]]; vector v of sixteen q keeps the lanes vmask[v], which go to
+ * y + i * out_size + yoff[v] and on (dense: every q is kept and is the
+ * output index).  Weights packed in tiles of KNN_DC_MR channels, each kd
+ * steps of KNN_DC_MR floats.  Steps run in chunks of kc. */
+#define KNN_DC_MR 6
+#define KNN_DC_NV 4
+struct knn_direct {
+	const float *xp;          /* the input as the offsets read it */
+	const float *pw;          /* packed weights */
+	const float *b;           /* bias or NULL */
+	float *y;
+	const int32_t *off;
+	const uint16_t *vmask;
+	const int64_t *yoff;
+	int64_t mg, kd, nq, kc, out_size;
+	int in_place;             /* xp is the input itself: the last vector's
+				   * dropped lanes may not be read */
+	int dense;
+	int failed;               /* scratch memory could not be had */
+};
+/* Blocks [lo, hi) of up to KNN_DC_NV vectors of positions (cut evenly)
+ * against every channel tile (k_conv_dtile.c): an rt_range_fn. */
+void knn_direct_blocks(void *ctx, int64_t lo, int64_t hi);
+/* n items cut into parts of at most `most`, as even as they come: part
+ * p's first item and *count. */
+int64_t knn_direct_part(int64_t n, int64_t most, int64_t p, int64_t *count);
 
 /* A max pool's fold of x into y: x when larger or NaN (a NaN once in y
  * stays), as every max pool kernel takes it. */

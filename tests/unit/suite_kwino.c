@@ -10,7 +10,7 @@
  * 1-D and 3-D); the direct stride-1 convolutions, positions in the
  * vector lanes (k_conv_direct.c: padded copies and input read in place,
  * dropped lanes, masked last vectors, dilations, lopsided pads, steps in
- * chunks); each with one and two threads, weights cached and reused across
+ * chunks, strides through phase planes); each with one and two threads, weights cached and reused across
  * runs, weights fed as inputs (never cached), a memory limit that leaves
  * no room for the cache; and the shapes both leave to the other paths
  * still right. */
@@ -268,15 +268,15 @@ static const struct ccase cases[] = {
 	{ 2, 1, 300, 40, 1, { 5, 5 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	/* weights-side products (more than 64 positions, an im2col matrix
 	 * of 1 MiB or more), panels gathered from the image: a 7x7 stride-2
-	 * stem on 3 channels (2,025 positions, not a multiple of the panel
-	 * width; 13 channels, a short last tile) */
-	{ 2, 1, 3, 13, 1, { 90, 90 }, { 7, 7 }, { 2, 2 }, { 1, 1 }, { 3, 3, 3, 3 } },
+	 * convolution of 256 channels (400 positions, not a multiple of the
+	 * panel width; 13 channels, a short last tile) */
+	{ 2, 1, 256, 13, 1, { 40, 40 }, { 7, 7 }, { 2, 2 }, { 1, 1 }, { 3, 3, 3, 3 } },
 	/* a panel that ends with output column 0 of a row (position 64 is
 	 * row 3, column 1) whose first kernel row reads input row 0: the
 	 * columns left of the image are padding, nothing may be read there
 	 * (make check's ASan would see channel 0 read before its start);
-	 * direct since stride-1 convolutions of few channels take that path */
-	{ 2, 1, 13, 5, 1, { 21, 21 }, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 3, 3, 3, 3 } },
+	 * grouped, as ungrouped ones take the direct path */
+	{ 2, 1, 26, 10, 2, { 21, 21 }, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 3, 3, 3, 3 } },
 	/* 5x3 kernel, strides 2 and 1, dilation 2 down, lopsided pads,
 	 * batch 2, groups 2 */
 	{ 2, 2, 10, 14, 2, { 130, 60 }, { 5, 3 }, { 2, 1 }, { 2, 1 }, { 3, 0, 1, 2 } },
@@ -308,6 +308,15 @@ static const struct ccase cases[] = {
 	{ 2, 1, 40, 70, 1, { 12, 12 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
 	/* 1x7 kernel with pads (Inception's factored convolutions), 1 -> 9 */
 	{ 2, 1, 1, 9, 1, { 17, 17 }, { 1, 7 }, { 1, 1 }, { 1, 1 }, { 0, 3, 0, 3 } },
+	/* strides, split into phase planes: a 7x7 stride-2 stem on 3
+	 * channels (2,025 positions) */
+	{ 2, 1, 3, 13, 1, { 90, 90 }, { 7, 7 }, { 2, 2 }, { 1, 1 }, { 3, 3, 3, 3 } },
+	/* 1x1 of stride 2 at 30x30 (one phase copied), 20 -> 33 */
+	{ 2, 1, 20, 33, 1, { 30, 30 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* strides 3 and 2 with dilations 2 and 3, lopsided pads, batch 2 */
+	{ 2, 2, 7, 11, 1, { 50, 41 }, { 3, 4 }, { 3, 2 }, { 2, 3 }, { 2, 1, 0, 3 } },
+	/* stride (1, 2), 130 channels: chunks of steps across phases */
+	{ 2, 1, 130, 9, 1, { 20, 41 }, { 3, 3 }, { 1, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
 };
 
 static void test_vs_naive(void)

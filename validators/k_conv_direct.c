@@ -16,7 +16,8 @@
  * consecutive.  Only the phases some tap reads are copied (1x1 of stride
  * 2: a quarter of the input).
  *
- * The weights are packed once per session when W is a model constant.
+ * The weights are packed once per session when W is a model constant
+ * (k_conv_wcache.c).
  * Positions are split over the session's threads; each block of
  * positions meets every channel tile, its input staying in L1/L2. */
 #include <stdlib.h>
@@ -29,61 +30,19 @@
 #define DC_BIG_1X1 (1 << 18)     /* 1x1 weights of 1 MiB */
 #define DC_MAX_STRIDE 4
 
-struct dc_weights {
-	struct knn_wcache h;      /* KNN_WC_DIRECT, the W data packed */
-	int64_t len;
-	float *pw;
-};
-
-static void dc_weights_free(void *p)
-{
-	struct dc_weights *c = p;
-
-	if (c)
-		free(c->pw);
-	free(c);
-}
-
-static struct dc_weights *dc_pack(const struct knn_geom *g, const float *w)
+/* W packed in tiles of KNN_DC_MR channels (knn_direct_part's cut), each
+ * kd steps of KNN_DC_MR floats: the tiles' broadcast operand. */
+static void dc_pack(const struct knn_geom *g, const float *w, int kind, float *dst)
 {
 	int64_t kd = g->c * g->k_size, tiles = (g->m + KNN_DC_MR - 1) / KNN_DC_MR;
-	struct dc_weights *c = calloc(1, sizeof(*c));
 
-	if (!c)
-		return NULL;
-	c->h.kind = KNN_WC_DIRECT;
-	c->h.w = w;
-	c->len = tiles * KNN_DC_MR * kd;
-	if (!(c->pw = malloc((size_t)c->len * sizeof(float)))) {
-		free(c);
-		return NULL;
-	}
+	(void)kind;
 	for (int64_t t = 0; t < tiles; t++) {
 		int64_t mr, i0 = knn_direct_part(g->m, KNN_DC_MR, t, &mr);
 
 		rt_pgemm_pack_panels(w + i0 * kd, 1, kd, kd, mr, KNN_DC_MR,
-				     c->pw + t * KNN_DC_MR * kd);
+				     dst + t * KNN_DC_MR * kd);
 	}
-	return c;
-}
-
-/* The packed weights: the node's cached ones when W is a model constant
- * (packed and cached on first use), else packed now into *tmp. */
-static const struct dc_weights *dc_weights_get(struct rt_kctx *k, const struct knn_geom *g,
-					       const float *w, struct dc_weights **tmp)
-{
-	struct dc_weights *c = knn_wcache_get(k, KNN_WC_DIRECT, w);
-
-	*tmp = NULL;
-	if (c)
-		return c;
-	if (!(c = dc_pack(g, w)))
-		return NULL;
-	if (rt_in_const(k, 1) && !rt_node_cache(k) &&
-	    rt_node_cache_set(k, c, dc_weights_free, c->len * (int64_t)sizeof(float)) == 0)
-		return c;
-	*tmp = c;
-	return c;
 }
 
 /* The copy's layout: per channel, `phases` planes of ph x pw. */
@@ -229,8 +188,8 @@ int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float
 {
 	struct dc_layout l;
 	int64_t kd, nq, nv, slack, span, kc;
-	const struct dc_weights *pw;
-	struct dc_weights *tmp = NULL;
+	const struct knn_wderived *pw;
+	struct knn_wderived *tmp = NULL;
 	int32_t *off = NULL;
 	uint16_t *vmask = NULL;
 	int64_t *yoff = NULL;
@@ -250,7 +209,8 @@ int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float
 			   (g->kernel[1] - 1) * g->dil[1] / l.sx);
 	kc = DC_L1 / (span * (int64_t)sizeof(float));
 	kc = (kc < 1 ? 1 : kc) * g->k_size;
-	if (!(pw = dc_weights_get(k, g, w, &tmp)) ||
+	if (!(pw = knn_wderived_get(k, KNN_WC_DIRECT, g, w, (g->m + KNN_DC_MR - 1) / KNN_DC_MR *
+				    KNN_DC_MR * kd, dc_pack, &tmp)) ||
 	    !(off = malloc((size_t)kd * sizeof(*off))) ||
 	    !(vmask = malloc((size_t)nv * sizeof(*vmask))) ||
 	    !(yoff = malloc((size_t)nv * sizeof(*yoff))) ||
@@ -264,7 +224,7 @@ int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float
 	dc_lanes(&l, nq, vmask, yoff);
 	for (int64_t n = 0; n < g->n; n++) {
 		const float *xn = x + n * g->c * g->in_size;
-		struct knn_direct jb = { xn, pw->pw, b, y + n * g->m * g->out_size, off, vmask,
+		struct knn_direct jb = { xn, pw->data, b, y + n * g->m * g->out_size, off, vmask,
 					 yoff, g->m, kd, nq, kc, g->out_size, l.in_place,
 					 l.pw == g->out[1], 0 };
 
@@ -281,7 +241,7 @@ int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float
 		}
 	}
 cleanup:
-	dc_weights_free(tmp);
+	knn_wderived_free(tmp);
 	free(off);
 	free(vmask);
 	free(yoff);

@@ -236,6 +236,25 @@ static inline void *knn_wcache_get(struct rt_kctx *k, int kind, const void *w)
 	return h && h->kind == kind && h->w == w ? h : NULL;
 }
 
+/* Weights derived from W for a fast path (k_conv_wcache.c): len floats,
+ * 64-byte aligned, written by the path's fill function. */
+struct knn_wderived {
+	struct knn_wcache h;
+	int64_t len;
+	float *data;
+};
+typedef void (*knn_wfill_fn)(const struct knn_geom *g, const float *w, int kind,
+			     float *dst);
+/* The node's cached derived weights of this kind made from w; else made
+ * now, and cached when W (input 1) is a model constant and the node's
+ * cache is free, else handed over in *tmp (the caller frees it with
+ * knn_wderived_free).  NULL when memory ran out. */
+const struct knn_wderived *knn_wderived_get(struct rt_kctx *k, int kind,
+					    const struct knn_geom *g, const float *w,
+					    int64_t len, knn_wfill_fn fill,
+					    struct knn_wderived **tmp);
+void knn_wderived_free(void *p);
+
 /* Transposed convolution: g describes the forward convolution whose input
  * is y (n, m, in...) and whose output is x (n, c, out...); w is
  * (c, m/group, kernel...).  y is written whole. */

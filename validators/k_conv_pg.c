@@ -22,71 +22,26 @@
  * read in place, stay with OpenBLAS, as fast there (bench/README.md). */
 #define PG_WIDE_MIN_COL (1 << 20)
 
-struct pg_weights {
-	struct knn_wcache h;      /* KNN_WC_PGEMM, the W data packed */
-	int64_t group_len;        /* floats per group */
-	float *pb;
-};
-
-static void pg_weights_free(void *p)
+/* Floats of one group's packed W. */
+static int64_t pg_group_len(const struct knn_geom *g, int kind)
 {
-	struct pg_weights *c = p;
+	int64_t mg = g->m / g->group, kd = g->c / g->group * g->k_size;
 
-	if (c)
-		free(c->pb);
-	free(c);
+	return kind == KNN_WC_PGEMM ? rt_pgemm_packed_len(kd, mg) : rt_pgemm_wpacked_len(mg, kd);
 }
 
 /* kind KNN_WC_PGEMM: W as the packed B of products positions by
  * channels; KNN_WC_PGEMMW: as the packed A of channels by positions. */
-static struct pg_weights *pg_pack_weights(const struct knn_geom *g, const float *w,
-					  int kind)
+static void pg_pack_weights(const struct knn_geom *g, const float *w, int kind, float *dst)
 {
 	int64_t mg = g->m / g->group, kd = g->c / g->group * g->k_size;
-	struct pg_weights *c = calloc(1, sizeof(*c));
+	int64_t len = pg_group_len(g, kind);
 
-	if (!c)
-		return NULL;
-	c->h.kind = kind;
-	c->h.w = w;
-	c->group_len = kind == KNN_WC_PGEMM ? rt_pgemm_packed_len(kd, mg) :
-		       rt_pgemm_wpacked_len(mg, kd);
-	/* aligned_alloc wants a multiple of the alignment */
-	if (!(c->pb = aligned_alloc(64, ((size_t)(c->group_len * g->group) * sizeof(float) + 127) /
-					    64 * 64))) {
-		free(c);
-		return NULL;
-	}
 	for (int64_t gi = 0; gi < g->group; gi++)
 		if (kind == KNN_WC_PGEMM)   /* B(kk, j) = W[j][kk] */
-			rt_pgemm_pack(w + gi * mg * kd, 1, kd, kd, mg,
-				      c->pb + gi * c->group_len);
+			rt_pgemm_pack(w + gi * mg * kd, 1, kd, kd, mg, dst + gi * len);
 		else
-			rt_pgemm_wpack(w + gi * mg * kd, kd, mg, kd,
-				       c->pb + gi * c->group_len);
-	return c;
-}
-
-/* The node's packed weights, packing and caching them on first use; NULL
- * with *oom clear when the node's cache is taken (by another path). */
-static const struct pg_weights *pg_weights_get(struct rt_kctx *k,
-					       const struct knn_geom *g,
-					       const float *w, int kind, int *oom)
-{
-	struct pg_weights *c = knn_wcache_get(k, kind, w);
-
-	*oom = 0;
-	if (c || rt_node_cache(k))
-		return c;
-	if (!(c = pg_pack_weights(g, w, kind))) {
-		*oom = 1;
-		return NULL;
-	}
-	if (rt_node_cache_set(k, c, pg_weights_free,
-			      c->group_len * g->group * (int64_t)sizeof(float)) == 0)
-		return c;
-	pg_weights_free(c);
-	return NULL;
+			rt_pgemm_wpack(w + gi * mg * kd, kd, mg, kd, dst + gi * len);
 }
 
 struct pg_tr {
@@ -209,10 +164,13 @@ int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 	/* yt's row stride: a power-of-two stride would map a tile's rows (and
 	 * the transpose's 16 source rows) to one L1 cache set */
 	int64_t ldt = (mg + 15) / 16 * 16 + 16;
-	const struct pg_weights *pw;
+	const struct knn_wderived *pw;
+	struct knn_wderived *tmp = NULL;
 	struct pg_tap *taps = NULL;
 	float *col = NULL, *yt = NULL;
-	int wide = np > PG_MAX_POSITIONS, direct = 1, oom, rc = 1;
+	int wide = np > PG_MAX_POSITIONS, direct = 1, rc = 1;
+	int kind = wide ? KNN_WC_PGEMMW : KNN_WC_PGEMM;
+	int64_t glen = pg_group_len(g, kind);
 
 	for (int d = 0; d < g->nsp; d++)
 		if (g->kernel[d] != 1 || g->stride[d] != 1 || g->pad[d] || g->pad[g->nsp + d])
@@ -222,8 +180,8 @@ int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 	    g->n * g->m == 0 || np == 0 || kd == 0 ||
 	    (wide && (direct || kd * np * (int64_t)sizeof(float) < PG_WIDE_MIN_COL)))
 		return 0;
-	if (!(pw = pg_weights_get(k, g, w, wide ? KNN_WC_PGEMMW : KNN_WC_PGEMM, &oom)))
-		return oom ? rt_oom(k) : 0;
+	if (!(pw = knn_wderived_get(k, kind, g, w, glen * g->group, pg_pack_weights, &tmp)))
+		return rt_oom(k);
 	/* a col matrix for the narrow products, and for wide ones other
 	 * than 2-D (whose panels are gathered from the image) */
 	if ((!direct && !(wide && g->nsp == 2) &&
@@ -249,7 +207,7 @@ int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 			struct pg_img img = { g, xg, taps };
 			int img_panels = taps != NULL;
 
-			if (rt_pgemm_wrun(k, mg, np, kd, pw->pb + gi * pw->group_len,
+			if (rt_pgemm_wrun(k, mg, np, kd, pw->data + gi * glen,
 					  img_panels ? pg_img_panel : rt_pgemm_rows_panel,
 					  img_panels ? (const void *)&img : &rows,
 					  b ? b + gi * mg : NULL, tr.dst, np) < 0) {
@@ -258,7 +216,7 @@ int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 			}
 			continue;
 		}
-		if (rt_pgemm_run(k, np, mg, kd, a, np, pw->pb + gi * pw->group_len,
+		if (rt_pgemm_run(k, np, mg, kd, a, np, pw->data + gi * glen,
 				 b ? b + gi * mg : NULL, yt, ldt) < 0) {
 			rc = rt_oom(k);
 			break;
@@ -266,6 +224,7 @@ int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		rt_parallel_for(k, mg, 64, pg_transpose, &tr);
 	}
 cleanup:
+	knn_wderived_free(tmp);
 	free(taps);
 	free(col);
 	free(yt);

@@ -15,33 +15,14 @@
 #include "validators/gemm.h"
 #include "validators/k_conv_int.h"
 
-struct wg_weights {
-	struct knn_wcache h;      /* KNN_WC_WINO, the W data U was made from */
-	float *u;                 /* [16][m][c] */
-};
-
-static void wg_weights_free(void *p)
-{
-	struct wg_weights *c = p;
-
-	if (c)
-		free(c->u);
-	free(c);
-}
-
 /* U = G g G^T for every (output, input) channel pair, G = [1 0 0; .5 .5 .5;
- * .5 -.5 .5; 0 0 1]. */
-static struct wg_weights *wg_transform_weights(const struct knn_geom *g, const float *w)
+ * .5 -.5 .5; 0 0 1], into u [16][m][c]. */
+static void wg_transform_weights(const struct knn_geom *g, const float *w, int kind,
+				 float *u)
 {
 	int64_t mc = g->m * g->c;
-	struct wg_weights *c = calloc(1, sizeof(*c));
 
-	if (!c || !(c->u = malloc((size_t)(16 * mc) * sizeof(float)))) {
-		free(c);
-		return NULL;
-	}
-	c->h.kind = KNN_WC_WINO;
-	c->h.w = w;
+	(void)kind;
 	for (int64_t i = 0; i < mc; i++) {
 		const float *f = w + i * 9;
 		float t[4][3];
@@ -53,13 +34,12 @@ static struct wg_weights *wg_transform_weights(const struct knn_geom *g, const f
 			t[3][j] = f[6 + j];
 		}
 		for (int r = 0; r < 4; r++) {
-			c->u[(r * 4 + 0) * mc + i] = t[r][0];
-			c->u[(r * 4 + 1) * mc + i] = 0.5f * (t[r][0] + t[r][1] + t[r][2]);
-			c->u[(r * 4 + 2) * mc + i] = 0.5f * (t[r][0] - t[r][1] + t[r][2]);
-			c->u[(r * 4 + 3) * mc + i] = t[r][2];
+			u[(r * 4 + 0) * mc + i] = t[r][0];
+			u[(r * 4 + 1) * mc + i] = 0.5f * (t[r][0] + t[r][1] + t[r][2]);
+			u[(r * 4 + 2) * mc + i] = 0.5f * (t[r][0] - t[r][1] + t[r][2]);
+			u[(r * 4 + 3) * mc + i] = t[r][2];
 		}
 	}
-	return c;
 }
 
 struct wg_job {
@@ -209,33 +189,13 @@ static int wg_fits(const struct knn_geom *g)
 	       g->out_size >= 100;
 }
 
-/* The transformed weights: the node's cached ones when W is a model
- * constant (made and cached on first use), else made now into *tmp. */
-static const struct wg_weights *wg_weights_get(struct rt_kctx *k, const struct knn_geom *g,
-					       const float *w, struct wg_weights **tmp)
-{
-	struct wg_weights *c = knn_wcache_get(k, KNN_WC_WINO, w);
-
-	*tmp = NULL;
-	if (c)
-		return c;
-	if (!(c = wg_transform_weights(g, w)))
-		return NULL;
-	if (rt_in_const(k, 1) &&
-	    rt_node_cache_set(k, c, wg_weights_free,
-			      16 * g->m * g->c * (int64_t)sizeof(float)) == 0)
-		return c;
-	*tmp = c;
-	return c;
-}
-
 int knn_conv_wino_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		      const float *w, const float *b, float *y)
 {
 	int64_t th = (g->out[0] + 1) / 2, tw = (g->out[1] + 1) / 2, tiles = th * tw;
 	int64_t pb = 131072 / (g->c > g->m ? g->c : g->m);
-	const struct wg_weights *u;
-	struct wg_weights *tmp;
+	const struct knn_wderived *u;
+	struct knn_wderived *tmp = NULL;
 	float *v = NULL, *mo = NULL;
 	int rc = 1;
 
@@ -245,7 +205,8 @@ int knn_conv_wino_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 		pb = 16;
 	if (pb > tiles)
 		pb = tiles;
-	if (!(u = wg_weights_get(k, g, w, &tmp)) ||
+	if (!(u = knn_wderived_get(k, KNN_WC_WINO, g, w, 16 * g->m * g->c,
+				   wg_transform_weights, &tmp)) ||
 	    !(v = malloc((size_t)(16 * g->c * pb) * sizeof(float))) ||
 	    !(mo = malloc((size_t)(16 * g->m * pb) * sizeof(float)))) {
 		rc = rt_oom(k);
@@ -253,7 +214,7 @@ int knn_conv_wino_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	}
 	for (int64_t n = 0; n < g->n; n++)
 		for (int64_t p0 = 0; p0 < tiles; p0 += pb) {
-			struct wg_job jb = { g, x + n * g->c * g->in_size, u->u, b,
+			struct wg_job jb = { g, x + n * g->c * g->in_size, u->data, b,
 					     y + n * g->m * g->out_size, v, mo, tw, p0,
 					     tiles - p0 < pb ? tiles - p0 : pb, 0 };
 
@@ -266,7 +227,7 @@ int knn_conv_wino_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 			}
 		}
 cleanup:
-	wg_weights_free(tmp);
+	knn_wderived_free(tmp);
 	free(v);
 	free(mo);
 	return rc;

@@ -18,7 +18,11 @@
  * run does the steps up to the first whose operands are not at hand (a
  * bound value, or a kept constant result, fold.c), not float32, or
  * broadcast beyond the channel axis; that step and the rest run as nodes.
- * An observer (validate --layerwise) sees every node: no fusing then. */
+ * An observer (validate --layerwise) sees every node: no fusing then.
+ * A kernel may instead do the steps itself as it stores its result
+ * (rt_kctx_epilogue, in rt_int.h: the direct convolutions), span by span
+ * while they are in cache; exec then only moves the result and skips
+ * the steps (rt_epilogue_end). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,120 +247,170 @@ static int bn_coeffs(struct rt_session *s, struct rt_frame *f, const struct rt_n
 	return 1;
 }
 
-struct chain_job {
-	const struct rt_chain *ch;
-	size_t n;                 /* the steps done: the chain's first n */
-	float *y;
-	const float *coef;        /* per step: c values (BN: c muls, c adds) */
-	int64_t c, sp;
-};
-
-/* Planes [lo, hi) of y, each step in turn over the whole plane. */
+/* One step over n values of one channel (m, a: its two coefficients),
+ * each node's own float operation (see the top). */
 __attribute__((target_clones("avx512f", "avx2", "default")))
-static void chain_planes(void *ctx, int64_t lo, int64_t hi)
+static void step_span(int kind, float m, float a, float *restrict y, int64_t n)
 {
-	const struct chain_job *j = ctx;
+	switch (kind) {
+	case RT_CHAIN_BN:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] * m + a;
+		break;
+	case RT_CHAIN_MUL:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] * m;
+		break;
+	case RT_CHAIN_ADD:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] + m;
+		break;
+	case RT_CHAIN_SUB:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] - m;
+		break;
+	case RT_CHAIN_RSUB:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = m - y[i];
+		break;
+	case RT_CHAIN_DIV:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] / m;
+		break;
+	case RT_CHAIN_RDIV:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = m / y[i];
+		break;
+	case RT_CHAIN_CLIP:   /* m, a: the bounds; as k_act.c's */
+		for (int64_t i = 0; i < n; i++) {
+			float t = y[i] < m ? m : y[i];
 
-	for (int64_t pl = lo; pl < hi; pl++) {
-		float *restrict y = j->y + pl * j->sp;
-		int64_t ch = pl % j->c;
-		const float *coef = j->coef;
-
-		for (size_t s = 0; s < j->n; s++, coef += 2 * j->c) {
-			float m = coef[ch], a = coef[j->c + ch];
-
-			switch (j->ch->steps[s].kind) {
-			case RT_CHAIN_BN:
-				for (int64_t i = 0; i < j->sp; i++)
-					y[i] = y[i] * m + a;
-				break;
-			case RT_CHAIN_MUL:
-				for (int64_t i = 0; i < j->sp; i++)
-					y[i] = y[i] * m;
-				break;
-			case RT_CHAIN_ADD:
-				for (int64_t i = 0; i < j->sp; i++)
-					y[i] = y[i] + m;
-				break;
-			case RT_CHAIN_SUB:
-				for (int64_t i = 0; i < j->sp; i++)
-					y[i] = y[i] - m;
-				break;
-			case RT_CHAIN_RSUB:
-				for (int64_t i = 0; i < j->sp; i++)
-					y[i] = m - y[i];
-				break;
-			case RT_CHAIN_DIV:
-				for (int64_t i = 0; i < j->sp; i++)
-					y[i] = y[i] / m;
-				break;
-			case RT_CHAIN_RDIV:
-				for (int64_t i = 0; i < j->sp; i++)
-					y[i] = m / y[i];
-				break;
-			case RT_CHAIN_CLIP:   /* m, a: the bounds; as k_act.c's */
-				for (int64_t i = 0; i < j->sp; i++) {
-					float t = y[i] < m ? m : y[i];
-
-					y[i] = t > a ? a : t;
-				}
-				break;
-			default:   /* RT_CHAIN_RELU, as k_act.c's */
-				for (int64_t i = 0; i < j->sp; i++)
-					y[i] = y[i] < 0 ? 0 : y[i];
-				break;
-			}
+			y[i] = t > a ? a : t;
 		}
+		break;
+	default:   /* RT_CHAIN_RELU, as k_act.c's */
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] < 0 ? 0 : y[i];
+		break;
 	}
 }
 
-int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np)
+void rt_epilogue_span(const struct rt_epilogue *e, int64_t ch, float *y, int64_t n)
+{
+	const float *coef = e->coef;
+
+	for (size_t s = 0; s < e->n; s++, coef += 2 * e->c) {
+		float m = coef[ch], a = coef[e->c + ch];
+
+		step_span(e->kind[s], m, a, y, n);
+	}
+}
+
+/* The steps this run can do on y, the result of np: up to the first
+ * whose operands are not at hand or not per-channel (that one and the
+ * rest run as nodes).  0, or 1 with *e filled (free e->coef). */
+static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_nplan *np,
+		   const struct rt_value *y, struct rt_epilogue *e)
 {
 	const struct rt_chain *ch = np->chain;
-	struct rt_value *y = f->vals[np->out[0]];
-	struct chain_job j = { ch, 0, NULL, NULL, 0, 1 };
-	float *coef;
-	int tail;
 
 	if (!ch || !f->skip || s->o.observe || !y || y->kind != RT_TENSOR ||
 	    y->dtype != IR_DTYPE_FLOAT || y->rank < 2 || y->refs != 1 || y->base ||
 	    (y->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT)))
 		return 0;
-	j.c = y->dims[1];
-	for (int i = 2; i < y->rank; i++)
-		j.sp *= y->dims[i];
-	if (!(coef = calloc((size_t)(2 * j.c * (int64_t)ch->n + 1), sizeof(float))))
+	*e = (struct rt_epilogue){ .c = y->dims[1], .ch = ch };
+	if (!(e->coef = calloc((size_t)(2 * e->c * (int64_t)ch->n + 1), sizeof(float))))
 		return 0;   /* the nodes run one by one */
-	/* the steps up to the first whose operands are not at hand or not
-	 * per-channel; that one and the rest run as nodes */
-	for (; j.n < ch->n; j.n++) {
-		const struct rt_nplan *cp = &f->p->nodes[ch->steps[j.n].node];
-		float *m = coef + 2 * j.c * (int64_t)j.n;
+	for (; e->n < ch->n; e->n++) {
+		const struct rt_nplan *cp = &f->p->nodes[ch->steps[e->n].node];
+		float *m = e->coef + 2 * e->c * (int64_t)e->n;
 		int ok = 1;
 
-		if (ch->steps[j.n].kind == RT_CHAIN_BN)
-			ok = bn_coeffs(s, f, cp, j.c, m, m + j.c);
-		else if (ch->steps[j.n].kind == RT_CHAIN_CLIP)
-			ok = clip_bounds(s, f, cp, j.c, m, m + j.c);
-		else if (ch->steps[j.n].kind != RT_CHAIN_RELU)
-			ok = per_channel(operand(f, cp, (size_t)ch->steps[j.n].operand), y, m);
+		if (ch->steps[e->n].kind == RT_CHAIN_BN)
+			ok = bn_coeffs(s, f, cp, e->c, m, m + e->c);
+		else if (ch->steps[e->n].kind == RT_CHAIN_CLIP)
+			ok = clip_bounds(s, f, cp, e->c, m, m + e->c);
+		else if (ch->steps[e->n].kind != RT_CHAIN_RELU)
+			ok = per_channel(operand(f, cp, (size_t)ch->steps[e->n].operand), y, m);
 		if (!ok || f->vals[cp->out[0]])
 			break;
+		e->kind[e->n] = ch->steps[e->n].kind;
 	}
-	if (j.n > 0 && y->numel > 0) {
+	if (e->n > 0)
+		return 1;
+	free(e->coef);
+	return 0;
+}
+
+/* The steps done: np's result moves to the last one's slot, and they are
+ * marked to be skipped. */
+static void commit(struct rt_frame *f, const struct rt_nplan *np, const struct rt_epilogue *e)
+{
+	int tail = f->p->nodes[e->ch->steps[e->n - 1].node].out[0];
+
+	f->vals[tail] = f->vals[np->out[0]];
+	f->vals[np->out[0]] = NULL;
+	for (size_t i = 0; i < e->n; i++)
+		f->skip[e->ch->steps[i].node] = 1;
+}
+
+struct chain_job {
+	const struct rt_epilogue *e;
+	float *y;
+	int64_t sp;
+};
+
+static void chain_planes(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct chain_job *j = ctx;
+
+	for (int64_t pl = lo; pl < hi; pl++)
+		rt_epilogue_span(j->e, pl % j->e->c, j->y + pl * j->sp, j->sp);
+}
+
+int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np)
+{
+	struct rt_value *y = f->vals[np->out[0]];
+	struct rt_epilogue e;
+	struct chain_job j;
+
+	if (!prepare(s, f, np, y, &e))
+		return 0;
+	j = (struct chain_job){ &e, y->data, 1 };
+	for (int i = 2; i < y->rank; i++)
+		j.sp *= y->dims[i];
+	if (y->numel > 0) {
 		struct rt_kctx k = { .s = s, .f = f };
 
-		j.y = y->data;
-		j.coef = coef;
 		rt_parallel_for(&k, y->numel / j.sp, 1 + 16384 / (j.sp + 1), chain_planes, &j);
 	}
-	free(coef);
-	if (j.n == 0)
-		return 0;
-	tail = f->p->nodes[ch->steps[j.n - 1].node].out[0];
-	f->vals[tail] = y;
-	f->vals[np->out[0]] = NULL;
-	for (size_t i = 0; i < j.n; i++)
-		f->skip[ch->steps[i].node] = 1;
+	free(e.coef);
+	commit(f, np, &e);
 	return 1;
+}
+
+const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y)
+{
+	struct rt_epilogue *e;
+
+	if (k->epi || !k->np || k->f->depth != 0 || k->n_out < 1 || k->out[0] != y ||
+	    !(e = malloc(sizeof(*e))))
+		return NULL;
+	if (!prepare(k->s, k->f, k->np, y, e)) {
+		free(e);
+		return NULL;
+	}
+	k->epi = e;
+	return e;
+}
+
+void rt_epilogue_end(struct rt_frame *f, const struct rt_nplan *np, struct rt_epilogue *e,
+		     int done)
+{
+	if (!e)
+		return;
+	if (done)
+		commit(f, np, e);
+	free(e->coef);
+	free(e);
 }

@@ -172,7 +172,7 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 				calloc(n->n_inputs, sizeof(*ins));
 	struct rt_value **outs = n_out <= OUT_SLOTS_MIN ? outs_small :
 				 calloc(n_out, sizeof(*outs));
-	struct rt_kctx k;
+	struct rt_kctx k = { 0 };
 	char w[RT_WHERE_SIZE];
 	double t0 = 0;
 	int rc = 0;
@@ -232,7 +232,10 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 			goto cleanup;
 		}
 	}
+	rt_epilogue_end(f, np, k.epi, 1);
+	k.epi = NULL;
 cleanup:
+	rt_epilogue_end(f, np, k.epi, 0);
 	for (size_t i = 0; outs && i < n_out; i++)
 		rt_value_unref(outs[i]);
 	if (ins != ins_small)

@@ -17,13 +17,7 @@ struct rt_ref {
 };
 
 /* A node's epilogue chain (chain.c): the nodes after it whose work one
- * pass over its output does. */
-enum {
-	RT_CHAIN_BN = 1, RT_CHAIN_MUL, RT_CHAIN_ADD, RT_CHAIN_SUB, RT_CHAIN_RSUB,
-	RT_CHAIN_DIV, RT_CHAIN_RDIV, RT_CHAIN_RELU, RT_CHAIN_CLIP
-};
-#define RT_CHAIN_MAX 8
-
+ * pass over its output does (the kinds, RT_CHAIN_*, in rt_int.h). */
 struct rt_chain_step {
 	int kind;                           /* RT_CHAIN_* */
 	int operand;                        /* binary ops: the constant's input */
@@ -192,6 +186,11 @@ void rt_fold_run_end(struct rt_session *s, int ok);
 void rt_chain_mark(struct rt_session *s, struct rt_gplan *p);
 int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np);
 void rt_chain_release(struct rt_nplan *np);
+/* After np's kernel ran with an epilogue it took (e, or NULL: nothing):
+ * when it succeeded (done), np's result moves to the last step's slot and
+ * the steps are marked done, as apply does; e is freed. */
+void rt_epilogue_end(struct rt_frame *f, const struct rt_nplan *np, struct rt_epilogue *e,
+		     int done);
 
 /* threads.c */
 int rt_pool_new(int threads, struct rt_pool **out);

@@ -14,6 +14,51 @@
 
 #define K512 __attribute__((target("avx512f"), always_inline)) static inline
 
+/* The node's epilogue steps on channel ch's vectors r, the operations of
+ * chain.c's step_span in registers: no FMA; max(m, y) is y < m ? m : y
+ * (NaN y kept) and min(a, t) is t > a ? a : t, as _mm512_max_ps(x, y) is
+ * x > y ? x : y. */
+K512 void dc_epilogue(const int nv, const struct rt_epilogue *e, int64_t ch, __m512 *r)
+{
+	for (size_t s = 0; s < e->n; s++) {
+		__m512 m = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + ch]);
+		__m512 a = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + e->c + ch]);
+		__m512 z = _mm512_setzero_ps();
+
+#pragma GCC unroll 4
+		for (int j = 0; j < nv; j++)
+			switch (e->kind[s]) {
+			case RT_CHAIN_BN:
+				r[j] = _mm512_add_ps(_mm512_mul_ps(r[j], m), a);
+				break;
+			case RT_CHAIN_MUL:
+				r[j] = _mm512_mul_ps(r[j], m);
+				break;
+			case RT_CHAIN_ADD:
+				r[j] = _mm512_add_ps(r[j], m);
+				break;
+			case RT_CHAIN_SUB:
+				r[j] = _mm512_sub_ps(r[j], m);
+				break;
+			case RT_CHAIN_RSUB:
+				r[j] = _mm512_sub_ps(m, r[j]);
+				break;
+			case RT_CHAIN_DIV:
+				r[j] = _mm512_div_ps(r[j], m);
+				break;
+			case RT_CHAIN_RDIV:
+				r[j] = _mm512_div_ps(m, r[j]);
+				break;
+			case RT_CHAIN_CLIP:
+				r[j] = _mm512_min_ps(a, _mm512_max_ps(m, r[j]));
+				break;
+			default:   /* RT_CHAIN_RELU */
+				r[j] = _mm512_max_ps(z, r[j]);
+				break;
+			}
+	}
+}
+
 /* Steps [k0, k1) of the tile of channels i0.. (tile t) by positions
  * q0..; the sums of earlier chunks are in part (KNN_DC_MR x KNN_DC_NV vectors)
  * when k0 > 0, and go there when k1 is not the last step. */
@@ -64,20 +109,22 @@ K512 void dc_tile(const int mr, const int nv, const int masked, const struct knn
 	}
 #pragma GCC unroll 6
 	for (int i = 0; i < mr; i++) {
-		__m512 bv = _mm512_set1_ps(jb->b ? jb->b[i0 + i] : 0.0f);
+		__m512 bv = _mm512_set1_ps(jb->b ? jb->b[i0 + i] : 0.0f), r[KNN_DC_NV];
 		float *yi = jb->y + (i0 + i) * ohw;
 
 #pragma GCC unroll 4
-		for (int j = 0; j < nv; j++) {
-			__m512 r = _mm512_add_ps(acc[i][j], bv);
-
+		for (int j = 0; j < nv; j++)
+			r[j] = _mm512_add_ps(acc[i][j], bv);
+		if (jb->epi)
+			dc_epilogue(nv, jb->epi, i0 + i, r);
+#pragma GCC unroll 4
+		for (int j = 0; j < nv; j++)
 			if (jb->dense)   /* q is the output index */
-				_mm512_mask_storeu_ps(yi + q0 + 16 * j, lm[j], r);
+				_mm512_mask_storeu_ps(yi + q0 + 16 * j, lm[j], r[j]);
 			else
 				_mm512_mask_storeu_ps(yi + jb->yoff[v0 + j],
 						      (__mmask16)((1u << __builtin_popcount(lm[j])) - 1),
-						      _mm512_maskz_compress_ps(lm[j], r));
-		}
+						      _mm512_maskz_compress_ps(lm[j], r[j]));
 	}
 }
 

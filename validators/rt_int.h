@@ -44,7 +44,40 @@ struct rt_kctx {
 	struct rt_value **out;       /* the kernel stores one reference each */
 	struct rt_mem *mem;
 	struct ir_diag *d;
+	struct rt_epilogue *epi;     /* taken by the kernel (rt_kctx_epilogue) */
 };
+
+/* The per-channel steps that may follow a node in the main graph
+ * (chain.c): each does its node's own float operation, y * m + a for an
+ * inference BatchNormalization (m, a from rt_bn_coeff), y op m or m op y
+ * for the binary ones (m the channel's constant), y < 0 ? 0 : y for Relu,
+ * y < m ? m : y then > a ? a : y for Clip (m, a its bounds). */
+enum {
+	RT_CHAIN_BN = 1, RT_CHAIN_MUL, RT_CHAIN_ADD, RT_CHAIN_SUB, RT_CHAIN_RSUB,
+	RT_CHAIN_DIV, RT_CHAIN_RDIV, RT_CHAIN_RELU, RT_CHAIN_CLIP
+};
+#define RT_CHAIN_MAX 8
+
+/* The steps as a kernel may do them itself on its float32 result y (its
+ * output 0, channels on axis 1): step s on channel ch with m = coef[2 * c
+ * * s + ch] and a = coef[2 * c * s + c + ch]. */
+struct rt_chain;
+struct rt_epilogue {
+	size_t n;
+	int64_t c;
+	int kind[RT_CHAIN_MAX];
+	float *coef;
+	const struct rt_chain *ch;   /* (chain.c's) */
+};
+/* This node's steps as its kernel may do them on y, or NULL (none this
+ * run, or an observer).  A kernel that takes them must, before it
+ * returns 0, have applied them once to every element of y, after its
+ * final value is stored, in the order of kind[] (rt_epilogue_span, or the
+ * same operations in vector registers); the steps are then not run
+ * again.  If it fails, nothing is applied. */
+const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y);
+/* The steps on n consecutive values of channel ch. */
+void rt_epilogue_span(const struct rt_epilogue *e, int64_t ch, float *y, int64_t n);
 
 typedef int (*rt_kernel_fn)(struct rt_kctx *k);
 

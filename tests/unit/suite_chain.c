@@ -6,7 +6,9 @@
  * first, Sub with it first, Div both ways, Clip, Relu; one and two threads;
  * no fusing under an observer; a pass that stops before an operand that
  * is not per-channel; a chain that ends at a graph output, the next
- * node heading the rest. */
+ * node heading the rest; each on a small plane (the pass after the
+ * Conv) and on one the direct convolution takes (its tiles do the
+ * steps as they store the output). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,19 +20,24 @@
 #include "tests/unit/tmodel.h"
 
 #define C 5
-#define NX (2 * C * 4 * 3)
+/* the spatial dims: 4x3 (12 positions: the packed products, then the
+ * chain's pass) or 9x11 (99: the direct convolution, whose tiles do the
+ * steps as they are stored) */
+static int64_t H = 4, W = 3;
+#define NX (2 * C * H * W)
+#define NXMAX (2 * C * 9 * 11)
 
-/* x [2, C, 4, 3] -> Conv 3x3 pad 1 -> BN -> Mul(., Unsqueeze(u)) ->
+/* x [2, C, H, W] -> Conv 3x3 pad 1 -> BN -> Mul(., Unsqueeze(u)) ->
  * Add(a, .) -> Sub(k, .) -> Div(., q) -> Clip(., -1, 0.75) -> Relu ->
  * Div(k, .) -> y.  full: Add's a is
- * [1, C, 4, 3] (not per-channel); tap: BN's result is a graph output too. */
+ * [1, C, H, W] (not per-channel); tap: BN's result is a graph output too. */
 static struct ir_model *model(int full, int tap)
 {
 	struct ir_model *m = tm_new(13);
-	double w[C * C * 9], v[C * 12];
+	double w[C * C * 9], v[C * 9 * 11];
 	uint64_t seed = 7;
 
-	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, C, 4, 3), 4);
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, C, H, W), 4);
 	tg_fill(&seed, w, C * C * 9);
 	tm_init(m, "W", IR_DTYPE_FLOAT, TM_DIMS(C, C, 3, 3), 4, w);
 	tg_fill(&seed, v, C);
@@ -42,8 +49,8 @@ static struct ir_model *model(int full, int tap)
 	tm_init(m, "u", IR_DTYPE_FLOAT, TM_DIMS(C), 1, (const double[]){ 0.9, 1.1, -1.3, 0.7, 2.1 });
 	tm_init(m, "axes", IR_DTYPE_INT64, TM_DIMS(2), 1, (const double[]){ 1, 2 });
 	if (full) {
-		tg_fill(&seed, v, C * 12);
-		tm_init(m, "a", IR_DTYPE_FLOAT, TM_DIMS(1, C, 4, 3), 4, v);
+		tg_fill(&seed, v, C * H * W);
+		tm_init(m, "a", IR_DTYPE_FLOAT, TM_DIMS(1, C, H, W), 4, v);
 	} else {
 		tm_init(m, "a", IR_DTYPE_FLOAT, TM_DIMS(C, 1, 1), 3,
 			(const double[]){ 0.3, -0.2, 0.1, 0.7, -1 });
@@ -66,16 +73,16 @@ static struct ir_model *model(int full, int tap)
 	tm_node(m, "Clip", NULL, TM_NAMES("r", "lo", "hi"), 3, TM_NAMES("rc"), 1);
 	tm_node(m, "Relu", NULL, TM_NAMES("rc"), 1, TM_NAMES("z"), 1);
 	tm_node(m, "Div", NULL, TM_NAMES("k", "z"), 2, TM_NAMES("y"), 1);
-	tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(2, C, 4, 3), 4);
+	tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(2, C, H, W), 4);
 	if (tap)
-		tm_output(m, "b", IR_DTYPE_FLOAT, TM_DIMS(2, C, 4, 3), 4);
+		tm_output(m, "b", IR_DTYPE_FLOAT, TM_DIMS(2, C, H, W), 4);
 	tm_verify(m);
 	return m;
 }
 
 /* The Conv's output as the observer saw it. */
 struct seen {
-	float conv[NX];
+	float conv[NXMAX];
 	int got;
 };
 
@@ -84,7 +91,7 @@ static int observe(void *ctx, const struct ir_node *n, size_t i, struct rt_value
 	struct seen *s = ctx;
 
 	if (!strcmp(n->op_type, "Conv") && i == 0 && (*slot)->numel == NX) {
-		memcpy(s->conv, (*slot)->data, sizeof(s->conv));
+		memcpy(s->conv, (*slot)->data, NX * sizeof(float));
 		s->got = 1;
 	}
 	return 0;
@@ -99,7 +106,7 @@ static void by_hand(const float *conv, float *y)
 	static const float q[] = { 3, 0.5f, -2, 7, 1.25f };
 
 	for (int64_t e = 0; e < NX; e++) {
-		int c = (int)(e / 12 % C);
+		int c = (int)(e / (H * W) % C);
 		double g = scale[c] / sqrt((double)var[c] + 1e-3f);
 		float mul = (float)g, add = (float)(bias[c] - mean[c] * g);
 		float t = conv[e] * mul;
@@ -117,7 +124,7 @@ static void by_hand(const float *conv, float *y)
 }
 
 /* The second output (BN's result, model(.., 1)) of run_model's last run */
-static float tap_out[NX];
+static float tap_out[NXMAX];
 
 /* runs runs of m on x (threads th, observer or not): y of the last; the
  * times op's node was fused. */
@@ -128,7 +135,7 @@ static size_t run_model(struct ir_model *m, int th, int runs, struct seen *obs, 
 	struct rt_session *s = NULL;
 	struct rt_value *in, *outs[2] = { NULL, NULL };
 	const struct rt_stats *st;
-	double xd[NX];
+	double xd[NXMAX];
 	uint64_t seed = 3;
 	size_t fused = 0;
 	struct ir_diag d;
@@ -139,7 +146,7 @@ static size_t run_model(struct ir_model *m, int th, int runs, struct seen *obs, 
 		o.observe_ctx = obs;
 	}
 	tg_fill(&seed, xd, NX);
-	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_FLOAT, 4, TM_DIMS(2, C, 4, 3), &in, &d) == 0);
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_FLOAT, 4, TM_DIMS(2, C, H, W), &in, &d) == 0);
 	for (int64_t e = 0; e < NX; e++)
 		((float *)in->data)[e] = (float)xd[e];
 	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
@@ -163,33 +170,33 @@ static size_t run_model(struct ir_model *m, int th, int runs, struct seen *obs, 
 	return fused;
 }
 
-static void test_chain_fused(void)
+static void chain_fused(void)
 {
 	struct ir_model *m = model(0, 0);
 	struct seen obs = { .got = 0 };
-	float plain[NX], want[NX], y[NX];
+	float plain[NXMAX], want[NXMAX], y[NXMAX];
 
 	/* one by one under the observer, which sees the Conv's output */
 	CU_ASSERT_EQUAL(run_model(m, 1, 2, &obs, plain, "BatchNormalization"), 0);
 	CU_ASSERT_FATAL(obs.got);
 	by_hand(obs.conv, want);
-	CU_ASSERT(!memcmp(plain, want, sizeof(want)));
+	CU_ASSERT(!memcmp(plain, want, NX * sizeof(float)));
 	for (int th = 1; th <= 2; th++) {
 		/* run 1: Unsqueeze's result is not kept yet, the Conv's pass
 		 * stops before Mul; runs 2 and 3 do the whole chain */
 		CU_ASSERT_EQUAL(run_model(m, th, 3, NULL, y, "Relu"), 2);
-		CU_ASSERT(!memcmp(y, want, sizeof(want)));
+		CU_ASSERT(!memcmp(y, want, NX * sizeof(float)));
 		CU_ASSERT_EQUAL(run_model(m, th, 3, NULL, y, "BatchNormalization"), 3);
-		CU_ASSERT(!memcmp(y, want, sizeof(want)));
+		CU_ASSERT(!memcmp(y, want, NX * sizeof(float)));
 		CU_ASSERT_EQUAL(run_model(m, th, 1, NULL, y, "Mul"), 0);
-		CU_ASSERT(!memcmp(y, want, sizeof(want)));
+		CU_ASSERT(!memcmp(y, want, NX * sizeof(float)));
 	}
 	ir_model_free(m);
 }
 
-static void test_chain_partly(void)
+static void chain_partly(void)
 {
-	float plain[NX], y[NX], tap[NX];
+	float plain[NXMAX], y[NXMAX], tap[NXMAX];
 	struct ir_model *m;
 
 	/* Add's operand covers every element: the pass does BN and Mul,
@@ -197,23 +204,41 @@ static void test_chain_partly(void)
 	m = model(1, 0);
 	CU_ASSERT_EQUAL(run_model(m, 1, 1, &(struct seen){ .got = 0 }, plain, "Mul"), 0);
 	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y, "Mul"), 2);
-	CU_ASSERT(!memcmp(y, plain, sizeof(y)));
+	CU_ASSERT(!memcmp(y, plain, NX * sizeof(float)));
 	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y, "Add"), 0);
 	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y, "Relu"), 0);
-	CU_ASSERT(!memcmp(y, plain, sizeof(y)));
+	CU_ASSERT(!memcmp(y, plain, NX * sizeof(float)));
 	ir_model_free(m);
 	/* BN's result is also an output: the Conv's chain ends with BN,
 	 * Mul (run as a node) heads the rest, whose operands are all
 	 * initializers: fused from the first run */
 	m = model(0, 1);
 	CU_ASSERT_EQUAL(run_model(m, 1, 1, &(struct seen){ .got = 0 }, plain, "Relu"), 0);
-	memcpy(tap, tap_out, sizeof(tap));
+	memcpy(tap, tap_out, NX * sizeof(float));
 	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y, "BatchNormalization"), 3);
-	CU_ASSERT(!memcmp(tap_out, tap, sizeof(tap)));
+	CU_ASSERT(!memcmp(tap_out, tap, NX * sizeof(float)));
 	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y, "Mul"), 0);
 	CU_ASSERT_EQUAL(run_model(m, 1, 3, NULL, y, "Relu"), 3);
-	CU_ASSERT(!memcmp(y, plain, sizeof(y)));
+	CU_ASSERT(!memcmp(y, plain, NX * sizeof(float)));
 	ir_model_free(m);
+}
+
+static void test_chain_fused(void)
+{
+	for (int g = 0; g < 2; g++) {
+		H = g ? 9 : 4;
+		W = g ? 11 : 3;
+		chain_fused();
+	}
+}
+
+static void test_chain_partly(void)
+{
+	for (int g = 0; g < 2; g++) {
+		H = g ? 9 : 4;
+		W = g ? 11 : 3;
+		chain_partly();
+	}
 }
 
 static const struct unit_test tests[] = {

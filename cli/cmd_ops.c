@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "ir/registry.h"
+#include "oprules/jbuild.h"
 
 const char cmd_ops_help[] =
 	"usage: opmig ops [NAME] [--domain D] [--json]\n"
@@ -66,60 +67,65 @@ static void print_schema(const struct ir_op_schema *s)
 		printf("  %s in %s\n", s->constraints[i].name, s->constraints[i].types);
 }
 
-static cJSON *json_formals(const struct ir_op_formal *f, size_t n)
+static cJSON *json_formals(const struct ir_op_formal *f, size_t n, int *ok)
 {
 	cJSON *a = cJSON_CreateArray();
 
 	for (size_t i = 0; a && i < n; i++) {
 		cJSON *o = cJSON_CreateObject();
 
-		cJSON_AddItemToArray(a, o);
-		cJSON_AddStringToObject(o, "name", f[i].name);
-		cJSON_AddStringToObject(o, "type", f[i].type);
-		cJSON_AddBoolToObject(o, "optional", f[i].optional);
-		cJSON_AddBoolToObject(o, "variadic", f[i].variadic);
+		jb_need(cJSON_AddStringToObject(o, "name", f[i].name), ok);
+		jb_need(cJSON_AddStringToObject(o, "type", f[i].type), ok);
+		jb_need(cJSON_AddBoolToObject(o, "optional", f[i].optional), ok);
+		jb_need(cJSON_AddBoolToObject(o, "variadic", f[i].variadic), ok);
+		jb_put(a, o, ok);
 	}
 	return a;
 }
 
-static cJSON *json_schema(const struct ir_op_schema *s, int full)
+static cJSON *json_schema(const struct ir_op_schema *s, int full, int *ok)
 {
 	cJSON *o = cJSON_CreateObject(), *a;
 
-	cJSON_AddStringToObject(o, "domain", s->domain);
-	cJSON_AddStringToObject(o, "name", s->name);
-	cJSON_AddNumberToObject(o, "since_version", s->since_version);
-	cJSON_AddBoolToObject(o, "deprecated", s->deprecated);
+	jb_need(cJSON_AddStringToObject(o, "domain", s->domain), ok);
+	jb_need(cJSON_AddStringToObject(o, "name", s->name), ok);
+	jb_need(cJSON_AddNumberToObject(o, "since_version", s->since_version), ok);
+	jb_need(cJSON_AddBoolToObject(o, "deprecated", s->deprecated), ok);
 	if (!full)
 		return o;
-	cJSON_AddStringToObject(o, "doc", s->doc ? s->doc : "");
-	cJSON_AddItemToObject(o, "inputs", json_formals(s->inputs, s->n_inputs));
-	cJSON_AddItemToObject(o, "outputs", json_formals(s->outputs, s->n_outputs));
-	cJSON_AddNumberToObject(o, "min_inputs", s->min_inputs);
-	cJSON_AddNumberToObject(o, "max_inputs", s->max_inputs);
-	cJSON_AddNumberToObject(o, "min_outputs", s->min_outputs);
-	cJSON_AddNumberToObject(o, "max_outputs", s->max_outputs);
+	jb_need(cJSON_AddStringToObject(o, "doc", s->doc ? s->doc : ""), ok);
+	jb_put_obj(o, "inputs", json_formals(s->inputs, s->n_inputs, ok), ok);
+	jb_put_obj(o, "outputs", json_formals(s->outputs, s->n_outputs, ok), ok);
+	jb_need(cJSON_AddNumberToObject(o, "min_inputs", s->min_inputs), ok);
+	jb_need(cJSON_AddNumberToObject(o, "max_inputs", s->max_inputs), ok);
+	jb_need(cJSON_AddNumberToObject(o, "min_outputs", s->min_outputs), ok);
+	jb_need(cJSON_AddNumberToObject(o, "max_outputs", s->max_outputs), ok);
 	a = cJSON_AddArrayToObject(o, "attributes");
-	for (size_t i = 0; i < s->n_attrs; i++) {
+	jb_need(a, ok);
+	for (size_t i = 0; a && i < s->n_attrs; i++) {
 		cJSON *x = cJSON_CreateObject();
 
-		cJSON_AddItemToArray(a, x);
-		cJSON_AddStringToObject(x, "name", s->attrs[i].name);
-		cJSON_AddStringToObject(x, "type", ir_attr_type_name((int)s->attrs[i].type));
-		cJSON_AddBoolToObject(x, "required", s->attrs[i].required);
+		jb_need(cJSON_AddStringToObject(x, "name", s->attrs[i].name), ok);
+		jb_need(cJSON_AddStringToObject(x, "type", ir_attr_type_name((int)s->attrs[i].type)), ok);
+		jb_need(cJSON_AddBoolToObject(x, "required", s->attrs[i].required), ok);
 		if (s->attrs[i].default_value)
-			cJSON_AddStringToObject(x, "default", s->attrs[i].default_value);
+			jb_need(cJSON_AddStringToObject(x, "default", s->attrs[i].default_value), ok);
 		else
-			cJSON_AddNullToObject(x, "default");
+			jb_need(cJSON_AddNullToObject(x, "default"), ok);
+		jb_put(a, x, ok);
 	}
 	a = cJSON_AddObjectToObject(o, "type_constraints");
-	for (size_t i = 0; i < s->n_constraints; i++)
-		cJSON_AddStringToObject(a, s->constraints[i].name, s->constraints[i].types);
+	jb_need(a, ok);
+	for (size_t i = 0; a && i < s->n_constraints; i++)
+		jb_need(cJSON_AddStringToObject(a, s->constraints[i].name,
+						s->constraints[i].types), ok);
 	return o;
 }
 
-/* List: one line per op, "domain Name v1, v2, ...". */
-static size_t list_ops(const char *domain, cJSON *arr)
+/* List: ok NULL prints one line per op, "domain Name v1, v2, ...";
+ * otherwise (JSON) an object per version goes into arr.  Building stops
+ * once *ok is 0, as nothing will be printed then (arr may be NULL). */
+static size_t list_ops(const char *domain, cJSON *arr, int *ok)
 {
 	size_t n = ir_registry_count(), shown = 0;
 
@@ -130,8 +136,9 @@ static size_t list_ops(const char *domain, cJSON *arr)
 
 		if (!domain_match(domain, s->domain))
 			continue;
-		if (arr) {
-			cJSON_AddItemToArray(arr, json_schema(s, 0));
+		if (ok) {
+			if (*ok)
+				jb_put(arr, json_schema(s, 0, ok), ok);
 			continue;
 		}
 		if (first) {
@@ -142,12 +149,13 @@ static size_t list_ops(const char *domain, cJSON *arr)
 			printf(", %d", s->since_version);
 		}
 	}
-	if (!arr && shown)
+	if (!ok && shown)
 		putchar('\n');
 	return shown;
 }
 
-static size_t show_op(const char *domain, const char *name, cJSON *arr)
+/* One op's versions: text when ok is NULL, else into arr, as list_ops */
+static size_t show_op(const char *domain, const char *name, cJSON *arr, int *ok)
 {
 	size_t n = ir_registry_count(), shown = 0;
 
@@ -156,10 +164,10 @@ static size_t show_op(const char *domain, const char *name, cJSON *arr)
 
 		if (strcmp(s->name, name) || !domain_match(domain, s->domain))
 			continue;
-		if (arr)
-			cJSON_AddItemToArray(arr, json_schema(s, 1));
-		else
+		if (!ok)
 			print_schema(s);
+		else if (*ok)
+			jb_put(arr, json_schema(s, 1, ok), ok);
 		shown++;
 	}
 	return shown;
@@ -175,7 +183,7 @@ int cmd_ops(int argc, char **argv)
 	const struct cli_command *self = cli_command_find("ops");
 	const char *domain = NULL, *name;
 	cJSON *root = NULL, *arr = NULL;
-	int c, json = 0;
+	int c, json = 0, ok = 1;
 	size_t shown;
 
 	optind = 1;
@@ -193,10 +201,13 @@ int cmd_ops(int argc, char **argv)
 	name = argc > optind ? argv[optind] : NULL;
 	if (json) {
 		root = cJSON_CreateObject();
-		cJSON_AddStringToObject(root, "schema", "opmig.ops/1");
+		jb_need(root, &ok);
+		jb_need(cJSON_AddStringToObject(root, "schema", "opmig.ops/1"), &ok);
 		arr = cJSON_AddArrayToObject(root, "operators");
+		jb_need(arr, &ok);
 	}
-	shown = name ? show_op(domain, name, arr) : list_ops(domain, arr);
+	shown = name ? show_op(domain, name, arr, json ? &ok : NULL) :
+		list_ops(domain, arr, json ? &ok : NULL);
 	if (!shown && name) {
 		cJSON_Delete(root);
 		cli_error(NULL, "no operator '%s'%s%s in the registry", name,
@@ -204,9 +215,8 @@ int cmd_ops(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	if (json) {
-		char *text = cJSON_Print(root);
+		char *text = jb_print(root, ok);
 
-		cJSON_Delete(root);
 		if (!text) {
 			cli_error(NULL, "out of memory");
 			return CLI_EXIT_INTERNAL;

@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "ir/ir.h"
+#include "oprules/jbuild.h"
 #include "oprules/rules.h"
 
 const char cmd_targets_help[] =
@@ -99,33 +100,35 @@ int cli_add_targets(const struct cli_command *self, char ***ids, size_t *n,
 	}
 }
 
-static cJSON *json_target(const struct rules_target *t)
+static cJSON *json_target(const struct rules_target *t, int *ok)
 {
 	cJSON *o = cJSON_CreateObject(), *a;
 	size_t sup = rules_target_n_supported(t);
 
-	cJSON_AddStringToObject(o, "id", t->id);
-	cJSON_AddStringToObject(o, "name", t->name);
+	jb_need(cJSON_AddStringToObject(o, "id", t->id), ok);
+	jb_need(cJSON_AddStringToObject(o, "name", t->name), ok);
 	if (t->vendor)
-		cJSON_AddStringToObject(o, "vendor", t->vendor);
+		jb_need(cJSON_AddStringToObject(o, "vendor", t->vendor), ok);
 	else
-		cJSON_AddNullToObject(o, "vendor");
+		jb_need(cJSON_AddNullToObject(o, "vendor"), ok);
 	if (t->extends)
-		cJSON_AddStringToObject(o, "extends", t->extends);
+		jb_need(cJSON_AddStringToObject(o, "extends", t->extends), ok);
 	else
-		cJSON_AddNullToObject(o, "extends");
-	cJSON_AddNumberToObject(o, "ops_supported", (double)sup);
-	cJSON_AddNumberToObject(o, "ops_unsupported", (double)(t->n_ops - sup));
+		jb_need(cJSON_AddNullToObject(o, "extends"), ok);
+	jb_need(cJSON_AddNumberToObject(o, "ops_supported", (double)sup), ok);
+	jb_need(cJSON_AddNumberToObject(o, "ops_unsupported", (double)(t->n_ops - sup)), ok);
 	if (t->opset_min >= 0) {
 		a = cJSON_AddArrayToObject(o, "opset");
-		cJSON_AddItemToArray(a, cJSON_CreateNumber(t->opset_min));
-		cJSON_AddItemToArray(a, cJSON_CreateNumber(t->opset_max));
+		jb_need(a, ok);
+		jb_put(a, cJSON_CreateNumber(t->opset_min), ok);
+		jb_put(a, cJSON_CreateNumber(t->opset_max), ok);
 	} else {
-		cJSON_AddNullToObject(o, "opset");
+		jb_need(cJSON_AddNullToObject(o, "opset"), ok);
 	}
 	a = cJSON_AddArrayToObject(o, "sources");
+	jb_need(a, ok);
 	for (size_t i = 0; i < t->n_sources; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(t->sources[i]));
+		jb_put(a, cJSON_CreateString(t->sources[i]), ok);
 	return o;
 }
 
@@ -154,13 +157,14 @@ int cmd_targets(int argc, char **argv)
 	if (json) {
 		cJSON *root = cJSON_CreateObject(), *arr;
 		char *text;
+		int ok = root != NULL;
 
-		cJSON_AddStringToObject(root, "schema", "opmig.targets/1");
+		jb_need(cJSON_AddStringToObject(root, "schema", "opmig.targets/1"), &ok);
 		arr = cJSON_AddArrayToObject(root, "targets");
+		jb_need(arr, &ok);
 		for (size_t i = 0; i < db.n_targets; i++)
-			cJSON_AddItemToArray(arr, json_target(&db.targets[i]));
-		text = cJSON_Print(root);
-		cJSON_Delete(root);
+			jb_put(arr, json_target(&db.targets[i], &ok), &ok);
+		text = jb_print(root, ok);
 		rules_db_release(&db);
 		if (!text) {
 			cli_error(NULL, "out of memory");

@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "ir/ir.h"
+#include "oprules/jbuild.h"
 #include "validators/validate.h"
 
 const char cmd_validate_help[] =
@@ -158,15 +159,15 @@ static int parse_args(int argc, char **argv, struct vargs *a)
 	return CLI_EXIT_OK;
 }
 
-static cJSON *json_layer(const struct val_layer *l)
+static cJSON *json_layer(const struct val_layer *l, int *ok)
 {
 	cJSON *o = cJSON_CreateObject();
 
-	cJSON_AddStringToObject(o, "value", l->value);
-	cJSON_AddStringToObject(o, "node", l->node);
-	cJSON_AddStringToObject(o, "op_type", l->op);
-	cJSON_AddItemToObject(o, "accumulated", rt_metrics_json(&l->acc));
-	cJSON_AddItemToObject(o, "local", rt_metrics_json(&l->local));
+	jb_need(cJSON_AddStringToObject(o, "value", l->value), ok);
+	jb_need(cJSON_AddStringToObject(o, "node", l->node), ok);
+	jb_need(cJSON_AddStringToObject(o, "op_type", l->op), ok);
+	jb_put_obj(o, "accumulated", rt_metrics_json(&l->acc), ok);
+	jb_put_obj(o, "local", rt_metrics_json(&l->local), ok);
 	return o;
 }
 
@@ -174,49 +175,53 @@ static int print_json(const struct vargs *a, const struct val_report *r)
 {
 	cJSON *o = cJSON_CreateObject(), *arr;
 	char *text;
+	int ok = o != NULL;
 
-	cJSON_AddStringToObject(o, "schema", "opmig.validate/1");
-	cJSON_AddStringToObject(o, "reference", a->ref);
-	cJSON_AddStringToObject(o, "candidate", a->cand);
-	cJSON_AddStringToObject(o, "precision", val_precision_name(r->precision));
-	cJSON_AddNumberToObject(o, "rtol", r->tol.rtol);
-	cJSON_AddNumberToObject(o, "atol", r->tol.atol);
-	cJSON_AddNumberToObject(o, "samples", (double)r->n_samples);
-	cJSON_AddBoolToObject(o, "equivalent", r->equivalent);
+	jb_need(cJSON_AddStringToObject(o, "schema", "opmig.validate/1"), &ok);
+	jb_need(cJSON_AddStringToObject(o, "reference", a->ref), &ok);
+	jb_need(cJSON_AddStringToObject(o, "candidate", a->cand), &ok);
+	jb_need(cJSON_AddStringToObject(o, "precision", val_precision_name(r->precision)), &ok);
+	jb_need(cJSON_AddNumberToObject(o, "rtol", r->tol.rtol), &ok);
+	jb_need(cJSON_AddNumberToObject(o, "atol", r->tol.atol), &ok);
+	jb_need(cJSON_AddNumberToObject(o, "samples", (double)r->n_samples), &ok);
+	jb_need(cJSON_AddBoolToObject(o, "equivalent", r->equivalent), &ok);
 	if (r->note[0])
-		cJSON_AddStringToObject(o, "note", r->note);
+		jb_need(cJSON_AddStringToObject(o, "note", r->note), &ok);
 	arr = cJSON_AddArrayToObject(o, "outputs");
+	jb_need(arr, &ok);
 	for (size_t i = 0; i < r->n_outputs; i++) {
 		cJSON *x = rt_metrics_json(&r->outputs[i].m);
 
-		cJSON_AddStringToObject(x, "reference_name", r->outputs[i].ref_name);
-		cJSON_AddStringToObject(x, "candidate_name", r->outputs[i].cand_name);
-		cJSON_AddItemToArray(arr, x);
+		jb_need(cJSON_AddStringToObject(x, "reference_name", r->outputs[i].ref_name), &ok);
+		jb_need(cJSON_AddStringToObject(x, "candidate_name", r->outputs[i].cand_name), &ok);
+		jb_put(arr, x, &ok);
 	}
 	if (r->layerwise) {
 		cJSON *lw = cJSON_AddObjectToObject(o, "layerwise");
 
-		cJSON_AddNumberToObject(lw, "compared", (double)r->n_layers);
-		cJSON_AddNumberToObject(lw, "skipped_order_differs", (double)r->n_unordered);
+		jb_need(lw, &ok);
+		jb_need(cJSON_AddNumberToObject(lw, "compared", (double)r->n_layers), &ok);
+		jb_need(cJSON_AddNumberToObject(lw, "skipped_order_differs", (double)r->n_unordered), &ok);
 		if (r->first_bad >= 0) {
-			cJSON *f = json_layer(&r->layers[r->first_bad]);
+			cJSON *f = json_layer(&r->layers[r->first_bad], &ok);
 
-			cJSON_AddStringToObject(f, "error", r->first_bad_local ? "local" : "accumulated");
-			cJSON_AddItemToObject(lw, "first_divergent", f);
+			jb_need(cJSON_AddStringToObject(f, "error", r->first_bad_local ?
+							"local" : "accumulated"), &ok);
+			jb_put_obj(lw, "first_divergent", f, &ok);
 		} else {
-			cJSON_AddNullToObject(lw, "first_divergent");
+			jb_need(cJSON_AddNullToObject(lw, "first_divergent"), &ok);
 		}
 		arr = cJSON_AddArrayToObject(lw, "worst");
+		jb_need(arr, &ok);
 		for (size_t i = 0; i < r->n_top; i++)
-			cJSON_AddItemToArray(arr, json_layer(&r->layers[r->top[i]]));
+			jb_put(arr, json_layer(&r->layers[r->top[i]], &ok), &ok);
 	}
-	if (!(text = cJSON_Print(o))) {
-		cJSON_Delete(o);
+	if (!(text = jb_print(o, ok))) {
+		cli_error(NULL, "out of memory");
 		return CLI_EXIT_INTERNAL;
 	}
 	puts(text);
 	free(text);
-	cJSON_Delete(o);
 	return CLI_EXIT_OK;
 }
 

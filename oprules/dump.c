@@ -9,38 +9,38 @@
 
 #include "ir/ir.h"
 #include "ir/registry.h"
+#include "oprules/jbuild.h"
 #include "oprules/rules.h"
 
-static cJSON *strv(char *const *v, size_t n)
+static cJSON *strv(char *const *v, size_t n, int *ok)
 {
 	cJSON *a = cJSON_CreateArray();
 
 	for (size_t i = 0; a && i < n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+		jb_put(a, cJSON_CreateString(v[i]), ok);
 	return a;
 }
 
-static cJSON *dtypes(rules_dtypes m)
+static cJSON *dtypes(rules_dtypes m, int *ok)
 {
 	cJSON *a = cJSON_CreateArray();
 
 	for (int i = 1; a && i < IR_DTYPE_COUNT; i++)
 		if ((m & RULES_DTYPE_BIT(i)) && rules_dtype_name(i))
-			cJSON_AddItemToArray(a, cJSON_CreateString(rules_dtype_name(i)));
+			jb_put(a, cJSON_CreateString(rules_dtype_name(i)), ok);
 	return a;
 }
 
-static cJSON *range(int min, int max)
+static cJSON *range(int min, int max, int *ok)
 {
 	cJSON *a = cJSON_CreateArray();
 
-	cJSON_AddItemToArray(a, cJSON_CreateNumber(min));
-	cJSON_AddItemToArray(a, max == RULES_UNBOUNDED ? cJSON_CreateNull() :
-			     cJSON_CreateNumber(max));
+	jb_put(a, cJSON_CreateNumber(min), ok);
+	jb_put(a, max == RULES_UNBOUNDED ? cJSON_CreateNull() : cJSON_CreateNumber(max), ok);
 	return a;
 }
 
-static cJSON *value(const struct rules_value *v)
+static cJSON *value(const struct rules_value *v, int *ok)
 {
 	cJSON *a;
 
@@ -50,14 +50,14 @@ static cJSON *value(const struct rules_value *v)
 	case RULES_VALUE_NUMBERS:
 		a = cJSON_CreateArray();
 		for (size_t i = 0; a && i < v->n_nums; i++)
-			cJSON_AddItemToArray(a, cJSON_CreateNumber(v->nums[i]));
+			jb_put(a, cJSON_CreateNumber(v->nums[i]), ok);
 		return a;
 	default:
 		return cJSON_CreateNumber(v->num);
 	}
 }
 
-static cJSON *ios(const struct rules_io *io, size_t n, int is_in)
+static cJSON *ios(const struct rules_io *io, size_t n, int is_in, int *ok)
 {
 	cJSON *o = cJSON_CreateObject();
 
@@ -65,130 +65,148 @@ static cJSON *ios(const struct rules_io *io, size_t n, int is_in)
 		cJSON *x = cJSON_CreateObject();
 		char key[16];
 
-		snprintf(key, sizeof(key), "%d", io[i].index);
-		cJSON_AddItemToObject(o, key, x);
 		if (io[i].dtypes)
-			cJSON_AddItemToObject(x, "dtypes", dtypes(io[i].dtypes));
+			jb_put_obj(x, "dtypes", dtypes(io[i].dtypes, ok), ok);
 		if (io[i].min_rank >= 0)
-			cJSON_AddItemToObject(x, "rank", range(io[i].min_rank, io[i].max_rank));
+			jb_put_obj(x, "rank", range(io[i].min_rank, io[i].max_rank, ok), ok);
 		if (is_in && io[i].is_const)
-			cJSON_AddBoolToObject(x, "const", 1);
+			jb_need(cJSON_AddBoolToObject(x, "const", 1), ok);
+		snprintf(key, sizeof(key), "%d", io[i].index);
+		jb_put_obj(o, key, x, ok);
 	}
 	return o;
 }
 
-static cJSON *op_json(const struct rules_op *op)
+static cJSON *attr_json(const struct rules_attr *a, int *ok)
+{
+	cJSON *x = cJSON_CreateObject();
+
+	if (a->n_allowed) {
+		cJSON *al = cJSON_AddArrayToObject(x, "allowed");
+
+		jb_need(al, ok);
+		for (size_t j = 0; al && j < a->n_allowed; j++)
+			jb_put(al, value(&a->allowed[j], ok), ok);
+	}
+	if (a->has_min)
+		jb_need(cJSON_AddNumberToObject(x, "min", a->min), ok);
+	if (a->has_max)
+		jb_need(cJSON_AddNumberToObject(x, "max", a->max), ok);
+	if (a->has_equals)
+		jb_put_obj(x, "equals", value(&a->equals, ok), ok);
+	return x;
+}
+
+static cJSON *op_json(const struct rules_op *op, int *ok)
 {
 	cJSON *o = cJSON_CreateObject();
 
 	if (!op->supported)
-		cJSON_AddBoolToObject(o, "supported", 0);
+		jb_need(cJSON_AddBoolToObject(o, "supported", 0), ok);
 	if (op->version_min > 1 || op->version_max != RULES_UNBOUNDED)
-		cJSON_AddItemToObject(o, "versions", range(op->version_min, op->version_max));
+		jb_put_obj(o, "versions", range(op->version_min, op->version_max, ok), ok);
 	if (op->dtypes)
-		cJSON_AddItemToObject(o, "dtypes", dtypes(op->dtypes));
+		jb_put_obj(o, "dtypes", dtypes(op->dtypes, ok), ok);
 	if (op->n_inputs)
-		cJSON_AddItemToObject(o, "inputs", ios(op->inputs, op->n_inputs, 1));
+		jb_put_obj(o, "inputs", ios(op->inputs, op->n_inputs, 1, ok), ok);
 	if (op->n_outputs)
-		cJSON_AddItemToObject(o, "outputs", ios(op->outputs, op->n_outputs, 0));
+		jb_put_obj(o, "outputs", ios(op->outputs, op->n_outputs, 0, ok), ok);
 	if (op->n_attrs) {
 		cJSON *as = cJSON_AddObjectToObject(o, "attrs");
 
-		for (size_t i = 0; as && i < op->n_attrs; i++) {
-			const struct rules_attr *a = &op->attrs[i];
-			cJSON *x = cJSON_CreateObject();
-
-			cJSON_AddItemToObject(as, a->name, x);
-			if (a->n_allowed) {
-				cJSON *al = cJSON_AddArrayToObject(x, "allowed");
-
-				for (size_t j = 0; al && j < a->n_allowed; j++)
-					cJSON_AddItemToArray(al, value(&a->allowed[j]));
-			}
-			if (a->has_min)
-				cJSON_AddNumberToObject(x, "min", a->min);
-			if (a->has_max)
-				cJSON_AddNumberToObject(x, "max", a->max);
-			if (a->has_equals)
-				cJSON_AddItemToObject(x, "equals", value(&a->equals));
-		}
+		jb_need(as, ok);
+		for (size_t i = 0; as && i < op->n_attrs; i++)
+			jb_put_obj(as, op->attrs[i].name, attr_json(&op->attrs[i], ok), ok);
 	}
 	if (op->static_shape)
-		cJSON_AddBoolToObject(o, "static_shape", 1);
+		jb_need(cJSON_AddBoolToObject(o, "static_shape", 1), ok);
 	if (op->max_dim > 0)
-		cJSON_AddNumberToObject(o, "max_dim", (double)op->max_dim);
+		jb_need(cJSON_AddNumberToObject(o, "max_dim", (double)op->max_dim), ok);
 	if (op->severity != RULES_UNSUPPORTED)
-		cJSON_AddStringToObject(o, "severity", rules_severity_name(op->severity));
+		jb_need(cJSON_AddStringToObject(o, "severity", rules_severity_name(op->severity)), ok);
 	if (op->notes && *op->notes)
-		cJSON_AddStringToObject(o, "notes", op->notes);
+		jb_need(cJSON_AddStringToObject(o, "notes", op->notes), ok);
 	if (op->n_sources)
-		cJSON_AddItemToObject(o, "sources", strv(op->sources, op->n_sources));
+		jb_put_obj(o, "sources", strv(op->sources, op->n_sources, ok), ok);
 	return o;
 }
 
-static void add_str(cJSON *o, const char *key, const char *s)
+static void add_str(cJSON *o, const char *key, const char *s, int *ok)
 {
 	if (s)
-		cJSON_AddStringToObject(o, key, s);
+		jb_need(cJSON_AddStringToObject(o, key, s), ok);
 }
 
-char *rules_target_to_json(const struct rules_target *t)
+static cJSON *fused_json(const struct rules_fused *f, int *ok)
 {
-	cJSON *o = cJSON_CreateObject(), *ops;
-	char *text;
+	cJSON *x = cJSON_CreateObject();
 
-	if (!o)
-		return NULL;
-	cJSON_AddNumberToObject(o, "schema", RULES_SCHEMA);
-	add_str(o, "id", t->id);
-	add_str(o, "name", t->name);
-	add_str(o, "vendor", t->vendor);
-	add_str(o, "family", t->family);
-	add_str(o, "description", t->description);
-	if (t->notes && *t->notes)
-		add_str(o, "notes", t->notes);
-	cJSON_AddItemToObject(o, "sources", strv(t->sources, t->n_sources));
-	if (t->opset_min >= 0)
-		cJSON_AddItemToObject(o, "opset", range(t->opset_min, t->opset_max));
-	if (t->has_missing_dtypes)
-		cJSON_AddItemToObject(o, "missing_dtypes", dtypes(t->missing_dtypes));
-	if (t->dynamic_shapes >= 0)
-		cJSON_AddBoolToObject(o, "dynamic_shapes", t->dynamic_shapes);
-	if (t->max_rank >= 0)
-		cJSON_AddNumberToObject(o, "max_rank", t->max_rank);
-	add_str(o, "preferred_layout", t->preferred_layout);
-	if (t->device_memory_bytes >= 0)
-		cJSON_AddNumberToObject(o, "device_memory_bytes", (double)t->device_memory_bytes);
-	add_str(o, "preferred_precision", t->preferred_precision);
-	if (t->has_fused) {
-		cJSON *fa = cJSON_AddArrayToObject(o, "fused_ops");
+	add_str(x, "name", f->name, ok);
+	jb_put_obj(x, "ops", strv(f->ops, f->n_ops, ok), ok);
+	if (f->notes && *f->notes)
+		add_str(x, "notes", f->notes, ok);
+	return x;
+}
 
-		for (size_t i = 0; fa && i < t->n_fused; i++) {
-			cJSON *x = cJSON_CreateObject();
+/* "ops": the key is the name, "domain:name" outside ai.onnx; stops at
+ * the first failure, the document is dropped then anyway */
+static void ops_json(cJSON *o, const struct rules_target *t, int *ok)
+{
+	cJSON *ops = cJSON_AddObjectToObject(o, "ops");
 
-			cJSON_AddItemToArray(fa, x);
-			add_str(x, "name", t->fused[i].name);
-			cJSON_AddItemToObject(x, "ops", strv(t->fused[i].ops, t->fused[i].n_ops));
-			if (t->fused[i].notes && *t->fused[i].notes)
-				add_str(x, "notes", t->fused[i].notes);
-		}
-	}
-	ops = cJSON_AddObjectToObject(o, "ops");
-	for (size_t i = 0; ops && i < t->n_ops; i++) {
+	jb_need(ops, ok);
+	for (size_t i = 0; ops && *ok && i < t->n_ops; i++) {
 		const struct rules_op *op = &t->ops[i];
 		char *key = NULL;
 
 		if (strcmp(op->domain, "ai.onnx")) {
 			size_t n = strlen(op->domain) + strlen(op->name) + 2;
 
-			if (!(key = malloc(n)))
+			if (!(key = malloc(n))) {
+				*ok = 0;
 				break;
+			}
 			snprintf(key, n, "%s:%s", op->domain, op->name);
 		}
-		cJSON_AddItemToObject(ops, key ? key : op->name, op_json(op));
+		jb_put_obj(ops, key ? key : op->name, op_json(op, ok), ok);
 		free(key);
 	}
-	text = cJSON_Print(o);
-	cJSON_Delete(o);
-	return text;
+}
+
+char *rules_target_to_json(const struct rules_target *t)
+{
+	cJSON *o = cJSON_CreateObject();
+	int ok = o != NULL;
+
+	jb_need(cJSON_AddNumberToObject(o, "schema", RULES_SCHEMA), &ok);
+	add_str(o, "id", t->id, &ok);
+	add_str(o, "name", t->name, &ok);
+	add_str(o, "vendor", t->vendor, &ok);
+	add_str(o, "family", t->family, &ok);
+	add_str(o, "description", t->description, &ok);
+	if (t->notes && *t->notes)
+		add_str(o, "notes", t->notes, &ok);
+	jb_put_obj(o, "sources", strv(t->sources, t->n_sources, &ok), &ok);
+	if (t->opset_min >= 0)
+		jb_put_obj(o, "opset", range(t->opset_min, t->opset_max, &ok), &ok);
+	if (t->has_missing_dtypes)
+		jb_put_obj(o, "missing_dtypes", dtypes(t->missing_dtypes, &ok), &ok);
+	if (t->dynamic_shapes >= 0)
+		jb_need(cJSON_AddBoolToObject(o, "dynamic_shapes", t->dynamic_shapes), &ok);
+	if (t->max_rank >= 0)
+		jb_need(cJSON_AddNumberToObject(o, "max_rank", t->max_rank), &ok);
+	add_str(o, "preferred_layout", t->preferred_layout, &ok);
+	if (t->device_memory_bytes >= 0)
+		jb_need(cJSON_AddNumberToObject(o, "device_memory_bytes",
+						(double)t->device_memory_bytes), &ok);
+	add_str(o, "preferred_precision", t->preferred_precision, &ok);
+	if (t->has_fused) {
+		cJSON *fa = cJSON_AddArrayToObject(o, "fused_ops");
+
+		jb_need(fa, &ok);
+		for (size_t i = 0; fa && i < t->n_fused; i++)
+			jb_put(fa, fused_json(&t->fused[i], &ok), &ok);
+	}
+	ops_json(o, t, &ok);
+	return jb_print(o, ok);
 }

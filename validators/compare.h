@@ -64,9 +64,10 @@ struct rt_tensor_summary {
 void rt_tensor_summarize(const struct rt_value *t, struct rt_tensor_summary *s);
 
 struct cJSON;
-/* The metrics object of opmig.validate/1 (metrics_json.c), and a number
- * that is written as null when not finite. */
+/* The metrics object of opmig.validate/1 (metrics_json.c; NULL when an
+ * allocation failed: never a partial object), and a number that is
+ * written as null when not finite (the item added, NULL on failure). */
 struct cJSON *rt_metrics_json(const struct rt_metrics *m);
-void rt_json_num(struct cJSON *o, const char *k, double x);
+struct cJSON *rt_json_num(struct cJSON *o, const char *k, double x);
 
 #endif

@@ -5,45 +5,53 @@
 
 #include <cjson/cJSON.h>
 
+#include "oprules/jbuild.h"
 #include "validators/compare.h"
 
-void rt_json_num(cJSON *o, const char *k, double x)
+cJSON *rt_json_num(cJSON *o, const char *k, double x)
 {
-	if (isfinite(x))
-		cJSON_AddNumberToObject(o, k, x);
-	else
-		cJSON_AddNullToObject(o, k);
+	return isfinite(x) ? cJSON_AddNumberToObject(o, k, x) : cJSON_AddNullToObject(o, k);
+}
+
+static void num(cJSON *o, const char *k, double x, int *ok)
+{
+	jb_need(rt_json_num(o, k, x), ok);
 }
 
 cJSON *rt_metrics_json(const struct rt_metrics *m)
 {
 	cJSON *o = cJSON_CreateObject();
+	int ok = o != NULL;
 
-	cJSON_AddBoolToObject(o, "ok", m->ok);
-	cJSON_AddNumberToObject(o, "elements", (double)m->n);
-	cJSON_AddNumberToObject(o, "outside_tolerance", (double)m->n_bad);
+	jb_need(cJSON_AddBoolToObject(o, "ok", m->ok), &ok);
+	jb_need(cJSON_AddNumberToObject(o, "elements", (double)m->n), &ok);
+	jb_need(cJSON_AddNumberToObject(o, "outside_tolerance", (double)m->n_bad), &ok);
 	if (m->first_bad >= 0)
-		cJSON_AddNumberToObject(o, "first_outside", (double)m->first_bad);
+		jb_need(cJSON_AddNumberToObject(o, "first_outside", (double)m->first_bad), &ok);
 	else
-		cJSON_AddNullToObject(o, "first_outside");
+		jb_need(cJSON_AddNullToObject(o, "first_outside"), &ok);
 	if (m->worst >= 0) {
-		cJSON_AddNumberToObject(o, "worst_index", (double)m->worst);
-		rt_json_num(o, "worst_candidate", m->worst_got);
-		rt_json_num(o, "worst_reference", m->worst_want);
+		jb_need(cJSON_AddNumberToObject(o, "worst_index", (double)m->worst), &ok);
+		num(o, "worst_candidate", m->worst_got, &ok);
+		num(o, "worst_reference", m->worst_want, &ok);
 	}
-	rt_json_num(o, "max_abs_error", m->max_abs);
-	rt_json_num(o, "max_rel_error", m->max_rel);
-	rt_json_num(o, "mean_abs_error", m->mean_abs);
-	rt_json_num(o, "rmse", m->rmse);
-	rt_json_num(o, "cosine", m->cosine);
-	rt_json_num(o, "snr_db", m->snr_db);
-	rt_json_num(o, "max_tolerance_ratio", m->max_ratio);
-	cJSON_AddNumberToObject(o, "nan_candidate", (double)m->nan_got);
-	cJSON_AddNumberToObject(o, "nan_reference", (double)m->nan_want);
-	cJSON_AddNumberToObject(o, "inf_candidate", (double)m->inf_got);
-	cJSON_AddNumberToObject(o, "inf_reference", (double)m->inf_want);
+	num(o, "max_abs_error", m->max_abs, &ok);
+	num(o, "max_rel_error", m->max_rel, &ok);
+	num(o, "mean_abs_error", m->mean_abs, &ok);
+	num(o, "rmse", m->rmse, &ok);
+	num(o, "cosine", m->cosine, &ok);
+	num(o, "snr_db", m->snr_db, &ok);
+	num(o, "max_tolerance_ratio", m->max_ratio, &ok);
+	jb_need(cJSON_AddNumberToObject(o, "nan_candidate", (double)m->nan_got), &ok);
+	jb_need(cJSON_AddNumberToObject(o, "nan_reference", (double)m->nan_want), &ok);
+	jb_need(cJSON_AddNumberToObject(o, "inf_candidate", (double)m->inf_got), &ok);
+	jb_need(cJSON_AddNumberToObject(o, "inf_reference", (double)m->inf_want), &ok);
 	if (!m->ok)
-		cJSON_AddStringToObject(o, "why", m->why);
+		jb_need(cJSON_AddStringToObject(o, "why", m->why), &ok);
+	if (!ok) {
+		cJSON_Delete(o);
+		return NULL;
+	}
 	return o;
 }
 

@@ -129,15 +129,11 @@ static void dc_copy_chans(void *ctx, int64_t lo, int64_t hi)
  * and on grouped ones. */
 static int dc_fits(const struct knn_geom *g)
 {
-	int wino;
-
 	if (g->nsp != 2 || g->group != 1 || g->out_size <= 64 || !rt_pgemm_ok() ||
 	    g->stride[0] > DC_MAX_STRIDE || g->stride[1] > DC_MAX_STRIDE)
 		return 0;
-	wino = g->k_size == 9 && g->kernel[0] == 3 && g->stride[0] == 1 && g->stride[1] == 1 &&
-	       g->dil[0] == 1 && g->dil[1] == 1 && g->m >= 16 && g->c >= 16 &&
-	       g->out_size >= 100;
-	if (wino && !(g->c <= 32 && g->out_size >= 400) && !(g->c <= 64 && g->out_size >= 2500))
+	if (knn_wino_fits(g) && !(g->c <= 32 && g->out_size >= 400) &&
+	    !(g->c <= 64 && g->out_size >= 2500))
 		return 0;
 	if ((g->k_size == 1 && g->c * g->m >= DC_BIG_1X1) ||
 	    ((g->stride[0] > 1 || g->stride[1] > 1) && g->c >= 256))

@@ -144,6 +144,9 @@ int knn_conv_f64(struct rt_kctx *k, const struct knn_geom *g, const double *x,
  * channels (k_conv_wino.c): 1 done, 0 not applicable, or rt_oom(). */
 int knn_conv_wino_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		      const float *w, const float *b, float *y);
+/* g is a convolution knn_conv_wino_f32 takes (unless the direct path
+ * takes it first: k_conv_direct.c's policy). */
+int knn_wino_fits(const struct knn_geom *g);
 
 /* The same over pgemm.h's products with the weights packed once per
  * session (k_conv_pg.c) when W is a model constant, the convolution is

@@ -181,7 +181,7 @@ static void wg_output(void *ctx, int64_t lo, int64_t hi)
  * channels and outputs for the products to pay for the transforms?  (A
  * 7x7 output of 512 channels was 6% slower: 16 tiles waste a quarter of
  * their 8x8 outputs and the products over 16 columns run below speed.) */
-static int wg_fits(const struct knn_geom *g)
+int knn_wino_fits(const struct knn_geom *g)
 {
 	return g->nsp == 2 && g->kernel[0] == 3 && g->kernel[1] == 3 &&
 	       g->stride[0] == 1 && g->stride[1] == 1 && g->dil[0] == 1 &&
@@ -199,7 +199,7 @@ int knn_conv_wino_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	float *v = NULL, *mo = NULL;
 	int rc = 1;
 
-	if (!wg_fits(g))
+	if (!knn_wino_fits(g))
 		return 0;
 	if (pb < 16)
 		pb = 16;

@@ -10,52 +10,21 @@
 #include <immintrin.h>
 #include <stdlib.h>
 
+#include "validators/k_conv_epi512.h"
 #include "validators/k_conv_int.h"
 
 #define K512 __attribute__((target("avx512f"), always_inline)) static inline
 
-/* The node's epilogue steps on channel ch's vectors r, the operations of
- * chain.c's step_span in registers: no FMA; max(m, y) is y < m ? m : y
- * (NaN y kept) and min(a, t) is t > a ? a : t, as _mm512_max_ps(x, y) is
- * x > y ? x : y. */
+/* The node's epilogue steps on channel ch's vectors r (k_conv_epi512.h). */
 K512 void dc_epilogue(const int nv, const struct rt_epilogue *e, int64_t ch, __m512 *r)
 {
 	for (size_t s = 0; s < e->n; s++) {
 		__m512 m = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + ch]);
 		__m512 a = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + e->c + ch]);
-		__m512 z = _mm512_setzero_ps();
 
 #pragma GCC unroll 4
 		for (int j = 0; j < nv; j++)
-			switch (e->kind[s]) {
-			case RT_CHAIN_BN:
-				r[j] = _mm512_add_ps(_mm512_mul_ps(r[j], m), a);
-				break;
-			case RT_CHAIN_MUL:
-				r[j] = _mm512_mul_ps(r[j], m);
-				break;
-			case RT_CHAIN_ADD:
-				r[j] = _mm512_add_ps(r[j], m);
-				break;
-			case RT_CHAIN_SUB:
-				r[j] = _mm512_sub_ps(r[j], m);
-				break;
-			case RT_CHAIN_RSUB:
-				r[j] = _mm512_sub_ps(m, r[j]);
-				break;
-			case RT_CHAIN_DIV:
-				r[j] = _mm512_div_ps(r[j], m);
-				break;
-			case RT_CHAIN_RDIV:
-				r[j] = _mm512_div_ps(m, r[j]);
-				break;
-			case RT_CHAIN_CLIP:
-				r[j] = _mm512_min_ps(a, _mm512_max_ps(m, r[j]));
-				break;
-			default:   /* RT_CHAIN_RELU */
-				r[j] = _mm512_max_ps(z, r[j]);
-				break;
-			}
+			r[j] = knn_epi512_step(e->kind[s], r[j], m, a);
 	}
 }
 

@@ -216,6 +216,20 @@ int knn_pool2d_same_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
 int knn_pool2d_cb_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
 		      int include_pad, const float *x, float *y);
 
+/* Sixteen float32 planes of n positions at src (plane stride ls), nv of
+ * them real, as buf (n x 16: position i's sixteen channels at buf + 16 i;
+ * lanes nv.. zero), and the inverse: nv planes of n positions at dst
+ * (plane stride ld) from buf.  AVX-512 block transposes when nv is 16
+ * (k_pool_cb.c; callers check rt_cpu_avx512f()). */
+void knn_cb_in(const float *src, int64_t ls, int nv, int64_t n, float *buf);
+void knn_cb_out(const float *buf, int nv, int64_t n, float *dst, int64_t ld);
+
+/* float32 2-D depthwise convolutions (group = channels = outputs) sixteen
+ * planes at a time in AVX-512, channels in the vector lanes
+ * (k_conv_dw.c): 1 done, 0 not applicable, or rt_oom(). */
+int knn_conv_dw_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		    const float *w, const float *b, float *y);
+
 /* float32 2-D max pooling of column stride 2, windows 2 or 3 columns
  * wide, undilated, on AVX-512 CPUs (k_pool_s2.c): 1 done, 0 not
  * applicable. */

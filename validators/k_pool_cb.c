@@ -35,16 +35,18 @@ struct cb_job {
 	const int64_t *rlo, *rhi, *clo, *chi, *rn, *cn;
 };
 
-/* buf (positions x 16) = 16 planes of n positions at src (stride ls),
- * nv of them real (the lanes past them zero). */
-static void cb_in(const float *src, int64_t ls, int nv, int64_t n, float *buf)
+void knn_cb_in(const float *src, int64_t ls, int nv, int64_t n, float *buf)
 {
 	int64_t i0 = 0;
 
-	if (nv == 16)
-		for (; i0 + 16 <= n; i0 += 16)
-			rt_pgemm_tr16_k512(src + i0, ls, buf + i0 * 16, 16);
-	for (int64_t i = i0; i < n; i++) {
+	if (nv == 16 && n >= 16) {
+		/* the last block overlaps the one before: same values again */
+		for (; i0 < n; i0 += 16)
+			rt_pgemm_tr16_k512(src + (i0 + 16 <= n ? i0 : n - 16), ls,
+					   buf + (i0 + 16 <= n ? i0 : n - 16) * 16, 16);
+		return;
+	}
+	for (int64_t i = 0; i < n; i++) {
 		for (int p = 0; p < nv; p++)
 			buf[i * 16 + p] = src[p * ls + i];
 		for (int p = nv; p < 16; p++)
@@ -52,15 +54,17 @@ static void cb_in(const float *src, int64_t ls, int nv, int64_t n, float *buf)
 	}
 }
 
-/* The inverse for the outputs: nv planes of n positions at dst (ld). */
-static void cb_out(const float *buf, int nv, int64_t n, float *dst, int64_t ld)
+void knn_cb_out(const float *buf, int nv, int64_t n, float *dst, int64_t ld)
 {
 	int64_t i0 = 0;
 
-	if (nv == 16)
-		for (; i0 + 16 <= n; i0 += 16)
-			rt_pgemm_tr16_k512(buf + i0 * 16, 16, dst + i0, ld);
-	for (int64_t i = i0; i < n; i++)
+	if (nv == 16 && n >= 16) {
+		for (; i0 < n; i0 += 16)
+			rt_pgemm_tr16_k512(buf + (i0 + 16 <= n ? i0 : n - 16) * 16, 16,
+					   dst + (i0 + 16 <= n ? i0 : n - 16), ld);
+		return;
+	}
+	for (int64_t i = 0; i < n; i++)
 		for (int p = 0; p < nv; p++)
 			dst[p * ld + i] = buf[i * 16 + p];
 }
@@ -151,9 +155,9 @@ static void cb_groups(void *ctx, int64_t lo, int64_t hi)
 		int64_t p0 = gr * 16;
 		int nv = (int)(j->planes - p0 < 16 ? j->planes - p0 : 16);
 
-		cb_in(j->x + p0 * g->in_size, g->in_size, nv, g->in_size, in);
+		knn_cb_in(j->x + p0 * g->in_size, g->in_size, nv, g->in_size, in);
 		cb_fold(j, in, out);
-		cb_out(out, nv, g->out_size, j->y + p0 * g->out_size, g->out_size);
+		knn_cb_out(out, nv, g->out_size, j->y + p0 * g->out_size, g->out_size);
 	}
 cleanup:
 	free(in);

@@ -8,7 +8,8 @@
  * is not per-channel; a chain that ends at a graph output, the next
  * node heading the rest; each on a small plane (the pass after the
  * Conv) and on one the direct convolution takes (its tiles do the
- * steps as they store the output). */
+ * steps as they store the output), and with the Conv depthwise on that
+ * plane (k_conv_dw.c, which does the steps in its registers too). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,9 @@
  * chain's pass) or 9x11 (99: the direct convolution, whose tiles do the
  * steps as they are stored) */
 static int64_t H = 4, W = 3;
+/* 1: the Conv is depthwise (group C: k_conv_dw.c, channels in the
+ * vector lanes, does the steps on each output as it is made) */
+static int DW;
 #define NX (2 * C * H * W)
 #define NXMAX (2 * C * 9 * 11)
 
@@ -35,11 +39,12 @@ static struct ir_model *model(int full, int tap)
 {
 	struct ir_model *m = tm_new(13);
 	double w[C * C * 9], v[C * 9 * 11];
+	struct ir_node *conv;
 	uint64_t seed = 7;
 
 	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, C, H, W), 4);
 	tg_fill(&seed, w, C * C * 9);
-	tm_init(m, "W", IR_DTYPE_FLOAT, TM_DIMS(C, C, 3, 3), 4, w);
+	tm_init(m, "W", IR_DTYPE_FLOAT, TM_DIMS(C, DW ? 1 : C, 3, 3), 4, w);
 	tg_fill(&seed, v, C);
 	tm_init(m, "B", IR_DTYPE_FLOAT, TM_DIMS(C), 1, v);
 	tm_init(m, "scale", IR_DTYPE_FLOAT, TM_DIMS(C), 1, (const double[]){ 1.5, -0.7, 2, 0.3, 1 });
@@ -58,8 +63,10 @@ static struct ir_model *model(int full, int tap)
 	tm_init(m, "k", IR_DTYPE_FLOAT, TM_DIMS(1), 1, (const double[]){ 0.25 });
 	tm_init(m, "q", IR_DTYPE_FLOAT, TM_DIMS(1, C, 1, 1), 4,
 		(const double[]){ 3, 0.5, -2, 7, 1.25 });
-	ir_node_set_ints(tm_node(m, "Conv", NULL, TM_NAMES("x", "W", "B"), 3, TM_NAMES("c"), 1),
-			 "pads", TM_DIMS(1, 1, 1, 1), 4);
+	conv = tm_node(m, "Conv", NULL, TM_NAMES("x", "W", "B"), 3, TM_NAMES("c"), 1);
+	ir_node_set_ints(conv, "pads", TM_DIMS(1, 1, 1, 1), 4);
+	if (DW)
+		ir_node_set_int(conv, "group", C);
 	ir_node_set_float(tm_node(m, "BatchNormalization", NULL,
 				  TM_NAMES("c", "scale", "bias", "mean", "var"), 5,
 				  TM_NAMES("b"), 1), "epsilon", 1e-3f);
@@ -225,18 +232,20 @@ static void chain_partly(void)
 
 static void test_chain_fused(void)
 {
-	for (int g = 0; g < 2; g++) {
+	for (int g = 0; g < 3; g++) {
 		H = g ? 9 : 4;
 		W = g ? 11 : 3;
+		DW = g == 2;
 		chain_fused();
 	}
 }
 
 static void test_chain_partly(void)
 {
-	for (int g = 0; g < 2; g++) {
+	for (int g = 0; g < 3; g++) {
 		H = g ? 9 : 4;
 		W = g ? 11 : 3;
+		DW = g == 2;
 		chain_partly();
 	}
 }

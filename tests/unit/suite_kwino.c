@@ -10,7 +10,10 @@
  * 1-D and 3-D); the direct stride-1 convolutions, positions in the
  * vector lanes (k_conv_direct.c: padded copies and input read in place,
  * dropped lanes, masked last vectors, dilations, lopsided pads, steps in
- * chunks, strides through phase planes); each with one and two threads, weights cached and reused across
+ * chunks, strides through phase planes); the depthwise ones, channels
+ * in the vector lanes (k_conv_dw.c: blocks across images, narrow and
+ * wide planes, strides, dilations, lopsided pads, bands of rows); each
+ * with one and two threads, weights cached and reused across
  * runs, weights fed as inputs (never cached), a memory limit that leaves
  * no room for the cache; and the shapes both leave to the other paths
  * still right. */
@@ -317,6 +320,22 @@ static const struct ccase cases[] = {
 	{ 2, 2, 7, 11, 1, { 50, 41 }, { 3, 4 }, { 3, 2 }, { 2, 3 }, { 2, 1, 0, 3 } },
 	/* stride (1, 2), 130 channels: chunks of steps across phases */
 	{ 2, 1, 130, 9, 1, { 20, 41 }, { 3, 3 }, { 1, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* depthwise, channels in the vector lanes (k_conv_dw.c): batch 2 of
+	 * 40 channels at 14x14, blocks of sixteen planes across the images
+	 * (channels 32-39 of one, 0-7 of the next); planes narrower than a
+	 * transpose taken flat */
+	{ 2, 2, 40, 40, 40, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* stride 2 at 20x20: rows transposed sixteen columns at a time, the
+	 * last block overlapping */
+	{ 2, 1, 32, 32, 32, { 20, 20 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* 5x3 kernel dilated (2, 1), strides (1, 2), lopsided pads, 17
+	 * channels (one lane of the second block) */
+	{ 2, 1, 17, 17, 17, { 9, 23 }, { 5, 3 }, { 1, 2 }, { 2, 1 }, { 3, 0, 1, 2 } },
+	/* stride 2 at 120x120: bands of rows (each band's padded input at
+	 * most 3,072 positions), 5 channels only */
+	{ 2, 1, 5, 5, 5, { 120, 120 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* unstrided at 40x40: left to the plane loops */
+	{ 2, 1, 16, 16, 16, { 40, 40 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 };
 
 static void test_vs_naive(void)

@@ -11,9 +11,17 @@
  * k_act.c writes them), so the results are bit-identical to running the
  * nodes.
  *
+ * A residual Add (or Sum of two: ResNet's Conv -> BN -> Add -> Relu,
+ * MobileNetV2's projections) joins the chain too, its other operand a
+ * tensor of the result's shape that the run has already computed: the
+ * Add then reads it in the pass instead of writing a result of its own.
+ * When the run has not (the shortcut computed after the head), the Add
+ * runs as a node, heading the steps after it.
+ *
  * The analysis (rt_chain_mark, when the plan is built) finds chains by
  * the graph alone: each value in between has one consumer and is no graph
- * output, and each step's other inputs are constants.  After the head ran
+ * output, and each step's other inputs are constants (an Add's may not
+ * be).  After the head ran
  * (rt_chain_apply), its result must be a float32 tensor of its own, and a
  * run does the steps up to the first whose operands are not at hand (a
  * bound value, or a kept constant result, fold.c), not float32, or
@@ -92,10 +100,11 @@ static int step_kind(const struct rt_session *s, const struct rt_gplan *p,
 		return 0;
 	*operand = n->inputs[0] == v ? 1 : 0;
 	if (!rt_fold_value_const(s, p, n->inputs[*operand]))
-		return 0;
+		return !strcmp(op, "Add") || (!strcmp(op, "Sum") && since(np) >= 8) ?
+		       RT_CHAIN_ADDT : 0;
 	if (!strcmp(op, "Mul"))
 		return RT_CHAIN_MUL;
-	if (!strcmp(op, "Add"))
+	if (!strcmp(op, "Add") || (!strcmp(op, "Sum") && since(np) >= 8))
 		return RT_CHAIN_ADD;
 	if (!strcmp(op, "Sub"))
 		return *operand ? RT_CHAIN_SUB : RT_CHAIN_RSUB;
@@ -129,6 +138,13 @@ static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head
 	for (size_t i = 0; i < n; i++)
 		p->nodes[steps[i].node].chained = 1;
 	p->n_chains++;
+	/* a run may find an Add's tensor operand not yet computed when the
+	 * head runs: the Add then runs as a node, heading the rest */
+	for (size_t i = 0; i + 1 < n; i++)
+		if (steps[i].kind == RT_CHAIN_ADDT) {
+			chain_of(s, p, steps[i].node);
+			break;
+		}
 }
 
 void rt_chain_mark(struct rt_session *s, struct rt_gplan *p)
@@ -247,12 +263,18 @@ static int bn_coeffs(struct rt_session *s, struct rt_frame *f, const struct rt_n
 	return 1;
 }
 
-/* One step over n values of one channel (m, a: its two coefficients),
- * each node's own float operation (see the top). */
+/* One step over n values of one channel (m, a: its two coefficients;
+ * t: the operand's values facing them), each node's own float operation
+ * (see the top). */
 __attribute__((target_clones("avx512f", "avx2", "default")))
-static void step_span(int kind, float m, float a, float *restrict y, int64_t n)
+static void step_span(int kind, float m, float a, const float *restrict t,
+		      float *restrict y, int64_t n)
 {
 	switch (kind) {
+	case RT_CHAIN_ADDT:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] + t[i];
+		break;
 	case RT_CHAIN_BN:
 		for (int64_t i = 0; i < n; i++)
 			y[i] = y[i] * m + a;
@@ -283,9 +305,9 @@ static void step_span(int kind, float m, float a, float *restrict y, int64_t n)
 		break;
 	case RT_CHAIN_CLIP:   /* m, a: the bounds; as k_act.c's */
 		for (int64_t i = 0; i < n; i++) {
-			float t = y[i] < m ? m : y[i];
+			float u = y[i] < m ? m : y[i];
 
-			y[i] = t > a ? a : t;
+			y[i] = u > a ? a : u;
 		}
 		break;
 	default:   /* RT_CHAIN_RELU, as k_act.c's */
@@ -295,22 +317,36 @@ static void step_span(int kind, float m, float a, float *restrict y, int64_t n)
 	}
 }
 
-void rt_epilogue_span(const struct rt_epilogue *e, int64_t ch, float *y, int64_t n)
+void rt_epilogue_span(const struct rt_epilogue *e, int64_t ch, int64_t off, float *y,
+		      int64_t n)
 {
 	const float *coef = e->coef;
 
 	for (size_t s = 0; s < e->n; s++, coef += 2 * e->c) {
 		float m = coef[ch], a = coef[e->c + ch];
 
-		step_span(e->kind[s], m, a, y, n);
+		step_span(e->kind[s], m, a, e->t[s] ? e->t[s] + off : NULL, y, n);
 	}
+}
+
+/* t (input i of node np) as an RT_CHAIN_ADDT operand of y: a float32
+ * tensor of y's shape, not y's data. */
+static const float *same_shape(const struct rt_value *t, const struct rt_value *y)
+{
+	if (!t || t->kind != RT_TENSOR || t->dtype != IR_DTYPE_FLOAT || t->rank != y->rank ||
+	    t->data == y->data)
+		return NULL;
+	for (int i = 0; i < y->rank; i++)
+		if (t->dims[i] != y->dims[i])
+			return NULL;
+	return t->data;
 }
 
 /* The steps this run can do on y, the result of np: up to the first
  * whose operands are not at hand or not per-channel (that one and the
  * rest run as nodes).  0, or 1 with *e filled (free e->coef). */
 static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_nplan *np,
-		   const struct rt_value *y, struct rt_epilogue *e)
+		   const struct rt_value *y, int tensors, struct rt_epilogue *e)
 {
 	const struct rt_chain *ch = np->chain;
 
@@ -326,7 +362,9 @@ static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_npl
 		float *m = e->coef + 2 * e->c * (int64_t)e->n;
 		int ok = 1;
 
-		if (ch->steps[e->n].kind == RT_CHAIN_BN)
+		if (ch->steps[e->n].kind == RT_CHAIN_ADDT)
+			ok = tensors && (e->t[e->n] = same_shape(operand(f, cp, (size_t)ch->steps[e->n].operand), y));
+		else if (ch->steps[e->n].kind == RT_CHAIN_BN)
 			ok = bn_coeffs(s, f, cp, e->c, m, m + e->c);
 		else if (ch->steps[e->n].kind == RT_CHAIN_CLIP)
 			ok = clip_bounds(s, f, cp, e->c, m, m + e->c);
@@ -365,7 +403,7 @@ static void chain_planes(void *ctx, int64_t lo, int64_t hi)
 	const struct chain_job *j = ctx;
 
 	for (int64_t pl = lo; pl < hi; pl++)
-		rt_epilogue_span(j->e, pl % j->e->c, j->y + pl * j->sp, j->sp);
+		rt_epilogue_span(j->e, pl % j->e->c, pl * j->sp, j->y + pl * j->sp, j->sp);
 }
 
 int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np)
@@ -374,7 +412,7 @@ int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np
 	struct rt_epilogue e;
 	struct chain_job j;
 
-	if (!prepare(s, f, np, y, &e))
+	if (!prepare(s, f, np, y, 1, &e))
 		return 0;
 	j = (struct chain_job){ &e, y->data, 1 };
 	for (int i = 2; i < y->rank; i++)
@@ -389,14 +427,15 @@ int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np
 	return 1;
 }
 
-const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y)
+const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y,
+					   int tensors)
 {
 	struct rt_epilogue *e;
 
 	if (k->epi || !k->np || k->f->depth != 0 || k->n_out < 1 || k->out[0] != y ||
 	    !(e = malloc(sizeof(*e))))
 		return NULL;
-	if (!prepare(k->s, k->f, k->np, y, e)) {
+	if (!prepare(k->s, k->f, k->np, y, tensors, e)) {
 		free(e);
 		return NULL;
 	}

@@ -196,7 +196,7 @@ int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float
 	if (!dc_fits(g))
 		return 0;
 	/* the steps after the convolution, done on each tile as it is stored */
-	epi = rt_kctx_epilogue(k, k->out[0]);
+	epi = rt_kctx_epilogue(k, k->out[0], 1);
 	dc_layout_init(g, &l);
 	kd = g->c * g->k_size;
 	nq = g->out[0] * l.pw;
@@ -224,8 +224,8 @@ int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float
 	for (int64_t n = 0; n < g->n; n++) {
 		const float *xn = x + n * g->c * g->in_size;
 		struct knn_direct jb = { xn, pw->data, b, y + n * g->m * g->out_size, off, vmask,
-					 yoff, g->m, kd, nq, kc, g->out_size, epi, l.in_place,
-					 l.pw == g->out[1], 0 };
+					 yoff, g->m, kd, nq, kc, g->out_size, epi,
+					 n * g->m * g->out_size, l.in_place, l.pw == g->out[1], 0 };
 
 		if (xp) {
 			struct dc_copy cp = { &l, xn, xp };

@@ -15,16 +15,27 @@
 
 #define K512 __attribute__((target("avx512f"), always_inline)) static inline
 
-/* The node's epilogue steps on channel ch's vectors r (k_conv_epi512.h). */
-K512 void dc_epilogue(const int nv, const struct rt_epilogue *e, int64_t ch, __m512 *r)
+/* The node's epilogue steps on channel ch's vectors r (k_conv_epi512.h),
+ * an Add of a tensor with its values at the kept lanes' outputs: the
+ * tile's first position q0, lanes lm (k_conv_dtile's). */
+K512 void dc_epilogue(const int nv, const struct knn_direct *jb, int64_t ch, int64_t q0,
+		      const __mmask16 *lm, __m512 *r)
 {
+	const struct rt_epilogue *e = jb->epi;
+
 	for (size_t s = 0; s < e->n; s++) {
 		__m512 m = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + ch]);
 		__m512 a = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + e->c + ch]);
+		const float *t = e->t[s] ? e->t[s] + jb->eoff + ch * jb->out_size : NULL;
 
 #pragma GCC unroll 4
-		for (int j = 0; j < nv; j++)
-			r[j] = knn_epi512_step(e->kind[s], r[j], m, a);
+		for (int j = 0; j < nv; j++) {
+			if (t && jb->dense)
+				m = _mm512_maskz_loadu_ps(lm[j], t + q0 + 16 * j);
+			else if (t)
+				m = _mm512_maskz_expandloadu_ps(lm[j], t + jb->yoff[q0 / 16 + j]);
+			r[j] = knn_epi512_step(t ? RT_CHAIN_ADD : e->kind[s], r[j], m, a);
+		}
 	}
 }
 
@@ -85,7 +96,7 @@ K512 void dc_tile(const int mr, const int nv, const int masked, const struct knn
 		for (int j = 0; j < nv; j++)
 			r[j] = _mm512_add_ps(acc[i][j], bv);
 		if (jb->epi)
-			dc_epilogue(nv, jb->epi, i0 + i, r);
+			dc_epilogue(nv, jb, i0 + i, q0, lm, r);
 #pragma GCC unroll 4
 		for (int j = 0; j < nv; j++)
 			if (jb->dense)   /* q is the output index */

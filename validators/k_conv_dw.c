@@ -246,8 +246,9 @@ int knn_conv_dw_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		for (int64_t v = 0; v < g->kernel[1]; v++)
 			toff[u * g->kernel[1] + v] = (u * g->dil[0] * j.pw + v * g->dil[1]) * 16;
 	j.toff = toff;
-	/* the steps after the convolution, done on each output as it is made */
-	j.epi = rt_kctx_epilogue(k, k->out[0]);
+	/* the steps after the convolution, done on each output as it is made
+	 * (up to a residual Add: its operand's lanes would be a gather) */
+	j.epi = rt_kctx_epilogue(k, k->out[0], 0);
 	rt_parallel_for(k, (j.planes + 15) / 16, 1, dw_blocks, &j);
 	free(toff);
 	return j.failed ? rt_oom(k) : 1;

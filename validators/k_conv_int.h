@@ -182,6 +182,7 @@ struct knn_direct {
 	const int64_t *yoff;
 	int64_t mg, kd, nq, kc, out_size;
 	const struct rt_epilogue *epi;  /* done on each tile's output, or NULL */
+	int64_t eoff;             /* y's first element in the epilogue's tensor */
 	int in_place;             /* xp is the input itself: the last vector's
 				   * dropped lanes may not be read */
 	int dense;

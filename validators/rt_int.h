@@ -51,33 +51,41 @@ struct rt_kctx {
  * (chain.c): each does its node's own float operation, y * m + a for an
  * inference BatchNormalization (m, a from rt_bn_coeff), y op m or m op y
  * for the binary ones (m the channel's constant), y < 0 ? 0 : y for Relu,
- * y < m ? m : y then > a ? a : y for Clip (m, a its bounds). */
+ * y < m ? m : y then > a ? a : y for Clip (m, a its bounds); and y + t
+ * for an Add (or a Sum of two) whose other operand t is a tensor of y's
+ * shape (a residual connection's). */
 enum {
 	RT_CHAIN_BN = 1, RT_CHAIN_MUL, RT_CHAIN_ADD, RT_CHAIN_SUB, RT_CHAIN_RSUB,
-	RT_CHAIN_DIV, RT_CHAIN_RDIV, RT_CHAIN_RELU, RT_CHAIN_CLIP
+	RT_CHAIN_DIV, RT_CHAIN_RDIV, RT_CHAIN_RELU, RT_CHAIN_CLIP, RT_CHAIN_ADDT
 };
 #define RT_CHAIN_MAX 8
 
 /* The steps as a kernel may do them itself on its float32 result y (its
  * output 0, channels on axis 1): step s on channel ch with m = coef[2 * c
- * * s + ch] and a = coef[2 * c * s + c + ch]. */
+ * * s + ch] and a = coef[2 * c * s + c + ch]; an RT_CHAIN_ADDT step adds
+ * element i of y the element i of t[s] (y's shape). */
 struct rt_chain;
 struct rt_epilogue {
 	size_t n;
 	int64_t c;
 	int kind[RT_CHAIN_MAX];
 	float *coef;
+	const float *t[RT_CHAIN_MAX];
 	const struct rt_chain *ch;   /* (chain.c's) */
 };
 /* This node's steps as its kernel may do them on y, or NULL (none this
- * run, or an observer).  A kernel that takes them must, before it
- * returns 0, have applied them once to every element of y, after its
- * final value is stored, in the order of kind[] (rt_epilogue_span, or the
- * same operations in vector registers); the steps are then not run
- * again.  If it fails, nothing is applied. */
-const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y);
-/* The steps on n consecutive values of channel ch. */
-void rt_epilogue_span(const struct rt_epilogue *e, int64_t ch, float *y, int64_t n);
+ * run, or an observer); with tensors 0 the steps stop before the first
+ * RT_CHAIN_ADDT (that one and the rest then run as nodes).  A kernel
+ * that takes them must, before it returns 0, have applied them once to
+ * every element of y, after its final value is stored, in the order of
+ * kind[] (rt_epilogue_span, or the same operations in vector registers);
+ * the steps are then not run again.  If it fails, nothing is applied. */
+const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y,
+					   int tensors);
+/* The steps on n consecutive values of channel ch, the first of them
+ * element off of y (whose data starts at y - off). */
+void rt_epilogue_span(const struct rt_epilogue *e, int64_t ch, int64_t off, float *y,
+		      int64_t n);
 
 typedef int (*rt_kernel_fn)(struct rt_kctx *k);
 

@@ -9,7 +9,9 @@
  * node heading the rest; each on a small plane (the pass after the
  * Conv) and on one the direct convolution takes (its tiles do the
  * steps as they store the output), and with the Conv depthwise on that
- * plane (k_conv_dw.c, which does the steps in its registers too). */
+ * plane (k_conv_dw.c, which does the steps in its registers too); a
+ * residual Add or Sum of a tensor computed before the Conv, after it, or
+ * broadcast. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,6 +232,88 @@ static void chain_partly(void)
 	ir_model_free(m);
 }
 
+/* x -> Conv k x k -> Add(sc, .) (Sum(., sc) with sum) -> Relu -> y, sc = x * 0.5
+ * computed before the Conv or, late, after it (valid orders both);
+ * wide: sc is [2, C, H, 1], broadcast. */
+static struct ir_model *res_model(int late, int sum, int wide, int k)
+{
+	struct ir_model *m = tm_new(13);
+	double w[C * C * 9], v[C];
+	uint64_t seed = 11;
+	struct ir_node *conv;
+
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, C, H, W), 4);
+	tg_fill(&seed, w, C * C * 9);
+	tm_init(m, "W", IR_DTYPE_FLOAT, TM_DIMS(C, DW ? 1 : C, k, k), 4, w);
+	tg_fill(&seed, v, C);
+	tm_init(m, "B", IR_DTYPE_FLOAT, TM_DIMS(C), 1, v);
+	tm_init(m, "h", IR_DTYPE_FLOAT, TM_DIMS(1), 1, (const double[]){ 0.5 });
+	tm_init(m, "i1", IR_DTYPE_INT64, TM_DIMS(1), 1, (const double[]){ 0 });
+	tm_init(m, "i2", IR_DTYPE_INT64, TM_DIMS(1), 1, (const double[]){ 1 });
+	tm_init(m, "i3", IR_DTYPE_INT64, TM_DIMS(1), 1, (const double[]){ 3 });
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == late) {
+			tm_node(m, "Mul", NULL, TM_NAMES("x", "h"), 2, TM_NAMES("sc0"), 1);
+			if (wide)   /* the first column of each row */
+				tm_node(m, "Slice", NULL, TM_NAMES("sc0", "i1", "i2", "i3"), 4,
+					TM_NAMES("sc"), 1);
+			else
+				tm_node(m, "Identity", NULL, TM_NAMES("sc0"), 1, TM_NAMES("sc"), 1);
+		} else {
+			conv = tm_node(m, "Conv", NULL, TM_NAMES("x", "W", "B"), 3, TM_NAMES("c"), 1);
+			ir_node_set_ints(conv, "pads", TM_DIMS(k / 2, k / 2, k / 2, k / 2), 4);
+			if (DW)
+				ir_node_set_int(conv, "group", C);
+		}
+	}
+	tm_node(m, sum ? "Sum" : "Add", NULL, sum ? TM_NAMES("c", "sc") : TM_NAMES("sc", "c"), 2,
+		TM_NAMES("s"), 1);
+	tm_node(m, "Relu", NULL, TM_NAMES("s"), 1, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(2, C, H, W), 4);
+	tm_verify(m);
+	return m;
+}
+
+/* A residual Add (or Sum) of two tensors of one shape joins, with the
+ * Relu after it, the chain of whichever input is computed last: the
+ * Conv's when the shortcut came first (done in the direct tiles' registers
+ * or, after a depthwise Conv, whose kernel takes no tensor operands, in
+ * the pass after it), the shortcut's Identity's when it comes after; a
+ * broadcast shortcut leaves the Add to run as a node, heading the Relu.
+ * The same values as the nodes one by one, bit for bit. */
+static void chain_residual(int k)
+{
+	float plain[NXMAX], y[NXMAX];
+
+	for (int late = 0; late < 2; late++)
+		for (int sum = 0; sum < 2; sum++)
+			for (int wide = 0; wide < 2; wide++) {
+				struct ir_model *m = res_model(late, sum, wide, k);
+				const char *op = sum ? "Sum" : "Add";
+				size_t want = wide ? 0 : 3;
+
+				CU_ASSERT_EQUAL(run_model(m, 1, 1, &(struct seen){ .got = 0 }, plain, op), 0);
+				for (int th = 1; th <= 2; th++) {
+					CU_ASSERT_EQUAL(run_model(m, th, 3, NULL, y, op), want);
+					CU_ASSERT(!memcmp(y, plain, NX * sizeof(float)));
+					CU_ASSERT_EQUAL(run_model(m, th, 3, NULL, y, "Relu"), 3);
+					CU_ASSERT(!memcmp(y, plain, NX * sizeof(float)));
+				}
+				ir_model_free(m);
+			}
+}
+
+static void test_chain_residual(void)
+{
+	/* and a 1x1 Conv on 9x11: the direct tiles' outputs are dense */
+	for (int g = 0; g < 4; g++) {
+		H = g ? 9 : 4;
+		W = g ? 11 : 3;
+		DW = g == 2;
+		chain_residual(g == 3 ? 1 : 3);
+	}
+}
+
 static void test_chain_fused(void)
 {
 	for (int g = 0; g < 3; g++) {
@@ -252,6 +336,7 @@ static void test_chain_partly(void)
 
 static const struct unit_test tests[] = {
 	{ "chain_fused", test_chain_fused },
+	{ "chain_residual", test_chain_residual },
 	{ "chain_partly", test_chain_partly },
 	{ NULL, NULL },
 };

@@ -122,6 +122,10 @@ static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head
 	size_t n = 0;
 	int kind, operand;
 
+	/* an Add of two tensors is on the chains of both its inputs: its own
+	 * chain is made once */
+	if (np->chain)
+		return;
 	while (n < RT_CHAIN_MAX && (c = sole_consumer(p, v)) &&
 	       (kind = step_kind(s, p, c, v, &operand)) != 0) {
 		steps[n].kind = kind;
@@ -135,8 +139,10 @@ static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head
 	memcpy(ch->steps, steps, n * sizeof(steps[0]));
 	ch->n = n;
 	np->chain = ch;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		p->nodes[steps[i].node].chained = 1;
+		p->nodes[steps[i].node].chain_head = i ? steps[i - 1].node : head;
+	}
 	p->n_chains++;
 	/* a run may find an Add's tensor operand not yet computed when the
 	 * head runs: the Add then runs as a node, heading the rest */
@@ -351,7 +357,8 @@ static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_npl
 	const struct rt_chain *ch = np->chain;
 
 	if (!ch || !f->skip || s->o.observe || !y || y->kind != RT_TENSOR ||
-	    y->dtype != IR_DTYPE_FLOAT || y->rank < 2 || y->refs != 1 || y->base ||
+	    y->dtype != IR_DTYPE_FLOAT || y->rank < 2 || y->refs != 1 ||
+	    (y->base && !(y->flags & RT_VALUE_REGION)) ||
 	    (y->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT)))
 		return 0;
 	*e = (struct rt_epilogue){ .c = y->dims[1], .ch = ch };

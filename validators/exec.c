@@ -98,6 +98,10 @@ static void frame_release(struct rt_frame *f)
 	f->vals = NULL;
 	free(f->skip);
 	f->skip = NULL;
+	for (size_t i = 0; f->catbuf && i < f->p->n_nodes; i++)
+		rt_value_unref(f->catbuf[i]);
+	free(f->catbuf);
+	f->catbuf = NULL;
 }
 
 /* After a failure inside a subgraph or function body: say which node's
@@ -279,6 +283,9 @@ int rt_frame_begin(struct rt_frame *f, struct rt_value **ins, size_t n_in,
 	/* chains fuse in the main graph only; without the flags they do not */
 	f->skip = p->n_chains && f->depth == 0 && !f->parent && !f->call ?
 		  calloc(p->n_nodes, 1) : NULL;
+	/* so do Concats in place */
+	f->catbuf = p->n_cats && f->depth == 0 && !f->parent && !f->call ?
+		    calloc(p->n_nodes, sizeof(*f->catbuf)) : NULL;
 	for (size_t i = 0; i < p->n_consts; i++)
 		f->vals[p->const_slot[i]] = rt_value_ref(p->const_val[i]);
 	/* bound inputs override initializers of the same name */
@@ -312,6 +319,11 @@ int rt_frame_step(struct rt_session *s, struct rt_frame *f, struct ir_diag *d)
 		/* (a constant node whose results the session kept: bound) */
 		if ((rc = run_node(s, f, np, d)) < 0)
 			return rc;
+		if (np->cat && f->catbuf) {   /* shapes for the next run */
+			rt_cat_record(f, np);
+			rt_value_unref(f->catbuf[f->next - 1]);
+			f->catbuf[f->next - 1] = NULL;
+		}
 		if (np->fold == RT_FOLD_KEEP && !np->kept)
 			rt_fold_keep(s, f, np);
 	}

@@ -51,6 +51,12 @@ struct rt_nplan {
 					     * the session keeps (fold.c) */
 	struct rt_chain *chain;             /* its epilogue, or NULL (chain.c) */
 	int chained;                        /* a step of another node's chain */
+	size_t chain_head;                  /* ... whose step before it is
+					     * this node's (chained only) */
+	struct rt_cat *cat;                 /* a Concat's learnt shapes (catbuf.c) */
+	size_t cat_dest;                    /* output 0 goes into Concat
+					     * cat_dest - 1 (0: none) as its ... */
+	size_t cat_input;                   /* ... input cat_input */
 };
 
 /* What fold.c's analysis says of a main-graph node. */
@@ -78,6 +84,7 @@ struct rt_gplan {
 	int *in;                            /* formal inputs' slots */
 	struct rt_ref *out;                 /* formal outputs */
 	size_t n_chains;                    /* nodes with an epilogue chain */
+	size_t n_cats;                      /* Concats written in place */
 	size_t n_consts;
 	int *const_slot;                    /* initializers of this graph */
 	struct rt_value **const_val;
@@ -100,6 +107,9 @@ struct rt_frame {
 	size_t next;                        /* the next node (rt_frame_step) */
 	unsigned char *skip;                /* per node: done by a chain this
 					     * run (plans with chains only) */
+	struct rt_value **catbuf;           /* per node: a Concat's result,
+					     * allocated by its first producer
+					     * (plans with such Concats only) */
 };
 
 struct rt_pool;
@@ -191,6 +201,19 @@ void rt_chain_release(struct rt_nplan *np);
  * the steps are marked done, as apply does; e is freed. */
 void rt_epilogue_end(struct rt_frame *f, const struct rt_nplan *np, struct rt_epilogue *e,
 		     int done);
+
+/* catbuf.c: mark finds the main graph's Concats whose producers may
+ * write into its result, when the plan is built; record, after such a
+ * Concat ran (before its inputs are released), learns its shapes for the
+ * next run; release frees what mark made.  rt_cat_out is rt_out_tensor's
+ * first try: output i of the node as a view of its region of the
+ * Concat's result (f->catbuf, allocated on the first call of a run), or
+ * NULL: not this time, allocate as usual. */
+void rt_cat_mark(struct rt_session *s, struct rt_gplan *p);
+void rt_cat_record(struct rt_frame *f, struct rt_nplan *np);
+void rt_cat_release(struct rt_nplan *np);
+struct rt_value *rt_cat_out(struct rt_kctx *k, size_t i, int dtype, int rank,
+			    const int64_t *dims);
 
 /* threads.c */
 int rt_pool_new(int threads, struct rt_pool **out);

@@ -207,6 +207,9 @@ struct rt_value *rt_out_tensor(struct rt_kctx *k, size_t i, int dtype,
 	struct ir_diag sub;
 	int rc;
 
+	/* into its place in a Concat's result (catbuf.c) */
+	if (k->np && k->np->cat_dest && (v = rt_cat_out(k, i, dtype, rank, dims)))
+		return v;
 	ir_diag_init(&sub);
 	if ((rc = rt_tensor_new(k->mem, dtype, rank, dims, &v, &sub)) < 0) {
 		prefixed(k, rc, &sub);
@@ -227,9 +230,11 @@ static int in_dies_here(struct rt_kctx *k, size_t in, const struct rt_value *v)
 	struct rt_ref r;
 
 	if (!k->np || !k->f || in >= k->n_in || in >= k->node->n_inputs || !v ||
-	    v->refs != 1 || v->kind != RT_TENSOR || v->base ||
-	    v->dtype == IR_DTYPE_STRING || !(v->flags & RT_VALUE_OWNS_DATA) ||
-	    (v->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT)) || v->mem != k->mem)
+	    v->refs != 1 || v->kind != RT_TENSOR || v->dtype == IR_DTYPE_STRING ||
+	    (v->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT)) ||
+	    /* its own data, or a region of a Concat's result (catbuf.c) */
+	    (!(v->flags & RT_VALUE_REGION) &&
+	     (v->base || !(v->flags & RT_VALUE_OWNS_DATA) || v->mem != k->mem)))
 		return 0;
 	r = k->np->in[in];
 	if (r.up != 0 || r.slot < 0 || k->f->vals[r.slot] != v)

@@ -65,6 +65,7 @@ static void plan_release(struct rt_gplan *p)
 		}
 		rt_fold_release(&p->nodes[i]);
 		rt_chain_release(&p->nodes[i]);
+		rt_cat_release(&p->nodes[i]);
 	}
 	for (size_t i = 0; i < p->n_consts; i++)
 		rt_value_unref(p->const_val[i]);
@@ -637,6 +638,7 @@ int rt_plan_build(struct rt_session *s, struct ir_diag *d)
 	if (rc == 0) {
 		rt_fold_mark(s, s->main);
 		rt_chain_mark(s, s->main);
+		rt_cat_mark(s, s->main);
 	}
 	return rc;
 }

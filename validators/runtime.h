@@ -67,6 +67,10 @@ struct rt_value {
 
 #define RT_VALUE_OWNS_DATA 1u      /* free(data) on release */
 #define RT_VALUE_READONLY 2u       /* data viewed in the model file */
+#define RT_VALUE_REGION 8u         /* a view of a region no other value
+				    * reads (a Concat's input written in
+				    * place, catbuf.c): written like owned
+				    * data */
 #define RT_VALUE_KEPT 4u           /* a constant node's result the session
 				    * keeps between runs: never written,
 				    * alive until the session is freed */

@@ -25,7 +25,8 @@
 #define DW_BAND_POSITIONS 3072
 /* Outputs computed side by side */
 #define DW_RUN 8
-/* Unstrided outputs above this many positions go to the plane loops */
+/* Unstrided outputs above this many positions go a plane at a time
+ * (k_conv_dwp.c) */
 #define DW_PLANE_LOOPS 1024
 /* Taps a kernel may have (the weights of a block stay in L1) */
 #define DW_MAX_TAPS 1024
@@ -227,10 +228,10 @@ int knn_conv_dw_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 	if (g->nsp != 2 || g->group != g->c || g->m != g->c ||
 	    g->k_size > DW_MAX_TAPS || g->out_size < 1 || !rt_pgemm_ok())
 		return 0;
-	/* unstrided planes above 32 x 32: the plane loops' vectors are full
-	 * there, and the transposes cost more than the edges (bench/README.md) */
+	/* unstrided planes above 32 x 32: positions in the lanes fill them,
+	 * and the transposes would cost more than the edges (bench/README.md) */
 	if (g->stride[0] == 1 && g->stride[1] == 1 && g->out_size > DW_PLANE_LOOPS)
-		return 0;
+		return knn_conv_dwp_f32(k, g, x, w, b, y, rt_kctx_epilogue(k, k->out[0], 0));
 	j.pw = (g->out[1] - 1) * g->stride[1] + (g->kernel[1] - 1) * g->dil[1] + 1;
 	span = (g->kernel[0] - 1) * g->dil[0] + 1;
 	/* the most output rows whose input rows fit the band, at least one */

@@ -230,6 +230,12 @@ void knn_cb_out(const float *buf, int nv, int64_t n, float *dst, int64_t ld);
  * (k_conv_dw.c): 1 done, 0 not applicable, or rt_oom(). */
 int knn_conv_dw_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		    const float *w, const float *b, float *y);
+/* Its stride-1 large planes a plane at a time, positions in the lanes,
+ * the epilogue epi (taken by the caller, no RT_CHAIN_ADDT: may be NULL)
+ * in registers (k_conv_dwp.c): 1 done or rt_oom(). */
+int knn_conv_dwp_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		     const float *w, const float *b, float *y,
+		     const struct rt_epilogue *epi);
 
 /* float32 2-D max pooling of column stride 2, windows 2 or 3 columns
  * wide, undilated, on AVX-512 CPUs (k_pool_s2.c): 1 done, 0 not

@@ -23,15 +23,12 @@
 #include "tests/unit/tmodel.h"
 
 #define C 5
-/* the spatial dims: 4x3 (12 positions: the packed products, then the
- * chain's pass) or 9x11 (99: the direct convolution, whose tiles do the
- * steps as they are stored) */
+/* the spatial dims (planes[] below) */
 static int64_t H = 4, W = 3;
-/* 1: the Conv is depthwise (group C: k_conv_dw.c, channels in the
- * vector lanes, does the steps on each output as it is made) */
+/* 1: the Conv is depthwise (group C) */
 static int DW;
 #define NX (2 * C * H * W)
-#define NXMAX (2 * C * 9 * 11)
+#define NXMAX (2 * C * 40 * 33)
 
 /* x [2, C, H, W] -> Conv 3x3 pad 1 -> BN -> Mul(., Unsqueeze(u)) ->
  * Add(a, .) -> Sub(k, .) -> Div(., q) -> Clip(., -1, 0.75) -> Relu ->
@@ -40,7 +37,7 @@ static int DW;
 static struct ir_model *model(int full, int tap)
 {
 	struct ir_model *m = tm_new(13);
-	double w[C * C * 9], v[C * 9 * 11];
+	static double w[C * C * 9], v[C * 40 * 33];
 	struct ir_node *conv;
 	uint64_t seed = 7;
 
@@ -144,7 +141,7 @@ static size_t run_model(struct ir_model *m, int th, int runs, struct seen *obs, 
 	struct rt_session *s = NULL;
 	struct rt_value *in, *outs[2] = { NULL, NULL };
 	const struct rt_stats *st;
-	double xd[NXMAX];
+	static double xd[NXMAX];
 	uint64_t seed = 3;
 	size_t fused = 0;
 	struct ir_diag d;
@@ -183,7 +180,7 @@ static void chain_fused(void)
 {
 	struct ir_model *m = model(0, 0);
 	struct seen obs = { .got = 0 };
-	float plain[NXMAX], want[NXMAX], y[NXMAX];
+	static float plain[NXMAX], want[NXMAX], y[NXMAX];
 
 	/* one by one under the observer, which sees the Conv's output */
 	CU_ASSERT_EQUAL(run_model(m, 1, 2, &obs, plain, "BatchNormalization"), 0);
@@ -205,7 +202,7 @@ static void chain_fused(void)
 
 static void chain_partly(void)
 {
-	float plain[NXMAX], y[NXMAX], tap[NXMAX];
+	static float plain[NXMAX], y[NXMAX], tap[NXMAX];
 	struct ir_model *m;
 
 	/* Add's operand covers every element: the pass does BN and Mul,
@@ -283,7 +280,7 @@ static struct ir_model *res_model(int late, int sum, int wide, int k)
  * The same values as the nodes one by one, bit for bit. */
 static void chain_residual(int k)
 {
-	float plain[NXMAX], y[NXMAX];
+	static float plain[NXMAX], y[NXMAX];
 
 	for (int late = 0; late < 2; late++)
 		for (int sum = 0; sum < 2; sum++)
@@ -303,33 +300,46 @@ static void chain_residual(int k)
 			}
 }
 
+/* The planes each case runs on: 4x3 (the packed products, then the
+ * chain's pass), 9x11 (the direct tiles, or the depthwise kernel's
+ * sixteen channels at a time), 40x33 depthwise (a plane at a time,
+ * k_conv_dwp.c); each does the steps in its registers where it can. */
+static const struct {
+	int64_t h, w;
+	int dw;
+} planes[] = { { 4, 3, 0 }, { 9, 11, 0 }, { 9, 11, 1 }, { 40, 33, 1 } };
+
 static void test_chain_residual(void)
 {
 	/* and a 1x1 Conv on 9x11: the direct tiles' outputs are dense */
-	for (int g = 0; g < 4; g++) {
-		H = g ? 9 : 4;
-		W = g ? 11 : 3;
-		DW = g == 2;
-		chain_residual(g == 3 ? 1 : 3);
+	for (size_t g = 0; g < sizeof(planes) / sizeof(planes[0]); g++) {
+		H = planes[g].h;
+		W = planes[g].w;
+		DW = planes[g].dw;
+		chain_residual(3);
 	}
+	H = 9;
+	W = 11;
+	DW = 0;
+	chain_residual(1);
 }
 
 static void test_chain_fused(void)
 {
-	for (int g = 0; g < 3; g++) {
-		H = g ? 9 : 4;
-		W = g ? 11 : 3;
-		DW = g == 2;
+	for (size_t g = 0; g < sizeof(planes) / sizeof(planes[0]); g++) {
+		H = planes[g].h;
+		W = planes[g].w;
+		DW = planes[g].dw;
 		chain_fused();
 	}
 }
 
 static void test_chain_partly(void)
 {
-	for (int g = 0; g < 3; g++) {
-		H = g ? 9 : 4;
-		W = g ? 11 : 3;
-		DW = g == 2;
+	for (size_t g = 0; g < sizeof(planes) / sizeof(planes[0]); g++) {
+		H = planes[g].h;
+		W = planes[g].w;
+		DW = planes[g].dw;
 		chain_partly();
 	}
 }

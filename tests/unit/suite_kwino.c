@@ -12,7 +12,8 @@
  * dropped lanes, masked last vectors, dilations, lopsided pads, steps in
  * chunks, strides through phase planes); the depthwise ones, channels
  * in the vector lanes (k_conv_dw.c: blocks across images, narrow and
- * wide planes, strides, dilations, lopsided pads, bands of rows); each
+ * wide planes, strides, dilations, lopsided pads, bands of rows), and
+ * unstrided large planes a plane at a time (k_conv_dwp.c); each
  * with one and two threads, weights cached and reused across
  * runs, weights fed as inputs (never cached), a memory limit that leaves
  * no room for the cache; and the shapes both leave to the other paths
@@ -334,8 +335,12 @@ static const struct ccase cases[] = {
 	/* stride 2 at 120x120: bands of rows (each band's padded input at
 	 * most 3,072 positions), 5 channels only */
 	{ 2, 1, 5, 5, 5, { 120, 120 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
-	/* unstrided at 40x40: left to the plane loops */
+	/* unstrided at 40x40: a plane at a time, positions in the lanes
+	 * (k_conv_dwp.c), rows of two vectors and a masked one */
 	{ 2, 1, 16, 16, 16, { 40, 40 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* ... a 5x3 kernel dilated (2, 1), lopsided pads, one of 17
+	 * columns, batch 2 of 3 channels: 32 x 47 outputs */
+	{ 2, 2, 3, 3, 3, { 36, 30 }, { 5, 3 }, { 1, 1 }, { 2, 1 }, { 3, 17, 1, 2 } },
 };
 
 static void test_vs_naive(void)

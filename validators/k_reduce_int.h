@@ -1,7 +1,7 @@
 /* k_reduce_int.h: what the reduce, softmax, sort and einsum family files
  * share privately: kernels defined in the k_reduce_*.c helper files (listed
  * in k_reduce.c's table), dtype working copies and a strided transpose.
- * Only validators/k_reduce*.c, k_softmax.c, k_sort.c and k_einsum.c
+ * Only validators/k_reduce*.c, k_softmax*.c, k_sort.c and k_einsum.c
  * include it. */
 #ifndef OPMIG_K_REDUCE_INT_H
 #define OPMIG_K_REDUCE_INT_H
@@ -34,6 +34,10 @@ void kr_store(struct rt_value *t, enum kr_work w, const void *src);
  * i is src dim perm[i]. */
 void kr_transpose(const void *src, void *dst, size_t es, int rank,
 		  const int64_t *dims, const int *perm);
+
+/* Softmax (lg 0) or LogSoftmax (lg 1) of n contiguous float32 values
+ * x into y, in AVX-512 (k_softmax512.c): 1 done, 0 not (no AVX-512). */
+int kr_softmax_line512(int lg, const float *x, float *y, int64_t n);
 
 /* [outer, n, inner] view of a tensor around axis. */
 void kr_split(const struct rt_value *t, int axis, int64_t *outer, int64_t *n,

@@ -21,6 +21,23 @@ struct sm_job {
 	void *y;
 };
 
+/* Contiguous float32 lines of Softmax and LogSoftmax: AVX-512 when the
+ * CPU has it (k_softmax512.c) */
+static int sm_fast_float(int kind, const float *x, float *y, int64_t n, int64_t s)
+{
+	return s == 1 && kind != SM_HARD && kr_softmax_line512(kind == SM_LOG, x, y, n);
+}
+
+static int sm_fast_double(int kind, const double *x, double *y, int64_t n, int64_t s)
+{
+	(void)kind;
+	(void)x;
+	(void)y;
+	(void)n;
+	(void)s;
+	return 0;
+}
+
 /* One line of n elements s apart; float32 uses expf, sums in double. */
 #define SOFTMAX(T, EXP)							\
 static void sm_line_##T(int kind, const T *x, T *y, int64_t n, int64_t s) \
@@ -29,6 +46,8 @@ static void sm_line_##T(int kind, const T *x, T *y, int64_t n, int64_t s) \
 	int64_t mi = 0;							\
 	double sum = 0;							\
 									\
+	if (sm_fast_##T(kind, x, y, n, s))				\
+		return;							\
 	for (int64_t r = 1; r < n; r++)					\
 		if (x[r * s] > m) {					\
 			m = x[r * s];					\

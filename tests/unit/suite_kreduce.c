@@ -5,6 +5,7 @@
  * select_last_index, old-version semantics, ellipsis and diagonals in
  * Einsum) and error paths. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -429,6 +430,113 @@ static void test_softmax_versions(void)
 	kt_free(&t);
 }
 
+/* Softmax or LogSoftmax (lg) along the last axis of rows x len floats v
+ * (one model run); y gets the result. */
+static void softmax_rows(int lg, int64_t rows, int64_t len, const double *v, float *y)
+{
+	struct ir_model *m = tm_new(13);
+	struct rt_value *out = NULL;
+
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(rows, len), 2);
+	tm_node(m, lg ? "LogSoftmax" : "Softmax", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(rows, len), 2);
+	tm_verify(m);
+	CU_ASSERT_FATAL(tm_run_floats(m, (const double *const[]){ v }, &out, 1) == 0);
+	CU_ASSERT_FATAL(out->numel == rows * len);
+	memcpy(y, out->data, (size_t)(rows * len) * sizeof(float));
+	rt_value_unref(out);
+	ir_model_free(m);
+}
+
+/* exp as the float32 lines take it (AVX-512: k_softmax512.c): rows [0, d]
+ * for d over [-110, 0], whose softmax [1, e^d] / (1 + e^d) tells e^d to
+ * within 1e-6 relative, subnormal results to 1e-44; LogSoftmax's d -
+ * log(1 + e^d) and -log(1 + e^d) within 4e-7 of their sizes (3 ulps;
+ * the latter within 3e-16 more: the sum 1 + e^d in double) */
+static void test_softmax_exp(void)
+{
+	enum { N = 40001 };
+	double *v = malloc(2 * N * sizeof(double));
+	float *y = malloc(2 * N * sizeof(float));
+	int bad = 0, badl = 0;
+
+	CU_ASSERT_FATAL(v && y);
+	for (int i = 0; i < N; i++) {
+		v[2 * i] = 0;
+		v[2 * i + 1] = (float)(-110.0 * i / (N - 1));
+	}
+	softmax_rows(0, N, 2, v, y);
+	for (int i = 0; i < N; i++) {
+		double e = exp(v[2 * i + 1]), p1 = e / (1 + e), p0 = 1 / (1 + e);
+
+		if (fabs(y[2 * i + 1] - p1) > 1e-6 * p1 + 1e-44 || fabs(y[2 * i] - p0) > 1e-6 * p0)
+			bad++;
+	}
+	softmax_rows(1, N, 2, v, y);
+	for (int i = 0; i < N; i++) {
+		double d = v[2 * i + 1], l = log1p(exp(d));
+
+		if (fabs(y[2 * i + 1] - (d - l)) > 4e-7 * (fabs(d) + 1) ||
+		    fabs(y[2 * i] + l) > 4e-7 * l + 3e-16)
+			badl++;
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT_EQUAL(badl, 0);
+	free(v);
+	free(y);
+}
+
+/* Lines of 1, 15, 16, 17 and 40 (whole and partial vectors) against the
+ * spec in double; -inf elements give 0; a NaN first or later, or a +inf,
+ * makes the line NaN (exp(inf - inf)) */
+static void test_softmax_lines(void)
+{
+	static const int64_t lens[] = { 1, 15, 16, 17, 40 };
+	double v[40];
+	float y[40];
+	uint64_t seed = 17;
+
+	for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+		int64_t n = lens[li];
+
+		for (int lg = 0; lg < 2; lg++) {
+			double mx, sum = 0;
+			int ok = 1;
+
+			for (int64_t i = 0; i < n; i++) {
+				seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+				v[i] = (double)(float)((double)(seed >> 11) / 9007199254740992.0 * 40 - 20);
+			}
+			if (n > 2)
+				v[n - 2] = -INFINITY;
+			mx = v[0];
+			for (int64_t i = 1; i < n; i++)
+				mx = v[i] > mx ? v[i] : mx;
+			for (int64_t i = 0; i < n; i++)
+				sum += exp((double)(float)(v[i] - mx));
+			softmax_rows(lg, 1, n, v, y);
+			for (int64_t i = 0; i < n; i++) {
+				double d = (double)(float)(v[i] - mx);
+				double want = lg ? d - log(sum) : exp(d) / sum;
+
+				if (isinf(want) ? y[i] != want :
+				    fabs(y[i] - want) > 1e-6 * (fabs(want) + (lg ? fabs(d) : 0)) + 1e-38)
+					ok = 0;
+			}
+			CU_ASSERT(ok);
+			for (int w = 0; w < 3 && n > 2; w++) {
+				double keep = v[w ? n - 1 : 0];
+
+				v[w ? n - 1 : 0] = w == 2 ? INFINITY : NAN;
+				softmax_rows(lg, 1, n, v, y);
+				for (int64_t i = 0; i < n; i++)
+					CU_ASSERT(isnan(y[i]));
+				v[w ? n - 1 : 0] = keep;
+			}
+		}
+	}
+}
+
 static void test_hardmax(void)
 {
 	struct kin in[] = { KIN(IR_DTYPE_FLOAT16, 2, D(2, 3), 3, 1, 3, -1, -2, -1) };
@@ -737,6 +845,8 @@ static const struct unit_test tests[] = {
 	{ "argmax and argmin", test_arg },
 	{ "cumsum and cumprod", test_cumulative },
 	{ "softmax versions", test_softmax_versions },
+	{ "softmax exp over its range", test_softmax_exp },
+	{ "softmax lines and special values", test_softmax_lines },
 	{ "hardmax", test_hardmax },
 	{ "topk", test_topk },
 	{ "topk along columns", test_topk_columns },

@@ -898,6 +898,20 @@ static void test_lp_and_global_pools(void)
 	check1(mk(13, "GlobalMaxPool", in, 1, 1, &n), 1, mx, 1, 4, TM_DIMS(1, 1, 1, 1));
 	check1(mk(13, "GlobalAveragePool", in, 1, 1, &n), 1, avg, 1, 4,
 	       TM_DIMS(1, 1, 1, 1));
+	{
+		/* six planes of 19 (two runs of eight partial sums and a
+		 * tail of three): plane i holds i + t for t = 0..18, mean i + 9 */
+		double big[6 * 19], mean[6];
+		struct tin bin[] = { { F, 4, { 2, 3, 19, 1 }, big } };
+
+		for (int i = 0; i < 6; i++) {
+			for (int t = 0; t < 19; t++)
+				big[i * 19 + t] = i + t;
+			mean[i] = i + 9;
+		}
+		check1(mk(13, "GlobalAveragePool", bin, 1, 1, &n), 1, mean, 6, 4,
+		       TM_DIMS(2, 3, 1, 1));
+	}
 }
 
 static void test_maxunpool(void)

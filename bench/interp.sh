@@ -30,12 +30,14 @@
 #   INTERP_THREADS  default "1 2"
 #   INTERP_REPEAT   runs per measurement (default 5)
 #   INTERP_ROUNDS   alternating rounds (default 3)
-#   INTERP_CLOCK    wall (default): each tool's median wall time per run;
-#                   cpu: per-run CPU time (user + sys) of each tool's
-#                   process, from a run of REPEAT+1 inferences less a run
-#                   of one (load and start-up cancel), for machines whose
-#                   other tenants make wall times meaningless: a process
-#                   that waits for a CPU spends no CPU time meanwhile
+#   INTERP_CLOCK    wall (default): each tool's wall time per run;
+#                   cpu: each tool's CPU time per run (user + sys, all
+#                   its threads, read in the process around each run:
+#                   `opmig run --time`'s cpu line, ort_time.js's), for
+#                   machines whose other tenants make wall times noisy: a
+#                   process that waits for a CPU spends no CPU time
+#                   meanwhile.  Meaningful at 1 thread; with more, the
+#                   pools' spinning threads count
 #   OPENBLAS_CORETYPE  passed on; when unset, set to SkylakeX on CPUs with
 #                   avx512f and Haswell on CPUs with avx2, because
 #                   OpenBLAS 0.3.21 does not recognise this VM's CPU model
@@ -115,32 +117,20 @@ least() { sort -n | head -n 1; }
 # X ms ..." line
 time_of() { sed -n 's/.*min \([0-9.]*\) ms, median \([0-9.]*\) ms.*/\2 \1/p'; }
 
-# cpu_ms CMD...: the CPU time (user + sys) of CMD in ms
-cpu_ms() {
-	/usr/bin/time -f '%U %S' -o "$work/t" "$@" > "$work/out" 2>&1 ||
-		{ cat "$work/out" >&2; die "failed: $*"; }
-	awk '{ print ($1 + $2) * 1000 }' "$work/t"
-}
-
-# per_run TOOL MODEL THREADS: one measurement of ms per inference
+# per_run TOOL MODEL THREADS: one measurement of ms per inference (the
+# "time:" line of each tool, or its "cpu:" line with INTERP_CLOCK=cpu)
 per_run() {
-	if [ "$CLOCK" = cpu ]; then
-		if [ "$1" = opmig ]; then
-			a=$(cpu_ms "$OPMIG" run "$2" --repeat 1 --threads "$3")
-			b=$(cpu_ms "$OPMIG" run "$2" --repeat $((REPEAT + 1)) --threads "$3")
-		else
-			a=$(cpu_ms node "$here/ort_time.js" "$2" "$3" 1)
-			b=$(cpu_ms node "$here/ort_time.js" "$2" "$3" $((REPEAT + 1)))
-		fi
-		awk -v a="$a" -v b="$b" -v r="$REPEAT" 'BEGIN { t = (b - a) / r; print t, t }'
-	elif [ "$1" = opmig ]; then
+	if [ "$1" = opmig ]; then
 		"$OPMIG" run "$2" --time --repeat "$REPEAT" --threads "$3" \
 			> "$work/out" 2>&1 || { cat "$work/out" >&2; die "opmig run $2 failed"; }
-		time_of < "$work/out"
 	else
 		node "$here/ort_time.js" "$2" "$3" "$REPEAT" > "$work/out" 2>&1 ||
 			{ cat "$work/out" >&2; die "onnxruntime failed on $2"; }
-		time_of < "$work/out"
+	fi
+	if [ "$CLOCK" = cpu ]; then
+		grep 'cpu: ' "$work/out" | time_of
+	else
+		grep -v 'cpu: ' "$work/out" | time_of
 	fi
 }
 
@@ -151,8 +141,8 @@ echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo |
 echo "blas:    OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}"
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) at start"
 if [ "$CLOCK" = cpu ]; then
-	echo "runs:    median of $ROUNDS rounds (tools alternating) of each tool's CPU time per"
-	echo "         inference: (CPU of $((REPEAT + 1)) inferences - CPU of 1) / $REPEAT"
+	echo "runs:    median of $ROUNDS rounds (tools alternating) of each tool's median CPU time"
+	echo "         of $REPEAT runs (read in the process around each run); min: the least"
 else
 	echo "runs:    median of $ROUNDS rounds (tools alternating) of each tool's median of $REPEAT runs"
 	echo "         (ort after one warm-up run; opmig has none, its median discounts the first run);"

@@ -2,7 +2,9 @@
 // time of MODEL on random float inputs in [-1, 1) (symbolic dims 1), with
 // THREADS intra-op threads, one inter-op thread, sequential execution:
 // one warm-up run, then REPEAT timed runs; prints
-// "ort: N runs, min X ms, median Y ms, mean Z ms" like `opmig run --time`.
+// "ort: N runs, min X ms, median Y ms, mean Z ms" like `opmig run --time`,
+// then "ort cpu: ..." the same of the process's CPU time per run (user and
+// system, all its threads: onnxruntime's spinning pool threads count).
 'use strict';
 const path = require('path');
 const ort = require(path.join(__dirname, '.cache', 'node_modules', 'onnxruntime-node'));
@@ -34,16 +36,22 @@ async function main() {
 		feeds[name] = new ort.Tensor('float32', data, dims);
 	}
 	await s.run(feeds);
-	const t = [];
+	const t = [], c = [];
 	for (let i = 0; i < n; i++) {
-		const t0 = process.hrtime.bigint();
+		const t0 = process.hrtime.bigint(), c0 = process.cpuUsage();
 		await s.run(feeds);
+		const dc = process.cpuUsage(c0);
 		t.push(Number(process.hrtime.bigint() - t0) / 1e6);
+		c.push((dc.user + dc.system) / 1e3);
 	}
-	const sorted = [...t].sort((a, b) => a - b);
-	const med = n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-	const mean = t.reduce((a, b) => a + b, 0) / n;
-	console.log(`ort: ${n} runs, min ${sorted[0].toFixed(3)} ms, median ${med.toFixed(3)} ms, mean ${mean.toFixed(3)} ms`);
+	const line = (what, v) => {
+		const sorted = [...v].sort((a, b) => a - b);
+		const med = n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+		const mean = v.reduce((a, b) => a + b, 0) / n;
+		console.log(`${what}: ${n} runs, min ${sorted[0].toFixed(3)} ms, median ${med.toFixed(3)} ms, mean ${mean.toFixed(3)} ms`);
+	};
+	line('ort', t);
+	line('ort cpu', c);
 }
 
 main().catch((e) => {

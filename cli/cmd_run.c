@@ -141,12 +141,17 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 	return CLI_EXIT_OK;
 }
 
-static double now(void)
+static double clock_s(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double now(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
 }
 
 static void print_values(const struct rt_value *v)
@@ -274,18 +279,19 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void print_times(double *t, int n)
+/* "what: ..." of n times (sorted here) */
+static void print_times(const char *what, double *t, int n)
 {
 	double sum = 0;
 
 	for (int i = 0; i < n; i++)
 		sum += t[i];
 	if (n == 1) {
-		printf("time: %.3f ms\n", t[0] * 1e3);
+		printf("%s: %.3f ms\n", what, t[0] * 1e3);
 		return;
 	}
 	qsort(t, (size_t)n, sizeof(*t), cmp_double);
-	printf("time: %d runs, min %.3f ms, median %.3f ms, mean %.3f ms\n", n,
+	printf("%s: %d runs, min %.3f ms, median %.3f ms, mean %.3f ms\n", what, n,
 	       t[0] * 1e3, t[n / 2] * 1e3, sum / n * 1e3);
 }
 
@@ -358,7 +364,7 @@ static int run_model(const struct run_args *a, struct ir_model *m)
 	n_out = rt_session_n_outputs(s);
 	if (!(ins = calloc(n_in + 1, sizeof(*ins))) ||
 	    !(outs = calloc(n_out + 1, sizeof(*outs))) ||
-	    !(times = calloc((size_t)a->repeat, sizeof(*times))))
+	    !(times = calloc(2 * (size_t)a->repeat, sizeof(*times))))
 		goto cleanup;
 	if ((code = bind_inputs(a, m, s, ins)) != CLI_EXIT_OK)
 		goto cleanup;
@@ -379,7 +385,7 @@ static int run_model(const struct run_args *a, struct ir_model *m)
 		}
 	}
 	for (int r = 0; r < a->repeat; r++) {
-		double t0 = now();
+		double t0 = now(), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 
 		rt_inputs_release(outs, n_out);
 		if ((rc = rt_session_run(s, ins, n_in, outs, &d)) < 0) {
@@ -389,6 +395,7 @@ static int run_model(const struct run_args *a, struct ir_model *m)
 			goto cleanup;
 		}
 		times[r] = now() - t0;
+		times[a->repeat + r] = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
 	}
 	code = CLI_EXIT_OK;
 	if (a->outdir)
@@ -398,8 +405,10 @@ static int run_model(const struct run_args *a, struct ir_model *m)
 			print_value(ir_s(rt_session_output(s, i)->value->name), outs[i], 0);
 	if (code == CLI_EXIT_OK && a->check)
 		code = check_outputs(a, s, outs);
-	if (a->time)
-		print_times(times, a->repeat);
+	if (a->time) {
+		print_times("time", times, a->repeat);
+		print_times("cpu", times + a->repeat, a->repeat);
+	}
 	if (a->stats)
 		print_stats(s);
 cleanup:

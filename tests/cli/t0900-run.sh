@@ -151,4 +151,11 @@ grep -q "^Expand  *1 " "$T/out" || fail "--stats lacks the Expand line: $(cat "$
 run 0 "$OPMIG" run addrelu.onnx --time --repeat 5
 grep -q "^time: 5 runs, min [0-9.]* ms, median [0-9.]* ms, mean [0-9.]* ms" "$T/out" ||
 	fail "--time output: $(cat "$T/out")"
+grep -q "^cpu: 5 runs, min [0-9.]* ms, median [0-9.]* ms, mean [0-9.]* ms" "$T/out" ||
+	fail "--time's cpu line: $(cat "$T/out")"
+# one thread: the CPU time of a run is no more than its wall time (0.05
+# ms of slack for the two clocks' reads)
+run 0 "$OPMIG" run addrelu.onnx --time --repeat 5 --threads 1
+awk '/^time:/ { w = $5 } /^cpu:/ { c = $5 } END { exit !(w != "" && c != "" && c <= w + 0.05) }' \
+	"$T/out" || fail "cpu min above wall min: $(cat "$T/out")"
 echo "ok: opmig run binds, generates, writes, checks and refuses as documented"

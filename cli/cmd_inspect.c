@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "ir/infer.h"
 #include "ir/ir.h"
+#include "oprules/jbuild.h"
 
 const char cmd_inspect_help[] =
 	"usage: opmig inspect MODEL [--json] [--shapes]\n"
@@ -147,115 +148,112 @@ static void print_text(const char *path, const struct ir_model *m,
 	putchar('\n');
 }
 
-/* cJSON keeps an item it failed to add (out of memory): free it. */
-static cJSON *to_array(cJSON *a, cJSON *item)
+/* A dim of a shape as JSON: its value, its parameter's name, or null. */
+static cJSON *json_dim(const struct ir_dim *dm)
 {
-	if (!cJSON_AddItemToArray(a, item)) {
-		cJSON_Delete(item);
-		return NULL;
-	}
-	return item;
+	if (dm->kind == IR_DIM_VALUE)
+		return cJSON_CreateNumber((double)dm->value);
+	if (dm->kind == IR_DIM_PARAM)
+		return cJSON_CreateString(dm->param);
+	return cJSON_CreateNull();
 }
 
-static void to_object(cJSON *o, const char *key, cJSON *item)
-{
-	if (!cJSON_AddItemToObject(o, key, item))
-		cJSON_Delete(item);
-}
-
-static cJSON *json_values(const struct ir_vinfo *vi, size_t n)
+static cJSON *json_values(const struct ir_vinfo *vi, size_t n, int *ok)
 {
 	cJSON *arr = cJSON_CreateArray();
 
+	jb_need(arr, ok);
 	for (size_t i = 0; arr && i < n; i++) {
 		const struct ir_type *tt = tensor_type(vi[i].type);
 		cJSON *o, *shape;
 
 		if (is_weight(&vi[i]))
 			continue;
-		o = to_array(arr, cJSON_CreateObject());
-		cJSON_AddStringToObject(o, "name", vi[i].value->name);
-		cJSON_AddStringToObject(o, "kind", kind_name(vi[i].type));
+		o = cJSON_CreateObject();
+		jb_need(cJSON_AddStringToObject(o, "name", vi[i].value->name), ok);
+		jb_need(cJSON_AddStringToObject(o, "kind", kind_name(vi[i].type)), ok);
 		if (tt)
-			cJSON_AddStringToObject(o, "dtype", ir_dtype_name(tt->elem_type));
+			jb_need(cJSON_AddStringToObject(o, "dtype", ir_dtype_name(tt->elem_type)), ok);
 		else
-			cJSON_AddNullToObject(o, "dtype");
+			jb_need(cJSON_AddNullToObject(o, "dtype"), ok);
 		if (!tt || !(tt->present & IR_TYPE_HAS_SHAPE)) {
-			cJSON_AddNullToObject(o, "shape");
-			continue;
+			jb_need(cJSON_AddNullToObject(o, "shape"), ok);
+		} else {
+			shape = cJSON_AddArrayToObject(o, "shape");
+			jb_need(shape, ok);
+			for (size_t k = 0; k < tt->shape.n_dims; k++)
+				jb_put(shape, json_dim(&tt->shape.dims[k]), ok);
 		}
-		shape = cJSON_AddArrayToObject(o, "shape");
-		for (size_t k = 0; k < tt->shape.n_dims; k++) {
-			const struct ir_dim *dm = &tt->shape.dims[k];
-
-			to_array(shape,
-				dm->kind == IR_DIM_VALUE ? cJSON_CreateNumber((double)dm->value) :
-				dm->kind == IR_DIM_PARAM ? cJSON_CreateString(dm->param) :
-				cJSON_CreateNull());
-		}
+		jb_put(arr, o, ok);
 	}
 	return arr;
 }
 
-static int print_shapes(const char *path, struct ir_model *m, cJSON *r);
+static int print_shapes(const char *path, struct ir_model *m, cJSON *r, int *ok);
 
-/* 0 printed, -1 out of memory, or an exit code from --shapes. */
+/* 0 printed, -1 out of memory (nothing printed), or an exit code from
+ * --shapes. */
 static int print_json(const char *path, struct ir_model *m,
 		      const struct ir_summary *s, int shapes)
 {
-	int rc = 0;
 	cJSON *r = cJSON_CreateObject(), *o, *a;
+	int rc, ok = r != NULL;
 	char *text;
 
-	if (!r)
-		return -1;
-	cJSON_AddStringToObject(r, "schema", "opmig.inspect/1");
-	cJSON_AddStringToObject(r, "model", path);
+	jb_need(cJSON_AddStringToObject(r, "schema", "opmig.inspect/1"), &ok);
+	jb_need(cJSON_AddStringToObject(r, "model", path), &ok);
 	o = cJSON_AddObjectToObject(r, "producer");
-	cJSON_AddStringToObject(o, "name", ir_s(m->producer_name));
-	cJSON_AddStringToObject(o, "version", ir_s(m->producer_version));
-	cJSON_AddNumberToObject(r, "ir_version", (double)m->ir_version);
+	jb_need(o, &ok);
+	jb_need(cJSON_AddStringToObject(o, "name", ir_s(m->producer_name)), &ok);
+	jb_need(cJSON_AddStringToObject(o, "version", ir_s(m->producer_version)), &ok);
+	jb_need(cJSON_AddNumberToObject(r, "ir_version", (double)m->ir_version), &ok);
 	a = cJSON_AddArrayToObject(r, "opsets");
+	jb_need(a, &ok);
 	for (size_t i = 0; i < m->n_opsets; i++) {
-		o = to_array(a, cJSON_CreateObject());
-		cJSON_AddStringToObject(o, "domain", *ir_s(m->opsets[i].domain) ?
-					m->opsets[i].domain : "ai.onnx");
-		cJSON_AddNumberToObject(o, "version", (double)m->opsets[i].version);
+		o = cJSON_CreateObject();
+		jb_need(cJSON_AddStringToObject(o, "domain", *ir_s(m->opsets[i].domain) ?
+						m->opsets[i].domain : "ai.onnx"), &ok);
+		jb_need(cJSON_AddNumberToObject(o, "version", (double)m->opsets[i].version), &ok);
+		jb_put(a, o, &ok);
 	}
-	to_object(r, "inputs", json_values(m->graph->inputs, m->graph->n_inputs));
-	to_object(r, "outputs", json_values(m->graph->outputs, m->graph->n_outputs));
-	cJSON_AddNumberToObject(r, "node_count", (double)s->n_nodes);
-	cJSON_AddNumberToObject(r, "subgraph_node_count", (double)s->n_sub_nodes);
+	jb_put_obj(r, "inputs", json_values(m->graph->inputs, m->graph->n_inputs, &ok), &ok);
+	jb_put_obj(r, "outputs", json_values(m->graph->outputs, m->graph->n_outputs, &ok), &ok);
+	jb_need(cJSON_AddNumberToObject(r, "node_count", (double)s->n_nodes), &ok);
+	jb_need(cJSON_AddNumberToObject(r, "subgraph_node_count", (double)s->n_sub_nodes), &ok);
 	a = cJSON_AddArrayToObject(r, "ops");
+	jb_need(a, &ok);
 	for (size_t i = 0; i < s->n_ops; i++) {
-		o = to_array(a, cJSON_CreateObject());
-		cJSON_AddStringToObject(o, "domain", s->ops[i].domain);
-		cJSON_AddStringToObject(o, "op_type", s->ops[i].op_type);
-		cJSON_AddNumberToObject(o, "count", (double)s->ops[i].count);
-		cJSON_AddNumberToObject(o, "in_subgraphs", (double)s->ops[i].in_subgraphs);
+		o = cJSON_CreateObject();
+		jb_need(cJSON_AddStringToObject(o, "domain", s->ops[i].domain), &ok);
+		jb_need(cJSON_AddStringToObject(o, "op_type", s->ops[i].op_type), &ok);
+		jb_need(cJSON_AddNumberToObject(o, "count", (double)s->ops[i].count), &ok);
+		jb_need(cJSON_AddNumberToObject(o, "in_subgraphs", (double)s->ops[i].in_subgraphs), &ok);
+		jb_put(a, o, &ok);
 	}
 	o = cJSON_AddObjectToObject(r, "parameters");
-	cJSON_AddNumberToObject(o, "count", (double)s->n_params);
-	cJSON_AddNumberToObject(o, "bytes", (double)s->param_bytes);
-	cJSON_AddNumberToObject(o, "initializers", (double)s->n_inits);
+	jb_need(o, &ok);
+	jb_need(cJSON_AddNumberToObject(o, "count", (double)s->n_params), &ok);
+	jb_need(cJSON_AddNumberToObject(o, "bytes", (double)s->param_bytes), &ok);
+	jb_need(cJSON_AddNumberToObject(o, "initializers", (double)s->n_inits), &ok);
 	a = cJSON_AddArrayToObject(r, "external_data");
+	jb_need(a, &ok);
 	for (size_t i = 0; i < s->n_ext; i++) {
-		o = to_array(a, cJSON_CreateObject());
-		cJSON_AddStringToObject(o, "location", s->ext[i].location);
-		cJSON_AddNumberToObject(o, "tensors", (double)s->ext[i].tensors);
-		cJSON_AddNumberToObject(o, "bytes", (double)s->ext[i].bytes);
+		o = cJSON_CreateObject();
+		jb_need(cJSON_AddStringToObject(o, "location", s->ext[i].location), &ok);
+		jb_need(cJSON_AddNumberToObject(o, "tensors", (double)s->ext[i].tensors), &ok);
+		jb_need(cJSON_AddNumberToObject(o, "bytes", (double)s->ext[i].bytes), &ok);
+		jb_put(a, o, &ok);
 	}
 	a = cJSON_AddArrayToObject(r, "dynamic_dims");
+	jb_need(a, &ok);
 	for (size_t i = 0; i < s->n_dyn; i++)
-		to_array(a, cJSON_CreateString(s->dyn[i]));
-	cJSON_AddNumberToObject(r, "unknown_dims", (double)s->n_unknown_dims);
-	if (shapes && (rc = print_shapes(path, m, r)) != 0) {
+		jb_put(a, cJSON_CreateString(s->dyn[i]), &ok);
+	jb_need(cJSON_AddNumberToObject(r, "unknown_dims", (double)s->n_unknown_dims), &ok);
+	if (shapes && (rc = print_shapes(path, m, r, &ok)) != 0) {
 		cJSON_Delete(r);
 		return rc;
 	}
-	text = cJSON_Print(r);
-	cJSON_Delete(r);
-	if (!text)
+	if (!(text = jb_print(r, ok)))
 		return -1;
 	puts(text);
 	free(text);
@@ -267,7 +265,20 @@ static int print_json(const char *path, struct ir_model *m,
 struct shapes_ctx {
 	const struct ir_infer *inf;
 	cJSON *arr;           /* JSON mode: array of values, else NULL */
+	/* JSON mode: the report's jbuild.h flag, set even when arr could
+	 * not be made (so nothing goes to stdout as text); text mode: NULL */
+	int *ok;
 };
+
+/* The same for an inferred dim. */
+static cJSON *json_vdim(const struct ir_vdim *dm)
+{
+	if (dm->kind == IR_VDIM_VALUE)
+		return cJSON_CreateNumber((double)dm->value);
+	if (dm->kind == IR_VDIM_PARAM)
+		return cJSON_CreateString(dm->param);
+	return cJSON_CreateNull();
+}
 
 static void one_value(struct shapes_ctx *c, const struct ir_value *v,
 		      int depth, const char *origin, const struct ir_node *n)
@@ -275,7 +286,7 @@ static void one_value(struct shapes_ctx *c, const struct ir_value *v,
 	const struct ir_vtype *t = ir_infer_get(c->inf, v);
 	char buf[512];
 
-	if (!c->arr) {
+	if (!c->ok) {
 		if (t)
 			ir_vtype_format(t, buf, sizeof(buf));
 		else
@@ -287,29 +298,29 @@ static void one_value(struct shapes_ctx *c, const struct ir_value *v,
 			printf("%s)\n", origin);
 		return;
 	}
-	cJSON *o = to_array(c->arr, cJSON_CreateObject()), *shape;
+	cJSON *o = cJSON_CreateObject(), *shape;
+	int *ok = c->ok;
 
-	cJSON_AddStringToObject(o, "name", v->name);
-	cJSON_AddNumberToObject(o, "depth", depth);
-	cJSON_AddStringToObject(o, "origin", origin);
+	jb_need(cJSON_AddStringToObject(o, "name", v->name), ok);
+	jb_need(cJSON_AddNumberToObject(o, "depth", depth), ok);
+	jb_need(cJSON_AddStringToObject(o, "origin", origin), ok);
 	if (n) {
-		cJSON_AddStringToObject(o, "op_type", ir_s(n->op_type));
-		cJSON_AddStringToObject(o, "node", ir_s(n->name));
+		jb_need(cJSON_AddStringToObject(o, "op_type", ir_s(n->op_type)), ok);
+		jb_need(cJSON_AddStringToObject(o, "node", ir_s(n->name)), ok);
 	}
 	if (!t || !t->dtype)
-		cJSON_AddNullToObject(o, "dtype");
+		jb_need(cJSON_AddNullToObject(o, "dtype"), ok);
 	else
-		cJSON_AddStringToObject(o, "dtype", ir_dtype_name(t->dtype));
+		jb_need(cJSON_AddStringToObject(o, "dtype", ir_dtype_name(t->dtype)), ok);
 	if (!t || t->rank < 0) {
-		cJSON_AddNullToObject(o, "shape");
-		return;
+		jb_need(cJSON_AddNullToObject(o, "shape"), ok);
+	} else {
+		shape = cJSON_AddArrayToObject(o, "shape");
+		jb_need(shape, ok);
+		for (int i = 0; i < t->rank; i++)
+			jb_put(shape, json_vdim(&t->dims[i]), ok);
 	}
-	shape = cJSON_AddArrayToObject(o, "shape");
-	for (int i = 0; i < t->rank; i++)
-		to_array(shape,
-			t->dims[i].kind == IR_VDIM_VALUE ? cJSON_CreateNumber((double)t->dims[i].value) :
-			t->dims[i].kind == IR_VDIM_PARAM ? cJSON_CreateString(t->dims[i].param) :
-			cJSON_CreateNull());
+	jb_put(c->arr, o, ok);
 }
 
 static int shapes_graph(struct ir_graph *g, int depth, void *ctx)
@@ -327,10 +338,11 @@ static int shapes_graph(struct ir_graph *g, int depth, void *ctx)
 	return 0;
 }
 
-/* Infer; print the values (text) or add them to the JSON report r. */
-static int print_shapes(const char *path, struct ir_model *m, cJSON *r)
+/* Infer; print the values (text: r and ok NULL) or add them to the JSON
+ * report r, clearing *ok when a builder fails. */
+static int print_shapes(const char *path, struct ir_model *m, cJSON *r, int *ok)
 {
-	struct shapes_ctx c = { NULL, NULL };
+	struct shapes_ctx c = { NULL, NULL, ok };
 	struct ir_infer inf;
 	struct ir_diag d;
 	int rc;
@@ -350,19 +362,23 @@ static int print_shapes(const char *path, struct ir_model *m, cJSON *r)
 		cli_warn(path, w);
 	}
 	c.inf = &inf;
-	if (r)
+	if (ok) {
 		c.arr = cJSON_AddArrayToObject(r, "values");
-	else
+		jb_need(c.arr, ok);
+	} else {
 		printf("values:\n");
+	}
 	ir_graph_walk(m->graph, shapes_graph, &c);
-	if (r) {
+	if (ok) {
 		cJSON *a = cJSON_AddArrayToObject(r, "not_inferred");
 
+		jb_need(a, ok);
 		for (size_t i = 0; i < inf.n_not_inferred; i++) {
-			cJSON *o = to_array(a, cJSON_CreateObject());
+			cJSON *o = cJSON_CreateObject();
 
-			cJSON_AddStringToObject(o, "node", ir_s(inf.not_inferred[i]->name));
-			cJSON_AddStringToObject(o, "op_type", ir_s(inf.not_inferred[i]->op_type));
+			jb_need(cJSON_AddStringToObject(o, "node", ir_s(inf.not_inferred[i]->name)), ok);
+			jb_need(cJSON_AddStringToObject(o, "op_type", ir_s(inf.not_inferred[i]->op_type)), ok);
+			jb_put(a, o, ok);
 		}
 	} else {
 		printf("not inferred: %zu of %zu nodes", inf.n_not_inferred, inf.n_nodes);
@@ -412,7 +428,7 @@ int cmd_inspect(int argc, char **argv)
 		rc = print_json(argv[optind], m, &s, shapes);
 	} else {
 		print_text(argv[optind], m, &s);
-		rc = shapes ? print_shapes(argv[optind], m, NULL) : 0;
+		rc = shapes ? print_shapes(argv[optind], m, NULL, NULL) : 0;
 	}
 	ir_summary_release(&s);
 	ir_model_free(m);

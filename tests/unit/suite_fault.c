@@ -3,8 +3,10 @@
  * real models, and over the rules loader, failing the N-th allocation for
  * N = 1, 2, ... (fault.c).  Each run must fail cleanly with IR_ENOMEM and a
  * message, or, when the failed allocation was optional, write exactly the
- * bytes of a run without faults; under ASan, LeakSanitizer checks every 32
- * runs that nothing leaked.  Release builds try every N, ASan builds every
+ * bytes of a run without faults.  Whole commands (cli/) likewise exit 4
+ * having printed nothing on stdout, or print what a run without faults
+ * prints.  Under ASan, LeakSanitizer checks every 32 runs that nothing
+ * leaked.  Release builds try every N, ASan builds every
  * few (BUDGET); OPMIG_FAULT_STRIDE=K tries every K-th N.  To debug a
  * finding: OPMIG_FAULT_TRACE=1 prints the backtrace of each failed
  * allocation (fault.c), OPMIG_FAULT_KEEP=1 keeps an output that differs as
@@ -238,44 +240,88 @@ static void test_rules(void)
 	CU_ASSERT(fails > 0);
 }
 
+/* Run a command with stdout on the file of fd, emptied first, failing
+ * allocation n; the exit code, and in *len how many bytes it printed. */
+static int run_cmd(int (*cmd)(int, char **), int argc, char **argv, int fd,
+		   long n, long *len)
+{
+	int rc;
+
+	fflush(stdout);
+	if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0)
+		return -1;
+	fault_fail_at(n);
+	rc = cmd(argc, argv);
+	fault_fail_at(0);
+	fflush(stdout);
+	*len = lseek(fd, 0, SEEK_CUR);
+	return rc;
+}
+
 /* Whole commands (cli/cmd_*.c) with their reports; cJSON allocates
- * through the counted malloc too.  Exit code as without faults, or 4. */
+ * through the counted malloc too.  Each run exits as without faults and
+ * prints the same bytes on stdout, or exits 4 having printed nothing: a
+ * report is written whole or not at all (oprules/jbuild.h), never one
+ * with fields silently missing or cut short. */
 static void cli_faults(int (*cmd)(int, char **), const char *const *args)
 {
 	const char *env = getenv("OPMIG_FAULT_STRIDE");
-	char *argv[16];
+	char *argv[16], out[] = "/tmp/opmig-fault-out-XXXXXX", *want_out, *got;
+	char what[200] = "";
 	int argc = 0, want, rc, saved = dup(1), saved_err = dup(2);
-	int null = open("/dev/null", O_WRONLY);
-	long total, stride = env ? atol(env) : 0, runs = 0, bad = 0;
+	int null = open("/dev/null", O_WRONLY), fd = mkstemp(out);
+	long total, stride = env ? atol(env) : 0, runs = 0, oom = 0, same = 0;
+	long bad = 0, len;
+	size_t want_len, got_len;
 	cJSON_Hooks hooks = { malloc, free };
 
-	CU_ASSERT_FATAL(saved >= 0 && saved_err >= 0 && null >= 0);
+	CU_ASSERT_FATAL(saved >= 0 && saved_err >= 0 && null >= 0 && fd >= 0);
 	cJSON_InitHooks(&hooks);
-	for (; args[argc]; argc++)
+	for (; args[argc]; argc++) {
 		argv[argc] = (char *)args[argc];
+		snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s",
+			 argc ? " " : "", args[argc]);
+	}
 	argv[argc] = NULL;
 	fflush(stdout);
-	dup2(null, 1);
+	dup2(fd, 1);
 	dup2(null, 2);
-	fault_fail_at(1L << 60);
-	want = cmd(argc, argv);
+	want = run_cmd(cmd, argc, argv, fd, 1L << 60, &len);
 	total = fault_calls();
-	fault_fail_at(0);
+	want_out = slurp(out, &want_len);
+	if (!want_out || want < 0) {
+		bad += 100;
+		dprintf(saved_err, "\n%s: cannot capture stdout in %s\n", what, out);
+	}
 	if (stride < 1)
 		stride = total > BUDGET / 2 ? (total + BUDGET / 2 - 1) / (BUDGET / 2) : 1;
-	for (long n = 1; n <= total; n += stride, runs++) {
-		fault_fail_at(n);
-		rc = cmd(argc, argv);
-		fault_fail_at(0);
-		fflush(stdout);
-		if (rc != want && rc != 4) {
+	for (long n = 1; n <= total && want_out; n += stride) {
+		rc = run_cmd(cmd, argc, argv, fd, n, &len);
+		runs++;
+		if (rc != want && rc != CLI_EXIT_INTERNAL) {
 			bad++;
-			dprintf(saved_err, "\n%s: allocation %ld failed: exit %d\n", args[0], n, rc);
+			dprintf(saved_err, "\n%s: allocation %ld failed: exit %d\n", what, n, rc);
+		} else if (rc != want) {
+			oom++;
+			if (len != 0) {
+				bad++;
+				dprintf(saved_err, "\n%s: allocation %ld failed: exit 4, but %ld bytes on stdout\n",
+					what, n, len);
+			}
+		} else if ((got = slurp(out, &got_len)) && got_len == want_len &&
+			   !memcmp(got, want_out, want_len)) {
+			same++;
+			free(got);
+		} else {
+			bad++;
+			dprintf(saved_err, "\n%s: allocation %ld failed: exit %d, but stdout differs (%zu bytes, %zu without faults)\n",
+				what, n, rc, got_len, want_len);
+			free(got);
 		}
 		if ((runs % 32 == 0 || n + stride > total) && LEAK_CHECK()) {
 			bad += 100;
 			dprintf(saved_err, "\n%s: a run failing allocation %ld or one of the 31 before leaked\n",
-				args[0], n);
+				what, n);
 		}
 		if (bad > 20)
 			break;
@@ -285,9 +331,14 @@ static void cli_faults(int (*cmd)(int, char **), const char *const *args)
 	close(saved);
 	close(saved_err);
 	close(null);
+	close(fd);
+	unlink(out);
+	free(want_out);
 	cJSON_InitHooks(NULL);
-	printf("\n  opmig %s: %ld allocations, %ld runs, %ld bad\n", args[0], total, runs, bad);
+	printf("\n  opmig %s: %ld allocations, %ld runs: %ld exit 4, %ld recovered, %ld bad\n",
+	       what, total, runs, oom, same, bad);
 	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT(oom > 0);
 }
 
 static void test_cli(void)
@@ -309,6 +360,31 @@ static void test_cli(void)
 	unlink("/tmp/opmig-fault-cli.onnx");
 	unlink("/tmp/opmig-fault-cli.data");
 	unlink("/tmp/opmig-fault-cli-m.onnx");
+}
+
+/* The other JSON reports: inspect without --shapes (models with symbolic
+ * dims and with external data), the listings, a target's rules and
+ * validate's comparison (one thread: allocations in a fixed order). */
+static void test_cli_json(void)
+{
+	static const char *const inspect[] = { "inspect", "testdata/models/symbolic.onnx",
+		"--json", NULL };
+	static const char *const inspect_ext[] = { "inspect", "testdata/ext/model.onnx",
+		"--json", NULL };
+	static const char *const targets[] = { "targets", "--json", NULL };
+	static const char *const op[] = { "ops", "Conv", "--json", NULL };
+	static const char *const ops[] = { "ops", "--domain", "ai.onnx.ml", "--json", NULL };
+	static const char *const rules[] = { "rules", "show", "generic-npu", "--json", NULL };
+	static const char *const compare[] = { "validate", "testdata/sample.onnx",
+		"testdata/sample.onnx", "--format", "json", "--threads", "1", NULL };
+
+	cli_faults(cmd_inspect, inspect);
+	cli_faults(cmd_inspect, inspect_ext);
+	cli_faults(cmd_targets, targets);
+	cli_faults(cmd_ops, op);
+	cli_faults(cmd_ops, ops);
+	cli_faults(cmd_rules, rules);
+	cli_faults(cmd_validate, compare);
 }
 
 static void test_loop_scan(void)
@@ -338,6 +414,7 @@ static const struct unit_test tests[] = {
 	{ "pipeline of sample.onnx, validated, under allocation failures", test_sample_validated },
 	{ "rules loader under allocation failures", test_rules },
 	{ "convert, scan, migrate and inspect under allocation failures", test_cli },
+	{ "the JSON reports of inspect, targets, ops, rules and validate under allocation failures", test_cli_json },
 	{ "pipeline of loop_scan.onnx under allocation failures", test_loop_scan },
 	{ "pipeline of functions.onnx under allocation failures", test_functions },
 	{ NULL, NULL }

@@ -50,7 +50,11 @@ static void take_chunks(struct rt_pool *p, rt_range_fn fn, void *ctx,
 
 static __thread int in_chunk;
 
-#define RT_POOL_SPIN_NS 200000
+/* 2 ms: on this project's 2-CPU VMs a sleeping worker took long enough to
+ * wake that 0.2 ms cost ResNet-50 about 10% at 2 threads (bench/README.md,
+ * fifth session of 2026-12-03); a worker spins at most this long after a
+ * run's last job */
+#define RT_POOL_SPIN_NS 2000000
 
 static int64_t now_ns(void)
 {

@@ -37,11 +37,6 @@ struct rt_cat {
 	struct rt_cat_in in[];
 };
 
-static int default_domain(const struct ir_node *n)
-{
-	return !n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx");
-}
-
 /* The node whose output 0 becomes input i of c: its producer, or the head
  * of the chain that producer is a step of; NULL when there is none fit. */
 static struct rt_nplan *cat_head(struct rt_gplan *p, const struct ir_node *c, size_t i)
@@ -74,7 +69,7 @@ void rt_cat_mark(struct rt_session *s, struct rt_gplan *p)
 		struct rt_nplan *heads[64];
 		size_t n = c->n_inputs;
 
-		if (!np->kernel || strcmp(ir_s(c->op_type), "Concat") || !default_domain(c) ||
+		if (!np->kernel || strcmp(ir_s(c->op_type), "Concat") || !rt_default_domain(c) ||
 		    np->fold != RT_FOLD_NONE || c->n_outputs != 1 || np->out[0] < 0 ||
 		    n < 1 || n > sizeof(heads) / sizeof(heads[0]))
 			continue;

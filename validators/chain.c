@@ -37,11 +37,6 @@
 
 #include "validators/exec_int.h"
 
-static int default_domain(const struct ir_node *n)
-{
-	return !n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx");
-}
-
 static int since(const struct rt_nplan *np)
 {
 	return np->schema ? (int)np->schema->since_version : 0;
@@ -74,7 +69,7 @@ static int step_kind(const struct rt_session *s, const struct rt_gplan *p,
 
 	*operand = -1;
 	if (!np->kernel || np->n_subs || n->n_outputs != 1 || !n->outputs[0] ||
-	    !default_domain(n) || np->fold != RT_FOLD_NONE)
+	    !rt_default_domain(n) || np->fold != RT_FOLD_NONE)
 		return 0;
 	if (!strcmp(op, "Relu"))
 		return n->n_inputs == 1 ? RT_CHAIN_RELU : 0;

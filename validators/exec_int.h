@@ -6,9 +6,16 @@
 #define OPMIG_EXEC_INT_H
 
 #include <pthread.h>
+#include <string.h>
 
 #include "ir/spec_functions.h"
 #include "validators/rt_int.h"
+
+/* Is n of the default domain ("", or "ai.onnx" spelled out)? */
+static inline int rt_default_domain(const struct ir_node *n)
+{
+	return !n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx");
+}
 
 /* Where a node reads a value: `up` frames out (0: this graph), `slot`. */
 struct rt_ref {

@@ -30,30 +30,6 @@ static void rows_run(void *ctx, int64_t b, int64_t e)
 			    r->mean ? r->mean + o : NULL, r->inv ? r->inv + o : NULL);
 }
 
-/* The sums of x and of (x - mean)^2 in double, eight partial sums side by
- * side (they vectorize; one running sum waits on each add). */
-__attribute__((target_clones("avx512f", "avx2", "default")))
-static double row_sum(const float *x, int64_t n, double mean, int sq)
-{
-	double s[8] = { 0 }, sum = 0;
-	int64_t i = 0;
-
-	for (; i + 8 <= n; i += 8)
-		for (int u = 0; u < 8; u++) {
-			double d = x[i + u] - mean;
-
-			s[u] += sq ? d * d : d;
-		}
-	for (; i < n; i++) {
-		double d = x[i] - mean;
-
-		sum += sq ? d * d : d;
-	}
-	for (int u = 0; u < 8; u++)
-		sum += s[u];
-	return sum;
-}
-
 __attribute__((target_clones("avx512f", "avx2", "default")))
 static void row_scale(const float *x, float *y, int64_t n, double mean, float inv,
 		      const float *scale, const float *bias)
@@ -76,8 +52,8 @@ void nq_norm_row(const float *x, float *y, int64_t n, const float *scale,
 		 const float *bias, float eps, int rms, float *mean_out,
 		 float *inv_out)
 {
-	double mean = !rms && n ? row_sum(x, n, 0, 0) / (double)n : 0;
-	double sq = row_sum(x, n, mean, 1);
+	double mean = !rms && n ? rt_sum_f32(x, n, 0, 0) / (double)n : 0;
+	double sq = rt_sum_f32(x, n, mean, 1);
 	float inv = (float)(1.0 / sqrt((n ? sq / (double)n : 0) + eps));
 
 	row_scale(x, y, n, mean, inv, scale, bias);

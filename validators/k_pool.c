@@ -346,29 +346,14 @@ struct gavg {
 	int64_t plane;
 };
 
-/* float32 global averages of planes [lo, hi): each plane's sum in
- * double, eight partial sums side by side (they vectorize; one running
- * sum waits on each add) */
-__attribute__((target_clones("avx512f", "avx2", "default")))
+/* float32 global averages of planes [lo, hi), each plane's sum in double */
 static void gavg_planes(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct gavg *j = ctx;
-	int64_t n = j->plane;
 
-	for (int64_t i = lo; i < hi; i++) {
-		const float *xp = j->x + i * n;
-		double s[8] = { 0 }, sum = 0;
-		int64_t t = 0;
-
-		for (; t + 8 <= n; t += 8)
-			for (int u = 0; u < 8; u++)
-				s[u] += xp[t + u];
-		for (; t < n; t++)
-			sum += xp[t];
-		for (int u = 0; u < 8; u++)
-			sum += s[u];
-		j->y[i] = (float)(sum / (double)n);
-	}
+	for (int64_t i = lo; i < hi; i++)
+		j->y[i] = (float)(rt_sum_f32(j->x + i * j->plane, j->plane, 0, 0) /
+				  (double)j->plane);
 }
 
 /* Global pools: one value per (n, c) plane. */

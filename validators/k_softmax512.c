@@ -41,6 +41,12 @@ static inline __m512 sm_exp(__m512 d)
 	return _mm512_scalef_ps(p, n);
 }
 
+/* The lanes of a vector holding the next `left` values */
+static inline __mmask16 sm_lanes(int64_t left)
+{
+	return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+}
+
 /* sum += the sixteen lanes of v (lanes outside m zero), in double */
 __attribute__((target("avx512f"), always_inline))
 static inline void sm_sum(__m512d *s, __m512 v)
@@ -62,7 +68,7 @@ static void sm_line512(int lg, const float *x, float *y, int64_t n)
 	for (i = 0; i + 16 <= n; i += 16)
 		m = _mm512_max_ps(_mm512_loadu_ps(x + i), m);
 	if (i < n) {
-		__mmask16 t = (__mmask16)((1u << (n - i)) - 1);
+		__mmask16 t = sm_lanes(n - i);
 
 		m = _mm512_mask_max_ps(m, t, _mm512_maskz_loadu_ps(t, x + i), m);
 	}
@@ -72,7 +78,7 @@ static void sm_line512(int lg, const float *x, float *y, int64_t n)
 		mx = x[0];
 	m = _mm512_set1_ps(mx);
 	for (i = 0; i < n; i += 16) {
-		__mmask16 t = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+		__mmask16 t = sm_lanes(n - i);
 		__m512 v = sm_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, x + i), m));
 
 		v = _mm512_maskz_mov_ps(t, v);
@@ -85,8 +91,7 @@ static void sm_line512(int lg, const float *x, float *y, int64_t n)
 		__m512 l = _mm512_set1_ps((float)log(sum));
 
 		for (i = 0; i < n; i += 16) {
-			__mmask16 t = n - i >= 16 ? (__mmask16)0xffff :
-				      (__mmask16)((1u << (n - i)) - 1);
+			__mmask16 t = sm_lanes(n - i);
 
 			_mm512_mask_storeu_ps(y + i, t, _mm512_sub_ps(_mm512_sub_ps(
 				_mm512_maskz_loadu_ps(t, x + i), m), l));
@@ -97,8 +102,7 @@ static void sm_line512(int lg, const float *x, float *y, int64_t n)
 		__m512 inv = _mm512_set1_ps((float)(1.0 / sum));
 
 		for (i = 0; i < n; i += 16) {
-			__mmask16 t = n - i >= 16 ? (__mmask16)0xffff :
-				      (__mmask16)((1u << (n - i)) - 1);
+			__mmask16 t = sm_lanes(n - i);
 
 			_mm512_mask_storeu_ps(y + i, t, _mm512_mul_ps(_mm512_maskz_loadu_ps(t, y + i),
 								      inv));

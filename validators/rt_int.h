@@ -281,6 +281,10 @@ static inline void rt_bn_coeff(double scale, double bias, double mean, double va
 	*add = (float)(bias - mean * a);
 }
 
+/* The sum in double of x[i] - mean over n float32 values (of their
+ * squares when sq), in partial sums that vectorize (sum_f32.c). */
+double rt_sum_f32(const float *x, int64_t n, double mean, int sq);
+
 /* fn(ctx, begin, end) over [0, n) split into chunks run on the session's
  * threads (inline when threads == 1 or n is small).  grain: the fewest
  * items worth a chunk. */

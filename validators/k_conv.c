@@ -35,6 +35,10 @@ static int run_core(struct rt_kctx *k, const struct knn_geom *g,
 				  y->data)) != 0)
 		return rc < 0 ? rc : 0;
 	if (x->dtype == IR_DTYPE_FLOAT && !transposed &&
+	    (rc = knn_conv_cl_f32(k, g, x->data, w->data, b ? b->data : NULL,
+				  y->data)) != 0)
+		return rc < 0 ? rc : 0;
+	if (x->dtype == IR_DTYPE_FLOAT && !transposed &&
 	    (rc = knn_conv_direct_f32(k, g, x->data, w->data, b ? b->data : NULL,
 				      y->data)) != 0)
 		return rc < 0 ? rc : 0;

@@ -2,19 +2,13 @@
  * output positions in the vector lanes, without im2col or Winograd
  * transforms (the tiles: k_conv_dtile.c).
  *
- * The input is read through a copy padded and split by the stride into
- * phase planes: plane (py, px) of a channel holds the padded input's
- * rows py, py + sy, ... and columns px, px + sx, ... (stride 1: one plane,
- * the padded input; read in place when there is no padding either).
- * Kernel tap (ky, kx) reads padded row oy * sy + a (a = ky * dil) for
- * output row oy, which is row oy + a / sy of phase a % sy; so each tap is
- * one plane and one offset, and output (oy, ox) is computed at the
- * flattened position q = oy * pw + ox of a plane pw wide: sixteen
+ * The input is read through its phase-plane copy (k_conv_phase.c): each
+ * step (channel, tap) is one offset, and output (oy, ox) is computed at
+ * the flattened position q = oy * pw + ox of a plane pw wide, so sixteen
  * consecutive q are one vector load per tap, whatever the rows.  The q
  * whose column lies past the output row (ox >= ow) are computed and
  * dropped: each vector's kept lanes go to the output, where they are
- * consecutive.  Only the phases some tap reads are copied (1x1 of stride
- * 2: a quarter of the input).
+ * consecutive.
  *
  * The weights are packed once per session when W is a model constant
  * (k_conv_wcache.c).
@@ -28,7 +22,6 @@
 
 #define DC_L1 (32 << 10)         /* a chunk's input under a block */
 #define DC_BIG_1X1 (1 << 18)     /* 1x1 weights of 1 MiB */
-#define DC_MAX_STRIDE 4
 
 /* W packed in tiles of KNN_DC_MR channels (knn_direct_part's cut), each
  * kd steps of KNN_DC_MR floats: the tiles' broadcast operand. */
@@ -45,82 +38,6 @@ static void dc_pack(const struct knn_geom *g, const float *w, int kind, float *d
 	}
 }
 
-/* The copy's layout: per channel, `phases` planes of ph x pw. */
-struct dc_layout {
-	const struct knn_geom *g;
-	int64_t sy, sx, ph, pw, plane, chan;
-	int slot[DC_MAX_STRIDE * DC_MAX_STRIDE];  /* phase -> plane, -1 unread */
-	int phases;
-	int in_place;
-};
-
-static void dc_layout_init(const struct knn_geom *g, struct dc_layout *l)
-{
-	int64_t hp = g->in[0] + g->pad[0] + g->pad[2], wp = g->in[1] + g->pad[1] + g->pad[3];
-
-	memset(l, 0, sizeof(*l));
-	l->g = g;
-	l->sy = g->stride[0];
-	l->sx = g->stride[1];
-	l->ph = (hp + l->sy - 1) / l->sy;
-	l->pw = (wp + l->sx - 1) / l->sx;
-	l->plane = l->ph * l->pw;
-	l->in_place = hp == g->in[0] && wp == g->in[1] && l->sy == 1 && l->sx == 1;
-	for (int i = 0; i < DC_MAX_STRIDE * DC_MAX_STRIDE; i++)
-		l->slot[i] = -1;
-	for (int64_t ky = 0; ky < g->kernel[0]; ky++)
-		for (int64_t kx = 0; kx < g->kernel[1]; kx++) {
-			int ph = (int)((ky * g->dil[0]) % l->sy * l->sx + (kx * g->dil[1]) % l->sx);
-
-			if (l->slot[ph] < 0)
-				l->slot[ph] = l->phases++;
-		}
-	l->chan = l->in_place ? g->in_size : l->phases * l->plane;
-}
-
-struct dc_copy {
-	const struct dc_layout *l;
-	const float *x;
-	float *xp;
-};
-
-/* Channels [lo, hi) into their phase planes, padding as zeros. */
-static void dc_copy_chans(void *ctx, int64_t lo, int64_t hi)
-{
-	const struct dc_copy *cp = ctx;
-	const struct dc_layout *l = cp->l;
-	const struct knn_geom *g = l->g;
-	int64_t ih = g->in[0], iw = g->in[1], pt = g->pad[0], pl = g->pad[1];
-
-	for (int64_t c = lo; c < hi; c++) {
-		float *d = cp->xp + c * l->chan;
-		const float *s = cp->x + c * g->in_size;
-
-		memset(d, 0, (size_t)l->chan * sizeof(float));
-		for (int64_t r = 0; r < ih; r++) {
-			int64_t pr = r + pt, py = pr % l->sy;
-
-			for (int64_t px = 0; px < l->sx; px++) {
-				int sl = l->slot[py * l->sx + px];
-				/* first input column of this phase: (ix + pl) % sx == px */
-				int64_t ix0 = ((px - pl) % l->sx + l->sx) % l->sx;
-				float *dr;
-
-				if (sl < 0)
-					continue;
-				dr = d + sl * l->plane + pr / l->sy * l->pw;
-				if (l->sx == 1) {
-					memcpy(dr + pl, s + r * iw, (size_t)iw * sizeof(float));
-					continue;
-				}
-				dr += (ix0 + pl) / l->sx;
-				for (int64_t ix = ix0; ix < iw; ix += l->sx)
-					*dr++ = s[r * iw + ix];
-			}
-		}
-	}
-}
-
 /* Where this path is taken (measured against the others in the models,
  * bench/README.md): Winograd's F(2x2, 3x3) does fewer products and is
  * faster above 64 input channels, and above 32 on planes under 50x50,
@@ -130,7 +47,7 @@ static void dc_copy_chans(void *ctx, int64_t lo, int64_t hi)
 static int dc_fits(const struct knn_geom *g)
 {
 	if (g->nsp != 2 || g->group != 1 || g->out_size <= 64 || !rt_pgemm_ok() ||
-	    g->stride[0] > DC_MAX_STRIDE || g->stride[1] > DC_MAX_STRIDE)
+	    g->stride[0] > KNN_PHASE_MAX_STRIDE || g->stride[1] > KNN_PHASE_MAX_STRIDE)
 		return 0;
 	if (knn_wino_fits(g) && !(g->c <= 32 && g->out_size >= 400) &&
 	    !(g->c <= 64 && g->out_size >= 2500))
@@ -143,23 +60,8 @@ static int dc_fits(const struct knn_geom *g)
 	       (g->in[1] + g->pad[1] + g->pad[3] + g->stride[1]) < INT32_MAX;
 }
 
-/* Per step (channel, tap) its offset in the copy. */
-static void dc_offsets(const struct dc_layout *l, int32_t *off)
-{
-	const struct knn_geom *g = l->g;
-
-	for (int64_t s = 0; s < g->c * g->k_size; s++) {
-		int64_t kk = s % g->k_size;
-		int64_t a = kk / g->kernel[1] * g->dil[0], b = kk % g->kernel[1] * g->dil[1];
-		int64_t sl = l->slot[a % l->sy * l->sx + b % l->sx];
-
-		off[s] = (int32_t)(s / g->k_size * l->chan + sl * l->plane +
-				   a / l->sy * l->pw + b / l->sx);
-	}
-}
-
 /* Per vector of q, the lanes kept and the output index of the first. */
-static void dc_lanes(const struct dc_layout *l, int64_t nq, uint16_t *vmask, int64_t *yoff)
+static void dc_lanes(const struct knn_phase *l, int64_t nq, uint16_t *vmask, int64_t *yoff)
 {
 	int64_t ow = l->g->out[1], col = 0, out = 0;   /* q's column, output index */
 
@@ -182,7 +84,7 @@ static void dc_lanes(const struct dc_layout *l, int64_t nq, uint16_t *vmask, int
 int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 			const float *w, const float *b, float *y)
 {
-	struct dc_layout l;
+	struct knn_phase l;
 	const struct rt_epilogue *epi;
 	int64_t kd, nq, nv, slack, span, kc;
 	const struct knn_wderived *pw;
@@ -197,7 +99,7 @@ int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float
 		return 0;
 	/* the steps after the convolution, done on each tile as it is stored */
 	epi = rt_kctx_epilogue(k, k->out[0], 1);
-	dc_layout_init(g, &l);
+	knn_phase_init(g, &l);
 	kd = g->c * g->k_size;
 	nq = g->out[0] * l.pw;
 	nv = (nq + 15) / 16;
@@ -219,7 +121,7 @@ int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float
 	}
 	if (xp)
 		memset(xp + g->c * l.chan, 0, (size_t)slack * sizeof(float));
-	dc_offsets(&l, off);
+	knn_phase_offsets(&l, off);
 	dc_lanes(&l, nq, vmask, yoff);
 	for (int64_t n = 0; n < g->n; n++) {
 		const float *xn = x + n * g->c * g->in_size;
@@ -228,9 +130,9 @@ int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float
 					 n * g->m * g->out_size, l.in_place, l.pw == g->out[1], 0 };
 
 		if (xp) {
-			struct dc_copy cp = { &l, xn, xp };
+			struct knn_phase_copy cp = { &l, xn, xp };
 
-			rt_parallel_for(k, g->c, 4, dc_copy_chans, &cp);
+			rt_parallel_for(k, g->c, 4, knn_phase_copy_chans, &cp);
 			jb.xp = xp;
 		}
 		rt_parallel_for(k, (nv + KNN_DC_NV - 1) / KNN_DC_NV, 1, knn_direct_blocks, &jb);

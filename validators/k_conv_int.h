@@ -164,6 +164,44 @@ int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 			const float *w, const float *b, float *y);
 
+/* The same computed directly on AVX-512, output channels in the vector
+ * lanes (k_conv_cl.c), for 2-D ungrouped convolutions whose output rows
+ * are short (14x14 and 7x7 planes): 1 done, 0 not applicable, or
+ * rt_oom(). */
+int knn_conv_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		    const float *w, const float *b, float *y);
+
+/* The input of a 2-D convolution as the direct kernels read it: padded
+ * and split by the stride into phase planes, plane (py, px) of a channel
+ * holding the padded input's rows py, py + sy, ... and columns px, px +
+ * sx, ... (stride 1: one plane, the padded input; read in place when
+ * there is no padding either).  Kernel tap (ky, kx) reads padded row
+ * oy * sy + a (a = ky * dil) for output row oy, which is row oy + a / sy
+ * of phase a % sy; so each step (channel, tap) is one plane and one
+ * offset, and output (oy, ox) is read at the flattened position q = oy *
+ * pw + ox of the step's plane (k_conv_phase.c).  Only the phases some tap
+ * reads are copied. */
+#define KNN_PHASE_MAX_STRIDE 4
+/* The copy's layout: per channel, `phases` planes of ph x pw (chan floats). */
+struct knn_phase {
+	const struct knn_geom *g;
+	int64_t sy, sx, ph, pw, plane, chan;
+	int slot[KNN_PHASE_MAX_STRIDE * KNN_PHASE_MAX_STRIDE];  /* phase -> plane, -1 unread */
+	int phases;
+	int in_place;
+};
+void knn_phase_init(const struct knn_geom *g, struct knn_phase *l);
+/* Channels [lo, hi) of x into their phase planes at xp, the padding as
+ * zeros: an rt_range_fn over this context. */
+struct knn_phase_copy {
+	const struct knn_phase *l;
+	const float *x;
+	float *xp;
+};
+void knn_phase_copy_chans(void *ctx, int64_t lo, int64_t hi);
+/* Per step s (channel s / k_size, tap s % k_size) its offset in the copy. */
+void knn_phase_offsets(const struct knn_phase *l, int32_t *off);
+
 /* One direct product (an image of one group): output channel i at
  * flattened position q is the sum over steps s of w(i, s) * xp[q +
  * off[s]]; vector v of sixteen q keeps the lanes vmask[v], which go to
@@ -247,7 +285,7 @@ int knn_max2d_s2_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
  * each fast path's struct starts with this header, so one path never
  * reads another's (a node whose input sizes change between runs may
  * switch paths). */
-enum { KNN_WC_WINO = 1, KNN_WC_PGEMM, KNN_WC_PGEMMW, KNN_WC_DIRECT };
+enum { KNN_WC_WINO = 1, KNN_WC_PGEMM, KNN_WC_PGEMMW, KNN_WC_DIRECT, KNN_WC_CL };
 struct knn_wcache {
 	int kind;
 	const void *w;            /* the W data it was made from */

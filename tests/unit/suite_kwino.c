@@ -23,155 +23,8 @@
 #include <string.h>
 
 #include "tests/unit/suites.h"
-#include "tests/unit/tgen.h"
+#include "tests/unit/tconv.h"
 #include "tests/unit/tmodel.h"
-
-/* n seeded values in [-1, 1) (tgen's generator), malloc'd */
-static double *fill(int64_t n, uint64_t seed)
-{
-	double *v = malloc((size_t)(n + 1) * sizeof(double));
-
-	CU_ASSERT_FATAL(v != NULL);
-	tg_fill(&seed, v, n);
-	return v;
-}
-
-/* |got - want| <= 1e-5 * (1 + sum of |terms|) for each element. */
-static int close_enough(double got, double want, double scale)
-{
-	double e = got - want;
-
-	return (e < 0 ? -e : e) <= 1e-5 * (1 + scale);
-}
-
-/* A convolution case: nsp spatial dims of size in[], kernel k[], strides
- * s[], dilations dl[], pads (begin..., end...), group. */
-struct ccase {
-	int nsp;
-	int64_t n, c, m, group;
-	int64_t in[3], k[3], s[3], dl[3], pad[6];
-};
-
-static int64_t out_dim(const struct ccase *cs, int d)
-{
-	return (cs->in[d] + cs->pad[d] + cs->pad[cs->nsp + d] - ((cs->k[d] - 1) * cs->dl[d] + 1)) /
-	       cs->s[d] + 1;
-}
-
-/* Naive convolution in double over flattened indices (each output's
- * coordinates and each tap's decoded once). */
-static double *naive_conv(const struct ccase *cs, const double *x, const double *w,
-			  const double *b, int64_t *ny)
-{
-	int64_t osz = 1, isz = 1, ksz = 1, cg = cs->c / cs->group, mg = cs->m / cs->group;
-	int64_t od[3], (*kc)[3];
-	double *y;
-
-	for (int d = 0; d < cs->nsp; d++) {
-		od[d] = out_dim(cs, d);
-		osz *= od[d];
-		isz *= cs->in[d];
-		ksz *= cs->k[d];
-	}
-	*ny = cs->n * cs->m * osz;
-	y = malloc((size_t)(*ny + 1) * sizeof(double));
-	kc = malloc((size_t)ksz * sizeof(*kc));
-	CU_ASSERT_FATAL(y != NULL && kc != NULL);
-	for (int64_t t = 0; t < ksz; t++)
-		for (int d = cs->nsp - 1, tr = (int)t; d >= 0; d--) {
-			kc[t][d] = tr % cs->k[d];
-			tr /= (int)cs->k[d];
-		}
-	for (int64_t bn = 0; bn < cs->n; bn++)
-		for (int64_t o = 0; o < cs->m; o++)
-			for (int64_t p = 0; p < osz; p++) {
-				double acc = b ? b[o] : 0;
-				int64_t oc[3], pr = p;
-
-				for (int d = cs->nsp - 1; d >= 0; d--) {
-					oc[d] = pr % od[d];
-					pr /= od[d];
-				}
-				for (int64_t ci = 0; ci < cg; ci++)
-					for (int64_t t = 0; t < ksz; t++) {
-						int64_t pos = 0, ok = 1;
-
-						for (int d = 0; d < cs->nsp; d++) {
-							int64_t i = oc[d] * cs->s[d] - cs->pad[d] + kc[t][d] * cs->dl[d];
-
-							if (i < 0 || i >= cs->in[d])
-								ok = 0;
-							pos = pos * cs->in[d] + i;
-						}
-						if (ok)
-							acc += x[(bn * cs->c + (o / mg) * cg + ci) * isz + pos] *
-							       w[(o * cg + ci) * ksz + t];
-					}
-				y[(bn * cs->m + o) * osz + p] = acc;
-			}
-	free(kc);
-	return y;
-}
-
-static struct ir_model *conv_model(const struct ccase *cs, const double *w,
-				   const double *b, int w_input)
-{
-	struct ir_model *m = tm_new(13);
-	int64_t xd[5] = { cs->n, cs->c }, wd[5] = { cs->m, cs->c / cs->group }, od[5];
-	int64_t pads[6];
-	struct ir_node *n;
-
-	for (int d = 0; d < cs->nsp; d++) {
-		xd[2 + d] = cs->in[d];
-		wd[2 + d] = cs->k[d];
-		pads[d] = cs->pad[d];
-		pads[cs->nsp + d] = cs->pad[cs->nsp + d];
-	}
-	tm_input(m, "x", IR_DTYPE_FLOAT, xd, (size_t)cs->nsp + 2);
-	if (w_input)
-		tm_input(m, "w", IR_DTYPE_FLOAT, wd, (size_t)cs->nsp + 2);
-	else
-		tm_init(m, "w", IR_DTYPE_FLOAT, wd, (size_t)cs->nsp + 2, w);
-	tm_init(m, "b", IR_DTYPE_FLOAT, TM_DIMS(cs->m), 1, b);
-	od[0] = cs->n;
-	od[1] = cs->m;
-	for (int d = 0; d < cs->nsp; d++)
-		od[2 + d] = out_dim(cs, d);
-	tm_output(m, "y", IR_DTYPE_FLOAT, od, (size_t)cs->nsp + 2);
-	n = tm_node(m, "Conv", NULL, TM_NAMES("x", "w", "b"), 3, TM_NAMES("y"), 1);
-	ir_node_set_int(n, "group", cs->group);
-	ir_node_set_ints(n, "strides", cs->s, (size_t)cs->nsp);
-	ir_node_set_ints(n, "dilations", cs->dl, (size_t)cs->nsp);
-	ir_node_set_ints(n, "pads", pads, 2 * (size_t)cs->nsp);
-	tm_verify(m);
-	return m;
-}
-
-static struct rt_value *tensor(const double *v, int rank, const int64_t *dims)
-{
-	struct rt_value *t;
-	struct ir_diag d;
-
-	ir_diag_init(&d);
-	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_FLOAT, rank, dims, &t, &d) == 0);
-	for (int64_t i = 0; i < t->numel; i++)
-		((float *)t->data)[i] = (float)v[i];
-	return t;
-}
-
-static int check_out(const struct rt_value *y, const double *want, int64_t n,
-		     const char *what)
-{
-	CU_ASSERT_FATAL(y != NULL);
-	CU_ASSERT_EQUAL_FATAL(y->numel, n);
-	for (int64_t i = 0; i < n; i++)
-		if (!close_enough(((const float *)y->data)[i], want[i], 50)) {
-			fprintf(stderr, "\n%s: y[%lld] = %g, want %g\n", what, (long long)i,
-				((const float *)y->data)[i], want[i]);
-			return 0;
-		}
-	return 1;
-}
 
 /* Run cs's model (runs times in one session) with threads and memory
  * limit; every run's output against the naive one. */
@@ -193,15 +46,15 @@ static void conv_case(const struct ccase *cs, int threads, int w_input, int limi
 		nx *= cs->in[d0];
 		nw *= cs->k[d0];
 	}
-	x = fill(nx, 3);
-	w = fill(nw, 5);
-	w2 = fill(nw, 6);
-	b = fill(cs->m, 8);
-	want = naive_conv(cs, x, w, b, &ny);
-	want2 = w_input ? naive_conv(cs, x, w2, b, &ny) : NULL;
-	m = conv_model(cs, w, b, w_input);
-	ins[0] = tensor(x, cs->nsp + 2, xd);
-	ins[1] = w_input ? tensor(w, cs->nsp + 2, wd) : NULL;
+	x = tc_fill(nx, 3);
+	w = tc_fill(nw, 5);
+	w2 = tc_fill(nw, 6);
+	b = tc_fill(cs->m, 8);
+	want = tc_naive_conv(cs, x, w, b, &ny);
+	want2 = w_input ? tc_naive_conv(cs, x, w2, b, &ny) : NULL;
+	m = tc_conv_model(cs, w, b, w_input);
+	ins[0] = tc_tensor(x, cs->nsp + 2, xd);
+	ins[1] = w_input ? tc_tensor(w, cs->nsp + 2, wd) : NULL;
 	ir_diag_init(&d);
 	if (limit) {   /* room for the run's tensors, not for packed weights */
 		int64_t peak;
@@ -218,12 +71,12 @@ static void conv_case(const struct ccase *cs, int threads, int w_input, int limi
 			 (long long)cs->c, (long long)cs->m, cs->nsp, threads, r);
 		if (w_input && r == 2) {   /* new weights: no stale packing */
 			rt_value_unref(ins[1]);
-			ins[1] = tensor(w2, cs->nsp + 2, wd);
+			ins[1] = tc_tensor(w2, cs->nsp + 2, wd);
 		}
 		if (rt_session_run(s, ins, w_input ? 2 : 1, &y, &d) != 0)
 			fprintf(stderr, "\n%s: %s\n", what, d.msg);
 		CU_ASSERT_FATAL(y != NULL);
-		CU_ASSERT(check_out(y, w_input && r == 2 ? want2 : want, ny, what));
+		CU_ASSERT(tc_check_out(y, w_input && r == 2 ? want2 : want, ny, what));
 		rt_value_unref(y);
 		y = NULL;
 	}
@@ -245,8 +98,9 @@ static const struct ccase cases[] = {
 	{ 2, 1, 72, 16, 1, { 11, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	/* batch 2, no pads (11x10 output), 80 -> 20 */
 	{ 2, 2, 80, 20, 1, { 13, 12 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
-	/* asymmetric pads, 65 -> 33 channels */
-	{ 2, 1, 65, 33, 1, { 12, 10 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 2, 1, 0 } },
+	/* asymmetric pads, 65 -> 23 channels (with 24 or more the rows of
+	 * 10 would take the channels-in-lanes path) */
+	{ 2, 1, 65, 23, 1, { 12, 10 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 2, 1, 0 } },
 	/* pads wider than the kernel: rows and tiles of zeros only */
 	{ 2, 1, 72, 16, 1, { 6, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 3, 2, 4, 3 } },
 	/* 2,500 tiles of 72 channels: more than one block of tiles */
@@ -257,8 +111,9 @@ static const struct ccase cases[] = {
 	{ 2, 1, 16, 16, 1, { 12, 12 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	{ 2, 1, 16, 16, 1, { 12, 12 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 2, 2, 2, 2 } },
 	{ 2, 1, 32, 32, 2, { 12, 12 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
-	/* packed products (at most 64 output positions): 3x3 at 7x7 */
-	{ 2, 1, 32, 32, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* packed products (at most 64 output positions): 3x3 at 7x7 of 216
+	 * steps (fewer than the channels-in-lanes path takes) */
+	{ 2, 1, 24, 32, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	/* 1x1 read in place, 70 channels (a short last panel), batch 2 */
 	{ 2, 2, 40, 70, 1, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
 	/* 1x1 of stride 2 (im2col), 33 channels */
@@ -269,7 +124,9 @@ static const struct ccase cases[] = {
 	{ 3, 1, 8, 16, 1, { 4, 4, 4 }, { 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1, 1, 1, 1 } },
 	/* 2,700 steps (several blocks of 256), one output channel */
 	{ 2, 1, 300, 1, 1, { 5, 5 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
-	{ 2, 1, 300, 40, 1, { 5, 5 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* ... 40 channels (two panels) on 4x16 (rows too wide for the
+	 * channels-in-lanes path) */
+	{ 2, 1, 300, 40, 1, { 4, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	/* weights-side products (more than 64 positions, an im2col matrix
 	 * of 1 MiB or more), panels gathered from the image: a 7x7 stride-2
 	 * convolution of 256 channels (400 positions, not a multiple of the
@@ -284,10 +141,10 @@ static const struct ccase cases[] = {
 	/* 5x3 kernel, strides 2 and 1, dilation 2 down, lopsided pads,
 	 * batch 2, groups 2 */
 	{ 2, 2, 10, 14, 2, { 130, 60 }, { 5, 3 }, { 2, 1 }, { 2, 1 }, { 3, 0, 1, 2 } },
-	/* stride 3, 2,700 steps (several blocks), 25 channels */
-	{ 2, 1, 300, 25, 1, { 31, 31 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1, 1, 1 } },
-	/* 1x1 with 1 MiB of weights at 9x9: left to OpenBLAS */
-	{ 2, 1, 512, 512, 1, { 9, 9 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* stride 3, 2,700 steps (several blocks), 20 channels */
+	{ 2, 1, 300, 20, 1, { 31, 31 }, { 3, 3 }, { 3, 3 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* 1x1 with 1 MiB of weights at 16x16: left to OpenBLAS */
+	{ 2, 1, 512, 512, 1, { 16, 16 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
 	/* 1-D and 3-D: through an im2col matrix */
 	{ 1, 1, 6, 14, 1, { 9000 }, { 5 }, { 1 }, { 2 }, { 2, 3 } },
 	{ 3, 1, 4, 12, 1, { 14, 14, 14 }, { 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 }, { 1, 1, 1, 1, 1, 1 } },
@@ -305,9 +162,9 @@ static const struct ccase cases[] = {
 	{ 2, 2, 10, 7, 1, { 30, 20 }, { 5, 3 }, { 1, 1 }, { 2, 1 }, { 3, 0, 1, 2 } },
 	/* 64 channels at 40x40: two chunks of steps (partial sums kept) */
 	{ 2, 1, 64, 70, 1, { 40, 40 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
-	/* 1x1 in place at 11x11 (the last vector masked), 300 -> 40: three
+	/* 1x1 in place at 11x11 (the last vector masked), 300 -> 20: three
 	 * chunks of steps */
-	{ 2, 1, 300, 40, 1, { 11, 11 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	{ 2, 1, 300, 20, 1, { 11, 11 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
 	/* 1x1 at 12x12 (whole vectors), 40 -> 70 */
 	{ 2, 1, 40, 70, 1, { 12, 12 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
 	/* 1x7 kernel with pads (Inception's factored convolutions), 1 -> 9 */
@@ -341,6 +198,25 @@ static const struct ccase cases[] = {
 	/* ... a 5x3 kernel dilated (2, 1), lopsided pads, one of 17
 	 * columns, batch 2 of 3 channels: 32 x 47 outputs */
 	{ 2, 2, 3, 3, 3, { 36, 30 }, { 5, 3 }, { 1, 1 }, { 2, 1 }, { 3, 17, 1, 2 } },
+	/* channels in the vector lanes (k_conv_cl.c: rows of at most 14
+	 * outputs, 24 channels or more, 256 steps or more): 3x3 at 7x7, a
+	 * tile per padded row, 32 -> 40 (the second panel of 32 holds 8),
+	 * batch 2 */
+	{ 2, 2, 32, 40, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* 1x1 read in place at 14x14: the plane's rows one after another,
+	 * 196 positions in tiles of 14; 300 -> 70 (three panels) */
+	{ 2, 1, 300, 70, 1, { 14, 14 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* stride 2 through phase planes, 27x27 -> 14x14 (a full tile per
+	 * row), 64 -> 33 */
+	{ 2, 1, 64, 33, 1, { 27, 27 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* 5x3 kernel dilated (2, 1), lopsided pads, rows of 12, batch 2,
+	 * 30 -> 24 */
+	{ 2, 2, 30, 24, 1, { 15, 12 }, { 5, 3 }, { 1, 1 }, { 2, 1 }, { 3, 0, 1, 2 } },
+	/* unpadded 3x3 read in place, rows of 14 out of 16: 40 -> 32 */
+	{ 2, 1, 40, 32, 1, { 9, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* 1x1 with 1 MiB of weights at 9x9 (16 panels), 81 positions in
+	 * tiles of 14 and 13 */
+	{ 2, 1, 512, 512, 1, { 9, 9 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
 };
 
 static void test_vs_naive(void)
@@ -359,6 +235,8 @@ static void test_weights_as_input(void)
 	conv_case(&cases[18], 1, 1, 0);
 	conv_case(&cases[23], 2, 1, 0);
 	conv_case(&cases[29], 1, 1, 0);
+	conv_case(&cases[42], 2, 1, 0);
+	conv_case(&cases[44], 1, 1, 0);
 }
 
 static void test_no_room_for_cache(void)
@@ -369,6 +247,8 @@ static void test_no_room_for_cache(void)
 	conv_case(&cases[15], 2, 0, 1);
 	conv_case(&cases[16], 1, 0, 1);
 	conv_case(&cases[28], 2, 0, 1);
+	conv_case(&cases[43], 1, 0, 1);
+	conv_case(&cases[47], 2, 0, 1);
 }
 
 static const struct unit_test tests[] = {

@@ -1,0 +1,195 @@
+/* suite_kcl.c: the channels-in-lanes convolutions (validators/
+ * k_conv_cl.c) with the steps after them done as each tile is stored
+ * (the node's epilogue, validators/chain.c): BatchNormalization, a
+ * residual Add of a graph input of the Conv's shape and Relu; a Mul by a
+ * per-channel constant and Clip.  On 7x7 padded rows (a tile per row, a
+ * short last panel, batch 2), a 14x14 1x1 read in place (the plane's rows
+ * one after another) and a stride-2 convolution through phase planes;
+ * one and two threads.  Each fused run must give the values of the nodes
+ * run one by one (under an observer, which stops fusing) bit for bit, and
+ * those must match the steps done here in double on a naive convolution
+ * (tconv.c). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/suites.h"
+#include "tests/unit/tconv.h"
+#include "tests/unit/tmodel.h"
+
+static const struct ccase cl_cases[] = {
+	{ 2, 2, 32, 40, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	{ 2, 1, 300, 70, 1, { 14, 14 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	{ 2, 1, 64, 33, 1, { 27, 27 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
+};
+
+/* per output channel o: BN's scale, bias, mean, var and the Mul's factor */
+static double bn_scale(int64_t o) { return 0.5 + 0.1 * (double)(o % 7); }
+static double bn_bias(int64_t o) { return 0.2 * (double)(o % 5) - 0.4; }
+static double bn_mean(int64_t o) { return 0.05 * (double)(o % 3); }
+static double bn_var(int64_t o) { return 0.5 + 0.25 * (double)(o % 4); }
+static double mul_k(int64_t o) { return (o % 2 ? -1.5 : 0.75) + 0.01 * (double)o; }
+
+/* x -> Conv -> (kind 0) BN -> Add(r, .) -> Relu, (kind 1) Mul(., k) ->
+ * Clip(-0.5, 0.6), -> y; r (kind 0) a graph input of y's shape */
+static struct ir_model *cl_model(const struct ccase *cs, int kind, const double *w,
+				 const double *b)
+{
+	struct ir_model *m = tm_new(13);
+	int64_t oh = tc_out_dim(cs, 0), ow = tc_out_dim(cs, 1);
+	double *v = malloc((size_t)cs->m * sizeof(double));
+	struct ir_node *n;
+
+	CU_ASSERT_FATAL(v != NULL);
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(cs->n, cs->c, cs->in[0], cs->in[1]), 4);
+	if (kind == 0)
+		tm_input(m, "r", IR_DTYPE_FLOAT, TM_DIMS(cs->n, cs->m, oh, ow), 4);
+	tm_init(m, "w", IR_DTYPE_FLOAT, TM_DIMS(cs->m, cs->c, cs->k[0], cs->k[1]), 4, w);
+	tm_init(m, "b", IR_DTYPE_FLOAT, TM_DIMS(cs->m), 1, b);
+	n = tm_node(m, "Conv", NULL, TM_NAMES("x", "w", "b"), 3, TM_NAMES("c"), 1);
+	ir_node_set_ints(n, "strides", cs->s, 2);
+	ir_node_set_ints(n, "dilations", cs->dl, 2);
+	ir_node_set_ints(n, "pads", cs->pad, 4);
+	if (kind == 0) {
+		static double (*const f[])(int64_t) = { bn_scale, bn_bias, bn_mean, bn_var };
+		static const char *const names[] = { "scale", "bias", "mean", "var" };
+
+		for (int i = 0; i < 4; i++) {
+			for (int64_t o = 0; o < cs->m; o++)
+				v[o] = f[i](o);
+			tm_init(m, names[i], IR_DTYPE_FLOAT, TM_DIMS(cs->m), 1, v);
+		}
+		tm_node(m, "BatchNormalization", NULL,
+			TM_NAMES("c", "scale", "bias", "mean", "var"), 5, TM_NAMES("bn"), 1);
+		tm_node(m, "Add", NULL, TM_NAMES("r", "bn"), 2, TM_NAMES("s"), 1);
+		tm_node(m, "Relu", NULL, TM_NAMES("s"), 1, TM_NAMES("y"), 1);
+	} else {
+		for (int64_t o = 0; o < cs->m; o++)
+			v[o] = mul_k(o);
+		tm_init(m, "k", IR_DTYPE_FLOAT, TM_DIMS(1, cs->m, 1, 1), 4, v);
+		tm_init(m, "lo", IR_DTYPE_FLOAT, TM_DIMS(1), 0, (const double[]){ -0.5 });
+		tm_init(m, "hi", IR_DTYPE_FLOAT, TM_DIMS(1), 0, (const double[]){ 0.6 });
+		tm_node(m, "Mul", NULL, TM_NAMES("c", "k"), 2, TM_NAMES("s"), 1);
+		tm_node(m, "Clip", NULL, TM_NAMES("s", "lo", "hi"), 3, TM_NAMES("y"), 1);
+	}
+	tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(cs->n, cs->m, oh, ow), 4);
+	tm_verify(m);
+	free(v);
+	return m;
+}
+
+/* The steps on the naive convolution, in double, in place. */
+static void cl_steps(const struct ccase *cs, int kind, const double *r, double *y, int64_t ny)
+{
+	int64_t plane = tc_out_dim(cs, 0) * tc_out_dim(cs, 1);
+
+	for (int64_t e = 0; e < ny; e++) {
+		int64_t o = e / plane % cs->m;
+		double t = y[e];
+
+		if (kind == 0) {
+			t = (t - bn_mean(o)) / sqrt(bn_var(o) + 1e-5) * bn_scale(o) + bn_bias(o);
+			t = r[e] + t;
+			y[e] = t < 0 ? 0 : t;
+		} else {
+			t = t * mul_k(o);
+			y[e] = t < -0.5 ? -0.5 : t > 0.6 ? 0.6 : t;
+		}
+	}
+}
+
+static int no_op(void *ctx, const struct ir_node *n, size_t i, struct rt_value **slot)
+{
+	(void)ctx;
+	(void)n;
+	(void)i;
+	(void)slot;
+	return 0;
+}
+
+/* runs runs of m (threads th, observed or not) into y (ny floats); the
+ * times the last node (Relu or Clip) was fused */
+static size_t cl_run(struct ir_model *m, struct rt_value **ins, size_t n_in, int th,
+		     int observed, int runs, float *y, int64_t ny)
+{
+	struct rt_opts o = { .threads = th, .collect_stats = 1 };
+	struct rt_session *s = NULL;
+	struct rt_value *out = NULL;
+	const struct rt_stats *st;
+	struct ir_diag d;
+	size_t fused = 0;
+
+	ir_diag_init(&d);
+	if (observed)
+		o.observe = no_op;
+	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
+	for (int r = 0; r < runs; r++) {
+		if (rt_session_run(s, ins, n_in, &out, &d) < 0)
+			fprintf(stderr, "\nrun: %s\n", d.msg);
+		CU_ASSERT_FATAL(out != NULL && out->numel == ny);
+		memcpy(y, out->data, (size_t)ny * sizeof(float));
+		rt_value_unref(out);
+		out = NULL;
+	}
+	st = rt_session_stats(s);
+	for (size_t i = 0; i < st->n_ops; i++)
+		if (!strcmp(st->ops[i].op, "Relu") || !strcmp(st->ops[i].op, "Clip"))
+			fused = st->ops[i].fused;
+	rt_session_free(s);
+	return fused;
+}
+
+static void cl_case(const struct ccase *cs, int kind)
+{
+	int64_t nx = cs->n * cs->c * cs->in[0] * cs->in[1], ny;
+	double *x = tc_fill(nx, 3), *w = tc_fill(cs->m * cs->c * cs->k[0] * cs->k[1], 5);
+	double *b = tc_fill(cs->m, 8), *want = tc_naive_conv(cs, x, w, b, &ny);
+	double *r = tc_fill(ny, 9);
+	float *plain = malloc((size_t)ny * sizeof(float)), *y = malloc((size_t)ny * sizeof(float));
+	struct ir_model *m = cl_model(cs, kind, w, b);
+	struct rt_value *ins[2] = {
+		tc_tensor(x, 4, TM_DIMS(cs->n, cs->c, cs->in[0], cs->in[1])),
+		kind == 0 ? tc_tensor(r, 4, TM_DIMS(cs->n, cs->m, tc_out_dim(cs, 0),
+						    tc_out_dim(cs, 1))) : NULL,
+	};
+	size_t n_in = kind == 0 ? 2 : 1;
+	struct rt_value tmp = { .numel = ny, .data = plain };
+
+	CU_ASSERT_FATAL(plain != NULL && y != NULL);
+	cl_steps(cs, kind, r, want, ny);
+	/* one by one, as the observer has it */
+	CU_ASSERT_EQUAL(cl_run(m, ins, n_in, 1, 1, 1, plain, ny), 0);
+	CU_ASSERT(tc_check_out(&tmp, want, ny, kind ? "Mul, Clip" : "BN, Add, Relu"));
+	for (int th = 1; th <= 2; th++) {
+		CU_ASSERT_EQUAL(cl_run(m, ins, n_in, th, 0, 3, y, ny), 3);
+		CU_ASSERT(!memcmp(y, plain, (size_t)ny * sizeof(float)));
+	}
+	rt_value_unref(ins[0]);
+	rt_value_unref(ins[1]);
+	ir_model_free(m);
+	free(x);
+	free(w);
+	free(b);
+	free(want);
+	free(r);
+	free(plain);
+	free(y);
+}
+
+static void test_epilogue(void)
+{
+	for (size_t i = 0; i < sizeof(cl_cases) / sizeof(cl_cases[0]); i++)
+		for (int kind = 0; kind < 2; kind++)
+			cl_case(&cl_cases[i], kind);
+}
+
+static const struct unit_test tests[] = {
+	{ "epilogue", test_epilogue },
+	{ NULL, NULL },
+};
+
+int suite_kcl_register(void)
+{
+	return unit_add_suite("kcl", tests);
+}

@@ -1,0 +1,232 @@
+/* k_conv_cl.c: float32 2-D convolutions on small planes computed directly
+ * on AVX-512 with the output channels in the vector lanes.
+ *
+ * On a 14x14 or 7x7 plane the positions-in-lanes tiles (k_conv_direct.c)
+ * waste the lanes past each row (7 of 9 kept with a pad of one) and
+ * Winograd's tiles overhang the plane; im2col and a product (k_conv_pg.c)
+ * copy the input twice and the output once more.  Here a tile is up to
+ * CL_MAXP consecutive output positions of one row (of the whole plane when
+ * its rows are contiguous in the phase copy) by 32 output channels: each
+ * step (input channel, tap) broadcasts the tile's inputs, read at one
+ * offset of the phase copy (k_conv_phase.c), against two vectors of the
+ * step's packed weights.  Every lane does useful work whatever the plane,
+ * and the input is read where it lies.  The finished tile is transposed
+ * in registers to rows of positions, one per channel, and the bias and the
+ * node's epilogue (rt_int.h) are applied there before the store.
+ *
+ * Weights packed once per session (k_conv_wcache.c) in panels of 32
+ * channels, each kd steps of 32 floats; (panel, tile) pairs are split over
+ * the session's threads, panel-major, so a thread's consecutive tiles
+ * share a panel in L2. */
+#include <immintrin.h>
+#include <stdlib.h>
+
+#include "validators/k_conv_epi512.h"
+#include "validators/k_conv_int.h"
+#include "validators/pgemm.h"
+
+#define CL_MAXP 14        /* positions per tile: 28 accumulators */
+#define CL_NR 32          /* channels per panel: two vectors */
+#define CL_MAX_OW 14      /* the widest output rows taken (see cl_fits) */
+#define CL_MIN_STEPS 256  /* the fewest steps (channels x taps) taken */
+
+#define K512 __attribute__((target("avx512f"), always_inline)) static inline
+
+struct cl_job {
+	const float *xp;          /* the input as the offsets read it */
+	const float *pw;          /* packed weights */
+	const float *b;           /* bias or NULL */
+	float *y;                 /* this image's output */
+	const int32_t *off;
+	const struct rt_epilogue *epi;
+	int64_t eoff;             /* y's first element in the epilogue's tensors */
+	int64_t m, kd, out_size;
+	int64_t width;            /* positions per row unit (a row, or the plane) */
+	int64_t qw, ow;           /* a row unit's stride in the copy and in y */
+	int64_t tpr, tiles;       /* tiles per row unit, per panel */
+};
+
+/* Where this path is taken (measured in the models against the others,
+ * bench/README.md): output rows of at most CL_MAX_OW positions, so 14x14
+ * and 7x7 planes, with at least 24 output channels (a panel is 32) and
+ * CL_MIN_STEPS steps (with fewer, storing a tile costs a quarter of its
+ * products or more: MobileNetV2's expansions). */
+static int cl_fits(const struct knn_geom *g)
+{
+	return g->nsp == 2 && g->group == 1 && rt_pgemm_ok() && g->m >= 24 &&
+	       g->out[1] <= CL_MAX_OW && g->out_size > 0 && g->c * g->k_size >= CL_MIN_STEPS &&
+	       g->stride[0] <= KNN_PHASE_MAX_STRIDE && g->stride[1] <= KNN_PHASE_MAX_STRIDE &&
+	       /* offsets are 32-bit */
+	       g->c * (g->in[0] + g->pad[0] + g->pad[2] + g->stride[0]) *
+	       (g->in[1] + g->pad[1] + g->pad[3] + g->stride[1]) < INT32_MAX;
+}
+
+static void cl_pack(const struct knn_geom *g, const float *w, int kind, float *dst)
+{
+	int64_t kd = g->c * g->k_size;
+
+	(void)kind;
+	rt_pgemm_pack_panels(w, 1, kd, kd, g->m, CL_NR, dst);
+}
+
+/* All of e's steps on r, sixteen positions of channel ch, the first at
+ * element off of the epilogue's tensors (lanes lm). */
+K512 __m512 cl_epilogue(const struct rt_epilogue *e, int64_t ch, int64_t off, __mmask16 lm,
+			__m512 r)
+{
+	for (size_t s = 0; s < e->n; s++) {
+		const float *coef = e->coef + 2 * e->c * (int64_t)s;
+
+		if (e->t[s])
+			r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(lm, e->t[s] + off));
+		else
+			r = knn_epi512_step(e->kind[s], r, _mm512_set1_ps(coef[ch]),
+					    _mm512_set1_ps(coef[e->c + ch]));
+	}
+	return r;
+}
+
+/* The tile's sums, acc (np positions by 32 channels, as buf: position i's
+ * channels at buf + 16 * (v * 16 + i) for vector v), to rows of y. */
+__attribute__((target("avx512f")))
+static void cl_store(const struct cl_job *jb, int64_t ch0, int64_t pos0, int np, float *buf)
+{
+	__mmask16 lm = (__mmask16)((1u << np) - 1);
+	float tb[256] __attribute__((aligned(64)));
+
+	for (int v = 0; v < 2; v++) {
+		rt_pgemm_tr16_k512(buf + v * 256, 16, tb, 16);
+		for (int c = 0; c < 16 && ch0 + v * 16 + c < jb->m; c++) {
+			int64_t ch = ch0 + v * 16 + c;
+			__m512 r = _mm512_add_ps(_mm512_load_ps(tb + 16 * c),
+						 _mm512_set1_ps(jb->b ? jb->b[ch] : 0.0f));
+
+			if (jb->epi)
+				r = cl_epilogue(jb->epi, ch, jb->eoff + ch * jb->out_size + pos0,
+						lm, r);
+			_mm512_mask_storeu_ps(jb->y + ch * jb->out_size + pos0, lm, r);
+		}
+	}
+}
+
+/* Panel p against np positions, the first at q0 in the copy and pos0 in y. */
+K512 void cl_tile(const int np, const struct cl_job *jb, int64_t p, int64_t q0, int64_t pos0,
+		  int64_t pfd)
+{
+	__m512 acc[CL_MAXP][2];
+	float buf[512] __attribute__((aligned(64)));
+	const float *w = jb->pw + p * jb->kd * CL_NR, *xq = jb->xp + q0;
+	const int32_t *off = jb->off, *end = jb->off + jb->kd;
+
+#pragma GCC unroll 14
+	for (int i = 0; i < np; i++)
+		acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+	for (; off < end; off++, w += CL_NR) {
+		const float *x = xq + *off;
+		__m512 w0 = _mm512_load_ps(w), w1 = _mm512_load_ps(w + 16);
+
+		_mm_prefetch((const char *)(w + pfd), _MM_HINT_T1);
+		_mm_prefetch((const char *)(w + pfd + 16), _MM_HINT_T1);
+#pragma GCC unroll 14
+		for (int i = 0; i < np; i++) {
+			__m512 xb = _mm512_set1_ps(x[i]);
+
+			acc[i][0] = _mm512_fmadd_ps(xb, w0, acc[i][0]);
+			acc[i][1] = _mm512_fmadd_ps(xb, w1, acc[i][1]);
+		}
+	}
+#pragma GCC unroll 16
+	for (int i = 0; i < 16; i++) {
+		_mm512_store_ps(buf + 16 * i, i < np ? acc[i][0] : _mm512_setzero_ps());
+		_mm512_store_ps(buf + 256 + 16 * i, i < np ? acc[i][1] : _mm512_setzero_ps());
+	}
+	cl_store(jb, p * CL_NR, pos0, np, buf);
+}
+
+#define CL_CASE(n) case n: cl_tile(n, jb, p, q0, pos0, pfd); break;
+
+__attribute__((target("avx512f")))
+static void cl_tile_any(int np, const struct cl_job *jb, int64_t p, int64_t q0, int64_t pos0,
+			int64_t pfd)
+{
+	switch (np) {
+	CL_CASE(1) CL_CASE(2) CL_CASE(3) CL_CASE(4) CL_CASE(5) CL_CASE(6) CL_CASE(7)
+	CL_CASE(8) CL_CASE(9) CL_CASE(10) CL_CASE(11) CL_CASE(12) CL_CASE(13)
+	default: cl_tile(14, jb, p, q0, pos0, pfd); break;
+	}
+}
+
+/* (panel, tile) pairs [lo, hi): an rt_range_fn. */
+static void cl_run(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct cl_job *jb = ctx;
+
+	for (int64_t it = lo; it < hi; it++) {
+		int64_t p = it / jb->tiles, t = it % jb->tiles, row = t / jb->tpr, np;
+		int64_t x0 = knn_direct_part(jb->width, CL_MAXP, t % jb->tpr, &np);
+
+		/* a panel's first tile fetches the next panel's weights
+		 * into L2 as it goes (weights come cold from memory: each
+		 * is read once per run); the others fetch their own */
+		int64_t pfd = t == 0 && (p + 1) * CL_NR < jb->m ? jb->kd * CL_NR : 0;
+
+		cl_tile_any((int)np, jb, p, row * jb->qw + x0, row * jb->ow + x0, pfd);
+	}
+}
+
+int knn_conv_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		    const float *w, const float *b, float *y)
+{
+	struct knn_phase l;
+	const struct rt_epilogue *epi;
+	const struct knn_wderived *pw;
+	struct knn_wderived *tmp = NULL;
+	int32_t *off = NULL;
+	float *xp = NULL;
+	int64_t kd = g->c * g->k_size, panels = (g->m + CL_NR - 1) / CL_NR, rows;
+	struct cl_job jb = { .b = b, .m = g->m, .kd = kd, .out_size = g->out_size };
+	int rc = 1;
+
+	if (!cl_fits(g))
+		return 0;
+	/* the steps after the convolution, done on each tile as it is stored */
+	epi = rt_kctx_epilogue(k, k->out[0], 1);
+	knn_phase_init(g, &l);
+	if (!(pw = knn_wderived_get(k, KNN_WC_CL, g, w, panels * CL_NR * kd, cl_pack, &tmp)) ||
+	    !(off = malloc((size_t)kd * sizeof(*off))) ||
+	    (!l.in_place && !(xp = malloc((size_t)(g->c * l.chan) * sizeof(float))))) {
+		rc = rt_oom(k);
+		goto cleanup;
+	}
+	knn_phase_offsets(&l, off);
+	/* a row unit: one output row, or the whole plane when its rows lie
+	 * one after another in the copy too */
+	rows = l.pw == g->out[1] ? 1 : g->out[0];
+	jb.width = rows == 1 ? g->out_size : g->out[1];
+	jb.qw = l.pw;
+	jb.ow = g->out[1];
+	jb.tpr = (jb.width + CL_MAXP - 1) / CL_MAXP;
+	jb.tiles = rows * jb.tpr;
+	jb.pw = pw->data;
+	jb.off = off;
+	jb.epi = epi;
+	for (int64_t n = 0; n < g->n; n++) {
+		const float *xn = x + n * g->c * g->in_size;
+
+		jb.xp = xn;
+		if (xp) {
+			struct knn_phase_copy cp = { &l, xn, xp };
+
+			rt_parallel_for(k, g->c, 4, knn_phase_copy_chans, &cp);
+			jb.xp = xp;
+		}
+		jb.y = y + n * g->m * g->out_size;
+		jb.eoff = n * g->m * g->out_size;
+		rt_parallel_for(k, panels * jb.tiles, 1, cl_run, &jb);
+	}
+cleanup:
+	knn_wderived_free(tmp);
+	free(off);
+	free(xp);
+	return rc;
+}

@@ -5,17 +5,17 @@
  * waste the lanes past each row (7 of 9 kept with a pad of one) and
  * Winograd's tiles overhang the plane; im2col and a product (k_conv_pg.c)
  * copy the input twice and the output once more.  Here a tile is up to
- * CL_MAXP consecutive output positions of one row (of the whole plane when
- * its rows are contiguous in the phase copy) by 32 output channels: each
- * step (input channel, tap) broadcasts the tile's inputs, read at one
- * offset of the phase copy (k_conv_phase.c), against two vectors of the
- * step's packed weights.  Every lane does useful work whatever the plane,
+ * 14 consecutive output positions of one row (of the whole plane when its
+ * rows are contiguous in the phase copy) by 32 output channels, or up to
+ * 7 by 64 (rows of 7): each step (input channel, tap) broadcasts the
+ * tile's inputs, read at one offset of the phase copy (k_conv_phase.c),
+ * against the step's packed weights, two or four vectors.  Every lane does useful work whatever the plane,
  * and the input is read where it lies.  The finished tile is transposed
  * in registers to rows of positions, one per channel, and the bias and the
  * node's epilogue (rt_int.h) are applied there before the store.
  *
- * Weights packed once per session (k_conv_wcache.c) in panels of 32
- * channels, each kd steps of 32 floats; (panel, tile) pairs are split over
+ * Weights packed once per session (k_conv_wcache.c) in panels of 32 (64)
+ * channels, each kd steps of 32 (64) floats; (panel, tile) pairs are split over
  * the session's threads, panel-major, so a thread's consecutive tiles
  * share a panel in L2. */
 #include <immintrin.h>
@@ -25,8 +25,8 @@
 #include "validators/k_conv_int.h"
 #include "validators/pgemm.h"
 
-#define CL_MAXP 14        /* positions per tile: 28 accumulators */
-#define CL_NR 32          /* channels per panel: two vectors */
+#define CL_MAXP 14        /* positions per tile (by 2 vectors: 28 accumulators) */
+#define CL_MAXV 4         /* vectors of channels per panel */
 #define CL_MAX_OW 14      /* the widest output rows taken (see cl_fits) */
 #define CL_MIN_STEPS 256  /* the fewest steps (channels x taps) taken */
 
@@ -44,6 +44,7 @@ struct cl_job {
 	int64_t width;            /* positions per row unit (a row, or the plane) */
 	int64_t qw, ow;           /* a row unit's stride in the copy and in y */
 	int64_t tpr, tiles;       /* tiles per row unit, per panel */
+	int nv, maxp;             /* a panel's vectors (channels / 16); positions per tile */
 };
 
 /* Where this path is taken (measured in the models against the others,
@@ -61,12 +62,14 @@ static int cl_fits(const struct knn_geom *g)
 	       (g->in[1] + g->pad[1] + g->pad[3] + g->stride[1]) < INT32_MAX;
 }
 
+/* Panels of 16 * CL_NV(kind) channels. */
+#define CL_NV(kind) ((kind) == KNN_WC_CL4 ? 4 : 2)
+
 static void cl_pack(const struct knn_geom *g, const float *w, int kind, float *dst)
 {
 	int64_t kd = g->c * g->k_size;
 
-	(void)kind;
-	rt_pgemm_pack_panels(w, 1, kd, kd, g->m, CL_NR, dst);
+	rt_pgemm_pack_panels(w, 1, kd, kd, g->m, 16 * CL_NV(kind), dst);
 }
 
 /* All of e's steps on r, sixteen positions of channel ch, the first at
@@ -86,15 +89,15 @@ K512 __m512 cl_epilogue(const struct rt_epilogue *e, int64_t ch, int64_t off, __
 	return r;
 }
 
-/* The tile's sums, acc (np positions by 32 channels, as buf: position i's
- * channels at buf + 16 * (v * 16 + i) for vector v), to rows of y. */
+/* The tile's sums (np positions by jb->nv vectors of channels, as buf:
+ * position i's channels 16 v.. at buf + 16 * (v * 16 + i)), to rows of y. */
 __attribute__((target("avx512f")))
 static void cl_store(const struct cl_job *jb, int64_t ch0, int64_t pos0, int np, float *buf)
 {
 	__mmask16 lm = (__mmask16)((1u << np) - 1);
 	float tb[256] __attribute__((aligned(64)));
 
-	for (int v = 0; v < 2; v++) {
+	for (int v = 0; v < jb->nv; v++) {
 		rt_pgemm_tr16_k512(buf + v * 256, 16, tb, 16);
 		for (int c = 0; c < 16 && ch0 + v * 16 + c < jb->m; c++) {
 			int64_t ch = ch0 + v * 16 + c;
@@ -110,50 +113,63 @@ static void cl_store(const struct cl_job *jb, int64_t ch0, int64_t pos0, int np,
 }
 
 /* Panel p against np positions, the first at q0 in the copy and pos0 in y. */
-K512 void cl_tile(const int np, const struct cl_job *jb, int64_t p, int64_t q0, int64_t pos0,
-		  int64_t pfd)
+K512 void cl_tile(const int np, const int nv, const struct cl_job *jb, int64_t p, int64_t q0,
+		  int64_t pos0, int64_t pfd)
 {
-	__m512 acc[CL_MAXP][2];
-	float buf[512] __attribute__((aligned(64)));
-	const float *w = jb->pw + p * jb->kd * CL_NR, *xq = jb->xp + q0;
+	__m512 acc[CL_MAXP][CL_MAXV];
+	float buf[16 * 16 * CL_MAXV] __attribute__((aligned(64)));
+	const float *w = jb->pw + p * jb->kd * 16 * nv, *xq = jb->xp + q0;
 	const int32_t *off = jb->off, *end = jb->off + jb->kd;
 
 #pragma GCC unroll 14
 	for (int i = 0; i < np; i++)
-		acc[i][0] = acc[i][1] = _mm512_setzero_ps();
-	for (; off < end; off++, w += CL_NR) {
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++)
+			acc[i][v] = _mm512_setzero_ps();
+	for (; off < end; off++, w += 16 * nv) {
 		const float *x = xq + *off;
-		__m512 w0 = _mm512_load_ps(w), w1 = _mm512_load_ps(w + 16);
+		__m512 wv[CL_MAXV];
 
-		_mm_prefetch((const char *)(w + pfd), _MM_HINT_T1);
-		_mm_prefetch((const char *)(w + pfd + 16), _MM_HINT_T1);
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++) {
+			wv[v] = _mm512_load_ps(w + 16 * v);
+			_mm_prefetch((const char *)(w + pfd + 16 * v), _MM_HINT_T1);
+		}
 #pragma GCC unroll 14
 		for (int i = 0; i < np; i++) {
 			__m512 xb = _mm512_set1_ps(x[i]);
 
-			acc[i][0] = _mm512_fmadd_ps(xb, w0, acc[i][0]);
-			acc[i][1] = _mm512_fmadd_ps(xb, w1, acc[i][1]);
+#pragma GCC unroll 4
+			for (int v = 0; v < nv; v++)
+				acc[i][v] = _mm512_fmadd_ps(xb, wv[v], acc[i][v]);
 		}
 	}
 #pragma GCC unroll 16
-	for (int i = 0; i < 16; i++) {
-		_mm512_store_ps(buf + 16 * i, i < np ? acc[i][0] : _mm512_setzero_ps());
-		_mm512_store_ps(buf + 256 + 16 * i, i < np ? acc[i][1] : _mm512_setzero_ps());
-	}
-	cl_store(jb, p * CL_NR, pos0, np, buf);
+	for (int i = 0; i < 16; i++)
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++)
+			_mm512_store_ps(buf + 256 * v + 16 * i, i < np ? acc[i][v] : _mm512_setzero_ps());
+	cl_store(jb, p * 16 * nv, pos0, np, buf);
 }
 
-#define CL_CASE(n) case n: cl_tile(n, jb, p, q0, pos0, pfd); break;
+#define CL_CASE(n) case n: cl_tile(n, 2, jb, p, q0, pos0, pfd); break;
+#define CL_CASE4(n) case n: cl_tile(n, 4, jb, p, q0, pos0, pfd); break;
 
 __attribute__((target("avx512f")))
 static void cl_tile_any(int np, const struct cl_job *jb, int64_t p, int64_t q0, int64_t pos0,
 			int64_t pfd)
 {
-	switch (np) {
-	CL_CASE(1) CL_CASE(2) CL_CASE(3) CL_CASE(4) CL_CASE(5) CL_CASE(6) CL_CASE(7)
-	CL_CASE(8) CL_CASE(9) CL_CASE(10) CL_CASE(11) CL_CASE(12) CL_CASE(13)
-	default: cl_tile(14, jb, p, q0, pos0, pfd); break;
-	}
+	if (jb->nv == 4)
+		switch (np) {
+		CL_CASE4(1) CL_CASE4(2) CL_CASE4(3) CL_CASE4(4) CL_CASE4(5) CL_CASE4(6)
+		default: cl_tile(7, 4, jb, p, q0, pos0, pfd); break;
+		}
+	else
+		switch (np) {
+		CL_CASE(1) CL_CASE(2) CL_CASE(3) CL_CASE(4) CL_CASE(5) CL_CASE(6) CL_CASE(7)
+		CL_CASE(8) CL_CASE(9) CL_CASE(10) CL_CASE(11) CL_CASE(12) CL_CASE(13)
+		default: cl_tile(14, 2, jb, p, q0, pos0, pfd); break;
+		}
 }
 
 /* (panel, tile) pairs [lo, hi): an rt_range_fn. */
@@ -163,12 +179,12 @@ static void cl_run(void *ctx, int64_t lo, int64_t hi)
 
 	for (int64_t it = lo; it < hi; it++) {
 		int64_t p = it / jb->tiles, t = it % jb->tiles, row = t / jb->tpr, np;
-		int64_t x0 = knn_direct_part(jb->width, CL_MAXP, t % jb->tpr, &np);
+		int64_t x0 = knn_direct_part(jb->width, jb->maxp, t % jb->tpr, &np);
 
 		/* a panel's first tile fetches the next panel's weights
 		 * into L2 as it goes (weights come cold from memory: each
 		 * is read once per run); the others fetch their own */
-		int64_t pfd = t == 0 && (p + 1) * CL_NR < jb->m ? jb->kd * CL_NR : 0;
+		int64_t pfd = t == 0 && (p + 1) * 16 * jb->nv < jb->m ? jb->kd * 16 * jb->nv : 0;
 
 		cl_tile_any((int)np, jb, p, row * jb->qw + x0, row * jb->ow + x0, pfd);
 	}
@@ -183,29 +199,37 @@ int knn_conv_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 	struct knn_wderived *tmp = NULL;
 	int32_t *off = NULL;
 	float *xp = NULL;
-	int64_t kd = g->c * g->k_size, panels = (g->m + CL_NR - 1) / CL_NR, rows;
+	int64_t kd = g->c * g->k_size, panels, rows;
 	struct cl_job jb = { .b = b, .m = g->m, .kd = kd, .out_size = g->out_size };
-	int rc = 1;
+	int rc = 1, kind;
 
 	if (!cl_fits(g))
 		return 0;
+	knn_phase_init(g, &l);
+	/* a row unit: one output row, or the whole plane when its rows lie
+	 * one after another in the copy too */
+	rows = l.pw == g->out[1] ? 1 : g->out[0];
+	jb.width = rows == 1 ? g->out_size : g->out[1];
+	/* tiles of 28 accumulators: rows of at most 7 by 64 channels (when
+	 * panels of 64 leave no more lanes idle than panels of 32: 224
+	 * channels are 7 x 32 but 3.5 x 64), else up to 14 positions by 32 */
+	kind = jb.width <= 7 && (g->m + 63) / 64 * 2 == (g->m + 31) / 32 ? KNN_WC_CL4 :
+	       KNN_WC_CL;
+	jb.nv = CL_NV(kind);
+	jb.maxp = 28 / jb.nv;
+	panels = (g->m + 16 * jb.nv - 1) / (16 * jb.nv);
 	/* the steps after the convolution, done on each tile as it is stored */
 	epi = rt_kctx_epilogue(k, k->out[0], 1);
-	knn_phase_init(g, &l);
-	if (!(pw = knn_wderived_get(k, KNN_WC_CL, g, w, panels * CL_NR * kd, cl_pack, &tmp)) ||
+	if (!(pw = knn_wderived_get(k, kind, g, w, panels * 16 * jb.nv * kd, cl_pack, &tmp)) ||
 	    !(off = malloc((size_t)kd * sizeof(*off))) ||
 	    (!l.in_place && !(xp = malloc((size_t)(g->c * l.chan) * sizeof(float))))) {
 		rc = rt_oom(k);
 		goto cleanup;
 	}
 	knn_phase_offsets(&l, off);
-	/* a row unit: one output row, or the whole plane when its rows lie
-	 * one after another in the copy too */
-	rows = l.pw == g->out[1] ? 1 : g->out[0];
-	jb.width = rows == 1 ? g->out_size : g->out[1];
 	jb.qw = l.pw;
 	jb.ow = g->out[1];
-	jb.tpr = (jb.width + CL_MAXP - 1) / CL_MAXP;
+	jb.tpr = (jb.width + jb.maxp - 1) / jb.maxp;
 	jb.tiles = rows * jb.tpr;
 	jb.pw = pw->data;
 	jb.off = off;

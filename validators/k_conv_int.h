@@ -285,7 +285,8 @@ int knn_max2d_s2_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
  * each fast path's struct starts with this header, so one path never
  * reads another's (a node whose input sizes change between runs may
  * switch paths). */
-enum { KNN_WC_WINO = 1, KNN_WC_PGEMM, KNN_WC_PGEMMW, KNN_WC_DIRECT, KNN_WC_CL };
+enum { KNN_WC_WINO = 1, KNN_WC_PGEMM, KNN_WC_PGEMMW, KNN_WC_DIRECT, KNN_WC_CL,
+       KNN_WC_CL4 };
 struct knn_wcache {
 	int kind;
 	const void *w;            /* the W data it was made from */

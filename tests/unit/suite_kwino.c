@@ -200,8 +200,7 @@ static const struct ccase cases[] = {
 	{ 2, 2, 3, 3, 3, { 36, 30 }, { 5, 3 }, { 1, 1 }, { 2, 1 }, { 3, 17, 1, 2 } },
 	/* channels in the vector lanes (k_conv_cl.c: rows of at most 14
 	 * outputs, 24 channels or more, 256 steps or more): 3x3 at 7x7, a
-	 * tile per padded row, 32 -> 40 (the second panel of 32 holds 8),
-	 * batch 2 */
+	 * tile per padded row, 32 -> 40 (one panel of 64 channels), batch 2 */
 	{ 2, 2, 32, 40, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	/* 1x1 read in place at 14x14: the plane's rows one after another,
 	 * 196 positions in tiles of 14; 300 -> 70 (three panels) */
@@ -217,6 +216,11 @@ static const struct ccase cases[] = {
 	/* 1x1 with 1 MiB of weights at 9x9 (16 panels), 81 positions in
 	 * tiles of 14 and 13 */
 	{ 2, 1, 512, 512, 1, { 9, 9 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* rows of 7 by panels of 64 channels: 48 -> 100 (the second panel
+	 * holds 36) */
+	{ 2, 1, 48, 100, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* rows of 7 with 32 channels only: one panel of 32 */
+	{ 2, 1, 40, 32, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 };
 
 static void test_vs_naive(void)

@@ -2,7 +2,7 @@
 """ort_diff.py [OPMIG [SEED [WORKDIR]]]: differential check of the conv,
 pool, matmul and quantized kernels against onnxruntime-node: random
 single-node models (Conv with groups/dilations/strides/pads/auto_pad,
-depthwise, ConvTranspose with pads/output_padding/output_shape/SAME,
+with constant weights on the paths that pack them, depthwise, ConvTranspose with pads/output_padding/output_shape/SAME,
 Max/Average/LpPool with ceil_mode/dilations/count_include_pad/indices,
 int8/uint8 MaxPool, MatMul broadcasting, Gemm, MatMulInteger, ConvInteger,
 QLinearMatMul, QLinearConv, global pools, DeformConv, Col2Im) run by
@@ -86,6 +86,16 @@ for t in range(12):
     attrs = dict(group=g, kernel_shape=[k, k], strides=[s, s], pads=[random.randint(0, k // 2 + 1) for _ in range(4)])
     inp = [("x", f32(random.choice([1, 2]), g * cg, hw, hw + random.randint(0, 3))), ("w", f32(g * mg, cg, k, k)), ("b", f32(g * mg))]
     run(f"convc{t}", "Conv", inp, attrs, inits=("w", "b"))
+# ... and on the channels-in-lanes path (rows of at most 14 outputs, 24+
+# output channels, 256+ steps): 1x1 and 3x3, strides 1 and 2, pads,
+# panels of 32 and 64 channels
+for t in range(10):
+    k = random.choice([1, 3, 3]); s = random.choice([1, 1, 2]); m = random.randint(24, 100)
+    c = random.randint(256, 300) if k == 1 else random.randint(29, 72)
+    h = random.randint(3, 14) * s; w = random.randint(3, 14) * s
+    attrs = dict(kernel_shape=[k, k], strides=[s, s], pads=[random.randint(0, k // 2) for _ in range(4)])
+    inp = [("x", f32(random.choice([1, 2]), c, h, w)), ("w", f32(m, c, k, k)), ("b", f32(m))]
+    run(f"convl{t}", "Conv", inp, attrs, inits=("w", "b"))
 # depthwise 2D
 for t in range(6):
     c = random.randint(2, 5); mult = random.choice([1, 2]); k = random.choice([3, 5]); s = random.choice([1, 2])

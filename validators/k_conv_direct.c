@@ -41,15 +41,18 @@ static void dc_pack(const struct knn_geom *g, const float *w, int kind, float *d
 /* Where this path is taken (measured against the others in the models,
  * bench/README.md): Winograd's F(2x2, 3x3) does fewer products and is
  * faster above 64 input channels, and above 32 on planes under 50x50,
- * and on planes under 20x20; OpenBLAS is as fast on 1x1 products whose
- * weights reach 1 MiB, on strided convolutions of 256 channels or more
- * and on grouped ones. */
+ * and on planes under 20x20, but only with more than 64 output channels:
+ * with 32 its small products and its transforms' traffic cost more than
+ * the products saved (DenseNet's 128 -> 32: 0.69x at 56x56, 0.78x at
+ * 28x28 here; 128 -> 64 at 28x28: 0.96x); OpenBLAS is as fast on 1x1
+ * products whose weights reach 1 MiB, on strided convolutions of 256
+ * channels or more and on grouped ones. */
 static int dc_fits(const struct knn_geom *g)
 {
 	if (g->nsp != 2 || g->group != 1 || g->out_size <= 64 || !rt_pgemm_ok() ||
 	    g->stride[0] > KNN_PHASE_MAX_STRIDE || g->stride[1] > KNN_PHASE_MAX_STRIDE)
 		return 0;
-	if (knn_wino_fits(g) && !(g->c <= 32 && g->out_size >= 400) &&
+	if (knn_wino_fits(g) && g->m > 64 && !(g->c <= 32 && g->out_size >= 400) &&
 	    !(g->c <= 64 && g->out_size >= 2500))
 		return 0;
 	if ((g->k_size == 1 && g->c * g->m >= DC_BIG_1X1) ||

@@ -479,33 +479,34 @@ static void test_output_views_kept(void)
 	ir_model_free(m);
 }
 
-/* y = Conv(x, W + 0) with a 72 -> 16 channel 3x3 kernel on 11x13: the
- * Winograd path (more than 64 input channels), its weights computed by a
- * constant node. */
+/* y = Conv(x, W + 0) with a 72 -> 66 channel 3x3 kernel on 11x17: the
+ * Winograd path (more than 64 input and output channels, rows wider than
+ * 14), its weights computed by a constant node. */
 #define WC 72
+#define WM 66
 static struct ir_model *conv_model(void)
 {
 	struct ir_model *m = tm_new(13);
 	uint64_t seed = 11;
 	struct ir_node *n;
 
-	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, WC, 11, 13), 4);
-	tg_rand_init(m, &seed, "W", TM_DIMS(16, WC, 3, 3), 4);
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, WC, 11, 17), 4);
+	tg_rand_init(m, &seed, "W", TM_DIMS(WM, WC, 3, 3), 4);
 	tm_init(m, "zero", IR_DTYPE_FLOAT, TM_DIMS(1), 1, (const double[]){ 0 });
 	tm_node(m, "Add", NULL, TM_NAMES("W", "zero"), 2, TM_NAMES("w"), 1);
 	n = tm_node(m, "Conv", NULL, TM_NAMES("x", "w"), 2, TM_NAMES("y"), 1);
 	ir_node_set_ints(n, "pads", TM_DIMS(1, 1, 1, 1), 4);
-	tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(1, 16, 11, 13), 4);
+	tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(1, WM, 11, 17), 4);
 	tm_verify(m);
 	return m;
 }
 
 static void test_wino_cache(void)
 {
-	const int64_t cache = 16 * 16 * WC * (int64_t)sizeof(float);
+	const int64_t cache = 16 * WM * WC * (int64_t)sizeof(float);
 	struct ir_model *m = conv_model();
-	float *xv = malloc(WC * 11 * 13 * sizeof(float)), *want;
-	double *dv = malloc(WC * 11 * 13 * sizeof(double));
+	float *xv = malloc(WC * 11 * 17 * sizeof(float)), *want;
+	double *dv = malloc(WC * 11 * 17 * sizeof(double));
 	uint64_t seed = 12;
 	struct rt_value *x, *y = NULL;
 	struct rt_session *s;
@@ -513,10 +514,10 @@ static void test_wino_cache(void)
 	int64_t base;
 
 	CU_ASSERT_FATAL(xv && dv);
-	tg_fill(&seed, dv, WC * 11 * 13);
-	for (int i = 0; i < WC * 11 * 13; i++)
+	tg_fill(&seed, dv, WC * 11 * 17);
+	for (int i = 0; i < WC * 11 * 17; i++)
 		xv[i] = (float)dv[i];
-	x = ftensor(xv, 4, TM_DIMS(1, WC, 11, 13));
+	x = ftensor(xv, 4, TM_DIMS(1, WC, 11, 17));
 	/* the reference: weights computed and transformed on every run */
 	s = session(m, (struct rt_opts){ .no_weight_cache = 1 });
 	ir_diag_init(&d);
@@ -530,7 +531,7 @@ static void test_wino_cache(void)
 	/* kept from the first run: the transformed weights are cached too */
 	s = session(m, (struct rt_opts){ 0 });
 	for (int i = 0; i < 3; i++)
-		CU_ASSERT(run_equals(s, &x, 1, want, 16 * 11 * 13));
+		CU_ASSERT(run_equals(s, &x, 1, want, WM * 11 * 17));
 	CHECK_RUNS(s, "Add", 1, 2);
 	CU_ASSERT_EQUAL(rt_session_mem(s)->cur - base,
 			rt_session_stats(s)->kept_bytes + cache);
@@ -538,10 +539,10 @@ static void test_wino_cache(void)
 	/* under a limit kept from the second run on: no cache from the first
 	 * run's weights, then one from the kept ones */
 	s = session(m, (struct rt_opts){ .max_memory = (int64_t)1 << 30 });
-	CU_ASSERT(run_equals(s, &x, 1, want, 16 * 11 * 13));
+	CU_ASSERT(run_equals(s, &x, 1, want, WM * 11 * 17));
 	CU_ASSERT_EQUAL(rt_session_mem(s)->cur, base);
 	for (int i = 0; i < 3; i++)
-		CU_ASSERT(run_equals(s, &x, 1, want, 16 * 11 * 13));
+		CU_ASSERT(run_equals(s, &x, 1, want, WM * 11 * 17));
 	CHECK_RUNS(s, "Add", 2, 2);
 	CU_ASSERT_EQUAL(rt_session_mem(s)->cur - base,
 			rt_session_stats(s)->kept_bytes + cache);

@@ -1,8 +1,9 @@
 /* suite_kwino.c: the float32 convolution paths that keep derived weights
  * per session, against a naive loop in double written here: Winograd's
- * F(2x2, 3x3) for 3x3 stride-1 convolutions of more than 64 input
- * channels (validators/k_conv_wino.c): output sizes odd and even (tiles cut at the edges), asymmetric and
- * oversized pads, batches, tile blocks (many tiles); the packed products
+ * F(2x2, 3x3) for 3x3 stride-1 convolutions of more than 64 input and
+ * output channels (validators/k_conv_wino.c): output sizes odd and even
+ * (tiles cut at the edges), asymmetric and oversized pads, batches, tile
+ * blocks (many tiles); the packed products
  * for few output positions (k_conv_pg.c): 1x1 in place, im2col, strides,
  * groups, 3-D, more steps than one block, channel counts off the panel
  * width; the weights-side products for more positions (pgemm_w.c, panels
@@ -93,18 +94,18 @@ static void conv_case(const struct ccase *cs, int threads, int w_input, int limi
 }
 
 static const struct ccase cases[] = {
-	/* Winograd (3x3, stride 1, more than 64 input channels): 72 -> 16
-	 * channels, 11x13 (odd: the last tiles are cut) */
-	{ 2, 1, 72, 16, 1, { 11, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
-	/* batch 2, no pads (11x10 output), 80 -> 20 */
-	{ 2, 2, 80, 20, 1, { 13, 12 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
-	/* asymmetric pads, 65 -> 23 channels (with 24 or more the rows of
-	 * 10 would take the channels-in-lanes path) */
-	{ 2, 1, 65, 23, 1, { 12, 10 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 2, 1, 0 } },
+	/* Winograd (3x3, stride 1, more than 64 input and output channels,
+	 * rows wider than the channels-in-lanes path takes): 72 -> 65
+	 * channels, 11x17 (odd: the last tiles are cut) */
+	{ 2, 1, 72, 65, 1, { 11, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* batch 2, no pads (11x16 output), 80 -> 66 */
+	{ 2, 2, 80, 66, 1, { 13, 18 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* asymmetric pads, 65 -> 67 channels */
+	{ 2, 1, 65, 67, 1, { 12, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 2, 1, 0 } },
 	/* pads wider than the kernel: rows and tiles of zeros only */
-	{ 2, 1, 72, 16, 1, { 6, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 3, 2, 4, 3 } },
-	/* 2,500 tiles of 72 channels: more than one block of tiles */
-	{ 2, 1, 72, 16, 1, { 100, 100 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	{ 2, 1, 72, 65, 1, { 6, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 3, 2, 4, 3 } },
+	/* 1,936 tiles of 72 channels: more than one block of tiles */
+	{ 2, 1, 72, 65, 1, { 88, 88 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	/* direct (k_conv_direct.c): few channels; stride 2 (im2col);
 	 * dilation 2; groups (OpenBLAS) */
 	{ 2, 1, 8, 16, 1, { 12, 12 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
@@ -160,8 +161,9 @@ static const struct ccase cases[] = {
 	{ 2, 1, 16, 16, 1, { 6, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 3, 2, 4, 3 } },
 	/* 5x3 kernel dilated (2, 1), lopsided pads, batch 2, 10 -> 7 */
 	{ 2, 2, 10, 7, 1, { 30, 20 }, { 5, 3 }, { 1, 1 }, { 2, 1 }, { 3, 0, 1, 2 } },
-	/* 64 channels at 40x40: two chunks of steps (partial sums kept) */
-	{ 2, 1, 64, 70, 1, { 40, 40 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* 64 channels at 40x40: two chunks of steps (partial sums kept);
+	 * 40 output channels (with more than 64, Winograd's) */
+	{ 2, 1, 64, 40, 1, { 40, 40 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	/* 1x1 in place at 11x11 (the last vector masked), 300 -> 20: three
 	 * chunks of steps */
 	{ 2, 1, 300, 20, 1, { 11, 11 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },

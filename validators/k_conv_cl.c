@@ -29,6 +29,12 @@
 #define CL_MAXV 4         /* vectors of channels per panel */
 #define CL_MAX_OW 14      /* the widest output rows taken (see cl_fits) */
 #define CL_MIN_STEPS 256  /* the fewest steps (channels x taps) taken */
+/* Steps per chunk: a chunk's weights of one panel (32 or 64 KiB), read
+ * by each of its tiles in turn, stay in L1 or close: a whole panel of 512
+ * channels x 3x3 is 1.2 MiB, most of L2, and was read from memory again
+ * by each tile (6 cold 512 -> 512 3x3 at 7x7: 0.86x of whole panels) */
+#define CL_CHUNK_STEPS 256
+#define CL_PART (28 * 16) /* a tile's partial sums: 28 vectors */
 
 #define K512 __attribute__((target("avx512f"), always_inline)) static inline
 
@@ -45,6 +51,17 @@ struct cl_job {
 	int64_t qw, ow;           /* a row unit's stride in the copy and in y */
 	int64_t tpr, tiles;       /* tiles per row unit, per panel */
 	int nv, maxp;             /* a panel's vectors (channels / 16); positions per tile */
+	int64_t kc;               /* steps per chunk */
+	int failed;               /* scratch memory could not be had */
+};
+
+/* One tile's work: panel p against the positions from q0 in the copy
+ * (pos0 in y), steps [k0, k1), the sums of earlier steps in part (and
+ * left there when k1 is not the last step); the weights at pfd floats
+ * past the tile's are fetched into L2 meanwhile. */
+struct cl_at {
+	int64_t p, q0, pos0, k0, k1, pfd;
+	float *part;
 };
 
 /* Where this path is taken (measured in the models against the others,
@@ -112,20 +129,21 @@ static void cl_store(const struct cl_job *jb, int64_t ch0, int64_t pos0, int np,
 	}
 }
 
-/* Panel p against np positions, the first at q0 in the copy and pos0 in y. */
-K512 void cl_tile(const int np, const int nv, const struct cl_job *jb, int64_t p, int64_t q0,
-		  int64_t pos0, int64_t pfd)
+/* A tile of np positions (struct cl_at). */
+K512 void cl_tile(const int np, const int nv, const struct cl_job *jb, const struct cl_at *a)
 {
 	__m512 acc[CL_MAXP][CL_MAXV];
 	float buf[16 * 16 * CL_MAXV] __attribute__((aligned(64)));
-	const float *w = jb->pw + p * jb->kd * 16 * nv, *xq = jb->xp + q0;
-	const int32_t *off = jb->off, *end = jb->off + jb->kd;
+	const float *w = jb->pw + (a->p * jb->kd + a->k0) * 16 * nv, *xq = jb->xp + a->q0;
+	const int32_t *off = jb->off + a->k0, *end = jb->off + a->k1;
+	int64_t pfd = a->pfd;
 
 #pragma GCC unroll 14
 	for (int i = 0; i < np; i++)
 #pragma GCC unroll 4
 		for (int v = 0; v < nv; v++)
-			acc[i][v] = _mm512_setzero_ps();
+			acc[i][v] = a->k0 ? _mm512_load_ps(a->part + (i * nv + v) * 16) :
+				    _mm512_setzero_ps();
 	for (; off < end; off++, w += 16 * nv) {
 		const float *x = xq + *off;
 		__m512 wv[CL_MAXV];
@@ -144,50 +162,81 @@ K512 void cl_tile(const int np, const int nv, const struct cl_job *jb, int64_t p
 				acc[i][v] = _mm512_fmadd_ps(xb, wv[v], acc[i][v]);
 		}
 	}
+	if (a->k1 < jb->kd) {
+#pragma GCC unroll 14
+		for (int i = 0; i < np; i++)
+#pragma GCC unroll 4
+			for (int v = 0; v < nv; v++)
+				_mm512_store_ps(a->part + (i * nv + v) * 16, acc[i][v]);
+		return;
+	}
 #pragma GCC unroll 16
 	for (int i = 0; i < 16; i++)
 #pragma GCC unroll 4
 		for (int v = 0; v < nv; v++)
 			_mm512_store_ps(buf + 256 * v + 16 * i, i < np ? acc[i][v] : _mm512_setzero_ps());
-	cl_store(jb, p * 16 * nv, pos0, np, buf);
+	cl_store(jb, a->p * 16 * nv, a->pos0, np, buf);
 }
 
-#define CL_CASE(n) case n: cl_tile(n, 2, jb, p, q0, pos0, pfd); break;
-#define CL_CASE4(n) case n: cl_tile(n, 4, jb, p, q0, pos0, pfd); break;
+#define CL_CASE(n) case n: cl_tile(n, 2, jb, a); break;
+#define CL_CASE4(n) case n: cl_tile(n, 4, jb, a); break;
 
 __attribute__((target("avx512f")))
-static void cl_tile_any(int np, const struct cl_job *jb, int64_t p, int64_t q0, int64_t pos0,
-			int64_t pfd)
+static void cl_tile_any(int np, const struct cl_job *jb, const struct cl_at *a)
 {
 	if (jb->nv == 4)
 		switch (np) {
 		CL_CASE4(1) CL_CASE4(2) CL_CASE4(3) CL_CASE4(4) CL_CASE4(5) CL_CASE4(6)
-		default: cl_tile(7, 4, jb, p, q0, pos0, pfd); break;
+		default: cl_tile(7, 4, jb, a); break;
 		}
 	else
 		switch (np) {
 		CL_CASE(1) CL_CASE(2) CL_CASE(3) CL_CASE(4) CL_CASE(5) CL_CASE(6) CL_CASE(7)
 		CL_CASE(8) CL_CASE(9) CL_CASE(10) CL_CASE(11) CL_CASE(12) CL_CASE(13)
-		default: cl_tile(14, 2, jb, p, q0, pos0, pfd); break;
+		default: cl_tile(14, 2, jb, a); break;
 		}
 }
 
-/* (panel, tile) pairs [lo, hi): an rt_range_fn. */
+/* (panel, tile) pairs [lo, hi), panel-major: an rt_range_fn.  Each
+ * panel's run of tiles goes through the steps a chunk at a time, so a
+ * chunk's weights serve every tile from L2. */
 static void cl_run(void *ctx, int64_t lo, int64_t hi)
 {
-	const struct cl_job *jb = ctx;
+	struct cl_job *jb = ctx;
+	int64_t nr = 16 * jb->nv;
+	float *part = NULL;
 
-	for (int64_t it = lo; it < hi; it++) {
-		int64_t p = it / jb->tiles, t = it % jb->tiles, row = t / jb->tpr, np;
-		int64_t x0 = knn_direct_part(jb->width, jb->maxp, t % jb->tpr, &np);
-
-		/* a panel's first tile fetches the next panel's weights
-		 * into L2 as it goes (weights come cold from memory: each
-		 * is read once per run); the others fetch their own */
-		int64_t pfd = t == 0 && (p + 1) * 16 * jb->nv < jb->m ? jb->kd * 16 * jb->nv : 0;
-
-		cl_tile_any((int)np, jb, p, row * jb->qw + x0, row * jb->ow + x0, pfd);
+	if (jb->kc < jb->kd &&
+	    !(part = aligned_alloc(64, (size_t)(jb->tiles * CL_PART) * sizeof(float)))) {
+		jb->failed = 1;
+		return;
 	}
+	for (int64_t it = lo; it < hi;) {
+		int64_t p = it / jb->tiles, t0 = it % jb->tiles;
+		int64_t t1 = jb->tiles - t0 < hi - it ? jb->tiles : t0 + hi - it;
+
+		for (int64_t k0 = 0; k0 < jb->kd; k0 += jb->kc) {
+			int64_t k1 = jb->kd - k0 < jb->kc ? jb->kd : k0 + jb->kc;
+
+			for (int64_t t = t0; t < t1; t++) {
+				int64_t row = t / jb->tpr, np;
+				int64_t x0 = knn_direct_part(jb->width, jb->maxp, t % jb->tpr, &np);
+				struct cl_at a = { p, row * jb->qw + x0, row * jb->ow + x0, k0, k1, 0,
+						   part ? part + (t - t0) * CL_PART : NULL };
+
+				/* the first tile fetches the next chunk's weights
+				 * (the next panel's first) as it goes: weights come
+				 * cold from memory, each read once per run */
+				if (t == t0 && k1 < jb->kd)
+					a.pfd = (k1 - k0) * nr;
+				else if (t == t0 && (p + 1) * nr < jb->m)
+					a.pfd = (jb->kd - k0) * nr;
+				cl_tile_any((int)np, jb, &a);
+			}
+		}
+		it += t1 - t0;
+	}
+	free(part);
 }
 
 int knn_conv_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
@@ -231,6 +280,7 @@ int knn_conv_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 	jb.ow = g->out[1];
 	jb.tpr = (jb.width + jb.maxp - 1) / jb.maxp;
 	jb.tiles = rows * jb.tpr;
+	jb.kc = CL_CHUNK_STEPS;
 	jb.pw = pw->data;
 	jb.off = off;
 	jb.epi = epi;
@@ -247,6 +297,10 @@ int knn_conv_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		jb.y = y + n * g->m * g->out_size;
 		jb.eoff = n * g->m * g->out_size;
 		rt_parallel_for(k, panels * jb.tiles, 1, cl_run, &jb);
+		if (jb.failed) {
+			rc = rt_oom(k);
+			break;
+		}
 	}
 cleanup:
 	knn_wderived_free(tmp);

@@ -223,6 +223,9 @@ static const struct ccase cases[] = {
 	{ 2, 1, 48, 100, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	/* rows of 7 with 32 channels only: one panel of 32 */
 	{ 2, 1, 40, 32, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* 256 steps: one chunk (the others here take two or more: the sums
+	 * kept between chunks), 256 -> 48 at 14x14 */
+	{ 2, 1, 256, 48, 1, { 14, 14 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
 };
 
 static void test_vs_naive(void)

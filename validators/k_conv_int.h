@@ -255,6 +255,12 @@ int knn_pool2d_same_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
 int knn_pool2d_cb_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
 		      int include_pad, const float *x, float *y);
 
+/* float32 3x3 max (avg 0) or average pools of stride 1 and pads of one
+ * on planes 14 to 32 wide, a plane at a time in AVX-512, separably
+ * (k_pool_s1.c): 1 done, 0 not applicable, or rt_oom(). */
+int knn_pool3_s1_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
+		     int include_pad, const float *x, float *y);
+
 /* Sixteen float32 planes of n positions at src (plane stride ls), nv of
  * them real, as buf (n x 16: position i's sixteen channels at buf + 16 i;
  * lanes nv.. zero), and the inverse: nv planes of n positions at dst

@@ -287,7 +287,8 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 	if (y->numel == 0)
 		return 0;
 	if (kind == POOL_MAX && !j.idx && x->dtype == IR_DTYPE_FLOAT && g.nsp == 2) {
-		if ((rc = knn_pool2d_cb_f32(k, &g, 0, 0, x->data, y->data)) != 0 ||
+		if ((rc = knn_pool3_s1_f32(k, &g, 0, 0, x->data, y->data)) != 0 ||
+		    (rc = knn_pool2d_cb_f32(k, &g, 0, 0, x->data, y->data)) != 0 ||
 		    (rc = knn_pool2d_same_f32(k, &g, 0, 0, x->data, y->data)) != 0 ||
 		    (rc = knn_max2d_s2_f32(k, &g, x->data, y->data)) != 0)
 			return rc < 0 ? rc : 0;
@@ -296,7 +297,8 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 		return 0;
 	}
 	if (kind == POOL_AVG && x->dtype == IR_DTYPE_FLOAT && g.nsp == 2 &&
-	    ((rc = knn_pool2d_cb_f32(k, &g, 1, j.include_pad, x->data, y->data)) != 0 ||
+	    ((rc = knn_pool3_s1_f32(k, &g, 1, j.include_pad, x->data, y->data)) != 0 ||
+	     (rc = knn_pool2d_cb_f32(k, &g, 1, j.include_pad, x->data, y->data)) != 0 ||
 	     (rc = knn_pool2d_same_f32(k, &g, 1, j.include_pad, x->data, y->data)) != 0))
 		return rc < 0 ? rc : 0;
 	if (kind == POOL_AVG && x->dtype == IR_DTYPE_FLOAT && g.nsp == 2) {

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "validators/k_conv_int.h"
+#include "validators/k_pool512.h"
 #include "validators/pgemm.h"
 
 /* Planes up to this many positions: sixteen of them are 256 KiB, in L2 */
@@ -69,18 +70,6 @@ void knn_cb_out(const float *buf, int nv, int64_t n, float *dst, int64_t ld)
 			dst[p * ld + i] = buf[i * 16 + p];
 }
 
-/* acc = its fold with x: the sum, or KNN_MAXIN lane by lane. */
-__attribute__((target("avx512f"), always_inline))
-static inline __m512 cb_in1(__m512 acc, __m512 x, int avg)
-{
-	__mmask16 take;
-
-	if (avg)
-		return _mm512_add_ps(acc, x);
-	take = _mm512_cmp_ps_mask(x, acc, _CMP_GT_OQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-	return _mm512_mask_blend_ps(take, acc, x);
-}
-
 /* Outputs t .. t + n - 1 (n 1 or CB_RUN) of output row a, whose columns
  * have the same taps, into out: n independent folds side by side. */
 __attribute__((target("avx512f"), always_inline))
@@ -103,7 +92,7 @@ static inline void cb_outs(const struct cb_job *j, const float *in, int64_t a,
 
 #pragma GCC unroll 4
 			for (int i = 0; i < n; i++)
-				acc[i] = cb_in1(acc[i], _mm512_load_ps(p + i * sw * 16), j->avg);
+				acc[i] = knn_fold512(acc[i], _mm512_load_ps(p + i * sw * 16), j->avg);
 		}
 	}
 #pragma GCC unroll 4

@@ -1054,11 +1054,12 @@ static void test_qlinear_conv_per_channel(void)
 }
 
 /* Pools of sixteen planes at a time (the AVX-512 path of small planes,
- * k_pool_cb.c) against the definition: plane counts that leave a short
- * last group, positions not a multiple of 16, strides, dilations, ceil
- * mode, lopsided pads, max, average over the taps inside and over the
- * pads too, a NaN (in the second group where there is one), one and two
- * threads. */
+ * k_pool_cb.c), and 3x3 stride-1 pools a plane at a time (k_pool_s1.c),
+ * against the definition: plane counts that leave a short last group,
+ * positions not a multiple of 16, strides, dilations, ceil mode, lopsided
+ * pads, rows of one and two vectors, max, average over the taps inside
+ * and over the pads too, a NaN (in the second group where there is one),
+ * one and two threads. */
 static double pool_def(const double *x, int64_t h, int64_t w, int64_t p, int64_t a,
 		       int64_t b, const int64_t *k, const int64_t *s, const int64_t *d,
 		       const int64_t *pads, int kind)
@@ -1097,6 +1098,14 @@ static void test_pool_blocked(void)
 		{ 33, 13, 13, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 0, 0, 0, 0 }, 1 },
 		{ 18, 9, 11, { 2, 3 }, { 3, 2 }, { 2, 1 }, { 1, 0, 2, 1 }, 1 },
 		{ 17, 5, 40, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 2, 2, 2, 2 }, 0 },
+		/* 3x3 of stride 1 and pads of one on rows of 14 to 32, a
+		 * plane at a time (k_pool_s1.c): one vector a row (14, 16),
+		 * two (17: one lane in the second; 28; 32), one row only */
+		{ 5, 9, 14, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, 0 },
+		{ 3, 1, 16, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, 0 },
+		{ 18, 6, 17, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, 0 },
+		{ 4, 30, 28, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, 0 },
+		{ 2, 4, 32, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 }, 1 },
 	};
 
 	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++)

@@ -9,15 +9,16 @@
  * rows are contiguous in the phase copy) by 32 output channels, or up to
  * 7 by 64 (rows of 7): each step (input channel, tap) broadcasts the
  * tile's inputs, read at one offset of the phase copy (k_conv_phase.c),
- * against the step's packed weights, two or four vectors.  Every lane does useful work whatever the plane,
- * and the input is read where it lies.  The finished tile is transposed
- * in registers to rows of positions, one per channel, and the bias and the
- * node's epilogue (rt_int.h) are applied there before the store.
+ * against the step's packed weights, two or four vectors.  Every lane
+ * does useful work whatever the plane, and the input is read where it
+ * lies.  The finished tile is transposed in registers to rows of
+ * positions, one per channel, and the bias and the node's epilogue
+ * (rt_int.h) are applied there before the store.
  *
  * Weights packed once per session (k_conv_wcache.c) in panels of 32 (64)
- * channels, each kd steps of 32 (64) floats; (panel, tile) pairs are split over
- * the session's threads, panel-major, so a thread's consecutive tiles
- * share a panel in L2. */
+ * channels, each kd steps of 32 (64) floats; (panel, tile) pairs are
+ * split over the session's threads, panel-major, and a thread takes its
+ * run of a panel's tiles through the steps a chunk at a time. */
 #include <immintrin.h>
 #include <stdlib.h>
 
@@ -73,10 +74,7 @@ static int cl_fits(const struct knn_geom *g)
 {
 	return g->nsp == 2 && g->group == 1 && rt_pgemm_ok() && g->m >= 24 &&
 	       g->out[1] <= CL_MAX_OW && g->out_size > 0 && g->c * g->k_size >= CL_MIN_STEPS &&
-	       g->stride[0] <= KNN_PHASE_MAX_STRIDE && g->stride[1] <= KNN_PHASE_MAX_STRIDE &&
-	       /* offsets are 32-bit */
-	       g->c * (g->in[0] + g->pad[0] + g->pad[2] + g->stride[0]) *
-	       (g->in[1] + g->pad[1] + g->pad[3] + g->stride[1]) < INT32_MAX;
+	       knn_phase_fits(g);
 }
 
 /* Panels of 16 * CL_NV(kind) channels. */
@@ -285,15 +283,7 @@ int knn_conv_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 	jb.off = off;
 	jb.epi = epi;
 	for (int64_t n = 0; n < g->n; n++) {
-		const float *xn = x + n * g->c * g->in_size;
-
-		jb.xp = xn;
-		if (xp) {
-			struct knn_phase_copy cp = { &l, xn, xp };
-
-			rt_parallel_for(k, g->c, 4, knn_phase_copy_chans, &cp);
-			jb.xp = xp;
-		}
+		jb.xp = knn_phase_image(k, &l, x + n * g->c * g->in_size, xp);
 		jb.y = y + n * g->m * g->out_size;
 		jb.eoff = n * g->m * g->out_size;
 		rt_parallel_for(k, panels * jb.tiles, 1, cl_run, &jb);

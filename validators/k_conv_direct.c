@@ -50,17 +50,13 @@ static void dc_pack(const struct knn_geom *g, const float *w, int kind, float *d
 static int dc_fits(const struct knn_geom *g)
 {
 	if (g->nsp != 2 || g->group != 1 || g->out_size <= 64 || !rt_pgemm_ok() ||
-	    g->stride[0] > KNN_PHASE_MAX_STRIDE || g->stride[1] > KNN_PHASE_MAX_STRIDE)
+	    !knn_phase_fits(g))
 		return 0;
 	if (knn_wino_fits(g) && g->m > 64 && !(g->c <= 32 && g->out_size >= 400) &&
 	    !(g->c <= 64 && g->out_size >= 2500))
 		return 0;
-	if ((g->k_size == 1 && g->c * g->m >= DC_BIG_1X1) ||
-	    ((g->stride[0] > 1 || g->stride[1] > 1) && g->c >= 256))
-		return 0;
-	/* offsets are 32-bit */
-	return g->c * (g->in[0] + g->pad[0] + g->pad[2] + g->stride[0]) *
-	       (g->in[1] + g->pad[1] + g->pad[3] + g->stride[1]) < INT32_MAX;
+	return !((g->k_size == 1 && g->c * g->m >= DC_BIG_1X1) ||
+		 ((g->stride[0] > 1 || g->stride[1] > 1) && g->c >= 256));
 }
 
 /* Per vector of q, the lanes kept and the output index of the first. */
@@ -132,12 +128,7 @@ int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float
 					 yoff, g->m, kd, nq, kc, g->out_size, epi,
 					 n * g->m * g->out_size, l.in_place, l.pw == g->out[1], 0 };
 
-		if (xp) {
-			struct knn_phase_copy cp = { &l, xn, xp };
-
-			rt_parallel_for(k, g->c, 4, knn_phase_copy_chans, &cp);
-			jb.xp = xp;
-		}
+		jb.xp = knn_phase_image(k, &l, xn, xp);
 		rt_parallel_for(k, (nv + KNN_DC_NV - 1) / KNN_DC_NV, 1, knn_direct_blocks, &jb);
 		if (jb.failed) {
 			rc = rt_oom(k);

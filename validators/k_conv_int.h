@@ -191,14 +191,14 @@ struct knn_phase {
 	int in_place;
 };
 void knn_phase_init(const struct knn_geom *g, struct knn_phase *l);
-/* Channels [lo, hi) of x into their phase planes at xp, the padding as
- * zeros: an rt_range_fn over this context. */
-struct knn_phase_copy {
-	const struct knn_phase *l;
-	const float *x;
-	float *xp;
-};
-void knn_phase_copy_chans(void *ctx, int64_t lo, int64_t hi);
+/* g's strides have phase planes and its copy's offsets fit 32 bits. */
+int knn_phase_fits(const struct knn_geom *g);
+/* One image x (c channels) as the offsets read it: copied into its phase
+ * planes at xp (l->chan floats per channel, the padding as zeros, split
+ * over the session's threads) and xp returned, or x itself when xp is
+ * NULL (l->in_place: no copy was allocated). */
+const float *knn_phase_image(struct rt_kctx *k, const struct knn_phase *l, const float *x,
+			     float *xp);
 /* Per step s (channel s / k_size, tap s % k_size) its offset in the copy. */
 void knn_phase_offsets(const struct knn_phase *l, int32_t *off);
 

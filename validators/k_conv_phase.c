@@ -31,11 +31,24 @@ void knn_phase_init(const struct knn_geom *g, struct knn_phase *l)
 	l->chan = l->in_place ? g->in_size : l->phases * l->plane;
 }
 
+int knn_phase_fits(const struct knn_geom *g)
+{
+	return g->stride[0] <= KNN_PHASE_MAX_STRIDE && g->stride[1] <= KNN_PHASE_MAX_STRIDE &&
+	       /* offsets are 32-bit */
+	       g->c * (g->in[0] + g->pad[0] + g->pad[2] + g->stride[0]) *
+	       (g->in[1] + g->pad[1] + g->pad[3] + g->stride[1]) < INT32_MAX;
+}
+
+struct phase_copy {
+	const struct knn_phase *l;
+	const float *x;
+	float *xp;
+};
 
 /* Channels [lo, hi) into their phase planes, padding as zeros. */
-void knn_phase_copy_chans(void *ctx, int64_t lo, int64_t hi)
+static void phase_copy_chans(void *ctx, int64_t lo, int64_t hi)
 {
-	const struct knn_phase_copy *cp = ctx;
+	const struct phase_copy *cp = ctx;
 	const struct knn_phase *l = cp->l;
 	const struct knn_geom *g = l->g;
 	int64_t ih = g->in[0], iw = g->in[1], pt = g->pad[0], pl = g->pad[1];
@@ -82,4 +95,15 @@ void knn_phase_offsets(const struct knn_phase *l, int32_t *off)
 		off[s] = (int32_t)(s / g->k_size * l->chan + sl * l->plane +
 				   a / l->sy * l->pw + b / l->sx);
 	}
+}
+
+const float *knn_phase_image(struct rt_kctx *k, const struct knn_phase *l, const float *x,
+			     float *xp)
+{
+	struct phase_copy cp = { l, x, xp };
+
+	if (!xp)
+		return x;
+	rt_parallel_for(k, l->g->c, 4, phase_copy_chans, &cp);
+	return xp;
 }

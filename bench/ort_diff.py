@@ -131,6 +131,15 @@ for t in range(30):
     nout = 2 if op == "MaxPool" and random.random() < 0.5 else 1
     if nout == 2: attrs["storage_order"] = random.randint(0, 1) if nsp == 2 else 0
     run(f"pool{t}_{op}", op, [("x", f32(2, 3, *ins))], attrs, n_out=nout, opset=19 if op != "LpPool" else 18)
+# column-stride-2 max pools on rows of 24 to 60 and 20 planes (k_pool_s2.c's
+# fast path, taken before the sixteen-plane kernel on such rows)
+for t in range(6):
+    h, w = random.randint(20, 60), random.randint(24, 60)
+    kh, kw = random.choice([2, 3]), random.choice([2, 3])
+    attrs = dict(kernel_shape=[kh, kw], strides=[random.randint(1, 2), 2])
+    if random.random() < 0.7: attrs["pads"] = [random.randint(0, kh - 1), random.randint(0, kw - 1), random.randint(0, kh - 1), random.randint(0, kw - 1)]
+    if random.random() < 0.5: attrs["ceil_mode"] = 1
+    run(f"maxpool_s2_{t}", "MaxPool", [("x", f32(1, 20, h, w))], attrs)
 for dt in [np.int8, np.uint8]:
     run(f"maxpool_{dt.__name__}", "MaxPool", [("x", rng.integers(-128 if dt == np.int8 else 0, 128 if dt == np.int8 else 256, (1, 2, 7, 6)).astype(dt))], dict(kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 1]))
 # MatMul / Gemm

@@ -750,10 +750,12 @@ static void test_pool_same(void)
 /* Max pools of column stride 2 (the AVX-512 path, k_pool_s2.c) against
  * the definition: windows 2 and 3 wide and 2 to 5 high, rows long enough
  * for whole blocks of 16 outputs and a short last block, floor and ceil
- * output sizes, lopsided pads, row strides 1 to 3; five planes: finite
- * (the fast path's), a NaN, infinities of both signs, values whose rows'
- * sum overflows, and a NaN only in a window's second row, where the
- * fast path's vmaxps drops it (the four the plane is redone for). */
+ * output sizes, lopsided pads (also in the last lanes of a block), row
+ * strides 1 to 3; six planes: finite (the fast path's), a NaN,
+ * infinities of both signs, values whose rows' sum overflows, a NaN only
+ * in a window's second row, where the fast path's vmaxps drops it (the
+ * four the plane is redone for), and negative values (a pad read as 0
+ * would show). */
 static int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int ceil_mode)
 {
 	int64_t span = in + pb + pe - k, o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
@@ -773,6 +775,8 @@ static void test_maxpool_stride2(void)
 		{ 8, 70, 2, 2, 2, { 0, 0, 0, 0 }, 0 }, { 7, 37, 3, 2, 3, { 1, 0, 1, 1 }, 0 },
 		{ 6, 33, 3, 3, 1, { 1, 1, 1, 1 }, 1 }, { 5, 66, 2, 3, 2, { 0, 1, 1, 0 }, 1 },
 		{ 4, 5, 3, 3, 2, { 0, 0, 0, 0 }, 1 }, { 11, 50, 5, 3, 2, { 2, 1, 2, 1 }, 0 },
+		/* pads at lane 32 of a whole block, and at lanes 31 and 32 */
+		{ 6, 32, 3, 3, 2, { 0, 0, 0, 1 }, 0 }, { 5, 31, 2, 3, 2, { 0, 0, 1, 2 }, 0 },
 	};
 
 	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
@@ -781,9 +785,9 @@ static void test_maxpool_stride2(void)
 				      cases[ci].pads[2], cases[ci].ceil_mode);
 		int64_t ow = pool_out(w, cases[ci].kw, 2, cases[ci].pads[1], cases[ci].pads[3],
 				      cases[ci].ceil_mode);
-		double *x = malloc((size_t)(5 * h * w) * sizeof(double));
-		double *want = malloc((size_t)(5 * oh * ow + 1) * sizeof(double));
-		struct tin in[] = { { F, 4, { 1, 5, h, w }, x } };
+		double *x = malloc((size_t)(6 * h * w) * sizeof(double));
+		double *want = malloc((size_t)(6 * oh * ow + 1) * sizeof(double));
+		struct tin in[] = { { F, 4, { 1, 6, h, w }, x } };
 
 		CU_ASSERT_FATAL(x != NULL && want != NULL);
 		for (int64_t i = 0; i < 5 * h * w; i++)
@@ -794,7 +798,9 @@ static void test_maxpool_stride2(void)
 		for (int64_t i = 3 * h * w; i < 4 * h * w; i++)
 			x[i] = (float)(3e38 - (double)((i * 13) % 7) * 1e37);
 		x[4 * h * w + w + 25 % w] = NAN;   /* a window's second row, past 16 columns */
-		for (int64_t c = 0; c < 5; c++)
+		for (int64_t i = 5 * h * w; i < 6 * h * w; i++)
+			x[i] = -1.0 - (double)((i * 7) % 13);   /* pads must not count as 0 */
+		for (int64_t c = 0; c < 6; c++)
 			for (int64_t a = 0; a < oh; a++)
 				for (int64_t b = 0; b < ow; b++) {
 					double mx = -INFINITY;
@@ -823,8 +829,8 @@ static void test_maxpool_stride2(void)
 			ir_node_set_int(n, "ceil_mode", cases[ci].ceil_mode);
 			tm_verify(m);
 			CU_ASSERT_EQUAL_FATAL(run(m, th, &out, 1, NULL), 0);
-			expect_dims(out, 4, TM_DIMS(1, 5, oh, ow));
-			for (int64_t i = 0; i < 5 * oh * ow; i++) {
+			expect_dims(out, 4, TM_DIMS(1, 6, oh, ow));
+			for (int64_t i = 0; i < 6 * oh * ow; i++) {
 				double got = rt_value_get_f64(out, i);
 
 				if (!(got == want[i] || (got != got && want[i] != want[i]))) {

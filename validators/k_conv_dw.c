@@ -26,8 +26,9 @@
 /* Outputs computed side by side */
 #define DW_RUN 8
 /* Unstrided outputs above this many positions go a plane at a time
- * (k_conv_dwp.c) */
-#define DW_PLANE_LOOPS 1024
+ * (k_conv_dwp.c): MobileNetV2's 28x28 layers 0.24 -> 0.16 ms that way,
+ * its 14x14 ones 0.42 -> 0.45 ms (bench/README.md) */
+#define DW_PLANE_LOOPS 256
 /* Taps a kernel may have (the weights of a block stay in L1) */
 #define DW_MAX_TAPS 1024
 
@@ -228,7 +229,7 @@ int knn_conv_dw_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 	if (g->nsp != 2 || g->group != g->c || g->m != g->c ||
 	    g->k_size > DW_MAX_TAPS || g->out_size < 1 || !rt_pgemm_ok())
 		return 0;
-	/* unstrided planes above 32 x 32: positions in the lanes fill them,
+	/* unstrided planes above 16 x 16: positions in the lanes fill them,
 	 * and the transposes would cost more than the edges (bench/README.md) */
 	if (g->stride[0] == 1 && g->stride[1] == 1 && g->out_size > DW_PLANE_LOOPS)
 		return knn_conv_dwp_f32(k, g, x, w, b, y, rt_kctx_epilogue(k, k->out[0], 0));

@@ -194,6 +194,9 @@ static const struct ccase cases[] = {
 	/* stride 2 at 120x120: bands of rows (each band's padded input at
 	 * most 3,072 positions), 5 channels only */
 	{ 2, 1, 5, 5, 5, { 120, 120 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* unstrided at 28x28 (MobileNetV2's), 24 channels: a plane at a
+	 * time too, rows of a vector and a masked one */
+	{ 2, 1, 24, 24, 24, { 28, 28 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	/* unstrided at 40x40: a plane at a time, positions in the lanes
 	 * (k_conv_dwp.c), rows of two vectors and a masked one */
 	{ 2, 1, 16, 16, 16, { 40, 40 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },

@@ -229,6 +229,10 @@ int knn_conv_dw_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 	if (g->nsp != 2 || g->group != g->c || g->m != g->c ||
 	    g->k_size > DW_MAX_TAPS || g->out_size < 1 || !rt_pgemm_ok())
 		return 0;
+	/* unstrided planes as large as their output: flattened, positions in
+	 * the lanes, in place (k_conv_dwf.c) */
+	if (knn_dwf_fits(g))
+		return knn_conv_dwf_f32(k, g, x, w, b, y, rt_kctx_epilogue(k, k->out[0], 0));
 	/* unstrided planes above 16 x 16: positions in the lanes fill them,
 	 * and the transposes would cost more than the edges (bench/README.md) */
 	if (g->stride[0] == 1 && g->stride[1] == 1 && g->out_size > DW_PLANE_LOOPS)

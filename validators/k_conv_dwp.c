@@ -37,7 +37,6 @@ static inline void dwp_run(const struct dwp_job *j, const int nv, const int64_t 
 			   const float *xr, const float *w, float bias, int64_t ch,
 			   int64_t c0, __mmask16 lm, float *yr)
 {
-	const struct rt_epilogue *e = j->epi;
 	__m512 acc[DWP_NV];
 
 #pragma GCC unroll 4
@@ -53,14 +52,7 @@ static inline void dwp_run(const struct dwp_job *j, const int nv, const int64_t 
 			acc[i] = _mm512_fmadd_ps(wv, i + 1 < nv ? _mm512_loadu_ps(p + 16 * i) :
 						 _mm512_maskz_loadu_ps(lm, p + 16 * i), acc[i]);
 	}
-	for (size_t s = 0; e && s < e->n; s++) {
-		__m512 m = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + ch]);
-		__m512 a = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + e->c + ch]);
-
-#pragma GCC unroll 4
-		for (int i = 0; i < nv; i++)
-			acc[i] = knn_epi512_step(e->kind[s], acc[i], m, a);
-	}
+	knn_epi512_channel(j->epi, ch, nv, acc);
 #pragma GCC unroll 4
 	for (int i = 0; i < nv; i++)
 		_mm512_mask_storeu_ps(yr + c0 + 16 * i, i + 1 < nv ? (__mmask16)0xffff : lm, acc[i]);
@@ -71,6 +63,7 @@ static inline void dwp_run(const struct dwp_job *j, const int nv, const int64_t 
 		for (; c0 + 16 * DWP_NV <= ow; c0 += 16 * DWP_NV) \
 			dwp_run(j, DWP_NV, kk, xr, w, bias, ch, c0, 0xffff, yr); \
 		switch ((ow - c0 + 15) / 16) { \
+		case 4: dwp_run(j, 4, kk, xr, w, bias, ch, c0, lm, yr); break; \
 		case 3: dwp_run(j, 3, kk, xr, w, bias, ch, c0, lm, yr); break; \
 		case 2: dwp_run(j, 2, kk, xr, w, bias, ch, c0, lm, yr); break; \
 		case 1: dwp_run(j, 1, kk, xr, w, bias, ch, c0, lm, yr); break; \

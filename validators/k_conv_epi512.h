@@ -35,4 +35,20 @@ static inline __m512 knn_epi512_step(int kind, __m512 r, __m512 m, __m512 a)
 	}
 }
 
+/* Every step of e (no tensor operands) on nv <= 4 vectors of channel ch's
+ * positions: the plane-at-a-time kernels (k_conv_dwp.c, k_conv_dwf.c). */
+__attribute__((target("avx512f"), always_inline))
+static inline void knn_epi512_channel(const struct rt_epilogue *e, int64_t ch, const int nv,
+				      __m512 *acc)
+{
+	for (size_t s = 0; e && s < e->n; s++) {
+		__m512 m = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + ch]);
+		__m512 a = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + e->c + ch]);
+
+#pragma GCC unroll 4
+		for (int i = 0; i < nv; i++)
+			acc[i] = knn_epi512_step(e->kind[s], acc[i], m, a);
+	}
+}
+
 #endif

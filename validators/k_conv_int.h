@@ -281,6 +281,14 @@ int knn_conv_dwp_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
 		     const float *w, const float *b, float *y,
 		     const struct rt_epilogue *epi);
 
+/* Its stride-1 planes whose output is as large as the input (knn_dwf_fits)
+ * a plane at a time, flattened, read and written in place, the epilogue
+ * epi as knn_conv_dwp_f32's (k_conv_dwf.c): 1 done or rt_oom(). */
+int knn_dwf_fits(const struct knn_geom *g);
+int knn_conv_dwf_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		     const float *w, const float *b, float *y,
+		     const struct rt_epilogue *epi);
+
 /* float32 2-D max pooling of column stride 2, windows 2 or 3 columns
  * wide, undilated, on AVX-512 CPUs (k_pool_s2.c): 1 done, 0 not
  * applicable. */

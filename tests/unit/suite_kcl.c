@@ -5,7 +5,12 @@
  * per-channel constant and Clip.  On 7x7 padded rows (a tile per row, a
  * short last panel, batch 2), a 14x14 1x1 read in place (the plane's rows
  * one after another) and a stride-2 convolution through phase planes;
- * one and two threads.  Each fused run must give the values of the nodes
+ * one and two threads.  Also the depthwise kernels' epilogues (their
+ * steps up to a residual Add, the rest in the chain's pass): planes as
+ * large as their output flattened (k_conv_dwf.c), strided and small
+ * planes sixteen channels at a time (k_conv_dw.c), larger unpadded ones a
+ * plane at a time (k_conv_dwp.c, rows of 56 outputs: four vectors after
+ * none whole).  Each fused run must give the values of the nodes
  * run one by one (under an observer, which stops fusing) bit for bit, and
  * those must match the steps done here in double on a naive convolution
  * (tconv.c). */
@@ -22,6 +27,11 @@ static const struct ccase cl_cases[] = {
 	{ 2, 2, 32, 40, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	{ 2, 1, 300, 70, 1, { 14, 14 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
 	{ 2, 1, 64, 33, 1, { 27, 27 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* depthwise */
+	{ 2, 2, 40, 40, 40, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	{ 2, 1, 24, 24, 24, { 20, 20 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	{ 2, 1, 20, 20, 20, { 9, 11 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	{ 2, 1, 3, 3, 3, { 58, 58 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
 };
 
 /* per output channel o: BN's scale, bias, mean, var and the Mul's factor */
@@ -45,12 +55,14 @@ static struct ir_model *cl_model(const struct ccase *cs, int kind, const double 
 	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(cs->n, cs->c, cs->in[0], cs->in[1]), 4);
 	if (kind == 0)
 		tm_input(m, "r", IR_DTYPE_FLOAT, TM_DIMS(cs->n, cs->m, oh, ow), 4);
-	tm_init(m, "w", IR_DTYPE_FLOAT, TM_DIMS(cs->m, cs->c, cs->k[0], cs->k[1]), 4, w);
+	tm_init(m, "w", IR_DTYPE_FLOAT, TM_DIMS(cs->m, cs->c / cs->group, cs->k[0], cs->k[1]), 4,
+		w);
 	tm_init(m, "b", IR_DTYPE_FLOAT, TM_DIMS(cs->m), 1, b);
 	n = tm_node(m, "Conv", NULL, TM_NAMES("x", "w", "b"), 3, TM_NAMES("c"), 1);
 	ir_node_set_ints(n, "strides", cs->s, 2);
 	ir_node_set_ints(n, "dilations", cs->dl, 2);
 	ir_node_set_ints(n, "pads", cs->pad, 4);
+	ir_node_set_int(n, "group", cs->group);
 	if (kind == 0) {
 		static double (*const f[])(int64_t) = { bn_scale, bn_bias, bn_mean, bn_var };
 		static const char *const names[] = { "scale", "bias", "mean", "var" };
@@ -143,7 +155,8 @@ static size_t cl_run(struct ir_model *m, struct rt_value **ins, size_t n_in, int
 static void cl_case(const struct ccase *cs, int kind)
 {
 	int64_t nx = cs->n * cs->c * cs->in[0] * cs->in[1], ny;
-	double *x = tc_fill(nx, 3), *w = tc_fill(cs->m * cs->c * cs->k[0] * cs->k[1], 5);
+	double *x = tc_fill(nx, 3);
+	double *w = tc_fill(cs->m * (cs->c / cs->group) * cs->k[0] * cs->k[1], 5);
 	double *b = tc_fill(cs->m, 8), *want = tc_naive_conv(cs, x, w, b, &ny);
 	double *r = tc_fill(ny, 9);
 	float *plain = malloc((size_t)ny * sizeof(float)), *y = malloc((size_t)ny * sizeof(float));

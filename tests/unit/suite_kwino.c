@@ -13,8 +13,12 @@
  * dropped lanes, masked last vectors, dilations, lopsided pads, steps in
  * chunks, strides through phase planes); the depthwise ones, channels
  * in the vector lanes (k_conv_dw.c: blocks across images, narrow and
- * wide planes, strides, dilations, lopsided pads, bands of rows), and
- * unstrided large planes a plane at a time (k_conv_dwp.c); each
+ * wide planes, strides, dilations, lopsided pads, bands of rows),
+ * unstrided planes as large as their output flattened (k_conv_dwf.c:
+ * every count of vectors left after the runs of four, dilations,
+ * lopsided pads), and other unstrided large planes a plane at a time
+ * (k_conv_dwp.c: rows of 56 and 120 outputs, four vectors after the
+ * whole runs); each
  * with one and two threads, weights cached and reused across
  * runs, weights fed as inputs (never cached), a memory limit that leaves
  * no room for the cache; and the shapes both leave to the other paths
@@ -180,11 +184,21 @@ static const struct ccase cases[] = {
 	{ 2, 2, 7, 11, 1, { 50, 41 }, { 3, 4 }, { 3, 2 }, { 2, 3 }, { 2, 1, 0, 3 } },
 	/* stride (1, 2), 130 channels: chunks of steps across phases */
 	{ 2, 1, 130, 9, 1, { 20, 41 }, { 3, 3 }, { 1, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
-	/* depthwise, channels in the vector lanes (k_conv_dw.c): batch 2 of
-	 * 40 channels at 14x14, blocks of sixteen planes across the images
-	 * (channels 32-39 of one, 0-7 of the next); planes narrower than a
-	 * transpose taken flat */
+	/* depthwise, as large as its output: flattened (k_conv_dwf.c),
+	 * batch 2 of 40 channels at 14x14 (13 vectors) */
 	{ 2, 2, 40, 40, 40, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* ... 10x10 (7 vectors: 3 after the run), 5x6 (2), a 5x5 kernel
+	 * dilated 2 on 9x23, lopsided pads (0, 2 / 2, 0) on 11x19, 7x7 */
+	{ 2, 1, 17, 17, 17, { 10, 10 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	{ 2, 2, 5, 5, 5, { 5, 6 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	{ 2, 1, 6, 6, 6, { 9, 23 }, { 5, 5 }, { 1, 1 }, { 2, 2 }, { 4, 4, 4, 4 } },
+	{ 2, 1, 5, 5, 5, { 11, 19 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 2, 2, 0 } },
+	{ 2, 1, 33, 33, 33, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* depthwise, channels in the vector lanes (k_conv_dw.c): batch 2 of
+	 * 40 channels, unpadded 14x14 -> 12x12, blocks of sixteen planes
+	 * across the images (channels 32-39 of one, 0-7 of the next); planes
+	 * narrower than a transpose taken flat */
+	{ 2, 2, 40, 40, 40, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
 	/* stride 2 at 20x20: rows transposed sixteen columns at a time, the
 	 * last block overlapping */
 	{ 2, 1, 32, 32, 32, { 20, 20 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
@@ -194,12 +208,14 @@ static const struct ccase cases[] = {
 	/* stride 2 at 120x120: bands of rows (each band's padded input at
 	 * most 3,072 positions), 5 channels only */
 	{ 2, 1, 5, 5, 5, { 120, 120 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
-	/* unstrided at 28x28 (MobileNetV2's), 24 channels: a plane at a
-	 * time too, rows of a vector and a masked one */
+	/* unstrided at 28x28 and 40x40 with pads of one: flattened */
 	{ 2, 1, 24, 24, 24, { 28, 28 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
-	/* unstrided at 40x40: a plane at a time, positions in the lanes
-	 * (k_conv_dwp.c), rows of two vectors and a masked one */
 	{ 2, 1, 16, 16, 16, { 40, 40 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	/* unpadded 58x58 -> 56x56 and 60x122 -> 58x120: a plane at a time,
+	 * positions in the lanes (k_conv_dwp.c), rows of four vectors after
+	 * no whole run of four, and after one */
+	{ 2, 1, 3, 3, 3, { 58, 58 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	{ 2, 2, 2, 2, 2, { 60, 122 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
 	/* ... a 5x3 kernel dilated (2, 1), lopsided pads, one of 17
 	 * columns, batch 2 of 3 channels: 32 x 47 outputs */
 	{ 2, 2, 3, 3, 3, { 36, 30 }, { 5, 3 }, { 1, 1 }, { 2, 1 }, { 3, 17, 1, 2 } },

@@ -3,9 +3,11 @@
  * the direct kernels that read every tap as one offset (k_conv_direct.c,
  * positions in the lanes; k_conv_cl.c, channels in the lanes).  See
  * k_conv_int.h, struct knn_phase. */
+#include <immintrin.h>
 #include <string.h>
 
 #include "validators/k_conv_int.h"
+#include "validators/pgemm.h"
 
 void knn_phase_init(const struct knn_geom *g, struct knn_phase *l)
 {
@@ -45,6 +47,32 @@ struct phase_copy {
 	float *xp;
 };
 
+/* n input columns from s split by column parity: the even ones to de, the
+ * odd ones to dodd (either NULL: not wanted), sixteen pairs a step by
+ * permutes (a compiler leaves such stride-2 stores scalar). */
+__attribute__((target("avx512f")))
+static void deinterleave2(const float *s, int64_t n, float *de, float *dodd)
+{
+	const __m512i ev = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4,
+					    2, 0);
+	const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+
+	for (int64_t i = 0; i < n; i += 32) {
+		int64_t m = n - i < 32 ? n - i : 32, ne = (m + 1) / 2, no = m / 2;
+		__mmask16 ml = m >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << m) - 1);
+		__mmask16 mh = m >= 32 ? (__mmask16)0xffff :
+			       m > 16 ? (__mmask16)((1u << (m - 16)) - 1) : 0;
+		__m512 lo = _mm512_maskz_loadu_ps(ml, s + i), hi = _mm512_maskz_loadu_ps(mh, s + i + 16);
+
+		if (de)
+			_mm512_mask_storeu_ps(de + i / 2, (__mmask16)((1u << ne) - 1),
+					      _mm512_permutex2var_ps(lo, ev, hi));
+		if (dodd && no)
+			_mm512_mask_storeu_ps(dodd + i / 2, (__mmask16)((1u << no) - 1),
+					      _mm512_permutex2var_ps(lo, od, hi));
+	}
+}
+
 /* Channels [lo, hi) into their phase planes, padding as zeros. */
 static void phase_copy_chans(void *ctx, int64_t lo, int64_t hi)
 {
@@ -61,6 +89,17 @@ static void phase_copy_chans(void *ctx, int64_t lo, int64_t hi)
 		for (int64_t r = 0; r < ih; r++) {
 			int64_t pr = r + pt, py = pr % l->sy;
 
+			if (l->sx == 2 && rt_cpu_avx512f()) {
+				/* input column ix lands in phase (ix + pl) % 2 at
+				 * column (ix + pl) / 2 */
+				int se = l->slot[py * 2 + pl % 2], so = l->slot[py * 2 + (1 + pl) % 2];
+				float *dr = d + pr / l->sy * l->pw;
+
+				deinterleave2(s + r * iw, iw,
+					      se < 0 ? NULL : dr + se * l->plane + pl / 2,
+					      so < 0 ? NULL : dr + so * l->plane + (1 + pl) / 2);
+				continue;
+			}
 			for (int64_t px = 0; px < l->sx; px++) {
 				int sl = l->slot[py * l->sx + px];
 				/* first input column of this phase: (ix + pl) % sx == px */

@@ -200,8 +200,11 @@ static const struct ccase cases[] = {
 	 * narrower than a transpose taken flat */
 	{ 2, 2, 40, 40, 40, { 14, 14 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
 	/* stride 2 at 20x20: rows transposed sixteen columns at a time, the
-	 * last block overlapping */
+	 * last block overlapping; MobileNetV2's 28 -> 14 and, batch 2 of 18
+	 * channels, 14 -> 7 */
 	{ 2, 1, 32, 32, 32, { 20, 20 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	{ 2, 1, 20, 20, 20, { 28, 28 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	{ 2, 2, 18, 18, 18, { 14, 14 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	/* 5x3 kernel dilated (2, 1), strides (1, 2), lopsided pads, 17
 	 * channels (one lane of the second block) */
 	{ 2, 1, 17, 17, 17, { 9, 23 }, { 5, 3 }, { 1, 2 }, { 2, 1 }, { 3, 0, 1, 2 } },

@@ -131,15 +131,20 @@ struct rt_value *tc_tensor(const double *v, int rank, const int64_t *dims)
 	return t;
 }
 
+int tc_check_floats(const float *got, const double *want, int64_t n, const char *what)
+{
+	for (int64_t i = 0; i < n; i++)
+		if (!tc_close(got[i], want[i], 50)) {
+			fprintf(stderr, "\n%s: y[%lld] = %g, want %g\n", what, (long long)i, got[i],
+				want[i]);
+			return 0;
+		}
+	return 1;
+}
+
 int tc_check_out(const struct rt_value *y, const double *want, int64_t n, const char *what)
 {
 	CU_ASSERT_FATAL(y != NULL);
 	CU_ASSERT_EQUAL_FATAL(y->numel, n);
-	for (int64_t i = 0; i < n; i++)
-		if (!tc_close(((const float *)y->data)[i], want[i], 50)) {
-			fprintf(stderr, "\n%s: y[%lld] = %g, want %g\n", what, (long long)i,
-				((const float *)y->data)[i], want[i]);
-			return 0;
-		}
-	return 1;
+	return tc_check_floats(y->data, want, n, what);
 }

@@ -34,8 +34,10 @@ struct ir_model *tc_conv_model(const struct ccase *cs, const double *w, const do
 			       int w_input);
 /* a float32 tensor of v */
 struct rt_value *tc_tensor(const double *v, int rank, const int64_t *dims);
-/* y holds n values each tc_close to want's (scale 50); prints the first
+/* got's n floats each tc_close to want's (scale 50); prints the first
  * that is not, with what */
+int tc_check_floats(const float *got, const double *want, int64_t n, const char *what);
+/* the same for tensor y, which must hold n values */
 int tc_check_out(const struct rt_value *y, const double *want, int64_t n, const char *what);
 
 #endif

@@ -204,6 +204,7 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 	if (s->o.collect_stats)
 		t0 = now();
 	rc = np->kernel ? np->kernel->run(&k) : call_function(&k);
+	np->runs++;
 	if (s->o.collect_stats) {
 		s->stats.ops[np->stat].seconds += now() - t0;
 		s->stats.ops[np->stat].count++;

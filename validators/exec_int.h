@@ -53,6 +53,7 @@ struct rt_nplan {
 	void (*cache_free)(void *);
 	int64_t cache_bytes;
 	struct rt_mem *cache_mem;           /* charged with cache_bytes */
+	int64_t runs;                       /* kernel calls so far */
 	int fold;                           /* RT_FOLD_*, set by rt_fold_mark */
 	struct rt_value **kept;             /* NULL, or node->n_outputs results
 					     * the session keeps (fold.c) */

@@ -300,7 +300,7 @@ int knn_max2d_s2_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
  * reads another's (a node whose input sizes change between runs may
  * switch paths). */
 enum { KNN_WC_WINO = 1, KNN_WC_PGEMM, KNN_WC_PGEMMW, KNN_WC_DIRECT, KNN_WC_CL,
-       KNN_WC_CL4 };
+       KNN_WC_CL4, KNN_WC_MATMUL };
 struct knn_wcache {
 	int kind;
 	const void *w;            /* the W data it was made from */
@@ -332,6 +332,12 @@ const struct knn_wderived *knn_wderived_get(struct rt_kctx *k, int kind,
 					    int64_t len, knn_wfill_fn fill,
 					    struct knn_wderived **tmp);
 void knn_wderived_free(void *p);
+/* The same with any fill function: fill(ctx, w, data) (a MatMul's packed
+ * B, k_matmul_pk.c). */
+typedef void (*knn_wmake_fn)(const void *ctx, const float *w, float *dst);
+const struct knn_wderived *knn_wderived_make(struct rt_kctx *k, int kind, const float *w,
+					     int64_t len, knn_wmake_fn fill, const void *ctx,
+					     struct knn_wderived **tmp);
 
 /* Transposed convolution: g describes the forward convolution whose input
  * is y (n, m, in...) and whose output is x (n, c, out...); w is
@@ -372,5 +378,11 @@ void knn_mm_f32(struct rt_kctx *k, const struct knn_mm *p, const float *a,
 		const float *b, float *y);
 void knn_mm_f64(struct rt_kctx *k, const struct knn_mm *p, const double *a,
 		const double *b, double *y);
+/* MatMul's float32 product on the AVX-512 kernel of pgemm.h with B
+ * packed once and kept, when B is a 2-D model constant shared by every
+ * batch (k_matmul_pk.c): 1 when done, 0 when not taken (the caller runs
+ * knn_mm_f32), or a negative status. */
+int knn_mm_packed_f32(struct rt_kctx *k, const struct knn_mm *p, const float *a,
+		      const float *b, float *y);
 
 #endif

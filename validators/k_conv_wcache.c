@@ -1,6 +1,7 @@
 /* k_conv_wcache.c: weights derived once for a float32 convolution's fast
- * path (packed for a product, or Winograd-transformed), kept in the node's
- * cache for the session when W is a model constant (k_conv_int.h). */
+ * path (packed for a product, or Winograd-transformed) or a MatMul's
+ * packed B, kept in the node's cache for the session when they come from
+ * a model constant (input 1: W, B; k_conv_int.h). */
 #include <stdlib.h>
 
 #include "validators/k_conv_int.h"
@@ -14,10 +15,9 @@ void knn_wderived_free(void *p)
 	free(c);
 }
 
-const struct knn_wderived *knn_wderived_get(struct rt_kctx *k, int kind,
-					    const struct knn_geom *g, const float *w,
-					    int64_t len, knn_wfill_fn fill,
-					    struct knn_wderived **tmp)
+const struct knn_wderived *knn_wderived_make(struct rt_kctx *k, int kind, const float *w,
+					     int64_t len, knn_wmake_fn fill, const void *ctx,
+					     struct knn_wderived **tmp)
 {
 	struct knn_wderived *c = knn_wcache_get(k, kind, w);
 
@@ -34,10 +34,35 @@ const struct knn_wderived *knn_wderived_get(struct rt_kctx *k, int kind,
 		free(c);
 		return NULL;
 	}
-	fill(g, w, kind, c->data);
+	fill(ctx, w, c->data);
 	if (rt_in_const(k, 1) && !rt_node_cache(k) &&
 	    rt_node_cache_set(k, c, knn_wderived_free, len * (int64_t)sizeof(float)) == 0)
 		return c;
 	*tmp = c;
 	return c;
+}
+
+/* A convolution's fill function and its arguments, as knn_wderived_make
+ * calls them. */
+struct wc_conv {
+	const struct knn_geom *g;
+	knn_wfill_fn fill;
+	int kind;
+};
+
+static void wc_conv_fill(const void *ctx, const float *w, float *dst)
+{
+	const struct wc_conv *c = ctx;
+
+	c->fill(c->g, w, c->kind, dst);
+}
+
+const struct knn_wderived *knn_wderived_get(struct rt_kctx *k, int kind,
+					    const struct knn_geom *g, const float *w,
+					    int64_t len, knn_wfill_fn fill,
+					    struct knn_wderived **tmp)
+{
+	struct wc_conv c = { g, fill, kind };
+
+	return knn_wderived_make(k, kind, w, len, wc_conv_fill, &c, tmp);
 }

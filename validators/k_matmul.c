@@ -1,7 +1,8 @@
 /* k_matmul.c: kernels of the matmul family: MatMul (numpy batched
  * broadcasting, 1-D operands) and Gemm (transposes, alpha, beta, C
  * broadcast), plus the batched product the quantized kernels reuse.
- * float32 runs through sgemm; float16/bfloat16/double through double;
+ * float32 runs through sgemm (against a constant B, packed once:
+ * k_matmul_pk.c); float16/bfloat16/double through double;
  * MatMul's integer dtypes through exact wrapping int64 loops; Gemm's
  * (whose alpha and beta are floats) through double, exact below 2^53. */
 #include <stdlib.h>
@@ -218,7 +219,11 @@ static int k_matmul(struct rt_kctx *k)
 		goto cleanup;
 	}
 	if (a->dtype == IR_DTYPE_FLOAT) {
-		knn_mm_f32(k, &p, a->data, b->data, y->data);
+		if ((rc = knn_mm_packed_f32(k, &p, a->data, b->data, y->data)) < 0)
+			goto cleanup;
+		if (rc == 0)
+			knn_mm_f32(k, &p, a->data, b->data, y->data);
+		rc = 0;
 	} else if (rt_dtype_is_int(a->dtype)) {
 		mm_int(&p, a, b, y);
 	} else {

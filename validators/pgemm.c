@@ -60,6 +60,7 @@ void rt_pgemm_pack(const float *b, int64_t rs, int64_t cs, int64_t k,
 
 struct pg_job {
 	int64_t m, n, k, lda, ldc;
+	int a_rows;               /* A(i, kk) at a[i * lda + kk] */
 	const float *a, *pb, *bias;
 	float *c;
 	int failed;
@@ -73,8 +74,15 @@ static void pg_pack_a(const struct pg_job *jb, int64_t i0, int64_t mc,
 {
 	for (int64_t t = 0; t < mc; t += RT_PG_MR, dst += kc * RT_PG_MR) {
 		int64_t mr = mc - t < RT_PG_MR ? mc - t : RT_PG_MR;
-		const float *src = jb->a + k0 * jb->lda + i0 + t;
+		const float *src = jb->a_rows ? jb->a + (i0 + t) * jb->lda + k0 :
+				   jb->a + k0 * jb->lda + i0 + t;
 
+		if (jb->a_rows) {
+			for (int64_t i = 0; i < mr; i++)
+				for (int64_t s = 0; s < kc; s++)
+					dst[s * RT_PG_MR + i] = src[i * jb->lda + s];
+			continue;
+		}
 		for (int64_t s = 0; s < kc; s++)
 			memcpy(dst + s * RT_PG_MR, src + s * jb->lda, (size_t)mr * sizeof(float));
 	}
@@ -113,18 +121,35 @@ static void pg_panels(void *ctx, int64_t lo, int64_t hi)
 	free(buf);
 }
 
+static int pg_run(struct rt_kctx *kc, struct pg_job *jb)
+{
+	int64_t panels = (jb->n + RT_PG_NR - 1) / RT_PG_NR;
+
+	if (jb->m <= 0 || jb->n <= 0)
+		return 0;
+	rt_pgemm_split(kc, panels, (double)jb->m * (double)jb->n * (double)jb->k,
+		       pg_panels, jb);
+	return jb->failed ? -1 : 0;
+}
+
 int rt_pgemm_run(struct rt_kctx *kc, int64_t m, int64_t n, int64_t k,
 		 const float *a, int64_t lda, const float *pb,
 		 const float *bias, float *c, int64_t ldc)
 {
 	struct pg_job jb = { .m = m, .n = n, .k = k, .lda = lda, .ldc = ldc, .a = a,
 			     .pb = pb, .bias = bias, .c = c };
-	int64_t panels = (n + RT_PG_NR - 1) / RT_PG_NR;
 
-	if (m <= 0 || n <= 0)
-		return 0;
-	rt_pgemm_split(kc, panels, (double)m * (double)n * (double)k, pg_panels, &jb);
-	return jb.failed ? -1 : 0;
+	return pg_run(kc, &jb);
+}
+
+int rt_pgemm_run_rows(struct rt_kctx *kc, int64_t m, int64_t n, int64_t k,
+		      const float *a, int64_t lda, const float *pb,
+		      const float *bias, float *c, int64_t ldc)
+{
+	struct pg_job jb = { .m = m, .n = n, .k = k, .lda = lda, .ldc = ldc, .a_rows = 1,
+			     .a = a, .pb = pb, .bias = bias, .c = c };
+
+	return pg_run(kc, &jb);
 }
 
 void rt_pgemm_split(struct rt_kctx *kc, int64_t panels, double work,

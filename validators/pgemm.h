@@ -51,6 +51,11 @@ void rt_pgemm_pack(const float *b, int64_t rs, int64_t cs, int64_t k,
 int rt_pgemm_run(struct rt_kctx *kc, int64_t m, int64_t n, int64_t k,
 		 const float *a, int64_t lda, const float *pb,
 		 const float *bias, float *c, int64_t ldc);
+/* The same with A row-major: A(i, kk) at a[i * lda + kk] (a MatMul's
+ * left operand). */
+int rt_pgemm_run_rows(struct rt_kctx *kc, int64_t m, int64_t n, int64_t k,
+		      const float *a, int64_t lda, const float *pb,
+		      const float *bias, float *c, int64_t ldc);
 
 /* Weights-side products (pgemm_w.c): C (m x n, row-major, ldc) = A * B +
  * bias (m values, one per row of C), A (m x k) packed once by

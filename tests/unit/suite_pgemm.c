@@ -2,12 +2,18 @@
  * operand against a naive loop in double: tile and panel edges (rows not
  * a multiple of 12, columns not a multiple of 32), several row and step
  * blocks (m above RT_PG_MC, k above RT_PG_KC), k = 0 (the bias alone),
- * with and without bias; and its transpose for block edges and ranges. */
+ * with and without bias, A column-major (a convolution's input) and
+ * row-major (a MatMul's); its transpose for block edges and ranges; and
+ * MatMul against a constant B (validators/k_matmul_pk.c) run after run
+ * in a session: sgemm first, the packed copy kept from the second run. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tests/unit/suites.h"
+#include "tests/unit/tconv.h"
 #include "tests/unit/tgen.h"
+#include "tests/unit/tmodel.h"
 #include "validators/pgemm.h"
 
 static float *rand_floats(int64_t n, uint64_t seed)
@@ -23,11 +29,13 @@ static float *rand_floats(int64_t n, uint64_t seed)
 	return f;
 }
 
-/* C = A B + bias with A(i, s) at a[s * m + i] and B(s, j) at
- * w[j * k + s] (a convolution's weights, row j an output channel). */
-static int product_case(int64_t m, int64_t n, int64_t k, int with_bias)
+/* C = A B + bias with A(i, s) at a[s * m + i] (rows: at a[i * (k + 5) +
+ * s]) and B(s, j) at w[j * k + s] (a convolution's weights, row j an
+ * output channel). */
+static int product_case(int64_t m, int64_t n, int64_t k, int with_bias, int rows)
 {
-	float *a = rand_floats(m * k, 11), *w = rand_floats(n * k, 12);
+	int64_t lda = rows ? k + 5 : m;
+	float *a = rand_floats(rows ? m * lda : m * k, 11), *w = rand_floats(n * k, 12);
 	float *bias = with_bias ? rand_floats(n, 13) : NULL;
 	float *pb = aligned_alloc(64, (size_t)rt_pgemm_packed_len(k, n) * sizeof(float) + 64);
 	int64_t ldc = n + 3;
@@ -36,13 +44,14 @@ static int product_case(int64_t m, int64_t n, int64_t k, int with_bias)
 
 	CU_ASSERT_FATAL(pb != NULL && c != NULL);
 	rt_pgemm_pack(w, 1, k, k, n, pb);
-	CU_ASSERT_FATAL(rt_pgemm_run(NULL, m, n, k, a, m, pb, bias, c, ldc) == 0);
+	CU_ASSERT_FATAL((rows ? rt_pgemm_run_rows(NULL, m, n, k, a, lda, pb, bias, c, ldc) :
+			 rt_pgemm_run(NULL, m, n, k, a, lda, pb, bias, c, ldc)) == 0);
 	for (int64_t i = 0; i < m && ok; i++)
 		for (int64_t j = 0; j < n && ok; j++) {
 			double want = bias ? bias[j] : 0, scale = 1, e;
 
 			for (int64_t s = 0; s < k; s++) {
-				double t = (double)a[s * m + i] * w[j * k + s];
+				double t = (double)a[rows ? i * lda + s : s * m + i] * w[j * k + s];
 
 				want += t;
 				scale += t < 0 ? -t : t;
@@ -75,7 +84,9 @@ static void test_products(void)
 		return;   /* no AVX-512: the callers take the OpenBLAS paths */
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
 		for (int b = 0; b <= 1; b++)
-			CU_ASSERT(product_case(shapes[i][0], shapes[i][1], shapes[i][2], b));
+			for (int rows = 0; rows <= 1; rows++)
+				CU_ASSERT(product_case(shapes[i][0], shapes[i][1], shapes[i][2], b,
+						       rows));
 }
 
 static void test_transpose(void)
@@ -110,9 +121,72 @@ static void test_transpose(void)
 	}
 }
 
+/* A MatMul of x (dims xd, rank xr) by the constant b (kd x n), run three
+ * times on threads th: each run's y against the product in double; the
+ * session's memory holds nothing after the first run (sgemm) and the
+ * packed B from the second on. */
+static void matmul_case(const int64_t *xd, int xr, int64_t n, int th)
+{
+	int64_t kd = xd[xr - 1], rows = 1, yd[4];
+	struct ir_model *m = tm_new(13);
+	struct rt_opts o = { .threads = th };
+	struct rt_session *s = NULL;
+	struct rt_value *in, *out = NULL;
+	struct ir_diag d;
+	double *x, *b, *want;
+
+	for (int i = 0; i < xr - 1; i++)
+		rows *= yd[i] = xd[i];
+	yd[xr - 1] = n;
+	x = tc_fill(rows * kd, 31);
+	b = tc_fill(kd * n, 32);
+	want = calloc((size_t)(rows * n), sizeof(double));
+	CU_ASSERT_FATAL(want != NULL);
+	for (int64_t i = 0; i < rows; i++)
+		for (int64_t j = 0; j < n; j++)
+			for (int64_t t = 0; t < kd; t++)
+				want[i * n + j] += x[i * kd + t] * b[t * n + j];
+	tm_input(m, "x", IR_DTYPE_FLOAT, xd, (size_t)xr);
+	tm_init(m, "b", IR_DTYPE_FLOAT, TM_DIMS(kd, n), 2, b);
+	tm_output(m, "y", IR_DTYPE_FLOAT, yd, (size_t)xr);
+	tm_node(m, "MatMul", NULL, TM_NAMES("x", "b"), 2, TM_NAMES("y"), 1);
+	tm_verify(m);
+	in = tc_tensor(x, xr, xd);
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
+	for (int r = 0; r < 3; r++) {
+		if (rt_session_run(s, &in, 1, &out, &d) < 0)
+			fprintf(stderr, "\nrun: %s\n", d.msg);
+		CU_ASSERT(tc_check_out(out, want, rows * n, "MatMul, constant B"));
+		rt_value_unref(out);
+		out = NULL;
+		CU_ASSERT_EQUAL(rt_session_mem(s)->cur,
+				r == 0 ? 0 : rt_pgemm_packed_len(kd, n) * (int64_t)sizeof(float));
+	}
+	rt_session_free(s);
+	rt_value_unref(in);
+	ir_model_free(m);
+	free(x);
+	free(b);
+	free(want);
+}
+
+static void test_matmul_kept(void)
+{
+	if (!rt_pgemm_ok())
+		return;
+	for (int th = 1; th <= 2; th++) {
+		/* rows and columns past whole tiles and panels, two step blocks */
+		matmul_case(TM_DIMS(2, 37, 300), 3, 70, th);
+		/* one batch of few rows, several panels */
+		matmul_case(TM_DIMS(5, 600), 2, 400, th);
+	}
+}
+
 static const struct unit_test tests[] = {
 	{ "products", test_products },
 	{ "transpose", test_transpose },
+	{ "matmul_kept", test_matmul_kept },
 	{ NULL, NULL },
 };
 

@@ -145,7 +145,7 @@ if [ "$CLOCK" = cpu ]; then
 	echo "         of $REPEAT runs (read in the process around each run); min: the least"
 else
 	echo "runs:    median of $ROUNDS rounds (tools alternating) of each tool's median of $REPEAT runs"
-	echo "         (ort after one warm-up run; opmig has none, its median discounts the first run);"
+	echo "         (ort after one warm-up run; opmig has none, its median discounts the first runs);"
 	echo "         min: each tool's fastest run over all rounds (the other tenants only add time)"
 fi
 echo

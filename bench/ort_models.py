@@ -4,7 +4,9 @@ from `opmig run` against onnxruntime-node's (bench/ort_run.js) on one
 seeded random input each.  The timing script (interp.sh) only times;
 this checks that what it times computes the right thing: a kernel path
 taken only on a model's real shapes (a 56x56 depthwise convolution, say)
-is not covered by the small cases of ort_diff.py.
+is not covered by the small cases of ort_diff.py.  opmig runs each model
+three times and writes the last run's outputs: the paths the timed runs
+take (weights packed or kept from the first or second run on).
 
 Models: bench/gen_nets.py's in $BENCH_DIR/interp (default
 /tmp/opmig-bench) and ../shared/models/onnx-light, or those named.
@@ -44,7 +46,8 @@ for mp in models:
         mp = os.path.join(d, "m.onnx")
         onnx.save(m, mp)
     rng = np.random.default_rng(11)
-    spec, args = [], [OPMIG, "run", mp, "-O", os.path.join(d, "out"), "--out-format", "npy", "--threads", "2"]
+    spec, args = [], [OPMIG, "run", mp, "-O", os.path.join(d, "out"), "--out-format", "npy", "--threads", "2",
+                   "--repeat", "3"]
     for vi in m.graph.input:
         if vi.name in inits:
             continue

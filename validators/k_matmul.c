@@ -2,7 +2,8 @@
  * broadcasting, 1-D operands) and Gemm (transposes, alpha, beta, C
  * broadcast), plus the batched product the quantized kernels reuse.
  * float32 runs through sgemm (against a constant B, packed once:
- * k_matmul_pk.c); float16/bfloat16/double through double;
+ * k_matmul_pk.c, for MatMul and for Gemm whose alpha is 1 and whose C,
+ * if any, is one row of bias); float16/bfloat16/double through double;
  * MatMul's integer dtypes through exact wrapping int64 loops; Gemm's
  * (whose alpha and beta are floats) through double, exact below 2^53. */
 #include <stdlib.h>
@@ -306,6 +307,11 @@ static int k_gemm(struct rt_kctx *k)
 		return IR_ENOMEM;
 	if (y->numel == 0)
 		return 0;
+	if (a->dtype == IR_DTYPE_FLOAT && alpha == 1 &&
+	    (!c || (beta == 1 && c->rank >= 1 && c->numel == n && c->dims[c->rank - 1] == n)) &&
+	    (rc = knn_gemm_packed_f32(k, ta, tb, m, n, kd, a->data, b->data,
+				      c ? c->data : NULL, y->data)) != 0)
+		return rc < 0 ? rc : 0;
 	if (a->dtype == IR_DTYPE_FLOAT) {
 		float *yf = y->data;
 		const float *cf = c ? c->data : NULL;

@@ -4,8 +4,9 @@
  * blocks (m above RT_PG_MC, k above RT_PG_KC), k = 0 (the bias alone),
  * with and without bias, A column-major (a convolution's input) and
  * row-major (a MatMul's); its transpose for block edges and ranges; and
- * MatMul against a constant B (validators/k_matmul_pk.c) run after run
- * in a session: sgemm first, the packed copy kept from the second run. */
+ * MatMul and Gemm against a constant B (validators/k_matmul_pk.c) run
+ * after run in a session: sgemm first, the packed copy kept from the
+ * second run, or never where Gemm's alpha, beta or C rule it out. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,18 +122,37 @@ static void test_transpose(void)
 	}
 }
 
-/* A MatMul of x (dims xd, rank xr) by the constant b (kd x n), run three
- * times on threads th: each run's y against the product in double; the
- * session's memory holds nothing after the first run (sgemm) and the
- * packed B from the second on. */
+/* Three runs of m (one input, in) on threads th: each run's output
+ * against want (ny values); the session's memory holds nothing after the
+ * first run (sgemm) and `kept` bytes (the packed B, or 0 where the path
+ * is not taken) from the second on. */
+static void session_runs(struct ir_model *m, struct rt_value *in, int th, const double *want,
+			 int64_t ny, int64_t kept, const char *what)
+{
+	struct rt_opts o = { .threads = th };
+	struct rt_session *s = NULL;
+	struct rt_value *out = NULL;
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
+	for (int r = 0; r < 3; r++) {
+		if (rt_session_run(s, &in, 1, &out, &d) < 0)
+			fprintf(stderr, "\nrun: %s\n", d.msg);
+		CU_ASSERT(tc_check_out(out, want, ny, what));
+		rt_value_unref(out);
+		out = NULL;
+		CU_ASSERT_EQUAL(rt_session_mem(s)->cur, r == 0 ? 0 : kept);
+	}
+	rt_session_free(s);
+}
+
+/* A MatMul of x (dims xd, rank xr) by the constant b (kd x n). */
 static void matmul_case(const int64_t *xd, int xr, int64_t n, int th)
 {
 	int64_t kd = xd[xr - 1], rows = 1, yd[4];
 	struct ir_model *m = tm_new(13);
-	struct rt_opts o = { .threads = th };
-	struct rt_session *s = NULL;
-	struct rt_value *in, *out = NULL;
-	struct ir_diag d;
+	struct rt_value *in;
 	double *x, *b, *want;
 
 	for (int i = 0; i < xr - 1; i++)
@@ -152,22 +172,60 @@ static void matmul_case(const int64_t *xd, int xr, int64_t n, int th)
 	tm_node(m, "MatMul", NULL, TM_NAMES("x", "b"), 2, TM_NAMES("y"), 1);
 	tm_verify(m);
 	in = tc_tensor(x, xr, xd);
-	ir_diag_init(&d);
-	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
-	for (int r = 0; r < 3; r++) {
-		if (rt_session_run(s, &in, 1, &out, &d) < 0)
-			fprintf(stderr, "\nrun: %s\n", d.msg);
-		CU_ASSERT(tc_check_out(out, want, rows * n, "MatMul, constant B"));
-		rt_value_unref(out);
-		out = NULL;
-		CU_ASSERT_EQUAL(rt_session_mem(s)->cur,
-				r == 0 ? 0 : rt_pgemm_packed_len(kd, n) * (int64_t)sizeof(float));
-	}
-	rt_session_free(s);
+	session_runs(m, in, th, want, rows * n, rt_pgemm_packed_len(kd, n) * (int64_t)sizeof(float),
+		     "MatMul, constant B");
 	rt_value_unref(in);
 	ir_model_free(m);
 	free(x);
 	free(b);
+	free(want);
+}
+
+/* Gemm of x (m x kd, or kd x m with ta) by the constant b (kd x n, or n
+ * x kd with tb), alpha and beta, and C of cd[0] x cd[1] (cr = 0: none,
+ * 1: [cd[1]]); kept: whether the packed path is to be taken. */
+static void gemm_case(int64_t m, int64_t n, int64_t kd, int ta, int tb, double alpha,
+		      double beta, int cr, const int64_t *cd, int kept)
+{
+	struct ir_model *mo = tm_new(13);
+	double *x = tc_fill(m * kd, 41), *b = tc_fill(kd * n, 42), *c = tc_fill(m * n, 43);
+	double *want = malloc((size_t)(m * n) * sizeof(double));
+	struct rt_value *in;
+	struct ir_node *nd;
+
+	CU_ASSERT_FATAL(want != NULL);
+	for (int64_t i = 0; i < m; i++)
+		for (int64_t j = 0; j < n; j++) {
+			double acc = 0;
+
+			for (int64_t t = 0; t < kd; t++)
+				acc += x[ta ? t * m + i : i * kd + t] * b[tb ? j * kd + t : t * n + j];
+			want[i * n + j] = alpha * acc +
+					  (cr ? beta * c[(cd[0] == 1 ? 0 : i) * cd[1] +
+							 (cd[1] == 1 ? 0 : j)] : 0);
+		}
+	tm_input(mo, "x", IR_DTYPE_FLOAT, ta ? TM_DIMS(kd, m) : TM_DIMS(m, kd), 2);
+	tm_init(mo, "b", IR_DTYPE_FLOAT, tb ? TM_DIMS(n, kd) : TM_DIMS(kd, n), 2, b);
+	if (cr)
+		tm_init(mo, "c", IR_DTYPE_FLOAT, cr == 1 ? cd + 1 : cd, (size_t)cr, c);
+	tm_output(mo, "y", IR_DTYPE_FLOAT, TM_DIMS(m, n), 2);
+	nd = tm_node(mo, "Gemm", NULL, cr ? TM_NAMES("x", "b", "c") : TM_NAMES("x", "b"),
+		     cr ? 3 : 2, TM_NAMES("y"), 1);
+	ir_node_set_int(nd, "transA", ta);
+	ir_node_set_int(nd, "transB", tb);
+	ir_node_set_float(nd, "alpha", (float)alpha);
+	ir_node_set_float(nd, "beta", (float)beta);
+	tm_verify(mo);
+	in = tc_tensor(x, 2, ta ? TM_DIMS(kd, m) : TM_DIMS(m, kd));
+	for (int th = 1; th <= 2; th++)
+		session_runs(mo, in, th, want, m * n,
+			     kept ? rt_pgemm_packed_len(kd, n) * (int64_t)sizeof(float) : 0,
+			     "Gemm, constant B");
+	rt_value_unref(in);
+	ir_model_free(mo);
+	free(x);
+	free(b);
+	free(c);
 	free(want);
 }
 
@@ -179,14 +237,35 @@ static void test_matmul_kept(void)
 		/* rows and columns past whole tiles and panels, two step blocks */
 		matmul_case(TM_DIMS(2, 37, 300), 3, 70, th);
 		/* one batch of few rows, several panels */
-		matmul_case(TM_DIMS(5, 600), 2, 400, th);
+		matmul_case(TM_DIMS(9, 600), 2, 400, th);
 	}
+}
+
+static void test_gemm_kept(void)
+{
+	if (!rt_pgemm_ok())
+		return;
+	/* every transpose, a bias C of [n] and of [1, n], none */
+	for (int ta = 0; ta <= 1; ta++)
+		for (int tb = 0; tb <= 1; tb++) {
+			gemm_case(74, 70, 300, ta, tb, 1, 1, 1, TM_DIMS(1, 70), 1);
+			gemm_case(74, 70, 300, ta, tb, 1, 1, 2, TM_DIMS(1, 70), 1);
+			gemm_case(2, 1000, 600, ta, tb, 1, 0.5, 0, NULL, 1);
+		}
+	/* left to sgemm: one row; alpha, beta and a C per row or per
+	 * element */
+	gemm_case(1, 1000, 2048, 0, 1, 1, 1, 1, TM_DIMS(1, 1000), 0);
+	gemm_case(74, 70, 300, 0, 1, 2, 1, 1, TM_DIMS(1, 70), 0);
+	gemm_case(74, 70, 300, 0, 1, 1, 0.5, 1, TM_DIMS(1, 70), 0);
+	gemm_case(74, 70, 300, 0, 1, 1, 1, 2, TM_DIMS(74, 1), 0);
+	gemm_case(74, 70, 300, 1, 0, 1, 1, 2, TM_DIMS(74, 70), 0);
 }
 
 static const struct unit_test tests[] = {
 	{ "products", test_products },
 	{ "transpose", test_transpose },
 	{ "matmul_kept", test_matmul_kept },
+	{ "gemm_kept", test_gemm_kept },
 	{ NULL, NULL },
 };
 

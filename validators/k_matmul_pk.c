@@ -44,15 +44,16 @@ static int pk_product(struct rt_kctx *k, int64_t rows, const struct mm_pk *d,
 {
 	const struct knn_wderived *pb;
 	struct knn_wderived *tmp = NULL;
+	int64_t len = rt_pgemm_packed_len(d->kd, d->n);
 	int rc;
 
 	if (!rt_pgemm_ok() || !rt_in_const(k, 1) || rows < MM_PK_MIN_ROWS || d->n < 16 ||
 	    d->kd < 1 ||
 	    (double)rows * (double)d->n * (double)d->kd < MM_PK_MIN_WORK ||
-	    !(knn_wcache_get(k, KNN_WC_MATMUL, b) || rt_node_cache_worth(k)))
+	    !(knn_wcache_get(k, KNN_WC_MATMUL, b) ||
+	      rt_node_cache_worth(k, len * (int64_t)sizeof(float))))
 		return 0;
-	if (!(pb = knn_wderived_make(k, KNN_WC_MATMUL, b, rt_pgemm_packed_len(d->kd, d->n),
-				     mm_pk_fill, d, &tmp)))
+	if (!(pb = knn_wderived_make(k, KNN_WC_MATMUL, b, len, mm_pk_fill, d, &tmp)))
 		return rt_oom(k);
 	rc = a_rows ? rt_pgemm_run_rows(k, rows, d->n, d->kd, a, lda, pb->data, bias, y, d->n) :
 	     rt_pgemm_run(k, rows, d->n, d->kd, a, lda, pb->data, bias, y, d->n);

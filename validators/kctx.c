@@ -405,10 +405,11 @@ void *rt_node_cache(struct rt_kctx *k)
 	return k->np ? k->np->cache : NULL;
 }
 
-int rt_node_cache_worth(struct rt_kctx *k)
+int rt_node_cache_worth(struct rt_kctx *k, int64_t bytes)
 {
 	return k->np && k->np->runs > 0 && !k->np->cache && k->mem &&
-	       !k->s->o.no_weight_cache;
+	       !k->s->o.no_weight_cache &&
+	       (!k->mem->limit || k->mem->cur + bytes <= k->mem->limit);
 }
 
 int rt_node_cache_set(struct rt_kctx *k, void *p, void (*free_fn)(void *),

@@ -171,11 +171,12 @@ void *rt_node_cache(struct rt_kctx *k);
 int rt_node_cache_set(struct rt_kctx *k, void *p, void (*free_fn)(void *),
 		      int64_t bytes);
 /* Whether this call of the node is at least its second in the session
- * and the node may keep a cache (none yet, weight caches on): kernels
- * whose kept data costs more to make than one run saves (fresh memory
- * for a copy of the weights) make it on the second run, so a session
- * that runs once never pays for it. */
-int rt_node_cache_worth(struct rt_kctx *k);
+ * and the node may keep a cache of `bytes` (none yet, weight caches on,
+ * room under the memory limit): kernels whose kept data costs more to
+ * make than one run saves (fresh memory for a copy of the weights) make
+ * it on the second run, so a session that runs once never pays for it,
+ * and not at all when it could not be kept. */
+int rt_node_cache_worth(struct rt_kctx *k, int64_t bytes);
 
 /* ---- attributes (resolving ref_attr_name inside functions) ---------- */
 

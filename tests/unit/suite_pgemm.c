@@ -122,14 +122,14 @@ static void test_transpose(void)
 	}
 }
 
-/* Three runs of m (one input, in) on threads th: each run's output
- * against want (ny values); the session's memory holds nothing after the
- * first run (sgemm) and `kept` bytes (the packed B, or 0 where the path
- * is not taken) from the second on. */
-static void session_runs(struct ir_model *m, struct rt_value *in, int th, const double *want,
-			 int64_t ny, int64_t kept, const char *what)
+/* Three runs of m (one input, in) on threads th under the memory limit
+ * (0: none): each run's output against want (ny values); the session's
+ * memory holds nothing after the first run (sgemm) and `kept` bytes (the
+ * packed B, or 0 where the path is not taken) from the second on. */
+static void session_runs(struct ir_model *m, struct rt_value *in, int th, int64_t limit,
+			 const double *want, int64_t ny, int64_t kept, const char *what)
 {
-	struct rt_opts o = { .threads = th };
+	struct rt_opts o = { .threads = th, .max_memory = limit };
 	struct rt_session *s = NULL;
 	struct rt_value *out = NULL;
 	struct ir_diag d;
@@ -147,8 +147,10 @@ static void session_runs(struct ir_model *m, struct rt_value *in, int th, const 
 	rt_session_free(s);
 }
 
-/* A MatMul of x (dims xd, rank xr) by the constant b (kd x n). */
-static void matmul_case(const int64_t *xd, int xr, int64_t n, int th)
+/* A MatMul of x (dims xd, rank xr) by the constant b (kd x n), under
+ * the memory limit (0: none; below the packed copy's size, the copy is
+ * not made). */
+static void matmul_case(const int64_t *xd, int xr, int64_t n, int th, int64_t limit)
 {
 	int64_t kd = xd[xr - 1], rows = 1, yd[4];
 	struct ir_model *m = tm_new(13);
@@ -172,7 +174,8 @@ static void matmul_case(const int64_t *xd, int xr, int64_t n, int th)
 	tm_node(m, "MatMul", NULL, TM_NAMES("x", "b"), 2, TM_NAMES("y"), 1);
 	tm_verify(m);
 	in = tc_tensor(x, xr, xd);
-	session_runs(m, in, th, want, rows * n, rt_pgemm_packed_len(kd, n) * (int64_t)sizeof(float),
+	session_runs(m, in, th, limit, want, rows * n,
+		     limit ? 0 : rt_pgemm_packed_len(kd, n) * (int64_t)sizeof(float),
 		     "MatMul, constant B");
 	rt_value_unref(in);
 	ir_model_free(m);
@@ -218,7 +221,7 @@ static void gemm_case(int64_t m, int64_t n, int64_t kd, int ta, int tb, double a
 	tm_verify(mo);
 	in = tc_tensor(x, 2, ta ? TM_DIMS(kd, m) : TM_DIMS(m, kd));
 	for (int th = 1; th <= 2; th++)
-		session_runs(mo, in, th, want, m * n,
+		session_runs(mo, in, th, 0, want, m * n,
 			     kept ? rt_pgemm_packed_len(kd, n) * (int64_t)sizeof(float) : 0,
 			     "Gemm, constant B");
 	rt_value_unref(in);
@@ -235,9 +238,12 @@ static void test_matmul_kept(void)
 		return;
 	for (int th = 1; th <= 2; th++) {
 		/* rows and columns past whole tiles and panels, two step blocks */
-		matmul_case(TM_DIMS(2, 37, 300), 3, 70, th);
+		matmul_case(TM_DIMS(2, 37, 300), 3, 70, th, 0);
 		/* one batch of few rows, several panels */
-		matmul_case(TM_DIMS(9, 600), 2, 400, th);
+		matmul_case(TM_DIMS(9, 600), 2, 400, th, 0);
+		/* a memory limit with room for the run, not for the copy
+		 * (998,400 bytes) */
+		matmul_case(TM_DIMS(9, 600), 2, 400, th, 500000);
 	}
 }
 

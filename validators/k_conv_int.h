@@ -380,8 +380,8 @@ void knn_mm_f64(struct rt_kctx *k, const struct knn_mm *p, const double *a,
 		const double *b, double *y);
 /* MatMul's float32 product on the AVX-512 kernel of pgemm.h with B
  * packed once and kept from the node's second run, when B is a 2-D model
- * constant shared by every batch (k_matmul_pk.c): 1 when done, 0 when not taken (the caller runs
- * knn_mm_f32), or a negative status. */
+ * constant shared by every batch (k_matmul_pk.c): 1 when done, 0 when
+ * not taken (the caller runs knn_mm_f32), or a negative status. */
 int knn_mm_packed_f32(struct rt_kctx *k, const struct knn_mm *p, const float *a,
 		      const float *b, float *y);
 /* The same for Gemm with alpha 1: y (m x n) = op(A) * op(B) + bias (n

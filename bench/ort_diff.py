@@ -4,9 +4,11 @@ pool, matmul and quantized kernels against onnxruntime-node: random
 single-node models (Conv with groups/dilations/strides/pads/auto_pad,
 with constant weights on the paths that pack them, depthwise, ConvTranspose with pads/output_padding/output_shape/SAME,
 Max/Average/LpPool with ceil_mode/dilations/count_include_pad/indices,
-int8/uint8 MaxPool, MatMul broadcasting, Gemm, MatMulInteger, ConvInteger,
+int8/uint8 MaxPool, MatMul broadcasting, Gemm (and both against constant
+weights large enough for the packed path), MatMulInteger, ConvInteger,
 QLinearMatMul, QLinearConv, global pools, DeformConv, Col2Im) run by
-`opmig run -O` (2 threads) and by bench/ort_run.js, compared with
+`opmig run -O` (2 threads, three runs, the last one's outputs) and by
+bench/ort_run.js, compared with
 rtol = atol = 1e-4.  Cases onnxruntime refuses are skipped.  Needs
 bench/.cache/node_modules/onnxruntime-node (bench/interp.sh installs it).
 Prints one line per skipped or differing case, then a summary; exit 1
@@ -50,7 +52,9 @@ def run(name, op, inputs, attrs, n_out=1, opset=19, inits=()):
     r = subprocess.run(["node", os.path.join(HERE, "ort_run.js"), f"{d}/m.onnx", f"{d}/spec.json", f"{d}/ort.json"], capture_output=True, text=True)
     if r.returncode:
         print(f"SKIP {name}: ort: {r.stderr.strip()[:200]}"); total -= 1; return
-    r2 = subprocess.run([OPMIG, "run", f"{d}/m.onnx", *args, "-O", f"{d}/out", "--threads", "2"], capture_output=True, text=True)
+    # the third run's outputs: the paths kept weights take (a MatMul
+    # packs its constant B on its second run)
+    r2 = subprocess.run([OPMIG, "run", f"{d}/m.onnx", *args, "-O", f"{d}/out", "--threads", "2", "--repeat", "3"], capture_output=True, text=True)
     if r2.returncode:
         print(f"FAIL {name}: opmig: {r2.stderr.strip()[:300]}"); fails += 1; return
     ort = json.load(open(f"{d}/ort.json"))
@@ -151,6 +155,17 @@ for t in range(8):
     cs = random.choice([None, (N,), (1, N), (M, 1), (M, N), ()])
     inp = [("a", a), ("b", b)] + ([("c", f32(*cs))] if cs is not None else [])
     run(f"gemm{t}", "Gemm", inp, dict(transA=ta, transB=tb, alpha=random.choice([1.0, 0.5]), beta=random.choice([1.0, 2.0, 0.0])), opset=13)
+# MatMul / Gemm against constant weights large enough for the packed path
+# (two rows or more, 16 columns or more, 2^20 multiply-adds)
+for t, (sa, sb) in enumerate([((2, 40, 300), (300, 90)), ((5, 700), (700, 320)), ((1, 3, 9, 512), (512, 250))]):
+    run(f"matmul_k{t}", "MatMul", [("a", f32(*sa)), ("b", f32(*sb))], {}, inits=("b",))
+for t in range(6):
+    ta, tb = random.randint(0, 1), random.randint(0, 1); M, N, K = random.randint(2, 40), random.randint(20, 200), random.randint(300, 600)
+    while M * N * K < (1 << 20): M *= 2
+    a = f32(K, M) if ta else f32(M, K); b = f32(N, K) if tb else f32(K, N)
+    cs = random.choice([None, (N,), (1, N), (M, N)])
+    inp = [("a", a), ("b", b)] + ([("c", f32(*cs))] if cs is not None else [])
+    run(f"gemm_k{t}", "Gemm", inp, dict(transA=ta, transB=tb, alpha=random.choice([1.0, 1.0, 0.5]), beta=random.choice([1.0, 1.0, 2.0])), opset=13, inits=("b", "c"))
 # quantized
 def q(dt, *s): return rng.integers(-128 if dt == np.int8 else 0, 128 if dt == np.int8 else 256, s).astype(dt)
 for t in range(6):

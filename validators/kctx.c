@@ -405,11 +405,17 @@ void *rt_node_cache(struct rt_kctx *k)
 	return k->np ? k->np->cache : NULL;
 }
 
+/* The node may take a cache of `bytes`: it has none, the session keeps
+ * weight caches, and the memory limit has room. */
+static int cache_may(struct rt_kctx *k, int64_t bytes)
+{
+	return k->np && !k->np->cache && k->mem && !k->s->o.no_weight_cache &&
+	       (!k->mem->limit || k->mem->cur + bytes <= k->mem->limit);
+}
+
 int rt_node_cache_worth(struct rt_kctx *k, int64_t bytes)
 {
-	return k->np && k->np->runs > 0 && !k->np->cache && k->mem &&
-	       !k->s->o.no_weight_cache &&
-	       (!k->mem->limit || k->mem->cur + bytes <= k->mem->limit);
+	return cache_may(k, bytes) && k->np->runs > 0;
 }
 
 int rt_node_cache_set(struct rt_kctx *k, void *p, void (*free_fn)(void *),
@@ -418,8 +424,7 @@ int rt_node_cache_set(struct rt_kctx *k, void *p, void (*free_fn)(void *),
 	struct rt_nplan *np = k->np;
 	struct rt_mem *mem = k->mem;
 
-	if (!np || np->cache || !mem || k->s->o.no_weight_cache ||
-	    rt_mem_charge(mem, bytes, NULL) < 0)
+	if (!cache_may(k, bytes) || rt_mem_charge(mem, bytes, NULL) < 0)
 		return -1;
 	np->cache = p;
 	np->cache_free = free_fn;

@@ -93,21 +93,19 @@ struct pg_job {
 
 /* Rows [i0, i0 + mc) by steps [k0, k0 + kc) of A as tiles of MR rows,
  * each kc steps of MR floats (row i of a tile at offset i; rows past mc
- * not written, never stored by the kernel). */
+ * not written, or zero for a row-major A, never stored by the kernel). */
 static void pg_pack_a(const struct pg_job *jb, int64_t i0, int64_t mc,
 		      int64_t k0, int64_t kc, float *dst)
 {
+	if (jb->a_rows) {   /* each row's steps contiguous: pgemm_w.c's tiles */
+		rt_pgemm_pack_panels(jb->a + i0 * jb->lda + k0, 1, jb->lda, kc, mc, RT_PG_MR,
+				     dst);
+		return;
+	}
 	for (int64_t t = 0; t < mc; t += RT_PG_MR, dst += kc * RT_PG_MR) {
 		int64_t mr = mc - t < RT_PG_MR ? mc - t : RT_PG_MR;
-		const float *src = jb->a_rows ? jb->a + (i0 + t) * jb->lda + k0 :
-				   jb->a + k0 * jb->lda + i0 + t;
+		const float *src = jb->a + k0 * jb->lda + i0 + t;
 
-		if (jb->a_rows) {
-			for (int64_t i = 0; i < mr; i++)
-				for (int64_t s = 0; s < kc; s++)
-					dst[s * RT_PG_MR + i] = src[i * jb->lda + s];
-			continue;
-		}
 		for (int64_t s = 0; s < kc; s++)
 			memcpy(dst + s * RT_PG_MR, src + s * jb->lda, (size_t)mr * sizeof(float));
 	}

@@ -87,6 +87,7 @@ all: deps $(OPMIG)
 
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
+	@sh tools/npm_deps.sh
 
 $(GEN)/onnx.pb-c.c $(GEN)/onnx.pb-c.h: $(ONNX_PROTO)
 	@mkdir -p $(GEN)

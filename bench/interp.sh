@@ -14,8 +14,8 @@
 # then each tool's fastest run over all rounds and the ratio of those: on
 # a shared machine the other tenants only ever add time, and they add it
 # in bursts that can move a median by a third (bench/README.md).
-# onnxruntime-node is installed into bench/.cache when missing (npm
-# install --ignore-scripts; `make test` never needs it).
+# onnxruntime-node comes from .cache/npm (tools/npm_deps.sh, run by make
+# deps; $OPMIG_ORT_DIR overrides), installed there when missing.
 #
 # Environment:
 #   OPMIG           opmig binary (default bin/opmig)
@@ -62,7 +62,7 @@ ROUNDS=${INTERP_ROUNDS:-3}
 CLOCK=${INTERP_CLOCK:-wall}
 case $CLOCK in wall|cpu) ;; *) die "INTERP_CLOCK must be wall or cpu" ;; esac
 D=$BENCH_DIR/interp
-ORT=$here/.cache/node_modules/onnxruntime-node
+ORT=${OPMIG_ORT_DIR:-$here/../.cache/npm/node_modules/onnxruntime-node}
 
 case $OPMIG in
 /*) ;;
@@ -82,12 +82,8 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
 	[ -n "${OPENBLAS_CORETYPE:-}" ] && export OPENBLAS_CORETYPE
 fi
 
-if [ ! -d "$ORT" ]; then
-	note "installing onnxruntime-node into $here/.cache"
-	mkdir -p "$here/.cache" &&
-		(cd "$here/.cache" && npm install --ignore-scripts --no-audit --no-fund \
-			onnxruntime-node >&2) || die "npm install onnxruntime-node failed"
-fi
+[ -d "$ORT" ] || sh "$here/../tools/npm_deps.sh"
+[ -d "$ORT" ] || die "onnxruntime-node not installed (tools/npm_deps.sh)"
 ORT_VERSION=$(node -p "require('$ORT/package.json').version") || die "cannot load onnxruntime-node"
 
 mkdir -p "$D" || die "cannot create $D"

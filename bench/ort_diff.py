@@ -10,7 +10,7 @@ QLinearMatMul, QLinearConv, global pools, DeformConv, Col2Im) run by
 `opmig run -O` (2 threads, three runs, the last one's outputs) and by
 bench/ort_run.js, compared with
 rtol = atol = 1e-4.  Cases onnxruntime refuses are skipped.  Needs
-bench/.cache/node_modules/onnxruntime-node (bench/interp.sh installs it).
+.cache/npm/node_modules/onnxruntime-node (make deps installs it).
 Prints one line per skipped or differing case, then a summary; exit 1
 when a case differs."""
 import json

@@ -5,7 +5,8 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const ort = require(path.join(__dirname, '.cache', 'node_modules', 'onnxruntime-node'));
+const ort = require(process.env.OPMIG_ORT_DIR ||
+	path.join(__dirname, '..', '.cache', 'npm', 'node_modules', 'onnxruntime-node'));
 async function main() {
 	const [model, spec, out] = process.argv.slice(2);
 	const s = await ort.InferenceSession.create(model, { intraOpNumThreads: 1, graphOptimizationLevel: 'disabled' });

@@ -7,7 +7,8 @@
 // system, all its threads: onnxruntime's spinning pool threads count).
 'use strict';
 const path = require('path');
-const ort = require(path.join(__dirname, '.cache', 'node_modules', 'onnxruntime-node'));
+const ort = require(process.env.OPMIG_ORT_DIR ||
+	path.join(__dirname, '..', '.cache', 'npm', 'node_modules', 'onnxruntime-node'));
 
 async function main() {
 	const [model, threads, repeat] = process.argv.slice(2);

@@ -1,0 +1,83 @@
+"""ortlib.py: run many ONNX models in one onnxruntime-node process from
+Python (tests and benchmarks; /usr/bin/python3 with numpy).
+
+    import ortlib
+    if not ortlib.available(): skip
+    res = ortlib.run_many([(model_path, {name: ndarray})], workdir)
+    # res[i] is a list of ndarrays (the outputs in graph order), or a str:
+    # onnxruntime's message when it refused to load or run the model
+
+onnxruntime-node is found at $OPMIG_ORT_DIR or .cache/npm/node_modules/
+onnxruntime-node (tools/npm_deps.sh, run by make deps, installs it).
+"""
+import json
+import os
+import shutil
+import subprocess
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+TYPES = {
+    'float32': np.float32, 'float64': np.float64, 'int8': np.int8, 'uint8': np.uint8,
+    'int16': np.int16, 'uint16': np.uint16, 'int32': np.int32, 'uint32': np.uint32,
+    'int64': np.int64, 'uint64': np.uint64, 'bool': np.bool_, 'float16': np.float16,
+}
+NAMES = {np.dtype(v): k for k, v in TYPES.items()}
+
+
+def ort_dir():
+    return os.environ.get('OPMIG_ORT_DIR') or \
+        os.path.join(TOP, '.cache', 'npm', 'node_modules', 'onnxruntime-node')
+
+
+def available():
+    """Why onnxruntime-node cannot be used (a message), or None when it can."""
+    if not shutil.which('node'):
+        return 'node not found'
+    if not os.path.isdir(ort_dir()):
+        return 'onnxruntime-node not installed in %s (make deps)' % ort_dir()
+    return None
+
+
+def version():
+    with open(os.path.join(ort_dir(), 'package.json')) as f:
+        return json.load(f)['version']
+
+
+def run_many(jobs, workdir, timeout=None):
+    """jobs: [(model, {input name: ndarray})]; returns per job the outputs
+    (ndarrays in graph order) or onnxruntime's message (a str)."""
+    os.makedirs(workdir, exist_ok=True)
+    spec = []
+    for k, (model, feeds) in enumerate(jobs):
+        d = os.path.join(workdir, 'job%d' % k)
+        os.makedirs(d, exist_ok=True)
+        ins = []
+        for j, (name, a) in enumerate(feeds.items()):
+            a = np.ascontiguousarray(a)
+            if a.dtype not in NAMES:
+                raise ValueError('input %s: dtype %s not supported' % (name, a.dtype))
+            f = os.path.join(d, 'in_%d.bin' % j)
+            a.tofile(f)
+            ins.append({'name': name, 'type': NAMES[a.dtype], 'dims': list(a.shape), 'file': f})
+        spec.append({'model': os.path.abspath(model), 'inputs': ins, 'outdir': d})
+    jf = os.path.join(workdir, 'jobs.json')
+    with open(jf, 'w') as f:
+        json.dump(spec, f)
+    subprocess.run(['node', os.path.join(HERE, 'ort_batch.js'), jf], check=True,
+                   timeout=timeout)
+    out = []
+    for s in spec:
+        with open(os.path.join(s['outdir'], 'result.json')) as f:
+            r = json.load(f)
+        if not r['ok']:
+            out.append(r['error'] or 'failed')
+            continue
+        outs = []
+        for o in r['outputs']:
+            a = np.fromfile(o['file'], dtype=TYPES[o['type']])
+            outs.append(a.reshape(o['dims']))
+        out.append(outs)
+    return out

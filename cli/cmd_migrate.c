@@ -190,6 +190,8 @@ static void text_counts(FILE *f, const char *what, const struct scan_counts *c)
 static void text_report(FILE *f, const struct margs *a, const struct mg_report *r,
 			int written)
 {
+	char chain[1024];
+
 	fprintf(f, "migrate %s for %s%s\n", a->model, r->target, a->dry_run ? " (dry run)" : "");
 	text_counts(f, "before", &r->before);
 	text_counts(f, "after", &r->after);
@@ -202,10 +204,15 @@ static void text_report(FILE *f, const struct margs *a, const struct mg_report *
 				e->n_emitted == 1 ? "" : "s");
 			continue;
 		}
+		if (e->parent >= 0)     /* shown in its root's chain */
+			continue;
 		fprintf(f, "  %s%s%s%s: node '%s' (%s) -> %zu node%s\n", e->pass,
 			e->variant ? " (" : "", e->variant ? e->variant : "",
 			e->variant ? ")" : "", e->node, e->op, e->n_emitted,
 			e->n_emitted == 1 ? "" : "s");
+		rw_log_chain(r->rewrites, r->n_rewrites, i, chain, sizeof(chain));
+		if (*chain)
+			fprintf(f, "    chain: %s\n", chain);
 	}
 	if (r->n_blockers) {
 		fprintf(f, "residual blockers: %zu\n", r->n_blockers);

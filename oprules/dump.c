@@ -122,6 +122,8 @@ static cJSON *op_json(const struct rules_op *op, int *ok)
 		jb_need(cJSON_AddBoolToObject(o, "static_shape", 1), ok);
 	if (op->max_dim > 0)
 		jb_need(cJSON_AddNumberToObject(o, "max_dim", (double)op->max_dim), ok);
+	if (op->cost > 0)
+		jb_need(cJSON_AddNumberToObject(o, "cost", (double)op->cost), ok);
 	if (op->severity != RULES_UNSUPPORTED)
 		jb_need(cJSON_AddStringToObject(o, "severity", rules_severity_name(op->severity)), ok);
 	if (op->notes && *op->notes)

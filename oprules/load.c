@@ -430,7 +430,7 @@ static int parse_ios(struct ctx *c, const cJSON *op, const char *path,
 
 static const char *const op_keys[] = {
 	"supported", "versions", "dtypes", "inputs", "outputs", "attrs",
-	"static_shape", "max_dim", "severity", "notes", "sources", NULL,
+	"static_shape", "max_dim", "cost", "severity", "notes", "sources", NULL,
 };
 
 static int parse_op(struct ctx *c, const cJSON *v, const char *path,
@@ -460,6 +460,7 @@ static int parse_op(struct ctx *c, const cJSON *v, const char *path,
 	    get_dtypes(c, v, path, "dtypes", &op->dtypes, NULL) ||
 	    get_bool(c, v, path, "static_shape", &op->static_shape) ||
 	    get_int(c, v, path, "max_dim", 1, INT64_MAX / 2, &op->max_dim) ||
+	    get_int(c, v, path, "cost", 1, 1000000, &op->cost) ||
 	    get_string(c, v, path, "notes", &op->notes) ||
 	    get_strings(c, v, path, "sources", &op->sources, &op->n_sources) ||
 	    get_string(c, v, path, "severity", &sev))

@@ -79,6 +79,9 @@ struct rules_op {
 	size_t n_attrs;
 	int static_shape;        /* inputs must have fully static shapes */
 	int64_t max_dim;         /* largest allowed dim size; 0: no limit */
+	int64_t cost;            /* the planner's cost of one node of the op
+				  * (migrate prefers cheaper lowerings); 0:
+				  * not given, which counts as 1 */
 	enum rules_severity severity;
 	char *notes;             /* "" when none */
 	char **sources;          /* empty: the target's sources apply */

@@ -148,9 +148,10 @@ static const char *const m_softplus[] = { "Softplus", NULL };
 static const struct rw_variant v_softplus[] = {
 	{ "stable", stable_ops }, { "direct", direct_ops },
 };
-RW_DECOMPOSITION(softplus, "softplus",
-		 "Softplus as relu(x) + log(1 + exp(-|x|)), or log(exp(x) + 1) (overflows to inf above x = 88 in float)",
-		 m_softplus, v_softplus, check7, NULL, apply_softplus);
+static const unsigned char a_softplus[] = { 0, 2 };
+RW_DECOMPOSITION_A(softplus, "softplus",
+		   "Softplus as relu(x) + log(1 + exp(-|x|)), or log(exp(x) + 1) (overflows to inf above x = 88 in float)",
+		   m_softplus, v_softplus, a_softplus, check7, NULL, apply_softplus);
 
 static int apply_softsign(struct rw_ctx *c, struct ir_node *n, int v)
 {
@@ -309,9 +310,10 @@ static const char *const m_thresholded[] = { "ThresholdedRelu", NULL };
 static const struct rw_variant v_thresholded[] = {
 	{ "where", where_ops }, { "cast-mul", castmul_ops },
 };
-RW_DECOMPOSITION(thresholded_relu, "thresholded-relu",
-		 "ThresholdedRelu as where(x > alpha, x, 0) or x cast(x > alpha)",
-		 m_thresholded, v_thresholded, check7, vcheck_thresholded,
+static const unsigned char a_thresholded[] = { 0, 2 };
+RW_DECOMPOSITION_A(thresholded_relu, "thresholded-relu",
+		   "ThresholdedRelu as where(x > alpha, x, 0) or x cast(x > alpha)",
+		   m_thresholded, v_thresholded, a_thresholded, check7, vcheck_thresholded,
 		 apply_thresholded);
 
 static const char *const max_ops[] = { "Mul", "Max", NULL };

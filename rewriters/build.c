@@ -24,9 +24,10 @@ int rw_begin(struct rw_ctx *c, struct ir_node *n, struct rw_emit *e)
 	return 0;
 }
 
-static int log_push(struct rw_ctx *c, const struct ir_node *n, size_t emitted)
+static int log_push(struct rw_ctx *c, const struct ir_node *n, size_t emitted, size_t at)
 {
 	struct rw_log_entry *e;
+	char label[32];
 
 	if (c->n_log == c->cap_log) {
 		size_t cap = c->cap_log ? c->cap_log * 2 : 16;
@@ -42,7 +43,10 @@ static int log_push(struct rw_ctx *c, const struct ir_node *n, size_t emitted)
 	e->pass = c->pass;
 	e->variant = c->variant;
 	e->n_emitted = emitted;
-	if (!(e->node = strdup(n->name && *n->name ? n->name : "")) ||
+	e->parent = c->pass && *ir_s(n->op_type) ? c->parent : -1;
+	/* an unnamed node as the scanner labels it, by its position */
+	snprintf(label, sizeof(label), "#%zu", at);
+	if (!(e->node = strdup(n->name && *n->name ? n->name : *ir_s(n->op_type) ? label : "")) ||
 	    !(e->op = strdup(ir_s(n->op_type)))) {
 		free(e->node);
 		return IR_ENOMEM;
@@ -55,15 +59,19 @@ int rw_log_graph(struct rw_ctx *c, size_t changed)
 {
 	static const struct ir_node none = { .op_type = (char *)"" };
 
-	return log_push(c, &none, changed);
+	return log_push(c, &none, changed, 0);
 }
 
 int rw_end(struct rw_emit *e, int rc)
 {
 	if (rc == 0 && e->failed)
 		rc = ir_diag_error(e->c->d, IR_ENOMEM, "out of memory while rewriting");
-	if (rc == 0 && log_push(e->c, e->origin, e->n_emitted) < 0)
+	if (rc == 0 && log_push(e->c, e->origin, e->n_emitted, e->pos - e->n_emitted) < 0)
 		rc = ir_diag_error(e->c->d, IR_ENOMEM, "out of memory");
+	/* the nodes made were placed one after the other, before e->pos */
+	for (size_t i = e->pos - e->n_emitted; rc == 0 && i < e->pos && i < e->g->n_nodes; i++)
+		if (rw_prov_add(e->c, e->g->nodes[i]->name, (long)e->c->n_log - 1) < 0)
+			rc = ir_diag_error(e->c->d, IR_ENOMEM, "out of memory");
 	ir_node_free(e->origin);
 	e->origin = NULL;
 	return rc;

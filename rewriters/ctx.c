@@ -20,6 +20,7 @@ int rw_ctx_init(struct rw_ctx *c, struct ir_model *m,
 	c->target = target;
 	c->d = d;
 	c->opset = ir_model_opset(m, "");
+	c->parent = -1;
 	ir_infer_init(&c->inf);
 	val_map_init(&c->map);
 	if ((rc = rw_refresh(c)) < 0)
@@ -41,6 +42,10 @@ void rw_ctx_release(struct rw_ctx *c)
 	c->n_notes = 0;
 	val_map_release(&c->map);
 	ir_infer_release(&c->inf);
+	rw_planner_free(c->planner);
+	c->planner = NULL;
+	rw_prov_free(c->prov);
+	c->prov = NULL;
 	c->log = NULL;
 	c->n_log = c->cap_log = 0;
 }
@@ -90,6 +95,8 @@ const struct ir_vtype *rw_type(const struct rw_ctx *c, const struct ir_value *v)
 
 int rw_node_dtype(const struct rw_ctx *c, const struct ir_node *n)
 {
+	if (!n->n_inputs && !n->n_outputs && !n->graph)
+		return c->probe_dtype;     /* the planner's probe (plan.c) */
 	for (size_t i = 0; i < n->n_inputs; i++) {
 		const struct ir_vtype *t = n->inputs[i] ? rw_type(c, n->inputs[i]) : NULL;
 
@@ -140,64 +147,15 @@ int64_t rw_target_kernel_max(const struct rw_ctx *c, const char *op)
 	return 0;
 }
 
-static int matches(const struct rw_pass *p, const struct ir_node *n)
-{
-	const char *dom = n->domain && *n->domain ? n->domain : "ai.onnx";
-
-	if (!p->matches)
-		return 0;
-	for (const char *const *m = p->matches; *m; m++) {
-		const char *colon = strchr(*m, ':');
-
-		if (colon) {
-			if (!strncmp(*m, dom, (size_t)(colon - *m)) &&
-			    dom[colon - *m] == 0 && !strcmp(colon + 1, ir_s(n->op_type)))
-				return 1;
-		} else if (!strcmp(dom, "ai.onnx") && !strcmp(*m, ir_s(n->op_type))) {
-			return 1;
-		}
-	}
-	return 0;
-}
-
-static int variant_ok(const struct rw_ctx *c, const struct rw_variant *v, int dtype)
-{
-	for (const char *const *e = v->emits; e && *e; e++) {
-		const char *colon = strchr(*e, ':');
-		char dom[64] = "";
-		const char *op = *e;
-
-		if (colon) {
-			snprintf(dom, sizeof(dom), "%.*s", (int)(colon - *e), *e);
-			op = colon + 1;
-		}
-		if (!rw_target_accepts(c, dom, op, dtype))
-			return 0;
-	}
-	return 1;
-}
-
 const struct rw_pass *rw_choose(struct rw_ctx *c, const struct ir_node *n,
 				enum rw_kind kind, int *variant)
 {
-	int dtype = rw_node_dtype(c, n);
-	char why[256];
+	struct rw_plan p;
 
-	for (size_t i = 0; i < rw_n_passes; i++) {
-		const struct rw_pass *p = rw_passes[i];
-
-		if (p->kind != kind || !p->apply || !matches(p, n))
-			continue;
-		if (p->check && !p->check(c, n, why, sizeof(why)))
-			continue;
-		for (size_t v = 0; v < p->n_variants; v++)
-			if ((!p->vcheck || p->vcheck(c, n, (int)v)) &&
-			    variant_ok(c, &p->variants[v], dtype)) {
-				*variant = (int)v;
-				return p;
-			}
-	}
-	return NULL;
+	if (kind != RW_DECOMPOSE || rw_plan_node(c, n, &p) < 0 || !p.pass)
+		return NULL;
+	*variant = p.variant;
+	return p.pass;
 }
 
 int rw_apply(struct rw_ctx *c, const struct rw_pass *p, struct ir_node *n, int v)
@@ -206,9 +164,11 @@ int rw_apply(struct rw_ctx *c, const struct rw_pass *p, struct ir_node *n, int v
 
 	c->pass = p->name;
 	c->variant = v >= 0 && (size_t)v < p->n_variants ? p->variants[v].name : NULL;
+	c->parent = rw_prov_find(c, n->name);
 	rc = p->apply(c, n, v);
 	c->pass = NULL;
 	c->variant = NULL;
+	c->parent = -1;
 	return rc;
 }
 
@@ -236,8 +196,6 @@ int rw_can_rewrite(struct rw_ctx *c, const struct ir_node *n, const char **pass)
 	int v;
 	const struct rw_pass *p = rw_choose(c, n, RW_DECOMPOSE, &v);
 
-	if (!p)
-		p = rw_choose(c, n, RW_OPSET, &v);
 	*pass = p ? p->name : NULL;
 	return p != NULL;
 }

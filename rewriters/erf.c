@@ -67,6 +67,7 @@ const struct rw_pass rw_pass_erf_poly = {
 	.matches = matches,
 	.variants = variants,
 	.n_variants = 1,
+	.approx = (const unsigned char[]){ 1 },
 	.check = check,
 	.apply = apply,
 };

@@ -3,9 +3,11 @@
  * result is deterministic is evaluated once by the interpreter, and the
  * values other nodes (or the graph's outputs) read become initializers
  * under their own names; the folded nodes go.  Constant nodes become
- * initializers too.  The values come from one run of the whole model on
- * seeded inputs, captured by the run's observer (they do not depend on the
- * inputs); the run stops as soon as the last one is captured.  Nodes whose outputs inference already knows (Shape of a
+ * initializers too.  The values come from one run of the folded nodes
+ * and the nodes they read (the session's `only` filter: a model whose
+ * other nodes fail on seeded inputs still folds), captured by the run's
+ * observer; the run stops as soon
+ * as the last one is captured.  Nodes whose outputs inference already knows (Shape of a
  * static tensor, and arithmetic on it) are folded the same way.  Results above 16 MiB stay computed unless they are
  * ConstantOfShape fills (weights).  When the model cannot run (an op
  * without kernel, a dim that needs --dim), nothing is folded and a note
@@ -29,6 +31,7 @@ struct fold {
 	struct rw_ctx *c;
 	struct ir_graph *g;
 	char *foldable;              /* per node index */
+	char *needed;                /* foldable, or read by a foldable one */
 	size_t n_front;
 	struct ir_value **front;     /* values to make initializers */
 	struct rt_value **vals;      /* their captured values */
@@ -136,10 +139,40 @@ static int observe(void *ctx, const struct ir_node *n, size_t k, struct rt_value
 	return f->n_got == f->n_front;   /* all captured: stop the run */
 }
 
-/* One run of the model capturing the frontier values. */
+static int only_needed(void *ctx, const struct ir_node *n)
+{
+	const struct fold *f = ctx;
+
+	return n->graph == f->g && f->needed[n->index];
+}
+
+/* The folded nodes and what they read: a Shape whose output inference
+ * knows may read a value computed from the graph inputs. */
+static void mark_needed(struct fold *f)
+{
+	struct ir_graph *g = f->g;
+
+	for (size_t i = g->n_nodes; i-- > 0;) {
+		const struct ir_node *n = g->nodes[i];
+
+		if (!f->foldable[i] && !f->needed[i])
+			continue;
+		f->needed[i] = 1;
+		for (size_t k = 0; k < n->n_inputs; k++) {
+			const struct ir_value *v = n->inputs[k];
+
+			if (v && v->producer && v->producer->graph == g)
+				f->needed[v->producer->index] = 1;
+		}
+	}
+}
+
+/* One run of the folded nodes and what they need (mostly no graph input
+ * at all) capturing the frontier values. */
 static int evaluate(struct fold *f, char *why, size_t size)
 {
-	struct rt_opts o = { .threads = 1, .observe = observe, .observe_ctx = f };
+	struct rt_opts o = { .threads = 1, .observe = observe, .observe_ctx = f,
+			     .only = only_needed, .only_ctx = f };
 	struct rw_sample r;
 	struct rt_value **outs = NULL;
 	struct ir_diag d;
@@ -227,7 +260,7 @@ static int run(struct rw_ctx *c, size_t *changed)
 	int rc = 0;
 
 	*changed = 0;
-	if (!(f.foldable = calloc(g->n_nodes + 1, 1)) ||
+	if (!(f.foldable = calloc(g->n_nodes + 1, 1)) || !(f.needed = calloc(g->n_nodes + 1, 1)) ||
 	    !(f.front = calloc(g->n_values + g->n_nodes + 1, sizeof(*f.front))))
 		goto oom;
 	for (size_t i = 0; i < g->n_nodes; i++)
@@ -247,6 +280,7 @@ static int run(struct rw_ctx *c, size_t *changed)
 		goto done;
 	if (!(f.vals = calloc(f.n_front + 1, sizeof(*f.vals))))
 		goto oom;
+	mark_needed(&f);
 	if ((rc = evaluate(&f, why, sizeof(why))) < 0) {
 		/* out of memory is an error, not a reason to skip quietly */
 		rc = rc == IR_ENOMEM ? ir_diag_error(c->d, rc, "fold-constants: %s", why) :
@@ -264,6 +298,7 @@ done:
 	free(f.vals);
 	free(f.front);
 	free(f.foldable);
+	free(f.needed);
 	return rc;
 oom:
 	rc = ir_diag_error(c->d, IR_ENOMEM, "out of memory");

@@ -102,6 +102,8 @@ const struct rw_pass rw_pass_gelu = {
 	.matches = matches,
 	.variants = variants,
 	.n_variants = 4,
+	/* the tanh form takes only tanh or sigmoid, both exact for it */
+	.approx = (const unsigned char[]){ 0, 1, 2, 2 },
 	.check = check,
 	.vcheck = vcheck,
 	.apply = apply,

@@ -107,9 +107,10 @@ static int apply_where(struct rw_ctx *c, struct ir_node *n, int v)
 static const char *const m_where[] = { "Where", NULL };
 static const char *const cast_ops[] = { "Cast", NULL };
 static const struct rw_variant v_where[] = { { "arith", cast_ops } };
-RW_DECOMPOSITION(where_arith, "where-arith",
-		 "Where as a*cast(c) + b*(1-cast(c)) (Cast, Mul, Sub, Add; inf/NaN in the other branch leak)",
-		 m_where, v_where, check_where, vcheck_where, apply_where);
+static const unsigned char a_where[] = { 2 };
+RW_DECOMPOSITION_A(where_arith, "where-arith",
+		   "Where as a*cast(c) + b*(1-cast(c)) (Cast, Mul, Sub, Add; inf/NaN in the other branch leak)",
+		   m_where, v_where, a_where, check_where, vcheck_where, apply_where);
 
 /* ---- Not, And, Or, Xor ------------------------------------------------ */
 

@@ -119,8 +119,7 @@ static int decompose_round(struct rw_ctx *c, const struct mg_opts *o,
 		const struct rw_pass *p;
 		int v;
 
-		if (!(p = rw_choose(c, todo[i], RW_DECOMPOSE, &v)) &&
-		    !(p = rw_choose(c, todo[i], RW_OPSET, &v)))
+		if (!(p = rw_choose(c, todo[i], RW_DECOMPOSE, &v)))
 			continue;
 		if (!allowed(o, p))
 			continue;
@@ -227,12 +226,60 @@ static size_t validation_dims(const struct ir_model *orig, const struct mg_opts 
 	return n;
 }
 
+static int report_note(struct mg_report *r, struct ir_diag *d, const char *msg)
+{
+	char **q = realloc(r->notes, (r->n_notes + 1) * sizeof(*q));
+
+	if (!q)
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	r->notes = q;
+	if (!(q[r->n_notes] = strdup(msg)))
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	r->n_notes++;
+	return 0;
+}
+
+static int is_int_dtype(int dt)
+{
+	return dt == IR_DTYPE_INT8 || dt == IR_DTYPE_UINT8 || dt == IR_DTYPE_INT16 ||
+	       dt == IR_DTYPE_UINT16 || dt == IR_DTYPE_INT32 || dt == IR_DTYPE_UINT32 ||
+	       dt == IR_DTYPE_INT64 || dt == IR_DTYPE_UINT64;
+}
+
+/* Integer graph inputs of the original, at most MAX_DIMS, each with the
+ * range [0, 0] (an index every non-empty axis has). */
+static size_t zero_ranges(const struct ir_model *orig, struct rt_value_range *out,
+			  char (*buf)[80])
+{
+	const struct ir_graph *g = orig->graph;
+	size_t n = 0;
+
+	for (size_t i = 0; i < g->n_inputs && n < MAX_DIMS; i++) {
+		const struct ir_type *t = g->inputs[i].type;
+
+		if (g->inputs[i].value->init || !t || t->kind != IR_TYPE_TENSOR ||
+		    !is_int_dtype(t->elem_type))
+			continue;
+		/* ranges are named as given on the command line, NAME=LO:HI */
+		snprintf(buf[n], sizeof(buf[n]), "%.70s=0:0", ir_s(g->inputs[i].value->name));
+		out[n].name = buf[n];
+		out[n].lo = out[n].hi = 0;
+		n++;
+	}
+	return n;
+}
+
+/* Validation on seeded inputs; when the models cannot run on them (an
+ * index input out of range for a Gather or a loss whose axis size the
+ * generator could not see), once more with every integer input 0. */
 static int validate(struct ir_model *orig, struct ir_model *m, int64_t batch,
 		    const struct mg_opts *o, struct mg_report *r, struct ir_diag *d)
 {
 	struct val_opts vo = { 0 };
 	struct rt_dim_set dims[MAX_DIMS];
-	char names[MAX_DIMS][80], bad[512];
+	struct rt_value_range zeros[MAX_DIMS];
+	char names[MAX_DIMS][80], znames[MAX_DIMS][80], bad[512];
+	int rc;
 
 	vo.precision = o->precision && !strcmp(o->precision, "fp16") ? VAL_FP16 : -1;
 	vo.samples = o->samples > 0 ? o->samples : 1;
@@ -242,7 +289,18 @@ static int validate(struct ir_model *orig, struct ir_model *m, int64_t batch,
 	vo.map = &r->map;
 	vo.threads = o->threads;
 	r->validated = 1;
-	return val_run(orig, m, &vo, &r->val, bad, sizeof(bad), d);
+	rc = val_run(orig, m, &vo, &r->val, bad, sizeof(bad), d);
+	if (rc != IR_EINVAL || !(vo.gen.n_ranges = zero_ranges(orig, zeros, znames)))
+		return rc;
+	val_report_release(&r->val);
+	memset(&r->val, 0, sizeof(r->val));
+	ir_diag_init(d);
+	vo.gen.ranges = zeros;
+	if ((rc = val_run(orig, m, &vo, &r->val, bad, sizeof(bad), d)) == 0)
+		rc = report_note(r, d, "validation ran with every integer input 0: the seeded "
+				 "values were out of range for the model (give real inputs to "
+				 "opmig validate for a stronger check)");
+	return rc;
 }
 
 /* Does any pass of this kind exist? */

@@ -48,9 +48,21 @@ char *mg_report_json(const struct mg_report *r, const char *model, const char *o
 		else
 			jb_need(cJSON_AddNullToObject(x, "variant"), &ok);
 		if (*r->rewrites[i].op) {
+			char chain[1024];
+
 			jb_need(cJSON_AddStringToObject(x, "node", r->rewrites[i].node), &ok);
 			jb_need(cJSON_AddStringToObject(x, "op_type", r->rewrites[i].op), &ok);
 			jb_need(cJSON_AddNumberToObject(x, "nodes_emitted", (double)r->rewrites[i].n_emitted), &ok);
+			if (r->rewrites[i].parent >= 0)
+				jb_need(cJSON_AddNumberToObject(x, "parent",
+								(double)r->rewrites[i].parent), &ok);
+			else
+				jb_need(cJSON_AddNullToObject(x, "parent"), &ok);
+			rw_log_chain(r->rewrites, r->n_rewrites, i, chain, sizeof(chain));
+			if (*chain)
+				jb_need(cJSON_AddStringToObject(x, "chain", chain), &ok);
+			else
+				jb_need(cJSON_AddNullToObject(x, "chain"), &ok);
 		} else {     /* a graph pass */
 			jb_need(cJSON_AddNullToObject(x, "node"), &ok);
 			jb_need(cJSON_AddNullToObject(x, "op_type"), &ok);

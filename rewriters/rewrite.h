@@ -62,7 +62,12 @@ struct rw_log_entry {
 	char *node;                    /* the rewritten node's label (owned) */
 	char *op;                      /* its op type (owned) */
 	size_t n_emitted;              /* nodes created */
+	long parent;                   /* the entry whose rewrite emitted the
+					* node, -1 for a node of the model */
 };
+
+struct rw_planner;
+struct rw_prov;
 
 struct rw_ctx {
 	struct ir_model *m;
@@ -88,6 +93,19 @@ struct rw_ctx {
 	size_t n_dims;
 	const struct rt_dim_set *dims; /* --dim NAME=V */
 	int fp16_io;                   /* --fp16-io */
+	/* the planner (plan.c): memoized plans of ops, owned; prec16: plan
+	 * float32 data as float16 (the precision pass will convert it) */
+	struct rw_planner *planner;
+	int planner_oom;
+	int probe_dtype;               /* rw_node_dtype of the planner's probe */
+	int prec16;
+	/* provenance (prov.c): which log entry emitted each node a node pass
+	 * made; the entry of the node being rewritten while one runs */
+	struct rw_prov *prov;
+	long parent;
+	/* the default-domain opset opset-convert brings the model to (0: the
+	 * nearest the target accepts) */
+	int64_t want_opset;
 };
 
 struct rw_pass;
@@ -97,7 +115,10 @@ struct rw_pass;
 typedef int (*rw_check_fn)(struct rw_ctx *c, const struct ir_node *n,
 			   char *why, size_t size);
 typedef int (*rw_apply_fn)(struct rw_ctx *c, struct ir_node *n, int v);
-/* Whether variant v suits this node (NULL: every variant does). */
+/* Whether variant v suits this node (NULL: every variant does).  The
+ * planner also asks it with a probe node that is only an op type and
+ * domain (no inputs, outputs or attributes), to learn which variants
+ * apply to an op another pass emits: a vcheck must not assume inputs. */
 typedef int (*rw_vcheck_fn)(struct rw_ctx *c, const struct ir_node *n, int v);
 /* Graph passes: transform the model; *changed counts what changed. */
 typedef int (*rw_run_fn)(struct rw_ctx *c, size_t *changed);
@@ -111,6 +132,12 @@ struct rw_pass {
 					* for graph passes */
 	const struct rw_variant *variants;
 	size_t n_variants;
+	/* per variant, how exact it is (NULL: every one is exact): 0 exact
+	 * in real arithmetic and safe in floating point, 1 within about 1e-6
+	 * (a polynomial for erf), 2 an approximation or numerically weaker
+	 * (Gelu by tanh, Softplus as log(1 + exp(x)), which overflows).  The
+	 * planner prefers exact plans. */
+	const unsigned char *approx;
 	rw_check_fn check;
 	rw_vcheck_fn vcheck;
 	rw_apply_fn apply;
@@ -147,11 +174,33 @@ int rw_node_dtype(const struct rw_ctx *c, const struct ir_node *n);
 /* Inferred type of a value (NULL unknown). */
 const struct ir_vtype *rw_type(const struct rw_ctx *c, const struct ir_value *v);
 
-/* ---- choosing and applying node passes ------------------------------ */
+/* ---- planning, choosing and applying node passes ------------------- */
 
-/* The first node pass (of the given kind) matching n whose preconditions
- * hold and one of whose variants the target fully accepts; returns the
- * pass (and *variant) or NULL. */
+/* A plan: legal as it is (pass NULL, cost finite), lowered by pass and
+ * variant (cost: the planner's, approx: the worst variant along it), or
+ * none (cost INFINITY). */
+struct rw_plan {
+	const struct rw_pass *pass;
+	int variant;
+	int approx;
+	double cost;
+};
+
+/* The best fully legal plan for node n on the context's target (see
+ * plan.c); out->pass NULL when there is none.  Only out of memory fails. */
+int rw_plan_node(struct rw_ctx *c, const struct ir_node *n, struct rw_plan *out);
+/* The best plan for an op of data dtype (0 any) as a node pass emits it:
+ * legal, lowered, or none. */
+int rw_plan_op(struct rw_ctx *c, const char *domain, const char *op, int dtype,
+	       struct rw_plan *out);
+/* The dtype the planner checks data of dtype as (float32 is float16 when
+ * the precision pass will convert it). */
+int rw_plan_dtype(const struct rw_ctx *c, int dtype);
+void rw_planner_free(struct rw_planner *p);
+
+/* The node pass of the given kind and variant of the best fully legal
+ * plan for n (rw_plan_node; RW_DECOMPOSE is the only kind with node
+ * passes), or NULL. */
 const struct rw_pass *rw_choose(struct rw_ctx *c, const struct ir_node *n,
 				enum rw_kind kind, int *variant);
 /* Apply pass p variant v to n, logging it.  The model is not refreshed:
@@ -163,5 +212,14 @@ int rw_run(struct rw_ctx *c, const struct rw_pass *p, size_t *changed);
 /* Shown to the scanner (scan_options.can_rewrite): ctx is a struct
  * rw_ctx bound to the model and target being scanned. */
 int rw_can_rewrite(struct rw_ctx *c, const struct ir_node *n, const char **pass);
+
+/* ---- provenance (prov.c) --------------------------------------------- */
+
+/* The chain of rewrites that log entry i (a node of the model) started,
+ * "Erf -> erf-poly -> Max -> max-relu", into buf; "" when no node it
+ * emitted was rewritten again. */
+void rw_log_chain(const struct rw_log_entry *log, size_t n, size_t i, char *buf,
+		  size_t size);
+void rw_prov_free(struct rw_prov *p);
 
 #endif

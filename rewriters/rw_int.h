@@ -31,6 +31,11 @@ int rw_end(struct rw_emit *e, int rc);
 /* Log a graph pass's run (node and op ""; n_emitted: what it changed). */
 int rw_log_graph(struct rw_ctx *c, size_t changed);
 
+/* Provenance (prov.c): node `name` was emitted by log entry `entry`; the
+ * entry that emitted a node (-1: a node of the model). */
+int rw_prov_add(struct rw_ctx *c, const char *name, long entry);
+long rw_prov_find(const struct rw_ctx *c, const char *name);
+
 /* A node op(in...) of the default domain (domain: another) placed next;
  * out NULL makes a fresh output.  Returns the node (NULL on failure, and
  * e->failed is set); its first output is node->outputs[0]. */
@@ -187,6 +192,13 @@ void rw_sample_release(struct rw_sample *r);
 	const struct rw_pass rw_pass_##id = { \
 		.name = nm, .summary = sum, .kind = RW_DECOMPOSE, .matches = m, \
 		.variants = v, .n_variants = sizeof(v) / sizeof(v[0]), \
+		.check = chk, .vcheck = vchk, .apply = app }
+/* The same with how exact each variant is (rw_pass.approx). */
+#define RW_DECOMPOSITION_A(id, nm, sum, m, v, a, chk, vchk, app) \
+	_Static_assert(sizeof(a) == sizeof(v) / sizeof(v[0]), "one per variant"); \
+	const struct rw_pass rw_pass_##id = { \
+		.name = nm, .summary = sum, .kind = RW_DECOMPOSE, .matches = m, \
+		.variants = v, .n_variants = sizeof(v) / sizeof(v[0]), .approx = a, \
 		.check = chk, .vcheck = vchk, .apply = app }
 
 #endif

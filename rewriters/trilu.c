@@ -97,9 +97,10 @@ static const char *const m_trilu[] = { "Trilu", NULL };
 static const char *const where_ops[] = { "Where", NULL };
 static const char *const mul_ops[] = { "Mul", NULL };
 static const struct rw_variant v_trilu[] = { { "where", where_ops }, { "mul", mul_ops } };
-RW_DECOMPOSITION(trilu, "trilu",
-		 "Trilu as Where with a constant triangular mask, or Mul by it (inf/NaN outside become NaN)",
-		 m_trilu, v_trilu, check_trilu, vcheck_trilu, apply_trilu);
+static const unsigned char a_trilu[] = { 0, 2 };
+RW_DECOMPOSITION_A(trilu, "trilu",
+		   "Trilu as Where with a constant triangular mask, or Mul by it (inf/NaN outside become NaN)",
+		   m_trilu, v_trilu, a_trilu, check_trilu, vcheck_trilu, apply_trilu);
 
 /* ---- CumSum ----------------------------------------------------------- */
 

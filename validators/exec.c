@@ -316,6 +316,9 @@ int rt_frame_step(struct rt_session *s, struct rt_frame *f, struct ir_diag *d)
 		/* done by the chain of the node before it */
 		if (s->o.collect_stats)
 			s->stats.ops[np->stat].fused++;
+	} else if (s->o.only && f->depth == 0 && !f->parent &&
+		   !s->o.only(s->o.only_ctx, np->node)) {
+		/* not asked for: its outputs stay unset */
 	} else if (!np->kept || !rt_fold_bind(s, f, np)) {
 		/* (a constant node whose results the session kept: bound) */
 		if ((rc = run_node(s, f, np, d)) < 0)

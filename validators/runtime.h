@@ -157,6 +157,11 @@ struct rt_opts {
 				   * less memory, more time per run */
 	rt_observe_fn observe;
 	void *observe_ctx;
+	/* when set, only the main-graph nodes it returns nonzero for run (the
+	 * others are skipped and leave their outputs unset): constant folding
+	 * runs just the nodes it folds, whatever the inputs */
+	int (*only)(void *ctx, const struct ir_node *n);
+	void *only_ctx;
 };
 
 /* Prepare a session: resolves a kernel for every node of every graph

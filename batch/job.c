@@ -243,17 +243,6 @@ static int uses_external(struct ir_tensor *t, void *ctx)
 	return t->storage == IR_STORE_EXTERNAL ? 1 : 0;
 }
 
-static int can_rewrite(void *ctx, const struct rules_target *t,
-		       const struct scan_node *sn, const struct scan_verdict *v,
-		       const char **pass)
-{
-	struct rw_ctx *c = ctx;
-
-	(void)v;
-	c->target = t;
-	return rw_can_rewrite(c, sn->node, pass);
-}
-
 static double pct(size_t a, size_t n)
 {
 	return n ? floor(1000.0 * (double)a / (double)n + 0.5) / 10.0 : 100.0;
@@ -301,8 +290,9 @@ static int do_scan(const struct batch_job *const *js, size_t n, const char *path
 	if ((rc = rw_ctx_init(&rw, m, NULL, d)) < 0)
 		goto cleanup;
 	have_rw = 1;
-	so.can_rewrite = can_rewrite;
+	so.can_rewrite = rw_scan_hook;
 	so.ctx = &rw;
+	so.fp16 = 0;
 	if ((rc = scan_model(m, it->source, targets, n, &so, &res, d)) < 0)
 		goto cleanup;
 	for (size_t i = 0; i < n && rc == 0; i++) {

@@ -16,7 +16,7 @@
 #include "rewriters/migrate.h"
 
 const char cmd_migrate_help[] =
-	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--precision fp32|fp16] [--fp16-io] [--passes LIST] [--dry-run] [--no-validate] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--force]\n"
+	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16] [--fp16-io] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--force]\n"
 	"       opmig migrate --list-passes\n"
 	"\n"
 	"Rewrite MODEL so that TARGET can run it, check numerically that it still\n"
@@ -29,11 +29,21 @@ const char cmd_migrate_help[] =
 	"  --batch N           make the batch dim static N\n"
 	"  --fit-memory        make it the largest batch that fits the target's\n"
 	"                      device memory (estimated: weights + activations)\n"
-	"  --dim NAME=V        make a symbolic dim static\n"
-	"  --precision P       fp32 (keep) or fp16 (weights and activations)\n"
+	"  --dim NAME=V        make a symbolic dim static (on a target that takes\n"
+	"                      static shapes only, dims left open become 1)\n"
+	"  --input-value NAME=VALUE|FILE\n"
+	"                      bind a graph input to a constant (numbers \"16000\",\n"
+	"                      \"1,2,3\", or a .npy/.pb file): it leaves the interface\n"
+	"                      and what depends on it folds\n"
+	"  --opset N           convert to this default-domain opset (default: the\n"
+	"                      one of the target's range where most nodes are legal)\n"
+	"  --precision P       fp32 or fp16 (weights and activations); default: fp16\n"
+	"                      where the target runs more nodes in it, else fp32\n"
 	"  --fp16-io           with fp16, the inputs and outputs too\n"
 	"  --passes LIST       only these passes (comma-separated) besides\n"
 	"                      canonicalization; see --list-passes\n"
+	"  --keep-interface    refuse a result whose inputs or outputs changed\n"
+	"                      name, element type or rank\n"
 	"  --dry-run           show the plan and the coverage it reaches; write nothing\n"
 	"  --no-validate       skip the numerical comparison with MODEL\n"
 	"  --samples N         validation samples (default 1)\n"
@@ -57,7 +67,27 @@ struct margs {
 	int json, dry_run, force, list;
 	struct mg_opts o;
 	struct rt_dim_set *dims;
+	struct mg_binding *bindings;
 };
+
+static int add_binding(const struct cli_command *self, struct margs *a, char *arg)
+{
+	char *eq = strchr(arg, '=');
+	struct mg_binding *q;
+
+	if (!eq || eq == arg || !eq[1])
+		return cli_usage_error(self, "--input-value wants NAME=VALUE or NAME=FILE, not '%s'",
+				       arg);
+	if (!(q = realloc(a->bindings, (a->o.n_bindings + 1) * sizeof(*q))))
+		return CLI_EXIT_INTERNAL;
+	a->bindings = q;
+	*eq = 0;    /* argv's own storage: the name ends there */
+	q[a->o.n_bindings].name = arg;
+	q[a->o.n_bindings].value = eq + 1;
+	a->o.n_bindings++;
+	a->o.bindings = a->bindings;
+	return CLI_EXIT_OK;
+}
 
 static int parse_args(int argc, char **argv, struct margs *a)
 {
@@ -68,6 +98,9 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		{ "batch", required_argument, NULL, 'b' },
 		{ "fit-memory", no_argument, NULL, 'M' },
 		{ "dim", required_argument, NULL, 'D' },
+		{ "input-value", required_argument, NULL, 'V' },
+		{ "opset", required_argument, NULL, 'O' },
+		{ "keep-interface", no_argument, NULL, 'K' },
 		{ "precision", required_argument, NULL, 'p' },
 		{ "fp16-io", no_argument, NULL, 'I' },
 		{ "passes", required_argument, NULL, 'P' },
@@ -137,6 +170,17 @@ static int parse_args(int argc, char **argv, struct margs *a)
 				return rc;
 			a->o.dims = a->dims;
 			break;
+		case 'V':
+			if ((rc = add_binding(self, a, optarg)) != CLI_EXIT_OK)
+				return rc;
+			break;
+		case 'O':
+			if (cli_parse_count(optarg, &v) < 0 || v < 1 || v > 1000)
+				return cli_usage_error(self, "--opset wants an opset version, not '%s'",
+						       optarg);
+			a->o.opset = v;
+			break;
+		case 'K': a->o.keep_interface = 1; break;
 		default:
 			return cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
 		}
@@ -222,6 +266,9 @@ static void text_report(FILE *f, const struct margs *a, const struct mg_report *
 	}
 	for (size_t i = 0; i < r->n_findings; i++)
 		fprintf(f, "model: %s\n", r->findings[i]);
+	for (size_t i = 0; i < r->n_iface; i++)
+		fprintf(f, "interface: %s '%s' %s: %s -> %s\n", r->iface[i].input ? "input" : "output",
+			r->iface[i].name, r->iface[i].what, r->iface[i].from, r->iface[i].to);
 	for (size_t i = 0; i < r->n_notes; i++)
 		fprintf(f, "note: %s\n", r->notes[i]);
 	if (r->validated) {
@@ -373,5 +420,6 @@ cleanup:
 	rules_db_release(&base);
 	rules_db_release(&extra);
 	free(a.dims);
+	free(a.bindings);
 	return cli_finish(code);
 }

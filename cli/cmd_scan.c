@@ -112,69 +112,6 @@ static int parse_args(struct scan_args *a, int argc, char **argv,
 	return CLI_EXIT_OK;
 }
 
-/* ---- the rewriter registry's hook -------------------------------------------
- * Here the scan asks opmig's rewrite passes (rewriters/rewrite.h) whether a
- * node that is limited or blocked on a target can be rewritten into what
- * the target runs.  One rewrite context serves every target (the target is
- * switched per question); the scan reuses its inference of the model. */
-struct rw_hook {
-	struct ir_model *m;
-	struct rw_ctx rw;
-	struct ir_diag d;
-	int state;                   /* 0 not set up, 1 ready, -1 failed */
-};
-
-/* Every output's size known and at most 16 MiB. */
-static int small_outputs(const struct rw_ctx *c, const struct ir_node *n)
-{
-	for (size_t i = 0; i < n->n_outputs; i++) {
-		const struct ir_vtype *t = n->outputs[i] ? rw_type(c, n->outputs[i]) : NULL;
-		int64_t numel = 1, bytes;
-
-		if (!n->outputs[i])
-			continue;
-		if (!t || t->rank < 0 || t->is_seq)
-			return 0;
-		for (int k = 0; k < t->rank; k++) {
-			if (t->dims[k].kind != IR_VDIM_VALUE || t->dims[k].value < 0 ||
-			    (t->dims[k].value && numel > (INT64_C(1) << 40) / t->dims[k].value))
-				return 0;
-			numel *= t->dims[k].value;
-		}
-		bytes = ir_dtype_raw_size(t->dtype, numel);
-		if (bytes < 0 || bytes > (16 << 20))
-			return 0;
-	}
-	return 1;
-}
-
-static int can_rewrite(void *ctx, const struct rules_target *t,
-		       const struct scan_node *sn, const struct scan_verdict *v,
-		       const char **pass)
-{
-	struct rw_hook *h = ctx;
-
-	(void)v;
-	if (!h->state) {
-		ir_diag_init(&h->d);
-		h->state = rw_ctx_init(&h->rw, h->m, NULL, &h->d) < 0 ? -1 : 1;
-	}
-	if (h->state < 0)
-		return 0;
-	h->rw.target = t;
-	if (rw_can_rewrite(&h->rw, sn->node, pass))
-		return 1;
-	/* what fold-constants (rewriters/fold.c) removes: main-graph nodes
-	 * computed from constants only, results up to 16 MiB unless they are
-	 * ConstantOfShape fills */
-	if (sn->constant && !sn->depth && !sn->function && rw_pass_find("fold-constants") &&
-	    (!strcmp(sn->op_type, "ConstantOfShape") || small_outputs(&h->rw, sn->node))) {
-		*pass = "fold-constants";
-		return 1;
-	}
-	return 0;
-}
-
 /* The report into a memory buffer, then atomically into the file. */
 static int write_file(const char *path, const struct scan_result *r,
 		      const struct scan_format *f)
@@ -214,12 +151,12 @@ int cmd_scan(int argc, char **argv)
 	struct ir_model *m = NULL;
 	struct scan_result res;
 	struct scan_options so;
-	struct rw_hook hook;
-	int code, rc;
+	struct rw_ctx rw;
+	struct ir_diag hook_d;
+	int code, rc, have_rw = 0;
 	struct ir_diag d;
 
 	memset(&a, 0, sizeof(a));
-	memset(&hook, 0, sizeof(hook));
 	memset(&res, 0, sizeof(res));
 	rules_db_init(&base);
 	rules_db_init(&extra);
@@ -239,17 +176,19 @@ int cmd_scan(int argc, char **argv)
 		}
 	if ((code = cli_load(a.model, &m)) != CLI_EXIT_OK)
 		goto cleanup;
-	hook.m = m;
-	ir_diag_init(&hook.d);
-	hook.state = rw_ctx_init(&hook.rw, m, NULL, &hook.d) < 0 ? -1 : 1;
-	so.can_rewrite = can_rewrite;
-	so.ctx = &hook;
+	/* opmig's rewrite passes say what migrate would do about a node that
+	 * is limited or blocked on a target (rewriters/scan_hook.c) */
+	ir_diag_init(&hook_d);
+	have_rw = rw_ctx_init(&rw, m, NULL, &hook_d) == 0;
+	so.can_rewrite = have_rw ? rw_scan_hook : NULL;
+	so.ctx = &rw;
+	so.fp16 = 0;
 
 	ir_diag_init(&d);
 	/* the rewrite context's inference serves the scan too; a failed one
 	 * is left to the scan, which reports it */
 	if ((rc = scan_model_inferred(m, a.model, targets, a.n_targets, &so,
-				      hook.state > 0 && hook.rw.have_inf ? &hook.rw.inf : NULL,
+				      have_rw && rw.have_inf ? &rw.inf : NULL,
 				      &res, &d)) < 0) {
 		cli_error(a.model, "%s", d.msg);
 		code = cli_exit_code(rc);
@@ -268,8 +207,8 @@ int cmd_scan(int argc, char **argv)
 	code = cli_finish(code);
 cleanup:
 	scan_result_release(&res);
-	if (hook.state)
-		rw_ctx_release(&hook.rw);
+	if (have_rw)
+		rw_ctx_release(&rw);
 	ir_model_free(m);
 	free(targets);
 	rules_db_release(&extra);

@@ -273,6 +273,29 @@ void ir_graph_remove_initializer(struct ir_graph *g, struct ir_value *v)
 	/* an initializer also listed as a graph input stays an input */
 }
 
+void ir_graph_remove_input(struct ir_graph *g, struct ir_value *v)
+{
+	for (size_t i = 0; i < g->n_inputs; i++)
+		if (g->inputs[i].value == v) {
+			if (v->type == g->inputs[i].type)
+				v->type = NULL;
+			ir_type_free(g->inputs[i].type);
+			free(g->inputs[i].doc);
+			ir_unknown_release(&g->inputs[i].unknown);
+			memmove(&g->inputs[i], &g->inputs[i + 1],
+				(g->n_inputs - i - 1) * sizeof(*g->inputs));
+			g->n_inputs--;
+			i--;
+		}
+	v->is_input = 0;
+	for (size_t i = 0; i < g->n_value_info && !v->type; i++)
+		if (g->value_info[i].value == v)
+			v->type = g->value_info[i].type;
+	for (size_t i = 0; i < g->n_outputs && !v->type; i++)
+		if (g->outputs[i].value == v)
+			v->type = g->outputs[i].type;
+}
+
 void ir_graph_drop_value_info(struct ir_graph *g, const struct ir_value *v)
 {
 	for (size_t i = 0; i < g->n_value_info; i++)

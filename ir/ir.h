@@ -444,6 +444,9 @@ int ir_value_attach_initializer(struct ir_graph *g, struct ir_value *v,
 				struct ir_tensor *t);
 /* Forget the value_info declarations of v (its type changed). */
 void ir_graph_drop_value_info(struct ir_graph *g, const struct ir_value *v);
+/* Take v off the graph's inputs (its declaration goes with it); it stays a
+ * value of the graph, to become an initializer, say. */
+void ir_graph_remove_input(struct ir_graph *g, struct ir_value *v);
 /* Attributes: set (replacing one of the same name), remove, find. */
 int ir_node_set_int(struct ir_node *n, const char *name, int64_t v);
 int ir_node_set_float(struct ir_node *n, const char *name, float v);

@@ -46,6 +46,11 @@ void rw_ctx_release(struct rw_ctx *c)
 	c->planner = NULL;
 	rw_prov_free(c->prov);
 	c->prov = NULL;
+	for (size_t i = 0; i < c->n_auto_dims; i++)
+		free(c->auto_dims[i]);
+	free(c->auto_dims);
+	c->auto_dims = NULL;
+	c->n_auto_dims = 0;
 	c->log = NULL;
 	c->n_log = c->cap_log = 0;
 }
@@ -68,6 +73,20 @@ int rw_refresh(struct rw_ctx *c)
 	if (rc == IR_ENOMEM)   /* not a model passes may work on untyped */
 		return ir_diag_error(c->d, rc, "%s", vd.msg);
 	c->have_inf = rc == 0;
+	return 0;
+}
+
+int rw_auto_dim(struct rw_ctx *c, const char *name, int64_t value)
+{
+	char buf[300], **q;
+
+	snprintf(buf, sizeof(buf), "%.200s=%lld", name, (long long)value);
+	if (!(q = realloc(c->auto_dims, (c->n_auto_dims + 1) * sizeof(*q))))
+		return IR_ENOMEM;
+	c->auto_dims = q;
+	if (!(q[c->n_auto_dims] = strdup(buf)))
+		return IR_ENOMEM;
+	c->n_auto_dims++;
 	return 0;
 }
 

@@ -29,6 +29,12 @@ void mg_report_release(struct mg_report *r)
 	for (size_t i = 0; i < r->n_notes; i++)
 		free(r->notes[i]);
 	free(r->notes);
+	for (size_t i = 0; i < r->n_iface; i++) {
+		free(r->iface[i].name);
+		free(r->iface[i].from);
+		free(r->iface[i].to);
+	}
+	free(r->iface);
 	val_report_release(&r->val);
 	val_map_release(&r->map);
 	memset(r, 0, sizeof(*r));
@@ -54,44 +60,41 @@ static int allowed(const struct mg_opts *o, const struct rw_pass *p)
 	return 0;
 }
 
-/* Run every allowed graph pass of one kind. */
-static int stage(struct rw_ctx *c, const struct mg_opts *o, enum rw_kind kind)
+/* Run every allowed graph pass of one kind; *changed (may be NULL)
+ * counts what they changed. */
+static int stage_n(struct rw_ctx *c, const struct mg_opts *o, enum rw_kind kind,
+		   size_t *changed)
 {
+	if (changed)
+		*changed = 0;
 	for (size_t i = 0; i < rw_n_passes; i++) {
 		const struct rw_pass *p = rw_passes[i];
-		size_t changed;
+		size_t k;
 		int rc;
 
 		if (p->kind != kind || !p->run || !allowed(o, p))
 			continue;
-		if ((rc = rw_run(c, p, &changed)) < 0)
+		if ((rc = rw_run(c, p, &k)) < 0)
 			return rc;
+		if (changed)
+			*changed += k;
 	}
 	return 0;
 }
 
-/* The scanner's hook: is a blocked node fixable by a decomposition? */
-static int can_rewrite(void *ctx, const struct rules_target *t,
-		       const struct scan_node *sn, const struct scan_verdict *v,
-		       const char **pass)
+static int stage(struct rw_ctx *c, const struct mg_opts *o, enum rw_kind kind)
 {
-	struct rw_ctx *c = ctx;
-	const struct rules_target *keep = c->target;
-	int ok;
-
-	(void)v;
-	c->target = t;
-	ok = rw_can_rewrite(c, sn->node, pass);
-	c->target = keep;
-	return ok;
+	return stage_n(c, o, kind, NULL);
 }
 
+/* A scan of the model as it is now, for t, with the planner's hook (and
+ * float32 checked as float16 while the precision pass is due). */
 static int scan(struct rw_ctx *c, const char *path, const struct rules_target *t,
 		struct scan_result *out, struct ir_diag *d)
 {
-	struct scan_options so = { can_rewrite, c };
+	struct scan_options so = { .can_rewrite = rw_scan_hook, .ctx = c, .fp16 = c->prec16 };
 
-	return scan_model(c->m, path, &t, 1, &so, out, d);
+	return scan_model_inferred(c->m, path, &t, 1, &so, c->have_inf ? &c->inf : NULL, out, d);
 }
 
 /* One round: every node the scan calls rewritable is decomposed. */
@@ -202,26 +205,31 @@ static void take_log(struct rw_ctx *c, struct mg_report *r)
 
 #define MAX_DIMS 64
 
-/* The --dim settings, plus NAME=batch for the symbolic dim 0 of the
- * original's inputs when the batch was made static (so the original runs
- * at the batch the migrated model has). */
+/* The --dim settings, the dims static-dims made 1 by itself, plus
+ * NAME=batch for the symbolic dim 0 of the original's inputs when the
+ * batch was made static (so the original runs at the sizes the migrated
+ * model has). */
 static size_t validation_dims(const struct ir_model *orig, const struct mg_opts *o,
-			      int64_t batch, struct rt_dim_set *out, char (*buf)[80])
+			      const struct rw_ctx *c, struct rt_dim_set *out, char (*buf)[80])
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < o->n_dims && n < MAX_DIMS; i++)
 		out[n++] = o->dims[i];
-	for (size_t i = 0; batch > 0 && i < orig->graph->n_inputs && n < MAX_DIMS; i++) {
+	for (size_t i = 0; i < c->n_auto_dims && n < MAX_DIMS; i++) {
+		out[n].name = c->auto_dims[i];
+		out[n++].value = 1;
+	}
+	for (size_t i = 0; c->batch > 0 && i < orig->graph->n_inputs && n < MAX_DIMS; i++) {
 		const struct ir_type *t = orig->graph->inputs[i].type;
 
 		if (!t || t->kind != IR_TYPE_TENSOR || !t->shape.n_dims ||
 		    t->shape.dims[0].kind != IR_DIM_PARAM)
 			continue;
 		snprintf(buf[n], sizeof(buf[n]), "%.60s=%lld", ir_s(t->shape.dims[0].param),
-			 (long long)batch);
+			 (long long)c->batch);
 		out[n].name = buf[n];
-		out[n++].value = batch;
+		out[n++].value = c->batch;
 	}
 	return n;
 }
@@ -272,7 +280,7 @@ static size_t zero_ranges(const struct ir_model *orig, struct rt_value_range *ou
 /* Validation on seeded inputs; when the models cannot run on them (an
  * index input out of range for a Gather or a loss whose axis size the
  * generator could not see), once more with every integer input 0. */
-static int validate(struct ir_model *orig, struct ir_model *m, int64_t batch,
+static int validate(struct ir_model *orig, struct ir_model *m, const struct rw_ctx *c,
 		    const struct mg_opts *o, struct mg_report *r, struct ir_diag *d)
 {
 	struct val_opts vo = { 0 };
@@ -281,10 +289,10 @@ static int validate(struct ir_model *orig, struct ir_model *m, int64_t batch,
 	char names[MAX_DIMS][80], znames[MAX_DIMS][80], bad[512];
 	int rc;
 
-	vo.precision = o->precision && !strcmp(o->precision, "fp16") ? VAL_FP16 : -1;
+	vo.precision = c->prec16 ? VAL_FP16 : -1;
 	vo.samples = o->samples > 0 ? o->samples : 1;
 	vo.gen.seed = o->seed;
-	vo.gen.n_dims = validation_dims(orig, o, batch, dims, names);
+	vo.gen.n_dims = validation_dims(orig, o, c, dims, names);
 	vo.gen.dims = dims;
 	vo.map = &r->map;
 	vo.threads = o->threads;
@@ -312,12 +320,83 @@ static int have_kind(enum rw_kind kind)
 	return 0;
 }
 
+/* How many nodes the target runs, or migrate can make it run, in a scan
+ * (rewrites to float16 not counted: they are what is being decided). */
+static size_t reachable(const struct scan_result *sr)
+{
+	const struct scan_target_result *t = &sr->targets[0];
+	size_t n = 0;
+
+	for (size_t i = 0; i < sr->n_nodes; i++)
+		n += t->verdicts[i].status < SCAN_REWRITABLE ||
+		     (t->verdicts[i].status == SCAN_REWRITABLE &&
+		      strcmp(t->verdicts[i].rewrite, "fp16"));
+	return n;
+}
+
+/* The precision: --precision's, else float16 when the target prefers it
+ * (or states no preference) and more nodes are legal or planned with
+ * float32 data taken as float16 than without. */
+static int choose_precision(struct rw_ctx *c, const struct mg_opts *o, const char *path,
+			    struct ir_diag *d)
+{
+	const char *pref = o->target->preferred_precision;
+	struct scan_result a, b;
+	size_t n32, n16;
+	int rc;
+
+	c->prec16 = o->precision && !strcmp(o->precision, "fp16");
+	if (o->precision || (pref && strcmp(pref, "fp16")) || !have_kind(RW_PRECISION))
+		return 0;
+	if ((rc = scan(c, path, o->target, &a, d)) < 0)
+		return rc;
+	n32 = reachable(&a);
+	scan_result_release(&a);
+	c->prec16 = 1;
+	if ((rc = scan(c, path, o->target, &b, d)) < 0)
+		return rc;
+	n16 = reachable(&b);
+	scan_result_release(&b);
+	c->prec16 = n16 > n32;
+	if (!c->prec16)
+		return 0;
+	return rw_note(c, "precision: float16 chosen (%s): %zu of %zu nodes legal or planned in "
+		       "float16, %zu in float32; give --precision fp32 to keep float32",
+		       pref ? "the target's preferred precision" :
+		       "the target runs them only in float16", n16, b.n_nodes, n32);
+}
+
+/* The opset: --opset's, else the best of the target's range. */
+static int choose_opset(struct rw_ctx *c, const struct mg_opts *o, const char *path,
+			struct ir_diag *d)
+{
+	struct scan_result sr;
+	char how[300];
+	int rc;
+
+	if (o->opset > 0) {
+		c->want_opset = o->opset;
+		return 0;
+	}
+	if (!allowed(o, rw_pass_find("opset-convert")))
+		return 0;
+	if ((rc = scan(c, path, o->target, &sr, d)) < 0)
+		return rc;
+	rc = mg_choose_opset(c, &sr, &c->want_opset, how, sizeof(how));
+	scan_result_release(&sr);
+	if (rc == 0 && how[0])
+		rc = rw_note(c, "%s", how);
+	return rc;
+}
+
 int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	   const struct mg_opts *o, struct mg_report *r, struct ir_diag *d)
 {
 	struct scan_result sr = { 0 };
+	struct mg_iface iface = { 0 };
 	struct rw_ctx c;
-	int rc, rounds = o->max_rounds > 0 ? o->max_rounds : 8;
+	int rc, half, rounds = o->max_rounds > 0 ? o->max_rounds : 8;
+	size_t changed;
 
 	memset(r, 0, sizeof(*r));
 	if (o->layout && !strcmp(o->layout, "nhwc") && !have_kind(RW_LAYOUT))
@@ -326,9 +405,24 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 		return ir_diag_error(d, IR_EUSAGE, "--precision fp16: no precision pass exists yet");
 	if (!(r->target = strdup(o->target->id)))
 		return ir_diag_error(d, IR_ENOMEM, "out of memory");
-	if ((rc = rw_ctx_init(&c, m, o->target, d)) < 0)
+	if ((rc = mg_iface_snapshot(m, &iface, d)) < 0)
 		return rc;
+	/* bound inputs are constants of both models */
+	if ((rc = mg_bind_inputs(m, o->bindings, o->n_bindings, d)) < 0 ||
+	    (orig && (rc = mg_bind_inputs(orig, o->bindings, o->n_bindings, d)) < 0)) {
+		mg_iface_release(&iface);
+		return rc;
+	}
+	if ((rc = rw_ctx_init(&c, m, o->target, d)) < 0) {
+		mg_iface_release(&iface);
+		return rc;
+	}
 	c.batch = o->batch;
+	for (size_t i = 0; i < o->n_bindings && rc == 0; i++)
+		rc = rw_note(&c, "input '%s' bound to %s: no longer an input of the model",
+			     o->bindings[i].name, o->bindings[i].value);
+	if (rc < 0)
+		goto cleanup;
 	if (o->fit_memory) {
 		char how[300];
 
@@ -343,29 +437,33 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 		goto cleanup;
 	r->before = sr.targets[0].counts;
 	scan_result_release(&sr);
-	/* the stages, in order */
-	if ((rc = stage(&c, o, RW_CANON)) < 0 || (rc = stage(&c, o, RW_OPSET)) < 0 ||
-	    (rc = stage(&c, o, RW_BATCH)) < 0)
+	/* the stages, in order; folding again once shapes are static */
+	if ((rc = stage(&c, o, RW_CANON)) < 0 || (rc = choose_opset(&c, o, path, d)) < 0 ||
+	    (rc = stage(&c, o, RW_OPSET)) < 0 || (rc = stage_n(&c, o, RW_BATCH, &changed)) < 0 ||
+	    (changed && (rc = stage(&c, o, RW_CANON)) < 0) ||
+	    (rc = choose_precision(&c, o, path, d)) < 0)
 		goto cleanup;
 	for (int i = 0; i < rounds; i++) {
-		size_t changed;
-
 		if ((rc = decompose_round(&c, o, path, &changed, d)) < 0)
 			goto cleanup;
 		if (!changed)
 			break;
 	}
 	if ((rc = stage(&c, o, RW_DTYPE)) < 0 ||
-	    (o->precision && !strcmp(o->precision, "fp16") &&
-	     (rc = stage(&c, o, RW_PRECISION)) < 0) ||
+	    (c.prec16 && (rc = stage(&c, o, RW_PRECISION)) < 0) ||
 	    (o->layout && !strcmp(o->layout, "nhwc") && (rc = stage(&c, o, RW_LAYOUT)) < 0) ||
 	    (rc = stage(&c, o, RW_FUSE)) < 0 || (rc = stage(&c, o, RW_CANON)) < 0)
 		goto cleanup;
+	r->precision = c.prec16 ? "fp16" : "fp32";
+	r->opset = ir_model_opset(m, "");
+	half = c.prec16;
+	c.prec16 = 0;          /* the types are what they are now */
 	if ((rc = scan(&c, path, o->target, &sr, d)) < 0 ||
-	    (rc = residual(&sr, r, d)) < 0)
+	    (rc = residual(&sr, r, d)) < 0 || (rc = mg_iface_diff(&iface, m, r, d)) < 0)
 		goto cleanup;
 	take_log(&c, r);
-	if (o->validate && orig && (rc = validate(orig, m, c.batch, o, r, d)) < 0) {
+	c.prec16 = half;       /* validation's tolerance */
+	if (o->validate && orig && (rc = validate(orig, m, &c, o, r, d)) < 0) {
 		if (rc != IR_EINVAL)
 			goto cleanup;
 		/* the models do not run on the generated inputs (an axis or an
@@ -379,12 +477,16 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 		rc = 0;
 	}
 	r->ok = !r->n_blockers && !r->n_findings && !r->val_error[0] &&
-		(!r->validated || r->val.equivalent);
+		(!r->validated || r->val.equivalent) && !(o->keep_interface && r->n_iface);
 	if (r->n_blockers)
 		snprintf(r->why, sizeof(r->why), "%zu node%s still blocked on %s",
 			 r->n_blockers, r->n_blockers == 1 ? "" : "s", o->target->id);
 	else if (r->n_findings)
 		snprintf(r->why, sizeof(r->why), "%.200s", r->findings[0]);
+	else if (o->keep_interface && r->n_iface)
+		snprintf(r->why, sizeof(r->why), "--keep-interface: %s '%.60s' changed (%s %.20s "
+			 "-> %.20s)", r->iface[0].input ? "input" : "output", r->iface[0].name,
+			 r->iface[0].what, r->iface[0].from, r->iface[0].to);
 	else if (r->val_error[0])
 		snprintf(r->why, sizeof(r->why), "validation could not run on generated inputs "
 			 "(give real ones to opmig validate, or --no-validate)");
@@ -393,5 +495,6 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 cleanup:
 	scan_result_release(&sr);
 	rw_ctx_release(&c);
+	mg_iface_release(&iface);
 	return rc;
 }

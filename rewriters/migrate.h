@@ -34,6 +34,35 @@ struct mg_opts {
 	int max_rounds;                /* decomposition rounds; 0: 8 */
 	int fit_memory;                /* choose the batch that fits the
 					* target's device memory (fit.c) */
+	size_t n_bindings;             /* --input-value NAME=VALUE|FILE */
+	const struct mg_binding *bindings;
+	int keep_interface;            /* refuse interface changes */
+	int64_t opset;                 /* --opset: convert to this; 0 choose */
+};
+
+/* A graph input bound to a constant (bind.c). */
+struct mg_binding {
+	const char *name;
+	const char *value;             /* numbers "16000" / "1,2,3", or a
+					* .npy / .pb file */
+};
+
+/* One change of the model's interface (interface.c). */
+struct mg_iface_change {
+	int input;                     /* 1 input, 0 output */
+	char *name;                    /* owned */
+	const char *what;              /* "dtype", "rank", "removed", "added" */
+	char *from, *to;               /* owned: "int64", "int32"; "3", "4" */
+};
+
+/* The interface of a model as it was (interface.c). */
+struct mg_iface {
+	size_t n;
+	struct mg_iface_item {
+		int input;
+		char *name;
+		int dtype, rank;       /* 0, -1 unknown */
+	} *items;
 };
 
 struct mg_blocker {
@@ -53,6 +82,11 @@ struct mg_report {
 	char **findings;               /* model-level findings after (owned) */
 	size_t n_notes;
 	char **notes;                  /* from the passes (owned) */
+	size_t n_iface;
+	struct mg_iface_change *iface; /* what of the interface changed */
+	const char *precision;         /* "fp16" when float16 was used, by
+					* --precision or chosen (see notes) */
+	int64_t opset;                 /* the default-domain opset written */
 	int validated;
 	char val_error[300];           /* validation could not run (then
 					* validated is 0 and ok is 0) */
@@ -75,6 +109,27 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
  * for none) as the report names them.  NULL when out of memory. */
 char *mg_report_json(const struct mg_report *r, const char *model, const char *out,
 		     int dry_run, int written);
+
+/* Bind graph inputs to constants (bind.c): each named input becomes an
+ * initializer of its value and leaves the interface.  IR_EUSAGE for an
+ * unknown input or a value that does not fit it, IR_EINVAL for a bad
+ * tensor file (the message names it). */
+int mg_bind_inputs(struct ir_model *m, const struct mg_binding *b, size_t n,
+		   struct ir_diag *d);
+
+/* The interface of m, and what of it differs in m2 (appended to
+ * r->iface). */
+int mg_iface_snapshot(const struct ir_model *m, struct mg_iface *f, struct ir_diag *d);
+void mg_iface_release(struct mg_iface *f);
+int mg_iface_diff(const struct mg_iface *before, const struct ir_model *m2,
+		  struct mg_report *r, struct ir_diag *d);
+
+/* The opset to convert to (opset_choice.c): *best 0 when there is no
+ * choice to make (one opset, none stated, or none reachable); how gets a
+ * note when the choice differs from the model's opset.  sr is a scan of
+ * the model for c's target. */
+int mg_choose_opset(struct rw_ctx *c, const struct scan_result *sr, int64_t *best,
+		    char *how, size_t size);
 
 /* The largest batch that fits t's device memory (see fit.c); how gets a
  * one-line account.  IR_EUSAGE when the rules give no device memory,

@@ -99,6 +99,8 @@ static int target_opset(const struct rw_ctx *c, int from)
 {
 	const struct rules_target *t = c->target;
 
+	if (c->want_opset > 0)
+		return (int)c->want_opset;    /* chosen by migrate (opset_choice.c) */
 	if (!t)
 		return from;
 	if (t->opset_min > 0 && from < t->opset_min)
@@ -123,6 +125,26 @@ static void set_import(struct ir_model *m, int64_t to)
 		if (!m->opsets[i].domain || !*m->opsets[i].domain ||
 		    !strcmp(m->opsets[i].domain, "ai.onnx"))
 			m->opsets[i].version = to;
+}
+
+int rw_opset_convertible(struct rw_ctx *c, int64_t to, char *why, size_t size)
+{
+	struct conv v = { .c = c, .from = (int)c->opset, .to = (int)to };
+	int64_t keep = c->opset;
+	int rc;
+
+	why[0] = 0;
+	if (v.to == v.from)
+		return 1;
+	c->opset = to;
+	rc = ir_graph_walk(c->m->graph, visit, &v);
+	c->opset = keep;
+	if (rc < 0 || v.rc < 0)
+		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+	if (v.bad)
+		snprintf(why, size, "node '%s' (%s): %s", ir_s(v.bad->name),
+			 ir_s(v.bad->op_type), v.why);
+	return !v.bad;
 }
 
 static int run(struct rw_ctx *c, size_t *changed)

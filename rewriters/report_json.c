@@ -81,6 +81,23 @@ char *mg_report_json(const struct mg_report *r, const char *model, const char *o
 		jb_need(cJSON_AddStringToObject(x, "reasons", r->blockers[i].why), &ok);
 		jb_put(arr, x, &ok);
 	}
+	arr = cJSON_AddArrayToObject(o, "interface_changes");
+	jb_need(arr, &ok);
+	for (size_t i = 0; i < r->n_iface; i++) {
+		cJSON *x = cJSON_CreateObject();
+
+		jb_need(cJSON_AddStringToObject(x, "kind", r->iface[i].input ? "input" : "output"), &ok);
+		jb_need(cJSON_AddStringToObject(x, "name", r->iface[i].name), &ok);
+		jb_need(cJSON_AddStringToObject(x, "change", r->iface[i].what), &ok);
+		jb_need(cJSON_AddStringToObject(x, "from", r->iface[i].from), &ok);
+		jb_need(cJSON_AddStringToObject(x, "to", r->iface[i].to), &ok);
+		jb_put(arr, x, &ok);
+	}
+	if (r->precision)
+		jb_need(cJSON_AddStringToObject(o, "precision", r->precision), &ok);
+	else
+		jb_need(cJSON_AddNullToObject(o, "precision"), &ok);
+	jb_need(cJSON_AddNumberToObject(o, "opset", (double)r->opset), &ok);
 	arr = cJSON_AddArrayToObject(o, "model_findings");
 	jb_need(arr, &ok);
 	for (size_t i = 0; i < r->n_findings; i++)

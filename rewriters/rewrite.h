@@ -106,6 +106,10 @@ struct rw_ctx {
 	/* the default-domain opset opset-convert brings the model to (0: the
 	 * nearest the target accepts) */
 	int64_t want_opset;
+	/* symbolic dims static-dims set by itself ("NAME=V", owned), which
+	 * validation must give the original too */
+	size_t n_auto_dims;
+	char **auto_dims;
 };
 
 struct rw_pass;
@@ -157,6 +161,8 @@ int rw_ctx_init(struct rw_ctx *c, struct ir_model *m,
 void rw_ctx_release(struct rw_ctx *c);
 /* Verify the model and infer types and shapes again (after a change). */
 int rw_refresh(struct rw_ctx *c);
+/* Record a symbolic dim a pass made static by itself (name = value). */
+int rw_auto_dim(struct rw_ctx *c, const char *name, int64_t value);
 /* Record a note for the report ("tensor 'ids' stays int64: ..."). */
 int rw_note(struct rw_ctx *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -209,9 +215,27 @@ int rw_apply(struct rw_ctx *c, const struct rw_pass *p, struct ir_node *n, int v
 /* Apply a graph pass; refreshes the model when something changed. */
 int rw_run(struct rw_ctx *c, const struct rw_pass *p, size_t *changed);
 
-/* Shown to the scanner (scan_options.can_rewrite): ctx is a struct
- * rw_ctx bound to the model and target being scanned. */
+/* Can opset-convert bring the model's default-domain opset to `to` (1),
+ * or not (0, why says which node stops it)?  Nothing changes. */
+int rw_opset_convertible(struct rw_ctx *c, int64_t to, char *why, size_t size);
+
+/* Is there a plan for n (rw_choose)?  *pass names its pass. */
 int rw_can_rewrite(struct rw_ctx *c, const struct ir_node *n, const char **pass);
+
+/* The scanner's rewrite hook (scan_options.can_rewrite; scan_hook.c):
+ * ctx is a struct rw_ctx bound to the model being scanned.  A node is
+ * rewritable by a planned lowering, by fold-constants, or by "fp16" (see
+ * rw_precision_fix); for a node only int8 would fix, *pass is
+ * "--precision int8" while it stays blocked. */
+struct scan_node;
+struct scan_verdict;
+int rw_scan_hook(void *ctx, const struct rules_target *t, const struct scan_node *sn,
+		 const struct scan_verdict *v, const char **pass);
+/* A node blocked only by its data types, being float32: does float16 fix
+ * it (the target takes the op in float16 and prefers fp16 or says
+ * nothing), or only int8 (quantization)? */
+enum { RW_FIX_NONE, RW_FIX_FP16, RW_FIX_INT8 };
+int rw_precision_fix(struct rw_ctx *c, const struct ir_node *n, const struct scan_verdict *v);
 
 /* ---- provenance (prov.c) --------------------------------------------- */
 

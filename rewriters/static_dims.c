@@ -6,10 +6,13 @@
  * shapes that hard-code the old batch as their first entry follow (each
  * one reported as a note).  Inference then makes shapes static
  * downstream; fold-constants turns the Shape arithmetic into constants.
+ * On a target whose rules say dynamic_shapes false, every input dim left
+ * symbolic or unknown becomes 1, with a note naming --batch and --dim.
  * Dims still symbolic afterwards are reported. */
 #include <stdio.h>
 #include <string.h>
 
+#include "oprules/rules.h"
 #include "rewriters/rw_int.h"
 #include "validators/inputs.h"
 
@@ -85,6 +88,54 @@ static int fix_reshape(struct rw_ctx *c, struct ir_node *n, int64_t old, int64_t
 		       ir_s(n->name), ir_s(s->name), (long long)old, (long long)batch) < 0 ? -1 : 1;
 }
 
+/* A target that takes static shapes only: every input dim still
+ * symbolic or unknown becomes 1 (polygraphy's default), each with a note,
+ * and the symbolic ones are recorded for validation (the original runs
+ * with the same sizes). */
+static int default_dims(struct rw_ctx *c, struct names *s, size_t *changed)
+{
+	struct ir_graph *g = c->m->graph;
+
+	for (size_t i = 0; i < g->n_inputs; i++) {
+		struct ir_type *t = g->inputs[i].type;
+
+		if (!t || t->kind != IR_TYPE_TENSOR || g->inputs[i].value->init)
+			continue;
+		for (size_t k = 0; k < t->shape.n_dims; k++) {
+			struct ir_dim *d = &t->shape.dims[k];
+			const char *name = d->kind == IR_DIM_PARAM ? d->param : NULL;
+
+			int64_t v;
+
+			if (d->kind == IR_DIM_VALUE)
+				continue;
+			if (name && lookup(s, name, &v)) {    /* set with another input */
+				d->kind = IR_DIM_VALUE;
+				d->value = v;
+				(*changed)++;
+				continue;
+			}
+			if (rw_note(c, "input '%s' dim %zu (%s) set to 1: %s takes static shapes "
+				    "only; give --batch N or --dim %s=V for another size",
+				    ir_s(g->inputs[i].value->name), k, name ? name : "unnamed",
+				    c->target->id, name ? name : "NAME") < 0 ||
+			    (name && rw_auto_dim(c, name, 1) < 0))
+				return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+			if (name)
+				add(s, name, 1);
+			d->kind = IR_DIM_VALUE;
+			d->value = 1;
+			(*changed)++;
+		}
+	}
+	/* the same names elsewhere (outputs, value_info) follow */
+	for (size_t i = 0; i < g->n_outputs; i++)
+		*changed += set_dims(g->outputs[i].type, s);
+	for (size_t i = 0; i < g->n_value_info; i++)
+		*changed += set_dims(g->value_info[i].type, s);
+	return 0;
+}
+
 static int run(struct rw_ctx *c, size_t *changed)
 {
 	struct ir_graph *g = c->m->graph;
@@ -137,6 +188,8 @@ static int run(struct rw_ctx *c, size_t *changed)
 				*changed += (size_t)rc;
 			}
 	}
+	if (c->target && c->target->dynamic_shapes == 0 && (rc = default_dims(c, &s, changed)) < 0)
+		return rc;
 	for (size_t i = 0; i < g->n_inputs; i++) {
 		const struct ir_type *t = g->inputs[i].type;
 

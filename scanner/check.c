@@ -339,7 +339,7 @@ static const char *io_name(int input)
 }
 
 /* dtype, rank and dim checks of one input or output. */
-static int check_tensor(const struct scan_ninfo *ni,
+static int check_tensor(const struct scan_ctx *c, const struct scan_ninfo *ni,
 			const struct rules_target *t, const struct rules_op *op,
 			const char *dc, enum scan_status st, int input, size_t i,
 			const struct ir_value *val, struct scan_verdict *v)
@@ -348,6 +348,9 @@ static int check_tensor(const struct scan_ninfo *ni,
 	const struct rules_io *io = op ? (input ? find_io(op->inputs, op->n_inputs, i) :
 					  find_io(op->outputs, op->n_outputs, i)) : NULL;
 	int dtype = vt ? vt->dtype : 0, reported = 0;
+
+	if (c->f32_as && dtype == IR_DTYPE_FLOAT)
+		dtype = c->f32_as;      /* what migrate would convert it to */
 	char buf[256];
 
 	if (!vt || vt->is_seq || vt->map_key)
@@ -473,11 +476,11 @@ int scan_check_node(const struct scan_ctx *c, const struct scan_node *sn,
 	dc = data_constraint(ni->schema);
 	for (size_t i = 0; i < n->n_inputs; i++)
 		if (n->inputs[i] &&
-		    check_tensor(ni, t, op, dc, st, 1, i, n->inputs[i], v) < 0)
+		    check_tensor(c, ni, t, op, dc, st, 1, i, n->inputs[i], v) < 0)
 			return -1;
 	for (size_t i = 0; i < n->n_outputs; i++)
 		if (n->outputs[i] &&
-		    check_tensor(ni, t, op, dc, st, 0, i, n->outputs[i], v) < 0)
+		    check_tensor(c, ni, t, op, dc, st, 0, i, n->outputs[i], v) < 0)
 			return -1;
 	for (size_t i = 0; i < op->n_attrs; i++)
 		if (check_attr(n, ni->schema, &op->attrs[i], st, v) < 0)

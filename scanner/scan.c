@@ -376,6 +376,38 @@ static int count_blocked_types(const struct scan_result *r, struct scan_target_r
 	return 0;
 }
 
+/* Would the node be legal with its float32 data in float16, or in int8 or
+ * uint8 (a verdict of data-type reasons only)? */
+static int precision_fixes(const struct scan_ctx *c, const struct scan_node *sn,
+			   const struct scan_ninfo *ni, const struct rules_target *t,
+			   struct scan_verdict *v)
+{
+	/* int8 quantization gives uint8 activations where a target wants them */
+	static const int as[3] = { IR_DTYPE_FLOAT16, IR_DTYPE_INT8, IR_DTYPE_UINT8 };
+
+	if (v->status < SCAN_LIMITED || c->f32_as)
+		return 0;
+	for (size_t i = 0; i < v->n_reasons; i++)
+		if (strcmp(v->reasons[i].code, SCAN_REASON_DTYPE))
+			return 0;
+	for (int k = 0; k < 3; k++) {
+		struct scan_ctx alt = *c;
+		struct scan_verdict w = { 0 };
+		int clean;
+
+		alt.f32_as = as[k];
+		if (scan_check_node(&alt, sn, ni, t, &w) < 0)
+			return -1;
+		clean = w.n_reasons == 0;
+		scan_verdict_release(&w);
+		if (clean) {
+			v->fix = k ? SCAN_FIX_INT8 : SCAN_FIX_FP16;
+			return 0;
+		}
+	}
+	return 0;
+}
+
 static int scan_target(struct scan_ctx *c, struct scan_result *r, size_t ti,
 		       const struct scan_options *so)
 {
@@ -389,12 +421,13 @@ static int scan_target(struct scan_ctx *c, struct scan_result *r, size_t ti,
 		struct scan_verdict *v = &tr->verdicts[i];
 		const char *pass = NULL;
 
-		if (scan_check_node(c, &r->nodes[i], &c->info[i], t, v) < 0)
+		if (scan_check_node(c, &r->nodes[i], &c->info[i], t, v) < 0 ||
+		    precision_fixes(c, &r->nodes[i], &c->info[i], t, v) < 0)
 			return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
 		if ((v->status == SCAN_LIMITED || v->status == SCAN_BLOCKED) &&
-		    so && so->can_rewrite &&
-		    so->can_rewrite(so->ctx, t, &r->nodes[i], v, &pass) && pass) {
-			v->status = SCAN_REWRITABLE;
+		    so && so->can_rewrite) {
+			if (so->can_rewrite(so->ctx, t, &r->nodes[i], v, &pass) && pass)
+				v->status = SCAN_REWRITABLE;
 			v->rewrite = pass;
 		}
 		counts_add(&tr->counts, v->status);
@@ -429,6 +462,7 @@ int scan_model_inferred(struct ir_model *m, const char *path,
 	memset(&e, 0, sizeof(e));
 	c.m = m;
 	c.d = d;
+	c.f32_as = so && so->fp16 ? IR_DTYPE_FLOAT16 : 0;
 	c.path = path ? path : ir_s(m->path);
 	ir_infer_init(&c.own_inf);
 	c.inf = &c.own_inf;

@@ -68,11 +68,17 @@ struct scan_reason {
 	char *message;
 };
 
+/* A precision that would make a node of data-type reasons only legal. */
+enum scan_fix { SCAN_FIX_NONE, SCAN_FIX_FP16, SCAN_FIX_INT8 };
+
 struct scan_verdict {
 	enum scan_status status;
 	size_t n_reasons;
 	struct scan_reason *reasons;
-	const char *rewrite;    /* pass name or NULL */
+	enum scan_fix fix;      /* its float32 data as float16 (or int8) would
+				 * make it legal */
+	const char *rewrite;    /* pass name (or, for a blocked node, the fix
+				 * to name) or NULL */
 };
 
 struct scan_counts {
@@ -112,12 +118,16 @@ struct scan_result {
 
 /* The migrate pipeline asks its rewriter registry whether a node that
  * would be limited or blocked can be rewritten for target t: nonzero with
- * *pass set to the pass name (a static string) makes it rewritable. */
+ * *pass set to the pass name (a static string) makes it rewritable; zero
+ * with *pass set leaves the verdict and names the fix (the verdict's
+ * rewrite field, "--precision int8").  fp16: float32 data is checked as
+ * float16 (migrate converts it). */
 struct scan_options {
 	int (*can_rewrite)(void *ctx, const struct rules_target *t,
 			   const struct scan_node *sn, const struct scan_verdict *v,
 			   const char **pass);
 	void *ctx;
+	int fp16;
 };
 
 /* Scan m (loaded and verified) against targets (resolved; n_targets >= 1)

@@ -54,6 +54,8 @@ struct scan_ctx {
 	unsigned char *const_pool;           /* storage of info[].in_const */
 	struct scan_mfacts facts;
 	struct ir_diag *d;
+	int f32_as;                          /* float32 checked as this dtype
+					      * (0: as float32) */
 };
 
 /* check.c: the verdict of node i for target t (reasons, status; no

@@ -102,13 +102,22 @@ $PY -c 'import json,sys; r=json.load(open(sys.argv[1])); v=r["validation"]; asse
 	rep.json || fail "JSON validation block is not as documented"
 
 # --- blockers keep OUT unwritten, --force writes it -------------------------
-run 1 "$OPMIG" migrate "$S" --target generic-npu -o dyn.onnx
+# (static-dims left out by --passes: the dynamic batch blocks generic-npu)
+run 1 "$OPMIG" migrate "$S" --target generic-npu --passes fp16 -o dyn.onnx
 grep -q "^result: NOT written" "$T/out" || fail "dynamic batch: result line missing"
-grep -q "stays dynamic (N)" "$T/out" || fail "dynamic batch: the dynamic dim is not reported"
+grep -q "graph input with dynamic dims (first .image. float\[N,3,32,32\])" "$T/out" ||
+	fail "dynamic batch: the dynamic dim is not reported"
 [ -e dyn.onnx ] && fail "dyn.onnx written although blocked"
-run 1 "$OPMIG" migrate "$S" --target generic-npu -o dyn.onnx --force
+run 1 "$OPMIG" migrate "$S" --target generic-npu --passes fp16 -o dyn.onnx --force
 [ -s dyn.onnx ] || fail "--force did not write dyn.onnx"
 check dyn.onnx
+# --- a static-shape target makes open dims 1 by itself, with a note ----------
+run 0 "$OPMIG" migrate "$S" --target generic-npu -o one.onnx
+grep -q "^note: input 'image' dim 0 (N) set to 1: generic-npu takes static shapes only" "$T/out" ||
+	fail "static-shape default: no note"
+check one.onnx
+$PY -c 'import onnx,sys; m=onnx.load(sys.argv[1]); d=m.graph.input[0].type.tensor_type.shape.dim[0]; assert d.dim_value==1, d' \
+	one.onnx || fail "static-shape default: dim 0 is not 1"
 
 # --- external data follows the model -----------------------------------------
 run 0 "$OPMIG" convert "$S" ext.onnx --external-data ext.bin --size-threshold 64

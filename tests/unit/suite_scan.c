@@ -247,7 +247,7 @@ static void test_rewrite_hook_and_views(void)
 	struct rules_db db;
 	struct ir_model *m;
 	struct scan_result r;
-	struct scan_options so = { fake_rewrite, NULL };
+	struct scan_options so = { .can_rewrite = fake_rewrite };
 	const struct rules_target *ts[2];
 	struct scan_group *g;
 	struct scan_matrix mx;

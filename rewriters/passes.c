@@ -30,6 +30,7 @@
 	X(gemm) \
 	X(global_pool) \
 	X(group_norm) \
+	X(gru) \
 	X(hard_sigmoid) \
 	X(hard_swish) \
 	X(if_const) \
@@ -40,6 +41,7 @@
 	X(leaky_relu) \
 	X(logic_arith) \
 	X(lp_norm) \
+	X(lstm) \
 	X(matmul_batch) \
 	X(mish) \
 	X(narrow_float64) \
@@ -54,6 +56,7 @@
 	X(range_const) \
 	X(reciprocal) \
 	X(reduce) \
+	X(rnn) \
 	X(sign) \
 	X(skip_layer_norm) \
 	X(softmax) \

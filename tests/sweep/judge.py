@@ -8,9 +8,12 @@ suite's folder of cases (DATA/<case>/model.onnx, test_data_set_N/).  Every
 written model is checked by onnx.checker (full_check, opset <= 17) and run
 by onnxruntime-node (one process for everything) on each of its case's
 input sets; its outputs are compared with the case's expected outputs
-(rtol 1e-3, atol 1e-5 for floats, NaN equal to NaN; exact otherwise),
-after the interface check: the migrated model has the original's inputs
-and outputs, in order, with their names and element types.
+(rtol 1e-3, atol 1e-5 for floats, or validate's fp16 tolerances rtol
+1e-2, atol 1e-3 for a model the report says was migrated in float16; NaN
+equal to NaN; exact otherwise), after the interface check: the migrated
+model has the original's inputs and outputs, in order, with their names
+and element types, but for the element types its report lists among the
+interface changes (inputs are then cast to the new type).
 
 A model is "equal" when all of that holds.  It is "invalid" when the
 checker rejects it or onnxruntime refuses it although it runs the
@@ -76,7 +79,7 @@ def elem_type(vi):
     return t.tensor_type.elem_type if t.HasField('tensor_type') else -1
 
 
-def close(got, want, ref=None):
+def close(got, want, ref=None, fp16=False):
     """None when got equals want within tolerance; the tolerance grows by
     onnxruntime's own distance from want on the original (ref), so a case
     where the reference runtime itself sits off the expected values (DFT's
@@ -89,7 +92,7 @@ def close(got, want, ref=None):
         both_nan = np.isnan(g) & np.isnan(w)
         same_inf = np.isinf(w) & (g == w)
         err = np.abs(g - w)
-        tol = 1e-5 + 1e-3 * np.abs(w)
+        tol = (1e-3 + 1e-2 * np.abs(w)) if fp16 else (1e-5 + 1e-3 * np.abs(w))
         if ref is not None and ref.shape == want.shape:
             d = np.abs(ref.astype(np.float64) - w)
             tol = tol + np.where(np.isfinite(d), d, 0)
@@ -106,17 +109,27 @@ def close(got, want, ref=None):
     return None
 
 
-def interface(orig, mig):
+def interface(orig, mig, report):
+    """None when the interface is the original's but for the changes the
+    report lists (interface_changes: a dtype the target lacks); else why.
+    The second value maps input names to the numpy dtype they now take."""
+    listed = {(c['kind'], c['name']): c for c in report.get('interface_changes', [])}
+    casts = {}
     oi, mi = real_inputs(orig.graph), real_inputs(mig.graph)
     for what, a, b in (('input', oi, mi), ('output', orig.graph.output, mig.graph.output)):
         if [x.name for x in a] != [x.name for x in b]:
-            return '%ss %s, want %s' % (what, [x.name for x in b], [x.name for x in a])
+            return '%ss %s, want %s' % (what, [x.name for x in b], [x.name for x in a]), casts
         for x, y in zip(a, b):
-            if elem_type(x) != elem_type(y):
-                return "%s '%s': element type %s, want %s" % (
+            if elem_type(x) == elem_type(y):
+                continue
+            c = listed.get((what, x.name))
+            if not c or c['change'] != 'dtype':
+                return "%s '%s': element type %s, want %s (not in the report)" % (
                     what, x.name, onnx.TensorProto.DataType.Name(elem_type(y)),
-                    onnx.TensorProto.DataType.Name(elem_type(x)))
-    return None
+                    onnx.TensorProto.DataType.Name(elem_type(x))), casts
+            if what == 'input':
+                casts[x.name] = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[elem_type(y)]
+    return None, casts
 
 
 def main():
@@ -168,10 +181,15 @@ def main():
                 except Exception as e:
                     ent['state'], ent['msg'] = 'invalid', 'checker: ' + str(e).splitlines()[0][:300]
                     continue
-            msg = interface(orig, mig)
+            with open(os.path.join(cdir, target, 'report.json')) as f:
+                report = json.load(f)
+            msg, casts = interface(orig, mig, report)
             if msg:
                 ent['state'], ent['msg'] = 'differing', 'interface: ' + msg
                 continue
+            # a model migrated in float16 is judged with validate's fp16
+            # tolerances (the report says which precision it has)
+            ent['fp16'] = report.get('precision') == 'fp16'
             if not sets:
                 ent['state'] = 'unjudged'
                 ent['msg'] = 'no tensor test data'
@@ -184,7 +202,8 @@ def main():
                 if any(np.asarray(x).dtype not in ortlib.NAMES for x in ins):
                     ent['state'], ent['msg'] = 'unjudged', 'inputs of a type the runner lacks'
                     break
-                runs.append((case, target, path, k, dict(zip(names, ins))))
+                feeds = {n: (x.astype(casts[n]) if n in casts else x) for n, x in zip(names, ins)}
+                runs.append((case, target, path, k, feeds))
     # the originals too: a model onnxruntime cannot run as given is not judged by it
     orig_runs = []
     seen = set()
@@ -192,7 +211,9 @@ def main():
         if (case, k) in seen:
             continue
         seen.add((case, k))
-        orig_runs.append((case, None, os.path.join(a.data, case, 'model.onnx'), k, feeds))
+        names = [i.name for i in real_inputs(origs[case][0].graph)]
+        orig_runs.append((case, None, os.path.join(a.data, case, 'model.onnx'), k,
+                          dict(zip(names, origs[case][1][k][0]))))
     allruns = orig_runs + runs
     res = ortlib.run_many([(r[2], r[4]) for r in allruns], work)
     orig_ok = {}
@@ -219,7 +240,7 @@ def main():
             continue
         for j, (g, w) in enumerate(zip(out, want)):
             r = ref[j] if j < len(ref) else None
-            m = close(g, w, r)
+            m = close(g, w, r, ent.get('fp16', False))
             # onnxruntime itself off the expected values on the original
             # (test_range_*_expanded: a Loop's scalar scan output as [n, 1]):
             # the migrated model must then compute what it computes there

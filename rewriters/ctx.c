@@ -61,8 +61,10 @@ int rw_refresh(struct rw_ctx *c)
 	int rc;
 
 	ir_diag_init(&vd);
+	/* invalid after a pass: a fault of opmig's, not of the input */
 	if ((rc = ir_model_verify(c->m, &vd)) < 0)
-		return ir_diag_error(c->d, rc, "the rewritten model is invalid%s%s: %s",
+		return ir_diag_error(c->d, c->pass && rc == IR_EINVAL ? IR_EINTERNAL : rc,
+				     "the rewritten model is invalid%s%s: %s",
 				     c->pass ? " after pass " : "", c->pass ? c->pass : "",
 				     vd.msg);
 	ir_infer_release(&c->inf);

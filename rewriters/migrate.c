@@ -342,7 +342,7 @@ static int choose_precision(struct rw_ctx *c, const struct mg_opts *o, const cha
 {
 	const char *pref = o->target->preferred_precision;
 	struct scan_result a, b;
-	size_t n32, n16;
+	size_t n32, n16, total;
 	int rc;
 
 	c->prec16 = o->precision && !strcmp(o->precision, "fp16");
@@ -356,6 +356,7 @@ static int choose_precision(struct rw_ctx *c, const struct mg_opts *o, const cha
 	if ((rc = scan(c, path, o->target, &b, d)) < 0)
 		return rc;
 	n16 = reachable(&b);
+	total = b.n_nodes;
 	scan_result_release(&b);
 	c->prec16 = n16 > n32;
 	if (!c->prec16)
@@ -363,7 +364,7 @@ static int choose_precision(struct rw_ctx *c, const struct mg_opts *o, const cha
 	return rw_note(c, "precision: float16 chosen (%s): %zu of %zu nodes legal or planned in "
 		       "float16, %zu in float32; give --precision fp32 to keep float32",
 		       pref ? "the target's preferred precision" :
-		       "the target runs them only in float16", n16, b.n_nodes, n32);
+		       "the target runs them only in float16", n16, total, n32);
 }
 
 /* The opset: --opset's, else the best of the target's range. */

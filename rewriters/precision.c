@@ -21,7 +21,9 @@
  * (same name); read both ways, a float16 copy is added.  Graph inputs and
  * outputs keep float32 (Casts at the boundary) unless --fp16-io, which
  * makes them float16 and records the change in the name map.  A note
- * lists the nodes kept in float32, by op and reason.  Shape, Size and
+ * lists the nodes kept in float32, by op and reason.  A sensitive op the
+ * target takes only in float16 converts anyway (kept in float32 it would
+ * stay blocked), with its own note.  Shape, Size and
  * Casts to integers read their input in whichever type it has. */
 #include <math.h>
 #include <stdio.h>
@@ -41,6 +43,8 @@ struct pnode {
 	size_t n_conv;
 	const char *conv[8];          /* type constraints converted */
 	const char *why;              /* P_KEEP: static reason */
+	int forced;                   /* sensitive, but the target has no
+				       * float32 form of it */
 };
 
 struct prec {
@@ -129,7 +133,7 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 {
 	const struct ir_op_schema *s;
 	const char *op = ir_s(n->op_type);
-	int any32 = 0, in32 = 0, out_int = 0, attr_out = 0;
+	int any32 = 0, in32 = 0, out_int = 0, attr_out = 0, only16;
 	char from[64];
 
 	for (size_t i = 0; i < n->n_inputs + n->n_outputs; i++) {
@@ -150,30 +154,37 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 		pn->why = "op of another domain, unknown op or subgraphs";
 		return;
 	}
+	for (size_t i = 0; i < n->n_inputs; i++)
+		if (n->inputs[i] && n->inputs[i]->sparse_init) {
+			pn->why = "reads a sparse initializer (kept as it is)";
+			return;
+		}
 	if (!strcmp(op, "Shape") || !strcmp(op, "Size") || (!strcmp(op, "Cast") && out_int)) {
 		/* reads no values, or converts float16 to integers exactly
 		 * as it converts the float32 the float16 would become */
 		pn->mode = P_ANY;
 		return;
 	}
-	if (in_list(op, sensitive, sizeof(sensitive) / sizeof(*sensitive))) {
+	/* a target that takes the op only in float16: kept in float32 it
+	 * would stay blocked, so sensitivity gives way (and a note says so) */
+	only16 = p->c->target && !rw_target_accepts(p->c, "", op, IR_DTYPE_FLOAT) &&
+		 rw_target_accepts(p->c, "", op, IR_DTYPE_FLOAT16);
+	if (in_list(op, sensitive, sizeof(sensitive) / sizeof(*sensitive)))
 		pn->why = "numerically sensitive";
-		return;
-	}
-	if (in_list(origin_op(n, from, sizeof(from)), sensitive,
-		    sizeof(sensitive) / sizeof(*sensitive))) {
+	else if (in_list(origin_op(n, from, sizeof(from)), sensitive,
+			 sizeof(sensitive) / sizeof(*sensitive)))
 		pn->why = "part of a numerically sensitive op's decomposition (its statistics)";
-		return;
-	}
-	if (in_list(op, sums, sizeof(sums) / sizeof(*sums))) {
+	else if (in_list(op, sums, sizeof(sums) / sizeof(*sums))) {
 		double a = rw_static_numel(p->c, n->inputs[0]);
 		double b = rw_static_numel(p->c, n->outputs[0]);
 
-		if (a < 0 || b <= 0 || a / b > RW_FP16_MAX_REDUCE) {
+		if (a < 0 || b <= 0 || a / b > RW_FP16_MAX_REDUCE)
 			pn->why = "sums more than " "256" " elements (or an unknown count)";
-			return;
-		}
 	}
+	if (pn->why && !only16)
+		return;
+	pn->forced = pn->why != NULL;
+	pn->why = NULL;
 	if (in32 && out_int) {
 		pn->why = "turns float data into integers or booleans";
 		return;
@@ -442,6 +453,22 @@ static int report(struct prec *p, size_t n_half)
 		rc = rw_note(p->c, "fp16: %zu %s node%s stay%s float32 (first '%s'): %s", k,
 			     ir_s(n->op_type), k == 1 ? "" : "s", k == 1 ? "s" : "",
 			     ir_s(n->name), p->nodes[i].why);
+	}
+	for (size_t i = 0; i < p->n_nodes && rc == 0; i++) {
+		const struct ir_node *n = g->nodes[i];
+		size_t k = 0;
+
+		if (p->nodes[i].mode != P_HALF || !p->nodes[i].forced || done[i])
+			continue;
+		for (size_t j = i; j < p->n_nodes; j++)
+			if (p->nodes[j].mode == P_HALF && p->nodes[j].forced && !done[j] &&
+			    !strcmp(ir_s(g->nodes[j]->op_type), ir_s(n->op_type))) {
+				done[j] = 1;
+				k++;
+			}
+		rc = rw_note(p->c, "fp16: %zu %s node%s run%s in float16 (first '%s') although "
+			     "numerically sensitive: the target has no float32 form", k,
+			     ir_s(n->op_type), k == 1 ? "" : "s", k == 1 ? "s" : "", ir_s(n->name));
 	}
 	if (rc == 0)
 		rc = rw_note(p->c, "fp16: %zu node%s run in float16, %zu stay float32; inputs and outputs %s",

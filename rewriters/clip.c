@@ -1,9 +1,13 @@
 /* clip.c: pass "clip": Clip as Max and Min, y = min(max(x, lo), hi) (hi
- * when lo > hi, as the spec says), or with lo a constant 0 as Relu (and
- * Min): ReLU6 on targets without Clip.  The bounds are the inputs (from
- * opset 11; any tensor Max/Min broadcast) or the attributes (before);
- * an absent bound is no bound.  Exact; NaN stays NaN.  Integer data from
- * opset 12 (Relu on integers from 14). */
+ * when lo > hi, as the spec says), or with lo a constant 0 as Relu and
+ * Min (ReLU6 on targets without Clip).  The bounds are the inputs (from
+ * opset 11; any scalar tensor) or the attributes (before).  An absent bound
+ * of float data is the spec's default, the attribute's +-3.402823e38 before
+ * opset 11 and the dtype's lowest/max from 11, which infinities are clamped
+ * to, so float data always takes both ops; on integers an absent bound is
+ * no bound and its op is left out (variants relu, max, min).  Exact; NaN
+ * stays NaN.  Integer data from opset 12 (Relu on integers from 14). */
+#include <float.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,10 +39,38 @@ static void get_bounds(struct rw_ctx *c, const struct ir_node *n, struct bounds 
 	}
 }
 
+/* The default of an absent bound of float data (its max; lowest = -max) */
+static double float_limit(const struct rw_ctx *c, int dt)
+{
+	if (c->opset < 11)
+		return FLT_MAX;
+	return dt == IR_DTYPE_DOUBLE ? DBL_MAX : dt == IR_DTYPE_FLOAT16 ? 65504.0 :
+	       dt == IR_DTYPE_BFLOAT16 ? 0x1.fep127 : FLT_MAX;
+}
+
+static int vcheck(struct rw_ctx *c, const struct ir_node *n, int v)
+{
+	struct bounds b;
+	int fl = rw_dtype_is_float(rw_node_dtype(c, n));
+
+	get_bounds(c, n, &b);
+	switch (v) {
+	case V_RELU_MIN:
+		return b.lo_zero && (b.hi || fl) && (fl || c->opset >= 14);
+	case V_RELU:
+		return b.lo_zero && !b.hi && !fl && c->opset >= 14;
+	case V_MAX_MIN:
+		return fl || (b.lo && b.hi);
+	case V_MAX:
+		return !fl && b.lo && !b.hi;
+	default:
+		return !fl && !b.lo && b.hi;
+	}
+}
+
 static int check(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
 {
 	int dt = rw_node_dtype(c, n);
-	struct bounds b;
 
 	if (!n->n_inputs || !n->inputs[0] || !n->n_outputs || !n->outputs[0]) {
 		snprintf(why, size, "input 0 or output 0 is absent");
@@ -54,31 +86,11 @@ static int check(struct rw_ctx *c, const struct ir_node *n, char *why, size_t si
 		snprintf(why, size, "needs opset >= 8 (broadcasting Max and Min)");
 		return 0;
 	}
-	get_bounds(c, n, &b);
-	if (!b.lo && !b.hi) {
-		snprintf(why, size, "no bound: an identity");
-		return 0;
-	}
-	return 1;
-}
-
-static int vcheck(struct rw_ctx *c, const struct ir_node *n, int v)
-{
-	struct bounds b;
-	int dt = rw_node_dtype(c, n);
-
-	get_bounds(c, n, &b);
-	switch (v) {
-	case V_RELU_MIN: case V_RELU:
-		return b.lo_zero && b.hi == (v == V_RELU_MIN) &&
-		       (rw_dtype_is_float(dt) || c->opset >= 14);
-	case V_MAX_MIN:
-		return b.lo && b.hi;
-	case V_MAX:
-		return b.lo && !b.hi;
-	default:
-		return !b.lo && b.hi;
-	}
+	for (int v = V_RELU_MIN; v <= V_MIN; v++)
+		if (vcheck(c, n, v))
+			return 1;
+	snprintf(why, size, "no bound on integer data: an identity");
+	return 0;
 }
 
 static int apply(struct rw_ctx *c, struct ir_node *n, int v)
@@ -86,21 +98,25 @@ static int apply(struct rw_ctx *c, struct ir_node *n, int v)
 	struct rw_emit e;
 	struct bounds b;
 	struct ir_value *x = n->inputs[0], *y = n->outputs[0], *lo = NULL, *hi = NULL;
+	int relu = v == V_RELU_MIN || v == V_RELU;
+	double lim;
 
 	get_bounds(c, n, &b);
 	rw_begin(c, n, &e);
-	if (c->opset >= 11) {
-		lo = b.lo ? n->inputs[1] : NULL;
-		hi = b.hi ? n->inputs[2] : NULL;
-	} else {
-		lo = b.lo && v != V_RELU_MIN && v != V_RELU ? rw_scalar(&e, e.dtype, b.vlo) : NULL;
-		hi = b.hi ? rw_scalar(&e, e.dtype, b.vhi) : NULL;
-	}
-	if (v == V_RELU_MIN || v == V_RELU)
-		x = rw_op_to(&e, "Relu", x, NULL, v == V_RELU ? y : NULL);
-	else if (b.lo)
-		x = rw_op_to(&e, "Max", x, lo, b.hi ? NULL : y);
+	lim = float_limit(c, e.dtype);
+	if (b.lo && !relu)
+		lo = c->opset >= 11 ? n->inputs[1] : rw_scalar(&e, e.dtype, b.vlo);
+	else if (!relu && v == V_MAX_MIN)
+		lo = rw_scalar(&e, e.dtype, -lim);
 	if (b.hi)
+		hi = c->opset >= 11 ? n->inputs[2] : rw_scalar(&e, e.dtype, b.vhi);
+	else if (v == V_RELU_MIN || v == V_MAX_MIN)
+		hi = rw_scalar(&e, e.dtype, lim);
+	if (relu)
+		x = rw_op_to(&e, "Relu", x, NULL, hi ? NULL : y);
+	else if (lo)
+		x = rw_op_to(&e, "Max", x, lo, hi ? NULL : y);
+	if (hi)
 		rw_op_to(&e, "Min", x, hi, y);
 	return rw_end(&e, 0);
 }
@@ -116,5 +132,5 @@ static const struct rw_variant variants[] = {
 	{ "max", max_ops }, { "min", min_ops },
 };
 RW_DECOMPOSITION(clip, "clip",
-		 "Clip as min(max(x, lo), hi), with a lower bound of 0 as Relu (ReLU6: Relu, Min)",
+		 "Clip as min(max(x, lo), hi), with a lower bound of 0 as Relu and Min (ReLU6); an absent float bound is the dtype's limit",
 		 matches, variants, check, vcheck, apply);

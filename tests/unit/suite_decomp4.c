@@ -5,6 +5,7 @@
  * and Cast/CastLike identities removed.  The harness (tlower.c) checks
  * values, the exact set of emitted ops and onnx.checker; the relu form of
  * Max/Min is also held to its documented rounding bound. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,12 +334,54 @@ static struct ir_model *b_clip(uint64_t *s, int param)
 
 #define CL(p, v) { "clip", "Clip", b_clip, (p), v, 0, 0, 4 }
 static const struct tl_case clip_cases[] = {
-	CL(1 | 2, TL_SPECIAL), CL(1 | 2 | 4, TL_SPECIAL), CL(1 | 4, TL_REAL), CL(1, TL_REAL),
-	CL(2, TL_REAL), CL(1 | 2 | 8, TL_REAL), CL(1 | 2 | 4 | 8, TL_REAL), CL(2 | 8, TL_REAL),
-	CL(1 | 2 | 16, TL_REAL), CL(1 | 2 | 4 | 16, TL_REAL), CL(1 | 2 | 32, TL_REAL),
-	CL(1 | 32, TL_REAL),
+	CL(1 | 2, TL_SPECIAL), CL(1 | 2 | 4, TL_SPECIAL), CL(1 | 4, TL_SPECIAL), CL(1, TL_SPECIAL),
+	CL(2, TL_SPECIAL), CL(0, TL_SPECIAL), CL(1 | 2 | 8, TL_SPECIAL),
+	CL(1 | 2 | 4 | 8, TL_REAL), CL(2 | 8, TL_SPECIAL), CL(1 | 2 | 16, TL_REAL),
+	CL(1 | 2 | 4 | 16, TL_REAL), CL(1 | 4 | 16, TL_REAL), CL(1 | 16, TL_REAL),
+	CL(2 | 16, TL_REAL), CL(1 | 2 | 32, TL_REAL), CL(1 | 32, TL_SPECIAL),
 };
 #undef CL
+
+/* An absent bound of float data is the dtype's limit: Clip(x, 0) maps inf
+ * to FLT_MAX (the spec's numeric_limits max, as onnxruntime does), before
+ * and after the rewrite. */
+static void test_clip_limits(void)
+{
+	static const double x[4] = { INFINITY, -INFINITY, 2, NAN };
+	static const double want[4] = { FLT_MAX, 0, 2, NAN };
+	const double *vals[1] = { x };
+	const struct rw_pass *p = rw_pass_find("clip");
+	double zero = 0;
+
+	for (int rewritten = 0; rewritten < 2; rewritten++) {
+		struct ir_model *m = tm_new(13);
+		struct rt_value *y = NULL;
+		struct rw_ctx ctx;
+		struct ir_diag d;
+
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(4), 1);
+		tm_init(m, "lo", IR_DTYPE_FLOAT, NULL, 0, &zero);
+		tm_node(m, "Clip", NULL, TM_NAMES("x", "lo"), 2, TM_NAMES("y"), 1);
+		tg_finish(m, IR_DTYPE_FLOAT);
+		ir_diag_init(&d);
+		CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
+		if (rewritten) {
+			CU_ASSERT_FATAL(rw_apply(&ctx, p, m->graph->nodes[0],
+						 variant_index(p, "relu-min")) == 0);
+			CU_ASSERT_FATAL(rw_refresh(&ctx) == 0);
+			CU_ASSERT(tg_find_op(m, "Clip") == NULL);
+		}
+		CU_ASSERT_FATAL(tm_run_floats(m, vals, &y, 1) == 0);
+		for (int i = 0; i < 4; i++) {
+			double v = rt_value_get_f64(y, i);
+
+			CU_ASSERT(isnan(want[i]) ? isnan(v) : v == want[i]);
+		}
+		rt_value_unref(y);
+		rw_ctx_release(&ctx);
+		ir_model_free(m);
+	}
+}
 
 static void test_clip(void)
 {
@@ -529,7 +572,7 @@ static void test_refusals(void)
 	/* a step of 2 before Slice takes steps */
 	tl_refuses("gather-slice", "Gather", b_gather(&s, 3 | 8), "opset >= 10");
 	/* Clip without bounds */
-	tl_refuses("clip", "Clip", b_clip(&s, 0), "no bound");
+	tl_refuses("clip", "Clip", b_clip(&s, 16), "no bound");
 	/* Sigmoid of integers: a float decomposition */
 	m = tm_new(13);
 	tm_input(m, "x", IR_DTYPE_INT32, TM_DIMS(3), 1);
@@ -552,6 +595,7 @@ static const struct unit_test tests[] = {
 	{ "topk-arg agrees, ties included", test_topk },
 	{ "gather-slice agrees", test_gather },
 	{ "clip agrees", test_clip },
+	{ "an absent Clip bound clamps infinities to the dtype's limit", test_clip_limits },
 	{ "sigmoid, tanh, neg and sign agree", test_unary },
 	{ "expand-tile agrees, as Mul by ones too", test_expand },
 	{ "eliminate-identity removes Cast and CastLike to the input's dtype", test_cast_identity },

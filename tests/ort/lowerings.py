@@ -388,7 +388,17 @@ UNARY = [("Sigmoid", "sigmoid", "exp", ["Sub", "Exp", "Add", "Div"], "wide", 2e-
          ("Tanh", "tanh", "sigmoid", ["Mul", "Sigmoid", "Sub"], "wide", 4e-7, 0.0),
          ("Tanh", "tanh", "exp", ["Mul", "Exp", "Add", "Div", "Sub"], "wide", 4e-7, 0.0),
          ("Neg", "neg", "mul", ["Mul"], "special", 0.0, 0.0),
-         ("Sign", "sign", "compare", ["Greater", "Less", "Cast", "Sub"], "real", 0.0, 0.0)]
+         ("Sign", "sign", "compare", ["Greater", "Less", "Cast", "Sub"], "real", 0.0, 0.0),
+         ("Softplus", "softplus", "stable", ["Relu", "Abs", "Neg", "Exp", "Add", "Log"], "wide",
+          1e-6, 1e-6),
+         ("Softplus", "softplus", "direct", ["Exp", "Add", "Log"], "real", 1e-6, 1e-6),
+         ("Softsign", "softsign", "div", ["Abs", "Add", "Div"], "wide", 1e-7, 1e-6),
+         ("ThresholdedRelu", "thresholded-relu", "where", ["Greater", "Where"], "special", 0.0,
+          0.0),
+         ("ThresholdedRelu", "thresholded-relu", "cast-mul", ["Greater", "Cast", "Mul"], "real",
+          0.0, 0.0),
+         ("Mish", "mish", "stable", ["Relu", "Abs", "Neg", "Exp", "Add", "Log", "Tanh", "Mul"],
+          "wide", 1e-6, 1e-5)]
 
 
 def unary(rng, k):
@@ -397,8 +407,9 @@ def unary(rng, k):
     if op == "Sign" and k % 2:
         dt = TensorProto.UINT8
     shape = [int(rng.integers(1, 6)) for _ in range(int(rng.integers(1, 4)))]
-    m = model([helper.make_node(op, ["x"], ["y"])], [vi("x", dt, shape)], [vi("y", dt, None)],
-              opset=14)
+    attrs = {"alpha": float(rng.uniform(-1, 2))} if op == "ThresholdedRelu" else {}
+    m = model([helper.make_node(op, ["x"], ["y"], **attrs)], [vi("x", dt, shape)],
+              [vi("y", dt, None)], opset=18 if op == "Mish" else 14)
     return Case("%s %s" % (op, variant), pass_, [variant], ops, m, {"x": (mode, dt, shape)},
                 atol, rtol)
 
@@ -420,7 +431,7 @@ def expand(rng, k):
 BUILDERS = [(conv_transpose, 40), (lambda r, k: binary(r, k, "max-min"), 12),
             (lambda r, k: binary(r, k, "compare"), 22), (topk, 12), (cast_identity, 4),
             (depth_space, 12), (reduce, 20), (mean_sum, 6), (lp_norm, 8), (group_norm, 4),
-            (gather, 10), (clip, 10), (unary, 12), (expand, 4)]
+            (gather, 10), (clip, 10), (unary, 24), (expand, 4)]
 
 
 # ---- the run -------------------------------------------------------------------

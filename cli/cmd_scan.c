@@ -112,7 +112,8 @@ static int parse_args(struct scan_args *a, int argc, char **argv,
 	return CLI_EXIT_OK;
 }
 
-/* The report into a memory buffer, then atomically into the file. */
+/* The report into a memory buffer, then whole into the file (atomically)
+ * or on standard output (path NULL): never cut short. */
 static int write_file(const char *path, const struct scan_result *r,
 		      const struct scan_format *f)
 {
@@ -131,6 +132,13 @@ static int write_file(const char *path, const struct scan_result *r,
 		free(buf);
 		cli_error(path, "out of memory writing the report");
 		return CLI_EXIT_INTERNAL;
+	}
+	if (!path) {
+		rc = fwrite(buf, 1, len, stdout) == len ? CLI_EXIT_OK : CLI_EXIT_INTERNAL;
+		free(buf);
+		if (rc != CLI_EXIT_OK)
+			cli_error(NULL, "cannot write to standard output");
+		return rc;
 	}
 	ir_diag_init(&d);
 	rc = ir_file_write_atomic(path, buf, len, &d);
@@ -194,12 +202,7 @@ int cmd_scan(int argc, char **argv)
 		code = cli_exit_code(rc);
 		goto cleanup;
 	}
-	if (a.out) {
-		code = write_file(a.out, &res, a.format);
-	} else if (scan_report_write(&res, a.format, stdout) < 0) {
-		cli_error(NULL, "cannot write to standard output");
-		code = CLI_EXIT_INTERNAL;
-	}
+	code = write_file(a.out, &res, a.format);
 	if (code == CLI_EXIT_OK && a.fail_on >= 0)
 		for (size_t i = 0; i < res.n_targets; i++)
 			if (scan_target_has(&res.targets[i], (enum scan_status)a.fail_on))

@@ -254,6 +254,74 @@ struct ir_value *rw_clip(struct rw_emit *e, struct ir_value *x, double lo,
 	return node ? node->outputs[0] : NULL;
 }
 
+/* Slice takes starts, ends, axes (and steps) as inputs from 10,
+ * attributes before (no steps). */
+struct ir_value *rw_slice(struct rw_emit *e, struct ir_value *x, const int64_t *starts,
+			  const int64_t *ends, const int64_t *axes, const int64_t *steps,
+			  size_t n, struct ir_value *out)
+{
+	struct ir_node *node;
+
+	if (e->c->opset >= 10) {
+		struct ir_value *in[5] = { x, rw_ints(e, starts, n), rw_ints(e, ends, n),
+					   rw_ints(e, axes, n), steps ? rw_ints(e, steps, n) : NULL };
+
+		node = rw_node(e, "Slice", NULL, in, steps ? 5 : 4, out);
+	} else {
+		node = rw_node(e, "Slice", NULL, &x, 1, out);
+		if (node && (ir_node_set_ints(node, "starts", starts, n) < 0 ||
+			     ir_node_set_ints(node, "ends", ends, n) < 0 ||
+			     ir_node_set_ints(node, "axes", axes, n) < 0))
+			e->failed = 1;
+	}
+	return node ? node->outputs[0] : NULL;
+}
+
+/* Pad takes pads as an input from 11, the attribute "pads" from 2 and
+ * "paddings" in 1; the mode is constant (0). */
+struct ir_value *rw_pad(struct rw_emit *e, struct ir_value *x, const int64_t *pads,
+			size_t rank, struct ir_value *out)
+{
+	struct ir_node *node;
+
+	if (e->c->opset >= 11) {
+		struct ir_value *in[2] = { x, rw_ints(e, pads, 2 * rank) };
+
+		node = rw_node(e, "Pad", NULL, in, 2, out);
+	} else {
+		node = rw_node(e, "Pad", NULL, &x, 1, out);
+		if (node && ir_node_set_ints(node, e->c->opset >= 2 ? "pads" : "paddings", pads,
+					     2 * rank) < 0)
+			e->failed = 1;
+	}
+	return node ? node->outputs[0] : NULL;
+}
+
+/* Reshape takes the shape as an input from 5, the attribute before. */
+struct ir_value *rw_reshape(struct rw_emit *e, struct ir_value *x, const int64_t *shape,
+			    size_t n, struct ir_value *out)
+{
+	struct ir_node *node;
+
+	if (e->c->opset >= 5)
+		return rw_op_to(e, "Reshape", x, rw_ints(e, shape, n), out);
+	node = rw_node(e, "Reshape", NULL, &x, 1, out);
+	if (node && ir_node_set_ints(node, "shape", shape, n) < 0)
+		e->failed = 1;
+	return node ? node->outputs[0] : NULL;
+}
+
+/* Transpose with perm. */
+struct ir_value *rw_transpose(struct rw_emit *e, struct ir_value *x, const int64_t *perm,
+			      size_t n, struct ir_value *out)
+{
+	struct ir_node *node = rw_node(e, "Transpose", NULL, &x, 1, out);
+
+	if (node && ir_node_set_ints(node, "perm", perm, n) < 0)
+		e->failed = 1;
+	return node ? node->outputs[0] : NULL;
+}
+
 /* ---- reading nodes --------------------------------------------------- */
 
 int64_t rw_attr_int(const struct ir_node *n, const char *name, int64_t dflt)

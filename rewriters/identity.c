@@ -1,7 +1,8 @@
-/* identity.c: pass "eliminate-identity": Identity nodes, and Dropout nodes
+/* identity.c: pass "eliminate-identity": Identity nodes, Dropout nodes
  * that are identities at inference (no training_mode, or a constant false
- * one, and no mask read), are removed; their readers read the input
- * instead.  When the output is a graph output, the input's producer writes
+ * one, and no mask read), and Cast or CastLike to the dtype their input
+ * already has (inferred; saturate means nothing then) are removed; their
+ * readers read the input instead.  When the output is a graph output, the input's producer writes
  * it directly (the output keeps its name); an Identity between a graph
  * input or initializer and a graph output stays. */
 #include <string.h>
@@ -18,6 +19,20 @@ static int removable(struct rw_ctx *c, const struct ir_node *n)
 		return 0;
 	if (!strcmp(op, "Identity"))
 		return 1;
+	if (!strcmp(op, "Cast") || !strcmp(op, "CastLike")) {
+		const struct ir_vtype *x = rw_type(c, n->inputs[0]), *like;
+		int64_t to;
+
+		if (!x || !x->dtype)
+			return 0;
+		if (!strcmp(op, "Cast")) {
+			to = rw_attr_int(n, "to", 0);
+		} else {
+			like = n->n_inputs > 1 && n->inputs[1] ? rw_type(c, n->inputs[1]) : NULL;
+			to = like ? like->dtype : 0;
+		}
+		return to == x->dtype;
+	}
 	if (strcmp(op, "Dropout"))
 		return 0;
 	if (n->n_outputs > 1 && n->outputs[1] &&
@@ -102,7 +117,7 @@ static int run(struct rw_ctx *c, size_t *changed)
 
 const struct rw_pass rw_pass_eliminate_identity = {
 	.name = "eliminate-identity",
-	.summary = "remove Identity nodes and inference-time Dropout",
+	.summary = "remove Identity nodes, inference-time Dropout, and Cast/CastLike to the dtype the input already has",
 	.kind = RW_CANON,
 	.run = run,
 };

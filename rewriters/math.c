@@ -1,8 +1,9 @@
 /* math.c: decompositions of elementwise math ops:
- *   Neg         0 - x
+ *   Neg         0 - x, or x * -1 (which keeps the sign of 0)
  *   Reciprocal  1 / x
  *   Abs         max(x, 0 - x), or relu(x) + relu(0 - x) (floats)
- *   Sign        cast(x > 0) - cast(x < 0)  (Sign(NaN) becomes 0, not NaN)
+ *   Sign        cast(x > 0) - cast(x < 0)  (Sign(NaN) becomes 0, not NaN;
+ *               unsigned data too)
  *   Sqrt        pow(x, 0.5)
  *   Pow         with a constant exponent 0.5, -0.5, 1, 2, 3 or -1: Sqrt,
  *               Mul and Div (exact for 2, 3 and -1 in real arithmetic)
@@ -38,6 +39,10 @@ static int check_num(struct rw_ctx *c, const struct ir_node *n, int float_only,
 		snprintf(why, size, "needs opset >= 7 (broadcasting binary ops)");
 		return 0;
 	}
+	if (c->opset < 14 && (dt == IR_DTYPE_INT8 || dt == IR_DTYPE_INT16)) {
+		snprintf(why, size, "Sub and Mul of %s need opset >= 14", ir_dtype_name(dt));
+		return 0;
+	}
 	return 1;
 }
 
@@ -57,16 +62,20 @@ static int apply_neg(struct rw_ctx *c, struct ir_node *n, int v)
 {
 	struct rw_emit e;
 
-	(void)v;
 	rw_begin(c, n, &e);
-	rw_op_to(&e, "Sub", rw_scalar(&e, e.dtype, 0), n->inputs[0], n->outputs[0]);
+	if (v == 0)
+		rw_op_to(&e, "Sub", rw_scalar(&e, e.dtype, 0), n->inputs[0], n->outputs[0]);
+	else
+		rw_op_to(&e, "Mul", n->inputs[0], rw_scalar(&e, e.dtype, -1), n->outputs[0]);
 	return rw_end(&e, 0);
 }
 
 static const char *const m_neg[] = { "Neg", NULL };
 static const char *const sub_ops[] = { "Sub", NULL };
-static const struct rw_variant v_neg[] = { { "sub", sub_ops } };
-RW_DECOMPOSITION(neg, "neg", "Neg as 0 - x", m_neg, v_neg, check_signed, NULL, apply_neg);
+static const char *const neg_mul_ops[] = { "Mul", NULL };
+static const struct rw_variant v_neg[] = { { "sub", sub_ops }, { "mul", neg_mul_ops } };
+RW_DECOMPOSITION(neg, "neg", "Neg as 0 - x, or x * -1", m_neg, v_neg, check_signed,
+		 NULL, apply_neg);
 
 static int apply_reciprocal(struct rw_ctx *c, struct ir_node *n, int v)
 {
@@ -139,6 +148,20 @@ static int apply_sign(struct rw_ctx *c, struct ir_node *n, int v)
 
 static int check_sign(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
 {
+	int dt = rw_node_dtype(c, n);
+
+	if (dt == IR_DTYPE_UINT8 || dt == IR_DTYPE_UINT16 || dt == IR_DTYPE_UINT32 ||
+	    dt == IR_DTYPE_UINT64) {
+		if (!n->n_inputs || !n->inputs[0] || !n->n_outputs || !n->outputs[0]) {
+			snprintf(why, size, "input 0 or output 0 is absent");
+			return 0;
+		}
+		if (c->opset >= ((dt == IR_DTYPE_UINT8 || dt == IR_DTYPE_UINT16) ? 14 : 9))
+			return 1;
+		snprintf(why, size, "Greater, Less and Sub of %s need opset >= %d",
+			 ir_dtype_name(dt), dt == IR_DTYPE_UINT8 || dt == IR_DTYPE_UINT16 ? 14 : 9);
+		return 0;
+	}
 	if (!check_signed(c, n, why, size))
 		return 0;
 	if (c->opset < 9 && !rw_dtype_is_float(rw_node_dtype(c, n))) {

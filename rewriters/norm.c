@@ -11,9 +11,11 @@
  *   InstanceNormalization  the above per (n, c) over the spatial axes,
  *       scale and bias unsqueezed to [C, 1, ...]
  *   GroupNormalization  x reshaped to [N, G, -1], normalized over the last
- *       axis, reshaped back; scale and bias per group (opset 18) or per
- *       channel (21)
- *   LpNormalization  x / sum |x| (p = 1) or x / sqrt(sum x^2) (p = 2) */
+ *       axis, reshaped back (to a constant shape when C and the spatial
+ *       dims are static, else to Shape(x)); scale and bias per group
+ *       (opset 18) or per channel (21)
+ *   LpNormalization  x / sum |x| (p = 1) or x / sqrt(sum x^2) (p = 2), the
+ *       sum a ReduceSum or (static axis) ReduceMean times the count */
 #include <stdio.h>
 #include <string.h>
 
@@ -231,14 +233,27 @@ RW_DECOMPOSITION(instance_norm, "instance-norm",
 		 "InstanceNormalization as ReduceMean over the spatial axes and per-channel scale and bias",
 		 m_instance, v_instance, check_instance, NULL, apply_instance);
 
+/* The dims of x after the batch, when all are static (0 otherwise) */
+static int static_tail(struct rw_ctx *c, const struct ir_value *x, int64_t *shape, int *r)
+{
+	const struct ir_vtype *t = rw_type(c, x);
+
+	if (!t || t->rank < 2 || t->rank > MAX_RANK)
+		return 0;
+	*r = t->rank;
+	shape[0] = 0;       /* the batch, copied */
+	for (int i = 1; i < t->rank; i++) {
+		if (t->dims[i].kind != IR_VDIM_VALUE)
+			return 0;
+		shape[i] = t->dims[i].value;
+	}
+	return 1;
+}
+
 static int check_group(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
 {
-	int r;
-
 	if (!check_instance(c, n, why, size) || !check_stash(c, n, why, size))
 		return 0;
-	r = rw_rank(c, n->inputs[0]);
-	(void)r;
 	if (rw_attr_int(n, "num_groups", 0) < 1) {
 		snprintf(why, size, "num_groups is absent or < 1");
 		return 0;
@@ -246,16 +261,31 @@ static int check_group(struct rw_ctx *c, const struct ir_node *n, char *why, siz
 	return 1;
 }
 
+/* variant 0: the shape back a constant (static C and spatial dims), 1: Shape */
+static int vcheck_group(struct rw_ctx *c, const struct ir_node *n, int v)
+{
+	int64_t shape[MAX_RANK];
+	int r;
+
+	return v == !static_tail(c, n->inputs[0], shape, &r);
+}
+
 static int apply_group(struct rw_ctx *c, struct ir_node *n, int v)
 {
 	struct rw_emit e;
 	int r = rw_rank(c, n->inputs[0]);
 	int64_t g = rw_attr_int(n, "num_groups", 1), last = 2, shape[3] = { 0, g, -1 };
-	struct ir_value *x = n->inputs[0], *y, *sc = n->inputs[1], *b = n->inputs[2];
-	int per_group = c->opset < 21;
+	int64_t back[MAX_RANK];
+	struct ir_value *x = n->inputs[0], *y, *sc = n->inputs[1], *b = n->inputs[2], *to;
+	int per_group = c->opset < 21, rr;
 
-	(void)v;
 	rw_begin(c, n, &e);
+	if (v == 0) {
+		static_tail(c, x, back, &rr);
+		to = rw_ints(&e, back, (size_t)rr);
+	} else {
+		to = NULL;
+	}
 	y = rw_op(&e, "Reshape", x, rw_ints(&e, shape, 3));
 	y = normalize(&e, y, &last, 1, rw_attr_float(n, "epsilon", 1e-5f), 0);
 	if (per_group) {      /* scale and bias [G] against [N, G, -1] */
@@ -263,9 +293,9 @@ static int apply_group(struct rw_ctx *c, struct ir_node *n, int v)
 
 		y = rw_op(&e, "Mul", y, rw_unsqueeze(&e, sc, &one, 1));
 		y = rw_op(&e, "Add", y, rw_unsqueeze(&e, b, &one, 1));
-		rw_op_to(&e, "Reshape", y, rw_op(&e, "Shape", x, NULL), n->outputs[0]);
+		rw_op_to(&e, "Reshape", y, to ? to : rw_op(&e, "Shape", x, NULL), n->outputs[0]);
 	} else {
-		y = rw_op(&e, "Reshape", y, rw_op(&e, "Shape", x, NULL));
+		y = rw_op(&e, "Reshape", y, to ? to : rw_op(&e, "Shape", x, NULL));
 		y = rw_op(&e, "Mul", y, per_channel(&e, sc, r));
 		rw_op_to(&e, "Add", y, per_channel(&e, b, r), n->outputs[0]);
 	}
@@ -274,20 +304,27 @@ static int apply_group(struct rw_ctx *c, struct ir_node *n, int v)
 
 static const char *const m_group[] = { "GroupNormalization", NULL };
 static const char *const group_ops[] = {
+	"Reshape", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", "Unsqueeze", NULL
+};
+static const char *const group_shape_ops[] = {
 	"Reshape", "Shape", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", "Unsqueeze", NULL
 };
-static const struct rw_variant v_group[] = { { "mean-var", group_ops } };
+static const struct rw_variant v_group[] = {
+	{ "mean-var", group_ops }, { "mean-var-shape", group_shape_ops },
+};
 RW_DECOMPOSITION(group_norm, "group-norm",
-		 "GroupNormalization as Reshape to [N, G, -1], ReduceMean statistics, Reshape back, scale and bias",
-		 m_group, v_group, check_group, NULL, apply_group);
+		 "GroupNormalization as Reshape to [N, G, -1], ReduceMean statistics, Reshape back (Shape only when dims are symbolic), scale and bias",
+		 m_group, v_group, check_group, vcheck_group, apply_group);
 
 /* ---- LpNormalization -------------------------------------------------- */
 
 static int check_lp(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
 {
-	int64_t p = rw_attr_int(n, "p", 2);
+	int64_t p = rw_attr_int(n, "p", 2), axis;
+	int r;
 
-	if (!rw_check_float_node(c, n, 7, why, size))
+	if (!rw_check_float_node(c, n, 7, why, size) ||
+	    !rw_node_axis(c, n, -1, MAX_RANK, &r, &axis, why, size))
 		return 0;
 	if (p != 1 && p != 2) {
 		snprintf(why, size, "p is %lld, not 1 or 2", (long long)p);
@@ -296,24 +333,43 @@ static int check_lp(struct rw_ctx *c, const struct ir_node *n, char *why, size_t
 	return 1;
 }
 
+/* The static size of the normalized axis, 0 when unknown */
+static int64_t lp_count(struct rw_ctx *c, const struct ir_node *n, int64_t *axis)
+{
+	const struct ir_vtype *t = rw_type(c, n->inputs[0]);
+	int r;
+	char why[8];
+
+	if (!rw_node_axis(c, n, -1, MAX_RANK, &r, axis, why, sizeof(why)) || !t)
+		return 0;
+	return t->dims[*axis].kind == IR_VDIM_VALUE ? t->dims[*axis].value : 0;
+}
+
+/* variants: 0 l1, 1 l2 (ReduceSum); 2 l1, 3 l2 (ReduceMean * N) */
 static int vcheck_lp(struct rw_ctx *c, const struct ir_node *n, int v)
 {
-	(void)c;
-	return v == (rw_attr_int(n, "p", 2) == 2);
+	int64_t axis;
+
+	if ((v & 1) != (rw_attr_int(n, "p", 2) == 2))
+		return 0;
+	return v < 2 || lp_count(c, n, &axis) > 0;
 }
 
 static int apply_lp(struct rw_ctx *c, struct ir_node *n, int v)
 {
 	struct rw_emit e;
-	struct ir_value *x = n->inputs[0], *norm;
-	int64_t axis = rw_attr_int(n, "axis", -1);
+	struct ir_value *x = n->inputs[0], *t, *norm;
+	int64_t axis, cnt = lp_count(c, n, &axis);
 
 	rw_begin(c, n, &e);
-	if (v)
-		norm = rw_op(&e, "Sqrt", rw_reduce(&e, "ReduceSum", rw_op(&e, "Mul", x, x),
-						   &axis, 1, 1, NULL), NULL);
+	t = v & 1 ? rw_op(&e, "Mul", x, x) : rw_op(&e, "Abs", x, NULL);
+	if (v < 2)
+		norm = rw_reduce(&e, "ReduceSum", t, &axis, 1, 1, NULL);
 	else
-		norm = rw_reduce(&e, "ReduceSum", rw_op(&e, "Abs", x, NULL), &axis, 1, 1, NULL);
+		norm = rw_op(&e, "Mul", rw_reduce(&e, "ReduceMean", t, &axis, 1, 1, NULL),
+			     rw_scalar(&e, e.dtype, (double)cnt));
+	if (v & 1)
+		norm = rw_op(&e, "Sqrt", norm, NULL);
 	rw_op_to(&e, "Div", x, norm, n->outputs[0]);
 	return rw_end(&e, 0);
 }
@@ -321,6 +377,11 @@ static int apply_lp(struct rw_ctx *c, struct ir_node *n, int v)
 static const char *const m_lp[] = { "LpNormalization", NULL };
 static const char *const lp1_ops[] = { "Abs", "ReduceSum", "Div", NULL };
 static const char *const lp2_ops[] = { "Mul", "ReduceSum", "Sqrt", "Div", NULL };
-static const struct rw_variant v_lp[] = { { "l1", lp1_ops }, { "l2", lp2_ops } };
-RW_DECOMPOSITION(lp_norm, "lp-norm", "LpNormalization (p 1 or 2) as x / ReduceSum of |x| or sqrt of x^2",
+static const char *const lp1m_ops[] = { "Abs", "ReduceMean", "Mul", "Div", NULL };
+static const char *const lp2m_ops[] = { "Mul", "ReduceMean", "Sqrt", "Div", NULL };
+static const struct rw_variant v_lp[] = {
+	{ "l1", lp1_ops }, { "l2", lp2_ops }, { "l1-mean", lp1m_ops }, { "l2-mean", lp2m_ops },
+};
+RW_DECOMPOSITION(lp_norm, "lp-norm",
+		 "LpNormalization (p 1 or 2) as x / ReduceSum of |x| or sqrt of x^2, or with ReduceMean times the count",
 		 m_lp, v_lp, check_lp, vcheck_lp, apply_lp);

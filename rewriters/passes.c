@@ -9,6 +9,8 @@
 	X(abs) \
 	X(avgpool_count) \
 	X(cancel_transposes) \
+	X(clip) \
+	X(compare) \
 	X(conv_transpose) \
 	X(conv1d) \
 	X(cumsum) \
@@ -26,6 +28,7 @@
 	X(fuse_gelu) \
 	X(fuse_gemm) \
 	X(fuse_layer_norm) \
+	X(gather_slice) \
 	X(gelu) \
 	X(gemm) \
 	X(global_pool) \
@@ -43,6 +46,7 @@
 	X(lp_norm) \
 	X(lstm) \
 	X(matmul_batch) \
+	X(max_min) \
 	X(mish) \
 	X(narrow_float64) \
 	X(narrow_int64) \
@@ -56,7 +60,9 @@
 	X(range_const) \
 	X(reciprocal) \
 	X(reduce) \
+	X(reduce_mean_sum) \
 	X(rnn) \
+	X(sigmoid) \
 	X(sign) \
 	X(skip_layer_norm) \
 	X(softmax) \
@@ -65,8 +71,10 @@
 	X(sqrt_pow) \
 	X(static_dims) \
 	X(swish) \
+	X(tanh) \
 	X(thresholded_relu) \
 	X(to_reshape) \
+	X(topk_arg) \
 	X(transpose_rank) \
 	X(trilu) \
 	X(variadic) \

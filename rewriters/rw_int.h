@@ -65,6 +65,19 @@ struct ir_value *rw_reduce(struct rw_emit *e, const char *op, struct ir_value *x
 			   const int64_t *axes, size_t n, int keepdims,
 			   struct ir_value *out);
 
+/* Slice (steps NULL: all 1; before opset 10 they must be), constant
+ * Pad (pads of 2 rank values, begins then ends), Reshape and Transpose
+ * in the model's form. */
+struct ir_value *rw_slice(struct rw_emit *e, struct ir_value *x, const int64_t *starts,
+			  const int64_t *ends, const int64_t *axes, const int64_t *steps,
+			  size_t n, struct ir_value *out);
+struct ir_value *rw_pad(struct rw_emit *e, struct ir_value *x, const int64_t *pads,
+			size_t rank, struct ir_value *out);
+struct ir_value *rw_reshape(struct rw_emit *e, struct ir_value *x, const int64_t *shape,
+			    size_t n, struct ir_value *out);
+struct ir_value *rw_transpose(struct rw_emit *e, struct ir_value *x, const int64_t *perm,
+			      size_t n, struct ir_value *out);
+
 /* erf(x) as a polynomial (Abramowitz and Stegun 7.1.26, |error| <=
  * 1.5e-7 in exact arithmetic) from Max, Mul, Add, Sub, Div and Exp only;
  * written into out (NULL: a fresh value).  The ops it emits: */

@@ -80,12 +80,10 @@ static void put_target(const struct scan_result *r, size_t t, FILE *out)
 	fputs(first ? "]}" : "\n      ]}", out);
 }
 
-static int put_matrix(const struct scan_result *r, FILE *out)
+static void put_matrix(const struct scan_result *r, const struct scan_matrix *m, FILE *out)
 {
-	struct scan_matrix mx;
+	const struct scan_matrix mx = *m;
 
-	if (scan_matrix_build(r, &mx) < 0)
-		return -1;
 	fputs("  \"matrix\": [", out);
 	for (size_t i = 0; i < mx.n_rows; i++) {
 		fprintf(out, "%s\n    {\"op_type\": ", i ? "," : "");
@@ -101,12 +99,16 @@ static int put_matrix(const struct scan_result *r, FILE *out)
 		fputs("}}", out);
 	}
 	fputs(mx.n_rows ? "\n  ]\n" : "]\n", out);
-	scan_matrix_release(&mx);
-	return 0;
 }
 
 int scan_write_json(const struct scan_result *r, FILE *out)
 {
+	struct scan_matrix mx;
+
+	/* everything that allocates before the first byte: a report is
+	 * written whole or not at all */
+	if (scan_matrix_build(r, &mx) < 0)
+		return -1;
 	fputs("{\n  \"schema\": \"" SCAN_JSON_SCHEMA "\",\n  \"model\": {\"path\": ", out);
 	scan_put_json_str(out, r->path);
 	fprintf(out, ", \"ir_version\": %lld, \"producer\": ", r->ir_version);
@@ -122,8 +124,8 @@ int scan_write_json(const struct scan_result *r, FILE *out)
 		put_target(r, t, out);
 	}
 	fputs("\n  ],\n", out);
-	if (put_matrix(r, out) < 0)
-		return -1;
+	put_matrix(r, &mx, out);
+	scan_matrix_release(&mx);
 	fputs("}\n", out);
 	return 0;
 }

@@ -2,6 +2,7 @@
  * k_elem_int.h: Relu and its variants, sigmoid-like and exponential
  * units, Gelu (ai.onnx and the com.microsoft forms), Clip (attributes
  * before opset 11, inputs after), Shrink, PRelu and SwiGLU. */
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tgmath.h>
@@ -188,8 +189,20 @@ static int k_clip(struct rt_kctx *k)
 	memset(&p, 0, sizeof(p));
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
-	p.lo = -INFINITY;
-	p.hi = INFINITY;
+	/* an absent bound is the attribute's default (before 11) or the
+	 * dtype's lowest/max (from 11): infinities are clamped to it */
+	p.lo = -FLT_MAX;
+	p.hi = FLT_MAX;
+	if (k->version >= 11 && x->dtype == IR_DTYPE_DOUBLE) {
+		p.lo = -DBL_MAX;
+		p.hi = DBL_MAX;
+	} else if (k->version >= 11 && x->dtype == IR_DTYPE_FLOAT16) {
+		p.lo = -65504.0;
+		p.hi = 65504.0;
+	} else if (k->version >= 11 && x->dtype == IR_DTYPE_BFLOAT16) {
+		p.lo = -0x1.fep127;
+		p.hi = 0x1.fep127;
+	}
 	if (k->version < 11) {
 		if (rt_attr(k, "min"))
 			p.lo = rt_attr_float(k, "min", 0);

@@ -38,7 +38,8 @@ save([h.make_node("Add", ["ids", "big"], ["y"], name="add")],
      [h.make_tensor_value_info("y", TP.INT64, [4])],
      [nh.from_array(np.array([3000000000, 0, 0, 0], np.int64), "big")])
 save([h.make_node("Mul", ["x", "k"], ["a"], name="mul"),
-      h.make_node("Cast", ["a"], ["b"], name="cast", to=TP.DOUBLE),
+      h.make_node("Cast", ["a"], ["a16"], name="cast16", to=TP.FLOAT16),
+      h.make_node("Cast", ["a16"], ["b"], name="cast", to=TP.DOUBLE),
       h.make_node("Add", ["b", "k"], ["y"], name="add")],
      "dbl", [h.make_tensor_value_info("x", TP.DOUBLE, [2, 3])],
      [h.make_tensor_value_info("y", TP.DOUBLE, [2, 3])],
@@ -160,7 +161,7 @@ m = onnx.load('dbl.out.onnx')
 assert m.graph.input[0].type.tensor_type.elem_type == TP.FLOAT
 assert m.graph.output[0].type.tensor_type.elem_type == TP.FLOAT
 assert m.graph.initializer[0].data_type == TP.FLOAT
-assert [a.i for n in m.graph.node if n.op_type == 'Cast' for a in n.attribute] == [TP.FLOAT]
+assert [a.i for n in m.graph.node if n.op_type == 'Cast' for a in n.attribute] == [TP.FLOAT16, TP.FLOAT]
 " || fail "dbl.out.onnx still has float64"
 
 # 5. --precision fp16: weights float16, Softmax float32, interface float32,

@@ -34,6 +34,8 @@ int main(void)
 	    suite_decomp_register() != 0 ||
 	    suite_rwgraph_register() != 0 ||
 	    suite_decomp2_register() != 0 ||
+	    suite_decomp3_register() != 0 ||
+	    suite_decomp4_register() != 0 ||
 	    suite_fuse_register() != 0 ||
 	    suite_batch_register() != 0 ||
 	    suite_fault_register() != 0 ||

@@ -701,7 +701,7 @@ static void test_kernel_split(void)
 /* Models each pass must refuse, by param (see refusals[]) */
 static struct ir_model *r_misc(uint64_t *s, int param)
 {
-	struct ir_model *m = tm_new(param == 1 ? 6 : param == 4 ? 6 : 13);
+	struct ir_model *m = tm_new(param == 1 ? 6 : param == 4 ? 6 : param == 14 ? 9 : 13);
 	struct ir_node *n;
 	int64_t w3[3] = { 2, 2, 3 }, w4[4] = { 2, 2, 3, 3 };
 
@@ -757,9 +757,14 @@ static struct ir_model *r_misc(uint64_t *s, int param)
 		tg_rand_init(m, s, "w", w4, 4);
 		tm_node(m, "Conv", NULL, TM_NAMES("x", "w"), 2, TM_NAMES("y"), 1);
 		break;
-	case 11: case 12: case 13: case 14:  /* ConvTranspose: strides 2, output_shape,
-					      * SAME_UPPER, weight an input */
+	case 11: case 12: case 13: case 14:  /* ConvTranspose: strides 2 of a symbolic
+					      * length, output_shape of one, an unknown
+					      * auto_pad, weight an input at opset 9 */
 		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 5), 3);
+		if (param == 11 || param == 12) {
+			m->graph->inputs[0].type->shape.dims[2].kind = IR_DIM_PARAM;
+			m->graph->inputs[0].type->shape.dims[2].param = strdup("L");
+		}
 		if (param == 14)
 			tm_input(m, "w", IR_DTYPE_FLOAT, w3, 3);
 		else
@@ -770,7 +775,7 @@ static struct ir_model *r_misc(uint64_t *s, int param)
 		if (param == 12)
 			tg_set_ints(n, "output_shape", TM_DIMS(7), 1);
 		if (param == 13)
-			CU_ASSERT_FATAL(ir_node_set_string(n, "auto_pad", "SAME_UPPER") == 0);
+			CU_ASSERT_FATAL(ir_node_set_string(n, "auto_pad", "SAME") == 0);
 		break;
 	case 15:        /* kernel-split without a target limit */
 		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 9), 3);
@@ -791,11 +796,11 @@ static struct ir_model *r_misc(uint64_t *s, int param)
 		n = tm_node(m, "MaxPool", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
 		tg_set_ints(n, "kernel_shape", TM_DIMS(8), 1);
 		break;
-	case 16:        /* ConvTranspose pads beyond the kernel */
+	case 16:        /* ConvTranspose with negative pads */
 		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 2, 5), 3);
 		tg_rand_init(m, s, "w", w3, 3);
 		n = tm_node(m, "ConvTranspose", NULL, TM_NAMES("x", "w"), 2, TM_NAMES("y"), 1);
-		tg_set_ints(n, "pads", TM_DIMS(3, 0), 2);
+		tg_set_ints(n, "pads", TM_DIMS(-1, 0), 2);
 		break;
 	}
 	tg_finish(m, IR_DTYPE_FLOAT);
@@ -938,11 +943,11 @@ static const struct rcase refusals[] = {
 	{ "einsum", "Einsum", r_misc, 8, "operands" },
 	{ "einsum", "Einsum", r_misc, 9, "broadcast" },
 	{ "conv1d", "Conv", r_misc, 10, "3-D" },
-	{ "conv-transpose", "ConvTranspose", r_misc, 11, "strides" },
+	{ "conv-transpose", "ConvTranspose", r_misc, 11, "static" },
 	{ "conv-transpose", "ConvTranspose", r_misc, 12, "output_shape" },
 	{ "conv-transpose", "ConvTranspose", r_misc, 13, "auto_pad" },
-	{ "conv-transpose", "ConvTranspose", r_misc, 14, "constant" },
-	{ "conv-transpose", "ConvTranspose", r_misc, 16, "pads" },
+	{ "conv-transpose", "ConvTranspose", r_misc, 14, "opset" },
+	{ "conv-transpose", "ConvTranspose", r_misc, 16, "negative pads" },
 	{ "kernel-split", "Conv", r_misc, 15, "limit" },
 	{ "pool-split", "MaxPool", r_misc, 17, "limit" },
 };

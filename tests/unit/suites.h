@@ -43,6 +43,8 @@ int suite_fold_register(void);
 int suite_chain_register(void);
 int suite_catbuf_register(void);
 int suite_rnn_register(void);
+int suite_decomp3_register(void);
+int suite_decomp4_register(void);
 
 /* Path of a file in the source tree (tests run from the top folder). */
 #define TESTDATA(p) "testdata/" p

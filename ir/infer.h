@@ -158,4 +158,20 @@ int ir_data_serialize(const struct ir_data *v, const char *name, uint8_t **buf,
 /* Free what v owns (v itself is not freed) and leave it empty. */
 void ir_data_release(struct ir_data *v);
 
+/* Resize's output lengths, which shape inference and the interpreter's
+ * kernel share.  ir_resize_len_scaled: floor(n * extent * scale), extent
+ * being roi_end - roi_start under tf_crop_and_resize and 1 otherwise,
+ * computed so that the product of an int64 and float32 operands is exact;
+ * -1 when it is negative, NaN or beyond int64.  ir_resize_policy_axis: for
+ * keep_aspect_ratio_policy not_larger (larger 0) or not_smaller (1), the
+ * index k of the axis whose sizes[k] / in[k] is the smallest (largest),
+ * the ratios compared exactly; axes of length 0 take no part; -1 when
+ * none is left or a size is negative.  ir_resize_len_policy: the length of
+ * an axis of length n under that policy, round_int(n * size_k / in_k)
+ * (halves up) computed exactly; -1 when beyond int64. */
+int64_t ir_resize_len_scaled(int64_t n, double extent, double scale);
+int ir_resize_policy_axis(const int64_t *sizes, const int64_t *in, size_t n,
+			  int larger);
+int64_t ir_resize_len_policy(int64_t n, int64_t size_k, int64_t in_k);
+
 #endif

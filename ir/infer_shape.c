@@ -1,7 +1,7 @@
 /* infer_shape.c: inference of shape-manipulating operators with constant
  * propagation: Shape, Size, Gather, Unsqueeze, Squeeze, Concat, Reshape,
  * Transpose, Constant, ConstantOfShape, Range, Slice, Split, Expand, Tile,
- * Pad, Resize/Upsample. */
+ * Pad (Resize and Upsample: infer_resize.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -820,69 +820,6 @@ int infer_pad(struct infer_ctx *c)
 			o->dims[a] = infer_dim_val(v);
 		} else if (pads[i] || pads[i + na]) {
 			o->dims[a] = infer_dim_unknown();
-		}
-	}
-	return 0;
-}
-
-/* Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample
- * (scales attribute before 9, input from 9). */
-int infer_resize(struct infer_ctx *c)
-{
-	const struct ir_vtype *x = infer_in(c, 0);
-	struct ir_vtype *o = &c->out[0];
-	double sc[MAXR];
-	int64_t sizes[MAXR];
-	size_t n = 0;
-	int upsample = !strcmp(c->n->op_type, "Upsample");
-	size_t si = upsample || c->opset < 11 ? 1 : 2;
-	int rc;
-
-	if (x)
-		o->dtype = x->dtype;
-	if (!x || x->rank < 0)
-		return 0;
-	copy_shape(o, x);
-	if (!upsample && c->opset >= 11 && infer_has_in(c, 3)) {
-		if (!infer_vt_const_ints(infer_in(c, 3), sizes, MAXR, &n) ||
-		    n != (size_t)x->rank) {
-			for (int i = 0; i < x->rank; i++)
-				o->dims[i] = infer_dim_unknown();
-			return 0;
-		}
-		for (int i = 0; i < x->rank; i++)
-			o->dims[i] = infer_dim_val(sizes[i]);
-		return 0;
-	}
-	if (upsample && c->opset < 9) {
-		const struct ir_attr *a = infer_attr(c, "scales");
-
-		if (!a)
-			return infer_err(c, "missing required attribute 'scales'");
-		for (size_t i = 0; i < a->n_floats && i < MAXR; i++)
-			sc[i] = a->floats[i];
-		n = a->n_floats;
-		rc = 1;
-	} else {
-		rc = infer_value_floats(c, si, sc, MAXR, &n);
-		if (rc < 0)
-			return rc;
-	}
-	if (rc != 1 || n != (size_t)x->rank) {
-		for (int i = 0; i < x->rank; i++)
-			o->dims[i] = infer_dim_unknown();
-		return 0;
-	}
-	for (int i = 0; i < x->rank; i++) {
-		if (x->dims[i].kind == IR_VDIM_VALUE) {
-			double f = floor((double)x->dims[i].value * sc[i]);
-
-			/* NaN, negative or beyond int64 (hostile scales). */
-			if (!(f >= 0.0 && f < 9.2e18))
-				return infer_err(c, "dim %d: scale %g gives no valid size", i, sc[i]);
-			o->dims[i] = infer_dim_val((int64_t)f);
-		} else if (sc[i] != 1.0) {
-			o->dims[i] = infer_dim_unknown();
 		}
 	}
 	return 0;

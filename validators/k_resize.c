@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/infer.h"
 #include "validators/k_shape_int.h"
 
 enum rs_mode { RS_NEAREST, RS_LINEAR, RS_CUBIC };
@@ -26,7 +27,11 @@ struct rs_params {
 	double extrap;
 	int rank;
 	int64_t in[RT_MAX_RANK], out[RT_MAX_RANK];
-	double scale[RT_MAX_RANK], roi_s[RT_MAX_RANK], roi_e[RT_MAX_RANK];
+	/* scale: the one the coordinate formulas divide by (the scales input
+	 * as given, sizes / input, or the aspect-ratio policy's); target: the
+	 * fractional output length scale * input (half_pixel_symmetric) */
+	double scale[RT_MAX_RANK], target[RT_MAX_RANK];
+	double roi_s[RT_MAX_RANK], roi_e[RT_MAX_RANK];
 };
 
 static const struct { const char *name; int v; } coords[] = {
@@ -63,36 +68,49 @@ static int lookup(const void *tab, size_t n, const char *s, int *out)
 	return -1;
 }
 
-/* Input coordinate of output coordinate x along axis d.  As in the ONNX
- * reference, the resized length of align_corners, pytorch_half_pixel and
- * tf_crop_and_resize is scale * input length, not the rounded size. */
+/* Input coordinate of output coordinate x along axis d, the formulas of
+ * coordinate_transformation_mode.  length_resized is the output's length
+ * (an integer): the ONNX reference implementation's scale * input length
+ * there is not what the text says, and not what onnxruntime computes
+ * (align_corners with scale 1.5 on 11 maps 15 to 10 over 16 - 1, not
+ * over 16.5 - 1).  An output of length 1 maps to 0 under align_corners
+ * (the text divides by zero) and pytorch_half_pixel (as written). */
 static double orig_coord(const struct rs_params *p, int d, int64_t x)
 {
-	double s = p->scale[d], in = (double)p->in[d], out = s * in;
+	double s = p->scale[d], in = (double)p->in[d], out = (double)p->out[d];
 	double xd = (double)x;
 
 	switch (p->ct) {
 	case CT_HALF_PIXEL:
 		return (xd + 0.5) / s - 0.5;
 	case CT_HALF_PIXEL_SYM: {
-		double adj = (double)p->out[d] / out, off = in / 2 * (1 - adj);
+		double adj = out / p->target[d], off = in / 2 * (1 - adj);
 
 		return off + (xd + 0.5) / s - 0.5;
 	}
 	case CT_PYTORCH_HALF_PIXEL:
-		return out == 1 ? -0.5 : (xd + 0.5) / s - 0.5;
+		return out > 1 ? (xd + 0.5) / s - 0.5 : 0;
 	case CT_ALIGN_CORNERS:
-		return out == 1 ? 0 : xd * (in - 1) / (out - 1);
+		return out > 1 ? xd * (in - 1) / (out - 1) : 0;
 	case CT_ASYMMETRIC:
 		return xd / s;
 	case CT_TF_HALF_PIXEL_NN:
 		return (xd + 0.5) / s;
 	case CT_TF_CROP:
-		return (out == 1 ? (p->roi_e[d] - p->roi_s[d]) * (in - 1) / 2 :
-			xd * (p->roi_e[d] - p->roi_s[d]) * (in - 1) / (out - 1)) +
-		       p->roi_s[d] * (in - 1);
+		return out > 1 ? p->roi_s[d] * (in - 1) +
+				 xd * (p->roi_e[d] - p->roi_s[d]) * (in - 1) / (out - 1) :
+		       0.5 * (p->roi_s[d] + p->roi_e[d]) * (in - 1);
 	}
 	return 0;
+}
+
+/* An axis the node does not resize (scale 1, same length, no roi to crop)
+ * is copied: tf_half_pixel_for_nn would otherwise move it by half an
+ * element, which no exporter means (onnxruntime and the ONNX reference
+ * copy it too). */
+static int axis_kept(const struct rs_params *p, int d)
+{
+	return p->out[d] == p->in[d] && p->scale[d] == 1 && p->ct != CT_TF_CROP;
 }
 
 /* A coordinate bounded so that int64 conversions stay defined (NaN goes
@@ -102,15 +120,35 @@ static double bounded(double x)
 	return !(x >= -1e12) ? -1e12 : x > 1e12 ? 1e12 : x;
 }
 
-/* An output size from a real number; -1 when out of range. */
-static int64_t out_size(double v)
-{
-	return v >= 0 && v < 1e13 ? (int64_t)v : -1;
-}
-
 static int outside(const struct rs_params *p, int d, double x)
 {
 	return p->ct == CT_TF_CROP && (x < 0 || x > (double)(p->in[d] - 1));
+}
+
+/* A weighted sum (or extrapolation_value) as an element of an integer
+ * dtype t: truncated toward zero, as onnxruntime's linear kernels do (the
+ * specification says nothing), and saturated to the type's range, which
+ * cubic overshoots (the ONNX reference saturates too); other dtypes keep
+ * v. */
+static double int_result(int t, double v)
+{
+	double lo, hi;
+
+	switch (t) {
+	case IR_DTYPE_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
+	case IR_DTYPE_UINT8: lo = 0; hi = UINT8_MAX; break;
+	case IR_DTYPE_INT16: lo = INT16_MIN; hi = INT16_MAX; break;
+	case IR_DTYPE_UINT16: lo = 0; hi = UINT16_MAX; break;
+	case IR_DTYPE_INT32: lo = INT32_MIN; hi = INT32_MAX; break;
+	case IR_DTYPE_UINT32: lo = 0; hi = UINT32_MAX; break;
+	case IR_DTYPE_INT64: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
+	case IR_DTYPE_UINT64: lo = 0; hi = 18446744073709551615.0; break;
+	default: return v;
+	}
+	if (isnan(v))
+		return 0;
+	v = trunc(v);
+	return v < lo ? lo : v > hi ? hi : v;
 }
 
 /* ---- nearest ---------------------------------------------------------- */
@@ -153,7 +191,10 @@ static int run_nearest(struct rt_kctx *k, const struct rs_params *p,
 		for (int64_t o = 0; o < p->out[d]; o++) {
 			double c = orig_coord(p, d, o);
 
-			map[d][o] = outside(p, d, c) ? -1 : nearest_index(p, d, c) * xs[d];
+			if (axis_kept(p, d))
+				map[d][o] = o * xs[d];
+			else
+				map[d][o] = outside(p, d, c) ? -1 : nearest_index(p, d, c) * xs[d];
 		}
 	}
 	for (int64_t o = 0; o < y->numel; o++) {
@@ -172,7 +213,7 @@ static int run_nearest(struct rt_kctx *k, const struct rs_params *p,
 		else if (y->dtype == IR_DTYPE_STRING)
 			rc = ks_zero(k, y, o);
 		else
-			rt_store_f64(y->dtype, y->data, o, p->extrap);
+			rt_store_f64(y->dtype, y->data, o, int_result(y->dtype, p->extrap));
 		if (rc < 0)
 			goto cleanup;
 		for (int d = r - 1; d >= 0; d--) {
@@ -290,10 +331,41 @@ static int make_taps(struct rt_kctx *k, const struct rs_params *p, int d,
 	return 0;
 }
 
+/* Store the result cur (row-major over p->out) into y: integers through
+ * int_result, and every element whose coordinate on some axis fell outside
+ * the input under tf_crop_and_resize exactly extrapolation_value (the
+ * passes after that axis's scaled it by weights summing to 1 only up to
+ * rounding).  ext[d] flags those coordinates (NULL: none on axis d). */
+static void store_result(const struct rs_params *p, struct rt_value *y, const double *cur,
+			 unsigned char *const *ext)
+{
+	int64_t idx[RT_MAX_RANK] = { 0 };
+	int any = 0;
+
+	for (int d = 0; d < p->rank; d++)
+		any |= ext[d] != NULL;
+	for (int64_t i = 0; i < y->numel; i++) {
+		double v = cur[i];
+
+		if (any) {
+			for (int d = 0; d < p->rank; d++)
+				if (ext[d] && ext[d][idx[d]])
+					v = p->extrap;
+			for (int d = p->rank - 1; d >= 0; d--) {
+				if (++idx[d] < p->out[d])
+					break;
+				idx[d] = 0;
+			}
+		}
+		rt_store_f64(y->dtype, y->data, i, int_result(y->dtype, v));
+	}
+}
+
 static int run_interp(struct rt_kctx *k, const struct rs_params *p,
 		      struct rt_value *x, struct rt_value *y)
 {
 	int64_t dims[RT_MAX_RANK], total = x->numel;
+	unsigned char *ext[RT_MAX_RANK] = { 0 };
 	double *cur, *next = NULL;
 	int rc = 0;
 
@@ -309,7 +381,7 @@ static int run_interp(struct rt_kctx *k, const struct rs_params *p,
 		int64_t *ti = NULL, outer = 1;
 		double *tw = NULL;
 
-		if (p->out[d] == p->in[d] && p->scale[d] == 1 && p->ct != CT_TF_CROP)
+		if (axis_kept(p, d))
 			continue;
 		for (int i = 0; i < d; i++)
 			outer *= dims[i];
@@ -330,6 +402,16 @@ static int run_interp(struct rt_kctx *k, const struct rs_params *p,
 		}
 		if ((rc = make_taps(k, p, d, &ti, &tw, &q.n_taps)) < 0)
 			goto cleanup;
+		if (p->ct == CT_TF_CROP) {
+			if (!(ext[d] = malloc((size_t)(q.out_len ? q.out_len : 1)))) {
+				free(ti);
+				free(tw);
+				rc = rt_oom(k);
+				goto cleanup;
+			}
+			for (int64_t o = 0; o < q.out_len; o++)
+				ext[d][o] = ti[o * q.n_taps] < 0;
+		}
 		q.src = cur;
 		q.dst = next;
 		q.tap_idx = ti;
@@ -344,10 +426,10 @@ static int run_interp(struct rt_kctx *k, const struct rs_params *p,
 		next = NULL;
 		dims[d] = p->out[d];
 	}
-	/* integers truncate, as the reference's astype does */
-	for (int64_t i = 0; i < y->numel; i++)
-		rt_store_f64(y->dtype, y->data, i, cur[i]);
+	store_result(p, y, cur, ext);
 cleanup:
+	for (int d = 0; d < p->rank; d++)
+		free(ext[d]);
 	free(cur);
 	free(next);
 	return rc;
@@ -393,9 +475,67 @@ static void params_init(struct rs_params *p, const struct rt_value *x)
 	for (int d = 0; d < x->rank; d++) {
 		p->in[d] = p->out[d] = x->dims[d];
 		p->scale[d] = 1;
+		p->target[d] = (double)x->dims[d];
 		p->roi_e[d] = 1;
 	}
 	p->a = -0.75;
+}
+
+/* Lengths and scales from the scales input: floor(in * scale), under
+ * tf_crop_and_resize floor(in * (roi_end - roi_start) * scale); the
+ * coordinate formulas use the scale as given (the ONNX backend tests'
+ * resize_downsample_scales_linear: 0.6 on 4 maps 0 to 0.5 / 0.6 - 0.5). */
+static int from_scales(struct rt_kctx *k, struct rs_params *p, const int *axes, size_t na,
+		       const double *scales, size_t ns)
+{
+	if (ns != na)
+		return rt_err(k, "scales has %zu entries for %zu axes", ns, na);
+	for (size_t i = 0; i < na; i++) {
+		int d = axes[i];
+		double ext = p->ct == CT_TF_CROP ? p->roi_e[d] - p->roi_s[d] : 1;
+
+		p->scale[d] = scales[i];
+		p->target[d] = scales[i] * (double)p->in[d];
+		p->out[d] = ir_resize_len_scaled(p->in[d], ext, scales[i]);
+	}
+	return 0;
+}
+
+/* Lengths and scales from the sizes input: the sizes with scale sizes /
+ * input, or under keep_aspect_ratio_policy (18+) the smallest
+ * (not_larger) or largest (not_smaller) of those ratios on every resized
+ * axis, lengths round_int(ratio * input), halves up. */
+static int from_sizes(struct rt_kctx *k, struct rs_params *p, const int *axes, size_t na,
+		      const int64_t *sizes, size_t nz)
+{
+	const char *pol = k->version >= 18 ?
+			  rt_attr_str(k, "keep_aspect_ratio_policy", "stretch") : "stretch";
+	int64_t in[RT_MAX_RANK];
+	int larger = !strcmp(pol, "not_smaller"), g;
+
+	if (strcmp(pol, "stretch") && !larger && strcmp(pol, "not_larger"))
+		return rt_err(k, "unknown keep_aspect_ratio_policy '%s'", pol);
+	if (nz != na)
+		return rt_err(k, "sizes has %zu entries for %zu axes", nz, na);
+	for (size_t i = 0; i < na; i++) {
+		int d = axes[i];
+
+		in[i] = p->in[d];
+		p->out[d] = sizes[i];
+		p->scale[d] = p->in[d] ? (double)sizes[i] / (double)p->in[d] : 1;
+		p->target[d] = (double)sizes[i];
+	}
+	if (!strcmp(pol, "stretch"))
+		return 0;
+	g = ir_resize_policy_axis(sizes, in, na, larger);
+	for (size_t i = 0; i < na; i++) {
+		int d = axes[i];
+
+		p->scale[d] = g < 0 ? 1 : (double)sizes[g] / (double)in[g];
+		p->out[d] = g < 0 ? sizes[i] < 0 ? -1 : 0 : ir_resize_len_policy(in[i], sizes[g], in[g]);
+		p->target[d] = p->scale[d] * (double)p->in[d];
+	}
+	return 0;
 }
 
 static int k_resize(struct rt_kctx *k)
@@ -467,54 +607,14 @@ static int k_resize(struct rt_kctx *k)
 		rc = rt_err(k, "scales and sizes are both given");
 		goto cleanup;
 	}
-	if (scales) {
-		if (ns != na) {
-			rc = rt_err(k, "scales has %zu entries for %zu axes", ns, na);
-			goto cleanup;
-		}
-		for (size_t i = 0; i < na; i++) {
-			int d = axes[i];
-			double len = (double)p.in[d];
-
-			if (ct == CT_TF_CROP)
-				len *= p.roi_e[d] - p.roi_s[d];
-			p.scale[d] = scales[i];
-			p.out[d] = out_size(floor(len * scales[i]));
-		}
-	} else if (sizes) {
-		const char *pol = k->version >= 18 ?
-				  rt_attr_str(k, "keep_aspect_ratio_policy", "stretch") : "stretch";
-		int keep = strcmp(pol, "stretch") != 0, larger = !strcmp(pol, "not_smaller");
-		double g = larger ? 0 : INFINITY;
-
-		if (keep && !larger && strcmp(pol, "not_larger")) {
-			rc = rt_err(k, "unknown keep_aspect_ratio_policy '%s'", pol);
-			goto cleanup;
-		}
-		if (nz != na) {
-			rc = rt_err(k, "sizes has %zu entries for %zu axes", nz, na);
-			goto cleanup;
-		}
-		for (size_t i = 0; i < na; i++) {
-			int d = axes[i];
-			double r = p.in[d] ? (double)sizes[i] / (double)p.in[d] : 1;
-
-			p.out[d] = sizes[i];
-			p.scale[d] = r;
-			g = larger ? (r > g ? r : g) : (r < g ? r : g);
-		}
-		if (keep)
-			for (size_t i = 0; i < na; i++) {
-				int d = axes[i];
-
-				p.scale[d] = g;
-				p.out[d] = out_size(floor(g * (double)p.in[d] + 0.5));
-			}
-	} else {
+	if (scales)
+		rc = from_scales(k, &p, axes, na, scales, ns);
+	else if (sizes)
+		rc = from_sizes(k, &p, axes, na, sizes, nz);
+	else
 		rc = rt_err(k, "neither scales nor sizes is given");
-		goto cleanup;
-	}
-	rc = run(k, &p, x);
+	if (rc >= 0)
+		rc = run(k, &p, x);
 cleanup:
 	free(scales);
 	free(roi);
@@ -563,8 +663,10 @@ static int k_upsample(struct rt_kctx *k)
 			p.scale[i] = scales[i];
 		free(scales);
 	}
-	for (int d = 0; d < x->rank; d++)
-		p.out[d] = out_size(floor((double)p.in[d] * p.scale[d]));
+	for (int d = 0; d < x->rank; d++) {
+		p.out[d] = ir_resize_len_scaled(p.in[d], 1, p.scale[d]);
+		p.target[d] = p.scale[d] * (double)p.in[d];
+	}
 	return run(k, &p, x);
 }
 

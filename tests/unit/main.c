@@ -27,6 +27,7 @@ int main(void)
 	    suite_pgemm_register() != 0 ||
 	    suite_knorm_register() != 0 ||
 	    suite_kshape_register() != 0 ||
+	    suite_kresize_register() != 0 ||
 	    suite_kctrl_register() != 0 ||
 	    suite_kmisc_register() != 0 ||
 	    suite_rwdtype_register() != 0 ||

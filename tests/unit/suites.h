@@ -28,6 +28,7 @@ int suite_kcl_register(void);
 int suite_pgemm_register(void);
 int suite_knorm_register(void);
 int suite_kshape_register(void);
+int suite_kresize_register(void);
 int suite_kctrl_register(void);
 int suite_kmisc_register(void);
 int suite_rwdtype_register(void);

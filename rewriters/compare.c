@@ -37,7 +37,7 @@ static int operand_dtype(const struct rw_ctx *c, const struct ir_node *n)
 		if (t && t->dtype)
 			return t->dtype;
 	}
-	return 0;
+	return rw_node_dtype(c, n);     /* the planner's probe has no inputs */
 }
 
 static int is_int(int dt)
@@ -94,11 +94,15 @@ static int vcheck_max_min(struct rw_ctx *c, const struct ir_node *n, int v)
 
 	if ((v & 1) == is_max)
 		return 0;
+	/* onnxruntime (1.31) has no Where kernel for int16, uint16 and
+	 * uint64, and Relu only for int8 and int32 among the integers: the
+	 * written model must run there */
 	if (v < 2)
-		return 1;
+		return dt != IR_DTYPE_INT16 && dt != IR_DTYPE_UINT16 && dt != IR_DTYPE_UINT64;
 	if (rw_dtype_is_float(dt))
-		return !const_not_finite(c, n->inputs[0]) && !const_not_finite(c, n->inputs[1]);
-	return (dt == IR_DTYPE_INT32 || dt == IR_DTYPE_INT64) && c->opset >= 14;
+		return n->n_inputs < 2 ||
+		       (!const_not_finite(c, n->inputs[0]) && !const_not_finite(c, n->inputs[1]));
+	return dt == IR_DTYPE_INT32 && c->opset >= 14;
 }
 
 static int apply_max_min(struct rw_ctx *c, struct ir_node *n, int v)

@@ -82,9 +82,9 @@ static int make_plan(struct rw_ctx *c, const struct ir_node *n, struct plan *p,
 	const int64_t *ks = rw_attr_ints(n, "kernel_shape", &nk);
 	const int64_t *os = rw_attr_ints(n, "output_shape", &nos);
 	const char *ap = rw_attr_str(n, "auto_pad", "NOTSET");
-	const struct ir_vtype *xt = rw_type(c, n->inputs[0]);
+	const struct ir_vtype *xt = n->n_inputs ? rw_type(c, n->inputs[0]) : NULL;
 	int64_t wd[IR_INFER_MAX_RANK];
-	int r = rw_rank(c, n->inputs[0]), wr, same;
+	int r = n->n_inputs ? rw_rank(c, n->inputs[0]) : -1, wr, same;
 
 	memset(p, 0, sizeof(*p));
 	if (r < 3 || r > 2 + MAXS) {

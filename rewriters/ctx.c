@@ -116,7 +116,7 @@ const struct ir_vtype *rw_type(const struct rw_ctx *c, const struct ir_value *v)
 
 int rw_node_dtype(const struct rw_ctx *c, const struct ir_node *n)
 {
-	if (!n->n_inputs && !n->n_outputs && !n->graph)
+	if (rw_is_probe(n))
 		return c->probe_dtype;     /* the planner's probe (plan.c) */
 	for (size_t i = 0; i < n->n_inputs; i++) {
 		const struct ir_vtype *t = n->inputs[i] ? rw_type(c, n->inputs[i]) : NULL;
@@ -219,6 +219,27 @@ int rw_can_rewrite(struct rw_ctx *c, const struct ir_node *n, const char **pass)
 
 	*pass = p ? p->name : NULL;
 	return p != NULL;
+}
+
+int rw_pass_allowed(const char *passes, const struct rw_pass *p)
+{
+	size_t n;
+
+	if (!p)
+		return 0;
+	if (!passes || p->kind == RW_CANON)
+		return 1;
+	n = strlen(p->name);
+	while (*passes) {
+		size_t k = strcspn(passes, ",");
+
+		if (k == n && !strncmp(passes, p->name, n))
+			return 1;
+		passes += k;
+		if (*passes == ',')
+			passes++;
+	}
+	return 0;
 }
 
 static const char *const kind_names[] = {

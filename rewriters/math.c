@@ -99,7 +99,9 @@ static int vcheck_abs(struct rw_ctx *c, const struct ir_node *n, int v)
 
 	if (v == 0)   /* Max of integers from opset 12 */
 		return c->opset >= (rw_dtype_is_float(dt) ? 8 : 12);
-	return rw_dtype_is_float(dt) || c->opset >= 14;
+	/* onnxruntime (1.31) has integer Relu kernels for int8 and int32 only */
+	return rw_dtype_is_float(dt) ||
+	       (c->opset >= 14 && (dt == IR_DTYPE_INT8 || dt == IR_DTYPE_INT32));
 }
 
 static int apply_abs(struct rw_ctx *c, struct ir_node *n, int v)

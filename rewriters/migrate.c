@@ -40,24 +40,9 @@ void mg_report_release(struct mg_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Is pass `name` allowed by --passes? Canonicalization always is. */
 static int allowed(const struct mg_opts *o, const struct rw_pass *p)
 {
-	const char *s = o->passes;
-	size_t n = strlen(p->name);
-
-	if (!s || p->kind == RW_CANON)
-		return 1;
-	while (*s) {
-		size_t k = strcspn(s, ",");
-
-		if (k == n && !strncmp(s, p->name, n))
-			return 1;
-		s += k;
-		if (*s == ',')
-			s++;
-	}
-	return 0;
+	return rw_pass_allowed(o->passes, p);
 }
 
 /* Run every allowed graph pass of one kind; *changed (may be NULL)
@@ -434,6 +419,7 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	c.dims = o->dims;
 	c.n_dims = o->n_dims;
 	c.fp16_io = o->fp16_io;
+	c.passes = o->passes;
 	if ((rc = scan(&c, path, o->target, &sr, d)) < 0)
 		goto cleanup;
 	r->before = sr.targets[0].counts;

@@ -6,12 +6,14 @@
  * counts as illegal below itself, which ends cycles).  Best is: exact
  * before approximate (the worst variant along the plan), then cheapest
  * (an op the target runs costs its rules' cost, default 1; a lowered op
- * costs its plan; a variant the sum over the op types it emits), then the
+ * costs its plan and a thousandth more, so that fewer rewrites win a tie;
+ * a variant the sum over the op types it emits), then the
  * pass table's order.  Plans of emitted ops are memoized per domain x op x
  * data dtype at the context's opset and target; emitted ops are assumed
  * to meet their lowering's preconditions, which the next round checks on
  * the real nodes (see migrate.c). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +21,7 @@
 #include "rewriters/rw_int.h"
 
 #define RW_PLAN_DEPTH 6
+#define RW_PLAN_STEP 0.001
 
 struct memo {
 	char *domain, *op;
@@ -32,6 +35,7 @@ struct rw_planner {
 	const struct rules_target *target;
 	int64_t opset;
 	int prec16;
+	const char *passes;
 	size_t n, cap;
 	struct memo *m;
 };
@@ -92,7 +96,8 @@ static struct rw_planner *planner(struct rw_ctx *c)
 {
 	struct rw_planner *p = c->planner;
 
-	if (p && (p->target != c->target || p->opset != c->opset || p->prec16 != c->prec16)) {
+	if (p && (p->target != c->target || p->opset != c->opset || p->prec16 != c->prec16 ||
+		  p->passes != c->passes)) {
 		rw_planner_free(p);
 		p = c->planner = NULL;
 	}
@@ -100,6 +105,7 @@ static struct rw_planner *planner(struct rw_ctx *c)
 		p->target = c->target;
 		p->opset = c->opset;
 		p->prec16 = c->prec16;
+		p->passes = c->passes;
 		c->planner = p;
 	}
 	return p;
@@ -140,6 +146,31 @@ static struct memo *memo_add(struct rw_planner *p, const char *domain, const cha
 	return e;
 }
 
+/* The probe: RW_PROBE_IO inputs and outputs, all this one value, which
+ * inference knows nothing of. */
+#define RW_PROBE_IO 16
+static struct ir_value probe_value = { .name = (char *)"" };
+static struct ir_value *probe_io[RW_PROBE_IO] = {
+	&probe_value, &probe_value, &probe_value, &probe_value, &probe_value, &probe_value,
+	&probe_value, &probe_value, &probe_value, &probe_value, &probe_value, &probe_value,
+	&probe_value, &probe_value, &probe_value, &probe_value,
+};
+
+void rw_probe_node(struct ir_node *n, const char *domain, const char *op)
+{
+	memset(n, 0, sizeof(*n));
+	n->op_type = (char *)op;
+	n->domain = (char *)domain;
+	n->name = (char *)"";
+	n->inputs = n->outputs = probe_io;
+	n->n_inputs = n->n_outputs = RW_PROBE_IO;
+}
+
+int rw_is_probe(const struct ir_node *n)
+{
+	return n->inputs == probe_io;
+}
+
 static void plan_none(struct rw_plan *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -176,7 +207,10 @@ static void variant_plan(struct rw_ctx *c, const struct rw_pass *p, size_t v, in
 			out->cost = INFINITY;
 			return;
 		}
-		out->cost += sub.cost;
+		/* a lowered op costs its plan and a little more: on equal
+		 * costs, fewer rewrites win (GreaterOrEqual as Or(Greater,
+		 * Equal) directly, not through LessOrEqual) */
+		out->cost += sub.cost + (sub.pass ? RW_PLAN_STEP : 0);
 		if (sub.approx > out->approx)
 			out->approx = sub.approx;
 	}
@@ -224,14 +258,15 @@ static int op_plan(struct rw_ctx *c, const char *domain, const char *op, int dty
 	e->depth = depth;
 	plan_none(&best);
 	/* which variants apply to the op, asked of a node that is only the
-	 * op (no inputs, outputs or attributes): vcheck tells them apart by
-	 * op type (Max -> the binary Max variant of "variadic") */
-	probe.op_type = (char *)op;
-	probe.domain = (char *)domain;
+	 * op (inputs and outputs of unknown type, no attributes): vcheck
+	 * tells them apart by op type (Max -> the binary Max variant of
+	 * "variadic") */
+	rw_probe_node(&probe, domain, op);
 	for (size_t i = 0; i < rw_n_passes; i++) {
 		const struct rw_pass *p = rw_passes[i];
 
-		if (p->kind != RW_DECOMPOSE || !p->apply || !pass_matches(p, domain, op))
+		if (p->kind != RW_DECOMPOSE || !p->apply || !pass_matches(p, domain, op) ||
+		    !rw_pass_allowed(c->passes, p))
 			continue;
 		for (size_t v = 0; v < p->n_variants; v++) {
 			struct rw_plan cand;
@@ -269,19 +304,87 @@ int rw_plan_op(struct rw_ctx *c, const char *domain, const char *op, int dtype,
 	return 0;
 }
 
+/* An op the plan of a node may not go through: the node's own, and those
+ * of the nodes whose rewrites made it (GreaterOrEqual -> LessOrEqual must
+ * not turn back into GreaterOrEqual).  Its memo entry is held "being
+ * planned" while the node is planned, then restored. */
+struct ban {
+	char domain[64];
+	char op[64];
+	int state, depth;
+	struct rw_plan plan;
+};
+
+#define MAX_BANS 16
+
+static size_t collect_bans(const struct rw_ctx *c, const struct ir_node *n, struct ban *b)
+{
+	size_t k = 0;
+
+	snprintf(b[k].domain, sizeof(b[k].domain), "%s",
+		 n->domain && strcmp(n->domain, "ai.onnx") ? n->domain : "");
+	snprintf(b[k++].op, sizeof(b[k].op), "%s", ir_s(n->op_type));
+	/* the log entries up the chain name the ops that were rewritten */
+	for (long e = rw_prov_find(c, n->name); e >= 0 && k < MAX_BANS; e = c->log[e].parent) {
+		b[k].domain[0] = 0;
+		snprintf(b[k++].op, sizeof(b[k].op), "%s", c->log[e].op);
+	}
+	return k;
+}
+
+static int hold(struct rw_ctx *c, struct ban *b, size_t n, int dtype)
+{
+	struct rw_planner *pl = planner(c);
+
+	if (!pl)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct memo *e = memo_find(pl, b[i].domain, b[i].op, dtype);
+
+		if (!e && !(e = memo_add(pl, b[i].domain, b[i].op, dtype)))
+			return -1;
+		b[i].state = e->state;
+		b[i].depth = e->depth;
+		b[i].plan = e->plan;
+		e->state = 1;
+	}
+	return 0;
+}
+
+static void release_holds(struct rw_ctx *c, const struct ban *b, size_t n, int dtype)
+{
+	/* in reverse: a ban listed twice gets its first saved state back */
+	for (size_t i = n; i-- > 0;) {
+		struct memo *e = c->planner ? memo_find(c->planner, b[i].domain, b[i].op, dtype) : NULL;
+
+		if (!e)
+			continue;
+		e->state = b[i].state;
+		e->depth = b[i].depth;
+		e->plan = b[i].plan;
+	}
+}
+
 int rw_plan_node(struct rw_ctx *c, const struct ir_node *n, struct rw_plan *out)
 {
 	int dtype = rw_plan_dtype(c, rw_node_dtype(c, n));
 	const char *dom = n->domain && strcmp(n->domain, "ai.onnx") ? n->domain : "";
+	struct ban bans[MAX_BANS];
+	size_t n_bans = collect_bans(c, n, bans);
 	char why[256];
+	int rc = 0;
 
 	plan_none(out);
 	c->planner_oom = 0;
-	for (size_t i = 0; i < rw_n_passes; i++) {
+	if (hold(c, bans, n_bans, dtype) < 0) {
+		release_holds(c, bans, n_bans, dtype);
+		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < rw_n_passes && rc == 0; i++) {
 		const struct rw_pass *p = rw_passes[i];
 
 		if (p->kind != RW_DECOMPOSE || !p->apply ||
-		    !pass_matches(p, dom, ir_s(n->op_type)))
+		    !pass_matches(p, dom, ir_s(n->op_type)) || !rw_pass_allowed(c->passes, p))
 			continue;
 		if (p->check && !p->check(c, n, why, sizeof(why)))
 			continue;
@@ -292,11 +395,14 @@ int rw_plan_node(struct rw_ctx *c, const struct ir_node *n, struct rw_plan *out)
 			if (p->vcheck && !p->vcheck(c, n, (int)v))
 				continue;
 			variant_plan(c, p, v, dtype, 1, &cut, &cand);
-			if (c->planner_oom)
-				return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+			if (c->planner_oom) {
+				rc = ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+				break;
+			}
 			if (better(&cand, out))
 				*out = cand;
 		}
 	}
-	return 0;
+	release_holds(c, bans, n_bans, dtype);
+	return rc;
 }

@@ -93,6 +93,8 @@ struct rw_ctx {
 	size_t n_dims;
 	const struct rt_dim_set *dims; /* --dim NAME=V */
 	int fp16_io;                   /* --fp16-io */
+	const char *passes;            /* --passes: the passes allowed besides
+					* canonicalization (NULL: all) */
 	/* the planner (plan.c): memoized plans of ops, owned; prec16: plan
 	 * float32 data as float16 (the precision pass will convert it) */
 	struct rw_planner *planner;
@@ -120,9 +122,10 @@ typedef int (*rw_check_fn)(struct rw_ctx *c, const struct ir_node *n,
 			   char *why, size_t size);
 typedef int (*rw_apply_fn)(struct rw_ctx *c, struct ir_node *n, int v);
 /* Whether variant v suits this node (NULL: every variant does).  The
- * planner also asks it with a probe node that is only an op type and
- * domain (no inputs, outputs or attributes), to learn which variants
- * apply to an op another pass emits: a vcheck must not assume inputs. */
+ * planner also asks it with a probe node (rw_probe_node) that is only an
+ * op type and domain, to learn which variants apply to an op another pass
+ * emits: 16 inputs and outputs whose types inference does not know, no
+ * attributes, no graph; rw_node_dtype gives the dtype being planned. */
 typedef int (*rw_vcheck_fn)(struct rw_ctx *c, const struct ir_node *n, int v);
 /* Graph passes: transform the model; *changed counts what changed. */
 typedef int (*rw_run_fn)(struct rw_ctx *c, size_t *changed);
@@ -147,6 +150,10 @@ struct rw_pass {
 	rw_apply_fn apply;
 	rw_run_fn run;
 };
+
+/* Does a comma-separated list of pass names (NULL: every pass) allow p?
+ * Canonicalization always is. */
+int rw_pass_allowed(const char *passes, const struct rw_pass *p);
 
 /* The pass table, sorted by name. */
 extern const struct rw_pass *const rw_passes[];
@@ -202,6 +209,9 @@ int rw_plan_op(struct rw_ctx *c, const char *domain, const char *op, int dtype,
 /* The dtype the planner checks data of dtype as (float32 is float16 when
  * the precision pass will convert it). */
 int rw_plan_dtype(const struct rw_ctx *c, int dtype);
+/* The planner's probe for an op (see rw_vcheck_fn); is n one? */
+void rw_probe_node(struct ir_node *n, const char *domain, const char *op);
+int rw_is_probe(const struct ir_node *n);
 void rw_planner_free(struct rw_planner *p);
 
 /* The node pass of the given kind and variant of the best fully legal

@@ -44,6 +44,7 @@ int suite_fold_register(void);
 int suite_chain_register(void);
 int suite_catbuf_register(void);
 int suite_rnn_register(void);
+int suite_plan_register(void);
 int suite_decomp3_register(void);
 int suite_decomp4_register(void);
 

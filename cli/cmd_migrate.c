@@ -16,7 +16,7 @@
 #include "rewriters/migrate.h"
 
 const char cmd_migrate_help[] =
-	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16] [--fp16-io] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--force]\n"
+	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16] [--fp16-io] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--data DIR] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--force]\n"
 	"       opmig migrate --list-passes\n"
 	"\n"
 	"Rewrite MODEL so that TARGET can run it, check numerically that it still\n"
@@ -46,6 +46,9 @@ const char cmd_migrate_help[] =
 	"                      name, element type or rank\n"
 	"  --dry-run           show the plan and the coverage it reaches; write nothing\n"
 	"  --no-validate       skip the numerical comparison with MODEL\n"
+	"  --data DIR          validate on these input sets (DIR/test_data_set_N/\n"
+	"                      input_M.pb, or DIR/input_M.pb); default: the sets\n"
+	"                      next to MODEL, else seeded random inputs\n"
 	"  --samples N         validation samples (default 1)\n"
 	"  --seed S            seed of the validation inputs (default 0)\n"
 	"  --threads N         interpreter threads (default: all cores)\n"
@@ -101,6 +104,7 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		{ "input-value", required_argument, NULL, 'V' },
 		{ "opset", required_argument, NULL, 'O' },
 		{ "keep-interface", no_argument, NULL, 'K' },
+		{ "data", required_argument, NULL, 'X' },
 		{ "precision", required_argument, NULL, 'p' },
 		{ "fp16-io", no_argument, NULL, 'I' },
 		{ "passes", required_argument, NULL, 'P' },
@@ -181,6 +185,7 @@ static int parse_args(int argc, char **argv, struct margs *a)
 			a->o.opset = v;
 			break;
 		case 'K': a->o.keep_interface = 1; break;
+		case 'X': a->o.data = optarg; break;
 		default:
 			return cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
 		}

@@ -202,8 +202,10 @@ static size_t validation_dims(const struct ir_model *orig, const struct mg_opts 
 	for (size_t i = 0; i < o->n_dims && n < MAX_DIMS; i++)
 		out[n++] = o->dims[i];
 	for (size_t i = 0; i < c->n_auto_dims && n < MAX_DIMS; i++) {
-		out[n].name = c->auto_dims[i];
-		out[n++].value = 1;
+		const char *eq = strchr(c->auto_dims[i], '=');
+
+		out[n].name = c->auto_dims[i];    /* "NAME=V", as --dim keeps it */
+		out[n++].value = eq ? strtoll(eq + 1, NULL, 10) : 1;
 	}
 	for (size_t i = 0; c->batch > 0 && i < orig->graph->n_inputs && n < MAX_DIMS; i++) {
 		const struct ir_type *t = orig->graph->inputs[i].type;
@@ -266,7 +268,8 @@ static size_t zero_ranges(const struct ir_model *orig, struct rt_value_range *ou
  * index input out of range for a Gather or a loss whose axis size the
  * generator could not see), once more with every integer input 0. */
 static int validate(struct ir_model *orig, struct ir_model *m, const struct rw_ctx *c,
-		    const struct mg_opts *o, struct mg_report *r, struct ir_diag *d)
+		    const struct mg_opts *o, const struct mg_data *md, struct mg_report *r,
+		    struct ir_diag *d)
 {
 	struct val_opts vo = { 0 };
 	struct rt_dim_set dims[MAX_DIMS];
@@ -281,9 +284,29 @@ static int validate(struct ir_model *orig, struct ir_model *m, const struct rw_c
 	vo.gen.dims = dims;
 	vo.map = &r->map;
 	vo.threads = o->threads;
+	vo.data_dirs = md->dirs;
+	vo.n_data_dirs = md->n_dirs;
 	r->validated = 1;
 	rc = val_run(orig, m, &vo, &r->val, bad, sizeof(bad), d);
-	if (rc != IR_EINVAL || !(vo.gen.n_ranges = zero_ranges(orig, zeros, znames)))
+	if (rc == IR_EINVAL && md->n_dirs) {
+		/* the files do not bind (a sequence, a name the model lost):
+		 * seeded inputs then, and the report says why */
+		char msg[600];
+
+		snprintf(msg, sizeof(msg), "validation on seeded inputs: the input sets did not "
+			 "bind (%.200s%s%.300s)", bad, bad[0] ? ": " : "", d->msg);
+		val_report_release(&r->val);
+		memset(&r->val, 0, sizeof(r->val));
+		ir_diag_init(d);
+		vo.data_dirs = NULL;
+		vo.n_data_dirs = 0;
+		if ((rc = report_note(r, d, msg)) < 0)
+			return rc;
+		rc = val_run(orig, m, &vo, &r->val, bad, sizeof(bad), d);
+	}
+	if (rc != IR_EINVAL)
+		return rc;
+	if (!(vo.gen.n_ranges = zero_ranges(orig, zeros, znames)))
 		return rc;
 	val_report_release(&r->val);
 	memset(&r->val, 0, sizeof(r->val));
@@ -380,6 +403,7 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 {
 	struct scan_result sr = { 0 };
 	struct mg_iface iface = { 0 };
+	struct mg_data md = { 0 };
 	struct rw_ctx c;
 	int rc, half, rounds = o->max_rounds > 0 ? o->max_rounds : 8;
 	size_t changed;
@@ -399,10 +423,25 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 		mg_iface_release(&iface);
 		return rc;
 	}
-	if ((rc = rw_ctx_init(&c, m, o->target, d)) < 0) {
+	/* validation data: --data, or the sets next to the model (not when
+	 * inputs were bound: the files number the model's inputs) */
+	if ((o->validate || o->data) && (o->data || !o->n_bindings) &&
+	    (rc = mg_data_find(m, path, o->data, &md, d)) < 0) {
 		mg_iface_release(&iface);
+		mg_data_release(&md);
 		return rc;
 	}
+	if ((rc = rw_ctx_init(&c, m, o->target, d)) < 0) {
+		mg_iface_release(&iface);
+		mg_data_release(&md);
+		return rc;
+	}
+	c.hints = md.hints;
+	c.n_hints = md.n_hints;
+	if (md.n_dirs && !md.given &&
+	    (rc = rw_note(&c, "validation on the %zu input set%s next to the model (%s)",
+			  md.n_dirs, md.n_dirs == 1 ? "" : "s", md.dirs[0])) < 0)
+		goto cleanup;
 	c.batch = o->batch;
 	for (size_t i = 0; i < o->n_bindings && rc == 0; i++)
 		rc = rw_note(&c, "input '%s' bound to %s: no longer an input of the model",
@@ -450,7 +489,7 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 		goto cleanup;
 	take_log(&c, r);
 	c.prec16 = half;       /* validation's tolerance */
-	if (o->validate && orig && (rc = validate(orig, m, &c, o, r, d)) < 0) {
+	if (o->validate && orig && (rc = validate(orig, m, &c, o, &md, r, d)) < 0) {
 		if (rc != IR_EINVAL)
 			goto cleanup;
 		/* the models do not run on the generated inputs (an axis or an
@@ -483,5 +522,6 @@ cleanup:
 	scan_result_release(&sr);
 	rw_ctx_release(&c);
 	mg_iface_release(&iface);
+	mg_data_release(&md);
 	return rc;
 }

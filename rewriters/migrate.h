@@ -37,8 +37,26 @@ struct mg_opts {
 	size_t n_bindings;             /* --input-value NAME=VALUE|FILE */
 	const struct mg_binding *bindings;
 	int keep_interface;            /* refuse interface changes */
+	const char *data;              /* --data: validation input sets (NULL:
+					* the test_data_set_* next to the model) */
 	int64_t opset;                 /* --opset: convert to this; 0 choose */
 };
+
+/* Validation input sets from files (mg_data.c): their folders and the
+ * first set's dims per input. */
+struct mg_data {
+	size_t n_dirs;
+	char **dirs;                   /* owned */
+	size_t n_hints;
+	struct rw_dim_hint *hints;     /* owned; names borrow from the model */
+	int given;                     /* by --data, not found by itself */
+};
+/* The sets --data names (a folder of test_data_set_N/, or one set), or
+ * without it those next to the model at model_path; md is empty when
+ * there are none.  IR_EUSAGE when --data is no folder. */
+int mg_data_find(const struct ir_model *m, const char *model_path, const char *data,
+		 struct mg_data *md, struct ir_diag *d);
+void mg_data_release(struct mg_data *md);
 
 /* A graph input bound to a constant (bind.c). */
 struct mg_binding {

@@ -69,6 +69,13 @@ struct rw_log_entry {
 struct rw_planner;
 struct rw_prov;
 
+/* The dims of a graph input as validation data has them (mg_data.c). */
+struct rw_dim_hint {
+	const char *name;              /* borrowed from the model */
+	int rank;                      /* -1: none */
+	int64_t dims[16];
+};
+
 struct rw_ctx {
 	struct ir_model *m;
 	const struct rules_target *target;  /* NULL: every op accepted */
@@ -108,6 +115,9 @@ struct rw_ctx {
 	/* the default-domain opset opset-convert brings the model to (0: the
 	 * nearest the target accepts) */
 	int64_t want_opset;
+	/* sizes for the dims static-dims sets by itself (NULL: 1) */
+	size_t n_hints;
+	const struct rw_dim_hint *hints;
 	/* symbolic dims static-dims set by itself ("NAME=V", owned), which
 	 * validation must give the original too */
 	size_t n_auto_dims;

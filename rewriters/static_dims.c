@@ -7,7 +7,8 @@
  * one reported as a note).  Inference then makes shapes static
  * downstream; fold-constants turns the Shape arithmetic into constants.
  * On a target whose rules say dynamic_shapes false, every input dim left
- * symbolic or unknown becomes 1, with a note naming --batch and --dim.
+ * symbolic or unknown becomes 1 (or the validation data's size, when
+ * migrate validates with files), with a note naming --batch and --dim.
  * Dims still symbolic afterwards are reported. */
 #include <stdio.h>
 #include <string.h>
@@ -92,20 +93,35 @@ static int fix_reshape(struct rw_ctx *c, struct ir_node *n, int64_t old, int64_t
  * symbolic or unknown becomes 1 (polygraphy's default), each with a note,
  * and the symbolic ones are recorded for validation (the original runs
  * with the same sizes). */
+/* The size validation data gives input `name` on dim k, else 1. */
+static int64_t hinted(const struct rw_ctx *c, const char *name, size_t k, size_t rank,
+		      int *from_data)
+{
+	for (size_t i = 0; i < c->n_hints; i++)
+		if (!strcmp(c->hints[i].name, name) && c->hints[i].rank == (int)rank &&
+		    c->hints[i].dims[k] > 0) {
+			*from_data = 1;
+			return c->hints[i].dims[k];
+		}
+	*from_data = 0;
+	return 1;
+}
+
 static int default_dims(struct rw_ctx *c, struct names *s, size_t *changed)
 {
 	struct ir_graph *g = c->m->graph;
 
 	for (size_t i = 0; i < g->n_inputs; i++) {
 		struct ir_type *t = g->inputs[i].type;
+		const char *in = ir_s(g->inputs[i].value->name);
 
 		if (!t || t->kind != IR_TYPE_TENSOR || g->inputs[i].value->init)
 			continue;
 		for (size_t k = 0; k < t->shape.n_dims; k++) {
 			struct ir_dim *d = &t->shape.dims[k];
 			const char *name = d->kind == IR_DIM_PARAM ? d->param : NULL;
-
-			int64_t v;
+			int from_data;
+			int64_t v, size;
 
 			if (d->kind == IR_DIM_VALUE)
 				continue;
@@ -115,16 +131,18 @@ static int default_dims(struct rw_ctx *c, struct names *s, size_t *changed)
 				(*changed)++;
 				continue;
 			}
-			if (rw_note(c, "input '%s' dim %zu (%s) set to 1: %s takes static shapes "
-				    "only; give --batch N or --dim %s=V for another size",
-				    ir_s(g->inputs[i].value->name), k, name ? name : "unnamed",
-				    c->target->id, name ? name : "NAME") < 0 ||
-			    (name && rw_auto_dim(c, name, 1) < 0))
+			size = hinted(c, in, k, t->shape.n_dims, &from_data);
+			if (rw_note(c, "input '%s' dim %zu (%s) set to %lld%s: %s takes static "
+				    "shapes only; give --batch N or --dim %s=V for another size",
+				    in, k, name ? name : "unnamed", (long long)size,
+				    from_data ? " (the validation data's)" : "", c->target->id,
+				    name ? name : "NAME") < 0 ||
+			    (name && rw_auto_dim(c, name, size) < 0))
 				return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
 			if (name)
-				add(s, name, 1);
+				add(s, name, size);
 			d->kind = IR_DIM_VALUE;
-			d->value = 1;
+			d->value = size;
 			(*changed)++;
 		}
 	}

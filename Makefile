@@ -6,9 +6,9 @@ PREFIX ?= /usr/local
 ifeq ($(origin CC),default)
 CC := gcc
 endif
-PKGS := libprotobuf-c libcjson libzip cunit openblas
+PKGS := libprotobuf-c libcjson libzip cunit openblas libxxhash
 DEB_PKGS := libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcjson-dev \
-	libzip-dev libcunit1-dev libopenblas-dev pkg-config groff-base \
+	libzip-dev libcunit1-dev libopenblas-dev libxxhash-dev pkg-config groff-base \
 	python3-onnx python3-numpy libonnx-testdata libxml2-utils graphviz
 ONNX_PROTO := /usr/include/onnx/onnx.proto
 
@@ -177,6 +177,7 @@ check: deps
 bench: all
 	sh bench/run.sh
 	sh bench/scan.sh
+	sh bench/plan.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

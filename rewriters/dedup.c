@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "rewriters/rw_int.h"
 
@@ -17,15 +18,6 @@ struct ent {
 	uint64_t hash;
 	size_t order;
 };
-
-static uint64_t fnv(const uint8_t *p, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 1099511628211ull;
-	return h;
-}
 
 static int same_shape(const struct ir_tensor *a, const struct ir_tensor *b)
 {
@@ -64,7 +56,11 @@ static int run(struct rw_ctx *c, size_t *changed)
 		    t->dtype == IR_DTYPE_STRING || ir_tensor_data(t, &e[n].data, &e[n].len, &d) < 0)
 			continue;
 		e[n].v = v;
-		e[n].hash = fnv(e[n].data, e[n].len) ^ (uint64_t)t->dtype ^ ((uint64_t)t->n_dims << 56);
+		/* XXH3 reads the bytes at memory speed (a byte-wise FNV was a
+		 * third of a dry run of a 764-node model); equal hashes are
+		 * compared byte by byte */
+		e[n].hash = XXH3_64bits(e[n].data, e[n].len) ^ (uint64_t)t->dtype ^
+			    ((uint64_t)t->n_dims << 56);
 		e[n].order = i;
 		n++;
 	}

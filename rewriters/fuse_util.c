@@ -74,19 +74,36 @@ int rw_fuse_each(struct rw_ctx *c, int (*fuse)(struct rw_ctx *c, struct ir_node 
 		 size_t *changed)
 {
 	struct ir_graph *g = c->m->graph;
+	size_t sweep;
 	int rc;
 
 	*changed = 0;
-	for (size_t i = 0; i < g->n_nodes; i++) {
-		if ((rc = fuse(c, g->nodes[i])) < 0)
-			return rc;
-		if (rc > 0) {
-			(*changed)++;
-			if ((rc = rw_refresh(c)) < 0)
+	/* sweeps over the graph, inference refreshed after each one that
+	 * fused anything (once per fusion made a 764-node model's fusion
+	 * stage quadratic): within a sweep the walk goes on after each fusion
+	 * (it removed nodes at or before the one matched), and what a fusion
+	 * made has no inferred type yet, which fusions read as "cannot" until
+	 * the next sweep */
+	do {
+		sweep = 0;
+		for (size_t i = 0; i < g->n_nodes; i++) {
+			size_t before = g->n_nodes;
+
+			if ((rc = fuse(c, g->nodes[i])) < 0)
 				return rc;
-			i = (size_t)-1;      /* indices moved: start over */
+			if (rc == 0)
+				continue;
+			sweep++;
+			/* back by as many nodes as the fusion removed (they may
+			 * have been before this one) */
+			if (g->n_nodes < before)
+				i = i + 1 >= before - g->n_nodes ? i - (before - g->n_nodes) :
+				    (size_t)-1;
 		}
-	}
+		*changed += sweep;
+		if (sweep && (rc = rw_refresh(c)) < 0)
+			return rc;
+	} while (sweep);
 	return 0;
 }
 

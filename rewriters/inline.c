@@ -5,8 +5,9 @@
  *       referenced with ref_attr_name taken from the call); functions no
  *       longer called are removed.  Bodies with graph attributes stay.
  *   if-const  an If whose condition is a constant becomes the chosen
- *       branch's nodes (moved, not copied), the branch's outputs written
- *       to the If's outputs. */
+ *       branch's nodes and initializers (moved, not copied; renamed where
+ *       the outer graph has the names), the branch's outputs written to
+ *       the If's outputs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,7 +260,7 @@ static int inline_if(struct rw_ctx *c, struct ir_node *n, int cond)
 			goto done;
 		}
 	}
-	if (b->n_inits || b->n_sparse_inits) {
+	if (b->n_sparse_inits) {
 		rc = 1;
 		goto done;
 	}
@@ -270,6 +271,17 @@ static int inline_if(struct rw_ctx *c, struct ir_node *n, int cond)
 				goto done;
 			}
 	rw_begin(c, n, &e);
+	/* the branch's initializers move out, renamed where the outer scope
+	 * has their names already */
+	while (b->n_inits && !e.failed) {
+		struct ir_tensor *t = b->inits[--b->n_inits];
+		struct ir_value *bv = ir_graph_find(b, ir_s(t->name)), *ov;
+
+		if (bv)
+			bv->init = NULL;
+		if (!(ov = ir_graph_add_initializer(g, t)) || (bv && vmap_put(&vm, bv, ov) < 0))
+			e.failed = 1;
+	}
 	/* move the branch's nodes: rebind their branch-local values */
 	while (b->n_nodes && !e.failed) {
 		struct ir_node *x = b->nodes[0];

@@ -134,10 +134,18 @@ static int apply_sign(struct rw_ctx *c, struct ir_node *n, int v)
 	struct ir_value *x = n->inputs[0], *pos, *neg;
 	struct ir_node *a, *b;
 
-	(void)v;
 	rw_begin(c, n, &e);
 	pos = rw_op(&e, "Greater", x, rw_scalar(&e, e.dtype, 0));
 	neg = rw_op(&e, "Less", x, rw_scalar(&e, e.dtype, 0));
+	if (v == 1) {     /* where(x > 0, 1, where(x < 0, -1, 0)): no Cast */
+		struct ir_value *in[3] = { neg, rw_scalar(&e, e.dtype, -1), rw_scalar(&e, e.dtype, 0) };
+		struct ir_node *w = rw_node(&e, "Where", NULL, in, 3, NULL);
+		struct ir_value *out[3] = { pos, rw_scalar(&e, e.dtype, 1), w ? w->outputs[0] : NULL };
+
+		if (w)
+			rw_node(&e, "Where", NULL, out, 3, n->outputs[0]);
+		return rw_end(&e, 0);
+	}
 	a = rw_node(&e, "Cast", NULL, &pos, 1, NULL);
 	b = rw_node(&e, "Cast", NULL, &neg, 1, NULL);
 	if (!a || !b || ir_node_set_int(a, "to", e.dtype) < 0 ||
@@ -175,9 +183,22 @@ static int check_sign(struct rw_ctx *c, const struct ir_node *n, char *why, size
 
 static const char *const m_sign[] = { "Sign", NULL };
 static const char *const sign_ops[] = { "Greater", "Less", "Cast", "Sub", NULL };
-static const struct rw_variant v_sign[] = { { "compare", sign_ops } };
-RW_DECOMPOSITION(sign, "sign", "Sign as cast(x > 0) - cast(x < 0) (NaN gives 0)",
-		 m_sign, v_sign, check_sign, NULL, apply_sign);
+static const char *const sign_where_ops[] = { "Greater", "Less", "Where", NULL };
+static const struct rw_variant v_sign[] = { { "compare", sign_ops }, { "where", sign_where_ops } };
+
+/* Where from opset 9; onnxruntime (1.31) has no Where kernel for int16,
+ * uint16 and uint64 */
+static int vcheck_sign(struct rw_ctx *c, const struct ir_node *n, int v)
+{
+	int dt = rw_node_dtype(c, n);
+
+	return v == 0 || (c->opset >= 9 && dt != IR_DTYPE_INT16 && dt != IR_DTYPE_UINT16 &&
+			  dt != IR_DTYPE_UINT64);
+}
+
+RW_DECOMPOSITION(sign, "sign",
+		 "Sign as cast(x > 0) - cast(x < 0), or where(x > 0, 1, where(x < 0, -1, 0)) (NaN gives 0)",
+		 m_sign, v_sign, check_sign, vcheck_sign, apply_sign);
 
 /* ---- Sqrt <-> Pow ---------------------------------------------------- */
 

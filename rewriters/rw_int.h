@@ -151,9 +151,11 @@ void rw_remove_unread(struct ir_graph *g, struct ir_node *const *nodes, size_t k
  * could not take the fused op for that node, and fusing would undo it. */
 int rw_made_by_pass(struct ir_node *const *nodes, size_t k);
 /* The loop of a fusion pass: fuse(c, n) on each main-graph node in order
- * (0: nothing there, 1: fused, negative: stop with that status); after a
- * fusion, inference is refreshed and the walk starts over (indices moved).
- * *changed counts the fusions. */
+ * (0: nothing there, 1: fused, negative: stop with that status), in
+ * sweeps: the walk goes on after a fusion, inference is refreshed after a
+ * sweep that fused anything, and sweeps repeat until one fuses nothing.
+ * Values a fusion made have no inferred type until then (fusions must
+ * read an unknown type as "cannot").  *changed counts the fusions. */
 int rw_fuse_each(struct rw_ctx *c, int (*fuse)(struct rw_ctx *c, struct ir_node *n),
 		 size_t *changed);
 /* Define a pass of kind RW_FUSE that runs rw_fuse_each with at. */

@@ -389,6 +389,7 @@ UNARY = [("Sigmoid", "sigmoid", "exp", ["Sub", "Exp", "Add", "Div"], "wide", 2e-
          ("Tanh", "tanh", "exp", ["Mul", "Exp", "Add", "Div", "Sub"], "wide", 4e-7, 0.0),
          ("Neg", "neg", "mul", ["Mul"], "special", 0.0, 0.0),
          ("Sign", "sign", "compare", ["Greater", "Less", "Cast", "Sub"], "real", 0.0, 0.0),
+         ("Sign", "sign", "where", ["Greater", "Less", "Where"], "real", 0.0, 0.0),
          ("Softplus", "softplus", "stable", ["Relu", "Abs", "Neg", "Exp", "Add", "Log"], "wide",
           1e-6, 1e-6),
          ("Softplus", "softplus", "direct", ["Exp", "Add", "Log"], "real", 1e-6, 1e-6),

@@ -431,6 +431,7 @@ static void test_unary(void)
 	tl_expect_all_variants("sigmoid");
 	tl_expect_all_variants("tanh");
 	tl_expect_all_variants("neg");
+	tl_expect_all_variants("sign");
 	tg_run_checker();
 }
 

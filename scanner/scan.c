@@ -396,8 +396,10 @@ static int precision_fixes(const struct scan_ctx *c, const struct scan_node *sn,
 		int clean;
 
 		alt.f32_as = as[k];
-		if (scan_check_node(&alt, sn, ni, t, &w) < 0)
+		if (scan_check_node(&alt, sn, ni, t, &w) < 0) {
+			scan_verdict_release(&w);
 			return -1;
+		}
 		clean = w.n_reasons == 0;
 		scan_verdict_release(&w);
 		if (clean) {

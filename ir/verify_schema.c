@@ -128,13 +128,42 @@ static int list_has(const char *list, const char *want)
 	return 0;
 }
 
+/* A declared type as the spec writes it; 0 when it is not spelled out
+ * down to a tensor's element type (maps are not). */
+static int declared_type(const struct ir_type *t, char *buf, size_t size)
+{
+	char inner[64];
+
+	if (!t)
+		return 0;
+	switch (t->kind) {
+	case IR_TYPE_TENSOR:
+		if (!(t->present & IR_TYPE_HAS_ELEM) || !t->elem_type)
+			return 0;
+		snprintf(buf, size, "tensor(%s)", ir_dtype_name(t->elem_type));
+		return 1;
+	case IR_TYPE_SEQUENCE:
+	case IR_TYPE_OPTIONAL:
+		if (!declared_type(t->inner, inner, sizeof(inner)))
+			return 0;
+		snprintf(buf, size, "%s(%.50s)", t->kind == IR_TYPE_SEQUENCE ? "seq" : "optional",
+			 inner);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* The type of a value as the spec writes it ("tensor(float)",
- * "seq(tensor(int64))"); 0 when inference does not know it well enough
- * (unknown dtype, maps). */
+ * "seq(tensor(int64))"): inferred, except that an optional, which
+ * inference does not tell from its content, is known by its declaration;
+ * 0 when neither knows it well enough (unknown dtype, maps). */
 static int value_type(const struct sctx *c, const struct ir_value *v, char *buf, size_t size)
 {
 	const struct ir_vtype *t = v && c->inf ? ir_infer_get(c->inf, v) : NULL;
 
+	if (v && v->type && v->type->kind == IR_TYPE_OPTIONAL)
+		return declared_type(v->type, buf, size);
 	if (!t || !t->dtype || t->map_key)
 		return 0;
 	snprintf(buf, size, t->is_seq ? "seq(tensor(%s))" : "tensor(%s)",
@@ -161,9 +190,9 @@ static void check_value_type(struct sctx *c, const struct ir_node *n,
 	if (!types || !value_type(c, v, have, sizeof(have)))
 		return;
 	if (!list_has(types, have)) {
-		/* the value may be an optional holding this type: inference
-		 * does not tell them apart */
-		if (strstr(types, "optional("))
+		/* an undeclared value may be an optional holding this type:
+		 * inference does not tell them apart */
+		if (strstr(types, "optional(") && strncmp(have, "optional(", 9))
 			return;
 		fault(c, n, "%s %zu ('%s') is %s, which %s of %s-%d does not allow (%s)",
 		      what, index, v->name, have, f->type, s->name, s->since_version, types);
@@ -195,6 +224,25 @@ static const struct ir_op_formal *formal_at(const struct ir_op_formal *f, size_t
 	return n && f[n - 1].variadic ? &f[n - 1] : NULL;
 }
 
+/* The dtypes of one side's values against their formals' constraints. */
+static void check_slot_types(struct sctx *c, const struct ir_node *n,
+			     const struct ir_op_schema *s, int out, struct binding *b, size_t *n_b)
+{
+	const struct ir_op_formal *formals = out ? s->outputs : s->inputs;
+	size_t nf = out ? s->n_outputs : s->n_inputs;
+	size_t k = out ? n->n_outputs : n->n_inputs;
+	struct ir_value *const *vals = out ? n->outputs : n->inputs;
+
+	for (size_t i = 0; i < k; i++) {
+		const struct ir_op_formal *f = formal_at(formals, nf, i);
+
+		if (!f)
+			break;
+		if (vals[i])
+			check_value_type(c, n, s, f, vals[i], out ? "output" : "input", i, b, n_b);
+	}
+}
+
 static void check_slots(struct sctx *c, const struct ir_node *n, const struct ir_op_schema *s,
 			int out, struct binding *b, size_t *n_b)
 {
@@ -220,14 +268,11 @@ static void check_slots(struct sctx *c, const struct ir_node *n, const struct ir
 
 		if (!f)
 			break;          /* counted above */
-		if (!vals[i]) {
-			if (!f->optional && !f->variadic)
-				fault(c, n, "%s %zu ('%s') of %s-%d is not optional but is \"\"",
-				      what, i, f->name, s->name, s->since_version);
-			continue;
-		}
-		check_value_type(c, n, s, f, vals[i], what, i, b, n_b);
+		if (!vals[i] && !f->optional && !f->variadic)
+			fault(c, n, "%s %zu ('%s') of %s-%d is not optional but is \"\"",
+			      what, i, f->name, s->name, s->since_version);
 	}
+	check_slot_types(c, n, s, out, b, n_b);
 }
 
 /* The one schema the spec lets take attributes it does not declare
@@ -339,6 +384,26 @@ int ir_model_check_schema(struct ir_model *m, const struct ir_infer *inf,
 	return c.n_faults > (size_t)INT32_MAX ? INT32_MAX : (int)c.n_faults;
 }
 
+static int first_fault(void *ctx, const struct ir_node *n, const char *msg);
+
+int ir_node_types_fit(struct ir_model *m, const struct ir_node *n, const struct ir_op_schema *s,
+		      const struct ir_infer *inf, char *why, size_t size)
+{
+	char msg[512] = "";
+	struct sctx c = { m, inf, NULL, first_fault, msg, 0, 0 };
+	struct binding b[16];
+	size_t n_b = 0, skip;
+
+	check_slot_types(&c, n, s, 0, b, &n_b);
+	check_slot_types(&c, n, s, 1, b, &n_b);
+	if (!c.n_faults)
+		return 1;
+	/* without the "node 'x' (Op): " the caller's message has */
+	skip = (size_t)snprintf(NULL, 0, "node '%s' (%s): ", ir_s(n->name), ir_s(n->op_type));
+	snprintf(why, size, "%s", msg + (skip < strlen(msg) ? skip : strlen(msg)));
+	return 0;
+}
+
 struct first {
 	char msg[512];
 };
@@ -350,6 +415,16 @@ static int keep_first(void *ctx, const struct ir_node *n, const char *msg)
 	(void)n;
 	if (!f->msg[0])
 		snprintf(f->msg, sizeof(f->msg), "%s", msg);
+	return 0;
+}
+
+static int first_fault(void *ctx, const struct ir_node *n, const char *msg)
+{
+	char *buf = ctx;
+
+	(void)n;
+	if (!buf[0])
+		snprintf(buf, 512, "%s", msg);
 	return 0;
 }
 

@@ -41,6 +41,9 @@ void rw_ctx_release(struct rw_ctx *c)
 	c->n_notes = 0;
 	val_map_release(&c->map);
 	ir_infer_release(&c->inf);
+	free(c->faulty);
+	c->faulty = NULL;
+	c->n_faulty = 0;
 	c->log = NULL;
 	c->n_log = c->cap_log = 0;
 }
@@ -51,10 +54,12 @@ int rw_refresh(struct rw_ctx *c)
 	int rc;
 
 	ir_diag_init(&vd);
-	if ((rc = ir_model_verify(c->m, &vd)) < 0)
+	if ((rc = ir_model_verify(c->m, &vd)) < 0) {
+		c->invalid = rc == IR_EINVAL;
 		return ir_diag_error(c->d, rc, "the rewritten model is invalid%s%s: %s",
 				     c->pass ? " after pass " : "", c->pass ? c->pass : "",
 				     vd.msg);
+	}
 	ir_infer_release(&c->inf);
 	ir_infer_init(&c->inf);
 	c->inf.flags = IR_INFER_NO_MERGE;
@@ -63,7 +68,7 @@ int rw_refresh(struct rw_ctx *c)
 	if (rc == IR_ENOMEM)   /* not a model passes may work on untyped */
 		return ir_diag_error(c->d, rc, "%s", vd.msg);
 	c->have_inf = rc == 0;
-	return 0;
+	return rw_strict_check(c);
 }
 
 int rw_note(struct rw_ctx *c, const char *fmt, ...)

@@ -88,6 +88,13 @@ struct rw_ctx {
 	size_t n_dims;
 	const struct rt_dim_set *dims; /* --dim NAME=V */
 	int fp16_io;                   /* --fp16-io */
+	/* the strict schema check (strict.c): the input model's nodes that
+	 * fail it (tolerated while passes run), sorted by address; set when
+	 * a pass made the model invalid (c->d says how) */
+	int strict_ready;
+	size_t n_faulty;
+	const struct ir_node **faulty;
+	int invalid;
 };
 
 struct rw_pass;

@@ -33,7 +33,8 @@ async function one(job) {
 	const res = { ok: false, error: null, outputs: [] };
 	try {
 		const s = await ort.InferenceSession.create(job.model,
-			{ intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'disabled' });
+			{ intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'disabled',
+			  logSeverityLevel: 3 });
 		const feeds = {};
 		for (const i of job.inputs) feeds[i.name] = load(i);
 		const r = await s.run(feeds);

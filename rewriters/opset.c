@@ -2,13 +2,15 @@
  * into the target's range (up to its lowest accepted version when older,
  * down to its highest when newer).  Every node whose op resolves to a
  * different schema version at the new opset goes through the adapters of
- * the boundaries the conversion crosses (opset_adapt.c); an op with no
- * version at the new opset (Gelu below 20, LayerNormalization below 17)
- * is decomposed, with ops of the new opset, by the first decomposition
- * whose emitted ops the target accepts.  Nothing changes unless every
- * node can be converted: otherwise a note names the node that cannot and
- * why.  Only the main graph and its subgraphs are converted (model-local
- * functions keep their own imports; inline-functions runs first). */
+ * the boundaries the conversion crosses (opset_adapt.c) and the generic
+ * rules (dtypes, attributes, inputs and outputs of the new version); when
+ * they refuse, or the op has no version at the new opset (Gelu below 20,
+ * LayerNormalization below 17), the first decomposition into ops of the
+ * new opset whose emitted ops the target accepts does it.  Nothing
+ * changes unless every node can be converted: otherwise a note names the
+ * node that cannot and why, and the model keeps its opset.  Only the main
+ * graph and its subgraphs are converted (model-local functions keep their
+ * own imports; inline-functions runs first). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,12 +219,36 @@ static int run_adapters(struct conv *v, struct ir_node *n, const char *op, char 
 	return 1;
 }
 
-/* Convert (or check) one node; 1 ok, 0 cannot (v->why), < 0 error. */
+/* The node by its adapters and the generic rules (in v->apply's phase):
+ * 1 ok, 0 cannot (v->why), < 0 error. */
+static int adapt(struct conv *v, struct ir_node *n, const char *op,
+		 const struct ir_op_schema *a, const struct ir_op_schema *b)
+{
+	char handled[512] = "";
+	int adapted, rc = run_adapters(v, n, op, handled, sizeof(handled), &adapted);
+
+	if (rc <= 0 || rc == RW_ADAPT_REPLACED)
+		return rc <= 0 ? rc : 1;
+	if (!b || b->deprecated) {
+		/* no adapter turned it into an op of the new opset */
+		snprintf(v->why, sizeof(v->why), "%s has no %sversion at opset %d and no "
+			 "decomposition the target accepts", op, b ? "current " : "", v->to);
+		return 0;
+	}
+	return generic(v, n, a, b, handled, adapted);
+}
+
+/* Convert (or check) one node: by its adapters, else (they refuse, or
+ * the op has no version at the new opset) by the first decomposition
+ * into ops of the new opset the target accepts.  Either is checked first,
+ * so that nothing is touched unless it finishes.  1 ok, 0 cannot
+ * (v->why), < 0 error. */
 static int node(struct conv *v, struct ir_node *n)
 {
-	char op[128], handled[512] = "";
+	char op[128];
 	const struct ir_op_schema *a, *b;
-	int adapted = 0, rc;
+	const struct rw_pass *p;
+	int apply = v->apply, rc, var;
 
 	if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))
 		return 1;
@@ -232,43 +258,25 @@ static int node(struct conv *v, struct ir_node *n)
 	b = ir_registry_find("", op, v->to);
 	if (a && b && a->since_version == b->since_version && !b->deprecated)
 		return 1;
-	if (!b || b->deprecated) {
-		/* no (current) version at the new opset: an adapter may turn
-		 * the node into another op (Upsample and Resize, Scatter),
-		 * else a decomposition into ops of the new opset */
-		const struct rw_pass *p;
-		int var, apply = v->apply;
-
-		/* checked first in either phase: the adapters may only start
-		 * when they finish the node */
-		v->apply = 0;
-		rc = run_adapters(v, n, op, handled, sizeof(handled), &adapted);
-		v->apply = apply;
-		if (rc < 0)
-			return rc;
-		if (rc == RW_ADAPT_REPLACED) {
-			if (!apply)
-				return 1;
-			rc = run_adapters(v, n, op, handled, sizeof(handled), &adapted);
-			return rc < 0 ? rc : rc == RW_ADAPT_REPLACED ? 1 :
-			       ir_diag_error(v->c->d, IR_EINVAL, "node '%s' (%s): its adapters "
-					     "did not finish it", ir_s(n->name), op);
-		}
-		if (!(p = rw_choose(v->c, n, RW_DECOMPOSE, &var))) {
-			if (rc != 0)
-				snprintf(v->why, sizeof(v->why), "%s has no version at opset %d and no "
-					 "decomposition the target accepts", op, v->to);
-			return 0;
-		}
-		if (!v->apply)
+	v->apply = 0;
+	rc = adapt(v, n, op, a, b);
+	v->apply = apply;
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		if (!apply)
 			return 1;
-		v->changed++;
-		return rw_apply(v->c, p, n, var) < 0 ? -1 : 1;
+		if ((rc = adapt(v, n, op, a, b)) != 0)
+			return rc;
+		return ir_diag_error(v->c->d, IR_EINVAL, "node '%s' (%s): its adapters refused "
+				     "what they had accepted: %s", ir_s(n->name), op, v->why);
 	}
-	rc = run_adapters(v, n, op, handled, sizeof(handled), &adapted);
-	if (rc <= 0 || rc == RW_ADAPT_REPLACED)
-		return rc <= 0 ? rc : 1;
-	return generic(v, n, a, b, handled, adapted);
+	if (!(p = rw_choose(v->c, n, RW_DECOMPOSE, &var)))
+		return 0;
+	if (!apply)
+		return 1;
+	v->changed++;
+	return rw_apply(v->c, p, n, var) < 0 ? -1 : 1;
 }
 
 static int visit(struct ir_graph *g, int depth, void *ctx)

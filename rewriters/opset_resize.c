@@ -174,11 +174,27 @@ int rw_adapt_resize11(struct rw_ctx *c, struct ir_node *n, int up, int apply, ch
 			return IR_ENOMEM;
 		return 1;
 	}
-	if (strcmp(rw_attr_str(n, "coordinate_transformation_mode", "half_pixel"), "asymmetric") ||
-	    strcmp(rw_attr_str(n, "nearest_mode", "round_prefer_floor"), "floor") ||
-	    rw_adapt_has_in(n, 3) || !rw_adapt_has_in(n, 2) || strcmp(rw_attr_str(n, "mode", "nearest"), "cubic") == 0) {
-		snprintf(why, size, "only asymmetric, floor-rounded resizes by scales exist before 11");
-		return 0;
+	{
+		/* Resize-10: asymmetric coordinates, nearest rounding down,
+		 * by scales */
+		const char *ctm = rw_attr_str(n, "coordinate_transformation_mode", "half_pixel");
+		const char *mode = rw_attr_str(n, "mode", "nearest");
+		const char *nm = rw_attr_str(n, "nearest_mode", "round_prefer_floor");
+		int ok = 0;
+
+		if (strcmp(ctm, "asymmetric"))
+			snprintf(why, size, "coordinate_transformation_mode %s (before 11 only "
+				 "asymmetric)", ctm);
+		else if (!strcmp(mode, "cubic"))
+			snprintf(why, size, "mode cubic (before 11 only nearest and linear)");
+		else if (!strcmp(mode, "nearest") && strcmp(nm, "floor"))
+			snprintf(why, size, "nearest_mode %s (before 11 only floor)", nm);
+		else if (rw_adapt_has_in(n, 3) || !rw_adapt_has_in(n, 2))
+			snprintf(why, size, "sizes (before 11 only scales)");
+		else
+			ok = 1;
+		if (!ok)
+			return 0;
 	}
 	if (!apply)
 		return 1;

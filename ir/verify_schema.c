@@ -202,7 +202,10 @@ static void check_value_type(struct sctx *c, const struct ir_node *n,
 		return;
 	for (size_t i = 0; i < *n_b; i++)
 		if (!strcmp(b[i].name, f->type)) {
-			if (strcmp(b[i].type, have))
+			/* an undeclared value inferred from an optional looks
+			 * like its content: optionals bind nothing here */
+			if (strcmp(b[i].type, have) && strncmp(have, "optional(", 9) &&
+			    strncmp(b[i].type, "optional(", 9))
 				fault(c, n, "%s %zu ('%s') is %s but %s %zu is %s: %s of %s-%d binds one type",
 				      what, index, v->name, have, b[i].what, b[i].index,
 				      b[i].type, f->type, s->name, s->since_version);
@@ -254,13 +257,16 @@ static void check_slots(struct sctx *c, const struct ir_node *n, const struct ir
 	const char *what = out ? "output" : "input";
 
 	if ((int64_t)k < lo || (int64_t)k > hi) {
+		const char *pl = k == 1 ? "" : "s";
+
 		if (hi == IR_OP_UNBOUNDED)
-			fault(c, n, "%zu %ss, %s-%d takes at least %d", k, what, s->name,
+			fault(c, n, "%zu %s%s, %s-%d takes at least %d", k, what, pl, s->name,
 			      s->since_version, lo);
 		else if (lo == hi)
-			fault(c, n, "%zu %ss, %s-%d takes %d", k, what, s->name, s->since_version, lo);
+			fault(c, n, "%zu %s%s, %s-%d takes %d", k, what, pl, s->name,
+			      s->since_version, lo);
 		else
-			fault(c, n, "%zu %ss, %s-%d takes %d to %d", k, what, s->name,
+			fault(c, n, "%zu %s%s, %s-%d takes %d to %d", k, what, pl, s->name,
 			      s->since_version, lo, hi);
 	}
 	for (size_t i = 0; i < k; i++) {

@@ -106,7 +106,7 @@ static int generic(struct conv *v, struct ir_node *n, const struct ir_op_schema 
 		if (ir_op_schema_attr(b, name) || !strncmp(name, "__", 2))
 			continue;
 		if (v->apply) {
-			if (holds_default(at, sa) && ir_node_remove_attr(n, name) == 0)
+			if (holds_default(at, sa) && ir_node_remove_attr(n, name) > 0)
 				i--;
 		} else if (!listed(handled, name) && !holds_default(at, sa)) {
 			snprintf(v->why, sizeof(v->why), "attribute %s has no form in %s-%d%s", name,

@@ -43,6 +43,7 @@ int suite_fold_register(void);
 int suite_chain_register(void);
 int suite_catbuf_register(void);
 int suite_verify_register(void);
+int suite_opset_register(void);
 
 /* Path of a file in the source tree (tests run from the top folder). */
 #define TESTDATA(p) "testdata/" p

@@ -242,18 +242,33 @@ int rw_adapt_resize19(struct rw_ctx *c, struct ir_node *n, int up, int apply, ch
 
 /* Resize 13 made roi and scales optional; Resize-11 takes them always:
  * an empty tensor stands for an absent one (roi only matters for
- * tf_crop_and_resize, scales are empty when sizes are given). */
+ * tf_crop_and_resize, scales are empty when sizes are given).  Going up,
+ * tf_half_pixel_for_nn (x / scale + 0.5 / scale, which 13 dropped) is
+ * half_pixel (the same less 0.5) with the nearest rounding that makes up
+ * the half: floor(v) = round_prefer_ceil(v - 0.5) and round_prefer_floor(v)
+ * = ceil(v - 0.5). */
 int rw_adapt_resize13(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why,
 		      size_t size)
 {
 	struct rw_emit e;
 
 	if (up) {
-		if (!strcmp(rw_attr_str(n, "coordinate_transformation_mode", "half_pixel"),
-			    "tf_half_pixel_for_nn")) {
-			snprintf(why, size, "tf_half_pixel_for_nn has no later form");
+		const char *nm = rw_attr_str(n, "nearest_mode", "round_prefer_floor"), *to;
+
+		if (strcmp(rw_attr_str(n, "coordinate_transformation_mode", "half_pixel"),
+			   "tf_half_pixel_for_nn"))
+			return 1;
+		to = !strcmp(nm, "floor") ? "round_prefer_ceil" :
+		     !strcmp(nm, "round_prefer_floor") ? "ceil" : NULL;
+		if (strcmp(rw_attr_str(n, "mode", "nearest"), "nearest") || !to) {
+			snprintf(why, size, "tf_half_pixel_for_nn with mode %s, nearest_mode %s has "
+				 "no later form", rw_attr_str(n, "mode", "nearest"), nm);
 			return 0;
 		}
+		if (apply && (ir_node_set_string(n, "coordinate_transformation_mode",
+						 "half_pixel") < 0 ||
+			      ir_node_set_string(n, "nearest_mode", to) < 0))
+			return IR_ENOMEM;
 		return 1;
 	}
 	if (!rw_adapt_has_in(n, 2) && !rw_adapt_has_in(n, 3)) {

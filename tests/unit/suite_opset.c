@@ -131,6 +131,13 @@ static int64_t int_attr(const struct ir_node *n, const char *name, int64_t dflt)
 	return a ? a->i : dflt;
 }
 
+static const char *str_attr(const struct ir_node *n, const char *name)
+{
+	const struct ir_attr *a = n ? ir_node_attr(n, name) : NULL;
+
+	return a && a->s ? (const char *)a->s : "";
+}
+
 static int ints_are(const struct ir_node *n, const char *name, const int64_t *v, size_t k)
 {
 	const struct ir_attr *a = n ? ir_node_attr(n, name) : NULL;
@@ -403,6 +410,30 @@ static void test_resize_upsample(void)
 	ir_node_set_string(n, "nearest_mode", "floor");
 	tm_output(m, "y", IR_DTYPE_FLOAT, NULL, 0);
 	refused(m, 7, "the scales are not constant");
+	/* up: tf_half_pixel_for_nn, which 13 dropped, as half_pixel with
+	 * the nearest rounding that makes up the half pixel */
+	for (int k = 0; k < 3; k++) {
+		static const char *const modes[] = { "floor", "round_prefer_floor",
+						     "round_prefer_ceil" };
+		struct ir_model *r = tm_new(11);
+
+		tm_input(r, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 1, 5, 7), 4);
+		tm_init(r, "roi", IR_DTYPE_FLOAT, TM_DIMS(0), 1, NULL);
+		tm_init(r, "s", IR_DTYPE_FLOAT, TM_DIMS(0), 1, NULL);
+		tm_init(r, "sz", IR_DTYPE_INT64, TM_DIMS(4), 1, (const double[]){ 1, 1, 3, 9 });
+		n = tm_node(r, "Resize", NULL, TM_NAMES("x", "roi", "s", "sz"), 4, TM_NAMES("y"), 1);
+		ir_node_set_string(n, "coordinate_transformation_mode", "tf_half_pixel_for_nn");
+		ir_node_set_string(n, "nearest_mode", modes[k]);
+		tm_output(r, "y", IR_DTYPE_FLOAT, NULL, 0);
+		if (k == 2) {
+			refused(r, 13, "tf_half_pixel_for_nn with mode nearest, nearest_mode "
+				"round_prefer_ceil has no later form");
+			continue;
+		}
+		n = converts(r, 13, "Resize", 13);
+		CU_ASSERT(!strcmp(str_attr(n, "coordinate_transformation_mode"), "half_pixel"));
+		ir_model_free(r);
+	}
 	/* up: Upsample-7's attribute -> Upsample-9's input -> Resize */
 	m = unary(7, "Upsample", TM_DIMS(1, 1, 2, 3), 4, &n);
 	ir_node_set_floats(n, "scales", (const float[]){ 1, 1, 3, 2 }, 4);

@@ -139,6 +139,8 @@ static int load(const char *path, struct ir_model **m, int strict)
 		ir_diag_init(&d);
 		if ((rc = ir_model_check_schema(*m, NULL, warn_fault, &f, &d)) < 0) {
 			cli_error(path, "%s", d.msg);
+			ir_model_free(*m);
+			*m = NULL;
 			return cli_exit_code(rc);
 		}
 		if (rc > CLI_LOAD_FAULTS) {

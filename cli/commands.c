@@ -137,7 +137,7 @@ static int load(const char *path, struct ir_model **m, int strict)
 		char more[80];
 
 		ir_diag_init(&d);
-		if ((rc = ir_model_check_schema(*m, NULL, warn_fault, &f, &d)) < 0) {
+		if ((rc = ir_model_check_loaded(*m, warn_fault, &f, &d)) < 0) {
 			cli_error(path, "%s", d.msg);
 			ir_model_free(*m);
 			*m = NULL;

@@ -481,8 +481,8 @@ int ir_graph_is_sorted(const struct ir_graph *g);
  * optional nor variadic, attributes the version does not declare (except
  * "__" names), repeated or of another type, required attributes missing,
  * and the type constraints of inputs and outputs against the dtypes in
- * inf (NULL: inferred here; values inference does not know are not
- * checked).  Ops and domains the registry does not know, and calls of
+ * inf (NULL: inferred here; values inference does not know, those after
+ * a node it failed at included, are not checked).  Ops and domains the registry does not know, and calls of
  * model-local functions, are not checked.  Each fault goes to report (may
  * be NULL) as "node 'p' (AveragePool): attribute 'ceil_mode' is not in
  * AveragePool-7"; report returns 0 to go on, a negative status to stop
@@ -491,6 +491,11 @@ struct ir_infer;
 typedef int (*ir_fault_fn)(void *ctx, const struct ir_node *n, const char *msg);
 int ir_model_check_schema(struct ir_model *m, const struct ir_infer *inf,
 			  ir_fault_fn report, void *ctx, struct ir_diag *d);
+/* The check of a model as loaded, for warnings: types are checked only
+ * when inference accepts the model (one it rejects is bad input, with
+ * inference's own error, to every command that infers it). */
+int ir_model_check_loaded(struct ir_model *m, ir_fault_fn report, void *ctx,
+			  struct ir_diag *d);
 /* The same as one error: IR_EINVAL with the first fault (and how many
  * more) in d; 0 when there is none. */
 int ir_model_verify_strict(struct ir_model *m, const struct ir_infer *inf,

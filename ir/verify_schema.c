@@ -410,6 +410,28 @@ int ir_node_types_fit(struct ir_model *m, const struct ir_node *n, const struct 
 	return 0;
 }
 
+int ir_model_check_loaded(struct ir_model *m, ir_fault_fn report, void *ctx,
+			  struct ir_diag *d)
+{
+	struct ir_infer inf;
+	struct ir_diag id;
+	int rc;
+
+	ir_infer_init(&inf);
+	ir_diag_init(&id);
+	if ((rc = ir_infer_model(m, &inf, &id)) == IR_ENOMEM) {
+		ir_infer_release(&inf);
+		return ir_diag_error(d, rc, "out of memory");
+	}
+	if (rc < 0) {           /* an empty table: no type is checked */
+		ir_infer_release(&inf);
+		ir_infer_init(&inf);
+	}
+	rc = ir_model_check_schema(m, &inf, report, ctx, d);
+	ir_infer_release(&inf);
+	return rc;
+}
+
 struct first {
 	char msg[512];
 };

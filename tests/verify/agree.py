@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """agree.py OPMIG DATA WORK [--every N] [--jobs J] [--differ FILE]: opmig's
-strict schema check (the warnings `opmig inspect` prints on load, or its
-exit 3) against python-onnx's onnx.checker.check_model(full_check=True).
+verdict on a model, `opmig inspect --shapes`: the strict schema check's
+warnings on load, or exit 3 (a model verification or type inference
+rejects: inference refuses an input type outside its op's constraint,
+which the strict check then leaves to it), against python-onnx's
+onnx.checker.check_model(full_check=True).
 
 Every model DATA/<case>/model.onnx of the backend node suite is judged by
 both, and so are broken variants of every N-th model (a rotating offset
@@ -116,7 +119,7 @@ def checker(m):
 
 def opmig(binary, path):
     """None when opmig loads path without a fault, else what it said."""
-    p = subprocess.run([binary, 'inspect', path], stdout=subprocess.DEVNULL,
+    p = subprocess.run([binary, 'inspect', path, '--shapes'], stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, timeout=60)
     err = p.stderr.decode('utf-8', 'replace')
     if p.returncode not in (0, 3):

@@ -82,7 +82,7 @@ SECONDS ?= 60
 FUZZ_LIMIT = $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS) -seed=$(or $(FUZZ_SEED),1),-max_total_time=$(SECONDS))
 
 .PHONY: all deps demo test check install clean bench conformance fuzz fuzz-run \
-	fuzz-bins
+	fuzz-bins sweep-opsets
 all: deps $(OPMIG)
 
 deps:
@@ -159,6 +159,11 @@ fuzz-run: fuzz
 # The interpreter against every backend test case (see tests/conformance).
 conformance: deps $(CONF)
 	$(CONF)
+
+# Every backend node case migrated to each opset from 7 to 21 and judged
+# by onnx.checker and onnxruntime-node (see tests/sweep/README.md).
+sweep-opsets: deps $(OPMIG)
+	OPMIG=$(abspath $(OPMIG)) sh tests/sweep/opsets.sh $(abspath build/sweep-opsets)
 
 # The main job on the sample model: migrate it to the default target
 # (generic-npu) with a static batch of 1, validated, and print the report.

@@ -155,6 +155,7 @@ struct batch_opts {
 	unsigned shard_k, shard_n;    /* 1/1: everything */
 	int resume;
 	int times;               /* record seconds in the summaries */
+	int no_validate;         /* migrate without the interpreter's check */
 	double timeout;          /* seconds per job, 0 none */
 	uint64_t max_memory;     /* RLIMIT_AS of a worker, 0 none */
 	const struct rules_target *const *targets;  /* default targets */

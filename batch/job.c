@@ -166,9 +166,9 @@ static uint64_t key_of(const struct batch_job *j, const struct bytes *b)
 	char buf[256];
 	uint64_t h = batch_hash(BATCH_HASH_INIT, b->p, b->n);
 
-	snprintf(buf, sizeof(buf), "opmig batch/1|%s|%s|%lld|%s|%s|", j->o->mode == BATCH_SCAN ?
-		 "scan" : "migrate", j->target->id, (long long)o->batch,
-		 o->layout ? o->layout : "", o->precision ? o->precision : "");
+	snprintf(buf, sizeof(buf), "opmig batch/1|%s%s|%s|%lld|%s|%s|", j->o->mode == BATCH_SCAN ?
+		 "scan" : "migrate", j->o->no_validate ? "-no-validate" : "", j->target->id,
+		 (long long)o->batch, o->layout ? o->layout : "", o->precision ? o->precision : "");
 	h = batch_hash(h, buf, strlen(buf) + 1);
 	for (size_t i = 0; i < o->n_dims; i++)
 		h = batch_hash(h, o->dims[i], strlen(o->dims[i]) + 1);
@@ -359,7 +359,7 @@ static int do_migrate(const struct batch_job *j, const char *path,
 	o.layout = io->layout;
 	o.precision = io->precision;
 	o.batch = io->batch;
-	o.validate = 1;
+	o.validate = !j->o->no_validate;
 	o.samples = 1;
 	o.threads = 1;
 	if (io->n_dims && !(dims = calloc(io->n_dims, sizeof(*dims)))) {
@@ -374,7 +374,7 @@ static int do_migrate(const struct batch_job *j, const char *path,
 	o.dims = dims;
 	o.n_dims = io->n_dims;
 	if ((rc = ir_model_load(path, NULL, &m, d)) < 0 ||
-	    (rc = ir_model_load(path, NULL, &orig, d)) < 0)
+	    (o.validate && (rc = ir_model_load(path, NULL, &orig, d)) < 0))
 		goto cleanup;
 	if ((rc = mg_run(m, orig, j->item->source, &o, &r, d)) < 0)
 		goto cleanup;

@@ -90,8 +90,12 @@ int cli_add_dim(const struct cli_command *self, struct rt_dim_set **dims, size_t
 
 struct ir_model;
 /* Load and verify a model; on failure print the error line and return the
- * exit code (warnings are printed, not fatal). */
+ * exit code (warnings are printed, not fatal: the loader's, and one line
+ * per fault of the strict schema check, ir_model_check_loaded, the first
+ * ten of them and then their count). */
 int cli_load(const char *path, struct ir_model **m);
+/* The same without the strict check's warnings (a second copy). */
+int cli_load_quiet(const char *path, struct ir_model **m);
 
 int cmd_batch(int argc, char **argv); extern const char cmd_batch_help[];
 int cmd_convert(int argc, char **argv);

@@ -14,7 +14,7 @@
 #include "oprules/rules.h"
 
 const char cmd_batch_help[] =
-	"usage: opmig batch SRC... --target T[,T2...] -o OUTDIR [--mode scan|migrate] [-j N] [--resume] [--shard K/N] [--timeout SEC] [--max-memory SIZE] [--manifest FILE]... [--rules FILE]... [--zip OUT.zip] [--times] [--quiet] [--layout nchw|nhwc] [--batch N] [--dim NAME=V]... [--precision fp32|fp16]\n"
+	"usage: opmig batch SRC... --target T[,T2...] -o OUTDIR [--mode scan|migrate] [-j N] [--resume] [--shard K/N] [--timeout SEC] [--max-memory SIZE] [--manifest FILE]... [--rules FILE]... [--zip OUT.zip] [--times] [--quiet] [--layout nchw|nhwc] [--batch N] [--dim NAME=V]... [--precision fp32|fp16] [--no-validate]\n"
 	"       opmig batch merge OUTDIR... -o MERGED [--zip OUT.zip]\n"
 	"\n"
 	"Scan or migrate a whole zoo of models for one or more targets, in\n"
@@ -44,6 +44,8 @@ const char cmd_batch_help[] =
 	"  --layout, --batch, --dim, --precision\n"
 	"                      migrate options for models their manifest does not\n"
 	"                      set (see opmig-migrate(1))\n"
+	"  --no-validate       migrate without the numerical check in the\n"
+	"                      interpreter (as opmig migrate --no-validate)\n"
 	"  --help              show this help\n"
 	"\n"
 	"merge: combine the summaries of shard runs (each OUTDIR) into MERGED; the\n"
@@ -89,6 +91,7 @@ static int parse_args(int argc, char **argv, struct bargs *a,
 		{ "batch", required_argument, NULL, 'b' },
 		{ "dim", required_argument, NULL, 'D' },
 		{ "precision", required_argument, NULL, 'p' },
+		{ "no-validate", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	long long v;
@@ -107,6 +110,7 @@ static int parse_args(int argc, char **argv, struct bargs *a,
 		case 'z': a->zip = optarg; break;
 		case 'R': a->o.resume = 1; break;
 		case 'x': a->o.times = 1; break;
+		case 'N': a->o.no_validate = 1; break;
 		case 'q': a->quiet = 1; break;
 		case 'M':
 			if (strcmp(optarg, "scan") && strcmp(optarg, "migrate"))

@@ -57,11 +57,13 @@ const char cmd_migrate_help[] =
 	"  --report FILE       write the report to FILE instead of standard output\n"
 	"  --format F          text (default) or json (opmig.migrate/1)\n"
 	"  --force             write OUT even when blockers remain or validation fails\n"
+	"                      (never a model that fails the strict schema check)\n"
 	"  --list-passes       print the pass catalogue and exit\n"
 	"  --help              show this help\n"
 	"\n"
 	"Exit status: 0 migrated, 1 blockers remain or the outputs differ (OUT not\n"
-	"written unless --force), 2 usage, 3 bad input, 4 internal error.\n";
+	"written unless --force) or the migrated model is invalid (never written),\n"
+	"2 usage, 3 bad input, 4 internal error.\n";
 
 struct margs {
 	const char *model, *out, *target, *report, *map;
@@ -299,6 +301,8 @@ static void text_report(FILE *f, const struct margs *a, const struct mg_report *
 	else if (written)
 		fprintf(f, "result: %s written%s%s\n", a->out, r->ok ? "" : " (--force) although ",
 			r->ok ? "" : r->why);
+	else if (r->invalid)
+		fprintf(f, "result: NOT written: %s\n", r->why);
 	else
 		fprintf(f, "result: NOT written: %s (use --force to write it anyway)\n", r->why);
 }
@@ -396,7 +400,7 @@ int cmd_migrate(int argc, char **argv)
 	}
 	if ((code = cli_load(a.model, &m)) != CLI_EXIT_OK)
 		goto cleanup;
-	if (a.o.validate && !a.dry_run && (code = cli_load(a.model, &orig)) != CLI_EXIT_OK)
+	if (a.o.validate && !a.dry_run && (code = cli_load_quiet(a.model, &orig)) != CLI_EXIT_OK)
 		goto cleanup;
 	if (a.dry_run)
 		a.o.validate = 0;
@@ -407,7 +411,7 @@ int cmd_migrate(int argc, char **argv)
 		goto cleanup;
 	}
 	code = r.ok ? CLI_EXIT_OK : CLI_EXIT_FINDINGS;
-	if (!a.dry_run && (r.ok || a.force)) {
+	if (!a.dry_run && (r.ok || (a.force && !r.invalid))) {
 		int sc = save(&a, m, &r);
 
 		if (sc != CLI_EXIT_OK) {

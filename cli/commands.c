@@ -98,7 +98,28 @@ void cli_warn(const char *file, const char *msg)
 	fprintf(stderr, "%s\n", msg);
 }
 
-int cli_load(const char *path, struct ir_model **m)
+/* The strict schema check's faults of a loaded model, one warning line
+ * each, the first CLI_LOAD_FAULTS of them. */
+#define CLI_LOAD_FAULTS 10
+
+struct load_faults {
+	const char *path;
+	int shown;
+};
+
+static int warn_fault(void *ctx, const struct ir_node *n, const char *msg)
+{
+	struct load_faults *f = ctx;
+
+	(void)n;
+	if (f->shown < CLI_LOAD_FAULTS) {
+		cli_warn(f->path, msg);
+		f->shown++;
+	}
+	return 0;
+}
+
+static int load(const char *path, struct ir_model **m, int strict)
 {
 	struct ir_diag d;
 	int rc;
@@ -111,7 +132,34 @@ int cli_load(const char *path, struct ir_model **m)
 	}
 	if (d.n_warnings)
 		cli_warn(path, d.warning);
+	if (strict) {
+		struct load_faults f = { path, 0 };
+		char more[80];
+
+		ir_diag_init(&d);
+		if ((rc = ir_model_check_loaded(*m, warn_fault, &f, &d)) < 0) {
+			cli_error(path, "%s", d.msg);
+			ir_model_free(*m);
+			*m = NULL;
+			return cli_exit_code(rc);
+		}
+		if (rc > CLI_LOAD_FAULTS) {
+			snprintf(more, sizeof(more), "%d more faults not shown",
+				 rc - CLI_LOAD_FAULTS);
+			cli_warn(path, more);
+		}
+	}
 	return CLI_EXIT_OK;
+}
+
+int cli_load(const char *path, struct ir_model **m)
+{
+	return load(path, m, 1);
+}
+
+int cli_load_quiet(const char *path, struct ir_model **m)
+{
+	return load(path, m, 0);
 }
 
 int cli_usage_error(const struct cli_command *c, const char *fmt, ...)

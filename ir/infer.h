@@ -122,6 +122,16 @@ struct ir_data;
 int ir_infer_model_data(struct ir_model *m, const struct ir_data *inputs,
 			size_t n, struct ir_infer *out, struct ir_diag *d);
 
+/* Do n's input and output dtypes, as inf has them, fit the type
+ * constraints of schema s (which need not be the one n resolves to: the
+ * opset converter asks about the version a node is going to)?  Values of
+ * unknown type fit; slots s does not have are not looked at.  1 yes, 0 no
+ * with the strict check's message for the first misfit in why
+ * (ir/verify_schema.c). */
+int ir_node_types_fit(struct ir_model *m, const struct ir_node *n,
+		      const struct ir_op_schema *s, const struct ir_infer *inf,
+		      char *why, size_t size);
+
 /* Result of a value; NULL when nothing was recorded. */
 const struct ir_vtype *ir_infer_get(const struct ir_infer *r,
 				    const struct ir_value *v);

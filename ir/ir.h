@@ -26,7 +26,6 @@ enum ir_status {
 	IR_ENOMEM = -2,   /* allocation failed or memory limit reached */
 	IR_EIO = -3,      /* read/write failure of the system */
 	IR_EUSAGE = -4,   /* caller asked for something impossible */
-	IR_EINTERNAL = -5, /* opmig's own fault: a pass made an invalid model */
 };
 
 struct ir_diag {
@@ -477,6 +476,33 @@ int ir_model_verify(struct ir_model *m, struct ir_diag *d);
 /* Topologically sort one graph's nodes (stable); error on a cycle. */
 int ir_graph_toposort(struct ir_graph *g, struct ir_diag *d);
 int ir_graph_is_sorted(const struct ir_graph *g);
+
+/* The strict schema check (ir/verify_schema.c), onnx.checker's: every node
+ * of every graph (main graph, subgraphs, model-local functions' bodies)
+ * against the registry schema its domain's opset resolves to: deprecated
+ * versions, input and output counts, "" in a slot that is neither
+ * optional nor variadic, attributes the version does not declare (except
+ * "__" names), repeated or of another type, required attributes missing,
+ * and the type constraints of inputs and outputs against the dtypes in
+ * inf (NULL: inferred here; values inference does not know, those after
+ * a node it failed at included, are not checked).  Ops and domains the registry does not know, and calls of
+ * model-local functions, are not checked.  Each fault goes to report (may
+ * be NULL) as "node 'p' (AveragePool): attribute 'ceil_mode' is not in
+ * AveragePool-7"; report returns 0 to go on, a negative status to stop
+ * with it.  Returns the number of faults, or a negative status. */
+struct ir_infer;
+typedef int (*ir_fault_fn)(void *ctx, const struct ir_node *n, const char *msg);
+int ir_model_check_schema(struct ir_model *m, const struct ir_infer *inf,
+			  ir_fault_fn report, void *ctx, struct ir_diag *d);
+/* The check of a model as loaded, for warnings: types are checked only
+ * when inference accepts the model (one it rejects is bad input, with
+ * inference's own error, to every command that infers it). */
+int ir_model_check_loaded(struct ir_model *m, ir_fault_fn report, void *ctx,
+			  struct ir_diag *d);
+/* The same as one error: IR_EINVAL with the first fault (and how many
+ * more) in d; 0 when there is none. */
+int ir_model_verify_strict(struct ir_model *m, const struct ir_infer *inf,
+			   struct ir_diag *d);
 
 /* Visit every graph of the model (main, functions, nested subgraphs). */
 typedef int (*ir_graph_visit_fn)(struct ir_graph *g, int depth, void *ctx);

@@ -26,7 +26,7 @@ static void get_bounds(struct rw_ctx *c, const struct ir_node *n, struct bounds 
 	double v;
 
 	memset(b, 0, sizeof(*b));
-	if (c->opset >= 11) {
+	if (rw_node_opset(c) >= 11) {
 		b->lo = n->n_inputs > 1 && n->inputs[1];
 		b->hi = n->n_inputs > 2 && n->inputs[2];
 		b->lo_zero = b->lo && rw_const_double(c, n->inputs[1], &v) && v == 0;
@@ -42,7 +42,7 @@ static void get_bounds(struct rw_ctx *c, const struct ir_node *n, struct bounds 
 /* The default of an absent bound of float data (its max; lowest = -max) */
 static double float_limit(const struct rw_ctx *c, int dt)
 {
-	if (c->opset < 11)
+	if (rw_node_opset(c) < 11)
 		return FLT_MAX;
 	return dt == IR_DTYPE_DOUBLE ? DBL_MAX : dt == IR_DTYPE_FLOAT16 ? 65504.0 :
 	       dt == IR_DTYPE_BFLOAT16 ? 0x1.fep127 : FLT_MAX;
@@ -105,11 +105,11 @@ static int apply(struct rw_ctx *c, struct ir_node *n, int v)
 	rw_begin(c, n, &e);
 	lim = float_limit(c, e.dtype);
 	if (b.lo && !relu)
-		lo = c->opset >= 11 ? n->inputs[1] : rw_scalar(&e, e.dtype, b.vlo);
+		lo = rw_node_opset(c) >= 11 ? n->inputs[1] : rw_scalar(&e, e.dtype, b.vlo);
 	else if (!relu && v == V_MAX_MIN)
 		lo = rw_scalar(&e, e.dtype, -lim);
 	if (b.hi)
-		hi = c->opset >= 11 ? n->inputs[2] : rw_scalar(&e, e.dtype, b.vhi);
+		hi = rw_node_opset(c) >= 11 ? n->inputs[2] : rw_scalar(&e, e.dtype, b.vhi);
 	else if (v == V_RELU_MIN || v == V_MAX_MIN)
 		hi = rw_scalar(&e, e.dtype, lim);
 	if (relu)

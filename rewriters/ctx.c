@@ -51,6 +51,9 @@ void rw_ctx_release(struct rw_ctx *c)
 	free(c->auto_dims);
 	c->auto_dims = NULL;
 	c->n_auto_dims = 0;
+	free(c->faulty);
+	c->faulty = NULL;
+	c->n_faulty = 0;
 	c->log = NULL;
 	c->n_log = c->cap_log = 0;
 }
@@ -61,12 +64,12 @@ int rw_refresh(struct rw_ctx *c)
 	int rc;
 
 	ir_diag_init(&vd);
-	/* invalid after a pass: a fault of opmig's, not of the input */
-	if ((rc = ir_model_verify(c->m, &vd)) < 0)
-		return ir_diag_error(c->d, c->pass && rc == IR_EINVAL ? IR_EINTERNAL : rc,
-				     "the rewritten model is invalid%s%s: %s",
+	if ((rc = ir_model_verify(c->m, &vd)) < 0) {
+		c->invalid = rc == IR_EINVAL;
+		return ir_diag_error(c->d, rc, "the rewritten model is invalid%s%s: %s",
 				     c->pass ? " after pass " : "", c->pass ? c->pass : "",
 				     vd.msg);
+	}
 	ir_infer_release(&c->inf);
 	ir_infer_init(&c->inf);
 	c->inf.flags = IR_INFER_NO_MERGE;
@@ -75,7 +78,12 @@ int rw_refresh(struct rw_ctx *c)
 	if (rc == IR_ENOMEM)   /* not a model passes may work on untyped */
 		return ir_diag_error(c->d, rc, "%s", vd.msg);
 	c->have_inf = rc == 0;
-	return 0;
+	return rw_strict_check(c);
+}
+
+int64_t rw_node_opset(const struct rw_ctx *c)
+{
+	return c->node_opset > 0 ? c->node_opset : c->opset;
 }
 
 int rw_auto_dim(struct rw_ctx *c, const char *name, int64_t value)

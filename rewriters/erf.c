@@ -5,6 +5,7 @@
  * s(x) = x / Max(|x|, tiny), tiny the dtype's smallest normal-ish value:
  * below it g(|x|) < 1.2 tiny, so the error stays under the bound.  Only
  * Max, Mul, Add, Sub, Div and Exp are emitted. */
+#include <stdio.h>
 #include "rewriters/rw_int.h"
 
 const char *const rw_erf_poly_ops[] = { "Max", "Mul", "Add", "Sub", "Div", "Exp", NULL };
@@ -48,10 +49,13 @@ static int check(struct rw_ctx *c, const struct ir_node *n, char *why, size_t si
 {
 	int dt = rw_node_dtype(c, n);
 
-	(void)size;
 	if (dt && dt != IR_DTYPE_FLOAT && dt != IR_DTYPE_FLOAT16 && dt != IR_DTYPE_DOUBLE &&
 	    dt != IR_DTYPE_BFLOAT16) {
 		why[0] = 0;
+		return 0;
+	}
+	if (c->opset < 8) {     /* Max(|x|, tiny) broadcasts */
+		snprintf(why, size, "needs default-domain opset >= 8 (Max broadcasting)");
 		return 0;
 	}
 	return n->n_inputs >= 1 && n->inputs[0] && n->n_outputs >= 1 && n->outputs[0];

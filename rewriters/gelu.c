@@ -33,7 +33,8 @@ static int is_tanh_form(const struct ir_node *n)
 
 static int vcheck(struct rw_ctx *c, const struct ir_node *n, int v)
 {
-	(void)c;
+	if (v == V_ERF_POLY && c->opset < 8)    /* its Max broadcasts */
+		return 0;
 	return is_tanh_form(n) ? v == V_TANH || v == V_SIGMOID : 1;
 }
 

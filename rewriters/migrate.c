@@ -7,6 +7,7 @@
 
 #include "oprules/rules.h"
 #include "rewriters/migrate.h"
+#include "rewriters/rw_int.h"
 
 void mg_report_release(struct mg_report *r)
 {
@@ -487,6 +488,10 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	if ((rc = scan(&c, path, o->target, &sr, d)) < 0 ||
 	    (rc = residual(&sr, r, d)) < 0 || (rc = mg_iface_diff(&iface, m, r, d)) < 0)
 		goto cleanup;
+	if ((rc = rw_strict_final(&c, r->why, sizeof(r->why))) < 0)
+		goto cleanup;
+	r->invalid = rc == 0;
+	rc = 0;
 	take_log(&c, r);
 	c.prec16 = half;       /* validation's tolerance */
 	if (o->validate && orig && (rc = validate(orig, m, &c, o, &md, r, d)) < 0) {
@@ -502,9 +507,11 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 		ir_diag_init(d);
 		rc = 0;
 	}
-	r->ok = !r->n_blockers && !r->n_findings && !r->val_error[0] &&
+	r->ok = !r->invalid && !r->n_blockers && !r->n_findings && !r->val_error[0] &&
 		(!r->validated || r->val.equivalent) && !(o->keep_interface && r->n_iface);
-	if (r->n_blockers)
+	if (r->invalid)
+		;       /* why says it */
+	else if (r->n_blockers)
 		snprintf(r->why, sizeof(r->why), "%zu node%s still blocked on %s",
 			 r->n_blockers, r->n_blockers == 1 ? "" : "s", o->target->id);
 	else if (r->n_findings)
@@ -519,6 +526,16 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	else if (r->validated && !r->val.equivalent)
 		snprintf(r->why, sizeof(r->why), "the migrated model's outputs differ from the original's");
 cleanup:
+	if (rc < 0 && c.invalid) {
+		/* a pass made the model invalid: a finding of opmig's own
+		 * failure, reported, and the model is not written */
+		take_log(&c, r);
+		r->invalid = 1;
+		r->ok = 0;
+		snprintf(r->why, sizeof(r->why), "%.250s", d->msg);
+		ir_diag_init(d);
+		rc = 0;
+	}
 	scan_result_release(&sr);
 	rw_ctx_release(&c);
 	mg_iface_release(&iface);

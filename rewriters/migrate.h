@@ -111,6 +111,10 @@ struct mg_report {
 	struct val_report val;         /* names borrow from both models */
 	struct val_map map;
 	int ok;                        /* no blocker and validation passed */
+	int invalid;                   /* the model fails the strict schema
+					* check (a pass broke it, or the
+					* input's faults remain): never
+					* written, --force or not */
 	char why[256];                 /* when not ok */
 };
 
@@ -118,8 +122,9 @@ void mg_report_release(struct mg_report *r);
 
 /* Migrate m (edited in place) for o->target; orig is an untouched copy
  * for validation (NULL when o->validate is 0).  path names the model in
- * scan messages.  Errors: bad input (IR_EINVAL), IR_ENOMEM; blockers and
- * failed validation are not errors: r->ok says. */
+ * scan messages.  Errors: bad input (IR_EINVAL), IR_ENOMEM; blockers,
+ * failed validation and a model that fails the strict schema check are
+ * not errors: r->ok (and r->invalid) say. */
 int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	   const struct mg_opts *o, struct mg_report *r, struct ir_diag *d);
 

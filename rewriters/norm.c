@@ -277,7 +277,7 @@ static int apply_group(struct rw_ctx *c, struct ir_node *n, int v)
 	int64_t g = rw_attr_int(n, "num_groups", 1), last = 2, shape[3] = { 0, g, -1 };
 	int64_t back[MAX_RANK];
 	struct ir_value *x = n->inputs[0], *y, *sc = n->inputs[1], *b = n->inputs[2], *to;
-	int per_group = c->opset < 21, rr;
+	int per_group = rw_node_opset(c) < 21, rr;
 
 	rw_begin(c, n, &e);
 	if (v == 0) {

@@ -1,13 +1,9 @@
-/* opset_adapt.c: adapters for the ops whose signature or semantics
- * changed between opsets (see opset_int.h): attributes that became inputs
+/* opset_adapt.c: the adapter table (see opset_int.h), the helpers the
+ * adapters share, and the adapters of attributes that became inputs
  * (Slice 10, TopK 10, Clip 11, Pad 11, Squeeze/Unsqueeze/Split/ReduceSum
- * 13, the other reductions 18, Dropout 12), Softmax/LogSoftmax/Hardmax's
- * axis semantics (13), Upsample -> Resize (10), Resize 10 -> 11, Scatter
- * -> ScatterElements (11), attributes removed (BatchNormalization
- * spatial/is_test, the pre-7 broadcast attributes) and attributes added
- * later that must hold their defaults to go down (Cast saturate, ArgMax
- * select_last_index, Resize antialias/axes, Shape start/end, Split
- * num_outputs, Pad axes, scatter reductions). */
+ * 13, the other reductions 18, Dropout 12 with its other forms) and of
+ * Softmax/LogSoftmax/Hardmax's axis semantics (13).  The others are in
+ * opset_pool.c, opset_resize.c and opset_values.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +12,7 @@
 
 #define MAX_K 64
 
-/* An emitter bound to n's graph that does not detach n: new constants
- * and nodes go before n. */
-static void emit_at(struct rw_ctx *c, struct ir_node *n, struct rw_emit *e)
+void rw_adapt_emit_at(struct rw_ctx *c, struct ir_node *n, struct rw_emit *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->c = c;
@@ -29,7 +23,7 @@ static void emit_at(struct rw_ctx *c, struct ir_node *n, struct rw_emit *e)
 		 n->name && *n->name ? n->name : ir_s(n->op_type));
 }
 
-static int set_input(struct ir_node *n, size_t i, struct ir_value *v)
+int rw_adapt_set_input(struct ir_node *n, size_t i, struct ir_value *v)
 {
 	while (n->n_inputs <= i)
 		if (ir_node_append_input(n, NULL) < 0)
@@ -37,13 +31,13 @@ static int set_input(struct ir_node *n, size_t i, struct ir_value *v)
 	return ir_node_set_input(n, i, v);
 }
 
-static void trim_inputs(struct ir_node *n)
+void rw_adapt_trim_inputs(struct ir_node *n)
 {
 	while (n->n_inputs && !n->inputs[n->n_inputs - 1])
 		n->n_inputs--;
 }
 
-static int has_in(const struct ir_node *n, size_t i)
+int rw_adapt_has_in(const struct ir_node *n, size_t i)
 {
 	return n->n_inputs > i && n->inputs[i];
 }
@@ -59,13 +53,13 @@ static int ints_attr_input(struct rw_ctx *c, struct ir_node *n, const char *name
 
 		if (!apply || !ir_node_attr(n, name))
 			return 1;
-		emit_at(c, n, &e);
-		if (set_input(n, i, rw_ints(&e, v, k)) < 0 || e.failed)
+		rw_adapt_emit_at(c, n, &e);
+		if (rw_adapt_set_input(n, i, rw_ints(&e, v, k)) < 0 || e.failed)
 			return IR_ENOMEM;
 		ir_node_remove_attr(n, name);
 		return 1;
 	}
-	if (has_in(n, i)) {
+	if (rw_adapt_has_in(n, i)) {
 		int64_t v[MAX_K];
 		size_t k;
 
@@ -78,7 +72,7 @@ static int ints_attr_input(struct rw_ctx *c, struct ir_node *n, const char *name
 		if (ir_node_set_ints(n, name, v, k) < 0)
 			return IR_ENOMEM;
 		ir_node_set_input(n, i, NULL);
-		trim_inputs(n);
+		rw_adapt_trim_inputs(n);
 	}
 	return 1;
 }
@@ -98,14 +92,14 @@ static int float_attr_input(struct rw_ctx *c, struct ir_node *n, const char *nam
 		}
 		if (!apply)
 			return 1;
-		emit_at(c, n, &e);
-		if (set_input(n, i, rw_scalar(&e, dtype, rw_attr_float(n, name, 0))) < 0 ||
+		rw_adapt_emit_at(c, n, &e);
+		if (rw_adapt_set_input(n, i, rw_scalar(&e, dtype, rw_attr_float(n, name, 0))) < 0 ||
 		    e.failed)
 			return IR_ENOMEM;
 		ir_node_remove_attr(n, name);
 		return 1;
 	}
-	if (has_in(n, i)) {
+	if (rw_adapt_has_in(n, i)) {
 		double v;
 
 		if (!rw_const_double(c, n->inputs[i], &v)) {
@@ -117,14 +111,12 @@ static int float_attr_input(struct rw_ctx *c, struct ir_node *n, const char *nam
 		if (ir_node_set_float(n, name, (float)v) < 0)
 			return IR_ENOMEM;
 		ir_node_set_input(n, i, NULL);
-		trim_inputs(n);
+		rw_adapt_trim_inputs(n);
 	}
 	return 1;
 }
 
-/* An attribute that must be absent (or hold dflt) to go below its
- * introduction; going down it is dropped. */
-static int drop_default(struct ir_node *n, const char *name, int64_t dflt, int apply,
+int rw_adapt_drop_default(struct ir_node *n, const char *name, int64_t dflt, int apply,
 			char *why, size_t size)
 {
 	const struct ir_attr *a = ir_node_attr(n, name);
@@ -145,16 +137,37 @@ static int drop_default(struct ir_node *n, const char *name, int64_t dflt, int a
 	return 1;
 }
 
+int rw_adapt_rename(struct ir_node *n, const char *op)
+{
+	char *s = strdup(op);
+
+	if (!s)
+		return IR_ENOMEM;
+	free(n->op_type);
+	n->op_type = s;
+	return 1;
+}
+
 /* ---- attribute <-> input moves ---------------------------------------- */
 
 static int a_axes1(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
 {
-	if (!up && !strncmp(ir_s(n->op_type), "Reduce", 6) && !has_in(n, 1) &&
-	    rw_attr_int(n, "noop_with_empty_axes", 0)) {
-		snprintf(why, size, "noop_with_empty_axes without axes");
-		return 0;
+	int reduce = !strncmp(ir_s(n->op_type), "Reduce", 6), rc;
+
+	if (!up && reduce && rw_attr_int(n, "noop_with_empty_axes", 0)) {
+		int64_t v[MAX_K];
+		size_t k = 0;
+
+		if (!rw_adapt_has_in(n, 1) || (rw_const_ints(c, n->inputs[1], v, MAX_K, &k) && !k)) {
+			snprintf(why, size, "noop_with_empty_axes without axes");
+			return 0;
+		}
 	}
-	return ints_attr_input(c, n, "axes", 1, up, apply, why, size);
+	rc = ints_attr_input(c, n, "axes", 1, up, apply, why, size);
+	/* with axes given, noop_with_empty_axes says nothing */
+	if (rc > 0 && !up && apply && reduce)
+		ir_node_remove_attr(n, "noop_with_empty_axes");
+	return rc;
 }
 
 static int a_split13(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
@@ -174,8 +187,8 @@ static int a_topk(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *
 		}
 		if (!apply)
 			return 1;
-		emit_at(c, n, &e);
-		if (set_input(n, 1, rw_ints(&e, &k, 1)) < 0 || e.failed)
+		rw_adapt_emit_at(c, n, &e);
+		if (rw_adapt_set_input(n, 1, rw_ints(&e, &k, 1)) < 0 || e.failed)
 			return IR_ENOMEM;
 		ir_node_remove_attr(n, "k");
 		return 1;
@@ -183,7 +196,7 @@ static int a_topk(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *
 		int64_t k[1];
 		size_t cnt;
 
-		if (!has_in(n, 1) || !rw_const_ints(c, n->inputs[1], k, 1, &cnt) || cnt != 1) {
+		if (!rw_adapt_has_in(n, 1) || !rw_const_ints(c, n->inputs[1], k, 1, &cnt) || cnt != 1) {
 			snprintf(why, size, "input k is not constant");
 			return 0;
 		}
@@ -192,7 +205,7 @@ static int a_topk(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *
 		if (ir_node_set_int(n, "k", k[0]) < 0)
 			return IR_ENOMEM;
 		ir_node_set_input(n, 1, NULL);
-		trim_inputs(n);
+		rw_adapt_trim_inputs(n);
 		return 1;
 	}
 }
@@ -210,7 +223,7 @@ static int a_slice(struct rw_ctx *c, struct ir_node *n, int up, int apply, char 
 		}
 		return 1;
 	}
-	if (has_in(n, 4)) {
+	if (rw_adapt_has_in(n, 4)) {
 		int64_t v[MAX_K];
 		size_t k;
 
@@ -225,7 +238,7 @@ static int a_slice(struct rw_ctx *c, struct ir_node *n, int up, int apply, char 
 			}
 	}
 	for (size_t i = 0; i < 3; i++)
-		if (has_in(n, i + 1)) {
+		if (rw_adapt_has_in(n, i + 1)) {
 			int64_t v[MAX_K];
 			size_t k;
 
@@ -236,7 +249,7 @@ static int a_slice(struct rw_ctx *c, struct ir_node *n, int up, int apply, char 
 		}
 	if (!apply)
 		return 1;
-	if (has_in(n, 4))
+	if (rw_adapt_has_in(n, 4))
 		ir_node_set_input(n, 4, NULL);
 	for (size_t i = 3; i-- > 0;) {
 		int rc = ints_attr_input(c, n, names[i], i + 1, 0, 1, why, size);
@@ -252,7 +265,7 @@ static int a_clip(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *
 	int dt = rw_node_dtype(c, n), rc;
 
 	if (up && apply && !ir_node_attr(n, "min") && ir_node_attr(n, "max") &&
-	    set_input(n, 1, NULL) < 0)
+	    rw_adapt_set_input(n, 1, NULL) < 0)
 		return IR_ENOMEM;
 	if (up) {
 		/* max goes to input 2 first, so min's slot exists */
@@ -263,9 +276,11 @@ static int a_clip(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *
 	if ((rc = float_attr_input(c, n, "max", 2, dt, 0, 0, why, size)) <= 0 ||
 	    (rc = float_attr_input(c, n, "min", 1, dt, 0, 0, why, size)) <= 0 || !apply)
 		return rc;
-	if ((rc = float_attr_input(c, n, "max", 2, dt, 0, 1, why, size)) <= 0)
+	if ((rc = float_attr_input(c, n, "max", 2, dt, 0, 1, why, size)) <= 0 ||
+	    (rc = float_attr_input(c, n, "min", 1, dt, 0, 1, why, size)) <= 0)
 		return rc;
-	return float_attr_input(c, n, "min", 1, dt, 0, 1, why, size);
+	rw_adapt_trim_inputs(n);         /* Clip(x, "", "") has no older form but Clip(x) */
+	return 1;
 }
 
 static int a_pad(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
@@ -298,11 +313,51 @@ static int a_pad(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *w
 	return ints_attr_input(c, n, "pads", 1, 0, 1, why, size);
 }
 
+/* Dropout 12: ratio and training_mode became inputs, seed came.  Going
+ * down, only inference remains expressible (training_mode absent or a
+ * constant false; seed, which only training draws use, goes). */
 static int a_dropout12(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
 {
 	if (up && !ir_node_attr(n, "ratio"))
 		return 1;
+	if (!up && rw_adapt_has_in(n, 2)) {
+		double t;
+
+		if (!rw_const_double(c, n->inputs[2], &t) || t != 0) {
+			snprintf(why, size, "training_mode is not a constant false");
+			return 0;
+		}
+		if (apply) {
+			ir_node_set_input(n, 2, NULL);
+			rw_adapt_trim_inputs(n);
+		}
+	}
+	if (!up && apply)
+		ir_node_remove_attr(n, "seed");
 	return float_attr_input(c, n, "ratio", 1, IR_DTYPE_FLOAT, up, apply, why, size);
+}
+
+/* Dropout 10: the mask became bool; Dropout-7's is of the data's type. */
+static int a_dropout10(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
+{
+	(void)c;
+	(void)apply;
+	if (!up && n->n_outputs > 1 && n->outputs[1] && rw_value_used(n->outputs[1])) {
+		snprintf(why, size, "the mask is used, and Dropout-7's mask has another type");
+		return 0;
+	}
+	return 1;
+}
+
+/* Dropout 7 dropped is_test: from 7 the op is an inference identity. */
+static int a_dropout7(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
+{
+	(void)c;
+	(void)why;
+	(void)size;
+	if (up && apply)
+		ir_node_remove_attr(n, "is_test");
+	return 1;
 }
 
 /* ---- semantics ---------------------------------------------------------- */
@@ -358,341 +413,85 @@ static int a_softmax(struct rw_ctx *c, struct ir_node *n, int up, int apply, cha
 	return rw_end(&e, 0) < 0 ? IR_ENOMEM : RW_ADAPT_REPLACED;
 }
 
-/* Upsample (7: scales attribute, 9: input) as Resize with asymmetric
- * coordinates and floor rounding, which is what Upsample computes. */
-static int a_upsample(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	const char *mode = rw_attr_str(n, "mode", "nearest");
-	struct ir_value *in[3], *x = n->inputs[0], *y = n->outputs[0], *scales;
-	struct ir_node *r;
-	struct rw_emit e;
-
-	if (!up) {
-		snprintf(why, size, "no older form");
-		return 0;
-	}
-	if (strcmp(mode, "nearest") && strcmp(mode, "linear") && strcmp(mode, "bilinear")) {
-		snprintf(why, size, "mode %s", mode);
-		return 0;
-	}
-	if (!has_in(n, 1) && !ir_node_attr(n, "scales")) {
-		snprintf(why, size, "no scales");
-		return 0;
-	}
-	if (!apply)
-		return 1;
-	rw_begin(c, n, &e);
-	if (has_in(n, 1)) {
-		scales = n->inputs[1];
-	} else {
-		size_t k;
-		const float *f = rw_attr_floats(n, "scales", &k);
-		double v[16];
-		int64_t dims[1] = { (int64_t)k };
-
-		for (size_t i = 0; i < k && i < 16; i++)
-			v[i] = f[i];
-		scales = rw_const(&e, IR_DTYPE_FLOAT, 1, dims, v);
-	}
-	in[0] = x;
-	in[1] = c->opset >= 11 ? rw_const(&e, IR_DTYPE_FLOAT, 1, (const int64_t[]){ 0 }, NULL) :
-				 scales;
-	in[2] = scales;
-	r = rw_node(&e, "Resize", NULL, in, c->opset >= 11 ? 3 : 2, y);
-	if (r && (ir_node_set_string(r, "mode", strcmp(mode, "nearest") ? "linear" : "nearest") < 0 ||
-		  (c->opset >= 11 &&
-		   (ir_node_set_string(r, "coordinate_transformation_mode", "asymmetric") < 0 ||
-		    ir_node_set_string(r, "nearest_mode", "floor") < 0))))
-		e.failed = 1;
-	return rw_end(&e, 0) < 0 ? IR_ENOMEM : RW_ADAPT_REPLACED;
-}
-
-/* Resize 10 (X, scales), asymmetric, <-> 11 (X, roi, scales[, sizes]). */
-static int a_resize11(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	struct rw_emit e;
-
-	if (up) {
-		if (!apply)
-			return 1;
-		emit_at(c, n, &e);
-		if (set_input(n, 2, n->inputs[1]) < 0 ||
-		    ir_node_set_input(n, 1, rw_const(&e, IR_DTYPE_FLOAT, 1, (const int64_t[]){ 0 },
-						     NULL)) < 0 || e.failed ||
-		    ir_node_set_string(n, "coordinate_transformation_mode", "asymmetric") < 0 ||
-		    ir_node_set_string(n, "nearest_mode", "floor") < 0)
-			return IR_ENOMEM;
-		return 1;
-	}
-	if (strcmp(rw_attr_str(n, "coordinate_transformation_mode", "half_pixel"), "asymmetric") ||
-	    strcmp(rw_attr_str(n, "nearest_mode", "round_prefer_floor"), "floor") ||
-	    has_in(n, 3) || !has_in(n, 2) || strcmp(rw_attr_str(n, "mode", "nearest"), "cubic") == 0) {
-		snprintf(why, size, "only asymmetric, floor-rounded resizes by scales exist before 11");
-		return 0;
-	}
-	if (!apply)
-		return 1;
-	ir_node_set_input(n, 1, n->inputs[2]);
-	ir_node_set_input(n, 2, NULL);
-	trim_inputs(n);
-	ir_node_remove_attr(n, "coordinate_transformation_mode");
-	ir_node_remove_attr(n, "nearest_mode");
-	ir_node_remove_attr(n, "cubic_coeff_a");
-	ir_node_remove_attr(n, "exclude_outside");
-	ir_node_remove_attr(n, "extrapolation_value");
-	return 1;
-}
-
-static int rename_op(struct ir_node *n, const char *op)
-{
-	char *s = strdup(op);
-
-	if (!s)
-		return IR_ENOMEM;
-	free(n->op_type);
-	n->op_type = s;
-	return 1;
-}
-
-static int a_scatter(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	(void)c;
-	if (!up) {
-		snprintf(why, size, "no older form");
-		return 0;
-	}
-	return apply ? rename_op(n, "ScatterElements") : 1;
-}
-
 /* ---- attributes that came or went ------------------------------------- */
 
-static int a_bn9(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	(void)c;
-	if (!up)
-		return 1;
-	if (rw_attr_int(n, "spatial", 1) != 1) {
-		snprintf(why, size, "spatial 0 has no later form");
-		return 0;
-	}
-	if (apply)
-		ir_node_remove_attr(n, "spatial");
-	return 1;
-}
-
-static int a_bn7(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	(void)c;
-	(void)why;
-	(void)size;
-	if (up && apply) {
-		ir_node_remove_attr(n, "is_test");
-		ir_node_remove_attr(n, "consumed_inputs");
-	}
-	return 1;
-}
-
-static int a_bn14(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	(void)c;
-	if (up)
-		return 1;
-	for (size_t i = 1; i < n->n_outputs; i++)
-		if (rw_value_used(n->outputs[i])) {
-			snprintf(why, size, "training outputs are used");
-			return 0;
-		}
-	return drop_default(n, "training_mode", 0, apply, why, size);
-}
-
-/* Elementwise ops before 7: broadcast=1 with axis; from 7 numpy rules. */
-static int a_bcast7(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	int ra, rb;
-
-	if (!up)
-		return 1;
-	if (!ir_node_attr(n, "axis")) {
-		if (apply) {
-			ir_node_remove_attr(n, "broadcast");
-			ir_node_remove_attr(n, "consumed_inputs");
-		}
-		return 1;
-	}
-	ra = rw_rank(c, n->inputs[0]);
-	rb = n->n_inputs > 1 ? rw_rank(c, n->inputs[1]) : -1;
-	if (ra < 0 || rb < 0 || rw_attr_int(n, "axis", 0) != ra - rb) {
-		snprintf(why, size, "broadcast along a leading axis needs a reshape");
-		return 0;
-	}
-	if (apply) {
-		ir_node_remove_attr(n, "broadcast");
-		ir_node_remove_attr(n, "axis");
-	}
-	return 1;
-}
-
-static int a_saturate(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	(void)c;
-	return up ? 1 : drop_default(n, "saturate", 1, apply, why, size);
-}
-
-static int a_select_last(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	(void)c;
-	return up ? 1 : drop_default(n, "select_last_index", 0, apply, why, size);
-}
-
-static int a_shape15(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	int rc;
-
-	(void)c;
-	if (up)
-		return 1;
-	if ((rc = drop_default(n, "start", 0, 0, why, size)) <= 0 ||
-	    (ir_node_attr(n, "end") && (snprintf(why, size, "attribute end"), 1)))
-		return 0;
-	return drop_default(n, "start", 0, apply, why, size);
-}
-
-static int a_resize18(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	int rc;
-
-	(void)c;
-	if (up)
-		return 1;
-	if (ir_node_attr(n, "axes") || strcmp(rw_attr_str(n, "keep_aspect_ratio_policy", "stretch"),
-					      "stretch")) {
-		snprintf(why, size, "axes or keep_aspect_ratio_policy have no older form");
-		return 0;
-	}
-	if ((rc = drop_default(n, "antialias", 0, apply, why, size)) <= 0)
-		return rc;
-	if (apply)
-		ir_node_remove_attr(n, "keep_aspect_ratio_policy");
-	return 1;
-}
-
-static int a_resize19(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	(void)c;
-	(void)apply;
-	if (!up && !strcmp(rw_attr_str(n, "coordinate_transformation_mode", ""),
-			   "half_pixel_symmetric")) {
-		snprintf(why, size, "half_pixel_symmetric has no older form");
-		return 0;
-	}
-	return 1;
-}
-
-static int a_pad18(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	(void)c;
-	(void)apply;
-	if (!up && has_in(n, 3)) {
-		snprintf(why, size, "the axes input has no older form");
-		return 0;
-	}
-	return 1;
-}
-
-static int a_pad19(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	(void)c;
-	(void)apply;
-	if (!up && !strcmp(rw_attr_str(n, "mode", "constant"), "wrap")) {
-		snprintf(why, size, "mode wrap has no older form");
-		return 0;
-	}
-	return 1;
-}
-
-static int a_split18(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	(void)c;
-	if (up || !ir_node_attr(n, "num_outputs"))
-		return 1;
-	if (has_in(n, 1)) {
-		if (apply)
-			ir_node_remove_attr(n, "num_outputs");
-		return 1;
-	}
-	/* without split, older Splits cut into equal parts: only exact */
-	{
-		const struct ir_vtype *t = rw_type(c, n->inputs[0]);
-		int64_t axis = rw_attr_int(n, "axis", 0), k = rw_attr_int(n, "num_outputs", 1);
-
-		if (!t || t->rank < 0 || (axis < 0 && (axis += t->rank) < 0) || axis >= t->rank ||
-		    t->dims[axis].kind != IR_VDIM_VALUE || k < 1 || t->dims[axis].value % k) {
-			snprintf(why, size, "num_outputs with an uneven or unknown split");
-			return 0;
-		}
-	}
-	if (apply)
-		ir_node_remove_attr(n, "num_outputs");
-	return 1;
-}
-
-static int a_reduction(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	const char *r = rw_attr_str(n, "reduction", "none");
-	int to = (int)c->opset;
-
-	if (up)
-		return 1;
-	if (strcmp(r, "none") && (to < 16 || (strcmp(r, "add") && strcmp(r, "mul")))) {
-		snprintf(why, size, "reduction %s has no form at opset %d", r, to);
-		return 0;
-	}
-	if (apply && !strcmp(r, "none"))
-		ir_node_remove_attr(n, "reduction");
-	return 1;
-}
-
-static int a_group21(struct rw_ctx *c, struct ir_node *n, int up, int apply, char *why, size_t size)
-{
-	(void)c;
-	(void)n;
-	(void)apply;
-	snprintf(why, size, "scale and bias per %s", up ? "group become per channel" :
-		 "channel have no per-group form");
-	return 0;
-}
-
-#define REDUCE18(op) { op, 18, a_axes1 }
+#define REDUCE18(op) { op, 18, a_axes1, "axes,noop_with_empty_axes" }
+#define AXES11(op) { op, 11, rw_adapt_axes11, NULL }
 const struct rw_adapter rw_adapters[] = {
-	{ "Add", 7, a_bcast7 }, { "And", 7, a_bcast7 }, { "Div", 7, a_bcast7 },
-	{ "Equal", 7, a_bcast7 }, { "Gemm", 7, a_bcast7 }, { "Greater", 7, a_bcast7 },
-	{ "Less", 7, a_bcast7 }, { "Mul", 7, a_bcast7 }, { "Or", 7, a_bcast7 },
-	{ "Pow", 7, a_bcast7 }, { "PRelu", 7, a_bcast7 }, { "Sub", 7, a_bcast7 },
-	{ "Xor", 7, a_bcast7 },
-	{ "ArgMax", 12, a_select_last }, { "ArgMin", 12, a_select_last },
-	{ "BatchNormalization", 7, a_bn7 }, { "BatchNormalization", 9, a_bn9 },
-	{ "BatchNormalization", 14, a_bn14 },
-	{ "Cast", 19, a_saturate },
-	{ "Clip", 11, a_clip },
-	{ "Dropout", 12, a_dropout12 },
-	{ "GroupNormalization", 21, a_group21 },
-	{ "Hardmax", 13, a_softmax }, { "LogSoftmax", 13, a_softmax },
-	{ "Pad", 11, a_pad }, { "Pad", 18, a_pad18 }, { "Pad", 19, a_pad19 },
-	REDUCE18("ReduceL1"), REDUCE18("ReduceL2"), REDUCE18("ReduceLogSum"),
-	REDUCE18("ReduceLogSumExp"), REDUCE18("ReduceMax"), REDUCE18("ReduceMean"),
-	REDUCE18("ReduceMin"), REDUCE18("ReduceProd"), REDUCE18("ReduceSumSquare"),
-	{ "ReduceSum", 13, a_axes1 },
-	{ "Resize", 11, a_resize11 }, { "Resize", 18, a_resize18 }, { "Resize", 19, a_resize19 },
-	{ "Scatter", 11, a_scatter },
-	{ "ScatterElements", 16, a_reduction }, { "ScatterElements", 18, a_reduction },
-	{ "ScatterND", 16, a_reduction }, { "ScatterND", 18, a_reduction },
-	{ "Shape", 15, a_shape15 },
-	{ "Slice", 10, a_slice },
-	{ "Softmax", 13, a_softmax },
-	{ "Split", 13, a_split13 }, { "Split", 18, a_split18 },
-	{ "Squeeze", 13, a_axes1 },
-	{ "TopK", 10, a_topk },
-	{ "Unsqueeze", 13, a_axes1 },
-	{ "Upsample", 10, a_upsample },
+	{ "Add", 7, rw_adapt_bcast7, "broadcast,axis,consumed_inputs" },
+	{ "And", 7, rw_adapt_bcast7, "broadcast,axis" },
+	AXES11("ArgMax"), { "ArgMax", 12, rw_adapt_select_last, "select_last_index" },
+	AXES11("ArgMin"), { "ArgMin", 12, rw_adapt_select_last, "select_last_index" },
+	{ "AveragePool", 10, rw_adapt_pool10, "ceil_mode" },
+	{ "AveragePool", 19, rw_adapt_pool_dilations, "dilations" },
+	{ "BatchNormalization", 7, rw_adapt_bn7, "is_test,consumed_inputs" },
+	{ "BatchNormalization", 9, rw_adapt_bn9, "spatial" },
+	{ "BatchNormalization", 14, rw_adapt_bn14, "training_mode" },
+	{ "Cast", 19, rw_adapt_saturate, "saturate" },
+	{ "Clip", 11, a_clip, "min,max" },
+	AXES11("Compress"), AXES11("Concat"),
+	{ "Constant", 9, rw_adapt_constant, NULL }, { "Constant", 11, rw_adapt_constant, NULL },
+	{ "Constant", 12, rw_adapt_constant, NULL }, { "Constant", 13, rw_adapt_constant, NULL },
+	{ "Constant", 19, rw_adapt_constant, NULL }, { "Constant", 21, rw_adapt_constant, NULL },
+	{ "DFT", 20, rw_adapt_dft20, "axis" },
+	{ "DequantizeLinear", 13, rw_adapt_quant13, "axis" },
+	{ "Div", 7, rw_adapt_bcast7, "broadcast,axis,consumed_inputs" },
+	{ "Dropout", 7, a_dropout7, "is_test" }, { "Dropout", 10, a_dropout10, NULL },
+	{ "Dropout", 12, a_dropout12, "ratio,seed" },
+	{ "Equal", 7, rw_adapt_bcast7, "broadcast,axis" },
+	AXES11("Flatten"), AXES11("Gather"),
+	{ "Gemm", 7, rw_adapt_bcast7, "broadcast" }, { "Gemm", 11, rw_adapt_gemm11, NULL },
+	{ "Greater", 7, rw_adapt_bcast7, "broadcast,axis" },
+	{ "GridSample", 20, rw_adapt_gridsample20, "mode" },
+	{ "GroupNormalization", 21, rw_adapt_group21, NULL },
+	AXES11("Hardmax"), { "Hardmax", 13, a_softmax, "axis" },
+	{ "Less", 7, rw_adapt_bcast7, "broadcast,axis" },
+	AXES11("LogSoftmax"), { "LogSoftmax", 13, a_softmax, "axis" },
+	{ "LpPool", 18, rw_adapt_pool_dilations, "dilations" },
+	{ "Max", 8, rw_adapt_bcast8, NULL },
+	{ "MaxPool", 10, rw_adapt_pool10, "ceil_mode,dilations" },
+	{ "Mean", 8, rw_adapt_bcast8, NULL },
+	{ "Min", 8, rw_adapt_bcast8, NULL },
+	{ "Mul", 7, rw_adapt_bcast7, "broadcast,axis,consumed_inputs" },
+	AXES11("OneHot"),
+	{ "Or", 7, rw_adapt_bcast7, "broadcast,axis" },
+	{ "PRelu", 7, rw_adapt_bcast7, "broadcast,axis,consumed_inputs" },
+	{ "Pad", 11, a_pad, "pads,paddings,value" }, { "Pad", 18, rw_adapt_pad18, NULL },
+	{ "Pad", 19, rw_adapt_pad19, NULL },
+	{ "Pow", 7, rw_adapt_bcast7, "broadcast,axis" },
+	{ "QuantizeLinear", 13, rw_adapt_quant13, "axis" },
+	AXES11("ReduceL1"), REDUCE18("ReduceL1"), AXES11("ReduceL2"), REDUCE18("ReduceL2"),
+	AXES11("ReduceLogSum"), REDUCE18("ReduceLogSum"),
+	AXES11("ReduceLogSumExp"), REDUCE18("ReduceLogSumExp"),
+	AXES11("ReduceMax"), REDUCE18("ReduceMax"), AXES11("ReduceMean"), REDUCE18("ReduceMean"),
+	AXES11("ReduceMin"), REDUCE18("ReduceMin"), AXES11("ReduceProd"), REDUCE18("ReduceProd"),
+	AXES11("ReduceSum"), { "ReduceSum", 13, a_axes1, "axes,noop_with_empty_axes" },
+	AXES11("ReduceSumSquare"), REDUCE18("ReduceSumSquare"),
+	{ "Reshape", 14, rw_adapt_reshape14, "allowzero" },
+	{ "Resize", 10, rw_adapt_resize10, NULL },
+	{ "Resize", 11, rw_adapt_resize11, "coordinate_transformation_mode,nearest_mode,cubic_coeff_a,"
+				    "exclude_outside,extrapolation_value" },
+	{ "Resize", 13, rw_adapt_resize13, NULL },
+	{ "Resize", 18, rw_adapt_resize18, "antialias,keep_aspect_ratio_policy" },
+	{ "Resize", 19, rw_adapt_resize19, NULL },
+	{ "RoiAlign", 16, rw_adapt_roialign16, "coordinate_transformation_mode" },
+	{ "Scan", 9, rw_adapt_scan9, NULL },
+	AXES11("Scatter"), { "Scatter", 11, rw_adapt_scatter, NULL },
+	{ "ScatterElements", 16, rw_adapt_reduction, "reduction" },
+	{ "ScatterElements", 18, rw_adapt_reduction, "reduction" },
+	{ "ScatterND", 16, rw_adapt_reduction, "reduction" }, { "ScatterND", 18, rw_adapt_reduction, "reduction" },
+	{ "Shape", 15, rw_adapt_shape15, "start" },
+	{ "Slice", 10, a_slice, "starts,ends,axes" },
+	AXES11("Softmax"), { "Softmax", 13, a_softmax, "axis" },
+	AXES11("Split"), { "Split", 13, a_split13, "split" },
+	{ "Split", 18, rw_adapt_split18, "num_outputs" },
+	AXES11("Squeeze"), { "Squeeze", 13, a_axes1, "axes" },
+	{ "Sub", 7, rw_adapt_bcast7, "broadcast,axis,consumed_inputs" },
+	{ "Sum", 8, rw_adapt_bcast8, NULL },
+	{ "TopK", 10, a_topk, "k" }, AXES11("TopK"),
+	AXES11("Unsqueeze"), { "Unsqueeze", 13, a_axes1, "axes" },
+	{ "Upsample", 9, rw_adapt_upsample9, "scales" },
+	{ "Upsample", 10, rw_adapt_upsample, NULL },
+	{ "Xor", 7, rw_adapt_bcast7, "broadcast,axis" },
 };
 const size_t rw_n_adapters = sizeof(rw_adapters) / sizeof(rw_adapters[0]);

@@ -249,10 +249,11 @@ static int softmax_axes(struct rw_ctx *c, const struct ir_node *n, int64_t *axes
 	int r;
 	int64_t axis;
 
-	if (!rw_node_axis(c, n, c->opset >= 13 ? -1 : 1, MAX_AXES, &r, &axis, why, size))
+	/* the node's semantics: one axis from 13, the axes from it before */
+	if (!rw_node_axis(c, n, rw_node_opset(c) >= 13 ? -1 : 1, MAX_AXES, &r, &axis, why, size))
 		return 0;
 	*k = 0;
-	for (int64_t i = axis; i < (c->opset >= 13 ? axis + 1 : r); i++)
+	for (int64_t i = axis; i < (rw_node_opset(c) >= 13 ? axis + 1 : r); i++)
 		axes[(*k)++] = i;
 	return 1;
 }

@@ -33,6 +33,7 @@ char *mg_report_json(const struct mg_report *r, const char *model, const char *o
 	jb_need(cJSON_AddBoolToObject(o, "dry_run", dry_run), &ok);
 	jb_need(cJSON_AddBoolToObject(o, "ok", r->ok), &ok);
 	jb_need(cJSON_AddBoolToObject(o, "written", written), &ok);
+	jb_need(cJSON_AddBoolToObject(o, "valid", !r->invalid), &ok);
 	if (!r->ok)
 		jb_need(cJSON_AddStringToObject(o, "why", r->why), &ok);
 	jb_put_obj(o, "before", json_counts(&r->before, &ok), &ok);

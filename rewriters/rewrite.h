@@ -115,6 +115,9 @@ struct rw_ctx {
 	/* the default-domain opset opset-convert brings the model to (0: the
 	 * nearest the target accepts) */
 	int64_t want_opset;
+	/* while opset-convert decomposes a node of the old opset: that opset
+	 * (rw_node_opset), else 0 */
+	int64_t node_opset;
 	/* sizes for the dims static-dims sets by itself (NULL: 1) */
 	size_t n_hints;
 	const struct rw_dim_hint *hints;
@@ -122,6 +125,13 @@ struct rw_ctx {
 	 * validation must give the original too */
 	size_t n_auto_dims;
 	char **auto_dims;
+	/* the strict schema check (strict.c): the input model's nodes that
+	 * fail it (tolerated while passes run), sorted by address; set when
+	 * a pass made the model invalid (c->d says how) */
+	int strict_ready;
+	size_t n_faulty;
+	const struct ir_node **faulty;
+	int invalid;
 };
 
 struct rw_pass;
@@ -178,6 +188,10 @@ int rw_ctx_init(struct rw_ctx *c, struct ir_model *m,
 void rw_ctx_release(struct rw_ctx *c);
 /* Verify the model and infer types and shapes again (after a change). */
 int rw_refresh(struct rw_ctx *c);
+/* The opset the node being rewritten is in the form of (its attributes
+ * and inputs): the model's, except while opset-convert decomposes a node
+ * of the opset it converts from.  Emitted nodes take c->opset's form. */
+int64_t rw_node_opset(const struct rw_ctx *c);
 /* Record a symbolic dim a pass made static by itself (name = value). */
 int rw_auto_dim(struct rw_ctx *c, const char *name, int64_t value);
 /* Record a note for the report ("tensor 'ids' stays int64: ..."). */

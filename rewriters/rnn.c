@@ -204,7 +204,10 @@ int rw_rnn_plan_make(struct rw_ctx *c, const struct ir_node *n, struct rw_rnn_pl
 			 dt ? ir_dtype_name(dt) : "an unknown dtype");
 		return 0;
 	}
-	p->layout = c->opset >= 14 ? (int)rw_attr_int(n, "layout", 0) : 0;
+	/* the attribute exists from version 14: read it whatever the opset
+	 * the node is being converted to (a GRU-14 lowered while the model
+	 * goes down to 11 keeps its layout) */
+	p->layout = (int)rw_attr_int(n, "layout", 0);
 	if (p->layout != 0 && p->layout != 1) {
 		snprintf(why, size, "layout %d is not 0 or 1", p->layout);
 		return 0;

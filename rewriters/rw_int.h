@@ -110,6 +110,17 @@ int rw_const_double(const struct rw_ctx *c, const struct ir_value *v, double *ou
 struct ir_value *rw_clip(struct rw_emit *e, struct ir_value *x, double lo,
 			 double hi, struct ir_value *out);
 
+/* ---- the strict schema check (strict.c) ------------------------------ */
+
+/* Run by rw_refresh after inference: the first time, note the input
+ * model's faulty nodes; later, a fault on any other node is an IR_EINVAL
+ * error naming the pass (c->pass, else the node's provenance) and sets
+ * c->invalid. */
+int rw_strict_check(struct rw_ctx *c);
+/* The final model against the check, every fault counted (the input's
+ * too): 1 valid, 0 invalid (why says which node and how), or < 0. */
+int rw_strict_final(struct rw_ctx *c, char *why, size_t size);
+
 /* ---- constant tensors (constval.c) ---------------------------------- */
 
 struct rt_value;

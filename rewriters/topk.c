@@ -16,7 +16,7 @@ static int k_is_one(struct rw_ctx *c, const struct ir_node *n)
 	int64_t k[1];
 	size_t nk;
 
-	if (c->opset < 10)
+	if (rw_node_opset(c) < 10)
 		return rw_attr_int(n, "k", 0) == 1;
 	return n->n_inputs >= 2 && n->inputs[1] && rw_const_ints(c, n->inputs[1], k, 1, &nk) &&
 	       nk == 1 && k[0] == 1;

@@ -16,11 +16,12 @@ n=0; nf=0
 for t in tests/cli/t*.sh; do
 	n=$((n + 1))
 	out=$(mktemp)
+	t0=$(date +%s)
 	if sh "$t" >"$out" 2>&1; then
-		echo "ok   $t"
+		echo "ok   $t ($(($(date +%s) - t0)) s)"
 	else
 		nf=$((nf + 1)); fail=1
-		echo "FAIL $t"; sed 's/^/     | /' "$out" | tail -40
+		echo "FAIL $t ($(($(date +%s) - t0)) s)"; sed 's/^/     | /' "$out" | tail -40
 	fi
 	rm -f "$out"
 done

@@ -34,7 +34,7 @@ async function one(job) {
 	try {
 		const s = await ort.InferenceSession.create(job.model,
 			{ intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'disabled',
-			logSeverityLevel: 3 });
+			  logSeverityLevel: 4 });
 		const feeds = {};
 		for (const i of job.inputs) feeds[i.name] = load(i);
 		const r = await s.run(feeds);

@@ -40,18 +40,6 @@ REAL = {'generic-npu': (11, 17), 'ascend': (8, 18), 'tensorrt': (9, 24)}
 # diagnosis: they are printed but do not fail the test; one that no longer
 # shows fails it, so that the list only shrinks.
 KNOWN = [
-    (r'^Upsample-7 .* -> (tensorrt|ascend) nchw: exit 4: .*missing required input .scales. of Upsample-9',
-     'Upsample 7 -> 9 (tensorrt and ascend take Upsample at 9): no adapter moves the scales '
-     'attribute into the input opset 9 requires'),
-    (r'^Resize-(13|18|19) .* -> rs-op11 nchw: exit 4: .*missing required input .roi. of Resize-11',
-     'Resize 13 -> 11: no adapter; roi (and scales, beside sizes) may be empty names from 13 '
-     'on but are required inputs of Resize-11'),
-    (r'^Resize-10 nearest asymmetric -> .*: not written, the rewrite computes something else',
-     'Resize 10 -> 11 sets nearest_mode floor, but Resize-10 nearest takes the ceiling on '
-     'a downscaled axis (as onnxruntime and opmig compute it)'),
-    (r'^Resize-1[13] nearest asymmetric -> rs-op10 nchw: not written, the rewrite computes',
-     'Resize 11 -> 10 accepts nearest_mode floor on downscaled axes, where Resize-10 takes '
-     'the ceiling'),
 ]
 
 
@@ -175,6 +163,10 @@ def main():
                 continue   # no conversion forced
             for layout in ('nchw', 'nhwc') if tid in ('generic-npu', 'rs-op13') else ('nchw',):
                 runs.append((c, tid, rng, layout))
+    # RESIZE_MIGRATE_EVERY=N: every N-th migration only (slow builds);
+    # faults are judged, the known list and the counts are not
+    every = int(os.environ.get('RESIZE_MIGRATE_EVERY', '1'))
+    runs = runs[::every]
     faults, written, refused = [], [], {}
     for k, (c, tid, rng, layout) in enumerate(runs):
         rc, rep, out, err = migrate(opmig, wd, srcs[c['id']], tid, rules.get(tid), layout, k)
@@ -246,7 +238,8 @@ def main():
                 faults.append('%s: at %s %r, the original gives %r' % (
                     what, list(i), y[i].item(), o[0][i].item()))
     known = [f for f in faults if any(re.search(p, f) for p, _ in KNOWN)]
-    unseen = [why for p, why in KNOWN if not any(re.search(p, f) for f in faults)]
+    unseen = [why for p, why in KNOWN if not any(re.search(p, f) for f in faults)] \
+        if every == 1 else []
     print('%d migrations of %d models: %d written, %d refused with blockers; '
           '%d compared in onnxruntime; %d faults (%d known)'
           % (len(runs), len(cases), len(written), sum(refused.values()), n_cmp, len(faults),

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""judge.py OUT DATA [--counts FILE] [--update] [--report FILE]: judge a
-migrate sweep of the ONNX backend node cases.
+"""judge.py OUT DATA [--counts FILE] [--update] [--report FILE] [--refusals] [--gaps FILE]:
+judge a migrate sweep of the ONNX backend node cases.
 
 OUT is what `opmig batch DATA --mode migrate --target T,... -o OUT` wrote
 (OUT/<case>_model/<target>/{result.json,model.onnx}); DATA the backend
@@ -23,7 +23,17 @@ models onnxruntime cannot run in their original form either are counted
 apart.  Exit 1 on any invalid or
 differing model, or when a target's count of equal models falls below the
 one recorded in --counts (a file that may only grow; --update rewrites it
-when counts grew)."""
+when counts grew).
+
+With --gaps FILE, a written model onnxruntime refuses for want of a kernel
+although onnx.checker accepts it (a gap of the runtime, not an invalid
+model) counts apart when FILE lists its case and target with the reason.
+
+With --refusals, the models opmig did not write are judged too: one its
+own strict schema check caught ("is invalid" in the result's message: a
+pass produced an invalid node) counts as invalid; a worker error as an
+error (both fail the run); the others as refused, with the reason (the
+report's "not done" note of the opset conversion, else the message)."""
 import argparse
 import json
 import os
@@ -132,6 +142,34 @@ def interface(orig, mig, report):
     return None, casts
 
 
+def natural(t):
+    """'opset-7' before 'opset-10'."""
+    head = t.rstrip('0123456789')
+    return (head, int(t[len(head):]) if t[len(head):] else -1)
+
+
+def refusal(case, target, r, jdir):
+    """The judgement of a model opmig did not write (see --refusals)."""
+    ent = dict(case=case, target=target, path=None, random=False, msg=r.get('message') or '')
+    if r['status'] == 'error':
+        ent['state'] = 'error'
+    elif 'is invalid' in ent['msg']:
+        ent['state'] = 'invalid'
+        ent['msg'] = 'opmig: ' + ent['msg']
+    else:
+        ent['state'] = 'refused'
+        try:
+            with open(os.path.join(jdir, 'report.json')) as f:
+                notes = json.load(f).get('notes') or []
+            for n in notes:
+                if ' not done: ' in n:
+                    ent['msg'] = n
+                    break
+        except (OSError, ValueError):
+            pass
+    return ent
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('out')
@@ -140,7 +178,15 @@ def main():
     ap.add_argument('--update', action='store_true')
     ap.add_argument('--report')
     ap.add_argument('--work', default=None)
+    ap.add_argument('--refusals', action='store_true')
+    ap.add_argument('--gaps')
     a = ap.parse_args()
+    gaps = {}
+    if a.gaps:
+        for line in open(a.gaps):
+            line = line.split('#')[0].split(None, 2)
+            if len(line) == 3:
+                gaps[(line[0], line[1])] = line[2].strip()
     why = ortlib.available()
     if why:
         print('notice: onnxruntime-node unavailable (%s): sweep skipped' % why)
@@ -158,12 +204,14 @@ def main():
             continue
         for target in sorted(os.listdir(cdir)):
             s = stats.setdefault(target, dict(jobs=0, written=0, equal=0, invalid=0, differing=0,
-                                              random=0, unjudged=0))
+                                              random=0, unjudged=0, refused=0, error=0, gap=0))
             s['jobs'] += 1
             with open(os.path.join(cdir, target, 'result.json')) as f:
                 r = json.load(f)
             path = os.path.join(cdir, target, 'model.onnx')
             if r['status'] != 'migrated' or not os.path.exists(path):
+                if a.refusals:
+                    pending[(case, target)] = refusal(case, target, r, os.path.join(cdir, target))
                 continue
             s['written'] += 1
             if case not in origs:
@@ -230,6 +278,8 @@ def main():
             continue
         if isinstance(out, str):
             ent['state'], ent['msg'] = 'invalid', 'onnxruntime: ' + out[:300]
+            if (case, target) in gaps:
+                ent['state'], ent['msg'] = 'gap', gaps[(case, target)]
             continue
         if ent['random']:      # loaded and ran: its values are draws
             ent['state'] = 'random'
@@ -253,7 +303,7 @@ def main():
         s = stats[ent['target']]
         st = ent['state'] or 'equal'
         s[st] += 1
-        if st in ('invalid', 'differing'):
+        if st in ('invalid', 'differing', 'error'):
             problems.append('%s on %s: %s: %s' % (ent['case'], ent['target'], st, ent['msg']))
     rc = 0
     for p in sorted(problems):
@@ -266,12 +316,15 @@ def main():
             if len(line) == 2:
                 recorded[line[0]] = int(line[1])
     grew = False
-    for t in sorted(stats):
+    for t in sorted(stats, key=natural):
         s = stats[t]
         print('%-12s %4d cases: %4d written, %4d equal, %3d invalid, %3d differing, '
-              '%3d random, %3d not judged (recorded %s)' % (
+              '%3d random, %3d not judged%s (recorded %s)' % (
                   t, s['jobs'], s['written'], s['equal'], s['invalid'], s['differing'],
-                  s['random'], s['unjudged'], recorded.get(t, '-')))
+                  s['random'], s['unjudged'],
+                  (', %4d refused, %d errors' % (s['refused'], s['error']) if a.refusals else '') +
+                  (', %d onnxruntime gaps' % s['gap'] if s['gap'] else ''),
+                  recorded.get(t, '-')))
         if t in recorded and s['equal'] < recorded[t]:
             print('FAIL %s: %d migrated-and-equal cases, fewer than the %d recorded in %s'
                   % (t, s['equal'], recorded[t], a.counts))

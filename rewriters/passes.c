@@ -52,6 +52,7 @@
 	X(narrow_int64) \
 	X(neg) \
 	X(nhwc_io) \
+	X(nll_loss) \
 	X(onehot) \
 	X(opset_convert) \
 	X(pool_split) \
@@ -62,6 +63,7 @@
 	X(reduce) \
 	X(reduce_mean_sum) \
 	X(rnn) \
+	X(sce_loss) \
 	X(sigmoid) \
 	X(sign) \
 	X(skip_layer_norm) \

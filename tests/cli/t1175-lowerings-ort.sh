@@ -3,7 +3,9 @@
 # single-op models (ConvTranspose of every formulation, Max/Min, the
 # comparisons, TopK k = 1, Cast identities, DepthToSpace/SpaceToDepth,
 # Reduce*, LpNormalization, GroupNormalization, Gather, Clip, Sigmoid, Tanh,
-# Neg, Sign, Softplus, Softsign, ThresholdedRelu, Mish, Expand/Tile) go through `opmig migrate --passes PASS --rules
+# Neg, Sign, Softplus, Softsign, ThresholdedRelu, Mish, Expand/Tile, the
+# losses NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss) go through
+# `opmig migrate --passes PASS --rules
 # RULES` to test targets lacking the op; the results pass onnx.checker and
 # compute in onnxruntime-node what the originals compute (tests/ort/
 # lowerings.py, one node process for all).  Skipped when onnxruntime-node or

@@ -56,6 +56,12 @@ def model(nodes, inputs, outputs, inits=(), opset=13):
 
 def draw(rng, dt, shape, mode="real"):
     shape = tuple(shape)
+    if isinstance(mode, tuple):    # ("classes", C, ignore_index or None)
+        _, classes, ignore = mode
+        v = rng.integers(0, classes, shape)
+        if ignore is not None:
+            v[rng.random(shape) < 0.25] = ignore
+        return v.astype(NP[dt])
     if dt == TensorProto.BOOL:
         return rng.integers(0, 2, shape).astype(np.bool_)
     if dt != TensorProto.FLOAT:
@@ -428,10 +434,55 @@ def expand(rng, k):
                 {"x": ("special" if dt == TensorProto.FLOAT else "real", dt, shape)})
 
 
+LOSS_FORMS = {"gather-elements": ["Equal", "Where", "Gather", "Unsqueeze", "GatherElements",
+                                   "ReduceSum", "Mul", "Neg"],
+              "onehot-equal": ["Unsqueeze", "Equal", "Cast", "Mul", "ReduceSum", "Neg"],
+              "onehot-arith": ["Unsqueeze", "Cast", "Sub", "Mul", "Relu", "ReduceSum", "Neg"]}
+
+
+def loss(rng, k):
+    """NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss in each form,
+    every reduction, weights or not, ignore_index inside or outside [0, C)."""
+    form = ["gather-elements", "onehot-equal", "onehot-arith"][k % 3]
+    sce = (k // 3) % 2 == 1
+    red = ["none", "sum", "mean", None][int(rng.integers(0, 4))]
+    r = int(rng.integers(2, 6))
+    opset = [12, 13, 13 if sce else 22][int(rng.integers(0, 3))]
+    c = int(rng.integers(2, 6))
+    x = [int(rng.integers(1, 4)), c] + [int(rng.integers(1, 4)) for _ in range(r - 2)]
+    t = [x[0]] + x[2:]
+    tdt = [TensorProto.INT64, TensorProto.INT32][int(rng.integers(0, 2))]
+    attrs = {}
+    if red:
+        attrs["reduction"] = red
+    ig = [None, int(rng.integers(0, c)), int(rng.integers(-100, 0)),
+          int(rng.integers(c, c + 20))][int(rng.integers(0, 4))]
+    if ig is not None:
+        attrs["ignore_index"] = ig
+    names, ins = ["x", "t"], [vi("x", TensorProto.FLOAT, x), vi("t", tdt, t)]
+    feeds = {"x": ("real", TensorProto.FLOAT, x), "t": (("classes", c, ig), tdt, t)}
+    if rng.integers(0, 2):
+        names.append("w")
+        ins.append(vi("w", TensorProto.FLOAT, [c]))
+        feeds["w"] = ("positive", TensorProto.FLOAT, [c])
+    logp = sce and rng.integers(0, 2) == 1
+    outs = [vi("y", TensorProto.FLOAT, None)] + ([vi("lp", TensorProto.FLOAT, None)] if logp else [])
+    op = "SoftmaxCrossEntropyLoss" if sce else "NegativeLogLikelihoodLoss"
+    m = model([helper.make_node(op, names, [o.name for o in outs], **attrs)], ins, outs,
+              opset=opset)
+    mean = red in ("mean", None)
+    moved = sce and opset < 13 and r > 2
+    ops = LOSS_FORMS[form] + (["Div"] if mean else []) + (["LogSoftmax"] if sce else []) + \
+        (["Transpose"] if moved else [])
+    variant = ("last-" if moved else "") + form + ("-mean" if mean else "")
+    return Case("%s %s rank %d %s ignore %s opset %d" % (op, variant, r, red, ig, opset),
+                "sce-loss" if sce else "nll-loss", [variant], ops, m, feeds, 1e-5, 1e-5)
+
+
 BUILDERS = [(conv_transpose, 40), (lambda r, k: binary(r, k, "max-min"), 12),
             (lambda r, k: binary(r, k, "compare"), 22), (topk, 12), (cast_identity, 4),
             (depth_space, 12), (reduce, 20), (mean_sum, 6), (lp_norm, 8), (group_norm, 4),
-            (gather, 10), (clip, 10), (unary, 24), (expand, 4)]
+            (gather, 10), (clip, 10), (unary, 24), (expand, 4), (loss, 30)]
 
 
 # ---- the run -------------------------------------------------------------------

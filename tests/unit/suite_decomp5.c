@@ -1,0 +1,354 @@
+/* suite_decomp5.c: property tests of the loss lowerings
+ * (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss: every reduction,
+ * weights absent, an input or a constant, ignore_index inside and outside
+ * [0, C), ranks 2 to 5, int32 and int64 targets, log_prob, opsets 12, 13
+ * and 22), checked by the harness (tlower.c) against the interpreter's
+ * kernels, and on the spec's worked examples by hand. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewriters/rewrite.h"
+#include "tests/unit/suites.h"
+#include "tests/unit/tgen.h"
+#include "tests/unit/tlower.h"
+#include "tests/unit/tmodel.h"
+#include "validators/runtime.h"
+
+/* ---- NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss ------------------ */
+
+enum {
+	LS_SCE = 1,
+	LS_RED = 3 << 1,        /* 0 none, 1 sum, 2 mean, 3 absent (mean) */
+	LS_WEIGHT = 1 << 3,     /* a graph input */
+	LS_WCONST = 1 << 4,     /* a constant initializer */
+	LS_IGNORE = 3 << 5,     /* 0 none, 1 in [0, C), 2 negative, 3 >= C */
+	LS_OPSET = 3 << 7,      /* 0: 13, 1: 12, 2: 22 */
+	LS_LOGP = 1 << 9,       /* SCE's log_prob output */
+	LS_I32 = 1 << 10,       /* int32 targets */
+	LS_F64 = 1 << 11,       /* double data */
+	LS_RANK2 = 1 << 12,     /* [N, C] */
+};
+
+#define LS_R(r) ((r) << 1)
+#define LS_I(i) ((i) << 5)
+#define LS_O(o) ((o) << 7)
+
+static struct ir_model *b_loss(uint64_t *s, int param)
+{
+	static const int64_t opsets[] = { 13, 12, 22 };
+	static const char *const reds[] = { "none", "sum", "mean" };
+	int sce = param & LS_SCE, red = (param & LS_RED) >> 1, ig = (param & LS_IGNORE) >> 5;
+	int dt = param & LS_F64 ? IR_DTYPE_DOUBLE : IR_DTYPE_FLOAT;
+	struct ir_model *m = tm_new(opsets[(param & LS_OPSET) >> 7]);
+	int r = param & LS_RANK2 ? 2 : (int)tg_rnd(s, 2, 5);
+	int64_t x[5], t[4], cls = tg_rnd(s, 2, 5);
+	struct ir_node *n;
+	const char *in[3] = { "x", "t", "w" };
+
+	x[0] = tg_rnd(s, 1, 3);
+	x[1] = cls;
+	for (int i = 2; i < r; i++)
+		x[i] = tg_rnd(s, 1, 3);
+	t[0] = x[0];
+	for (int i = 2; i < r; i++)
+		t[i - 1] = x[i];
+	tm_input(m, "x", dt, x, (size_t)r);
+	tm_input(m, "t", param & LS_I32 ? IR_DTYPE_INT32 : IR_DTYPE_INT64, t, (size_t)r - 1);
+	if (param & LS_WEIGHT) {
+		tm_input(m, "w", dt, &cls, 1);
+	} else if (param & LS_WCONST) {
+		double w[5];
+
+		for (int64_t k = 0; k < cls; k++)
+			w[k] = 0.25 + (double)tg_rnd(s, 0, 12) / 4;
+		tm_init(m, "w", dt, &cls, 1, w);
+	}
+	n = tm_node(m, sce ? "SoftmaxCrossEntropyLoss" : "NegativeLogLikelihoodLoss", NULL, in,
+		    param & (LS_WEIGHT | LS_WCONST) ? 3 : 2,
+		    TM_NAMES("y", "logp"), param & LS_LOGP ? 2 : 1);
+	if (red < 3)
+		CU_ASSERT_FATAL(ir_node_set_string(n, "reduction", reds[red]) == 0);
+	if (ig)
+		CU_ASSERT_FATAL(ir_node_set_int(n, "ignore_index",
+						ig == 1 ? tg_rnd(s, 0, cls - 1) :
+						ig == 2 ? tg_rnd(s, -100, -1) :
+						tg_rnd(s, cls, cls + 20)) == 0);
+	tm_output(m, "y", dt, NULL, 0);
+	if (param & LS_LOGP)
+		tm_output(m, "logp", dt, NULL, 0);
+	tm_verify(m);
+	return m;
+}
+
+/* The targets: classes in [0, C), a quarter of them ignore_index when the
+ * node has one (every one ignored can happen: a mean of 0/0). */
+static int fill_targets(const struct ir_model *m, const char *name, struct rt_value *t,
+			uint64_t *s)
+{
+	const struct ir_node *n = m->graph->nodes[0];
+	const struct ir_attr *ig = ir_node_attr(n, "ignore_index");
+	int64_t cls = m->graph->inputs[0].type->shape.dims[1].value;
+
+	if (strcmp(name, "t"))
+		return 0;
+	for (int64_t i = 0; i < t->numel; i++)
+		rt_value_set_f64(t, i, ig && tg_rnd(s, 0, 3) == 0 ? (double)ig->i :
+				 (double)tg_rnd(s, 0, cls - 1));
+	return 1;
+}
+
+#define NLL(p) { "nll-loss", "NegativeLogLikelihoodLoss", b_loss, (p), TL_REAL, 1e-5, 1e-5, 6 }
+#define SCE(p) { "sce-loss", "SoftmaxCrossEntropyLoss", b_loss, (p) | LS_SCE, TL_REAL, 1e-5, \
+		 1e-5, 6 }
+static const struct tl_case loss_cases[] = {
+	NLL(LS_R(0)), NLL(LS_R(1)), NLL(LS_R(2)), NLL(LS_R(3)), NLL(LS_R(0) | LS_WEIGHT),
+	NLL(LS_R(1) | LS_WEIGHT | LS_I(1)), NLL(LS_R(2) | LS_WEIGHT | LS_I(2)),
+	NLL(LS_R(2) | LS_I(1)), NLL(LS_R(2) | LS_WCONST | LS_I(3)), NLL(LS_R(0) | LS_I(2)),
+	NLL(LS_R(1) | LS_I(3) | LS_I32), NLL(LS_R(2) | LS_WEIGHT | LS_O(1)),
+	NLL(LS_R(0) | LS_WEIGHT | LS_I(1) | LS_O(2)), NLL(LS_R(2) | LS_F64 | LS_I(2)),
+	NLL(LS_R(2) | LS_RANK2 | LS_WEIGHT | LS_I(1)), NLL(LS_R(0) | LS_RANK2 | LS_I32),
+	SCE(LS_R(0)), SCE(LS_R(1) | LS_LOGP), SCE(LS_R(2) | LS_WEIGHT | LS_I(2)),
+	SCE(LS_R(3) | LS_I(1) | LS_LOGP), SCE(LS_R(2) | LS_WCONST | LS_I(3) | LS_I32),
+	SCE(LS_R(0) | LS_WEIGHT | LS_I(1) | LS_LOGP | LS_F64),
+	SCE(LS_R(2) | LS_O(1) | LS_LOGP), SCE(LS_R(0) | LS_O(1) | LS_WEIGHT | LS_I(2)),
+	SCE(LS_R(1) | LS_O(1) | LS_I(1) | LS_LOGP), SCE(LS_R(2) | LS_O(1) | LS_RANK2 | LS_LOGP),
+	SCE(LS_R(2) | LS_RANK2 | LS_WEIGHT | LS_I(2) | LS_LOGP),
+};
+#undef NLL
+#undef SCE
+
+static void test_loss(void)
+{
+	tl_run_cases_fill(loss_cases, sizeof(loss_cases) / sizeof(loss_cases[0]), 2712,
+			  fill_targets);
+	tl_expect_all_variants("nll-loss");
+	tl_expect_all_variants("sce-loss");
+	tg_run_checker();
+}
+
+static int variant_index(const struct rw_pass *p, const char *name)
+{
+	for (size_t v = 0; v < p->n_variants; v++)
+		if (!strcmp(p->variants[v].name, name))
+			return (int)v;
+	CU_FAIL_FATAL("no such variant");
+	return -1;
+}
+
+/* Apply pass variant `variant` (NULL: none) to m's first node, run it on
+ * float inputs vals (the targets given as doubles too) into y */
+static void run_rewritten(struct ir_model *m, const char *pass, const char *variant,
+			  struct rt_value **ins, size_t n_in, struct rt_value **y, size_t n_out)
+{
+	struct rt_opts o = { .threads = 1 };
+	struct rt_session *s = NULL;
+	struct rw_ctx ctx;
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	if (variant) {
+		const struct rw_pass *p = rw_pass_find(pass);
+
+		CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
+		CU_ASSERT_FATAL(rw_apply(&ctx, p, m->graph->nodes[0], variant_index(p, variant)) == 0);
+		CU_ASSERT_FATAL(rw_refresh(&ctx) == 0);
+		rw_ctx_release(&ctx);
+	}
+	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
+	CU_ASSERT_FATAL(rt_session_run(s, ins, n_in, y, &d) == 0);
+	(void)n_out;
+	rt_session_free(s);
+}
+
+static struct rt_value *tensor(int dtype, const int64_t *dims, int rank, const double *v)
+{
+	struct rt_value *t = NULL;
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, dtype, rank, dims, &t, &d) == 0);
+	for (int64_t i = 0; i < t->numel; i++)
+		rt_value_set_f64(t, i, v[i]);
+	return t;
+}
+
+/* The spec's examples (N 2, C 3, d1 2): loss none [[-3, -2], [-0, -2]],
+ * weighted sum -1.1, weighted mean -1.57 (= -1.1 / 0.7); with
+ * ignore_index 2 and weights, the mean is over the other weights only:
+ * -(2 0.3 + 0 0.2) / 0.5 = -1.2.  Every form, hand-derived values. */
+static void test_loss_examples(void)
+{
+	static const double x[12] = { 1, 2, 2, 2, 3, 2, 0, 1, 2, 2, 1, 2 };
+	static const double t[4] = { 2, 1, 0, 2 }, w[3] = { 0.2, 0.3, 0.1 };
+	static const char *const forms[] = {
+		NULL, "gather-elements", "onehot-equal", "onehot-arith"
+	};
+	static const struct { const char *red; int weight, ignore; double want[4]; } ex[] = {
+		{ "none", 0, 0, { -3, -2, -0.0, -2 } },
+		{ "sum", 1, 0, { -1.1 } },
+		{ "mean", 1, 0, { -1.57142857142857 } },
+		{ "mean", 1, 1, { -1.2 } },
+	};
+
+	for (size_t k = 0; k < sizeof(ex) / sizeof(ex[0]); k++)
+		for (size_t f = 0; f < 4; f++) {
+			struct ir_model *m = tm_new(13);
+			struct rt_value *ins[3], *y = NULL;
+			struct ir_node *n;
+			char variant[64];
+
+			tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 3, 2), 3);
+			tm_input(m, "t", IR_DTYPE_INT64, TM_DIMS(2, 2), 2);
+			tm_input(m, "w", IR_DTYPE_FLOAT, TM_DIMS(3), 1);
+			n = tm_node(m, "NegativeLogLikelihoodLoss", NULL, TM_NAMES("x", "t", "w"),
+				    ex[k].weight ? 3 : 2, TM_NAMES("y"), 1);
+			CU_ASSERT_FATAL(ir_node_set_string(n, "reduction", ex[k].red) == 0);
+			if (ex[k].ignore)
+				CU_ASSERT_FATAL(ir_node_set_int(n, "ignore_index", 2) == 0);
+			tg_finish(m, IR_DTYPE_FLOAT);
+			ins[0] = tensor(IR_DTYPE_FLOAT, TM_DIMS(2, 3, 2), 3, x);
+			ins[1] = tensor(IR_DTYPE_INT64, TM_DIMS(2, 2), 2, t);
+			ins[2] = tensor(IR_DTYPE_FLOAT, TM_DIMS(3), 1, w);
+			snprintf(variant, sizeof(variant), "%s%s", forms[f] ? forms[f] : "",
+				 strcmp(ex[k].red, "mean") ? "" : "-mean");
+			run_rewritten(m, "nll-loss", forms[f] ? variant : NULL, ins, 3, &y, 1);
+			CU_ASSERT_FATAL(y != NULL);
+			CU_ASSERT(y->numel == (strcmp(ex[k].red, "none") ? 1 : 4));
+			for (int64_t i = 0; i < y->numel; i++) {
+				double got = rt_value_get_f64(y, i);
+
+				if (fabs(got - ex[k].want[i]) > 1e-6)
+					fprintf(stderr, "\nexample %zu %s: element %lld is %g, want %g\n",
+						k, forms[f] ? variant : "kernel", (long long)i, got,
+						ex[k].want[i]);
+				CU_ASSERT(fabs(got - ex[k].want[i]) <= 1e-6);
+			}
+			for (int i = 0; i < 3; i++)
+				rt_value_unref(ins[i]);
+			rt_value_unref(y);
+			ir_model_free(m);
+		}
+}
+
+/* A log-probability of -inf at a class other than the target: the
+ * GatherElements form reads only the target's (exact); the one-hot forms
+ * multiply it by 0 and give NaN, which is why they are approximate. */
+static void test_loss_inf(void)
+{
+	static const double x[6] = { -INFINITY, -1, -2, -0.5, -INFINITY, -3 };
+	static const double t[2] = { 1, 0 };
+	static const char *const forms[] = { "gather-elements", "onehot-equal", "onehot-arith" };
+	const struct rw_pass *p = rw_pass_find("nll-loss");
+
+	CU_ASSERT_FATAL(p && p->approx);
+	for (int f = 0; f < 3; f++) {
+		struct ir_model *m = tm_new(13);
+		struct rt_value *ins[2], *y = NULL;
+		struct ir_node *n;
+
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 3), 2);
+		tm_input(m, "t", IR_DTYPE_INT64, TM_DIMS(2), 1);
+		n = tm_node(m, "NegativeLogLikelihoodLoss", NULL, TM_NAMES("x", "t"), 2,
+			    TM_NAMES("y"), 1);
+		CU_ASSERT_FATAL(ir_node_set_string(n, "reduction", "none") == 0);
+		tg_finish(m, IR_DTYPE_FLOAT);
+		ins[0] = tensor(IR_DTYPE_FLOAT, TM_DIMS(2, 3), 2, x);
+		ins[1] = tensor(IR_DTYPE_INT64, TM_DIMS(2), 1, t);
+		run_rewritten(m, "nll-loss", forms[f], ins, 2, &y, 1);
+		if (f == 0) {
+			CU_ASSERT(rt_value_get_f64(y, 0) == 1 && rt_value_get_f64(y, 1) == 0.5);
+			CU_ASSERT(p->approx[variant_index(p, forms[f])] == 0);
+		} else {
+			CU_ASSERT(isnan(rt_value_get_f64(y, 0)));
+			CU_ASSERT(p->approx[variant_index(p, forms[f])] == 2);
+		}
+		rt_value_unref(ins[0]);
+		rt_value_unref(ins[1]);
+		rt_value_unref(y);
+		ir_model_free(m);
+	}
+}
+
+/* ---- refusals ---------------------------------------------------------------- */
+
+static void test_refusals(void)
+{
+	struct ir_model *m;
+	struct ir_node *n;
+
+	/* float16 data: the sums would round in float16 */
+	m = tm_new(13);
+	tm_input(m, "x", IR_DTYPE_FLOAT16, TM_DIMS(2, 3), 2);
+	tm_input(m, "t", IR_DTYPE_INT64, TM_DIMS(2), 1);
+	tm_node(m, "NegativeLogLikelihoodLoss", NULL, TM_NAMES("x", "t"), 2, TM_NAMES("y"), 1);
+	tg_finish(m, IR_DTYPE_FLOAT16);
+	tl_refuses("nll-loss", "NegativeLogLikelihoodLoss", m, "float16");
+	/* a symbolic class count */
+	m = tm_new(13);
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 3), 2);
+	tl_symbolic(m, "x", 1);
+	tm_input(m, "t", IR_DTYPE_INT64, TM_DIMS(2), 1);
+	tm_node(m, "SoftmaxCrossEntropyLoss", NULL, TM_NAMES("x", "t"), 2, TM_NAMES("y"), 1);
+	tg_finish(m, IR_DTYPE_FLOAT);
+	tl_refuses("sce-loss", "SoftmaxCrossEntropyLoss", m, "class count");
+	/* an ignore_index int32 targets cannot hold */
+	m = tm_new(13);
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 3), 2);
+	tm_input(m, "t", IR_DTYPE_INT32, TM_DIMS(2), 1);
+	n = tm_node(m, "NegativeLogLikelihoodLoss", NULL, TM_NAMES("x", "t"), 2, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "ignore_index", INT64_C(1) << 40) == 0);
+	tg_finish(m, IR_DTYPE_FLOAT);
+	tl_refuses("nll-loss", "NegativeLogLikelihoodLoss", m, "ignore_index");
+	/* an unknown reduction */
+	m = tm_new(13);
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 3), 2);
+	tm_input(m, "t", IR_DTYPE_INT64, TM_DIMS(2), 1);
+	n = tm_node(m, "NegativeLogLikelihoodLoss", NULL, TM_NAMES("x", "t"), 2, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_string(n, "reduction", "max") == 0);
+	tg_finish(m, IR_DTYPE_FLOAT);
+	tl_refuses("nll-loss", "NegativeLogLikelihoodLoss", m, "reduction");
+}
+
+/* The arithmetic one-hot is exact while the classes are integers of the
+ * dtype it computes in: float16 (the precision pass converts) to 2048. */
+static void test_loss_arith_limit(void)
+{
+	const struct rw_pass *p = rw_pass_find("nll-loss");
+	int ar = variant_index(p, "onehot-arith-mean"), eq = variant_index(p, "onehot-equal-mean");
+
+	for (int big = 0; big < 2; big++) {
+		struct ir_model *m = tm_new(13);
+		struct rw_ctx ctx;
+		struct ir_diag d;
+
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, big ? 2049 : 2048), 2);
+		tm_input(m, "t", IR_DTYPE_INT64, TM_DIMS(1), 1);
+		tm_node(m, "NegativeLogLikelihoodLoss", NULL, TM_NAMES("x", "t"), 2, TM_NAMES("y"), 1);
+		tg_finish(m, IR_DTYPE_FLOAT);
+		ir_diag_init(&d);
+		CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
+		CU_ASSERT(p->vcheck(&ctx, m->graph->nodes[0], ar));
+		ctx.prec16 = 1;
+		CU_ASSERT(p->vcheck(&ctx, m->graph->nodes[0], ar) == !big);
+		CU_ASSERT(p->vcheck(&ctx, m->graph->nodes[0], eq));
+		rw_ctx_release(&ctx);
+		ir_model_free(m);
+	}
+}
+
+static const struct unit_test tests[] = {
+	{ "nll-loss and sce-loss agree (reductions, weights, ignore_index, ranks)", test_loss },
+	{ "nll-loss gives the spec's worked examples in every form", test_loss_examples },
+	{ "an infinite log-probability elsewhere: exact by GatherElements, NaN one-hot",
+	  test_loss_inf },
+	{ "the arithmetic one-hot stays within float16's integers", test_loss_arith_limit },
+	{ "the lowerings of decomp5 refuse what they cannot do", test_refusals },
+	{ NULL, NULL },
+};
+
+int suite_decomp5_register(void)
+{
+	return unit_add_suite("decomp5", tests);
+}

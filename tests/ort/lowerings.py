@@ -479,10 +479,31 @@ def loss(rng, k):
                 "sce-loss" if sce else "nll-loss", [variant], ops, m, feeds, 1e-5, 1e-5)
 
 
+def layer_norm_stats(rng, k):
+    """LayerNormalization with its Mean and/or InvStdDev outputs read."""
+    r = int(rng.integers(1, 5))
+    shape = [int(rng.integers(1, 5)) for _ in range(r)]
+    axis = int(rng.integers(-r, r))
+    tail = shape[axis % r:]
+    outs = ["y", ["mean", "", "mean"][k % 3], ["inv", "inv", ""][k % 3]]
+    while outs[-1] == "":
+        outs.pop()
+    inits = [numpy_helper.from_array(rng.uniform(0.5, 1.5, tail).astype(np.float32), "s"),
+             numpy_helper.from_array(rng.uniform(-1, 1, tail).astype(np.float32), "b")]
+    m = model([helper.make_node("LayerNormalization", ["x", "s", "b"], outs, axis=axis,
+                                epsilon=float(rng.choice([1e-5, 0.1])))],
+              [vi("x", TensorProto.FLOAT, shape)],
+              [vi(o, TensorProto.FLOAT, None) for o in outs if o], inits, opset=17)
+    return Case("LayerNormalization axis %d outputs %s" % (axis, outs), "layer-norm",
+                ["mean-var"], ["ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div"], m,
+                {"x": ("real", TensorProto.FLOAT, shape)}, 1e-5, 1e-5)
+
+
 BUILDERS = [(conv_transpose, 40), (lambda r, k: binary(r, k, "max-min"), 12),
             (lambda r, k: binary(r, k, "compare"), 22), (topk, 12), (cast_identity, 4),
             (depth_space, 12), (reduce, 20), (mean_sum, 6), (lp_norm, 8), (group_norm, 4),
-            (gather, 10), (clip, 10), (unary, 24), (expand, 4), (loss, 30)]
+            (gather, 10), (clip, 10), (unary, 24), (expand, 4), (loss, 30),
+            (layer_norm_stats, 6)]
 
 
 # ---- the run -------------------------------------------------------------------

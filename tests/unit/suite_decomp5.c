@@ -2,8 +2,9 @@
  * (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss: every reduction,
  * weights absent, an input or a constant, ignore_index inside and outside
  * [0, C), ranks 2 to 5, int32 and int64 targets, log_prob, opsets 12, 13
- * and 22), checked by the harness (tlower.c) against the interpreter's
- * kernels, and on the spec's worked examples by hand. */
+ * and 22) and of LayerNormalization's Mean and InvStdDev outputs, checked
+ * by the harness (tlower.c) against the interpreter's kernels, and by hand
+ * (the spec's worked examples, a layer's statistics). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,6 +272,116 @@ static void test_loss_inf(void)
 	}
 }
 
+/* ---- LayerNormalization's statistics ---------------------------------------- */
+
+enum {
+	LN_KIND = 3,            /* 0 LayerNormalization, 1 com.microsoft's, 2
+				 * com.microsoft SimplifiedLayerNormalization */
+	LN_MEAN_ONLY = 1 << 2,  /* InvStdDev not an output */
+	LN_INV_ONLY = 1 << 3,   /* Mean absent */
+	LN_NOBIAS = 1 << 4,
+};
+
+static struct ir_model *b_ln(uint64_t *s, int param)
+{
+	static const char *const ops[] = {
+		"LayerNormalization", "LayerNormalization", "SimplifiedLayerNormalization"
+	};
+	int kind = param & LN_KIND, dt = IR_DTYPE_FLOAT;
+	struct ir_model *m = tm_new(17);
+	int r = (int)tg_rnd(s, 1, 4);
+	int64_t x[4], axis = tg_rnd(s, -r, r - 1), a = axis < 0 ? axis + r : axis;
+	double sc[256], bi[256];
+	int64_t k = 1;
+	const char *out[3] = { "y", "", "" };
+	struct ir_node *n;
+
+	for (int i = 0; i < r; i++)
+		x[i] = tg_rnd(s, 1, 4);
+	for (int i = (int)a; i < r; i++)
+		k *= x[i];
+	for (int64_t i = 0; i < k; i++) {
+		sc[i] = 0.5 + (double)tg_rnd(s, 0, 100) / 100;
+		bi[i] = (double)tg_rnd(s, -100, 100) / 100;
+	}
+	tm_input(m, "x", dt, x, (size_t)r);
+	tm_init(m, "s", dt, x + a, (size_t)(r - a), sc);
+	tm_init(m, "b", dt, x + a, (size_t)(r - a), bi);
+	if (kind == 2) {
+		out[1] = "inv";
+	} else {
+		out[1] = param & LN_INV_ONLY ? "" : "mean";
+		out[2] = param & LN_MEAN_ONLY ? "" : "inv";
+	}
+	n = tm_node(m, ops[kind], kind ? "com.microsoft" : NULL, TM_NAMES("x", "s", "b"),
+		    kind == 2 || param & LN_NOBIAS ? 2 : 3, out, kind == 2 ? 2 : 3);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "axis", axis) == 0);
+	if (tg_rnd(s, 0, 1))
+		CU_ASSERT_FATAL(ir_node_set_float(n, "epsilon", 0.1f) == 0);
+	tm_output(m, "y", dt, NULL, 0);
+	for (int i = 1; i < 3; i++)
+		if (*out[i])
+			tm_output(m, out[i], dt, NULL, 0);
+	tm_verify(m);
+	return m;
+}
+
+#define LN(p) { "layer-norm", ((p) & LN_KIND) == 2 ? "SimplifiedLayerNormalization" : \
+		"LayerNormalization", b_ln, (p), TL_REAL, 1e-5, 1e-5, 8 }
+static const struct tl_case ln_cases[] = {
+	LN(0), LN(1), LN(2), LN(LN_MEAN_ONLY), LN(LN_INV_ONLY), LN(LN_NOBIAS | LN_MEAN_ONLY),
+	LN(1 | LN_INV_ONLY), LN(2 | LN_NOBIAS),
+};
+#undef LN
+
+static void test_layer_norm_stats(void)
+{
+	tl_run_cases(ln_cases, sizeof(ln_cases) / sizeof(ln_cases[0]), 1717);
+	tl_expect_all_variants("layer-norm");
+	tg_run_checker();
+}
+
+/* The statistics by hand: x = [1, 2, 3, 6] over the last axis, eps 0:
+ * mean 3, variance (4 + 1 + 0 + 9) / 4 = 3.5, InvStdDev 1 / sqrt(3.5). */
+static void test_layer_norm_stats_values(void)
+{
+	static const double x[4] = { 1, 2, 3, 6 };
+	const double *vals[1] = { x };
+	const struct rw_pass *p = rw_pass_find("layer-norm");
+	struct ir_model *m = tm_new(17);
+	struct rt_value *y[3] = { 0 };
+	struct ir_node *n;
+	struct rw_ctx ctx;
+	struct ir_diag d;
+	double one = 1, zero = 0, inv = 1 / sqrt(3.5);
+
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 4), 2);
+	tm_init(m, "s", IR_DTYPE_FLOAT, NULL, 0, &one);
+	tm_init(m, "b", IR_DTYPE_FLOAT, NULL, 0, &zero);
+	n = tm_node(m, "LayerNormalization", NULL, TM_NAMES("x", "s", "b"), 3,
+		    TM_NAMES("y", "mean", "inv"), 3);
+	CU_ASSERT_FATAL(ir_node_set_float(n, "epsilon", 0) == 0);
+	tm_output(m, "y", IR_DTYPE_FLOAT, NULL, 0);
+	tm_output(m, "mean", IR_DTYPE_FLOAT, NULL, 0);
+	tm_output(m, "inv", IR_DTYPE_FLOAT, NULL, 0);
+	tm_verify(m);
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
+	CU_ASSERT_FATAL(rw_apply(&ctx, p, m->graph->nodes[0], 0) == 0);
+	CU_ASSERT_FATAL(rw_refresh(&ctx) == 0);
+	CU_ASSERT(tg_find_op(m, "LayerNormalization") == NULL);
+	CU_ASSERT_FATAL(tm_run_floats(m, vals, y, 3) == 0);
+	CU_ASSERT(y[1]->rank == 2 && y[1]->dims[0] == 1 && y[1]->dims[1] == 1);
+	CU_ASSERT(fabs(rt_value_get_f64(y[1], 0) - 3) < 1e-6);
+	CU_ASSERT(fabs(rt_value_get_f64(y[2], 0) - inv) < 1e-6);
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT(fabs(rt_value_get_f64(y[0], i) - (x[i] - 3) * inv) < 1e-6);
+	for (int i = 0; i < 3; i++)
+		rt_value_unref(y[i]);
+	rw_ctx_release(&ctx);
+	ir_model_free(m);
+}
+
 /* ---- refusals ---------------------------------------------------------------- */
 
 static void test_refusals(void)
@@ -309,6 +420,15 @@ static void test_refusals(void)
 	CU_ASSERT_FATAL(ir_node_set_string(n, "reduction", "max") == 0);
 	tg_finish(m, IR_DTYPE_FLOAT);
 	tl_refuses("nll-loss", "NegativeLogLikelihoodLoss", m, "reduction");
+	/* double data whose statistics are float (stash_type 1) */
+	m = tm_new(17);
+	tm_input(m, "x", IR_DTYPE_DOUBLE, TM_DIMS(2, 3), 2);
+	tm_input(m, "s", IR_DTYPE_DOUBLE, TM_DIMS(3), 1);
+	tm_node(m, "LayerNormalization", NULL, TM_NAMES("x", "s"), 2, TM_NAMES("y", "mean"), 2);
+	tm_output(m, "y", IR_DTYPE_DOUBLE, NULL, 0);
+	tm_output(m, "mean", IR_DTYPE_FLOAT, NULL, 0);
+	tm_verify(m);
+	tl_refuses("layer-norm", "LayerNormalization", m, "stash_type");
 }
 
 /* The arithmetic one-hot is exact while the classes are integers of the
@@ -344,6 +464,8 @@ static const struct unit_test tests[] = {
 	{ "an infinite log-probability elsewhere: exact by GatherElements, NaN one-hot",
 	  test_loss_inf },
 	{ "the arithmetic one-hot stays within float16's integers", test_loss_arith_limit },
+	{ "layer-norm writes Mean and InvStdDev where they are read", test_layer_norm_stats },
+	{ "layer-norm's statistics by hand", test_layer_norm_stats_values },
 	{ "the lowerings of decomp5 refuse what they cannot do", test_refusals },
 	{ NULL, NULL },
 };

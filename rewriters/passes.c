@@ -9,6 +9,7 @@
 	X(abs) \
 	X(avgpool_count) \
 	X(cancel_transposes) \
+	X(cast_like) \
 	X(clip) \
 	X(compare) \
 	X(conv_transpose) \

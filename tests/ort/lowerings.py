@@ -499,11 +499,26 @@ def layer_norm_stats(rng, k):
                 {"x": ("real", TensorProto.FLOAT, shape)}, 1e-5, 1e-5)
 
 
+def cast_like(rng, k):
+    """CastLike to another dtype as Cast."""
+    pairs = [(TensorProto.FLOAT, TensorProto.INT32), (TensorProto.INT32, TensorProto.FLOAT),
+             (TensorProto.FLOAT, TensorProto.INT64), (TensorProto.INT64, TensorProto.FLOAT),
+             (TensorProto.FLOAT, TensorProto.BOOL), (TensorProto.UINT8, TensorProto.FLOAT)]
+    src, dst = pairs[k % len(pairs)]
+    shape = [int(rng.integers(1, 5)) for _ in range(2)]
+    m = model([helper.make_node("CastLike", ["x", "like"], ["y"])], [vi("x", src, shape)],
+              [vi("y", dst, None)], [numpy_helper.from_array(np.zeros([1], NP[dst]), "like")],
+              opset=[15, 19, 21][k % 3])
+    return Case("CastLike %s to %s" % (TensorProto.DataType.Name(src),
+                                        TensorProto.DataType.Name(dst)),
+                "cast-like", ["cast"], ["Cast"], m, {"x": ("wide", src, shape)})
+
+
 BUILDERS = [(conv_transpose, 40), (lambda r, k: binary(r, k, "max-min"), 12),
             (lambda r, k: binary(r, k, "compare"), 22), (topk, 12), (cast_identity, 4),
             (depth_space, 12), (reduce, 20), (mean_sum, 6), (lp_norm, 8), (group_norm, 4),
             (gather, 10), (clip, 10), (unary, 24), (expand, 4), (loss, 30),
-            (layer_norm_stats, 6)]
+            (layer_norm_stats, 6), (cast_like, 6)]
 
 
 # ---- the run -------------------------------------------------------------------

@@ -2,7 +2,8 @@
  * (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss: every reduction,
  * weights absent, an input or a constant, ignore_index inside and outside
  * [0, C), ranks 2 to 5, int32 and int64 targets, log_prob, opsets 12, 13
- * and 22) and of LayerNormalization's Mean and InvStdDev outputs, checked
+ * and 22), of LayerNormalization's Mean and InvStdDev outputs and of
+ * CastLike as Cast, checked
  * by the harness (tlower.c) against the interpreter's kernels, and by hand
  * (the spec's worked examples, a layer's statistics). */
 #include <math.h>
@@ -382,6 +383,46 @@ static void test_layer_norm_stats_values(void)
 	ir_model_free(m);
 }
 
+/* ---- CastLike ---------------------------------------------------------------- */
+
+static const int cast_dtypes[] = {
+	IR_DTYPE_FLOAT, IR_DTYPE_FLOAT16, IR_DTYPE_DOUBLE, IR_DTYPE_INT32, IR_DTYPE_INT64,
+	IR_DTYPE_UINT8, IR_DTYPE_BOOL, IR_DTYPE_INT8,
+};
+
+/* param: from | to << 4 | 256 like a graph input | 512 opset 19 */
+static struct ir_model *b_castlike(uint64_t *s, int param)
+{
+	int from = cast_dtypes[param & 15], to = cast_dtypes[(param >> 4) & 15];
+	struct ir_model *m = tm_new(param & 512 ? 19 : 15);
+	int64_t d[2] = { tg_rnd(s, 1, 4), tg_rnd(s, 1, 4) };
+	double zero = 0;
+
+	tm_input(m, "x", from, d, 2);
+	if (param & 256)
+		tm_input(m, "like", to, TM_DIMS(1), 1);
+	else
+		tm_init(m, "like", to, NULL, 0, &zero);
+	tm_node(m, "CastLike", NULL, TM_NAMES("x", "like"), 2, TM_NAMES("y"), 1);
+	tg_finish(m, to);
+	return m;
+}
+
+#define CL(f, t, p) { "cast-like", "CastLike", b_castlike, (f) | (t) << 4 | (p), TL_WIDE, 0, \
+		      0, 3 }
+static const struct tl_case castlike_cases[] = {
+	CL(0, 1, 0), CL(0, 2, 256), CL(1, 0, 0), CL(2, 0, 512), CL(0, 3, 0), CL(3, 0, 256),
+	CL(4, 2, 0), CL(0, 6, 512), CL(6, 0, 0), CL(5, 4, 256), CL(7, 1, 0), CL(0, 0, 0),
+};
+#undef CL
+
+static void test_castlike(void)
+{
+	tl_run_cases(castlike_cases, sizeof(castlike_cases) / sizeof(castlike_cases[0]), 1515);
+	tl_expect_all_variants("cast-like");
+	tg_run_checker();
+}
+
 /* ---- refusals ---------------------------------------------------------------- */
 
 static void test_refusals(void)
@@ -429,6 +470,19 @@ static void test_refusals(void)
 	tm_output(m, "mean", IR_DTYPE_FLOAT, NULL, 0);
 	tm_verify(m);
 	tl_refuses("layer-norm", "LayerNormalization", m, "stash_type");
+	/* CastLike like an op's output whose type inference does not know */
+	m = tm_new(15);
+	m->opsets = realloc(m->opsets, 3 * sizeof(*m->opsets));
+	CU_ASSERT_FATAL(m->opsets != NULL);
+	m->opsets[2].domain = strdup("example.custom");
+	m->opsets[2].version = 1;
+	m->opsets[2].present = 1;
+	m->n_opsets = 3;
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2), 1);
+	tm_node(m, "Mystery", "example.custom", TM_NAMES("x"), 1, TM_NAMES("like"), 1);
+	tm_node(m, "CastLike", NULL, TM_NAMES("x", "like"), 2, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_FLOAT, NULL, 0);
+	tl_refuses("cast-like", "CastLike", m, "element type is unknown");
 }
 
 /* The arithmetic one-hot is exact while the classes are integers of the
@@ -466,6 +520,7 @@ static const struct unit_test tests[] = {
 	{ "the arithmetic one-hot stays within float16's integers", test_loss_arith_limit },
 	{ "layer-norm writes Mean and InvStdDev where they are read", test_layer_norm_stats },
 	{ "layer-norm's statistics by hand", test_layer_norm_stats_values },
+	{ "cast-like agrees (dtype pairs, like an input or a constant)", test_castlike },
 	{ "the lowerings of decomp5 refuse what they cannot do", test_refusals },
 	{ NULL, NULL },
 };

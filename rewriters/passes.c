@@ -62,6 +62,7 @@
 	X(range_const) \
 	X(reciprocal) \
 	X(reduce) \
+	X(reduce_max_pool) \
 	X(reduce_mean_sum) \
 	X(rnn) \
 	X(sce_loss) \

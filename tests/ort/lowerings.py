@@ -514,11 +514,34 @@ def cast_like(rng, k):
                 "cast-like", ["cast"], ["Cast"], m, {"x": ("wide", src, shape)})
 
 
+def reduce_pool(rng, k):
+    """ReduceMax/ReduceMin as MaxPool: contiguous axes, or not (Transpose)."""
+    op = ["ReduceMax", "ReduceMin"][k % 2]
+    r = int(rng.integers(1, 6))
+    shape = [int(rng.integers(1, 5)) for _ in range(r)]
+    axes = sorted(set(int(rng.integers(0, r)) for _ in range(int(rng.integers(1, r + 1)))))
+    opset = [13, 18][(k // 2) % 2]
+    inits, names, attrs = [], ["x"], {"keepdims": int(rng.integers(0, 2))}
+    if opset >= 18:
+        inits.append(numpy_helper.from_array(np.array(axes, np.int64), "axes"))
+        names.append("axes")
+    else:
+        attrs["axes"] = axes
+    m = model([helper.make_node(op, names, ["y"], **attrs)], [vi("x", TensorProto.FLOAT, shape)],
+              [vi("y", TensorProto.FLOAT, None)], inits, opset=opset)
+    gap = axes[-1] - axes[0] + 1 != len(axes)
+    ops = ["Reshape", "MaxPool"] + (["Neg"] if op == "ReduceMin" else []) + \
+        (["Transpose"] if gap else [])
+    variant = ("min-neg-pool" if op == "ReduceMin" else "max-pool") + ("-transpose" if gap else "")
+    return Case("%s axes %s of %s" % (op, axes, shape), "reduce-max-pool", [variant], ops, m,
+                {"x": ("ties" if k % 3 == 0 else "real", TensorProto.FLOAT, shape)})
+
+
 BUILDERS = [(conv_transpose, 40), (lambda r, k: binary(r, k, "max-min"), 12),
             (lambda r, k: binary(r, k, "compare"), 22), (topk, 12), (cast_identity, 4),
             (depth_space, 12), (reduce, 20), (mean_sum, 6), (lp_norm, 8), (group_norm, 4),
             (gather, 10), (clip, 10), (unary, 24), (expand, 4), (loss, 30),
-            (layer_norm_stats, 6), (cast_like, 6)]
+            (layer_norm_stats, 6), (cast_like, 6), (reduce_pool, 12)]
 
 
 # ---- the run -------------------------------------------------------------------

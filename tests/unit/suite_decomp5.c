@@ -2,8 +2,8 @@
  * (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss: every reduction,
  * weights absent, an input or a constant, ignore_index inside and outside
  * [0, C), ranks 2 to 5, int32 and int64 targets, log_prob, opsets 12, 13
- * and 22), of LayerNormalization's Mean and InvStdDev outputs and of
- * CastLike as Cast, checked
+ * and 22), of LayerNormalization's Mean and InvStdDev outputs, of
+ * CastLike as Cast and of ReduceMax/ReduceMin as MaxPool, checked
  * by the harness (tlower.c) against the interpreter's kernels, and by hand
  * (the spec's worked examples, a layer's statistics). */
 #include <math.h>
@@ -423,6 +423,70 @@ static void test_castlike(void)
 	tg_run_checker();
 }
 
+/* ---- ReduceMax, ReduceMin as MaxPool ------------------------------------------ */
+
+enum {
+	RP_MIN = 1,
+	RP_OPSET18 = 1 << 1,    /* axes an input */
+	RP_GAP = 1 << 2,        /* at least two reduced axes with a kept one between */
+	RP_ALL = 1 << 3,        /* no axes: every axis */
+	RP_F64 = 1 << 4,
+	RP_F16 = 1 << 5,
+};
+
+static struct ir_model *b_reduce_pool(uint64_t *s, int param)
+{
+	int r = (int)tg_rnd(s, param & RP_GAP ? 3 : 1, 5), dt = param & RP_F64 ? IR_DTYPE_DOUBLE :
+		param & RP_F16 ? IR_DTYPE_FLOAT16 : IR_DTYPE_FLOAT;
+	struct ir_model *m = tm_new(param & RP_OPSET18 ? 18 : 13);
+	int64_t x[5], axes[5];
+	size_t k = 0;
+	struct ir_node *n;
+
+	for (int i = 0; i < r; i++)
+		x[i] = tg_rnd(s, 1, 4);
+	if (param & RP_GAP) {
+		int64_t a = tg_rnd(s, 0, r - 3), b = tg_rnd(s, a + 2, r - 1);
+
+		axes[k++] = tg_rnd(s, 0, 1) ? a : a - r;
+		axes[k++] = b;
+	} else if (!(param & RP_ALL)) {
+		int64_t a = tg_rnd(s, 0, r - 1), b = tg_rnd(s, a, r - 1);
+
+		for (int64_t i = a; i <= b; i++)
+			axes[k++] = tg_rnd(s, 0, 1) ? i : i - r;
+	}
+	tm_input(m, "x", dt, x, (size_t)r);
+	if (param & RP_OPSET18 && k)
+		tg_int_init(m, "axes", axes, TM_DIMS((int64_t)k), 1);
+	n = tm_node(m, param & RP_MIN ? "ReduceMin" : "ReduceMax", NULL, TM_NAMES("x", "axes"),
+		    param & RP_OPSET18 && k ? 2 : 1, TM_NAMES("y"), 1);
+	if (!(param & RP_OPSET18) && k)
+		tg_set_ints(n, "axes", axes, k);
+	if (tg_rnd(s, 0, 1))
+		CU_ASSERT_FATAL(ir_node_set_int(n, "keepdims", 0) == 0);
+	tg_finish(m, dt);
+	return m;
+}
+
+#define RP(p, v) { "reduce-max-pool", (p) & RP_MIN ? "ReduceMin" : "ReduceMax", b_reduce_pool, \
+		   (p), v, 0, 0, 8 }
+static const struct tl_case reduce_pool_cases[] = {
+	RP(0, TL_REAL), RP(RP_MIN, TL_REAL), RP(RP_OPSET18, TL_TIES),
+	RP(RP_MIN | RP_OPSET18, TL_WIDE), RP(RP_GAP, TL_REAL), RP(RP_GAP | RP_MIN, TL_TIES),
+	RP(RP_GAP | RP_OPSET18, TL_REAL), RP(RP_ALL, TL_REAL), RP(RP_ALL | RP_MIN | RP_OPSET18, TL_REAL),
+	RP(RP_F64, TL_WIDE), RP(RP_F16 | RP_MIN, TL_TIES), RP(RP_GAP | RP_MIN | RP_OPSET18, TL_REAL),
+};
+#undef RP
+
+static void test_reduce_pool(void)
+{
+	tl_run_cases(reduce_pool_cases, sizeof(reduce_pool_cases) / sizeof(reduce_pool_cases[0]),
+		     3131);
+	tl_expect_all_variants("reduce-max-pool");
+	tg_run_checker();
+}
+
 /* ---- refusals ---------------------------------------------------------------- */
 
 static void test_refusals(void)
@@ -483,6 +547,25 @@ static void test_refusals(void)
 	tm_node(m, "CastLike", NULL, TM_NAMES("x", "like"), 2, TM_NAMES("y"), 1);
 	tm_output(m, "y", IR_DTYPE_FLOAT, NULL, 0);
 	tl_refuses("cast-like", "CastLike", m, "element type is unknown");
+	/* ReduceMax of integers (MaxPool takes floats), of a symbolic dim,
+	 * with noop_with_empty_axes and no axes */
+	m = tm_new(13);
+	tm_input(m, "x", IR_DTYPE_INT32, TM_DIMS(2, 3), 2);
+	tm_node(m, "ReduceMax", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+	tg_finish(m, IR_DTYPE_INT32);
+	tl_refuses("reduce-max-pool", "ReduceMax", m, "float");
+	m = tm_new(13);
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 3), 2);
+	tl_symbolic(m, "x", 0);
+	tm_node(m, "ReduceMin", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+	tg_finish(m, IR_DTYPE_FLOAT);
+	tl_refuses("reduce-max-pool", "ReduceMin", m, "static");
+	m = tm_new(18);
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 3), 2);
+	n = tm_node(m, "ReduceMax", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "noop_with_empty_axes", 1) == 0);
+	tg_finish(m, IR_DTYPE_FLOAT);
+	tl_refuses("reduce-max-pool", "ReduceMax", m, "noop_with_empty_axes");
 }
 
 /* The arithmetic one-hot is exact while the classes are integers of the
@@ -521,6 +604,7 @@ static const struct unit_test tests[] = {
 	{ "layer-norm writes Mean and InvStdDev where they are read", test_layer_norm_stats },
 	{ "layer-norm's statistics by hand", test_layer_norm_stats_values },
 	{ "cast-like agrees (dtype pairs, like an input or a constant)", test_castlike },
+	{ "reduce-max-pool agrees (axes, keepdims, both forms)", test_reduce_pool },
 	{ "the lowerings of decomp5 refuse what they cannot do", test_refusals },
 	{ NULL, NULL },
 };

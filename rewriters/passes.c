@@ -7,6 +7,7 @@
 #define PASS(x) extern const struct rw_pass rw_pass_##x;
 #define RW_PASSES(X) \
 	X(abs) \
+	X(arg_max_min) \
 	X(avgpool_count) \
 	X(cancel_transposes) \
 	X(cast_like) \

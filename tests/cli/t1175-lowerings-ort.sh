@@ -5,7 +5,8 @@
 # Reduce*, LpNormalization, GroupNormalization, Gather, Clip, Sigmoid, Tanh,
 # Neg, Sign, Softplus, Softsign, ThresholdedRelu, Mish, Expand/Tile, the
 # losses NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss,
-# LayerNormalization with its statistics, CastLike, ReduceMax/ReduceMin as
+# LayerNormalization with its statistics, CastLike, ArgMax/ArgMin and
+# ReduceMax/ReduceMin as
 # MaxPool) go through
 # `opmig migrate --passes PASS --rules
 # RULES` to test targets lacking the op; the results pass onnx.checker and

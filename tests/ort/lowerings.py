@@ -537,11 +537,30 @@ def reduce_pool(rng, k):
                 {"x": ("ties" if k % 3 == 0 else "real", TensorProto.FLOAT, shape)})
 
 
+def arg_max_min(rng, k):
+    """ArgMax/ArgMin by Equal or by the clipped arithmetic hit."""
+    op = ["ArgMax", "ArgMin"][k % 2]
+    arith = (k // 2) % 2 == 1
+    dt = TensorProto.FLOAT if arith or k % 3 else TensorProto.INT32
+    r = int(rng.integers(1, 5))
+    shape = [int(rng.integers(1, 6)) for _ in range(r)]
+    attrs = {"axis": int(rng.integers(-r, r)), "keepdims": int(rng.integers(0, 2)),
+             "select_last_index": int(rng.integers(0, 2))}
+    m = model([helper.make_node(op, ["x"], ["y"], **attrs)], [vi("x", dt, shape)],
+              [vi("y", TensorProto.INT64, None)])
+    red = ["ReduceMax"] + (["ReduceMin"] if op == "ArgMin" else [])
+    ops = red + (["Sub", "Mul", "Clip", "Cast"] if arith else ["Equal", "Cast", "Mul", "Sub"])
+    variant = op.lower() + ("-arith" if arith else "-equal")
+    return Case("%s %s %s" % (variant, attrs, TensorProto.DataType.Name(dt)), "arg-max-min",
+                [variant], ops, m, {"x": ("ties" if k % 4 < 2 else "wide", dt, shape)})
+
+
 BUILDERS = [(conv_transpose, 40), (lambda r, k: binary(r, k, "max-min"), 12),
             (lambda r, k: binary(r, k, "compare"), 22), (topk, 12), (cast_identity, 4),
             (depth_space, 12), (reduce, 20), (mean_sum, 6), (lp_norm, 8), (group_norm, 4),
             (gather, 10), (clip, 10), (unary, 24), (expand, 4), (loss, 30),
-            (layer_norm_stats, 6), (cast_like, 6), (reduce_pool, 12)]
+            (layer_norm_stats, 6), (cast_like, 6), (reduce_pool, 12),
+            (arg_max_min, 16)]
 
 
 # ---- the run -------------------------------------------------------------------

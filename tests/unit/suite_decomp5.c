@@ -3,7 +3,8 @@
  * weights absent, an input or a constant, ignore_index inside and outside
  * [0, C), ranks 2 to 5, int32 and int64 targets, log_prob, opsets 12, 13
  * and 22), of LayerNormalization's Mean and InvStdDev outputs, of
- * CastLike as Cast and of ReduceMax/ReduceMin as MaxPool, checked
+ * CastLike as Cast, of ReduceMax/ReduceMin as MaxPool and of ArgMax/ArgMin
+ * as reductions, checked
  * by the harness (tlower.c) against the interpreter's kernels, and by hand
  * (the spec's worked examples, a layer's statistics). */
 #include <math.h>
@@ -487,6 +488,129 @@ static void test_reduce_pool(void)
 	tg_run_checker();
 }
 
+/* ---- ArgMax, ArgMin ------------------------------------------------------------ */
+
+static const int arg_dtypes[] = {
+	IR_DTYPE_FLOAT, IR_DTYPE_INT32, IR_DTYPE_INT64, IR_DTYPE_DOUBLE, IR_DTYPE_FLOAT16,
+};
+
+/* param: | 1 ArgMin | 2 select_last_index | dtype index << 2 | 32 opset 11
+ * (no select_last_index) */
+static struct ir_model *b_arg(uint64_t *s, int param)
+{
+	int dt = arg_dtypes[(param >> 2) & 7], r = (int)tg_rnd(s, 1, 4);
+	struct ir_model *m = tm_new(param & 32 ? 11 : 13);
+	int64_t x[4];
+	struct ir_node *n;
+
+	for (int i = 0; i < r; i++)
+		x[i] = tg_rnd(s, 1, 5);
+	tm_input(m, "x", dt, x, (size_t)r);
+	n = tm_node(m, param & 1 ? "ArgMin" : "ArgMax", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+	if (tg_rnd(s, 0, 3))
+		CU_ASSERT_FATAL(ir_node_set_int(n, "axis", tg_rnd(s, -r, r - 1)) == 0);
+	if (tg_rnd(s, 0, 1))
+		CU_ASSERT_FATAL(ir_node_set_int(n, "keepdims", 0) == 0);
+	if (param & 2)
+		CU_ASSERT_FATAL(ir_node_set_int(n, "select_last_index", 1) == 0);
+	tg_finish(m, IR_DTYPE_INT64);
+	return m;
+}
+
+#define AR(p, v) { "arg-max-min", (p) & 1 ? "ArgMin" : "ArgMax", b_arg, (p), v, 0, 0, 8 }
+static const struct tl_case arg_cases[] = {
+	AR(0, TL_TIES), AR(1, TL_TIES), AR(2, TL_TIES), AR(3, TL_TIES), AR(0, TL_WIDE),
+	AR(1, TL_REAL), AR(0 | 1 << 2, TL_REAL), AR(3 | 2 << 2, TL_REAL), AR(2 | 3 << 2, TL_TIES),
+	AR(1 | 4 << 2, TL_TIES), AR(0 | 32, TL_TIES), AR(1 | 32 | 4 << 2, TL_WIDE),
+};
+#undef AR
+
+static void test_arg(void)
+{
+	tl_run_cases(arg_cases, sizeof(arg_cases) / sizeof(arg_cases[0]), 4141);
+	tl_expect_all_variants("arg-max-min");
+	tg_run_checker();
+}
+
+/* Infinite extremes: the Equal forms are exact; the arithmetic forms are
+ * marked approximate (inf - inf is NaN). */
+static void test_arg_inf(void)
+{
+	static const double x[8] = { 1, INFINITY, 3, INFINITY, -INFINITY, 0, -INFINITY, 2 };
+	static const struct { const char *op, *variant; int last; int64_t want; } ex[] = {
+		{ "ArgMax", "argmax-equal", 0, 1 }, { "ArgMax", "argmax-equal", 1, 3 },
+		{ "ArgMin", "argmin-equal", 0, 4 }, { "ArgMin", "argmin-equal", 1, 6 },
+	};
+	const double *vals[1] = { x };
+	const struct rw_pass *p = rw_pass_find("arg-max-min");
+
+	CU_ASSERT_FATAL(p && p->approx);
+	CU_ASSERT(p->approx[variant_index(p, "argmax-arith")] == 2 &&
+		  p->approx[variant_index(p, "argmin-arith")] == 2 &&
+		  p->approx[variant_index(p, "argmax-equal")] == 0);
+	for (size_t k = 0; k < sizeof(ex) / sizeof(ex[0]); k++) {
+		struct ir_model *m = tm_new(13);
+		struct rt_value *y = NULL;
+		struct ir_node *n;
+		struct rw_ctx ctx;
+		struct ir_diag d;
+
+		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(8), 1);
+		n = tm_node(m, ex[k].op, NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+		CU_ASSERT_FATAL(ir_node_set_int(n, "select_last_index", ex[k].last) == 0);
+		tg_finish(m, IR_DTYPE_INT64);
+		ir_diag_init(&d);
+		CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
+		CU_ASSERT_FATAL(rw_apply(&ctx, p, m->graph->nodes[0],
+					 variant_index(p, ex[k].variant)) == 0);
+		CU_ASSERT_FATAL(rw_refresh(&ctx) == 0);
+		CU_ASSERT_FATAL(tm_run_floats(m, vals, &y, 1) == 0);
+		CU_ASSERT(rt_value_get_f64(y, 0) == (double)ex[k].want);
+		rt_value_unref(y);
+		rw_ctx_release(&ctx);
+		ir_model_free(m);
+	}
+}
+
+/* The arithmetic hit tells apart values one float apart, the smallest
+ * subnormal from 0 included: 1 - clip((m - x) S S, 0, 1) is 0 for them. */
+static void test_arg_close(void)
+{
+	static const double tiny[6] = { 0x1p-149, 0, -0x1p-149, 0x1p-148, 0, 0x1p-149 };
+	static const double near1[6] = { 1, 1 + 0x1p-23, 1, 1, 1 - 0x1p-24, 1 };
+	static const struct { const char *op, *variant; int64_t want[2]; } ex[] = {
+		{ "ArgMax", "argmax-arith", { 3, 1 } }, { "ArgMin", "argmin-arith", { 2, 4 } },
+		{ "ArgMax", "argmax-equal", { 3, 1 } }, { "ArgMin", "argmin-equal", { 2, 4 } },
+	};
+	const struct rw_pass *p = rw_pass_find("arg-max-min");
+
+	for (size_t k = 0; k < sizeof(ex) / sizeof(ex[0]); k++)
+		for (int part = 0; part < 2; part++) {
+			const double *vals[1] = { part ? near1 : tiny };
+			struct ir_model *m = tm_new(13);
+			struct rt_value *y = NULL;
+			struct rw_ctx ctx;
+			struct ir_diag d;
+
+			tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(6), 1);
+			tm_node(m, ex[k].op, NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+			tg_finish(m, IR_DTYPE_INT64);
+			ir_diag_init(&d);
+			CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
+			CU_ASSERT_FATAL(rw_apply(&ctx, p, m->graph->nodes[0],
+						 variant_index(p, ex[k].variant)) == 0);
+			CU_ASSERT_FATAL(rw_refresh(&ctx) == 0);
+			CU_ASSERT_FATAL(tm_run_floats(m, vals, &y, 1) == 0);
+			if (rt_value_get_f64(y, 0) != (double)ex[k].want[part])
+				fprintf(stderr, "\n%s part %d: %g, want %lld\n", ex[k].variant, part,
+					rt_value_get_f64(y, 0), (long long)ex[k].want[part]);
+			CU_ASSERT(rt_value_get_f64(y, 0) == (double)ex[k].want[part]);
+			rt_value_unref(y);
+			rw_ctx_release(&ctx);
+			ir_model_free(m);
+		}
+}
+
 /* ---- refusals ---------------------------------------------------------------- */
 
 static void test_refusals(void)
@@ -566,6 +690,14 @@ static void test_refusals(void)
 	CU_ASSERT_FATAL(ir_node_set_int(n, "noop_with_empty_axes", 1) == 0);
 	tg_finish(m, IR_DTYPE_FLOAT);
 	tl_refuses("reduce-max-pool", "ReduceMax", m, "noop_with_empty_axes");
+	/* ArgMax along a symbolic axis */
+	m = tm_new(13);
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 3), 2);
+	tl_symbolic(m, "x", 1);
+	n = tm_node(m, "ArgMax", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "axis", 1) == 0);
+	tg_finish(m, IR_DTYPE_INT64);
+	tl_refuses("arg-max-min", "ArgMax", m, "not static");
 }
 
 /* The arithmetic one-hot is exact while the classes are integers of the
@@ -605,6 +737,9 @@ static const struct unit_test tests[] = {
 	{ "layer-norm's statistics by hand", test_layer_norm_stats_values },
 	{ "cast-like agrees (dtype pairs, like an input or a constant)", test_castlike },
 	{ "reduce-max-pool agrees (axes, keepdims, both forms)", test_reduce_pool },
+	{ "arg-max-min agrees (ties, keepdims, select_last_index, dtypes)", test_arg },
+	{ "arg-max-min's Equal forms are exact for infinite extremes", test_arg_inf },
+	{ "arg-max-min tells apart values one float apart", test_arg_close },
 	{ "the lowerings of decomp5 refuse what they cannot do", test_refusals },
 	{ NULL, NULL },
 };

@@ -1,10 +1,12 @@
 /* loss.c: passes "nll-loss" and "sce-loss": NegativeLogLikelihoodLoss and
  * SoftmaxCrossEntropyLoss (log-probabilities lp = LogSoftmax(scores) along
  * axis 1, the NLL of those; log_prob is that LogSoftmax) in three forms:
- *   gather-elements  t' = Where(t == ignore, 0, t); g = lp at t' along the
- *       class axis (GatherElements, the axis reduced away by ReduceSum);
- *       w = Where(t == ignore, 0, Gather(weight or ones, t')); loss = -g w
- *       (exact: only the target's log-probability is read)
+ *   gather-elements  t' = Where(t == ignore, 0, t) on the targets
+ *       flattened; g = lp at t' along the class axis (GatherElements, the
+ *       axis reduced away by ReduceSum); w = Where(t == ignore, 0,
+ *       Gather(weight or ones, t')) (rank-1 indices, as NPUs want them),
+ *       reshaped back; loss = -g w (exact: only the target's
+ *       log-probability is read; the targets' shape must be static)
  *   onehot-equal  oh = Cast(Equal(Unsqueeze(t), classes)) times the weight
  *       unsqueezed to [C, 1, ...]; loss = -ReduceSum(lp oh) over the class
  *       axis (no GatherElements, which many NPUs lack)
@@ -40,6 +42,8 @@ struct loss {
 	int64_t ignore;
 	int red;
 	int moved;             /* SCE before 13 of rank > 2: classes moved last */
+	int64_t tdims[MAX_RANK];   /* the targets' dims, when static */
+	int tstatic;
 };
 
 static int is_sce(const struct ir_node *n)
@@ -64,7 +68,7 @@ static int describe(struct rw_ctx *c, const struct ir_node *n, struct loss *l, c
 		    size_t size)
 {
 	const struct ir_vtype *x, *t;
-	int dt = rw_node_dtype(c, n);
+	int dt = rw_node_dtype(c, n), tr;
 
 	memset(l, 0, sizeof(*l));
 	if (!has(n, 0) || !has(n, 1) || !n->n_outputs || !n->outputs[0]) {
@@ -101,6 +105,7 @@ static int describe(struct rw_ctx *c, const struct ir_node *n, struct loss *l, c
 	}
 	l->rank = x->rank;
 	l->classes = x->dims[1].value;
+	l->tstatic = rw_static_shape(c, n->inputs[1], l->tdims, &tr) && tr == x->rank - 1;
 	l->tdt = t->dtype;
 	l->has_ignore = ir_node_attr(n, "ignore_index") != NULL;
 	l->ignore = rw_attr_int(n, "ignore_index", 0);
@@ -148,8 +153,11 @@ static int vcheck(struct rw_ctx *c, const struct ir_node *n, int v)
 		return v < 6;
 	if (!describe(c, n, &l, why, sizeof(why)) || v / 6 != l.moved)
 		return 0;
-	/* Cast(t) - c is exact while the classes are integers of the dtype
-	 * the arithmetic runs in (float16 when the precision pass converts) */
+	/* the flattened targets reshape back to a static shape; Cast(t) - c
+	 * is exact while the classes are integers of the dtype the
+	 * arithmetic runs in (float16 when the precision pass converts) */
+	if (form == F_GATHER)
+		return l.tstatic;
 	return form != F_ARITH || l.classes <= exact;
 }
 
@@ -224,11 +232,16 @@ static void nll(struct rw_emit *e, const struct ir_node *n, const struct loss *l
 	int r = l->rank;
 
 	if (form == F_GATHER) {
-		/* the ignored targets read class 0, their weight is 0 */
+		/* on the targets flattened (Gather takes rank-1 indices on
+		 * some NPUs): the ignored read class 0, their weight is 0 */
 		struct ir_value *eq, *in[3], *g, *we;
 		struct ir_node *wh;
 		double ig = l->has_ignore ? (double)l->ignore : -1;   /* -1: no target */
+		int64_t flat = -1, idims[MAX_RANK];
 
+		for (int i = 0, j = 0; i < r; i++)
+			idims[i] = i == cax ? 1 : l->tdims[j++];
+		t = rw_reshape(e, t, &flat, 1, NULL);
 		eq = rw_op(e, "Equal", t, rw_scalar(e, l->tdt, ig));
 		in[0] = eq;
 		in[1] = rw_scalar(e, l->tdt, 0);
@@ -250,9 +263,9 @@ static void nll(struct rw_emit *e, const struct ir_node *n, const struct loss *l
 		in[1] = rw_scalar(e, e->dtype, 0);
 		in[2] = rw_op(e, "Gather", w, t);
 		wh = rw_node(e, "Where", NULL, in, 3, NULL);
-		we = wh ? wh->outputs[0] : NULL;
+		we = rw_reshape(e, wh ? wh->outputs[0] : NULL, l->tdims, (size_t)r - 1, NULL);
 		in[0] = lp;
-		in[1] = rw_unsqueeze(e, t, &ax, 1);
+		in[1] = rw_reshape(e, t, idims, (size_t)r, NULL);
 		wh = rw_node(e, "GatherElements", NULL, in, 2, NULL);
 		if (wh && ir_node_set_int(wh, "axis", cax) < 0)
 			e->failed = 1;
@@ -319,7 +332,7 @@ static int apply(struct rw_ctx *c, struct ir_node *n, int v)
 static const char *const m_nll[] = { "NegativeLogLikelihoodLoss", NULL };
 static const char *const m_sce[] = { "SoftmaxCrossEntropyLoss", NULL };
 
-#define GATHER_OPS "Equal", "Where", "Gather", "Unsqueeze", "GatherElements", "ReduceSum", \
+#define GATHER_OPS "Reshape", "Equal", "Where", "Gather", "GatherElements", "ReduceSum", \
 		   "Mul", "Neg"
 #define EQUAL_OPS "Unsqueeze", "Equal", "Cast", "Mul", "ReduceSum", "Neg"
 #define ARITH_OPS "Unsqueeze", "Cast", "Sub", "Mul", "Relu", "ReduceSum", "Neg"

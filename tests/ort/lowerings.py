@@ -434,7 +434,7 @@ def expand(rng, k):
                 {"x": ("special" if dt == TensorProto.FLOAT else "real", dt, shape)})
 
 
-LOSS_FORMS = {"gather-elements": ["Equal", "Where", "Gather", "Unsqueeze", "GatherElements",
+LOSS_FORMS = {"gather-elements": ["Reshape", "Equal", "Where", "Gather", "GatherElements",
                                    "ReduceSum", "Mul", "Neg"],
               "onehot-equal": ["Unsqueeze", "Equal", "Cast", "Mul", "ReduceSum", "Neg"],
               "onehot-arith": ["Unsqueeze", "Cast", "Sub", "Mul", "Relu", "ReduceSum", "Neg"]}

@@ -32,6 +32,7 @@ enum {
 	LS_I32 = 1 << 10,       /* int32 targets */
 	LS_F64 = 1 << 11,       /* double data */
 	LS_RANK2 = 1 << 12,     /* [N, C] */
+	LS_SYMN = 1 << 13,      /* a symbolic batch: no GatherElements form */
 };
 
 #define LS_R(r) ((r) << 1)
@@ -59,6 +60,10 @@ static struct ir_model *b_loss(uint64_t *s, int param)
 		t[i - 1] = x[i];
 	tm_input(m, "x", dt, x, (size_t)r);
 	tm_input(m, "t", param & LS_I32 ? IR_DTYPE_INT32 : IR_DTYPE_INT64, t, (size_t)r - 1);
+	if (param & LS_SYMN) {
+		tl_symbolic(m, "x", 0);
+		tl_symbolic(m, "t", 0);
+	}
 	if (param & LS_WEIGHT) {
 		tm_input(m, "w", dt, &cls, 1);
 	} else if (param & LS_WCONST) {
@@ -118,17 +123,33 @@ static const struct tl_case loss_cases[] = {
 	SCE(LS_R(2) | LS_O(1) | LS_LOGP), SCE(LS_R(0) | LS_O(1) | LS_WEIGHT | LS_I(2)),
 	SCE(LS_R(1) | LS_O(1) | LS_I(1) | LS_LOGP), SCE(LS_R(2) | LS_O(1) | LS_RANK2 | LS_LOGP),
 	SCE(LS_R(2) | LS_RANK2 | LS_WEIGHT | LS_I(2) | LS_LOGP),
+	NLL(LS_R(2) | LS_SYMN | LS_I(1)), SCE(LS_R(0) | LS_SYMN | LS_WEIGHT | LS_LOGP),
 };
 #undef NLL
 #undef SCE
 
+static int variant_index(const struct rw_pass *p, const char *name);
+
 static void test_loss(void)
 {
+	const struct rw_pass *p = rw_pass_find("nll-loss");
+	uint64_t s = 5;
+	struct ir_model *m = b_loss(&s, LS_R(2) | LS_SYMN);
+	struct rw_ctx ctx;
+	struct ir_diag d;
+
 	tl_run_cases_fill(loss_cases, sizeof(loss_cases) / sizeof(loss_cases[0]), 2712,
 			  fill_targets);
 	tl_expect_all_variants("nll-loss");
 	tl_expect_all_variants("sce-loss");
 	tg_run_checker();
+	/* a symbolic batch: the flattened targets cannot reshape back */
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
+	CU_ASSERT(!p->vcheck(&ctx, m->graph->nodes[0], variant_index(p, "gather-elements-mean")));
+	CU_ASSERT(p->vcheck(&ctx, m->graph->nodes[0], variant_index(p, "onehot-equal-mean")));
+	rw_ctx_release(&ctx);
+	ir_model_free(m);
 }
 
 static int variant_index(const struct rw_pass *p, const char *name)

@@ -5,14 +5,12 @@
 # Reduce*, LpNormalization, GroupNormalization, Gather, Clip, Sigmoid, Tanh,
 # Neg, Sign, Softplus, Softsign, ThresholdedRelu, Mish, Expand/Tile, the
 # losses NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss,
-# LayerNormalization with its statistics, CastLike, ArgMax/ArgMin and
-# ReduceMax/ReduceMin as
-# MaxPool) go through
-# `opmig migrate --passes PASS --rules
-# RULES` to test targets lacking the op; the results pass onnx.checker and
-# compute in onnxruntime-node what the originals compute (tests/ort/
-# lowerings.py, one node process for all).  Skipped when onnxruntime-node or
-# python-onnx is absent.
+# LayerNormalization with its statistics, CastLike, ArgMax/ArgMin,
+# ReduceMax/ReduceMin as MaxPool, Trilu with k an input) go through
+# `opmig migrate --passes PASS --rules RULES` to test targets lacking the
+# op; the results pass onnx.checker and compute in onnxruntime-node what
+# the originals compute (tests/ort/lowerings.py, one node process for
+# all).  Skipped when onnxruntime-node or python-onnx is absent.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
 # shellcheck source=tests/cli/lib.sh
 . "$TOP/tests/cli/lib.sh"

@@ -56,6 +56,8 @@ def model(nodes, inputs, outputs, inits=(), opset=13):
 
 def draw(rng, dt, shape, mode="real"):
     shape = tuple(shape)
+    if isinstance(mode, tuple) and mode[0] == "ints":    # ("ints", lo, hi)
+        return rng.integers(mode[1], mode[2] + 1, shape).astype(NP[dt])
     if isinstance(mode, tuple):    # ("classes", C, ignore_index or None)
         _, classes, ignore = mode
         v = rng.integers(0, classes, shape)
@@ -555,12 +557,39 @@ def arg_max_min(rng, k):
                 [variant], ops, m, {"x": ("ties" if k % 4 < 2 else "wide", dt, shape)})
 
 
+def trilu(rng, k):
+    """Trilu with k constant or an input, integer or float data, by Where,
+    Mul, GreaterOrEqual or the clipped mask."""
+    form = ["where", "mul-int", "where-k", "mul-k-int", "clip-k", "clip-k-int"][k % 6]
+    dt = TensorProto.INT64 if form.endswith("-int") else TensorProto.FLOAT
+    r = int(rng.integers(2, 5))
+    shape = [int(rng.integers(1, 6)) for _ in range(r)]
+    kv = int(rng.integers(-3, 4))
+    ins, inits, names = [vi("x", dt, shape)], [], ["x"]
+    if "-k" in form:
+        ins.append(vi("k", TensorProto.INT64, []))
+        names.append("k")
+    elif rng.integers(0, 2):
+        inits.append(numpy_helper.from_array(np.array(kv, np.int64), "k"))
+        names.append("k")
+    m = model([helper.make_node("Trilu", names, ["y"], upper=int(rng.integers(0, 2)))], ins,
+              [vi("y", dt, None)], inits, opset=14)
+    ops = {"where": ["Where"], "mul-int": ["Mul"], "where-k": ["GreaterOrEqual", "Where"],
+           "mul-k-int": ["GreaterOrEqual", "Cast", "Mul"], "clip-k": ["Cast", "Sub", "Clip", "Mul"],
+           "clip-k-int": ["Cast", "Sub", "Clip", "Mul"]}[form]
+    feeds = {"x": ("special" if dt == TensorProto.FLOAT and form == "where" else "real", dt,
+                   shape)}
+    if "k" in names and not inits:
+        feeds["k"] = (("ints", -4, 4), TensorProto.INT64, [])
+    return Case("Trilu %s %s" % (form, shape), "trilu", [form], ops, m, feeds)
+
+
 BUILDERS = [(conv_transpose, 40), (lambda r, k: binary(r, k, "max-min"), 12),
             (lambda r, k: binary(r, k, "compare"), 22), (topk, 12), (cast_identity, 4),
             (depth_space, 12), (reduce, 20), (mean_sum, 6), (lp_norm, 8), (group_norm, 4),
             (gather, 10), (clip, 10), (unary, 24), (expand, 4), (loss, 30),
             (layer_norm_stats, 6), (cast_like, 6), (reduce_pool, 12),
-            (arg_max_min, 16)]
+            (arg_max_min, 16), (trilu, 12)]
 
 
 # ---- the run -------------------------------------------------------------------

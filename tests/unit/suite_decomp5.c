@@ -3,8 +3,8 @@
  * weights absent, an input or a constant, ignore_index inside and outside
  * [0, C), ranks 2 to 5, int32 and int64 targets, log_prob, opsets 12, 13
  * and 22), of LayerNormalization's Mean and InvStdDev outputs, of
- * CastLike as Cast, of ReduceMax/ReduceMin as MaxPool and of ArgMax/ArgMin
- * as reductions, checked
+ * CastLike as Cast, of ReduceMax/ReduceMin as MaxPool, of ArgMax/ArgMin
+ * as reductions and of Trilu with k an input, checked
  * by the harness (tlower.c) against the interpreter's kernels, and by hand
  * (the spec's worked examples, a layer's statistics). */
 #include <math.h>
@@ -90,17 +90,23 @@ static struct ir_model *b_loss(uint64_t *s, int param)
 	return m;
 }
 
-/* The targets: classes in [0, C), a quarter of them ignore_index when the
- * node has one (every one ignored can happen: a mean of 0/0). */
-static int fill_targets(const struct ir_model *m, const char *name, struct rt_value *t,
-			uint64_t *s)
+/* The inputs drawn by the suite: "t", the targets: classes in [0, C), a
+ * quarter of them ignore_index when the node has one (every one ignored
+ * can happen: a mean of 0/0); "k", Trilu's diagonal: -4 to 4. */
+static int fill_inputs(const struct ir_model *m, const char *name, struct rt_value *t,
+		       uint64_t *s)
 {
-	const struct ir_node *n = m->graph->nodes[0];
-	const struct ir_attr *ig = ir_node_attr(n, "ignore_index");
-	int64_t cls = m->graph->inputs[0].type->shape.dims[1].value;
+	const struct ir_attr *ig = ir_node_attr(m->graph->nodes[0], "ignore_index");
+	int64_t cls;
 
+	if (!strcmp(name, "k")) {
+		for (int64_t i = 0; i < t->numel; i++)
+			rt_value_set_f64(t, i, (double)tg_rnd(s, -4, 4));
+		return 1;
+	}
 	if (strcmp(name, "t"))
 		return 0;
+	cls = m->graph->inputs[0].type->shape.dims[1].value;
 	for (int64_t i = 0; i < t->numel; i++)
 		rt_value_set_f64(t, i, ig && tg_rnd(s, 0, 3) == 0 ? (double)ig->i :
 				 (double)tg_rnd(s, 0, cls - 1));
@@ -139,7 +145,7 @@ static void test_loss(void)
 	struct ir_diag d;
 
 	tl_run_cases_fill(loss_cases, sizeof(loss_cases) / sizeof(loss_cases[0]), 2712,
-			  fill_targets);
+			  fill_inputs);
 	tl_expect_all_variants("nll-loss");
 	tl_expect_all_variants("sce-loss");
 	tg_run_checker();
@@ -632,6 +638,47 @@ static void test_arg_close(void)
 		}
 }
 
+/* ---- Trilu ----------------------------------------------------------------------- */
+
+/* param: | 1 upper | 2 k a graph input | dtype index << 2 (float, int32,
+ * int64) | 16 k constant */
+static struct ir_model *b_trilu(uint64_t *s, int param)
+{
+	static const int dts[] = { IR_DTYPE_FLOAT, IR_DTYPE_INT32, IR_DTYPE_INT64 };
+	int dt = dts[(param >> 2) & 3], r = (int)tg_rnd(s, 2, 4);
+	struct ir_model *m = tm_new(14);
+	int64_t x[4], k = tg_rnd(s, -3, 3);
+	struct ir_node *n;
+
+	for (int i = 0; i < r; i++)
+		x[i] = tg_rnd(s, 1, 5);
+	tm_input(m, "x", dt, x, (size_t)r);
+	if (param & 2)
+		tm_input(m, "k", IR_DTYPE_INT64, NULL, 0);
+	else if (param & 16)
+		tg_int_init(m, "k", &k, NULL, 0);
+	n = tm_node(m, "Trilu", NULL, TM_NAMES("x", "k"), param & (2 | 16) ? 2 : 1,
+		    TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "upper", param & 1) == 0);
+	tg_finish(m, dt);
+	return m;
+}
+
+#define TR(p) { "trilu", "Trilu", b_trilu, (p), TL_REAL, 0, 0, 6 }
+static const struct tl_case trilu_cases[] = {
+	TR(0), TR(1), TR(1 | 16), TR(2), TR(3), TR(2 | 1 << 2), TR(3 | 2 << 2), TR(0 | 1 << 2),
+	TR(1 | 16 | 2 << 2), TR(2 | 2 << 2),
+};
+#undef TR
+
+static void test_trilu(void)
+{
+	tl_run_cases_fill(trilu_cases, sizeof(trilu_cases) / sizeof(trilu_cases[0]), 6161,
+			  fill_inputs);
+	tl_expect_all_variants("trilu");
+	tg_run_checker();
+}
+
 /* ---- refusals ---------------------------------------------------------------- */
 
 static void test_refusals(void)
@@ -761,6 +808,7 @@ static const struct unit_test tests[] = {
 	{ "arg-max-min agrees (ties, keepdims, select_last_index, dtypes)", test_arg },
 	{ "arg-max-min's Equal forms are exact for infinite extremes", test_arg_inf },
 	{ "arg-max-min tells apart values one float apart", test_arg_close },
+	{ "trilu agrees (k constant or an input, integer and float data)", test_trilu },
 	{ "the lowerings of decomp5 refuse what they cannot do", test_refusals },
 	{ NULL, NULL },
 };

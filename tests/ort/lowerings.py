@@ -584,12 +584,32 @@ def trilu(rng, k):
     return Case("Trilu %s %s" % (form, shape), "trilu", [form], ops, m, feeds)
 
 
+def gather_elements(rng, k):
+    """GatherElements as a one-hot sum, by Equal or arithmetic, float or
+    integer data, negative indices."""
+    form = ["onehot-equal", "onehot-equal-int", "onehot-arith", "onehot-arith-int"][k % 4]
+    dt = TensorProto.INT64 if form.endswith("-int") else TensorProto.FLOAT
+    r = int(rng.integers(1, 5))
+    d = [int(rng.integers(1, 5)) for _ in range(r)]
+    axis = int(rng.integers(0, r))
+    ix = list(d)
+    ix[axis] = int(rng.integers(1, 6))
+    m = model([helper.make_node("GatherElements", ["x", "i"], ["y"],
+                                axis=axis - r * int(rng.integers(0, 2)))],
+              [vi("x", dt, d), vi("i", TensorProto.INT64, ix)], [vi("y", dt, None)])
+    ops = ["Unsqueeze", "Cast", "Add", "Mul", "ReduceSum"] + \
+        (["Equal"] if "equal" in form else ["Sub", "Relu"])
+    return Case("GatherElements %s axis %d of %s" % (form, axis, d), "gather-elements", [form],
+                ops, m, {"x": ("real", dt, d),
+                         "i": (("ints", -d[axis], d[axis] - 1), TensorProto.INT64, ix)})
+
+
 BUILDERS = [(conv_transpose, 40), (lambda r, k: binary(r, k, "max-min"), 12),
             (lambda r, k: binary(r, k, "compare"), 22), (topk, 12), (cast_identity, 4),
             (depth_space, 12), (reduce, 20), (mean_sum, 6), (lp_norm, 8), (group_norm, 4),
             (gather, 10), (clip, 10), (unary, 24), (expand, 4), (loss, 30),
             (layer_norm_stats, 6), (cast_like, 6), (reduce_pool, 12),
-            (arg_max_min, 16), (trilu, 12)]
+            (arg_max_min, 16), (trilu, 12), (gather_elements, 8)]
 
 
 # ---- the run -------------------------------------------------------------------

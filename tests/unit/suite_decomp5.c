@@ -4,7 +4,8 @@
  * [0, C), ranks 2 to 5, int32 and int64 targets, log_prob, opsets 12, 13
  * and 22), of LayerNormalization's Mean and InvStdDev outputs, of
  * CastLike as Cast, of ReduceMax/ReduceMin as MaxPool, of ArgMax/ArgMin
- * as reductions and of Trilu with k an input, checked
+ * as reductions, of Trilu with k an input and of GatherElements as a
+ * one-hot sum, checked
  * by the harness (tlower.c) against the interpreter's kernels, and by hand
  * (the spec's worked examples, a layer's statistics). */
 #include <math.h>
@@ -90,9 +91,17 @@ static struct ir_model *b_loss(uint64_t *s, int param)
 	return m;
 }
 
+static int64_t node_int(const struct ir_node *n, const char *name)
+{
+	const struct ir_attr *a = ir_node_attr(n, name);
+
+	return a ? a->i : 0;
+}
+
 /* The inputs drawn by the suite: "t", the targets: classes in [0, C), a
  * quarter of them ignore_index when the node has one (every one ignored
- * can happen: a mean of 0/0); "k", Trilu's diagonal: -4 to 4. */
+ * can happen: a mean of 0/0); "k", Trilu's diagonal: -4 to 4; "i",
+ * GatherElements' indices: -L to L - 1. */
 static int fill_inputs(const struct ir_model *m, const char *name, struct rt_value *t,
 		       uint64_t *s)
 {
@@ -102,6 +111,15 @@ static int fill_inputs(const struct ir_model *m, const char *name, struct rt_val
 	if (!strcmp(name, "k")) {
 		for (int64_t i = 0; i < t->numel; i++)
 			rt_value_set_f64(t, i, (double)tg_rnd(s, -4, 4));
+		return 1;
+	}
+	if (!strcmp(name, "i")) {       /* GatherElements: -L to L - 1 */
+		const struct ir_type *dt = m->graph->inputs[0].type;
+		int64_t axis = node_int(m->graph->nodes[0], "axis");
+		int64_t len = dt->shape.dims[axis < 0 ? axis + (int64_t)dt->shape.n_dims : axis].value;
+
+		for (int64_t i = 0; i < t->numel; i++)
+			rt_value_set_f64(t, i, (double)tg_rnd(s, -len, len - 1));
 		return 1;
 	}
 	if (strcmp(name, "t"))
@@ -679,6 +697,42 @@ static void test_trilu(void)
 	tg_run_checker();
 }
 
+/* ---- GatherElements --------------------------------------------------------------- */
+
+/* param: data dtype index (float, int32, int64) | 4 int32 indices */
+static struct ir_model *b_gather_elements(uint64_t *s, int param)
+{
+	static const int dts[] = { IR_DTYPE_FLOAT, IR_DTYPE_INT32, IR_DTYPE_INT64 };
+	int dt = dts[param & 3], r = (int)tg_rnd(s, 1, 4);
+	struct ir_model *m = tm_new(13);
+	int64_t d[4], ix[4], axis = tg_rnd(s, 0, r - 1);
+	struct ir_node *n;
+
+	for (int i = 0; i < r; i++)
+		d[i] = ix[i] = tg_rnd(s, 1, 4);
+	ix[axis] = tg_rnd(s, 1, 5);
+	tm_input(m, "x", dt, d, (size_t)r);
+	tm_input(m, "i", param & 4 ? IR_DTYPE_INT32 : IR_DTYPE_INT64, ix, (size_t)r);
+	n = tm_node(m, "GatherElements", NULL, TM_NAMES("x", "i"), 2, TM_NAMES("y"), 1);
+	if (axis || tg_rnd(s, 0, 1))
+		CU_ASSERT_FATAL(ir_node_set_int(n, "axis", tg_rnd(s, 0, 1) ? axis : axis - r) == 0);
+	tg_finish(m, dt);
+	return m;
+}
+
+#define GE(p, v) { "gather-elements", "GatherElements", b_gather_elements, (p), v, 0, 0, 8 }
+static const struct tl_case ge_cases[] = {
+	GE(0, TL_REAL), GE(1, TL_REAL), GE(2, TL_REAL), GE(0 | 4, TL_WIDE), GE(2 | 4, TL_REAL),
+};
+#undef GE
+
+static void test_gather_elements(void)
+{
+	tl_run_cases_fill(ge_cases, sizeof(ge_cases) / sizeof(ge_cases[0]), 7373, fill_inputs);
+	tl_expect_all_variants("gather-elements");
+	tg_run_checker();
+}
+
 /* ---- refusals ---------------------------------------------------------------- */
 
 static void test_refusals(void)
@@ -766,6 +820,13 @@ static void test_refusals(void)
 	CU_ASSERT_FATAL(ir_node_set_int(n, "axis", 1) == 0);
 	tg_finish(m, IR_DTYPE_INT64);
 	tl_refuses("arg-max-min", "ArgMax", m, "not static");
+	/* GatherElements of data larger than the indices off the axis */
+	m = tm_new(13);
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(3, 4), 2);
+	tm_input(m, "i", IR_DTYPE_INT64, TM_DIMS(2, 2), 2);
+	tm_node(m, "GatherElements", NULL, TM_NAMES("x", "i"), 2, TM_NAMES("y"), 1);
+	tg_finish(m, IR_DTYPE_FLOAT);
+	tl_refuses("gather-elements", "GatherElements", m, "differ off the axis");
 }
 
 /* The arithmetic one-hot is exact while the classes are integers of the
@@ -809,6 +870,7 @@ static const struct unit_test tests[] = {
 	{ "arg-max-min's Equal forms are exact for infinite extremes", test_arg_inf },
 	{ "arg-max-min tells apart values one float apart", test_arg_close },
 	{ "trilu agrees (k constant or an input, integer and float data)", test_trilu },
+	{ "gather-elements agrees (axes, negative indices, dtypes)", test_gather_elements },
 	{ "the lowerings of decomp5 refuse what they cannot do", test_refusals },
 	{ NULL, NULL },
 };

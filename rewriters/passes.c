@@ -51,6 +51,7 @@
 	X(matmul_batch) \
 	X(max_min) \
 	X(mish) \
+	X(mod_int) \
 	X(narrow_float64) \
 	X(narrow_int64) \
 	X(neg) \

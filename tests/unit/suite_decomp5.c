@@ -4,8 +4,8 @@
  * [0, C), ranks 2 to 5, int32 and int64 targets, log_prob, opsets 12, 13
  * and 22), of LayerNormalization's Mean and InvStdDev outputs, of
  * CastLike as Cast, of ReduceMax/ReduceMin as MaxPool, of ArgMax/ArgMin
- * as reductions, of Trilu with k an input and of GatherElements as a
- * one-hot sum, checked
+ * as reductions, of Trilu with k an input, of GatherElements as a one-hot
+ * sum and of integer Mod by Div, checked
  * by the harness (tlower.c) against the interpreter's kernels, and by hand
  * (the spec's worked examples, a layer's statistics). */
 #include <math.h>
@@ -101,7 +101,7 @@ static int64_t node_int(const struct ir_node *n, const char *name)
 /* The inputs drawn by the suite: "t", the targets: classes in [0, C), a
  * quarter of them ignore_index when the node has one (every one ignored
  * can happen: a mean of 0/0); "k", Trilu's diagonal: -4 to 4; "i",
- * GatherElements' indices: -L to L - 1. */
+ * GatherElements' indices: -L to L - 1; "ma", "mb", Mod's operands. */
 static int fill_inputs(const struct ir_model *m, const char *name, struct rt_value *t,
 		       uint64_t *s)
 {
@@ -111,6 +111,23 @@ static int fill_inputs(const struct ir_model *m, const char *name, struct rt_val
 	if (!strcmp(name, "k")) {
 		for (int64_t i = 0; i < t->numel; i++)
 			rt_value_set_f64(t, i, (double)tg_rnd(s, -4, 4));
+		return 1;
+	}
+	if (!strcmp(name, "ma") || !strcmp(name, "mb")) {
+		/* Mod: dividends -9..9 and the dtype's extremes, divisors
+		 * non-zero (-9..9, and the extremes but -1 against INT_MIN) */
+		double lo = t->dtype == IR_DTYPE_INT32 ? -2147483648.0 : -9223372036854775808.0;
+		double hi = t->dtype == IR_DTYPE_INT32 ? 2147483647.0 : 9223372036854775807.0;
+
+		for (int64_t i = 0; i < t->numel; i++) {
+			int64_t v = tg_rnd(s, -9, 8);
+
+			if (name[1] == 'b' && v >= 0)
+				v++;
+			rt_value_set_f64(t, i, tg_rnd(s, 0, 7) ? (double)v :
+					 name[1] == 'a' ? (tg_rnd(s, 0, 1) ? lo : hi) :
+					 (tg_rnd(s, 0, 1) ? lo : hi));
+		}
 		return 1;
 	}
 	if (!strcmp(name, "i")) {       /* GatherElements: -L to L - 1 */
@@ -733,6 +750,88 @@ static void test_gather_elements(void)
 	tg_run_checker();
 }
 
+/* ---- Mod ---------------------------------------------------------------------------- */
+
+/* param: | 1 fmod 1 | 2 int64 | 4 b broadcast along the last axis */
+static struct ir_model *b_mod(uint64_t *s, int param)
+{
+	int dt = param & 2 ? IR_DTYPE_INT64 : IR_DTYPE_INT32;
+	struct ir_model *m = tm_new(13);
+	int64_t d[3] = { tg_rnd(s, 1, 4), tg_rnd(s, 1, 4), tg_rnd(s, 1, 4) };
+	struct ir_node *n;
+
+	tm_input(m, "ma", dt, d, 3);
+	tm_input(m, "mb", dt, param & 4 ? d + 2 : d, param & 4 ? 1 : 3);
+	n = tm_node(m, "Mod", NULL, TM_NAMES("ma", "mb"), 2, TM_NAMES("y"), 1);
+	if (param & 1)
+		CU_ASSERT_FATAL(ir_node_set_int(n, "fmod", 1) == 0);
+	tg_finish(m, dt);
+	return m;
+}
+
+#define MD(p) { "mod-int", "Mod", b_mod, (p), TL_REAL, 0, 0, 8 }
+static const struct tl_case mod_cases[] = {
+	MD(0), MD(1), MD(2), MD(3), MD(4), MD(1 | 4), MD(2 | 4), MD(3 | 4),
+};
+#undef MD
+
+static void test_mod(void)
+{
+	tl_run_cases_fill(mod_cases, sizeof(mod_cases) / sizeof(mod_cases[0]), 8383, fill_inputs);
+	tl_expect_all_variants("mod-int");
+	tg_run_checker();
+}
+
+/* Mod by hand: the signs of both rules, and the extremes that wrap in
+ * b (a / b) (int32). */
+static void test_mod_values(void)
+{
+	static const double a[6] = { -7, 7, 7, -7, -2147483648.0, 2147483647 };
+	static const double b[6] = { 3, -3, 3, -3, 7, -7 };
+	static const double want[2][6] = {
+		{ 2, -2, 1, -1, 5, -6 },              /* fmod 0: the divisor's sign */
+		{ -1, 1, 1, -1, -2, 1 },              /* fmod 1: the dividend's */
+	};
+	const struct rw_pass *p = rw_pass_find("mod-int");
+	struct rt_opts o = { .threads = 1 };
+
+	for (int fm = 0; fm < 2; fm++) {
+		struct ir_model *m = tm_new(13);
+		struct rt_value *ins[2], *y = NULL;
+		struct rt_session *ss = NULL;
+		struct ir_node *n;
+		struct rw_ctx ctx;
+		struct ir_diag d;
+
+		tm_input(m, "ma", IR_DTYPE_INT32, TM_DIMS(6), 1);
+		tm_input(m, "mb", IR_DTYPE_INT32, TM_DIMS(6), 1);
+		n = tm_node(m, "Mod", NULL, TM_NAMES("ma", "mb"), 2, TM_NAMES("y"), 1);
+		CU_ASSERT_FATAL(ir_node_set_int(n, "fmod", fm) == 0);
+		tg_finish(m, IR_DTYPE_INT32);
+		ir_diag_init(&d);
+		CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
+		CU_ASSERT_FATAL(rw_apply(&ctx, p, m->graph->nodes[0], !fm) == 0);
+		CU_ASSERT_FATAL(rw_refresh(&ctx) == 0);
+		CU_ASSERT(tg_find_op(m, "Mod") == NULL);
+		ins[0] = tensor(IR_DTYPE_INT32, TM_DIMS(6), 1, a);
+		ins[1] = tensor(IR_DTYPE_INT32, TM_DIMS(6), 1, b);
+		CU_ASSERT_FATAL(rt_session_new(m, &o, &ss, &d) == 0);
+		CU_ASSERT_FATAL(rt_session_run(ss, ins, 2, &y, &d) == 0);
+		for (int i = 0; i < 6; i++) {
+			if (rt_value_get_f64(y, i) != want[fm][i])
+				fprintf(stderr, "\nMod fmod %d of %g, %g: %g, want %g\n", fm, a[i], b[i],
+					rt_value_get_f64(y, i), want[fm][i]);
+			CU_ASSERT(rt_value_get_f64(y, i) == want[fm][i]);
+		}
+		rt_session_free(ss);
+		rt_value_unref(ins[0]);
+		rt_value_unref(ins[1]);
+		rt_value_unref(y);
+		rw_ctx_release(&ctx);
+		ir_model_free(m);
+	}
+}
+
 /* ---- refusals ---------------------------------------------------------------- */
 
 static void test_refusals(void)
@@ -827,6 +926,14 @@ static void test_refusals(void)
 	tm_node(m, "GatherElements", NULL, TM_NAMES("x", "i"), 2, TM_NAMES("y"), 1);
 	tg_finish(m, IR_DTYPE_FLOAT);
 	tl_refuses("gather-elements", "GatherElements", m, "differ off the axis");
+	/* float Mod: a - b trunc(a / b) would round */
+	m = tm_new(13);
+	tm_input(m, "ma", IR_DTYPE_FLOAT, TM_DIMS(3), 1);
+	tm_input(m, "mb", IR_DTYPE_FLOAT, TM_DIMS(3), 1);
+	n = tm_node(m, "Mod", NULL, TM_NAMES("ma", "mb"), 2, TM_NAMES("y"), 1);
+	CU_ASSERT_FATAL(ir_node_set_int(n, "fmod", 1) == 0);
+	tg_finish(m, IR_DTYPE_FLOAT);
+	tl_refuses("mod-int", "Mod", m, "rounds");
 }
 
 /* The arithmetic one-hot is exact while the classes are integers of the
@@ -871,6 +978,8 @@ static const struct unit_test tests[] = {
 	{ "arg-max-min tells apart values one float apart", test_arg_close },
 	{ "trilu agrees (k constant or an input, integer and float data)", test_trilu },
 	{ "gather-elements agrees (axes, negative indices, dtypes)", test_gather_elements },
+	{ "mod-int agrees (fmod 0 and 1, extremes, broadcast)", test_mod },
+	{ "mod-int by hand (signs, wrapping)", test_mod_values },
 	{ "the lowerings of decomp5 refuse what they cannot do", test_refusals },
 	{ NULL, NULL },
 };

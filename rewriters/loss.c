@@ -1,12 +1,13 @@
 /* loss.c: passes "nll-loss" and "sce-loss": NegativeLogLikelihoodLoss and
  * SoftmaxCrossEntropyLoss (log-probabilities lp = LogSoftmax(scores) along
  * axis 1, the NLL of those; log_prob is that LogSoftmax) in three forms:
- *   gather-elements  t' = Where(t == ignore, 0, t) on the targets
- *       flattened; g = lp at t' along the class axis (GatherElements, the
- *       axis reduced away by ReduceSum); w = Where(t == ignore, 0,
- *       Gather(weight or ones, t')) (rank-1 indices, as NPUs want them),
- *       reshaped back; loss = -g w (exact: only the target's
- *       log-probability is read; the targets' shape must be static)
+ *   gather-elements  t' = Where(t == ignore, 0, t); g = lp at t' along
+ *       the class axis (GatherElements, the axis reduced away by
+ *       ReduceSum); w = Where(t == ignore, 0, Gather(weight or ones, t'));
+ *       loss = -g w (exact: only the target's log-probability is read);
+ *       targets of rank > 1 are flattened first (Gather takes rank-1
+ *       indices only on some NPUs) and reshaped back, so their shape must
+ *       be static
  *   onehot-equal  oh = Cast(Equal(Unsqueeze(t), classes)) times the weight
  *       unsqueezed to [C, 1, ...]; loss = -ReduceSum(lp oh) over the class
  *       axis (no GatherElements, which many NPUs lack)
@@ -135,30 +136,57 @@ static int check(struct rw_ctx *c, const struct ir_node *n, char *why, size_t si
 	return 1;
 }
 
-/* variants, per layout (SCE: LogSoftmax along axis 1, or the classes moved
- * last): 0 gather-elements, 2 onehot-equal, 4 onehot-arith, | 1 mean */
-enum { F_GATHER, F_EQUAL, F_ARITH };
+/* The forms: GatherElements on targets of rank 1 ([N, C] scores), or on
+ * the targets flattened (rank > 1, static), the one-hot by Equal, or by
+ * arithmetic */
+enum { F_GATHER, F_GATHER_FLAT, F_EQUAL, F_ARITH };
+
+/* What each variant is: its form, for reduction mean, classes moved last */
+struct form {
+	unsigned char form, mean, moved;
+};
+
+static const struct form nll_forms[] = {
+	{ F_GATHER, 0, 0 }, { F_GATHER, 1, 0 }, { F_GATHER_FLAT, 0, 0 }, { F_GATHER_FLAT, 1, 0 },
+	{ F_EQUAL, 0, 0 }, { F_EQUAL, 1, 0 }, { F_ARITH, 0, 0 }, { F_ARITH, 1, 0 },
+};
+static const struct form sce_forms[] = {
+	{ F_GATHER, 0, 0 }, { F_GATHER, 1, 0 }, { F_GATHER_FLAT, 0, 0 }, { F_GATHER_FLAT, 1, 0 },
+	{ F_EQUAL, 0, 0 }, { F_EQUAL, 1, 0 }, { F_ARITH, 0, 0 }, { F_ARITH, 1, 0 },
+	{ F_GATHER_FLAT, 0, 1 }, { F_GATHER_FLAT, 1, 1 }, { F_EQUAL, 0, 1 }, { F_EQUAL, 1, 1 },
+	{ F_ARITH, 0, 1 }, { F_ARITH, 1, 1 },
+};
+
+static const struct form *form_of(const struct ir_node *n, int v)
+{
+	return is_sce(n) ? &sce_forms[v] : &nll_forms[v];
+}
 
 static int vcheck(struct rw_ctx *c, const struct ir_node *n, int v)
 {
+	const struct form *f = form_of(n, v);
 	struct loss l;
 	char why[8];
-	int form = (v % 6) / 2, plan = rw_plan_dtype(c, rw_node_dtype(c, n));
+	int plan = rw_plan_dtype(c, rw_node_dtype(c, n));
 	int64_t exact = plan == IR_DTYPE_FLOAT16 ? 2048 : plan == IR_DTYPE_BFLOAT16 ? 256 :
 			1 << 24;
 
-	if ((v & 1) != (reduction(n) == RED_MEAN))
+	if (f->mean != (reduction(n) == RED_MEAN))
 		return 0;
 	if (rw_is_probe(n))     /* an op of unknown shape: any form */
-		return v < 6;
-	if (!describe(c, n, &l, why, sizeof(why)) || v / 6 != l.moved)
+		return !f->moved;
+	if (!describe(c, n, &l, why, sizeof(why)) || f->moved != l.moved)
 		return 0;
-	/* the flattened targets reshape back to a static shape; Cast(t) - c
-	 * is exact while the classes are integers of the dtype the
-	 * arithmetic runs in (float16 when the precision pass converts) */
-	if (form == F_GATHER)
-		return l.tstatic;
-	return form != F_ARITH || l.classes <= exact;
+	/* Gather takes the targets as they are where they are rank 1 (some
+	 * NPUs take no other), else flattened, which reshape back to a static
+	 * shape; Cast(t) - c is exact while the classes are integers of the
+	 * dtype the arithmetic runs in (float16 when the precision pass
+	 * converts) */
+	if (f->form == F_GATHER)
+		return l.rank == 2;
+	if (f->form == F_GATHER_FLAT)
+		return l.rank > 2 && l.tstatic;
+	return f->form != F_ARITH || l.classes <= exact;
 }
 
 /* The constant classes 0..C-1 (the ignored one -1) shaped [C, 1, ...] to
@@ -231,7 +259,7 @@ static void nll(struct rw_emit *e, const struct ir_node *n, const struct loss *l
 	int64_t ax = cax, waxes[MAX_RANK];
 	int r = l->rank;
 
-	if (form == F_GATHER) {
+	if (form == F_GATHER || form == F_GATHER_FLAT) {
 		/* on the targets flattened (Gather takes rank-1 indices on
 		 * some NPUs): the ignored read class 0, their weight is 0 */
 		struct ir_value *eq, *in[3], *g, *we;
@@ -241,7 +269,8 @@ static void nll(struct rw_emit *e, const struct ir_node *n, const struct loss *l
 
 		for (int i = 0, j = 0; i < r; i++)
 			idims[i] = i == cax ? 1 : l->tdims[j++];
-		t = rw_reshape(e, t, &flat, 1, NULL);
+		if (form == F_GATHER_FLAT)
+			t = rw_reshape(e, t, &flat, 1, NULL);
 		eq = rw_op(e, "Equal", t, rw_scalar(e, l->tdt, ig));
 		in[0] = eq;
 		in[1] = rw_scalar(e, l->tdt, 0);
@@ -263,9 +292,12 @@ static void nll(struct rw_emit *e, const struct ir_node *n, const struct loss *l
 		in[1] = rw_scalar(e, e->dtype, 0);
 		in[2] = rw_op(e, "Gather", w, t);
 		wh = rw_node(e, "Where", NULL, in, 3, NULL);
-		we = rw_reshape(e, wh ? wh->outputs[0] : NULL, l->tdims, (size_t)r - 1, NULL);
+		we = wh ? wh->outputs[0] : NULL;
+		if (form == F_GATHER_FLAT)
+			we = rw_reshape(e, we, l->tdims, (size_t)r - 1, NULL);
 		in[0] = lp;
-		in[1] = rw_reshape(e, t, idims, (size_t)r, NULL);
+		in[1] = form == F_GATHER_FLAT ? rw_reshape(e, t, idims, (size_t)r, NULL) :
+			rw_unsqueeze(e, t, &ax, 1);
 		wh = rw_node(e, "GatherElements", NULL, in, 2, NULL);
 		if (wh && ir_node_set_int(wh, "axis", cax) < 0)
 			e->failed = 1;
@@ -325,55 +357,67 @@ static int apply(struct rw_ctx *c, struct ir_node *n, int v)
 		if (l.moved && logp)
 			rw_transpose(&e, lp, back, (size_t)l.rank, logp);
 	}
-	nll(&e, n, &l, (v % 6) / 2, lp, cax, n->outputs[0]);
+	nll(&e, n, &l, form_of(n, v)->form, lp, cax, n->outputs[0]);
 	return rw_end(&e, 0);
 }
 
 static const char *const m_nll[] = { "NegativeLogLikelihoodLoss", NULL };
 static const char *const m_sce[] = { "SoftmaxCrossEntropyLoss", NULL };
 
-#define GATHER_OPS "Reshape", "Equal", "Where", "Gather", "GatherElements", "ReduceSum", \
+#define GATHER_OPS "Unsqueeze", "Equal", "Where", "Gather", "GatherElements", "ReduceSum", \
 		   "Mul", "Neg"
+#define FLAT_OPS "Reshape", "Equal", "Where", "Gather", "GatherElements", "ReduceSum", \
+		 "Mul", "Neg"
 #define EQUAL_OPS "Unsqueeze", "Equal", "Cast", "Mul", "ReduceSum", "Neg"
 #define ARITH_OPS "Unsqueeze", "Cast", "Sub", "Mul", "Relu", "ReduceSum", "Neg"
 
 static const char *const ge_ops[] = { GATHER_OPS, NULL };
 static const char *const ge_mean_ops[] = { GATHER_OPS, "Div", NULL };
+static const char *const gf_ops[] = { FLAT_OPS, NULL };
+static const char *const gf_mean_ops[] = { FLAT_OPS, "Div", NULL };
 static const char *const eq_ops[] = { EQUAL_OPS, NULL };
 static const char *const eq_mean_ops[] = { EQUAL_OPS, "Div", NULL };
 static const char *const ar_ops[] = { ARITH_OPS, NULL };
 static const char *const ar_mean_ops[] = { ARITH_OPS, "Div", NULL };
 static const struct rw_variant v_nll[] = {
 	{ "gather-elements", ge_ops }, { "gather-elements-mean", ge_mean_ops },
+	{ "gather-elements-flat", gf_ops }, { "gather-elements-flat-mean", gf_mean_ops },
 	{ "onehot-equal", eq_ops }, { "onehot-equal-mean", eq_mean_ops },
 	{ "onehot-arith", ar_ops }, { "onehot-arith-mean", ar_mean_ops },
 };
-static const unsigned char a_nll[] = { 0, 0, 2, 2, 2, 2 };
+static const unsigned char a_nll[] = { 0, 0, 0, 0, 2, 2, 2, 2 };
+_Static_assert(sizeof(nll_forms) / sizeof(nll_forms[0]) == sizeof(v_nll) / sizeof(v_nll[0]),
+	       "one form per variant");
 RW_DECOMPOSITION_A(nll_loss, "nll-loss",
-		   "NegativeLogLikelihoodLoss (weights, ignore_index, every reduction) as GatherElements of the targets' log-probabilities, or a one-hot mask (Equal, or arithmetic on the Cast targets) times the log-probabilities summed over the classes (inf/NaN of other classes leak)",
+		   "NegativeLogLikelihoodLoss (weights, ignore_index, every reduction) as GatherElements of the targets' log-probabilities (the targets flattened beyond rank 1), or a one-hot mask (Equal, or arithmetic on the Cast targets) times the log-probabilities summed over the classes (inf/NaN of other classes leak)",
 		   m_nll, v_nll, a_nll, check, vcheck, apply);
 
 static const char *const sge_ops[] = { "LogSoftmax", GATHER_OPS, NULL };
 static const char *const sge_mean_ops[] = { "LogSoftmax", GATHER_OPS, "Div", NULL };
+static const char *const sgf_ops[] = { "LogSoftmax", FLAT_OPS, NULL };
+static const char *const sgf_mean_ops[] = { "LogSoftmax", FLAT_OPS, "Div", NULL };
 static const char *const seq_ops[] = { "LogSoftmax", EQUAL_OPS, NULL };
 static const char *const seq_mean_ops[] = { "LogSoftmax", EQUAL_OPS, "Div", NULL };
 static const char *const sar_ops[] = { "LogSoftmax", ARITH_OPS, NULL };
 static const char *const sar_mean_ops[] = { "LogSoftmax", ARITH_OPS, "Div", NULL };
-static const char *const tge_ops[] = { "Transpose", "LogSoftmax", GATHER_OPS, NULL };
-static const char *const tge_mean_ops[] = { "Transpose", "LogSoftmax", GATHER_OPS, "Div", NULL };
+static const char *const tgf_ops[] = { "Transpose", "LogSoftmax", FLAT_OPS, NULL };
+static const char *const tgf_mean_ops[] = { "Transpose", "LogSoftmax", FLAT_OPS, "Div", NULL };
 static const char *const teq_ops[] = { "Transpose", "LogSoftmax", EQUAL_OPS, NULL };
 static const char *const teq_mean_ops[] = { "Transpose", "LogSoftmax", EQUAL_OPS, "Div", NULL };
 static const char *const tar_ops[] = { "Transpose", "LogSoftmax", ARITH_OPS, NULL };
 static const char *const tar_mean_ops[] = { "Transpose", "LogSoftmax", ARITH_OPS, "Div", NULL };
 static const struct rw_variant v_sce[] = {
 	{ "gather-elements", sge_ops }, { "gather-elements-mean", sge_mean_ops },
+	{ "gather-elements-flat", sgf_ops }, { "gather-elements-flat-mean", sgf_mean_ops },
 	{ "onehot-equal", seq_ops }, { "onehot-equal-mean", seq_mean_ops },
 	{ "onehot-arith", sar_ops }, { "onehot-arith-mean", sar_mean_ops },
-	{ "last-gather-elements", tge_ops }, { "last-gather-elements-mean", tge_mean_ops },
+	{ "last-gather-elements-flat", tgf_ops }, { "last-gather-elements-flat-mean", tgf_mean_ops },
 	{ "last-onehot-equal", teq_ops }, { "last-onehot-equal-mean", teq_mean_ops },
 	{ "last-onehot-arith", tar_ops }, { "last-onehot-arith-mean", tar_mean_ops },
 };
-static const unsigned char a_sce[] = { 0, 0, 2, 2, 2, 2, 0, 0, 2, 2, 2, 2 };
+static const unsigned char a_sce[] = { 0, 0, 0, 0, 2, 2, 2, 2, 0, 0, 2, 2, 2, 2 };
+_Static_assert(sizeof(sce_forms) / sizeof(sce_forms[0]) == sizeof(v_sce) / sizeof(v_sce[0]),
+	       "one form per variant");
 RW_DECOMPOSITION_A(sce_loss, "sce-loss",
 		   "SoftmaxCrossEntropyLoss as LogSoftmax along the classes (moved last by a Transpose before opset 13 for rank > 2) and nll-loss's forms; log_prob is the LogSoftmax",
 		   m_sce, v_sce, a_sce, check, vcheck, apply);

@@ -442,8 +442,10 @@ def expand(rng, k):
                 {"x": ("special" if dt == TensorProto.FLOAT else "real", dt, shape)})
 
 
-LOSS_FORMS = {"gather-elements": ["Reshape", "Equal", "Where", "Gather", "GatherElements",
+LOSS_FORMS = {"gather-elements": ["Unsqueeze", "Equal", "Where", "Gather", "GatherElements",
                                    "ReduceSum", "Mul", "Neg"],
+              "gather-elements-flat": ["Reshape", "Equal", "Where", "Gather", "GatherElements",
+                                       "ReduceSum", "Mul", "Neg"],
               "onehot-equal": ["Unsqueeze", "Equal", "Cast", "Mul", "ReduceSum", "Neg"],
               "onehot-arith": ["Unsqueeze", "Cast", "Sub", "Mul", "Relu", "ReduceSum", "Neg"]}
 
@@ -480,6 +482,8 @@ def loss(rng, k):
               opset=opset)
     mean = red in ("mean", None)
     moved = sce and opset < 13 and r > 2
+    if form == "gather-elements" and r > 2:
+        form = "gather-elements-flat"
     ops = LOSS_FORMS[form] + (["Div"] if mean else []) + (["LogSoftmax"] if sce else []) + \
         (["Transpose"] if moved else [])
     variant = ("last-" if moved else "") + form + ("-mean" if mean else "")

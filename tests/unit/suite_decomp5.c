@@ -174,8 +174,7 @@ static int variant_index(const struct rw_pass *p, const char *name);
 static void test_loss(void)
 {
 	const struct rw_pass *p = rw_pass_find("nll-loss");
-	uint64_t s = 5;
-	struct ir_model *m = b_loss(&s, LS_R(2) | LS_SYMN);
+	struct ir_model *m = tm_new(13);
 	struct rw_ctx ctx;
 	struct ir_diag d;
 
@@ -185,8 +184,16 @@ static void test_loss(void)
 	tl_expect_all_variants("sce-loss");
 	tg_run_checker();
 	/* a symbolic batch: the flattened targets cannot reshape back */
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 3, 2), 3);
+	tm_input(m, "t", IR_DTYPE_INT64, TM_DIMS(2, 2), 2);
+	tl_symbolic(m, "x", 0);
+	tl_symbolic(m, "t", 0);
+	tm_node(m, "NegativeLogLikelihoodLoss", NULL, TM_NAMES("x", "t"), 2, TM_NAMES("y"), 1);
+	tg_finish(m, IR_DTYPE_FLOAT);
 	ir_diag_init(&d);
 	CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
+	CU_ASSERT(!p->vcheck(&ctx, m->graph->nodes[0],
+			     variant_index(p, "gather-elements-flat-mean")));
 	CU_ASSERT(!p->vcheck(&ctx, m->graph->nodes[0], variant_index(p, "gather-elements-mean")));
 	CU_ASSERT(p->vcheck(&ctx, m->graph->nodes[0], variant_index(p, "onehot-equal-mean")));
 	rw_ctx_release(&ctx);
@@ -248,7 +255,7 @@ static void test_loss_examples(void)
 	static const double x[12] = { 1, 2, 2, 2, 3, 2, 0, 1, 2, 2, 1, 2 };
 	static const double t[4] = { 2, 1, 0, 2 }, w[3] = { 0.2, 0.3, 0.1 };
 	static const char *const forms[] = {
-		NULL, "gather-elements", "onehot-equal", "onehot-arith"
+		NULL, "gather-elements-flat", "onehot-equal", "onehot-arith"
 	};
 	static const struct { const char *red; int weight, ignore; double want[4]; } ex[] = {
 		{ "none", 0, 0, { -3, -2, -0.0, -2 } },

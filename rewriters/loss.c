@@ -5,9 +5,9 @@
  *       the class axis (GatherElements, the axis reduced away by
  *       ReduceSum); w = Where(t == ignore, 0, Gather(weight or ones, t'));
  *       loss = -g w (exact: only the target's log-probability is read);
- *       targets of rank > 1 are flattened first (Gather takes rank-1
- *       indices only on some NPUs) and reshaped back, so their shape must
- *       be static
+ *       targets of rank > 1 are flattened for the Gather (Flatten and
+ *       Squeeze: some NPUs take rank-1 indices only, and Reshape of floats
+ *       only) and its weights reshaped back, so their shape must be static
  *   onehot-equal  oh = Cast(Equal(Unsqueeze(t), classes)) times the weight
  *       unsqueezed to [C, 1, ...]; loss = -ReduceSum(lp oh) over the class
  *       axis (no GatherElements, which many NPUs lack)
@@ -260,23 +260,28 @@ static void nll(struct rw_emit *e, const struct ir_node *n, const struct loss *l
 	int r = l->rank;
 
 	if (form == F_GATHER || form == F_GATHER_FLAT) {
-		/* on the targets flattened (Gather takes rank-1 indices on
-		 * some NPUs): the ignored read class 0, their weight is 0 */
-		struct ir_value *eq, *in[3], *g, *we;
+		/* the ignored read class 0, their weight is 0; Gather of the
+		 * weights by the targets flattened (Flatten, Squeeze: some NPUs
+		 * take rank-1 indices only, and Reshape of floats only) and the
+		 * gathered weights reshaped back */
+		struct ir_value *eq, *in[3], *g, *wg, *ti;
 		struct ir_node *wh;
 		double ig = l->has_ignore ? (double)l->ignore : -1;   /* -1: no target */
-		int64_t flat = -1, idims[MAX_RANK];
+		int64_t zero = 0;
 
-		for (int i = 0, j = 0; i < r; i++)
-			idims[i] = i == cax ? 1 : l->tdims[j++];
-		if (form == F_GATHER_FLAT)
-			t = rw_reshape(e, t, &flat, 1, NULL);
 		eq = rw_op(e, "Equal", t, rw_scalar(e, l->tdt, ig));
 		in[0] = eq;
 		in[1] = rw_scalar(e, l->tdt, 0);
 		in[2] = t;
 		wh = rw_node(e, "Where", NULL, in, 3, NULL);
 		t = wh ? wh->outputs[0] : NULL;
+		ti = t;
+		if (form == F_GATHER_FLAT) {
+			wh = rw_node(e, "Flatten", NULL, &ti, 1, NULL);
+			if (wh && ir_node_set_int(wh, "axis", 0) < 0)
+				e->failed = 1;
+			ti = rw_squeeze(e, wh ? wh->outputs[0] : NULL, &zero, 1);
+		}
 		if (!w) {
 			double *ones = malloc((size_t)l->classes * sizeof(*ones));
 
@@ -289,20 +294,20 @@ static void nll(struct rw_emit *e, const struct ir_node *n, const struct loss *l
 			w = rw_const(e, e->dtype, 1, &l->classes, ones);
 			free(ones);
 		}
-		in[1] = rw_scalar(e, e->dtype, 0);
-		in[2] = rw_op(e, "Gather", w, t);
-		wh = rw_node(e, "Where", NULL, in, 3, NULL);
-		we = wh ? wh->outputs[0] : NULL;
+		wg = rw_op(e, "Gather", w, ti);
 		if (form == F_GATHER_FLAT)
-			we = rw_reshape(e, we, l->tdims, (size_t)r - 1, NULL);
+			wg = rw_reshape(e, wg, l->tdims, (size_t)r - 1, NULL);
+		in[1] = rw_scalar(e, e->dtype, 0);
+		in[2] = wg;
+		wh = rw_node(e, "Where", NULL, in, 3, NULL);
+		wg = wh ? wh->outputs[0] : NULL;
 		in[0] = lp;
-		in[1] = form == F_GATHER_FLAT ? rw_reshape(e, t, idims, (size_t)r, NULL) :
-			rw_unsqueeze(e, t, &ax, 1);
+		in[1] = rw_unsqueeze(e, t, &ax, 1);
 		wh = rw_node(e, "GatherElements", NULL, in, 2, NULL);
 		if (wh && ir_node_set_int(wh, "axis", cax) < 0)
 			e->failed = 1;
 		g = rw_reduce(e, "ReduceSum", wh ? wh->outputs[0] : NULL, &ax, 1, 0, NULL);
-		reduce_loss(e, l, rw_op(e, "Mul", g, we), r - 1, cax, 0, we, out);
+		reduce_loss(e, l, rw_op(e, "Mul", g, wg), r - 1, cax, 0, wg, out);
 		return;
 	}
 	t = rw_unsqueeze(e, t, &ax, 1);
@@ -366,8 +371,8 @@ static const char *const m_sce[] = { "SoftmaxCrossEntropyLoss", NULL };
 
 #define GATHER_OPS "Unsqueeze", "Equal", "Where", "Gather", "GatherElements", "ReduceSum", \
 		   "Mul", "Neg"
-#define FLAT_OPS "Reshape", "Equal", "Where", "Gather", "GatherElements", "ReduceSum", \
-		 "Mul", "Neg"
+#define FLAT_OPS "Unsqueeze", "Flatten", "Squeeze", "Reshape", "Equal", "Where", "Gather", \
+		 "GatherElements", "ReduceSum", "Mul", "Neg"
 #define EQUAL_OPS "Unsqueeze", "Equal", "Cast", "Mul", "ReduceSum", "Neg"
 #define ARITH_OPS "Unsqueeze", "Cast", "Sub", "Mul", "Relu", "ReduceSum", "Neg"
 

@@ -444,8 +444,9 @@ def expand(rng, k):
 
 LOSS_FORMS = {"gather-elements": ["Unsqueeze", "Equal", "Where", "Gather", "GatherElements",
                                    "ReduceSum", "Mul", "Neg"],
-              "gather-elements-flat": ["Reshape", "Equal", "Where", "Gather", "GatherElements",
-                                       "ReduceSum", "Mul", "Neg"],
+              "gather-elements-flat": ["Unsqueeze", "Flatten", "Squeeze", "Reshape", "Equal",
+                                       "Where", "Gather", "GatherElements", "ReduceSum", "Mul",
+                                       "Neg"],
               "onehot-equal": ["Unsqueeze", "Equal", "Cast", "Mul", "ReduceSum", "Neg"],
               "onehot-arith": ["Unsqueeze", "Cast", "Sub", "Mul", "Relu", "ReduceSum", "Neg"]}
 

@@ -24,6 +24,19 @@ int rw_value_used(const struct ir_value *v)
 int rw_check_float_node(struct rw_ctx *c, const struct ir_node *n,
 			int min_opset, char *why, size_t size)
 {
+	if (!rw_check_float_input(c, n, min_opset, why, size))
+		return 0;
+	for (size_t i = 1; i < n->n_outputs; i++)
+		if (rw_value_used(n->outputs[i])) {
+			snprintf(why, size, "output %zu is used", i);
+			return 0;
+		}
+	return 1;
+}
+
+int rw_check_float_input(struct rw_ctx *c, const struct ir_node *n,
+			 int min_opset, char *why, size_t size)
+{
 	int dt = rw_node_dtype(c, n);
 
 	if (!n->n_inputs || !n->inputs[0] || !n->n_outputs || !n->outputs[0]) {
@@ -44,11 +57,6 @@ int rw_check_float_node(struct rw_ctx *c, const struct ir_node *n,
 			 "binary ops), the model has %lld", min_opset, (long long)c->opset);
 		return 0;
 	}
-	for (size_t i = 1; i < n->n_outputs; i++)
-		if (rw_value_used(n->outputs[i])) {
-			snprintf(why, size, "output %zu is used", i);
-			return 0;
-		}
 	return 1;
 }
 

@@ -3,11 +3,14 @@
  * computing their statistics in float16 would change the numerics):
  *   LayerNormalization (ai.onnx, com.microsoft)
  *       d = x - mean(x), y = d / sqrt(mean(d^2) + eps) scale + bias
- *       over the axes from `axis` on
+ *       over the axes from `axis` on; when its Mean or InvStdDev output is
+ *       read, y = d inv with inv = 1 / sqrt(mean(d^2) + eps), and those
+ *       are the ReduceMean keepdims ([d0, .., d(axis-1), 1, .., 1]) in the
+ *       data's dtype (refused where stash_type makes theirs another)
  *   SkipLayerNormalization (com.microsoft)  s = x + skip (+ bias), then the
  *       above on the last axis; s is output 3 when it is used
  *   RMSNormalization, SimplifiedLayerNormalization
- *       y = x / sqrt(mean(x^2) + eps) scale
+ *       y = x / sqrt(mean(x^2) + eps) scale (inv_std_var likewise)
  *   InstanceNormalization  the above per (n, c) over the spatial axes,
  *       scale and bias unsqueezed to [C, 1, ...]
  *   GroupNormalization  x reshaped to [N, G, -1], normalized over the last
@@ -51,17 +54,28 @@ static int trailing_axes(struct rw_ctx *c, const struct ir_node *n, int64_t *axe
 	return 1;
 }
 
-/* (x - mean) / sqrt(var + eps), or x / sqrt(mean(x^2) + eps) (rms) */
+/* (x - mean) / sqrt(var + eps), or x / sqrt(mean(x^2) + eps) (rms); with
+ * statistics wanted (mean or inv non-NULL), d * inv where inv = 1 / sqrt(..)
+ * is written to inv and the mean (keepdims) to mean */
+static struct ir_value *normalize_stats(struct rw_emit *e, struct ir_value *x,
+					const int64_t *axes, size_t k, double eps, int rms,
+					struct ir_value *mean, struct ir_value *inv)
+{
+	struct ir_value *d = x, *var, *s;
+
+	if (!rms)
+		d = rw_op(e, "Sub", x, rw_reduce(e, "ReduceMean", x, axes, k, 1, mean));
+	var = rw_reduce(e, "ReduceMean", rw_op(e, "Mul", d, d), axes, k, 1, NULL);
+	s = rw_op(e, "Sqrt", rw_op(e, "Add", var, rw_scalar(e, e->dtype, eps)), NULL);
+	if (!mean && !inv)
+		return rw_op(e, "Div", d, s);
+	return rw_op(e, "Mul", d, rw_op_to(e, "Div", rw_scalar(e, e->dtype, 1), s, inv));
+}
+
 static struct ir_value *normalize(struct rw_emit *e, struct ir_value *x,
 				  const int64_t *axes, size_t k, double eps, int rms)
 {
-	struct ir_value *d = x, *var;
-
-	if (!rms)
-		d = rw_op(e, "Sub", x, rw_reduce(e, "ReduceMean", x, axes, k, 1, NULL));
-	var = rw_reduce(e, "ReduceMean", rw_op(e, "Mul", d, d), axes, k, 1, NULL);
-	return rw_op(e, "Div", d, rw_op(e, "Sqrt", rw_op(e, "Add", var,
-				rw_scalar(e, e->dtype, eps)), NULL));
+	return normalize_stats(e, x, axes, k, eps, rms, NULL, NULL);
 }
 
 static int has(const struct ir_node *n, size_t i)
@@ -77,17 +91,48 @@ static int is_rms(const struct ir_node *n)
 	       !strcmp(ir_s(n->op_type), "SimplifiedLayerNormalization");
 }
 
+/* The outputs after y that are statistics: Mean and InvStdDev of
+ * LayerNormalization, inv_std_var of SimplifiedLayerNormalization */
+static size_t n_stats(const struct ir_node *n)
+{
+	if (!strcmp(ir_s(n->op_type), "LayerNormalization"))
+		return 2;
+	return !strcmp(ir_s(n->op_type), "SimplifiedLayerNormalization");
+}
+
+/* output i if it is read, else NULL */
+static struct ir_value *used_output(const struct ir_node *n, size_t i)
+{
+	return i < n->n_outputs && rw_value_used(n->outputs[i]) ? n->outputs[i] : NULL;
+}
+
 static int check_ln(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
 {
 	int64_t axes[MAX_RANK];
 	size_t k;
+	int dt = rw_node_dtype(c, n);
 
-	if (!rw_check_float_node(c, n, 7, why, size) || !check_stash(c, n, why, size) ||
+	if (!rw_check_float_input(c, n, 7, why, size) || !check_stash(c, n, why, size) ||
 	    !trailing_axes(c, n, axes, &k, why, size))
 		return 0;
 	if (!has(n, 1)) {
 		snprintf(why, size, "the scale input is absent");
 		return 0;
+	}
+	for (size_t i = 1; i < n->n_outputs; i++) {
+		const struct ir_vtype *t;
+
+		if (!used_output(n, i))
+			continue;
+		if (i > n_stats(n)) {
+			snprintf(why, size, "output %zu is used", i);
+			return 0;
+		}
+		if ((t = rw_type(c, n->outputs[i])) && t->dtype && t->dtype != dt) {
+			snprintf(why, size, "output %zu is %s, not the data's %s (stash_type)", i,
+				 ir_dtype_name(t->dtype), ir_dtype_name(dt));
+			return 0;
+		}
 	}
 	return 1;
 }
@@ -107,9 +152,14 @@ static int apply_ln(struct rw_ctx *c, struct ir_node *n, int v)
 	char why[8];
 	int bias = !v && has(n, 2);
 
+	struct ir_value *mean = v ? NULL : used_output(n, 1), *inv = used_output(n, v ? 1 : 2);
+
 	trailing_axes(c, n, axes, &k, why, sizeof(why));
+	if (!n_stats(n))
+		inv = NULL;
 	rw_begin(c, n, &e);
-	y = normalize(&e, n->inputs[0], axes, k, rw_attr_float(n, "epsilon", 1e-5f), v);
+	y = normalize_stats(&e, n->inputs[0], axes, k, rw_attr_float(n, "epsilon", 1e-5f), v,
+			    mean, inv);
 	y = rw_op_to(&e, "Mul", y, n->inputs[1], bias ? NULL : n->outputs[0]);
 	if (bias)
 		rw_op_to(&e, "Add", y, n->inputs[2], n->outputs[0]);
@@ -124,7 +174,7 @@ static const char *const ln_ops[] = { "ReduceMean", "Sub", "Mul", "Add", "Sqrt",
 static const char *const rms_ops[] = { "Mul", "ReduceMean", "Add", "Sqrt", "Div", NULL };
 static const struct rw_variant v_ln[] = { { "mean-var", ln_ops }, { "rms", rms_ops } };
 RW_DECOMPOSITION(layer_norm, "layer-norm",
-		 "LayerNormalization and RMS normalization as ReduceMean, Sub, Mul, Add, Sqrt, Div",
+		 "LayerNormalization (its Mean and InvStdDev outputs too) and RMS normalization as ReduceMean, Sub, Mul, Add, Sqrt, Div",
 		 m_ln, v_ln, check_ln, vcheck_ln, apply_ln);
 
 static int check_skip_ln(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)

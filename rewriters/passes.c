@@ -7,8 +7,10 @@
 #define PASS(x) extern const struct rw_pass rw_pass_##x;
 #define RW_PASSES(X) \
 	X(abs) \
+	X(arg_max_min) \
 	X(avgpool_count) \
 	X(cancel_transposes) \
+	X(cast_like) \
 	X(clip) \
 	X(compare) \
 	X(conv_transpose) \
@@ -28,6 +30,7 @@
 	X(fuse_gelu) \
 	X(fuse_gemm) \
 	X(fuse_layer_norm) \
+	X(gather_elements) \
 	X(gather_slice) \
 	X(gelu) \
 	X(gemm) \
@@ -48,10 +51,12 @@
 	X(matmul_batch) \
 	X(max_min) \
 	X(mish) \
+	X(mod_int) \
 	X(narrow_float64) \
 	X(narrow_int64) \
 	X(neg) \
 	X(nhwc_io) \
+	X(nll_loss) \
 	X(onehot) \
 	X(opset_convert) \
 	X(pool_split) \
@@ -60,8 +65,10 @@
 	X(range_const) \
 	X(reciprocal) \
 	X(reduce) \
+	X(reduce_max_pool) \
 	X(reduce_mean_sum) \
 	X(rnn) \
+	X(sce_loss) \
 	X(sigmoid) \
 	X(sign) \
 	X(skip_layer_norm) \

@@ -189,6 +189,9 @@ int rw_value_used(const struct ir_value *v);
  * first unused.  0 with the reason in why otherwise. */
 int rw_check_float_node(struct rw_ctx *c, const struct ir_node *n,
 			int min_opset, char *why, size_t size);
+/* The same without the outputs' check (a pass that produces them). */
+int rw_check_float_input(struct rw_ctx *c, const struct ir_node *n,
+			 int min_opset, char *why, size_t size);
 
 /* The rank of input 0 (1 to max_rank) and the node's `axis` attribute
  * (dflt when absent) made non-negative; 0 with the reason otherwise. */

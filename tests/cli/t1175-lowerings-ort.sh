@@ -3,11 +3,15 @@
 # single-op models (ConvTranspose of every formulation, Max/Min, the
 # comparisons, TopK k = 1, Cast identities, DepthToSpace/SpaceToDepth,
 # Reduce*, LpNormalization, GroupNormalization, Gather, Clip, Sigmoid, Tanh,
-# Neg, Sign, Softplus, Softsign, ThresholdedRelu, Mish, Expand/Tile) go through `opmig migrate --passes PASS --rules
-# RULES` to test targets lacking the op; the results pass onnx.checker and
-# compute in onnxruntime-node what the originals compute (tests/ort/
-# lowerings.py, one node process for all).  Skipped when onnxruntime-node or
-# python-onnx is absent.
+# Neg, Sign, Softplus, Softsign, ThresholdedRelu, Mish, Expand/Tile, the
+# losses NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss,
+# LayerNormalization with its statistics, CastLike, ArgMax/ArgMin,
+# ReduceMax/ReduceMin as MaxPool, Trilu with k an input, GatherElements,
+# integer Mod) go through
+# `opmig migrate --passes PASS --rules RULES` to test targets lacking the
+# op; the results pass onnx.checker and compute in onnxruntime-node what
+# the originals compute (tests/ort/lowerings.py, one node process for
+# all).  Skipped when onnxruntime-node or python-onnx is absent.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
 # shellcheck source=tests/cli/lib.sh
 . "$TOP/tests/cli/lib.sh"

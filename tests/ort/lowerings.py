@@ -33,10 +33,13 @@ class Case:
     target has, and how to draw its inputs."""
 
     def __init__(self, name, pass_, variants, ops, model, feeds, atol=0.0, rtol=0.0,
-                 max_rank=None):
+                 max_rank=None, validate=True):
         self.name, self.pass_, self.variants, self.ops = name, pass_, variants, ops
         self.model, self.feeds, self.atol, self.rtol = model, feeds, atol, rtol
         self.max_rank = max_rank
+        # False: opmig's seeded inputs cannot run the original (a zero
+        # integer divisor); onnxruntime compares the models below
+        self.validate = validate
 
 
 def vi(name, dt, shape):
@@ -56,6 +59,17 @@ def model(nodes, inputs, outputs, inits=(), opset=13):
 
 def draw(rng, dt, shape, mode="real"):
     shape = tuple(shape)
+    if isinstance(mode, tuple) and mode[0] == "nonzero":    # ("nonzero", m): +-1..m
+        v = rng.integers(1, mode[1] + 1, shape) * rng.choice([-1, 1], shape)
+        return v.astype(NP[dt])
+    if isinstance(mode, tuple) and mode[0] == "ints":    # ("ints", lo, hi)
+        return rng.integers(mode[1], mode[2] + 1, shape).astype(NP[dt])
+    if isinstance(mode, tuple):    # ("classes", C, ignore_index or None)
+        _, classes, ignore = mode
+        v = rng.integers(0, classes, shape)
+        if ignore is not None:
+            v[rng.random(shape) < 0.25] = ignore
+        return v.astype(NP[dt])
     if dt == TensorProto.BOOL:
         return rng.integers(0, 2, shape).astype(np.bool_)
     if dt != TensorProto.FLOAT:
@@ -429,10 +443,200 @@ def expand(rng, k):
                 {"x": ("special" if dt == TensorProto.FLOAT else "real", dt, shape)})
 
 
+LOSS_FORMS = {"gather-elements": ["Unsqueeze", "Equal", "Where", "Gather", "GatherElements",
+                                   "ReduceSum", "Mul", "Neg"],
+              "gather-elements-flat": ["Unsqueeze", "Flatten", "Squeeze", "Reshape", "Equal",
+                                       "Where", "Gather", "GatherElements", "ReduceSum", "Mul",
+                                       "Neg"],
+              "onehot-equal": ["Unsqueeze", "Equal", "Cast", "Mul", "ReduceSum", "Neg"],
+              "onehot-arith": ["Unsqueeze", "Cast", "Sub", "Mul", "Relu", "ReduceSum", "Neg"]}
+
+
+def loss(rng, k):
+    """NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss in each form,
+    every reduction, weights or not, ignore_index inside or outside [0, C)."""
+    form = ["gather-elements", "onehot-equal", "onehot-arith"][k % 3]
+    sce = (k // 3) % 2 == 1
+    red = ["none", "sum", "mean", None][int(rng.integers(0, 4))]
+    r = int(rng.integers(2, 6))
+    opset = [12, 13, 13 if sce else 22][int(rng.integers(0, 3))]
+    c = int(rng.integers(2, 6))
+    x = [int(rng.integers(1, 4)), c] + [int(rng.integers(1, 4)) for _ in range(r - 2)]
+    t = [x[0]] + x[2:]
+    tdt = [TensorProto.INT64, TensorProto.INT32][int(rng.integers(0, 2))]
+    attrs = {}
+    if red:
+        attrs["reduction"] = red
+    ig = [None, int(rng.integers(0, c)), int(rng.integers(-100, 0)),
+          int(rng.integers(c, c + 20))][int(rng.integers(0, 4))]
+    if ig is not None:
+        attrs["ignore_index"] = ig
+    names, ins = ["x", "t"], [vi("x", TensorProto.FLOAT, x), vi("t", tdt, t)]
+    feeds = {"x": ("real", TensorProto.FLOAT, x), "t": (("classes", c, ig), tdt, t)}
+    if rng.integers(0, 2):
+        names.append("w")
+        ins.append(vi("w", TensorProto.FLOAT, [c]))
+        feeds["w"] = ("positive", TensorProto.FLOAT, [c])
+    logp = sce and rng.integers(0, 2) == 1
+    outs = [vi("y", TensorProto.FLOAT, None)] + ([vi("lp", TensorProto.FLOAT, None)] if logp else [])
+    op = "SoftmaxCrossEntropyLoss" if sce else "NegativeLogLikelihoodLoss"
+    m = model([helper.make_node(op, names, [o.name for o in outs], **attrs)], ins, outs,
+              opset=opset)
+    mean = red in ("mean", None)
+    moved = sce and opset < 13 and r > 2
+    if form == "gather-elements" and r > 2:
+        form = "gather-elements-flat"
+    ops = LOSS_FORMS[form] + (["Div"] if mean else []) + (["LogSoftmax"] if sce else []) + \
+        (["Transpose"] if moved else [])
+    variant = ("last-" if moved else "") + form + ("-mean" if mean else "")
+    return Case("%s %s rank %d %s ignore %s opset %d" % (op, variant, r, red, ig, opset),
+                "sce-loss" if sce else "nll-loss", [variant], ops, m, feeds, 1e-5, 1e-5)
+
+
+def layer_norm_stats(rng, k):
+    """LayerNormalization with its Mean and/or InvStdDev outputs read."""
+    r = int(rng.integers(1, 5))
+    shape = [int(rng.integers(1, 5)) for _ in range(r)]
+    axis = int(rng.integers(-r, r))
+    tail = shape[axis % r:]
+    outs = ["y", ["mean", "", "mean"][k % 3], ["inv", "inv", ""][k % 3]]
+    while outs[-1] == "":
+        outs.pop()
+    inits = [numpy_helper.from_array(rng.uniform(0.5, 1.5, tail).astype(np.float32), "s"),
+             numpy_helper.from_array(rng.uniform(-1, 1, tail).astype(np.float32), "b")]
+    m = model([helper.make_node("LayerNormalization", ["x", "s", "b"], outs, axis=axis,
+                                epsilon=float(rng.choice([1e-5, 0.1])))],
+              [vi("x", TensorProto.FLOAT, shape)],
+              [vi(o, TensorProto.FLOAT, None) for o in outs if o], inits, opset=17)
+    return Case("LayerNormalization axis %d outputs %s" % (axis, outs), "layer-norm",
+                ["mean-var"], ["ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div"], m,
+                {"x": ("real", TensorProto.FLOAT, shape)}, 1e-5, 1e-5)
+
+
+def cast_like(rng, k):
+    """CastLike to another dtype as Cast."""
+    pairs = [(TensorProto.FLOAT, TensorProto.INT32), (TensorProto.INT32, TensorProto.FLOAT),
+             (TensorProto.FLOAT, TensorProto.INT64), (TensorProto.INT64, TensorProto.FLOAT),
+             (TensorProto.FLOAT, TensorProto.BOOL), (TensorProto.UINT8, TensorProto.FLOAT)]
+    src, dst = pairs[k % len(pairs)]
+    shape = [int(rng.integers(1, 5)) for _ in range(2)]
+    m = model([helper.make_node("CastLike", ["x", "like"], ["y"])], [vi("x", src, shape)],
+              [vi("y", dst, None)], [numpy_helper.from_array(np.zeros([1], NP[dst]), "like")],
+              opset=[15, 19, 21][k % 3])
+    return Case("CastLike %s to %s" % (TensorProto.DataType.Name(src),
+                                        TensorProto.DataType.Name(dst)),
+                "cast-like", ["cast"], ["Cast"], m, {"x": ("wide", src, shape)})
+
+
+def reduce_pool(rng, k):
+    """ReduceMax/ReduceMin as MaxPool: contiguous axes, or not (Transpose)."""
+    op = ["ReduceMax", "ReduceMin"][k % 2]
+    r = int(rng.integers(1, 6))
+    shape = [int(rng.integers(1, 5)) for _ in range(r)]
+    axes = sorted(set(int(rng.integers(0, r)) for _ in range(int(rng.integers(1, r + 1)))))
+    opset = [13, 18][(k // 2) % 2]
+    inits, names, attrs = [], ["x"], {"keepdims": int(rng.integers(0, 2))}
+    if opset >= 18:
+        inits.append(numpy_helper.from_array(np.array(axes, np.int64), "axes"))
+        names.append("axes")
+    else:
+        attrs["axes"] = axes
+    m = model([helper.make_node(op, names, ["y"], **attrs)], [vi("x", TensorProto.FLOAT, shape)],
+              [vi("y", TensorProto.FLOAT, None)], inits, opset=opset)
+    gap = axes[-1] - axes[0] + 1 != len(axes)
+    ops = ["Reshape", "MaxPool"] + (["Neg"] if op == "ReduceMin" else []) + \
+        (["Transpose"] if gap else [])
+    variant = ("min-neg-pool" if op == "ReduceMin" else "max-pool") + ("-transpose" if gap else "")
+    return Case("%s axes %s of %s" % (op, axes, shape), "reduce-max-pool", [variant], ops, m,
+                {"x": ("ties" if k % 3 == 0 else "real", TensorProto.FLOAT, shape)})
+
+
+def arg_max_min(rng, k):
+    """ArgMax/ArgMin by Equal or by the clipped arithmetic hit."""
+    op = ["ArgMax", "ArgMin"][k % 2]
+    arith = (k // 2) % 2 == 1
+    dt = TensorProto.FLOAT if arith or k % 3 else TensorProto.INT32
+    r = int(rng.integers(1, 5))
+    shape = [int(rng.integers(1, 6)) for _ in range(r)]
+    attrs = {"axis": int(rng.integers(-r, r)), "keepdims": int(rng.integers(0, 2)),
+             "select_last_index": int(rng.integers(0, 2))}
+    m = model([helper.make_node(op, ["x"], ["y"], **attrs)], [vi("x", dt, shape)],
+              [vi("y", TensorProto.INT64, None)])
+    red = ["ReduceMax"] + (["ReduceMin"] if op == "ArgMin" else [])
+    ops = red + (["Sub", "Mul", "Clip", "Cast"] if arith else ["Equal", "Cast", "Mul", "Sub"])
+    variant = op.lower() + ("-arith" if arith else "-equal")
+    return Case("%s %s %s" % (variant, attrs, TensorProto.DataType.Name(dt)), "arg-max-min",
+                [variant], ops, m, {"x": ("ties" if k % 4 < 2 else "wide", dt, shape)})
+
+
+def trilu(rng, k):
+    """Trilu with k constant or an input, integer or float data, by Where,
+    Mul, GreaterOrEqual or the clipped mask."""
+    form = ["where", "mul-int", "where-k", "mul-k-int", "clip-k", "clip-k-int"][k % 6]
+    dt = TensorProto.INT64 if form.endswith("-int") else TensorProto.FLOAT
+    r = int(rng.integers(2, 5))
+    shape = [int(rng.integers(1, 6)) for _ in range(r)]
+    kv = int(rng.integers(-3, 4))
+    ins, inits, names = [vi("x", dt, shape)], [], ["x"]
+    if "-k" in form:
+        ins.append(vi("k", TensorProto.INT64, []))
+        names.append("k")
+    elif rng.integers(0, 2):
+        inits.append(numpy_helper.from_array(np.array(kv, np.int64), "k"))
+        names.append("k")
+    m = model([helper.make_node("Trilu", names, ["y"], upper=int(rng.integers(0, 2)))], ins,
+              [vi("y", dt, None)], inits, opset=14)
+    ops = {"where": ["Where"], "mul-int": ["Mul"], "where-k": ["GreaterOrEqual", "Where"],
+           "mul-k-int": ["GreaterOrEqual", "Cast", "Mul"], "clip-k": ["Cast", "Sub", "Clip", "Mul"],
+           "clip-k-int": ["Cast", "Sub", "Clip", "Mul"]}[form]
+    feeds = {"x": ("special" if dt == TensorProto.FLOAT and form == "where" else "real", dt,
+                   shape)}
+    if "k" in names and not inits:
+        feeds["k"] = (("ints", -4, 4), TensorProto.INT64, [])
+    return Case("Trilu %s %s" % (form, shape), "trilu", [form], ops, m, feeds)
+
+
+def gather_elements(rng, k):
+    """GatherElements as a one-hot sum, by Equal or arithmetic, float or
+    integer data, negative indices."""
+    form = ["onehot-equal", "onehot-equal-int", "onehot-arith", "onehot-arith-int"][k % 4]
+    dt = TensorProto.INT64 if form.endswith("-int") else TensorProto.FLOAT
+    r = int(rng.integers(1, 5))
+    d = [int(rng.integers(1, 5)) for _ in range(r)]
+    axis = int(rng.integers(0, r))
+    ix = list(d)
+    ix[axis] = int(rng.integers(1, 6))
+    m = model([helper.make_node("GatherElements", ["x", "i"], ["y"],
+                                axis=axis - r * int(rng.integers(0, 2)))],
+              [vi("x", dt, d), vi("i", TensorProto.INT64, ix)], [vi("y", dt, None)])
+    ops = ["Unsqueeze", "Cast", "Add", "Mul", "ReduceSum"] + \
+        (["Equal"] if "equal" in form else ["Sub", "Relu"])
+    return Case("GatherElements %s axis %d of %s" % (form, axis, d), "gather-elements", [form],
+                ops, m, {"x": ("real", dt, d),
+                         "i": (("ints", -d[axis], d[axis] - 1), TensorProto.INT64, ix)})
+
+
+def mod_int(rng, k):
+    """Mod of int32/int64 data, fmod 0 and 1, by Div."""
+    fmod = k % 2
+    dt = [TensorProto.INT32, TensorProto.INT64][(k // 2) % 2]
+    d = [int(rng.integers(1, 5)) for _ in range(3)]
+    shb = d[2:] if rng.integers(0, 2) else d
+    m = model([helper.make_node("Mod", ["a", "b"], ["y"], fmod=fmod)],
+              [vi("a", dt, d), vi("b", dt, shb)], [vi("y", dt, None)])
+    ops = ["Div", "Mul", "Sub"] + ([] if fmod else ["Clip"])
+    return Case("Mod fmod %d %s" % (fmod, TensorProto.DataType.Name(dt)), "mod-int",
+                ["trunc" if fmod else "floor"], ops, m,
+                {"a": (("ints", -1000, 1000), dt, d), "b": (("nonzero", 9), dt, shb)},
+                validate=False)
+
+
 BUILDERS = [(conv_transpose, 40), (lambda r, k: binary(r, k, "max-min"), 12),
             (lambda r, k: binary(r, k, "compare"), 22), (topk, 12), (cast_identity, 4),
             (depth_space, 12), (reduce, 20), (mean_sum, 6), (lp_norm, 8), (group_norm, 4),
-            (gather, 10), (clip, 10), (unary, 24), (expand, 4)]
+            (gather, 10), (clip, 10), (unary, 24), (expand, 4), (loss, 30),
+            (layer_norm_stats, 6), (cast_like, 6), (reduce_pool, 12),
+            (arg_max_min, 16), (trilu, 12), (gather_elements, 8), (mod_int, 8)]
 
 
 # ---- the run -------------------------------------------------------------------
@@ -492,6 +696,8 @@ def main():
                    "--format", "json", "--report", rep]
             if case.variants != [None]:
                 cmd[3:3] = ["--passes", case.pass_]
+            if not case.validate:
+                cmd.append("--no-validate")
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
             where = "m%03d (%s)" % (n, case.name)
             if p.returncode != 0:

@@ -719,9 +719,9 @@ static struct ir_model *r_misc(uint64_t *s, int param)
 		tm_node(m, "Not", NULL, TM_NAMES("a"), 1, TM_NAMES("y"), 1);
 		tg_finish(m, IR_DTYPE_BOOL);
 		return m;
-	case 2:         /* Trilu with k an input */
+	case 2:         /* Trilu with k an input of two values */
 		tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(3, 3), 2);
-		tm_input(m, "k", IR_DTYPE_INT64, NULL, 0);
+		tm_input(m, "k", IR_DTYPE_INT64, TM_DIMS(2), 1);
 		tm_node(m, "Trilu", NULL, TM_NAMES("x", "k"), 2, TM_NAMES("y"), 1);
 		break;
 	case 3:         /* Flatten of a dynamic inner dim */
@@ -934,7 +934,7 @@ static const struct rcase refusals[] = {
 	{ "where-arith", "Where", r_misc, 0, "int8" },
 	{ "where-arith", "Where", r_misc, 18, "inf" },
 	{ "logic-arith", "Not", r_misc, 1, "opset" },
-	{ "trilu", "Trilu", r_misc, 2, "k is not a constant" },
+	{ "trilu", "Trilu", r_misc, 2, "k is not a constant or a scalar input" },
 	{ "to-reshape", "Flatten", r_misc, 3, "not static" },
 	{ "gemm", "Gemm", r_misc, 4, "opset" },
 	{ "matmul-batch", "MatMul", r_misc, 5, "equal" },

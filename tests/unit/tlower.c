@@ -68,9 +68,10 @@ static double draw(uint64_t *s, int dt, enum tl_values mode)
 	}
 }
 
-/* Seeded inputs of the session's graph inputs (symbolic dims: 2) */
-static size_t make_inputs(struct rt_session *s, uint64_t seed, enum tl_values mode,
-			  struct rt_value **ins)
+/* Seeded inputs of the session's graph inputs (symbolic dims: 2), those
+ * fill takes drawn by it */
+static size_t make_inputs(const struct ir_model *m, struct rt_session *s, uint64_t seed,
+			  enum tl_values mode, tl_fill_fn fill, struct rt_value **ins)
 {
 	size_t n = rt_session_n_inputs(s);
 	struct ir_diag d;
@@ -78,7 +79,8 @@ static size_t make_inputs(struct rt_session *s, uint64_t seed, enum tl_values mo
 	ir_diag_init(&d);
 	CU_ASSERT_FATAL(n <= MAX_IO);
 	for (size_t i = 0; i < n; i++) {
-		const struct ir_type *t = rt_session_input(s, i)->type;
+		const struct ir_vinfo *in = rt_session_input(s, i);
+		const struct ir_type *t = in->type;
 		int64_t dims[8];
 		uint64_t g = seed * 31 + i * 7919 + 1;
 
@@ -87,6 +89,8 @@ static size_t make_inputs(struct rt_session *s, uint64_t seed, enum tl_values mo
 			dims[j] = t->shape.dims[j].kind == IR_DIM_VALUE ? t->shape.dims[j].value : 2;
 		CU_ASSERT_FATAL(rt_tensor_new(NULL, t->elem_type, (int)t->shape.n_dims, dims,
 					      &ins[i], &d) == 0);
+		if (fill && fill(m, ir_s(in->value->name), ins[i], &g))
+			continue;
 		for (int64_t e = 0; e < ins[i]->numel; e++)
 			rt_value_set_f64(ins[i], e, draw(&g, t->elem_type, mode));
 	}
@@ -116,7 +120,7 @@ static size_t run(struct ir_model *m, struct rt_value **ins, size_t n_in,
 }
 
 static int new_inputs(struct ir_model *m, uint64_t seed, enum tl_values mode,
-		      struct rt_value **ins)
+		      tl_fill_fn fill, struct rt_value **ins)
 {
 	struct rt_opts o = { .threads = 1 };
 	struct rt_session *s = NULL;
@@ -125,7 +129,7 @@ static int new_inputs(struct ir_model *m, uint64_t seed, enum tl_values mode,
 
 	ir_diag_init(&d);
 	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
-	n = make_inputs(s, seed, mode, ins);
+	n = make_inputs(m, s, seed, mode, fill, ins);
 	rt_session_free(s);
 	return (int)n;
 }
@@ -238,7 +242,7 @@ static void save(struct ir_model *m, const char *what, struct rt_value **outs, s
 
 /* 1 applied (and checked), 0 not applicable */
 static int try_variant(const struct tl_case *c, const struct rw_pass *p, int v, uint64_t seed,
-		       int keep)
+		       int keep, tl_fill_fn fill)
 {
 	uint64_t s = seed;
 	struct ir_model *m = c->build(&s, c->param);
@@ -258,7 +262,7 @@ static int try_variant(const struct tl_case *c, const struct rw_pass *p, int v, 
 		goto done;
 	snprintf(what, sizeof(what), "%s %s(%d)/%s seed %llu", c->pass, c->op, c->param,
 		 p->variants[v].name, (unsigned long long)seed);
-	n_in = (size_t)new_inputs(m, seed, c->values, ins);
+	n_in = (size_t)new_inputs(m, seed, c->values, fill, ins);
 	n_out = run(m, ins, n_in, before);
 	for (size_t i = 0; i < n_out; i++)
 		CU_ASSERT_FATAL((names[i] = strdup(ir_s(m->graph->outputs[i].value->name))) != NULL);
@@ -290,7 +294,7 @@ done:
 	return applied;
 }
 
-int tl_run_cases(const struct tl_case *cases, size_t n, uint64_t seed)
+int tl_run_cases_fill(const struct tl_case *cases, size_t n, uint64_t seed, tl_fill_fn fill)
 {
 	int total = 0;
 
@@ -303,7 +307,7 @@ int tl_run_cases(const struct tl_case *cases, size_t n, uint64_t seed)
 		counts = counts_of(p->name);
 		for (int t = 0; t < (c->trials ? c->trials : 4); t++, tg_next(&seed))
 			for (size_t v = 0; v < p->n_variants; v++)
-				if (try_variant(c, p, (int)v, seed, t == 0)) {
+				if (try_variant(c, p, (int)v, seed, t == 0, fill)) {
 					counts[v]++;
 					applied++;
 				}
@@ -314,6 +318,11 @@ int tl_run_cases(const struct tl_case *cases, size_t n, uint64_t seed)
 		total += applied;
 	}
 	return total;
+}
+
+int tl_run_cases(const struct tl_case *cases, size_t n, uint64_t seed)
+{
+	return tl_run_cases_fill(cases, n, seed, NULL);
 }
 
 void tl_expect_all_variants(const char *pass)

@@ -1,8 +1,9 @@
 /* tlower.h: the property-test harness of the lowering suites
- * (suite_decomp3.c, suite_decomp4.c).  A case builds a one-op model from a
- * seed and a parameter; every variant of the pass whose preconditions hold
- * is applied to a fresh copy; both models run in the interpreter on the
- * same seeded inputs (drawn per dtype in the case's value mode); every
+ * (suite_decomp3.c to suite_decomp5.c).  A case builds a one-op model from
+ * a seed and a parameter; every variant of the pass whose preconditions
+ * hold is applied to a fresh copy; both models run in the interpreter on
+ * the same seeded inputs (drawn per dtype in the case's value mode, or by
+ * a hook of the run: class targets, indices in range); every
  * output must agree (floats within the case's bound, NaN where NaN; other
  * dtypes exactly); the rewritten model verifies, keeps its output names and
  * emits exactly the ops the variant lists (no more, no fewer).  Rewritten
@@ -23,7 +24,13 @@ enum tl_values {
 	TL_WIDE,           /* floats of magnitudes 1e-3 to 1e4, both signs */
 };
 
+struct rt_value;
 typedef struct ir_model *(*tl_build_fn)(uint64_t *s, int param);
+/* Draw graph input `name` (t: its tensor, allocated) of model m itself: 1
+ * when it did (targets in range, indices), 0 to leave it to the value
+ * mode. */
+typedef int (*tl_fill_fn)(const struct ir_model *m, const char *name, struct rt_value *t,
+			  uint64_t *s);
 
 struct tl_case {
 	const char *pass, *op;
@@ -37,6 +44,8 @@ struct tl_case {
 /* Run the cases (per pass, the applications of each variant are
  * counted); returns the number of applications. */
 int tl_run_cases(const struct tl_case *cases, size_t n, uint64_t seed);
+/* The same, the inputs fill takes drawn by it. */
+int tl_run_cases_fill(const struct tl_case *cases, size_t n, uint64_t seed, tl_fill_fn fill);
 /* Assert that every variant of pass was applied at least once by the
  * cases run so far (printing the counts). */
 void tl_expect_all_variants(const char *pass);

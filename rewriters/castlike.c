@@ -3,10 +3,12 @@
  * saturate and round_mode carry over (Cast has them at the same opsets). */
 #include <stdio.h>
 
-#include "rewriters/rw_int.h"
+#include "ir/registry.h"
+#include "rewriters/dtype_int.h"
 
 static int check(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
 {
+	const struct ir_op_schema *s;
 	const struct ir_vtype *t;
 
 	if (n->n_inputs < 2 || !n->inputs[0] || !n->inputs[1] || !n->n_outputs ||
@@ -17,6 +19,15 @@ static int check(struct rw_ctx *c, const struct ir_node *n, char *why, size_t si
 	t = rw_type(c, n->inputs[1]);
 	if (!t || !t->dtype || t->is_seq) {
 		snprintf(why, size, "the second input's element type is unknown");
+		return 0;
+	}
+	/* Cast at the opset it is written at must take both types (string
+	 * from 9, bfloat16 from 13: a CastLike converted down keeps them) */
+	if (!(s = ir_registry_find("", "Cast", c->opset)) ||
+	    !rw_dt_admits(s, rw_dt_slot(s, 1, 0), rw_node_dtype(c, n)) ||
+	    !rw_dt_admits(s, rw_dt_slot(s, 0, 0), t->dtype)) {
+		snprintf(why, size, "Cast at opset %lld does not convert %s to %s", (long long)c->opset,
+			 ir_dtype_name(rw_node_dtype(c, n)), ir_dtype_name(t->dtype));
 		return 0;
 	}
 	return 1;

@@ -2,8 +2,9 @@
  * narrow-float64) and the precision pass (rewriters/precision.c: fp16)
  * share: the type a node's input or output has in its schema at the
  * model's opset, Casts placed next to a value, initializers and attribute
- * tensors converted to another dtype, declared types updated.  Only those
- * two files include it; the helpers live in dtype_util.c. */
+ * tensors converted to another dtype, declared types updated; cast-like
+ * (rewriters/castlike.c) asks it which types Cast takes.  The helpers live
+ * in dtype_util.c. */
 #ifndef OPMIG_DTYPE_INT_H
 #define OPMIG_DTYPE_INT_H
 

@@ -329,6 +329,19 @@ static int have_kind(enum rw_kind kind)
 	return 0;
 }
 
+/* An output of the candidate holds NaN or inf where the reference's
+ * elements are finite. */
+static int overflowed(const struct val_report *v)
+{
+	for (size_t i = 0; i < v->n_outputs; i++) {
+		const struct rt_metrics *m = &v->outputs[i].m;
+
+		if (m->nan_got > m->nan_want || m->inf_got > m->inf_want)
+			return 1;
+	}
+	return 0;
+}
+
 /* How many nodes the target runs, or migrate can make it run, in a scan
  * (rewrites to float16 not counted: they are what is being decided). */
 static size_t reachable(const struct scan_result *sr)
@@ -521,8 +534,11 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 			 "-> %.20s)", r->iface[0].input ? "input" : "output", r->iface[0].name,
 			 r->iface[0].what, r->iface[0].from, r->iface[0].to);
 	else if (r->val_error[0])
-		snprintf(r->why, sizeof(r->why), "validation could not run on generated inputs "
-			 "(give real ones to opmig validate, or --no-validate)");
+		snprintf(r->why, sizeof(r->why), "validation could not run: %.180s", r->val_error);
+	else if (r->validated && !r->val.equivalent && half && overflowed(&r->val))
+		snprintf(r->why, sizeof(r->why), "the migrated model's outputs differ from the "
+			 "original's: float16 overflows (NaN or inf where the original's are "
+			 "finite; float16 ends at 65504)");
 	else if (r->validated && !r->val.equivalent)
 		snprintf(r->why, sizeof(r->why), "the migrated model's outputs differ from the original's");
 cleanup:

@@ -76,7 +76,7 @@ static int run(struct rw_ctx *c, size_t *changed)
 			struct ir_value *dup = e[j].v;
 
 			if (!dup || !same_shape(dup->init, e[i].v->init) ||
-			    memcmp(e[j].data, e[i].data, e[i].len))
+			    (e[i].len && memcmp(e[j].data, e[i].data, e[i].len)))
 				continue;
 			if ((rc = ir_value_replace_uses(dup, e[i].v)) < 0)
 				break;

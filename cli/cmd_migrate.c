@@ -13,10 +13,11 @@
 #include "cli/cli.h"
 #include "ir/ir.h"
 #include "oprules/rules.h"
+#include "probe/probe.h"
 #include "rewriters/migrate.h"
 
 const char cmd_migrate_help[] =
-	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16] [--fp16-io] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--force]\n"
+	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16] [--fp16-io] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--verify-with CMD] [--force]\n"
 	"       opmig migrate --list-passes\n"
 	"\n"
 	"Rewrite MODEL so that TARGET can run it, check numerically that it still\n"
@@ -53,15 +54,20 @@ const char cmd_migrate_help[] =
 	"                      opmig validate --map)\n"
 	"  --report FILE       write the report to FILE instead of standard output\n"
 	"  --format F          text (default) or json (opmig.migrate/1)\n"
+	"  --verify-with CMD   after validation, run OUT on a real runtime: CMD as\n"
+	"                      in opmig-probe(1), 'CMD {model} {inputs} {outdir}';\n"
+	"                      its outputs must equal the interpreter's\n"
 	"  --force             write OUT even when blockers remain or validation fails\n"
 	"  --list-passes       print the pass catalogue and exit\n"
 	"  --help              show this help\n"
 	"\n"
-	"Exit status: 0 migrated, 1 blockers remain or the outputs differ (OUT not\n"
-	"written unless --force), 2 usage, 3 bad input, 4 internal error.\n";
+	"Exit status: 0 migrated, 1 blockers remain, the outputs differ or the\n"
+	"runtime rejects or differs (OUT not written unless --force), 2 usage,\n"
+	"3 bad input, 4 internal error.\n";
 
 struct margs {
-	const char *model, *out, *target, *report, *map;
+	const char *model, *out, *target, *report, *map, *verify_with;
+	struct probe_verify verify;
 	char *rules[8];
 	size_t n_rules;
 	int json, dry_run, force, list;
@@ -111,6 +117,7 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		{ "report", required_argument, NULL, 'R' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "force", no_argument, NULL, 'F' },
+		{ "verify-with", required_argument, NULL, 'W' },
 		{ "list-passes", no_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -181,6 +188,14 @@ static int parse_args(int argc, char **argv, struct margs *a)
 			a->o.opset = v;
 			break;
 		case 'K': a->o.keep_interface = 1; break;
+		case 'W': {
+			char why[300];
+
+			if (!probe_template_ok(optarg, why, sizeof(why)))
+				return cli_usage_error(self, "--verify-with: %s", why);
+			a->verify_with = optarg;
+			break;
+		}
 		default:
 			return cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
 		}
@@ -288,6 +303,8 @@ static void text_report(FILE *f, const struct margs *a, const struct mg_report *
 	} else {
 		fprintf(f, "validation: skipped\n");
 	}
+	if (a->verify.command)
+		probe_verify_text(&a->verify, f);
 	if (a->dry_run)
 		fprintf(f, "result: dry run, nothing written%s%s\n", r->ok ? "" : "; ",
 			r->ok ? "" : r->why);
@@ -364,6 +381,37 @@ static int save(const struct margs *a, struct ir_model *m, const struct mg_repor
 	return CLI_EXIT_OK;
 }
 
+/* --verify-with: the migrated model on the real runtime; a rejection or
+ * a difference makes the migration fail (OUT then needs --force). */
+static int runtime_check(struct margs *a, struct ir_model *m, struct mg_report *r)
+{
+	struct probe_verify_opts vo;
+	struct ir_diag d;
+	int rc;
+
+	memset(&vo, 0, sizeof(vo));
+	vo.command = a->verify_with;
+	vo.samples = a->o.samples;
+	vo.seed = a->o.seed;
+	vo.threads = a->o.threads;
+	ir_diag_init(&d);
+	if ((rc = probe_verify_model(m, &vo, &a->verify, &d)) < 0) {
+		cli_error(a->model, "runtime check: %s", d.msg);
+		return cli_exit_code(rc);
+	}
+	if (!(r->runtime_check = probe_verify_json(&a->verify)))
+		return CLI_EXIT_INTERNAL;
+	if (!a->verify.ok && r->ok) {
+		r->ok = 0;
+		snprintf(r->why, sizeof(r->why), "the runtime %s: %.200s",
+			 a->verify.verdict == PROBE_WRONG ? "computes something else" :
+			 a->verify.verdict == PROBE_REJECTED ? "rejects the model" :
+			 a->verify.verdict == PROBE_CRASHED ? "crashed" : "did not answer",
+			 a->verify.message ? a->verify.message : "");
+	}
+	return CLI_EXIT_OK;
+}
+
 int cmd_migrate(int argc, char **argv)
 {
 	const struct cli_command *self = cli_command_find("migrate");
@@ -401,6 +449,9 @@ int cmd_migrate(int argc, char **argv)
 		code = cli_exit_code(rc);
 		goto cleanup;
 	}
+	if (a.verify_with && !a.dry_run && (r.ok || a.force) &&
+	    (code = runtime_check(&a, m, &r)) != CLI_EXIT_OK)
+		goto cleanup;
 	code = r.ok ? CLI_EXIT_OK : CLI_EXIT_FINDINGS;
 	if (!a.dry_run && (r.ok || a.force)) {
 		int sc = save(&a, m, &r);
@@ -415,6 +466,7 @@ int cmd_migrate(int argc, char **argv)
 		code = rc;
 cleanup:
 	mg_report_release(&r);
+	probe_verify_release(&a.verify);
 	ir_model_free(m);
 	ir_model_free(orig);
 	rules_db_release(&base);

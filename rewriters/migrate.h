@@ -94,6 +94,9 @@ struct mg_report {
 	struct val_map map;
 	int ok;                        /* no blocker and validation passed */
 	char why[256];                 /* when not ok */
+	char *runtime_check;           /* --verify-with: the report's
+					* "runtime_check" object as JSON text
+					* (owned; NULL when not run) */
 };
 
 void mg_report_release(struct mg_report *r);

@@ -38,7 +38,7 @@ struct notes {
 	size_t len;
 	FILE *f;
 	int n;                   /* messages quoted */
-	const char *seen[8];
+	const struct probe_case *seen[8];
 };
 
 static int notes_open(struct notes *n)
@@ -54,7 +54,7 @@ static void notes_sep(struct notes *n)
 }
 
 /* Quote a failed case: its variant, verdict and message, each distinct
- * message once, at most 6. */
+ * verdict and message once, at most 6. */
 static void notes_case(struct notes *n, const struct probe_case *c)
 {
 	char what[300];
@@ -62,9 +62,9 @@ static void notes_case(struct notes *n, const struct probe_case *c)
 	if (!c->message || n->n >= 6)
 		return;
 	for (int i = 0; i < n->n && i < 8; i++)
-		if (!strcmp(n->seen[i], c->message))
+		if (n->seen[i]->verdict == c->verdict && !strcmp(n->seen[i]->message, c->message))
 			return;
-	n->seen[n->n++] = c->message;
+	n->seen[n->n++] = c;
 	probe_case_what(c, what, sizeof(what));
 	notes_sep(n);
 	if (c->verdict == PROBE_WRONG)

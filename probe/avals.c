@@ -313,7 +313,9 @@ int probe_aval_candidates(const struct ir_op_schema *s, const struct ir_op_attr 
 		}
 		break;
 	case IR_ATTR_INT:
-		if (!strcmp(a->name, "to") || !strcmp(a->name, "dtype")) {
+		if (!strcmp(a->name, "training_mode")) {
+			/* BatchNormalization's: it changes the outputs' number */
+		} else if (!strcmp(a->name, "to") || !strcmp(a->name, "dtype")) {
 			rules_dtypes m = probe_type_dtypes(s, probe_formal_type(s, 0, 0));
 
 			for (int t = 1; t < IR_DTYPE_COUNT && rc == 0; t++)

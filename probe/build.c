@@ -173,6 +173,24 @@ static int apply_inputs(const struct probe_case *c, const struct probe_spec *sp,
 	return rc;
 }
 
+/* What the spec asks that the interpreter does not check: Mod of floats
+ * needs fmod 1 (set, unless the case varies it: then no valid model). */
+static int spec_rules(const struct probe_case *c, struct ir_node *n, const struct work *w,
+		      struct ir_diag *d)
+{
+	if (!strcmp(c->schema->name, "Mod") && w->n_in && w->in[0] && is_float(w->in[0]->dtype)) {
+		const struct ir_attr *a = ir_node_attr(n, "fmod");
+
+		if (a && a->type == IR_ATTR_INT && a->i == 1)
+			return 0;
+		if (c->kind == PROBE_ATTR && !strcmp(c->attr, "fmod"))
+			return diag_error(d, "Mod of floats needs fmod 1");
+		if (ir_node_set_int(n, "fmod", 1) < 0)
+			return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 static int build_model(const struct probe_case *c, const struct probe_spec *sp,
 		       struct work *w, struct probe_built *b, struct ir_diag *d)
 {
@@ -269,7 +287,7 @@ static int build_model(const struct probe_case *c, const struct probe_spec *sp,
 		if (!strcmp(c->attr, "auto_pad") && strcmp(ir_s(c->value.s), "NOTSET"))
 			ir_node_remove_attr(n, "pads");
 	}
-	return 0;
+	return spec_rules(c, n, w, d);
 }
 
 /* Declare the graph outputs' types from the interpreter's values. */
@@ -289,6 +307,22 @@ static int declare_outputs(const struct probe_case *c, struct probe_built *b, st
 		vi->value->type = vi->type;
 	}
 	return 0;
+}
+
+/* Outputs the inputs do not determine: random ops, Dropout in training
+ * mode, the order of an unsorted TopK. */
+static int shapes_only(const struct probe_case *c, const struct ir_node *n, const struct work *w)
+{
+	const char *op = c->schema->name;
+	const struct ir_attr *a;
+
+	if (probe_op_random(op))
+		return 1;
+	if (!strcmp(op, "Dropout") && w->n_in > 2 && w->in[2] && w->in[2]->numel == 1 &&
+	    rt_value_get_f64(w->in[2], 0) != 0)
+		return 1;
+	return !strcmp(op, "TopK") && (a = ir_node_attr(n, "sorted")) && a->type == IR_ATTR_INT &&
+		a->i == 0;
 }
 
 int probe_build(const struct probe_case *c, const struct probe_spec *seed,
@@ -321,6 +355,7 @@ int probe_build(const struct probe_case *c, const struct probe_spec *seed,
 	}
 	if ((rc = rt_session_run(s, b->in, b->n_in, b->out, d)) < 0)
 		goto cleanup;
+	b->shapes_only = shapes_only(c, b->m->graph->nodes[0], &w);
 	rc = declare_outputs(c, b, d);
 cleanup:
 	rt_session_free(s);

@@ -116,7 +116,8 @@ static int case_json(const char *path, const struct probe_case *c, const struct 
 		if ((io & RULES_DTYPE_BIT(t)) && !cJSON_AddItemToArray(a, cJSON_CreateNumber(t)))
 			goto oom;
 	if (!cJSON_AddNumberToObject(o, "max_rank", max_rank) ||
-	    !cJSON_AddNumberToObject(o, "in0_rank", in0_rank(b->m)))
+	    !cJSON_AddNumberToObject(o, "in0_rank", in0_rank(b->m)) ||
+	    !cJSON_AddBoolToObject(o, "shapes_only", b->shapes_only))
 		goto oom;
 	if (c->kind == PROBE_ATTR) {
 		probe_aval_json(&c->value, val, sizeof(val));
@@ -207,6 +208,7 @@ int probe_case_read(const char *dir, struct probe_case *c)
 	c->max_rank = cJSON_IsNumber(x) ? x->valueint : 0;
 	x = cJSON_GetObjectItemCaseSensitive(o, "in0_rank");
 	c->in0_rank = cJSON_IsNumber(x) ? x->valueint : -1;
+	c->shapes_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "shapes_only"));
 	rc = 0;
 cleanup:
 	cJSON_Delete(o);

@@ -91,6 +91,7 @@ struct probe_case {
 	rules_dtypes io_dtypes;  /* of its graph inputs and outputs */
 	int max_rank;            /* largest rank of those */
 	int in0_rank;            /* rank of input 0, -1 none */
+	int shapes_only;         /* compare dtypes and shapes only */
 	/* filled when the runtime ran it */
 	enum probe_verdict verdict;
 	char *message;           /* the runtime's message, or why it is wrong */

@@ -92,6 +92,9 @@ struct probe_built {
 	size_t n_out;
 	struct rt_value **out;       /* the interpreter's outputs */
 	char **out_names;
+	int shapes_only;             /* outputs not determined by the inputs
+				      * (random ops, training Dropout, an
+				      * unsorted TopK's order) */
 };
 
 void probe_built_release(struct probe_built *b);

@@ -363,7 +363,7 @@ static int judge(const char *dir, struct probe_case *c, struct ir_diag *d)
 	}
 	snprintf(out, sizeof(out), "%s/out", dir);
 	if (rc == 0)
-		rc = probe_outputs_compare(out, want, names, n, NULL, probe_op_random(c->schema->name),
+		rc = probe_outputs_compare(out, want, names, n, NULL, c->shapes_only,
 					   &equal, &c->max_abs, why, sizeof(why), d);
 	if (rc == 0) {
 		c->verdict = equal ? PROBE_EQUAL : PROBE_WRONG;

@@ -44,30 +44,54 @@ function readNpy(file, ort) {
 	if (/'fortran_order':\s*True/.test(head)) throw new Error(file + ': Fortran order');
 	const shape = /'shape':\s*\(([^)]*)\)/.exec(head)[1].split(',')
 		.map((s) => s.trim()).filter((s) => s.length).map(Number);
-	const t = TYPES[descr];
-	if (!t) throw new Error(file + ': dtype ' + descr + ' not supported');
 	const n = shape.reduce((a, b) => a * b, 1);
 	const data = buf.subarray(start + hlen);
+	const u = /^<U(\d+)$/.exec(descr);
+	if (u) {      // fixed-width UTF-32 strings
+		const w = Number(u[1]), out = [];
+		for (let i = 0; i < n; i++) {
+			let s = '';
+			for (let j = 0; j < w; j++) {
+				const cp = data.readUInt32LE(4 * (i * w + j));
+				if (!cp) break;
+				s += String.fromCodePoint(cp);
+			}
+			out.push(s);
+		}
+		return new ort.Tensor('string', out, shape);
+	}
+	const t = TYPES[descr];
+	if (!t) throw new Error(file + ': dtype ' + descr + ' not supported');
 	const ab = new ArrayBuffer(n * t[2]);
 	new Uint8Array(ab).set(data.subarray(0, n * t[2]));
 	return new ort.Tensor(t[0], new t[1](ab), shape);
 }
 
 function writeNpy(file, tensor) {
-	const entry = Object.entries(TYPES).find(([, v]) => v[0] === tensor.type);
-	if (!entry) throw new Error('output type ' + tensor.type + ' not supported');
+	let descr, body;
+	if (tensor.type === 'string') {
+		const strs = tensor.data.map((x) => Array.from(x));
+		const w = Math.max(1, ...strs.map((x) => x.length));
+		body = Buffer.alloc(4 * w * strs.length);
+		strs.forEach((cps, i) => cps.forEach((c, j) => body.writeUInt32LE(c.codePointAt(0), 4 * (i * w + j))));
+		descr = '<U' + w;
+	} else {
+		const entry = Object.entries(TYPES).find(([, v]) => v[0] === tensor.type);
+		if (!entry) throw new Error('output type ' + tensor.type + ' not supported');
+		const d = tensor.data;
+		descr = entry[0];
+		body = Buffer.from(d.buffer, d.byteOffset, d.byteLength);
+	}
 	const dims = tensor.dims.map(Number);
 	const shape = dims.length === 1 ? '(' + dims[0] + ',)' : '(' + dims.join(', ') + ')';
-	let head = "{'descr': '" + entry[0] + "', 'fortran_order': False, 'shape': " + shape + ', }';
+	let head = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ', }';
 	const pad = 64 - ((10 + head.length + 1) % 64);
 	head += ' '.repeat(pad % 64) + '\n';
 	const pre = Buffer.alloc(10);
 	pre.writeUInt32BE(0x934e554d, 0);
 	pre[4] = 0x50; pre[5] = 0x59; pre[6] = 1; pre[7] = 0;
 	pre.writeUInt16LE(head.length, 8);
-	const d = tensor.data;
-	fs.writeFileSync(file, Buffer.concat([pre, Buffer.from(head, 'latin1'),
-		Buffer.from(d.buffer, d.byteOffset, d.byteLength)]));
+	fs.writeFileSync(file, Buffer.concat([pre, Buffer.from(head, 'latin1'), body]));
 }
 
 function names(file) {

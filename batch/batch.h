@@ -16,6 +16,8 @@
 #include <stdio.h>
 
 struct ir_diag;
+struct ir_model;
+struct mg_report;
 struct rules_db;
 struct rules_target;
 
@@ -32,6 +34,8 @@ struct batch_mopts {
 	char **dims;             /* "NAME=V" */
 	size_t n_targets;
 	char **targets;          /* ids; none: the batch's --target list */
+	char *verify_with;       /* migrate: a runtime command the migrated
+				  * model must pass (see opmig-migrate(1)) */
 };
 
 /* One model of the zoo. */
@@ -164,6 +168,12 @@ struct batch_opts {
 	size_t n_dbs;
 	void (*progress)(void *ctx, const struct batch_progress *p);
 	void *ctx;
+	/* Run a migrated model on a real runtime (a model's verify_with):
+	 * records the result in r (its runtime_check, and ok cleared with
+	 * why on a failure).  Set by the caller (cmd_batch), since the check
+	 * lives in probe/; NULL makes verify_with an error of the job. */
+	int (*verify)(struct ir_model *m, const char *command, struct mg_report *r,
+		      struct ir_diag *d);
 };
 
 /* Run every job (item x target) of this shard and fill sum.  Only errors

@@ -395,19 +395,9 @@ static int runtime_check(struct margs *a, struct ir_model *m, struct mg_report *
 	vo.seed = a->o.seed;
 	vo.threads = a->o.threads;
 	ir_diag_init(&d);
-	if ((rc = probe_verify_model(m, &vo, &a->verify, &d)) < 0) {
+	if ((rc = probe_verify_report(m, &vo, &a->verify, r, &d)) < 0) {
 		cli_error(a->model, "runtime check: %s", d.msg);
 		return cli_exit_code(rc);
-	}
-	if (!(r->runtime_check = probe_verify_json(&a->verify)))
-		return CLI_EXIT_INTERNAL;
-	if (!a->verify.ok && r->ok) {
-		r->ok = 0;
-		snprintf(r->why, sizeof(r->why), "the runtime %s: %.200s",
-			 a->verify.verdict == PROBE_WRONG ? "computes something else" :
-			 a->verify.verdict == PROBE_REJECTED ? "rejects the model" :
-			 a->verify.verdict == PROBE_CRASHED ? "crashed" : "did not answer",
-			 a->verify.message ? a->verify.message : "");
 	}
 	return CLI_EXIT_OK;
 }

@@ -255,6 +255,12 @@ void probe_verify_release(struct probe_verify *v);
  * refuses, crashes or differs is not an error: v->ok says. */
 int probe_verify_model(struct ir_model *m, const struct probe_verify_opts *o,
 		       struct probe_verify *v, struct ir_diag *d);
+/* For migrate and batch: probe_verify_model, then the result recorded in
+ * r: r->runtime_check gets the JSON, and a runtime that refuses, crashes,
+ * hangs or differs clears r->ok with why. */
+struct mg_report;
+int probe_verify_report(struct ir_model *m, const struct probe_verify_opts *o,
+			struct probe_verify *v, struct mg_report *r, struct ir_diag *d);
 /* The "runtime_check" object of opmig.migrate/1 as JSON text (malloc'd,
  * NULL out of memory), and the text report's lines. */
 char *probe_verify_json(const struct probe_verify *v);

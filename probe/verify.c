@@ -15,6 +15,7 @@
 
 #include "batch/batch.h"
 #include "probe/probe.h"
+#include "rewriters/migrate.h"
 #include "validators/inputs.h"
 #include "validators/validate.h"
 
@@ -325,4 +326,25 @@ void probe_verify_text(const struct probe_verify *v, FILE *f)
 		fprintf(f, "  %-24s max abs %.3g, max rel %.3g, cosine %.6f%s%s\n", v->outputs[i].name,
 			m->max_abs, m->max_rel, m->cosine, m->ok ? "" : ": ", m->ok ? "" : m->why);
 	}
+}
+
+int probe_verify_report(struct ir_model *m, const struct probe_verify_opts *o,
+			struct probe_verify *v, struct mg_report *r, struct ir_diag *d)
+{
+	int rc;
+
+	if ((rc = probe_verify_model(m, o, v, d)) < 0)
+		return rc;
+	free(r->runtime_check);
+	if (!(r->runtime_check = probe_verify_json(v)))
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	if (!v->ok && r->ok) {
+		r->ok = 0;
+		snprintf(r->why, sizeof(r->why), "the runtime %s: %.200s",
+			 v->verdict == PROBE_WRONG ? "computes something else" :
+			 v->verdict == PROBE_REJECTED ? "rejects the model" :
+			 v->verdict == PROBE_CRASHED ? "crashed" : "did not answer",
+			 v->message ? v->message : "");
+	}
+	return 0;
 }

@@ -150,6 +150,17 @@ assert c['outputs'][0]['name'] == 'scores' and c['outputs'][0]['ok'] is False, c
 assert r['ok'] is False and r['written'] is False, r
 EOF
 run 2 "$OPMIG" migrate "$S" --batch 1 -o "$T/u.onnx" --verify-with 'rt {inputs}'
+# in a batch manifest: one model the runtime takes, one it refuses
+cp "$S" "$T/refused.onnx"
+cat >"$T/manifest.json" <<EOF
+[{"path": "$S", "batch": 1, "verify_with": "$OPMIG run {model} --data {inputs} -O {outdir}"},
+ {"path": "$T/refused.onnx", "batch": 1, "verify_with": "sh -c 'echo refused by the npu >&2; exit 2' {model}"}]
+EOF
+run 1 "$OPMIG" batch "$T/manifest.json" --mode migrate -o "$T/batch" --quiet
+grep -q "^refused,generic-npu,.*,not_migrated,.*,the runtime rejects the model: refused by the npu$" \
+	"$T/batch/summary.csv" || fail "batch verify_with: $(cat "$T/batch/summary.csv")"
+grep -q "^sample,generic-npu,.*,migrated," "$T/batch/summary.csv" || fail "batch verify_with: sample"
+grep -q '"verdict":	"equal"' "$T/batch/sample/generic-npu/report.json" || fail "batch: runtime_check"
 
 # ---- onnxruntime-node, where installed: nearly everything equal ---------
 if ! why=$($PY -c "import sys; sys.path.insert(0, '$TOP/tests/ort'); import ortlib; print(ortlib.available() or '')"); then

@@ -8,6 +8,12 @@ them as OUTDIR/output_K.npy.  A model OpenCV refuses to read or run exits
 1 with OpenCV's message on one line; a crash of OpenCV is a crash of this
 command (the same signal).
 
+OpenCV 4.6's Python binding turns an array of rank 3 into an image with
+channels, and one of rank 0 or 1 into a matrix: such an input is given
+to OpenCV with leading dims of 1 (rank 4, or 2) and reshaped back to its
+shape by a Reshape node added in front of the model (a copy written with
+python-onnx), so the model sees the tensor it declares.
+
 Importing OpenCV takes about a second, longer than most probe cases: so
 by default a server that imported it once (started on first use, gone
 after 60 s without a request; its socket in $XDG_RUNTIME_DIR or the
@@ -22,6 +28,7 @@ import socket
 import sys
 import tempfile
 import time
+import zlib
 
 IDLE = 60
 
@@ -31,21 +38,62 @@ def names(path):
         return [line.rstrip('\n') for line in f if line.strip()]
 
 
+def blob_inputs(model, arrays, ins, tmp):
+    """The model with each input of rank 0, 1 or 3 taken at rank 2 or 4
+    and reshaped back; the arrays reshaped to match."""
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+    m = onnx.load(model)
+    front, changed = [], set()
+    for k, name in enumerate(ins):
+        a = arrays[k]
+        if a.ndim not in (0, 1, 3):
+            continue
+        blob = (1,) * ((2 if a.ndim < 2 else 4) - a.ndim) + a.shape
+        arrays[k] = a.reshape(blob)
+        changed.add(name)
+        for vi in m.graph.input:
+            if vi.name != name:
+                continue
+            vi.name = name + '__blob'
+            dims = vi.type.tensor_type.shape.dim
+            del dims[:]
+            for d in blob:
+                dims.add().dim_value = d
+        shape = name + '__shape'
+        m.graph.initializer.append(numpy_helper.from_array(np.array(a.shape, np.int64), shape))
+        front.append(helper.make_node('Reshape', [name + '__blob', shape], [name],
+                                      name=name + '__reshape'))
+    nodes = front + list(m.graph.node)
+    del m.graph.node[:]
+    m.graph.node.extend(nodes)
+    path = os.path.join(tmp, 'model.blob.onnx')
+    onnx.save(m, path)
+    return path, changed
+
+
 def work(model, inputs, outdir):
     """Run one model; the exit status."""
+    import tempfile
     import numpy as np
     import cv2
     print('opmig-runtime: opencv-dnn', cv2.__version__, file=sys.stderr, flush=True)
     ins = names(os.path.join(inputs, 'inputs.txt'))
     outs = names(os.path.join(inputs, 'outputs.txt'))
-    try:
-        net = cv2.dnn.readNetFromONNX(model)
-        for k, n in enumerate(ins):
-            net.setInput(np.load(os.path.join(inputs, 'input_%d.npy' % k)), n)
-        res = net.forward(outs)
-    except cv2.error as e:
-        print('opencv-dnn: ' + ' '.join(str(e).split()), file=sys.stderr, flush=True)
-        return 1
+    arrays = [np.load(os.path.join(inputs, 'input_%d.npy' % k)) for k in range(len(ins))]
+    with tempfile.TemporaryDirectory() as tmp:
+        if any(a.ndim in (0, 1, 3) for a in arrays):
+            model, changed = blob_inputs(model, arrays, ins, tmp)
+            ins = [n + '__blob' if n in changed else n for n in ins]
+        try:
+            net = cv2.dnn.readNetFromONNX(model)
+            for n, a in zip(ins, arrays):
+                net.setInput(a, n)
+            res = net.forward(outs)
+        except cv2.error as e:
+            print('opencv-dnn: ' + ' '.join(str(e).split()), file=sys.stderr, flush=True)
+            return 1
     os.makedirs(outdir, exist_ok=True)
     for k, r in enumerate(res):
         np.save(os.path.join(outdir, 'output_%d.npy' % k), r)
@@ -55,8 +103,13 @@ def work(model, inputs, outdir):
 # ---- the server ------------------------------------------------------------
 
 def sock_path():
+    """Per user and per version of this file: an edited adapter never
+    talks to a server running the old code."""
     base = os.environ.get('XDG_RUNTIME_DIR') or tempfile.gettempdir()
-    return os.path.join(base, 'opmig-opencv-dnn-%d.sock' % os.getuid())
+    st = os.stat(os.path.abspath(__file__))
+    key = '%s|%d|%d' % (os.path.abspath(__file__), st.st_mtime_ns, st.st_size)
+    tag = '%08x' % zlib.crc32(key.encode())
+    return os.path.join(base, 'opmig-opencv-dnn-%d-%s.sock' % (os.getuid(), tag))
 
 
 def recv_line(conn):
@@ -116,6 +169,10 @@ def monitor(conn, req, fds):
 def serve(path):
     import numpy  # noqa: F401  (imported once, for every worker)
     import cv2  # noqa: F401
+    try:
+        import onnx  # noqa: F401  (for inputs of rank 0, 1 and 3)
+    except ImportError:
+        pass
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     tmp = '%s.%d' % (path, os.getpid())
     s.bind(tmp)

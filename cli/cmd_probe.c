@@ -393,7 +393,10 @@ int cmd_probe(int argc, char **argv)
 		fputc('\n', stderr);
 	if (rc < 0) {
 		cli_error(NULL, "%s", d.msg);
-		code = rc == IR_EIO && strstr(d.msg, "interrupted") ? 130 : cli_exit_code(rc);
+		if (rc == IR_EIO && strstr(d.msg, "interrupted"))
+			code = strstr(d.msg, "signal 15") ? 143 : 130;
+		else
+			code = cli_exit_code(rc);
 		goto cleanup;
 	}
 	if ((code = write_rules(&a, &r)) != CLI_EXIT_OK || (code = write_report(&a, &r)) != CLI_EXIT_OK)

@@ -422,7 +422,8 @@ static int derive_ranks(const struct opview *v, struct rules_op *op, struct note
 		if (fail[r])
 			break;
 		else if (r == 7)
-			io->max_rank = RULES_UNBOUNDED;   /* nothing above failed */
+			io->max_rank = RT_MAX_RANK;   /* nothing above failed: up to
+						       * the interpreter's largest */
 	for (size_t i = 0; i < v->n; i++)
 		if (v->c[i].kind == PROBE_RANK && ran(&v->c[i]) && !ok(&v->c[i]) && in_range(v, &v->c[i]))
 			notes_case(nt, &v->c[i]);

@@ -189,11 +189,44 @@ static size_t numel_of(const struct probe_spec *sp)
 	return n;
 }
 
-/* The simpler seed: fewer attributes set, then smaller inputs. */
+/* Inputs all of one shape (no broadcasting), and how usual the rank of
+ * input 0 is in real models (4 first: NCHW). */
+static int one_shape(const struct probe_spec *sp)
+{
+	const struct rt_value *first = NULL;
+
+	for (size_t i = 0; i < sp->n_in; i++) {
+		const struct rt_value *v = sp->in[i];
+
+		if (!v || v->dtype != (first ? first->dtype : v->dtype))
+			continue;
+		if (!first)
+			first = v;
+		else if (v->rank != first->rank ||
+			 memcmp(v->dims, first->dims, (size_t)v->rank * sizeof(v->dims[0])))
+			return 0;
+	}
+	return 1;
+}
+
+static int rank_pref(const struct probe_spec *sp)
+{
+	static const int pref[] = { 1, 2, 4, 5, 6, 3 };    /* by rank 0..5 */
+	int r = sp->n_in && sp->in[0] ? sp->in[0]->rank : 0;
+
+	return r <= 5 ? pref[r] : 0;
+}
+
+/* The better seed: fewer attributes set, inputs of one shape, the usual
+ * rank, then smaller inputs. */
 static int simpler(const struct probe_spec *a, const struct probe_spec *b)
 {
 	if (a->n_attrs_set != b->n_attrs_set)
 		return a->n_attrs_set < b->n_attrs_set;
+	if (one_shape(a) != one_shape(b))
+		return one_shape(a);
+	if (rank_pref(a) != rank_pref(b))
+		return rank_pref(a) > rank_pref(b);
 	return numel_of(a) < numel_of(b);
 }
 

@@ -176,9 +176,9 @@ def serve(path):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     tmp = '%s.%d' % (path, os.getpid())
     s.bind(tmp)
-    os.rename(tmp, path)
-    ino = os.stat(path).st_ino
     s.listen(64)
+    os.rename(tmp, path)          # listening before clients can find it
+    ino = os.stat(path).st_ino
     s.settimeout(IDLE)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     while True:
@@ -222,6 +222,7 @@ def start_server(path):
         except OSError:
             pass
         if os.fork() == 0:
+            lock.close()          # the server must not hold the lock
             os.setsid()
             if os.fork() == 0:
                 devnull = os.open(os.devnull, os.O_RDWR)

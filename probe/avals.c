@@ -269,6 +269,17 @@ static int push_list(struct cands *c, size_t n, int64_t x)
 	return push(c, &v);
 }
 
+static int push_kernel(struct cands *c, const struct rt_value *w)
+{
+	struct probe_aval v = { .type = IR_ATTR_INTS, .n = (size_t)w->rank - 2 };
+
+	if (!(v.ints = malloc(v.n * sizeof(*v.ints))))
+		return -1;
+	for (size_t i = 0; i < v.n; i++)
+		v.ints[i] = w->dims[i + 2];
+	return push(c, &v);
+}
+
 static int push_str(struct cands *c, const char *s, size_t len)
 {
 	struct probe_aval v = { .type = IR_ATTR_STRING };
@@ -368,6 +379,24 @@ int probe_aval_candidates(const struct ir_op_schema *s, const struct ir_op_attr 
 					rc = push_list(&c, len, 1);
 				if (rc == 0)
 					rc = push_list(&c, len, 2);
+				/* the kernel the weights have, given explicitly */
+				if (rc == 0 && !strcmp(a->name, "kernel_shape") && sp->n_in > 1 &&
+				    sp->in[1] && sp->in[1]->rank == r && r > 2)
+					rc = push_kernel(&c, sp->in[1]);
+			}
+		} else if (!strcmp(a->name, "axes")) {
+			/* the first, second and last axis (Squeeze, Reduce*, ...) */
+			static const int64_t axes[] = { 0, 1, -1 };
+
+			for (size_t i = 0; i < 3 && rc == 0; i++) {
+				struct probe_aval v = { .type = IR_ATTR_INTS, .n = 1 };
+
+				if (!(v.ints = malloc(sizeof(*v.ints)))) {
+					rc = -1;
+					break;
+				}
+				v.ints[0] = axes[i];
+				rc = push(&c, &v);
 			}
 		} else if (!strcmp(a->name, "perm") && cur.type == IR_ATTR_INTS && cur.n > 1) {
 			struct probe_aval v = { .type = IR_ATTR_INTS, .n = cur.n };

@@ -138,6 +138,8 @@ static int apply_inputs(const struct probe_case *c, const struct probe_spec *sp,
 			continue;
 		if (c->kind == PROBE_BACKEND)
 			w->is_const[i] = sp->is_const[i];
+		else if (c->kind == PROBE_BACKEND_CONST)
+			w->is_const[i] = i ? 1 : sp->is_const[i];
 		else if (c->kind == PROBE_GRAPH && (int)i == c->input)
 			w->is_const[i] = 0;
 		else if (c->kind == PROBE_CONST && i == 0)

@@ -92,10 +92,11 @@ static int case_json(const char *path, const struct probe_case *c, const struct 
 {
 	cJSON *o = cJSON_CreateObject(), *a = NULL;
 	char *text = NULL, val[512];
-	rules_dtypes io = 0;
+	rules_dtypes io = 0, in = 0;
 	int max_rank = 0, rc;
 
 	for (size_t i = 0; i < b->n_in; i++) {
+		in |= RULES_DTYPE_BIT(b->in[i]->dtype);
 		io |= RULES_DTYPE_BIT(b->in[i]->dtype);
 		max_rank = b->in[i]->rank > max_rank ? b->in[i]->rank : max_rank;
 	}
@@ -114,6 +115,11 @@ static int case_json(const char *path, const struct probe_case *c, const struct 
 		goto oom;
 	for (int t = 1; t < IR_DTYPE_COUNT; t++)
 		if ((io & RULES_DTYPE_BIT(t)) && !cJSON_AddItemToArray(a, cJSON_CreateNumber(t)))
+			goto oom;
+	if (!(a = cJSON_AddArrayToObject(o, "in_dtypes")))
+		goto oom;
+	for (int t = 1; t < IR_DTYPE_COUNT; t++)
+		if ((in & RULES_DTYPE_BIT(t)) && !cJSON_AddItemToArray(a, cJSON_CreateNumber(t)))
 			goto oom;
 	if (!cJSON_AddNumberToObject(o, "max_rank", max_rank) ||
 	    !cJSON_AddNumberToObject(o, "in0_rank", in0_rank(b->m)) ||
@@ -204,6 +210,11 @@ int probe_case_read(const char *dir, struct probe_case *c)
 	cJSON_ArrayForEach(x, a)
 		if (cJSON_IsNumber(x) && x->valueint > 0 && x->valueint < IR_DTYPE_COUNT)
 			c->io_dtypes |= RULES_DTYPE_BIT(x->valueint);
+	c->in_dtypes = 0;
+	a = cJSON_GetObjectItemCaseSensitive(o, "in_dtypes");
+	cJSON_ArrayForEach(x, a)
+		if (cJSON_IsNumber(x) && x->valueint > 0 && x->valueint < IR_DTYPE_COUNT)
+			c->in_dtypes |= RULES_DTYPE_BIT(x->valueint);
 	x = cJSON_GetObjectItemCaseSensitive(o, "max_rank");
 	c->max_rank = cJSON_IsNumber(x) ? x->valueint : 0;
 	x = cJSON_GetObjectItemCaseSensitive(o, "in0_rank");

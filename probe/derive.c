@@ -535,6 +535,10 @@ static int target_facts(const struct probe_run *r, struct rules_target *t)
 	int opset_ok[256] = { 0 }, hi = -1, max_ok = -1, max_ran = -1, dyn = -1;
 	rules_dtypes tried = 0, used = 0;
 
+	/* the largest rank: of the rank cases (the others' ranks are their
+	 * ops'); the dtypes used: graph inputs of cases that passed (an
+	 * output the comparison converted says nothing) */
+
 	for (size_t i = 0; i < r->n_cases; i++) {
 		const struct probe_case *c = &r->cases[i];
 
@@ -549,11 +553,13 @@ static int target_facts(const struct probe_run *r, struct rules_target *t)
 			dyn = ok(c);
 		if (c->kind == PROBE_BASE && c->dtype)
 			tried |= RULES_DTYPE_BIT(c->dtype);
-		if (ok(c)) {
-			used |= c->io_dtypes;
-			max_ok = c->max_rank > max_ok ? c->max_rank : max_ok;
-		}
-		max_ran = c->max_rank > max_ran ? c->max_rank : max_ran;
+		if (ok(c))
+			used |= c->in_dtypes;
+		if (c->kind != PROBE_RANK)
+			continue;
+		if (ok(c))
+			max_ok = c->rank > max_ok ? c->rank : max_ok;
+		max_ran = c->rank > max_ran ? c->rank : max_ran;
 	}
 	t->opset_min = t->opset_max = -1;
 	if (hi >= 0) {

@@ -7,6 +7,7 @@
 
 static const char *const kinds[PROBE_N_KINDS] = {
 	"base", "backend", "attr", "rank", "graph_input", "const_input", "opset", "dynamic",
+	"backend_const",
 };
 
 static const char *const verdicts[PROBE_N_VERDICTS] = {
@@ -46,6 +47,10 @@ void probe_case_what(const struct probe_case *c, char *buf, size_t size)
 		break;
 	case PROBE_BACKEND:
 		snprintf(buf, size, "backend case %s", c->backend ? c->backend : "?");
+		break;
+	case PROBE_BACKEND_CONST:
+		snprintf(buf, size, "backend case %s, inputs after 0 constant",
+			 c->backend ? c->backend : "?");
 		break;
 	case PROBE_ATTR:
 		probe_aval_json(&c->value, v, sizeof(v));

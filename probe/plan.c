@@ -325,6 +325,15 @@ static int plan_version(const struct probe_opts *o, const struct ir_op_schema *s
 		if (!(c = add_case(p, s, opset, PROBE_BACKEND, (int)i, 0, "%s.backend.%s", vname,
 				   sp->name + 5)) || !(c->backend = strdup(sp->name)))
 			return ir_diag_error(d, IR_ENOMEM, "out of memory");
+		/* and with its parameters constant, where they were not */
+		for (size_t k = 1; k < sp->n_in; k++)
+			if (sp->in[k] && !sp->is_const[k]) {
+				if (!(c = add_case(p, s, opset, PROBE_BACKEND_CONST, (int)i, 0,
+						   "%s.backendc.%s", vname, sp->name + 5)) ||
+				    !(c->backend = strdup(sp->name)))
+					return ir_diag_error(d, IR_ENOMEM, "out of memory");
+				break;
+			}
 	}
 	/* a base case per main dtype */
 	if (has_data_input(seed, dc, s) && have) {

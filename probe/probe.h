@@ -41,8 +41,10 @@ enum probe_kind {
 	PROBE_CONST,      /* input 0, a graph input in the base, constant */
 	PROBE_OPSET,      /* target-wide: Relu in a model of one opset */
 	PROBE_DYNAMIC,    /* target-wide: Relu with a symbolic batch dim */
+	PROBE_BACKEND_CONST,  /* a backend case with input 0 a graph input
+			       * and the others constant, as in real models */
 };
-#define PROBE_N_KINDS 8
+#define PROBE_N_KINDS 9
 
 enum probe_verdict {
 	PROBE_PENDING,    /* not run (yet) */
@@ -89,6 +91,7 @@ struct probe_case {
 	char *backend;           /* BACKEND and seeds: the backend case */
 	/* filled when the case is generated */
 	rules_dtypes io_dtypes;  /* of its graph inputs and outputs */
+	rules_dtypes in_dtypes;  /* of its graph inputs */
 	int max_rank;            /* largest rank of those */
 	int in0_rank;            /* rank of input 0, -1 none */
 	int shapes_only;         /* compare dtypes and shapes only */

@@ -296,6 +296,7 @@ static struct probe_case *mk(struct probe_case *c, const char *op, int version, 
 	c->max_rank = 3;
 	c->max_abs = -1;
 	c->io_dtypes = dtype ? RULES_DTYPE_BIT(dtype) : RULES_DTYPE_BIT(IR_DTYPE_FLOAT);
+	c->in_dtypes = c->io_dtypes;
 	c->message = strdup(v == PROBE_EQUAL ? "" : "it said no");
 	return c;
 }

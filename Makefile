@@ -9,7 +9,8 @@ endif
 PKGS := libprotobuf-c libcjson libzip cunit openblas libxxhash
 DEB_PKGS := libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcjson-dev \
 	libzip-dev libcunit1-dev libopenblas-dev libxxhash-dev pkg-config groff-base \
-	python3-onnx python3-numpy libonnx-testdata libxml2-utils graphviz
+	python3-onnx python3-numpy libonnx-testdata libxml2-utils graphviz \
+	python3-opencv
 ONNX_PROTO := /usr/include/onnx/onnx.proto
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -54,7 +55,7 @@ CPPFLAGS += -I. -I$(GEN) -D_GNU_SOURCE
 CFLAGS += -std=c11 $(OPT) $(WARN) $(PKG_CFLAGS) -MMD -MP
 LDLIBS += $(PKG_LIBS) -lm
 
-MODULES := ir oprules scanner rewriters validators batch
+MODULES := ir oprules scanner rewriters validators batch probe
 LIB_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 CLI_SRC := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
@@ -82,7 +83,7 @@ SECONDS ?= 60
 FUZZ_LIMIT = $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS) -seed=$(or $(FUZZ_SEED),1),-max_total_time=$(SECONDS))
 
 .PHONY: all deps demo test check install clean bench conformance fuzz fuzz-run \
-	fuzz-bins sweep-opsets
+	fuzz-bins sweep-opsets probe-ort probe-opencv
 all: deps $(OPMIG)
 
 deps:
@@ -187,13 +188,39 @@ bench: all
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/man/man5 \
-		$(DESTDIR)$(PREFIX)/share/opmig/oprules/examples
+		$(DESTDIR)$(PREFIX)/share/opmig/oprules/examples \
+		$(DESTDIR)$(PREFIX)/share/opmig/runtimes
 	install -m 755 $(OPMIG) $(DESTDIR)$(PREFIX)/bin/opmig
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -m 644 oprules/examples/*.json $(DESTDIR)$(PREFIX)/share/opmig/oprules/examples/
 	for f in oprules/*.json; do [ -e "$$f" ] || continue; \
 		install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/opmig/oprules/; done
+	install -m 755 runtimes/onnxruntime-node.js runtimes/opencv-dnn.py \
+		$(DESTDIR)$(PREFIX)/share/opmig/runtimes/
+
+# The long probes (see probe/README.md): the whole default domain at opset
+# 17 against onnxruntime-node (probe's self-test), and OpenCV DNN over the
+# opsets of oprules/opencv-dnn.json (the file it was derived from).
+PROBE_JOBS ?= 2
+probe-ort: all
+	@mkdir -p build/probe-ort
+	time ./$(OPMIG) probe --runtime 'node runtimes/onnxruntime-node.js {model} {inputs} {outdir}' \
+		--opset 17 -j $(PROBE_JOBS) --id onnxruntime-node -o build/probe-ort/ort.json \
+		--workdir build/probe-ort/work --resume --format json --report build/probe-ort/report.json
+	./$(OPMIG) probe --runtime 'node runtimes/onnxruntime-node.js {model} {inputs} {outdir}' \
+		--opset 17 -j $(PROBE_JOBS) --id onnxruntime-node -o build/probe-ort/ort.json \
+		--workdir build/probe-ort/work --resume --quiet --format html --report build/probe-ort/index.html
+	./$(OPMIG) probe --runtime 'node runtimes/onnxruntime-node.js {model} {inputs} {outdir}' \
+		--opset 17 -j $(PROBE_JOBS) --id onnxruntime-node -o build/probe-ort/ort.json \
+		--workdir build/probe-ort/work --resume --quiet
+
+probe-opencv: all
+	@mkdir -p build/probe-opencv
+	time ./$(OPMIG) probe --runtime '/usr/bin/python3 runtimes/opencv-dnn.py {model} {inputs} {outdir}' \
+		--opset 7..17 -j $(PROBE_JOBS) --id opencv-dnn --name 'OpenCV DNN 4.6 (probed)' \
+		-o build/probe-opencv/opencv-dnn.json --workdir build/probe-opencv/work --resume \
+		--format html --report build/probe-opencv/index.html
 
 clean:
 	rm -rf build bin

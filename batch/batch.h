@@ -16,6 +16,8 @@
 #include <stdio.h>
 
 struct ir_diag;
+struct ir_model;
+struct mg_report;
 struct rules_db;
 struct rules_target;
 
@@ -32,6 +34,8 @@ struct batch_mopts {
 	char **dims;             /* "NAME=V" */
 	size_t n_targets;
 	char **targets;          /* ids; none: the batch's --target list */
+	char *verify_with;       /* migrate: a runtime command the migrated
+				  * model must pass (see opmig-migrate(1)) */
 };
 
 /* One model of the zoo. */
@@ -165,6 +169,12 @@ struct batch_opts {
 	size_t n_dbs;
 	void (*progress)(void *ctx, const struct batch_progress *p);
 	void *ctx;
+	/* Run a migrated model on a real runtime (a model's verify_with):
+	 * records the result in r (its runtime_check, and ok cleared with
+	 * why on a failure).  Set by the caller (cmd_batch), since the check
+	 * lives in probe/; NULL makes verify_with an error of the job. */
+	int (*verify)(struct ir_model *m, const char *command, struct mg_report *r,
+		      struct ir_diag *d);
 };
 
 /* Run every job (item x target) of this shard and fill sum.  Only errors
@@ -172,6 +182,37 @@ struct batch_opts {
  * IR_EIO with "interrupted") are returned; a model that fails is a row. */
 int batch_run(const struct batch_src *src, const struct batch_opts *o,
 	      struct batch_summary *sum, struct ir_diag *d);
+
+/* ---- the worker pool (pool.c), shared with `opmig probe` ---------------- */
+
+/* Tasks 0..n-1, each run in a forked process of its own. */
+struct batch_pool {
+	unsigned jobs;           /* processes at a time, >= 1 */
+	double timeout;          /* seconds per task, 0 none: then SIGKILL */
+	uint64_t max_memory;     /* RLIMIT_AS of a task, 0 none */
+	int own_group;           /* each task leads a process group of its
+				  * own: a timeout kills what it started too */
+	/* In the parent, before task i is forked: 0 run it, 1 skip it (no
+	 * done call), negative: stop the run with that error. */
+	int (*before)(void *ctx, size_t i, struct ir_diag *d);
+	/* In the child: do task i; returns the exit status (0..255). */
+	int (*child)(void *ctx, size_t i);
+	/* In the parent, when task i ended: status as waitpid() gives it,
+	 * whether the timeout killed it, and its seconds.  Negative stops
+	 * the run with that error. */
+	int (*done)(void *ctx, size_t i, int status, int timed_out, double secs,
+		    struct ir_diag *d);
+	/* In the parent, about every 0.5 s while tasks run (may be NULL). */
+	void (*tick)(void *ctx);
+	void *ctx;
+};
+
+/* Run every task.  Returns 0, the first negative status of a callback, or
+ * IR_EIO "interrupted by signal N" when SIGINT or SIGTERM stopped it
+ * (running tasks are killed).  The caller's signal handlers are restored. */
+int batch_pool_run(const struct batch_pool *p, size_t n, struct ir_diag *d);
+/* Monotonic seconds. */
+double batch_now(void);
 
 /* Pack the files under dir into the archive out (libzip). */
 int batch_zip_dir(const char *dir, const char *out, struct ir_diag *d);

@@ -170,6 +170,8 @@ static uint64_t key_of(const struct batch_job *j, const struct bytes *b)
 		 "scan" : "migrate", j->o->no_validate ? "-no-validate" : "", j->target->id,
 		 (long long)o->batch, o->layout ? o->layout : "", o->precision ? o->precision : "");
 	h = batch_hash(h, buf, strlen(buf) + 1);
+	if (o->verify_with && j->o->mode == BATCH_MIGRATE)
+		h = batch_hash(h, o->verify_with, strlen(o->verify_with) + 1);
 	for (size_t i = 0; i < o->n_dims; i++)
 		h = batch_hash(h, o->dims[i], strlen(o->dims[i]) + 1);
 	h = batch_hash(h, j->item->source, strlen(j->item->source) + 1);
@@ -378,6 +380,14 @@ static int do_migrate(const struct batch_job *j, const char *path,
 		goto cleanup;
 	if ((rc = mg_run(m, orig, j->item->source, &o, &r, d)) < 0)
 		goto cleanup;
+	if (io->verify_with && r.ok) {
+		if (!j->o->verify) {
+			rc = ir_diag_error(d, IR_EUSAGE, "verify_with: no runtime check in this build");
+			goto cleanup;
+		}
+		if ((rc = j->o->verify(m, io->verify_with, &r, d)) < 0)
+			goto cleanup;
+	}
 	row->status = r.ok ? BATCH_OK_MIGRATED : BATCH_NOT_MIGRATED;
 	row->nodes = (long)r.before.nodes;
 	row->native_pct = pct(r.before.supported, r.before.nodes);

@@ -1,10 +1,11 @@
 /* manifest.c: manifests listing models with per-model options.
  *   JSON: [{"path": "a.onnx", "targets": ["ascend"], "batch": 1,
- *          "layout": "nhwc", "precision": "fp16", "dims": {"N": 1}}, ...]
+ *          "layout": "nhwc", "precision": "fp16", "dims": {"N": 1},
+ *          "verify_with": "CMD {model} {inputs} {outdir}"}, ...]
  *         (or {"models": [...]})
  *   CSV:  a header naming the columns (path required; targets, batch,
- *         layout, precision, dims optional), one model a line; lists
- *         inside a cell are separated by ';' ("N=1;S=128").
+ *         layout, precision, dims, verify_with optional), one model a
+ *         line; lists inside a cell are separated by ';' ("N=1;S=128").
  * Paths are relative to the manifest's folder. */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -86,6 +87,8 @@ static int check_opts(const char *mf, size_t line, const struct batch_mopts *o,
 		return ir_diag_error(d, IR_EINVAL, "%s: model %zu: layout is nchw or nhwc, not '%s'", mf, line, o->layout);
 	if (o->precision && strcmp(o->precision, "fp32") && strcmp(o->precision, "fp16"))
 		return ir_diag_error(d, IR_EINVAL, "%s: model %zu: precision is fp32 or fp16, not '%s'", mf, line, o->precision);
+	if (o->verify_with && !strstr(o->verify_with, "{model}"))
+		return ir_diag_error(d, IR_EINVAL, "%s: model %zu: verify_with does not name {model}", mf, line);
 	for (size_t i = 0; i < o->n_dims; i++) {
 		const char *eq = strchr(o->dims[i], '=');
 		char *end;
@@ -153,6 +156,8 @@ static int json_models(struct batch_src *s, const char *mf, const char *dir,
 				rc = (o.layout = strdup(x->valuestring)) ? 0 : -1;
 			} else if (!strcmp(key, "precision") && cJSON_IsString(x)) {
 				rc = (o.precision = strdup(x->valuestring)) ? 0 : -1;
+			} else if (!strcmp(key, "verify_with") && cJSON_IsString(x)) {
+				rc = (o.verify_with = strdup(x->valuestring)) ? 0 : -1;
 			} else if (!strcmp(key, "dims") && cJSON_IsObject(x)) {
 				const cJSON *v;
 
@@ -233,9 +238,10 @@ static int csv_cells(char *line, char **cells, int max)
 	return -1;
 }
 
-enum { COL_PATH, COL_TARGETS, COL_BATCH, COL_LAYOUT, COL_PRECISION, COL_DIMS, N_COLS };
+enum { COL_PATH, COL_TARGETS, COL_BATCH, COL_LAYOUT, COL_PRECISION, COL_DIMS, COL_VERIFY,
+       N_COLS };
 static const char *const col_names[N_COLS] = {
-	"path", "targets", "batch", "layout", "precision", "dims",
+	"path", "targets", "batch", "layout", "precision", "dims", "verify_with",
 };
 
 static int csv_models(struct batch_src *s, const char *mf, const char *dir,
@@ -293,6 +299,7 @@ static int csv_models(struct batch_src *s, const char *mf, const char *dir,
 				case COL_DIMS: rc = split_list(&o.dims, &o.n_dims, v); break;
 				case COL_LAYOUT: rc = (o.layout = strdup(v)) ? 0 : -1; break;
 				case COL_PRECISION: rc = (o.precision = strdup(v)) ? 0 : -1; break;
+				case COL_VERIFY: rc = (o.verify_with = strdup(v)) ? 0 : -1; break;
 				case COL_BATCH:
 					o.batch = strtoll(v, &end, 10);
 					if (*end || o.batch < 1)

@@ -29,6 +29,7 @@ void batch_mopts_release(struct batch_mopts *o)
 	free(o->targets);
 	free(o->layout);
 	free(o->precision);
+	free(o->verify_with);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -56,6 +57,7 @@ int batch_mopts_copy(struct batch_mopts *dst, const struct batch_mopts *src)
 	dst->batch = src->batch;
 	if ((src->layout && !(dst->layout = strdup(src->layout))) ||
 	    (src->precision && !(dst->precision = strdup(src->precision))) ||
+	    (src->verify_with && !(dst->verify_with = strdup(src->verify_with))) ||
 	    strv_copy(&dst->dims, &dst->n_dims, src->dims, src->n_dims) < 0 ||
 	    strv_copy(&dst->targets, &dst->n_targets, src->targets, src->n_targets) < 0) {
 		batch_mopts_release(dst);

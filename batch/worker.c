@@ -1,43 +1,24 @@
 /* worker.c: the batch's scheduler on one machine: the jobs of this shard
- * (item x target, in sorted order), one forked worker process per model
- * (its jobs are consecutive), at most -j at a time, each under its memory
- * limit (RLIMIT_AS) and timeout; a worker that crashes, hangs or runs out
+ * (item x target, in sorted order), one task of the worker pool (pool.c)
+ * per model (its jobs are consecutive), at most -j at a time, each under
+ * its memory limit and timeout; a worker that crashes, hangs or runs out
  * of memory fails its model's jobs alone, with the reason recorded in a
  * result.json that a resume runs again.  SIGINT and SIGTERM stop the
  * workers and the run. */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "batch/batch_int.h"
 #include "ir/ir.h"
 #include "oprules/rules.h"
 
-static volatile sig_atomic_t stop_signal;
-
 static const char *const summaries[] = {
 	"summary.json", "summary.csv", "summary.md", "index.html",
 };
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static uint64_t rules_hash(const struct batch_opts *o)
 {
@@ -57,13 +38,6 @@ static uint64_t rules_hash(const struct batch_opts *o)
 
 /* A worker's exit status when a resume kept the job's outputs. */
 #define BATCH_EXIT_KEPT 10
-
-struct slot {
-	pid_t pid;
-	size_t job, n;               /* jobs[job .. job + n): one model */
-	double start;
-	int timed_out;
-};
 
 static int push_row(struct batch_summary *s, struct batch_row *r)
 {
@@ -159,49 +133,82 @@ static int collect(struct batch_job *j, int status, int timed_out, double secs,
 	return 0;
 }
 
-static void run_child(const struct batch_job *j, size_t n)
+/* The pool's view of a run: tasks are models, each the group of its
+ * consecutive jobs jobs[group[t] .. group[t + 1]). */
+struct wctx {
+	const struct batch_opts *o;
+	struct batch_job *jobs;
+	size_t *group;               /* n_groups + 1 starts */
+	uint64_t *inos;
+	struct batch_summary *sum;
+	struct batch_progress p;
+	double t0;
+};
+
+static int w_before(void *ctx, size_t t, struct ir_diag *d)
 {
-	struct sigaction sa;
+	struct wctx *w = ctx;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	/* A worker never outlives the batch (kill -9 of the parent included). */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() == 1)
-		_exit(4);
-	if (j->o->max_memory) {
-		struct rlimit rl = { (rlim_t)j->o->max_memory, (rlim_t)j->o->max_memory };
+	(void)d;
+	for (size_t k = w->group[t]; k < w->group[t + 1]; k++)
+		w->inos[k] = w->o->resume ? result_ino(&w->jobs[k]) : 0;
+	return 0;
+}
 
-		setrlimit(RLIMIT_AS, &rl);
+static int w_child(void *ctx, size_t t)
+{
+	struct wctx *w = ctx;
+
+	switch (batch_group_run(&w->jobs[w->group[t]], w->group[t + 1] - w->group[t])) {
+	case 0: return 0;
+	case 1: return BATCH_EXIT_KEPT;
+	default: return 4;
 	}
-	switch (batch_group_run(j, n)) {
-	case 0: _exit(0);
-	case 1: _exit(BATCH_EXIT_KEPT);
-	default: _exit(4);
+}
+
+static int w_done(void *ctx, size_t t, int status, int timed_out, double secs,
+		  struct ir_diag *d)
+{
+	struct wctx *w = ctx;
+	int rc = 0;
+
+	for (size_t q = w->group[t]; q < w->group[t + 1] && rc == 0; q++) {
+		rc = collect(&w->jobs[q], status, timed_out, secs, w->inos[q], w->sum, &w->p, d);
+		w->p.elapsed = batch_now() - w->t0;
+		if (rc == 0 && w->o->progress)
+			w->o->progress(w->o->ctx, &w->p);
 	}
+	return rc;
+}
+
+static void w_tick(void *ctx)
+{
+	struct wctx *w = ctx;
+
+	if (!w->o->progress)
+		return;
+	w->p.elapsed = batch_now() - w->t0;
+	w->p.row = NULL;
+	w->o->progress(w->o->ctx, &w->p);
 }
 
 int batch_run(const struct batch_src *src, const struct batch_opts *o,
 	      struct batch_summary *sum, struct ir_diag *d)
 {
-	struct batch_job *jobs = NULL;
-	struct slot *slots = NULL;
-	uint64_t *inos = NULL;
-	struct batch_progress p;
-	struct sigaction sa, old_int, old_term, old_chld;
-	size_t n_jobs = 0, next = 0, running = 0;
-	uint64_t rh = rules_hash(o);
-	double t0 = now(), last_tick = t0;
+	struct batch_pool pool;
+	struct wctx w;
+	size_t n_jobs = 0, n_groups = 0;
 	int rc = 0;
 
-	memset(&p, 0, sizeof(p));
+	memset(&w, 0, sizeof(w));
+	w.o = o;
+	w.sum = sum;
+	w.t0 = batch_now();
 	sum->mode = o->mode;
 	if (mkdir(o->outdir, 0777) < 0 && errno != EEXIST)
 		return ir_diag_error(d, IR_EINVAL, "%s: cannot make the folder: %s", o->outdir,
 				     ir_strerror(errno));
-	if ((rc = batch_plan(src, o, rh, &jobs, &n_jobs, d)) < 0)
+	if ((rc = batch_plan(src, o, rules_hash(o), &w.jobs, &n_jobs, d)) < 0)
 		goto cleanup;
 	/* The summaries of an earlier run would not describe this one. */
 	for (size_t i = 0; i < sizeof(summaries) / sizeof(summaries[0]); i++) {
@@ -210,116 +217,32 @@ int batch_run(const struct batch_src *src, const struct batch_opts *o,
 		snprintf(path, sizeof(path), "%s/%s", o->outdir, summaries[i]);
 		unlink(path);
 	}
-	p.total = n_jobs;
-	if (!(slots = calloc(o->jobs ? o->jobs : 1, sizeof(*slots))) ||
-	    !(inos = calloc(n_jobs + 1, sizeof(*inos)))) {
+	w.p.total = n_jobs;
+	if (!(w.inos = calloc(n_jobs + 1, sizeof(*w.inos))) ||
+	    !(w.group = calloc(n_jobs + 1, sizeof(*w.group)))) {
 		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 		goto cleanup;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	stop_signal = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sa.sa_handler = SIG_DFL;            /* workers must be waitable */
-	sigaction(SIGCHLD, &sa, &old_chld);
-	fflush(NULL);
-	while ((next < n_jobs || running) && rc == 0) {
-		int progressed = 0;
-
-		while (!stop_signal && running < o->jobs && next < n_jobs) {
-			struct slot *s = NULL;
-			size_t n;
-			pid_t pid;
-
-			for (unsigned k = 0; k < o->jobs; k++)
-				if (!slots[k].pid) {
-					s = &slots[k];
-					break;
-				}
-			for (n = 1; next + n < n_jobs && jobs[next + n].item == jobs[next].item; n++)
-				;
-			for (size_t k = 0; k < n; k++)
-				inos[next + k] = o->resume ? result_ino(&jobs[next + k]) : 0;
-			if ((pid = fork()) < 0) {
-				rc = ir_diag_error(d, IR_EIO, "fork: %s", ir_strerror(errno));
-				break;
-			}
-			if (pid == 0)
-				run_child(&jobs[next], n);
-			s->pid = pid;
-			s->job = next;
-			s->n = n;
-			next += n;
-			s->start = now();
-			s->timed_out = 0;
-			running++;
-		}
-		if (stop_signal) {
-			for (unsigned k = 0; k < o->jobs; k++)
-				if (slots[k].pid) {
-					kill(slots[k].pid, SIGKILL);
-					waitpid(slots[k].pid, NULL, 0);
-					slots[k].pid = 0;
-				}
-			rc = ir_diag_error(d, IR_EIO, "interrupted by signal %d (%s)", (int)stop_signal,
-					   strsignal(stop_signal));
-			break;
-		}
-		for (unsigned k = 0; k < o->jobs && rc == 0; k++) {
-			struct slot *s = &slots[k];
-			int status = 0;
-			pid_t w;
-
-			if (!s->pid)
-				continue;
-			w = waitpid(s->pid, &status, WNOHANG);
-			if (w == 0) {
-				if (o->timeout > 0 && !s->timed_out && now() - s->start > o->timeout) {
-					kill(s->pid, SIGKILL);
-					s->timed_out = 1;
-				}
-				continue;
-			}
-			if (w < 0 && errno == EINTR)
-				continue;
-			s->pid = 0;
-			running--;
-			progressed = 1;
-			for (size_t q = 0; q < s->n && rc == 0; q++) {
-				rc = collect(&jobs[s->job + q], status, s->timed_out, now() - s->start,
-					     inos[s->job + q], sum, &p, d);
-				p.elapsed = now() - t0;
-				if (rc == 0 && o->progress)
-					o->progress(o->ctx, &p);
-			}
-		}
-		if (!progressed && rc == 0) {
-			/* a terminal's bar moves on (rate, ETA) between jobs too */
-			if (o->progress && now() - last_tick > 0.5) {
-				last_tick = now();
-				p.elapsed = last_tick - t0;
-				p.row = NULL;
-				o->progress(o->ctx, &p);
-			}
-			usleep(2000);
-		}
-	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGCHLD, &old_chld, NULL);
-	sum->n_kept = p.skipped;
+	for (size_t i = 0; i < n_jobs; i++)
+		if (i == 0 || w.jobs[i].item != w.jobs[i - 1].item)
+			w.group[n_groups++] = i;
+	w.group[n_groups] = n_jobs;
+	memset(&pool, 0, sizeof(pool));
+	pool.jobs = o->jobs ? o->jobs : 1;
+	pool.timeout = o->timeout;
+	pool.max_memory = o->max_memory;
+	pool.before = w_before;
+	pool.child = w_child;
+	pool.done = w_done;
+	pool.tick = w_tick;
+	pool.ctx = &w;
+	rc = batch_pool_run(&pool, n_groups, d);
+	sum->n_kept = w.p.skipped;
 	if (rc == 0)
 		rc = batch_summary_sort(sum, d);
 cleanup:
-	if (slots)
-		for (unsigned k = 0; k < o->jobs; k++)
-			if (slots[k].pid) {
-				kill(slots[k].pid, SIGKILL);
-				waitpid(slots[k].pid, NULL, 0);
-			}
-	free(slots);
-	free(inos);
-	free(jobs);
+	free(w.inos);
+	free(w.group);
+	free(w.jobs);
 	return rc;
 }

@@ -106,6 +106,8 @@ int cmd_ops(int argc, char **argv);
 extern const char cmd_convert_help[], cmd_inspect_help[], cmd_ops_help[];
 int cmd_run(int argc, char **argv);
 extern const char cmd_run_help[];
+int cmd_probe(int argc, char **argv);
+extern const char cmd_probe_help[];
 int cmd_rules(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
 extern const char cmd_scan_help[];

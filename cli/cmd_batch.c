@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "ir/ir.h"
 #include "oprules/rules.h"
+#include "probe/probe.h"
 
 const char cmd_batch_help[] =
 	"usage: opmig batch SRC... --target T[,T2...] -o OUTDIR [--mode scan|migrate] [-j N] [--resume] [--shard K/N] [--timeout SEC] [--max-memory SIZE] [--manifest FILE]... [--rules FILE]... [--zip OUT.zip] [--times] [--quiet] [--layout nchw|nhwc] [--batch N] [--dim NAME=V]... [--precision fp32|fp16] [--no-validate]\n"
@@ -235,6 +236,23 @@ static void progress(void *ctx, const struct batch_progress *p)
 	}
 }
 
+/* A manifest's verify_with: the migrated model on the runtime, in the
+ * worker (one sample, the interpreter single-threaded as batch runs it). */
+static int verify(struct ir_model *m, const char *command, struct mg_report *r,
+		  struct ir_diag *d)
+{
+	struct probe_verify_opts o = { 0 };
+	struct probe_verify v;
+	int rc;
+
+	o.command = command;
+	o.samples = 1;
+	o.threads = 1;
+	rc = probe_verify_report(m, &o, &v, r, d);
+	probe_verify_release(&v);
+	return rc;
+}
+
 static int finish(const struct batch_summary *s, const char *dir, const char *zip,
 		  int quiet)
 {
@@ -351,6 +369,7 @@ int cmd_batch(int argc, char **argv)
 	a.o.dbs = dbs;
 	a.o.n_dbs = 2;
 	a.o.progress = a.quiet ? NULL : progress;
+	a.o.verify = verify;
 	a.o.ctx = &g;
 	if (batch_run(&src, &a.o, &sum, &d) < 0) {
 		if (g.tty && !a.quiet)

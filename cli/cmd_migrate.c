@@ -13,10 +13,11 @@
 #include "cli/cli.h"
 #include "ir/ir.h"
 #include "oprules/rules.h"
+#include "probe/probe.h"
 #include "rewriters/migrate.h"
 
 const char cmd_migrate_help[] =
-	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16] [--fp16-io] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--data DIR] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--force]\n"
+	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16] [--fp16-io] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--data DIR] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--verify-with CMD] [--force]\n"
 	"       opmig migrate --list-passes\n"
 	"\n"
 	"Rewrite MODEL so that TARGET can run it, check numerically that it still\n"
@@ -56,17 +57,22 @@ const char cmd_migrate_help[] =
 	"                      opmig validate --map)\n"
 	"  --report FILE       write the report to FILE instead of standard output\n"
 	"  --format F          text (default) or json (opmig.migrate/1)\n"
+	"  --verify-with CMD   after validation, run OUT on a real runtime: CMD as\n"
+	"                      in opmig-probe(1), 'CMD {model} {inputs} {outdir}';\n"
+	"                      its outputs must equal the interpreter's\n"
 	"  --force             write OUT even when blockers remain or validation fails\n"
 	"                      (never a model that fails the strict schema check)\n"
 	"  --list-passes       print the pass catalogue and exit\n"
 	"  --help              show this help\n"
 	"\n"
-	"Exit status: 0 migrated, 1 blockers remain or the outputs differ (OUT not\n"
-	"written unless --force) or the migrated model is invalid (never written),\n"
-	"2 usage, 3 bad input, 4 internal error.\n";
+	"Exit status: 0 migrated, 1 blockers remain, the outputs differ or the\n"
+	"runtime rejects or differs (OUT not written unless --force) or the\n"
+	"migrated model is invalid (never written), 2 usage, 3 bad input,\n"
+	"4 internal error.\n";
 
 struct margs {
-	const char *model, *out, *target, *report, *map;
+	const char *model, *out, *target, *report, *map, *verify_with;
+	struct probe_verify verify;
 	char *rules[8];
 	size_t n_rules;
 	int json, dry_run, force, list;
@@ -117,6 +123,7 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		{ "report", required_argument, NULL, 'R' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "force", no_argument, NULL, 'F' },
+		{ "verify-with", required_argument, NULL, 'W' },
 		{ "list-passes", no_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -188,6 +195,14 @@ static int parse_args(int argc, char **argv, struct margs *a)
 			break;
 		case 'K': a->o.keep_interface = 1; break;
 		case 'X': a->o.data = optarg; break;
+		case 'W': {
+			char why[300];
+
+			if (!probe_template_ok(optarg, why, sizeof(why)))
+				return cli_usage_error(self, "--verify-with: %s", why);
+			a->verify_with = optarg;
+			break;
+		}
 		default:
 			return cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
 		}
@@ -295,6 +310,8 @@ static void text_report(FILE *f, const struct margs *a, const struct mg_report *
 	} else {
 		fprintf(f, "validation: skipped\n");
 	}
+	if (a->verify.command)
+		probe_verify_text(&a->verify, f);
 	if (a->dry_run)
 		fprintf(f, "result: dry run, nothing written%s%s\n", r->ok ? "" : "; ",
 			r->ok ? "" : r->why);
@@ -373,6 +390,27 @@ static int save(const struct margs *a, struct ir_model *m, const struct mg_repor
 	return CLI_EXIT_OK;
 }
 
+/* --verify-with: the migrated model on the real runtime; a rejection or
+ * a difference makes the migration fail (OUT then needs --force). */
+static int runtime_check(struct margs *a, struct ir_model *m, struct mg_report *r)
+{
+	struct probe_verify_opts vo;
+	struct ir_diag d;
+	int rc;
+
+	memset(&vo, 0, sizeof(vo));
+	vo.command = a->verify_with;
+	vo.samples = a->o.samples;
+	vo.seed = a->o.seed;
+	vo.threads = a->o.threads;
+	ir_diag_init(&d);
+	if ((rc = probe_verify_report(m, &vo, &a->verify, r, &d)) < 0) {
+		cli_error(a->model, "runtime check: %s", d.msg);
+		return cli_exit_code(rc);
+	}
+	return CLI_EXIT_OK;
+}
+
 int cmd_migrate(int argc, char **argv)
 {
 	const struct cli_command *self = cli_command_find("migrate");
@@ -410,6 +448,9 @@ int cmd_migrate(int argc, char **argv)
 		code = cli_exit_code(rc);
 		goto cleanup;
 	}
+	if (a.verify_with && !a.dry_run && (r.ok || a.force) &&
+	    (code = runtime_check(&a, m, &r)) != CLI_EXIT_OK)
+		goto cleanup;
 	code = r.ok ? CLI_EXIT_OK : CLI_EXIT_FINDINGS;
 	if (!a.dry_run && (r.ok || (a.force && !r.invalid))) {
 		int sc = save(&a, m, &r);
@@ -424,6 +465,7 @@ int cmd_migrate(int argc, char **argv)
 		code = rc;
 cleanup:
 	mg_report_release(&r);
+	probe_verify_release(&a.verify);
 	ir_model_free(m);
 	ir_model_free(orig);
 	rules_db_release(&base);

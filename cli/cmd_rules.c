@@ -1,21 +1,25 @@
-/* cmd_rules.c: `opmig rules show TARGET [--json] | check FILE`: print one
- * target of the rules database after `extends` is applied (text, or the
- * resolved rules file as JSON), or validate a user's rules file. */
+/* cmd_rules.c: `opmig rules show TARGET [--json] | check FILE | diff A B`:
+ * print one target of the rules database after `extends` is applied
+ * (text, or the resolved rules file as JSON), validate a user's rules
+ * file, or print what two targets disagree on (oprules/diff.c). */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "ir/ir.h"
 #include "oprules/rules.h"
 
 const char cmd_rules_help[] =
-	"usage: opmig rules show TARGET [--json] | check FILE\n"
+	"usage: opmig rules show TARGET [--json] | check FILE | diff A B\n"
 	"\n"
 	"show TARGET  print a target of the installed rules database, with what\n"
 	"             it inherits through extends applied\n"
 	"check FILE   validate a rules file (see opmig-rules(5)); a file that\n"
 	"             extends an installed target is resolved against it\n"
+	"diff A B     what two targets disagree on, op by op; A and B are rules\n"
+	"             files or installed targets' ids (exit 1 when they differ)\n"
 	"\n"
 	"  --json      with show: print the resolved target as a rules file\n"
 	"  --help      show this help\n";
@@ -234,6 +238,81 @@ cleanup:
 	return code;
 }
 
+/* A rules file (when the path exists) or an installed target's id,
+ * resolved: the target is in one of the dbs. */
+static int load_side(const struct cli_command *self, const char *arg, struct rules_db *base,
+		     struct rules_db *own, const struct rules_target **t)
+{
+	struct ir_diag d;
+	int rc;
+
+	ir_diag_init(&d);
+	if (!access(arg, F_OK)) {
+		if ((rc = rules_load_file(arg, own, &d)) == 0)
+			rc = rules_db_resolve(own, base, &d);
+		if (rc < 0) {
+			cli_error(NULL, "%s", d.msg);
+			return cli_exit_code(rc);
+		}
+		*t = &own->targets[0];
+		return CLI_EXIT_OK;
+	}
+	if (!(*t = rules_db_find(base, arg)))
+		return cli_usage_error(self, "'%s' is neither a rules file nor a target (see 'opmig targets')",
+				       arg);
+	return CLI_EXIT_OK;
+}
+
+static int diff(const struct cli_command *self, const char *a, const char *b)
+{
+	struct rules_db base, da, db;
+	const struct rules_target *ta = NULL, *tb = NULL;
+	struct rules_diff d;
+	const char *last = NULL;
+	size_t only_a = 0, only_b = 0, both = 0;
+	int code;
+
+	rules_db_init(&da);
+	rules_db_init(&db);
+	memset(&d, 0, sizeof(d));
+	if ((code = cli_load_rules(&base)) != CLI_EXIT_OK)
+		return code;
+	if ((code = load_side(self, a, &base, &da, &ta)) != CLI_EXIT_OK ||
+	    (code = load_side(self, b, &base, &db, &tb)) != CLI_EXIT_OK)
+		goto cleanup;
+	if (rules_diff(ta, tb, &d) < 0) {
+		cli_error(NULL, "out of memory");
+		code = CLI_EXIT_INTERNAL;
+		goto cleanup;
+	}
+	printf("--- %s (%s)\n+++ %s (%s)\n", ta->id, ta->file, tb->id, tb->file);
+	for (size_t i = 0; i < d.n; i++) {
+		const struct rules_diff_line *l = &d.lines[i];
+
+		if (!*l->op) {
+			printf("%s: %s | %s\n", l->what, l->a, l->b);
+			continue;
+		}
+		if (!strcmp(l->what, "op")) {
+			only_a += !strcmp(l->a, "supported");
+			only_b += !strcmp(l->b, "supported");
+		} else if (!last || strcmp(last, l->op)) {
+			both++;
+		}
+		last = l->op;
+		printf("%s: %s: %s | %s\n", l->op, l->what, l->a, l->b);
+	}
+	printf("%zu difference%s: %zu ops only %s supports, %zu only %s, %zu ops both support with different rules\n",
+	       d.n, d.n == 1 ? "" : "s", only_a, ta->id, only_b, tb->id, both);
+	code = cli_finish(d.n ? CLI_EXIT_FINDINGS : CLI_EXIT_OK);
+cleanup:
+	rules_diff_release(&d);
+	rules_db_release(&da);
+	rules_db_release(&db);
+	rules_db_release(&base);
+	return code;
+}
+
 int cmd_rules(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -253,8 +332,15 @@ int cmd_rules(int argc, char **argv)
 			return cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
 	}
 	if (argc - optind < 1)
-		return cli_usage_error(self, "rules needs show TARGET or check FILE");
+		return cli_usage_error(self, "rules needs show TARGET, check FILE or diff A B");
 	sub = argv[optind];
+	if (!strcmp(sub, "diff")) {
+		if (json)
+			return cli_usage_error(self, "--json goes with show only");
+		if (argc - optind != 3)
+			return cli_usage_error(self, "rules diff takes two arguments");
+		return diff(self, argv[optind + 1], argv[optind + 2]);
+	}
 	if (argc - optind != 2)
 		return cli_usage_error(self, "rules %s takes one argument", sub);
 	if (!strcmp(sub, "show"))
@@ -264,5 +350,5 @@ int cmd_rules(int argc, char **argv)
 			return cli_usage_error(self, "--json goes with show only");
 		return check(argv[optind + 1]);
 	}
-	return cli_usage_error(self, "unknown subcommand '%s' (want show or check)", sub);
+	return cli_usage_error(self, "unknown subcommand '%s' (want show, check or diff)", sub);
 }

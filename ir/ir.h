@@ -26,6 +26,7 @@ enum ir_status {
 	IR_ENOMEM = -2,   /* allocation failed or memory limit reached */
 	IR_EIO = -3,      /* read/write failure of the system */
 	IR_EUSAGE = -4,   /* caller asked for something impossible */
+	IR_EINTERNAL = -5, /* opmig's own fault (exit 4) */
 };
 
 struct ir_diag {

@@ -143,6 +143,12 @@ int rules_load_dir(const char *dir, struct rules_db *db, struct ir_diag *d);
 int rules_db_resolve(struct rules_db *db, const struct rules_db *base,
 		     struct ir_diag *d);
 
+/* Free what a target holds (a target built outside a db, e.g. by `opmig
+ * probe`: every string and array malloc'd), and sort its ops by (domain,
+ * name) as lookups need. */
+void rules_target_release(struct rules_target *t);
+void rules_ops_sort(struct rules_op *ops, size_t n);
+
 /* Lookups (bsearch; db must be resolved, target ops are always sorted). */
 const struct rules_target *rules_db_find(const struct rules_db *db, const char *id);
 /* domain "" or NULL means "ai.onnx". */
@@ -162,6 +168,25 @@ const char *rules_severity_name(enum rules_severity s);
  * pretty-printed JSON in a malloc'ed string the caller frees; NULL when
  * out of memory.  Loading the text again gives the same target. */
 char *rules_target_to_json(const struct rules_target *t);
+
+/* What two targets disagree on (diff.c): one line per difference, in
+ * order: target-wide facts (op ""), then ops sorted by (domain, name);
+ * what is "op", "versions", "dtypes", "attr NAME", "input K dtypes",
+ * "input K rank", "input K", ...; a and b render each side's value
+ * ("not listed", "supported", "float32,float16", "in NOTSET|VALID",
+ * "any" where a side does not constrain).  The lines own their strings. */
+struct rules_diff_line {
+	char *op, *what, *a, *b;
+};
+
+struct rules_diff {
+	size_t n;
+	struct rules_diff_line *lines;
+};
+
+int rules_diff(const struct rules_target *a, const struct rules_target *b,
+	       struct rules_diff *d);
+void rules_diff_release(struct rules_diff *d);
 
 /* Find the folder holding the target rules: $OPMIG_DATADIR/oprules if set,
  * else <exe>/../oprules or <exe>/../../../oprules when a Makefile is beside

@@ -9,7 +9,5 @@
 #define RULES_PATH_MAX 256
 
 void rules_strv_free(char **v, size_t n);
-void rules_target_release(struct rules_target *t);
-void rules_ops_sort(struct rules_op *ops, size_t n);
 
 #endif

@@ -38,6 +38,7 @@ void mg_report_release(struct mg_report *r)
 	free(r->iface);
 	val_report_release(&r->val);
 	val_map_release(&r->map);
+	free(r->runtime_check);
 	memset(r, 0, sizeof(*r));
 }
 

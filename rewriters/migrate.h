@@ -116,6 +116,9 @@ struct mg_report {
 					* input's faults remain): never
 					* written, --force or not */
 	char why[256];                 /* when not ok */
+	char *runtime_check;           /* --verify-with: the report's
+					* "runtime_check" object as JSON text
+					* (owned; NULL when not run) */
 };
 
 void mg_report_release(struct mg_report *r);

@@ -131,6 +131,8 @@ char *mg_report_json(const struct mg_report *r, const char *model, const char *o
 	} else {
 		jb_need(cJSON_AddNullToObject(o, "validation"), &ok);
 	}
+	if (r->runtime_check)
+		jb_put_obj(o, "runtime_check", cJSON_Parse(r->runtime_check), &ok);
 	arr = cJSON_AddArrayToObject(o, "name_map");
 	jb_need(arr, &ok);
 	for (size_t i = 0; i < r->map.n; i++) {

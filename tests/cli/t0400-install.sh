@@ -1,7 +1,8 @@
 #!/bin/sh
-# t0400: `make install PREFIX=...` installs the binary, the man pages and the
-# rules folder; the installed binary runs outside the source tree and finds
-# its rules under PREFIX/share/opmig, not in the tree it was built from.
+# t0400: `make install PREFIX=...` installs the binary, the man pages, the
+# rules folder and the runtime adapters of `opmig probe`; the installed
+# binary runs outside the source tree and finds its rules under
+# PREFIX/share/opmig, not in the tree it was built from.
 . "$TOP/tests/cli/lib.sh"
 P="$T/prefix"
 make -s -C "$TOP" install PREFIX="$P" >"$T/make.log" 2>&1 || { cat "$T/make.log" >&2; fail "make install failed"; }
@@ -12,6 +13,10 @@ done
 [ -d "$P/share/opmig/oprules" ] || fail "rules folder not installed"
 [ -f "$P/share/man/man5/opmig-rules.5" ] || fail "opmig-rules.5 not installed"
 ls "$P"/share/opmig/oprules/examples/*.json >/dev/null 2>&1 || fail "rules examples not installed"
+for r in onnxruntime-node.js opencv-dnn.py; do
+	[ -x "$P/share/opmig/runtimes/$r" ] || fail "runtime adapter $r not installed (executable)"
+done
+[ -f "$P/share/man/man1/opmig-probe.1" ] || fail "opmig-probe.1 not installed"
 n_src=$(ls "$TOP"/oprules/*.json 2>/dev/null | wc -l)
 n_dst=$(ls "$P"/share/opmig/oprules/*.json 2>/dev/null | wc -l)
 [ "$n_src" -eq "$n_dst" ] || fail "installed $n_dst rules files, tree has $n_src"

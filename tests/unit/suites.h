@@ -50,6 +50,7 @@ int suite_decomp4_register(void);
 int suite_verify_register(void);
 int suite_opset_register(void);
 int suite_decomp5_register(void);
+int suite_probe_register(void);
 
 /* Path of a file in the source tree (tests run from the top folder). */
 #define TESTDATA(p) "testdata/" p

@@ -22,6 +22,8 @@ const struct cli_command cli_commands[] = {
 	  "rewrite a model for a target and check it still computes the same" },
 	{ "ops", cmd_ops, cmd_ops_help,
 	  "list the operator registry, or one operator's versions" },
+	{ "quantize", cmd_quantize, cmd_quantize_help,
+	  "quantize a float model to int8: calibrate, insert QDQ, fall back to float where accuracy needs it" },
 	{ "rules", cmd_rules, cmd_rules_help,
 	  "show a target's rules, or check a rules file" },
 	{ "run", cmd_run, cmd_run_help,

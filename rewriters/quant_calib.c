@@ -128,7 +128,7 @@ void qz_hist_percentile(const struct qz_hist *h, double p, int symmetric, double
 		return;
 	if (symmetric) {
 		/* the smallest T such that P percent of |x| lie below it */
-		double want = total * p / 100.0, t;
+		double want = total * p / 100.0 * (1 - 1e-12), t;
 
 		for (i = 0; i < QZ_HIST_BINS; i++) {
 			acc += h->pos[i] + h->neg[i];
@@ -140,7 +140,8 @@ void qz_hist_percentile(const struct qz_hist *h, double p, int symmetric, double
 		*hi = fmin(max, t);
 		return;
 	}
-	cut = total * (100.0 - p) / 200.0;
+	/* (a count that is the cut exactly, up to rounding, is cut) */
+	cut = total * (100.0 - p) / 200.0 * (1 + 1e-9);
 	/* from the bottom: the most negative bins first */
 	acc = 0;
 	for (i = QZ_HIST_BINS; i-- > 0;) {

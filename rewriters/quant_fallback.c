@@ -95,19 +95,15 @@ static int sensitivity(struct qz_ctx *q, struct ir_model *m, const unsigned char
 		snr[i] = NAN;
 		if (on[i] != 1)
 			continue;
+		/* the node's own outputs: their error is what quantizing its
+		 * inputs did (the quantization of an output is its readers') */
 		for (size_t j = 0; j < n->n_outputs; j++) {
 			const char *name = n->outputs[j] ? ir_s(n->outputs[j]->name) : NULL;
-			const struct ir_node *f;
 
-			/* a fused Relu's output is where the node's output is
-			 * quantized */
-			if (name && n->outputs[j]->n_uses == 1 && (f = n->outputs[j]->uses[0]) &&
-			    f->graph == g && f->index < q->plan.n_nodes && q->plan.units[f->index].fused)
-				name = ir_s(f->outputs[0]->name);
 			for (size_t k = 0; name && k < vr.n_layers; k++) {
 				double x = vr.layers[k].local.snr_db;
 
-				if (strcmp(vr.layers[k].value, name) || vr.layers[k].local.why[0])
+				if (strcmp(vr.layers[k].value, name) || !vr.layers[k].local.n)
 					continue;
 				if (isnan(snr[i]) || x < snr[i])
 					snr[i] = x;

@@ -47,6 +47,7 @@ int suite_rnn_register(void);
 int suite_plan_register(void);
 int suite_decomp3_register(void);
 int suite_decomp4_register(void);
+int suite_quant_register(void);
 
 /* Path of a file in the source tree (tests run from the top folder). */
 #define TESTDATA(p) "testdata/" p

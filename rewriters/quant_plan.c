@@ -363,8 +363,8 @@ static void classify(struct qz_ctx *q, struct rw_ctx *c, const struct ir_node *n
 		}
 	for (size_t j = 0; j < n->n_outputs; j++)
 		any |= n->outputs[j] && is_float(c, n->outputs[j]);
-	if (!nfloat && !any)
-		return;
+	if ((!nfloat && !any) || nconst == nfloat || !strcmp(op, "Shape") || !strcmp(op, "Size"))
+		return;              /* no float data, or none it computes on */
 	if (!e && !must) {
 		u->why = "not a quantizable op";
 		return;
@@ -381,10 +381,6 @@ static void classify(struct qz_ctx *q, struct rw_ctx *c, const struct ir_node *n
 	}
 	if (q->o->exclude && in_list(q->o->exclude, ir_s(n->name))) {
 		u->why = "excluded by --exclude";
-		return;
-	}
-	if (nfloat && nconst == nfloat) {
-		u->why = "every float input is constant";
 		return;
 	}
 	if (q->o->target && rw_target_accepts(c, ir_s(n->domain), op, IR_DTYPE_FLOAT) &&

@@ -519,7 +519,7 @@ static int act(struct qbuild *b, size_t ti)
 	struct ir_node *pr, *qn;
 	struct slot *qs = NULL, *fs = NULL;
 	size_t nq = 0, nf = 0, k = 0;
-	int out_q, rc = 0;
+	int out_q, forced, rc = 0;
 	double s = t->scale, z = t->zp;
 	char hint[300];
 
@@ -528,6 +528,10 @@ static int act(struct qbuild *b, size_t ti)
 	pr = v->producer && v->producer->graph == b->g && v->producer->index < p->n_nodes ?
 	     v->producer : NULL;
 	out_q = pr && b->on[pr->index] && ir_graph_is_output(b->g, v);
+	/* a target that takes the producer only quantized needs its output
+	 * quantized whoever reads it */
+	forced = pr && b->on[pr->index] && b->c->target &&
+		 !rw_target_accepts(b->c, ir_s(pr->domain), ir_s(pr->op_type), IR_DTYPE_FLOAT);
 	if (!(qs = calloc(v->n_uses * 4 + 1, sizeof(*qs))) ||
 	    !(fs = calloc(v->n_uses * 4 + 1, sizeof(*fs)))) {
 		rc = ir_diag_error(b->d, IR_ENOMEM, "out of memory");
@@ -551,6 +555,12 @@ static int act(struct qbuild *b, size_t ti)
 				fs[nf++] = (struct slot){ u, j };
 		}
 	}
+	if (forced && !out_q) {
+		/* every reader takes the quantized value */
+		memcpy(qs + nq, fs, nf * sizeof(*fs));
+		nq += nf;
+		nf = 0;
+	}
 	if (!nq && !out_q)
 		goto cleanup;
 	snprintf(hint, sizeof(hint), "%.240s_scale", t->name);
@@ -572,7 +582,7 @@ static int act(struct qbuild *b, size_t ti)
 			rc = b->d->status;
 			goto cleanup;
 		}
-		for (size_t i = 0; i < nf; i++)
+		for (size_t i = 0; i < nf && !forced; i++)
 			if (ir_node_set_input(fs[i].n, fs[i].j, src) < 0) {
 				rc = ir_diag_error(b->d, IR_ENOMEM, "out of memory");
 				goto cleanup;
@@ -595,7 +605,7 @@ static int act(struct qbuild *b, size_t ti)
 	}
 	/* a fused Relu/Clip the QuantizeLinear does: it reads the producer's
 	 * output instead, and the node goes */
-	if (pr && b->on[pr->index] == 2 && !nf && absorbable(b, pr, t) && pr->inputs[0] &&
+	if (pr && b->on[pr->index] == 2 && (!nf || forced) && absorbable(b, pr, t) && pr->inputs[0] &&
 	    rw_single_use(pr->inputs[0])) {
 		if (ir_node_set_input(qn, 0, pr->inputs[0]) < 0) {
 			rc = ir_diag_error(b->d, IR_ENOMEM, "out of memory");

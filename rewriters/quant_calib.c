@@ -349,7 +349,7 @@ int qz_calibrate(struct qz_ctx *q, struct ir_diag *d)
 				observe_value(q, &p->tens[t], in[i]);
 		}
 		if ((rc = rt_session_run(s, in, n_in, out, d)) < 0) {
-			rc = ir_diag_error(d, rc, "calibration sample %zu: %.400s", k, d->msg);
+			rc = qz_wrap(d, rc, "calibration sample %zu", k);
 			goto cleanup;
 		}
 		rt_inputs_release(in, n_in);

@@ -166,11 +166,11 @@ int qz_samples_bind(struct qz_ctx *q, const struct qz_samples *s, size_t k,
 
 	if (s->kind == QZ_S_DIRS &&
 	    (rc = rt_inputs_from_dir(sess, s->dirs[k], vals, bad, sizeof(bad), d)) < 0)
-		return rc;
+		return qz_wrap(d, rc, "%s", bad[0] ? bad : s->dirs[k]);
 	if (s->kind == QZ_S_FILES &&
 	    (rc = rt_inputs_from_files(sess, s->files + k * s->per, s->per, vals, bad,
 				       sizeof(bad), d)) < 0)
-		return ir_diag_error(d, rc, "%s: %.400s", bad, d->msg);
+		return qz_wrap(d, rc, "%s", bad);
 	return rt_inputs_random(sess, q->ref, &gen, vals, d);
 }
 

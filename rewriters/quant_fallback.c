@@ -43,8 +43,7 @@ int qz_trial(struct qz_ctx *q, const unsigned char *fl, struct ir_model **out, s
 
 	*out = NULL;
 	if ((rc = ir_model_load(q->copy_path, NULL, &m, d)) < 0)
-		return ir_diag_error(d, rc == IR_EINVAL ? IR_EINTERNAL : rc,
-				     "quantize: the float copy: %.400s", d->msg);
+		return qz_wrap(d, rc == IR_EINVAL ? IR_EINTERNAL : rc, "quantize: the float copy");
 	if ((rc = rw_ctx_init(&c, m, q->o->target, d)) < 0) {
 		ir_model_free(m);
 		return rc;
@@ -88,7 +87,7 @@ static int sensitivity(struct qz_ctx *q, struct ir_model *m, const unsigned char
 		vo.n_input_files = s->per;
 	}
 	if ((rc = val_run(q->ref, m, &vo, &vr, bad, sizeof(bad), d)) < 0)
-		return ir_diag_error(d, rc, "quantize: the layer-wise comparison: %.400s", d->msg);
+		return qz_wrap(d, rc, "quantize: the layer-wise comparison");
 	for (size_t i = 0; i < q->plan.n_nodes; i++) {
 		const struct ir_node *n = g->nodes[i];
 

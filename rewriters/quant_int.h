@@ -166,5 +166,8 @@ int qz_build(struct qz_ctx *q, struct rw_ctx *c, const unsigned char *fl, struct
 int qz_note(struct qz_report *r, struct ir_diag *d, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int qz_tensor_add(struct qz_report *r, const struct qz_tensor *t, struct ir_diag *d);
+/* d's error again, prefixed ("PREFIX: message"), with status. */
+int qz_wrap(struct ir_diag *d, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 #endif

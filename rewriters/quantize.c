@@ -124,6 +124,19 @@ int qz_note(struct qz_report *r, struct ir_diag *d, const char *fmt, ...)
 	return 0;
 }
 
+int qz_wrap(struct ir_diag *d, int status, const char *fmt, ...)
+{
+	char prefix[512], msg[sizeof(d->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	snprintf(msg, sizeof(msg), "%s", d->msg);
+	ir_diag_init(d);
+	return ir_diag_error(d, status, "%s: %s", prefix, msg);
+}
+
 int qz_tensor_add(struct qz_report *r, const struct qz_tensor *t, struct ir_diag *d)
 {
 	struct qz_tensor *q = realloc(r->tensors, (r->n_tensors + 1) * sizeof(*q));
@@ -211,7 +224,7 @@ static int save_copy(struct qz_ctx *q, struct ir_model *m, struct ir_diag *d)
 	if ((rc = ir_model_save(m, q->copy_path, &so, d)) < 0)
 		return rc;
 	if ((rc = ir_model_load(q->copy_path, NULL, &q->ref, d)) < 0)
-		return ir_diag_error(d, IR_EINTERNAL, "quantize: the float copy: %.400s", d->msg);
+		return qz_wrap(d, IR_EINTERNAL, "quantize: the float copy");
 	return 0;
 }
 

@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""quant_report.py OPMIG WORKDIR MODEL...: the tables of bench/quant.sh
+from its reports (WORKDIR/MODEL/METHOD.json, .time), plus onnxruntime-node
+(all graph optimizations, one thread) against opmig on each model's minmax
+int8 model over the validation samples: the largest difference in steps
+of the output's quantization (or relative to the output's largest value
+when the output is float, as a LayerNormalization's), the share of
+elements where the two agree exactly, and each runtime's cosine against
+the float model (onnxruntime's float run)."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "ort"))
+import ortlib  # noqa: E402
+
+METHODS = ("minmax", "percentile", "entropy")
+
+
+def mib(b):
+    return "%.1f MiB" % (b / 1048576.0)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def times(path):
+    with open(path) as f:
+        w, u = f.read().split()[-2:]
+    return float(w), float(u)
+
+
+def cos(a, b):
+    a, b = a.ravel().astype(np.float64), b.ravel().astype(np.float64)
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def out_step(path):
+    m = onnx.load(path)
+    inits = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer
+             if t.data_type == TensorProto.FLOAT}
+    o = m.graph.output[0].name
+    for n in m.graph.node:
+        if o in n.output and n.op_type == "DequantizeLinear" and n.input[1] in inits:
+            return float(inits[n.input[1]])
+    return None
+
+
+def main():
+    opmig, work, models = sys.argv[1], sys.argv[2], sys.argv[3:]
+    print("%-12s %-10s %9s %8s %6s %8s %11s %11s %8s %8s" %
+          ("model", "method", "cosine", "snr dB", "top1", "max abs", "fp32", "int8",
+           "wall s", "cpu s"))
+    for m in models:
+        for meth in METHODS + ("fallback", "timing"):
+            p = os.path.join(work, m, meth + ".json")
+            if not os.path.exists(p):
+                continue
+            r = load(p)
+            o = r["outputs"][0]
+            w, u = times(os.path.join(work, m, meth + ".time"))
+            label = meth if meth in METHODS else "%s (%s)" % (meth, r["method"])
+            top1 = "%.3f" % o["top1"] if o["top1"] is not None else "-"
+            print("%-12s %-10s %9.6f %8.1f %6s %8.3g %11s %11s %8.1f %8.1f" %
+                  (m, label if meth in METHODS else meth, o["cosine"], o["snr_db"], top1,
+                   o["max_abs"], mib(r["size"]["weights_before"]),
+                   mib(r["size"]["weights_after"]), w, u))
+            if meth == "fallback":
+                fb = ", ".join("%s %.1f dB" % (s["node"], s["sensitivity_snr_db"])
+                               for s in r["fallback"])
+                print("%-12s   criterion %s %s (before %.6g), %d quantized, %d float%s" %
+                      ("", r["criterion"]["text"], "met" if r["criterion"]["met"] else "NOT met",
+                       r["criterion"]["worst_before_fallback"], r["nodes_quantized"],
+                       r["nodes_float"], "; returned: " + fb if fb else ""))
+            if meth == "timing":
+                print("%-12s   %d calibration samples, evaluated on them" %
+                      ("", r["samples"]["calibration"]))
+    why = ortlib.available()
+    if why:
+        print("onnxruntime: skipped (%s)" % why)
+        return 0
+    print()
+    print("%-12s %8s %14s %12s %12s %12s" %
+          ("model", "samples", "max diff", "exact", "opmig cos", "ort cos"))
+    for m in models:
+        q = os.path.join(work, m, "minmax.onnx")
+        f = os.path.join(work, m, "model.onnx")
+        vdir = os.path.join(work, m, "val")
+        sets = sorted(os.listdir(vdir), key=lambda s: int(s.rsplit("_", 1)[1]))
+        feeds, mine = [], []
+        name = onnx.load(f, load_external_data=False).graph.input[0].name
+        for k, s in enumerate(sets):
+            t = onnx.TensorProto()
+            with open(os.path.join(vdir, s, "input_0.pb"), "rb") as fh:
+                t.ParseFromString(fh.read())
+            feeds.append({name: numpy_helper.to_array(t)})
+            od = os.path.join(work, m, "ort-cmp", "opmig%d" % k)
+            subprocess.run([opmig, "run", q, "--data", os.path.join(vdir, s), "-O", od,
+                            "--out-format", "npy", "--threads", "1"], check=True,
+                           stdout=subprocess.DEVNULL)
+            mine.append(np.load(os.path.join(od, sorted(os.listdir(od))[0])))
+        ort_q = ortlib.run_many([(q, x) for x in feeds], os.path.join(work, m, "ort-q"),
+                                optimize=True)
+        ort_f = ortlib.run_many([(f, x) for x in feeds], os.path.join(work, m, "ort-f"),
+                                optimize=True)
+        bad = [x for x in ort_q + ort_f if isinstance(x, str)]
+        if bad:
+            print("%-12s onnxruntime: %s" % (m, bad[0]))
+            continue
+        step = out_step(q)
+        a = np.concatenate([x.ravel() for x in mine])
+        b = np.concatenate([x[0].ravel() for x in ort_q])
+        fl = np.concatenate([x[0].ravel() for x in ort_f])
+        d = np.abs(a - b).max()
+        diff = "%.2f steps" % (d / step) if step else "%.2g rel" % (d / np.abs(b).max())
+        print("%-12s %8d %14s %11.2f%% %12.6f %12.6f" %
+              (m, len(sets), diff, 100.0 * np.mean(a == b), cos(a, fl), cos(b, fl)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -55,33 +55,34 @@ def out_step(path):
 
 def main():
     opmig, work, models = sys.argv[1], sys.argv[2], sys.argv[3:]
-    print("%-12s %-10s %9s %8s %6s %8s %11s %11s %8s %8s" %
-          ("model", "method", "cosine", "snr dB", "top1", "max abs", "fp32", "int8",
+    print("%-12s %-8s %-10s %9s %8s %6s %8s %10s %10s %7s %7s" %
+          ("model", "head", "method", "cosine", "snr dB", "top1", "max abs", "fp32", "int8",
            "wall s", "cpu s"))
     for m in models:
-        for meth in METHODS + ("fallback", "timing"):
-            p = os.path.join(work, m, meth + ".json")
-            if not os.path.exists(p):
-                continue
-            r = load(p)
-            o = r["outputs"][0]
-            w, u = times(os.path.join(work, m, meth + ".time"))
-            label = meth if meth in METHODS else "%s (%s)" % (meth, r["method"])
-            top1 = "%.3f" % o["top1"] if o["top1"] is not None else "-"
-            print("%-12s %-10s %9.6f %8.1f %6s %8.3g %11s %11s %8.1f %8.1f" %
-                  (m, label if meth in METHODS else meth, o["cosine"], o["snr_db"], top1,
-                   o["max_abs"], mib(r["size"]["weights_before"]),
-                   mib(r["size"]["weights_after"]), w, u))
-            if meth == "fallback":
-                fb = ", ".join("%s %.1f dB" % (s["node"], s["sensitivity_snr_db"])
-                               for s in r["fallback"])
-                print("%-12s   criterion %s %s (before %.6g), %d quantized, %d float%s" %
-                      ("", r["criterion"]["text"], "met" if r["criterion"]["met"] else "NOT met",
-                       r["criterion"]["worst_before_fallback"], r["nodes_quantized"],
-                       r["nodes_float"], "; returned: " + fb if fb else ""))
-            if meth == "timing":
-                print("%-12s   %d calibration samples, evaluated on them" %
-                      ("", r["samples"]["calibration"]))
+        for head in ("model", "centred"):
+            for meth in METHODS + ("fallback", "timing"):
+                p = os.path.join(work, m, "%s.%s.json" % (head, meth))
+                if not os.path.exists(p):
+                    continue
+                r = load(p)
+                o = r["outputs"][0]
+                w, u = times(p[:-5] + ".time")
+                top1 = "%.3f" % o["top1"] if o["top1"] is not None else "-"
+                print("%-12s %-8s %-10s %9.6f %8.1f %6s %8.3g %10s %10s %7.1f %7.1f" %
+                      (m, "raw" if head == "model" else head, meth, o["cosine"], o["snr_db"],
+                       top1, o["max_abs"], mib(r["size"]["weights_before"]),
+                       mib(r["size"]["weights_after"]), w, u))
+                if meth == "fallback":
+                    print("%-12s   criterion %s %s (%.6g before), %d nodes quantized, %d in "
+                          "float; returned: %s" %
+                          ("", r["criterion"]["text"],
+                           "met" if r["criterion"]["met"] else "NOT met",
+                           r["criterion"]["worst_before_fallback"], r["nodes_quantized"],
+                           r["nodes_float"],
+                           ", ".join(s["node"] for s in r["fallback"]) or "none"))
+                if meth == "timing":
+                    print("%-12s   %d calibration samples, evaluated on them" %
+                          ("", r["samples"]["calibration"]))
     why = ortlib.available()
     if why:
         print("onnxruntime: skipped (%s)" % why)
@@ -90,7 +91,7 @@ def main():
     print("%-12s %8s %14s %12s %12s %12s" %
           ("model", "samples", "max diff", "exact", "opmig cos", "ort cos"))
     for m in models:
-        q = os.path.join(work, m, "minmax.onnx")
+        q = os.path.join(work, m, "model.minmax.onnx")
         f = os.path.join(work, m, "model.onnx")
         vdir = os.path.join(work, m, "val")
         sets = sorted(os.listdir(vdir), key=lambda s: int(s.rsplit("_", 1)[1]))

@@ -90,7 +90,7 @@ enum {
 	CLI_OPT_CALIBRATE = 0x200, CLI_OPT_VALDATA, CLI_OPT_METHOD, CLI_OPT_PERCENTILE,
 	CLI_OPT_QFORMAT, CLI_OPT_DYNAMIC, CLI_OPT_PER_CHANNEL, CLI_OPT_PER_TENSOR,
 	CLI_OPT_SYMMETRIC, CLI_OPT_ACTS, CLI_OPT_WEIGHTS, CLI_OPT_EXCLUDE, CLI_OPT_EXCLUDE_OPS,
-	CLI_OPT_ACCURACY, CLI_OPT_NO_FALLBACK, CLI_OPT_MAX_FALLBACK
+	CLI_OPT_ACCURACY, CLI_OPT_NO_FALLBACK, CLI_OPT_SENSITIVITY, CLI_OPT_MAX_FALLBACK
 };
 #define CLI_QUANT_OPTIONS \
 	{ "calibrate", required_argument, NULL, CLI_OPT_CALIBRATE }, \
@@ -107,6 +107,7 @@ enum {
 	{ "exclude-ops", required_argument, NULL, CLI_OPT_EXCLUDE_OPS }, \
 	{ "accuracy", required_argument, NULL, CLI_OPT_ACCURACY }, \
 	{ "no-fallback", no_argument, NULL, CLI_OPT_NO_FALLBACK }, \
+	{ "sensitivity", required_argument, NULL, CLI_OPT_SENSITIVITY }, \
 	{ "max-fallback", required_argument, NULL, CLI_OPT_MAX_FALLBACK }
 struct qz_opts;
 int cli_parse_quant_opt(const struct cli_command *self, int c, const char *arg,

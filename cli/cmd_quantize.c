@@ -13,7 +13,7 @@
 #include "rewriters/quantize.h"
 
 const char cmd_quantize_help[] =
-	"usage: opmig quantize MODEL -o OUT [--calibrate DIR] [--validation-data DIR] [--method minmax|percentile|entropy] [--percentile P] [--format qdq|qoperator] [--dynamic] [--per-channel | --per-tensor] [--symmetric] [--activations uint8|int8|uint16|int16] [--weights int8|uint8|int4] [--exclude NODE,...] [--exclude-ops OP,...] [--accuracy METRIC>=V] [--no-fallback] [--max-fallback N] [--target T] [--rules F] [--dim NAME=V]... [--samples N] [--seed S] [--threads N] [--report FILE] [--json] [--force]\n"
+	"usage: opmig quantize MODEL -o OUT [--calibrate DIR] [--validation-data DIR] [--method minmax|percentile|entropy] [--percentile P] [--format qdq|qoperator] [--dynamic] [--per-channel | --per-tensor] [--symmetric] [--activations uint8|int8|uint16|int16] [--weights int8|uint8|int4] [--exclude NODE,...] [--exclude-ops OP,...] [--accuracy METRIC>=V] [--no-fallback] [--sensitivity output|local] [--max-fallback N] [--target T] [--rules F] [--dim NAME=V]... [--samples N] [--seed S] [--threads N] [--report FILE] [--json] [--force]\n"
 	"\n"
 	"Quantize a float MODEL to 8-bit integers (post-training, no retraining):\n"
 	"calibrate the activations' ranges in the interpreter, insert\n"
@@ -45,6 +45,9 @@ const char cmd_quantize_help[] =
 	"                      snr>=DB, top1>=FRACTION or max-abs<=V\n"
 	"                      (default cosine>=0.99)\n"
 	"  --no-fallback       keep every quantizable node quantized\n"
+	"  --sensitivity S     how the fallback ranks nodes: output (default: the\n"
+	"                      criterion with each node alone in float, a run per\n"
+	"                      node) or local (its local SNR, layer by layer, one run)\n"
 	"  --max-fallback N    return at most N nodes to float\n"
 	"  --target T          the target's rules choose the dtypes and which ops\n"
 	"                      must be quantized (see 'opmig targets')\n"
@@ -148,9 +151,8 @@ static void text_report(FILE *f, const struct qargs *a, const struct qz_report *
 
 	fprintf(f, "quantize %s: %s", a->model, r->format);
 	if (strcmp(r->format, "dynamic"))
-		fprintf(f, ", %s calibration%s on %zu %ssample%s", r->method,
-			r->percentile > 0 ? "" : "", r->n_calib, r->random_calib ? "seeded random " : "",
-			r->n_calib == 1 ? "" : "s");
+		fprintf(f, ", %s calibration on %zu %ssample%s", r->method, r->n_calib,
+			r->random_calib ? "seeded random " : "", r->n_calib == 1 ? "" : "s");
 	fprintf(f, "\n");
 	if (r->percentile > 0)
 		fprintf(f, "percentile: %g\n", r->percentile);
@@ -170,10 +172,20 @@ static void text_report(FILE *f, const struct qargs *a, const struct qz_report *
 	}
 	fprintf(f, "nodes: %zu quantized, %zu in float\n", r->n_quantized, r->n_float);
 	if (r->n_ranked) {
-		fprintf(f, "sensitivity (local SNR, most sensitive first):\n");
-		for (size_t i = 0; i < r->n_ranked && i < 10; i++)
-			fprintf(f, "  %zu. %s (%s): %.1f dB\n", i + 1, r->nodes[r->ranking[i]].name,
-				r->nodes[r->ranking[i]].op, r->nodes[r->ranking[i]].sensitivity);
+		fprintf(f, "sensitivity (%s, most sensitive first):\n",
+			strcmp(r->sensitivity, "local") ? "the criterion with the node alone in float" :
+			"local SNR");
+		for (size_t i = 0; i < r->n_ranked && i < 10; i++) {
+			const struct qz_node *n = &r->nodes[r->ranking[i]];
+
+			if (isnan(n->if_float))
+				fprintf(f, "  %zu. %s (%s): local SNR %.1f dB\n", i + 1, n->name, n->op,
+					n->sensitivity);
+			else
+				fprintf(f, "  %zu. %s (%s): %s %.6g alone in float, local SNR %.1f dB\n",
+					i + 1, n->name, n->op, qz_metric_name(r->metric), n->if_float,
+					n->sensitivity);
+		}
 		if (r->n_ranked > 10)
 			fprintf(f, "  ... %zu more (see --json)\n", r->n_ranked - 10);
 	}

@@ -59,6 +59,11 @@ int cli_parse_quant_opt(const struct cli_command *self, int c, const char *arg,
 			return cli_usage_error(self, "--accuracy: %s", why);
 		o->have_accuracy = 1;
 		break;
+	case CLI_OPT_SENSITIVITY:
+		if (strcmp(arg, "output") && strcmp(arg, "local"))
+			return cli_usage_error(self, "--sensitivity is output or local, not '%s'", arg);
+		o->sensitivity = strcmp(arg, "local") ? QZ_SENS_OUTPUT : QZ_SENS_LOCAL;
+		break;
 	case CLI_OPT_MAX_FALLBACK:
 		if (cli_parse_count(arg, &v) < 0 || v > 1000000)
 			return cli_usage_error(self, "--max-fallback wants a count, not '%s'", arg);

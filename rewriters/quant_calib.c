@@ -262,7 +262,7 @@ struct calib {
 	int failed;
 };
 
-static void observe_value(struct qz_ctx *q, struct qz_tens *t, const struct rt_value *v)
+static void observe_value(struct qz_tens *t, const struct rt_value *v)
 {
 	struct rt_tensor_summary s;
 	const float *x;
@@ -280,7 +280,6 @@ static void observe_value(struct qz_ctx *q, struct qz_tens *t, const struct rt_v
 	x = v->data;
 	if (t->hist)
 		qz_hist_add(t->hist, x, v->numel);
-	(void)q;
 }
 
 static int observe(void *ctx, const struct ir_node *n, size_t out, struct rt_value **slot)
@@ -292,7 +291,7 @@ static int observe(void *ctx, const struct ir_node *n, size_t out, struct rt_val
 		return 0;
 	k = cb->out_tens[cb->first_out[n->index] + out];
 	if (k >= 0)
-		observe_value(cb->q, &cb->q->plan.tens[k], *slot);
+		observe_value(&cb->q->plan.tens[k], *slot);
 	return 0;
 }
 
@@ -346,7 +345,7 @@ int qz_calibrate(struct qz_ctx *q, struct ir_diag *d)
 			int t = qz_plan_find(p, ir_s(rt_session_input(s, i)->value->name));
 
 			if (t >= 0)
-				observe_value(q, &p->tens[t], in[i]);
+				observe_value(&p->tens[t], in[i]);
 		}
 		if ((rc = rt_session_run(s, in, n_in, out, d)) < 0) {
 			rc = qz_wrap(d, rc, "calibration sample %zu", k);
@@ -436,9 +435,13 @@ void qz_ranges(struct qz_ctx *q)
 		p->tens[r].lo = fmin(p->tens[r].lo, p->tens[i].lo);
 		p->tens[r].hi = fmax(p->tens[r].hi, p->tens[i].hi);
 	}
+	for (size_t i = 0; i < p->n_tens; i++)
+		p->tens[root(p, i)].members++;
 	for (size_t i = 0; i < p->n_tens; i++) {
 		struct qz_tens *t = &p->tens[i], *r = &p->tens[root(p, i)];
 
+		t->shared = r->members > 1;
+		t->group = root(p, i);
 		t->glo = r->lo;
 		t->ghi = r->hi;
 		qz_params(r->lo, r->hi, p->act_dtype, p->symmetric, &t->scale, &t->zp);

@@ -1,13 +1,16 @@
 /* quant_fallback.c: the accuracy-driven loop.  Each trial loads a fresh
  * copy of the float model, quantizes it with the nodes chosen so far kept
  * in float, and evaluates it against the float model.  When the criterion
- * fails the first time, the quantized nodes are ranked by their own
- * quantization error: the layer-wise comparison on the first evaluation
- * sample feeds the quantized model the float model's value at every node
- * output both share, so a node's local SNR measures only what quantizing
- * its inputs, weights and bias did (Neural Compressor's and rknn's
- * per-layer analysis).  The most sensitive node goes back to float, and
- * the next trial runs, until the criterion holds or --max-fallback
+ * fails the first time, the quantized nodes are ranked: by default by the
+ * criterion's metric with each node alone returned to float (one trial
+ * per node: Neural Compressor's op-wise fallback), or, with --sensitivity
+ * local, by their own quantization error alone: the layer-wise comparison
+ * on the first evaluation sample feeds the quantized model the float
+ * model's value at every node output both share, so a node's local SNR
+ * measures only what quantizing its inputs, weights and bias did (rknn's
+ * per-layer analysis; one run, but blind to how much the rest of the
+ * network amplifies an error).  The most sensitive node goes back to float
+ * and the next trial runs, until the criterion holds or --max-fallback
  * nodes went back. */
 #include <math.h>
 #include <stdio.h>
@@ -113,22 +116,65 @@ static int sensitivity(struct qz_ctx *q, struct ir_model *m, const unsigned char
 	return 0;
 }
 
-static const double *rank_snr;
-
-static int by_snr(const void *a, const void *b)
+/* Sort idx (n entries) by snr[idx], lowest first, NAN last, then by
+ * index (an insertion sort: the nodes of one model). */
+static void sort_by_snr(size_t *idx, size_t n, const double *snr)
 {
-	double x = rank_snr[*(const size_t *)a], y = rank_snr[*(const size_t *)b];
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	for (size_t i = 1; i < n; i++) {
+		size_t v = idx[i], k = i;
 
-	if (isnan(x) != isnan(y))
-		return isnan(x) ? 1 : -1;
-	if (!isnan(x) && x != y)
-		return x < y ? -1 : 1;
-	return i < j ? -1 : i > j;
+		while (k > 0) {
+			double x = snr[idx[k - 1]], y = snr[v];
+			int after = isnan(x) ? !isnan(y) || idx[k - 1] > v :
+				    !isnan(y) && (x > y || (x == y && idx[k - 1] > v));
+
+			if (!after)
+				break;
+			idx[k] = idx[k - 1];
+			k--;
+		}
+		idx[k] = v;
+	}
 }
 
-/* Rank the quantized nodes, most sensitive (lowest local SNR) first, into
- * the report. */
+/* The criterion's metric of the worst output with each of the n nodes
+ * idx[] alone returned to float (one trial each), stored so that sorting
+ * lowest first puts the most helpful first: key[i] = -metric (max-abs:
+ * metric). */
+static int if_float(struct qz_ctx *q, const unsigned char *fl, const size_t *idx, size_t n,
+		    double *key, struct ir_diag *d)
+{
+	unsigned char *f = malloc(q->plan.n_nodes + 1);
+	struct qz_output *o = calloc(q->n_out + 1, sizeof(*o));
+	struct ir_model *m = NULL;
+	int rc = 0, met;
+
+	if (!f || !o) {
+		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	memcpy(f, fl, q->plan.n_nodes);
+	for (size_t k = 0; k < n && rc == 0; k++) {
+		double worst;
+
+		f[idx[k]] = 1;
+		if ((rc = qz_trial(q, f, &m, d)) == 0 &&
+		    (rc = qz_evaluate(q, m, o, &worst, &met, d)) == 0)
+			key[idx[k]] = q->o->metric == QZ_MAX_ABS ? worst : -worst;
+		ir_model_free(m);
+		m = NULL;
+		f[idx[k]] = 0;
+	}
+cleanup:
+	free(f);
+	free(o);
+	return rc;
+}
+
+/* Rank the quantized nodes into the report, most sensitive first: by the
+ * criterion with each alone returned to float (--sensitivity output), or
+ * by local SNR (--sensitivity local); the local SNR is reported either
+ * way. */
 static int rank(struct qz_ctx *q, struct ir_model *m, const unsigned char *fl,
 		struct ir_diag *d)
 {
@@ -136,6 +182,7 @@ static int rank(struct qz_ctx *q, struct ir_model *m, const unsigned char *fl,
 	unsigned char *on = calloc(q->plan.n_nodes + 1, 1);
 	double *snr = calloc(q->plan.n_nodes + 1, sizeof(*snr));
 	size_t *idx = calloc(q->plan.n_nodes + 1, sizeof(*idx)), n = 0;
+	double *key = NULL;
 	int rc;
 
 	if (!on || !snr || !idx) {
@@ -148,9 +195,15 @@ static int rank(struct qz_ctx *q, struct ir_model *m, const unsigned char *fl,
 	for (size_t i = 0; i < q->plan.n_nodes; i++)
 		if (on[i] == 1 && q->plan.units[i].report >= 0)
 			idx[n++] = i;
-	rank_snr = snr;
-	qsort(idx, n, sizeof(*idx), by_snr);
-	rank_snr = NULL;
+	if (q->o->sensitivity == QZ_SENS_OUTPUT) {
+		if (!(key = calloc(q->plan.n_nodes + 1, sizeof(*key)))) {
+			rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+		if ((rc = if_float(q, fl, idx, n, key, d)) < 0)
+			goto cleanup;
+	}
+	sort_by_snr(idx, n, key ? key : snr);
 	free(r->ranking);
 	if (!(r->ranking = calloc(n + 1, sizeof(*r->ranking)))) {
 		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
@@ -162,9 +215,12 @@ static int rank(struct qz_ctx *q, struct ir_model *m, const unsigned char *fl,
 
 		r->ranking[k] = (size_t)q->plan.units[idx[k]].report;
 		rn->sensitivity = snr[idx[k]];
+		if (key)
+			rn->if_float = q->o->metric == QZ_MAX_ABS ? key[idx[k]] : -key[idx[k]];
 		rn->rank = k + 1;
 	}
 cleanup:
+	free(key);
 	free(on);
 	free(snr);
 	free(idx);

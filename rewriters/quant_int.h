@@ -54,6 +54,8 @@ struct qz_tens {
 	size_t group;                /* union-find parent */
 	double lo, hi;               /* own range (method) */
 	double glo, ghi;             /* the group's */
+	size_t members;              /* the group's size (at its root) */
+	int shared;                  /* in a group of several */
 	float scale;
 	int32_t zp;
 };

@@ -32,11 +32,10 @@ int mg_quantize(struct rw_ctx *c, const struct qz_opts *opts, const char *path,
 		     r.per_channel ? " per channel" : "", r.n_float, r.criterion,
 		     r.met ? "met" : "NOT met", r.n_eval, r.n_eval == 1 ? "" : "s");
 	for (size_t i = 0; i < r.n_steps && rc == 0; i++)
-		rc = rw_note(c, "int8: '%s' (%s) returned to float by the accuracy fallback (local "
-			     "SNR %.1f dB): %s %.6g -> %.6g", r.nodes[r.steps[i].node].name,
-			     r.nodes[r.steps[i].node].op, r.nodes[r.steps[i].node].sensitivity,
-			     qz_metric_name(r.metric), r.steps[i].worst_before,
-			     r.steps[i].worst_after);
+		rc = rw_note(c, "int8: '%s' (%s) returned to float by the accuracy fallback: %s "
+			     "%.6g -> %.6g", r.nodes[r.steps[i].node].name,
+			     r.nodes[r.steps[i].node].op, qz_metric_name(r.metric),
+			     r.steps[i].worst_before, r.steps[i].worst_after);
 	for (size_t i = 0; i < r.n_notes && rc == 0; i++)
 		rc = rw_note(c, "int8: %s", r.notes[i]);
 	qz_report_release(&r);

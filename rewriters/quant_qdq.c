@@ -454,9 +454,10 @@ static int const_operand(struct qbuild *b, struct ir_node *n, size_t j)
 	info.zero_point = z;
 	info.min = p->tens[ti].min;
 	info.max = p->tens[ti].max;
-	info.lo = p->tens[ti].glo;
-	info.hi = p->tens[ti].ghi;
+	info.lo = fmin(p->tens[ti].glo, 0);
+	info.hi = fmax(p->tens[ti].ghi, 0);
 	info.group = p->tens[ti].group;
+	info.shared = p->tens[ti].shared;
 	rc = report_tensor(b, ir_s(cv->name), "constant", &info);
 cleanup:
 	rt_value_unref(x);
@@ -623,9 +624,10 @@ static int act(struct qbuild *b, size_t ti)
 		info.zero_point = t->zp;
 		info.min = t->seen ? t->min : 0;
 		info.max = t->seen ? t->max : 0;
-		info.lo = t->glo;
-		info.hi = t->ghi;
+		info.lo = fmin(t->glo, 0);
+		info.hi = fmax(t->ghi, 0);
 		info.group = t->group;
+		info.shared = t->shared;
 		rc = report_tensor(b, t->name, "activation", &info);
 	}
 cleanup:

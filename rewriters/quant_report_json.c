@@ -77,6 +77,7 @@ char *qz_report_json(const struct qz_report *r, const char *model, const char *o
 	jb_need(cJSON_AddBoolToObject(o, "written", written), &ok);
 	jb_need(cJSON_AddStringToObject(o, "format", r->format), &ok);
 	jb_need(cJSON_AddStringToObject(o, "method", r->method), &ok);
+	jb_need(cJSON_AddStringToObject(o, "sensitivity", r->sensitivity), &ok);
 	if (r->percentile > 0)
 		num(o, "percentile", r->percentile, &ok);
 	else
@@ -123,10 +124,15 @@ char *qz_report_json(const struct qz_report *r, const char *model, const char *o
 		else
 			jb_need(cJSON_AddNullToObject(y, "why"), &ok);
 		num(y, "sensitivity_snr_db", n->sensitivity, &ok);
+		num(y, "metric_if_float", n->if_float, &ok);
 		if (n->rank)
 			jb_need(cJSON_AddNumberToObject(y, "rank", (double)n->rank), &ok);
 		else
 			jb_need(cJSON_AddNullToObject(y, "rank"), &ok);
+		x = cJSON_AddArrayToObject(y, "inputs");
+		jb_need(x, &ok);
+		for (size_t j = 0; j < n->n_inputs; j++)
+			jb_put(x, cJSON_CreateString(n->inputs[j]), &ok);
 		jb_put(arr, y, &ok);
 	}
 	arr = cJSON_AddArrayToObject(o, "sensitivity");
@@ -142,6 +148,7 @@ char *qz_report_json(const struct qz_report *r, const char *model, const char *o
 		jb_need(cJSON_AddStringToObject(y, "node", r->nodes[r->steps[i].node].name), &ok);
 		jb_need(cJSON_AddStringToObject(y, "op_type", r->nodes[r->steps[i].node].op), &ok);
 		num(y, "sensitivity_snr_db", r->nodes[r->steps[i].node].sensitivity, &ok);
+		num(y, "metric_if_float", r->nodes[r->steps[i].node].if_float, &ok);
 		num(y, "worst_before", r->steps[i].worst_before, &ok);
 		num(y, "worst_after", r->steps[i].worst_after, &ok);
 		jb_put(arr, y, &ok);

@@ -97,6 +97,9 @@ void qz_report_release(struct qz_report *r)
 		free(r->nodes[i].name);
 		free(r->nodes[i].op);
 		free(r->nodes[i].why);
+		for (size_t j = 0; j < r->nodes[i].n_inputs; j++)
+			free(r->nodes[i].inputs[j]);
+		free(r->nodes[i].inputs);
 	}
 	free(r->nodes);
 	free(r->ranking);
@@ -261,7 +264,7 @@ static int report_nodes(struct qz_ctx *q, struct ir_diag *d)
 				       g->nodes[i]->name : label)) ||
 		    !(n->op = strdup(ir_s(g->nodes[i]->op_type))))
 			return ir_diag_error(d, IR_ENOMEM, "out of memory");
-		n->sensitivity = NAN;
+		n->sensitivity = n->if_float = NAN;
 		u->report = (long)r->n_nodes++;
 	}
 	return 0;
@@ -289,12 +292,24 @@ static int node_states(struct qz_ctx *q, const unsigned char *fl, struct ir_diag
 		n->state = on[i] == 1 ? QZ_NODE_QUANTIZED : on[i] == 2 ? QZ_NODE_FUSED :
 			   QZ_NODE_FLOAT;
 		r->n_quantized += on[i] == 1;
+		if (on[i] == 1) {
+			const struct ir_node *g = q->ref->graph->nodes[i];
+
+			if (!(n->inputs = calloc(g->n_inputs + 1, sizeof(*n->inputs)))) {
+				rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+				break;
+			}
+			for (size_t j = 0; j < g->n_inputs && rc == 0; j++)
+				if (u->in[j] != QZ_IN_NONE && g->inputs[j] &&
+				    !(n->inputs[n->n_inputs++] = strdup(ir_s(g->inputs[j]->name))))
+					rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+		}
 		if (on[i])
 			continue;
 		r->n_float++;
 		if (fl[i])
 			snprintf(why, sizeof(why), "returned to float by the accuracy fallback "
-				 "(local SNR %.1f dB, rank %zu)", n->sensitivity, n->rank);
+				 "(rank %zu; local SNR %.1f dB)", n->rank, n->sensitivity);
 		else if (u->fused)
 			snprintf(why, sizeof(why), "its producer stays in float");
 		else if (u->candidate)
@@ -340,6 +355,7 @@ int qz_run(struct ir_model *m, const char *path, const struct qz_opts *o,
 	q.weight_dtype = IR_DTYPE_INT8;
 	r->method = qz_method_name(oo.method);
 	r->format = qz_format_name(oo.format);
+	r->sensitivity = oo.sensitivity == QZ_SENS_LOCAL ? "local" : "output";
 	r->percentile = oo.method == QZ_PERCENTILE ? oo.percentile : 0;
 	r->metric = oo.metric;
 	r->threshold = oo.threshold;
@@ -396,6 +412,9 @@ int qz_run(struct ir_model *m, const char *path, const struct qz_opts *o,
 	if ((oo.format == QZ_DYNAMIC || q.eval != &q.calib) && (rc = qz_eval_reference(&q, d)) < 0)
 		goto cleanup;
 	if ((rc = qz_fallback(&q, fl, d)) < 0 || (rc = node_states(&q, fl, d)) < 0)
+		goto cleanup;
+	if (!r->n_quantized && (rc = qz_note(r, d, "nothing was quantized: no node of a "
+					     "quantizable op with float data")) < 0)
 		goto cleanup;
 	/* the result, built into the model itself */
 	q.collect = 1;

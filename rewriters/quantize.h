@@ -29,6 +29,9 @@ struct rules_target;
 enum qz_method { QZ_MINMAX, QZ_PERCENTILE, QZ_ENTROPY };
 enum qz_format { QZ_QDQ, QZ_QOPERATOR, QZ_DYNAMIC };
 enum qz_metric { QZ_COSINE, QZ_SNR, QZ_TOP1, QZ_MAX_ABS };
+/* How the fallback ranks nodes: the criterion with each node alone in
+ * float (a trial per node), or its local SNR (one layer-wise run). */
+enum qz_sensitivity { QZ_SENS_OUTPUT, QZ_SENS_LOCAL };
 
 /* "minmax", "qdq", "cosine"; parse returns -1 for other text. */
 const char *qz_method_name(enum qz_method m);
@@ -68,6 +71,7 @@ struct qz_opts {
 	enum qz_metric metric;
 	double threshold;
 	int no_fallback;             /* report the criterion, keep every node */
+	enum qz_sensitivity sensitivity;
 	int max_fallback;            /* nodes returned to float at most; 0 all */
 	int prepare;                 /* canonicalize and fold batch norms first */
 	size_t n_dims;
@@ -98,8 +102,14 @@ struct qz_node {
 	enum qz_state state;
 	char *why;                   /* float: the reason (owned) */
 	double sensitivity;          /* local SNR in dB; NAN when not measured */
+	double if_float;             /* the criterion's metric (worst output)
+				      * with this node alone back in float;
+				      * NAN when not measured */
 	size_t rank;                 /* in the sensitivity ranking, 1 = most
 				      * sensitive; 0 not ranked */
+	size_t n_inputs;
+	char **inputs;               /* quantized: the inputs it reads
+				      * quantized (see tensors), owned */
 };
 
 struct qz_output {
@@ -118,6 +128,7 @@ struct qz_step {
 
 struct qz_report {
 	const char *method, *format; /* static */
+	const char *sensitivity;     /* "output" or "local" */
 	int act_dtype, weight_dtype, symmetric, per_channel;
 	double percentile;
 	size_t n_calib, n_eval;

@@ -85,6 +85,10 @@ c = r["criterion"]
 assert c["text"] == "cosine>=0.99" and c["met"], c
 assert c["worst_before_fallback"] < 0.9, c          # fully quantized it fails
 assert r["sensitivity"][0] == "conv2", r["sensitivity"]
+n = {x["name"]: x for x in r["nodes"]}
+# conv2 alone in float meets the criterion; conv1 or conv3 alone does not
+assert n["conv2"]["metric_if_float"] >= 0.99 > n["conv1"]["metric_if_float"], n
+assert n["conv3"]["metric_if_float"] < 0.99, n
 assert [s["node"] for s in r["fallback"]] == ["conv2"], r["fallback"]
 st = {n["name"]: n for n in r["nodes"]}
 assert st["conv2"]["state"] == "float" and "fallback" in st["conv2"]["why"], st["conv2"]
@@ -98,7 +102,17 @@ assert ws["kind"] == "weight" and ws["axis"] == 0 and ws["channels"] == 8, ws
 PY
 $PY -c "import onnx; onnx.checker.check_model(onnx.load('s.q.onnx'), full_check=True)" ||
 	fail "s.q.onnx fails onnx.checker"
-# the ranking holds whatever the criterion: without fallback it fails
+# ranked by local SNR, conv2 comes first too
+run 0 "$OPMIG" quantize sensitive.onnx -o s.l.onnx --calibrate npy --json --sensitivity local
+$PY - "$T/out" <<'PY' || fail "the local-SNR fallback report is wrong (above)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["sensitivity"][0] == "conv2" and [s["node"] for s in r["fallback"]] == ["conv2"], r
+n = {x["name"]: x for x in r["nodes"]}
+assert n["conv2"]["sensitivity_snr_db"] < 10 < n["conv1"]["sensitivity_snr_db"], n
+assert n["conv2"]["metric_if_float"] is None, n["conv2"]
+PY
+# without fallback the criterion fails
 run 1 "$OPMIG" quantize sensitive.onnx -o nf.onnx --calibrate npy --no-fallback
 [ -e nf.onnx ] && fail "a failing criterion wrote its model"
 grep -q "criterion cosine>=0.99 on 3 samples: NOT met" "$T/out" || fail "no failed criterion: $(cat "$T/out")"

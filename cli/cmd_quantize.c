@@ -262,13 +262,31 @@ static int emit_report(const struct qargs *a, const struct qz_report *r, int wri
 	return rc;
 }
 
+/* Weights in external data, or more than protobuf's 2 GiB: OUT gets an
+ * external data file beside it. */
+static int needs_external(struct ir_tensor *t, void *ctx)
+{
+	int64_t *bytes = ctx;
+
+	*bytes += ir_tensor_nbytes(t);
+	return t->storage == IR_STORE_EXTERNAL || *bytes > ((int64_t)1 << 31) - (64 << 20) ? 1 : 0;
+}
+
 static int save(const struct qargs *a, struct ir_model *m)
 {
 	struct ir_save_opts so = { NULL, 1024 };
+	int64_t bytes = 0;
 	struct ir_diag d;
+	char ext[4200];
 	int rc;
 
 	ir_diag_init(&d);
+	if (ir_model_for_each_tensor(m, needs_external, &bytes) == 1) {
+		const char *base = strrchr(a->out, '/');
+
+		snprintf(ext, sizeof(ext), "%s.data", base ? base + 1 : a->out);
+		so.external_data = ext;
+	}
 	if ((rc = ir_model_save(m, a->out, &so, &d)) < 0) {
 		cli_error(a->out, "%s", d.msg);
 		return rc == IR_EUSAGE ? CLI_EXIT_USAGE : cli_exit_code(rc);

@@ -544,13 +544,15 @@ static int act(struct qbuild *b, size_t ti)
 
 		for (size_t q = 0; q < i; q++)
 			dup |= v->uses[q] == u;
-		if (dup || u->graph != b->g)
+		/* the quantizer's own nodes (a QuantizeLinear doing a fused
+		 * Relu) and a fused Relu (its producer's output is quantized
+		 * after it) read as they are */
+		if (dup || u->graph != b->g || u->index >= p->n_nodes || b->on[u->index] == 2)
 			continue;
 		for (size_t j = 0; j < u->n_inputs; j++) {
 			if (u->inputs[j] != v)
 				continue;
-			if (u->index < p->n_nodes && b->on[u->index] == 1 &&
-			    p->units[u->index].in[j] == QZ_IN_ACT)
+			if (b->on[u->index] == 1 && p->units[u->index].in[j] == QZ_IN_ACT)
 				qs[nq++] = (struct slot){ u, j };
 			else
 				fs[nf++] = (struct slot){ u, j };

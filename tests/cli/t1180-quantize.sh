@@ -167,6 +167,14 @@ assert any(act + " activations" in n for n in r["notes"]), r["notes"]
 assert r["validation"]["equivalent"], r["validation"]
 PY
 	run 0 "$OPMIG" scan "m.$t.onnx" --target "$t"
+	# no value quantized twice: no QuantizeLinear reads a DequantizeLinear
+	$PY - "m.$t.onnx" <<'PY' || fail "m.$t.onnx quantizes a value twice"
+import onnx, sys
+m = onnx.load(sys.argv[1])
+dq = {o for n in m.graph.node if n.op_type == "DequantizeLinear" for o in n.output}
+twice = [n.name for n in m.graph.node if n.op_type == "QuantizeLinear" and n.input[0] in dq]
+assert not twice, twice
+PY
 	$PY -c "import onnx; onnx.checker.check_model(onnx.load('m.$t.onnx'), full_check=True)" ||
 		fail "m.$t.onnx fails onnx.checker"
 done

@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 """quant_report.py OPMIG WORKDIR MODEL...: the tables of bench/quant.sh
-from its reports (WORKDIR/MODEL/METHOD.json, .time), plus onnxruntime-node
-(all graph optimizations, one thread) against opmig on each model's minmax
-int8 model over the validation samples: the largest difference in steps
+from its reports (WORKDIR/MODEL/HEAD.METHOD.json, .time), plus
+onnxruntime-node (one thread) against opmig on each model's minmax int8
+model over the validation samples, computing the graph as written (no
+graph optimizations: the QDQ graph's float semantics, as opmig does) and
+optimized (its integer kernels in place of the QDQ node units): the
+largest difference in steps
 of the output's quantization (or relative to the output's largest value
 when the output is float, as a LayerNormalization's), the share of
 elements where the two agree exactly, and each runtime's cosine against
@@ -88,8 +91,8 @@ def main():
         print("onnxruntime: skipped (%s)" % why)
         return 0
     print()
-    print("%-12s %8s %14s %12s %12s %12s" %
-          ("model", "samples", "max diff", "exact", "opmig cos", "ort cos"))
+    print("%-12s %8s %-11s %12s %9s %12s %12s" %
+          ("model", "samples", "onnxruntime", "max diff", "exact", "opmig cos", "ort cos"))
     for m in models:
         q = os.path.join(work, m, "model.minmax.onnx")
         f = os.path.join(work, m, "model.onnx")
@@ -103,26 +106,29 @@ def main():
                 t.ParseFromString(fh.read())
             feeds.append({name: numpy_helper.to_array(t)})
             od = os.path.join(work, m, "ort-cmp", "opmig%d" % k)
+            os.makedirs(os.path.dirname(od), exist_ok=True)
             subprocess.run([opmig, "run", q, "--data", os.path.join(vdir, s), "-O", od,
                             "--out-format", "npy", "--threads", "1"], check=True,
                            stdout=subprocess.DEVNULL)
             mine.append(np.load(os.path.join(od, sorted(os.listdir(od))[0])))
-        ort_q = ortlib.run_many([(q, x) for x in feeds], os.path.join(work, m, "ort-q"),
-                                optimize=True)
         ort_f = ortlib.run_many([(f, x) for x in feeds], os.path.join(work, m, "ort-f"),
                                 optimize=True)
-        bad = [x for x in ort_q + ort_f if isinstance(x, str)]
-        if bad:
-            print("%-12s onnxruntime: %s" % (m, bad[0]))
-            continue
         step = out_step(q)
         a = np.concatenate([x.ravel() for x in mine])
-        b = np.concatenate([x[0].ravel() for x in ort_q])
-        fl = np.concatenate([x[0].ravel() for x in ort_f])
-        d = np.abs(a - b).max()
-        diff = "%.2f steps" % (d / step) if step else "%.2g rel" % (d / np.abs(b).max())
-        print("%-12s %8d %14s %11.2f%% %12.6f %12.6f" %
-              (m, len(sets), diff, 100.0 * np.mean(a == b), cos(a, fl), cos(b, fl)))
+        for opt in (False, True):
+            ort_q = ortlib.run_many([(q, x) for x in feeds],
+                                    os.path.join(work, m, "ort-q%d" % opt), optimize=opt)
+            bad = [x for x in ort_q + ort_f if isinstance(x, str)]
+            if bad:
+                print("%-12s onnxruntime: %s" % (m, bad[0]))
+                continue
+            b = np.concatenate([x[0].ravel() for x in ort_q])
+            fl = np.concatenate([x[0].ravel() for x in ort_f])
+            d = np.abs(a - b).max()
+            diff = "%.2f steps" % (d / step) if step else "%.2g rel" % (d / np.abs(b).max())
+            print("%-12s %8d %-11s %12s %8.2f%% %12.6f %12.6f" %
+                  (m, len(sets), "optimized" if opt else "as written", diff,
+                   100.0 * np.mean(a == b), cos(a, fl), cos(b, fl)))
     return 0
 
 

@@ -396,7 +396,9 @@ static void tens_range(const struct qz_plan *p, enum qz_method m, double pct, st
 
 	t->lo = t->seen ? t->min : 0;
 	t->hi = t->seen ? t->max : 0;
-	if (t->is_const || !t->hist || !t->seen)
+	/* clipping a graph output would change the model's answer: outputs
+	 * keep their observed range */
+	if (t->is_const || t->is_output || !t->hist || !t->seen)
 		return;
 	if (m == QZ_PERCENTILE) {
 		qz_hist_percentile(t->hist, pct, p->symmetric, t->min, t->max, &t->lo, &t->hi);

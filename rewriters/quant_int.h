@@ -48,6 +48,7 @@ struct qz_unit {
 struct qz_tens {
 	char *name;                  /* owned */
 	int is_const;                /* values known: min/max are theirs */
+	int is_output;               /* a graph output: its full range */
 	int seen;
 	double min, max;             /* observed */
 	struct qz_hist *hist;        /* percentile, entropy; owned */

@@ -454,6 +454,7 @@ static int add_tens(struct qz_plan *p, struct tabs *h, const struct ir_value *v,
 {
 	if ((*out = tens_get(p, h->ht, h->cap, v, cst, hist)) < 0)
 		return IR_ENOMEM;
+	p->tens[*out].is_output = ir_graph_is_output(v->graph, v);
 	if (cst && !p->tens[*out].seen)
 		const_range(&p->tens[*out], v);
 	return 0;

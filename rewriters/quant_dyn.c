@@ -161,6 +161,15 @@ static int one(struct dyn *b, struct ir_node *n, const struct qz_unit *u)
 		goto out;
 	if (!wdq)
 		goto skip;
+	if (b->q->collect) {
+		info.kind = "weight";
+		if (!(info.name = strdup(ir_s(n->inputs[1]->name))))
+			goto oom;
+		if (qz_tensor_add(b->q->r, &info, b->d) < 0) {
+			free(info.name);
+			goto fail;
+		}
+	}
 	wq = wdq->producer->inputs[0];
 	ws = wdq->producer->inputs[1];
 	wz = wdq->producer->inputs[2];

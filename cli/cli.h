@@ -82,6 +82,37 @@ struct cli_run_opts {
  * or the usage error's exit code. */
 int cli_parse_run_opt(const struct cli_command *self, int c, const char *arg,
 		      const struct cli_run_opts *o);
+/* The quantization options quantize and migrate share (quant_opts.c):
+ * their getopt_long entries (CLI_QUANT_OPTIONS, in an option table; each
+ * command adds its own entry for the format, CLI_OPT_QFORMAT), and
+ * cli_parse_quant_opt storing one into a struct qz_opts. */
+enum {
+	CLI_OPT_CALIBRATE = 0x200, CLI_OPT_VALDATA, CLI_OPT_METHOD, CLI_OPT_PERCENTILE,
+	CLI_OPT_QFORMAT, CLI_OPT_DYNAMIC, CLI_OPT_PER_CHANNEL, CLI_OPT_PER_TENSOR,
+	CLI_OPT_SYMMETRIC, CLI_OPT_ACTS, CLI_OPT_WEIGHTS, CLI_OPT_EXCLUDE, CLI_OPT_EXCLUDE_OPS,
+	CLI_OPT_ACCURACY, CLI_OPT_NO_FALLBACK, CLI_OPT_SENSITIVITY, CLI_OPT_MAX_FALLBACK
+};
+#define CLI_QUANT_OPTIONS \
+	{ "calibrate", required_argument, NULL, CLI_OPT_CALIBRATE }, \
+	{ "validation-data", required_argument, NULL, CLI_OPT_VALDATA }, \
+	{ "method", required_argument, NULL, CLI_OPT_METHOD }, \
+	{ "percentile", required_argument, NULL, CLI_OPT_PERCENTILE }, \
+	{ "dynamic", no_argument, NULL, CLI_OPT_DYNAMIC }, \
+	{ "per-channel", no_argument, NULL, CLI_OPT_PER_CHANNEL }, \
+	{ "per-tensor", no_argument, NULL, CLI_OPT_PER_TENSOR }, \
+	{ "symmetric", no_argument, NULL, CLI_OPT_SYMMETRIC }, \
+	{ "activations", required_argument, NULL, CLI_OPT_ACTS }, \
+	{ "weights", required_argument, NULL, CLI_OPT_WEIGHTS }, \
+	{ "exclude", required_argument, NULL, CLI_OPT_EXCLUDE }, \
+	{ "exclude-ops", required_argument, NULL, CLI_OPT_EXCLUDE_OPS }, \
+	{ "accuracy", required_argument, NULL, CLI_OPT_ACCURACY }, \
+	{ "no-fallback", no_argument, NULL, CLI_OPT_NO_FALLBACK }, \
+	{ "sensitivity", required_argument, NULL, CLI_OPT_SENSITIVITY }, \
+	{ "max-fallback", required_argument, NULL, CLI_OPT_MAX_FALLBACK }
+struct qz_opts;
+int cli_parse_quant_opt(const struct cli_command *self, int c, const char *arg,
+			struct qz_opts *o);
+
 struct rt_dim_set;
 /* Append --dim's NAME=VALUE to the array *dims of *n: CLI_EXIT_OK, the
  * usage error's exit code, or CLI_EXIT_INTERNAL out of memory. */
@@ -103,6 +134,8 @@ int cmd_inspect(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
 extern const char cmd_migrate_help[];
 int cmd_ops(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
+extern const char cmd_quantize_help[];
 extern const char cmd_convert_help[], cmd_inspect_help[], cmd_ops_help[];
 int cmd_run(int argc, char **argv);
 extern const char cmd_run_help[];

@@ -15,9 +15,10 @@
 #include "oprules/rules.h"
 #include "probe/probe.h"
 #include "rewriters/migrate.h"
+#include "rewriters/quantize.h"
 
 const char cmd_migrate_help[] =
-	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16] [--fp16-io] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--data DIR] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--verify-with CMD] [--force]\n"
+	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16|int8] [--fp16-io] [QUANTIZE OPTIONS] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--data DIR] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--verify-with CMD] [--force]\n"
 	"       opmig migrate --list-passes\n"
 	"\n"
 	"Rewrite MODEL so that TARGET can run it, check numerically that it still\n"
@@ -38,8 +39,11 @@ const char cmd_migrate_help[] =
 	"                      and what depends on it folds\n"
 	"  --opset N           convert to this default-domain opset (default: the\n"
 	"                      one of the target's range where most nodes are legal)\n"
-	"  --precision P       fp32 or fp16 (weights and activations); default: fp16\n"
-	"                      where the target runs more nodes in it, else fp32\n"
+	"  --precision P       fp32, fp16 or int8 (weights and activations); default:\n"
+	"                      fp16 where the target runs more nodes in it, else fp32\n"
+	"  QUANTIZE OPTIONS    with int8, those of opmig quantize (--calibrate DIR,\n"
+	"                      --method, --accuracy, ...; --quant-format qdq|qoperator\n"
+	"                      for its --format): see opmig-quantize(1)\n"
 	"  --fp16-io           with fp16, the inputs and outputs too\n"
 	"  --passes LIST       only these passes (comma-separated) besides\n"
 	"                      canonicalization; see --list-passes\n"
@@ -75,8 +79,9 @@ struct margs {
 	struct probe_verify verify;
 	char *rules[8];
 	size_t n_rules;
-	int json, dry_run, force, list;
+	int json, dry_run, force, list, quant_opts;
 	struct mg_opts o;
+	struct qz_opts qo;
 	struct rt_dim_set *dims;
 	struct mg_binding *bindings;
 };
@@ -125,6 +130,8 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		{ "force", no_argument, NULL, 'F' },
 		{ "verify-with", required_argument, NULL, 'W' },
 		{ "list-passes", no_argument, NULL, 'l' },
+		CLI_QUANT_OPTIONS,
+		{ "quant-format", required_argument, NULL, CLI_OPT_QFORMAT },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct cli_command *self = cli_command_find("migrate");
@@ -158,8 +165,9 @@ static int parse_args(int argc, char **argv, struct margs *a)
 			a->o.layout = optarg;
 			break;
 		case 'p':
-			if (strcmp(optarg, "fp32") && strcmp(optarg, "fp16"))
-				return cli_usage_error(self, "--precision is fp32 or fp16, not '%s'", optarg);
+			if (strcmp(optarg, "fp32") && strcmp(optarg, "fp16") && strcmp(optarg, "int8"))
+				return cli_usage_error(self, "--precision is fp32, fp16 or int8, not '%s'",
+						       optarg);
 			a->o.precision = optarg;
 			break;
 		case 'f':
@@ -203,7 +211,15 @@ static int parse_args(int argc, char **argv, struct margs *a)
 			a->verify_with = optarg;
 			break;
 		}
+		case '?':
+			return cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
 		default:
+			if (c >= CLI_OPT_CALIBRATE && c <= CLI_OPT_MAX_FALLBACK) {
+				if ((rc = cli_parse_quant_opt(self, c, optarg, &a->qo)) != CLI_EXIT_OK)
+					return rc;
+				a->quant_opts = 1;
+				break;
+			}
 			return cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
@@ -220,6 +236,12 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		return cli_usage_error(self, "--batch and --fit-memory exclude each other");
 	if (a->o.fp16_io && (!a->o.precision || strcmp(a->o.precision, "fp16")))
 		return cli_usage_error(self, "--fp16-io needs --precision fp16");
+	if (a->quant_opts && (!a->o.precision || strcmp(a->o.precision, "int8")))
+		return cli_usage_error(self, "quantization options need --precision int8");
+	a->qo.samples = a->o.samples > 1 ? a->o.samples : 0;
+	a->qo.seed = a->o.seed;
+	a->qo.threads = a->o.threads;
+	a->o.quant = &a->qo;
 	return 0;
 }
 

@@ -24,6 +24,8 @@ const struct cli_command cli_commands[] = {
 	  "list the operator registry, or one operator's versions" },
 	{ "probe", cmd_probe, cmd_probe_help,
 	  "measure what a runtime accepts and derive its rules file" },
+	{ "quantize", cmd_quantize, cmd_quantize_help,
+	  "quantize a float model to int8: calibrate, insert QDQ, fall back to float where accuracy needs it" },
 	{ "rules", cmd_rules, cmd_rules_help,
 	  "show a target's rules, or check a rules file" },
 	{ "run", cmd_run, cmd_run_help,

@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 	if (cli_wants_help(c, argc - 1, argv + 1))
 		return cli_finish(CLI_EXIT_OK);
 	if (!strcmp(name, "run") || !strcmp(name, "validate") || !strcmp(name, "migrate") ||
-	    !strcmp(name, "batch")) {
+	    !strcmp(name, "batch") || !strcmp(name, "quantize")) {
 		cli_tune_blas(argv);
 		cli_tune_malloc();
 	}

@@ -421,6 +421,7 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	struct mg_data md = { 0 };
 	struct rw_ctx c;
 	int rc, half, rounds = o->max_rounds > 0 ? o->max_rounds : 8;
+	int int8 = o->precision && !strcmp(o->precision, "int8");
 	size_t changed;
 
 	memset(r, 0, sizeof(*r));
@@ -493,9 +494,10 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	if ((rc = stage(&c, o, RW_DTYPE)) < 0 ||
 	    (c.prec16 && (rc = stage(&c, o, RW_PRECISION)) < 0) ||
 	    (o->layout && !strcmp(o->layout, "nhwc") && (rc = stage(&c, o, RW_LAYOUT)) < 0) ||
-	    (rc = stage(&c, o, RW_FUSE)) < 0 || (rc = stage(&c, o, RW_CANON)) < 0)
+	    (rc = stage(&c, o, RW_FUSE)) < 0 || (rc = stage(&c, o, RW_CANON)) < 0 ||
+	    (int8 && (rc = mg_quantize(&c, o->quant, path, d)) < 0))
 		goto cleanup;
-	r->precision = c.prec16 ? "fp16" : "fp32";
+	r->precision = int8 ? "int8" : c.prec16 ? "fp16" : "fp32";
 	r->opset = ir_model_opset(m, "");
 	half = c.prec16;
 	c.prec16 = 0;          /* the types are what they are now */
@@ -521,6 +523,8 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 		ir_diag_init(d);
 		rc = 0;
 	}
+	if (int8 && r->validated)
+		mg_quantize_judge(&r->val, o->quant);
 	r->ok = !r->invalid && !r->n_blockers && !r->n_findings && !r->val_error[0] &&
 		(!r->validated || r->val.equivalent) && !(o->keep_interface && r->n_iface);
 	if (r->invalid)

@@ -23,7 +23,9 @@ struct mg_opts {
 	int64_t batch;                 /* static batch dim; 0: unchanged */
 	size_t n_dims;
 	const struct rt_dim_set *dims; /* NAME=V static dims */
-	const char *precision;         /* "fp32", "fp16" or NULL */
+	const char *precision;         /* "fp32", "fp16", "int8" or NULL */
+	const struct qz_opts *quant;   /* int8: the quantization's options
+					* (NULL: the defaults) */
 	int fp16_io;                   /* fp16 inputs and outputs too */
 	const char *passes;            /* comma-separated pass names allowed
 					* besides canonicalization; NULL all */
@@ -57,6 +59,15 @@ struct mg_data {
 int mg_data_find(const struct ir_model *m, const char *model_path, const char *data,
 		 struct mg_data *md, struct ir_diag *d);
 void mg_data_release(struct mg_data *md);
+
+struct qz_opts;
+
+/* --precision int8 (quant_migrate.c): quantize c's model for c's target
+ * (notes in c say how), and judge a validation of the result by the
+ * quantization's accuracy criterion (v->equivalent, returned). */
+int mg_quantize(struct rw_ctx *c, const struct qz_opts *o, const char *path,
+		struct ir_diag *d);
+int mg_quantize_judge(struct val_report *v, const struct qz_opts *o);
 
 /* A graph input bound to a constant (bind.c). */
 struct mg_binding {

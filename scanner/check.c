@@ -338,6 +338,43 @@ static const char *io_name(int input)
 	return input ? "input" : "output";
 }
 
+static int is_qdq(const struct ir_node *n, const char *op)
+{
+	return n && !strcmp(ir_s(n->op_type), op) &&
+	       (!n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx"));
+}
+
+/* The dtype of a float value as a runtime grouping QDQ node units sees
+ * it: an input made by DequantizeLinear is the quantized value it reads
+ * (0, unchecked, for an int32 bias); an output that only QuantizeLinear
+ * nodes read is their quantized output. */
+static int qdq_dtype(const struct scan_ctx *c, const struct ir_value *v, int input, int dtype)
+{
+	const struct ir_vtype *t;
+	int q = 0;
+
+	if (!v || (dtype != IR_DTYPE_FLOAT && dtype != IR_DTYPE_FLOAT16 &&
+		   dtype != IR_DTYPE_BFLOAT16))
+		return dtype;
+	if (input) {
+		if (!is_qdq(v->producer, "DequantizeLinear") || !v->producer->inputs[0] ||
+		    !(t = ir_infer_get(c->inf, v->producer->inputs[0])) || !t->dtype)
+			return dtype;
+		return t->dtype == IR_DTYPE_INT32 ? 0 : t->dtype;
+	}
+	if (!v->n_uses || ir_graph_is_output(v->graph, v))
+		return dtype;
+	for (size_t i = 0; i < v->n_uses; i++) {
+		const struct ir_node *u = v->uses[i];
+
+		if (!is_qdq(u, "QuantizeLinear") || u->inputs[0] != v || !u->outputs[0] ||
+		    !(t = ir_infer_get(c->inf, u->outputs[0])) || !t->dtype)
+			return dtype;
+		q = t->dtype;
+	}
+	return q;
+}
+
 /* dtype, rank and dim checks of one input or output. */
 static int check_tensor(const struct scan_ctx *c, const struct scan_ninfo *ni,
 			const struct rules_target *t, const struct rules_op *op,
@@ -347,7 +384,7 @@ static int check_tensor(const struct scan_ctx *c, const struct scan_ninfo *ni,
 	const struct ir_vtype *vt = input ? ni->vt[i] : ni->vt[ni->n_in + i];
 	const struct rules_io *io = op ? (input ? find_io(op->inputs, op->n_inputs, i) :
 					  find_io(op->outputs, op->n_outputs, i)) : NULL;
-	int dtype = vt ? vt->dtype : 0, reported = 0;
+	int dtype = vt ? qdq_dtype(c, val, input, vt->dtype) : 0, reported = 0;
 
 	if (c->f32_as && dtype == IR_DTYPE_FLOAT)
 		dtype = c->f32_as;      /* what migrate would convert it to */

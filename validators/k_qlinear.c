@@ -1,8 +1,9 @@
 /* k_qlinear.c: kernels of the qlinear family: MatMulInteger, ConvInteger,
  * QLinearMatMul and QLinearConv.  Zero points are subtracted in double
  * and the products run on the double cores (exact: 8-bit products summed
- * stay far below 2^53); requantization multiplies by the float32 scale
- * ratio, rounds half to even and saturates. */
+ * stay far below 2^53); requantization multiplies the accumulator, as a
+ * float32, by the float32 scale ratio, rounds half to even, adds the zero
+ * point and saturates (onnxruntime's order). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,15 +65,21 @@ static void sub_cols(double *b, int64_t numel, int64_t kd, int64_t n,
 			   ((i / (kd * n)) * n + i % n) % n_zp];
 }
 
-/* Store v rounded half to even and saturated into an 8-bit dtype, or
- * converted (saturating) into a float8 dtype. */
-static void store_q(int dtype, void *data, int64_t i, double v)
+/* Requantize the exact accumulator acc (bias included) with the float32
+ * multiplier mult = in_scale * w_scale / y_scale: float32 (acc) * mult
+ * rounded half to even, plus the zero point, saturated into an 8-bit
+ * dtype, as onnxruntime's MLAS requantizes (so the two agree bit for
+ * bit); a float8 dtype gets the product plus the zero point, converted
+ * saturating. */
+static void store_q(int dtype, void *data, int64_t i, double acc, float mult, double zp)
 {
+	float v = (float)acc * mult;
+
 	if (is_f8(dtype)) {
-		((uint8_t *)data)[i] = rt_float_to_f8(dtype, (float)v, 1);
+		((uint8_t *)data)[i] = rt_float_to_f8(dtype, (float)((double)v + zp), 1);
 		return;
 	}
-	v = nearbyint(v);
+	v = nearbyintf(v) + (float)zp;
 	if (dtype == IR_DTYPE_INT8)
 		((int8_t *)data)[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
 	else
@@ -183,7 +190,7 @@ static int k_qlinear_matmul(struct rt_kctx *k)
 		float sb = (float)bs[nbs == 1 ? 0 : (bt * p.n + c) % nbs];
 		float mult = sa * sb / (float)ys[0];
 
-		store_q(y->dtype, y->data, i, yd[i] * (double)mult + yzp[0]);
+		store_q(y->dtype, y->data, i, yd[i], mult, yzp[0]);
 	}
 cleanup:
 	knn_mm_release(&p);
@@ -306,7 +313,7 @@ static int k_qlinear_conv(struct rt_kctx *k)
 		int64_t m = (i / g.out_size) % g.m;
 		float mult = (float)xs[0] * (float)ws[nws == 1 ? 0 : m] / (float)ys[0];
 
-		store_q(y->dtype, y->data, i, yd[i] * (double)mult + yzp[0]);
+		store_q(y->dtype, y->data, i, yd[i], mult, yzp[0]);
 	}
 cleanup:
 	free(yd);

@@ -5,7 +5,8 @@
 // file}]} with each output's raw data in outdir/out_K.bin; a model that
 // onnxruntime refuses to load or run is ok: false with its message.  One
 // thread, graph optimizations off (the reference computes what the graph
-// says).  Where onnxruntime-node lives: $OPMIG_ORT_DIR, or the folder
+// says) unless the job says optimize: true (all of onnxruntime's
+// optimizations: QDQ node units fused into its integer kernels).  Where onnxruntime-node lives: $OPMIG_ORT_DIR, or the folder
 // tools/npm_deps.sh installs it into (.cache/npm).
 'use strict';
 const fs = require('fs');
@@ -33,8 +34,8 @@ async function one(job) {
 	const res = { ok: false, error: null, outputs: [] };
 	try {
 		const s = await ort.InferenceSession.create(job.model,
-			{ intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'disabled',
-			  logSeverityLevel: 4 });
+			{ intraOpNumThreads: 1, interOpNumThreads: 1,
+			  graphOptimizationLevel: job.optimize ? 'all' : 'disabled', logSeverityLevel: 4 });
 		const feeds = {};
 		for (const i of job.inputs) feeds[i.name] = load(i);
 		const r = await s.run(feeds);

@@ -46,9 +46,11 @@ def version():
         return json.load(f)['version']
 
 
-def run_many(jobs, workdir, timeout=None):
+def run_many(jobs, workdir, timeout=None, optimize=False):
     """jobs: [(model, {input name: ndarray})]; returns per job the outputs
-    (ndarrays in graph order) or onnxruntime's message (a str)."""
+    (ndarrays in graph order) or onnxruntime's message (a str).  optimize:
+    with all of onnxruntime's graph optimizations (default: none, so it
+    computes what the graph says)."""
     os.makedirs(workdir, exist_ok=True)
     spec = []
     for k, (model, feeds) in enumerate(jobs):
@@ -62,7 +64,8 @@ def run_many(jobs, workdir, timeout=None):
             f = os.path.join(d, 'in_%d.bin' % j)
             a.tofile(f)
             ins.append({'name': name, 'type': NAMES[a.dtype], 'dims': list(a.shape), 'file': f})
-        spec.append({'model': os.path.abspath(model), 'inputs': ins, 'outdir': d})
+        spec.append({'model': os.path.abspath(model), 'inputs': ins, 'outdir': d,
+                     'optimize': bool(optimize)})
     jf = os.path.join(workdir, 'jobs.json')
     with open(jf, 'w') as f:
         json.dump(spec, f)

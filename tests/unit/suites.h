@@ -51,6 +51,7 @@ int suite_verify_register(void);
 int suite_opset_register(void);
 int suite_decomp5_register(void);
 int suite_probe_register(void);
+int suite_quant_register(void);
 
 /* Path of a file in the source tree (tests run from the top folder). */
 #define TESTDATA(p) "testdata/" p

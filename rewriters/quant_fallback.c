@@ -1,0 +1,317 @@
+/* quant_fallback.c: the accuracy-driven loop.  Each trial loads a fresh
+ * copy of the float model, quantizes it with the nodes chosen so far kept
+ * in float, and evaluates it against the float model.  When the criterion
+ * fails the first time, the quantized nodes are ranked: by default by the
+ * criterion's metric with each node alone returned to float (one trial
+ * per node: Neural Compressor's op-wise fallback), or, with --sensitivity
+ * local, by their own quantization error alone: the layer-wise comparison
+ * on the first evaluation sample feeds the quantized model the float
+ * model's value at every node output both share, so a node's local SNR
+ * measures only what quantizing its inputs, weights and bias did (rknn's
+ * per-layer analysis; one run, but blind to how much the rest of the
+ * network amplifies an error).  The most sensitive node goes back to float
+ * and the next trial runs, until the criterion holds or --max-fallback
+ * nodes went back. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewriters/quant_int.h"
+#include "validators/validate.h"
+
+int qz_build(struct qz_ctx *q, struct rw_ctx *c, const unsigned char *fl, struct ir_diag *d)
+{
+	const struct rw_pass *dce = rw_pass_find("dce");
+	size_t changed;
+	int rc;
+
+	if (q->o->format == QZ_DYNAMIC)
+		rc = qz_build_dynamic(q, c, fl, d);
+	else
+		rc = qz_build_qdq(q, c, fl, d);
+	if (rc == 0 && q->o->format == QZ_QOPERATOR)
+		rc = qz_to_qoperator(q, c, NULL, d);
+	/* float weights only the quantized copies read now go */
+	if (rc == 0 && dce)
+		rc = rw_run(c, dce, &changed);
+	return rc;
+}
+
+int qz_trial(struct qz_ctx *q, const unsigned char *fl, struct ir_model **out, struct ir_diag *d)
+{
+	struct ir_model *m = NULL;
+	struct rw_ctx c;
+	int rc;
+
+	*out = NULL;
+	if ((rc = ir_model_load(q->copy_path, NULL, &m, d)) < 0)
+		return qz_wrap(d, rc == IR_EINVAL ? IR_EINTERNAL : rc, "quantize: the float copy");
+	if ((rc = rw_ctx_init(&c, m, q->o->target, d)) < 0) {
+		ir_model_free(m);
+		return rc;
+	}
+	c.pass = "quantize";
+	rc = qz_build(q, &c, fl, d);
+	rw_ctx_release(&c);
+	if (rc < 0) {
+		ir_model_free(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+/* Local SNR of every quantized node of trial model m (NAN where the
+ * comparison has none), from the layer-wise comparison on the first
+ * evaluation sample. */
+static int sensitivity(struct qz_ctx *q, struct ir_model *m, const unsigned char *on,
+		       double *snr, struct ir_diag *d)
+{
+	const struct qz_samples *s = q->eval;
+	const struct ir_graph *g = q->ref->graph;
+	struct val_opts vo = { 0 };
+	struct val_report vr;
+	char bad[4096];
+	int rc;
+
+	vo.precision = VAL_INT8;
+	vo.samples = 1;
+	vo.gen.seed = s->seed;
+	vo.gen.n_dims = q->o->n_dims;
+	vo.gen.dims = q->o->dims;
+	vo.layerwise = 1;
+	vo.threads = q->o->threads;
+	if (s->kind == QZ_S_DIRS) {
+		vo.data_dirs = s->dirs;
+		vo.n_data_dirs = 1;
+	} else if (s->kind == QZ_S_FILES) {
+		vo.input_files = s->files;
+		vo.n_input_files = s->per;
+	}
+	if ((rc = val_run(q->ref, m, &vo, &vr, bad, sizeof(bad), d)) < 0)
+		return qz_wrap(d, rc, "quantize: the layer-wise comparison");
+	for (size_t i = 0; i < q->plan.n_nodes; i++) {
+		const struct ir_node *n = g->nodes[i];
+
+		snr[i] = NAN;
+		if (on[i] != 1)
+			continue;
+		/* the node's own outputs: their error is what quantizing its
+		 * inputs did (the quantization of an output is its readers') */
+		for (size_t j = 0; j < n->n_outputs; j++) {
+			const char *name = n->outputs[j] ? ir_s(n->outputs[j]->name) : NULL;
+
+			for (size_t k = 0; name && k < vr.n_layers; k++) {
+				double x = vr.layers[k].local.snr_db;
+
+				if (strcmp(vr.layers[k].value, name) || !vr.layers[k].local.n)
+					continue;
+				if (isnan(snr[i]) || x < snr[i])
+					snr[i] = x;
+			}
+		}
+	}
+	val_report_release(&vr);
+	return 0;
+}
+
+/* Sort idx (n entries) by snr[idx], lowest first, NAN last, then by
+ * index (an insertion sort: the nodes of one model). */
+static void sort_by_snr(size_t *idx, size_t n, const double *snr)
+{
+	for (size_t i = 1; i < n; i++) {
+		size_t v = idx[i], k = i;
+
+		while (k > 0) {
+			double x = snr[idx[k - 1]], y = snr[v];
+			int after = isnan(x) ? !isnan(y) || idx[k - 1] > v :
+				    !isnan(y) && (x > y || (x == y && idx[k - 1] > v));
+
+			if (!after)
+				break;
+			idx[k] = idx[k - 1];
+			k--;
+		}
+		idx[k] = v;
+	}
+}
+
+/* The criterion's metric of the worst output with each of the n nodes
+ * idx[] alone returned to float (one trial each), stored so that sorting
+ * lowest first puts the most helpful first: key[i] = -metric (max-abs:
+ * metric). */
+static int if_float(struct qz_ctx *q, const unsigned char *fl, const size_t *idx, size_t n,
+		    double *key, struct ir_diag *d)
+{
+	unsigned char *f = malloc(q->plan.n_nodes + 1);
+	struct qz_output *o = calloc(q->n_out + 1, sizeof(*o));
+	struct ir_model *m = NULL;
+	int rc = 0, met;
+
+	if (!f || !o) {
+		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	memcpy(f, fl, q->plan.n_nodes);
+	for (size_t k = 0; k < n && rc == 0; k++) {
+		double worst;
+
+		f[idx[k]] = 1;
+		if ((rc = qz_trial(q, f, &m, d)) == 0 &&
+		    (rc = qz_evaluate(q, m, o, &worst, &met, d)) == 0)
+			key[idx[k]] = q->o->metric == QZ_MAX_ABS ? worst : -worst;
+		ir_model_free(m);
+		m = NULL;
+		f[idx[k]] = 0;
+	}
+cleanup:
+	free(f);
+	free(o);
+	return rc;
+}
+
+/* Rank the quantized nodes into the report, most sensitive first: by the
+ * criterion with each alone returned to float (--sensitivity output), or
+ * by local SNR (--sensitivity local); the local SNR is reported either
+ * way. */
+static int rank(struct qz_ctx *q, struct ir_model *m, const unsigned char *fl,
+		struct ir_diag *d)
+{
+	struct qz_report *r = q->r;
+	unsigned char *on = calloc(q->plan.n_nodes + 1, 1);
+	double *snr = calloc(q->plan.n_nodes + 1, sizeof(*snr));
+	size_t *idx = calloc(q->plan.n_nodes + 1, sizeof(*idx)), n = 0;
+	double *key = NULL;
+	int rc;
+
+	if (!on || !snr || !idx) {
+		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	qz_units_on(&q->plan, q->ref->graph, fl, on);
+	if ((rc = sensitivity(q, m, on, snr, d)) < 0)
+		goto cleanup;
+	for (size_t i = 0; i < q->plan.n_nodes; i++)
+		if (on[i] == 1 && q->plan.units[i].report >= 0)
+			idx[n++] = i;
+	if (q->o->sensitivity == QZ_SENS_OUTPUT) {
+		if (!(key = calloc(q->plan.n_nodes + 1, sizeof(*key)))) {
+			rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+		if ((rc = if_float(q, fl, idx, n, key, d)) < 0)
+			goto cleanup;
+	}
+	sort_by_snr(idx, n, key ? key : snr);
+	free(r->ranking);
+	if (!(r->ranking = calloc(n + 1, sizeof(*r->ranking)))) {
+		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	r->n_ranked = n;
+	for (size_t k = 0; k < n; k++) {
+		struct qz_node *rn = &r->nodes[q->plan.units[idx[k]].report];
+
+		r->ranking[k] = (size_t)q->plan.units[idx[k]].report;
+		rn->sensitivity = snr[idx[k]];
+		if (key)
+			rn->if_float = q->o->metric == QZ_MAX_ABS ? key[idx[k]] : -key[idx[k]];
+		rn->rank = k + 1;
+	}
+cleanup:
+	free(key);
+	free(on);
+	free(snr);
+	free(idx);
+	return rc;
+}
+
+/* Keep the trial's output metrics in the report (names from the float
+ * model). */
+static int keep_outputs(struct qz_ctx *q, const struct qz_output *o, struct ir_diag *d)
+{
+	struct qz_report *r = q->r;
+
+	for (size_t i = 0; i < r->n_outputs; i++)
+		free(r->outputs[i].name);
+	free(r->outputs);
+	r->n_outputs = 0;
+	if (!(r->outputs = calloc(q->n_out + 1, sizeof(*r->outputs))))
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	for (size_t i = 0; i < q->n_out; i++) {
+		r->outputs[i] = o[i];
+		if (!(r->outputs[i].name = strdup(ir_s(q->ref->graph->outputs[i].value->name))))
+			return ir_diag_error(d, IR_ENOMEM, "out of memory");
+		r->n_outputs++;
+	}
+	return 0;
+}
+
+/* The most sensitive node still quantized: its index, or -1. */
+static long next_node(struct qz_ctx *q, const unsigned char *fl)
+{
+	struct qz_report *r = q->r;
+
+	for (size_t k = 0; k < r->n_ranked; k++)
+		for (size_t i = 0; i < q->plan.n_nodes; i++)
+			if (q->plan.units[i].report == (long)r->ranking[k] && !fl[i] &&
+			    q->plan.units[i].candidate)
+				return (long)i;
+	return -1;
+}
+
+int qz_fallback(struct qz_ctx *q, unsigned char *fl, struct ir_diag *d)
+{
+	struct qz_report *r = q->r;
+	struct qz_output *o = calloc(q->n_out + 1, sizeof(*o));
+	struct ir_model *m = NULL;
+	int rc = 0, met = 0, ranked = 0;
+	double worst = 0;
+	size_t max = q->o->max_fallback > 0 ? (size_t)q->o->max_fallback : (size_t)-1;
+
+	if (!o)
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	for (size_t trial = 0;; trial++) {
+		long next;
+
+		if ((rc = qz_trial(q, fl, &m, d)) < 0 ||
+		    (rc = qz_evaluate(q, m, o, &worst, &met, d)) < 0 ||
+		    (rc = keep_outputs(q, o, d)) < 0)
+			goto cleanup;
+		if (trial == 0)
+			r->worst_first = worst;
+		else
+			r->steps[r->n_steps - 1].worst_after = worst;
+		if (met || q->o->no_fallback)
+			break;
+		if (!ranked) {
+			if ((rc = rank(q, m, fl, d)) < 0)
+				goto cleanup;
+			ranked = 1;
+		}
+		ir_model_free(m);
+		m = NULL;
+		if (r->n_steps >= max || (next = next_node(q, fl)) < 0)
+			break;
+		fl[next] = 1;
+		{
+			struct qz_step *s = realloc(r->steps, (r->n_steps + 1) * sizeof(*s));
+
+			if (!s) {
+				rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+				goto cleanup;
+			}
+			r->steps = s;
+			s[r->n_steps].node = (size_t)q->plan.units[next].report;
+			s[r->n_steps].worst_before = worst;
+			s[r->n_steps].worst_after = NAN;
+			r->n_steps++;
+		}
+	}
+	r->met = met;
+cleanup:
+	ir_model_free(m);
+	free(o);
+	return rc;
+}

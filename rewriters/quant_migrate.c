@@ -1,0 +1,74 @@
+/* quant_migrate.c: `opmig migrate --precision int8`: the migrate
+ * pipeline's quantization stage (after the last canonicalization, on the
+ * legalized float model, with the target's rules choosing the dtypes),
+ * its summary as notes of the migrate report, and the int8 judgement of
+ * the pipeline's validation: each output by the quantization's accuracy
+ * criterion (cosine, SNR or largest error on the validation samples)
+ * instead of an element-wise tolerance that rounding to 8 bits cannot
+ * meet. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rewriters/migrate.h"
+#include "rewriters/quantize.h"
+
+int mg_quantize(struct rw_ctx *c, const struct qz_opts *opts, const char *path,
+		struct ir_diag *d)
+{
+	struct qz_opts o = opts ? *opts : (struct qz_opts){ 0 };
+	struct qz_report r;
+	int rc;
+
+	o.target = c->target;
+	o.dims = c->dims;
+	o.n_dims = c->n_dims;
+	o.prepare = 0;          /* the pipeline canonicalized and fused */
+	if ((rc = qz_run(c->m, path, &o, &r, d)) < 0)
+		return rc;
+	rc = rw_note(c, "int8: %zu node%s quantized (%s, %s activations, %s weights%s), %zu in "
+		     "float; %s %s on %zu sample%s", r.n_quantized, r.n_quantized == 1 ? "" : "s",
+		     r.format, ir_dtype_name(r.act_dtype), ir_dtype_name(r.weight_dtype),
+		     r.per_channel ? " per channel" : "", r.n_float, r.criterion,
+		     r.met ? "met" : "NOT met", r.n_eval, r.n_eval == 1 ? "" : "s");
+	for (size_t i = 0; i < r.n_steps && rc == 0; i++)
+		rc = rw_note(c, "int8: '%s' (%s) returned to float by the accuracy fallback: %s "
+			     "%.6g -> %.6g", r.nodes[r.steps[i].node].name,
+			     r.nodes[r.steps[i].node].op, qz_metric_name(r.metric),
+			     r.steps[i].worst_before, r.steps[i].worst_after);
+	for (size_t i = 0; i < r.n_notes && rc == 0; i++)
+		rc = rw_note(c, "int8: %s", r.notes[i]);
+	qz_report_release(&r);
+	if (rc == 0)
+		rc = rw_refresh(c);
+	return rc;
+}
+
+int mg_quantize_judge(struct val_report *v, const struct qz_opts *opts)
+{
+	enum qz_metric m = opts && opts->have_accuracy ? opts->metric : QZ_COSINE;
+	double want = opts && opts->have_accuracy ? opts->threshold : 0.99;
+
+	v->equivalent = 1;
+	for (size_t i = 0; i < v->n_outputs; i++) {
+		struct rt_metrics *x = &v->outputs[i].m;
+		double got = m == QZ_SNR ? x->snr_db : m == QZ_MAX_ABS ? x->max_abs : x->cosine;
+		int ok = m == QZ_MAX_ABS ? got <= want : got >= want;
+
+		/* top1 is judged by the quantization itself; here by cosine */
+		if (m == QZ_TOP1)
+			ok = x->cosine >= 0.99;
+		if (x->n && !ok) {
+			x->ok = 0;
+			snprintf(x->why, sizeof(x->why), "%s %.6g, the int8 criterion wants %s%s%g",
+				 m == QZ_TOP1 ? "cosine" : qz_metric_name(m), m == QZ_TOP1 ? x->cosine : got,
+				 m == QZ_TOP1 ? "cosine" : qz_metric_name(m),
+				 m == QZ_MAX_ABS ? "<=" : ">=", m == QZ_TOP1 ? 0.99 : want);
+		} else if (x->n) {
+			x->ok = 1;
+			x->why[0] = 0;
+		}
+		v->equivalent &= x->ok;
+	}
+	return v->equivalent;
+}

@@ -184,6 +184,7 @@ bench: all
 	sh bench/run.sh
 	sh bench/scan.sh
 	sh bench/plan.sh
+	sh bench/quant.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

@@ -54,6 +54,25 @@ int cli_use_color(FILE *f);
  * 1 when argv asks for help (and prints it). */
 int cli_wants_help(const struct cli_command *c, int argc, char **argv);
 
+/* A report to standard output (path NULL) or to the file path, written
+ * whole and atomically when closed (output.c).  cli_out_open returns the
+ * stream to print to (NULL: out of memory); cli_out_close takes the exit
+ * code so far and returns it, or the error of writing the file (reported;
+ * nothing is written when code is not CLI_EXIT_OK). */
+struct cli_out {
+	const char *path;
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+FILE *cli_out_open(struct cli_out *o, const char *path);
+int cli_out_close(struct cli_out *o, int code);
+struct ir_model;
+/* Save m to out atomically, with out's external data file "OUT.data"
+ * beside it when the model's weights were external or pass 2 GiB; errors
+ * are reported and returned as exit codes. */
+int cli_save_model(struct ir_model *m, const char *out);
+
 /* A non-negative decimal count; 0 or -1. */
 int cli_parse_count(const char *s, long long *out);
 /* A byte count with an optional K, M, G or T suffix (powers of 1024). */

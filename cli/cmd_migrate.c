@@ -348,10 +348,8 @@ static void text_report(FILE *f, const struct margs *a, const struct mg_report *
 
 static int emit_report(const struct margs *a, const struct mg_report *r, int written)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = a->report ? open_memstream(&buf, &len) : stdout;
-	struct ir_diag d;
+	struct cli_out o;
+	FILE *f = cli_out_open(&o, a->report);
 	int rc = CLI_EXIT_OK;
 
 	if (!f)
@@ -367,44 +365,17 @@ static int emit_report(const struct margs *a, const struct mg_report *r, int wri
 	} else {
 		text_report(f, a, r, written);
 	}
-	if (!a->report)
-		return rc;
-	if (fclose(f) != 0)
-		rc = CLI_EXIT_INTERNAL;
-	ir_diag_init(&d);
-	if (rc == CLI_EXIT_OK && ir_file_write_atomic(a->report, buf, len, &d) < 0) {
-		cli_error(a->report, "%s", d.msg);
-		rc = cli_exit_code(d.status);
-	}
-	free(buf);
-	return rc;
-}
-
-/* The model's external data, if any, is written beside OUT too. */
-static int uses_external(struct ir_tensor *t, void *ctx)
-{
-	(void)ctx;
-	return t->storage == IR_STORE_EXTERNAL ? 1 : 0;
+	return cli_out_close(&o, rc);
 }
 
 static int save(const struct margs *a, struct ir_model *m, const struct mg_report *r)
 {
-	struct ir_save_opts so = { NULL, 1024 };
-	char ext[4200];
 	struct ir_diag d;
 	int rc;
 
+	if ((rc = cli_save_model(m, a->out)) != CLI_EXIT_OK)
+		return rc;
 	ir_diag_init(&d);
-	if (ir_model_for_each_tensor(m, uses_external, NULL) == 1) {
-		const char *base = strrchr(a->out, '/');
-
-		snprintf(ext, sizeof(ext), "%s.data", base ? base + 1 : a->out);
-		so.external_data = ext;
-	}
-	if ((rc = ir_model_save(m, a->out, &so, &d)) < 0) {
-		cli_error(a->out, "%s", d.msg);
-		return rc == IR_EUSAGE ? CLI_EXIT_USAGE : cli_exit_code(rc);
-	}
 	if (a->map && (rc = val_map_save(&r->map, a->map, &d)) < 0) {
 		cli_error(a->map, "%s", d.msg);
 		return cli_exit_code(rc);

@@ -326,27 +326,15 @@ static int write_rules(const struct pargs *a, const struct probe_run *r)
 
 static int write_report(const struct pargs *a, const struct probe_run *r)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = a->report ? open_memstream(&buf, &len) : stdout;
-	struct ir_diag d;
+	struct cli_out o;
+	FILE *f = cli_out_open(&o, a->report);
 	int rc;
 
 	if (!f)
 		return CLI_EXIT_INTERNAL;
 	rc = a->format == 1 ? probe_report_json(r, f) : a->format == 2 ? probe_report_html(r, f) :
 		probe_report_text(r, f);
-	if (!a->report)
-		return rc < 0 ? CLI_EXIT_INTERNAL : CLI_EXIT_OK;
-	if (fclose(f) != 0)
-		rc = -1;
-	ir_diag_init(&d);
-	if (rc == 0 && ir_file_write_atomic(a->report, buf, len, &d) < 0) {
-		cli_error(a->report, "%s", d.msg);
-		rc = -1;
-	}
-	free(buf);
-	return rc < 0 ? CLI_EXIT_INTERNAL : CLI_EXIT_OK;
+	return cli_out_close(&o, rc < 0 ? CLI_EXIT_INTERNAL : CLI_EXIT_OK);
 }
 
 int cmd_probe(int argc, char **argv)

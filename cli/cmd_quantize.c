@@ -230,10 +230,8 @@ static void text_report(FILE *f, const struct qargs *a, const struct qz_report *
 
 static int emit_report(const struct qargs *a, const struct qz_report *r, int written)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = a->report ? open_memstream(&buf, &len) : stdout;
-	struct ir_diag d;
+	struct cli_out o;
+	FILE *f = cli_out_open(&o, a->report);
 	int rc = CLI_EXIT_OK;
 
 	if (!f)
@@ -249,49 +247,7 @@ static int emit_report(const struct qargs *a, const struct qz_report *r, int wri
 	} else {
 		text_report(f, a, r, written);
 	}
-	if (!a->report)
-		return rc;
-	if (fclose(f) != 0)
-		rc = CLI_EXIT_INTERNAL;
-	ir_diag_init(&d);
-	if (rc == CLI_EXIT_OK && ir_file_write_atomic(a->report, buf, len, &d) < 0) {
-		cli_error(a->report, "%s", d.msg);
-		rc = cli_exit_code(d.status);
-	}
-	free(buf);
-	return rc;
-}
-
-/* Weights in external data, or more than protobuf's 2 GiB: OUT gets an
- * external data file beside it. */
-static int needs_external(struct ir_tensor *t, void *ctx)
-{
-	int64_t *bytes = ctx;
-
-	*bytes += ir_tensor_nbytes(t);
-	return t->storage == IR_STORE_EXTERNAL || *bytes > ((int64_t)1 << 31) - (64 << 20) ? 1 : 0;
-}
-
-static int save(const struct qargs *a, struct ir_model *m)
-{
-	struct ir_save_opts so = { NULL, 1024 };
-	int64_t bytes = 0;
-	struct ir_diag d;
-	char ext[4200];
-	int rc;
-
-	ir_diag_init(&d);
-	if (ir_model_for_each_tensor(m, needs_external, &bytes) == 1) {
-		const char *base = strrchr(a->out, '/');
-
-		snprintf(ext, sizeof(ext), "%s.data", base ? base + 1 : a->out);
-		so.external_data = ext;
-	}
-	if ((rc = ir_model_save(m, a->out, &so, &d)) < 0) {
-		cli_error(a->out, "%s", d.msg);
-		return rc == IR_EUSAGE ? CLI_EXIT_USAGE : cli_exit_code(rc);
-	}
-	return CLI_EXIT_OK;
+	return cli_out_close(&o, rc);
 }
 
 int cmd_quantize(int argc, char **argv)
@@ -330,7 +286,7 @@ int cmd_quantize(int argc, char **argv)
 	}
 	code = r.met ? CLI_EXIT_OK : CLI_EXIT_FINDINGS;
 	if (r.met || a.force) {
-		int sc = save(&a, m);
+		int sc = cli_save_model(m, a.out);
 
 		if (sc != CLI_EXIT_OK) {
 			code = sc;

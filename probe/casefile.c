@@ -7,6 +7,7 @@
  * output folder (output_K.npy or output_K.pb), compared with the
  * reference. */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -370,4 +371,25 @@ int probe_outputs_compare(const char *outdir, struct rt_value **want, char *cons
 	if (*equal && lenient[0])
 		snprintf(why, size, "%s", lenient);
 	return 0;
+}
+
+void probe_rm_tree(const char *path)
+{
+	DIR *dir = opendir(path);
+	struct dirent *e;
+
+	if (!dir) {
+		unlink(path);
+		return;
+	}
+	while ((e = readdir(dir))) {
+		char p[4200];
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
+		probe_rm_tree(p);
+	}
+	closedir(dir);
+	rmdir(path);
 }

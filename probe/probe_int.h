@@ -110,6 +110,8 @@ int probe_case_write(const char *dir, const struct probe_case *c,
 		     const struct probe_built *b, struct ir_diag *d);
 /* Read case.json's generated facts back into c: 0, or -1. */
 int probe_case_read(const char *dir, struct probe_case *c);
+/* Remove path and everything below it (a case's or a run's folder). */
+void probe_rm_tree(const char *path);
 
 /* ---- plan (plan.c) --------------------------------------------------- */
 

@@ -77,27 +77,6 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-static void rm_tree(const char *path)
-{
-	DIR *dir = opendir(path);
-	struct dirent *e;
-
-	if (!dir) {
-		unlink(path);
-		return;
-	}
-	while ((e = readdir(dir))) {
-		char p[4200];
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
-		rm_tree(p);
-	}
-	closedir(dir);
-	rmdir(path);
-}
-
 /* The key of what generated a case: its id, opset, seed and the
  * generation seed. */
 static uint64_t gen_key(const struct pctx *x, const struct probe_case *c)
@@ -165,7 +144,7 @@ static int gen_before(void *ctx, size_t i, struct ir_diag *d)
 		progress(x, c);
 		return 1;
 	}
-	rm_tree(dir);
+	probe_rm_tree(dir);
 	return 0;
 }
 
@@ -186,7 +165,7 @@ static int gen_child(void *ctx, size_t i)
 	probe_built_release(&b);
 	if (rc == IR_EINVAL) {
 		/* why, for the report; the folder holds nothing else */
-		rm_tree(dir);
+		probe_rm_tree(dir);
 		if (mkdir(dir, 0777) == 0) {
 			struct ir_diag w;
 
@@ -313,7 +292,7 @@ static int run_before(void *ctx, size_t i, struct ir_diag *d)
 		return 1;
 	}
 	snprintf(out, sizeof(out), "%s/out", dir);
-	rm_tree(out);
+	probe_rm_tree(out);
 	if (mkdir(out, 0777) < 0)
 		return ir_diag_error(d, IR_EIO, "cannot create '%s': %s", out, ir_strerror(errno));
 	return 0;

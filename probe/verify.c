@@ -15,6 +15,7 @@
 
 #include "batch/batch.h"
 #include "probe/probe.h"
+#include "probe/probe_int.h"
 #include "rewriters/migrate.h"
 #include "validators/inputs.h"
 #include "validators/validate.h"
@@ -28,27 +29,6 @@ void probe_verify_release(struct probe_verify *v)
 	free(v->runtime);
 	free(v->command);
 	memset(v, 0, sizeof(*v));
-}
-
-static void rm_tree(const char *path)
-{
-	DIR *dir = opendir(path);
-	struct dirent *e;
-
-	if (!dir) {
-		unlink(path);
-		return;
-	}
-	while ((e = readdir(dir))) {
-		char p[4200];
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", path, e->d_name);
-		rm_tree(p);
-	}
-	closedir(dir);
-	rmdir(path);
 }
 
 /* The one task of the pool: the command on one sample. */
@@ -272,7 +252,7 @@ cleanup:
 	free(acc);
 	free_names(in_names, n_in);
 	free_names(out_names, n_out);
-	rm_tree(work);
+	probe_rm_tree(work);
 	return rc;
 }
 

@@ -159,6 +159,7 @@ static int residual(const struct scan_result *sr, struct mg_report *r,
 			continue;
 		b = &r->blockers[r->n_blockers++];
 		b->status = (int)v->status;
+		r->n_int8_fix += v->fix == SCAN_FIX_INT8;
 		if (!(b->node = strdup(sr->nodes[i].label)) ||
 		    !(b->op = strdup(ir_s(sr->nodes[i].node->op_type))) ||
 		    !(b->domain = strdup(sr->nodes[i].domain)) ||
@@ -529,6 +530,10 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 		(!r->validated || r->val.equivalent) && !(o->keep_interface && r->n_iface);
 	if (r->invalid)
 		;       /* why says it */
+	else if (r->n_blockers && r->n_int8_fix && !int8)
+		snprintf(r->why, sizeof(r->why), "%zu node%s still blocked on %s (%zu only by "
+			 "their float dtype: give --precision int8 to quantize)", r->n_blockers,
+			 r->n_blockers == 1 ? "" : "s", o->target->id, r->n_int8_fix);
 	else if (r->n_blockers)
 		snprintf(r->why, sizeof(r->why), "%zu node%s still blocked on %s",
 			 r->n_blockers, r->n_blockers == 1 ? "" : "s", o->target->id);

@@ -106,6 +106,7 @@ struct mg_report {
 	size_t n_rewrites;
 	struct rw_log_entry *rewrites; /* owned (strings too) */
 	size_t n_blockers;
+	size_t n_int8_fix;             /* of them lifted by --precision int8 */
 	struct mg_blocker *blockers;   /* residual, after */
 	size_t n_findings;
 	char **findings;               /* model-level findings after (owned) */

@@ -1,0 +1,69 @@
+/* output.c: where a command's report and model go.  A report goes to
+ * standard output, or to a file written whole and atomically (a memory
+ * stream first, so that a failure leaves no partial file); a model is
+ * saved atomically, with an external data file beside it when its
+ * weights came from one or would pass protobuf's 2 GiB limit. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "ir/ir.h"
+
+FILE *cli_out_open(struct cli_out *o, const char *path)
+{
+	memset(o, 0, sizeof(*o));
+	o->path = path;
+	o->f = path ? open_memstream(&o->buf, &o->len) : stdout;
+	return o->f;
+}
+
+int cli_out_close(struct cli_out *o, int code)
+{
+	struct ir_diag d;
+
+	if (!o->path || !o->f)
+		return o->f ? code : CLI_EXIT_INTERNAL;
+	if (fclose(o->f) != 0 && code == CLI_EXIT_OK)
+		code = CLI_EXIT_INTERNAL;
+	ir_diag_init(&d);
+	if (code == CLI_EXIT_OK && ir_file_write_atomic(o->path, o->buf, o->len, &d) < 0) {
+		cli_error(o->path, "%s", d.msg);
+		code = cli_exit_code(d.status);
+	}
+	free(o->buf);
+	memset(o, 0, sizeof(*o));
+	return code;
+}
+
+/* Weights in external data, or more than protobuf's 2 GiB (less a margin
+ * for the graph): 1 stops the walk. */
+static int needs_external(struct ir_tensor *t, void *ctx)
+{
+	int64_t *bytes = ctx;
+
+	*bytes += ir_tensor_nbytes(t);
+	return t->storage == IR_STORE_EXTERNAL || *bytes > ((int64_t)1 << 31) - (64 << 20) ? 1 : 0;
+}
+
+int cli_save_model(struct ir_model *m, const char *out)
+{
+	struct ir_save_opts so = { NULL, 1024 };
+	int64_t bytes = 0;
+	char ext[4200];
+	struct ir_diag d;
+	int rc;
+
+	ir_diag_init(&d);
+	if (ir_model_for_each_tensor(m, needs_external, &bytes) == 1) {
+		const char *base = strrchr(out, '/');
+
+		snprintf(ext, sizeof(ext), "%s.data", base ? base + 1 : out);
+		so.external_data = ext;
+	}
+	if ((rc = ir_model_save(m, out, &so, &d)) < 0) {
+		cli_error(out, "%s", d.msg);
+		return rc == IR_EUSAGE ? CLI_EXIT_USAGE : cli_exit_code(rc);
+	}
+	return CLI_EXIT_OK;
+}

@@ -154,6 +154,10 @@ run 2 "$OPMIG" migrate cnn.onnx -o x.onnx --method entropy
 # ---- targets: scan and migrate ---------------------------------------------
 run 1 "$OPMIG" scan cnn.onnx --target qnn
 grep -q "precision int8" "$T/out" || fail "the scan does not name --precision int8: $(cat "$T/out")"
+run 1 "$OPMIG" migrate cnn.onnx --target qnn -o x.onnx
+grep -q "^result: NOT written: .* still blocked on qnn (.* only by their float dtype: give --precision int8" "$T/out" ||
+	fail "migrate without --precision does not name int8: $(cat "$T/out")"
+[ -e x.onnx ] && fail "a blocked migration wrote its model"
 for t in qnn rknpu2; do
 	run 0 "$OPMIG" migrate cnn.onnx --target "$t" --precision int8 -o "m.$t.onnx" --format json
 	$PY - "$T/out" "$t" <<'PY' || fail "migrate --precision int8 --target $t (above)"

@@ -6,11 +6,12 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 PY=/usr/bin/python3
 fail() { echo "FAIL: $*" >&2; exit 1; }
-# run EXPECTED_RC CMD...: run with a 60 s limit, keep stdout/stderr in
-# $T/out and $T/err, fail unless the exit code is EXPECTED_RC.
+# run EXPECTED_RC CMD...: run with a limit of $RUN_LIMIT seconds (60
+# unless the test sets it), keep stdout/stderr in $T/out and $T/err, fail
+# unless the exit code is EXPECTED_RC.
 run() {
 	want=$1; shift
-	timeout 60 "$@" >"$T/out" 2>"$T/err"
+	timeout "${RUN_LIMIT:-60}" "$@" >"$T/out" 2>"$T/err"
 	rc=$?
 	[ "$rc" -eq "$want" ] || { cat "$T/err" >&2; fail "'$*' exited $rc, want $want"; }
 }

@@ -10,6 +10,9 @@
 . "$TOP/tests/cli/lib.sh"
 FAKE="$PY $TOP/tests/probe/fake_runtime.py {model} {inputs} {outdir}"
 export OPMIG
+# a probe runs a process per case (70 here): minutes under the sanitizers
+# on a busy machine; a hang is the probe's own --timeout to catch
+RUN_LIMIT=600
 
 # ---- usage --------------------------------------------------------------
 run 2 "$OPMIG" probe -o "$T/x.json"

@@ -1,10 +1,13 @@
 /* rank.c: pass "transpose-rank": a Transpose of rank 5 or more between
- * two Reshapes (ShuffleNet's channel shuffle: [N,C,H,W] -> [N,g,C/g,H,W]
- * -> swap -> [N,C,H,W]) for targets limited to rank 4.  Input axes that
- * the permutation keeps adjacent and in order move as one, so they are
- * merged: the first Reshape makes the merged shape and the Transpose
- * permutes the merged axes.  The Reshapes after it read the same elements
- * in the same order (their shapes must not copy dims with 0). */
+ * Reshapes, for targets limited to rank 4: ShuffleNet's channel shuffle
+ * ([N,C,H,W] -> [N,g,C/g,H,W] -> swap -> [N,C,H,W]) and attention's head
+ * split ([B,T,3C] -> [B,T,3,H,D] -> [3,B,H,T,D] -> Split on axis 0 ->
+ * Reshapes).  Axes of size 1 are dropped, and input axes that the
+ * permutation keeps adjacent and in order move as one, so they are merged:
+ * the first Reshape makes the smaller shape and the Transpose permutes
+ * what is left.  The Reshapes after it (or after a Split of its output,
+ * whose axis stays an axis of its own) read the same elements in the same
+ * order (their shapes must not copy dims with 0). */
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +20,8 @@ struct plan {
 	int r, nr;                      /* old and new rank */
 	int64_t shape[MAXR];            /* merged input shape */
 	int64_t perm[MAXR];             /* merged permutation */
+	struct ir_node *split;          /* the Split reading the Transpose, or NULL */
+	int64_t split_axis;             /* its axis in the merged output */
 };
 
 static int only_reshapes_read(const struct rw_ctx *c, const struct ir_value *v)
@@ -40,38 +45,91 @@ static int only_reshapes_read(const struct rw_ctx *c, const struct ir_value *v)
 	return 1;
 }
 
+/* A Split as the only reader of v whose outputs only Reshapes read: its
+ * axis in [0, r), or -1. */
+static int64_t split_reader(const struct rw_ctx *c, const struct ir_value *v, int r,
+			    struct ir_node **split)
+{
+	struct ir_node *u = v->n_uses == 1 ? v->uses[0] : NULL;
+	int64_t ax;
+
+	if (!u || rw_value_used(v) > 1 || ir_graph_is_output(v->graph, v) ||
+	    strcmp(ir_s(u->op_type), "Split") || u->n_inputs < 1 || u->inputs[0] != v ||
+	    u->graph != v->graph)
+		return -1;
+	ax = rw_attr_int(u, "axis", 0);
+	if (ax < 0)
+		ax += r;
+	if (ax < 0 || ax >= r)
+		return -1;
+	for (size_t i = 0; i < u->n_outputs; i++)
+		if (!u->outputs[i] || !only_reshapes_read(c, u->outputs[i]))
+			return -1;
+	*split = u;
+	return ax;
+}
+
 static int make_plan(struct rw_ctx *c, const struct ir_node *n, struct plan *p,
 		     char *why, size_t size)
 {
 	const struct ir_node *r1 = n->inputs[0] ? n->inputs[0]->producer : NULL;
 	const struct ir_vtype *t = n->inputs[0] ? rw_type(c, n->inputs[0]) : NULL;
-	int start[MAXR], len[MAXR], order[MAXR], ng = 0;
+	int start[MAXR], len[MAXR], order[MAXR], rin[MAXR], ng = 0, nk = 0, prev = -1;
+	int64_t kdim[MAXR], sax = -1;
 	size_t np;
 	const int64_t *perm = rw_attr_ints(n, "perm", &np);
 
+	p->split = NULL;
+	p->split_axis = -1;
 	if (!r1 || strcmp(ir_s(r1->op_type), "Reshape") || r1->graph != n->graph ||
 	    n->inputs[0]->n_uses != 1 || !t || t->rank < 2 || t->rank > MAXR ||
-	    !perm || (int)np != t->rank || !only_reshapes_read(c, n->outputs[0])) {
-		snprintf(why, size, "not a Reshape -> Transpose -> Reshape chain with static shapes");
+	    !perm || (int)np != t->rank || !n->outputs[0] ||
+	    (!only_reshapes_read(c, n->outputs[0]) &&
+	     (sax = split_reader(c, n->outputs[0], t->rank, &p->split)) < 0)) {
+		snprintf(why, size, "not a Reshape -> Transpose -> Reshape (or Split -> Reshapes) "
+			 "chain with static shapes");
 		return 0;
 	}
 	p->r = t->rank;
-	for (int i = 0; i < p->r; i++)
+	for (int i = 0; i < p->r; i++) {
 		if (t->dims[i].kind != IR_VDIM_VALUE) {
 			snprintf(why, size, "the shape is not static");
 			return 0;
 		}
-	/* runs of perm that read consecutive input axes */
-	for (int j = 0; j < p->r; j++) {
-		if (j && perm[j] == perm[j - 1] + 1) {
-			len[ng - 1]++;
-			continue;
+		if (perm[i] < 0 || perm[i] >= p->r) {
+			snprintf(why, size, "perm out of range");
+			return 0;
 		}
-		start[ng] = (int)perm[j];
-		len[ng++] = 1;
 	}
-	if (ng == p->r) {
-		snprintf(why, size, "no axes to merge");
+	if (sax >= 0 && t->dims[perm[sax]].value == 1) {
+		snprintf(why, size, "the Split's axis has size 1");
+		return 0;
+	}
+	/* input axes of size 1 dropped; rin: an axis's index among the rest */
+	for (int a = 0; a < p->r; a++) {
+		rin[a] = t->dims[a].value == 1 ? -1 : nk;
+		if (rin[a] >= 0)
+			kdim[nk++] = t->dims[a].value;
+	}
+	/* runs of perm that read consecutive input axes (a Split's axis is a
+	 * group of its own, so that its sizes stay what they are) */
+	for (int j = 0; j < p->r; j++) {
+		int a = (int)perm[j];
+
+		if (rin[a] < 0)
+			continue;
+		if (prev >= 0 && rin[a] == rin[perm[prev]] + 1 && j != sax && prev != sax) {
+			len[ng - 1]++;
+		} else {
+			start[ng] = rin[a];
+			len[ng++] = 1;
+		}
+		if (j == sax)
+			p->split_axis = ng - 1;
+		prev = j;
+	}
+	if (ng == p->r || ng == 0) {
+		snprintf(why, size, "no axes to merge or drop");
 		return 0;
 	}
 	/* groups in input order */
@@ -90,7 +148,7 @@ static int make_plan(struct rw_ctx *c, const struct ir_node *n, struct plan *p,
 
 		p->shape[i] = 1;
 		for (int k = 0; k < len[g]; k++)
-			p->shape[i] *= t->dims[start[g] + k].value;
+			p->shape[i] *= kdim[start[g] + k];
 		p->perm[g] = i;     /* output group g reads merged input axis i */
 	}
 	p->nr = ng;
@@ -126,6 +184,8 @@ static int apply(struct rw_ctx *c, struct ir_node *n, int v)
 	t = rw_node(&e, "Transpose", NULL, &r, 1, NULL);
 	if (t && ir_node_set_ints(t, "perm", p.perm, (size_t)p.nr) < 0)
 		e.failed = 1;
+	if (t && p.split && ir_node_set_int(p.split, "axis", p.split_axis) < 0)
+		e.failed = 1;
 	while (t && y->n_uses)
 		if (ir_node_set_input(y->uses[0], 0, t->outputs[0]) < 0) {
 			e.failed = 1;
@@ -138,5 +198,5 @@ static const char *const matches[] = { "Transpose", NULL };
 static const char *const ops[] = { "Reshape", "Transpose", NULL };
 static const struct rw_variant variants[] = { { "merge-axes", ops } };
 RW_DECOMPOSITION(transpose_rank, "transpose-rank",
-		 "Reshape-Transpose-Reshape of rank above the target's limit with the axes the permutation keeps together merged",
+		 "Reshape-Transpose-Reshape (or -Split-Reshapes) of rank above the target's limit with axes of size 1 dropped and the axes the permutation keeps together merged",
 		 matches, variants, check, NULL, apply);

@@ -374,6 +374,130 @@ static void test_refusals(void)
 	tl_refuses("depth-space", "DepthToSpace", m, "divide");
 }
 
+/* ---- Transpose above rank 4 ---------------------------------------------- */
+
+/* Reshape -> Transpose of rank 5 -> Reshapes, as exporters write them.
+ * param 0: ShuffleNet's channel shuffle ([N,C,H,W] -> [N,g,C/g,H,W], the
+ * groups swapped, back to [N,C,H,W]); 1: attention's head split with a
+ * batch of 1 ([1,T,3HD] -> [1,T,3,H,D] -> perm [2,0,3,1,4] -> Split on
+ * axis 0 -> three Reshapes to [1,H,T,D]); 2: the same permuted [0,2,3,1,4]
+ * and split on axis 1; 3: a Split on an axis of size 1 (refused); 4:
+ * permuted [0,3,1,2,4] to [1,H,T,3,D] and split on axis 3, which must
+ * neither merge with T before it nor stay axis 3 once the batch is gone. */
+static struct ir_model *b_rank5(uint64_t *s, int param)
+{
+	struct ir_model *m = tm_new(13);
+	int64_t t = tg_rnd(s, 2, 5), h = tg_rnd(s, 1, 3), dd = tg_rnd(s, 2, 4);
+
+	if (param == 0) {
+		int64_t n = tg_rnd(s, 1, 2), g = tg_rnd(s, 2, 3), cg = tg_rnd(s, 1, 3);
+		int64_t hh = tg_rnd(s, 1, 3), w = tg_rnd(s, 2, 4);
+		int64_t five[] = { n, g, cg, hh, w }, four[] = { n, g * cg, hh, w };
+		struct ir_node *tr;
+
+		tm_input(m, "x", IR_DTYPE_FLOAT, four, 4);
+		tg_int_init(m, "s5", five, TM_DIMS(5), 1);
+		tg_int_init(m, "s4", four, TM_DIMS(4), 1);
+		tm_node(m, "Reshape", NULL, TM_NAMES("x", "s5"), 2, TM_NAMES("r"), 1);
+		tr = tm_node(m, "Transpose", NULL, TM_NAMES("r"), 1, TM_NAMES("t"), 1);
+		tg_set_ints(tr, "perm", TM_DIMS(0, 2, 1, 3, 4), 5);
+		tm_node(m, "Reshape", NULL, TM_NAMES("t", "s4"), 2, TM_NAMES("y"), 1);
+		tg_finish(m, IR_DTYPE_FLOAT);
+		return m;
+	}
+	{
+		int64_t five[] = { 1, t, 3, h, dd }, in[] = { 1, t, 3 * h * dd };
+		int64_t four[] = { 1, h, t, dd };
+		struct ir_node *tr, *sp;
+
+		tm_input(m, "x", IR_DTYPE_FLOAT, in, 3);
+		tg_int_init(m, "s5", five, TM_DIMS(5), 1);
+		tg_int_init(m, "s4", four, TM_DIMS(4), 1);
+		tm_node(m, "Reshape", NULL, TM_NAMES("x", "s5"), 2, TM_NAMES("r"), 1);
+		tr = tm_node(m, "Transpose", NULL, TM_NAMES("r"), 1, TM_NAMES("t"), 1);
+		if (param == 1 || param == 3)
+			tg_set_ints(tr, "perm", TM_DIMS(2, 0, 3, 1, 4), 5);
+		else if (param == 2)
+			tg_set_ints(tr, "perm", TM_DIMS(0, 2, 3, 1, 4), 5);
+		else
+			tg_set_ints(tr, "perm", TM_DIMS(0, 3, 1, 2, 4), 5);
+		if (param == 3) {
+			/* axis 1 of [3,1,H,T,D]: size 1, one output */
+			sp = tm_node(m, "Split", NULL, TM_NAMES("t"), 1, TM_NAMES("q"), 1);
+			CU_ASSERT_FATAL(ir_node_set_int(sp, "axis", 1) == 0);
+			tg_int_init(m, "s4b", TM_DIMS(3, h, t, dd), TM_DIMS(4), 1);
+			tm_node(m, "Reshape", NULL, TM_NAMES("q", "s4b"), 2, TM_NAMES("y"), 1);
+			tg_finish(m, IR_DTYPE_FLOAT);
+			return m;
+		}
+		sp = tm_node(m, "Split", NULL, TM_NAMES("t"), 1, TM_NAMES("q", "k", "v"), 3);
+		CU_ASSERT_FATAL(ir_node_set_int(sp, "axis", param == 1 ? 0 : param == 2 ? 1 : 3) == 0);
+		tm_node(m, "Reshape", NULL, TM_NAMES("q", "s4"), 2, TM_NAMES("y"), 1);
+		tm_node(m, "Reshape", NULL, TM_NAMES("k", "s4"), 2, TM_NAMES("yk"), 1);
+		tm_node(m, "Reshape", NULL, TM_NAMES("v", "s4"), 2, TM_NAMES("yv"), 1);
+		tm_output(m, "yk", IR_DTYPE_FLOAT, NULL, 0);
+		tm_output(m, "yv", IR_DTYPE_FLOAT, NULL, 0);
+		tg_finish(m, IR_DTYPE_FLOAT);
+		return m;
+	}
+}
+
+static const struct tl_case rank5_cases[] = {
+	{ "transpose-rank", "Transpose", b_rank5, 0, TL_REAL, 0, 0, 8 },
+	{ "transpose-rank", "Transpose", b_rank5, 1, TL_REAL, 0, 0, 8 },
+	{ "transpose-rank", "Transpose", b_rank5, 2, TL_REAL, 0, 0, 8 },
+	{ "transpose-rank", "Transpose", b_rank5, 4, TL_REAL, 0, 0, 8 },
+};
+
+static void test_transpose_rank(void)
+{
+	CU_ASSERT(tl_run_cases(rank5_cases, sizeof(rank5_cases) / sizeof(rank5_cases[0]), 5151) ==
+		  32);
+	tl_expect_all_variants("transpose-rank");
+}
+
+/* What the rewrite leaves is of rank 4 at most: the Transpose and every
+ * value between the two Reshapes. */
+static void test_transpose_rank_result(void)
+{
+	for (int param = 0; param < 5; param++) {
+		uint64_t s = 77 + (uint64_t)param;
+		struct ir_model *m = param == 3 ? NULL : b_rank5(&s, param);
+		const struct rw_pass *p = rw_pass_find("transpose-rank");
+		struct ir_node *n = m ? tg_find_op(m, "Transpose") : NULL;
+		struct rw_ctx ctx;
+		struct ir_diag d;
+		char why[200];
+
+		if (!m)
+			continue;
+		ir_diag_init(&d);
+		CU_ASSERT_FATAL(p && n && rw_ctx_init(&ctx, m, NULL, &d) == 0);
+		CU_ASSERT_FATAL(p->check(&ctx, n, why, sizeof(why)));
+		CU_ASSERT_FATAL(rw_apply(&ctx, p, n, 0) == 0 && rw_refresh(&ctx) == 0);
+		n = tg_find_op(m, "Transpose");
+		CU_ASSERT_FATAL(n != NULL);
+		for (size_t i = 0; i < m->graph->n_nodes; i++) {
+			const struct ir_node *u = m->graph->nodes[i];
+			const char *op = ir_s(u->op_type);
+
+			if (!strcmp(op, "Transpose") || !strcmp(op, "Split")) {
+				const struct ir_vtype *t = rw_type(&ctx, u->inputs[0]);
+
+				CU_ASSERT(t && t->rank <= 4);
+			}
+		}
+		rw_ctx_release(&ctx);
+		ir_model_free(m);
+	}
+	/* a Split on an axis of size 1 is not offered */
+	{
+		uint64_t s = 5;
+
+		tl_refuses("transpose-rank", "Transpose", b_rank5(&s, 3), "size 1");
+	}
+}
+
 static const struct unit_test tests[] = {
 	{ "conv-transpose agrees for every variant", test_conv_transpose },
 	{ "depth-space agrees at rank 6, rank 4 and as one-hot convolutions", test_depth_space },
@@ -381,6 +505,9 @@ static const struct unit_test tests[] = {
 	{ "reduce and reduce-mean-sum agree via ReduceSum and ReduceMean", test_reduce },
 	{ "lp-norm and group-norm agree, group-norm without Shape when static", test_norms },
 	{ "the lowerings refuse what they cannot do", test_refusals },
+	{ "transpose-rank agrees: channel shuffle, attention head split", test_transpose_rank },
+	{ "transpose-rank leaves rank 4 (unit axes dropped, a Split's axis kept)",
+	  test_transpose_rank_result },
 	{ NULL, NULL },
 };
 

@@ -3,7 +3,8 @@
 for OpenCV DNN, run in OpenCV and compared with onnxruntime
 (tests/cli/t1510-opencv.sh).  For each model: seeded inputs; onnxruntime
 on the original (the reference); OpenCV on the original; `opmig migrate
---target T` for each target, with `--verify-with` the OpenCV adapter (the
+--target T` for each target (`--batch 1` where an input's dim 0 is
+symbolic), with `--verify-with` the OpenCV adapter (the
 migrated model must run in OpenCV and equal opmig's interpreter); OpenCV
 on the migrated model, compared with the reference.  Prints one line per
 model and target, then per target how many models OpenCV runs as exported
@@ -38,6 +39,14 @@ def interface(path):
             [d.dim_value if d.dim_value > 0 else 1 for d in i.type.tensor_type.shape.dim])
            for i in m.graph.input if i.name not in init]
     return ins, [o.name for o in m.graph.output]
+
+
+def symbolic_batch(path):
+    """Whether some graph input's dim 0 is not a number."""
+    m = onnx.load(path, load_external_data=False)
+    init = {t.name for t in m.graph.initializer}
+    return any(i.type.tensor_type.shape.dim and i.type.tensor_type.shape.dim[0].dim_value <= 0
+               for i in m.graph.input if i.name not in init)
 
 
 def opencv(model, feeds, outs, work):
@@ -88,10 +97,14 @@ def one_model(opmig, work, targets, m, ref, feeds, outs):
     if isinstance(ref, str):
         return ['%s: onnxruntime refuses it: %s' % (name, ref)], []
     exp_ok, why = close(opencv(m, feeds, outs, mw), ref)
+    # --batch 1 where an input's dim 0 is symbolic (the feeds have 1 there);
+    # a static dim 0 is kept: it is not always the batch (lstm_tagger's is
+    # the sequence)
+    batch = ['--batch', '1'] if symbolic_batch(m) else []
     lines, per = [], []
     for t in targets:
         out = os.path.join(mw, name + '.' + t + '.onnx')
-        cmd = [opmig, 'migrate', m, '--target', t, '-o', out, '--batch', '1',
+        cmd = [opmig, 'migrate', m, '--target', t, '-o', out] + batch + [
                '--format', 'json', '--verify-with',
                '%s %s {model} {inputs} {outdir}' % (sys.executable, ADAPTER)]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)

@@ -12,7 +12,10 @@ OpenCV 4.6's Python binding turns an array of rank 3 into an image with
 channels, and one of rank 0 or 1 into a matrix: such an input is given
 to OpenCV with leading dims of 1 (rank 4, or 2) and reshaped back to its
 shape by a Reshape node added in front of the model (a copy written with
-python-onnx), so the model sees the tensor it declares.
+python-onnx), so the model sees the tensor it declares.  OpenCV 4.6 has
+no tensors of rank 0 (its Reshape refuses an empty shape): a scalar input
+is reshaped to one element of rank 1, what a user of OpenCV gives it
+instead.
 
 Importing OpenCV takes about a second, longer than most probe cases: so
 by default a server that imported it once (started on first use, gone
@@ -40,7 +43,8 @@ def names(path):
 
 def blob_inputs(model, arrays, ins, tmp):
     """The model with each input of rank 0, 1 or 3 taken at rank 2 or 4
-    and reshaped back; the arrays reshaped to match."""
+    and reshaped back (a scalar to shape [1]); the arrays reshaped to
+    match."""
     import numpy as np
     import onnx
     from onnx import helper, numpy_helper
@@ -62,7 +66,8 @@ def blob_inputs(model, arrays, ins, tmp):
             for d in blob:
                 dims.add().dim_value = d
         shape = name + '__shape'
-        m.graph.initializer.append(numpy_helper.from_array(np.array(a.shape, np.int64), shape))
+        m.graph.initializer.append(numpy_helper.from_array(np.array(a.shape or (1,), np.int64),
+                                                           shape))
         front.append(helper.make_node('Reshape', [name + '__blob', shape], [name],
                                       name=name + '__reshape'))
     nodes = front + list(m.graph.node)

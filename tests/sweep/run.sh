@@ -11,7 +11,7 @@
 : "${OPMIG:?set OPMIG to the opmig binary}"
 here=$(cd "$(dirname "$0")" && pwd)
 DATA=${SWEEP_DATA:-/usr/share/libonnx-testdata/data/node}
-TARGETS=${SWEEP_TARGETS:-generic-npu,tensorrt,ascend,qnn,coreml,nnapi,openvino,rknpu2}
+TARGETS=${SWEEP_TARGETS:-generic-npu,tensorrt,ascend,qnn,coreml,nnapi,openvino,rknpu2,opencv-dnn}
 upd=
 [ "${1:-}" = --update ] && { upd=--update; shift; }
 out=${1:-$(mktemp -d)}

@@ -551,7 +551,7 @@ static int apply_phases(struct rw_ctx *c, struct ir_node *n, const struct plan *
 	struct paxis pa[MAXS];
 	struct rt_value *w, *b = NULL, *vw = NULL, *vb = NULL;
 	struct ir_value *y, *out = n->outputs[0];
-	int64_t kc[MAXS], pads[2 * MAXS], one[MAXS] = { 1, 1, 1 }, nph = 1;
+	int64_t kc[MAXS], pads[2 * MAXS], one[MAXS] = { 1, 1, 1 };
 	int d2s = v == V_D2S || v == V_D2S_SLICE, dcr = d2s && c->opset < 11;
 	int crop = v == V_D2S_SLICE || v == V_PHASES_SLICE;
 	int rc = 0;
@@ -561,7 +561,6 @@ static int apply_phases(struct rw_ctx *c, struct ir_node *n, const struct plan *
 		kc[i] = pa[i].umax - pa[i].umin + 1;
 		pads[i] = pa[i].pa;
 		pads[p->s + i] = pa[i].pz;
-		nph *= p->st[i];
 	}
 	w = rw_init_value(n->inputs[1]);
 	if (p->bias)

@@ -5,7 +5,8 @@
 # apart from the calibration set, the weight bytes before and after, and
 # the time `opmig quantize` takes on one thread; then the minmax int8 models
 # in onnxruntime-node (all optimizations: its integer kernels) against
-# opmig's outputs on the validation samples.  See bench/README.md,
+# opmig's outputs on the validation samples, and for the CNNs where the
+# two first part, layer by layer (bench/quant_layers.py).  See bench/README.md,
 # "Quantization (issue 23)".
 #
 # Run from the repository root:  sh bench/quant.sh
@@ -96,3 +97,13 @@ for m in $MODELS; do
 	fi
 done
 "$PY" "$here/quant_report.py" "$OPMIG" "$work" $MODELS || die "quant_report.py failed"
+# where opmig and onnxruntime first part, layer by layer, on the CNNs'
+# minmax int8 models (the first 8 validation samples)
+for m in $MODELS; do
+	case $m in bert6) continue ;; esac
+	echo
+	echo "layer by layer, $m (model.minmax):"
+	"$PY" "$here/quant_layers.py" "$OPMIG" "$work/$m/model.minmax.onnx" \
+		$(for k in 0 1 2 3 4 5 6 7; do echo "$work/$m/val/test_data_set_$k"; done) ||
+		die "quant_layers.py $m failed"
+done

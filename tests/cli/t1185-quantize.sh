@@ -3,6 +3,9 @@
 # op, form and type, the quantized models pass onnx.checker and compute in
 # opmig what onnxruntime-node computes, within one quantization step, bit
 # for bit on integer paths (tests/ort/quantize_ort.py, one node process).
+# A whole residual CNN, layer by layer: where opmig and onnxruntime first
+# part, it is float summation order at a rounding boundary, never a
+# semantic difference (tests/ort/quantize_layers_ort.py).
 # A model with one deliberately sensitive layer (a Conv reading an
 # activation whose range a huge channel sets) fails cosine >= 0.99 fully
 # quantized; the fallback ranks that Conv first and returns it, and only
@@ -26,6 +29,16 @@ case $rc in
 0) grep -q " 0 failures$" "$T/ort.out" || fail "quantize_ort.py printed no summary" ;;
 77) echo "notice: onnxruntime-node absent, its comparison skipped" ;;
 *) fail "quantized models disagree with onnxruntime (above)" ;;
+esac
+
+# ---- onnxruntime, a whole network layer by layer ----------------------------
+timeout 300 $PY "$TOP/tests/ort/quantize_layers_ort.py" "$OPMIG" "$T/layers" >"$T/layers.out" 2>&1
+rc=$?
+cat "$T/layers.out"
+case $rc in
+0) grep -q " 0 failures$" "$T/layers.out" || fail "quantize_layers_ort.py printed no summary" ;;
+77) ;;
+*) fail "a quantized network parts from onnxruntime other than by summation order (above)" ;;
 esac
 
 # ---- models ----------------------------------------------------------------

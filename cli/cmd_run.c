@@ -18,7 +18,7 @@
 #include "validators/tensor_io.h"
 
 const char cmd_run_help[] =
-	"usage: opmig run MODEL [INPUT...] [--data DIR] [-O OUTDIR] [--out-format pb|npy] [--seed S] [--dim NAME=V]... [--threads N] [--check DIR] [--rtol R] [--atol A] [--time] [--repeat N] [--stats] [--max-memory BYTES]\n"
+	"usage: opmig run MODEL [INPUT...] [--data DIR] [-O OUTDIR] [--out-format pb|npy] [--seed S] [--dim NAME=V]... [--threads N] [--check DIR] [--rtol R] [--atol A] [--time] [--repeat N] [--stats] [--max-memory BYTES] [--exact]\n"
 	"\n"
 	"Run MODEL in opmig's reference interpreter.\n"
 	"\n"
@@ -44,6 +44,9 @@ const char cmd_run_help[] =
 	"  --max-memory BYTES  refuse to run when the planned peak of live tensors\n"
 	"                      is above BYTES (suffixes K, M, G), and stop a run\n"
 	"                      that goes above it\n"
+	"  --exact             compute float16 and bfloat16 in double, rounding\n"
+	"                      once per op (default: in float32, as onnxruntime's\n"
+	"                      CPU provider does; slower, for investigations)\n"
 	"  --help              show this help\n"
 	"\n"
 	"Exit status: 0 ok, 1 outputs differ from --check, 2 usage, 3 bad model,\n"
@@ -51,7 +54,7 @@ const char cmd_run_help[] =
 
 struct run_args {
 	const char *model, *data, *outdir, *check;
-	int npy, threads, time, stats, repeat;
+	int npy, threads, time, stats, repeat, exact;
 	uint64_t seed;
 	double rtol, atol;
 	int64_t max_memory;
@@ -76,6 +79,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{ "repeat", required_argument, NULL, 'R' },
 		{ "stats", no_argument, NULL, 'S' },
 		{ "max-memory", required_argument, NULL, 'm' },
+		{ "exact", no_argument, NULL, 'x' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct cli_command *self = cli_command_find("run");
@@ -92,6 +96,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		case 'c': a->check = optarg; break;
 		case 'T': a->time = 1; break;
 		case 'S': a->stats = 1; break;
+		case 'x': a->exact = 1; break;
 		case 'f':
 			if (strcmp(optarg, "pb") && strcmp(optarg, "npy"))
 				return cli_usage_error(self, "--out-format is pb or npy, not '%s'", optarg);
@@ -347,7 +352,7 @@ fail:
 static int run_model(const struct run_args *a, struct ir_model *m)
 {
 	struct rt_opts ro = { .threads = a->threads, .max_memory = a->max_memory,
-			      .collect_stats = a->stats };
+			      .collect_stats = a->stats, .exact = a->exact };
 	struct rt_session *s = NULL;
 	struct rt_value **ins = NULL, **outs = NULL;
 	double *times = NULL;

@@ -434,7 +434,7 @@ const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y
 {
 	struct rt_epilogue *e;
 
-	if (k->epi || !k->np || k->f->depth != 0 || k->n_out < 1 || k->out[0] != y ||
+	if (k->epi || k->lowp || !k->np || k->f->depth != 0 || k->n_out < 1 || k->out[0] != y ||
 	    !(e = malloc(sizeof(*e))))
 		return NULL;
 	if (!prepare(k->s, k->f, k->np, y, tensors, e)) {

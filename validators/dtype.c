@@ -337,3 +337,64 @@ void rt_store_f64(int t, void *p, int64_t i, double v)
 	default: rt_store_i64(t, p, i, trunc_i64(v)); break;
 	}
 }
+
+/* ---- float16 and bfloat16 arrays <-> float, for whole tensors -------- */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define RT_F16C 1
+
+__attribute__((target("avx,f16c")))
+static int64_t f16c_widen(const uint16_t *h, float *f, int64_t n)
+{
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(f + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))));
+	return i;
+}
+
+__attribute__((target("avx,f16c")))
+static int64_t f16c_narrow(const float *f, uint16_t *h, int64_t n)
+{
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		_mm_storeu_si128((__m128i *)(h + i),
+				 _mm256_cvtps_ph(_mm256_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT));
+	return i;
+}
+
+static int have_f16c(void)
+{
+	static int known = -1;
+
+	if (known < 0)
+		known = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+	return known;
+}
+#endif
+
+void rt_half_to_float_n(const uint16_t *h, float *f, int64_t n)
+{
+	int64_t i = 0;
+
+#ifdef RT_F16C
+	if (have_f16c())
+		i = f16c_widen(h, f, n);
+#endif
+	for (; i < n; i++)
+		f[i] = rt_half_to_float(h[i]);
+}
+
+void rt_float_to_half_n(const float *f, uint16_t *h, int64_t n)
+{
+	int64_t i = 0;
+
+#ifdef RT_F16C
+	if (have_f16c())
+		i = f16c_narrow(f, h, n);
+#endif
+	for (; i < n; i++)
+		h[i] = rt_float_to_half(f[i]);
+}

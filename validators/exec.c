@@ -176,12 +176,15 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 				calloc(n->n_inputs, sizeof(*ins));
 	struct rt_value **outs = n_out <= OUT_SLOTS_MIN ? outs_small :
 				 calloc(n_out, sizeof(*outs));
+	struct rt_value *wide_small[8] = { 0 };
+	struct rt_value **wide = n->n_inputs <= 8 ? wide_small :
+				 calloc(n->n_inputs, sizeof(*wide));
 	struct rt_kctx k = { 0 };
 	char w[RT_WHERE_SIZE];
 	double t0 = 0;
 	int rc = 0;
 
-	if (!ins || !outs) {
+	if (!ins || !outs || !wide) {
 		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 		goto cleanup;
 	}
@@ -203,7 +206,11 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 			      .mem = &s->mem, .d = d };
 	if (s->o.collect_stats)
 		t0 = now();
-	rc = np->kernel ? np->kernel->run(&k) : call_function(&k);
+	if ((rc = rt_lowp_begin(&k, wide)) >= 0) {
+		rc = np->kernel ? np->kernel->run(&k) : call_function(&k);
+		if (k.lowp)
+			rc = rt_lowp_end(&k, wide, rc);
+	}
 	np->runs++;
 	if (s->o.collect_stats) {
 		s->stats.ops[np->stat].seconds += now() - t0;
@@ -247,6 +254,10 @@ cleanup:
 		free(ins);
 	if (outs != outs_small)
 		free(outs);
+	for (size_t i = 0; wide && i < n->n_inputs; i++)
+		rt_value_unref(wide[i]);   /* left by a failed rt_lowp_begin */
+	if (wide != wide_small)
+		free(wide);
 	return rc;
 }
 

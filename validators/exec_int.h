@@ -229,4 +229,14 @@ void rt_pool_free(struct rt_pool *p);
 void rt_pool_for(struct rt_pool *p, int64_t n, int64_t grain,
 		 rt_range_fn fn, void *ctx);
 
+/* Float16/bfloat16 nodes in float32 (lowp.c).  Begin: when the node's op
+ * is one computed so and an input is float16 or bfloat16 (one of them),
+ * widen those inputs into wide[i] (k->n_in entries, NULL) and point
+ * k->in there; returns the dtype (k->lowp), 0 when the node runs as it
+ * is, or an error.  End, after the kernel (rc its status): round its
+ * float32 outputs of that type back and release wide[]; returns rc or an
+ * error. */
+int rt_lowp_begin(struct rt_kctx *k, struct rt_value **wide);
+int rt_lowp_end(struct rt_kctx *k, struct rt_value **wide, int rc);
+
 #endif

@@ -242,11 +242,9 @@ static void cast_range(void *arg, int64_t begin, int64_t end)
 	void *yd = j->y->data;
 
 	if (s == IR_DTYPE_FLOAT && d == IR_DTYPE_FLOAT16) {
-		for (int64_t i = begin; i < end; i++)
-			((uint16_t *)yd)[i] = rt_float_to_half(((const float *)xd)[i]);
+		rt_float_to_half_n((const float *)xd + begin, (uint16_t *)yd + begin, end - begin);
 	} else if (s == IR_DTYPE_FLOAT16 && d == IR_DTYPE_FLOAT) {
-		for (int64_t i = begin; i < end; i++)
-			((float *)yd)[i] = rt_half_to_float(((const uint16_t *)xd)[i]);
+		rt_half_to_float_n((const uint16_t *)xd + begin, (float *)yd + begin, end - begin);
 	} else if (s == IR_DTYPE_FLOAT && d == IR_DTYPE_BFLOAT16) {
 		for (int64_t i = begin; i < end; i++)
 			((uint16_t *)yd)[i] = rt_float_to_bf16(((const float *)xd)[i]);

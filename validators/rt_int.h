@@ -45,6 +45,8 @@ struct rt_kctx {
 	struct rt_mem *mem;
 	struct ir_diag *d;
 	struct rt_epilogue *epi;     /* taken by the kernel (rt_kctx_epilogue) */
+	int lowp;                    /* float16/bfloat16 widened (lowp.c): the
+				      * dtype, 0 when not */
 };
 
 /* The per-channel steps that may follow a node in the main graph
@@ -235,6 +237,10 @@ float rt_half_to_float(uint16_t h);
 uint16_t rt_float_to_half(float f);
 float rt_bf16_to_float(uint16_t h);
 uint16_t rt_float_to_bf16(float f);
+/* The same over n elements (F16C where the processor has it: the same
+ * results, rounding to nearest even). */
+void rt_half_to_float_n(const uint16_t *h, float *f, int64_t n);
+void rt_float_to_half_n(const float *f, uint16_t *h, int64_t n);
 /* float8 of each kind <-> float (saturate: clamp to the largest finite
  * value instead of inf/NaN, as Cast's saturate=1). */
 float rt_f8_to_float(int dtype, uint8_t v);

@@ -150,6 +150,9 @@ struct rt_opts {
 				   * planned peak is above, enforced while
 				   * running */
 	int collect_stats;        /* time per op type */
+	int exact;                /* float16/bfloat16 computed by each kernel
+				   * in double (default: in float32, rounded
+				   * once at each output; lowp.c) */
 	int no_weight_cache;      /* kernels keep no data derived from the
 				   * weights between runs (packed or
 				   * transformed copies), and the session

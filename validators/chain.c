@@ -434,12 +434,28 @@ const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y
 {
 	struct rt_epilogue *e;
 
-	if (k->epi || k->lowp || !k->np || k->f->depth != 0 || k->n_out < 1 || k->out[0] != y ||
+	if (k->epi || !k->np || k->f->depth != 0 || k->n_out < 1 || k->out[0] != y ||
 	    !(e = malloc(sizeof(*e))))
 		return NULL;
 	if (!prepare(k->s, k->f, k->np, y, tensors, e)) {
 		free(e);
 		return NULL;
+	}
+	/* a float16/bfloat16 node computed in float32 (lowp.c) rounds its
+	 * result once, after the kernel: only the steps that commute with
+	 * that rounding (Relu, and Clip to bounds of the same dtype) may run
+	 * before it */
+	if (k->lowp) {
+		size_t n = 0;
+
+		while (n < e->n && (e->kind[n] == RT_CHAIN_RELU || e->kind[n] == RT_CHAIN_CLIP))
+			n++;
+		if (!n) {
+			free(e->coef);
+			free(e);
+			return NULL;
+		}
+		e->n = n;
 	}
 	k->epi = e;
 	return e;

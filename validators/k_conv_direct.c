@@ -114,7 +114,7 @@ int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float
 	    !(off = malloc((size_t)kd * sizeof(*off))) ||
 	    !(vmask = malloc((size_t)nv * sizeof(*vmask))) ||
 	    !(yoff = malloc((size_t)nv * sizeof(*yoff))) ||
-	    (!l.in_place && !(xp = malloc((size_t)(g->c * l.chan + slack) * sizeof(float))))) {
+	    (!l.in_place && !(xp = rt_big_alloc((size_t)(g->c * l.chan + slack) * sizeof(float))))) {
 		rc = rt_oom(k);
 		goto cleanup;
 	}
@@ -140,6 +140,6 @@ cleanup:
 	free(off);
 	free(vmask);
 	free(yoff);
-	free(xp);
+	rt_big_free(xp);
 	return rc;
 }

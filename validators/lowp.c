@@ -115,18 +115,17 @@ int rt_lowp_begin(struct rt_kctx *k, struct rt_value **wide)
 	return low;
 }
 
-/* Does output i take the low dtype: declared so, or (undeclared) typed by
- * the same constraint as an input that had it? */
+/* Does output i take the low dtype: typed by the same constraint as an
+ * input that had it (LayerNormalization's mean and inverse deviation, of
+ * constraint U, stay float32), or declared so when the op has no schema? */
 static int narrowed(const struct rt_kctx *k, size_t i, struct rt_value *const *wide)
 {
 	const struct ir_value *o = i < k->node->n_outputs ? k->node->outputs[i] : NULL;
 	const struct ir_op_schema *s = k->schema;
 	const char *ot;
 
-	if (o && o->type && o->type->elem_type)
-		return o->type->elem_type == k->lowp;
 	if (!s || !s->n_outputs || !s->n_inputs)
-		return 1;
+		return !(o && o->type && o->type->elem_type) || o->type->elem_type == k->lowp;
 	ot = s->outputs[i < s->n_outputs ? i : s->n_outputs - 1].type;
 	for (size_t j = 0; j < k->n_in; j++)
 		if (wide[j] && !strcmp(ot, s->inputs[j < s->n_inputs ? j : s->n_inputs - 1].type))

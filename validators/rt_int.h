@@ -246,6 +246,11 @@ void rt_float_to_half_n(const float *f, uint16_t *h, int64_t n);
 float rt_f8_to_float(int dtype, uint8_t v);
 uint8_t rt_float_to_f8(int dtype, float f, int saturate);
 
+/* Tensor data: malloc, or a large block kept from a freed tensor
+ * (bigblk.c); rt_big_free takes any malloc'd block (NULL too). */
+void *rt_big_alloc(size_t bytes);
+void rt_big_free(void *p);
+
 /* ---- shapes and broadcasting --------------------------------------- */
 
 int64_t rt_numel(int rank, const int64_t *dims);

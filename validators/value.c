@@ -46,7 +46,7 @@ void rt_value_unref(struct rt_value *v)
 			free(s[i]);
 	}
 	if (v->flags & RT_VALUE_OWNS_DATA)
-		free(v->data);
+		rt_big_free(v->data);
 	uncharge(v);
 	rt_value_unref(v->base);
 	for (size_t i = 0; i < v->n; i++)
@@ -144,7 +144,7 @@ int rt_tensor_new(struct rt_mem *mem, int dtype, int rank,
 	if (!(v = rt_value_alloc()))
 		goto oom;
 	v->data = dtype == IR_DTYPE_STRING ? calloc((size_t)n ? (size_t)n : 1, es)
-					   : malloc(bytes ? (size_t)bytes : 1);
+					   : rt_big_alloc((size_t)bytes);
 	if (!v->data)
 		goto oom;
 	v->refs = 1;

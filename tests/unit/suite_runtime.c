@@ -70,6 +70,83 @@ static void test_half_bf16(void)
 	CU_ASSERT_EQUAL(rt_bf16_to_float(0xc040), -3.0f);
 }
 
+/* The array conversions (F16C where the processor has it) give what the
+ * scalar ones give: every half pattern widened (NaNs as NaNs), and floats
+ * around every rounding boundary (ties, subnormals, overflow, NaN)
+ * narrowed; lengths that leave a scalar tail. */
+static void test_half_arrays(void)
+{
+	enum { N = 65536 + 7 };
+	uint16_t *h = malloc(N * sizeof(*h)), *h2 = malloc(N * sizeof(*h2));
+	float *f = malloc(N * sizeof(*f));
+	int bad = 0;
+
+	CU_ASSERT_FATAL(h && h2 && f);
+	for (int i = 0; i < N; i++)
+		h[i] = (uint16_t)i;
+	rt_half_to_float_n(h, f, N);
+	for (int i = 0; i < N; i++) {
+		float want = rt_half_to_float(h[i]);
+
+		/* a signalling NaN comes out quiet from F16C: NaN either way */
+		bad += isnan(want) ? !isnan(f[i]) : memcmp(&want, &f[i], sizeof(want)) != 0;
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	/* each half value, then halfway to the next one (a tie), then a hair
+	 * above the tie: both sides of every rounding boundary */
+	for (int i = 0; i < N; i++) {
+		uint32_t b;
+		float x = rt_half_to_float((uint16_t)(i / 3));
+
+		memcpy(&b, &x, 4);
+		if (i % 3 && (b & 0x7f800000u) != 0x7f800000u)
+			b += (i % 3 == 1 ? 0x1000u : 0x1001u);
+		memcpy(&f[i], &b, 4);
+	}
+	rt_float_to_half_n(f, h2, N);
+	bad = 0;
+	for (int i = 0; i < N; i++)
+		bad += h2[i] != rt_float_to_half(f[i]);
+	CU_ASSERT_EQUAL(bad, 0);
+	free(h);
+	free(h2);
+	free(f);
+}
+
+/* Large freed blocks serve the next tensors that fit them (bigblk.c): the
+ * same block again for the same size, not for one twice as small or one
+ * larger; small blocks are plain malloc. */
+static void test_big_blocks(void)
+{
+	size_t mb = (size_t)1 << 20;
+	void *a = rt_big_alloc(40 * mb), *b, *c;
+
+	CU_ASSERT_FATAL(a != NULL);
+	rt_big_free(a);
+	b = rt_big_alloc(40 * mb);
+	CU_ASSERT(b == a);
+	rt_big_free(b);
+	c = rt_big_alloc(41 * mb);     /* larger than the kept block */
+	CU_ASSERT(c != a);
+	rt_big_free(c);
+	c = rt_big_alloc(33 * mb);     /* fits within half: the kept one */
+	CU_ASSERT(c == a);
+	rt_big_free(c);
+	b = rt_big_alloc(40 * mb);     /* takes it back */
+	CU_ASSERT(b == a);
+	a = rt_big_alloc(100 * mb);
+	CU_ASSERT_FATAL(a != NULL);
+	rt_big_free(a);
+	c = rt_big_alloc(45 * mb);     /* under half of the kept 100 MiB */
+	CU_ASSERT(c != a && c != NULL);
+	free(c);
+	c = rt_big_alloc(8 * mb);      /* small: plain malloc */
+	CU_ASSERT(c != a && c != NULL);
+	free(c);
+	rt_big_free(b);
+	rt_big_free(NULL);
+}
+
 static void test_float8(void)
 {
 	/* E4M3FN: bias 7, max 448 = 0x7e, NaN 0x7f, no inf */
@@ -311,6 +388,8 @@ static void test_run_steps(void)
 static const struct unit_test tests[] = {
 	{ "kernel table sorted, unique, real versions", test_kernel_table },
 	{ "float16 and bfloat16 conversions", test_half_bf16 },
+	{ "float16 array conversions match the scalar ones", test_half_arrays },
+	{ "large blocks kept for the next tensors", test_big_blocks },
 	{ "float8 and float4 conversions", test_float8 },
 	{ "broadcasting loop", test_bcast },
 	{ "npy parsing", test_npy },

@@ -1,0 +1,52 @@
+#!/bin/sh
+# bench/lowp.sh: float16 models in the interpreter (issue 26, item 2:
+# float16 computed in float32, one rounding per op).  Generates
+# bench/gen_lowp.py's models (a U2-Net-style RSU block at 1024x1024 and,
+# held out, a transformer encoder layer; float16 between Casts) and a
+# float32 twin of each (the same weights widened), then
+#   1. bench/interp.sh on the four models at one thread (opmig against
+#      onnxruntime-node, alternating rounds);
+#   2. each float16 model once with `opmig run --exact` (every kernel in
+#      double: the interpreter's float16 path before item 2) and once as
+#      usual, both with --repeat 2 --time (the second run's pages warm).
+# See bench/README.md, "Float16 in float32 (issue 26)".
+#
+# Run from the repository root:  sh bench/lowp.sh
+#
+# Environment: OPMIG, BENCH_DIR, BENCH_PYTHON as bench/interp.sh;
+#   LOWP_ROUNDS  interp.sh's rounds (default 3)
+#
+# Exit status: 0 done, 2 setup or a command failed.
+
+set -u
+
+die() { echo "lowp.sh: $*" >&2; exit 2; }
+
+here=$(cd "$(dirname "$0")" && pwd) || die "cannot find bench/"
+PY=${BENCH_PYTHON:-/usr/bin/python3}
+BENCH_DIR=${BENCH_DIR:-/tmp/opmig-bench}
+OPMIG=${OPMIG:-bin/opmig}
+case $OPMIG in /*) ;; *) OPMIG=$(pwd)/$OPMIG ;; esac
+[ -x "$OPMIG" ] || die "no opmig binary at $OPMIG (make first)"
+D=$BENCH_DIR/lowp
+mkdir -p "$D" || die "cannot create $D"
+
+stamp=$(cksum < "$here/gen_lowp.py")
+if [ ! -f "$D/enc_f32.onnx" ] || [ "$(cat "$D/stamp" 2>/dev/null)" != "$stamp" ]; then
+	"$PY" "$here/gen_lowp.py" "$D" || die "gen_lowp.py failed"
+	echo "$stamp" > "$D/stamp"
+fi
+
+models="$D/rsu_f16.onnx $D/rsu_f32.onnx $D/enc_f16.onnx $D/enc_f32.onnx"
+INTERP_MODELS=$models INTERP_THREADS=1 INTERP_ROUNDS=${LOWP_ROUNDS:-3} INTERP_REPEAT=3 \
+	OPMIG=$OPMIG BENCH_DIR=$BENCH_DIR sh "$here/interp.sh" || die "interp.sh failed"
+
+echo
+echo "float16 in double (run --exact) against float32 arithmetic, 1 thread:"
+for m in rsu_f16 enc_f16; do
+	for how in --exact ""; do
+		t=$("$OPMIG" run "$D/$m.onnx" --threads 1 --time --repeat 2 $how |
+		    sed -n 's/^time: .*min \([0-9.]*\) ms.*/\1/p') || die "opmig run $m failed"
+		echo "  $m ${how:-(default)}: $t ms"
+	done
+done

@@ -18,7 +18,7 @@
 #include "validators/tensor_io.h"
 
 const char cmd_run_help[] =
-	"usage: opmig run MODEL [INPUT...] [--data DIR] [-O OUTDIR] [--out-format pb|npy] [--seed S] [--dim NAME=V]... [--threads N] [--check DIR] [--rtol R] [--atol A] [--time] [--repeat N] [--stats] [--max-memory BYTES] [--exact]\n"
+	"usage: opmig run MODEL [INPUT...] [--data DIR] [-O OUTDIR] [--out-format pb|npy] [--seed S] [--dim NAME=V]... [--threads N] [--check DIR] [--rtol R] [--atol A] [--time] [--repeat N] [--stats] [--max-memory BYTES] [--exact] [--profile FILE]\n"
 	"\n"
 	"Run MODEL in opmig's reference interpreter.\n"
 	"\n"
@@ -40,7 +40,11 @@ const char cmd_run_help[] =
 	"  --rtol R, --atol A  tolerances of --check (default 1e-3 and 1e-7)\n"
 	"  --time              print the wall time of the run(s)\n"
 	"  --repeat N          run N times (with --time: min, median, mean)\n"
-	"  --stats             nodes and time per op type, peak tensor memory\n"
+	"  --stats             nodes and time per op type, the slowest nodes,\n"
+	"                      peak tensor memory\n"
+	"  --profile FILE      write every node run to FILE as a Chrome\n"
+	"                      trace-event JSON array (onnxruntime's profile\n"
+	"                      format: chrome://tracing, Perfetto)\n"
 	"  --max-memory BYTES  refuse to run when the planned peak of live tensors\n"
 	"                      is above BYTES (suffixes K, M, G), and stop a run\n"
 	"                      that goes above it\n"
@@ -53,7 +57,7 @@ const char cmd_run_help[] =
 	"input file or data (including a refused --max-memory), 4 internal error.\n";
 
 struct run_args {
-	const char *model, *data, *outdir, *check;
+	const char *model, *data, *outdir, *check, *profile;
 	int npy, threads, time, stats, repeat, exact;
 	uint64_t seed;
 	double rtol, atol;
@@ -80,6 +84,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		{ "stats", no_argument, NULL, 'S' },
 		{ "max-memory", required_argument, NULL, 'm' },
 		{ "exact", no_argument, NULL, 'x' },
+		{ "profile", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct cli_command *self = cli_command_find("run");
@@ -97,6 +102,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 		case 'T': a->time = 1; break;
 		case 'S': a->stats = 1; break;
 		case 'x': a->exact = 1; break;
+		case 'P': a->profile = optarg; break;
 		case 'f':
 			if (strcmp(optarg, "pb") && strcmp(optarg, "npy"))
 				return cli_usage_error(self, "--out-format is pb or npy, not '%s'", optarg);
@@ -300,6 +306,8 @@ static void print_times(const char *what, double *t, int n)
 	       t[0] * 1e3, t[n / 2] * 1e3, sum / n * 1e3);
 }
 
+#define TOP_NODES 10
+
 static void print_stats(struct rt_session *s)
 {
 	const struct rt_stats *st = rt_session_stats(s);
@@ -320,10 +328,39 @@ static void print_stats(struct rt_session *s)
 		printf("%-28s %8zu %8zu %8zu %12.3f %6.1f%%\n", name, o->count, o->reused,
 		       o->fused, o->seconds * 1e3, total > 0 ? 100 * o->seconds / total : 0.0);
 	}
+	if (st->n_nodes)
+		printf("slowest nodes:\n%-40s %-20s %8s %12s %7s\n", "node", "op", "runs",
+		       "time ms", "share");
+	for (size_t i = 0; i < st->n_nodes && i < TOP_NODES; i++) {
+		const struct rt_node_stat *n = &st->nodes[i];
+
+		char name[48];
+
+		if (n->node->name && *n->node->name)
+			snprintf(name, sizeof(name), "%s", n->node->name);
+		else
+			snprintf(name, sizeof(name), "#%zu", n->node->index);
+		printf("%-40s %-20s %8lld %12.3f %6.1f%%\n", name, n->node->op_type,
+		       (long long)n->count, n->seconds * 1e3,
+		       total > 0 ? 100 * n->seconds / total : 0.0);
+	}
 	printf("peak tensor memory: %lld bytes\n", (long long)st->peak_bytes);
 	printf("weights used in place: %lld bytes\n", (long long)st->viewed_bytes);
 	printf("constant results kept: %lld bytes of %zu nodes\n",
 	       (long long)st->kept_bytes, st->kept_nodes);
+}
+
+static int write_profile(const struct run_args *a, struct rt_session *s)
+{
+	struct cli_out o;
+	FILE *f = cli_out_open(&o, a->profile);
+	char *text = f ? rt_profile_json(s) : NULL;
+	int code = text ? CLI_EXIT_OK : CLI_EXIT_INTERNAL;
+
+	if (text)
+		fprintf(f, "%s\n", text);
+	free(text);
+	return f ? cli_out_close(&o, code) : code;
 }
 
 static int bind_inputs(const struct run_args *a, struct ir_model *m,
@@ -352,7 +389,8 @@ fail:
 static int run_model(const struct run_args *a, struct ir_model *m)
 {
 	struct rt_opts ro = { .threads = a->threads, .max_memory = a->max_memory,
-			      .collect_stats = a->stats, .exact = a->exact };
+			      .collect_stats = a->stats, .exact = a->exact,
+			      .profile = a->profile != NULL };
 	struct rt_session *s = NULL;
 	struct rt_value **ins = NULL, **outs = NULL;
 	double *times = NULL;
@@ -416,6 +454,8 @@ static int run_model(const struct run_args *a, struct ir_model *m)
 	}
 	if (a->stats)
 		print_stats(s);
+	if (code == CLI_EXIT_OK && a->profile)
+		code = write_profile(a, s);
 cleanup:
 	if (code == CLI_EXIT_INTERNAL && !d.status)
 		cli_error(a->model, "out of memory");

@@ -82,13 +82,7 @@ const struct ir_attr *rt_frame_attr(struct rt_frame *f,
 	return NULL;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#define now rt_now
 
 static void frame_release(struct rt_frame *f)
 {
@@ -182,6 +176,7 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 	struct rt_kctx k = { 0 };
 	char w[RT_WHERE_SIZE];
 	double t0 = 0;
+	void *shapes = NULL;
 	int rc = 0;
 
 	if (!ins || !outs || !wide) {
@@ -204,7 +199,9 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 			      .opset = np->opset, .n_in = n->n_inputs,
 			      .n_out = n_out, .in = ins, .out = outs,
 			      .mem = &s->mem, .d = d };
-	if (s->o.collect_stats)
+	if (s->o.profile)
+		shapes = rt_profile_shapes(ins, n->n_inputs);
+	if (s->o.collect_stats || s->o.profile)
 		t0 = now();
 	if ((rc = rt_lowp_begin(&k, wide)) >= 0) {
 		rc = np->kernel ? np->kernel->run(&k) : call_function(&k);
@@ -212,9 +209,16 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 			rc = rt_lowp_end(&k, wide, rc);
 	}
 	np->runs++;
-	if (s->o.collect_stats) {
-		s->stats.ops[np->stat].seconds += now() - t0;
-		s->stats.ops[np->stat].count++;
+	if (s->o.collect_stats || s->o.profile) {
+		double t1 = now();
+
+		if (s->o.collect_stats) {
+			s->stats.ops[np->stat].seconds += t1 - t0;
+			s->stats.ops[np->stat].count++;
+			np->seconds += t1 - t0;
+		}
+		if (s->o.profile)
+			rt_profile_node(s, n, f->depth, shapes, t0, t1);
 	}
 	if (rc < 0) {
 		/* the recorded error's status wins: kernels return IR_ENOMEM
@@ -351,8 +355,10 @@ int rt_frame_step(struct rt_session *s, struct rt_frame *f, struct ir_diag *d)
 	if (np->chain && f->skip && !f->skip[f->next - 1]) {
 		double t0 = s->o.collect_stats ? now() : 0;
 
-		if (rt_chain_apply(s, f, np) && s->o.collect_stats)
+		if (rt_chain_apply(s, f, np) && s->o.collect_stats) {
 			s->stats.ops[np->stat].seconds += now() - t0;
+			np->seconds += now() - t0;
+		}
 	}
 	return 1;
 }

@@ -54,6 +54,7 @@ struct rt_nplan {
 	int64_t cache_bytes;
 	struct rt_mem *cache_mem;           /* charged with cache_bytes */
 	int64_t runs;                       /* kernel calls so far */
+	double seconds;                     /* their time (collect_stats) */
 	int fold;                           /* RT_FOLD_*, set by rt_fold_mark */
 	struct rt_value **kept;             /* NULL, or node->n_outputs results
 					     * the session keeps (fold.c) */
@@ -145,6 +146,7 @@ struct rt_session {
 	int64_t viewed;
 	struct rt_pool *pool;
 	struct rt_fold fold;
+	struct rt_profile *prof;            /* the trace (profile.c), or NULL */
 };
 
 /* plan.c */
@@ -238,5 +240,18 @@ void rt_pool_for(struct rt_pool *p, int64_t n, int64_t grain,
  * error. */
 int rt_lowp_begin(struct rt_kctx *k, struct rt_value **wide);
 int rt_lowp_end(struct rt_kctx *k, struct rt_value **wide, int rc);
+
+/* profile.c: the clock (CLOCK_MONOTONIC seconds); the dtypes and shapes
+ * of a node's inputs, taken before it runs (NULL when out of memory); a
+ * node run of a graph at depth (0 main) from t0 to t1, taking shapes; a
+ * whole run; */
+struct rt_profile;
+double rt_now(void);
+void *rt_profile_shapes(struct rt_value *const *ins, size_t n_in);
+void rt_profile_node(struct rt_session *s, const struct ir_node *n, int depth,
+		     void *shapes, double t0, double t1);
+void rt_profile_begin(struct rt_session *s, double t0);   /* a run starts */
+void rt_profile_run(struct rt_session *s, double t0, double t1);
+void rt_profile_free(struct rt_profile *p);
 
 #endif

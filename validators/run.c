@@ -14,6 +14,7 @@ struct rt_run {
 	struct rt_value **all;     /* bound inputs by graph input (borrowed) */
 	int begun;                 /* the frame holds values */
 	int measuring;             /* rt_fold_run_begin was called */
+	double t0;                 /* start, when profiling */
 };
 
 void rt_run_free(struct rt_run *r)
@@ -47,6 +48,8 @@ int rt_run_begin(struct rt_session *s, struct rt_value **inputs, size_t n,
 		goto fail;
 	}
 	r->s = s;
+	if (s->o.profile)
+		rt_profile_begin(s, r->t0 = rt_now());
 	if (n > s->n_inputs) {
 		rc = diag_error(d, "%zu inputs given, the model has %zu", n, s->n_inputs);
 		goto fail;
@@ -97,6 +100,8 @@ int rt_run_end(struct rt_run *r, int rc, struct rt_value **outputs,
 	rt_fold_run_end(s, rc >= 0);
 	r->measuring = 0;
 	s->stats.peak_bytes = s->mem.peak;
+	if (s->o.profile)
+		rt_profile_run(s, r->t0, rt_now());
 	rt_run_free(r);
 	return rc;
 }

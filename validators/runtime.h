@@ -150,6 +150,7 @@ struct rt_opts {
 				   * planned peak is above, enforced while
 				   * running */
 	int collect_stats;        /* time per op type */
+	int profile;              /* record every node run (rt_profile_json) */
 	int exact;                /* float16/bfloat16 computed by each kernel
 				   * in double (default: in float32, rounded
 				   * once at each output; lowp.c) */
@@ -241,6 +242,12 @@ struct rt_op_stat {
 				   * theirs; chain.c) */
 };
 
+struct rt_node_stat {
+	const struct ir_node *node;  /* borrowed from the model */
+	int64_t count;            /* runs */
+	double seconds;
+};
+
 struct rt_stats {
 	int64_t peak_bytes;       /* peak of owned tensor bytes */
 	int64_t viewed_bytes;     /* initializer bytes used in place */
@@ -248,10 +255,16 @@ struct rt_stats {
 	size_t kept_nodes;        /* ... and the nodes they come from */
 	size_t n_ops;
 	struct rt_op_stat *ops;   /* sorted by seconds, descending */
+	size_t n_nodes;
+	struct rt_node_stat *nodes;  /* every node run, by seconds descending */
 };
 
 /* Statistics so far (borrowed until the next run or free). */
 const struct rt_stats *rt_session_stats(struct rt_session *s);
 struct rt_mem *rt_session_mem(struct rt_session *s);
+/* The runs so far as a Chrome trace-event JSON array (opts.profile; the
+ * format of onnxruntime's profiler, profile.c); malloc'd, NULL when out of
+ * memory. */
+char *rt_profile_json(struct rt_session *s);
 
 #endif

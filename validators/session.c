@@ -73,6 +73,8 @@ void rt_session_free(struct rt_session *s)
 	free(s->inputs);
 	free(s->stats.ops);
 	free(x->sorted.ops);
+	free(x->sorted.nodes);
+	rt_profile_free(s->prof);
 	rt_pool_free(s->pool);
 	free(x);
 }
@@ -202,21 +204,62 @@ static int cmp_stat(const void *a, const void *b)
 	return strcmp(x->op, y->op);
 }
 
+static int cmp_node(const void *a, const void *b)
+{
+	const struct rt_node_stat *x = a, *y = b;
+
+	if (x->seconds != y->seconds)
+		return x->seconds < y->seconds ? 1 : -1;
+	return 0;
+}
+
+/* every node that ran with its time, slowest first (none when out of
+ * memory) */
+static void node_stats(struct rt_session *s, struct rt_session_ext *x)
+{
+	size_t n = 0, k = 0;
+	struct rt_node_stat *ns;
+
+	for (size_t i = 0; i < s->n_plans; i++)
+		for (size_t j = 0; j < s->plans[i]->n_nodes; j++)
+			n += s->plans[i]->nodes[j].runs > 0;
+	x->sorted.n_nodes = 0;
+	if (!(ns = realloc(x->sorted.nodes, (n + 1) * sizeof(*ns)))) {
+		free(x->sorted.nodes);
+		x->sorted.nodes = NULL;
+		return;
+	}
+	for (size_t i = 0; i < s->n_plans; i++)
+		for (size_t j = 0; j < s->plans[i]->n_nodes; j++) {
+			const struct rt_nplan *np = &s->plans[i]->nodes[j];
+
+			if (np->runs > 0)
+				ns[k++] = (struct rt_node_stat){ np->node, np->runs, np->seconds };
+		}
+	qsort(ns, k, sizeof(*ns), cmp_node);
+	x->sorted.nodes = ns;
+	x->sorted.n_nodes = k;
+}
+
 const struct rt_stats *rt_session_stats(struct rt_session *s)
 {
 	struct rt_session_ext *x = (struct rt_session_ext *)s;
 	struct rt_op_stat *ops = realloc(x->sorted.ops,
 					 (s->stats.n_ops + 1) * sizeof(*ops));
+	struct rt_node_stat *nodes = x->sorted.nodes;
 
+	if (!ops)
+		free(x->sorted.ops);
 	x->sorted = s->stats;
 	x->sorted.peak_bytes = s->mem.peak;
+	x->sorted.nodes = nodes;
+	x->sorted.ops = ops;
 	if (!ops) {
-		x->sorted.ops = NULL;
 		x->sorted.n_ops = 0;
 		return &x->sorted;
 	}
 	memcpy(ops, s->stats.ops, s->stats.n_ops * sizeof(*ops));
 	qsort(ops, s->stats.n_ops, sizeof(*ops), cmp_stat);
-	x->sorted.ops = ops;
+	node_stats(s, x);
 	return &x->sorted;
 }

@@ -251,6 +251,9 @@ static void cast_range(void *arg, int64_t begin, int64_t end)
 	} else if (s == IR_DTYPE_BFLOAT16 && d == IR_DTYPE_FLOAT) {
 		for (int64_t i = begin; i < end; i++)
 			((float *)yd)[i] = rt_bf16_to_float(((const uint16_t *)xd)[i]);
+	} else if (s == IR_DTYPE_INT32 && d == IR_DTYPE_FLOAT) {
+		for (int64_t i = begin; i < end; i++)   /* ConvInteger's results */
+			((float *)yd)[i] = (float)((const int32_t *)xd)[i];
 	} else if (s == IR_DTYPE_FLOAT && d == IR_DTYPE_DOUBLE) {
 		for (int64_t i = begin; i < end; i++)
 			((double *)yd)[i] = ((const float *)xd)[i];

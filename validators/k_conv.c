@@ -22,6 +22,25 @@ static int check_xwb(struct rt_kctx *k, struct rt_value *x, struct rt_value *w,
 	return 0;
 }
 
+int knn_conv_run_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		     const float *w, const float *b, float *y, int integral)
+{
+	int rc;
+
+	if ((rc = knn_conv_dw_f32(k, g, x, w, b, y)) != 0)
+		return rc < 0 ? rc : 0;
+	if ((rc = knn_conv_cl_f32(k, g, x, w, b, y)) != 0)
+		return rc < 0 ? rc : 0;
+	if ((rc = knn_conv_direct_f32(k, g, x, w, b, y)) != 0)
+		return rc < 0 ? rc : 0;
+	/* Winograd's transforms round: not for sums that must stay integers */
+	if (!integral && (rc = knn_conv_wino_f32(k, g, x, w, b, y)) != 0)
+		return rc < 0 ? rc : 0;
+	if ((rc = knn_conv_pg_f32(k, g, x, w, b, y)) != 0)
+		return rc < 0 ? rc : 0;
+	return knn_conv_f32(k, g, x, w, b, y);
+}
+
 /* Run the float or the double core of a (transposed) convolution. */
 static int run_core(struct rt_kctx *k, const struct knn_geom *g,
 		    struct rt_value *x, struct rt_value *w, struct rt_value *b,
@@ -30,30 +49,10 @@ static int run_core(struct rt_kctx *k, const struct knn_geom *g,
 	double *xd = NULL, *wd = NULL, *bd = NULL, *yd = NULL;
 	int rc = IR_ENOMEM;
 
-	if (x->dtype == IR_DTYPE_FLOAT && !transposed &&
-	    (rc = knn_conv_dw_f32(k, g, x->data, w->data, b ? b->data : NULL,
-				  y->data)) != 0)
-		return rc < 0 ? rc : 0;
-	if (x->dtype == IR_DTYPE_FLOAT && !transposed &&
-	    (rc = knn_conv_cl_f32(k, g, x->data, w->data, b ? b->data : NULL,
-				  y->data)) != 0)
-		return rc < 0 ? rc : 0;
-	if (x->dtype == IR_DTYPE_FLOAT && !transposed &&
-	    (rc = knn_conv_direct_f32(k, g, x->data, w->data, b ? b->data : NULL,
-				      y->data)) != 0)
-		return rc < 0 ? rc : 0;
-	if (x->dtype == IR_DTYPE_FLOAT && !transposed &&
-	    (rc = knn_conv_wino_f32(k, g, x->data, w->data, b ? b->data : NULL,
-				    y->data)) != 0)
-		return rc < 0 ? rc : 0;
-	if (x->dtype == IR_DTYPE_FLOAT && !transposed &&
-	    (rc = knn_conv_pg_f32(k, g, x->data, w->data, b ? b->data : NULL,
-				  y->data)) != 0)
-		return rc < 0 ? rc : 0;
 	if (x->dtype == IR_DTYPE_FLOAT)
 		return transposed ?
 		       knn_convt_f32(k, g, x->data, w->data, b ? b->data : NULL, y->data) :
-		       knn_conv_f32(k, g, x->data, w->data, b ? b->data : NULL, y->data);
+		       knn_conv_run_f32(k, g, x->data, w->data, b ? b->data : NULL, y->data, 0);
 	if (!(xd = knn_load_f64(k, x)) || !(wd = knn_load_f64(k, w)) ||
 	    (b && !(bd = knn_load_f64(k, b))))
 		goto cleanup;

@@ -134,6 +134,13 @@ void knn_store_f64(struct rt_value *t, const double *v);
  * w (m, c/group, kernel...), b (m) or NULL, y (n, m, out...) written
  * whole.  Direct loops for depthwise, no im2col for 1x1, else im2col and
  * a matrix product; split over the session's threads.  0 or rt_oom(). */
+/* A float32 convolution on the fastest path that takes it (depthwise,
+ * channels in lanes, direct, Winograd, packed GEMM, the generic core).
+ * integral: x and w hold integers whose partial sums stay below 2^24 in
+ * magnitude, and y must be their exact sums: Winograd (whose transforms
+ * round) is skipped. 0 or a negative status. */
+int knn_conv_run_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		     const float *w, const float *b, float *y, int integral);
 int knn_conv_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		 const float *w, const float *b, float *y);
 int knn_conv_f64(struct rt_kctx *k, const struct knn_geom *g, const double *x,

@@ -1,9 +1,14 @@
 /* k_qlinear.c: kernels of the qlinear family: MatMulInteger, ConvInteger,
- * QLinearMatMul and QLinearConv.  Zero points are subtracted in double
- * and the products run on the double cores (exact: 8-bit products summed
- * stay far below 2^53); requantization multiplies the accumulator, as a
- * float32, by the float32 scale ratio, rounds half to even, adds the zero
- * point and saturates (onnxruntime's order). */
+ * QLinearMatMul and QLinearConv.  Zero points are subtracted in double.
+ * The sums of products are exact integers either way: on the float32
+ * cores (knn_mm_f32, knn_conv_run_f32 without Winograd) when no partial
+ * sum can reach 2^24 -- the largest |a| times the largest row sum of |b|
+ * stays below it, whatever the order of the additions -- and the
+ * operands whose packed copies a core may keep are constant; else on the
+ * double cores (8-bit products summed stay far below 2^53).
+ * Requantization multiplies the accumulator, as a float32, by the float32
+ * scale ratio, rounds half to even, adds the zero point and saturates
+ * (onnxruntime's order). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +70,48 @@ static void sub_cols(double *b, int64_t numel, int64_t kd, int64_t n,
 			   ((i / (kd * n)) * n + i % n) % n_zp];
 }
 
+#define F32_EXACT 16777216.0   /* 2^24: integers below are float32 exact */
+
+static double max_abs(const double *v, int64_t n)
+{
+	double m = 0;
+
+	for (int64_t i = 0; i < n; i++)
+		m = fabs(v[i]) > m ? fabs(v[i]) : m;
+	return m;
+}
+
+/* The largest sum of |b[i * n + j]| over i < kd, over the columns j. */
+static double max_col_sum(const double *b, int64_t kd, int64_t n)
+{
+	double best = 0;
+
+	for (int64_t j = 0; j < n; j++) {
+		double t = 0;
+
+		for (int64_t i = 0; i < kd; i++)
+			t += fabs(b[i * n + j]);
+		best = t > best ? t : best;
+	}
+	return best;
+}
+
+/* Is the optional input i absent or constant? */
+static int const_or_absent(struct rt_kctx *k, size_t i)
+{
+	return !rt_in(k, i) || rt_in_const(k, i);
+}
+
+/* n doubles into a new float32 array (NULL: out of memory). */
+static float *to_f32(const double *v, int64_t n)
+{
+	float *f = malloc((size_t)(n ? n : 1) * sizeof(*f));
+
+	for (int64_t i = 0; f && i < n; i++)
+		f[i] = (float)v[i];
+	return f;
+}
+
 /* Requantize the exact accumulator acc (bias included) with the float32
  * multiplier mult = in_scale * w_scale / y_scale: float32 (acc) * mult
  * rounded half to even, plus the zero point, saturated into an 8-bit
@@ -84,6 +131,27 @@ static void store_q(int dtype, void *data, int64_t i, double acc, float mult, do
 		((int8_t *)data)[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
 	else
 		((uint8_t *)data)[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+/* y = a @ b on the float32 core: exact (the caller bounds the sums). */
+static int mm_exact_f32(struct rt_kctx *k, const struct knn_mm *p, const double *a,
+			int64_t na, const double *b, int64_t nb, double *y)
+{
+	int64_t ny = p->n_batch * p->m * p->n;
+	float *af = to_f32(a, na), *bf = to_f32(b, nb), *yf = malloc((size_t)(ny + 1) * sizeof(*yf));
+	int rc = 0;
+
+	if (af && bf && yf) {
+		knn_mm_f32(k, p, af, bf, yf);
+		for (int64_t i = 0; i < ny; i++)
+			y[i] = yf[i];
+	} else {
+		rc = rt_oom(k);
+	}
+	free(af);
+	free(bf);
+	free(yf);
+	return rc;
 }
 
 /* Shared MatMul body: y (doubles, n_batch*m*n) = (a - azp) @ (b - bzp). */
@@ -116,11 +184,15 @@ static int int_matmul(struct rt_kctx *k, size_t ia, size_t iazp, size_t ib,
 	}
 	sub_rows(ad, a->numel, p->kd, az, naz);
 	sub_cols(bd, b->numel, p->kd, p->n, bz, nbz);
+	rc = 0;
 	if (p->kd == 0)
 		memset(*yd, 0, (size_t)(p->n_batch * p->m * p->n) * sizeof(double));
+	else if (max_abs(ad, a->numel) * (b->numel == p->kd * p->n ?
+					   max_col_sum(bd, p->kd, p->n) :
+					   (double)p->kd * max_abs(bd, b->numel)) < F32_EXACT)
+		rc = mm_exact_f32(k, p, ad, a->numel, bd, b->numel, *yd);
 	else
 		knn_mm_f64(k, p, ad, bd, *yd);
-	rc = 0;
 cleanup:
 	if (rc < 0)
 		knn_mm_release(p);
@@ -202,6 +274,79 @@ cleanup:
 	return rc;
 }
 
+/* n 8-bit values (int8 or uint8) minus zp into f (float32); returns the
+ * largest |value - zp|. */
+static double widen_q8(int dtype, const void *v, int64_t n, double zp, float *f)
+{
+	float z = (float)zp, m = 0;
+
+	if (dtype == IR_DTYPE_INT8)
+		for (int64_t i = 0; i < n; i++) {
+			f[i] = (float)((const int8_t *)v)[i] - z;
+			m = fabsf(f[i]) > m ? fabsf(f[i]) : m;
+		}
+	else
+		for (int64_t i = 0; i < n; i++) {
+			f[i] = (float)((const uint8_t *)v)[i] - z;
+			m = fabsf(f[i]) > m ? fabsf(f[i]) : m;
+		}
+	return m;
+}
+
+/* y = conv(x - xz, w - wz[m]) + b on the float32 cores without Winograd,
+ * when that is exact: w and its zero point constant (the cores may keep
+ * packed copies of the weights) and no partial sum able to reach 2^24.
+ * 1 done (*yd the sums as doubles), 0 not taken, or an error. */
+static int conv_fast(struct rt_kctx *k, const struct knn_geom *g, const struct rt_value *x,
+		     const struct rt_value *w, int w_const, const double *xz,
+		     const double *wz, int64_t nwz, const double *b, double **yd)
+{
+	int64_t kl = w->numel / g->m, ny = g->n * g->m * g->out_size;
+	float *xf = NULL, *wf = NULL, *yf = NULL;
+	double wsum = 0, xmax;
+	int rc = 0;
+
+	if (!w_const || !(wf = malloc((size_t)(w->numel + 1) * sizeof(*wf))) ||
+	    !(xf = rt_big_alloc((size_t)(x->numel + 1) * sizeof(*xf))))
+		goto done;
+	for (int64_t m = 0; m < g->m; m++) {
+		const char *wm = (const char *)w->data + m * kl;
+		double s = 0;
+
+		widen_q8(w->dtype, wm, kl, wz ? wz[nwz == 1 ? 0 : m] : 0, wf + m * kl);
+		for (int64_t i = 0; i < kl; i++)
+			s += fabsf(wf[m * kl + i]);
+		wsum = s > wsum ? s : wsum;
+	}
+	xmax = widen_q8(x->dtype, x->data, x->numel, xz ? xz[0] : 0, xf);
+	if (xmax * wsum >= F32_EXACT)
+		goto done;
+	if (!(yf = rt_big_alloc((size_t)(ny + 1) * sizeof(*yf))) ||
+	    !(*yd = rt_big_alloc((size_t)(ny + 1) * sizeof(double)))) {
+		rc = rt_oom(k);
+		goto done;
+	}
+	if ((rc = knn_conv_run_f32(k, g, xf, wf, NULL, yf, 1)) == 0) {
+		for (int64_t pl = 0; pl < g->n * g->m; pl++) {
+			const float *src = yf + pl * g->out_size;
+			double *dst = *yd + pl * g->out_size, bias = b ? b[pl % g->m] : 0;
+
+			for (int64_t i = 0; i < g->out_size; i++)
+				dst[i] = (double)src[i] + bias;
+		}
+		rc = 1;
+	}
+done:
+	if (rc != 1) {
+		rt_big_free(*yd);
+		*yd = NULL;
+	}
+	free(wf);
+	rt_big_free(xf);
+	rt_big_free(yf);
+	return rc;
+}
+
 /* Shared Conv body: y (doubles) = conv(x - xzp, w - wzp[m]) (+ b). */
 static int int_conv(struct rt_kctx *k, size_t ix, size_t ixzp, size_t iw,
 		    size_t iwzp, size_t ib, struct knn_geom *g, double **yd)
@@ -230,6 +375,11 @@ static int int_conv(struct rt_kctx *k, size_t ix, size_t ixzp, size_t iw,
 	if ((wz && nwz != 1 && nwz != g->m) || (bd && nb != g->m)) {
 		rc = rt_err(k, "w's zero point and B must have 1 or %lld elements",
 			    (long long)g->m);
+		goto cleanup;
+	}
+	if ((rc = conv_fast(k, g, x, w, rt_in_const(k, iw) && const_or_absent(k, iwzp), xz, wz,
+			    nwz, bd, yd)) != 0) {
+		rc = rc < 0 ? rc : 0;
 		goto cleanup;
 	}
 	rc = IR_ENOMEM;
@@ -278,7 +428,7 @@ static int k_conv_integer(struct rt_kctx *k)
 			((int32_t *)y->data)[i] = (int32_t)(int64_t)yd[i];
 	else
 		rc = IR_ENOMEM;
-	free(yd);
+	rt_big_free(yd);
 	return rc;
 }
 
@@ -316,7 +466,7 @@ static int k_qlinear_conv(struct rt_kctx *k)
 		store_q(y->dtype, y->data, i, yd[i], mult, yzp[0]);
 	}
 cleanup:
-	free(yd);
+	rt_big_free(yd);
 	free(xs);
 	free(ws);
 	free(ys);

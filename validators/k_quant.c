@@ -5,6 +5,7 @@
  * (opset 24/25) are refused: the IR has no such dtypes. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "validators/k_nq.h"
 
@@ -308,18 +309,28 @@ static int k_dynamic_quantize(struct rt_kctx *k)
 	    !(xf = nq_f32(k, x, &owned)))
 		return IR_ENOMEM;
 	for (int64_t e = 0; e < x->numel; e++) {
-		if (xf[e] < mn)
-			mn = xf[e];
-		if (xf[e] > mx)
-			mx = xf[e];
+		mn = xf[e] < mn ? xf[e] : mn;
+		mx = xf[e] > mx ? xf[e] : mx;
 	}
 	scale = (mx - mn) / 255.0f;
 	zpf = scale > 0 ? nearbyintf(0.0f - mn / scale) : 0.0f;
 	zp = (uint8_t)(zpf < 0 ? 0 : zpf > 255 ? 255 : zpf);
-	for (int64_t e = 0; e < x->numel; e++) {
-		float q = scale > 0 ? nearbyintf(xf[e] / scale) + zp : zp;
+	if (scale > 0) {
+		uint8_t *restrict yo = y->data;
+		const float *restrict xs = xf;
+		float z = zp;
 
-		((uint8_t *)y->data)[e] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+		/* x / scale lies in [-255, 255] (NaN aside): adding and
+		 * taking away 1.5 * 2^23 rounds it half to even, as
+		 * nearbyintf does in the default rounding mode, in a form
+		 * the compiler vectorizes */
+		for (int64_t e = 0; e < x->numel; e++) {
+			float q = (xs[e] / scale + 12582912.0f) - 12582912.0f + z;
+
+			yo[e] = (uint8_t)(q >= 0 ? (q < 255 ? q : 255) : 0);
+		}
+	} else {
+		memset(y->data, zp, (size_t)x->numel);
 	}
 	*(float *)ys->data = scale;
 	*(uint8_t *)yz->data = zp;

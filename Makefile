@@ -185,6 +185,7 @@ bench: all
 	sh bench/scan.sh
 	sh bench/plan.sh
 	sh bench/quant.sh
+	sh bench/lowp.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

@@ -3,8 +3,11 @@
 # float16 computed in float32, one rounding per op).  Generates
 # bench/gen_lowp.py's models (a U2-Net-style RSU block at 1024x1024 and,
 # held out, a transformer encoder layer; float16 between Casts) and a
-# float32 twin of each (the same weights widened), then
-#   1. bench/interp.sh on the four models at one thread (opmig against
+# float32 twin of each (the same weights widened), and the RSU block's
+# twin quantized by `opmig quantize` twice: --dynamic
+# (DynamicQuantizeLinear + ConvInteger, rsu_dyn) and static QDQ (rsu_qdq);
+# then
+#   1. bench/interp.sh on the six models at one thread (opmig against
 #      onnxruntime-node, alternating rounds);
 #   2. each float16 model once with `opmig run --exact` (every kernel in
 #      double: the interpreter's float16 path before item 2) and once as
@@ -34,11 +37,16 @@ mkdir -p "$D" || die "cannot create $D"
 stamp=$(cksum < "$here/gen_lowp.py")
 if [ ! -f "$D/enc_f32.onnx" ] || [ "$(cat "$D/stamp" 2>/dev/null)" != "$stamp" ]; then
 	"$PY" "$here/gen_lowp.py" "$D" || die "gen_lowp.py failed"
+	"$OPMIG" quantize "$D/rsu_f32.onnx" -o "$D/rsu_dyn.onnx" --dynamic --samples 1 \
+		--no-fallback --force --threads 1 >/dev/null 2>&1 || die "quantize --dynamic failed"
+	"$OPMIG" quantize "$D/rsu_f32.onnx" -o "$D/rsu_qdq.onnx" --samples 1 \
+		--no-fallback --force --threads 1 >/dev/null 2>&1 || die "quantize failed"
 	echo "$stamp" > "$D/stamp"
 fi
 
-models="$D/rsu_f16.onnx $D/rsu_f32.onnx $D/enc_f16.onnx $D/enc_f32.onnx"
-INTERP_MODELS=$models INTERP_THREADS=1 INTERP_ROUNDS=${LOWP_ROUNDS:-3} INTERP_REPEAT=3 \
+models="$D/rsu_f16.onnx $D/rsu_f32.onnx $D/rsu_dyn.onnx $D/rsu_qdq.onnx"
+models="$models $D/enc_f16.onnx $D/enc_f32.onnx"
+INTERP_MODELS=$models INTERP_THREADS=1 INTERP_ROUNDS=${LOWP_ROUNDS:-3} INTERP_REPEAT=5 \
 	OPMIG=$OPMIG BENCH_DIR=$BENCH_DIR sh "$here/interp.sh" || die "interp.sh failed"
 
 echo

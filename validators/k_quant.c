@@ -107,6 +107,21 @@ static inline double in_prec(int prec, float v)
 	return v;
 }
 
+/* round(x / s) + z, half to even, saturated to [lo, hi]; NaN gives 0.
+ * The quotient is first clamped to +-2^22 (beyond every 8-bit range):
+ * adding and taking away 1.5 * 2^23 then rounds it half to even as
+ * nearbyintf does in the default rounding mode, without a library call
+ * per element. */
+static inline float quant_f32(float x, float s, float z, float lo, float hi)
+{
+	float v = x / s;
+
+	v = v < -4194304.0f ? -4194304.0f : v > 4194304.0f ? 4194304.0f : v;
+	v = (v + 12582912.0f) - 12582912.0f + z;
+	v = v < lo ? lo : v > hi ? hi : v;
+	return v == v ? v : 0;
+}
+
 /* Rows of one scale (per tensor or per axis) between float32 and
  * int8/uint8, the common case, without per-element dispatch; 0 when the
  * dtypes are others. */
@@ -139,19 +154,19 @@ static int row_fast(const struct qjob *j, int64_t r, int64_t e0, int64_t si)
 		return 1;
 	}
 	{
-		const float *x = (const float *)j->x->data + e0;
-		float lo = (float)j->lo, hi = (float)j->hi;
+		const float *restrict x = (const float *)j->x->data + e0;
+		float lo = (float)j->lo, hi = (float)j->hi, zf = (float)z;
 
-		for (int64_t i = 0; i < n; i++) {
-			float q = nearbyintf(x[i] / s) + (float)z;
+		if (yt == IR_DTYPE_INT8) {
+			int8_t *restrict y = (int8_t *)j->y->data + e0;
 
-			q = q < lo ? lo : q > hi ? hi : q;
-			if (q != q)
-				q = 0;
-			if (yt == IR_DTYPE_INT8)
-				((int8_t *)j->y->data)[e0 + i] = (int8_t)q;
-			else
-				((uint8_t *)j->y->data)[e0 + i] = (uint8_t)q;
+			for (int64_t i = 0; i < n; i++)
+				y[i] = (int8_t)quant_f32(x[i], s, zf, lo, hi);
+		} else {
+			uint8_t *restrict y = (uint8_t *)j->y->data + e0;
+
+			for (int64_t i = 0; i < n; i++)
+				y[i] = (uint8_t)quant_f32(x[i], s, zf, lo, hi);
 		}
 	}
 	return 1;
@@ -320,15 +335,8 @@ static int k_dynamic_quantize(struct rt_kctx *k)
 		const float *restrict xs = xf;
 		float z = zp;
 
-		/* x / scale lies in [-255, 255] (NaN aside): adding and
-		 * taking away 1.5 * 2^23 rounds it half to even, as
-		 * nearbyintf does in the default rounding mode, in a form
-		 * the compiler vectorizes */
-		for (int64_t e = 0; e < x->numel; e++) {
-			float q = (xs[e] / scale + 12582912.0f) - 12582912.0f + z;
-
-			yo[e] = (uint8_t)(q >= 0 ? (q < 255 ? q : 255) : 0);
-		}
+		for (int64_t e = 0; e < x->numel; e++)
+			yo[e] = (uint8_t)quant_f32(xs[e], scale, z, 0, 255);
 	} else {
 		memset(y->data, zp, (size_t)x->numel);
 	}

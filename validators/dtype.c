@@ -341,6 +341,7 @@ void rt_store_f64(int t, void *p, int64_t i, double v)
 /* ---- float16 and bfloat16 arrays <-> float, for whole tensors -------- */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define RT_F16C 1
 
@@ -365,12 +366,22 @@ static int64_t f16c_narrow(const float *f, uint16_t *h, int64_t n)
 	return i;
 }
 
+/* CPUID leaf 1: F16C (ecx bit 29), AVX (28) and OSXSAVE (27), and the OS
+ * saving the YMM state (XCR0 bits 1 and 2). */
 static int have_f16c(void)
 {
 	static int known = -1;
+	unsigned a, b, c, d;
 
-	if (known < 0)
-		known = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+	if (known < 0) {
+		known = 0;
+		if (__get_cpuid(1, &a, &b, &c, &d) && (c & (7u << 27)) == (7u << 27)) {
+			unsigned lo, hi;
+
+			__asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+			known = (lo & 6u) == 6u;
+		}
+	}
 	return known;
 }
 #endif

@@ -55,7 +55,7 @@ CPPFLAGS += -I. -I$(GEN) -D_GNU_SOURCE
 CFLAGS += -std=c11 $(OPT) $(WARN) $(PKG_CFLAGS) -MMD -MP
 LDLIBS += $(PKG_LIBS) -lm
 
-MODULES := ir oprules scanner rewriters validators batch probe
+MODULES := ir oprules scanner rewriters runtime runtime/kernels validators batch probe
 LIB_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 CLI_SRC := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)

@@ -13,7 +13,7 @@
 #endif
 
 #include "cli/cli.h"
-#include "validators/gemm.h"
+#include "runtime/kernels/gemm.h"
 
 void cli_tune_blas(char **argv)
 {

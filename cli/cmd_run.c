@@ -13,9 +13,9 @@
 #include "cli/cli.h"
 #include "ir/ir.h"
 #include "validators/compare.h"
-#include "validators/inputs.h"
-#include "validators/runtime.h"
-#include "validators/tensor_io.h"
+#include "runtime/inputs.h"
+#include "runtime/runtime.h"
+#include "runtime/tensor_io.h"
 
 const char cmd_run_help[] =
 	"usage: opmig run MODEL [INPUT...] [--data DIR] [-O OUTDIR] [--out-format pb|npy] [--seed S] [--dim NAME=V]... [--threads N] [--check DIR] [--rtol R] [--atol A] [--time] [--repeat N] [--stats] [--max-memory BYTES] [--exact] [--profile FILE]\n"

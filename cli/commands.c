@@ -10,7 +10,7 @@
 
 #include "cli/cli.h"
 #include "ir/ir.h"
-#include "validators/inputs.h"
+#include "runtime/inputs.h"
 
 const struct cli_command cli_commands[] = {
 	{ "batch", cmd_batch, cmd_batch_help, "scan or migrate a zoo of models in parallel: a model x target matrix" },

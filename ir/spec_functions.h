@@ -1,7 +1,7 @@
 /* spec_functions.h: the function bodies of ONNX operators the spec defines
  * as functions (HardSwish, Range, MeanVarianceNormalization, ...), one
  * serialized FunctionProto per (domain, op, since_version), for running a
- * node that has no kernel through its body (validators/plan.c).
+ * node that has no kernel through its body (runtime/plan.c).
  *
  * Ownership: the table is static constant data; pointers into it live for
  * the whole program.  ir_function_parse (ir.h) turns a body into a struct

@@ -10,7 +10,7 @@
 
 #include "ir/infer.h"
 #include "probe/probe_int.h"
-#include "validators/inputs.h"
+#include "runtime/inputs.h"
 
 void probe_built_release(struct probe_built *b)
 {

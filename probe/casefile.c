@@ -18,7 +18,7 @@
 
 #include "ir/ir.h"
 #include "probe/probe_int.h"
-#include "validators/tensor_io.h"
+#include "runtime/tensor_io.h"
 #include "validators/validate.h"
 
 static int mkdir_ok(const char *path, struct ir_diag *d)

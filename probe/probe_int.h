@@ -9,7 +9,7 @@
 #include "ir/ir.h"
 #include "ir/registry.h"
 #include "probe/probe.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 #define PROBE_MAX_IO 16
 

@@ -19,7 +19,7 @@
 
 #include "batch/batch.h"
 #include "probe/probe_int.h"
-#include "validators/tensor_io.h"
+#include "runtime/tensor_io.h"
 
 /* Exit status of a generating worker whose variant makes no valid model. */
 #define GEN_INVALID 3

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "probe/probe_int.h"
-#include "validators/tensor_io.h"
+#include "runtime/tensor_io.h"
 
 void probe_spec_free(struct probe_spec *s)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "probe/probe_int.h"
-#include "validators/inputs.h"
+#include "runtime/inputs.h"
 
 static int pick_dtype(rules_dtypes m)
 {

@@ -17,7 +17,7 @@
 #include "probe/probe.h"
 #include "probe/probe_int.h"
 #include "rewriters/migrate.h"
-#include "validators/inputs.h"
+#include "runtime/inputs.h"
 #include "validators/validate.h"
 
 void probe_verify_release(struct probe_verify *v)

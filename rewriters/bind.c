@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 
 #include "rewriters/migrate.h"
-#include "validators/runtime.h"
-#include "validators/tensor_io.h"
+#include "runtime/runtime.h"
+#include "runtime/tensor_io.h"
 
 #define MAX_LITERAL 4096
 

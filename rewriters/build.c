@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "rewriters/rw_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 int rw_begin(struct rw_ctx *c, struct ir_node *n, struct rw_emit *e)
 {

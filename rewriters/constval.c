@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "rewriters/rw_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 struct rt_value *rw_init_value(const struct ir_value *v)
 {

@@ -31,7 +31,7 @@
 
 #include "oprules/rules.h"
 #include "rewriters/rw_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 #define MAXS 3
 /* constant weights the phase formulation builds, at most (elements) */

@@ -18,7 +18,7 @@
 
 #include "oprules/rules.h"
 #include "rewriters/rw_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 struct plan {
 	int64_t c, h, w, b;

@@ -33,7 +33,7 @@
 
 #include "oprules/rules.h"
 #include "rewriters/dtype_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 static int has_subgraph(const struct ir_node *n)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "rewriters/dtype_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 static int has_subgraph(const struct ir_node *n)
 {

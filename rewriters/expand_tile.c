@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "rewriters/rw_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 enum { V_TILE, V_RESHAPE_TILE, V_EXPAND, V_MUL };
 

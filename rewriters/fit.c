@@ -12,7 +12,7 @@
 #include "oprules/rules.h"
 #include "rewriters/migrate.h"
 #include "rewriters/rw_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 static int64_t weight_bytes(const struct ir_graph *g)
 {

@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "rewriters/rw_int.h"
-#include "validators/inputs.h"
-#include "validators/runtime.h"
+#include "runtime/inputs.h"
+#include "runtime/runtime.h"
 
 #define FOLD_MAX_BYTES (16 << 20)
 

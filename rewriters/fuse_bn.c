@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "rewriters/rw_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 struct bn {
 	struct rt_value *scale, *bias, *mean, *var, *w, *b;

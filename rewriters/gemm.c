@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "rewriters/rw_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 enum { V_MATMUL, V_TRANSPOSE };
 

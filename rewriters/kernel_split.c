@@ -15,7 +15,7 @@
 
 #include "oprules/rules.h"
 #include "rewriters/rw_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 #define MAXS 3
 #define MAX_TILES 64

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "rewriters/rw_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 #define DEPTH_MAX (1 << 20)
 

@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "rewriters/dtype_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 #define RW_FP16_MAX_REDUCE 256
 #define FP16_MAX 65504.0

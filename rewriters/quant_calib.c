@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "rewriters/quant_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 void qz_dtype_range(int dtype, int64_t *qmin, int64_t *qmax)
 {

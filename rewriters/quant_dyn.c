@@ -16,7 +16,7 @@
 
 #include "rewriters/dtype_int.h"
 #include "rewriters/quant_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 struct dql {
 	struct ir_value *x, *q, *s, *z;

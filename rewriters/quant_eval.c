@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 
 #include "rewriters/quant_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 /* Natural order: digit runs compare as numbers. */
 static int natural_cmp(const char *a, const char *b)

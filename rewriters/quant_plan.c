@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "rewriters/quant_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 struct qop {
 	const char *op;

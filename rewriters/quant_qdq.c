@@ -16,7 +16,7 @@
 
 #include "rewriters/dtype_int.h"
 #include "rewriters/quant_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 struct wdq {
 	const struct ir_value *w;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "rewriters/quant_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 static const char *const method_names[] = { "minmax", "percentile", "entropy" };
 static const char *const format_names[] = { "qdq", "qoperator", "dynamic" };

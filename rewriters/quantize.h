@@ -22,7 +22,7 @@
 
 #include "ir/ir.h"
 #include "validators/compare.h"
-#include "validators/inputs.h"
+#include "runtime/inputs.h"
 
 struct rules_target;
 

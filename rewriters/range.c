@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "rewriters/rw_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 #define RANGE_MAX (1 << 20)
 

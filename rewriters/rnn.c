@@ -17,7 +17,7 @@
 #include <strings.h>
 
 #include "rewriters/rnn_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 /* ---- the plan --------------------------------------------------------- */
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "rewriters/rnn_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 /* What values are in a dry run: never read, only passed along. */
 static struct ir_value placeholder;

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "rewriters/rw_int.h"
-#include "validators/inputs.h"
-#include "validators/runtime.h"
+#include "runtime/inputs.h"
+#include "runtime/runtime.h"
 
 int rw_sample_init(struct rw_sample *r, struct ir_model *m, const struct rt_opts *o,
 		   const struct rt_dim_set *dims, size_t n_dims, struct ir_diag *d)

@@ -15,7 +15,7 @@
 
 #include "oprules/rules.h"
 #include "rewriters/rw_int.h"
-#include "validators/inputs.h"
+#include "runtime/inputs.h"
 
 struct names {
 	size_t n;

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 
 #include "rewriters/rw_int.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 #define CUMSUM_MAX 4096
 

@@ -2,7 +2,7 @@
 """gen_spec_functions.py: generate ir/spec_functions_table.c, the function
 bodies of ONNX operators the spec defines as functions, from the installed
 python3-onnx (OpSchema.function_body).  The interpreter runs a node of such
-an op through its body when it has no kernel for it (validators/plan.c).
+an op through its body when it has no kernel for it (runtime/plan.c).
 
 Usage: /usr/bin/python3 tools/gen_spec_functions.py [-o ir/spec_functions_table.c]
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "validators/compare.h"
-#include "validators/rt_int.h"
+#include "runtime/rt_int.h"
 
 static void metrics_init(struct rt_metrics *m)
 {

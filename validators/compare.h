@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 struct rt_cmp_opts {
 	double rtol, atol;

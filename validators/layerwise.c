@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "validators/rt_int.h"
+#include "runtime/rt_int.h"
 #include "validators/val_int.h"
 
 struct lw_part {

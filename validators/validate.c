@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "validators/rt_int.h"
-#include "validators/tensor_io.h"
+#include "runtime/rt_int.h"
+#include "runtime/tensor_io.h"
 #include "validators/val_int.h"
 
 void val_report_release(struct val_report *r)

@@ -1,4 +1,8 @@
-/* validate.h: numerical equivalence of two models (a reference and a
+/* validate.h: validators/ owns validation only: running a reference and a
+ * candidate model on the same inputs (through runtime/), pairing their
+ * values (name maps), comparison metrics and the layer-wise comparison.
+ *
+ * Numerical equivalence of two models (a reference and a
  * candidate, e.g. a migrated model): both run on the same inputs (files or
  * seeded samples), inputs converted to the candidate's dtypes and layouts,
  * outputs paired by name or by a name map and compared with tolerances that
@@ -16,8 +20,8 @@
 #include <stdint.h>
 
 #include "validators/compare.h"
-#include "validators/inputs.h"
-#include "validators/runtime.h"
+#include "runtime/inputs.h"
+#include "runtime/runtime.h"
 
 enum val_precision { VAL_FP32, VAL_FP16, VAL_INT8 };
 

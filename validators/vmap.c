@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "validators/rt_int.h"
+#include "runtime/rt_int.h"
 #include "validators/validate.h"
 
 static const char *const kind_names[] = { "input", "output", "value" };

@@ -1,6 +1,6 @@
 #!/bin/sh
 # t0940-lowp.sh: float16 and bfloat16 computed in float32, one rounding at
-# each op's output (validators/lowp.c), against the double path (run
+# each op's output (runtime/lowp.c), against the double path (run
 # --exact) and onnxruntime-node: tests/ort/lowp_ort.py, per op.  Then
 # --exact in the usage text.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"

@@ -24,8 +24,8 @@
 
 #include "ir/ir.h"
 #include "validators/compare.h"
-#include "validators/runtime.h"
-#include "validators/tensor_io.h"
+#include "runtime/runtime.h"
+#include "runtime/tensor_io.h"
 
 #define MAX_IO 64
 

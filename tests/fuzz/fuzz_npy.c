@@ -2,8 +2,8 @@
  * .npy file, parsed under a memory limit, described, and converted to an
  * IR tensor serialized as a TensorProto (what `opmig run` does with it). */
 #include "ir/ir.h"
-#include "validators/runtime.h"
-#include "validators/tensor_io.h"
+#include "runtime/runtime.h"
+#include "runtime/tensor_io.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -4,8 +4,8 @@
  * run` and `opmig validate` do, and the tensors serialized again. */
 #include "ir/infer.h"
 #include "ir/ir.h"
-#include "validators/runtime.h"
-#include "validators/tensor_io.h"
+#include "runtime/runtime.h"
+#include "runtime/tensor_io.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -3,7 +3,7 @@ MatMulInteger and QLinearConv against a numpy int64 reference, on seeded
 random shapes (channels, groups, kernels, strides, dilations, pads,
 int8/uint8 operands, scalar and per-channel zero points, batched
 MatMul).  opmig computes these sums on its float32 cores when no partial
-sum can reach 2^24 and in double otherwise (validators/k_qlinear.c); the
+sum can reach 2^24 and in double otherwise (runtime/kernels/k_qlinear.c); the
 cases cover both (operands at the ends of their range with long
 reductions push the bound past 2^24) and every result must be bit-exact.
 QLinearConv's requantization is onnxruntime's: float32(acc) times the

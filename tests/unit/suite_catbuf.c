@@ -1,5 +1,5 @@
 /* suite_catbuf.c: Concats whose producers write into their result
- * (validators/catbuf.c).  Branches made by a Conv with a Relu chained
+ * (runtime/catbuf.c).  Branches made by a Conv with a Relu chained
  * after it, a MaxPool, a Mul of the graph input and a Conv whose chain
  * ends with a residual Add are joined along the channels; run after run
  * in one session, the output equals, bit for bit, that of the nodes run

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "validators/exec_int.h"
+#include "runtime/exec_int.h"
 #include "tests/unit/suites.h"
 #include "tests/unit/tgen.h"
 #include "tests/unit/tmodel.h"

@@ -18,7 +18,7 @@
 #include "tests/unit/tgen.h"
 #include "tests/unit/tlower.h"
 #include "tests/unit/tmodel.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 /* ---- NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss ------------------ */
 

@@ -1,6 +1,6 @@
 /* suite_kcl.c: the channels-in-lanes convolutions (validators/
  * k_conv_cl.c) with the steps after them done as each tile is stored
- * (the node's epilogue, validators/chain.c): BatchNormalization, a
+ * (the node's epilogue, runtime/chain.c): BatchNormalization, a
  * residual Add of a graph input of the Conv's shape and Relu; a Mul by a
  * per-channel constant and Clip.  On 7x7 padded rows (a tile per row, a
  * short last panel, batch 2), a 14x14 1x1 read in place (the plane's rows

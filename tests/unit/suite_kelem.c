@@ -10,8 +10,8 @@
 
 #include "tests/unit/suites.h"
 #include "tests/unit/tmodel.h"
-#include "validators/k_elem_int.h"
-#include "validators/rt_int.h"
+#include "runtime/kernels/k_elem_int.h"
+#include "runtime/rt_int.h"
 
 /* Run m (no graph inputs) and return its one output, or NULL with the
  * error in err. */

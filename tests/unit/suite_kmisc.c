@@ -9,8 +9,8 @@
 #include "tests/unit/suites.h"
 #include "tests/unit/tmodel.h"
 #include "ir/registry.h"
-#include "validators/rt_int.h"
-#include "validators/runtime.h"
+#include "runtime/rt_int.h"
+#include "runtime/runtime.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 

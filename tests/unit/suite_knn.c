@@ -11,7 +11,7 @@
 
 #include "tests/unit/suites.h"
 #include "tests/unit/tmodel.h"
-#include "validators/gemm.h"
+#include "runtime/kernels/gemm.h"
 
 /* One operand: an initializer (dtype 0: an absent optional input). */
 struct tin {

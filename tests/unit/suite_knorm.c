@@ -11,7 +11,7 @@
 
 #include "tests/unit/suites.h"
 #include "tests/unit/tmodel.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 #define MS "com.microsoft"
 

@@ -14,7 +14,7 @@
 #include "ir/infer.h"
 #include "tests/unit/suites.h"
 #include "tests/unit/tmodel.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 enum { NEAREST, LINEAR, CUBIC };
 #define RMAX 5

@@ -9,7 +9,7 @@
 
 #include "tests/unit/suites.h"
 #include "tests/unit/tmodel.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 /* Run a model without graph inputs (everything is an initializer).  err
  * (512 bytes) gets the error message, if any; without err an error is

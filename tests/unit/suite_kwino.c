@@ -1,7 +1,7 @@
 /* suite_kwino.c: the float32 convolution paths that keep derived weights
  * per session, against a naive loop in double written here: Winograd's
  * F(2x2, 3x3) for 3x3 stride-1 convolutions of more than 64 input and
- * output channels (validators/k_conv_wino.c): output sizes odd and even
+ * output channels (runtime/kernels/k_conv_wino.c): output sizes odd and even
  * (tiles cut at the edges), asymmetric and oversized pads, batches, tile
  * blocks (many tiles); the packed products
  * for few output positions (k_conv_pg.c): 1x1 in place, im2col, strides,

@@ -1,10 +1,10 @@
-/* suite_pgemm.c: validators/pgemm.c's products with a packed constant
+/* suite_pgemm.c: runtime/kernels/pgemm.c's products with a packed constant
  * operand against a naive loop in double: tile and panel edges (rows not
  * a multiple of 12, columns not a multiple of 32), several row and step
  * blocks (m above RT_PG_MC, k above RT_PG_KC), k = 0 (the bias alone),
  * with and without bias, A column-major (a convolution's input) and
  * row-major (a MatMul's); its transpose for block edges and ranges; and
- * MatMul and Gemm against a constant B (validators/k_matmul_pk.c) run
+ * MatMul and Gemm against a constant B (runtime/kernels/k_matmul_pk.c) run
  * after run in a session: sgemm first, the packed copy kept from the
  * second run, or never where Gemm's alpha, beta or C rule it out. */
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #include "tests/unit/tconv.h"
 #include "tests/unit/tgen.h"
 #include "tests/unit/tmodel.h"
-#include "validators/pgemm.h"
+#include "runtime/kernels/pgemm.h"
 
 static float *rand_floats(int64_t n, uint64_t seed)
 {

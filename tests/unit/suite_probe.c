@@ -15,7 +15,7 @@
 #include "probe/probe.h"
 #include "probe/probe_int.h"
 #include "tests/unit/suites.h"
-#include "validators/tensor_io.h"
+#include "runtime/tensor_io.h"
 
 static void test_template(void)
 {

@@ -20,7 +20,7 @@
 #include "tests/unit/suites.h"
 #include "tests/unit/tgen.h"
 #include "tests/unit/tmodel.h"
-#include "validators/tensor_io.h"
+#include "runtime/tensor_io.h"
 
 static void test_params(void)
 {

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "validators/compare.h"
-#include "validators/inputs.h"
-#include "validators/rt_int.h"
-#include "validators/tensor_io.h"
+#include "runtime/inputs.h"
+#include "runtime/rt_int.h"
+#include "runtime/tensor_io.h"
 #include "tests/unit/suites.h"
 #include "tests/unit/tmodel.h"
 

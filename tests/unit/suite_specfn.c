@@ -12,8 +12,8 @@
 
 #include "ir/registry.h"
 #include "ir/spec_functions.h"
-#include "validators/inputs.h"
-#include "validators/rt_int.h"
+#include "runtime/inputs.h"
+#include "runtime/rt_int.h"
 #include "tests/unit/fault.h"
 #include "tests/unit/suites.h"
 #include "tests/unit/tmodel.h"

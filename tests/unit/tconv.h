@@ -10,7 +10,7 @@
 #include <CUnit/CUnit.h>
 
 #include "ir/ir.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 /* A convolution case: nsp spatial dims of size in[], kernel k[], strides
  * s[], dilations dl[], pads (begin..., end...), group. */

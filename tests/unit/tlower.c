@@ -10,7 +10,7 @@
 #include <CUnit/CUnit.h>
 
 #include "rewriters/rewrite.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 #include "tests/unit/tgen.h"
 #include "tests/unit/tlower.h"
 

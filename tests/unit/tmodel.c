@@ -7,7 +7,7 @@
 #include <CUnit/CUnit.h>
 
 #include "tests/unit/tmodel.h"
-#include "validators/inputs.h"
+#include "runtime/inputs.h"
 
 struct ir_model *tm_new(int64_t opset)
 {

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "ir/ir.h"
-#include "validators/runtime.h"
+#include "runtime/runtime.h"
 
 /* A model importing the default domain at opset, plus com.microsoft 1. */
 struct ir_model *tm_new(int64_t opset);

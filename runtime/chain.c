@@ -1,0 +1,473 @@
+/* chain.c: per-channel epilogues in the main graph.  A node whose
+ * float32 result goes, one consumer after another, through an inference
+ * BatchNormalization, Mul/Add/Sub/Div by a per-channel constant, Relu or
+ * Clip with constant bounds (Inception's Conv -> BN -> Mul -> Add -> Relu,
+ * ResNet's Conv -> BN -> Relu and Add -> Relu, DenseNet's BN -> Mul -> Add
+ * -> Relu, MobileNet's Conv -> Clip) has those steps done in one pass over
+ * its result, plane by plane while each plane is in cache, instead of a
+ * pass each.  The pass does each node's own float operation in the
+ * node's order (BatchNormalization's x * mul + add with the coefficients
+ * its kernel computes, rt_bn_coeff; Relu's and Clip's comparisons as
+ * k_act.c writes them), so the results are bit-identical to running the
+ * nodes.
+ *
+ * A residual Add (or Sum of two: ResNet's Conv -> BN -> Add -> Relu,
+ * MobileNetV2's projections) joins the chain too, its other operand a
+ * tensor of the result's shape that the run has already computed: the
+ * Add then reads it in the pass instead of writing a result of its own.
+ * When the run has not (the shortcut computed after the head), the Add
+ * runs as a node, heading the steps after it.
+ *
+ * The analysis (rt_chain_mark, when the plan is built) finds chains by
+ * the graph alone: each value in between has one consumer and is no graph
+ * output, and each step's other inputs are constants (an Add's may not
+ * be).  After the head ran
+ * (rt_chain_apply), its result must be a float32 tensor of its own, and a
+ * run does the steps up to the first whose operands are not at hand (a
+ * bound value, or a kept constant result, fold.c), not float32, or
+ * broadcast beyond the channel axis; that step and the rest run as nodes.
+ * An observer (validate --layerwise) sees every node: no fusing then.
+ * A kernel may instead do the steps itself as it stores its result
+ * (rt_kctx_epilogue, in rt_int.h: the direct convolutions), span by span
+ * while they are in cache; exec then only moves the result and skips
+ * the steps (rt_epilogue_end). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/exec_int.h"
+
+static int since(const struct rt_nplan *np)
+{
+	return np->schema ? (int)np->schema->since_version : 0;
+}
+
+/* v has one consumer, in p's graph, and is no graph output: that node. */
+static struct rt_nplan *sole_consumer(struct rt_gplan *p, const struct ir_value *v)
+{
+	const struct ir_node *c;
+	size_t reads = 0;
+
+	if (!v || v->n_uses != 1 || ir_graph_is_output(p->g, v))
+		return NULL;
+	c = v->uses[0];
+	if (c->graph != p->g || c->index >= p->n_nodes || p->nodes[c->index].node != c)
+		return NULL;
+	for (size_t i = 0; i < c->n_inputs; i++)
+		reads += c->inputs[i] == v;
+	return reads == 1 ? &p->nodes[c->index] : NULL;
+}
+
+/* The step np would be on a chain whose value so far is v (0: none):
+ * its other inputs must be constants. */
+static int step_kind(const struct rt_session *s, const struct rt_gplan *p,
+		     const struct rt_nplan *np, const struct ir_value *v, int *operand)
+{
+	const struct ir_node *n = np->node;
+	const char *op = ir_s(n->op_type);
+	const struct ir_attr *a;
+
+	*operand = -1;
+	if (!np->kernel || np->n_subs || n->n_outputs != 1 || !n->outputs[0] ||
+	    !rt_default_domain(n) || np->fold != RT_FOLD_NONE)
+		return 0;
+	if (!strcmp(op, "Relu"))
+		return n->n_inputs == 1 ? RT_CHAIN_RELU : 0;
+	if (!strcmp(op, "Clip")) {
+		/* bounds: attributes before opset 11, constant inputs after */
+		if (n->inputs[0] != v)
+			return 0;
+		for (size_t i = 1; i < n->n_inputs; i++)
+			if (n->inputs[i] && !rt_fold_value_const(s, p, n->inputs[i]))
+				return 0;
+		return RT_CHAIN_CLIP;
+	}
+	if (!strcmp(op, "BatchNormalization")) {
+		if (since(np) < 9 || n->n_inputs != 5 || n->inputs[0] != v ||
+		    ((a = ir_node_attr(n, "training_mode")) && a->i != 0))
+			return 0;
+		for (size_t i = 1; i < 5; i++)
+			if (!n->inputs[i] || !rt_fold_value_const(s, p, n->inputs[i]))
+				return 0;
+		return RT_CHAIN_BN;
+	}
+	if (n->n_inputs != 2 || since(np) < 7 || !n->inputs[0] || !n->inputs[1])
+		return 0;
+	*operand = n->inputs[0] == v ? 1 : 0;
+	if (!rt_fold_value_const(s, p, n->inputs[*operand]))
+		return !strcmp(op, "Add") || (!strcmp(op, "Sum") && since(np) >= 8) ?
+		       RT_CHAIN_ADDT : 0;
+	if (!strcmp(op, "Mul"))
+		return RT_CHAIN_MUL;
+	if (!strcmp(op, "Add") || (!strcmp(op, "Sum") && since(np) >= 8))
+		return RT_CHAIN_ADD;
+	if (!strcmp(op, "Sub"))
+		return *operand ? RT_CHAIN_SUB : RT_CHAIN_RSUB;
+	if (!strcmp(op, "Div"))
+		return *operand ? RT_CHAIN_DIV : RT_CHAIN_RDIV;
+	return 0;
+}
+
+static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head)
+{
+	struct rt_nplan *np = &p->nodes[head], *c;
+	const struct ir_value *v = np->node->outputs[0];
+	struct rt_chain_step steps[RT_CHAIN_MAX];
+	struct rt_chain *ch;
+	size_t n = 0;
+	int kind, operand;
+
+	/* an Add of two tensors is on the chains of both its inputs: its own
+	 * chain is made once */
+	if (np->chain)
+		return;
+	while (n < RT_CHAIN_MAX && (c = sole_consumer(p, v)) &&
+	       (kind = step_kind(s, p, c, v, &operand)) != 0) {
+		steps[n].kind = kind;
+		steps[n].node = (size_t)(c - p->nodes);
+		steps[n].operand = operand;
+		n++;
+		v = c->node->outputs[0];
+	}
+	if (n == 0 || !(ch = calloc(1, sizeof(*ch))))
+		return;
+	memcpy(ch->steps, steps, n * sizeof(steps[0]));
+	ch->n = n;
+	np->chain = ch;
+	for (size_t i = 0; i < n; i++) {
+		p->nodes[steps[i].node].chained = 1;
+		p->nodes[steps[i].node].chain_head = i ? steps[i - 1].node : head;
+	}
+	p->n_chains++;
+	/* a run may find an Add's tensor operand not yet computed when the
+	 * head runs: the Add then runs as a node, heading the rest */
+	for (size_t i = 0; i + 1 < n; i++)
+		if (steps[i].kind == RT_CHAIN_ADDT) {
+			chain_of(s, p, steps[i].node);
+			break;
+		}
+}
+
+void rt_chain_mark(struct rt_session *s, struct rt_gplan *p)
+{
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct rt_nplan *np = &p->nodes[i];
+		const struct ir_node *n = np->node;
+
+		if (np->kernel && !np->chained && !np->n_subs && np->fold == RT_FOLD_NONE &&
+		    n->n_outputs == 1 && n->outputs[0] && np->out[0] >= 0)
+			chain_of(s, p, i);
+	}
+}
+
+void rt_chain_release(struct rt_nplan *np)
+{
+	free(np->chain);
+	np->chain = NULL;
+}
+
+/* Input i of node np as this run has it: bound in the frame, or the
+ * session's kept result of the (later) node computing it. */
+static const struct rt_value *operand(struct rt_frame *f, const struct rt_nplan *np,
+				      size_t i)
+{
+	const struct ir_value *v = np->node->inputs[i];
+	const struct ir_node *pn = v ? v->producer : NULL;
+	const struct rt_nplan *pp;
+
+	if (np->in[i].up != 0 || np->in[i].slot < 0)
+		return NULL;
+	if (f->vals[np->in[i].slot])
+		return f->vals[np->in[i].slot];
+	if (!pn || pn->index >= f->p->n_nodes)
+		return NULL;
+	pp = &f->p->nodes[pn->index];
+	if (pp->node != pn || !pp->kept)
+		return NULL;
+	for (size_t o = 0; o < pn->n_outputs; o++)
+		if (pn->outputs[o] == v)
+			return pp->kept[o];
+	return NULL;
+}
+
+/* The c = y->dims[1] per-channel values of t broadcast against y, when
+ * t is float32 of no more dims than y, each 1 but the one facing the
+ * channel axis (1 or c); else 0. */
+static int per_channel(const struct rt_value *t, const struct rt_value *y, float *out)
+{
+	int64_t c = y->dims[1], step;
+	const float *d;
+	int at;
+
+	if (!t || t->kind != RT_TENSOR || t->dtype != IR_DTYPE_FLOAT || t->rank > y->rank)
+		return 0;
+	d = t->data;
+	at = t->rank - (y->rank - 1);   /* t's dim facing axis 1, if >= 0 */
+	for (int i = 0; i < t->rank; i++)
+		if (t->dims[i] != 1 && !(i == at && t->dims[i] == c))
+			return 0;
+	step = at >= 0 && t->dims[at] == c && c != 1 ? 1 : 0;
+	for (int64_t i = 0; i < c; i++)
+		out[i] = d[i * step];
+	return 1;
+}
+
+/* Clip's bounds as its kernel takes them (k_act.c): the min and max
+ * attributes before opset 11, else inputs 1 and 2 (one float32 value
+ * each, absent: unbounded); lo and hi filled for each of c channels. */
+static int clip_bounds(struct rt_session *s, struct rt_frame *f,
+		       const struct rt_nplan *np, int64_t c, float *lo, float *hi)
+{
+	const struct ir_node *n = np->node;
+	struct rt_kctx k = { .s = s, .f = f, .node = n };   /* its attributes */
+	double b[2] = { -INFINITY, INFINITY };
+
+	for (size_t i = 0; i < 2; i++) {
+		const char *name = i ? "max" : "min";
+
+		if (since(np) < 11) {
+			if (rt_attr(&k, name))
+				b[i] = rt_attr_float(&k, name, 0);
+		} else if (i + 1 < n->n_inputs && n->inputs[i + 1]) {
+			const struct rt_value *t = operand(f, np, i + 1);
+
+			if (!t || t->kind != RT_TENSOR || t->dtype != IR_DTYPE_FLOAT ||
+			    t->numel != 1)
+				return 0;
+			b[i] = ((const float *)t->data)[0];
+		}
+	}
+	for (int64_t ch = 0; ch < c; ch++) {
+		lo[ch] = (float)b[0];
+		hi[ch] = (float)b[1];
+	}
+	return 1;
+}
+
+/* BatchNormalization's mul and add (its kernel's rt_bn_coeff). */
+static int bn_coeffs(struct rt_session *s, struct rt_frame *f, const struct rt_nplan *np,
+		     int64_t c, float *mul, float *add)
+{
+	struct rt_kctx k = { .s = s, .f = f, .node = np->node };   /* its attributes */
+	float eps = rt_attr_float(&k, "epsilon", 1e-5f);
+	const float *p[4];
+
+	for (size_t i = 0; i < 4; i++) {
+		const struct rt_value *t = operand(f, np, i + 1);
+
+		if (!t || t->kind != RT_TENSOR || t->dtype != IR_DTYPE_FLOAT || t->numel != c)
+			return 0;
+		p[i] = t->data;
+	}
+	for (int64_t ch = 0; ch < c; ch++)
+		rt_bn_coeff(p[0][ch], p[1][ch], p[2][ch], p[3][ch], eps, &mul[ch], &add[ch]);
+	return 1;
+}
+
+/* One step over n values of one channel (m, a: its two coefficients;
+ * t: the operand's values facing them), each node's own float operation
+ * (see the top). */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void step_span(int kind, float m, float a, const float *restrict t,
+		      float *restrict y, int64_t n)
+{
+	switch (kind) {
+	case RT_CHAIN_ADDT:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] + t[i];
+		break;
+	case RT_CHAIN_BN:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] * m + a;
+		break;
+	case RT_CHAIN_MUL:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] * m;
+		break;
+	case RT_CHAIN_ADD:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] + m;
+		break;
+	case RT_CHAIN_SUB:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] - m;
+		break;
+	case RT_CHAIN_RSUB:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = m - y[i];
+		break;
+	case RT_CHAIN_DIV:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] / m;
+		break;
+	case RT_CHAIN_RDIV:
+		for (int64_t i = 0; i < n; i++)
+			y[i] = m / y[i];
+		break;
+	case RT_CHAIN_CLIP:   /* m, a: the bounds; as k_act.c's */
+		for (int64_t i = 0; i < n; i++) {
+			float u = y[i] < m ? m : y[i];
+
+			y[i] = u > a ? a : u;
+		}
+		break;
+	default:   /* RT_CHAIN_RELU, as k_act.c's */
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] < 0 ? 0 : y[i];
+		break;
+	}
+}
+
+void rt_epilogue_span(const struct rt_epilogue *e, int64_t ch, int64_t off, float *y,
+		      int64_t n)
+{
+	const float *coef = e->coef;
+
+	for (size_t s = 0; s < e->n; s++, coef += 2 * e->c) {
+		float m = coef[ch], a = coef[e->c + ch];
+
+		step_span(e->kind[s], m, a, e->t[s] ? e->t[s] + off : NULL, y, n);
+	}
+}
+
+/* t (input i of node np) as an RT_CHAIN_ADDT operand of y: a float32
+ * tensor of y's shape, not y's data. */
+static const float *same_shape(const struct rt_value *t, const struct rt_value *y)
+{
+	if (!t || t->kind != RT_TENSOR || t->dtype != IR_DTYPE_FLOAT || t->rank != y->rank ||
+	    t->data == y->data)
+		return NULL;
+	for (int i = 0; i < y->rank; i++)
+		if (t->dims[i] != y->dims[i])
+			return NULL;
+	return t->data;
+}
+
+/* The steps this run can do on y, the result of np: up to the first
+ * whose operands are not at hand or not per-channel (that one and the
+ * rest run as nodes).  0, or 1 with *e filled (free e->coef). */
+static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_nplan *np,
+		   const struct rt_value *y, int tensors, struct rt_epilogue *e)
+{
+	const struct rt_chain *ch = np->chain;
+
+	if (!ch || !f->skip || s->o.observe || !y || y->kind != RT_TENSOR ||
+	    y->dtype != IR_DTYPE_FLOAT || y->rank < 2 || y->refs != 1 ||
+	    (y->base && !(y->flags & RT_VALUE_REGION)) ||
+	    (y->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT)))
+		return 0;
+	*e = (struct rt_epilogue){ .c = y->dims[1], .ch = ch };
+	if (!(e->coef = calloc((size_t)(2 * e->c * (int64_t)ch->n + 1), sizeof(float))))
+		return 0;   /* the nodes run one by one */
+	for (; e->n < ch->n; e->n++) {
+		const struct rt_nplan *cp = &f->p->nodes[ch->steps[e->n].node];
+		float *m = e->coef + 2 * e->c * (int64_t)e->n;
+		int ok = 1;
+
+		if (ch->steps[e->n].kind == RT_CHAIN_ADDT)
+			ok = tensors && (e->t[e->n] = same_shape(operand(f, cp, (size_t)ch->steps[e->n].operand), y));
+		else if (ch->steps[e->n].kind == RT_CHAIN_BN)
+			ok = bn_coeffs(s, f, cp, e->c, m, m + e->c);
+		else if (ch->steps[e->n].kind == RT_CHAIN_CLIP)
+			ok = clip_bounds(s, f, cp, e->c, m, m + e->c);
+		else if (ch->steps[e->n].kind != RT_CHAIN_RELU)
+			ok = per_channel(operand(f, cp, (size_t)ch->steps[e->n].operand), y, m);
+		if (!ok || f->vals[cp->out[0]])
+			break;
+		e->kind[e->n] = ch->steps[e->n].kind;
+	}
+	if (e->n > 0)
+		return 1;
+	free(e->coef);
+	return 0;
+}
+
+/* The steps done: np's result moves to the last one's slot, and they are
+ * marked to be skipped. */
+static void commit(struct rt_frame *f, const struct rt_nplan *np, const struct rt_epilogue *e)
+{
+	int tail = f->p->nodes[e->ch->steps[e->n - 1].node].out[0];
+
+	f->vals[tail] = f->vals[np->out[0]];
+	f->vals[np->out[0]] = NULL;
+	for (size_t i = 0; i < e->n; i++)
+		f->skip[e->ch->steps[i].node] = 1;
+}
+
+struct chain_job {
+	const struct rt_epilogue *e;
+	float *y;
+	int64_t sp;
+};
+
+static void chain_planes(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct chain_job *j = ctx;
+
+	for (int64_t pl = lo; pl < hi; pl++)
+		rt_epilogue_span(j->e, pl % j->e->c, pl * j->sp, j->y + pl * j->sp, j->sp);
+}
+
+int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np)
+{
+	struct rt_value *y = f->vals[np->out[0]];
+	struct rt_epilogue e;
+	struct chain_job j;
+
+	if (!prepare(s, f, np, y, 1, &e))
+		return 0;
+	j = (struct chain_job){ &e, y->data, 1 };
+	for (int i = 2; i < y->rank; i++)
+		j.sp *= y->dims[i];
+	if (y->numel > 0) {
+		struct rt_kctx k = { .s = s, .f = f };
+
+		rt_parallel_for(&k, y->numel / j.sp, 1 + 16384 / (j.sp + 1), chain_planes, &j);
+	}
+	free(e.coef);
+	commit(f, np, &e);
+	return 1;
+}
+
+const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y,
+					   int tensors)
+{
+	struct rt_epilogue *e;
+
+	if (k->epi || !k->np || k->f->depth != 0 || k->n_out < 1 || k->out[0] != y ||
+	    !(e = malloc(sizeof(*e))))
+		return NULL;
+	if (!prepare(k->s, k->f, k->np, y, tensors, e)) {
+		free(e);
+		return NULL;
+	}
+	/* a float16/bfloat16 node computed in float32 (lowp.c) rounds its
+	 * result once, after the kernel: only the steps that commute with
+	 * that rounding (Relu, and Clip to bounds of the same dtype) may run
+	 * before it */
+	if (k->lowp) {
+		size_t n = 0;
+
+		while (n < e->n && (e->kind[n] == RT_CHAIN_RELU || e->kind[n] == RT_CHAIN_CLIP))
+			n++;
+		if (!n) {
+			free(e->coef);
+			free(e);
+			return NULL;
+		}
+		e->n = n;
+	}
+	k->epi = e;
+	return e;
+}
+
+void rt_epilogue_end(struct rt_frame *f, const struct rt_nplan *np, struct rt_epilogue *e,
+		     int done)
+{
+	if (!e)
+		return;
+	if (done)
+		commit(f, np, e);
+	free(e->coef);
+	free(e);
+}

@@ -1,0 +1,300 @@
+/* inputs.c: binding model inputs from tensor files and generating seeded
+ * random inputs (see inputs.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/inputs.h"
+#include "runtime/rt_int.h"
+#include "runtime/tensor_io.h"
+
+uint64_t rt_rand_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+double rt_rand_unit(uint64_t *s)
+{
+	return (double)(rt_rand_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+int rt_dim_set_parse(const char *s, struct rt_dim_set *out)
+{
+	const char *eq = strchr(s, '=');
+	char *end;
+	long long v;
+
+	if (!eq || eq == s || !eq[1])
+		return -1;
+	errno = 0;
+	v = strtoll(eq + 1, &end, 10);
+	if (errno || *end || v < 0)
+		return -1;
+	out->name = s;     /* compared up to '=' by users of the set */
+	out->value = v;
+	return 0;
+}
+
+int rt_value_range_parse(const char *s, struct rt_value_range *out)
+{
+	const char *eq = strchr(s, '=');
+	char *end, *end2;
+
+	if (!eq || eq == s)
+		return -1;
+	errno = 0;
+	out->lo = strtod(eq + 1, &end);
+	if (errno || end == eq + 1 || *end != ':')
+		return -1;
+	out->hi = strtod(end + 1, &end2);
+	if (errno || end2 == end + 1 || *end2 || out->hi < out->lo)
+		return -1;
+	out->name = s;
+	return 0;
+}
+
+/* "name=..." matches name. */
+static int key_is(const char *spec, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(spec, name, n) && spec[n] == '=';
+}
+
+void rt_inputs_release(struct rt_value **vals, size_t n)
+{
+	for (size_t i = 0; vals && i < n; i++) {
+		rt_value_unref(vals[i]);
+		vals[i] = NULL;
+	}
+}
+
+static int input_index(struct rt_session *s, const char *spec, size_t *at)
+{
+	for (size_t i = 0; i < rt_session_n_inputs(s); i++)
+		if (key_is(spec, ir_s(rt_session_input(s, i)->value->name))) {
+			*at = i;
+			return 1;
+		}
+	return 0;
+}
+
+static int bind_file(struct rt_session *s, size_t i, const char *path,
+		     struct rt_value **vals, struct ir_diag *d)
+{
+	const struct ir_vinfo *vi = rt_session_input(s, i);
+
+	int rc;
+
+	if (vals[i])
+		return diag_error(d, "input '%s' is given twice", ir_s(vi->value->name));
+	if ((rc = rt_value_read_file(NULL, path, vi->type, &vals[i], d)) < 0)
+		return rc;
+	if ((rc = rt_session_check_input(s, i, vals[i], d)) < 0) {
+		rt_value_unref(vals[i]);
+		vals[i] = NULL;
+	}
+	return rc;
+}
+
+int rt_inputs_from_files(struct rt_session *s, char *const *specs, size_t n,
+			 struct rt_value **vals, char *bad_file, size_t size,
+			 struct ir_diag *d)
+{
+	size_t next = 0;
+	int rc;
+
+	bad_file[0] = 0;
+	for (size_t k = 0; k < n; k++) {
+		const char *spec = specs[k], *path = spec;
+		size_t i;
+
+		if (input_index(s, spec, &i)) {
+			path = strchr(spec, '=') + 1;
+		} else {
+			while (next < rt_session_n_inputs(s) && vals[next])
+				next++;
+			if (next >= rt_session_n_inputs(s)) {
+				snprintf(bad_file, size, "%s", spec);
+				return ir_diag_error(d, IR_EUSAGE,
+						     "more input files than the model has inputs (%zu)",
+						     rt_session_n_inputs(s));
+			}
+			i = next;
+		}
+		if ((rc = bind_file(s, i, path, vals, d)) < 0) {
+			snprintf(bad_file, size, "%s", path);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int rt_inputs_from_dir(struct rt_session *s, const char *dir,
+		       struct rt_value **vals, char *bad_file, size_t size,
+		       struct ir_diag *d)
+{
+	char path[4200];
+	int rc;
+
+	bad_file[0] = 0;
+	for (size_t i = 0; i < rt_session_n_inputs(s); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/input_%zu.pb", dir, i);
+		if (!(f = fopen(path, "rb")))
+			continue;   /* not given: random or an error later */
+		fclose(f);
+		if ((rc = bind_file(s, i, path, vals, d)) < 0) {
+			snprintf(bad_file, size, "%s", path);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* ---- random inputs ----------------------------------------------------- */
+
+static int64_t initializer_dim(const struct ir_value *v, int64_t axis)
+{
+	const struct ir_tensor *t = v ? v->init : NULL;
+
+	if (!t || axis < -(int64_t)t->n_dims || axis >= (int64_t)t->n_dims)
+		return -1;
+	return t->dims[axis < 0 ? axis + (int64_t)t->n_dims : axis];
+}
+
+static int64_t attr_int(const struct ir_node *n, const char *name, int64_t dflt)
+{
+	for (size_t i = 0; i < n->n_attrs; i++)
+		if (!strcmp(ir_s(n->attrs[i]->name), name) &&
+		    n->attrs[i]->type == IR_ATTR_INT)
+			return n->attrs[i]->i;
+	return dflt;
+}
+
+void rt_input_int_range(const struct ir_model *m, const struct ir_value *v,
+			double *lo, double *hi)
+{
+	int64_t bound = -1;
+
+	(void)m;
+	*lo = 0;
+	*hi = 7;
+	for (size_t i = 0; i < v->n_uses; i++) {
+		const struct ir_node *n = v->uses[i];
+		const char *op = ir_s(n->op_type);
+		int64_t size = -1;
+
+		if (n->n_inputs < 2 || n->inputs[1] != v)
+			continue;
+		if (!strcmp(op, "Gather") || !strcmp(op, "GatherElements"))
+			size = initializer_dim(n->inputs[0], attr_int(n, "axis", 0));
+		else if (!strcmp(op, "GatherND"))
+			size = initializer_dim(n->inputs[0], attr_int(n, "batch_dims", 0));
+		if (size > 0 && (bound < 0 || size < bound))
+			bound = size;
+	}
+	if (bound > 0)
+		*hi = (double)(bound - 1);
+}
+
+static int64_t dim_value(const struct ir_dim *dm, const struct rt_input_opts *o)
+{
+	if (dm->kind == IR_DIM_VALUE)
+		return dm->value;
+	if (dm->kind == IR_DIM_PARAM)
+		for (size_t i = 0; i < o->n_dims; i++)
+			if (key_is(o->dims[i].name, ir_s(dm->param)))
+				return o->dims[i].value;
+	return 1;
+}
+
+static const char *const words[] = {
+	"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"
+};
+
+static int random_tensor(const struct ir_model *m, const struct ir_vinfo *vi,
+			 const struct rt_input_opts *o, uint64_t *st,
+			 struct rt_value **out, struct ir_diag *d)
+{
+	const struct ir_type *t = vi->type;
+	int64_t dims[RT_MAX_RANK];
+	double lo = -1, hi = 1;
+	int rank = 0, have_range = 0, rc;
+	struct rt_value *v;
+
+	if (!t || t->kind != IR_TYPE_TENSOR || !IR_HAS(t, IR_TYPE_HAS_ELEM))
+		return diag_error(d, "input '%s': cannot generate data for a non-tensor or untyped input; give a file",
+				  ir_s(vi->value->name));
+	if (IR_HAS(t, IR_TYPE_HAS_SHAPE)) {
+		if (t->shape.n_dims > RT_MAX_RANK)
+			return diag_error(d, "input '%s' has rank %zu", ir_s(vi->value->name),
+					  t->shape.n_dims);
+		rank = (int)t->shape.n_dims;
+		for (int i = 0; i < rank; i++)
+			dims[i] = dim_value(&t->shape.dims[i], o);
+	}
+	for (size_t i = 0; i < o->n_ranges; i++)
+		if (key_is(o->ranges[i].name, ir_s(vi->value->name))) {
+			lo = o->ranges[i].lo;
+			hi = o->ranges[i].hi;
+			have_range = 1;
+		}
+	if (!have_range && rt_dtype_is_int(t->elem_type)) {
+		rt_input_int_range(m, vi->value, &lo, &hi);
+		if (!rt_dtype_is_signed(t->elem_type) && lo < 0)
+			lo = 0;
+	}
+	if ((rc = rt_tensor_new(NULL, t->elem_type, rank, dims, &v, d)) < 0)
+		return rc;
+	for (int64_t i = 0; i < v->numel; i++) {
+		double u = rt_rand_unit(st);
+
+		if (t->elem_type == IR_DTYPE_STRING) {
+			char *s = strdup(words[rt_rand_next(st) % 8]);
+
+			if (!s) {
+				rt_value_unref(v);
+				return ir_diag_error(d, IR_ENOMEM, "out of memory");
+			}
+			((char **)v->data)[i] = s;
+		} else if (t->elem_type == IR_DTYPE_BOOL) {
+			((uint8_t *)v->data)[i] = u < 0.5;
+		} else if (rt_dtype_is_int(t->elem_type)) {
+			int64_t a = (int64_t)lo, b = (int64_t)hi;
+
+			rt_store_i64(t->elem_type, v->data, i,
+				     a + (int64_t)(rt_rand_next(st) % (uint64_t)(b - a + 1)));
+		} else {
+			rt_store_f64(t->elem_type, v->data, i, lo + (hi - lo) * u);
+		}
+	}
+	*out = v;
+	return 0;
+}
+
+int rt_inputs_random(struct rt_session *s, const struct ir_model *m,
+		     const struct rt_input_opts *o, struct rt_value **vals,
+		     struct ir_diag *d)
+{
+	uint64_t st = o->seed;
+	int rc;
+
+	for (size_t i = 0; i < rt_session_n_inputs(s); i++) {
+		/* one stream per input, independent of the others being bound */
+		uint64_t sub = st ^ (0x632be59bd9b4e019ull * (i + 1));
+
+		rt_rand_next(&sub);
+		if (vals[i])
+			continue;
+		if ((rc = random_tensor(m, rt_session_input(s, i), o, &sub, &vals[i], d)) < 0)
+			return rc;
+	}
+	return 0;
+}

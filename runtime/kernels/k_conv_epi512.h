@@ -1,0 +1,54 @@
+/* k_conv_epi512.h: one step of a node's epilogue (rt_int.h, struct
+ * rt_epilogue) on a vector of sixteen floats, the operations of chain.c's
+ * step_span in AVX-512 registers: no FMA; max(m, y) is y < m ? m : y (NaN
+ * y kept) and min(a, t) is t > a ? a : t, as _mm512_max_ps(x, y) is
+ * x > y ? x : y.  m and a are the step's coefficients for each lane's
+ * channel.  For the AVX-512 kernels (k_conv_dtile.c, k_conv_dw.c): include
+ * after immintrin.h. */
+#ifndef OPMIG_K_CONV_EPI512_H
+#define OPMIG_K_CONV_EPI512_H
+
+#include "runtime/rt_int.h"
+
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 knn_epi512_step(int kind, __m512 r, __m512 m, __m512 a)
+{
+	switch (kind) {
+	case RT_CHAIN_BN:
+		return _mm512_add_ps(_mm512_mul_ps(r, m), a);
+	case RT_CHAIN_MUL:
+		return _mm512_mul_ps(r, m);
+	case RT_CHAIN_ADD:
+		return _mm512_add_ps(r, m);
+	case RT_CHAIN_SUB:
+		return _mm512_sub_ps(r, m);
+	case RT_CHAIN_RSUB:
+		return _mm512_sub_ps(m, r);
+	case RT_CHAIN_DIV:
+		return _mm512_div_ps(r, m);
+	case RT_CHAIN_RDIV:
+		return _mm512_div_ps(m, r);
+	case RT_CHAIN_CLIP:
+		return _mm512_min_ps(a, _mm512_max_ps(m, r));
+	default:   /* RT_CHAIN_RELU */
+		return _mm512_max_ps(_mm512_setzero_ps(), r);
+	}
+}
+
+/* Every step of e (no tensor operands) on nv <= 4 vectors of channel ch's
+ * positions: the plane-at-a-time kernels (k_conv_dwp.c, k_conv_dwf.c). */
+__attribute__((target("avx512f"), always_inline))
+static inline void knn_epi512_channel(const struct rt_epilogue *e, int64_t ch, const int nv,
+				      __m512 *acc)
+{
+	for (size_t s = 0; e && s < e->n; s++) {
+		__m512 m = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + ch]);
+		__m512 a = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + e->c + ch]);
+
+#pragma GCC unroll 4
+		for (int i = 0; i < nv; i++)
+			acc[i] = knn_epi512_step(e->kind[s], acc[i], m, a);
+	}
+}
+
+#endif

@@ -1,0 +1,400 @@
+/* k_conv_int.h: what the conv, pool and qlinear family files share:
+ * the window geometry of convolutions and pools (kernel, strides,
+ * dilations, pads, auto_pad, ceil_mode), whole-tensor conversion to and
+ * from double, and the typed convolution cores (k_conv_core.c) that run
+ * on float32 for float32 tensors and on double for every other dtype.
+ * Private to runtime/kernels/k_conv*.c, k_pool.c, k_qlinear.c. */
+#ifndef OPMIG_K_CONV_INT_H
+#define OPMIG_K_CONV_INT_H
+
+#include <stdint.h>
+
+#include "runtime/rt_int.h"
+
+#define KNN_MAX_SP (RT_MAX_RANK - 2)
+
+/* One sliding-window geometry: an input (n, c, in...) read by windows of
+ * `kernel` placed every `stride`, `dil` apart inside, with pad[d] before
+ * and pad[nsp + d] after spatial dim d, giving (n, m, out...). */
+struct knn_geom {
+	int nsp;                          /* spatial dims */
+	int64_t n, c, m, group;
+	int64_t in[KNN_MAX_SP], out[KNN_MAX_SP], kernel[KNN_MAX_SP];
+	int64_t stride[KNN_MAX_SP], dil[KNN_MAX_SP], pad[2 * KNN_MAX_SP];
+	int64_t in_size, out_size, k_size;  /* products of in, out, kernel */
+};
+
+/* Walking the output positions of one kernel tap kk: the positions are
+ * rows along the last spatial dim (outer of them), each valid or wholly
+ * in the padding; in a valid row, outputs [lo, hi) read input
+ * off + j * stride (relative to the channel), the rest read padding. */
+struct knn_walk {
+	int64_t kc[KNN_MAX_SP], oc[KNN_MAX_SP];
+	int64_t outer, lo, hi, base;
+};
+
+/* Along the last spatial dim, a kernel tap reading input b + j * stride
+ * for output j (b = position * dilation - pad): the outputs [*lo, *hi)
+ * whose input lies inside, the rest read padding (*lo == *hi: none). */
+static inline void knn_tap_cols(const struct knn_geom *g, int64_t b, int64_t *lo,
+				int64_t *hi)
+{
+	int l = g->nsp - 1;
+	int64_t s = g->stride[l], in = g->in[l], ol = g->out[l];
+
+	*lo = b >= 0 ? 0 : (-b + s - 1) / s;
+	*hi = in - 1 - b < 0 ? 0 : (in - 1 - b) / s + 1;
+	if (*lo > ol)
+		*lo = ol;
+	if (*hi > ol)
+		*hi = ol;
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
+static inline void knn_walk_init(struct knn_walk *w, const struct knn_geom *g,
+				 int64_t kk)
+{
+	int l = g->nsp - 1;
+	int64_t ol = g->out[l];
+
+	for (int d = l; d >= 0; d--) {
+		w->kc[d] = kk % g->kernel[d];
+		kk /= g->kernel[d];
+		w->oc[d] = 0;
+	}
+	w->outer = ol ? g->out_size / ol : 0;
+	w->base = w->kc[l] * g->dil[l] - g->pad[l];
+	knn_tap_cols(g, w->base, &w->lo, &w->hi);
+}
+
+/* The current row's input offset for output 0 (may be negative: only
+ * [lo, hi) are read); 0 when the row lies in the padding. */
+static inline int knn_walk_off(const struct knn_walk *w,
+			       const struct knn_geom *g, int64_t *off)
+{
+	int l = g->nsp - 1;
+	int64_t acc = 0;
+
+	for (int d = 0; d < l; d++) {
+		int64_t i = w->oc[d] * g->stride[d] - g->pad[d] +
+			    w->kc[d] * g->dil[d];
+
+		if (i < 0 || i >= g->in[d])
+			return 0;
+		acc = acc * g->in[d] + i;
+	}
+	*off = acc * g->in[l] + w->base;
+	return 1;
+}
+
+static inline void knn_walk_next(struct knn_walk *w, const struct knn_geom *g)
+{
+	for (int d = g->nsp - 2; d >= 0; d--) {
+		if (++w->oc[d] < g->out[d])
+			return;
+		w->oc[d] = 0;
+	}
+}
+
+/* For each output along spatial dim d of a window geometry (a pool's):
+ * the window's taps whose input lies inside, [lo[o], hi[o]) (lo and hi
+ * may be NULL; an output with none gets [0, 0)), and their count n[o],
+ * with the taps on the padding too when include_pad (an average pool's
+ * count_include_pad; never past the end padding, which ceil_mode may
+ * reach). */
+void knn_window_taps(const struct knn_geom *g, int d, int include_pad,
+		     int64_t *lo, int64_t *hi, int64_t *n);
+
+/* Fill g from x (rank >= 3) and the node's strides, dilations, pads and
+ * auto_pad attributes.  kernel: the window (NULL: the kernel_shape
+ * attribute, then required).  flags: KNN_CEIL rounds the output size up
+ * (pools' ceil_mode; windows starting in the end padding are dropped);
+ * KNN_EMPTY_OK lets a window wider than the padded input give an empty
+ * output (pools, as onnxruntime), else that is an error naming the dim. */
+#define KNN_CEIL 1
+#define KNN_EMPTY_OK 2
+int knn_geom_init(struct rt_kctx *k, const struct rt_value *x,
+		  const int64_t *kernel, int flags, struct knn_geom *g);
+/* The products in_size, out_size, k_size from the dims. */
+void knn_geom_sizes(struct knn_geom *g);
+
+/* Conv's reading of W (m, c/group, k...): checks the channel counts
+ * against x and group and fills g (kernel_shape, when given, must match
+ * W).  Used by Conv, ConvInteger, QLinearConv. */
+int knn_geom_conv(struct rt_kctx *k, const struct rt_value *x,
+		  const struct rt_value *w, struct knn_geom *g);
+
+/* Every element of a numeric tensor as double (malloc'd; free it). */
+double *knn_load_f64(struct rt_kctx *k, const struct rt_value *t);
+/* Store n doubles into t's data with t's dtype. */
+void knn_store_f64(struct rt_value *t, const double *v);
+
+/* Convolution y = conv(x, w) + b over geometry g: x (n, c, in...),
+ * w (m, c/group, kernel...), b (m) or NULL, y (n, m, out...) written
+ * whole.  Direct loops for depthwise, no im2col for 1x1, else im2col and
+ * a matrix product; split over the session's threads.  0 or rt_oom(). */
+/* A float32 convolution on the fastest path that takes it (depthwise,
+ * channels in lanes, direct, Winograd, packed GEMM, the generic core).
+ * integral: x and w hold integers whose partial sums stay below 2^24 in
+ * magnitude, and y must be their exact sums: Winograd (whose transforms
+ * round) is skipped. 0 or a negative status. */
+int knn_conv_run_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		     const float *w, const float *b, float *y, int integral);
+int knn_conv_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		 const float *w, const float *b, float *y);
+int knn_conv_f64(struct rt_kctx *k, const struct knn_geom *g, const double *x,
+		 const double *w, const double *b, double *y);
+
+/* The same by Winograd's F(2x2, 3x3) when g is a 3x3, stride 1,
+ * undilated, ungrouped 2-D convolution of at least 16 input and output
+ * channels (k_conv_wino.c): 1 done, 0 not applicable, or rt_oom(). */
+int knn_conv_wino_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		      const float *w, const float *b, float *y);
+/* g is a convolution knn_conv_wino_f32 takes (unless the direct path
+ * takes it first: k_conv_direct.c's policy). */
+int knn_wino_fits(const struct knn_geom *g);
+
+/* The same over pgemm.h's products with the weights packed once per
+ * session (k_conv_pg.c) when W is a model constant, the convolution is
+ * not depthwise and has few output positions (there OpenBLAS's copy of
+ * the weights on every call costs as much as the product) or an im2col
+ * matrix of 1 MiB or more (never built: its panels are gathered from the
+ * image): 1 done, 0 not applicable, or rt_oom(). */
+int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		    const float *w, const float *b, float *y);
+
+/* The same computed directly on AVX-512, positions in the vector lanes
+ * (k_conv_direct.c), for 2-D ungrouped convolutions with more than 64
+ * output positions where that is the fastest path: 1 done, 0 not
+ * applicable, or rt_oom(). */
+int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+			const float *w, const float *b, float *y);
+
+/* The same computed directly on AVX-512, output channels in the vector
+ * lanes (k_conv_cl.c), for 2-D ungrouped convolutions whose output rows
+ * are short (14x14 and 7x7 planes): 1 done, 0 not applicable, or
+ * rt_oom(). */
+int knn_conv_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		    const float *w, const float *b, float *y);
+
+/* The input of a 2-D convolution as the direct kernels read it: padded
+ * and split by the stride into phase planes, plane (py, px) of a channel
+ * holding the padded input's rows py, py + sy, ... and columns px, px +
+ * sx, ... (stride 1: one plane, the padded input; read in place when
+ * there is no padding either).  Kernel tap (ky, kx) reads padded row
+ * oy * sy + a (a = ky * dil) for output row oy, which is row oy + a / sy
+ * of phase a % sy; so each step (channel, tap) is one plane and one
+ * offset, and output (oy, ox) is read at the flattened position q = oy *
+ * pw + ox of the step's plane (k_conv_phase.c).  Only the phases some tap
+ * reads are copied. */
+#define KNN_PHASE_MAX_STRIDE 4
+/* The copy's layout: per channel, `phases` planes of ph x pw (chan floats). */
+struct knn_phase {
+	const struct knn_geom *g;
+	int64_t sy, sx, ph, pw, plane, chan;
+	int slot[KNN_PHASE_MAX_STRIDE * KNN_PHASE_MAX_STRIDE];  /* phase -> plane, -1 unread */
+	int phases;
+	int in_place;
+};
+void knn_phase_init(const struct knn_geom *g, struct knn_phase *l);
+/* g's strides have phase planes and its copy's offsets fit 32 bits. */
+int knn_phase_fits(const struct knn_geom *g);
+/* One image x (c channels) as the offsets read it: copied into its phase
+ * planes at xp (l->chan floats per channel, the padding as zeros, split
+ * over the session's threads) and xp returned, or x itself when xp is
+ * NULL (l->in_place: no copy was allocated). */
+const float *knn_phase_image(struct rt_kctx *k, const struct knn_phase *l, const float *x,
+			     float *xp);
+/* Per step s (channel s / k_size, tap s % k_size) its offset in the copy. */
+void knn_phase_offsets(const struct knn_phase *l, int32_t *off);
+
+/* One direct product (an image of one group): output channel i at
+ * flattened position q is the sum over steps s of w(i, s) * xp[q +
+ * off[s]]; vector v of sixteen q keeps the lanes vmask[v], which go to
+ * y + i * out_size + yoff[v] and on (dense: every q is kept and is the
+ * output index).  Weights packed in tiles of KNN_DC_MR channels, each kd
+ * steps of KNN_DC_MR floats.  Steps run in chunks of kc. */
+#define KNN_DC_MR 6
+#define KNN_DC_NV 4
+struct knn_direct {
+	const float *xp;          /* the input as the offsets read it */
+	const float *pw;          /* packed weights */
+	const float *b;           /* bias or NULL */
+	float *y;
+	const int32_t *off;
+	const uint16_t *vmask;
+	const int64_t *yoff;
+	int64_t mg, kd, nq, kc, out_size;
+	const struct rt_epilogue *epi;  /* done on each tile's output, or NULL */
+	int64_t eoff;             /* y's first element in the epilogue's tensor */
+	int in_place;             /* xp is the input itself: the last vector's
+				   * dropped lanes may not be read */
+	int dense;
+	int failed;               /* scratch memory could not be had */
+};
+/* Blocks [lo, hi) of up to KNN_DC_NV vectors of positions (cut evenly)
+ * against every channel tile (k_conv_dtile.c): an rt_range_fn. */
+void knn_direct_blocks(void *ctx, int64_t lo, int64_t hi);
+/* n items cut into parts of at most `most`, as even as they come: part
+ * p's first item and *count. */
+int64_t knn_direct_part(int64_t n, int64_t most, int64_t p, int64_t *count);
+
+/* A max pool's fold of x into y: x when larger or NaN (a NaN once in y
+ * stays), as every max pool kernel takes it. */
+#define KNN_MAXIN(y, x) ((x) > (y) || (x) != (x) ? (x) : (y))
+
+/* plane(g, x + p * in_size, y + p * out_size) for each of the n * c
+ * float32 planes p, split over the session's threads (k_pool.c). */
+typedef void (*knn_plane_fn)(const struct knn_geom *g, const float *x, float *y);
+void knn_for_planes(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		    float *y, knn_plane_fn plane);
+
+/* float32 2-D max (avg 0) or average pooling of stride 1, undilated,
+ * output as large as the input (pads below the kernel), separably over
+ * whole planes (k_pool_same.c): 1 done, 0 not applicable, or rt_oom(). */
+int knn_pool2d_same_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
+			int include_pad, const float *x, float *y);
+
+/* float32 2-D max (avg 0) or average pooling of planes of at most 4096
+ * positions, sixteen planes at a time in AVX-512 (k_pool_cb.c): 1 done,
+ * 0 not applicable, or rt_oom(). */
+int knn_pool2d_cb_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
+		      int include_pad, const float *x, float *y);
+
+/* float32 3x3 max (avg 0) or average pools of stride 1 and pads of one
+ * on planes 14 to 32 wide, a plane at a time in AVX-512, separably
+ * (k_pool_s1.c): 1 done, 0 not applicable, or rt_oom(). */
+int knn_pool3_s1_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
+		     int include_pad, const float *x, float *y);
+
+/* Sixteen float32 planes of n positions at src (plane stride ls), nv of
+ * them real, as buf (n x 16: position i's sixteen channels at buf + 16 i;
+ * lanes nv.. zero), and the inverse: nv planes of n positions at dst
+ * (plane stride ld) from buf.  AVX-512 block transposes when nv is 16
+ * (k_pool_cb.c; callers check rt_cpu_avx512f()). */
+void knn_cb_in(const float *src, int64_t ls, int nv, int64_t n, float *buf);
+void knn_cb_out(const float *buf, int nv, int64_t n, float *dst, int64_t ld);
+
+/* float32 2-D depthwise convolutions (group = channels = outputs) sixteen
+ * planes at a time in AVX-512, channels in the vector lanes
+ * (k_conv_dw.c): 1 done, 0 not applicable, or rt_oom(). */
+int knn_conv_dw_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		    const float *w, const float *b, float *y);
+/* Its stride-1 large planes a plane at a time, positions in the lanes,
+ * the epilogue epi (taken by the caller, no RT_CHAIN_ADDT: may be NULL)
+ * in registers (k_conv_dwp.c): 1 done or rt_oom(). */
+int knn_conv_dwp_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		     const float *w, const float *b, float *y,
+		     const struct rt_epilogue *epi);
+
+/* Its stride-1 planes whose output is as large as the input (knn_dwf_fits)
+ * a plane at a time, flattened, read and written in place, the epilogue
+ * epi as knn_conv_dwp_f32's (k_conv_dwf.c): 1 done or rt_oom(). */
+int knn_dwf_fits(const struct knn_geom *g);
+int knn_conv_dwf_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		     const float *w, const float *b, float *y,
+		     const struct rt_epilogue *epi);
+
+/* float32 2-D max pooling of column stride 2, windows 2 or 3 columns
+ * wide, undilated, on AVX-512 CPUs (k_pool_s2.c): 1 done, 0 not
+ * applicable. */
+int knn_max2d_s2_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		     float *y);
+
+/* What a float32 convolution keeps in its node's cache (rt_node_cache):
+ * each fast path's struct starts with this header, so one path never
+ * reads another's (a node whose input sizes change between runs may
+ * switch paths). */
+enum { KNN_WC_WINO = 1, KNN_WC_PGEMM, KNN_WC_PGEMMW, KNN_WC_DIRECT, KNN_WC_CL,
+       KNN_WC_CL4, KNN_WC_MATMUL };
+struct knn_wcache {
+	int kind;
+	const void *w;            /* the W data it was made from */
+};
+
+/* The node's cache when it is of this kind and made from w, else NULL. */
+static inline void *knn_wcache_get(struct rt_kctx *k, int kind, const void *w)
+{
+	struct knn_wcache *h = rt_node_cache(k);
+
+	return h && h->kind == kind && h->w == w ? h : NULL;
+}
+
+/* Weights derived from W for a fast path (k_conv_wcache.c): len floats,
+ * 64-byte aligned, written by the path's fill function. */
+struct knn_wderived {
+	struct knn_wcache h;
+	int64_t len;
+	float *data;
+};
+typedef void (*knn_wfill_fn)(const struct knn_geom *g, const float *w, int kind,
+			     float *dst);
+/* The node's cached derived weights of this kind made from w; else made
+ * now, and cached when W (input 1) is a model constant and the node's
+ * cache is free, else handed over in *tmp (the caller frees it with
+ * knn_wderived_free).  NULL when memory ran out. */
+const struct knn_wderived *knn_wderived_get(struct rt_kctx *k, int kind,
+					    const struct knn_geom *g, const float *w,
+					    int64_t len, knn_wfill_fn fill,
+					    struct knn_wderived **tmp);
+void knn_wderived_free(void *p);
+/* The same with any fill function: fill(ctx, w, data) (a MatMul's packed
+ * B, k_matmul_pk.c). */
+typedef void (*knn_wmake_fn)(const void *ctx, const float *w, float *dst);
+const struct knn_wderived *knn_wderived_make(struct rt_kctx *k, int kind, const float *w,
+					     int64_t len, knn_wmake_fn fill, const void *ctx,
+					     struct knn_wderived **tmp);
+
+/* Transposed convolution: g describes the forward convolution whose input
+ * is y (n, m, in...) and whose output is x (n, c, out...); w is
+ * (c, m/group, kernel...).  y is written whole. */
+int knn_convt_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		  const float *w, const float *b, float *y);
+int knn_convt_f64(struct rt_kctx *k, const struct knn_geom *g, const double *x,
+		  const double *w, const double *b, double *y);
+
+/* Rearrangements over geometry g for n_ch channels: im2col writes
+ * col (n_ch * k_size rows of out_size), col2im adds col into img. */
+void knn_im2col_f64(const struct knn_geom *g, const double *img, int64_t n_ch,
+		    double *col);
+/* The float32 im2col of rows [lo, hi) of the n_ch * k_size rows. */
+void knn_im2col_f32(const struct knn_geom *g, const float *img, int64_t lo,
+		    int64_t hi, float *col);
+void knn_col2im_f64(const struct knn_geom *g, const double *col, int64_t n_ch,
+		    double *img);
+
+
+/* ---- batched matrix products (k_matmul.c) ---------------------------- */
+
+/* numpy matmul of a and b: 1-D operands promoted and their dim dropped,
+ * batch dims broadcast.  a_off/b_off: each batch's element offset of its
+ * m x kd and kd x n matrices (malloc'd: knn_mm_release). */
+struct knn_mm {
+	int rank;
+	int64_t dims[RT_MAX_RANK];        /* output shape */
+	int64_t m, n, kd, n_batch;
+	int64_t *a_off, *b_off;
+};
+
+int knn_mm_init(struct rt_kctx *k, const struct rt_value *a,
+		const struct rt_value *b, struct knn_mm *p);
+void knn_mm_release(struct knn_mm *p);
+/* y (n_batch * m * n) = a @ b per batch, float32 or double. */
+void knn_mm_f32(struct rt_kctx *k, const struct knn_mm *p, const float *a,
+		const float *b, float *y);
+void knn_mm_f64(struct rt_kctx *k, const struct knn_mm *p, const double *a,
+		const double *b, double *y);
+/* MatMul's float32 product on the AVX-512 kernel of pgemm.h with B
+ * packed once and kept from the node's second run, when B is a 2-D model
+ * constant shared by every batch (k_matmul_pk.c): 1 when done, 0 when
+ * not taken (the caller runs knn_mm_f32), or a negative status. */
+int knn_mm_packed_f32(struct rt_kctx *k, const struct knn_mm *p, const float *a,
+		      const float *b, float *y);
+/* The same for Gemm with alpha 1: y (m x n) = op(A) * op(B) + bias (n
+ * values: C of one row with beta 1, or NULL). */
+int knn_gemm_packed_f32(struct rt_kctx *k, int ta, int tb, int64_t m, int64_t n,
+			int64_t kd, const float *a, const float *b, const float *bias,
+			float *y);
+
+#endif

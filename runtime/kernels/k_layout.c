@@ -1,0 +1,120 @@
+/* k_layout.c: kernels of the layout family: dim permutations (Transpose)
+ * and the block moves between depth and space (DepthToSpace,
+ * SpaceToDepth), all as one strided copy of any dtype.  See rt_int.h for
+ * how to add one. */
+#include <string.h>
+
+#include "runtime/kernels/k_shape_int.h"
+
+/* Output = x viewed with dims vdims (rank vr, same numel), permuted by
+ * perm, then viewed as the output dims (rank r). */
+static int permuted_copy(struct rt_kctx *k, struct rt_value *x, int vr,
+			 const int64_t *vdims, const int *perm, int r,
+			 const int64_t *odims)
+{
+	int64_t vst[RT_MAX_RANK], pd[RT_MAX_RANK], ps[RT_MAX_RANK];
+	struct rt_value *y;
+
+	ks_strides(vr, vdims, vst);
+	for (int i = 0; i < vr; i++) {
+		pd[i] = vdims[perm[i]];
+		ps[i] = vst[perm[i]];
+	}
+	if (!(y = rt_out_tensor(k, 0, x->dtype, r, odims)))
+		return IR_ENOMEM;
+	return ks_strided_copy(k, y, x, 0, vr, pd, ps);
+}
+
+static int k_transpose(struct rt_kctx *k)
+{
+	struct rt_value *x;
+	const int64_t *p;
+	int64_t dims[RT_MAX_RANK];
+	int perm[RT_MAX_RANK], seen[RT_MAX_RANK] = { 0 }, rc;
+	size_t n;
+
+	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
+		return rc;
+	p = rt_attr_ints(k, "perm", &n);
+	if (p && n != (size_t)x->rank)
+		return rt_err(k, "perm has %zu entries for rank %d", n, x->rank);
+	for (int i = 0; i < x->rank; i++) {
+		int64_t v = p ? p[i] : x->rank - 1 - i;
+
+		if (v < -x->rank || v >= x->rank || seen[v < 0 ? v + x->rank : v])
+			return rt_err(k, "perm entry %lld invalid for rank %d",
+				      (long long)v, x->rank);
+		perm[i] = (int)(v < 0 ? v + x->rank : v);
+		seen[perm[i]] = 1;
+		dims[i] = x->dims[perm[i]];
+	}
+	return permuted_copy(k, x, x->rank, x->dims, perm, x->rank, dims);
+}
+
+static int block_size(struct rt_kctx *k, struct rt_value *x, int64_t *b)
+{
+	*b = rt_attr_int(k, "blocksize", 0);
+	if (*b <= 0)
+		return rt_err(k, "blocksize must be positive, is %lld", (long long)*b);
+	if (x->rank != 4)
+		return rt_err(k, "input must be 4-D, has rank %d", x->rank);
+	return 0;
+}
+
+static int k_depth_to_space(struct rt_kctx *k)
+{
+	static const int dcr[6] = { 0, 3, 4, 1, 5, 2 }, crd[6] = { 0, 1, 4, 2, 5, 3 };
+	struct rt_value *x;
+	const char *mode = rt_attr_str(k, "mode", "DCR");
+	int64_t b, v[6], o[4], n, c, h, w;
+	int rc;
+
+	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = block_size(k, x, &b)) < 0)
+		return rc;
+	n = x->dims[0], c = x->dims[1], h = x->dims[2], w = x->dims[3];
+	if (c % (b * b))
+		return rt_err(k, "channels %lld not divisible by blocksize^2 %lld",
+			      (long long)c, (long long)(b * b));
+	o[0] = n, o[1] = c / (b * b), o[2] = h * b, o[3] = w * b;
+	if (!strcmp(mode, "DCR")) {
+		int64_t t[6] = { n, b, b, c / (b * b), h, w };
+
+		memcpy(v, t, sizeof(v));
+		return permuted_copy(k, x, 6, v, dcr, 4, o);
+	}
+	if (!strcmp(mode, "CRD")) {
+		int64_t t[6] = { n, c / (b * b), b, b, h, w };
+
+		memcpy(v, t, sizeof(v));
+		return permuted_copy(k, x, 6, v, crd, 4, o);
+	}
+	return rt_err(k, "unknown mode '%s'", mode);
+}
+
+static int k_space_to_depth(struct rt_kctx *k)
+{
+	static const int perm[6] = { 0, 3, 5, 1, 2, 4 };
+	struct rt_value *x;
+	int64_t b, o[4], n, c, h, w;
+	int rc;
+
+	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = block_size(k, x, &b)) < 0)
+		return rc;
+	n = x->dims[0], c = x->dims[1], h = x->dims[2], w = x->dims[3];
+	if (h % b || w % b)
+		return rt_err(k, "spatial dims %lldx%lld not divisible by blocksize %lld",
+			      (long long)h, (long long)w, (long long)b);
+	o[0] = n, o[1] = c * b * b, o[2] = h / b, o[3] = w / b;
+	{
+		int64_t v[6] = { n, c, h / b, b, w / b, b };
+
+		return permuted_copy(k, x, 6, v, perm, 4, o);
+	}
+}
+
+const struct rt_kernel rt_kernels_layout[] = {
+	{ "ai.onnx", "DepthToSpace", 1, RT_OPEN, k_depth_to_space },
+	{ "ai.onnx", "SpaceToDepth", 1, RT_OPEN, k_space_to_depth },
+	{ "ai.onnx", "Transpose", 1, RT_OPEN, k_transpose },
+};
+const size_t rt_n_kernels_layout = sizeof(rt_kernels_layout) / sizeof(rt_kernels_layout[0]);

@@ -1,0 +1,483 @@
+/* k_qlinear.c: kernels of the qlinear family: MatMulInteger, ConvInteger,
+ * QLinearMatMul and QLinearConv.  Zero points are subtracted in double.
+ * The sums of products are exact integers either way: on the float32
+ * cores (knn_mm_f32, knn_conv_run_f32 without Winograd) when no partial
+ * sum can reach 2^24 -- the largest |a| times the largest row sum of |b|
+ * stays below it, whatever the order of the additions -- and the
+ * operands whose packed copies a core may keep are constant; else on the
+ * double cores (8-bit products summed stay far below 2^53).
+ * Requantization multiplies the accumulator, as a float32, by the float32
+ * scale ratio, rounds half to even, adds the zero point and saturates
+ * (onnxruntime's order). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/kernels/k_conv_int.h"
+
+static int is_q8(int dtype)
+{
+	return dtype == IR_DTYPE_INT8 || dtype == IR_DTYPE_UINT8;
+}
+
+static int is_f8(int dtype)
+{
+	return dtype == IR_DTYPE_FLOAT8E4M3FN || dtype == IR_DTYPE_FLOAT8E4M3FNUZ ||
+	       dtype == IR_DTYPE_FLOAT8E5M2 || dtype == IR_DTYPE_FLOAT8E5M2FNUZ;
+}
+
+/* Optional input i as doubles (NULL, *n = 0 when absent); the dtype must
+ * be `dtype` when given (0: any). */
+static int opt_f64(struct rt_kctx *k, size_t i, int dtype, const char *what,
+		   double **out, int64_t *n)
+{
+	struct rt_value *v = rt_in(k, i);
+
+	*out = NULL;
+	*n = 0;
+	if (!v)
+		return 0;
+	if (v->kind != RT_TENSOR)
+		return rt_err(k, "%s is not a tensor", what);
+	if (dtype && v->dtype != dtype)
+		return rt_err(k, "%s has dtype %d, expected %d", what, v->dtype, dtype);
+	if (v->numel < 1)
+		return rt_err(k, "%s is empty", what);
+	if (!(*out = knn_load_f64(k, v)))
+		return IR_ENOMEM;
+	*n = v->numel;
+	return 0;
+}
+
+/* a - zp per row (zp of 1 or of rows elements, cycling), in place. */
+static void sub_rows(double *a, int64_t numel, int64_t row_len,
+		     const double *zp, int64_t n_zp)
+{
+	if (!zp)
+		return;
+	for (int64_t i = 0; i < numel; i++)
+		a[i] -= zp[n_zp == 1 ? 0 : (i / row_len) % n_zp];
+}
+
+/* b - zp per column of kd x n matrices (zp of 1, n, or batch * n). */
+static void sub_cols(double *b, int64_t numel, int64_t kd, int64_t n,
+		     const double *zp, int64_t n_zp)
+{
+	if (!zp)
+		return;
+	for (int64_t i = 0; i < numel; i++)
+		b[i] -= zp[n_zp == 1 ? 0 :
+			   ((i / (kd * n)) * n + i % n) % n_zp];
+}
+
+#define F32_EXACT 16777216.0   /* 2^24: integers below are float32 exact */
+
+static double max_abs(const double *v, int64_t n)
+{
+	double m = 0;
+
+	for (int64_t i = 0; i < n; i++)
+		m = fabs(v[i]) > m ? fabs(v[i]) : m;
+	return m;
+}
+
+/* The largest sum of |b[i * n + j]| over i < kd, over the columns j. */
+static double max_col_sum(const double *b, int64_t kd, int64_t n)
+{
+	double best = 0;
+
+	for (int64_t j = 0; j < n; j++) {
+		double t = 0;
+
+		for (int64_t i = 0; i < kd; i++)
+			t += fabs(b[i * n + j]);
+		best = t > best ? t : best;
+	}
+	return best;
+}
+
+/* Is the optional input i absent or constant? */
+static int const_or_absent(struct rt_kctx *k, size_t i)
+{
+	return !rt_in(k, i) || rt_in_const(k, i);
+}
+
+/* n doubles into a new float32 array (NULL: out of memory). */
+static float *to_f32(const double *v, int64_t n)
+{
+	float *f = malloc((size_t)(n ? n : 1) * sizeof(*f));
+
+	for (int64_t i = 0; f && i < n; i++)
+		f[i] = (float)v[i];
+	return f;
+}
+
+/* Requantize the exact accumulator acc (bias included) with the float32
+ * multiplier mult = in_scale * w_scale / y_scale: float32 (acc) * mult
+ * rounded half to even, plus the zero point, saturated into an 8-bit
+ * dtype, as onnxruntime's MLAS requantizes (so the two agree bit for
+ * bit); a float8 dtype gets the product plus the zero point, converted
+ * saturating. */
+static void store_q(int dtype, void *data, int64_t i, double acc, float mult, double zp)
+{
+	float v = (float)acc * mult;
+
+	if (is_f8(dtype)) {
+		((uint8_t *)data)[i] = rt_float_to_f8(dtype, (float)((double)v + zp), 1);
+		return;
+	}
+	v = nearbyintf(v) + (float)zp;
+	if (dtype == IR_DTYPE_INT8)
+		((int8_t *)data)[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+	else
+		((uint8_t *)data)[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+/* y = a @ b on the float32 core: exact (the caller bounds the sums). */
+static int mm_exact_f32(struct rt_kctx *k, const struct knn_mm *p, const double *a,
+			int64_t na, const double *b, int64_t nb, double *y)
+{
+	int64_t ny = p->n_batch * p->m * p->n;
+	float *af = to_f32(a, na), *bf = to_f32(b, nb), *yf = malloc((size_t)(ny + 1) * sizeof(*yf));
+	int rc = 0;
+
+	if (af && bf && yf) {
+		knn_mm_f32(k, p, af, bf, yf);
+		for (int64_t i = 0; i < ny; i++)
+			y[i] = yf[i];
+	} else {
+		rc = rt_oom(k);
+	}
+	free(af);
+	free(bf);
+	free(yf);
+	return rc;
+}
+
+/* Shared MatMul body: y (doubles, n_batch*m*n) = (a - azp) @ (b - bzp). */
+static int int_matmul(struct rt_kctx *k, size_t ia, size_t iazp, size_t ib,
+		      size_t ibzp, struct knn_mm *p, double **yd)
+{
+	struct rt_value *a, *b;
+	double *ad = NULL, *bd = NULL, *az = NULL, *bz = NULL;
+	int64_t naz, nbz;
+	int rc;
+
+	*yd = NULL;
+	if ((rc = rt_in_tensor(k, ia, &a)) < 0 || (rc = rt_in_tensor(k, ib, &b)) < 0)
+		return rc;
+	if ((!is_q8(a->dtype) && !is_f8(a->dtype)) ||
+	    (!is_q8(b->dtype) && !is_f8(b->dtype)))
+		return rt_err(k, "A and B must be 8-bit (dtypes %d, %d)", a->dtype,
+			      b->dtype);
+	if ((rc = knn_mm_init(k, a, b, p)) < 0)
+		return rc;
+	if ((rc = opt_f64(k, iazp, a->dtype, "A's zero point", &az, &naz)) < 0 ||
+	    (rc = opt_f64(k, ibzp, b->dtype, "B's zero point", &bz, &nbz)) < 0)
+		goto cleanup;
+	rc = IR_ENOMEM;
+	if (!(ad = knn_load_f64(k, a)) || !(bd = knn_load_f64(k, b)))
+		goto cleanup;
+	if (!(*yd = malloc((size_t)(p->n_batch * p->m * p->n + 1) * sizeof(double)))) {
+		rc = rt_oom(k);
+		goto cleanup;
+	}
+	sub_rows(ad, a->numel, p->kd, az, naz);
+	sub_cols(bd, b->numel, p->kd, p->n, bz, nbz);
+	rc = 0;
+	if (p->kd == 0)
+		memset(*yd, 0, (size_t)(p->n_batch * p->m * p->n) * sizeof(double));
+	else if (max_abs(ad, a->numel) * (b->numel == p->kd * p->n ?
+					   max_col_sum(bd, p->kd, p->n) :
+					   (double)p->kd * max_abs(bd, b->numel)) < F32_EXACT)
+		rc = mm_exact_f32(k, p, ad, a->numel, bd, b->numel, *yd);
+	else
+		knn_mm_f64(k, p, ad, bd, *yd);
+cleanup:
+	if (rc < 0)
+		knn_mm_release(p);
+	free(ad);
+	free(bd);
+	free(az);
+	free(bz);
+	return rc;
+}
+
+static int k_matmul_integer(struct rt_kctx *k)
+{
+	struct knn_mm p;
+	struct rt_value *y;
+	double *yd;
+	int rc;
+
+	if ((rc = int_matmul(k, 0, 2, 1, 3, &p, &yd)) < 0)
+		return rc;
+	if ((y = rt_out_tensor(k, 0, IR_DTYPE_INT32, p.rank, p.dims)))
+		for (int64_t i = 0; i < y->numel; i++)
+			((int32_t *)y->data)[i] = (int32_t)(int64_t)yd[i];
+	else
+		rc = IR_ENOMEM;
+	knn_mm_release(&p);
+	free(yd);
+	return rc;
+}
+
+/* A scale input: positive values, 1 or more. */
+static int scale_in(struct rt_kctx *k, size_t i, const char *what, double **v,
+		    int64_t *n)
+{
+	int rc;
+
+	if (!rt_in(k, i))
+		return rt_err(k, "%s is missing", what);
+	if ((rc = opt_f64(k, i, 0, what, v, n)) < 0)
+		return rc;
+	return 0;
+}
+
+static int k_qlinear_matmul(struct rt_kctx *k)
+{
+	struct knn_mm p;
+	struct rt_value *y, *yz;
+	double *yd = NULL, *as = NULL, *bs = NULL, *ys = NULL, *yzp = NULL;
+	int64_t nas, nbs, nys, nyz;
+	int rc;
+
+	if ((rc = rt_in_tensor(k, 7, &yz)) < 0)
+		return rc;
+	if ((rc = int_matmul(k, 0, 2, 3, 5, &p, &yd)) < 0)
+		return rc;
+	if ((rc = scale_in(k, 1, "a_scale", &as, &nas)) < 0 ||
+	    (rc = scale_in(k, 4, "b_scale", &bs, &nbs)) < 0 ||
+	    (rc = scale_in(k, 6, "y_scale", &ys, &nys)) < 0 ||
+	    (rc = opt_f64(k, 7, 0, "y_zero_point", &yzp, &nyz)) < 0)
+		goto cleanup;
+	if (!(y = rt_out_tensor(k, 0, yz->dtype, p.rank, p.dims))) {
+		rc = IR_ENOMEM;
+		goto cleanup;
+	}
+	for (int64_t i = 0; i < y->numel; i++) {
+		int64_t c = i % p.n, r = (i / p.n) % p.m, bt = i / (p.m * p.n);
+		float sa = (float)as[nas == 1 ? 0 : (bt * p.m + r) % nas];
+		float sb = (float)bs[nbs == 1 ? 0 : (bt * p.n + c) % nbs];
+		float mult = sa * sb / (float)ys[0];
+
+		store_q(y->dtype, y->data, i, yd[i], mult, yzp[0]);
+	}
+cleanup:
+	knn_mm_release(&p);
+	free(yd);
+	free(as);
+	free(bs);
+	free(ys);
+	free(yzp);
+	return rc;
+}
+
+/* n 8-bit values (int8 or uint8) minus zp into f (float32); returns the
+ * largest |value - zp|. */
+static double widen_q8(int dtype, const void *v, int64_t n, double zp, float *f)
+{
+	float z = (float)zp, m = 0;
+
+	if (dtype == IR_DTYPE_INT8)
+		for (int64_t i = 0; i < n; i++) {
+			f[i] = (float)((const int8_t *)v)[i] - z;
+			m = fabsf(f[i]) > m ? fabsf(f[i]) : m;
+		}
+	else
+		for (int64_t i = 0; i < n; i++) {
+			f[i] = (float)((const uint8_t *)v)[i] - z;
+			m = fabsf(f[i]) > m ? fabsf(f[i]) : m;
+		}
+	return m;
+}
+
+/* y = conv(x - xz, w - wz[m]) + b on the float32 cores without Winograd,
+ * when that is exact: w and its zero point constant (the cores may keep
+ * packed copies of the weights) and no partial sum able to reach 2^24.
+ * 1 done (*yd the sums as doubles), 0 not taken, or an error. */
+static int conv_fast(struct rt_kctx *k, const struct knn_geom *g, const struct rt_value *x,
+		     const struct rt_value *w, int w_const, const double *xz,
+		     const double *wz, int64_t nwz, const double *b, double **yd)
+{
+	int64_t kl = w->numel / g->m, ny = g->n * g->m * g->out_size;
+	float *xf = NULL, *wf = NULL, *yf = NULL;
+	double wsum = 0, xmax;
+	int rc = 0;
+
+	if (!w_const || !(wf = malloc((size_t)(w->numel + 1) * sizeof(*wf))) ||
+	    !(xf = rt_big_alloc((size_t)(x->numel + 1) * sizeof(*xf))))
+		goto done;
+	for (int64_t m = 0; m < g->m; m++) {
+		const char *wm = (const char *)w->data + m * kl;
+		double s = 0;
+
+		widen_q8(w->dtype, wm, kl, wz ? wz[nwz == 1 ? 0 : m] : 0, wf + m * kl);
+		for (int64_t i = 0; i < kl; i++)
+			s += fabsf(wf[m * kl + i]);
+		wsum = s > wsum ? s : wsum;
+	}
+	xmax = widen_q8(x->dtype, x->data, x->numel, xz ? xz[0] : 0, xf);
+	if (xmax * wsum >= F32_EXACT)
+		goto done;
+	if (!(yf = rt_big_alloc((size_t)(ny + 1) * sizeof(*yf))) ||
+	    !(*yd = rt_big_alloc((size_t)(ny + 1) * sizeof(double)))) {
+		rc = rt_oom(k);
+		goto done;
+	}
+	if ((rc = knn_conv_run_f32(k, g, xf, wf, NULL, yf, 1)) == 0) {
+		for (int64_t pl = 0; pl < g->n * g->m; pl++) {
+			const float *src = yf + pl * g->out_size;
+			double *dst = *yd + pl * g->out_size, bias = b ? b[pl % g->m] : 0;
+
+			for (int64_t i = 0; i < g->out_size; i++)
+				dst[i] = (double)src[i] + bias;
+		}
+		rc = 1;
+	}
+done:
+	if (rc != 1) {
+		rt_big_free(*yd);
+		*yd = NULL;
+	}
+	free(wf);
+	rt_big_free(xf);
+	rt_big_free(yf);
+	return rc;
+}
+
+/* Shared Conv body: y (doubles) = conv(x - xzp, w - wzp[m]) (+ b). */
+static int int_conv(struct rt_kctx *k, size_t ix, size_t ixzp, size_t iw,
+		    size_t iwzp, size_t ib, struct knn_geom *g, double **yd)
+{
+	struct rt_value *x, *w;
+	double *xd = NULL, *wd = NULL, *xz = NULL, *wz = NULL, *bd = NULL;
+	int64_t nxz, nwz, nb;
+	int rc;
+
+	*yd = NULL;
+	if ((rc = rt_in_tensor(k, ix, &x)) < 0 || (rc = rt_in_tensor(k, iw, &w)) < 0)
+		return rc;
+	if (!is_q8(x->dtype) || !is_q8(w->dtype))
+		return rt_err(k, "x and w must be int8 or uint8 (dtypes %d, %d)",
+			      x->dtype, w->dtype);
+	if ((rc = knn_geom_conv(k, x, w, g)) < 0)
+		return rc;
+	if ((rc = opt_f64(k, ixzp, x->dtype, "x's zero point", &xz, &nxz)) < 0 ||
+	    (rc = opt_f64(k, iwzp, w->dtype, "w's zero point", &wz, &nwz)) < 0 ||
+	    (ib && (rc = opt_f64(k, ib, IR_DTYPE_INT32, "bias B", &bd, &nb)) < 0))
+		goto cleanup;
+	if (xz && nxz != 1) {
+		rc = rt_err(k, "x's zero point must be a scalar");
+		goto cleanup;
+	}
+	if ((wz && nwz != 1 && nwz != g->m) || (bd && nb != g->m)) {
+		rc = rt_err(k, "w's zero point and B must have 1 or %lld elements",
+			    (long long)g->m);
+		goto cleanup;
+	}
+	if ((rc = conv_fast(k, g, x, w, rt_in_const(k, iw) && const_or_absent(k, iwzp), xz, wz,
+			    nwz, bd, yd)) != 0) {
+		rc = rc < 0 ? rc : 0;
+		goto cleanup;
+	}
+	rc = IR_ENOMEM;
+	if (!(xd = knn_load_f64(k, x)) || !(wd = knn_load_f64(k, w)))
+		goto cleanup;
+	if (!(*yd = malloc((size_t)(g->n * g->m * g->out_size + 1) * sizeof(double)))) {
+		rc = rt_oom(k);
+		goto cleanup;
+	}
+	sub_rows(xd, x->numel, 1, xz, 1);
+	sub_rows(wd, w->numel, w->numel / g->m, wz, nwz);
+	rc = knn_conv_f64(k, g, xd, wd, bd, *yd);
+cleanup:
+	if (rc < 0) {
+		free(*yd);
+		*yd = NULL;
+	}
+	free(xd);
+	free(wd);
+	free(xz);
+	free(wz);
+	free(bd);
+	return rc;
+}
+
+static int conv_out_dims(const struct knn_geom *g, int64_t *dims)
+{
+	dims[0] = g->n;
+	dims[1] = g->m;
+	memcpy(dims + 2, g->out, (size_t)g->nsp * sizeof(int64_t));
+	return g->nsp + 2;
+}
+
+static int k_conv_integer(struct rt_kctx *k)
+{
+	struct knn_geom g;
+	struct rt_value *y;
+	int64_t dims[RT_MAX_RANK];
+	double *yd;
+	int rc;
+
+	if ((rc = int_conv(k, 0, 2, 1, 3, 0, &g, &yd)) < 0)
+		return rc;
+	if ((y = rt_out_tensor(k, 0, IR_DTYPE_INT32, conv_out_dims(&g, dims), dims)))
+		for (int64_t i = 0; i < y->numel; i++)
+			((int32_t *)y->data)[i] = (int32_t)(int64_t)yd[i];
+	else
+		rc = IR_ENOMEM;
+	rt_big_free(yd);
+	return rc;
+}
+
+static int k_qlinear_conv(struct rt_kctx *k)
+{
+	struct knn_geom g;
+	struct rt_value *y, *yz;
+	int64_t dims[RT_MAX_RANK], nxs, nws, nys, nyz;
+	double *yd = NULL, *xs = NULL, *ws = NULL, *ys = NULL, *yzp = NULL;
+	int rc;
+
+	if ((rc = rt_in_tensor(k, 7, &yz)) < 0)
+		return rc;
+	if (!is_q8(yz->dtype))
+		return rt_err(k, "y_zero_point must be int8 or uint8");
+	if ((rc = int_conv(k, 0, 2, 3, 5, 8, &g, &yd)) < 0)
+		return rc;
+	if ((rc = scale_in(k, 1, "x_scale", &xs, &nxs)) < 0 ||
+	    (rc = scale_in(k, 4, "w_scale", &ws, &nws)) < 0 ||
+	    (rc = scale_in(k, 6, "y_scale", &ys, &nys)) < 0 ||
+	    (rc = opt_f64(k, 7, 0, "y_zero_point", &yzp, &nyz)) < 0)
+		goto cleanup;
+	if (nws != 1 && nws != g.m) {
+		rc = rt_err(k, "w_scale must have 1 or %lld elements", (long long)g.m);
+		goto cleanup;
+	}
+	if (!(y = rt_out_tensor(k, 0, yz->dtype, conv_out_dims(&g, dims), dims))) {
+		rc = IR_ENOMEM;
+		goto cleanup;
+	}
+	for (int64_t i = 0; i < y->numel; i++) {
+		int64_t m = (i / g.out_size) % g.m;
+		float mult = (float)xs[0] * (float)ws[nws == 1 ? 0 : m] / (float)ys[0];
+
+		store_q(y->dtype, y->data, i, yd[i], mult, yzp[0]);
+	}
+cleanup:
+	rt_big_free(yd);
+	free(xs);
+	free(ws);
+	free(ys);
+	free(yzp);
+	return rc;
+}
+
+const struct rt_kernel rt_kernels_qlinear[] = {
+	{ "ai.onnx", "ConvInteger", 10, RT_OPEN, k_conv_integer },
+	{ "ai.onnx", "MatMulInteger", 10, RT_OPEN, k_matmul_integer },
+	{ "ai.onnx", "QLinearConv", 10, RT_OPEN, k_qlinear_conv },
+	{ "ai.onnx", "QLinearMatMul", 10, RT_OPEN, k_qlinear_matmul },
+};
+const size_t rt_n_kernels_qlinear = sizeof(rt_kernels_qlinear) / sizeof(rt_kernels_qlinear[0]);

@@ -1,0 +1,354 @@
+/* k_quant.c: kernels of the quant family: QuantizeLinear and
+ * DequantizeLinear (per-tensor, per-axis and blocked scales; int8, uint8,
+ * int16, uint16, int32, int4, uint4, the float8 kinds and float4e2m1;
+ * saturate) and DynamicQuantizeLinear.  float8e8m0 scales and int2/uint2
+ * (opset 24/25) are refused: the IR has no such dtypes. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/kernels/k_nq.h"
+
+/* How scale (and zero point) index the elements of x. */
+struct qmap {
+	int64_t outer, len, inner;   /* x = [outer, len, inner] around axis */
+	int64_t slen, block;         /* scale's extent along axis; block (0: per-axis) */
+	int per_tensor;
+};
+
+static int qmap_init(struct rt_kctx *k, const struct rt_value *x,
+		     const struct rt_value *scale, struct qmap *m)
+{
+	int64_t block = k->version >= 21 ? rt_attr_int(k, "block_size", 0) : 0;
+	int axis = 0, rc;
+	char a[96], b[96];
+
+	m->per_tensor = scale->numel == 1 && block <= 0 && (scale->rank == 0 || x->rank == 0 ||
+							    k->version < 13 || scale->rank == 1);
+	m->outer = x->numel;
+	m->len = m->inner = 1;
+	m->slen = 1;
+	m->block = 0;
+	if (m->per_tensor)
+		return 0;
+	if (k->version < 13)
+		return rt_err(k, "scale must be a scalar before opset 13");
+	if ((rc = rt_axis(k, rt_attr_int(k, "axis", 1), x->rank, &axis)) < 0)
+		return rc;
+	m->outer = rt_numel(axis, x->dims);
+	m->len = x->dims[axis];
+	m->inner = rt_numel(x->rank - axis - 1, x->dims + axis + 1);
+	rt_dims_text(scale->rank, scale->dims, a, sizeof(a));
+	rt_dims_text(x->rank, x->dims, b, sizeof(b));
+	if (block <= 0) {
+		if (scale->rank != 1 || scale->dims[0] != m->len)
+			return rt_err(k, "scale of shape %s is neither a scalar nor 1-D of "
+				      "x's axis %d in %s", a, axis, b);
+		m->slen = m->len;
+		return 0;
+	}
+	m->block = block;
+	m->slen = (m->len + block - 1) / block;
+	if (scale->rank != x->rank)
+		return rt_err(k, "blocked scale %s must have the rank of x %s", a, b);
+	for (int j = 0; j < x->rank; j++)
+		if (scale->dims[j] != (j == axis ? m->slen : x->dims[j]))
+			return rt_err(k, "blocked scale %s does not match x %s with block_size %lld",
+				      a, b, (long long)block);
+	return 0;
+}
+
+static int is_f8(int t)
+{
+	return t == IR_DTYPE_FLOAT8E4M3FN || t == IR_DTYPE_FLOAT8E4M3FNUZ ||
+	       t == IR_DTYPE_FLOAT8E5M2 || t == IR_DTYPE_FLOAT8E5M2FNUZ ||
+	       t == IR_DTYPE_FLOAT4E2M1;
+}
+
+static void int_range(int t, int64_t *lo, int64_t *hi)
+{
+	switch (t) {
+	case IR_DTYPE_INT8: *lo = -128; *hi = 127; break;
+	case IR_DTYPE_UINT8: *lo = 0; *hi = 255; break;
+	case IR_DTYPE_INT16: *lo = -32768; *hi = 32767; break;
+	case IR_DTYPE_UINT16: *lo = 0; *hi = 65535; break;
+	case IR_DTYPE_INT4: *lo = -8; *hi = 7; break;
+	case IR_DTYPE_UINT4: *lo = 0; *hi = 15; break;
+	default: *lo = INT32_MIN; *hi = INT32_MAX; break;
+	}
+}
+
+static int quant_dtype_ok(int t)
+{
+	return is_f8(t) || t == IR_DTYPE_INT8 || t == IR_DTYPE_UINT8 || t == IR_DTYPE_INT16 ||
+	       t == IR_DTYPE_UINT16 || t == IR_DTYPE_INT4 || t == IR_DTYPE_UINT4;
+}
+
+/* One QuantizeLinear / DequantizeLinear: rows (outer, axis index) of
+ * inner elements on the session's threads, scale and zero point read
+ * through the qmap. */
+struct qjob {
+	const struct rt_value *x, *zp;
+	struct rt_value *y;
+	const double *s;             /* scale, as double */
+	const struct qmap *m;
+	int quant, sat, f8;
+	int prec;                    /* dtype of x / scale (quantize) */
+	int64_t lo, hi;              /* integer range of y (quantize) */
+};
+
+/* The quotient x / scale rounded to the precision it is computed in. */
+static inline double in_prec(int prec, float v)
+{
+	if (prec == IR_DTYPE_FLOAT16)
+		return rt_half_to_float(rt_float_to_half(v));
+	if (prec == IR_DTYPE_BFLOAT16)
+		return rt_bf16_to_float(rt_float_to_bf16(v));
+	return v;
+}
+
+/* round(x / s) + z, half to even, saturated to [lo, hi]; NaN gives 0.
+ * The quotient is first clamped to +-2^22 (beyond every 8-bit range):
+ * adding and taking away 1.5 * 2^23 then rounds it half to even as
+ * nearbyintf does in the default rounding mode, without a library call
+ * per element. */
+static inline float quant_f32(float x, float s, float z, float lo, float hi)
+{
+	float v = x / s;
+
+	v = v < -4194304.0f ? -4194304.0f : v > 4194304.0f ? 4194304.0f : v;
+	v = (v + 12582912.0f) - 12582912.0f + z;
+	v = v < lo ? lo : v > hi ? hi : v;
+	return v == v ? v : 0;
+}
+
+/* Rows of one scale (per tensor or per axis) between float32 and
+ * int8/uint8, the common case, without per-element dispatch; 0 when the
+ * dtypes are others. */
+static int row_fast(const struct qjob *j, int64_t r, int64_t e0, int64_t si)
+{
+	int xt = j->x->dtype, yt = j->y->dtype, n8 = j->quant ? yt : xt;
+	int64_t n = j->m->inner;
+	float s = (float)j->s[si];
+	int32_t z;
+
+	(void)r;
+	if ((n8 != IR_DTYPE_INT8 && n8 != IR_DTYPE_UINT8) ||
+	    (j->quant ? xt : yt) != IR_DTYPE_FLOAT || (j->quant && j->prec != IR_DTYPE_FLOAT))
+		return 0;
+	z = j->zp ? (int32_t)rt_load_i64(j->zp->dtype, j->zp->data, si) : 0;
+	if (!j->quant) {
+		float *y = (float *)j->y->data + e0;
+
+		if (xt == IR_DTYPE_INT8) {
+			const int8_t *x = (const int8_t *)j->x->data + e0;
+
+			for (int64_t i = 0; i < n; i++)
+				y[i] = (float)(x[i] - z) * s;
+		} else {
+			const uint8_t *x = (const uint8_t *)j->x->data + e0;
+
+			for (int64_t i = 0; i < n; i++)
+				y[i] = (float)(x[i] - z) * s;
+		}
+		return 1;
+	}
+	{
+		const float *restrict x = (const float *)j->x->data + e0;
+		float lo = (float)j->lo, hi = (float)j->hi, zf = (float)z;
+
+		if (yt == IR_DTYPE_INT8) {
+			int8_t *restrict y = (int8_t *)j->y->data + e0;
+
+			for (int64_t i = 0; i < n; i++)
+				y[i] = (int8_t)quant_f32(x[i], s, zf, lo, hi);
+		} else {
+			uint8_t *restrict y = (uint8_t *)j->y->data + e0;
+
+			for (int64_t i = 0; i < n; i++)
+				y[i] = (uint8_t)quant_f32(x[i], s, zf, lo, hi);
+		}
+	}
+	return 1;
+}
+
+static void qjob_rows(void *ctx, int64_t begin, int64_t end)
+{
+	const struct qjob *j = ctx;
+	const struct qmap *m = j->m;
+	const struct rt_value *x = j->x, *zp = j->zp;
+	int xt = x->dtype, yt = j->y->dtype;
+
+	for (int64_t r = begin; r < end; r++) {
+		int64_t o = r / m->len, a = r % m->len, e0 = r * m->inner;
+
+		if (!m->block && row_fast(j, r, e0, m->per_tensor ? 0 : a))
+			continue;
+		for (int64_t i = 0; i < m->inner; i++) {
+			int64_t e = e0 + i;
+			int64_t si = m->per_tensor ? 0 : !m->block ? a :
+				     (o * m->slen + a / m->block) * m->inner + i;
+			double s = j->s[si];
+
+			if (j->quant) {
+				double v = rt_dtype_is_float(xt) ?
+					   in_prec(j->prec, (float)rt_load_f64(xt, x->data, e) / (float)s) :
+					   rt_load_f64(xt, x->data, e) / s;
+
+				if (j->f8) {
+					if (zp)
+						v += rt_load_f64(yt, zp->data, si);
+					((uint8_t *)j->y->data)[e] = rt_float_to_f8(yt, (float)v, j->sat);
+				} else {
+					double q = nearbyint(v) +
+						   (zp ? (double)rt_load_i64(zp->dtype, zp->data, si) : 0);
+
+					if (isnan(q))
+						q = 0;
+					rt_store_i64(yt, j->y->data, e,
+						     q < j->lo ? j->lo : q > j->hi ? j->hi : (int64_t)q);
+				}
+			} else {
+				float v;
+
+				if (j->f8)
+					v = (float)rt_load_f64(xt, x->data, e) -
+					    (zp ? (float)rt_load_f64(zp->dtype, zp->data, si) : 0.0f);
+				else
+					v = (float)(rt_load_i64(xt, x->data, e) -
+						    (zp ? rt_load_i64(zp->dtype, zp->data, si) : 0));
+				if (yt == IR_DTYPE_FLOAT)
+					((float *)j->y->data)[e] = v * (float)s;
+				else
+					rt_store_f64(yt, j->y->data, e, v * (float)s);
+			}
+		}
+	}
+}
+
+static int qjob_run(struct rt_kctx *k, const struct rt_value *x, const struct rt_value *sc,
+		    const struct rt_value *zp, struct rt_value *y, const struct qmap *m,
+		    int quant, int sat, int prec)
+{
+	struct qjob j = { .x = x, .zp = zp, .y = y, .m = m, .quant = quant, .sat = sat,
+			  .prec = prec };
+	double *s = malloc((size_t)(sc->numel + 1) * sizeof(double));
+
+	if (!s)
+		return rt_oom(k);
+	for (int64_t i = 0; i < sc->numel; i++)
+		s[i] = rt_load_f64(sc->dtype, sc->data, i);
+	j.s = s;
+	j.f8 = is_f8(quant ? y->dtype : x->dtype);
+	int_range(y->dtype, &j.lo, &j.hi);
+	rt_parallel_for(k, m->outer * m->len, 1 + 65536 / (m->inner + 1), qjob_rows, &j);
+	free(s);
+	return 0;
+}
+
+static int k_quantize(struct rt_kctx *k)
+{
+	struct rt_value *x, *sc, *zp = rt_in(k, 2), *y;
+	int64_t odt = k->version >= 21 ? rt_attr_int(k, "output_dtype", 0) : 0;
+	int sat = (int)rt_attr_int(k, "saturate", 1), rc, dt, prec;
+	struct qmap m;
+
+	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = rt_in_tensor(k, 1, &sc)) < 0)
+		return rc;
+	if (zp && zp->kind != RT_TENSOR)
+		return rt_err(k, "y_zero_point is not a tensor");
+	dt = zp ? zp->dtype : odt ? (int)odt : IR_DTYPE_UINT8;
+	if (zp && odt && odt != zp->dtype)
+		return rt_err(k, "output_dtype %s differs from y_zero_point's %s",
+			      ir_dtype_name((int)odt), ir_dtype_name(zp->dtype));
+	if (!quant_dtype_ok(dt))
+		return rt_err(k, "cannot quantize to %s", ir_dtype_name(dt));
+	if (!rt_dtype_is_float(sc->dtype) && sc->dtype != IR_DTYPE_INT32)
+		return rt_err(k, "y_scale of %s is not supported", ir_dtype_name(sc->dtype));
+	if ((rc = qmap_init(k, x, sc, &m)) < 0)
+		return rc;
+	if (zp && zp->numel != sc->numel)
+		return rt_err(k, "y_zero_point has %lld elements, y_scale %lld",
+			      (long long)zp->numel, (long long)sc->numel);
+	if (!(y = rt_out_tensor(k, 0, dt, x->rank, x->dims)))
+		return IR_ENOMEM;
+	/* the division runs in `precision` (23+), else in y_scale's type */
+	prec = k->version >= 23 ? (int)rt_attr_int(k, "precision", 0) : 0;
+	return qjob_run(k, x, sc, zp, y, &m, 1, sat, prec ? prec : sc->dtype);
+}
+
+static int k_dequantize(struct rt_kctx *k)
+{
+	struct rt_value *x, *sc, *zp = rt_in(k, 2), *y;
+	int64_t odt = k->version >= 23 ? rt_attr_int(k, "output_dtype", 0) : 0;
+	int rc, dt, f8;
+	struct qmap m;
+
+	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = rt_in_tensor(k, 1, &sc)) < 0)
+		return rc;
+	if (zp && zp->kind != RT_TENSOR)
+		return rt_err(k, "x_zero_point is not a tensor");
+	if (zp && zp->dtype != x->dtype)
+		return rt_err(k, "x_zero_point is %s, x %s", ir_dtype_name(zp->dtype),
+			      ir_dtype_name(x->dtype));
+	if (!rt_dtype_is_float(sc->dtype) || is_f8(sc->dtype))
+		return rt_err(k, "x_scale of %s is not supported", ir_dtype_name(sc->dtype));
+	f8 = is_f8(x->dtype);
+	if (!f8 && !rt_dtype_is_int(x->dtype))
+		return rt_err(k, "cannot dequantize %s", ir_dtype_name(x->dtype));
+	dt = odt ? (int)odt : sc->dtype;
+	if (!rt_dtype_is_float(dt) || is_f8(dt))
+		return rt_err(k, "output_dtype %s is not a float type", ir_dtype_name(dt));
+	if ((rc = qmap_init(k, x, sc, &m)) < 0)
+		return rc;
+	if (zp && zp->numel != sc->numel)
+		return rt_err(k, "x_zero_point has %lld elements, x_scale %lld",
+			      (long long)zp->numel, (long long)sc->numel);
+	if (!(y = rt_out_tensor(k, 0, dt, x->rank, x->dims)))
+		return IR_ENOMEM;
+	return qjob_run(k, x, sc, zp, y, &m, 0, 1, IR_DTYPE_FLOAT);
+}
+
+static int k_dynamic_quantize(struct rt_kctx *k)
+{
+	struct rt_value *x, *y, *ys, *yz;
+	float *xf, mn = 0, mx = 0, scale, zpf;
+	int owned, rc;
+	uint8_t zp;
+
+	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = nq_check_float(k, x, 0)) < 0)
+		return rc;
+	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_UINT8, x->rank, x->dims)) ||
+	    !(ys = rt_out_tensor(k, 1, IR_DTYPE_FLOAT, 0, NULL)) ||
+	    !(yz = rt_out_tensor(k, 2, IR_DTYPE_UINT8, 0, NULL)) ||
+	    !(xf = nq_f32(k, x, &owned)))
+		return IR_ENOMEM;
+	for (int64_t e = 0; e < x->numel; e++) {
+		mn = xf[e] < mn ? xf[e] : mn;
+		mx = xf[e] > mx ? xf[e] : mx;
+	}
+	scale = (mx - mn) / 255.0f;
+	zpf = scale > 0 ? nearbyintf(0.0f - mn / scale) : 0.0f;
+	zp = (uint8_t)(zpf < 0 ? 0 : zpf > 255 ? 255 : zpf);
+	if (scale > 0) {
+		uint8_t *restrict yo = y->data;
+		const float *restrict xs = xf;
+		float z = zp;
+
+		for (int64_t e = 0; e < x->numel; e++)
+			yo[e] = (uint8_t)quant_f32(xs[e], scale, z, 0, 255);
+	} else {
+		memset(y->data, zp, (size_t)x->numel);
+	}
+	*(float *)ys->data = scale;
+	*(uint8_t *)yz->data = zp;
+	nq_f32_release(xf, owned);
+	return 0;
+}
+
+const struct rt_kernel rt_kernels_quant[] = {
+	{ "ai.onnx", "DequantizeLinear", 10, RT_OPEN, k_dequantize },
+	{ "ai.onnx", "DynamicQuantizeLinear", 11, RT_OPEN, k_dynamic_quantize },
+	{ "ai.onnx", "QuantizeLinear", 10, RT_OPEN, k_quantize },
+};
+const size_t rt_n_kernels_quant = sizeof(rt_kernels_quant) / sizeof(rt_kernels_quant[0]);

@@ -1,0 +1,46 @@
+/* k_reduce_int.h: what the reduce, softmax, sort and einsum family files
+ * share privately: kernels defined in the k_reduce_*.c helper files (listed
+ * in k_reduce.c's table), dtype working copies and a strided transpose.
+ * Only runtime/kernels/k_reduce*.c, k_softmax*.c, k_sort.c and k_einsum.c
+ * include it. */
+#ifndef OPMIG_K_REDUCE_INT_H
+#define OPMIG_K_REDUCE_INT_H
+
+#include "runtime/rt_int.h"
+
+/* k_reduce_arg.c */
+int kr_argmax(struct rt_kctx *k);
+int kr_argmin(struct rt_kctx *k);
+int kr_cumsum(struct rt_kctx *k);
+int kr_cumprod(struct rt_kctx *k);
+
+/* Working precision of a numeric dtype: float32 stays float, other floats
+ * become double, integers and bool int64 (uint64 keeps its own). */
+enum kr_work { KR_F32, KR_F64, KR_I64, KR_U64 };
+enum kr_work kr_work_of(int dtype);
+size_t kr_work_size(enum kr_work w);
+/* Is dtype's layout already w? */
+int kr_native(int dtype, enum kr_work w);
+
+/* The n elements of t converted to working type w: a new malloc'd buffer
+ * in *buf, or (when t's layout already is w) t->data itself with *owned 0.
+ * Returns 0 or IR_ENOMEM (diag set). */
+int kr_load(struct rt_kctx *k, const struct rt_value *t, enum kr_work w,
+	    void **buf, int *owned);
+/* Store n working elements of w into t's data (converting). */
+void kr_store(struct rt_value *t, enum kr_work w, const void *src);
+
+/* dst = src (rank dims, elements of es bytes) with dims permuted: dst dim
+ * i is src dim perm[i]. */
+void kr_transpose(const void *src, void *dst, size_t es, int rank,
+		  const int64_t *dims, const int *perm);
+
+/* Softmax (lg 0) or LogSoftmax (lg 1) of n contiguous float32 values
+ * x into y, in AVX-512 (k_softmax512.c): 1 done, 0 not (no AVX-512). */
+int kr_softmax_line512(int lg, const float *x, float *y, int64_t n);
+
+/* [outer, n, inner] view of a tensor around axis. */
+void kr_split(const struct rt_value *t, int axis, int64_t *outer, int64_t *n,
+	      int64_t *inner);
+
+#endif

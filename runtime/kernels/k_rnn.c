@@ -1,0 +1,521 @@
+/* k_rnn.c: kernels of the rnn family: RNN, GRU (linear_before_reset) and
+ * LSTM (peepholes, input_forget), every version: forward, reverse and
+ * bidirectional, sequence_lens, initial states, layout, clip and the
+ * activations list with its alpha/beta values.  One driver runs all three:
+ * the input projection of every step in one sgemm, then per step one sgemm
+ * of the hidden state by R and the cell's gate arithmetic. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "runtime/kernels/k_nq.h"
+
+enum { CELL_RNN, CELL_GRU, CELL_LSTM };
+
+enum act_kind {
+	ACT_RELU, ACT_TANH, ACT_SIGMOID, ACT_AFFINE, ACT_LEAKY, ACT_THRESH,
+	ACT_SCALED_TANH, ACT_HARD_SIGMOID, ACT_ELU, ACT_SOFTSIGN, ACT_SOFTPLUS
+};
+
+static const struct {
+	const char *name;
+	enum act_kind kind;
+	int has_alpha, has_beta;
+	float alpha, beta;              /* defaults */
+} acts[] = {
+	{ "Affine", ACT_AFFINE, 1, 1, 1.0f, 0.0f },
+	{ "Elu", ACT_ELU, 1, 0, 1.0f, 0.0f },
+	{ "HardSigmoid", ACT_HARD_SIGMOID, 1, 1, 0.2f, 0.5f },
+	{ "LeakyRelu", ACT_LEAKY, 1, 0, 0.01f, 0.0f },
+	{ "Relu", ACT_RELU, 0, 0, 0.0f, 0.0f },
+	{ "ScaledTanh", ACT_SCALED_TANH, 1, 1, 1.0f, 1.0f },
+	{ "Sigmoid", ACT_SIGMOID, 0, 0, 0.0f, 0.0f },
+	{ "Softplus", ACT_SOFTPLUS, 0, 0, 0.0f, 0.0f },
+	{ "Softsign", ACT_SOFTSIGN, 0, 0, 0.0f, 0.0f },
+	{ "Tanh", ACT_TANH, 0, 0, 0.0f, 0.0f },
+	{ "ThresholdedRelu", ACT_THRESH, 1, 0, 1.0f, 0.0f },
+};
+
+struct act {
+	enum act_kind kind;
+	float alpha, beta;
+};
+
+static float act_apply(const struct act *a, float x)
+{
+	switch (a->kind) {
+	case ACT_RELU: return x > 0 ? x : 0;
+	case ACT_TANH: return tanhf(x);
+	case ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
+	case ACT_AFFINE: return a->alpha * x + a->beta;
+	case ACT_LEAKY: return x >= 0 ? x : a->alpha * x;
+	case ACT_THRESH: return x > a->alpha ? x : 0;
+	case ACT_SCALED_TANH: return a->alpha * tanhf(a->beta * x);
+	case ACT_HARD_SIGMOID: {
+		float v = a->alpha * x + a->beta;
+
+		return v < 0 ? 0 : v > 1 ? 1 : v;
+	}
+	case ACT_ELU: return x >= 0 ? x : a->alpha * (expf(x) - 1);
+	case ACT_SOFTSIGN: return x / (1 + fabsf(x));
+	case ACT_SOFTPLUS: return x > 20 ? x : log1pf(expf(x));
+	}
+	return x;
+}
+
+struct rnn {
+	int cell;
+	int64_t seq, batch, in, hid, ndir, g;   /* g: gates (1, 3, 4) */
+	int reverse, layout, lbr, input_forget, has_clip;
+	float clip;
+	struct act act[2][3];
+	const float *x;                          /* [seq, batch, in] */
+	const float *w, *r, *b, *p;              /* b, p may be NULL */
+	const int64_t *lens;                     /* [batch] */
+	const float *h0, *c0;                    /* [ndir, batch, hid] or NULL */
+	float *y, *yh, *yc;                      /* [seq, ndir, batch, hid], ... */
+};
+
+/* The activations attribute, alpha/beta lists consumed in order by the
+ * activations that take them; defaults per cell kind. */
+static int parse_acts(struct rt_kctx *k, struct rnn *s)
+{
+	static const char *const dflt[3][3] = {
+		{ "Tanh" }, { "Sigmoid", "Tanh" }, { "Sigmoid", "Tanh", "Tanh" }
+	};
+	const struct ir_attr *a = rt_attr(k, "activations");
+	size_t per = s->cell == CELL_RNN ? 1 : s->cell == CELL_GRU ? 2 : 3;
+	size_t na = 0, nb = 0, ia = 0, ib = 0, n;
+	const float *al = rt_attr_floats(k, "activation_alpha", &na);
+	const float *be = rt_attr_floats(k, "activation_beta", &nb);
+
+	n = a && a->n_strings ? a->n_strings : per;
+	if (n != per && n != per * (size_t)s->ndir)
+		return rt_err(k, "activations lists %zu functions, expected %zu", n,
+			      per * (size_t)s->ndir);
+	for (size_t i = 0; i < per * (size_t)s->ndir; i++) {
+		size_t j = i % n, t;
+		const char *name = a && a->n_strings ? (const char *)a->strings[j] : dflt[s->cell][j];
+		size_t len = a && a->n_strings ? a->string_lens[j] : strlen(name);
+		struct act *o = &s->act[i / per][i % per];
+
+		for (t = 0; t < sizeof(acts) / sizeof(acts[0]); t++)
+			if (strlen(acts[t].name) == len && !strncasecmp(acts[t].name, name, len))
+				break;
+		if (t == sizeof(acts) / sizeof(acts[0]))
+			return rt_err(k, "unsupported activation '%.*s'", (int)len, name);
+		o->kind = acts[t].kind;
+		o->alpha = acts[t].alpha;
+		o->beta = acts[t].beta;
+		/* a repeated list (n == per) reuses its values too */
+		if (j == 0 && i)
+			ia = ib = 0;
+		if (acts[t].has_alpha && ia < na)
+			o->alpha = al[ia++];
+		if (acts[t].has_beta && ib < nb)
+			o->beta = be[ib++];
+	}
+	return 0;
+}
+
+static inline float clipped(const struct rnn *s, float v)
+{
+	if (s->has_clip)
+		return v < -s->clip ? -s->clip : v > s->clip ? s->clip : v;
+	return v;
+}
+
+/* One direction d over the whole sequence. */
+static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
+{
+	int64_t gh = s->g * s->hid, nb = s->batch, hid = s->hid;
+	const float *w = s->w + d * gh * s->in, *r = s->r + d * gh * hid;
+	const float *b = s->b ? s->b + d * 2 * gh : NULL;
+	const float *p = s->p ? s->p + d * 3 * hid : NULL;
+	const struct act *af = &s->act[d][0], *ag = &s->act[d][1], *ah = &s->act[d][2];
+	int rev = s->ndir == 2 ? d == 1 : s->reverse;
+	float *xw = NULL, *gates = NULL, *hr = NULL, *h = NULL, *c = NULL, *hn = NULL, *cn = NULL;
+	int64_t rows = s->seq * nb;
+	int rc = IR_ENOMEM;
+
+	if (!(xw = malloc((size_t)(rows * gh + 1) * sizeof(float))) ||
+	    !(gates = malloc((size_t)(nb * gh + 1) * sizeof(float))) ||
+	    !(hr = malloc((size_t)(nb * gh + 1) * sizeof(float))) ||
+	    !(h = calloc((size_t)(nb * hid + 1), sizeof(float))) ||
+	    !(c = calloc((size_t)(nb * hid + 1), sizeof(float))) ||
+	    !(hn = malloc((size_t)(nb * hid + 1) * sizeof(float))) ||
+	    !(cn = malloc((size_t)(nb * hid + 1) * sizeof(float)))) {
+		rc = rt_oom(k);
+		goto cleanup;
+	}
+	/* xw = X W^T + Wb + Rb (GRU with linear_before_reset: Rbh inside) */
+	nq_sgemm(0, 1, rows, gh, s->in, 1.0f, s->x, s->in, w, s->in, 0.0f, xw, gh);
+	if (b)
+		for (int64_t i = 0; i < rows; i++)
+			for (int64_t j = 0; j < gh; j++)
+				xw[i * gh + j] += b[j] + (s->cell == CELL_GRU && s->lbr &&
+							  j >= 2 * hid ? 0 : b[gh + j]);
+	if (s->h0)
+		memcpy(h, s->h0 + d * nb * hid, (size_t)(nb * hid) * sizeof(float));
+	if (s->c0)
+		memcpy(c, s->c0 + d * nb * hid, (size_t)(nb * hid) * sizeof(float));
+	for (int64_t st = 0; st < s->seq; st++) {
+		for (int64_t bi = 0; bi < nb; bi++) {
+			int64_t t = rev ? s->lens[bi] - 1 - st : st;
+
+			if (st < s->lens[bi])
+				memcpy(gates + bi * gh, xw + (t * nb + bi) * gh,
+				       (size_t)gh * sizeof(float));
+			else
+				memset(gates + bi * gh, 0, (size_t)gh * sizeof(float));
+		}
+		/* hr = H R^T */
+		nq_sgemm(0, 1, nb, gh, hid, 1.0f, h, hid, r, hid, 0.0f, hr, gh);
+		for (int64_t bi = 0; bi < nb; bi++) {
+			float *gt = gates + bi * gh, *hrb = hr + bi * gh;
+			const float *cp = c + bi * hid;
+
+			if (st >= s->lens[bi])
+				continue;
+			for (int64_t j = 0; j < hid; j++) {
+				float *o = hn + bi * hid + j;
+
+				if (s->cell == CELL_RNN) {
+					*o = act_apply(af, clipped(s, gt[j] + hrb[j]));
+				} else if (s->cell == CELL_LSTM) {
+					float cprev = cp[j];
+					float gi = gt[j] + hrb[j], go = gt[hid + j] + hrb[hid + j];
+					float gf = gt[2 * hid + j] + hrb[2 * hid + j];
+					float gc = gt[3 * hid + j] + hrb[3 * hid + j];
+					float ii, ff, cc, oo, cnew;
+
+					if (p) {
+						gi += p[j] * cprev;
+						gf += p[2 * hid + j] * cprev;
+					}
+					ii = act_apply(af, clipped(s, gi));
+					ff = s->input_forget ? 1 - ii : act_apply(af, clipped(s, gf));
+					cc = act_apply(ag, clipped(s, gc));
+					cnew = ff * cprev + ii * cc;
+					if (p)
+						go += p[hid + j] * cnew;
+					oo = act_apply(af, clipped(s, go));
+					cn[bi * hid + j] = cnew;
+					*o = oo * act_apply(ah, cnew);
+				} else {
+					float z = act_apply(af, clipped(s, gt[j] + hrb[j]));
+					float rr = act_apply(af, clipped(s, gt[hid + j] + hrb[hid + j]));
+
+					/* keep r in gt's r slot for the reset product */
+					gt[hid + j] = rr;
+					gt[j] = z;
+				}
+			}
+		}
+		if (s->cell == CELL_GRU) {
+			const float *rh = r + 2 * hid * hid;
+
+			if (!s->lbr) {
+				/* (r . H) Rh^T into hr's h slot */
+				for (int64_t bi = 0; bi < nb; bi++)
+					for (int64_t j = 0; j < hid; j++)
+						cn[bi * hid + j] = gates[bi * gh + hid + j] * h[bi * hid + j];
+				nq_sgemm(0, 1, nb, hid, hid, 1.0f, cn, hid, rh, hid, 0.0f,
+					 hr + 2 * hid, gh);
+			}
+			for (int64_t bi = 0; bi < nb; bi++) {
+				const float *gt = gates + bi * gh, *hrb = hr + bi * gh;
+
+				if (st >= s->lens[bi])
+					continue;
+				for (int64_t j = 0; j < hid; j++) {
+					float z = gt[j], rr = gt[hid + j], pre;
+
+					if (s->lbr)
+						pre = gt[2 * hid + j] + rr * (hrb[2 * hid + j] +
+									(b ? b[gh + 2 * hid + j] : 0));
+					else
+						pre = gt[2 * hid + j] + hrb[2 * hid + j];
+					hn[bi * hid + j] = (1 - z) * act_apply(ag, clipped(s, pre)) +
+							   z * h[bi * hid + j];
+				}
+			}
+		}
+		for (int64_t bi = 0; bi < nb; bi++) {
+			int64_t t = rev ? s->lens[bi] - 1 - st : st;
+
+			if (st >= s->lens[bi])
+				continue;
+			memcpy(h + bi * hid, hn + bi * hid, (size_t)hid * sizeof(float));
+			if (s->cell == CELL_LSTM)
+				memcpy(c + bi * hid, cn + bi * hid, (size_t)hid * sizeof(float));
+			memcpy(s->y + ((t * s->ndir + d) * nb + bi) * hid, hn + bi * hid,
+			       (size_t)hid * sizeof(float));
+		}
+	}
+	memcpy(s->yh + d * nb * hid, h, (size_t)(nb * hid) * sizeof(float));
+	if (s->yc)
+		memcpy(s->yc + d * nb * hid, c, (size_t)(nb * hid) * sizeof(float));
+	rc = 0;
+cleanup:
+	free(xw);
+	free(gates);
+	free(hr);
+	free(h);
+	free(c);
+	free(hn);
+	free(cn);
+	return rc;
+}
+
+/* Input i as float32 of exactly n elements, or NULL when absent (*ok = 1),
+ * or on error (*ok = 0). */
+static float *param(struct rt_kctx *k, size_t i, int64_t n, const char *what, int *ok)
+{
+	struct rt_value *t = rt_in(k, i);
+	int owned;
+	float *p;
+
+	*ok = 1;
+	if (!t)
+		return NULL;
+	*ok = 0;
+	if (t->kind != RT_TENSOR || t->numel != n) {
+		rt_err(k, "%s has %lld elements, expected %lld", what,
+		       t->kind == RT_TENSOR ? (long long)t->numel : -1LL, (long long)n);
+		return NULL;
+	}
+	if (!(p = nq_f32(k, t, &owned)))
+		return NULL;
+	if (!owned) {
+		float *q = malloc((size_t)(n ? n : 1) * sizeof(float));
+
+		if (!q) {
+			rt_oom(k);
+			return NULL;
+		}
+		memcpy(q, p, (size_t)n * sizeof(float));
+		p = q;
+	}
+	*ok = 1;
+	return p;
+}
+
+/* [a, b, c] <-> [b, a, c] copy (layout 1 <-> 0). */
+static void swap01(const float *src, float *dst, int64_t a, int64_t b, int64_t c)
+{
+	for (int64_t i = 0; i < a; i++)
+		for (int64_t j = 0; j < b; j++)
+			memcpy(dst + (j * a + i) * c, src + (i * b + j) * c, (size_t)c * sizeof(float));
+}
+
+/* Store a state [ndir, batch, hid] as output i in the node's layout. */
+static int state_out(struct rt_kctx *k, size_t i, const struct rnn *s, int dtype,
+		     const float *v)
+{
+	int64_t dims[3] = { s->ndir, s->batch, s->hid };
+	struct rt_value *o;
+	float *buf;
+
+	if (!rt_out_wanted(k, i))
+		return 0;
+	if (s->layout) {
+		dims[0] = s->batch;
+		dims[1] = s->ndir;
+	}
+	if (!(o = rt_out_tensor(k, i, dtype, 3, dims)) || !(buf = nq_out_buf(k, o)))
+		return IR_ENOMEM;
+	if (s->layout)
+		swap01(v, buf, s->ndir, s->batch, s->hid);
+	else
+		memcpy(buf, v, (size_t)o->numel * sizeof(float));
+	nq_out_done(o, buf);
+	return 0;
+}
+
+static int run_cell(struct rt_kctx *k, int cell)
+{
+	struct rnn s = { .cell = cell };
+	struct rt_value *x, *w, *r, *y;
+	const char *dir = rt_attr_str(k, "direction", "forward");
+	float *xf = NULL, *xs = NULL, *wf = NULL, *rf = NULL, *bf = NULL, *pf = NULL;
+	float *h0 = NULL, *c0 = NULL, *tmp = NULL, *yb = NULL;
+	int64_t *lens = NULL, hs, dims[4];
+	size_t nl;
+	int xo = 0, ok, rc;
+
+	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = rt_in_tensor(k, 1, &w)) < 0 ||
+	    (rc = rt_in_tensor(k, 2, &r)) < 0 || (rc = nq_check_float(k, x, 0)) < 0)
+		return rc;
+	s.g = cell == CELL_RNN ? 1 : cell == CELL_GRU ? 3 : 4;
+	s.layout = k->version >= 14 ? (int)rt_attr_int(k, "layout", 0) : 0;
+	if (x->rank != 3 || w->rank != 3 || r->rank != 3)
+		return rt_err(k, "X, W and R must have rank 3");
+	s.seq = x->dims[s.layout ? 1 : 0];
+	s.batch = x->dims[s.layout ? 0 : 1];
+	s.in = x->dims[2];
+	s.ndir = w->dims[0];
+	hs = rt_attr_int(k, "hidden_size", 0);
+	s.hid = hs > 0 ? hs : w->dims[1] / s.g;
+	if (!strcmp(dir, "bidirectional"))
+		s.ndir = 2;
+	else if (!strcmp(dir, "forward") || !strcmp(dir, "foward"))
+		s.ndir = 1;
+	else if (!strcmp(dir, "reverse"))
+		s.ndir = 1, s.reverse = 1;
+	else
+		return rt_err(k, "unknown direction '%s'", dir);
+	if (w->dims[0] != s.ndir || w->dims[1] != s.g * s.hid || w->dims[2] != s.in ||
+	    r->dims[0] != s.ndir || r->dims[1] != s.g * s.hid || r->dims[2] != s.hid)
+		return rt_err(k, "W or R shape does not match %lld direction(s), hidden_size %lld "
+			      "and input size %lld", (long long)s.ndir, (long long)s.hid,
+			      (long long)s.in);
+	s.has_clip = rt_attr(k, "clip") != NULL;
+	s.clip = rt_attr_float(k, "clip", 0);
+	s.lbr = cell == CELL_GRU && rt_attr_int(k, "linear_before_reset", 0) != 0;
+	s.input_forget = cell == CELL_LSTM && rt_attr_int(k, "input_forget", 0) != 0;
+	if ((rc = parse_acts(k, &s)) < 0)
+		return rc;
+	rc = IR_ENOMEM;
+	if (!(xf = nq_f32(k, x, &xo)))
+		goto cleanup;
+	s.x = xf;
+	if (s.layout) {
+		if (!(xs = malloc((size_t)(x->numel + 1) * sizeof(float)))) {
+			rc = rt_oom(k);
+			goto cleanup;
+		}
+		swap01(xf, xs, s.batch, s.seq, s.in);
+		s.x = xs;
+	}
+	if (!(wf = param(k, 1, w->numel, "W", &ok)) || !(rf = param(k, 2, r->numel, "R", &ok)))
+		goto cleanup;
+	bf = param(k, 3, s.ndir * 2 * s.g * s.hid, "B", &ok);
+	if (!ok)
+		goto cleanup;
+	h0 = param(k, 5, s.ndir * s.batch * s.hid, "initial_h", &ok);
+	if (!ok)
+		goto cleanup;
+	if (cell == CELL_LSTM) {
+		c0 = param(k, 6, s.ndir * s.batch * s.hid, "initial_c", &ok);
+		if (!ok)
+			goto cleanup;
+		pf = param(k, 7, s.ndir * 3 * s.hid, "P", &ok);
+		if (!ok)
+			goto cleanup;
+	}
+	if (!(tmp = malloc((size_t)(s.ndir * s.batch * s.hid + 1) * sizeof(float)))) {
+		rc = rt_oom(k);
+		goto cleanup;
+	}
+	if (s.layout && h0) {
+		swap01(h0, tmp, s.batch, s.ndir, s.hid);
+		memcpy(h0, tmp, (size_t)(s.ndir * s.batch * s.hid) * sizeof(float));
+	}
+	if (s.layout && c0) {
+		swap01(c0, tmp, s.batch, s.ndir, s.hid);
+		memcpy(c0, tmp, (size_t)(s.ndir * s.batch * s.hid) * sizeof(float));
+	}
+	if (rt_in(k, 4)) {
+		if ((rc = rt_in_ints(k, 4, &lens, &nl)) < 0)
+			goto cleanup;
+		rc = IR_ENOMEM;
+		if ((int64_t)nl != s.batch) {
+			rc = rt_err(k, "sequence_lens has %zu entries for batch %lld", nl,
+				    (long long)s.batch);
+			goto cleanup;
+		}
+		for (size_t i = 0; i < nl; i++)
+			if (lens[i] < 0 || lens[i] > s.seq) {
+				rc = rt_err(k, "sequence_lens[%zu] = %lld outside [0, %lld]", i,
+					    (long long)lens[i], (long long)s.seq);
+				goto cleanup;
+			}
+	} else {
+		if (!(lens = malloc((size_t)(s.batch + 1) * sizeof(int64_t)))) {
+			rc = rt_oom(k);
+			goto cleanup;
+		}
+		for (int64_t i = 0; i < s.batch; i++)
+			lens[i] = s.seq;
+	}
+	s.w = wf;
+	s.r = rf;
+	s.b = bf;
+	s.p = pf;
+	s.h0 = h0;
+	s.c0 = c0;
+	s.lens = lens;
+	if (!(s.y = calloc((size_t)(s.seq * s.ndir * s.batch * s.hid + 1), sizeof(float))) ||
+	    !(s.yh = calloc((size_t)(s.ndir * s.batch * s.hid + 1), sizeof(float))) ||
+	    (cell == CELL_LSTM &&
+	     !(s.yc = calloc((size_t)(s.ndir * s.batch * s.hid + 1), sizeof(float))))) {
+		rc = rt_oom(k);
+		goto cleanup;
+	}
+	for (int d = 0; d < s.ndir; d++)
+		if ((rc = run_dir(k, &s, d)) < 0)
+			goto cleanup;
+	if (rt_out_wanted(k, 0)) {
+		dims[0] = s.seq, dims[1] = s.ndir, dims[2] = s.batch, dims[3] = s.hid;
+		if (s.layout)
+			dims[0] = s.batch, dims[1] = s.seq, dims[2] = s.ndir;
+		rc = IR_ENOMEM;
+		if (!(y = rt_out_tensor(k, 0, x->dtype, 4, dims)) || !(yb = nq_out_buf(k, y)))
+			goto cleanup;
+		if (s.layout)
+			/* [seq, ndir*batch... ] -> [batch, seq, ndir, hid] */
+			for (int64_t t = 0; t < s.seq; t++)
+				for (int64_t d = 0; d < s.ndir; d++)
+					for (int64_t bi = 0; bi < s.batch; bi++)
+						memcpy(yb + ((bi * s.seq + t) * s.ndir + d) * s.hid,
+						       s.y + ((t * s.ndir + d) * s.batch + bi) * s.hid,
+						       (size_t)s.hid * sizeof(float));
+		else
+			memcpy(yb, s.y, (size_t)y->numel * sizeof(float));
+		nq_out_done(y, yb);
+	}
+	if ((rc = state_out(k, 1, &s, x->dtype, s.yh)) < 0)
+		goto cleanup;
+	if (cell == CELL_LSTM && (rc = state_out(k, 2, &s, x->dtype, s.yc)) < 0)
+		goto cleanup;
+	rc = 0;
+cleanup:
+	nq_f32_release(xf, xo);
+	free(xs);
+	free(wf);
+	free(rf);
+	free(bf);
+	free(pf);
+	free(h0);
+	free(c0);
+	free(tmp);
+	free(lens);
+	free(s.y);
+	free(s.yh);
+	free(s.yc);
+	return rc;
+}
+
+static int k_rnn(struct rt_kctx *k)
+{
+	return run_cell(k, CELL_RNN);
+}
+
+static int k_gru(struct rt_kctx *k)
+{
+	return run_cell(k, CELL_GRU);
+}
+
+static int k_lstm(struct rt_kctx *k)
+{
+	return run_cell(k, CELL_LSTM);
+}
+
+const struct rt_kernel rt_kernels_rnn[] = {
+	{ "ai.onnx", "GRU", 1, RT_OPEN, k_gru },
+	{ "ai.onnx", "LSTM", 1, RT_OPEN, k_lstm },
+	{ "ai.onnx", "RNN", 1, RT_OPEN, k_rnn },
+};
+const size_t rt_n_kernels_rnn = sizeof(rt_kernels_rnn) / sizeof(rt_kernels_rnn[0]);

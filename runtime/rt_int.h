@@ -1,0 +1,316 @@
+/* rt_int.h: the interface between the engine (runtime/) and the op kernels
+ * (runtime/kernels/: one family per k_<family>.c, a family's own paths in
+ * k_<family>_<path>.c), what the kernels share: the kernel context, the
+ * kernel tables, attribute access, output allocation, dtype load/store
+ * tables, broadcasting, subgraph calls and the parallel loop.  Included
+ * by runtime/, runtime/kernels/, and validators/ for element access.
+ *
+ * Writing a kernel:
+ *  1. in the family file (runtime/kernels/k_<family>.c) write
+ *     `static int k_<op>(struct rt_kctx *k)`: read inputs with rt_in(),
+ *     attributes with rt_attr_*() (defaults as the spec says), make
+ *     outputs with rt_out_tensor() or rt_out_set(), fail with rt_err()
+ *     (the message gets "node 'N' (Op): " in front);
+ *  2. add one line to the family's sorted table at the bottom of the file:
+ *     { "ai.onnx", "Op", since_min, since_max, k_<op> }, where the range
+ *     covers the registry since_versions the kernel implements (since_max
+ *     RT_OPEN for "and every later one");
+ *  3. a new family file also gets one line in rt_families[] (kernels.c);
+ *  4. the conformance run (make conformance) shows what passes.
+ * Kernels own nothing between calls; values in k->in are borrowed.
+ */
+#ifndef OPMIG_RT_INT_H
+#define OPMIG_RT_INT_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "ir/registry.h"
+#include "runtime/runtime.h"
+
+#define RT_OPEN 1000000
+
+struct rt_frame;
+struct rt_nplan;
+
+struct rt_kctx {
+	struct rt_session *s;
+	struct rt_frame *f;
+	struct rt_nplan *np;         /* the engine's plan of this node */
+	const struct ir_node *node;
+	const struct ir_op_schema *schema;  /* may be NULL (model function) */
+	int version;                 /* schema->since_version */
+	int64_t opset;               /* model's import of the node's domain */
+	size_t n_in, n_out;
+	struct rt_value **in;        /* borrowed; NULL: optional input absent */
+	struct rt_value **out;       /* the kernel stores one reference each */
+	struct rt_mem *mem;
+	struct ir_diag *d;
+	struct rt_epilogue *epi;     /* taken by the kernel (rt_kctx_epilogue) */
+	int lowp;                    /* float16/bfloat16 widened (lowp.c): the
+				      * dtype, 0 when not */
+};
+
+/* The per-channel steps that may follow a node in the main graph
+ * (chain.c): each does its node's own float operation, y * m + a for an
+ * inference BatchNormalization (m, a from rt_bn_coeff), y op m or m op y
+ * for the binary ones (m the channel's constant), y < 0 ? 0 : y for Relu,
+ * y < m ? m : y then > a ? a : y for Clip (m, a its bounds); and y + t
+ * for an Add (or a Sum of two) whose other operand t is a tensor of y's
+ * shape (a residual connection's). */
+enum {
+	RT_CHAIN_BN = 1, RT_CHAIN_MUL, RT_CHAIN_ADD, RT_CHAIN_SUB, RT_CHAIN_RSUB,
+	RT_CHAIN_DIV, RT_CHAIN_RDIV, RT_CHAIN_RELU, RT_CHAIN_CLIP, RT_CHAIN_ADDT
+};
+#define RT_CHAIN_MAX 8
+
+/* The steps as a kernel may do them itself on its float32 result y (its
+ * output 0, channels on axis 1): step s on channel ch with m = coef[2 * c
+ * * s + ch] and a = coef[2 * c * s + c + ch]; an RT_CHAIN_ADDT step adds
+ * element i of y the element i of t[s] (y's shape). */
+struct rt_chain;
+struct rt_epilogue {
+	size_t n;
+	int64_t c;
+	int kind[RT_CHAIN_MAX];
+	float *coef;
+	const float *t[RT_CHAIN_MAX];
+	const struct rt_chain *ch;   /* (chain.c's) */
+};
+/* This node's steps as its kernel may do them on y, or NULL (none this
+ * run, or an observer); with tensors 0 the steps stop before the first
+ * RT_CHAIN_ADDT (that one and the rest then run as nodes).  A kernel
+ * that takes them must, before it returns 0, have applied them once to
+ * every element of y, after its final value is stored, in the order of
+ * kind[] (rt_epilogue_span, or the same operations in vector registers);
+ * the steps are then not run again.  If it fails, nothing is applied. */
+const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y,
+					   int tensors);
+/* The steps on n consecutive values of channel ch, the first of them
+ * element off of y (whose data starts at y - off). */
+void rt_epilogue_span(const struct rt_epilogue *e, int64_t ch, int64_t off, float *y,
+		      int64_t n);
+
+typedef int (*rt_kernel_fn)(struct rt_kctx *k);
+
+struct rt_kernel {
+	const char *domain;          /* "ai.onnx", "ai.onnx.ml", "com.microsoft" */
+	const char *op;
+	int since_min, since_max;    /* registry since_versions covered */
+	rt_kernel_fn run;
+};
+
+/* One family table, defined at the bottom of each k_*.c file. */
+struct rt_family {
+	const char *name;
+	const struct rt_kernel *kernels;
+	const size_t *n;
+};
+
+extern const struct rt_family rt_families[];
+extern const size_t rt_n_families;
+
+/* The kernel for (domain, op) covering since_version; NULL if none, or
+ * if the test hook OPMIG_NO_KERNEL names op (see kernels.c). */
+const struct rt_kernel *rt_kernel_find(const char *domain, const char *op,
+				       int since_version);
+/* Test hook: hide the kernels of the ops in a comma-separated list (NULL
+ * or "": none) from rt_kernel_find, replacing OPMIG_NO_KERNEL's list.
+ * Not thread-safe: call it before creating sessions. */
+void rt_kernel_hide(const char *ops);
+/* Every kernel, merged and sorted by (domain, op, since_min). */
+size_t rt_kernel_count(void);
+const struct rt_kernel *rt_kernel_at(size_t i);
+
+/* Charge bytes to mem (NULL: nothing) as tensor data is: IR_ENOMEM, with
+ * the limit's message in d (may be NULL), when the session's limit leaves
+ * no room; the peak follows.  Give them back with mem->cur -= bytes. */
+int rt_mem_charge(struct rt_mem *mem, int64_t bytes, struct ir_diag *d);
+
+/* A zeroed value struct (malloc + memset, not calloc: see value.c); the
+ * caller fills it in.  NULL when out of memory. */
+struct rt_value *rt_value_alloc(void);
+
+/* ---- errors --------------------------------------------------------- */
+
+/* "node 'NAME' (Op)", or "node #INDEX (Op)" for an unnamed node, into buf
+ * (RT_WHERE_SIZE bytes); returns buf. */
+#define RT_WHERE_SIZE 192
+const char *rt_node_where(const struct ir_node *n, char *buf);
+
+/* Record "node 'N' (Op): <message>" as IR_EINVAL; returns IR_EINVAL. */
+int rt_err(struct rt_kctx *k, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int rt_oom(struct rt_kctx *k);
+
+/* ---- inputs --------------------------------------------------------- */
+
+/* Input i, or NULL when absent (i >= n_in or the name was ""). */
+static inline struct rt_value *rt_in(struct rt_kctx *k, size_t i)
+{
+	return i < k->n_in ? k->in[i] : NULL;
+}
+/* Input i, which must be present and a tensor (error otherwise). */
+int rt_in_tensor(struct rt_kctx *k, size_t i, struct rt_value **out);
+/* Elements of an integer (or, converted, float) tensor as int64;
+ * *n gets numel.  The array is malloc'd: free it. */
+int rt_in_ints(struct rt_kctx *k, size_t i, int64_t **vals, size_t *n);
+/* One scalar (or one-element tensor) input as int64 / double. */
+int rt_in_int(struct rt_kctx *k, size_t i, int64_t *v);
+int rt_in_double(struct rt_kctx *k, size_t i, double *v);
+
+/* Is input i a constant of the model (an initializer, or a kept result of
+ * a constant node: the same value, at the same address, on every later
+ * run of the session)? */
+int rt_in_const(struct rt_kctx *k, size_t i);
+
+/* ---- per-node cache ----------------------------------------------------
+ * Data a kernel derives from constant inputs (packed weights), kept for
+ * the session's life in the node's plan: NULL until set.  _set takes p
+ * (freed with free_fn with the plan) and charges bytes to the session's
+ * memory; -1 (nothing stored, p still the caller's) when the memory
+ * limit leaves no room, the session keeps no weight caches
+ * (rt_opts.no_weight_cache) or the node has a cache already. */
+void *rt_node_cache(struct rt_kctx *k);
+int rt_node_cache_set(struct rt_kctx *k, void *p, void (*free_fn)(void *),
+		      int64_t bytes);
+/* Whether this call of the node is at least its second in the session
+ * and the node may keep a cache of `bytes` (none yet, weight caches on,
+ * room under the memory limit): kernels whose kept data costs more to
+ * make than one run saves (fresh memory for a copy of the weights) make
+ * it on the second run, so a session that runs once never pays for it,
+ * and not at all when it could not be kept. */
+int rt_node_cache_worth(struct rt_kctx *k, int64_t bytes);
+
+/* ---- attributes (resolving ref_attr_name inside functions) ---------- */
+
+const struct ir_attr *rt_attr(struct rt_kctx *k, const char *name);
+int64_t rt_attr_int(struct rt_kctx *k, const char *name, int64_t dflt);
+float rt_attr_float(struct rt_kctx *k, const char *name, float dflt);
+/* The string (NUL-terminated), or dflt when absent. */
+const char *rt_attr_str(struct rt_kctx *k, const char *name, const char *dflt);
+/* List attributes: the array (borrowed) and *n; NULL, *n = 0 if absent. */
+const int64_t *rt_attr_ints(struct rt_kctx *k, const char *name, size_t *n);
+const float *rt_attr_floats(struct rt_kctx *k, const char *name, size_t *n);
+/* A tensor attribute as a new value (a reference for the caller). */
+int rt_attr_tensor(struct rt_kctx *k, const char *name, struct rt_value **out);
+/* A graph attribute; NULL if absent. */
+const struct ir_graph *rt_attr_graph(struct rt_kctx *k, const char *name);
+
+/* ---- outputs -------------------------------------------------------- */
+
+/* Is output i wanted (present and named)? */
+int rt_out_wanted(struct rt_kctx *k, size_t i);
+/* A new tensor stored as output i; NULL on error (diag set).  The data is
+ * uninitialised.  For an unwanted output it still returns a tensor (kept
+ * until the node finishes) so kernels need not check. */
+struct rt_value *rt_out_tensor(struct rt_kctx *k, size_t i, int dtype,
+			       int rank, const int64_t *dims);
+/* Output i as the tensor of an input in `ins` (bit j: input j) when that
+ * tensor has this dtype and shape and dies with this node (the frame's
+ * only reference, released after it): an elementwise kernel then writes
+ * its result in place, each element after reading it.  Otherwise a new
+ * tensor, as rt_out_tensor(). */
+struct rt_value *rt_out_tensor_reuse(struct rt_kctx *k, size_t i,
+				     unsigned ins, int dtype, int rank,
+				     const int64_t *dims);
+/* Store a value as output i (takes the caller's reference). */
+int rt_out_set(struct rt_kctx *k, size_t i, struct rt_value *v);
+/* Output i as a view of `base` with new dims (same dtype and numel):
+ * Reshape, Squeeze, Flatten without copying. */
+int rt_out_view(struct rt_kctx *k, size_t i, struct rt_value *base, int rank,
+		const int64_t *dims);
+
+/* ---- dtypes ---------------------------------------------------------- */
+
+int rt_dtype_is_float(int dtype);      /* float16/32/64, bfloat16, float8 */
+int rt_dtype_is_int(int dtype);        /* signed/unsigned ints, int4/uint4 */
+int rt_dtype_is_signed(int dtype);
+/* Load element i of a numeric tensor's data as double / int64, and store
+ * one (with C conversion rules; float8/int4 saturate as the spec says). */
+double rt_load_f64(int dtype, const void *data, int64_t i);
+int64_t rt_load_i64(int dtype, const void *data, int64_t i);
+void rt_store_f64(int dtype, void *data, int64_t i, double v);
+void rt_store_i64(int dtype, void *data, int64_t i, int64_t v);
+/* Copy the first of n elements of es bytes over the other n - 1 (not
+ * for strings: their elements own their text). */
+void rt_fill_repeat(void *data, size_t es, int64_t n);
+float rt_half_to_float(uint16_t h);
+uint16_t rt_float_to_half(float f);
+float rt_bf16_to_float(uint16_t h);
+uint16_t rt_float_to_bf16(float f);
+/* The same over n elements (F16C where the processor has it: the same
+ * results, rounding to nearest even). */
+void rt_half_to_float_n(const uint16_t *h, float *f, int64_t n);
+void rt_float_to_half_n(const float *f, uint16_t *h, int64_t n);
+/* float8 of each kind <-> float (saturate: clamp to the largest finite
+ * value instead of inf/NaN, as Cast's saturate=1). */
+float rt_f8_to_float(int dtype, uint8_t v);
+uint8_t rt_float_to_f8(int dtype, float f, int saturate);
+
+/* Tensor data: malloc, or a large block kept from a freed tensor
+ * (bigblk.c); rt_big_free takes any malloc'd block (NULL too). */
+void *rt_big_alloc(size_t bytes);
+void rt_big_free(void *p);
+
+/* ---- shapes and broadcasting --------------------------------------- */
+
+int64_t rt_numel(int rank, const int64_t *dims);
+/* Normalise a possibly negative axis for rank r; error if out of range. */
+int rt_axis(struct rt_kctx *k, int64_t axis, int rank, int *out);
+/* numpy broadcast of n shapes; error naming both shapes when they clash. */
+int rt_broadcast_shape(struct rt_kctx *k, struct rt_value *const *ts, size_t n,
+		       int *rank, int64_t *dims);
+/* Strides (in elements) of t read as a tensor of `rank` dims `dims` under
+ * broadcasting: 0 along broadcast dims. */
+void rt_broadcast_strides(const struct rt_value *t, int rank,
+			  const int64_t *dims, int64_t *strides);
+/* Iterate the numpy broadcast of n tensors (n <= RT_BCAST_MAX) over the
+ * output shape (rank, dims) in row-major order, in runs along the
+ * innermost dimension: fn gets, for each run, the element offset of every
+ * input at the run's start (off[i]), each input's step along the run
+ * (step[i]: 0 when broadcast, else 1), the output offset (off[n]) and the
+ * run length.  Big outputs are split over the session's threads (fn must
+ * only write the output elements of its run). */
+#define RT_BCAST_MAX 8
+typedef void (*rt_bcast_fn)(void *ctx, const int64_t *off, const int64_t *step,
+			    int64_t len);
+void rt_bcast_run(struct rt_kctx *k, struct rt_value *const *ts, size_t n,
+		  int rank, const int64_t *dims, rt_bcast_fn fn, void *ctx);
+
+/* "[2,3,4]" */
+void rt_dims_text(int rank, const int64_t *dims, char *buf, size_t size);
+
+/* ---- running subgraphs and threads --------------------------------- */
+
+/* Run a graph-attribute body (If branch, Loop/Scan body) with its formal
+ * inputs bound to ins (borrowed; NULL for an absent optional), in a frame
+ * that sees the current node's scope.  outs gets g->n_outputs references. */
+int rt_subgraph_run(struct rt_kctx *k, const struct ir_graph *g,
+		    struct rt_value **ins, size_t n_in, struct rt_value **outs);
+
+/* An inference BatchNormalization's per-channel y = x * mul + add, from
+ * its scale, bias, mean and var: computed in double, rounded once (the
+ * kernel, k_norm.c, and the epilogue chains, chain.c, share it). */
+static inline void rt_bn_coeff(double scale, double bias, double mean, double var,
+			       float eps, float *mul, float *add)
+{
+	double a = scale / sqrt(var + eps);
+
+	*mul = (float)a;
+	*add = (float)(bias - mean * a);
+}
+
+/* The sum in double of x[i] - mean over n float32 values (of their
+ * squares when sq), in partial sums that vectorize (sum_f32.c). */
+double rt_sum_f32(const float *x, int64_t n, double mean, int sq);
+
+/* fn(ctx, begin, end) over [0, n) split into chunks run on the session's
+ * threads (inline when threads == 1 or n is small).  grain: the fewest
+ * items worth a chunk. */
+typedef void (*rt_range_fn)(void *ctx, int64_t begin, int64_t end);
+void rt_parallel_for(struct rt_kctx *k, int64_t n, int64_t grain,
+		     rt_range_fn fn, void *ctx);
+int rt_threads(struct rt_kctx *k);
+
+#endif

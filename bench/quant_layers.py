@@ -9,7 +9,6 @@ Then per layer over all samples the largest difference in steps and the
 share of elements that differ: how one flip propagates.  See
 bench/README.md, "Quantization (issue 23)"."""
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -39,10 +38,7 @@ def main():
             t.ParseFromString(fh.read())
         feeds.append({iname: numpy_helper.to_array(t)})
         od = os.path.join(tmp, "opmig%d" % k)
-        subprocess.run([opmig, "run", inst, "--data", d, "-O", od, "--out-format", "npy",
-                        "--threads", "1"], check=True, stdout=subprocess.DEVNULL)
-        mine.append({o: np.load(os.path.join(od, "output_%d.npy" % i))
-                     for i, o in enumerate(outs)})
+        mine.append(qlayers.run_opmig(opmig, inst, outs, ["--data", d], od))
     theirs = ortlib.run_many([(inst, f) for f in feeds], os.path.join(tmp, "ort"))
     for r in theirs:
         if isinstance(r, str):

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "runtime/exec_int.h"
 
@@ -81,8 +80,6 @@ const struct ir_attr *rt_frame_attr(struct rt_frame *f,
 	}
 	return NULL;
 }
-
-#define now rt_now
 
 static void frame_release(struct rt_frame *f)
 {
@@ -202,7 +199,7 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 	if (s->o.profile)
 		shapes = rt_profile_shapes(ins, n->n_inputs);
 	if (s->o.collect_stats || s->o.profile)
-		t0 = now();
+		t0 = rt_now();
 	if ((rc = rt_lowp_begin(&k, wide)) >= 0) {
 		rc = np->kernel ? np->kernel->run(&k) : call_function(&k);
 		if (k.lowp)
@@ -210,7 +207,7 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 	}
 	np->runs++;
 	if (s->o.collect_stats || s->o.profile) {
-		double t1 = now();
+		double t1 = rt_now();
 
 		if (s->o.collect_stats) {
 			s->stats.ops[np->stat].seconds += t1 - t0;
@@ -353,11 +350,13 @@ int rt_frame_step(struct rt_session *s, struct rt_frame *f, struct ir_diag *d)
 	/* after the releases: a result written in place over an input that
 	 * died here is then this slot's alone */
 	if (np->chain && f->skip && !f->skip[f->next - 1]) {
-		double t0 = s->o.collect_stats ? now() : 0;
+		double t0 = s->o.collect_stats ? rt_now() : 0;
 
 		if (rt_chain_apply(s, f, np) && s->o.collect_stats) {
-			s->stats.ops[np->stat].seconds += now() - t0;
-			np->seconds += now() - t0;
+			double dt = rt_now() - t0;
+
+			s->stats.ops[np->stat].seconds += dt;
+			np->seconds += dt;
 		}
 	}
 	return 1;

@@ -88,8 +88,10 @@ int rt_lowp_begin(struct rt_kctx *k, struct rt_value **wide)
 {
 	int low = 0;
 
-	if (k->s->o.exact || !k->np || !k->np->kernel || !listed(k->node))
+	if (k->s->o.exact || !k->np || !k->np->kernel)
 		return 0;
+	/* the inputs' dtypes first: every node pays this test, and for most
+	 * (no 16-bit float input) it is the last */
 	for (size_t i = 0; i < k->n_in; i++) {
 		const struct rt_value *v = k->in[i];
 
@@ -100,7 +102,7 @@ int rt_lowp_begin(struct rt_kctx *k, struct rt_value **wide)
 			return 0;   /* both kinds: left to the kernel */
 		low = v->dtype;
 	}
-	if (!low)
+	if (!low || !listed(k->node))
 		return 0;
 	for (size_t i = 0; i < k->n_in; i++) {
 		int rc;

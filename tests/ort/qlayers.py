@@ -10,6 +10,9 @@ QuantizeLinear can part them.  Summation order shows as differing float
 inputs that sit within float32's rounding of a boundary n + 1/2; a
 semantic difference shows as equal float inputs rounded differently, or
 as values far from any boundary."""
+import os
+import subprocess
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, mapping, numpy_helper
@@ -37,6 +40,16 @@ def instrument(src, dst):
                 have.add(name)
     onnx.save(m, dst)
     return qs, [o.name for o in g.output]
+
+
+def run_opmig(opmig, model, outs, inputs, outdir):
+    """Run model (instrumented) in opmig at one thread on inputs (its run
+    arguments: files, or ["--data", DIR]); returns {output name: ndarray}
+    for the output names outs, in graph order."""
+    subprocess.run([opmig, "run", model] + list(inputs) + ["-O", outdir, "--out-format", "npy",
+                                                          "--threads", "1"],
+                   check=True, stdout=subprocess.DEVNULL)
+    return {o: np.load(os.path.join(outdir, "output_%d.npy" % i)) for i, o in enumerate(outs)}
 
 
 def first_divergence(qs, a, b):

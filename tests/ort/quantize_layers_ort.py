@@ -63,10 +63,7 @@ def main():
         np.save(f, x)
         feeds.append({"x": x})
         od = os.path.join(work, "out%d" % k)
-        subprocess.run([opmig, "run", inst, f, "-O", od, "--out-format", "npy",
-                        "--threads", "1"], check=True, stdout=subprocess.DEVNULL)
-        mine.append({o: np.load(os.path.join(od, "output_%d.npy" % i))
-                     for i, o in enumerate(outs)})
+        mine.append(qlayers.run_opmig(opmig, inst, outs, [f], od))
     theirs = ortlib.run_many([(inst, f) for f in feeds], os.path.join(work, "ort"))
     failures = 0
     for k, t in enumerate(theirs):

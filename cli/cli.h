@@ -68,10 +68,26 @@ struct cli_out {
 FILE *cli_out_open(struct cli_out *o, const char *path);
 int cli_out_close(struct cli_out *o, int code);
 struct ir_model;
-/* Save m to out atomically, with out's external data file "OUT.data"
- * beside it when the model's weights were external or pass 2 GiB; errors
- * are reported and returned as exit codes. */
-int cli_save_model(struct ir_model *m, const char *out);
+/* Where a written model's weights go (--external-data FILE,
+ * --size-threshold BYTES; list CLI_SAVE_OPTIONS in the option table and
+ * hand those codes to cli_parse_save_opt). */
+struct cli_save {
+	const char *external_data;     /* NULL: "OUT.data" when needed */
+	long long threshold;           /* when have_threshold (else 1024) */
+	int have_threshold;
+};
+enum { CLI_OPT_EXTERNAL_DATA = 0x180, CLI_OPT_SIZE_THRESHOLD };
+#define CLI_SAVE_OPTIONS \
+	{ "external-data", required_argument, NULL, CLI_OPT_EXTERNAL_DATA }, \
+	{ "size-threshold", required_argument, NULL, CLI_OPT_SIZE_THRESHOLD }
+struct cli_command;
+int cli_parse_save_opt(const struct cli_command *self, int c, const char *arg,
+		       struct cli_save *s);
+/* Save m to out atomically.  Weights of at least the threshold go to an
+ * external data file: the one named, else "OUT.data" beside OUT when the
+ * model's weights were external or would pass protobuf's 2 GiB; errors are
+ * reported and returned as exit codes.  s may be NULL (the defaults). */
+int cli_save_model(struct ir_model *m, const char *out, const struct cli_save *s);
 
 /* A non-negative decimal count; 0 or -1. */
 int cli_parse_count(const char *s, long long *out);

@@ -80,6 +80,7 @@ struct margs {
 	char *rules[8];
 	size_t n_rules;
 	int json, dry_run, force, list, quant_opts;
+	struct cli_save save;
 	struct mg_opts o;
 	struct qz_opts qo;
 	struct rt_dim_set *dims;
@@ -124,6 +125,7 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "no-validate", no_argument, NULL, 'N' },
 		CLI_RUN_OPTIONS,
+		CLI_SAVE_OPTIONS,
 		{ "map", required_argument, NULL, 'm' },
 		{ "report", required_argument, NULL, 'R' },
 		{ "format", required_argument, NULL, 'f' },
@@ -179,6 +181,11 @@ static int parse_args(int argc, char **argv, struct margs *a)
 			if (cli_parse_count(optarg, &v) < 0 || v < 1)
 				return cli_usage_error(self, "--batch wants a count >= 1, not '%s'", optarg);
 			a->o.batch = v;
+			break;
+		case CLI_OPT_EXTERNAL_DATA:
+		case CLI_OPT_SIZE_THRESHOLD:
+			if ((rc = cli_parse_save_opt(self, c, optarg, &a->save)) != CLI_EXIT_OK)
+				return rc;
 			break;
 		case CLI_OPT_SAMPLES:
 		case CLI_OPT_SEED:
@@ -373,7 +380,7 @@ static int save(const struct margs *a, struct ir_model *m, const struct mg_repor
 	struct ir_diag d;
 	int rc;
 
-	if ((rc = cli_save_model(m, a->out)) != CLI_EXIT_OK)
+	if ((rc = cli_save_model(m, a->out, &a->save)) != CLI_EXIT_OK)
 		return rc;
 	ir_diag_init(&d);
 	if (a->map && (rc = val_map_save(&r->map, a->map, &d)) < 0) {
@@ -435,6 +442,7 @@ int cmd_migrate(int argc, char **argv)
 		goto cleanup;
 	if (a.dry_run)
 		a.o.validate = 0;
+	a.o.dry_run = a.dry_run;
 	ir_diag_init(&d);
 	if ((rc = mg_run(m, orig, a.model, &a.o, &r, &d)) < 0) {
 		cli_error(a.model, "%s", d.msg);

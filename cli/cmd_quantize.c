@@ -69,6 +69,7 @@ struct qargs {
 	char *rules[8];
 	size_t n_rules;
 	int json, force;
+	struct cli_save save;
 	struct qz_opts o;
 	struct rt_dim_set *dims;
 };
@@ -82,6 +83,7 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 		{ "rules", required_argument, NULL, 'r' },
 		{ "dim", required_argument, NULL, 'D' },
 		CLI_RUN_OPTIONS,
+		CLI_SAVE_OPTIONS,
 		{ "report", required_argument, NULL, 'R' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "force", no_argument, NULL, 'F' },
@@ -109,6 +111,11 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 			if ((rc = cli_add_dim(self, &a->dims, &a->o.n_dims, optarg)) != CLI_EXIT_OK)
 				return rc;
 			a->o.dims = a->dims;
+			break;
+		case CLI_OPT_EXTERNAL_DATA:
+		case CLI_OPT_SIZE_THRESHOLD:
+			if ((rc = cli_parse_save_opt(self, c, optarg, &a->save)) != CLI_EXIT_OK)
+				return rc;
 			break;
 		case CLI_OPT_SAMPLES:
 		case CLI_OPT_SEED:
@@ -286,7 +293,7 @@ int cmd_quantize(int argc, char **argv)
 	}
 	code = r.met ? CLI_EXIT_OK : CLI_EXIT_FINDINGS;
 	if (r.met || a.force) {
-		int sc = cli_save_model(m, a.out);
+		int sc = cli_save_model(m, a.out, &a.save);
 
 		if (sc != CLI_EXIT_OK) {
 			code = sc;

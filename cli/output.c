@@ -43,10 +43,26 @@ static int needs_external(struct ir_tensor *t, void *ctx)
 	int64_t *bytes = ctx;
 
 	*bytes += ir_tensor_nbytes(t);
-	return t->storage == IR_STORE_EXTERNAL || *bytes > ((int64_t)1 << 31) - (64 << 20) ? 1 : 0;
+	return ir_tensor_is_external(t) || *bytes > ((int64_t)1 << 31) - (64 << 20) ? 1 : 0;
 }
 
-int cli_save_model(struct ir_model *m, const char *out)
+int cli_parse_save_opt(const struct cli_command *self, int c, const char *arg,
+		       struct cli_save *s)
+{
+	long long v;
+
+	if (c == CLI_OPT_EXTERNAL_DATA) {
+		s->external_data = arg;
+		return CLI_EXIT_OK;
+	}
+	if (cli_parse_size(arg, &v) < 0)
+		return cli_usage_error(self, "--size-threshold wants a byte count, not '%s'", arg);
+	s->threshold = v;
+	s->have_threshold = 1;
+	return CLI_EXIT_OK;
+}
+
+int cli_save_model(struct ir_model *m, const char *out, const struct cli_save *s)
 {
 	struct ir_save_opts so = { NULL, 1024 };
 	int64_t bytes = 0;
@@ -55,7 +71,11 @@ int cli_save_model(struct ir_model *m, const char *out)
 	int rc;
 
 	ir_diag_init(&d);
-	if (ir_model_for_each_tensor(m, needs_external, &bytes) == 1) {
+	if (s && s->have_threshold)
+		so.size_threshold = s->threshold;
+	if (s && s->external_data) {
+		so.external_data = s->external_data;
+	} else if (ir_model_for_each_tensor(m, needs_external, &bytes) == 1) {
 		const char *base = strrchr(out, '/');
 
 		snprintf(ext, sizeof(ext), "%s.data", base ? base + 1 : out);

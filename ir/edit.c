@@ -259,6 +259,27 @@ int ir_value_attach_initializer(struct ir_graph *g, struct ir_value *v,
 	return 0;
 }
 
+int ir_value_replace_initializer(struct ir_graph *g, struct ir_value *v,
+				 struct ir_tensor *t)
+{
+	char *name;
+
+	for (size_t i = 0; i < g->n_inits; i++)
+		if (v->init && g->inits[i] == v->init) {
+			if (!(name = strdup(v->name))) {
+				ir_tensor_free(t);
+				return IR_ENOMEM;
+			}
+			free(t->name);
+			t->name = name;
+			ir_tensor_free(g->inits[i]);
+			g->inits[i] = v->init = t;
+			return 0;
+		}
+	ir_tensor_free(t);
+	return IR_EINVAL;
+}
+
 void ir_graph_remove_initializer(struct ir_graph *g, struct ir_value *v)
 {
 	for (size_t i = 0; i < g->n_inits; i++)

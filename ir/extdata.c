@@ -1,7 +1,9 @@
 /* extdata.c: external tensor data.  Resolves locations safely inside the
  * model's folder (no absolute paths, no ".." escapes, no symlinks leading
- * out), shares one refcounted handle per file, and maps files lazily
- * read-only so weights are paged in on use, never copied whole. */
+ * out), shares one refcounted handle per file, and maps each tensor's
+ * bytes read-only on first use (a window of the file, unmapped when the
+ * tensor is released), so weights are paged in on use, never copied
+ * whole, and the address space used follows the tensors in use. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -121,28 +123,32 @@ int ir_extfile_open(struct ir_model *m, const char *location,
 	return 0;
 }
 
-int ir_extfile_map(struct ir_extfile *x, struct ir_diag *d)
+int ir_extfile_window(struct ir_extfile *x, int64_t off, int64_t len,
+		      const uint8_t **base, size_t *map_len, struct ir_diag *d)
 {
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), skip;
 	int fd;
 	void *p;
 
-	if (x->mapped)
+	*base = NULL;
+	*map_len = 0;
+	if (len <= 0)
 		return 0;
-	if (x->size == 0) {
-		x->mapped = 1;
-		return 0;
-	}
+	if (off < 0 || (uint64_t)off + (uint64_t)len > x->size)
+		return diag_error(d, "external data file '%s': bytes %lld..%lld past its end",
+				  x->location, (long long)off, (long long)(off + len));
+	skip = (size_t)off % page;
 	fd = open(x->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return diag_error(d, "external data file '%s': %s", x->location,
 				  ir_strerror(errno));
-	p = mmap(NULL, x->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	p = mmap(NULL, (size_t)len + skip, PROT_READ, MAP_PRIVATE, fd, (off_t)((size_t)off - skip));
 	close(fd);
 	if (p == MAP_FAILED)
 		return ir_diag_error(d, IR_EIO, "external data file '%s': mmap: %s",
 				     x->location, ir_strerror(errno));
-	x->map = p;
-	x->mapped = 1;
+	*base = p;
+	*map_len = (size_t)len + skip;
 	return 0;
 }
 

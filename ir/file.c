@@ -161,7 +161,6 @@ int ir_model_parse(const char *path, const struct ir_load_opts *o,
 		self->refs = 1;
 		self->map = map;
 		self->size = size;
-		self->mapped = 1;
 		m->self_map = self;
 		map = MAP_FAILED;
 	}

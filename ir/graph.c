@@ -2,6 +2,7 @@
  * tensor, type), the per-scope value table (hash map name -> value) with
  * outer-scope lookup, def-use bookkeeping and the graph walker. */
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 
 #include "ir/ir.h"
@@ -48,6 +49,8 @@ void ir_tensor_free(struct ir_tensor *t)
 {
 	if (!t)
 		return;
+	if (t->win)
+		munmap((void *)t->win, t->win_len);
 	ir_extfile_unref(t->ext);
 	free(t->name);
 	free(t->doc);
@@ -63,6 +66,7 @@ void ir_tensor_free(struct ir_tensor *t)
 	free(t->string_lens);
 	kv_free(t->external, t->n_external);
 	free(t->cache);
+	ir_tensor_free(t->src);
 	ir_unknown_release(&t->unknown);
 	free(t);
 }

@@ -160,7 +160,14 @@ enum ir_storage {
 	IR_STORE_RAW,      /* raw_data */
 	IR_STORE_TYPED,    /* float_data/int32_data/... */
 	IR_STORE_EXTERNAL, /* data_location = EXTERNAL */
+	IR_STORE_DERIVED,  /* another tensor's payload cast element by element,
+			    * computed on demand (ir/derived.c) */
 };
+
+/* Convert n elements of dtype `from` at in to dtype `to` at out (both
+ * little-endian raw form, whole bytes per element). */
+typedef int (*ir_tensor_cast_fn)(int from, const uint8_t *in, int to, uint8_t *out,
+				 size_t n, struct ir_diag *d);
 
 #define IR_TENSOR_HAS_DTYPE 1u
 #define IR_TENSOR_HAS_LOCATION 2u
@@ -191,9 +198,15 @@ struct ir_tensor {
 	/* IR_STORE_EXTERNAL: the key/value entries as stored, plus the view. */
 	size_t n_external;
 	struct ir_kv *external;
-	struct ir_extfile *ext; /* mapped lazily by ir_tensor_data() */
+	struct ir_extfile *ext;
 	int64_t ext_offset, ext_length;
-	/* decoded view cache for typed storage (owned). */
+	const uint8_t *win;     /* its bytes' mapping, made by ir_tensor_data() */
+	size_t win_len;
+	/* IR_STORE_DERIVED: cast(src's payload), src owned; materialized
+	 * into cache by ir_tensor_data(), streamed by ir_tensor_stream(). */
+	struct ir_tensor *src;
+	ir_tensor_cast_fn cast;
+	/* decoded view cache for typed and derived storage (owned). */
 	uint8_t *cache;
 	struct ir_unknown unknown;
 };
@@ -201,11 +214,34 @@ struct ir_tensor {
 /* Number of elements; -1 if a dim is negative or the product overflows. */
 int64_t ir_tensor_numel(const struct ir_tensor *t);
 /* Little-endian raw bytes of a numeric tensor (maps external data on first
- * use, decodes typed fields into a cache).  Borrowed until the model dies. */
+ * use, decodes typed fields into a cache).  Borrowed until the model dies
+ * or ir_tensor_release_data(t). */
 int ir_tensor_data(struct ir_tensor *t, const uint8_t **data, size_t *len,
 		   struct ir_diag *d);
 /* Payload size in bytes as it would be stored in raw_data (0 strings). */
 int64_t ir_tensor_nbytes(const struct ir_tensor *t);
+
+/* ---- weights without copies (ir/derived.c) ---------------------------- */
+
+/* A tensor named name holding src (taken: freed on failure) cast to dtype
+ * by cast, nothing computed yet.  Both dtypes whole bytes per element. */
+struct ir_tensor *ir_tensor_new_derived(const char *name, struct ir_tensor *src,
+					int dtype, ir_tensor_cast_fn cast);
+/* A copy of t under name (NULL: t's) sharing mapped payloads (external
+ * files, views of the model file); owned bytes are copied. */
+struct ir_tensor *ir_tensor_clone(const struct ir_tensor *t, const char *name);
+/* Hand t's payload to sink in pieces, in order, without materializing a
+ * derived tensor; the mapped pages read are given back afterwards. */
+typedef int (*ir_tensor_sink_fn)(const uint8_t *data, size_t len, void *ctx);
+int ir_tensor_stream(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
+		     struct ir_diag *d);
+/* t's payload is not needed for now: unmap its external bytes (or give
+ * back the resident pages of its view of the model file), free a derived
+ * tensor's computed payload.  The next ir_tensor_data() reads them again;
+ * no pointer it returned before may be in use. */
+void ir_tensor_release_data(struct ir_tensor *t);
+/* Does t's payload live in an external file (itself or its source)? */
+int ir_tensor_is_external(const struct ir_tensor *t);
 
 /* Visit every tensor of a model: initializers, sparse parts, attribute
  * tensors, in all graphs and functions.  Stops at the first negative rc. */
@@ -439,6 +475,10 @@ struct ir_tensor *ir_tensor_new_raw(const char *name, int dtype,
  * returns its value, NULL when out of memory (t is then freed). */
 struct ir_value *ir_graph_add_initializer(struct ir_graph *g, struct ir_tensor *t);
 void ir_graph_remove_initializer(struct ir_graph *g, struct ir_value *v);
+/* Make t (taken; renamed to v's name) v's initializer in place of the one
+ * it has, at the same position of g's list (the old one is freed). */
+int ir_value_replace_initializer(struct ir_graph *g, struct ir_value *v,
+				 struct ir_tensor *t);
 /* Make t (taking ownership, renamed to v's name) the initializer of v, a
  * value of g that no node produces (detach its producer first). */
 int ir_value_attach_initializer(struct ir_graph *g, struct ir_value *v,

@@ -76,15 +76,20 @@ struct ir_extfile {
 	int refs;
 	char *location;          /* as written in the model */
 	char *path;              /* resolved path */
-	const uint8_t *map;      /* NULL until first use */
+	const uint8_t *map;      /* the model file's own mapping (self_map,
+				  * which tensors view); NULL for data files */
 	size_t size;
-	int mapped;
 };
 
 int ir_extfile_open(struct ir_model *m, const char *location,
 		    struct ir_extfile **out, struct ir_diag *d);
-int ir_extfile_map(struct ir_extfile *x, struct ir_diag *d);
+/* Map bytes off..off+len of x read-only: *base, *map_len for munmap; the
+ * bytes start at *base + off % page size. */
+int ir_extfile_window(struct ir_extfile *x, int64_t off, int64_t len,
+		      const uint8_t **base, size_t *map_len, struct ir_diag *d);
 void ir_extfile_unref(struct ir_extfile *x);
+/* Compute a derived tensor's payload into its cache (derived.c). */
+int ir_derived_materialize(struct ir_tensor *t, struct ir_diag *d);
 /* The folder part of a path ("." if none); malloc'd, NULL on OOM. */
 char *ir_path_dir(const char *path);
 /* Resolve `location` against dir, refusing absolute paths, ".." escapes and

@@ -199,28 +199,43 @@ static Onnx__TypeProto *type_to_pb(struct sv *s, const struct ir_type *t)
 	return p;
 }
 
-/* Append a tensor's bytes to the external file, 64-byte aligned. */
-static int write_external(struct sv *s, Onnx__TensorProto *p,
-			  const uint8_t *data, size_t len)
+static int ext_sink(const uint8_t *data, size_t len, void *ctx)
+{
+	struct sv *s = ctx;
+
+	if (fwrite(data, 1, len, s->ext) != len)
+		return ir_diag_error(s->d, IR_EIO, "writing external data '%s': %s",
+				     s->ext_name, ir_strerror(errno));
+	s->ext_off += len;
+	return 0;
+}
+
+/* Append a tensor's bytes to the external file, 64-byte aligned, piece by
+ * piece (a derived tensor is converted on the way, never held whole). */
+static int write_external(struct sv *s, Onnx__TensorProto *p, struct ir_tensor *t)
 {
 	static const uint8_t zeros[64];
 	size_t pad = (size_t)((64 - s->ext_off % 64) % 64);
 	Onnx__StringStringEntryProto **kv = pz(s, 4 * sizeof(*kv));
 	char *off = pz(s, 24), *lenbuf = pz(s, 24);
+	uint64_t begin;
 
 	if (!kv || !off || !lenbuf)
 		return -1;
-	if ((pad && fwrite(zeros, 1, pad, s->ext) != pad) ||
-	    (len && fwrite(data, 1, len, s->ext) != len)) {
+	if (pad && fwrite(zeros, 1, pad, s->ext) != pad) {
 		ir_diag_error(s->d, IR_EIO, "writing external data '%s': %s",
 			      s->ext_name, ir_strerror(errno));
 		s->failed = 1;
 		return -1;
 	}
 	s->ext_off += pad;
-	snprintf(off, 24, "%llu", (unsigned long long)s->ext_off);
-	snprintf(lenbuf, 24, "%zu", len);
-	s->ext_off += len;
+	begin = s->ext_off;
+	if (ir_tensor_stream(t, ext_sink, s, s->d) < 0) {
+		s->failed = 1;
+		return -1;
+	}
+	snprintf(off, 24, "%llu", (unsigned long long)begin);
+	snprintf(lenbuf, 24, "%llu", (unsigned long long)(s->ext_off - begin));
 	for (int i = 0; i < 3; i++)
 		if (!(kv[i] = NEW(s, Onnx__StringStringEntryProto,
 				  ONNX__STRING_STRING_ENTRY_PROTO__INIT)))
@@ -264,7 +279,9 @@ static Onnx__TensorProto *tensor_to_pb(struct sv *s, struct ir_tensor *t)
 	}
 	go_ext = s->ext && t->dtype != IR_DTYPE_STRING && nbytes >= 0 &&
 		 nbytes >= s->o->size_threshold && t->storage != IR_STORE_NONE;
-	if (go_ext || t->storage == IR_STORE_EXTERNAL) {
+	if (go_ext)
+		return write_external(s, p, t) < 0 ? NULL : p;
+	if (t->storage == IR_STORE_EXTERNAL || t->storage == IR_STORE_DERIVED) {
 		const uint8_t *data;
 		size_t len;
 
@@ -272,8 +289,6 @@ static Onnx__TensorProto *tensor_to_pb(struct sv *s, struct ir_tensor *t)
 			s->failed = 1;
 			return NULL;
 		}
-		if (go_ext)
-			return write_external(s, p, data, len) < 0 ? NULL : p;
 		p->has_raw_data = 1;
 		p->raw_data.data = (uint8_t *)data;
 		p->raw_data.len = len;

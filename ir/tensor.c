@@ -103,14 +103,21 @@ int ir_tensor_data(struct ir_tensor *t, const uint8_t **data, size_t *len,
 		if (!t->ext)
 			return diag_error(d, "tensor '%s': external data not bound",
 					  ir_s(t->name));
-		if ((rc = ir_extfile_map(t->ext, d)) < 0)
+		if (!t->win && (rc = ir_extfile_window(t->ext, t->ext_offset, t->ext_length,
+						       &t->win, &t->win_len, d)) < 0)
 			return rc;
-		*data = t->ext->map ? t->ext->map + t->ext_offset : NULL;
+		*data = t->win ? t->win + (t->win_len - (size_t)t->ext_length) : NULL;
 		*len = (size_t)t->ext_length;
 		break;
 	case IR_STORE_TYPED:
 		/* Element counts were checked by ir_model_verify. */
 		if (!t->cache && (rc = decode_typed(t, (size_t)want, d)) < 0)
+			return rc;
+		*data = t->cache;
+		*len = (size_t)want;
+		break;
+	case IR_STORE_DERIVED:
+		if ((rc = ir_derived_materialize(t, d)) < 0)
 			return rc;
 		*data = t->cache;
 		*len = (size_t)want;

@@ -113,6 +113,7 @@ static int check(const struct ir_tensor *t, struct ir_diag *d)
 					  ir_s(t->name), (long long)n);
 		break;
 	case IR_STORE_EXTERNAL:
+	case IR_STORE_DERIVED:
 		return diag_error(d, "tensor '%s': external data is not supported in a tensor file",
 				  ir_s(t->name));
 	}

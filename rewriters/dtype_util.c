@@ -136,14 +136,27 @@ oom:
 	return NULL;
 }
 
+/* Weights from 1 MiB up are converted when written or read, not here:
+ * a model's whole payload is never held twice. */
+#define DEFER_BYTES ((int64_t)1 << 20)
+
 struct ir_tensor *rw_dt_convert_tensor(struct rw_ctx *c, struct ir_tensor *t, int to,
 				       const char *name)
 {
 	struct rt_value *v = NULL, *w = NULL;
 	struct ir_tensor *out = NULL;
+	const struct ir_dtype_info *fi = ir_dtype_get(t->dtype), *ti = ir_dtype_get(to);
 	struct ir_diag d;
 
 	ir_diag_init(&d);
+	if (ir_tensor_nbytes(t) >= DEFER_BYTES && fi && ti && fi->bits >= 8 && ti->bits >= 8 &&
+	    t->dtype != IR_DTYPE_STRING && to != IR_DTYPE_STRING) {
+		out = ir_tensor_new_derived(name, ir_tensor_clone(t, name), to, rt_cast_raw);
+		if (!out)
+			ir_diag_error(c->d, IR_ENOMEM, "%s: tensor '%s': out of memory",
+				      c->pass ? c->pass : "dtype", ir_s(t->name));
+		return out;
+	}
 	if (rt_value_from_ir(NULL, t, &v, &d) == 0 && rt_tensor_cast(NULL, v, to, &w, &d) == 0)
 		rt_value_to_ir(w, name, &out, &d);
 	rt_value_unref(w);
@@ -163,17 +176,15 @@ int rw_dt_const_init(const struct rw_ctx *c, const struct ir_value *v)
 int rw_dt_convert_init(struct rw_ctx *c, struct ir_graph *g, struct ir_value *v, int to)
 {
 	struct ir_tensor *t = rw_dt_convert_tensor(c, v->init, to, ir_s(v->name));
-	int input = v->is_input, rc;
+	int rc;
 
 	if (!t)
 		return c->d->status ? c->d->status : IR_ENOMEM;
-	ir_graph_remove_initializer(g, v);
-	v->is_input = 0;           /* (attach refuses inputs) */
-	rc = ir_value_attach_initializer(g, v, t);
-	v->is_input = input;
-	if (rc < 0)
-		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
-	if (input)
+	/* in place: the weights keep the input's order */
+	if ((rc = ir_value_replace_initializer(g, v, t)) < 0)
+		return ir_diag_error(c->d, rc, rc == IR_ENOMEM ? "out of memory" :
+				     "tensor '%s' is no initializer of its graph", ir_s(v->name));
+	if (v->is_input)
 		rw_dt_declare(g, v, to);
 	return 0;
 }

@@ -460,6 +460,7 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 			  md.n_dirs, md.n_dirs == 1 ? "" : "s", md.dirs[0])) < 0)
 		goto cleanup;
 	c.batch = o->batch;
+	c.dry_run = o->dry_run;
 	for (size_t i = 0; i < o->n_bindings && rc == 0; i++)
 		rc = rw_note(&c, "input '%s' bound to %s: no longer an input of the model",
 			     o->bindings[i].name, o->bindings[i].value);

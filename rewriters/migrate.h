@@ -27,6 +27,8 @@ struct mg_opts {
 	const struct qz_opts *quant;   /* int8: the quantization's options
 					* (NULL: the defaults) */
 	int fp16_io;                   /* fp16 inputs and outputs too */
+	int dry_run;                   /* nothing will be written: read no
+					* weight values the plan can do without */
 	const char *passes;            /* comma-separated pass names allowed
 					* besides canonicalization; NULL all */
 	int validate;                  /* compare with the original */

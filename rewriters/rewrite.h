@@ -100,6 +100,8 @@ struct rw_ctx {
 	size_t n_dims;
 	const struct rt_dim_set *dims; /* --dim NAME=V */
 	int fp16_io;                   /* --fp16-io */
+	int dry_run;                   /* --dry-run: read no weight values a
+					* plan can do without */
 	const char *passes;            /* --passes: the passes allowed besides
 					* canonicalization (NULL: all) */
 	/* the planner (plan.c): memoized plans of ops, owned; prec16: plan

@@ -122,6 +122,10 @@ int rt_value_to_ir(const struct rt_value *v, const char *name,
  * float8 kinds), or a new reference to t when it already has it. */
 int rt_tensor_cast(struct rt_mem *mem, struct rt_value *t, int dtype,
 		   struct rt_value **out, struct ir_diag *d);
+/* The same on n elements in raw form (an ir_tensor_cast_fn): float16 to
+ * and from float32 vectorized, others through double or int64. */
+int rt_cast_raw(int from, const uint8_t *in, int to, uint8_t *out, size_t n,
+		struct ir_diag *d);
 /* A copy of t with its dims permuted: out dim i is t's dim perm[i]. */
 int rt_tensor_transpose(struct rt_mem *mem, const struct rt_value *t,
 			const int *perm, struct rt_value **out,

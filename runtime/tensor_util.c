@@ -5,6 +5,29 @@
 
 #include "runtime/rt_int.h"
 
+int rt_cast_raw(int from, const uint8_t *in, int to, uint8_t *out, size_t n,
+		struct ir_diag *d)
+{
+	if (from == IR_DTYPE_STRING || to == IR_DTYPE_STRING || !rt_dtype_size(from) ||
+	    !rt_dtype_size(to))
+		return diag_error(d, "cannot convert %s to %s", ir_dtype_name(from),
+				  ir_dtype_name(to));
+	if (from == to) {
+		memcpy(out, in, n * rt_dtype_size(from));
+	} else if (from == IR_DTYPE_FLOAT && to == IR_DTYPE_FLOAT16) {
+		rt_float_to_half_n((const float *)in, (uint16_t *)out, (int64_t)n);
+	} else if (from == IR_DTYPE_FLOAT16 && to == IR_DTYPE_FLOAT) {
+		rt_half_to_float_n((const uint16_t *)in, (float *)out, (int64_t)n);
+	} else if (rt_dtype_is_int(from) || from == IR_DTYPE_BOOL) {
+		for (size_t i = 0; i < n; i++)
+			rt_store_i64(to, out, (int64_t)i, rt_load_i64(from, in, (int64_t)i));
+	} else {
+		for (size_t i = 0; i < n; i++)
+			rt_store_f64(to, out, (int64_t)i, rt_load_f64(from, in, (int64_t)i));
+	}
+	return 0;
+}
+
 int rt_tensor_cast(struct rt_mem *mem, struct rt_value *t, int dtype,
 		   struct rt_value **out, struct ir_diag *d)
 {
@@ -23,11 +46,9 @@ int rt_tensor_cast(struct rt_mem *mem, struct rt_value *t, int dtype,
 				  ir_dtype_name(dtype));
 	if ((rc = rt_tensor_new(mem, dtype, t->rank, t->dims, &v, d)) < 0)
 		return rc;
-	for (int64_t i = 0; i < t->numel; i++) {
-		if (rt_dtype_is_int(t->dtype) || t->dtype == IR_DTYPE_BOOL)
-			rt_store_i64(dtype, v->data, i, rt_load_i64(t->dtype, t->data, i));
-		else
-			rt_store_f64(dtype, v->data, i, rt_load_f64(t->dtype, t->data, i));
+	if ((rc = rt_cast_raw(t->dtype, t->data, dtype, v->data, (size_t)t->numel, d)) < 0) {
+		rt_value_unref(v);
+		return rc;
 	}
 	*out = v;
 	return 0;

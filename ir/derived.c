@@ -1,0 +1,220 @@
+/* derived.c: weights without copies.  A derived tensor is another
+ * tensor's payload cast element by element, computed only when something
+ * reads it (ir_tensor_data) or streamed piece by piece into a file
+ * (ir_tensor_stream), so converting a 7B model's weights never holds more
+ * than one piece of them; mapped pages read are given back to the kernel
+ * as soon as they have been used. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "ir/ir_int.h"
+
+#define PIECE_ELEMS ((size_t)1 << 20)
+
+static size_t elem_size(int dtype)
+{
+	const struct ir_dtype_info *di = ir_dtype_get(dtype);
+
+	return di && di->bits >= 8 && dtype != IR_DTYPE_STRING ? (size_t)di->bits / 8 : 0;
+}
+
+static int copy_dims(struct ir_tensor *t, const int64_t *dims, size_t n)
+{
+	t->n_dims = n;
+	if (!(t->dims = malloc((n + 1) * sizeof(*dims))))
+		return -1;
+	if (n)
+		memcpy(t->dims, dims, n * sizeof(*dims));
+	return 0;
+}
+
+struct ir_tensor *ir_tensor_new_derived(const char *name, struct ir_tensor *src,
+					int dtype, ir_tensor_cast_fn cast)
+{
+	struct ir_tensor *t;
+
+	if (!src || !cast || !elem_size(dtype) || !elem_size(src->dtype) ||
+	    !(t = calloc(1, sizeof(*t)))) {
+		ir_tensor_free(src);
+		return NULL;
+	}
+	t->present = IR_TENSOR_HAS_DTYPE;
+	t->dtype = dtype;
+	t->storage = IR_STORE_DERIVED;
+	t->src = src;
+	t->cast = cast;
+	if (!(t->name = strdup(name ? name : ir_s(src->name))) ||
+	    copy_dims(t, src->dims, src->n_dims) < 0) {
+		ir_tensor_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static struct ir_kv *kv_copy(const struct ir_kv *kv, size_t n)
+{
+	struct ir_kv *c = calloc(n + 1, sizeof(*c));
+
+	for (size_t i = 0; c && i < n; i++)
+		if ((kv[i].key && !(c[i].key = strdup(kv[i].key))) ||
+		    (kv[i].value && !(c[i].value = strdup(kv[i].value)))) {
+			for (size_t k = 0; k <= i; k++) {
+				free(c[k].key);
+				free(c[k].value);
+			}
+			free(c);
+			return NULL;
+		}
+	return c;
+}
+
+struct ir_tensor *ir_tensor_clone(const struct ir_tensor *t, const char *name)
+{
+	struct ir_tensor *c;
+	int ok;
+
+	if (!t || t->dtype == IR_DTYPE_STRING || !(c = calloc(1, sizeof(*c))))
+		return NULL;
+	c->present = t->present;
+	c->dtype = t->dtype;
+	c->data_location = t->data_location;
+	c->seg_begin = t->seg_begin;
+	c->seg_end = t->seg_end;
+	c->storage = t->storage;
+	ok = (c->name = strdup(name ? name : ir_s(t->name))) &&
+	     copy_dims(c, t->dims, t->n_dims) == 0;
+	switch (t->storage) {
+	case IR_STORE_RAW:
+		c->raw_len = t->raw_len;
+		if (t->raw_owner) {
+			c->raw = t->raw;
+			c->raw_owner = t->raw_owner;
+			t->raw_owner->refs++;
+		} else if (ok && (c->raw = malloc(t->raw_len + 1))) {
+			memcpy(c->raw, t->raw, t->raw_len);
+		} else {
+			ok = 0;
+		}
+		break;
+	case IR_STORE_TYPED: {
+		size_t bytes = t->n_typed * (t->field == IR_FIELD_FLOAT ||
+					     t->field == IR_FIELD_INT32 ? 4 : 8);
+
+		c->field = t->field;
+		c->n_typed = t->n_typed;
+		if (ok && (c->typed = malloc(bytes + 1)))
+			memcpy(c->typed, t->typed, bytes);
+		else
+			ok = 0;
+		break;
+	}
+	case IR_STORE_EXTERNAL:
+		c->ext = t->ext;
+		if (t->ext)
+			t->ext->refs++;
+		c->ext_offset = t->ext_offset;
+		c->ext_length = t->ext_length;
+		c->n_external = t->n_external;
+		if (t->n_external && !(c->external = kv_copy(t->external, t->n_external)))
+			ok = 0;
+		break;
+	case IR_STORE_DERIVED:
+		c->cast = t->cast;
+		if (!(c->src = ir_tensor_clone(t->src, NULL)))
+			ok = 0;
+		break;
+	default:
+		break;
+	}
+	if (!ok) {
+		ir_tensor_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+int ir_derived_materialize(struct ir_tensor *t, struct ir_diag *d)
+{
+	size_t es = elem_size(t->src->dtype), n;
+	const uint8_t *in;
+	uint8_t *out;
+	size_t len;
+	int rc;
+
+	if (t->cache)
+		return 0;
+	if ((rc = ir_tensor_data(t->src, &in, &len, d)) < 0)
+		return rc;
+	n = es ? len / es : 0;
+	if (!(out = malloc(n * elem_size(t->dtype) + 1)))
+		return ir_diag_error(d, IR_ENOMEM, "tensor '%s': out of memory (%zu bytes)",
+				     ir_s(t->name), n * elem_size(t->dtype));
+	if (n && (rc = t->cast(t->src->dtype, in, t->dtype, out, n, d)) < 0) {
+		free(out);
+		return rc;
+	}
+	t->cache = out;
+	return 0;
+}
+
+int ir_tensor_stream(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
+		     struct ir_diag *d)
+{
+	size_t es, os, n, len;
+	const uint8_t *in;
+	uint8_t *buf;
+	int rc;
+
+	if (t->storage != IR_STORE_DERIVED || t->cache) {
+		if ((rc = ir_tensor_data(t, &in, &len, d)) < 0)
+			return rc;
+		rc = len ? sink(in, len, ctx) : 0;
+		ir_tensor_release_data(t);
+		return rc;
+	}
+	es = elem_size(t->src->dtype);
+	os = elem_size(t->dtype);
+	if ((rc = ir_tensor_data(t->src, &in, &len, d)) < 0)
+		return rc;
+	n = len / es;
+	if (!(buf = malloc((n < PIECE_ELEMS ? n : PIECE_ELEMS) * os + 1)))
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	for (size_t i = 0; rc == 0 && i < n; i += PIECE_ELEMS) {
+		size_t k = n - i < PIECE_ELEMS ? n - i : PIECE_ELEMS;
+
+		if ((rc = t->cast(t->src->dtype, in + i * es, t->dtype, buf, k, d)) == 0)
+			rc = sink(buf, k * os, ctx);
+	}
+	free(buf);
+	ir_tensor_release_data(t->src);
+	return rc;
+}
+
+void ir_tensor_release_data(struct ir_tensor *t)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a, b;
+
+	if (t->storage == IR_STORE_DERIVED) {
+		free(t->cache);
+		t->cache = NULL;
+		ir_tensor_release_data(t->src);
+	} else if (t->storage == IR_STORE_EXTERNAL && t->win) {
+		munmap((void *)t->win, t->win_len);
+		t->win = NULL;
+		t->win_len = 0;
+	} else if (t->storage == IR_STORE_RAW && t->raw_owner && page) {
+		/* whole pages inside the payload only: neighbours keep theirs */
+		a = ((uintptr_t)t->raw + page - 1) / page * page;
+		b = ((uintptr_t)t->raw + t->raw_len) / page * page;
+		if (b > a)
+			madvise((void *)a, b - a, MADV_DONTNEED);
+	}
+}
+
+int ir_tensor_is_external(const struct ir_tensor *t)
+{
+	return t->storage == IR_STORE_EXTERNAL ||
+	       (t->storage == IR_STORE_DERIVED && ir_tensor_is_external(t->src));
+}

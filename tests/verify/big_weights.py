@@ -1,0 +1,167 @@
+"""big_weights.py: models whose weights are far larger than the memory a
+test allows, and the checks of what opmig writes from them.
+
+  big_weights.py make DIR N H     DIR/model.onnx: N MatMul layers of [H, H]
+                                  float32 weights in DIR/w.data, a sparse
+                                  file (~0 bytes on disk) holding seeded
+                                  values at 64 places per weight, zeros
+                                  elsewhere; every weight differs
+  big_weights.py usage CMD...     run CMD; print its exit code, page faults
+                                  and peak resident KiB ("rc minflt maxrss")
+  big_weights.py ort IN OUT...    onnxruntime-node loads IN and every OUT
+                                  and computes the same (float16 weights:
+                                  within their rounding)
+  big_weights.py check IN OUT     OUT (written by opmig from IN) passes
+                                  onnx.checker's full check with its
+                                  external data, keeps the interface, and
+                                  every weight holds IN's values (float16
+                                  ones rounded as numpy rounds)
+
+Run with /usr/bin/python3 (onnx 1.12, numpy) by tests/cli/t0310-big-weights.sh.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+PLACES = 64
+
+
+def places(numel, k):
+    """The seeded positions and values of weight k."""
+    rng = np.random.default_rng(1000 + k)
+    pos = np.unique(np.concatenate([[0, numel - 1], rng.integers(0, numel, PLACES - 2)]))
+    return pos, rng.standard_normal(len(pos)).astype(np.float32) * 0.5
+
+
+def make(folder, n, h):
+    os.makedirs(folder, exist_ok=True)
+    inits, nodes, off, x = [], [], 0, "x"
+    numel = h * h
+    for k in range(n):
+        t = TensorProto()
+        t.name, t.data_type = "w%d" % k, TensorProto.FLOAT
+        t.dims.extend([h, h])
+        t.data_location = TensorProto.EXTERNAL
+        for key, val in (("location", "w.data"), ("offset", str(off)),
+                         ("length", str(4 * numel))):
+            e = t.external_data.add()
+            e.key, e.value = key, val
+        inits.append(t)
+        off += 4 * numel
+        nodes.append(helper.make_node("MatMul", [x, t.name], ["y%d" % k]))
+        x = "y%d" % k
+    g = helper.make_graph(nodes, "big", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, h])],
+                          [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, h])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(folder, "model.onnx"))
+    with open(os.path.join(folder, "w.data"), "wb") as f:
+        f.truncate(off)
+        for k in range(n):
+            pos, val = places(numel, k)
+            for p, v in zip(pos, val):
+                f.seek(4 * numel * k + 4 * int(p))
+                f.write(v.tobytes())
+
+
+def read_ext(model_path, t):
+    kv = {e.key: e.value for e in t.external_data}
+    if t.data_location != TensorProto.EXTERNAL or "location" not in kv:
+        return None
+    off, length = int(kv.get("offset", 0)), int(kv["length"])
+    return open(os.path.join(os.path.dirname(model_path), kv["location"]), "rb"), off, length
+
+
+def check(src, out):
+    onnx.checker.check_model(out, full_check=True)
+    a = onnx.load(src, load_external_data=False)
+    b = onnx.load(out, load_external_data=False)
+    names = lambda vis: [(v.name, v.type.tensor_type.elem_type) for v in vis]  # noqa: E731
+    if names(a.graph.input) != names(b.graph.input) or names(a.graph.output) != names(b.graph.output):
+        sys.exit("interface changed: %s -> %s" % (names(a.graph.input), names(b.graph.input)))
+    src_w = {t.name: t for t in a.graph.initializer}
+    seen = 0
+    for t in b.graph.initializer:
+        base = t.name[:-5] if t.name.endswith("_fp16") else t.name
+        if base not in src_w:
+            continue
+        k = int(base[1:])
+        numel = int(np.prod(t.dims))
+        pos, val = places(numel, k)
+        r = read_ext(out, t)
+        if r is None:
+            sys.exit("%s: weight written inline, want external data" % t.name)
+        f, off, length = r
+        if t.data_type == TensorProto.FLOAT16:
+            es, want, dt = 2, val.astype(np.float16), np.float16
+        elif t.data_type == TensorProto.FLOAT:
+            es, want, dt = 4, val, np.float32
+        else:
+            sys.exit("%s: unexpected dtype %d" % (t.name, t.data_type))
+        if length != es * numel:
+            sys.exit("%s: %d bytes, want %d" % (t.name, length, es * numel))
+        with f:
+            got = []
+            for p in pos:
+                f.seek(off + es * int(p))
+                got.append(np.frombuffer(f.read(es), dt)[0])
+            # a place between two seeded ones holds zero
+            mid = int(pos[0] + pos[1]) // 2
+            if mid not in set(pos.tolist()):
+                f.seek(off + es * mid)
+                if np.frombuffer(f.read(es), dt)[0] != 0:
+                    sys.exit("%s: element %d is not zero" % (t.name, mid))
+        got = np.array(got, dt)
+        if not np.array_equal(got, want):
+            bad = int(np.argmax(got != want))
+            sys.exit("%s: element %d is %r, want %r" % (t.name, int(pos[bad]), got[bad], want[bad]))
+        seen += 1
+    if seen != len(src_w):
+        sys.exit("%d of %d weights found in %s" % (seen, len(src_w), out))
+    print("ok: %d weights, interface kept" % seen)
+
+
+def usage(cmd):
+    import resource
+    import subprocess
+    rc = subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(rc, ru.ru_minflt + ru.ru_majflt, ru.ru_maxrss)
+
+
+def ort(src, outs, workdir):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ort"))
+    import ortlib
+    why = ortlib.available()
+    if why:
+        print("skip: %s" % why)
+        return
+    m = onnx.load(src, load_external_data=False)
+    h = m.graph.input[0].type.tensor_type.shape.dim[1].dim_value
+    # the weights are sparse: an input of ones reaches the seeded values
+    feeds = {"x": np.ones((1, h), np.float32)}
+    res = ortlib.run_many([(p, feeds) for p in [src] + outs], workdir)
+    for p, r in zip([src] + outs, res):
+        if isinstance(r, str):
+            sys.exit("onnxruntime refused %s: %s" % (p, r))
+    ref = res[0][0]
+    for p, r in zip(outs, res[1:]):
+        if r[0].shape != ref.shape or not np.allclose(r[0], ref, rtol=2e-3, atol=1e-3 * (1 + np.abs(ref).max())):
+            sys.exit("%s computes other values than %s (max diff %g)" % (p, src, np.abs(r[0] - ref).max()))
+    print("ok: onnxruntime-node %s ran %d models alike" % (ortlib.version(), len(res)))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "make":
+        make(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif len(sys.argv) > 2 and sys.argv[1] == "usage":
+        usage(sys.argv[2:])
+    elif len(sys.argv) > 3 and sys.argv[1] == "ort":
+        ort(sys.argv[2], sys.argv[3:], os.path.join(os.path.dirname(os.path.abspath(sys.argv[3])), "ort"))
+    elif len(sys.argv) == 4 and sys.argv[1] == "check":
+        check(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(__doc__)

@@ -48,6 +48,7 @@ IR_VERSION = 8
 ALIGN = 4096
 CHUNK = 1 << 24          # elements generated at once for dense weights
 MS = "com.microsoft"
+INLINE_MAX = 2 ** 31 - (16 << 20)   # inline weights, with room for the graph
 PRESETS = {
     "tiny": dict(layers=2, hidden=64, heads=4, kv_heads=2, intermediate=128,
                  vocab=256, positions=128),
@@ -61,7 +62,8 @@ NP = {TensorProto.FLOAT: np.float32, TensorProto.UINT8: np.uint8,
 class Weights:
     """The initializers of one model.  add() records a weight and either
     stores it inline (raw_data), writes it to the external-data file at its
-    offset (dense), or only records where it would be (sparse).  fill(rng,
+    offset (dense), or only records where it would be (sparse); "count"
+    only adds up the bytes (the size check before an inline model).  fill(rng,
     start, count) returns `count` elements of the flattened tensor from
     element `start` on; it is called in order, so a seeded rng gives the
     same bytes whatever CHUNK is."""
@@ -70,7 +72,7 @@ class Weights:
         self.mode, self.location = mode, location
         self.inits, self.offset, self.count = [], 0, 0
         self.f = None
-        if mode != "inline":
+        if mode in ("dense", "sparse"):
             if os.path.exists(data_path):
                 os.remove(data_path)   # a stale file would keep its blocks
             self.f = open(data_path, "wb")
@@ -84,7 +86,10 @@ class Weights:
         n = int(np.prod(shape, dtype=np.int64))
         nbytes = n * np.dtype(NP[dtype]).itemsize
         rng = np.random.default_rng([SEED, self.count])
-        if self.mode == "inline":
+        if self.mode == "count":
+            self.offset += nbytes
+        elif self.mode == "inline":
+            self.offset += nbytes
             t.raw_data = np.ascontiguousarray(fill(rng, 0, n), NP[dtype]).tobytes()
         else:
             off = (self.offset + ALIGN - 1) // ALIGN * ALIGN
@@ -437,8 +442,16 @@ def main(argv):
     base = out[:-5] if out.endswith(".onnx") else out
     data_path = base + ".data"
     mode = "sparse" if a.sparse else "dense" if a.external else "inline"
+    build = build_genai if a.form == "genai" else build_decomposed
+    if mode == "inline":   # refuse before generating anything
+        w = Weights("count", None, None)
+        build(cfg, w)
+        if w.offset >= INLINE_MAX:
+            print("make_decoder: %s: %d bytes of weights, past protobuf's 2 GB: use "
+                  "--external or --sparse" % (out, w.offset), file=sys.stderr)
+            return 2
     w = Weights(mode, data_path, os.path.basename(data_path))
-    g = (build_genai if a.form == "genai" else build_decomposed)(cfg, w)
+    g = build(cfg, w)
     w.close()
     ins, outs = io(cfg, a.form == "genai")
     graph = helper.make_graph(g.nodes, "decoder_%s" % a.form, ins, outs, initializer=w.inits)
@@ -449,10 +462,6 @@ def main(argv):
                           opset_imports=opsets)
     m.ir_version = IR_VERSION
     data = m.SerializeToString()
-    if len(data) >= 2 ** 31:
-        print("make_decoder: %s: %d bytes inline, past protobuf's 2 GB: use --external"
-              % (out, len(data)), file=sys.stderr)
-        return 2
     tmp = out + ".tmp"
     with open(tmp, "wb") as f:
         f.write(data)
@@ -460,8 +469,7 @@ def main(argv):
     if a.check:
         onnx.checker.check_model(out, full_check=a.form == "decomposed")
     print("make_decoder: %s: %s, %d nodes, %d weights, %d bytes of weights%s (%.2fs)"
-          % (out, a.form, len(g.nodes), w.count,
-             w.offset if mode != "inline" else sum(len(t.raw_data) for t in w.inits),
+          % (out, a.form, len(g.nodes), w.count, w.offset,
              " in %s (%s)" % (data_path, mode) if mode != "inline" else "",
              time.time() - t0), file=sys.stderr)
     return 0

@@ -3,7 +3,8 @@
 one of the two forms LLM exports take (issue 25): `decomposed` (standard
 opset 17, as torch.onnx exports a Llama) or `genai` (the onnxruntime-genai
 model builder's form: com.microsoft GroupQueryAttention, MatMulNBits,
-SkipSimplifiedLayerNormalization).  Seeded and deterministic.
+SkipSimplifiedLayerNormalization; with --rotary-op, com.microsoft
+RotaryEmbedding before GroupQueryAttention).  Seeded and deterministic.
 
     make_decoder.py --preset tiny --form decomposed -o tiny.onnx
     make_decoder.py --preset 7b --form decomposed --sparse --external -o llm.onnx
@@ -26,8 +27,8 @@ dense weights are written in row chunks.
 
 Inputs (both forms): input_ids int64 [batch_size, sequence_length],
 attention_mask int64 [batch_size, total_sequence_length], position_ids
-int64 [batch_size, sequence_length] (decomposed only: the builder drops it
-when GroupQueryAttention does the rotary), past_key_values.{i}.key/.value
+int64 [batch_size, sequence_length] (not in genai without --rotary-op: the
+builder drops it when GroupQueryAttention does the rotary), past_key_values.{i}.key/.value
 float [batch_size, kv_heads, past_sequence_length, head_dim]; outputs
 logits float [batch_size, sequence_length, vocab] and present.{i}.key/.value
 [batch_size, kv_heads, total_sequence_length, head_dim].
@@ -157,13 +158,13 @@ class Graph:
         return self.consts[key]
 
 
-def io(cfg, genai):
+def io(cfg, position_ids):
     kv, hd = cfg["kv_heads"], cfg["hidden"] // cfg["heads"]
     f, i64 = TensorProto.FLOAT, TensorProto.INT64
     ins = [helper.make_tensor_value_info("input_ids", i64, ["batch_size", "sequence_length"]),
            helper.make_tensor_value_info("attention_mask", i64,
                                          ["batch_size", "total_sequence_length"])]
-    if not genai:
+    if position_ids:
         ins.append(helper.make_tensor_value_info("position_ids", i64,
                                                  ["batch_size", "sequence_length"]))
     outs = [helper.make_tensor_value_info("logits", f, ["batch_size", "sequence_length",
@@ -369,16 +370,28 @@ def build_genai(cfg, w):
                                   name=p + "/input_layernorm/SkipLayerNorm", domain=MS,
                                   epsilon=eps)
         pa = p + "/attn"
-        qkv = nbits(g, w, h, pre + "attn.qkv_proj", H, (A + 2 * KV) * hd, zp,
-                    pname=pa + "/qkv_proj/MatMul_Q4")
+        if cfg["rotary_op"]:   # the builder's form where GQA cannot do the rotary
+            q = nbits(g, w, h, pre + "attn.q_proj", H, A * hd, zp, pname=pa + "/q_proj/MatMul_Q4")
+            k = nbits(g, w, h, pre + "attn.k_proj", H, KV * hd, zp, pname=pa + "/k_proj/MatMul_Q4")
+            v = nbits(g, w, h, pre + "attn.v_proj", H, KV * hd, zp, pname=pa + "/v_proj/MatMul_Q4")
+            q = g.node("RotaryEmbedding", [q, "position_ids", cos_c, sin_c],
+                       name=pa + "/q_rotary/RotaryEmbedding", domain=MS, interleaved=0)
+            k = g.node("RotaryEmbedding", [k, "position_ids", cos_c, sin_c],
+                       name=pa + "/k_rotary/RotaryEmbedding", domain=MS, interleaved=0)
+            qkv, rot = [q, k, v], dict(do_rotary=0)
+            caches = []
+        else:
+            qkv = [nbits(g, w, h, pre + "attn.qkv_proj", H, (A + 2 * KV) * hd, zp,
+                         pname=pa + "/qkv_proj/MatMul_Q4"), "", ""]
+            rot, caches = dict(do_rotary=1, rotary_interleaved=0), [cos_c, sin_c]
         o, _, _ = g.node("GroupQueryAttention",
-                         [qkv, "", "", "past_key_values.%d.key" % i,
-                          "past_key_values.%d.value" % i, seqlens, total, cos_c, sin_c],
+                         qkv + ["past_key_values.%d.key" % i, "past_key_values.%d.value" % i,
+                                seqlens, total] + caches,
                          [pa + "/GroupQueryAttention/output_0", "present.%d.key" % i,
                           "present.%d.value" % i],
                          name=pa + "/GroupQueryAttention", domain=MS, num_heads=A,
                          kv_num_heads=KV, scale=float(1 / np.sqrt(hd)), local_window_size=-1,
-                         softcap=0.0, do_rotary=1, rotary_interleaved=0)
+                         softcap=0.0, **rot)
         o = nbits(g, w, o, pre + "attn.o_proj", A * hd, H, zp, pname=pa + "/o_proj/MatMul_Q4")
         ln2 = w.add(pre + "post_attention_layernorm.weight", TensorProto.FLOAT, [H], around_one)
         h, _, _, res = g.node("SkipSimplifiedLayerNormalization", [o, res, ln2],
@@ -412,6 +425,9 @@ def parse(argv):
     ap.add_argument("--theta", type=float, default=10000.0, help="rotary base")
     ap.add_argument("--symmetric", action="store_true",
                     help="genai: MatMulNBits without zero points")
+    ap.add_argument("--rotary-op", action="store_true",
+                    help="genai: separate Q/K/V MatMulNBits and com.microsoft RotaryEmbedding "
+                    "(with a position_ids input) instead of GroupQueryAttention's do_rotary")
     ap.add_argument("--external", action="store_true", help="weights in OUT.data")
     ap.add_argument("--sparse", action="store_true",
                     help="all-zero weights in a sparse OUT.data (implies --external)")
@@ -429,6 +445,7 @@ def parse(argv):
         ap.error("give --preset or --%s" % " --".join(m.replace("_", "-") for m in missing))
     cfg.setdefault("positions", 2048)
     cfg["theta"], cfg["zero_points"] = a.theta, not a.symmetric
+    cfg["rotary_op"] = a.rotary_op and a.form == "genai"
     if cfg["hidden"] % cfg["heads"] or cfg["heads"] % cfg["kv_heads"] or \
             (cfg["hidden"] // cfg["heads"]) % 2:
         ap.error("hidden must split into heads of even size, heads into kv heads")
@@ -453,7 +470,7 @@ def main(argv):
     w = Weights(mode, data_path, os.path.basename(data_path))
     g = build(cfg, w)
     w.close()
-    ins, outs = io(cfg, a.form == "genai")
+    ins, outs = io(cfg, a.form == "decomposed" or cfg["rotary_op"])
     graph = helper.make_graph(g.nodes, "decoder_%s" % a.form, ins, outs, initializer=w.inits)
     opsets = [helper.make_opsetid("", 17)]
     if a.form == "genai":

@@ -11,7 +11,7 @@
 # shellcheck source=tests/cli/lib.sh
 . "$TOP/tests/cli/lib.sh"
 $PY -c 'import onnx, numpy' 2>/dev/null || { echo "notice: python-onnx absent, skipped"; exit 0; }
-RUN_LIMIT=60 run 0 $PY "$TOP/testdata/gen/make_decoder.py" --preset 7b --form decomposed \
+RUN_LIMIT=60 run 0 "$PY" "$TOP/testdata/gen/make_decoder.py" --preset 7b --form decomposed \
 	--sparse --external --check -o "$T/llm.onnx"
 size=$(stat -c %s "$T/llm.data") blocks=$(stat -c %b "$T/llm.data")
 [ "$size" -gt 26000000000 ] || fail "7b weights file is $size bytes, want ~27 GB"
@@ -19,7 +19,7 @@ size=$(stat -c %s "$T/llm.data") blocks=$(stat -c %b "$T/llm.data")
 run 0 "$OPMIG" inspect "$T/llm.onnx"
 grep -q "past_key_values.31.value" "$T/out" || fail "opmig inspect does not list the 7b inputs"
 rm -f "$T/llm.data"
-timeout 300 $PY "$TOP/tests/ort/decoder_gen_ort.py" "$OPMIG" "$T/work" >"$T/dec.out" 2>&1
+timeout 300 "$PY" "$TOP/tests/ort/decoder_gen_ort.py" "$OPMIG" "$T/work" >"$T/dec.out" 2>&1
 rc=$?
 cat "$T/dec.out"
 [ "$rc" -eq 77 ] && exit 0

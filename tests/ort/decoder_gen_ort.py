@@ -8,8 +8,9 @@ graph computes), and the decode step's present.* must equal the 9-token
 run's.  The decomposed form also passes onnx.checker full_check, masks
 left padding (a batch row with two padded positions gives the logits of
 the unpadded row) and runs in `opmig run` with onnxruntime's results.
-The genai form (GroupQueryAttention, MatMulNBits) runs in onnxruntime
-only.  Prints one line per check; exits 1 on a failure, 77 when
+The genai forms (GroupQueryAttention with its rotary or after
+com.microsoft RotaryEmbedding, MatMulNBits, SkipSimplifiedLayerNormalization)
+run in onnxruntime only.  Prints one line per check; exits 1 on a failure, 77 when
 onnxruntime-node is absent."""
 import os
 import subprocess
@@ -80,10 +81,11 @@ def main():
         return 77
     os.makedirs(work, exist_ok=True)
     models = {}
-    for form in ("decomposed", "genai"):
+    for form, args in (("decomposed", []), ("genai", ["--form", "genai"]),
+                       ("genai-rotary-op", ["--form", "genai", "--rotary-op"])):
         models[form] = os.path.join(work, form + ".onnx")
-        subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--form", form,
-                        "-o", models[form]], check=True)
+        subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "-o", models[form]] + args,
+                       check=True)
     try:
         onnx.checker.check_model(models["decomposed"], full_check=True)
         check(True, "decomposed: onnx.checker full_check")
@@ -102,7 +104,7 @@ def main():
     # round 1: the prompts; round 2: the decode step on round 1's present
     jobs, names = [], []
     for form, m in models.items():
-        g = form == "genai"
+        g = form == "genai"   # no position_ids: GroupQueryAttention does the rotary
         jobs.append((m, feeds(tok[:, :8], ones[:, :8], pos9[:, :8], empty_past(1), g)))
         jobs.append((m, feeds(tok, ones, pos9, empty_past(1), g)))
         names += [(form, "p8"), (form, "p9")]

@@ -10,7 +10,9 @@ left padding (a batch row with two padded positions gives the logits of
 the unpadded row) and runs in `opmig run` with onnxruntime's results.
 The genai forms (GroupQueryAttention with its rotary or after
 com.microsoft RotaryEmbedding, MatMulNBits, SkipSimplifiedLayerNormalization)
-run in onnxruntime only.  Prints one line per check; exits 1 on a failure, 77 when
+run in onnxruntime only; the genai model also equals, within 1e-4, the
+decomposed model given its weights (MatMulNBits dequantized here in
+float64), which checks both forms' semantics against each other.  Prints one line per check; exits 1 on a failure, 77 when
 onnxruntime-node is absent."""
 import os
 import subprocess
@@ -18,6 +20,7 @@ import sys
 
 import numpy as np
 import onnx
+from onnx import helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
@@ -73,6 +76,67 @@ def run_opmig(opmig, model, f, d):
     return [np.load(os.path.join(d, "output_%d.npy" % k)) for k in range(1 + 2 * LAYERS)]
 
 
+def dequant(b, scales, zp, k, n):
+    """MatMulNBits' weight as a float64 [k, n] matrix (ContribOperators:
+    B [n, blocks, 16] uint8, element k of column n in the low nibble of
+    byte k/2 of its block when k is even; zero points packed two a byte,
+    8 when absent)."""
+    blocks = b.shape[1]
+    q = np.empty((n, blocks, 32), np.int64)
+    q[:, :, 0::2], q[:, :, 1::2] = b & 15, b >> 4
+    if zp is None:
+        z = np.full((n, blocks), 8, np.int64)
+    else:
+        zb = zp.reshape(n, -1).astype(np.int64)
+        z = np.stack([zb & 15, zb >> 4], axis=2).reshape(n, -1)[:, :blocks]
+    w = (q - z[:, :, None]) * scales.reshape(n, blocks, 1).astype(np.float64)
+    return w.reshape(n, blocks * 32)[:, :k].T
+
+
+def decomposed_like(genai, decomposed, out):
+    """The decomposed model with the genai model's weights: MatMulNBits
+    dequantized in float64 (the packed QKV split into q, k and v), the
+    half-width rotary caches doubled.  Written to out."""
+    gm = onnx.load(genai)
+    g = {t.name: numpy_helper.to_array(t) for t in gm.graph.initializer}
+    m = onnx.load(decomposed)
+    hd = HD
+    w = {}
+    for node in gm.graph.node:
+        if node.op_type == "MatMulNBits":
+            base = node.input[1][:-len(".MatMul.weight_Q4")]
+            at = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+            w[base] = dequant(g[node.input[1]], g[node.input[2]],
+                              g[node.input[3]] if len(node.input) > 3 else None, at["K"], at["N"])
+    for t in m.graph.initializer:
+        name = t.name
+        if name.startswith("const_"):   # the graph's own small constants
+            continue
+        if name in g:
+            a = g[name]
+        elif name.endswith("rotary_emb.cos_cached") or name.endswith("rotary_emb.sin_cached"):
+            c = g["cos_cache" if "cos" in name else "sin_cache"]
+            a = np.concatenate([c, c], axis=1)
+        elif name.endswith("_proj.weight") and name[:-len(".weight")] in w:
+            a = w[name[:-len(".weight")]]
+        elif name == "lm_head.weight":
+            a = w["lm_head"]
+        elif "self_attn." in name:
+            qkv = w[name.split("self_attn.")[0] + "attn.qkv_proj"]
+            nq = qkv.shape[1] - 2 * KV * hd
+            col = {"q_proj": (0, nq), "k_proj": (nq, nq + KV * hd),
+                   "v_proj": (nq + KV * hd, nq + 2 * KV * hd),
+                   "o_proj": None}[name.split("self_attn.")[1].split(".")[0]]
+            if col is None:
+                a = w[name.split("self_attn.")[0] + "attn.o_proj"]
+            else:
+                a = qkv[:, col[0]:col[1]]
+        else:
+            raise KeyError("no genai weight for %s" % name)
+        t.CopyFrom(numpy_helper.from_array(np.ascontiguousarray(a, np.float32), name))
+    onnx.save(m, out)
+
+
 def main():
     opmig, work = sys.argv[1], sys.argv[2]
     why = ortlib.available()
@@ -112,6 +176,10 @@ def main():
     jobs.append((models["decomposed"], feeds(tok[:, 2:8], ones[:, :6], pos9[:, :6],
                                              empty_past(1), False)))
     names += [("decomposed", "pad"), ("decomposed", "p6")]
+    like = os.path.join(work, "decomposed-like-genai.onnx")
+    decomposed_like(models["genai"], models["decomposed"], like)
+    jobs.append((like, feeds(tok, ones, pos9, empty_past(1), False)))
+    names.append(("like", "p9"))
     res = dict(zip(names, ortlib.run_many(jobs, os.path.join(work, "ort1"), timeout=300)))
     for k, v in res.items():
         if isinstance(v, str):
@@ -146,6 +214,9 @@ def main():
               % (form, e))
         check(p9[1].shape == (1, KV, 9, HD) and d1[1].shape == (1, KV, 9, HD),
               "%s: present shapes %s, %s" % (form, list(p9[1].shape), list(d1[1].shape)))
+    e = max(diff(a, b) for a, b in zip(res[("like", "p9")], res[("genai", "p9")]))
+    check(e <= TOL, "genai = the decomposed form with its weights dequantized in float64, "
+          "logits and present.* (max diff %.2g)" % e)
     pad, p6 = res[("decomposed", "pad")], res[("decomposed", "p6")]
     e = diff(pad[0][0, 2:], p6[0][0])
     check(e <= TOL, "decomposed: left-padded row's logits = the unpadded row's (max diff %.2g)"

@@ -117,20 +117,14 @@ def decomposed_like(genai, decomposed, out):
         elif name.endswith("rotary_emb.cos_cached") or name.endswith("rotary_emb.sin_cached"):
             c = g["cos_cache" if "cos" in name else "sin_cache"]
             a = np.concatenate([c, c], axis=1)
-        elif name.endswith("_proj.weight") and name[:-len(".weight")] in w:
-            a = w[name[:-len(".weight")]]
-        elif name == "lm_head.weight":
-            a = w["lm_head"]
-        elif "self_attn." in name:
+        elif name[:-len(".weight")].replace("self_attn.", "attn.") in w:
+            a = w[name[:-len(".weight")].replace("self_attn.", "attn.")]
+        elif "self_attn." in name:   # q, k or v of the packed QKV
             qkv = w[name.split("self_attn.")[0] + "attn.qkv_proj"]
             nq = qkv.shape[1] - 2 * KV * hd
-            col = {"q_proj": (0, nq), "k_proj": (nq, nq + KV * hd),
-                   "v_proj": (nq + KV * hd, nq + 2 * KV * hd),
-                   "o_proj": None}[name.split("self_attn.")[1].split(".")[0]]
-            if col is None:
-                a = w[name.split("self_attn.")[0] + "attn.o_proj"]
-            else:
-                a = qkv[:, col[0]:col[1]]
+            c0, c1 = {"q_proj": (0, nq), "k_proj": (nq, nq + KV * hd),
+                      "v_proj": (nq + KV * hd, nq + 2 * KV * hd)}[name.split(".")[-2]]
+            a = qkv[:, c0:c1]
         else:
             raise KeyError("no genai weight for %s" % name)
         t.CopyFrom(numpy_helper.from_array(np.ascontiguousarray(a, np.float32), name))
@@ -146,7 +140,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     models = {}
     for form, args in (("decomposed", []), ("genai", ["--form", "genai"]),
-                       ("genai-rotary-op", ["--form", "genai", "--rotary-op"])):
+                       ("genai-rotary-op", ["--form", "genai", "--rotary-op", "--symmetric"])):
         models[form] = os.path.join(work, form + ".onnx")
         subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "-o", models[form]] + args,
                        check=True)
@@ -176,10 +170,11 @@ def main():
     jobs.append((models["decomposed"], feeds(tok[:, 2:8], ones[:, :6], pos9[:, :6],
                                              empty_past(1), False)))
     names += [("decomposed", "pad"), ("decomposed", "p6")]
-    like = os.path.join(work, "decomposed-like-genai.onnx")
-    decomposed_like(models["genai"], models["decomposed"], like)
-    jobs.append((like, feeds(tok, ones, pos9, empty_past(1), False)))
-    names.append(("like", "p9"))
+    for form in ("genai", "genai-rotary-op"):
+        like = os.path.join(work, "decomposed-like-%s.onnx" % form)
+        decomposed_like(models[form], models["decomposed"], like)
+        jobs.append((like, feeds(tok, ones, pos9, empty_past(1), False)))
+        names.append(("like " + form, "p9"))
     res = dict(zip(names, ortlib.run_many(jobs, os.path.join(work, "ort1"), timeout=300)))
     for k, v in res.items():
         if isinstance(v, str):
@@ -214,9 +209,10 @@ def main():
               % (form, e))
         check(p9[1].shape == (1, KV, 9, HD) and d1[1].shape == (1, KV, 9, HD),
               "%s: present shapes %s, %s" % (form, list(p9[1].shape), list(d1[1].shape)))
-    e = max(diff(a, b) for a, b in zip(res[("like", "p9")], res[("genai", "p9")]))
-    check(e <= TOL, "genai = the decomposed form with its weights dequantized in float64, "
-          "logits and present.* (max diff %.2g)" % e)
+    for form in ("genai", "genai-rotary-op"):
+        e = max(diff(a, b) for a, b in zip(res[("like " + form, "p9")], res[(form, "p9")]))
+        check(e <= TOL, "%s = the decomposed form with its weights dequantized in float64, "
+              "logits and present.* (max diff %.2g)" % (form, e))
     pad, p6 = res[("decomposed", "pad")], res[("decomposed", "p6")]
     e = diff(pad[0][0, 2:], p6[0][0])
     check(e <= TOL, "decomposed: left-padded row's logits = the unpadded row's (max diff %.2g)"

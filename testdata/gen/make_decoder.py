@@ -1,0 +1,496 @@
+#!/usr/bin/python3
+"""make_decoder.py: write a Llama/Qwen-shaped decoder with a KV cache, in
+one of the two forms LLM exports take (issue 25): `decomposed` (standard
+opset 17, as torch.onnx exports a Llama) or `genai` (the onnxruntime-genai
+model builder's form: com.microsoft GroupQueryAttention, MatMulNBits,
+SkipSimplifiedLayerNormalization; with --rotary-op, com.microsoft
+RotaryEmbedding before GroupQueryAttention).  Seeded and deterministic.
+
+    make_decoder.py --preset tiny --form decomposed -o tiny.onnx
+    make_decoder.py --preset 7b --form decomposed --sparse --external -o llm.onnx
+    make_decoder.py --form genai --layers 2 --hidden 64 --heads 4 --kv-heads 2 \\
+        --intermediate 128 --vocab 256 -o g.onnx
+
+Presets: tiny (2 layers, hidden 64, 4 heads, 2 kv heads, intermediate 128,
+vocab 256, 128 positions) and 7b (32 layers, hidden 4096, 32 heads, 32 kv
+heads, intermediate 11008, vocab 32000, 4096 positions); options given
+after --preset override it (--kv-heads 8 gives a GQA 7B).
+
+Weights are seeded random, scaled so that activations stay near unit size
+(projections normal / sqrt(fan_in), norm weights 1 + 0.1 normal).
+--external writes every weight to OUT.data (OUT minus .onnx, plus .data),
+4096-aligned; --sparse (implies --external) writes no weight at all: the
+initializers carry only their external_data entries and OUT.data is a
+sparse file of the right size (all zeros), so a 7B model takes seconds,
+little memory and ~0 bytes of disk.  No weight array is ever held whole:
+dense weights are written in row chunks.
+
+Inputs (both forms): input_ids int64 [batch_size, sequence_length],
+attention_mask int64 [batch_size, total_sequence_length], position_ids
+int64 [batch_size, sequence_length] (not in genai without --rotary-op: the
+builder drops it when GroupQueryAttention does the rotary), past_key_values.{i}.key/.value
+float [batch_size, kv_heads, past_sequence_length, head_dim]; outputs
+logits float [batch_size, sequence_length, vocab] and present.{i}.key/.value
+[batch_size, kv_heads, total_sequence_length, head_dim].
+
+Needs onnx (1.12) and numpy: run it with /usr/bin/python3.
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+SEED = 20261205
+IR_VERSION = 8
+ALIGN = 4096
+CHUNK = 1 << 24          # elements generated at once for dense weights
+MS = "com.microsoft"
+INLINE_MAX = 2 ** 31 - (16 << 20)   # inline weights, with room for the graph
+PRESETS = {
+    "tiny": dict(layers=2, hidden=64, heads=4, kv_heads=2, intermediate=128,
+                 vocab=256, positions=128),
+    "7b": dict(layers=32, hidden=4096, heads=32, kv_heads=32,
+               intermediate=11008, vocab=32000, positions=4096),
+}
+NP = {TensorProto.FLOAT: np.float32, TensorProto.UINT8: np.uint8,
+      TensorProto.INT64: np.int64}
+
+
+class Weights:
+    """The initializers of one model.  add() records a weight and either
+    stores it inline (raw_data), writes it to the external-data file at its
+    offset (dense), or only records where it would be (sparse); "count"
+    only adds up the bytes (the size check before an inline model).  fill(rng,
+    start, count) returns `count` elements of the flattened tensor from
+    element `start` on; it is called in order, so a seeded rng gives the
+    same bytes whatever CHUNK is."""
+
+    def __init__(self, mode, data_path, location):
+        self.mode, self.location = mode, location
+        self.inits, self.offset, self.count = [], 0, 0
+        self.f = None
+        if mode in ("dense", "sparse"):
+            if os.path.exists(data_path):
+                os.remove(data_path)   # a stale file would keep its blocks
+            self.f = open(data_path, "wb")
+        self.data_path = data_path
+
+    def add(self, name, dtype, shape, fill):
+        self.count += 1
+        t = TensorProto()
+        t.name, t.data_type = name, dtype
+        t.dims.extend(shape)
+        n = int(np.prod(shape, dtype=np.int64))
+        nbytes = n * np.dtype(NP[dtype]).itemsize
+        rng = np.random.default_rng([SEED, self.count])
+        if self.mode == "count":
+            self.offset += nbytes
+        elif self.mode == "inline":
+            self.offset += nbytes
+            t.raw_data = np.ascontiguousarray(fill(rng, 0, n), NP[dtype]).tobytes()
+        else:
+            off = (self.offset + ALIGN - 1) // ALIGN * ALIGN
+            if self.mode == "dense":
+                self.f.seek(off)
+                for s in range(0, n, CHUNK):
+                    a = fill(rng, s, min(CHUNK, n - s))
+                    self.f.write(np.ascontiguousarray(a, NP[dtype]).tobytes())
+            t.data_location = TensorProto.EXTERNAL
+            for k, v in (("location", self.location), ("offset", str(off)),
+                         ("length", str(nbytes))):
+                e = t.external_data.add()
+                e.key, e.value = k, v
+            self.offset = off + nbytes
+        self.inits.append(t)
+        return name
+
+    def close(self):
+        if self.f:
+            self.f.truncate(self.offset)   # sparse: the holes stay holes
+            self.f.close()
+
+
+def normal(scale):
+    return lambda rng, s, n: rng.standard_normal(n, dtype=np.float32) * np.float32(scale)
+
+
+def around_one(rng, s, n):
+    return np.float32(1) + np.float32(0.1) * rng.standard_normal(n, dtype=np.float32)
+
+
+def rope_cache(positions, dim, theta, fn, half):
+    """cos or sin of position * inv_freq, [positions, dim] (HF's cat of the
+    two halves) or [positions, dim/2] (GroupQueryAttention's cache)."""
+    def fill(rng, s, n):
+        inv = 1.0 / (theta ** (np.arange(0, dim, 2, dtype=np.float64) / dim))
+        f = np.outer(np.arange(positions, dtype=np.float64), inv)
+        if not half:
+            f = np.concatenate([f, f], axis=1)
+        return fn(f).astype(np.float32).reshape(-1)[s:s + n]
+    return fill
+
+
+class Graph:
+    def __init__(self, w):
+        self.w, self.nodes, self.consts = w, [], {}
+
+    def node(self, op, ins, outs=None, name=None, domain=None, **attrs):
+        name = name or "/%s_%d" % (op, len(self.nodes))
+        if outs is None:
+            outs = [name + "/output_0"]
+        self.nodes.append(helper.make_node(op, ins, outs, name=name, domain=domain, **attrs))
+        return outs[0] if len(outs) == 1 else outs
+
+    def const(self, values, dtype=np.int64, scalar=False):
+        """A small inline initializer, shared by value."""
+        a = np.array(values, dtype=dtype)
+        if scalar:
+            a = a.reshape(())
+        key = (a.dtype.str, a.shape, a.tobytes())
+        if key not in self.consts:
+            name = "const_%d" % len(self.consts)
+            self.consts[key] = name
+            self.w.inits.append(numpy_helper.from_array(a, name))
+        return self.consts[key]
+
+
+def io(cfg, position_ids):
+    kv, hd = cfg["kv_heads"], cfg["hidden"] // cfg["heads"]
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    ins = [helper.make_tensor_value_info("input_ids", i64, ["batch_size", "sequence_length"]),
+           helper.make_tensor_value_info("attention_mask", i64,
+                                         ["batch_size", "total_sequence_length"])]
+    if position_ids:
+        ins.append(helper.make_tensor_value_info("position_ids", i64,
+                                                 ["batch_size", "sequence_length"]))
+    outs = [helper.make_tensor_value_info("logits", f, ["batch_size", "sequence_length",
+                                                        cfg["vocab"]])]
+    for i in range(cfg["layers"]):
+        for kind in ("key", "value"):
+            ins.append(helper.make_tensor_value_info(
+                "past_key_values.%d.%s" % (i, kind), f,
+                ["batch_size", kv, "past_sequence_length", hd]))
+            outs.append(helper.make_tensor_value_info(
+                "present.%d.%s" % (i, kind), f,
+                ["batch_size", kv, "total_sequence_length", hd]))
+    return ins, outs
+
+
+def rms_norm(g, x, weight, eps, p):
+    sq = g.node("Pow", [x, g.const(2.0, np.float32, True)], name=p + "/Pow")
+    mean = g.node("ReduceMean", [sq], name=p + "/ReduceMean", axes=[-1], keepdims=1)
+    var = g.node("Add", [mean, g.const(eps, np.float32, True)], name=p + "/Add")
+    std = g.node("Sqrt", [var], name=p + "/Sqrt")
+    inv = g.node("Div", [g.const(1.0, np.float32, True), std], name=p + "/Div")
+    y = g.node("Mul", [x, inv], name=p + "/Mul")
+    return g.node("Mul", [weight, y], name=p + "/Mul_1")
+
+
+def rotary(g, x, cos, sin, hd, p):
+    """x * cos + rotate_half(x) * sin, x [B, heads, S, hd]."""
+    h = g.const([hd // 2])
+    x1 = g.node("Slice", [x, g.const([0]), h, g.const([-1])], name=p + "/Slice")
+    x2 = g.node("Slice", [x, h, g.const([np.iinfo(np.int64).max]), g.const([-1])],
+                name=p + "/Slice_1")
+    rot = g.node("Concat", [g.node("Neg", [x2], name=p + "/Neg"), x1],
+                 name=p + "/Concat", axis=-1)
+    a = g.node("Mul", [x, cos], name=p + "/Mul")
+    b = g.node("Mul", [rot, sin], name=p + "/Mul_1")
+    return g.node("Add", [a, b], name=p + "/Add")
+
+
+def build_decomposed(cfg, w):
+    g = Graph(w)
+    L, H, A, KV = cfg["layers"], cfg["hidden"], cfg["heads"], cfg["kv_heads"]
+    hd, I, V, eps = H // A, cfg["intermediate"], cfg["vocab"], 1e-6
+    emb = w.add("model.embed_tokens.weight", TensorProto.FLOAT, [V, H], normal(1.0))
+    cos_c = w.add("model.rotary_emb.cos_cached", TensorProto.FLOAT, [cfg["positions"], hd],
+                  rope_cache(cfg["positions"], hd, cfg["theta"], np.cos, False))
+    sin_c = w.add("model.rotary_emb.sin_cached", TensorProto.FLOAT, [cfg["positions"], hd],
+                  rope_cache(cfg["positions"], hd, cfg["theta"], np.sin, False))
+    x = g.node("Gather", [emb, "input_ids"], name="/model/embed_tokens/Gather")
+
+    # Causal + padding mask [B, 1, S, T]: key position <= query position
+    # (queries sit at past .. total-1) and attention_mask[b, key] != 0.
+    p = "/model/mask"
+    one = g.const(1, scalar=True)
+    seq = g.node("Gather", [g.node("Shape", ["input_ids"], name=p + "/Shape"), one],
+                 name=p + "/Gather", axis=0)
+    total = g.node("Gather", [g.node("Shape", ["attention_mask"], name=p + "/Shape_1"), one],
+                   name=p + "/Gather_1", axis=0)
+    past = g.node("Sub", [total, seq], name=p + "/Sub")
+    qpos = g.node("Range", [past, total, one], name=p + "/Range")
+    kpos = g.node("Range", [g.const(0, scalar=True), total, one], name=p + "/Range_1")
+    qcol = g.node("Unsqueeze", [qpos, g.const([1])], name=p + "/Unsqueeze")
+    causal = g.node("LessOrEqual", [kpos, qcol], name=p + "/LessOrEqual")
+    pad = g.node("Cast", ["attention_mask"], name=p + "/Cast", to=TensorProto.BOOL)
+    pad4 = g.node("Unsqueeze", [pad, g.const([1, 2])], name=p + "/Unsqueeze_1")
+    allowed = g.node("And", [causal, pad4], name=p + "/And")
+    bias = g.node("Where", [allowed, g.const(0.0, np.float32, True),
+                            g.const(np.finfo(np.float32).min, np.float32, True)],
+                  name=p + "/Where")
+
+    p = "/model/rotary_emb"
+    cos = g.node("Unsqueeze", [g.node("Gather", [cos_c, "position_ids"], name=p + "/Gather"),
+                               g.const([1])], name=p + "/Unsqueeze")
+    sin = g.node("Unsqueeze", [g.node("Gather", [sin_c, "position_ids"], name=p + "/Gather_1"),
+                               g.const([1])], name=p + "/Unsqueeze_1")
+
+    heads_shape = g.const([0, 0, A, hd])
+    kv_shape = g.const([0, 0, KV, hd])
+    perm = [0, 2, 1, 3]
+    for i in range(L):
+        pre, p = "model.layers.%d." % i, "/model/layers.%d" % i
+        ln1 = w.add(pre + "input_layernorm.weight", TensorProto.FLOAT, [H], around_one)
+        h = rms_norm(g, x, ln1, eps, p + "/input_layernorm")
+        proj = {}
+        for nm, n_out in (("q", A * hd), ("k", KV * hd), ("v", KV * hd), ("o", H)):
+            proj[nm] = w.add(pre + "self_attn.%s_proj.weight" % nm, TensorProto.FLOAT,
+                             [A * hd if nm == "o" else H, n_out],
+                             normal(1.0 / np.sqrt(A * hd if nm == "o" else H)))
+        pa = p + "/self_attn"
+        q = g.node("MatMul", [h, proj["q"]], name=pa + "/q_proj/MatMul")
+        k = g.node("MatMul", [h, proj["k"]], name=pa + "/k_proj/MatMul")
+        v = g.node("MatMul", [h, proj["v"]], name=pa + "/v_proj/MatMul")
+        q = g.node("Transpose", [g.node("Reshape", [q, heads_shape], name=pa + "/Reshape")],
+                   name=pa + "/Transpose", perm=perm)
+        k = g.node("Transpose", [g.node("Reshape", [k, kv_shape], name=pa + "/Reshape_1")],
+                   name=pa + "/Transpose_1", perm=perm)
+        v = g.node("Transpose", [g.node("Reshape", [v, kv_shape], name=pa + "/Reshape_2")],
+                   name=pa + "/Transpose_2", perm=perm)
+        q = rotary(g, q, cos, sin, hd, pa + "/rotary_q")
+        k = rotary(g, k, cos, sin, hd, pa + "/rotary_k")
+        k = g.node("Concat", ["past_key_values.%d.key" % i, k], ["present.%d.key" % i],
+                   name=pa + "/Concat_k", axis=2)
+        v = g.node("Concat", ["past_key_values.%d.value" % i, v], ["present.%d.value" % i],
+                   name=pa + "/Concat_v", axis=2)
+        if A != KV:   # repeat_kv: [B, KV, T, hd] -> [B, KV, rep, T, hd] -> [B, A, T, hd]
+            rep = g.const([1, 1, A // KV, 1, 1])
+            ax, rs = g.const([2]), g.const([0, A, -1, hd])
+            k = g.node("Reshape", [g.node("Expand", [g.node("Unsqueeze", [k, ax],
+                                                            name=pa + "/repeat_k/Unsqueeze"),
+                                                     rep], name=pa + "/repeat_k/Expand"), rs],
+                       name=pa + "/repeat_k/Reshape")
+            v = g.node("Reshape", [g.node("Expand", [g.node("Unsqueeze", [v, ax],
+                                                            name=pa + "/repeat_v/Unsqueeze"),
+                                                     rep], name=pa + "/repeat_v/Expand"), rs],
+                       name=pa + "/repeat_v/Reshape")
+        kt = g.node("Transpose", [k], name=pa + "/Transpose_3", perm=[0, 1, 3, 2])
+        s = g.node("MatMul", [q, kt], name=pa + "/MatMul")
+        s = g.node("Div", [s, g.const(np.sqrt(hd), np.float32, True)], name=pa + "/Div")
+        s = g.node("Add", [s, bias], name=pa + "/Add")
+        s = g.node("Softmax", [s], name=pa + "/Softmax", axis=-1)
+        o = g.node("MatMul", [s, v], name=pa + "/MatMul_1")
+        o = g.node("Transpose", [o], name=pa + "/Transpose_4", perm=perm)
+        o = g.node("Reshape", [o, g.const([0, 0, A * hd])], name=pa + "/Reshape_3")
+        o = g.node("MatMul", [o, proj["o"]], name=pa + "/o_proj/MatMul")
+        x = g.node("Add", [x, o], name=p + "/Add")
+
+        ln2 = w.add(pre + "post_attention_layernorm.weight", TensorProto.FLOAT, [H], around_one)
+        h = rms_norm(g, x, ln2, eps, p + "/post_attention_layernorm")
+        pm = p + "/mlp"
+        wg = w.add(pre + "mlp.gate_proj.weight", TensorProto.FLOAT, [H, I], normal(1 / np.sqrt(H)))
+        wu = w.add(pre + "mlp.up_proj.weight", TensorProto.FLOAT, [H, I], normal(1 / np.sqrt(H)))
+        wd = w.add(pre + "mlp.down_proj.weight", TensorProto.FLOAT, [I, H], normal(1 / np.sqrt(I)))
+        gate = g.node("MatMul", [h, wg], name=pm + "/gate_proj/MatMul")
+        act = g.node("Mul", [gate, g.node("Sigmoid", [gate], name=pm + "/act_fn/Sigmoid")],
+                     name=pm + "/act_fn/Mul")
+        up = g.node("MatMul", [h, wu], name=pm + "/up_proj/MatMul")
+        d = g.node("MatMul", [g.node("Mul", [act, up], name=pm + "/Mul"), wd],
+                   name=pm + "/down_proj/MatMul")
+        x = g.node("Add", [x, d], name=p + "/Add_1")
+
+    fn = w.add("model.norm.weight", TensorProto.FLOAT, [H], around_one)
+    h = rms_norm(g, x, fn, eps, "/model/norm")
+    head = w.add("lm_head.weight", TensorProto.FLOAT, [H, V], normal(1 / np.sqrt(H)))
+    g.node("MatMul", [h, head], ["logits"], name="/lm_head/MatMul")
+    return g
+
+
+def nbits(g, w, x, name, k, n, zero_points, out=None, pname=None):
+    """MatMulNBits, 4 bits, block 32: B uint8 [n, k/32, 16] of random
+    nibbles, scales [n * k/32] sized so that (q - zp) * scale has a standard
+    deviation of about 1/sqrt(k)."""
+    blocks = (k + 31) // 32
+    qb = w.add(name + ".MatMul.weight_Q4", TensorProto.UINT8, [n, blocks, 16],
+               lambda rng, s, c: rng.integers(0, 256, c, dtype=np.uint8))
+    sc = np.float32(1 / (np.sqrt(k) * 4.6))
+    scales = w.add(name + ".MatMul.weight_scales", TensorProto.FLOAT, [n * blocks],
+                   lambda rng, s, c: sc * (np.float32(0.8) + np.float32(0.4) *
+                                           rng.random(c, dtype=np.float32)))
+    ins = [x, qb, scales]
+    if zero_points:
+        ins.append(w.add(name + ".MatMul.weight_zp", TensorProto.UINT8,
+                         [n * ((blocks + 1) // 2)],
+                         lambda rng, s, c: (rng.integers(6, 11, c, dtype=np.uint8) |
+                                            (rng.integers(6, 11, c, dtype=np.uint8) << 4))))
+    return g.node("MatMulNBits", ins, [out] if out else None, name=pname or name + "/MatMul_Q4",
+                  domain=MS, K=k, N=n, bits=4, block_size=32, accuracy_level=0)
+
+
+def build_genai(cfg, w):
+    g = Graph(w)
+    L, H, A, KV = cfg["layers"], cfg["hidden"], cfg["heads"], cfg["kv_heads"]
+    hd, I, V, eps, zp = H // A, cfg["intermediate"], cfg["vocab"], 1e-6, cfg["zero_points"]
+    emb = w.add("model.embed_tokens.weight", TensorProto.FLOAT, [V, H], normal(1.0))
+    cos_c = w.add("cos_cache", TensorProto.FLOAT, [cfg["positions"], hd // 2],
+                  rope_cache(cfg["positions"], hd, cfg["theta"], np.cos, True))
+    sin_c = w.add("sin_cache", TensorProto.FLOAT, [cfg["positions"], hd // 2],
+                  rope_cache(cfg["positions"], hd, cfg["theta"], np.sin, True))
+    x = g.node("Gather", [emb, "input_ids"], name="/model/embed_tokens/Gather")
+
+    # seqlens_k = sum(attention_mask, 1) - 1 and total_sequence_length, as
+    # int32, the way the builder reformats the mask for GroupQueryAttention.
+    p = "/model/attn_mask_reformat/attn_mask_subgraph"
+    rs = g.node("ReduceSum", ["attention_mask", g.const([1])], name=p + "/ReduceSum",
+                keepdims=0)
+    sub = g.node("Sub", [rs, g.const(1, scalar=True)], name=p + "/Sub")
+    seqlens = g.node("Cast", [sub], name=p + "/Sub/Cast", to=TensorProto.INT32)
+    shp = g.node("Shape", ["attention_mask"], name=p + "/Shape")
+    tot = g.node("Gather", [shp, g.const(1, scalar=True)], name=p + "/Gather", axis=0)
+    total = g.node("Cast", [tot], name=p + "/Gather/Cast", to=TensorProto.INT32)
+
+    skip = None
+    for i in range(L):
+        pre, p = "model.layers.%d." % i, "/model/layers.%d" % i
+        ln1 = w.add(pre + "input_layernorm.weight", TensorProto.FLOAT, [H], around_one)
+        if skip is None:
+            h = g.node("SimplifiedLayerNormalization", [x, ln1],
+                       name=p + "/input_layernorm/LayerNorm", axis=-1, epsilon=eps,
+                       stash_type=1)
+            res = x
+        else:
+            h, _, _, res = g.node("SkipSimplifiedLayerNormalization", [skip, res, ln1],
+                                  [p + "/input_layernorm/output_0", "", "",
+                                   p + "/input_layernorm/output_3"],
+                                  name=p + "/input_layernorm/SkipLayerNorm", domain=MS,
+                                  epsilon=eps)
+        pa = p + "/attn"
+        if cfg["rotary_op"]:   # the builder's form where GQA cannot do the rotary
+            q = nbits(g, w, h, pre + "attn.q_proj", H, A * hd, zp, pname=pa + "/q_proj/MatMul_Q4")
+            k = nbits(g, w, h, pre + "attn.k_proj", H, KV * hd, zp, pname=pa + "/k_proj/MatMul_Q4")
+            v = nbits(g, w, h, pre + "attn.v_proj", H, KV * hd, zp, pname=pa + "/v_proj/MatMul_Q4")
+            q = g.node("RotaryEmbedding", [q, "position_ids", cos_c, sin_c],
+                       name=pa + "/q_rotary/RotaryEmbedding", domain=MS, interleaved=0)
+            k = g.node("RotaryEmbedding", [k, "position_ids", cos_c, sin_c],
+                       name=pa + "/k_rotary/RotaryEmbedding", domain=MS, interleaved=0)
+            qkv, rot = [q, k, v], dict(do_rotary=0)
+            caches = []
+        else:
+            qkv = [nbits(g, w, h, pre + "attn.qkv_proj", H, (A + 2 * KV) * hd, zp,
+                         pname=pa + "/qkv_proj/MatMul_Q4"), "", ""]
+            rot, caches = dict(do_rotary=1, rotary_interleaved=0), [cos_c, sin_c]
+        o, _, _ = g.node("GroupQueryAttention",
+                         qkv + ["past_key_values.%d.key" % i, "past_key_values.%d.value" % i,
+                                seqlens, total] + caches,
+                         [pa + "/GroupQueryAttention/output_0", "present.%d.key" % i,
+                          "present.%d.value" % i],
+                         name=pa + "/GroupQueryAttention", domain=MS, num_heads=A,
+                         kv_num_heads=KV, scale=float(1 / np.sqrt(hd)), local_window_size=-1,
+                         softcap=0.0, **rot)
+        o = nbits(g, w, o, pre + "attn.o_proj", A * hd, H, zp, pname=pa + "/o_proj/MatMul_Q4")
+        ln2 = w.add(pre + "post_attention_layernorm.weight", TensorProto.FLOAT, [H], around_one)
+        h, _, _, res = g.node("SkipSimplifiedLayerNormalization", [o, res, ln2],
+                              [p + "/post_attention_layernorm/output_0", "", "",
+                               p + "/post_attention_layernorm/output_3"],
+                              name=p + "/post_attention_layernorm/SkipLayerNorm", domain=MS,
+                              epsilon=eps)
+        pm = p + "/mlp"
+        gate = nbits(g, w, h, pre + "mlp.gate_proj", H, I, zp, pname=pm + "/gate_proj/MatMul_Q4")
+        up = nbits(g, w, h, pre + "mlp.up_proj", H, I, zp, pname=pm + "/up_proj/MatMul_Q4")
+        act = g.node("Mul", [gate, g.node("Sigmoid", [gate], name=pm + "/act_fn/Sigmoid")],
+                     name=pm + "/act_fn/Mul")
+        m = g.node("Mul", [act, up], name=pm + "/Mul")
+        skip = nbits(g, w, m, pre + "mlp.down_proj", I, H, zp, pname=pm + "/down_proj/MatMul_Q4")
+
+    fn = w.add("model.norm.weight", TensorProto.FLOAT, [H], around_one)
+    h = g.node("SkipSimplifiedLayerNormalization", [skip, res, fn],
+               ["/model/layers.%d/final_norm_layernorm/output_0" % L],
+               name="/model/layers.%d/final_norm_layernorm/SkipLayerNorm" % L, domain=MS,
+               epsilon=eps)
+    nbits(g, w, h, "lm_head", H, V, zp, out="logits", pname="/lm_head/MatMul_Q4")
+    return g
+
+
+def parse(argv):
+    ap = argparse.ArgumentParser(description="write a Llama/Qwen-shaped decoder")
+    ap.add_argument("--preset", choices=sorted(PRESETS))
+    ap.add_argument("--form", choices=["decomposed", "genai"], default="decomposed")
+    for k in ("layers", "hidden", "heads", "kv-heads", "intermediate", "vocab", "positions"):
+        ap.add_argument("--" + k, type=int)
+    ap.add_argument("--theta", type=float, default=10000.0, help="rotary base")
+    ap.add_argument("--symmetric", action="store_true",
+                    help="genai: MatMulNBits without zero points")
+    ap.add_argument("--rotary-op", action="store_true",
+                    help="genai: separate Q/K/V MatMulNBits and com.microsoft RotaryEmbedding "
+                    "(with a position_ids input) instead of GroupQueryAttention's do_rotary")
+    ap.add_argument("--external", action="store_true", help="weights in OUT.data")
+    ap.add_argument("--sparse", action="store_true",
+                    help="all-zero weights in a sparse OUT.data (implies --external)")
+    ap.add_argument("--check", action="store_true",
+                    help="decomposed: onnx.checker full_check of the written model")
+    ap.add_argument("-o", "--output", required=True)
+    a = ap.parse_args(argv)
+    cfg = dict(PRESETS[a.preset]) if a.preset else {}
+    for k in ("layers", "hidden", "heads", "kv_heads", "intermediate", "vocab", "positions"):
+        if getattr(a, k) is not None:
+            cfg[k] = getattr(a, k)
+    missing = [k for k in ("layers", "hidden", "heads", "kv_heads", "intermediate", "vocab")
+               if k not in cfg]
+    if missing:
+        ap.error("give --preset or --%s" % " --".join(m.replace("_", "-") for m in missing))
+    cfg.setdefault("positions", 2048)
+    cfg["theta"], cfg["zero_points"] = a.theta, not a.symmetric
+    cfg["rotary_op"] = a.rotary_op and a.form == "genai"
+    if cfg["hidden"] % cfg["heads"] or cfg["heads"] % cfg["kv_heads"] or \
+            (cfg["hidden"] // cfg["heads"]) % 2:
+        ap.error("hidden must split into heads of even size, heads into kv heads")
+    return a, cfg
+
+
+def main(argv):
+    a, cfg = parse(argv)
+    t0 = time.time()
+    out = a.output
+    base = out[:-5] if out.endswith(".onnx") else out
+    data_path = base + ".data"
+    mode = "sparse" if a.sparse else "dense" if a.external else "inline"
+    build = build_genai if a.form == "genai" else build_decomposed
+    if mode == "inline":   # refuse before generating anything
+        w = Weights("count", None, None)
+        build(cfg, w)
+        if w.offset >= INLINE_MAX:
+            print("make_decoder: %s: %d bytes of weights, past protobuf's 2 GB: use "
+                  "--external or --sparse" % (out, w.offset), file=sys.stderr)
+            return 2
+    w = Weights(mode, data_path, os.path.basename(data_path))
+    g = build(cfg, w)
+    w.close()
+    ins, outs = io(cfg, a.form == "decomposed" or cfg["rotary_op"])
+    graph = helper.make_graph(g.nodes, "decoder_%s" % a.form, ins, outs, initializer=w.inits)
+    opsets = [helper.make_opsetid("", 17)]
+    if a.form == "genai":
+        opsets.append(helper.make_opsetid(MS, 1))
+    m = helper.make_model(graph, producer_name="opmig-testdata", producer_version="1",
+                          opset_imports=opsets)
+    m.ir_version = IR_VERSION
+    data = m.SerializeToString()
+    tmp = out + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, out)
+    if a.check:
+        onnx.checker.check_model(out, full_check=a.form == "decomposed")
+    print("make_decoder: %s: %s, %d nodes, %d weights, %d bytes of weights%s (%.2fs)"
+          % (out, a.form, len(g.nodes), w.count, w.offset,
+             " in %s (%s)" % (data_path, mode) if mode != "inline" else "",
+             time.time() - t0), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -11,7 +11,7 @@
 
 #include "ir/ir_int.h"
 
-#define PIECE_ELEMS ((size_t)1 << 20)
+#define PIECE_ELEMS ((size_t)1 << 18)
 
 static size_t elem_size(int dtype)
 {
@@ -159,36 +159,58 @@ int ir_derived_materialize(struct ir_tensor *t, struct ir_diag *d)
 	return 0;
 }
 
+#define PIECE_BYTES ((size_t)4 << 20)
+
+/* Source pieces cast into buf and handed on. */
+struct conv {
+	struct ir_tensor *t;
+	ir_tensor_sink_fn sink;
+	void *ctx;
+	uint8_t *buf;
+	struct ir_diag *d;
+};
+
+static int conv_piece(const uint8_t *data, size_t len, void *ctx)
+{
+	struct conv *c = ctx;
+	size_t es = elem_size(c->t->src->dtype), os = elem_size(c->t->dtype);
+	size_t n = len / es;
+	int rc;
+
+	for (size_t i = 0; i < n; i += PIECE_ELEMS) {
+		size_t k = n - i < PIECE_ELEMS ? n - i : PIECE_ELEMS;
+
+		if ((rc = c->t->cast(c->t->src->dtype, data + i * es, c->t->dtype, c->buf, k,
+				     c->d)) < 0 ||
+		    (rc = c->sink(c->buf, k * os, c->ctx)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 int ir_tensor_stream(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
 		     struct ir_diag *d)
 {
-	size_t es, os, n, len;
+	struct conv c = { t, sink, ctx, NULL, d };
 	const uint8_t *in;
-	uint8_t *buf;
+	size_t len;
 	int rc;
 
+	if (t->storage == IR_STORE_EXTERNAL && !t->win && t->ext)
+		return ir_extfile_read(t->ext, t->ext_offset, t->ext_length, PIECE_BYTES, sink,
+				       ctx, d);
 	if (t->storage != IR_STORE_DERIVED || t->cache) {
 		if ((rc = ir_tensor_data(t, &in, &len, d)) < 0)
 			return rc;
 		rc = len ? sink(in, len, ctx) : 0;
-		ir_tensor_release_data(t);
+		if (t->storage != IR_STORE_DERIVED)
+			ir_tensor_release_data(t);
 		return rc;
 	}
-	es = elem_size(t->src->dtype);
-	os = elem_size(t->dtype);
-	if ((rc = ir_tensor_data(t->src, &in, &len, d)) < 0)
-		return rc;
-	n = len / es;
-	if (!(buf = malloc((n < PIECE_ELEMS ? n : PIECE_ELEMS) * os + 1)))
+	if (!(c.buf = malloc(PIECE_ELEMS * elem_size(t->dtype))))
 		return ir_diag_error(d, IR_ENOMEM, "out of memory");
-	for (size_t i = 0; rc == 0 && i < n; i += PIECE_ELEMS) {
-		size_t k = n - i < PIECE_ELEMS ? n - i : PIECE_ELEMS;
-
-		if ((rc = t->cast(t->src->dtype, in + i * es, t->dtype, buf, k, d)) == 0)
-			rc = sink(buf, k * os, ctx);
-	}
-	free(buf);
-	ir_tensor_release_data(t->src);
+	rc = ir_tensor_stream(t->src, conv_piece, &c, d);
+	free(c.buf);
 	return rc;
 }
 

@@ -152,6 +152,51 @@ int ir_extfile_window(struct ir_extfile *x, int64_t off, int64_t len,
 	return 0;
 }
 
+int ir_extfile_read(struct ir_extfile *x, int64_t off, int64_t len, size_t piece,
+		    ir_tensor_sink_fn sink, void *ctx, struct ir_diag *d)
+{
+	uint8_t *buf;
+	int fd, rc = 0;
+
+	if (len <= 0)
+		return 0;
+	if (off < 0 || (uint64_t)off + (uint64_t)len > x->size)
+		return diag_error(d, "external data file '%s': bytes %lld..%lld past its end",
+				  x->location, (long long)off, (long long)(off + len));
+	if ((fd = open(x->path, O_RDONLY | O_CLOEXEC)) < 0)
+		return diag_error(d, "external data file '%s': %s", x->location,
+				  ir_strerror(errno));
+	if (!(buf = malloc(piece))) {
+		close(fd);
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	}
+	posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_SEQUENTIAL);
+	while (rc == 0 && len > 0) {
+		size_t want = (uint64_t)len < piece ? (size_t)len : piece, got = 0;
+
+		while (got < want) {
+			ssize_t r = pread(fd, buf + got, want - got, (off_t)off + (off_t)got);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				rc = r < 0 ? ir_diag_error(d, IR_EIO, "external data file '%s': %s",
+							   x->location, ir_strerror(errno)) :
+				     diag_error(d, "external data file '%s' ends early", x->location);
+				break;
+			}
+			got += (size_t)r;
+		}
+		if (rc == 0)
+			rc = sink(buf, want, ctx);
+		off += (int64_t)want;
+		len -= (int64_t)want;
+	}
+	free(buf);
+	close(fd);
+	return rc;
+}
+
 void ir_extfile_unref(struct ir_extfile *x)
 {
 	if (!x || --x->refs > 0)

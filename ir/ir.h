@@ -230,8 +230,10 @@ struct ir_tensor *ir_tensor_new_derived(const char *name, struct ir_tensor *src,
 /* A copy of t under name (NULL: t's) sharing mapped payloads (external
  * files, views of the model file); owned bytes are copied. */
 struct ir_tensor *ir_tensor_clone(const struct ir_tensor *t, const char *name);
-/* Hand t's payload to sink in pieces, in order, without materializing a
- * derived tensor; the mapped pages read are given back afterwards. */
+/* Hand t's payload to sink in pieces (whole elements), in order: external
+ * bytes not mapped yet are read from the file, a derived tensor is
+ * converted piece by piece, never materialized; what was mapped for it is
+ * released afterwards. */
 typedef int (*ir_tensor_sink_fn)(const uint8_t *data, size_t len, void *ctx);
 int ir_tensor_stream(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
 		     struct ir_diag *d);

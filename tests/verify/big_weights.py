@@ -6,8 +6,9 @@ test allows, and the checks of what opmig writes from them.
                                   file (~0 bytes on disk) holding seeded
                                   values at 64 places per weight, zeros
                                   elsewhere; every weight differs
-  big_weights.py usage CMD...     run CMD; print its exit code, page faults
-                                  and peak resident KiB ("rc minflt maxrss")
+  big_weights.py usage CMD...     run CMD; print its exit code, page faults,
+                                  bytes read by read calls and peak
+                                  resident KiB ("rc faults rchar maxrss")
   big_weights.py ort IN OUT...    onnxruntime-node loads IN and every OUT
                                   and computes the same (float16 weights:
                                   within their rounding)
@@ -127,9 +128,14 @@ def check(src, out):
 def usage(cmd):
     import resource
     import subprocess
-    rc = subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    # the exited child's I/O counts, read before it is reaped
+    os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+    with open("/proc/%d/io" % p.pid) as f:
+        io = dict(line.split(": ") for line in f.read().splitlines())
+    rc = p.wait()
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    print(rc, ru.ru_minflt + ru.ru_majflt, ru.ru_maxrss)
+    print(rc, ru.ru_minflt + ru.ru_majflt, int(io["rchar"]), ru.ru_maxrss)
 
 
 def ort(src, outs, workdir):

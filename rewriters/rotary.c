@@ -1,0 +1,199 @@
+/* rotary.c: pass "rotary": RotaryEmbedding (com.microsoft, ai.onnx 23) as
+ * standard ops.  The cos/sin rows are gathered by position_ids (Gather; a
+ * one-element com.microsoft position_ids is an offset: Slice of the
+ * caches), the input brought to 4-D ([B, S, N, D] from 3-D by Reshape,
+ * 4-D being [B, N, S, D]), the first rotary_embedding_dim features rotated
+ * as halves or interleaved pairs (Slice, Mul, Sub, Add, Concat; see
+ * attn_build.c), the rest passed through, and the result reshaped back.
+ * Head size, rotary dim and (for an offset) the sequence length must be
+ * static. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rewriters/attn_build.h"
+
+enum { V_HALF, V_PAIRS };
+
+static const char *const half_ops[] = {
+	"Gather", "Slice", "Mul", "Sub", "Add", "Concat", "Reshape", "Unsqueeze", NULL
+};
+static const char *const pair_ops[] = {
+	"Gather", "Slice", "Mul", "Sub", "Add", "Concat", "Reshape", "Unsqueeze", NULL
+};
+static const struct rw_variant variants[] = {
+	{ "rotate-half", half_ops },
+	{ "interleaved", pair_ops },
+};
+
+/* What the node looks like: its inputs in one order and its static sizes. */
+struct rope {
+	struct ir_value *x, *pos, *cos, *sin;
+	int rank, ms, offset;          /* offset: one position id, the first row */
+	int64_t dim, rot, seq;         /* head size, rotary dim, sequence (-1 dynamic) */
+};
+
+static int64_t dim_of(const struct ir_vtype *t, int i)
+{
+	if (!t || t->rank <= i || i < 0 || t->dims[i].kind != IR_VDIM_VALUE)
+		return -1;
+	return t->dims[i].value;
+}
+
+static int rope_read(struct rw_ctx *c, const struct ir_node *n, struct rope *r, char *why,
+		     size_t size)
+{
+	const struct ir_vtype *xt, *ct, *pt;
+	int64_t nh = rw_attr_int(n, "num_heads", 0), rot = rw_attr_int(n, "rotary_embedding_dim", 0);
+	int64_t cw;
+
+	memset(r, 0, sizeof(*r));
+	r->ms = !strcmp(ir_s(n->domain), "com.microsoft");
+	if (n->n_inputs < (r->ms ? 4u : 3u)) {
+		snprintf(why, size, "an input is absent");
+		return 0;
+	}
+	r->x = n->inputs[0];
+	r->pos = r->ms ? n->inputs[1] : n->n_inputs > 3 ? n->inputs[3] : NULL;
+	r->cos = n->inputs[r->ms ? 2 : 1];
+	r->sin = n->inputs[r->ms ? 3 : 2];
+	if (!r->x || !r->cos || !r->sin || (r->ms && !r->pos)) {
+		snprintf(why, size, "an input is absent");
+		return 0;
+	}
+	if (r->ms && rw_attr_int(n, "is_packed_batching", 0)) {
+		snprintf(why, size, "is_packed_batching is set");
+		return 0;
+	}
+	if (r->ms && rw_attr_float(n, "scale", 1.0f) != 1.0f) {
+		snprintf(why, size, "scale is not 1");
+		return 0;
+	}
+	xt = rw_type(c, r->x);
+	ct = rw_type(c, r->cos);
+	pt = r->pos ? rw_type(c, r->pos) : NULL;
+	r->rank = xt ? xt->rank : -1;
+	cw = ct ? dim_of(ct, ct->rank - 1) : -1;
+	if (r->rank == 4) {
+		r->dim = dim_of(xt, 3);
+		r->seq = dim_of(xt, 2);
+	} else if (r->rank == 3) {
+		int64_t hidden = dim_of(xt, 2);
+
+		r->seq = dim_of(xt, 1);
+		if (nh > 0)
+			r->dim = hidden > 0 && hidden % nh == 0 ? hidden / nh : -1;
+		else if (r->ms)
+			r->dim = rot > 0 ? rot : cw > 0 ? 2 * cw : -1;
+		else
+			r->dim = -1;
+		if (r->dim <= 0) {
+			snprintf(why, size, "3-D input without num_heads and a static hidden size");
+			return 0;
+		}
+	} else {
+		snprintf(why, size, "input rank %d (3 or 4 known)", r->rank);
+		return 0;
+	}
+	if (r->dim <= 0) {
+		snprintf(why, size, "the head size is not static");
+		return 0;
+	}
+	r->rot = rot > 0 ? rot : r->ms && cw > 0 ? 2 * cw : r->dim;
+	if (r->rot > r->dim || r->rot % 2 || cw != r->rot / 2) {
+		snprintf(why, size, "rotary dim %lld, head size %lld and cache width %lld disagree",
+			 (long long)r->rot, (long long)r->dim, (long long)cw);
+		return 0;
+	}
+	if (r->pos) {
+		if (!pt || pt->rank < 0 || !ct || ct->rank != 2) {
+			snprintf(why, size, "position_ids of unknown rank or a cache not 2-D");
+			return 0;
+		}
+		if (pt->rank == 1 && dim_of(pt, 0) == 1 && r->ms) {
+			r->offset = 1;
+			if (r->seq < 0) {
+				snprintf(why, size, "an offset position_ids with a dynamic sequence");
+				return 0;
+			}
+		} else if (pt->rank != 2) {
+			snprintf(why, size, "position_ids of rank %d", pt->rank);
+			return 0;
+		}
+	} else if (!ct || ct->rank != 3) {
+		snprintf(why, size, "caches without position_ids must be 3-D");
+		return 0;
+	}
+	return 1;
+}
+
+static int check(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
+{
+	struct rope r;
+
+	if (!rw_check_float_node(c, n, 13, why, size))
+		return 0;
+	return rope_read(c, n, &r, why, size);
+}
+
+static int vcheck(struct rw_ctx *c, const struct ir_node *n, int v)
+{
+	(void)c;
+	if (rw_is_probe(n))
+		return 1;
+	return v == (rw_attr_int(n, "interleaved", 0) != 0);
+}
+
+static int apply(struct rw_ctx *c, struct ir_node *n, int v)
+{
+	struct rope r;
+	struct rw_emit e;
+	struct ir_value *cs, *sn, *x, *y;
+	char why[160];
+	/* cos/sin rows [B, S, half] (or [S, half]) broadcast to [B, S, 1, half]
+	 * or [B, 1, S, half] */
+	int64_t axis;
+
+	if (!rope_read(c, n, &r, why, sizeof(why)))
+		return ir_diag_error(c->d, IR_EINVAL, "node '%s' (%s): %s", ir_s(n->name),
+				     ir_s(n->op_type), why);
+	axis = r.rank == 3 ? -2 : -3;
+	rw_begin(c, n, &e);
+	if (r.offset) {
+		/* rows pos .. pos + S - 1 */
+		struct ir_value *end = rw_op(&e, "Add", r.pos, rw_ints(&e, &r.seq, 1));
+		int64_t zero = 0;
+		struct ir_value *in[4] = { r.cos, r.pos, end, rw_ints(&e, &zero, 1) };
+		struct ir_node *s1 = rw_node(&e, "Slice", NULL, in, 4, NULL);
+
+		in[0] = r.sin;
+		cs = s1 ? s1->outputs[0] : NULL;
+		s1 = rw_node(&e, "Slice", NULL, in, 4, NULL);
+		sn = s1 ? s1->outputs[0] : NULL;
+	} else if (r.pos) {
+		cs = rw_op(&e, "Gather", r.cos, r.pos);
+		sn = rw_op(&e, "Gather", r.sin, r.pos);
+	} else {
+		cs = r.cos;
+		sn = r.sin;
+	}
+	cs = rw_unsqueeze(&e, cs, &axis, 1);
+	sn = rw_unsqueeze(&e, sn, &axis, 1);
+	x = r.x;
+	if (r.rank == 3) {
+		int64_t shape[4] = { 0, 0, -1, r.dim }, back[3] = { 0, 0, -1 };
+
+		x = rw_reshape(&e, x, shape, 4, NULL);
+		y = rw_rope_emit(&e, x, cs, sn, r.dim, r.rot, v == V_PAIRS, NULL);
+		rw_reshape(&e, y, back, 3, n->outputs[0]);
+	} else {
+		rw_rope_emit(&e, x, cs, sn, r.dim, r.rot, v == V_PAIRS, n->outputs[0]);
+	}
+	return rw_end(&e, 0);
+}
+
+static const char *const matches[] = {
+	"RotaryEmbedding", "com.microsoft:RotaryEmbedding", NULL
+};
+RW_DECOMPOSITION(rotary, "rotary",
+		 "RotaryEmbedding (com.microsoft, ai.onnx 23) as Gather of the cos/sin rows, Slice, Mul, Sub, Add and Concat of the rotated halves or pairs",
+		 matches, variants, check, vcheck, apply);

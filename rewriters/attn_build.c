@@ -7,31 +7,31 @@
 
 #include "rewriters/attn_build.h"
 
+/* Axes are given non-negative: some targets' rules refuse negative ones. */
 static struct ir_value *concat_last(struct rw_emit *e, struct ir_value *a, struct ir_value *b,
-				    struct ir_value *out)
+				    int64_t axis, struct ir_value *out)
 {
 	struct ir_value *in[2] = { a, b };
 	struct ir_node *n = rw_node(e, "Concat", NULL, in, 2, out);
 
-	if (n && ir_node_set_int(n, "axis", -1) < 0)
+	if (n && ir_node_set_int(n, "axis", axis) < 0)
 		e->failed = 1;
 	return n ? n->outputs[0] : NULL;
 }
 
-/* x[..., lo:hi] of a rank-4 value */
-static struct ir_value *last_slice(struct rw_emit *e, struct ir_value *x, int64_t lo, int64_t hi)
+/* x[..., lo:hi] of a value whose last axis is axis */
+static struct ir_value *last_slice(struct rw_emit *e, struct ir_value *x, int64_t axis,
+				   int64_t lo, int64_t hi)
 {
-	int64_t axis = -1;
-
 	return rw_slice(e, x, &lo, &hi, &axis, NULL, 1, NULL);
 }
 
 struct ir_value *rw_rope_emit(struct rw_emit *e, struct ir_value *x, struct ir_value *cos,
-			      struct ir_value *sin, int64_t dim, int64_t rot, int interleaved,
-			      struct ir_value *out)
+			      struct ir_value *sin, int cos_rank, int64_t dim, int64_t rot,
+			      int interleaved, struct ir_value *out)
 {
-	int64_t half = rot / 2, last = -1;
-	struct ir_value *xr = rot < dim ? last_slice(e, x, 0, rot) : x, *x1, *x2, *y1, *y2, *yr;
+	int64_t half = rot / 2, last = cos_rank;
+	struct ir_value *xr = rot < dim ? last_slice(e, x, 3, 0, rot) : x, *x1, *x2, *y1, *y2, *yr;
 
 	if (interleaved) {
 		/* [.., rot] as [.., half, 2]: x1 the even features, x2 the odd */
@@ -40,20 +40,20 @@ struct ir_value *rw_rope_emit(struct rw_emit *e, struct ir_value *x, struct ir_v
 		xr = rw_reshape(e, xr, pairs, 5, NULL);
 		cos = rw_unsqueeze(e, cos, &last, 1);
 		sin = rw_unsqueeze(e, sin, &last, 1);
-		x1 = last_slice(e, xr, 0, 1);
-		x2 = last_slice(e, xr, 1, 2);
+		x1 = last_slice(e, xr, 4, 0, 1);
+		x2 = last_slice(e, xr, 4, 1, 2);
 		y1 = rw_op(e, "Sub", rw_op(e, "Mul", x1, cos), rw_op(e, "Mul", x2, sin));
 		y2 = rw_op(e, "Add", rw_op(e, "Mul", x1, sin), rw_op(e, "Mul", x2, cos));
-		yr = rw_reshape(e, concat_last(e, y1, y2, NULL), flat, 4, rot < dim ? NULL : out);
+		yr = rw_reshape(e, concat_last(e, y1, y2, 4, NULL), flat, 4, rot < dim ? NULL : out);
 	} else {
-		x1 = last_slice(e, xr, 0, half);
-		x2 = last_slice(e, xr, half, rot);
+		x1 = last_slice(e, xr, 3, 0, half);
+		x2 = last_slice(e, xr, 3, half, rot);
 		y1 = rw_op(e, "Sub", rw_op(e, "Mul", x1, cos), rw_op(e, "Mul", x2, sin));
 		y2 = rw_op(e, "Add", rw_op(e, "Mul", x1, sin), rw_op(e, "Mul", x2, cos));
-		yr = concat_last(e, y1, y2, rot < dim ? NULL : out);
+		yr = concat_last(e, y1, y2, 3, rot < dim ? NULL : out);
 	}
 	if (rot < dim)
-		return concat_last(e, yr, last_slice(e, x, rot, dim), out);
+		return concat_last(e, yr, last_slice(e, x, 3, rot, dim), 3, out);
 	return yr;
 }
 
@@ -119,7 +119,7 @@ struct ir_value *rw_sdpa_emit(struct rw_emit *e, const struct rw_sdpa *a)
 	if (a->bias)
 		s = rw_op_to(e, "Add", s, a->bias, a->qk && a->qk_mode == 2 ? a->qk : NULL);
 	sm = rw_node(e, "Softmax", NULL, &s, 1, a->qk && a->qk_mode == 3 ? a->qk : NULL);
-	if (!sm || ir_node_set_int(sm, "axis", -1) < 0) {
+	if (!sm || ir_node_set_int(sm, "axis", 3) < 0) {
 		e->failed = 1;
 		return NULL;
 	}

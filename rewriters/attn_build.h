@@ -11,13 +11,14 @@
 
 /* x (rank 4, head vectors of `dim` in its last axis) with its first rot
  * features rotated: pairs (j, j + rot/2) (or (2j, 2j + 1) when
- * interleaved) by cos and sin, which broadcast to x's shape with the last
- * dim rot / 2; the features from rot on pass through.  Written into out
+ * interleaved) by cos and sin (of rank cos_rank <= 4), which broadcast to
+ * x's shape with the last dim rot / 2; the features from rot on pass
+ * through.  Written into out
  * (NULL: a fresh value).  Emits Slice, Mul, Sub, Add, Concat, and
  * Unsqueeze and Reshape when interleaved. */
 struct ir_value *rw_rope_emit(struct rw_emit *e, struct ir_value *x, struct ir_value *cos,
-			      struct ir_value *sin, int64_t dim, int64_t rot, int interleaved,
-			      struct ir_value *out);
+			      struct ir_value *sin, int cos_rank, int64_t dim, int64_t rot,
+			      int interleaved, struct ir_value *out);
 
 /* A constant [s, t] of the data's dtype: keep where key j may be seen by
  * query i (j <= i + past), masked elsewhere. */

@@ -1,7 +1,7 @@
 /* rotary.c: pass "rotary": RotaryEmbedding (com.microsoft, ai.onnx 23) as
  * standard ops.  The cos/sin rows are gathered by position_ids (Gather; a
- * one-element com.microsoft position_ids is an offset: Slice of the
- * caches), the input brought to 4-D ([B, S, N, D] from 3-D by Reshape,
+ * one-element com.microsoft position_ids is an offset, the rows pos + i
+ * gathered), the input brought to 4-D ([B, S, N, D] from 3-D by Reshape,
  * 4-D being [B, N, S, D]), the first rotary_embedding_dim features rotated
  * as halves or interleaved pairs (Slice, Mul, Sub, Add, Concat; see
  * attn_build.c), the rest passed through, and the result reshaped back.
@@ -13,6 +13,8 @@
 #include "rewriters/attn_build.h"
 
 enum { V_HALF, V_PAIRS };
+
+#define MAX_SEQ 4096    /* the longest sequence an offset's rows are listed for */
 
 static const char *const half_ops[] = {
 	"Gather", "Slice", "Mul", "Sub", "Add", "Concat", "Reshape", "Unsqueeze", NULL
@@ -111,8 +113,9 @@ static int rope_read(struct rw_ctx *c, const struct ir_node *n, struct rope *r, 
 		}
 		if (pt->rank == 1 && dim_of(pt, 0) == 1 && r->ms) {
 			r->offset = 1;
-			if (r->seq < 0) {
-				snprintf(why, size, "an offset position_ids with a dynamic sequence");
+			if (r->seq < 0 || r->seq > MAX_SEQ) {
+				snprintf(why, size, "an offset position_ids with a dynamic or long "
+					 "sequence");
 				return 0;
 			}
 		} else if (pt->rank != 2) {
@@ -147,28 +150,26 @@ static int apply(struct rw_ctx *c, struct ir_node *n, int v)
 {
 	struct rope r;
 	struct rw_emit e;
-	struct ir_value *cs, *sn, *x, *y;
+	struct ir_value *cs, *sn, *x, *y, *idx;
 	char why[160];
-	/* cos/sin rows [B, S, half] (or [S, half]) broadcast to [B, S, 1, half]
-	 * or [B, 1, S, half] */
 	int64_t axis;
+	int crank;                       /* the rank of the cos/sin rows */
 
 	if (!rope_read(c, n, &r, why, sizeof(why)))
 		return ir_diag_error(c->d, IR_EINVAL, "node '%s' (%s): %s", ir_s(n->name),
 				     ir_s(n->op_type), why);
-	axis = r.rank == 3 ? -2 : -3;
+	crank = r.offset ? 2 : 3;
 	rw_begin(c, n, &e);
 	if (r.offset) {
-		/* rows pos .. pos + S - 1 */
-		struct ir_value *end = rw_op(&e, "Add", r.pos, rw_ints(&e, &r.seq, 1));
-		int64_t zero = 0;
-		struct ir_value *in[4] = { r.cos, r.pos, end, rw_ints(&e, &zero, 1) };
-		struct ir_node *s1 = rw_node(&e, "Slice", NULL, in, 4, NULL);
+		/* rows pos + 0 .. pos + S - 1 (a Slice would take bounds that are
+		 * not constant) */
+		int64_t steps[MAX_SEQ];
 
-		in[0] = r.sin;
-		cs = s1 ? s1->outputs[0] : NULL;
-		s1 = rw_node(&e, "Slice", NULL, in, 4, NULL);
-		sn = s1 ? s1->outputs[0] : NULL;
+		for (int64_t i = 0; i < r.seq; i++)
+			steps[i] = i;
+		idx = rw_op(&e, "Add", r.pos, rw_ints(&e, steps, (size_t)r.seq));
+		cs = rw_op(&e, "Gather", r.cos, idx);
+		sn = rw_op(&e, "Gather", r.sin, idx);
 	} else if (r.pos) {
 		cs = rw_op(&e, "Gather", r.cos, r.pos);
 		sn = rw_op(&e, "Gather", r.sin, r.pos);
@@ -176,6 +177,10 @@ static int apply(struct rw_ctx *c, struct ir_node *n, int v)
 		cs = r.cos;
 		sn = r.sin;
 	}
+	/* [B, S, half] or [S, half] rows, unsqueezed before the sequence's
+	 * next axis (3-D input: [.., S, 1, half]) or before S (4-D: [.., 1, S,
+	 * half]) */
+	axis = crank - (r.rank == 3 ? 1 : 2);
 	cs = rw_unsqueeze(&e, cs, &axis, 1);
 	sn = rw_unsqueeze(&e, sn, &axis, 1);
 	x = r.x;
@@ -183,10 +188,10 @@ static int apply(struct rw_ctx *c, struct ir_node *n, int v)
 		int64_t shape[4] = { 0, 0, -1, r.dim }, back[3] = { 0, 0, -1 };
 
 		x = rw_reshape(&e, x, shape, 4, NULL);
-		y = rw_rope_emit(&e, x, cs, sn, r.dim, r.rot, v == V_PAIRS, NULL);
+		y = rw_rope_emit(&e, x, cs, sn, crank + 1, r.dim, r.rot, v == V_PAIRS, NULL);
 		rw_reshape(&e, y, back, 3, n->outputs[0]);
 	} else {
-		rw_rope_emit(&e, x, cs, sn, r.dim, r.rot, v == V_PAIRS, n->outputs[0]);
+		rw_rope_emit(&e, x, cs, sn, crank + 1, r.dim, r.rot, v == V_PAIRS, n->outputs[0]);
 	}
 	return rw_end(&e, 0);
 }

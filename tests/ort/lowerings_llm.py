@@ -74,7 +74,7 @@ def rotary(rng, k):
                                 domain="com.microsoft", **attrs)
         ins = [vi("x", F, xs), vi("pos", I64, ps), vi("cos", F, [rows, half]),
                vi("sin", F, [rows, half])]
-        opset, form = 17, "offset" if offset else "ids"
+        opset, form = [17, 13, 21][(k // 2) % 3], "offset" if offset else "ids"
     else:
         nopos = k % 3 == 1
         cs = [b, s, half] if nopos else [rows, half]
@@ -90,8 +90,8 @@ def rotary(rng, k):
         opset, form = 23, "no ids" if nopos else "ids"
     m = model(node, ins, [vi("y", F, xs)], opset)
     v = "interleaved" if inter else "rotate-half"
-    return L.Case("RotaryEmbedding %s %s x %s rot %d %s" % ("ms" if ms else "23", v, xs, rot,
-                                                             form),
+    return L.Case("RotaryEmbedding %s %s x %s rot %d %s opset %d"
+                  % ("ms" if ms else "23", v, xs, rot, form, opset),
                   "rotary", [v], ROPE_OPS, m, feeds, atol=1e-5, rtol=1e-5)
 
 
@@ -189,10 +189,11 @@ def mha(rng, k):
     node = helper.make_node("MultiHeadAttention", names, outs, domain="com.microsoft", **attrs)
     shapes = {"y": [b, s, nh * dv], "pres_k": [b, nh, t, d], "pres_v": [b, nh, t, dv],
               "qk": [b, nh, s, t]}
-    m = model(node, ins, [vi(o, F, shapes[o]) for o in outs if o], 17)
+    opset = [17, 13, 21][k % 3]
+    m = model(node, ins, [vi(o, F, shapes[o]) for o in outs if o], opset)
     v = "sdpa-masked" if kpm else "sdpa"
-    return L.Case("MultiHeadAttention nh %d s %d t %d past %d bias %d kpm %d ab %d uni %d"
-                  % (nh, s, t, past, bias, kpm, ab, uni), "attention", [v],
+    return L.Case("MultiHeadAttention nh %d s %d t %d past %d bias %d kpm %d ab %d uni %d opset %d"
+                  % (nh, s, t, past, bias, kpm, ab, uni, opset), "attention", [v],
                   MASKED_OPS if kpm else PLAIN_OPS, m, feeds, atol=2e-5, rtol=2e-5)
 
 

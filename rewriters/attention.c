@@ -16,19 +16,30 @@
 
 #include "rewriters/attn_build.h"
 
-enum { V_PLAIN, V_MASKED };
+/* What a node needs beyond the plain form, and which variant covers what
+ * (a variant applies when it covers all the node needs). */
+enum { F_PAD = 1, F_BOOL = 2, F_SHARE = 4, F_CAP = 8 };
 
-static const char *const plain_ops[] = {
-	"Reshape", "Transpose", "MatMul", "Mul", "Softmax", "Add", "Concat", "Slice", NULL
-};
-static const char *const masked_ops[] = {
-	"Reshape", "Transpose", "MatMul", "Mul", "Softmax", "Add", "Concat", "Slice", "Where",
-	"Div", "Tanh", "Unsqueeze", "Expand", "Cast", "Sub", NULL
+#define PLAIN_OPS "Reshape", "Transpose", "MatMul", "Mul", "Softmax", "Add", "Concat", "Slice"
+static const char *const plain_ops[] = { PLAIN_OPS, NULL };
+static const char *const pad_ops[] = { PLAIN_OPS, "Cast", "Unsqueeze", "Sub", NULL };
+static const char *const where_ops[] = { PLAIN_OPS, "Where", NULL };
+static const char *const share_ops[] = { PLAIN_OPS, "Unsqueeze", "Expand", NULL };
+static const char *const cap_ops[] = { PLAIN_OPS, "Div", "Tanh", NULL };
+static const char *const all_ops[] = {
+	PLAIN_OPS, "Cast", "Unsqueeze", "Sub", "Where", "Expand", "Div", "Tanh", NULL
 };
 static const struct rw_variant variants[] = {
 	{ "sdpa", plain_ops },
-	{ "sdpa-masked", masked_ops },
+	{ "sdpa-padding", pad_ops },
+	{ "sdpa-where", where_ops },
+	{ "sdpa-kv-share", share_ops },
+	{ "sdpa-softcap", cap_ops },
+	{ "sdpa-all", all_ops },
 };
+static const int covers[] = { 0, F_PAD, F_BOOL, F_SHARE, F_CAP, F_PAD | F_BOOL | F_SHARE | F_CAP };
+_Static_assert(sizeof(covers) / sizeof(covers[0]) == sizeof(variants) / sizeof(variants[0]),
+	       "one per variant");
 
 /* The node read: inputs by role, static sizes (-1 dynamic). */
 struct attn {
@@ -218,10 +229,10 @@ static int check(struct rw_ctx *c, const struct ir_node *n, char *why, size_t si
 	return attn_read(c, n, &a, why, size);
 }
 
-/* does the node need the ops only the masked variant emits */
-static int needs_more(const struct attn *a)
+static int needs(const struct attn *a)
 {
-	return a->bool_mask || a->softcap > 0 || a->hq != a->hkv || (a->ms && a->mask);
+	return (a->ms && a->mask ? F_PAD : 0) | (a->bool_mask ? F_BOOL : 0) |
+	       (a->hq != a->hkv ? F_SHARE : 0) | (a->softcap > 0 ? F_CAP : 0);
 }
 
 static int vcheck(struct rw_ctx *c, const struct ir_node *n, int v)
@@ -233,7 +244,7 @@ static int vcheck(struct rw_ctx *c, const struct ir_node *n, int v)
 		return 1;
 	if (!attn_read(c, n, &a, why, sizeof(why)))
 		return 1;
-	return v == V_MASKED || !needs_more(&a);
+	return (needs(&a) & ~covers[v]) == 0;
 }
 
 /* [B, S, h*d] (+ bias slice) as [B, h, S, d], written to out when given */

@@ -17,7 +17,20 @@ import lowerings as L  # noqa: E402
 F, I64, I32, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32, TensorProto.BOOL
 ROPE_OPS = ["Gather", "Slice", "Mul", "Sub", "Add", "Concat", "Reshape", "Unsqueeze"]
 PLAIN_OPS = ["Reshape", "Transpose", "MatMul", "Mul", "Softmax", "Add", "Concat", "Slice"]
-MASKED_OPS = PLAIN_OPS + ["Where", "Div", "Tanh", "Unsqueeze", "Expand", "Cast", "Sub"]
+# attention's variants: what each covers beyond the plain form, its extra ops
+SDPA = [("sdpa", set(), []), ("sdpa-padding", {"pad"}, ["Cast", "Unsqueeze", "Sub"]),
+        ("sdpa-where", {"bool"}, ["Where"]), ("sdpa-kv-share", {"share"}, ["Unsqueeze", "Expand"]),
+        ("sdpa-softcap", {"cap"}, ["Div", "Tanh"]),
+        ("sdpa-all", {"pad", "bool", "share", "cap"},
+         ["Cast", "Unsqueeze", "Sub", "Where", "Expand", "Div", "Tanh"])]
+
+
+def sdpa_variant(needs):
+    """The first variant covering what the node needs, and its ops."""
+    for name, covers, extra in SDPA:
+        if needs <= covers:
+            return name, PLAIN_OPS + extra
+    raise AssertionError(needs)
 
 
 def draw(rng, dt, shape, mode="real"):
@@ -144,11 +157,11 @@ def attention23(rng, k):
         attrs["qk_matmul_output_mode"] = qk_mode
     node = helper.make_node("Attention", names, outs, **attrs)
     m = model(node, ins, [vi(o, F, None) for o in outs if o], 23)
-    v = "sdpa-masked" if mask == "bool" or softcap or hq != hkv else "sdpa"
+    v, ops = sdpa_variant({x for x, on in (("bool", mask == "bool"), ("cap", softcap),
+                                           ("share", hq != hkv)) if on})
     return L.Case("Attention-23 %d-D hq %d hkv %d s %d t %d past %d mask %s causal %d cap %g qk %s"
                   % (rank, hq, hkv, s, t, past, mask, causal, softcap, qk_mode), "attention",
-                  [v], MASKED_OPS if v != "sdpa" else PLAIN_OPS, m, feeds, atol=2e-5,
-                  rtol=2e-5)
+                  [v], ops, m, feeds, atol=2e-5, rtol=2e-5)
 
 
 def mha(rng, k):
@@ -191,15 +204,15 @@ def mha(rng, k):
               "qk": [b, nh, s, t]}
     opset = [17, 13, 21][k % 3]
     m = model(node, ins, [vi(o, F, shapes[o]) for o in outs if o], opset)
-    v = "sdpa-masked" if kpm else "sdpa"
+    v, ops = sdpa_variant({"pad"} if kpm else set())
     return L.Case("MultiHeadAttention nh %d s %d t %d past %d bias %d kpm %d ab %d uni %d opset %d"
                   % (nh, s, t, past, bias, kpm, ab, uni, opset), "attention", [v],
-                  MASKED_OPS if kpm else PLAIN_OPS, m, feeds, atol=2e-5, rtol=2e-5)
+                  ops, m, feeds, atol=2e-5, rtol=2e-5)
 
 
 L.real_draw = L.draw
 L.draw = draw
-L.BUILDERS = [(rotary, 24), (attention23, 30), (mha, 20)]
+L.BUILDERS = [(rotary, 24), (attention23, 40), (mha, 20)]
 
 if __name__ == "__main__":
     sys.exit(L.main())

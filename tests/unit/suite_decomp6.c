@@ -16,16 +16,21 @@
 
 #define MS "com.microsoft"
 
-/* Apply variant v of pass to m's first node, then run m on vals. */
-static void apply_run(struct ir_model *m, const char *pass, int v, const char *gone,
-		      const double *const *vals, struct rt_value **y)
+/* Apply variant `variant` of pass to m's first node, then run m on vals. */
+static void apply_run(struct ir_model *m, const char *pass, const char *variant,
+		      const char *gone, const double *const *vals, struct rt_value **y)
 {
 	const struct rw_pass *p = rw_pass_find(pass);
 	struct rw_ctx ctx;
 	struct ir_diag d;
+	int v = -1;
 
 	ir_diag_init(&d);
-	CU_ASSERT_FATAL(p != NULL && (size_t)v < p->n_variants);
+	CU_ASSERT_FATAL(p != NULL);
+	for (size_t i = 0; i < p->n_variants; i++)
+		if (!strcmp(p->variants[i].name, variant))
+			v = (int)i;
+	CU_ASSERT_FATAL(v >= 0);
 	CU_ASSERT_FATAL(rw_ctx_init(&ctx, m, NULL, &d) == 0);
 	CU_ASSERT_FATAL(rw_apply(&ctx, p, m->graph->nodes[0], v) == 0);
 	CU_ASSERT_FATAL(rw_refresh(&ctx) == 0);
@@ -73,7 +78,8 @@ static void test_rotary_values(void)
 			    TM_NAMES("y"), 1);
 		CU_ASSERT_FATAL(ir_node_set_int(n, "interleaved", inter) == 0);
 		tg_finish(m, IR_DTYPE_FLOAT);
-		apply_run(m, "rotary", inter, "RotaryEmbedding", vals, y);
+		apply_run(m, "rotary", inter ? "interleaved" : "rotate-half", "RotaryEmbedding", vals,
+			  y);
 		expect(y[0], inter ? pairs : half, 4);
 		ir_model_free(m);
 	}
@@ -102,7 +108,7 @@ static void test_attention_values(void)
 		tm_node(m, "Attention", NULL, TM_NAMES("q", "k", "v", "mask"), masked ? 4 : 3,
 			TM_NAMES("y"), 1);
 		tg_finish(m, IR_DTYPE_FLOAT);
-		apply_run(m, "attention", masked, "Attention", vals, y);
+		apply_run(m, "attention", masked ? "sdpa-where" : "sdpa", "Attention", vals, y);
 		expect(y[0], masked ? one : plain, 2);
 		ir_model_free(m);
 	}

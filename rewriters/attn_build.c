@@ -33,7 +33,28 @@ struct ir_value *rw_rope_emit(struct rw_emit *e, struct ir_value *x, struct ir_v
 	int64_t half = rot / 2, last = cos_rank;
 	struct ir_value *xr = rot < dim ? last_slice(e, x, 3, 0, rot) : x, *x1, *x2, *y1, *y2, *yr;
 
-	if (interleaved) {
+	if (interleaved == 2) {
+		/* rank 4 throughout: the pairs gathered into halves (even
+		 * features, then odd), rotated as halves, gathered back */
+		int64_t idx[RW_ROPE_MAX_ROT];
+		struct ir_node *g;
+
+		for (int64_t j = 0; j < half; j++)
+			idx[j] = 2 * j, idx[half + j] = 2 * j + 1;
+		xr = rw_op(e, "Gather", xr, rw_ints(e, idx, (size_t)rot));
+		if ((g = xr ? xr->producer : NULL) && ir_node_set_int(g, "axis", 3) < 0)
+			e->failed = 1;
+		x1 = last_slice(e, xr, 3, 0, half);
+		x2 = last_slice(e, xr, 3, half, rot);
+		y1 = rw_op(e, "Sub", rw_op(e, "Mul", x1, cos), rw_op(e, "Mul", x2, sin));
+		y2 = rw_op(e, "Add", rw_op(e, "Mul", x1, sin), rw_op(e, "Mul", x2, cos));
+		for (int64_t j = 0; j < half; j++)
+			idx[2 * j] = j, idx[2 * j + 1] = half + j;
+		yr = rw_op_to(e, "Gather", concat_last(e, y1, y2, 3, NULL), rw_ints(e, idx, (size_t)rot),
+			      rot < dim ? NULL : out);
+		if ((g = yr ? yr->producer : NULL) && ir_node_set_int(g, "axis", 3) < 0)
+			e->failed = 1;
+	} else if (interleaved) {
 		/* [.., rot] as [.., half, 2]: x1 the even features, x2 the odd */
 		int64_t pairs[5] = { 0, 0, 0, half, 2 }, flat[4] = { 0, 0, 0, rot };
 

@@ -13,9 +13,11 @@
  * features rotated: pairs (j, j + rot/2) (or (2j, 2j + 1) when
  * interleaved) by cos and sin (of rank cos_rank <= 4), which broadcast to
  * x's shape with the last dim rot / 2; the features from rot on pass
- * through.  Written into out
- * (NULL: a fresh value).  Emits Slice, Mul, Sub, Add, Concat, and
- * Unsqueeze and Reshape when interleaved. */
+ * through.  Written into out (NULL: a fresh value).  Emits Slice, Mul,
+ * Sub, Add, Concat; interleaved 1 views the pairs as [.., rot / 2, 2]
+ * (rank 5: Reshape, Unsqueeze), interleaved 2 stays at rank 4, gathering
+ * the pairs into halves and back (Gather; rot <= RW_ROPE_MAX_ROT). */
+#define RW_ROPE_MAX_ROT 4096
 struct ir_value *rw_rope_emit(struct rw_emit *e, struct ir_value *x, struct ir_value *cos,
 			      struct ir_value *sin, int cos_rank, int64_t dim, int64_t rot,
 			      int interleaved, struct ir_value *out);

@@ -3,16 +3,18 @@
  * one-element com.microsoft position_ids is an offset, the rows pos + i
  * gathered), the input brought to 4-D ([B, S, N, D] from 3-D by Reshape,
  * 4-D being [B, N, S, D]), the first rotary_embedding_dim features rotated
- * as halves or interleaved pairs (Slice, Mul, Sub, Add, Concat; see
- * attn_build.c), the rest passed through, and the result reshaped back.
+ * as halves or interleaved pairs (Slice, Mul, Sub, Add, Concat; pairs as
+ * a rank-5 view, or by Gather at rank 4 where the target's rank stops at
+ * 4; see attn_build.c), the rest passed through, and the result reshaped back.
  * Head size, rotary dim and (for an offset) the sequence length must be
  * static. */
 #include <stdio.h>
 #include <string.h>
 
+#include "oprules/rules.h"
 #include "rewriters/attn_build.h"
 
-enum { V_HALF, V_PAIRS };
+enum { V_HALF, V_PAIRS, V_PAIRS_GATHER };
 
 #define MAX_SEQ 4096    /* the longest sequence an offset's rows are listed for */
 
@@ -25,6 +27,7 @@ static const char *const pair_ops[] = {
 static const struct rw_variant variants[] = {
 	{ "rotate-half", half_ops },
 	{ "interleaved", pair_ops },
+	{ "interleaved-gather", pair_ops },
 };
 
 /* What the node looks like: its inputs in one order and its static sizes. */
@@ -138,12 +141,22 @@ static int check(struct rw_ctx *c, const struct ir_node *n, char *why, size_t si
 	return rope_read(c, n, &r, why, size);
 }
 
+/* Interleaved pairs as [.., half, 2] need rank 5; the Gather form stays
+ * at rank 4 for targets that stop there. */
 static int vcheck(struct rw_ctx *c, const struct ir_node *n, int v)
 {
-	(void)c;
+	int max_rank = c->target ? c->target->max_rank : -1;
+	struct rope r;
+	char why[8];
+
 	if (rw_is_probe(n))
 		return 1;
-	return v == (rw_attr_int(n, "interleaved", 0) != 0);
+	if (!(rw_attr_int(n, "interleaved", 0) != 0))
+		return v == V_HALF;
+	if (v == V_PAIRS)
+		return max_rank < 0 || max_rank >= 5;
+	return v == V_PAIRS_GATHER &&
+	       (!rope_read(c, n, &r, why, sizeof(why)) || r.rot <= RW_ROPE_MAX_ROT);
 }
 
 static int apply(struct rw_ctx *c, struct ir_node *n, int v)
@@ -188,10 +201,10 @@ static int apply(struct rw_ctx *c, struct ir_node *n, int v)
 		int64_t shape[4] = { 0, 0, -1, r.dim }, back[3] = { 0, 0, -1 };
 
 		x = rw_reshape(&e, x, shape, 4, NULL);
-		y = rw_rope_emit(&e, x, cs, sn, crank + 1, r.dim, r.rot, v == V_PAIRS, NULL);
+		y = rw_rope_emit(&e, x, cs, sn, crank + 1, r.dim, r.rot, v, NULL);
 		rw_reshape(&e, y, back, 3, n->outputs[0]);
 	} else {
-		rw_rope_emit(&e, x, cs, sn, crank + 1, r.dim, r.rot, v == V_PAIRS, n->outputs[0]);
+		rw_rope_emit(&e, x, cs, sn, crank + 1, r.dim, r.rot, v, n->outputs[0]);
 	}
 	return rw_end(&e, 0);
 }

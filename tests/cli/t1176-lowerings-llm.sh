@@ -20,7 +20,7 @@ cat "$T/out"
 [ "$rc" -eq 77 ] && exit 0
 [ "$rc" -eq 0 ] || fail "the LLM lowerings disagree with onnxruntime (above)"
 grep -q " 0 failures$" "$T/out" || fail "no summary"
-for v in "rotary  *rotate-half" "rotary  *interleaved" "attention  *sdpa " "attention  *sdpa-padding" \
+for v in "rotary  *rotate-half" "rotary  *interleaved " "rotary  *interleaved-gather" "attention  *sdpa " "attention  *sdpa-padding" \
 	"attention  *sdpa-where" "attention  *sdpa-kv-share" "attention  *sdpa-softcap" "attention  *sdpa-all"; do
 	grep -q "^$v" "$T/out" || fail "no case of $v"
 done

@@ -102,10 +102,13 @@ def rotary(rng, k):
         node = helper.make_node("RotaryEmbedding", names, ["y"], **attrs)
         opset, form = 23, "no ids" if nopos else "ids"
     m = model(node, ins, [vi("y", F, xs)], opset)
-    v = "interleaved" if inter else "rotate-half"
+    # interleaved pairs: a rank-5 view, or Gather where the target stops at rank 4
+    rank4 = inter and (k // 3) % 2 == 1
+    v = "interleaved-gather" if rank4 else "interleaved" if inter else "rotate-half"
     return L.Case("RotaryEmbedding %s %s x %s rot %d %s opset %d"
                   % ("ms" if ms else "23", v, xs, rot, form, opset),
-                  "rotary", [v], ROPE_OPS, m, feeds, atol=1e-5, rtol=1e-5)
+                  "rotary", [v], ROPE_OPS, m, feeds, atol=1e-5, rtol=1e-5,
+                  max_rank=4 if rank4 else None)
 
 
 def attention23(rng, k):

@@ -1,5 +1,5 @@
 /* suite_decomp6.c: the LLM lowerings by hand: RotaryEmbedding
- * (com.microsoft) as halves and as interleaved pairs, Attention-23 with
+ * (com.microsoft) as halves and as interleaved pairs (both forms), Attention-23 with
  * and without a boolean mask, on values worked out below; and the forms
  * the rotary and attention passes refuse, with their reasons.  Random
  * shapes are compared with onnxruntime by tests/ort/lowerings_llm.py. */
@@ -64,7 +64,9 @@ static void test_rotary_values(void)
 	static const double half[4] = { -1.8, -4, 2.6, 2 }, pairs[4] = { -1, 2, -4, 3 };
 	const double *vals[1] = { x };
 
-	for (int inter = 0; inter < 2; inter++) {
+	static const char *const forms[3] = { "rotate-half", "interleaved", "interleaved-gather" };
+
+	for (int inter = 0; inter < 3; inter++) {
 		struct ir_model *m = tm_new(17);
 		struct rt_value *y[1];
 		int64_t pos = 1;
@@ -76,10 +78,9 @@ static void test_rotary_values(void)
 		tm_init(m, "sin", IR_DTYPE_FLOAT, TM_DIMS(2, 2), 2, sn);
 		n = tm_node(m, "RotaryEmbedding", MS, TM_NAMES("x", "pos", "cos", "sin"), 4,
 			    TM_NAMES("y"), 1);
-		CU_ASSERT_FATAL(ir_node_set_int(n, "interleaved", inter) == 0);
+		CU_ASSERT_FATAL(ir_node_set_int(n, "interleaved", inter != 0) == 0);
 		tg_finish(m, IR_DTYPE_FLOAT);
-		apply_run(m, "rotary", inter ? "interleaved" : "rotate-half", "RotaryEmbedding", vals,
-			  y);
+		apply_run(m, "rotary", forms[inter], "RotaryEmbedding", vals, y);
 		expect(y[0], inter ? pairs : half, 4);
 		ir_model_free(m);
 	}

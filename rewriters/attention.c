@@ -116,8 +116,8 @@ static int read_onnx(struct rw_ctx *c, const struct ir_node *n, struct attn *a, 
 	    !heads_of(c, a->k, a->rank, rw_attr_int(n, "kv_num_heads", 0), &a->hkv, &kd, &a->l) ||
 	    !heads_of(c, a->v, a->rank, rw_attr_int(n, "kv_num_heads", 0), &kh, &a->dv, &ks))
 		FAIL("head counts or head sizes are not static");
-	if (kd != a->d || kh != a->hkv || a->hq % a->hkv)
-		FAIL("Q, K and V heads or head sizes disagree");
+	if (kd != a->d || kh != a->hkv || a->hq % a->hkv || ks != a->l)
+		FAIL("Q, K and V heads, head sizes or lengths disagree");
 	if (!a->pk != !a->pv)
 		FAIL("only one of past_key and past_value is given");
 	a->p = 0;
@@ -162,7 +162,7 @@ static int read_onnx(struct rw_ctx *c, const struct ir_node *n, struct attn *a, 
 static int read_ms(struct rw_ctx *c, const struct ir_node *n, struct attn *a, char *why,
 		   size_t size)
 {
-	int64_t nh = rw_attr_int(n, "num_heads", 0), vh, vs, ks, kd;
+	int64_t nh = rw_attr_int(n, "num_heads", 0), vh, vs, kd;
 	const struct ir_vtype *mt;
 
 	a->ms = 1;
@@ -176,9 +176,9 @@ static int read_ms(struct rw_ctx *c, const struct ir_node *n, struct attn *a, ch
 	a->rank = 3;
 	if (!heads_of(c, a->q, 3, nh, &a->hq, &a->d, &a->s) ||
 	    !heads_of(c, a->k, 3, nh, &a->hkv, &kd, &a->l) ||
-	    !heads_of(c, a->v, 3, nh, &vh, &a->dv, &vs) || kd != a->d)
-		FAIL("num_heads or the hidden sizes are not static or disagree");
-	(void)ks;
+	    !heads_of(c, a->v, 3, nh, &vh, &a->dv, &vs) || kd != a->d || vs != a->l)
+		FAIL("num_heads or the hidden sizes are not static, or they or the lengths "
+		     "disagree");
 	if (!a->pk != !a->pv)
 		FAIL("only one of past_key and past_value is given");
 	a->p = 0;

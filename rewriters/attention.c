@@ -9,7 +9,9 @@
  * bias input (Slice, Add), attention_bias, and a 2-D key_padding_mask as
  * mask_filter_value where not kept (Cast, Mul, Sub).  Head counts and head
  * sizes must be static; the packed, cached-key and shared-buffer forms of
- * MultiHeadAttention are refused. */
+ * MultiHeadAttention, nonpad_kv_seqlen and sliding windows are refused.
+ * A query whose every key is masked gets the mean of the values (softmax
+ * of equal lowest scores), where onnxruntime's Attention gives zeros. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

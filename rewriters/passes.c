@@ -8,6 +8,7 @@
 #define RW_PASSES(X) \
 	X(abs) \
 	X(arg_max_min) \
+	X(attention) \
 	X(avgpool_count) \
 	X(cancel_transposes) \
 	X(cast_like) \
@@ -68,6 +69,7 @@
 	X(reduce_max_pool) \
 	X(reduce_mean_sum) \
 	X(rnn) \
+	X(rotary) \
 	X(sce_loss) \
 	X(sigmoid) \
 	X(sign) \

@@ -8,6 +8,7 @@
  * (LinearAttention lives in k_attn_linear.c).  The scaled
  * dot-product core and the rotation are shared with the com.microsoft
  * kernels in k_contrib.c (k_nq.h). */
+#include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -122,13 +123,15 @@ static void amask_apply(void *ctx, int64_t b, int64_t h, int64_t i, float *row)
 				int64_t e = b * m->st[0] + h * m->st[1] + i * m->st[2] + j * m->st[3];
 
 				if (m->is_bool)
-					add = ((const uint8_t *)m->m->data)[e] ? 0 : -INFINITY;
+					add = ((const uint8_t *)m->m->data)[e] ? 0 : -FLT_MAX;
 				else
 					add = (float)rt_load_f64(m->m->dtype, m->m->data, e);
 			}
 		}
+		/* onnxruntime masks boolean and causal positions with the
+		 * lowest float, which qk_matmul_output_mode 2 shows */
 		if (m->causal && j > pos)
-			add = -INFINITY;
+			add = -FLT_MAX;
 		if (m->nonpad && j >= m->nonpad[b])
 			add = -INFINITY;
 		if (m->left >= 0 && j < pos - m->left)

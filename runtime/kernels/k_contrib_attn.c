@@ -3,6 +3,7 @@
  * mask_index forms, past/present, unidirectional, attention_bias) and
  * MultiHeadAttention (separate, packed and cached K/V, key_padding_mask,
  * past, qk output), over the scaled dot-product core of k_attn.c. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +38,13 @@ static void msmask_apply(void *ctx, int64_t b, int64_t h, int64_t i, float *row)
 		case MS_RAW4: keep = m->m[(b * m->max4 + m->past + i) * m->max4 + j] != 0; break;
 		default: break;
 		}
-		if (m->causal && j > i + m->past)
-			keep = 0;
 		if (m->ab)
 			row[j] += m->ab[b * m->ab_b + h * m->ab_h + i * m->t + j];
-		if (!keep)
+		/* onnxruntime: the lowest float where causal masks, else
+		 * mask_filter_value where the mask does */
+		if (m->causal && j > i + m->past)
+			row[j] += -FLT_MAX;
+		else if (!keep)
 			row[j] += m->filter;
 	}
 }
@@ -150,7 +153,7 @@ static int ms_run(struct rt_kctx *k, struct nq_sdpa_args *a, struct msmask *m, i
 	}
 	a->y = y;
 	a->qk = qk;
-	a->qk_mode = 0;
+	a->qk_mode = 2;    /* onnxruntime's qk output: masks and bias added */
 	a->bias = msmask_apply;
 	a->bias_ctx = m;
 	if ((rc = nq_sdpa(k, a)) < 0)

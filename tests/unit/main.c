@@ -37,7 +37,7 @@ int main(void)
 	    suite_decomp2_register() != 0 ||
 	    suite_decomp3_register() != 0 ||
 	    suite_decomp4_register() != 0 ||
-	    suite_decomp5_register() != 0 ||
+	    suite_decomp5_register() != 0 || suite_decomp6_register() != 0 ||
 	    suite_fuse_register() != 0 ||
 	    suite_batch_register() != 0 ||
 	    suite_fault_register() != 0 ||

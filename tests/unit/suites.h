@@ -50,6 +50,7 @@ int suite_decomp4_register(void);
 int suite_verify_register(void);
 int suite_opset_register(void);
 int suite_decomp5_register(void);
+int suite_decomp6_register(void);
 int suite_probe_register(void);
 int suite_quant_register(void);
 

@@ -18,7 +18,7 @@
 #include "rewriters/quantize.h"
 
 const char cmd_migrate_help[] =
-	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16|int8] [--fp16-io] [QUANTIZE OPTIONS] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--data DIR] [--samples N] [--seed S] [--threads N] [--map FILE] [--report FILE] [--format text|json] [--verify-with CMD] [--force]\n"
+	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16|int8] [--fp16-io] [QUANTIZE OPTIONS] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--data DIR] [--samples N] [--seed S] [--threads N] [--external-data FILE] [--size-threshold BYTES] [--map FILE] [--report FILE] [--format text|json] [--verify-with CMD] [--force]\n"
 	"       opmig migrate --list-passes\n"
 	"\n"
 	"Rewrite MODEL so that TARGET can run it, check numerically that it still\n"
@@ -59,6 +59,10 @@ const char cmd_migrate_help[] =
 	"  --threads N         interpreter threads (default: all cores)\n"
 	"  --map FILE          write the name map between MODEL and OUT (for\n"
 	"                      opmig validate --map)\n"
+	"  --external-data FILE  weights of at least --size-threshold bytes go to\n"
+	"                      FILE, relative to OUT's folder (default: OUT.data\n"
+	"                      when MODEL's weights are external or pass 2 GiB)\n"
+	"  --size-threshold BYTES  smallest weight written externally (1024)\n"
 	"  --report FILE       write the report to FILE instead of standard output\n"
 	"  --format F          text (default) or json (opmig.migrate/1)\n"
 	"  --verify-with CMD   after validation, run OUT on a real runtime: CMD as\n"

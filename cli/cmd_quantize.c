@@ -13,7 +13,7 @@
 #include "rewriters/quantize.h"
 
 const char cmd_quantize_help[] =
-	"usage: opmig quantize MODEL -o OUT [--calibrate DIR] [--validation-data DIR] [--method minmax|percentile|entropy] [--percentile P] [--format qdq|qoperator] [--dynamic] [--per-channel | --per-tensor] [--symmetric] [--activations uint8|int8|uint16|int16] [--weights int8|uint8|int4] [--exclude NODE,...] [--exclude-ops OP,...] [--accuracy METRIC>=V] [--no-fallback] [--sensitivity output|local] [--max-fallback N] [--target T] [--rules F] [--dim NAME=V]... [--samples N] [--seed S] [--threads N] [--report FILE] [--json] [--force]\n"
+	"usage: opmig quantize MODEL -o OUT [--calibrate DIR] [--validation-data DIR] [--method minmax|percentile|entropy] [--percentile P] [--format qdq|qoperator] [--dynamic] [--per-channel | --per-tensor] [--symmetric] [--activations uint8|int8|uint16|int16] [--weights int8|uint8|int4] [--exclude NODE,...] [--exclude-ops OP,...] [--accuracy METRIC>=V] [--no-fallback] [--sensitivity output|local] [--max-fallback N] [--target T] [--rules F] [--dim NAME=V]... [--samples N] [--seed S] [--threads N] [--external-data FILE] [--size-threshold BYTES] [--report FILE] [--json] [--force]\n"
 	"\n"
 	"Quantize a float MODEL to 8-bit integers (post-training, no retraining):\n"
 	"calibrate the activations' ranges in the interpreter, insert\n"
@@ -56,6 +56,10 @@ const char cmd_quantize_help[] =
 	"  --samples N         random samples without --calibrate (default 8)\n"
 	"  --seed S            seed of the random samples (default 0)\n"
 	"  --threads N         interpreter threads (default: all cores)\n"
+	"  --external-data FILE  weights of at least --size-threshold bytes go to\n"
+	"                      FILE, relative to OUT's folder (default: OUT.data\n"
+	"                      when MODEL's weights are external or pass 2 GiB)\n"
+	"  --size-threshold BYTES  smallest weight written externally (1024)\n"
 	"  --report FILE       write the report to FILE instead of standard output\n"
 	"  --json              the report as JSON (opmig.quantize/1)\n"
 	"  --force             write OUT even when the criterion fails\n"

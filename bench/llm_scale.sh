@@ -1,0 +1,102 @@
+#!/bin/sh
+# bench/llm_scale.sh: a 7B-parameter decoder through opmig in memory that
+# follows the graph, not the weights (issue 25, items 1 and 2).  Generates
+# testdata/gen/make_decoder.py's 7B preset (decomposed, 27 GB of float32
+# weights in a sparse external file), writes a distinct value at the start
+# of each weight (the generator's zeros would make every weight of a shape
+# equal, and dedup-constants rightly merges equal weights into one), then
+# measures with /usr/bin/time, each command ROUNDS times:
+#   scan --target ascend
+#   migrate --target ascend --precision fp16 --dry-run
+#   migrate --target ascend --precision fp16 --no-validate -o OUT
+#   convert IN OUT              (external data kept: OUT.data)
+#   cp --sparse=never WEIGHTS   (the reference: the same bytes read, all of
+#                                them written)
+# fp16, convert and cp alternate within each round; outputs are removed
+# after each command (the disk needs ~30 GB free).  Prints seconds and peak
+# resident KiB per run and the median ratios to cp.
+# See bench/README.md, "A 7B-shaped decoder (issue 25)".
+#
+# Run from the repository root:  sh bench/llm_scale.sh
+#
+# Environment: OPMIG (default bin/opmig), BENCH_DIR (default
+#   /tmp/opmig-bench), BENCH_PYTHON (default /usr/bin/python3),
+#   LLM_ROUNDS (default 2), LLM_LAYERS (default: the preset's 32)
+#
+# Exit status: 0 done, 2 setup or a command failed.
+
+set -u
+
+die() { echo "llm_scale.sh: $*" >&2; exit 2; }
+
+here=$(cd "$(dirname "$0")" && pwd) || die "cannot find bench/"
+top=$(dirname "$here")
+PY=${BENCH_PYTHON:-/usr/bin/python3}
+BENCH_DIR=${BENCH_DIR:-/tmp/opmig-bench}
+OPMIG=${OPMIG:-bin/opmig}
+ROUNDS=${LLM_ROUNDS:-2}
+case $OPMIG in /*) ;; *) OPMIG=$(pwd)/$OPMIG ;; esac
+[ -x "$OPMIG" ] || die "no opmig binary at $OPMIG (make first)"
+[ -x /usr/bin/time ] || die "/usr/bin/time is missing (apt-get install time)"
+D=$BENCH_DIR/llm
+mkdir -p "$D" || die "cannot create $D"
+layers=${LLM_LAYERS:+--layers $LLM_LAYERS}
+
+# shellcheck disable=SC2086
+"$PY" "$top/testdata/gen/make_decoder.py" --preset 7b --form decomposed --sparse \
+	$layers -o "$D/llm.onnx" >/dev/null || die "make_decoder.py failed"
+"$PY" - "$D/llm.onnx" <<'EOF' || die "cannot stamp the weights"
+import os, struct, sys
+import onnx
+m = onnx.load(sys.argv[1], load_external_data=False)
+files = {}
+for k, t in enumerate(m.graph.initializer):
+    kv = {e.key: e.value for e in t.external_data}
+    if "location" in kv and int(kv["length"]) >= 8:
+        path = os.path.join(os.path.dirname(sys.argv[1]), kv["location"])
+        f = files.setdefault(path, open(path, "r+b"))
+        f.seek(int(kv.get("offset", 0)))
+        f.write(struct.pack("<ff", 0.001 * (k + 1), -0.5))
+for f in files.values():
+    f.close()
+EOF
+W=$(ls "$D"/llm*.data | head -1)
+echo "model: $D/llm.onnx, weights $(wc -c <"$W") bytes in $W ($(du -k "$W" | cut -f1) KiB on disk)"
+
+# measure NAME CMD...: one run; appends "NAME seconds KiB" to $D/times
+measure() {
+	name=$1; shift
+	sync
+	/usr/bin/time -f "%e %M" -o "$D/t" "$@" >"$D/out" 2>"$D/err" ||
+		{ cat "$D/err" >&2; die "$name failed: $*"; }
+	read -r s kb <"$D/t"
+	echo "$name $s $kb" >>"$D/times"
+	printf '%-8s %8.2f s %9d KiB\n' "$name" "$s" "$kb"
+}
+
+: >"$D/times"
+measure scan "$OPMIG" scan "$D/llm.onnx" --target ascend
+measure dry "$OPMIG" migrate "$D/llm.onnx" --target ascend --precision fp16 --dry-run
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+	measure fp16 "$OPMIG" migrate "$D/llm.onnx" --target ascend --precision fp16 \
+		--no-validate -o "$D/f16.onnx"
+	rm -f "$D/f16.onnx" "$D/f16.onnx.data"
+	measure cp cp --sparse=never "$W" "$D/copy.data"
+	rm -f "$D/copy.data"
+	measure convert "$OPMIG" convert "$D/llm.onnx" "$D/c.onnx"
+	rm -f "$D/c.onnx" "$D/c.onnx.data"
+	r=$((r + 1))
+done
+"$PY" - "$D/times" <<'EOF'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    name, s, kb = line.split()
+    runs.setdefault(name, []).append((float(s), int(kb)))
+med = {k: statistics.median(s for s, _ in v) for k, v in runs.items()}
+for k in ("fp16", "convert"):
+    if k in med and med.get("cp"):
+        print("%s / cp (median seconds): %.2f; peak %d KiB" %
+              (k, med[k] / med["cp"], max(kb for _, kb in runs[k])))
+EOF

@@ -101,23 +101,14 @@ static int param_input(const struct ir_node *n, size_t i)
 	       (!strcmp(op, "Upsample") && i == 1);
 }
 
-/* Largest magnitude of a float32 initializer's finite values, or -1;
- * read in place, its mapped pages given back after.  On the bits: for
+/* The largest finite magnitude's bits in a piece of float32s.  For
  * non-negative floats the integer order is the float order, and the
  * finite ones are below 0x7f800000 (a loop the compiler vectorizes). */
-static double init_max(struct ir_value *v)
+static int max_piece(const uint8_t *raw, size_t len, void *ctx)
 {
-	const uint8_t *raw;
-	size_t len, n;
-	struct ir_diag d;
-	uint32_t m = 0, lane[8] = { 0 };
-	float f;
+	uint32_t *m = ctx, lane[8] = { 0 };
+	size_t n = len / 4;
 
-	ir_diag_init(&d);
-	if (!v->init || v->init->dtype != IR_DTYPE_FLOAT ||
-	    ir_tensor_data(v->init, &raw, &len, &d) < 0)
-		return -1;
-	n = len / 4;
 	for (size_t i = 0; i < n; i += 8) {
 		uint32_t u[8] = { 0 };
 
@@ -132,8 +123,22 @@ static double init_max(struct ir_value *v)
 		}
 	}
 	for (int k = 0; k < 8; k++)
-		m = lane[k] > m ? lane[k] : m;
-	ir_tensor_release_data(v->init);
+		*m = lane[k] > *m ? lane[k] : *m;
+	return 0;
+}
+
+/* Largest finite magnitude of a float32 initializer, or -1; read piece by
+ * piece where it lies (external data straight from the file). */
+static double init_max(struct ir_value *v)
+{
+	struct ir_diag d;
+	uint32_t m = 0;
+	float f;
+
+	ir_diag_init(&d);
+	if (!v->init || v->init->dtype != IR_DTYPE_FLOAT ||
+	    ir_tensor_stream(v->init, max_piece, &m, &d) < 0)
+		return -1;
 	memcpy(&f, &m, 4);
 	return f;
 }

@@ -1,0 +1,165 @@
+/* nbits.c: com.microsoft MatMulNBits with constant weights as standard
+ * ops: B dequantized ((code - zero point) * scale, block by block along K,
+ * in float32 as onnxruntime does) into a float32 [K, N] initializer, then
+ * MatMul(A, W) and Add(bias) when there is one.  float32 data only (a
+ * float16 W would round every dequantized weight); g_idx and prepacked B
+ * are refused. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rewriters/rw_int.h"
+#include "runtime/runtime.h"
+
+struct nb {
+	int64_t kd, n, bs, kb, blob, zrow;
+	int bits;
+};
+
+static int has(const struct ir_node *n, size_t i)
+{
+	return n->n_inputs > i && n->inputs[i];
+}
+
+static int is_const_init(const struct ir_value *v)
+{
+	return v && v->init && !v->is_input;
+}
+
+static void nb_geometry(const struct ir_node *n, struct nb *p)
+{
+	p->kd = rw_attr_int(n, "K", 0);
+	p->n = rw_attr_int(n, "N", 0);
+	p->bs = rw_attr_int(n, "block_size", 0);
+	p->bits = (int)rw_attr_int(n, "bits", 4);
+	p->kb = p->bs > 0 ? (p->kd + p->bs - 1) / p->bs : 0;
+	p->blob = p->bs * p->bits / 8;
+	p->zrow = (p->kb * p->bits + 7) / 8;
+}
+
+static double numel_of(struct rw_ctx *c, const struct ir_value *v)
+{
+	return rw_static_numel(c, v);
+}
+
+static int check_nbits(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
+{
+	struct nb p;
+
+	nb_geometry(n, &p);
+	if (rw_node_dtype(c, n) != IR_DTYPE_FLOAT) {
+		snprintf(why, size, "only for float data (a float16 weight would round)");
+		return 0;
+	}
+	if (p.bits != 2 && p.bits != 4 && p.bits != 8) {
+		snprintf(why, size, "bits %d is not 2, 4 or 8", p.bits);
+		return 0;
+	}
+	if (p.bs < 16 || (p.bs & (p.bs - 1)) || p.kd < 1 || p.n < 1) {
+		snprintf(why, size, "block_size, K or N is invalid");
+		return 0;
+	}
+	if (has(n, 4) || rw_attr_int(n, "weight_prepacked", 0)) {
+		snprintf(why, size, "g_idx or a prepacked B");
+		return 0;
+	}
+	if (!is_const_init(n->inputs[1]) || !is_const_init(n->inputs[2]) ||
+	    (has(n, 3) && !is_const_init(n->inputs[3]))) {
+		snprintf(why, size, "B, scales or zero_points is not an initializer");
+		return 0;
+	}
+	if (numel_of(c, n->inputs[1]) != (double)(p.n * p.kb * p.blob) ||
+	    numel_of(c, n->inputs[2]) != (double)(p.n * p.kb) ||
+	    n->inputs[1]->init->dtype != IR_DTYPE_UINT8 ||
+	    n->inputs[2]->init->dtype != IR_DTYPE_FLOAT) {
+		snprintf(why, size, "B or scales does not have the size K, N and block_size give");
+		return 0;
+	}
+	if (has(n, 3)) {
+		int zd = n->inputs[3]->init->dtype;
+		double want = zd == IR_DTYPE_UINT8 ? (double)(p.n * p.zrow) : (double)(p.n * p.kb);
+
+		if ((zd != IR_DTYPE_UINT8 && zd != IR_DTYPE_FLOAT) ||
+		    numel_of(c, n->inputs[3]) != want) {
+			snprintf(why, size, "zero_points is not packed uint8 or float of its size");
+			return 0;
+		}
+	}
+	if (c->opset < 7 || (has(n, 5) && rw_rank(c, n->inputs[5]) != 1)) {
+		snprintf(why, size, "needs opset >= 7 and a 1-D bias");
+		return 0;
+	}
+	return 1;
+}
+
+/* W [K, N] float32: W[k][r] = (code(r, k) - zero point) * scale */
+static struct rt_value *dequantize(const struct nb *p, const struct rt_value *b,
+				   const struct rt_value *sc, const struct rt_value *zp)
+{
+	struct rt_value *w = NULL;
+	int64_t dims[2] = { p->kd, p->n };
+	unsigned mask = (1u << p->bits) - 1, per = 8 / (unsigned)p->bits;
+	const uint8_t *q = b->data;
+	const float *s = sc->data;
+	struct ir_diag d;
+	float *wf;
+
+	ir_diag_init(&d);
+	if (rt_tensor_new(NULL, IR_DTYPE_FLOAT, 2, dims, &w, &d) < 0)
+		return NULL;
+	wf = w->data;
+	for (int64_t r = 0; r < p->n; r++)
+		for (int64_t kb = 0; kb < p->kb; kb++) {
+			const uint8_t *blk = q + (r * p->kb + kb) * p->blob;
+			float z = (float)(1 << (p->bits - 1)), sv = s[r * p->kb + kb];
+
+			if (zp && zp->dtype == IR_DTYPE_UINT8)
+				z = (float)((((const uint8_t *)zp->data)[r * p->zrow + kb / per] >>
+					     ((unsigned)(kb % per) * (unsigned)p->bits)) & mask);
+			else if (zp)
+				z = ((const float *)zp->data)[r * p->kb + kb];
+			for (int64_t j = 0; j < p->bs && kb * p->bs + j < p->kd; j++) {
+				unsigned code = (blk[j / per] >> ((unsigned)(j % per) *
+								  (unsigned)p->bits)) & mask;
+
+				wf[(kb * p->bs + j) * p->n + r] = ((float)code - z) * sv;
+			}
+		}
+	return w;
+}
+
+static int apply_nbits(struct rw_ctx *c, struct ir_node *n, int v)
+{
+	struct rw_emit e;
+	struct nb p;
+	struct rt_value *b, *sc, *zp = NULL, *w = NULL;
+	struct ir_value *y;
+	int bias = has(n, 5);
+
+	(void)v;
+	nb_geometry(n, &p);
+	b = rw_init_value(n->inputs[1]);
+	sc = rw_init_value(n->inputs[2]);
+	if (has(n, 3))
+		zp = rw_init_value(n->inputs[3]);
+	if (b && sc && (zp || !has(n, 3)))
+		w = dequantize(&p, b, sc, zp);
+	rt_value_unref(b);
+	rt_value_unref(sc);
+	rt_value_unref(zp);
+	if (!w)
+		return ir_diag_error(c->d, IR_ENOMEM, "matmul-nbits: cannot dequantize B");
+	rw_begin(c, n, &e);
+	y = rw_op_to(&e, "MatMul", n->inputs[0], rw_const_value(&e, w),
+		     bias ? NULL : n->outputs[0]);
+	if (bias)
+		rw_op_to(&e, "Add", y, n->inputs[5], n->outputs[0]);
+	rt_value_unref(w);
+	return rw_end(&e, 0);
+}
+
+static const char *const m_nbits[] = { "com.microsoft:MatMulNBits", NULL };
+static const char *const nbits_ops[] = { "MatMul", "Add", NULL };
+static const struct rw_variant v_nbits[] = { { "dequantized", nbits_ops } };
+RW_DECOMPOSITION(matmul_nbits, "matmul-nbits",
+		 "MatMulNBits with constant weights as MatMul on the dequantized float weights (and Add of the bias)",
+		 m_nbits, v_nbits, check_nbits, NULL, apply_nbits);

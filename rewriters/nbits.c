@@ -1,12 +1,18 @@
 /* nbits.c: com.microsoft MatMulNBits with constant weights as standard
- * ops: B dequantized ((code - zero point) * scale, block by block along K,
- * in float32 as onnxruntime does) into a float32 [K, N] initializer, then
- * MatMul(A, W) and Add(bias) when there is one.  float32 data only (a
- * float16 W would round every dequantized weight); g_idx and prepacked B
- * are refused. */
+ * ops, then MatMul(A, W) and Add(bias) when there is one:
+ *   dequantize-linear  W = DequantizeLinear-21 of the codes kept as a
+ *       uint4 (2 and 4 bits) or uint8 [K, N] initializer, blocked along
+ *       axis 0 (block_size, scales and zero points [ceil(K / block), N]);
+ *       opset >= 21, integer zero points only
+ *   dequantized  B dequantized ((code - zero point) * scale, block by
+ *       block along K, in float32 as onnxruntime does) into a float32
+ *       [K, N] initializer
+ * float32 data only (a float16 W would round every dequantized weight);
+ * g_idx and prepacked B are refused. */
 #include <stdio.h>
 #include <string.h>
 
+#include "oprules/rules.h"
 #include "rewriters/rw_int.h"
 #include "runtime/runtime.h"
 
@@ -91,22 +97,60 @@ static int check_nbits(struct rw_ctx *c, const struct ir_node *n, char *why, siz
 	return 1;
 }
 
-/* W [K, N] float32: W[k][r] = (code(r, k) - zero point) * scale */
-static struct rt_value *dequantize(const struct nb *p, const struct rt_value *b,
-				   const struct rt_value *sc, const struct rt_value *zp)
+enum { V_DQ, V_FLOAT };
+
+/* Does the target take DequantizeLinear-21 of codes of dtype dt (its
+ * rules' version range, input 0's dtypes, the dtypes its chip lacks)? */
+static int target_takes_codes(const struct rw_ctx *c, int dt)
 {
-	struct rt_value *w = NULL;
-	int64_t dims[2] = { p->kd, p->n };
+	const struct rules_op *o = c->target ?
+		rules_target_find_op(c->target, "ai.onnx", "DequantizeLinear") : NULL;
+
+	if (c->opset < 21 || !o || !o->supported || o->version_max < 21 ||
+	    (c->target->missing_dtypes & RULES_DTYPE_BIT(dt)) ||
+	    (o->dtypes && !(o->dtypes & RULES_DTYPE_BIT(dt))))
+		return 0;
+	for (size_t i = 0; i < o->n_inputs; i++)
+		if (o->inputs[i].index == 0 && o->inputs[i].dtypes &&
+		    !(o->inputs[i].dtypes & RULES_DTYPE_BIT(dt)))
+			return 0;
+	return 1;
+}
+
+/* The codes stay integers (dequantize-linear) where the target takes
+ * them, which keeps the weights 2 to 8 times smaller than float32; the
+ * float variant is for the others (the planner would otherwise pick it,
+ * having fewer ops). */
+static int vcheck_nbits(struct rw_ctx *c, const struct ir_node *n, int v)
+{
+	int bits = (int)rw_attr_int(n, "bits", 4);
+	int keep = target_takes_codes(c, bits == 8 ? IR_DTYPE_UINT8 : IR_DTYPE_UINT4) &&
+		   (!has(n, 3) || !n->inputs[3]->init ||
+		    n->inputs[3]->init->dtype == IR_DTYPE_UINT8);
+
+	return v == V_DQ ? keep : !keep;
+}
+
+/* The codes of B and the blocks' zero points and scales, transposed:
+ * w [K, N] of wdtype gets (code(r, k) - zero point) * scale (float32)
+ * or, when wdtype is an integer type, the codes, with scales [kb, N]
+ * into *sout and zero points [kb, N] of wdtype into *zout. */
+static int unpack(const struct nb *p, const struct rt_value *b, const struct rt_value *sc,
+		  const struct rt_value *zp, int wdtype, struct rt_value **w,
+		  struct rt_value **sout, struct rt_value **zout)
+{
+	int64_t dims[2] = { p->kd, p->n }, bdims[2] = { p->kb, p->n };
 	unsigned mask = (1u << p->bits) - 1, per = 8 / (unsigned)p->bits;
 	const uint8_t *q = b->data;
 	const float *s = sc->data;
+	int ints = wdtype != IR_DTYPE_FLOAT;
 	struct ir_diag d;
-	float *wf;
 
 	ir_diag_init(&d);
-	if (rt_tensor_new(NULL, IR_DTYPE_FLOAT, 2, dims, &w, &d) < 0)
-		return NULL;
-	wf = w->data;
+	if (rt_tensor_new(NULL, wdtype, 2, dims, w, &d) < 0 ||
+	    (ints && (rt_tensor_new(NULL, IR_DTYPE_FLOAT, 2, bdims, sout, &d) < 0 ||
+		      rt_tensor_new(NULL, wdtype, 2, bdims, zout, &d) < 0)))
+		return -1;
 	for (int64_t r = 0; r < p->n; r++)
 		for (int64_t kb = 0; kb < p->kb; kb++) {
 			const uint8_t *blk = q + (r * p->kb + kb) * p->blob;
@@ -117,49 +161,76 @@ static struct rt_value *dequantize(const struct nb *p, const struct rt_value *b,
 					     ((unsigned)(kb % per) * (unsigned)p->bits)) & mask);
 			else if (zp)
 				z = ((const float *)zp->data)[r * p->kb + kb];
+			if (ints) {
+				((float *)(*sout)->data)[kb * p->n + r] = sv;
+				((uint8_t *)(*zout)->data)[kb * p->n + r] = (uint8_t)z;
+			}
 			for (int64_t j = 0; j < p->bs && kb * p->bs + j < p->kd; j++) {
 				unsigned code = (blk[j / per] >> ((unsigned)(j % per) *
 								  (unsigned)p->bits)) & mask;
+				int64_t at = (kb * p->bs + j) * p->n + r;
 
-				wf[(kb * p->bs + j) * p->n + r] = ((float)code - z) * sv;
+				if (ints)
+					((uint8_t *)(*w)->data)[at] = (uint8_t)code;
+				else
+					((float *)(*w)->data)[at] = ((float)code - z) * sv;
 			}
 		}
-	return w;
+	return 0;
 }
 
 static int apply_nbits(struct rw_ctx *c, struct ir_node *n, int v)
 {
 	struct rw_emit e;
 	struct nb p;
-	struct rt_value *b, *sc, *zp = NULL, *w = NULL;
-	struct ir_value *y;
-	int bias = has(n, 5);
+	struct rt_value *b, *sc, *zp = NULL, *w = NULL, *ws = NULL, *wz = NULL;
+	struct ir_value *y, *wv;
+	int bias = has(n, 5), rc = -1;
+	int wdtype;
 
-	(void)v;
 	nb_geometry(n, &p);
+	wdtype = v == V_FLOAT ? IR_DTYPE_FLOAT : p.bits == 8 ? IR_DTYPE_UINT8 : IR_DTYPE_UINT4;
 	b = rw_init_value(n->inputs[1]);
 	sc = rw_init_value(n->inputs[2]);
 	if (has(n, 3))
 		zp = rw_init_value(n->inputs[3]);
 	if (b && sc && (zp || !has(n, 3)))
-		w = dequantize(&p, b, sc, zp);
+		rc = unpack(&p, b, sc, zp, wdtype, &w, &ws, &wz);
 	rt_value_unref(b);
 	rt_value_unref(sc);
 	rt_value_unref(zp);
-	if (!w)
+	if (rc < 0) {
+		rt_value_unref(w);
+		rt_value_unref(ws);
+		rt_value_unref(wz);
 		return ir_diag_error(c->d, IR_ENOMEM, "matmul-nbits: cannot dequantize B");
+	}
 	rw_begin(c, n, &e);
-	y = rw_op_to(&e, "MatMul", n->inputs[0], rw_const_value(&e, w),
-		     bias ? NULL : n->outputs[0]);
+	wv = rw_const_value(&e, w);
+	if (v == V_DQ) {
+		struct ir_value *ins[3] = { wv, rw_const_value(&e, ws), rw_const_value(&e, wz) };
+		struct ir_node *dq = rw_node(&e, "DequantizeLinear", NULL, ins, 3, NULL);
+
+		if (dq && (ir_node_set_int(dq, "axis", 0) < 0 ||
+			   ir_node_set_int(dq, "block_size", p.bs) < 0))
+			e.failed = 1;
+		wv = dq ? dq->outputs[0] : NULL;
+	}
+	y = rw_op_to(&e, "MatMul", n->inputs[0], wv, bias ? NULL : n->outputs[0]);
 	if (bias)
 		rw_op_to(&e, "Add", y, n->inputs[5], n->outputs[0]);
 	rt_value_unref(w);
+	rt_value_unref(ws);
+	rt_value_unref(wz);
 	return rw_end(&e, 0);
 }
 
 static const char *const m_nbits[] = { "com.microsoft:MatMulNBits", NULL };
+static const char *const dq_ops[] = { "DequantizeLinear", "MatMul", "Add", NULL };
 static const char *const nbits_ops[] = { "MatMul", "Add", NULL };
-static const struct rw_variant v_nbits[] = { { "dequantized", nbits_ops } };
+static const struct rw_variant v_nbits[] = {
+	[V_DQ] = { "dequantize-linear", dq_ops }, [V_FLOAT] = { "dequantized", nbits_ops }
+};
 RW_DECOMPOSITION(matmul_nbits, "matmul-nbits",
-		 "MatMulNBits with constant weights as MatMul on the dequantized float weights (and Add of the bias)",
-		 m_nbits, v_nbits, check_nbits, NULL, apply_nbits);
+		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes or MatMul on the dequantized float weights (and Add of the bias)",
+		 m_nbits, v_nbits, check_nbits, vcheck_nbits, apply_nbits);

@@ -37,9 +37,9 @@ class Case:
         self.refs, self.mags, self.terms, self.dtype = refs, mags, terms, dtype
 
 
-def make_model(nodes, inputs, outputs, inits):
+def make_model(nodes, inputs, outputs, inits, opset=17):
     g = helper.make_graph(nodes, "llm", inputs, outputs, inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset),
                                             helper.make_opsetid(MS, 1)])
     m.ir_version = 8
     onnx.checker.check_model(m)
@@ -58,10 +58,10 @@ def pack_bits(q, bits):
 
 
 def matmul_nbits_case(rng, bits, bs, k, n, a_shape, zp="none", bias=False,
-                      dtype=np.float32, name="mnb"):
+                      dtype=np.float32, name="mnb", opset=17):
     """MatMulNBits with B, scales, zero points and bias as initializers
     (as exported models have them), A fed; zp: "none", "packed" or
-    "float".  The block padding past K holds random codes, which no
+    "float"; opset: the default domain's import.  The block padding past K holds random codes, which no
     result may read."""
     kb = (k + bs - 1) // bs
     q = rng.integers(0, 1 << bits, (n, kb * bs))
@@ -101,7 +101,7 @@ def matmul_nbits_case(rng, bits, bs, k, n, a_shape, zp="none", bias=False,
                             block_size=bs)
     t = TP[np.dtype(dtype)]
     m = make_model([node], [helper.make_tensor_value_info("A", t, list(a.shape))],
-                   [helper.make_tensor_value_info("Y", t, list(ref.shape))], inits)
+                   [helper.make_tensor_value_info("Y", t, list(ref.shape))], inits, opset)
     return Case(name, m, {"A": a}, [ref], [mag], [k + 2], np.dtype(dtype))
 
 

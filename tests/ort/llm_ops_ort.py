@@ -6,7 +6,8 @@ packed uint8 or float, bias, batch dims in A, float32 and float16) and
 SkipSimplifiedLayerNormalization (bias or not, the input_skip_bias_sum,
 mean and inv_std_var outputs, float32 and float16).  Each case's model runs in
 `opmig run` and, all in one process, in onnxruntime; the outputs must agree
-within a bound derived from the dtype (see bound()).  Prints one line per
+within a bound derived from the dtype (see bound()); g_idx and bits 3 must
+be refused with exit 3 and a one-line message.  Prints one line per
 failing case and a summary; exits 1 on a failure, 77 when onnxruntime-node
 is unavailable.  The case builders (matmul_nbits_case, skip_simplified_case,
 pack_bits) are importable by other scripts.  Run by
@@ -238,6 +239,33 @@ def cases(rng):
     return out
 
 
+def refusals(rng, work, opmig):
+    """Models opmig must refuse with exit 3 and one line naming the node
+    and the reason: g_idx present (deprecated, not supported), bits 3
+    (onnxruntime takes 2, 4 and 8 only).  Returns the failures."""
+    fails = []
+    c = matmul_nbits_case(rng, 4, 32, 64, 8, [2], "packed", name="g_idx")
+    c.model.graph.node[0].input.append("g_idx")
+    c.model.graph.initializer.append(numpy_helper.from_array(np.arange(64, dtype=np.int32) // 32,
+                                                             "g_idx"))
+    d = matmul_nbits_case(rng, 4, 32, 64, 8, [2], name="bits 3")
+    for a in d.model.graph.node[0].attribute:
+        if a.name == "bits":
+            a.i = 3
+    for case, want in ((c, "g_idx (input 4) is not supported"), (d, "bits must be 2, 4 or 8")):
+        dd = os.path.join(work, "r_" + case.name.replace(" ", "_"))
+        os.makedirs(dd, exist_ok=True)
+        mf = os.path.join(dd, "m.onnx")
+        onnx.save(case.model, mf)
+        np.save(os.path.join(dd, "A.npy"), case.feeds["A"])
+        r = subprocess.run([opmig, "run", mf, "A=" + os.path.join(dd, "A.npy"), "-O", dd],
+                           capture_output=True, text=True)
+        err = r.stderr.strip()
+        if r.returncode != 3 or "\n" in err or "node #0 (MatMulNBits): " + want not in err:
+            fails.append("FAIL refusal %s: exit %d: %s" % (case.name, r.returncode, err))
+    return fails
+
+
 def main():
     opmig, work = sys.argv[1], sys.argv[2]
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 25
@@ -259,7 +287,11 @@ def main():
         if msg:
             fails += 1
             print("FAIL %s: %s" % (c.name, msg))
-    print("%d cases, %d failures (onnxruntime-node %s)" % (len(cs), fails, ortlib.version()))
+    refused = refusals(np.random.default_rng(seed + 1), work, opmig)
+    for f in refused:
+        print(f)
+    fails += len(refused)
+    print("%d cases, %d failures (onnxruntime-node %s)" % (len(cs) + 2, fails, ortlib.version()))
     return 1 if fails else 0
 
 

@@ -23,6 +23,7 @@ struct nbits {
 
 /* len 4-bit codes, two a byte (low nibble first), as (code - z) * s; a
  * byte at a time, which the compiler vectorizes. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
 static void nbits_unpack4(const uint8_t *blk, float *w, int64_t len, float z, float s)
 {
 	int64_t j = 0;

@@ -42,11 +42,6 @@ static void nb_geometry(const struct ir_node *n, struct nb *p)
 	p->zrow = (p->kb * p->bits + 7) / 8;
 }
 
-static double numel_of(struct rw_ctx *c, const struct ir_value *v)
-{
-	return rw_static_numel(c, v);
-}
-
 static int check_nbits(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
 {
 	struct nb p;
@@ -73,8 +68,8 @@ static int check_nbits(struct rw_ctx *c, const struct ir_node *n, char *why, siz
 		snprintf(why, size, "B, scales or zero_points is not an initializer");
 		return 0;
 	}
-	if (numel_of(c, n->inputs[1]) != (double)(p.n * p.kb * p.blob) ||
-	    numel_of(c, n->inputs[2]) != (double)(p.n * p.kb) ||
+	if (rw_static_numel(c, n->inputs[1]) != (double)(p.n * p.kb * p.blob) ||
+	    rw_static_numel(c, n->inputs[2]) != (double)(p.n * p.kb) ||
 	    n->inputs[1]->init->dtype != IR_DTYPE_UINT8 ||
 	    n->inputs[2]->init->dtype != IR_DTYPE_FLOAT) {
 		snprintf(why, size, "B or scales does not have the size K, N and block_size give");
@@ -85,7 +80,7 @@ static int check_nbits(struct rw_ctx *c, const struct ir_node *n, char *why, siz
 		double want = zd == IR_DTYPE_UINT8 ? (double)(p.n * p.zrow) : (double)(p.n * p.kb);
 
 		if ((zd != IR_DTYPE_UINT8 && zd != IR_DTYPE_FLOAT) ||
-		    numel_of(c, n->inputs[3]) != want) {
+		    rw_static_numel(c, n->inputs[3]) != want) {
 			snprintf(why, size, "zero_points is not packed uint8 or float of its size");
 			return 0;
 		}

@@ -2,7 +2,8 @@
  * Dequantize, DynamicQuantize, *Integer, QLinear*), TopK, NonZero, Unique,
  * Compress, NonMaxSuppression, Gather{Elements,ND}, DepthToSpace, OneHot,
  * ConvTranspose, losses, RNN/GRU/LSTM, windows, MaxUnpool, Einsum, Det,
- * GridSample, RoiAlign and com.microsoft attention/FusedMatMul. */
+ * GridSample, RoiAlign and com.microsoft attention, FusedMatMul and
+ * MatMulNBits. */
 #include <stdio.h>
 #include <string.h>
 
@@ -670,5 +671,29 @@ int infer_ms_attention(struct infer_ctx *c)
 	}
 	if (v && v->rank == 3)
 		o->dims[2] = v->dims[2];
+	return 0;
+}
+
+/* com.microsoft MatMulNBits: A [..., K] times the dequantized [N, K] B
+ * transposed gives Y [..., N], of A's dtype. */
+int infer_matmul_nbits(struct infer_ctx *c)
+{
+	const struct ir_vtype *a = infer_in(c, 0);
+	struct ir_vtype *o = &c->out[0];
+	int64_t kk = 0, nn = 0;
+	int rc;
+
+	if ((rc = infer_attr_int(c, "K", &kk)) < 0 || (rc = infer_attr_int(c, "N", &nn)) < 0)
+		return rc;
+	if (!a)
+		return 0;
+	o->dtype = a->dtype;
+	if (a->rank < 1)
+		return 0;
+	if (a->dims[a->rank - 1].kind == IR_VDIM_VALUE && a->dims[a->rank - 1].value != kk)
+		return infer_err(c, "A's last dim %lld is not K %lld",
+				 (long long)a->dims[a->rank - 1].value, (long long)kk);
+	like(o, a);
+	o->dims[a->rank - 1] = infer_dim_val(nn);
 	return 0;
 }

@@ -447,13 +447,14 @@ int infer_arg_reduce(struct infer_ctx *c)
 }
 
 /* LayerNormalization (ai.onnx and com.microsoft), SkipLayerNormalization,
- * SimplifiedLayerNormalization: Y like X; Mean and InvStdDev keep the dims
- * before axis and 1 after it. */
+ * SkipSimplifiedLayerNormalization, SimplifiedLayerNormalization: Y like X;
+ * Mean and InvStdDev keep the dims before axis and 1 after it (the Skip
+ * forms: input_skip_bias_sum like X, their statistics left unknown). */
 int infer_layernorm(struct infer_ctx *c)
 {
 	const struct ir_vtype *x = infer_in(c, 0);
 	int64_t axis = -1, ax;
-	int rc, skip = !strcmp(c->n->op_type, "SkipLayerNormalization");
+	int rc, skip = !strncmp(c->n->op_type, "Skip", 4);
 
 	if (!skip && (rc = infer_attr_int(c, "axis", &axis)) < 0)
 		return rc;

@@ -243,11 +243,13 @@ const struct infer_op infer_ops[] = {
 	{ "com.microsoft", "FusedMatMul", infer_ms_attention },
 	{ "com.microsoft", "Gelu", infer_unary },
 	{ "com.microsoft", "LayerNormalization", infer_layernorm },
+	{ "com.microsoft", "MatMulNBits", infer_matmul_nbits },
 	{ "com.microsoft", "MultiHeadAttention", infer_ms_attention },
 	{ "com.microsoft", "QuickGelu", infer_unary },
 	{ "com.microsoft", "RotaryEmbedding", infer_unary },
 	{ "com.microsoft", "SimplifiedLayerNormalization", infer_layernorm },
 	{ "com.microsoft", "SkipLayerNormalization", infer_layernorm },
+	{ "com.microsoft", "SkipSimplifiedLayerNormalization", infer_layernorm },
 };
 const size_t infer_ops_len = sizeof(infer_ops) / sizeof(infer_ops[0]);
 

@@ -9,7 +9,8 @@
  * observer; the run stops as soon
  * as the last one is captured.  Nodes whose outputs inference already knows (Shape of a
  * static tensor, and arithmetic on it) are folded the same way.  Results above 16 MiB stay computed unless they are
- * ConstantOfShape fills (weights).  When the model cannot run (an op
+ * ConstantOfShape fills (weights); blocked DequantizeLinear (quantized
+ * weights) is never folded.  When the model cannot run (an op
  * without kernel, a dim that needs --dim), nothing is folded and a note
  * says why. */
 #include <stdio.h>
@@ -95,6 +96,10 @@ static int can_fold(struct fold *f, const struct ir_node *n)
 	for (const char *const *p = never; *p; p++)
 		if (!strcmp(op, *p))
 			return 0;
+	/* blocked weights stay quantized: folding would store them as
+	 * float, 4 to 16 times the bytes, on targets that take the codes */
+	if (!strcmp(op, "DequantizeLinear") && rw_attr_int(n, "block_size", 0) > 0)
+		return 0;
 	for (size_t i = 0; i < n->n_attrs; i++)
 		if (n->attrs[i]->g || n->attrs[i]->n_graphs)
 			return 0;

@@ -8,7 +8,9 @@
  *       are the ReduceMean keepdims ([d0, .., d(axis-1), 1, .., 1]) in the
  *       data's dtype (refused where stash_type makes theirs another)
  *   SkipLayerNormalization (com.microsoft)  s = x + skip (+ bias), then the
- *       above on the last axis; s is output 3 when it is used
+ *       above on the last axis; s is output 3 when it is used;
+ *       SkipSimplifiedLayerNormalization likewise with the RMS form below
+ *       (its bias is input 3, it has no beta)
  *   RMSNormalization, SimplifiedLayerNormalization
  *       y = x / sqrt(mean(x^2) + eps) scale (inv_std_var likewise)
  *   InstanceNormalization  the above per (n, c) over the spatial axes,
@@ -205,30 +207,43 @@ static int check_skip_ln(struct rw_ctx *c, const struct ir_node *n, char *why, s
 	return 1;
 }
 
+static int is_skip_rms(const struct ir_node *n)
+{
+	return !strcmp(ir_s(n->op_type), "SkipSimplifiedLayerNormalization");
+}
+
+static int vcheck_skip_ln(struct rw_ctx *c, const struct ir_node *n, int v)
+{
+	(void)c;
+	return v == is_skip_rms(n);
+}
+
 static int apply_skip_ln(struct rw_ctx *c, struct ir_node *n, int v)
 {
 	struct rw_emit e;
 	struct ir_value *s, *y, *sum = n->n_outputs > 3 ? n->outputs[3] : NULL;
 	int64_t axis = rw_rank(c, n->inputs[0]) - 1;
-	int bias = has(n, 4), beta = has(n, 3);
+	int ib = v ? 3 : 4, bias = has(n, (size_t)ib), beta = !v && has(n, 3);
 
-	(void)v;
 	rw_begin(c, n, &e);
 	s = rw_op_to(&e, "Add", n->inputs[0], n->inputs[1], bias ? NULL : sum);
 	if (bias)
-		s = rw_op_to(&e, "Add", s, n->inputs[4], sum);
-	y = normalize(&e, s, &axis, 1, rw_attr_float(n, "epsilon", 1e-12f), 0);
+		s = rw_op_to(&e, "Add", s, n->inputs[ib], sum);
+	y = normalize(&e, s, &axis, 1, rw_attr_float(n, "epsilon", 1e-12f), v);
 	y = rw_op_to(&e, "Mul", y, n->inputs[2], beta ? NULL : n->outputs[0]);
 	if (beta)
 		rw_op_to(&e, "Add", y, n->inputs[3], n->outputs[0]);
 	return rw_end(&e, 0);
 }
 
-static const char *const m_skip_ln[] = { "com.microsoft:SkipLayerNormalization", NULL };
-static const struct rw_variant v_skip_ln[] = { { "mean-var", ln_ops } };
+static const char *const m_skip_ln[] = {
+	"com.microsoft:SkipLayerNormalization", "com.microsoft:SkipSimplifiedLayerNormalization",
+	NULL
+};
+static const struct rw_variant v_skip_ln[] = { { "mean-var", ln_ops }, { "rms", rms_ops } };
 RW_DECOMPOSITION(skip_layer_norm, "skip-layer-norm",
-		 "SkipLayerNormalization as Add then layer-norm's primitives",
-		 m_skip_ln, v_skip_ln, check_skip_ln, NULL, apply_skip_ln);
+		 "SkipLayerNormalization and SkipSimplifiedLayerNormalization as Add then layer-norm's primitives",
+		 m_skip_ln, v_skip_ln, check_skip_ln, vcheck_skip_ln, apply_skip_ln);
 
 /* ---- InstanceNormalization, GroupNormalization ----------------------- */
 

@@ -50,6 +50,7 @@
 	X(lp_norm) \
 	X(lstm) \
 	X(matmul_batch) \
+	X(matmul_nbits) \
 	X(max_min) \
 	X(mish) \
 	X(mod_int) \

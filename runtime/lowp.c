@@ -34,7 +34,7 @@ static const char *const onnx_ops[] = {
 };
 
 static const char *const ms_ops[] = {
-	"BiasGelu", "FastGelu", "Gelu", "QuickGelu", "SimplifiedLayerNormalization",
+	"BiasGelu", "FastGelu", "Gelu", "MatMulNBits", "QuickGelu", "SimplifiedLayerNormalization",
 	"SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
 };
 

@@ -38,10 +38,11 @@ ATTR_TYPES = {
 # cannot shadow ai.onnx LayerNormalization-17.  onnxruntime's doc prints no
 # "(default is ...)" marks; defaults below are the effective ones its
 # descriptions state (e.g. "Default value is 0").  Checked against the doc:
-# Attention, Gelu, MultiHeadAttention, QuickGelu, RotaryEmbedding,
-# SkipLayerNormalization; written from onnxruntime's schemas without that
-# check: BiasGelu, FastGelu, FusedMatMul, LayerNormalization,
-# SimplifiedLayerNormalization.
+# Attention, Gelu, MatMulNBits, MultiHeadAttention, QuickGelu,
+# RotaryEmbedding, SkipLayerNormalization, SkipSimplifiedLayerNormalization;
+# written from onnxruntime's schemas without that check: BiasGelu,
+# FastGelu, FusedMatMul, LayerNormalization, SimplifiedLayerNormalization.
+# MatMulNBits' bits default (4) is its schema's: the doc states none.
 CONTRIB_MD = """
 # com.microsoft
 ### <a name="Attention-1"></a>**Attention-1**</a>
@@ -170,6 +171,37 @@ CONTRIB_MD = """
 <dt><tt>U</tt> : tensor(float), tensor(double), tensor(bfloat16)</dt>
 <dt><tt>V</tt> : tensor(float16), tensor(float), tensor(double), tensor(bfloat16)</dt>
 </dl>
+### <a name="MatMulNBits-1"></a>**MatMulNBits-1**</a>
+  MatMulNBits performs a matrix multiplication where the right-hand-side matrix (weights) is quantized to N bits.
+#### Attributes
+<dl>
+<dt><tt>K</tt> : int (required)</dt>
+<dt><tt>N</tt> : int (required)</dt>
+<dt><tt>accuracy_level</tt> : int (default is 0)</dt>
+<dt><tt>bits</tt> : int (default is 4)</dt>
+<dt><tt>block_size</tt> : int (required)</dt>
+<dt><tt>weight_prepacked</tt> : int (default is 0)</dt>
+</dl>
+#### Inputs (3 - 6)
+<dl>
+<dt><tt>A</tt> : T1</dt>
+<dt><tt>B</tt> : T2</dt>
+<dt><tt>scales</tt> : T1</dt>
+<dt><tt>zero_points</tt> (optional) : T3</dt>
+<dt><tt>g_idx</tt> (optional) : T4</dt>
+<dt><tt>bias</tt> (optional) : T1</dt>
+</dl>
+#### Outputs
+<dl>
+<dt><tt>Y</tt> : T1</dt>
+</dl>
+#### Type Constraints
+<dl>
+<dt><tt>T1</tt> : tensor(float), tensor(float16), tensor(bfloat16)</dt>
+<dt><tt>T2</tt> : tensor(uint8)</dt>
+<dt><tt>T3</tt> : tensor(uint8), tensor(float16), tensor(float), tensor(bfloat16)</dt>
+<dt><tt>T4</tt> : tensor(int32)</dt>
+</dl>
 ### <a name="MultiHeadAttention-1"></a>**MultiHeadAttention-1**</a>
   Multi-Head Self/Cross Attention, with Q/K/V projections done outside the operator.
 #### Attributes
@@ -285,6 +317,31 @@ CONTRIB_MD = """
 <dt><tt>skip</tt> : T</dt>
 <dt><tt>gamma</tt> : T</dt>
 <dt><tt>beta</tt> (optional) : T</dt>
+<dt><tt>bias</tt> (optional) : T</dt>
+</dl>
+#### Outputs (1 - 4)
+<dl>
+<dt><tt>output</tt> : T</dt>
+<dt><tt>mean</tt> (optional) : U</dt>
+<dt><tt>inv_std_var</tt> (optional) : U</dt>
+<dt><tt>input_skip_bias_sum</tt> (optional) : T</dt>
+</dl>
+#### Type Constraints
+<dl>
+<dt><tt>T</tt> : tensor(float), tensor(float16), tensor(bfloat16)</dt>
+<dt><tt>U</tt> : tensor(float)</dt>
+</dl>
+### <a name="SkipSimplifiedLayerNormalization-1"></a>**SkipSimplifiedLayerNormalization-1**</a>
+  Skip and Root Mean Square Layer Normalization.
+#### Attributes
+<dl>
+<dt><tt>epsilon</tt> : float</dt>
+</dl>
+#### Inputs (3 - 4)
+<dl>
+<dt><tt>input</tt> : T</dt>
+<dt><tt>skip</tt> : T</dt>
+<dt><tt>gamma</tt> : T</dt>
 <dt><tt>bias</tt> (optional) : T</dt>
 </dl>
 #### Outputs (1 - 4)

@@ -1,6 +1,7 @@
 /* k_contrib.c: kernels of the contrib family, onnxruntime's com.microsoft
  * operators as ContribOperators.md defines them: SkipLayerNormalization,
- * SimplifiedLayerNormalization, FusedMatMul, RotaryEmbedding, and the
+ * SkipSimplifiedLayerNormalization, SimplifiedLayerNormalization,
+ * FusedMatMul, RotaryEmbedding, and the
  * family table (Attention and MultiHeadAttention live in k_contrib_attn.c;
  * the attention math and the rotation come from k_attn.c). */
 #include <math.h>
@@ -23,10 +24,15 @@ static int k_simplified_ln(struct rt_kctx *k)
 			     IR_DTYPE_FLOAT, -1, 1);
 }
 
-/* s = input + skip (broadcast over leading dims) + bias; output = LN(s). */
-static int k_skip_ln(struct rt_kctx *k)
+/* s = input + skip (broadcast over leading dims) + bias; output = LN(s)
+ * (SkipLayerNormalization: gamma, beta at 3, bias at 4) or RMS(s)
+ * (SkipSimplifiedLayerNormalization: gamma, bias at 3; its mean output is
+ * the placeholder zeros the RMS form has, inv_std_var 1 / rms).  Output 3
+ * is s. */
+static int skip_norm(struct rt_kctx *k, int rms)
 {
-	struct rt_value *x, *skip, *gamma, *beta = rt_in(k, 3), *bias = rt_in(k, 4), *sum = NULL;
+	struct rt_value *x, *skip, *gamma, *sum = NULL;
+	struct rt_value *beta = rms ? NULL : rt_in(k, 3), *bias = rt_in(k, rms ? 3 : 4);
 	float *xf = NULL, *kf = NULL, *bf = NULL, *sf = NULL;
 	int xo = 0, ko = 0, bo = 0, rc;
 	struct rt_value *tmp = NULL;
@@ -57,7 +63,7 @@ static int k_skip_ln(struct rt_kctx *k)
 	for (int64_t e = 0; e < x->numel; e++)
 		sf[e] = xf[e] + kf[e % skip->numel] + (bf ? bf[e % h] : 0.0f);
 	if ((rc = nq_layer_norm(k, tmp, -1, gamma, beta, rt_attr_float(k, "epsilon", 1e-12f),
-				0, x->dtype, IR_DTYPE_FLOAT, 1, 2)) < 0)
+				rms, x->dtype, IR_DTYPE_FLOAT, 1, 2)) < 0)
 		goto cleanup;
 	if (rt_out_wanted(k, 3)) {
 		rc = IR_ENOMEM;
@@ -73,6 +79,16 @@ cleanup:
 	nq_f32_release(bf, bo);
 	rt_value_unref(tmp);
 	return rc;
+}
+
+static int k_skip_ln(struct rt_kctx *k)
+{
+	return skip_norm(k, 0);
+}
+
+static int k_skip_simplified_ln(struct rt_kctx *k)
+{
+	return skip_norm(k, 1);
 }
 
 /* ---- FusedMatMul -------------------------------------------------- */
@@ -269,5 +285,6 @@ const struct rt_kernel rt_kernels_contrib[] = {
 	{ "com.microsoft", "RotaryEmbedding", 1, RT_OPEN, k_ms_rotary },
 	{ "com.microsoft", "SimplifiedLayerNormalization", 1, RT_OPEN, k_simplified_ln },
 	{ "com.microsoft", "SkipLayerNormalization", 1, RT_OPEN, k_skip_ln },
+	{ "com.microsoft", "SkipSimplifiedLayerNormalization", 1, RT_OPEN, k_skip_simplified_ln },
 };
 const size_t rt_n_kernels_contrib = sizeof(rt_kernels_contrib) / sizeof(rt_kernels_contrib[0]);

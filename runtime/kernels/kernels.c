@@ -29,6 +29,7 @@
 	X(quant) \
 	X(attn) \
 	X(contrib) \
+	X(nbits) \
 	X(shape) \
 	X(gather) \
 	X(slice) \

@@ -7,7 +7,7 @@
 # losses NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss,
 # LayerNormalization with its statistics, CastLike, ArgMax/ArgMin,
 # ReduceMax/ReduceMin as MaxPool, Trilu with k an input, GatherElements,
-# integer Mod) go through
+# integer Mod, MatMulNBits, SkipSimplifiedLayerNormalization) go through
 # `opmig migrate --passes PASS --rules RULES` to test targets lacking the
 # op; the results pass onnx.checker and compute in onnxruntime-node what
 # the originals compute (tests/ort/lowerings.py, one node process for

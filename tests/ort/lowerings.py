@@ -33,8 +33,10 @@ class Case:
     target has, and how to draw its inputs."""
 
     def __init__(self, name, pass_, variants, ops, model, feeds, atol=0.0, rtol=0.0,
-                 max_rank=None, validate=True):
+                 max_rank=None, validate=True, keeps=()):
         self.name, self.pass_, self.variants, self.ops = name, pass_, variants, ops
+        # op types the migrated model must still have (not folded away)
+        self.keeps = keeps
         self.model, self.feeds, self.atol, self.rtol = model, feeds, atol, rtol
         self.max_rank = max_rank
         # False: opmig's seeded inputs cannot run the original (a zero
@@ -631,12 +633,63 @@ def mod_int(rng, k):
                 validate=False)
 
 
+def matmul_nbits(rng, k):
+    """com.microsoft MatMulNBits (constant B, scales, zero points) as
+    MatMul on the dequantized weights, plus Add of the bias."""
+    import llm_ops_ort
+    bits, bs = [4, 8, 2][k % 3], [16, 32, 64, 128][k % 4]
+    zp = ["none", "packed", "float"][k // 3 % 3] if bits == 4 else ["none", "packed"][k // 3 % 2]
+    kd = int(rng.integers(1, 4)) * bs + int(rng.integers(0, bs))
+    n = int(rng.integers(1, 24))
+    shape = [[3], [2, 3], [1, 2, 2]][k % 3]
+    c = llm_ops_ort.matmul_nbits_case(rng, bits, bs, kd, n, shape, zp, bias=k % 2 == 0)
+    # A in [-3, 3]: |Y| stays below sum |a| |w| <~ 3 K 2^bits 0.05; both
+    # sum K float32 products
+    return Case("MatMulNBits bits %d block %d K %d N %d zp %s bias %d" %
+                (bits, bs, kd, n, zp, k % 2 == 0), "matmul-nbits", ["dequantized"],
+                ["MatMul", "Add"], c.model,
+                {"A": ("real", TensorProto.FLOAT, shape + [kd])}, 2e-4, 1e-4)
+
+
+def matmul_nbits_dq(rng, k):
+    """MatMulNBits in an opset 21 model, for a target with
+    DequantizeLinear: the codes kept as uint4/uint8, blocked along K."""
+    import llm_ops_ort
+    bits, bs = [4, 8, 2][k % 3], [16, 32, 64, 128][k % 4]
+    zp = ["none", "packed"][k // 3 % 2]
+    kd = int(rng.integers(1, 4)) * bs + int(rng.integers(0, bs))
+    n = int(rng.integers(1, 24))
+    shape = [[3], [2, 3], [1, 2, 2]][k % 3]
+    c = llm_ops_ort.matmul_nbits_case(rng, bits, bs, kd, n, shape, zp, bias=k % 2 == 0,
+                                      opset=21)
+    return Case("MatMulNBits opset 21 bits %d block %d K %d N %d zp %s bias %d" %
+                (bits, bs, kd, n, zp, k % 2 == 0), "matmul-nbits", ["dequantize-linear"],
+                ["DequantizeLinear", "MatMul", "Add"], c.model,
+                {"A": ("real", TensorProto.FLOAT, shape + [kd])}, 2e-4, 1e-4,
+                keeps=["DequantizeLinear"])
+
+
+def skip_simplified(rng, k):
+    """com.microsoft SkipSimplifiedLayerNormalization as Add then the RMS
+    form of layer-norm (its sum output read or not, bias or not)."""
+    import llm_ops_ort
+    shape = [[2, 3, 16], [4, 32], [1, 2, 8]][k % 3]
+    outs = [(0,), (0, 3)][k % 2]
+    c = llm_ops_ort.skip_simplified_case(rng, shape, None, k % 3 != 1, outs,
+                                         eps=float(rng.choice([1e-6, 0.1])))
+    return Case("SkipSimplifiedLayerNormalization %s outputs %s" % (shape, outs),
+                "skip-layer-norm", ["rms"], ["ReduceMean", "Mul", "Add", "Sqrt", "Div"],
+                c.model, {"x": ("real", TensorProto.FLOAT, shape),
+                          "skip": ("real", TensorProto.FLOAT, shape)}, 1e-5, 1e-5)
+
+
 BUILDERS = [(conv_transpose, 40), (lambda r, k: binary(r, k, "max-min"), 12),
             (lambda r, k: binary(r, k, "compare"), 22), (topk, 12), (cast_identity, 4),
             (depth_space, 12), (reduce, 20), (mean_sum, 6), (lp_norm, 8), (group_norm, 4),
             (gather, 10), (clip, 10), (unary, 24), (expand, 4), (loss, 30),
             (layer_norm_stats, 6), (cast_like, 6), (reduce_pool, 12),
-            (arg_max_min, 16), (trilu, 12), (gather_elements, 8), (mod_int, 8)]
+            (arg_max_min, 16), (trilu, 12), (gather_elements, 8), (mod_int, 8),
+            (matmul_nbits, 12), (skip_simplified, 6), (matmul_nbits_dq, 8)]
 
 
 # ---- the run -------------------------------------------------------------------
@@ -715,6 +768,10 @@ def main():
             for _, v in made:
                 counts[(case.pass_, v)] = counts.get((case.pass_, v), 0) + 1
             m = onnx.load(out)
+            lost = [op for op in case.keeps if all(x.op_type != op for x in m.graph.node)]
+            if lost:
+                fails.append("%s: the migrated model lost its %s" % (where, ", ".join(lost)))
+                continue
             opset = max(o.version for o in m.opset_import if o.domain in ("", "ai.onnx"))
             if opset <= 17:
                 try:

@@ -117,6 +117,34 @@ static void test_lookup(void)
 	CU_ASSERT(s->deprecated);
 }
 
+/* The LLM contrib ops as ContribOperators.md gives them: arities, the
+ * optional inputs, MatMulNBits' defaults. */
+static void test_llm_contrib(void)
+{
+	const struct ir_op_schema *s = ir_registry_find("com.microsoft", "MatMulNBits", 1);
+	const struct ir_op_attr *a;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_EQUAL(s->min_inputs, 3);
+	CU_ASSERT_EQUAL(s->max_inputs, 6);
+	CU_ASSERT_EQUAL(s->max_outputs, 1);
+	CU_ASSERT_STRING_EQUAL(s->inputs[4].name, "g_idx");
+	CU_ASSERT(s->inputs[3].optional && s->inputs[5].optional && !s->inputs[2].optional);
+	a = ir_op_schema_attr(s, "bits");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_STRING_EQUAL(a->default_value, "4");
+	a = ir_op_schema_attr(s, "block_size");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT(a->required);
+	s = ir_registry_find("com.microsoft", "SkipSimplifiedLayerNormalization", 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+	CU_ASSERT_EQUAL(s->min_inputs, 3);
+	CU_ASSERT_EQUAL(s->max_inputs, 4);
+	CU_ASSERT_EQUAL(s->max_outputs, 4);
+	CU_ASSERT_STRING_EQUAL(s->inputs[3].name, "bias");
+	CU_ASSERT_STRING_EQUAL(s->outputs[3].name, "input_skip_bias_sum");
+}
+
 /* Coverage past python-onnx 1.12 (opset 17) and of the contrib ops. */
 static void test_coverage(void)
 {
@@ -381,6 +409,7 @@ static const struct unit_test tests[] = {
 	{ "table sorted and unique", test_sorted_unique },
 	{ "version lookup by opset", test_lookup },
 	{ "coverage beyond onnx 1.12", test_coverage },
+	{ "MatMulNBits and SkipSimplifiedLayerNormalization", test_llm_contrib },
 	{ "onnxruntime default-domain fallback", test_ort_default_fallback },
 	{ "cross-check with onnx 1.12 schemas", test_onnx_cross_check },
 	{ NULL, NULL },

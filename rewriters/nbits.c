@@ -1,0 +1,231 @@
+/* nbits.c: com.microsoft MatMulNBits with constant weights as standard
+ * ops, then MatMul(A, W) and Add(bias) when there is one:
+ *   dequantize-linear  W = DequantizeLinear-21 of the codes kept as a
+ *       uint4 (2 and 4 bits) or uint8 [K, N] initializer, blocked along
+ *       axis 0 (block_size, scales and zero points [ceil(K / block), N]);
+ *       opset >= 21, integer zero points only
+ *   dequantized  B dequantized ((code - zero point) * scale, block by
+ *       block along K, in float32 as onnxruntime does) into a float32
+ *       [K, N] initializer
+ * float32 data only (a float16 W would round every dequantized weight);
+ * g_idx and prepacked B are refused. */
+#include <stdio.h>
+#include <string.h>
+
+#include "oprules/rules.h"
+#include "rewriters/rw_int.h"
+#include "runtime/runtime.h"
+
+struct nb {
+	int64_t kd, n, bs, kb, blob, zrow;
+	int bits;
+};
+
+static int has(const struct ir_node *n, size_t i)
+{
+	return n->n_inputs > i && n->inputs[i];
+}
+
+static int is_const_init(const struct ir_value *v)
+{
+	return v && v->init && !v->is_input;
+}
+
+static void nb_geometry(const struct ir_node *n, struct nb *p)
+{
+	p->kd = rw_attr_int(n, "K", 0);
+	p->n = rw_attr_int(n, "N", 0);
+	p->bs = rw_attr_int(n, "block_size", 0);
+	p->bits = (int)rw_attr_int(n, "bits", 4);
+	p->kb = p->bs > 0 ? (p->kd + p->bs - 1) / p->bs : 0;
+	p->blob = p->bs * p->bits / 8;
+	p->zrow = (p->kb * p->bits + 7) / 8;
+}
+
+static int check_nbits(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
+{
+	struct nb p;
+
+	nb_geometry(n, &p);
+	if (rw_node_dtype(c, n) != IR_DTYPE_FLOAT) {
+		snprintf(why, size, "only for float data (a float16 weight would round)");
+		return 0;
+	}
+	if (p.bits != 2 && p.bits != 4 && p.bits != 8) {
+		snprintf(why, size, "bits %d is not 2, 4 or 8", p.bits);
+		return 0;
+	}
+	if (p.bs < 16 || (p.bs & (p.bs - 1)) || p.kd < 1 || p.n < 1) {
+		snprintf(why, size, "block_size, K or N is invalid");
+		return 0;
+	}
+	if (has(n, 4) || rw_attr_int(n, "weight_prepacked", 0)) {
+		snprintf(why, size, "g_idx or a prepacked B");
+		return 0;
+	}
+	if (!is_const_init(n->inputs[1]) || !is_const_init(n->inputs[2]) ||
+	    (has(n, 3) && !is_const_init(n->inputs[3]))) {
+		snprintf(why, size, "B, scales or zero_points is not an initializer");
+		return 0;
+	}
+	if (rw_static_numel(c, n->inputs[1]) != (double)(p.n * p.kb * p.blob) ||
+	    rw_static_numel(c, n->inputs[2]) != (double)(p.n * p.kb) ||
+	    n->inputs[1]->init->dtype != IR_DTYPE_UINT8 ||
+	    n->inputs[2]->init->dtype != IR_DTYPE_FLOAT) {
+		snprintf(why, size, "B or scales does not have the size K, N and block_size give");
+		return 0;
+	}
+	if (has(n, 3)) {
+		int zd = n->inputs[3]->init->dtype;
+		double want = zd == IR_DTYPE_UINT8 ? (double)(p.n * p.zrow) : (double)(p.n * p.kb);
+
+		if ((zd != IR_DTYPE_UINT8 && zd != IR_DTYPE_FLOAT) ||
+		    rw_static_numel(c, n->inputs[3]) != want) {
+			snprintf(why, size, "zero_points is not packed uint8 or float of its size");
+			return 0;
+		}
+	}
+	if (c->opset < 7 || (has(n, 5) && rw_rank(c, n->inputs[5]) != 1)) {
+		snprintf(why, size, "needs opset >= 7 and a 1-D bias");
+		return 0;
+	}
+	return 1;
+}
+
+enum { V_DQ, V_FLOAT };
+
+/* Does the target take DequantizeLinear-21 of codes of dtype dt (its
+ * rules' version range, input 0's dtypes, the dtypes its chip lacks)? */
+static int target_takes_codes(const struct rw_ctx *c, int dt)
+{
+	const struct rules_op *o = c->target ?
+		rules_target_find_op(c->target, "ai.onnx", "DequantizeLinear") : NULL;
+
+	if (c->opset < 21 || !o || !o->supported || o->version_max < 21 ||
+	    (c->target->missing_dtypes & RULES_DTYPE_BIT(dt)) ||
+	    (o->dtypes && !(o->dtypes & RULES_DTYPE_BIT(dt))))
+		return 0;
+	for (size_t i = 0; i < o->n_inputs; i++)
+		if (o->inputs[i].index == 0 && o->inputs[i].dtypes &&
+		    !(o->inputs[i].dtypes & RULES_DTYPE_BIT(dt)))
+			return 0;
+	return 1;
+}
+
+/* The codes stay integers (dequantize-linear) where the target takes
+ * them, which keeps the weights 2 to 8 times smaller than float32; the
+ * float variant is for the others (the planner would otherwise pick it,
+ * having fewer ops). */
+static int vcheck_nbits(struct rw_ctx *c, const struct ir_node *n, int v)
+{
+	int bits = (int)rw_attr_int(n, "bits", 4);
+	int keep = target_takes_codes(c, bits == 8 ? IR_DTYPE_UINT8 : IR_DTYPE_UINT4) &&
+		   (!has(n, 3) || !n->inputs[3]->init ||
+		    n->inputs[3]->init->dtype == IR_DTYPE_UINT8);
+
+	return v == V_DQ ? keep : !keep;
+}
+
+/* The codes of B and the blocks' zero points and scales, transposed:
+ * w [K, N] of wdtype gets (code(r, k) - zero point) * scale (float32)
+ * or, when wdtype is an integer type, the codes, with scales [kb, N]
+ * into *sout and zero points [kb, N] of wdtype into *zout. */
+static int unpack(const struct nb *p, const struct rt_value *b, const struct rt_value *sc,
+		  const struct rt_value *zp, int wdtype, struct rt_value **w,
+		  struct rt_value **sout, struct rt_value **zout)
+{
+	int64_t dims[2] = { p->kd, p->n }, bdims[2] = { p->kb, p->n };
+	unsigned mask = (1u << p->bits) - 1, per = 8 / (unsigned)p->bits;
+	const uint8_t *q = b->data;
+	const float *s = sc->data;
+	int ints = wdtype != IR_DTYPE_FLOAT;
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	if (rt_tensor_new(NULL, wdtype, 2, dims, w, &d) < 0 ||
+	    (ints && (rt_tensor_new(NULL, IR_DTYPE_FLOAT, 2, bdims, sout, &d) < 0 ||
+		      rt_tensor_new(NULL, wdtype, 2, bdims, zout, &d) < 0)))
+		return -1;
+	for (int64_t r = 0; r < p->n; r++)
+		for (int64_t kb = 0; kb < p->kb; kb++) {
+			const uint8_t *blk = q + (r * p->kb + kb) * p->blob;
+			float z = (float)(1 << (p->bits - 1)), sv = s[r * p->kb + kb];
+
+			if (zp && zp->dtype == IR_DTYPE_UINT8)
+				z = (float)((((const uint8_t *)zp->data)[r * p->zrow + kb / per] >>
+					     ((unsigned)(kb % per) * (unsigned)p->bits)) & mask);
+			else if (zp)
+				z = ((const float *)zp->data)[r * p->kb + kb];
+			if (ints) {
+				((float *)(*sout)->data)[kb * p->n + r] = sv;
+				((uint8_t *)(*zout)->data)[kb * p->n + r] = (uint8_t)z;
+			}
+			for (int64_t j = 0; j < p->bs && kb * p->bs + j < p->kd; j++) {
+				unsigned code = (blk[j / per] >> ((unsigned)(j % per) *
+								  (unsigned)p->bits)) & mask;
+				int64_t at = (kb * p->bs + j) * p->n + r;
+
+				if (ints)
+					((uint8_t *)(*w)->data)[at] = (uint8_t)code;
+				else
+					((float *)(*w)->data)[at] = ((float)code - z) * sv;
+			}
+		}
+	return 0;
+}
+
+static int apply_nbits(struct rw_ctx *c, struct ir_node *n, int v)
+{
+	struct rw_emit e;
+	struct nb p;
+	struct rt_value *b, *sc, *zp = NULL, *w = NULL, *ws = NULL, *wz = NULL;
+	struct ir_value *y, *wv;
+	int bias = has(n, 5), rc = -1;
+	int wdtype;
+
+	nb_geometry(n, &p);
+	wdtype = v == V_FLOAT ? IR_DTYPE_FLOAT : p.bits == 8 ? IR_DTYPE_UINT8 : IR_DTYPE_UINT4;
+	b = rw_init_value(n->inputs[1]);
+	sc = rw_init_value(n->inputs[2]);
+	if (has(n, 3))
+		zp = rw_init_value(n->inputs[3]);
+	if (b && sc && (zp || !has(n, 3)))
+		rc = unpack(&p, b, sc, zp, wdtype, &w, &ws, &wz);
+	rt_value_unref(b);
+	rt_value_unref(sc);
+	rt_value_unref(zp);
+	if (rc < 0) {
+		rt_value_unref(w);
+		rt_value_unref(ws);
+		rt_value_unref(wz);
+		return ir_diag_error(c->d, IR_ENOMEM, "matmul-nbits: cannot dequantize B");
+	}
+	rw_begin(c, n, &e);
+	wv = rw_const_value(&e, w);
+	if (v == V_DQ) {
+		struct ir_value *ins[3] = { wv, rw_const_value(&e, ws), rw_const_value(&e, wz) };
+		struct ir_node *dq = rw_node(&e, "DequantizeLinear", NULL, ins, 3, NULL);
+
+		if (dq && (ir_node_set_int(dq, "axis", 0) < 0 ||
+			   ir_node_set_int(dq, "block_size", p.bs) < 0))
+			e.failed = 1;
+		wv = dq ? dq->outputs[0] : NULL;
+	}
+	y = rw_op_to(&e, "MatMul", n->inputs[0], wv, bias ? NULL : n->outputs[0]);
+	if (bias)
+		rw_op_to(&e, "Add", y, n->inputs[5], n->outputs[0]);
+	rt_value_unref(w);
+	rt_value_unref(ws);
+	rt_value_unref(wz);
+	return rw_end(&e, 0);
+}
+
+static const char *const m_nbits[] = { "com.microsoft:MatMulNBits", NULL };
+static const char *const dq_ops[] = { "DequantizeLinear", "MatMul", "Add", NULL };
+static const char *const nbits_ops[] = { "MatMul", "Add", NULL };
+static const struct rw_variant v_nbits[] = {
+	[V_DQ] = { "dequantize-linear", dq_ops }, [V_FLOAT] = { "dequantized", nbits_ops }
+};
+RW_DECOMPOSITION(matmul_nbits, "matmul-nbits",
+		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes or MatMul on the dequantized float weights (and Add of the bias)",
+		 m_nbits, v_nbits, check_nbits, vcheck_nbits, apply_nbits);

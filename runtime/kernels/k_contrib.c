@@ -1,7 +1,8 @@
 /* k_contrib.c: kernels of the contrib family, onnxruntime's com.microsoft
  * operators as ContribOperators.md defines them: SkipLayerNormalization,
  * SimplifiedLayerNormalization, FusedMatMul, RotaryEmbedding, and the
- * family table (Attention and MultiHeadAttention live in k_contrib_attn.c;
+ * family table (Attention and MultiHeadAttention live in k_contrib_attn.c,
+ * GroupQueryAttention in k_gqa.c;
  * the attention math and the rotation come from k_attn.c). */
 #include <math.h>
 #include <stdlib.h>
@@ -265,6 +266,7 @@ cleanup:
 const struct rt_kernel rt_kernels_contrib[] = {
 	{ "com.microsoft", "Attention", 1, RT_OPEN, nq_ms_attention },
 	{ "com.microsoft", "FusedMatMul", 1, RT_OPEN, k_fused_matmul },
+	{ "com.microsoft", "GroupQueryAttention", 1, RT_OPEN, nq_ms_gqa },
 	{ "com.microsoft", "MultiHeadAttention", 1, RT_OPEN, nq_ms_mha },
 	{ "com.microsoft", "RotaryEmbedding", 1, RT_OPEN, k_ms_rotary },
 	{ "com.microsoft", "SimplifiedLayerNormalization", 1, RT_OPEN, k_simplified_ln },

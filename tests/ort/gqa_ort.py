@@ -5,7 +5,7 @@ rows in use and with batch entries of different lengths) and chunked
 prefill (a past and several new tokens), packed and separate QKV,
 num_heads / kv_num_heads of 1, 2 and 4, rotary embedding (full and
 partial, interleaved or not), local_window_size, softcap, smooth_softmax,
-a custom scale, batch 1 and 2, float32 and float16; all three outputs
+head_sink, a custom scale, batch 1 and 2, float32 and float16; all three outputs
 (output, present_key, present_value) are compared.  Then the existing
 attention-family kernels on random inputs: com.microsoft
 MultiHeadAttention and RotaryEmbedding, ai.onnx Attention-23,
@@ -55,7 +55,7 @@ def rope_cache(rows, half, dt):
 
 
 def gqa_case(mode, dt, packed, nh, kvh, d, rotary, inter, window, softcap, smooth,
-             scale, batch, extra_rows=0, ragged=False):
+             scale, batch, extra_rows=0, ragged=False, sink=False):
     """mode: prompt | decode | chunk.  Returns (name, model, feeds, outs)."""
     s = {"prompt": int(RNG.integers(2, 7)), "decode": 1, "chunk": int(RNG.integers(2, 5))}[mode]
     past = 0 if mode == "prompt" else int(RNG.integers(1, 7))
@@ -80,8 +80,11 @@ def gqa_case(mode, dt, packed, nh, kvh, d, rotary, inter, window, softcap, smoot
     if rotary:
         half = rotary // 2
         feeds["cos_cache"], feeds["sin_cache"] = rope_cache(total + 3, half, dt)
+    if sink:
+        feeds["head_sink"] = RNG.standard_normal((nh,)).astype(dt)
     names = ["query", "key", "value", "past_key", "past_value", "seqlens_k",
-             "total_sequence_length", "cos_cache", "sin_cache"]
+             "total_sequence_length", "cos_cache", "sin_cache", "position_ids",
+             "attention_bias", "head_sink"]
     ins = [n if n in feeds else "" for n in names]
     while ins[-1] == "":
         ins.pop()
@@ -99,10 +102,11 @@ def gqa_case(mode, dt, packed, nh, kvh, d, rotary, inter, window, softcap, smoot
     node = helper.make_node("GroupQueryAttention", ins, ["output", "present_key", "present_value"],
                             domain="com.microsoft", **attrs)
     m = make_model(node, feeds, [("output", dt), ("present_key", dt), ("present_value", dt)], 21)
-    name = "gqa %s %s %s nh=%d kvh=%d d=%d b=%d s=%d past=%d%s rot=%d%s win=%d cap=%g%s%s" % (
+    name = "gqa %s %s %s nh=%d kvh=%d d=%d b=%d s=%d past=%d%s rot=%d%s win=%d cap=%g%s%s%s" % (
         mode, np.dtype(dt).name, "packed" if packed else "qkv", nh, kvh, d, batch, s, past,
         " pm=%d" % pm if extra_rows else "", rotary, " inter" if inter else "", window,
-        softcap, " smooth" if smooth else "", " ragged" if ragged else "")
+        softcap, " smooth" if smooth else "", " ragged" if ragged else "",
+        " sink" if sink else "")
     return name, m, feeds
 
 
@@ -126,8 +130,9 @@ def gqa_cases():
         packed = k % 2 == 1
         extra = int(RNG.choice([0, 0, 3])) if mode == "decode" else 0
         ragged = mode == "decode" and batch == 2 and k % 4 == 1
+        sink = k % 7 == 6
         out.append(gqa_case(mode, dt, packed, nh, kvh, d, rotary, inter, window, softcap,
-                            smooth, scale, batch, extra, ragged))
+                            smooth, scale, batch, extra, ragged, sink))
     return out
 
 

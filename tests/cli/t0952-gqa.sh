@@ -18,7 +18,7 @@ if [ $rc -eq 77 ]; then
 	echo "notice: onnxruntime-node absent, its comparison skipped"
 else
 	[ $rc -eq 0 ] || fail "GroupQueryAttention or attention kernels differ from onnxruntime (above)"
-	grep -q "^96 cases, 0 failures$" "$T/gqa.out" || fail "gqa_ort.py printed no summary"
+	grep -q "^117 cases, 0 failures$" "$T/gqa.out" || fail "gqa_ort.py printed no summary"
 fi
 
 # decode: 4 query heads over 2 kv heads of 8, a 6-row past, total 7

@@ -5,15 +5,18 @@ rows in use and with batch entries of different lengths) and chunked
 prefill (a past and several new tokens), packed and separate QKV,
 num_heads / kv_num_heads of 1, 2 and 4, rotary embedding (full and
 partial, interleaved or not), local_window_size, softcap, smooth_softmax,
-head_sink, a custom scale, batch 1 and 2, float32 and float16; all three outputs
-(output, present_key, present_value) are compared.  Then the existing
-attention-family kernels on random inputs: com.microsoft
+head_sink, a custom scale, batch 1 and 2, float32 and float16; all three
+outputs (output, present_key, present_value) are compared.  Then the
+existing attention-family kernels on random inputs: com.microsoft
 MultiHeadAttention and RotaryEmbedding, ai.onnx Attention-23,
-RotaryEmbedding-23 and RMSNormalization-23.  Tolerances: float32 2e-4
-absolute + 2e-4 relative, float16 4e-3 + 4e-3 (onnxruntime rounds the
-rotated query and key to float16, opmig keeps them in float32).  Prints
-one line per failing case and a summary; exits 1 on a failure, 77 when
-onnxruntime-node is absent."""
+RotaryEmbedding-23 and RMSNormalization-23 (masks, biases, float16, the
+qk_matmul_output modes: masked scores, -inf in opmig as in the ONNX
+reference and the lowest float in onnxruntime, compare equal).
+Tolerances: float32 1e-5 absolute + 1e-5 relative (the largest error seen
+is below 5e-6), float16 2e-3 + 2e-3 (one unit in the last place near 1;
+onnxruntime rounds the rotated query and key to float16, opmig keeps them
+in float32).  Prints one line per failing case and a summary; exits 1 on a
+failure, 77 when onnxruntime-node is absent."""
 import os
 import subprocess
 import sys
@@ -27,8 +30,9 @@ import ortlib  # noqa: E402
 
 RNG = np.random.default_rng(952)
 TP = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float16): TensorProto.FLOAT16,
-      np.dtype(np.int32): TensorProto.INT32, np.dtype(np.int64): TensorProto.INT64}
-TOL = {np.dtype(np.float32): 2e-4, np.dtype(np.float16): 4e-3}
+      np.dtype(np.int32): TensorProto.INT32, np.dtype(np.int64): TensorProto.INT64,
+      np.dtype(np.bool_): TensorProto.BOOL}
+TOL = {np.dtype(np.float32): 1e-5, np.dtype(np.float16): 2e-3}
 
 
 def vi(name, a):
@@ -277,6 +281,107 @@ def rms_cases():
     return out
 
 
+def more_cases():
+    """Masks, packed forms, float16 and extra outputs of the same kernels."""
+    out = []
+    f32, f16 = np.float32, np.float16
+    # MultiHeadAttention: key_padding_mask (lengths, raw 2-D and 3-D),
+    # attention_bias, bias, float16 (onnxruntime's CPU provider has no
+    # packed QKV or KV forms)
+    for k in range(8):
+        b, s, nh, d = 2, int(RNG.integers(2, 5)), [1, 2, 4][k % 3], 8
+        dt = f16 if k == 7 else f32
+        feeds, attrs = {}, {"num_heads": nh}
+        feeds["q"] = RNG.standard_normal((b, s, nh * d)).astype(dt)
+        feeds["k"] = RNG.standard_normal((b, s + 1, nh * d)).astype(dt)
+        feeds["v"] = RNG.standard_normal((b, s + 1, nh * d)).astype(dt)
+        ins = ["q", "k", "v"]
+        if k == 2:
+            feeds["bias"] = RNG.standard_normal((3 * nh * d,)).astype(dt)
+            ins.append("bias")
+        if k == 3:
+            feeds["mask"] = (RNG.random((b, s, s + 1)) < 0.7).astype(np.int32)
+            feeds["mask"][..., 0] = 1
+            ins += [""] * (4 - len(ins)) + ["mask"]
+        if k in (0, 4):
+            feeds["mask"] = np.array([s + 1, 1 + k % 3], np.int32)
+            ins += [""] * (4 - len(ins)) + ["mask"]
+        if k in (1, 5):
+            feeds["mask"] = (RNG.random((b, s + 1)) < 0.7).astype(np.int32)
+            feeds["mask"][:, 0] = 1
+            ins += [""] * (4 - len(ins)) + ["mask"]
+        if k in (5, 6):
+            feeds["ab"] = RNG.standard_normal((1, nh, s, s + 1)).astype(dt)
+            ins += [""] * (5 - len(ins)) + ["ab"]
+        if k == 6:
+            attrs["scale"] = 0.25
+        node = helper.make_node("MultiHeadAttention", ins, ["y"], domain="com.microsoft", **attrs)
+        out.append(("ms MultiHeadAttention more k=%d %s %s" % (k, feeds["q"].shape,
+                                                             np.dtype(dt).name),
+                    make_model(node, feeds, [("y", dt)], 21), feeds))
+    # com.microsoft RotaryEmbedding: float16, a one-element position offset
+    for k in range(3):
+        b, s, nh, d = 2, 3, 2, 8
+        dt = f16 if k != 1 else f32
+        cos, sin = rope_cache(12, d // 2, dt)
+        x = RNG.standard_normal((b, s, nh * d)).astype(dt)
+        pos = (np.array([2], np.int64) if k == 1 else
+               RNG.integers(0, 9, size=(b, s)).astype(np.int64))
+        feeds = {"x": x, "pos": pos, "cos": cos, "sin": sin}
+        node = helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["y"],
+                                domain="com.microsoft", num_heads=nh, interleaved=k % 2)
+        out.append(("ms RotaryEmbedding more k=%d %s" % (k, np.dtype(dt).name),
+                    make_model(node, feeds, [("y", dt)], 21), feeds))
+    # Attention-23: boolean and additive masks, is_causal with a past, the
+    # qk_matmul_output modes, float16
+    for k in range(8):
+        b, sq, h, d = 2, 3, 2, 8
+        skv, past = sq + (k % 2), 2 if k in (2, 3, 6) else 0
+        dt = f16 if k == 7 else f32
+        feeds = {"q": RNG.standard_normal((b, h, sq, d)).astype(dt),
+                 "k": RNG.standard_normal((b, h, skv, d)).astype(dt),
+                 "v": RNG.standard_normal((b, h, skv, d)).astype(dt)}
+        ins, outs, attrs = ["q", "k", "v"], [("y", dt)], {}
+        total = skv + past
+        if k in (0, 1, 3):
+            mk = RNG.random((b, 1, sq, total)) < 0.7
+            mk[..., 0] = True
+            feeds["mask"] = mk
+            ins.append("mask")
+        if k == 4:
+            feeds["mask"] = RNG.standard_normal((sq, total)).astype(dt)
+            ins.append("mask")
+        if past:
+            feeds["pk"] = RNG.standard_normal((b, h, past, d)).astype(dt)
+            feeds["pv"] = RNG.standard_normal((b, h, past, d)).astype(dt)
+            ins += [""] * (4 - len(ins)) + ["pk", "pv"]
+            outs += [("ok", dt), ("ov", dt)]
+        if k in (2, 3, 6):
+            attrs["is_causal"] = 1
+        if k in (5, 6):
+            attrs["qk_matmul_output_mode"] = k - 4
+            attrs["softcap"] = 3.0
+            while len(outs) < 3:
+                outs.append(("o%d" % len(outs), dt))
+            outs.append(("qk", dt))
+        node = helper.make_node("Attention", ins, [o for o, _ in outs], **attrs)
+        out.append(("Attention-23 more k=%d %s" % (k, np.dtype(dt).name),
+                    make_model(node, feeds, outs, 23), feeds))
+    # RotaryEmbedding-23 and RMSNormalization-23 in float16
+    cos, sin = rope_cache(12, 4, f16)
+    feeds = {"x": RNG.standard_normal((2, 3, 16)).astype(f16), "cos": cos, "sin": sin,
+             "pos": RNG.integers(0, 9, size=(2, 3)).astype(np.int64)}
+    node = helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"], num_heads=2)
+    out.append(("RotaryEmbedding-23 more float16", make_model(node, feeds, [("y", f16)], 23),
+                feeds))
+    feeds = {"x": RNG.standard_normal((2, 3, 8)).astype(f16),
+             "w": RNG.standard_normal((8,)).astype(f16)}
+    node = helper.make_node("RMSNormalization", ["x", "w"], ["y"], axis=-1)
+    out.append(("RMSNormalization-23 more float16", make_model(node, feeds, [("y", f16)], 23),
+                feeds))
+    return out
+
+
 def run_opmig(opmig, mf, feeds, d, n_out):
     args = []
     for name, a in feeds.items():
@@ -295,7 +400,10 @@ def compare(got, want, dt):
     for i, (g, w) in enumerate(zip(got, want)):
         if g.shape != w.shape:
             return "output %d: shape %s, onnxruntime %s" % (i, g.shape, w.shape)
-        g64, w64 = g.astype(np.float64), w.astype(np.float64)
+        # masked scores: -inf in opmig (the ONNX reference's Where(allowed,
+        # 0, -inf)), the lowest float in onnxruntime's is_causal
+        g64 = np.maximum(g.astype(np.float64), -1e38)
+        w64 = np.maximum(w.astype(np.float64), -1e38)
         err = np.abs(g64 - w64) - (tol + tol * np.abs(w64))
         if err.size and (np.isnan(g64) != np.isnan(w64)).any():
             return "output %d: NaN where onnxruntime has none" % i
@@ -312,7 +420,7 @@ def main():
         print("skipped: %s" % why)
         return 77
     cases = gqa_cases() + mha_cases() + ms_rotary_cases() + onnx_rotary_cases() + \
-        onnx_attention_cases() + rms_cases()
+        onnx_attention_cases() + rms_cases() + more_cases()
     jobs = []
     for k, (name, m, feeds) in enumerate(cases):
         d = os.path.join(work, "c%d" % k)

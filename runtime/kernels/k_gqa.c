@@ -142,6 +142,14 @@ int nq_ms_gqa(struct rt_kctx *k)
 		rc = rt_err(k, "a sequence of %lld after a past needs batch_size 1", (long long)s);
 		goto cleanup;
 	}
+	/* a past buffer holds the past (total = its rows + S) or is a static
+	 * cache of at least total rows */
+	if (pk && total != pm + s && total > pm) {
+		rc = rt_err(k, "total_sequence_length %lld must be the past's %lld rows + %lld, "
+			    "or at most %lld", (long long)total, (long long)pm, (long long)s,
+			    (long long)pm);
+		goto cleanup;
+	}
 	p = total > pm ? total : pm;
 	rc = IR_ENOMEM;
 	if (!(past = malloc((size_t)b * sizeof(int64_t))) ||

@@ -4,7 +4,7 @@
 # heads, rotary, windows, softcap, smooth softmax, head_sink, float16) and
 # the existing attention-family kernels on random inputs:
 # tests/ort/gqa_ort.py.  Then its inferred shapes, and the refusal of an
-# input the kernel does not implement.
+# input the kernel does not implement and of a total that fits no cache.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
 # shellcheck source=tests/cli/lib.sh
 . "$TOP/tests/cli/lib.sh"
@@ -26,12 +26,12 @@ $PY - <<'PYEOF' || fail "cannot write the models"
 import onnx
 from onnx import TensorProto as T, helper
 
-def model(path, name, extra_in, extra_vi):
+def model(path, name, extra_in, extra_vi, total=7):
     vi = helper.make_tensor_value_info
     node = helper.make_node("GroupQueryAttention", ["q", "", "", "pk", "pv", "sl", "tot"] + extra_in,
                             ["y", "ok", "ov"], domain="com.microsoft", name=name,
                             num_heads=4, kv_num_heads=2)
-    tot = helper.make_tensor("tot", T.INT32, [], [7])
+    tot = helper.make_tensor("tot", T.INT32, [], [total])
     ins = [vi("q", T.FLOAT, [1, 1, 64]), vi("pk", T.FLOAT, [1, 2, 6, 8]),
            vi("pv", T.FLOAT, [1, 2, 6, 8]), vi("sl", T.INT32, [1])] + extra_vi
     outs = [vi(n, T.FLOAT, None) for n in ("y", "ok", "ov")]
@@ -44,6 +44,7 @@ def model(path, name, extra_in, extra_vi):
 model("gqa.onnx", "gqa0", [], [])
 model("gqa_pos.onnx", "gqa_pos", ["", "", "pos"],
       [helper.make_tensor_value_info("pos", T.INT64, [1, 1])])
+model("gqa_tot.onnx", "gqa_tot", [], [], total=9)
 PYEOF
 run 0 "$OPMIG" inspect gqa.onnx --shapes
 grep -q "^  y  float\[1,1,32\]" "$T/out" || fail "output not (1, 1, 32)"
@@ -53,4 +54,8 @@ grep -q "^not inferred: 0 of 1 nodes" "$T/out" || fail "the node was not inferre
 run 3 "$OPMIG" run gqa_pos.onnx -O "$T/o"
 grep -q "gqa_pos.onnx: node 'gqa_pos' (GroupQueryAttention): input position_ids is not supported" \
 	"$T/err" || fail "position_ids not refused by name"
+# 9 rows fit neither the 6-row past + 1 nor within its 6 rows
+run 3 "$OPMIG" run gqa_tot.onnx -O "$T/o"
+grep -q "node 'gqa_tot' (GroupQueryAttention): total_sequence_length 9 must be" "$T/err" ||
+	fail "a total_sequence_length that fits no cache not refused"
 echo "ok: GroupQueryAttention and the attention kernels agree with onnxruntime"

@@ -1,6 +1,6 @@
 """gqa_ort.py OPMIG WORKDIR: com.microsoft GroupQueryAttention against
-onnxruntime-node's CPU provider on seeded random cases: prompt (no past),
-decode (a past, one new token, also with a past buffer longer than the
+onnxruntime-node's CPU provider on seeded random cases: prompt (no past, or a
+buffer of unused rows), decode (a past, one new token, also with a past buffer longer than the
 rows in use and with batch entries of different lengths) and chunked
 prefill (a past and several new tokens), packed and separate QKV,
 num_heads / kv_num_heads of 1, 2 and 4, rotary embedding (full and
@@ -66,7 +66,9 @@ def gqa_case(mode, dt, packed, nh, kvh, d, rotary, inter, window, softcap, smoot
     lens = [past] * batch
     if ragged:
         lens = [past, max(0, past - 2)]
-    pm = past + extra_rows
+    # a past buffer of unused rows at the prompt is a static cache: at
+    # least total_sequence_length rows
+    pm = past + extra_rows + (s if mode == "prompt" and extra_rows else 0)
     total = max(lens) + s
     mag = 3.0 if softcap else 1.0
     feeds = {}
@@ -76,7 +78,7 @@ def gqa_case(mode, dt, packed, nh, kvh, d, rotary, inter, window, softcap, smoot
         feeds["query"] = (RNG.standard_normal((batch, s, nh * d)) * mag).astype(dt)
         feeds["key"] = (RNG.standard_normal((batch, s, kvh * d)) * mag).astype(dt)
         feeds["value"] = RNG.standard_normal((batch, s, kvh * d)).astype(dt)
-    if mode != "prompt":
+    if mode != "prompt" or extra_rows:
         feeds["past_key"] = (RNG.standard_normal((batch, kvh, pm, d)) * mag).astype(dt)
         feeds["past_value"] = RNG.standard_normal((batch, kvh, pm, d)).astype(dt)
     feeds["seqlens_k"] = np.array([n + s - 1 for n in lens], np.int32)
@@ -132,7 +134,7 @@ def gqa_cases():
         scale = float(RNG.choice([0, 0, 0, 0.3]))
         batch = 1 if mode == "chunk" else int(RNG.integers(1, 3))
         packed = k % 2 == 1
-        extra = int(RNG.choice([0, 0, 3])) if mode == "decode" else 0
+        extra = int(RNG.choice([0, 0, 3])) if mode != "chunk" else 0
         ragged = mode == "decode" and batch == 2 and k % 4 == 1
         sink = k % 7 == 6
         out.append(gqa_case(mode, dt, packed, nh, kvh, d, rotary, inter, window, softcap,

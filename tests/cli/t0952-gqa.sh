@@ -1,9 +1,9 @@
 #!/bin/sh
 # t0952-gqa.sh: com.microsoft GroupQueryAttention against onnxruntime-node
 # (prompt, decode and chunked prefill, packed and separate QKV, grouped kv
-# heads, rotary, windows, softcap, smooth softmax, head_sink, float16) and
-# the existing attention-family kernels on random inputs:
-# tests/ort/gqa_ort.py.  Then its inferred shapes, and the refusal of an
+# heads, rotary, windows, softcap, smooth softmax, head_sink, float16), the
+# existing attention-family kernels on random inputs and the
+# group-query-attention lowering: tests/ort/gqa_ort.py.  Then its inferred shapes, and the refusal of an
 # input the kernel does not implement and of a total that fits no cache.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
 # shellcheck source=tests/cli/lib.sh
@@ -18,7 +18,7 @@ if [ $rc -eq 77 ]; then
 	echo "notice: onnxruntime-node absent, its comparison skipped"
 else
 	[ $rc -eq 0 ] || fail "GroupQueryAttention or attention kernels differ from onnxruntime (above)"
-	grep -q "^117 cases, 0 failures$" "$T/gqa.out" || fail "gqa_ort.py printed no summary"
+	grep -q "^129 cases, 0 failures$" "$T/gqa.out" || fail "gqa_ort.py printed no summary"
 fi
 
 # decode: 4 query heads over 2 kv heads of 8, a 6-row past, total 7

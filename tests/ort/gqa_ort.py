@@ -1,22 +1,27 @@
 """gqa_ort.py OPMIG WORKDIR: com.microsoft GroupQueryAttention against
-onnxruntime-node's CPU provider on seeded random cases: prompt (no past, or a
-buffer of unused rows), decode (a past, one new token, also with a past buffer longer than the
-rows in use and with batch entries of different lengths) and chunked
-prefill (a past and several new tokens), packed and separate QKV,
-num_heads / kv_num_heads of 1, 2 and 4, rotary embedding (full and
-partial, interleaved or not), local_window_size, softcap, smooth_softmax,
-head_sink, a custom scale, batch 1 and 2, float32 and float16; all three
-outputs (output, present_key, present_value) are compared.  Then the
-existing attention-family kernels on random inputs: com.microsoft
-MultiHeadAttention and RotaryEmbedding, ai.onnx Attention-23,
-RotaryEmbedding-23 and RMSNormalization-23 (masks, biases, float16, the
-qk_matmul_output modes: masked scores, -inf in opmig as in the ONNX
-reference and the lowest float in onnxruntime, compare equal).
+onnxruntime-node's CPU provider on seeded random cases: prompt (no past,
+or a buffer of unused rows), decode (a past, one new token, also with a
+past buffer longer than the rows in use and with batch entries of
+different lengths) and chunked prefill (a past and several new tokens),
+packed and separate QKV, num_heads / kv_num_heads of 1, 2 and 4, rotary
+embedding (full and partial, interleaved or not), local_window_size,
+softcap, smooth_softmax, head_sink, a custom scale, batch 1 and 2, float32
+and float16; all three outputs (output, present_key, present_value) are
+compared.  Then the existing attention-family kernels on random inputs:
+com.microsoft MultiHeadAttention and RotaryEmbedding, ai.onnx
+Attention-23, RotaryEmbedding-23 and RMSNormalization-23 (masks, biases,
+float16, the qk_matmul_output modes: masked scores, -inf in opmig as in
+the ONNX reference and the lowest float in onnxruntime, compare equal).
+Then the group-query-attention lowering: non-rotary models with a constant
+total_sequence_length migrated to a target without the op (`opmig migrate
+--passes group-query-attention`), onnx.checker's full check at opset 17,
+and the migrated model's outputs in onnxruntime against the original's.
 Tolerances: float32 1e-5 absolute + 1e-5 relative (the largest error seen
 is below 5e-6), float16 2e-3 + 2e-3 (one unit in the last place near 1;
 onnxruntime rounds the rotated query and key to float16, opmig keeps them
 in float32).  Prints one line per failing case and a summary; exits 1 on a
 failure, 77 when onnxruntime-node is absent."""
+import json
 import os
 import subprocess
 import sys
@@ -415,6 +420,76 @@ def compare(got, want, dt):
     return ""
 
 
+# ---- the group-query-attention lowering ---------------------------------
+
+LOWER_OPS = ["Slice", "Reshape", "Transpose", "Concat", "Identity", "Unsqueeze", "Expand",
+             "MatMul", "Mul", "Div", "Tanh", "Add", "Softmax"]
+
+
+def lowering_cases():
+    """Non-rotary GQA models with total_sequence_length a constant, opset 17."""
+    out = []
+    heads = [(1, 1), (2, 1), (4, 2), (4, 4), (4, 1)]
+    for k in range(12):
+        mode = ["prompt", "decode", "chunk"][k % 3]
+        nh, kvh = heads[k % len(heads)]
+        name, m, feeds = gqa_case(mode, np.float32, k % 2 == 1, nh, kvh, [8, 16][k % 2], 0,
+                                  False, int(RNG.choice([-1, -1, 2])),
+                                  float(RNG.choice([0, 0, 2.0])), False,
+                                  float(RNG.choice([0, 0.3])), 1 if mode == "chunk" else 2)
+        tot = feeds.pop("total_sequence_length")
+        g = m.graph
+        keep = [i for i in g.input if i.name != "total_sequence_length"]
+        del g.input[:]
+        g.input.extend(keep)
+        g.initializer.append(helper.make_tensor("total_sequence_length", TensorProto.INT32,
+                                                [], [int(tot)]))
+        q = feeds["query"]
+        d = q.shape[2] // (nh if "key" in feeds else nh + 2 * kvh)
+        rows = int(tot)
+        shapes = [(q.shape[0], q.shape[1], nh * d)] + [(q.shape[0], kvh, rows, d)] * 2
+        for o, shape in zip(g.output, shapes):
+            o.CopyFrom(helper.make_tensor_value_info(o.name, TensorProto.FLOAT, list(shape)))
+        m.opset_import[0].version = 17
+        m.ir_version = 8
+        out.append(("lowered " + name, m, feeds))
+    return out
+
+
+def lower(opmig, work, cases):
+    """Migrate each case to a target without GroupQueryAttention; returns
+    the migrated paths (or an error string each) and the rules' path."""
+    rules = os.path.join(work, "gqa-rules.json")
+    with open(rules, "w") as f:
+        json.dump({"schema": 1, "id": "t-gqa-lower", "sources": ["tests/ort/gqa_ort.py"],
+                   "ops": {op: {} for op in LOWER_OPS}}, f)
+    res = []
+    for k, (name, m, feeds) in enumerate(cases):
+        d = os.path.join(work, "l%d" % k)
+        os.makedirs(d, exist_ok=True)
+        src, dst, rep = [os.path.join(d, f) for f in ("m.onnx", "out.onnx", "rep.json")]
+        onnx.save(m, src)
+        p = subprocess.run([opmig, "migrate", src, "--passes", "group-query-attention",
+                            "--rules", rules, "--target", "t-gqa-lower", "-o", dst,
+                            "--no-validate", "--format", "json", "--report", rep],
+                           capture_output=True, text=True, timeout=120)
+        if p.returncode:
+            res.append("migrate exited %d: %s" % (p.returncode, p.stderr.strip()[:300]))
+            continue
+        made = [x for x in json.load(open(rep))["rewrites"]
+                if x["pass"] == "group-query-attention"]
+        if not made:
+            res.append("no group-query-attention rewrite")
+            continue
+        try:
+            onnx.checker.check_model(onnx.load(dst), full_check=True)
+        except Exception as e:  # the checker's own exception types vary
+            res.append("checker: %s" % str(e).splitlines()[0])
+            continue
+        res.append((src, dst))
+    return res
+
+
 def main():
     opmig, work = sys.argv[1], sys.argv[2]
     why = ortlib.available()
@@ -430,8 +505,24 @@ def main():
         mf = os.path.join(d, "m.onnx")
         onnx.save(m, mf)
         jobs.append((mf, feeds))
+    low = lowering_cases()
+    lowered = lower(opmig, work, low)
+    low_jobs = [k for k, r in enumerate(lowered) if not isinstance(r, str)]
+    for k in low_jobs:
+        jobs += [(lowered[k][0], low[k][2]), (lowered[k][1], low[k][2])]
     ref = ortlib.run_many(jobs, os.path.join(work, "ort"), timeout=600)
     fails = 0
+    for k, r in enumerate(lowered):
+        if isinstance(r, str):
+            print("FAIL %s: %s" % (low[k][0], r))
+            fails += 1
+    for j, k in enumerate(low_jobs):
+        want, got = ref[len(cases) + 2 * j], ref[len(cases) + 2 * j + 1]
+        msg = want if isinstance(want, str) else got if isinstance(got, str) else \
+            compare(got, want, np.float32)
+        if msg:
+            print("FAIL %s: %s" % (low[k][0], msg.splitlines()[0][:300]))
+            fails += 1
     for k, (name, m, feeds) in enumerate(cases):
         want = ref[k]
         if isinstance(want, str):
@@ -448,7 +539,7 @@ def main():
         if msg:
             print("FAIL %s: %s" % (name, msg))
             fails += 1
-    print("%d cases, %d failures" % (len(cases), fails))
+    print("%d cases, %d failures" % (len(cases) + len(low), fails))
     return 1 if fails else 0
 
 

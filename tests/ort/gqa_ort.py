@@ -427,13 +427,15 @@ LOWER_OPS = ["Slice", "Reshape", "Transpose", "Concat", "Identity", "Unsqueeze",
 
 
 def lowering_cases():
-    """Non-rotary GQA models with total_sequence_length a constant, opset 17."""
+    """Non-rotary GQA models with total_sequence_length a constant, opset 17,
+    float32 and float16."""
     out = []
     heads = [(1, 1), (2, 1), (4, 2), (4, 4), (4, 1)]
     for k in range(12):
         mode = ["prompt", "decode", "chunk"][k % 3]
         nh, kvh = heads[k % len(heads)]
-        name, m, feeds = gqa_case(mode, np.float32, k % 2 == 1, nh, kvh, [8, 16][k % 2], 0,
+        dt = np.float16 if k % 4 == 3 else np.float32
+        name, m, feeds = gqa_case(mode, dt, k % 2 == 1, nh, kvh, [8, 16][k % 2], 0,
                                   False, int(RNG.choice([-1, -1, 2])),
                                   float(RNG.choice([0, 0, 2.0])), False,
                                   float(RNG.choice([0, 0.3])), 1 if mode == "chunk" else 2)
@@ -449,7 +451,7 @@ def lowering_cases():
         rows = int(tot)
         shapes = [(q.shape[0], q.shape[1], nh * d)] + [(q.shape[0], kvh, rows, d)] * 2
         for o, shape in zip(g.output, shapes):
-            o.CopyFrom(helper.make_tensor_value_info(o.name, TensorProto.FLOAT, list(shape)))
+            o.CopyFrom(helper.make_tensor_value_info(o.name, TP[np.dtype(dt)], list(shape)))
         m.opset_import[0].version = 17
         m.ir_version = 8
         out.append(("lowered " + name, m, feeds))
@@ -519,7 +521,7 @@ def main():
     for j, k in enumerate(low_jobs):
         want, got = ref[len(cases) + 2 * j], ref[len(cases) + 2 * j + 1]
         msg = want if isinstance(want, str) else got if isinstance(got, str) else \
-            compare(got, want, np.float32)
+            compare(got, want, low[k][2]["query"].dtype)
         if msg:
             print("FAIL %s: %s" % (low[k][0], msg.splitlines()[0][:300]))
             fails += 1

@@ -107,6 +107,7 @@ INFER_FN(gather_nd); INFER_FN(sample);
 INFER_FN(dyn_quantize); INFER_FN(det); INFER_FN(matmul_integer);
 INFER_FN(window); INFER_FN(max_unpool); INFER_FN(einsum); INFER_FN(ms_attention);
 INFER_FN(matmul_nbits);
+INFER_FN(ms_gqa);
 /* infer_special.c */
 INFER_FN(dft); INFER_FN(stft); INFER_FN(mel_weight); INFER_FN(str_normalizer);
 INFER_FN(tfidf); INFER_FN(optimizer); INFER_FN(gradient);

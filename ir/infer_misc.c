@@ -697,3 +697,55 @@ int infer_matmul_nbits(struct infer_ctx *c)
 	o->dims[a->rank - 1] = infer_dim_val(nn);
 	return 0;
 }
+
+/* com.microsoft GroupQueryAttention: output (B, S, num_heads * head), the
+ * head size from query alone or from the packed (num_heads + 2 *
+ * kv_num_heads) heads; present_key/present_value (B, kv_num_heads, P,
+ * head) in past_key's dtype, P = max(total_sequence_length, past rows)
+ * when total_sequence_length is known (onnxruntime's rule). */
+int infer_ms_gqa(struct infer_ctx *c)
+{
+	const struct ir_vtype *q = infer_in(c, 0), *pk = infer_in(c, 3), *tot = infer_in(c, 6);
+	int64_t nh = 0, kvh = 0, total, head = 0;
+	int packed = !infer_has_in(c, 1), rc;
+
+	if ((rc = infer_attr_int(c, "num_heads", &nh)) < 0 ||
+	    (rc = infer_attr_int(c, "kv_num_heads", &kvh)) < 0)
+		return rc;
+	if (nh <= 0 || kvh <= 0 || nh % kvh)
+		return infer_err(c, "num_heads %lld must be a positive multiple of kv_num_heads %lld",
+				 (long long)nh, (long long)kvh);
+	if (!q)
+		return 0;
+	c->out[0].dtype = q->dtype;
+	if (q->rank != 3)
+		return q->rank < 0 ? 0 : infer_err(c, "query must be 3-D");
+	if (q->dims[2].kind == IR_VDIM_VALUE) {
+		int64_t parts = packed ? nh + 2 * kvh : nh;
+
+		if (q->dims[2].value % parts)
+			return infer_err(c, "query's last dim %lld is not a multiple of %lld heads",
+					 (long long)q->dims[2].value, (long long)parts);
+		head = q->dims[2].value / parts;
+	}
+	like(&c->out[0], q);
+	c->out[0].dims[2] = head ? infer_dim_val(nh * head) : infer_dim_unknown();
+	for (size_t i = 1; i < 3 && i < c->n->n_outputs; i++) {
+		struct ir_vtype *o = &c->out[i];
+
+		o->dtype = pk ? pk->dtype : q->dtype;
+		o->rank = 4;
+		o->dims[0] = q->dims[0];
+		o->dims[1] = infer_dim_val(kvh);
+		o->dims[2] = infer_dim_unknown();
+		o->dims[3] = head ? infer_dim_val(head) : infer_dim_unknown();
+		if (tot && infer_vt_const_int(tot, 0, &total)) {
+			if (!pk)
+				o->dims[2] = infer_dim_val(total);
+			else if (pk->rank == 4 && pk->dims[2].kind == IR_VDIM_VALUE)
+				o->dims[2] = infer_dim_val(total > pk->dims[2].value ?
+							   total : pk->dims[2].value);
+		}
+	}
+	return 0;
+}

@@ -242,6 +242,7 @@ const struct infer_op infer_ops[] = {
 	{ "com.microsoft", "FastGelu", infer_unary },
 	{ "com.microsoft", "FusedMatMul", infer_ms_attention },
 	{ "com.microsoft", "Gelu", infer_unary },
+	{ "com.microsoft", "GroupQueryAttention", infer_ms_gqa },
 	{ "com.microsoft", "LayerNormalization", infer_layernorm },
 	{ "com.microsoft", "MatMulNBits", infer_matmul_nbits },
 	{ "com.microsoft", "MultiHeadAttention", infer_ms_attention },

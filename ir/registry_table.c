@@ -8919,26 +8919,73 @@ static const struct ir_op_constraint c646[] = {
 	{ "T", "tensor(float16), tensor(float), tensor(double), tensor(bfloat16)" },
 };
 static const struct ir_op_formal f647_i[] = {
+	{ "query", "T", 0, 0 },
+	{ "key", "T", 1, 0 },
+	{ "value", "T", 1, 0 },
+	{ "past_key", "T_CACHE", 1, 0 },
+	{ "past_value", "T_CACHE", 1, 0 },
+	{ "seqlens_k", "M", 0, 0 },
+	{ "total_sequence_length", "M", 0, 0 },
+	{ "cos_cache", "T", 1, 0 },
+	{ "sin_cache", "T", 1, 0 },
+	{ "position_ids", "tensor(int64)", 1, 0 },
+	{ "attention_bias", "T", 1, 0 },
+	{ "head_sink", "T", 1, 0 },
+	{ "k_scale", "T_KV_SCALE", 1, 0 },
+	{ "v_scale", "T_KV_SCALE", 1, 0 },
+	{ "q_norm_weight", "T", 1, 0 },
+	{ "k_norm_weight", "T", 1, 0 },
+};
+static const struct ir_op_formal f647_o[] = {
+	{ "output", "T", 0, 0 },
+	{ "present_key", "T_CACHE", 1, 0 },
+	{ "present_value", "T_CACHE", 1, 0 },
+	{ "output_qk", "T", 1, 0 },
+};
+static const struct ir_op_attr a647[] = {
+	{ "causal", IR_ATTR_INT, 0, "1" },
+	{ "do_rotary", IR_ATTR_INT, 0, "0" },
+	{ "k_quant_type", IR_ATTR_STRING, 0, NULL },
+	{ "kv_cache_bit_width", IR_ATTR_INT, 0, NULL },
+	{ "kv_num_heads", IR_ATTR_INT, 1, NULL },
+	{ "local_window_size", IR_ATTR_INT, 0, "-1" },
+	{ "num_heads", IR_ATTR_INT, 1, NULL },
+	{ "qk_norm_epsilon", IR_ATTR_FLOAT, 0, "1e-06" },
+	{ "qk_output", IR_ATTR_INT, 0, "0" },
+	{ "rotary_interleaved", IR_ATTR_INT, 0, "0" },
+	{ "scale", IR_ATTR_FLOAT, 0, NULL },
+	{ "sliding_window_cache", IR_ATTR_INT, 0, "0" },
+	{ "smooth_softmax", IR_ATTR_INT, 0, NULL },
+	{ "softcap", IR_ATTR_FLOAT, 0, "0.0" },
+	{ "v_quant_type", IR_ATTR_STRING, 0, NULL },
+};
+static const struct ir_op_constraint c647[] = {
+	{ "T", "tensor(float16), tensor(bfloat16), tensor(float)" },
+	{ "T_CACHE", "tensor(float), tensor(float16), tensor(bfloat16), tensor(uint8), tensor(int8), tensor(float8e4m3fn)" },
+	{ "T_KV_SCALE", "tensor(float)" },
+	{ "M", "tensor(int32)" },
+};
+static const struct ir_op_formal f648_i[] = {
 	{ "X", "T", 0, 0 },
 	{ "scale", "V", 0, 0 },
 	{ "B", "V", 1, 0 },
 };
-static const struct ir_op_formal f647_o[] = {
+static const struct ir_op_formal f648_o[] = {
 	{ "Y", "V", 0, 0 },
 	{ "Mean", "U", 1, 0 },
 	{ "InvStdDev", "U", 1, 0 },
 };
-static const struct ir_op_attr a647[] = {
+static const struct ir_op_attr a648[] = {
 	{ "axis", IR_ATTR_INT, 0, "-1" },
 	{ "epsilon", IR_ATTR_FLOAT, 0, "1e-05" },
 	{ "stash_type", IR_ATTR_INT, 0, "1" },
 };
-static const struct ir_op_constraint c647[] = {
+static const struct ir_op_constraint c648[] = {
 	{ "T", "tensor(float16), tensor(float), tensor(double), tensor(bfloat16)" },
 	{ "U", "tensor(float), tensor(double), tensor(bfloat16)" },
 	{ "V", "tensor(float16), tensor(float), tensor(double), tensor(bfloat16)" },
 };
-static const struct ir_op_formal f648_i[] = {
+static const struct ir_op_formal f649_i[] = {
 	{ "A", "T1", 0, 0 },
 	{ "B", "T2", 0, 0 },
 	{ "scales", "T1", 0, 0 },
@@ -8946,10 +8993,10 @@ static const struct ir_op_formal f648_i[] = {
 	{ "g_idx", "T4", 1, 0 },
 	{ "bias", "T1", 1, 0 },
 };
-static const struct ir_op_formal f648_o[] = {
+static const struct ir_op_formal f649_o[] = {
 	{ "Y", "T1", 0, 0 },
 };
-static const struct ir_op_attr a648[] = {
+static const struct ir_op_attr a649[] = {
 	{ "K", IR_ATTR_INT, 1, NULL },
 	{ "N", IR_ATTR_INT, 1, NULL },
 	{ "accuracy_level", IR_ATTR_INT, 0, "0" },
@@ -8957,13 +9004,13 @@ static const struct ir_op_attr a648[] = {
 	{ "block_size", IR_ATTR_INT, 1, NULL },
 	{ "weight_prepacked", IR_ATTR_INT, 0, "0" },
 };
-static const struct ir_op_constraint c648[] = {
+static const struct ir_op_constraint c649[] = {
 	{ "T1", "tensor(float), tensor(float16), tensor(bfloat16)" },
 	{ "T2", "tensor(uint8)" },
 	{ "T3", "tensor(uint8), tensor(float16), tensor(float), tensor(bfloat16)" },
 	{ "T4", "tensor(int32)" },
 };
-static const struct ir_op_formal f649_i[] = {
+static const struct ir_op_formal f650_i[] = {
 	{ "query", "T", 0, 0 },
 	{ "key", "T", 1, 0 },
 	{ "value", "T", 1, 0 },
@@ -8975,97 +9022,78 @@ static const struct ir_op_formal f649_i[] = {
 	{ "past_sequence_length", "M", 1, 0 },
 	{ "cache_indirection", "M", 1, 0 },
 };
-static const struct ir_op_formal f649_o[] = {
+static const struct ir_op_formal f650_o[] = {
 	{ "output", "T", 0, 0 },
 	{ "present_key", "T", 1, 0 },
 	{ "present_value", "T", 1, 0 },
 	{ "qk", "QK", 1, 0 },
 };
-static const struct ir_op_attr a649[] = {
+static const struct ir_op_attr a650[] = {
 	{ "mask_filter_value", IR_ATTR_FLOAT, 0, "-10000.0" },
 	{ "num_heads", IR_ATTR_INT, 1, NULL },
 	{ "scale", IR_ATTR_FLOAT, 0, NULL },
 	{ "unidirectional", IR_ATTR_INT, 0, "0" },
 };
-static const struct ir_op_constraint c649[] = {
+static const struct ir_op_constraint c650[] = {
 	{ "T", "tensor(float), tensor(float16), tensor(bfloat16)" },
 	{ "M", "tensor(int32)" },
 	{ "QK", "tensor(float), tensor(float16), tensor(bfloat16)" },
 };
-static const struct ir_op_formal f650_i[] = {
+static const struct ir_op_formal f651_i[] = {
 	{ "X", "T", 0, 0 },
 };
-static const struct ir_op_formal f650_o[] = {
+static const struct ir_op_formal f651_o[] = {
 	{ "Y", "T", 0, 0 },
 };
-static const struct ir_op_attr a650[] = {
+static const struct ir_op_attr a651[] = {
 	{ "alpha", IR_ATTR_FLOAT, 0, "1.702" },
 };
-static const struct ir_op_constraint c650[] = {
+static const struct ir_op_constraint c651[] = {
 	{ "T", "tensor(float16), tensor(float), tensor(double), tensor(bfloat16)" },
 };
-static const struct ir_op_formal f651_i[] = {
+static const struct ir_op_formal f652_i[] = {
 	{ "input", "T", 0, 0 },
 	{ "position_ids", "M", 0, 0 },
 	{ "cos_cache", "T", 0, 0 },
 	{ "sin_cache", "T", 0, 0 },
 };
-static const struct ir_op_formal f651_o[] = {
+static const struct ir_op_formal f652_o[] = {
 	{ "output", "T", 0, 0 },
 };
-static const struct ir_op_attr a651[] = {
+static const struct ir_op_attr a652[] = {
 	{ "interleaved", IR_ATTR_INT, 0, "0" },
 	{ "is_packed_batching", IR_ATTR_INT, 0, "0" },
 	{ "num_heads", IR_ATTR_INT, 0, "0" },
 	{ "rotary_embedding_dim", IR_ATTR_INT, 0, "0" },
 	{ "scale", IR_ATTR_FLOAT, 0, "1.0" },
 };
-static const struct ir_op_constraint c651[] = {
+static const struct ir_op_constraint c652[] = {
 	{ "T", "tensor(float), tensor(float16), tensor(bfloat16)" },
 	{ "M", "tensor(int64)" },
 };
-static const struct ir_op_formal f652_i[] = {
+static const struct ir_op_formal f653_i[] = {
 	{ "X", "T", 0, 0 },
 	{ "scale", "V", 0, 0 },
 };
-static const struct ir_op_formal f652_o[] = {
+static const struct ir_op_formal f653_o[] = {
 	{ "Y", "V", 0, 0 },
 	{ "inv_std_var", "U", 1, 0 },
 };
-static const struct ir_op_attr a652[] = {
+static const struct ir_op_attr a653[] = {
 	{ "axis", IR_ATTR_INT, 0, "-1" },
 	{ "epsilon", IR_ATTR_FLOAT, 0, "1e-05" },
 	{ "stash_type", IR_ATTR_INT, 0, "1" },
 };
-static const struct ir_op_constraint c652[] = {
+static const struct ir_op_constraint c653[] = {
 	{ "T", "tensor(float16), tensor(float), tensor(double), tensor(bfloat16)" },
 	{ "U", "tensor(float), tensor(double)" },
 	{ "V", "tensor(float16), tensor(float), tensor(double), tensor(bfloat16)" },
-};
-static const struct ir_op_formal f653_i[] = {
-	{ "input", "T", 0, 0 },
-	{ "skip", "T", 0, 0 },
-	{ "gamma", "T", 0, 0 },
-	{ "beta", "T", 1, 0 },
-	{ "bias", "T", 1, 0 },
-};
-static const struct ir_op_formal f653_o[] = {
-	{ "output", "T", 0, 0 },
-	{ "mean", "U", 1, 0 },
-	{ "inv_std_var", "U", 1, 0 },
-	{ "input_skip_bias_sum", "T", 1, 0 },
-};
-static const struct ir_op_attr a653[] = {
-	{ "epsilon", IR_ATTR_FLOAT, 0, NULL },
-};
-static const struct ir_op_constraint c653[] = {
-	{ "T", "tensor(float), tensor(float16), tensor(bfloat16)" },
-	{ "U", "tensor(float)" },
 };
 static const struct ir_op_formal f654_i[] = {
 	{ "input", "T", 0, 0 },
 	{ "skip", "T", 0, 0 },
 	{ "gamma", "T", 0, 0 },
+	{ "beta", "T", 1, 0 },
 	{ "bias", "T", 1, 0 },
 };
 static const struct ir_op_formal f654_o[] = {
@@ -9078,6 +9106,25 @@ static const struct ir_op_attr a654[] = {
 	{ "epsilon", IR_ATTR_FLOAT, 0, NULL },
 };
 static const struct ir_op_constraint c654[] = {
+	{ "T", "tensor(float), tensor(float16), tensor(bfloat16)" },
+	{ "U", "tensor(float)" },
+};
+static const struct ir_op_formal f655_i[] = {
+	{ "input", "T", 0, 0 },
+	{ "skip", "T", 0, 0 },
+	{ "gamma", "T", 0, 0 },
+	{ "bias", "T", 1, 0 },
+};
+static const struct ir_op_formal f655_o[] = {
+	{ "output", "T", 0, 0 },
+	{ "mean", "U", 1, 0 },
+	{ "inv_std_var", "U", 1, 0 },
+	{ "input_skip_bias_sum", "T", 1, 0 },
+};
+static const struct ir_op_attr a655[] = {
+	{ "epsilon", IR_ATTR_FLOAT, 0, NULL },
+};
+static const struct ir_op_constraint c655[] = {
 	{ "T", "tensor(float), tensor(float16), tensor(bfloat16)" },
 	{ "U", "tensor(float)" },
 };
@@ -11024,29 +11071,32 @@ const struct ir_op_schema ir_registry_table[] = {
 	{ "com.microsoft", "Gelu", 1, 0, 1, 1, 1, 1,
 	  f646_i, 1, f646_o, 1, NULL, 0, c646, 1,
 	  "Gaussian Error Linear Unit: Y = 0.5 * X * (1 + erf(X / sqrt(2)))." },
+	{ "com.microsoft", "GroupQueryAttention", 1, 0, 7, 16, 1, 4,
+	  f647_i, 16, f647_o, 4, a647, 15, c647, 4,
+	  "Group Query Self/Cross Attention with KV Cache Quantization Support." },
 	{ "com.microsoft", "LayerNormalization", 1, 0, 2, 3, 1, 3,
-	  f647_i, 3, f647_o, 3, a647, 3, c647, 3,
+	  f648_i, 3, f648_o, 3, a648, 3, c648, 3,
 	  "Layer normalization over the axes from axis to the last (onnxruntime's contrib op, registered in the default domain at version 1)." },
 	{ "com.microsoft", "MatMulNBits", 1, 0, 3, 6, 1, 1,
-	  f648_i, 6, f648_o, 1, a648, 6, c648, 4,
+	  f649_i, 6, f649_o, 1, a649, 6, c649, 4,
 	  "MatMulNBits performs a matrix multiplication where the right-hand-side matrix (weights) is quantized to N bits." },
 	{ "com.microsoft", "MultiHeadAttention", 1, 0, 1, 10, 1, 4,
-	  f649_i, 10, f649_o, 4, a649, 4, c649, 3,
+	  f650_i, 10, f650_o, 4, a650, 4, c650, 3,
 	  "Multi-Head Self/Cross Attention, with Q/K/V projections done outside the operator." },
 	{ "com.microsoft", "QuickGelu", 1, 0, 1, 1, 1, 1,
-	  f650_i, 1, f650_o, 1, a650, 1, c650, 1,
+	  f651_i, 1, f651_o, 1, a651, 1, c651, 1,
 	  "Compute x * Sigmoid(alpha * x)." },
 	{ "com.microsoft", "RotaryEmbedding", 1, 0, 4, 4, 1, 1,
-	  f651_i, 4, f651_o, 1, a651, 5, c651, 2,
+	  f652_i, 4, f652_o, 1, a652, 5, c652, 2,
 	  "RotaryEmbedding is the implementation of rotary positional embeddings (RoPE)." },
 	{ "com.microsoft", "SimplifiedLayerNormalization", 1, 0, 2, 2, 1, 2,
-	  f652_i, 2, f652_o, 2, a652, 3, c652, 3,
+	  f653_i, 2, f653_o, 2, a653, 3, c653, 3,
 	  "RMS layer normalization without mean subtraction or bias (onnxruntime's contrib op, registered in the default domain at version 1)." },
 	{ "com.microsoft", "SkipLayerNormalization", 1, 0, 3, 5, 1, 4,
-	  f653_i, 5, f653_o, 4, a653, 1, c653, 2,
+	  f654_i, 5, f654_o, 4, a654, 1, c654, 2,
 	  "Skip and Layer Normalization Fusion." },
 	{ "com.microsoft", "SkipSimplifiedLayerNormalization", 1, 0, 3, 4, 1, 4,
-	  f654_i, 4, f654_o, 4, a654, 1, c654, 2,
+	  f655_i, 4, f655_o, 4, a655, 1, c655, 2,
 	  "Skip and Root Mean Square Layer Normalization." },
 };
 

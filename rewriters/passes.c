@@ -37,6 +37,7 @@
 	X(gemm) \
 	X(global_pool) \
 	X(group_norm) \
+	X(group_query_attention) \
 	X(gru) \
 	X(hard_sigmoid) \
 	X(hard_swish) \

@@ -38,11 +38,12 @@ ATTR_TYPES = {
 # cannot shadow ai.onnx LayerNormalization-17.  onnxruntime's doc prints no
 # "(default is ...)" marks; defaults below are the effective ones its
 # descriptions state (e.g. "Default value is 0").  Checked against the doc:
-# Attention, Gelu, MatMulNBits, MultiHeadAttention, QuickGelu,
-# RotaryEmbedding, SkipLayerNormalization, SkipSimplifiedLayerNormalization;
-# written from onnxruntime's schemas without that check: BiasGelu,
-# FastGelu, FusedMatMul, LayerNormalization, SimplifiedLayerNormalization.
-# MatMulNBits' bits default (4) is its schema's: the doc states none.
+# Attention, Gelu, GroupQueryAttention, MatMulNBits, MultiHeadAttention,
+# QuickGelu, RotaryEmbedding, SkipLayerNormalization,
+# SkipSimplifiedLayerNormalization; written from onnxruntime's schemas
+# without that check: BiasGelu, FastGelu, FusedMatMul, LayerNormalization,
+# SimplifiedLayerNormalization.  MatMulNBits' bits default (4) is its
+# schema's: the doc states none.
 CONTRIB_MD = """
 # com.microsoft
 ### <a name="Attention-1"></a>**Attention-1**</a>
@@ -144,6 +145,59 @@ CONTRIB_MD = """
 #### Type Constraints
 <dl>
 <dt><tt>T</tt> : tensor(float16), tensor(float), tensor(double), tensor(bfloat16)</dt>
+</dl>
+### <a name="GroupQueryAttention-1"></a>**GroupQueryAttention-1**</a>
+  Group Query Self/Cross Attention with KV Cache Quantization Support.
+#### Attributes
+<dl>
+<dt><tt>causal</tt> : int (default is 1)</dt>
+<dt><tt>do_rotary</tt> : int (default is 0)</dt>
+<dt><tt>k_quant_type</tt> : string</dt>
+<dt><tt>kv_cache_bit_width</tt> : int</dt>
+<dt><tt>kv_num_heads</tt> : int (required)</dt>
+<dt><tt>local_window_size</tt> : int (default is -1)</dt>
+<dt><tt>num_heads</tt> : int (required)</dt>
+<dt><tt>qk_norm_epsilon</tt> : float (default is 1e-06)</dt>
+<dt><tt>qk_output</tt> : int (default is 0)</dt>
+<dt><tt>rotary_interleaved</tt> : int (default is 0)</dt>
+<dt><tt>scale</tt> : float</dt>
+<dt><tt>sliding_window_cache</tt> : int (default is 0)</dt>
+<dt><tt>smooth_softmax</tt> : int</dt>
+<dt><tt>softcap</tt> : float (default is 0.0)</dt>
+<dt><tt>v_quant_type</tt> : string</dt>
+</dl>
+#### Inputs (7 - 16)
+<dl>
+<dt><tt>query</tt> : T</dt>
+<dt><tt>key</tt> (optional) : T</dt>
+<dt><tt>value</tt> (optional) : T</dt>
+<dt><tt>past_key</tt> (optional) : T_CACHE</dt>
+<dt><tt>past_value</tt> (optional) : T_CACHE</dt>
+<dt><tt>seqlens_k</tt> : M</dt>
+<dt><tt>total_sequence_length</tt> : M</dt>
+<dt><tt>cos_cache</tt> (optional) : T</dt>
+<dt><tt>sin_cache</tt> (optional) : T</dt>
+<dt><tt>position_ids</tt> (optional) : tensor(int64)</dt>
+<dt><tt>attention_bias</tt> (optional) : T</dt>
+<dt><tt>head_sink</tt> (optional) : T</dt>
+<dt><tt>k_scale</tt> (optional) : T_KV_SCALE</dt>
+<dt><tt>v_scale</tt> (optional) : T_KV_SCALE</dt>
+<dt><tt>q_norm_weight</tt> (optional) : T</dt>
+<dt><tt>k_norm_weight</tt> (optional) : T</dt>
+</dl>
+#### Outputs (1 - 4)
+<dl>
+<dt><tt>output</tt> : T</dt>
+<dt><tt>present_key</tt> (optional) : T_CACHE</dt>
+<dt><tt>present_value</tt> (optional) : T_CACHE</dt>
+<dt><tt>output_qk</tt> (optional) : T</dt>
+</dl>
+#### Type Constraints
+<dl>
+<dt><tt>T</tt> : tensor(float16), tensor(bfloat16), tensor(float)</dt>
+<dt><tt>T_CACHE</tt> : tensor(float), tensor(float16), tensor(bfloat16), tensor(uint8), tensor(int8), tensor(float8e4m3fn)</dt>
+<dt><tt>T_KV_SCALE</tt> : tensor(float)</dt>
+<dt><tt>M</tt> : tensor(int32)</dt>
 </dl>
 ### <a name="LayerNormalization-1"></a>**LayerNormalization-1**</a>
   Layer normalization over the axes from axis to the last (onnxruntime's contrib op, registered in the default domain at version 1).

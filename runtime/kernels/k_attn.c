@@ -43,7 +43,10 @@ static void sdpa_head(const struct nq_sdpa_args *a, int64_t b, int64_t h, float 
 			a->bias(a->bias_ctx, b, h, i, row);
 		if (qk && a->qk_mode == 2)
 			memcpy(qk + i * t, row, (size_t)t * sizeof(float));
-		nq_softmax(row, t);
+		if (a->sink)
+			nq_softmax_sink(row, t, a->sink[h]);
+		else
+			nq_softmax(row, t);
 		if (qk && a->qk_mode == 3)
 			memcpy(qk + i * t, row, (size_t)t * sizeof(float));
 	}

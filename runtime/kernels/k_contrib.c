@@ -2,7 +2,8 @@
  * operators as ContribOperators.md defines them: SkipLayerNormalization,
  * SkipSimplifiedLayerNormalization, SimplifiedLayerNormalization,
  * FusedMatMul, RotaryEmbedding, and the
- * family table (Attention and MultiHeadAttention live in k_contrib_attn.c;
+ * family table (Attention and MultiHeadAttention live in k_contrib_attn.c,
+ * GroupQueryAttention in k_gqa.c;
  * the attention math and the rotation come from k_attn.c). */
 #include <math.h>
 #include <stdlib.h>
@@ -281,6 +282,7 @@ cleanup:
 const struct rt_kernel rt_kernels_contrib[] = {
 	{ "com.microsoft", "Attention", 1, RT_OPEN, nq_ms_attention },
 	{ "com.microsoft", "FusedMatMul", 1, RT_OPEN, k_fused_matmul },
+	{ "com.microsoft", "GroupQueryAttention", 1, RT_OPEN, nq_ms_gqa },
 	{ "com.microsoft", "MultiHeadAttention", 1, RT_OPEN, nq_ms_mha },
 	{ "com.microsoft", "RotaryEmbedding", 1, RT_OPEN, k_ms_rotary },
 	{ "com.microsoft", "SimplifiedLayerNormalization", 1, RT_OPEN, k_simplified_ln },

@@ -89,6 +89,23 @@ void nq_softmax(float *x, int64_t n)
 		x[i] = (float)(x[i] / sum);
 }
 
+void nq_softmax_sink(float *x, int64_t n, float sink)
+{
+	float mx = sink;
+	double sum;
+
+	for (int64_t i = 0; i < n; i++)
+		if (x[i] > mx)
+			mx = x[i];
+	sum = exp((double)sink - mx);
+	for (int64_t i = 0; i < n; i++) {
+		x[i] = expf(x[i] - mx);
+		sum += x[i];
+	}
+	for (int64_t i = 0; i < n; i++)
+		x[i] = (float)(x[i] / sum);
+}
+
 int nq_check_float(struct rt_kctx *k, const struct rt_value *t, size_t i)
 {
 	switch (t->dtype) {

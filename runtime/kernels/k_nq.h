@@ -36,6 +36,9 @@ void nq_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t kk, float alpha,
 
 /* In-place softmax of n floats (a row of -inf only gives zeros). */
 void nq_softmax(float *x, int64_t n);
+/* The same with one more logit, sink, in the denominator only (a smooth
+ * softmax when sink is 0: the row may sum to less than 1). */
+void nq_softmax_sink(float *x, int64_t n, float sink);
 
 /* Normalize one row of n floats: (x - mean) * inv (mean 0 when rms), then
  * * scale[i] and + bias[i] when given; the row's mean and inv (1/sqrt(var +
@@ -67,6 +70,7 @@ struct nq_sdpa_args {
 	int qk_mode;
 	void (*bias)(void *ctx, int64_t b, int64_t h, int64_t i, float *row);
 	void *bias_ctx;
+	const float *sink;           /* [hq] extra softmax logits, or NULL */
 };
 int nq_sdpa(struct rt_kctx *k, const struct nq_sdpa_args *a);
 /* [B, S, H, D] -> [B, H, S, D], or back when back is set. */
@@ -101,6 +105,8 @@ int nq_linear_attention(struct rt_kctx *k);
  * (k_contrib_attn.c), listed in the contrib family table. */
 int nq_ms_attention(struct rt_kctx *k);
 int nq_ms_mha(struct rt_kctx *k);
+/* com.microsoft GroupQueryAttention (k_gqa.c), in the contrib table. */
+int nq_ms_gqa(struct rt_kctx *k);
 
 /* Is dtype one of float16/float/double/bfloat16?  Error naming input i
  * otherwise. */

@@ -150,8 +150,8 @@ static void test_coverage(void)
 {
 	static const char *const contrib[] = {
 		"Attention", "BiasGelu", "FastGelu", "FusedMatMul", "Gelu",
-		"LayerNormalization", "MultiHeadAttention", "QuickGelu",
-		"RotaryEmbedding", "SimplifiedLayerNormalization",
+		"GroupQueryAttention", "LayerNormalization", "MultiHeadAttention",
+		"QuickGelu", "RotaryEmbedding", "SimplifiedLayerNormalization",
 		"SkipLayerNormalization", NULL,
 	};
 	size_t newer = 0;
@@ -171,6 +171,22 @@ static void test_coverage(void)
 		if (!ir_registry_find("com.microsoft", contrib[i], 1))
 			printf("\nregistry: com.microsoft %s missing", contrib[i]);
 		CU_ASSERT_PTR_NOT_NULL(ir_registry_find("com.microsoft", contrib[i], 1));
+	}
+	/* GroupQueryAttention as ContribOperators.md documents it */
+	{
+		const struct ir_op_schema *g = ir_registry_find("com.microsoft",
+								"GroupQueryAttention", 1);
+		const struct ir_op_attr *a;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+		CU_ASSERT(g->min_inputs == 7 && g->max_inputs == 16 && g->n_inputs == 16);
+		CU_ASSERT(g->min_outputs == 1 && g->max_outputs == 4);
+		CU_ASSERT(!strcmp(g->inputs[5].name, "seqlens_k") && !g->inputs[5].optional);
+		CU_ASSERT(!strcmp(g->inputs[1].name, "key") && g->inputs[1].optional);
+		a = ir_op_schema_attr(g, "kv_num_heads");
+		CU_ASSERT(a && a->required);
+		a = ir_op_schema_attr(g, "local_window_size");
+		CU_ASSERT(a && a->default_value && !strcmp(a->default_value, "-1"));
 	}
 }
 

@@ -1,0 +1,213 @@
+/* gqa.c: com.microsoft GroupQueryAttention without rotary embedding as
+ * standard ops (opset >= 13), for static shapes and a constant
+ * total_sequence_length equal to the past's rows + S:
+ *   Q, K, V (sliced from a packed query) reshaped and transposed to BNSH,
+ *   present = Concat(past, new) on the sequence axis, kv heads repeated by
+ *   Unsqueeze, Expand and Reshape, scores = Q K^T * scale (softcap as
+ *   Tanh), + a constant causal (and local window) mask of 0 / -inf,
+ *   Softmax, P V transposed back to (B, S, num_heads * head).
+ * seqlens_k is not read: every batch entry is taken to be
+ * total_sequence_length long (no padding, as exporters feed it). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewriters/rw_int.h"
+
+static int has(const struct ir_node *n, size_t i)
+{
+	return n->n_inputs > i && n->inputs[i];
+}
+
+struct gqa_dims {
+	int64_t b, s, nh, kvh, d, pm;
+};
+
+/* The static shapes and constants apply() needs: 1 and g filled, else 0
+ * and why. */
+static int gqa_shapes(struct rw_ctx *c, const struct ir_node *n, struct gqa_dims *g,
+		      char *why, size_t size)
+{
+	int64_t q[8], p[8], tot;
+	int rq, rp;
+	size_t k;
+
+	g->nh = rw_attr_int(n, "num_heads", 0), g->kvh = rw_attr_int(n, "kv_num_heads", 0);
+	if (g->nh <= 0 || g->kvh <= 0 || g->nh % g->kvh) {
+		snprintf(why, size, "num_heads is not a positive multiple of kv_num_heads");
+		return 0;
+	}
+	if (!rw_static_shape(c, n->inputs[0], q, &rq) || rq != 3) {
+		snprintf(why, size, "the query's shape is not static");
+		return 0;
+	}
+	g->b = q[0], g->s = q[1];
+	if (q[2] % (has(n, 1) ? g->nh : g->nh + 2 * g->kvh)) {
+		snprintf(why, size, "the query does not split into heads");
+		return 0;
+	}
+	g->d = q[2] / (has(n, 1) ? g->nh : g->nh + 2 * g->kvh);
+	g->pm = 0;
+	if (has(n, 3)) {
+		if (!rw_static_shape(c, n->inputs[3], p, &rp) || rp != 4 || p[0] != g->b ||
+		    p[1] != g->kvh || p[3] != g->d) {
+			snprintf(why, size, "past_key's shape is not a static (B, kv_num_heads, P, head)");
+			return 0;
+		}
+		g->pm = p[2];
+	}
+	if (!rw_const_ints(c, n->inputs[6], &tot, 1, &k) || k != 1 || tot != g->pm + g->s) {
+		snprintf(why, size, "total_sequence_length is not the constant past rows + S");
+		return 0;
+	}
+	return 1;
+}
+
+static int check_gqa(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
+{
+	struct gqa_dims g;
+
+	if (c->opset < 13) {
+		snprintf(why, size, "needs opset >= 13");
+		return 0;
+	}
+	if (!rw_dtype_is_float(rw_node_dtype(c, n))) {
+		snprintf(why, size, "only for float data");
+		return 0;
+	}
+	if (rw_attr_int(n, "do_rotary", 0)) {
+		snprintf(why, size, "do_rotary is not lowered");
+		return 0;
+	}
+	if (rw_attr_int(n, "smooth_softmax", 0) || rw_attr_int(n, "causal", 1) != 1 ||
+	    rw_attr_int(n, "sliding_window_cache", 0) || rw_attr_int(n, "qk_output", 0) ||
+	    strcmp(rw_attr_str(n, "k_quant_type", "NONE"), "NONE") ||
+	    strcmp(rw_attr_str(n, "v_quant_type", "NONE"), "NONE")) {
+		snprintf(why, size, "smooth_softmax, causal=0, a windowed or quantized cache or "
+			 "qk_output is not lowered");
+		return 0;
+	}
+	for (size_t i = 9; i < n->n_inputs; i++)
+		if (has(n, i)) {
+			snprintf(why, size, "input %zu is not lowered", i);
+			return 0;
+		}
+	if (!has(n, 0) || !has(n, 5) || !has(n, 6) || has(n, 1) != has(n, 2) ||
+	    has(n, 3) != has(n, 4)) {
+		snprintf(why, size, "query, seqlens_k or total_sequence_length absent, or "
+			 "key/value or past_key/past_value not in pairs");
+		return 0;
+	}
+	if (n->n_outputs > 3 && rw_value_used(n->outputs[3])) {
+		snprintf(why, size, "output_qk is used");
+		return 0;
+	}
+	return gqa_shapes(c, n, &g, why, size);
+}
+
+/* x (B, S, h * d) to (B, h, S, d) */
+static struct ir_value *to_bnsh(struct rw_emit *e, struct ir_value *x, const struct gqa_dims *g,
+				int64_t h)
+{
+	static const int64_t perm[4] = { 0, 2, 1, 3 };
+	int64_t shape[4] = { g->b, g->s, h, g->d };
+
+	return rw_transpose(e, rw_reshape(e, x, shape, 4, NULL), perm, 4, NULL);
+}
+
+/* Concat(past, cur) on axis 2 into out (NULL: fresh), or cur itself. */
+static struct ir_value *present(struct rw_emit *e, struct ir_value *past, struct ir_value *cur,
+				struct ir_value *out)
+{
+	struct ir_value *in[2] = { past, cur };
+	struct ir_node *cat;
+
+	if (!past)
+		return out ? rw_op_to(e, "Identity", cur, NULL, out) : cur;
+	cat = rw_node(e, "Concat", NULL, in, 2, out);
+	if (!cat || ir_node_set_int(cat, "axis", 2) < 0) {
+		e->failed = 1;
+		return NULL;
+	}
+	return cat->outputs[0];
+}
+
+/* kv (B, kvh, T, d) repeated to (B, nh, T, d), head h reading h / rep */
+static struct ir_value *repeat_heads(struct rw_emit *e, struct ir_value *kv,
+				     const struct gqa_dims *g, int64_t t)
+{
+	int64_t rep = g->nh / g->kvh, axes[1] = { 2 };
+	int64_t big[5] = { g->b, g->kvh, rep, t, g->d }, flat[4] = { g->b, g->nh, t, g->d };
+
+	if (rep == 1)
+		return kv;
+	kv = rw_op(e, "Expand", rw_unsqueeze(e, kv, axes, 1), rw_ints(e, big, 5));
+	return rw_reshape(e, kv, flat, 4, NULL);
+}
+
+static int apply_gqa(struct rw_ctx *c, struct ir_node *n, int v)
+{
+	static const int64_t kt_perm[4] = { 0, 1, 3, 2 }, back[4] = { 0, 2, 1, 3 };
+	struct rw_emit e;
+	struct gqa_dims g;
+	struct ir_value *q, *k, *vv, *kc, *vc, *sc, *y;
+	struct ir_value *pk_out, *pv_out;
+	int64_t t, window = rw_attr_int(n, "local_window_size", -1), shape[3];
+	int dt = rw_node_dtype(c, n);
+	float cap = rw_attr_float(n, "softcap", 0), scale = rw_attr_float(n, "scale", 0);
+	double *mask;
+	char why[160];
+
+	(void)v;
+	if (!gqa_shapes(c, n, &g, why, sizeof(why)))
+		return IR_EINVAL;
+	t = g.pm + g.s;
+	if (!(mask = malloc((size_t)(g.s * t) * sizeof(double))))
+		return IR_ENOMEM;
+	/* query row i sits at position pm + i: keys after it, and with a
+	 * window keys at or before pm + i - window, are masked */
+	for (int64_t i = 0; i < g.s; i++)
+		for (int64_t j = 0; j < t; j++)
+			mask[i * t + j] = j > g.pm + i || (window > 0 && j <= g.pm + i - window) ?
+					  -INFINITY : 0;
+	pk_out = n->n_outputs > 1 && rw_value_used(n->outputs[1]) ? n->outputs[1] : NULL;
+	pv_out = n->n_outputs > 2 && rw_value_used(n->outputs[2]) ? n->outputs[2] : NULL;
+	rw_begin(c, n, &e);
+	q = n->inputs[0];
+	if (has(n, 1)) {
+		k = n->inputs[1], vv = n->inputs[2];
+	} else {
+		int64_t ax[1] = { 2 }, s0[1] = { 0 }, e0[1] = { g.nh * g.d };
+		int64_t s1[1] = { g.nh * g.d }, e1[1] = { (g.nh + g.kvh) * g.d };
+		int64_t s2[1] = { (g.nh + g.kvh) * g.d }, e2[1] = { (g.nh + 2 * g.kvh) * g.d };
+
+		k = rw_slice(&e, q, s1, e1, ax, NULL, 1, NULL);
+		vv = rw_slice(&e, q, s2, e2, ax, NULL, 1, NULL);
+		q = rw_slice(&e, q, s0, e0, ax, NULL, 1, NULL);
+	}
+	q = to_bnsh(&e, q, &g, g.nh);
+	kc = present(&e, has(n, 3) ? n->inputs[3] : NULL, to_bnsh(&e, k, &g, g.kvh), pk_out);
+	vc = present(&e, has(n, 4) ? n->inputs[4] : NULL, to_bnsh(&e, vv, &g, g.kvh), pv_out);
+	sc = rw_op(&e, "MatMul", q, rw_transpose(&e, repeat_heads(&e, kc, &g, t), kt_perm, 4, NULL));
+	sc = rw_op(&e, "Mul", sc, rw_scalar(&e, dt, scale != 0 ? scale : 1 / sqrt((double)g.d)));
+	if (cap > 0)
+		sc = rw_op(&e, "Mul", rw_op(&e, "Tanh", rw_op(&e, "Div", sc, rw_scalar(&e, dt, cap)),
+					    NULL), rw_scalar(&e, dt, cap));
+	sc = rw_op(&e, "Add", sc, rw_const(&e, dt, 2, (int64_t[]){ g.s, t }, mask));
+	y = rw_op(&e, "MatMul", rw_op(&e, "Softmax", sc, NULL), repeat_heads(&e, vc, &g, t));
+	shape[0] = g.b, shape[1] = g.s, shape[2] = g.nh * g.d;
+	rw_reshape(&e, rw_transpose(&e, y, back, 4, NULL), shape, 3, n->outputs[0]);
+	free(mask);
+	return rw_end(&e, 0);
+}
+
+static const char *const m_gqa[] = { "com.microsoft:GroupQueryAttention", NULL };
+static const char *const gqa_ops[] = {
+	"Slice", "Reshape", "Transpose", "Concat", "Identity", "Unsqueeze", "Expand", "MatMul",
+	"Mul", "Div", "Tanh", "Add", "Softmax", NULL,
+};
+static const struct rw_variant v_gqa[] = { { "matmul-softmax", gqa_ops } };
+RW_DECOMPOSITION(group_query_attention, "group-query-attention",
+		 "GroupQueryAttention without rotary (static shapes, total_sequence_length the past + S) as MatMul, causal mask, Softmax, Concat and head repeats",
+		 m_gqa, v_gqa, check_gqa, NULL, apply_gqa);

@@ -212,21 +212,6 @@ static float *concat_seq(struct rt_kctx *k, const struct rt_value *past, const f
 	return o;
 }
 
-static int out_floats(struct rt_kctx *k, size_t i, int dtype, int rank, const int64_t *dims,
-		      const float *src)
-{
-	struct rt_value *o;
-	float *buf;
-
-	if (!rt_out_wanted(k, i))
-		return 0;
-	if (!(o = rt_out_tensor(k, i, dtype, rank, dims)) || !(buf = nq_out_buf(k, o)))
-		return IR_ENOMEM;
-	memcpy(buf, src, (size_t)o->numel * sizeof(float));
-	nq_out_done(o, buf);
-	return 0;
-}
-
 static int k_attention(struct rt_kctx *k)
 {
 	struct rt_value *qv, *kv, *vv, *mask = rt_in(k, 3), *pk = rt_in(k, 4), *pv = rt_in(k, 5);
@@ -338,20 +323,20 @@ static int k_attention(struct rt_kctx *k)
 		}
 		nq_bshd_to_bhsd(y, yo, a.batch, sq, hq, dv, 1);
 		dims[0] = a.batch, dims[1] = sq, dims[2] = hq * dv;
-		rc = out_floats(k, 0, qv->dtype, 3, dims, yo);
+		rc = nq_out_floats(k, 0, qv->dtype, 3, dims, yo);
 	} else {
 		dims[0] = a.batch, dims[1] = hq, dims[2] = sq, dims[3] = dv;
-		rc = out_floats(k, 0, qv->dtype, 4, dims, y);
+		rc = nq_out_floats(k, 0, qv->dtype, 4, dims, y);
 	}
 	dims[0] = a.batch, dims[1] = hk, dims[2] = t, dims[3] = d;
 	if (rc >= 0)
-		rc = out_floats(k, 1, kv->dtype, 4, dims, kc);
+		rc = nq_out_floats(k, 1, kv->dtype, 4, dims, kc);
 	dims[3] = dv;
 	if (rc >= 0)
-		rc = out_floats(k, 2, vv->dtype, 4, dims, vc);
+		rc = nq_out_floats(k, 2, vv->dtype, 4, dims, vc);
 	dims[1] = hq, dims[2] = sq, dims[3] = t;
 	if (rc >= 0 && qk)
-		rc = out_floats(k, 3, qv->dtype, 4, dims, qk);
+		rc = nq_out_floats(k, 3, qv->dtype, 4, dims, qk);
 cleanup:
 	free(q);
 	free(kf);

@@ -180,20 +180,6 @@ cleanup:
 	return rc;
 }
 
-static int store_f(struct rt_kctx *k, size_t i, int dtype, int rank, const int64_t *dims,
-		   const float *src)
-{
-	struct rt_value *o;
-
-	if (!rt_out_wanted(k, i))
-		return 0;
-	if (!(o = rt_out_tensor(k, i, dtype, rank, dims)))
-		return IR_ENOMEM;
-	for (int64_t e = 0; e < o->numel; e++)
-		rt_store_f64(dtype, o->data, e, src[e]);
-	return 0;
-}
-
 /* ---- com.microsoft Attention -------------------------------------- */
 
 int nq_ms_attention(struct rt_kctx *k)
@@ -294,7 +280,7 @@ int nq_ms_attention(struct rt_kctx *k)
 			       (size_t)(a.t * a.d) * sizeof(float));
 		}
 		dims[0] = 2, dims[1] = b, dims[2] = nh, dims[3] = rows, dims[4] = a.d;
-		rc = store_f(k, 1, x->dtype, 5, dims, pres);
+		rc = nq_out_floats(k, 1, x->dtype, 5, dims, pres);
 	}
 cleanup:
 	nq_f32_release(xf, xo);
@@ -482,7 +468,7 @@ int nq_ms_mha(struct rt_kctx *k)
 		for (int64_t i = 0; i < b * nh; i++)
 			memcpy(pres + i * rows * d, src + i * a.t * d, (size_t)(a.t * d) * sizeof(float));
 		dims[0] = b, dims[1] = nh, dims[2] = rows, dims[3] = d;
-		if ((rc = store_f(k, 1 + (size_t)kv2, qv->dtype, 4, dims, pres)) < 0)
+		if ((rc = nq_out_floats(k, 1 + (size_t)kv2, qv->dtype, 4, dims, pres)) < 0)
 			goto cleanup;
 	}
 	rc = 0;

@@ -63,22 +63,6 @@ static void gqa_take(const float *x, int64_t width, int64_t off, float *out,
 		memcpy(out + r * hd, x + r * width + off, (size_t)hd * sizeof(float));
 }
 
-/* Write a float32 [B, ...] buffer to output i in dtype. */
-static int gqa_store(struct rt_kctx *k, size_t i, int dtype, int rank, const int64_t *dims,
-		     const float *src)
-{
-	struct rt_value *o;
-	float *buf;
-
-	if (!rt_out_wanted(k, i))
-		return 0;
-	if (!(o = rt_out_tensor(k, i, dtype, rank, dims)) || !(buf = nq_out_buf(k, o)))
-		return IR_ENOMEM;
-	memcpy(buf, src, (size_t)o->numel * sizeof(float));
-	nq_out_done(o, buf);
-	return 0;
-}
-
 int nq_ms_gqa(struct rt_kctx *k)
 {
 	struct rt_value *qv, *kv = rt_in(k, 1), *vv = rt_in(k, 2), *pk = rt_in(k, 3);
@@ -252,11 +236,11 @@ int nq_ms_gqa(struct rt_kctx *k)
 	nq_bshd_to_bhsd(y, yo, b, s, nh, d, 1);
 	dims[0] = b, dims[1] = s, dims[2] = nh * d;
 	rc = IR_ENOMEM;
-	if (gqa_store(k, 0, qv->dtype, 3, dims, yo) < 0)
+	if (nq_out_floats(k, 0, qv->dtype, 3, dims, yo) < 0)
 		goto cleanup;
 	dims[0] = b, dims[1] = kvh, dims[2] = p, dims[3] = d;
-	if (gqa_store(k, 1, qv->dtype, 4, dims, kc) < 0 ||
-	    gqa_store(k, 2, qv->dtype, 4, dims, vc) < 0)
+	if (nq_out_floats(k, 1, qv->dtype, 4, dims, kc) < 0 ||
+	    nq_out_floats(k, 2, qv->dtype, 4, dims, vc) < 0)
 		goto cleanup;
 	rc = 0;
 cleanup:

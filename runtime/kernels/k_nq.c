@@ -5,6 +5,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "runtime/kernels/k_nq.h"
 
@@ -49,6 +50,21 @@ void nq_out_done(struct rt_value *t, float *buf)
 	for (int64_t i = 0; i < t->numel; i++)
 		rt_store_f64(t->dtype, t->data, i, buf[i]);
 	free(buf);
+}
+
+int nq_out_floats(struct rt_kctx *k, size_t i, int dtype, int rank, const int64_t *dims,
+		  const float *src)
+{
+	struct rt_value *o;
+	float *buf;
+
+	if (!rt_out_wanted(k, i))
+		return 0;
+	if (!(o = rt_out_tensor(k, i, dtype, rank, dims)) || !(buf = nq_out_buf(k, o)))
+		return IR_ENOMEM;
+	memcpy(buf, src, (size_t)o->numel * sizeof(float));
+	nq_out_done(o, buf);
+	return 0;
 }
 
 void nq_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t kk, float alpha,

@@ -23,6 +23,10 @@ void nq_f32_release(float *p, int owned);
  * else a scratch buffer; nq_out_done() converts and frees it. */
 float *nq_out_buf(struct rt_kctx *k, struct rt_value *t);
 void nq_out_done(struct rt_value *t, float *buf);
+/* Output i, when wanted, made (rank, dims) of dtype from the float32
+ * array src (one rounding per element); IR_ENOMEM when it cannot be. */
+int nq_out_floats(struct rt_kctx *k, size_t i, int dtype, int rank, const int64_t *dims,
+		  const float *src);
 
 /* Input t (input i) broadcast to shape (rank, dims) as a malloc'd float32
  * array; NULL and an error naming both shapes when it does not broadcast. */

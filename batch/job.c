@@ -239,12 +239,6 @@ static int note_external(struct ir_tensor *t, void *ctx)
 	return 0;
 }
 
-static int uses_external(struct ir_tensor *t, void *ctx)
-{
-	(void)ctx;
-	return t->storage == IR_STORE_EXTERNAL ? 1 : 0;
-}
-
 static double pct(size_t a, size_t n)
 {
 	return n ? floor(1000.0 * (double)a / (double)n + 0.5) / 10.0 : 100.0;
@@ -406,7 +400,7 @@ static int do_migrate(const struct batch_job *j, const char *path,
 		struct ir_save_opts so = { NULL, 1024 };
 		char out[4200];
 
-		if (ir_model_for_each_tensor(m, uses_external, NULL) == 1)
+		if (ir_model_needs_external(m))
 			so.external_data = "model.onnx.data";
 		snprintf(out, sizeof(out), "%s/model.onnx", j->dir);
 		if ((rc = ir_model_save(m, out, &so, d)) < 0)

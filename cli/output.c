@@ -36,16 +36,6 @@ int cli_out_close(struct cli_out *o, int code)
 	return code;
 }
 
-/* Weights in external data, or more than protobuf's 2 GiB (less a margin
- * for the graph): 1 stops the walk. */
-static int needs_external(struct ir_tensor *t, void *ctx)
-{
-	int64_t *bytes = ctx;
-
-	*bytes += ir_tensor_nbytes(t);
-	return ir_tensor_is_external(t) || *bytes > ((int64_t)1 << 31) - (64 << 20) ? 1 : 0;
-}
-
 int cli_parse_save_opt(const struct cli_command *self, int c, const char *arg,
 		       struct cli_save *s)
 {
@@ -65,7 +55,6 @@ int cli_parse_save_opt(const struct cli_command *self, int c, const char *arg,
 int cli_save_model(struct ir_model *m, const char *out, const struct cli_save *s)
 {
 	struct ir_save_opts so = { NULL, 1024 };
-	int64_t bytes = 0;
 	char ext[4200];
 	struct ir_diag d;
 	int rc;
@@ -75,7 +64,7 @@ int cli_save_model(struct ir_model *m, const char *out, const struct cli_save *s
 		so.size_threshold = s->threshold;
 	if (s && s->external_data) {
 		so.external_data = s->external_data;
-	} else if (ir_model_for_each_tensor(m, needs_external, &bytes) == 1) {
+	} else if (ir_model_needs_external(m)) {
 		const char *base = strrchr(out, '/');
 
 		snprintf(ext, sizeof(ext), "%s.data", base ? base + 1 : out);

@@ -240,3 +240,20 @@ int ir_tensor_is_external(const struct ir_tensor *t)
 	return t->storage == IR_STORE_EXTERNAL ||
 	       (t->storage == IR_STORE_DERIVED && ir_tensor_is_external(t->src));
 }
+
+/* Weights in external data, or more than protobuf's 2 GiB (less a margin
+ * for the graph): 1 stops the walk. */
+static int needs_external(struct ir_tensor *t, void *ctx)
+{
+	int64_t *bytes = ctx, n = ir_tensor_nbytes(t);
+
+	*bytes += n > 0 ? n : 0;
+	return ir_tensor_is_external(t) || *bytes > ((int64_t)1 << 31) - (64 << 20) ? 1 : 0;
+}
+
+int ir_model_needs_external(struct ir_model *m)
+{
+	int64_t bytes = 0;
+
+	return ir_model_for_each_tensor(m, needs_external, &bytes) == 1;
+}

@@ -244,6 +244,10 @@ int ir_tensor_stream(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
 void ir_tensor_release_data(struct ir_tensor *t);
 /* Does t's payload live in an external file (itself or its source)? */
 int ir_tensor_is_external(const struct ir_tensor *t);
+struct ir_model;
+/* Must m be saved with external data: its weights came from external
+ * files, or inline they would pass protobuf's 2 GiB? */
+int ir_model_needs_external(struct ir_model *m);
 
 /* Visit every tensor of a model: initializers, sparse parts, attribute
  * tensors, in all graphs and functions.  Stops at the first negative rc. */

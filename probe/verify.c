@@ -58,12 +58,6 @@ static int v_done(void *ctx, size_t i, int status, int timed_out, double secs, s
 	return 0;
 }
 
-static int uses_external(struct ir_tensor *t, void *ctx)
-{
-	(void)ctx;
-	return t->storage == IR_STORE_EXTERNAL ? 1 : 0;
-}
-
 /* The session's input (or output) names: 0, or -1 out of memory. */
 static int dup_names(const struct rt_session *s, int input, size_t n, char ***out)
 {
@@ -206,7 +200,7 @@ int probe_verify_model(struct ir_model *m, const struct probe_verify_opts *o,
 		return ir_diag_error(d, IR_EIO, "cannot create a temporary folder in %s",
 				     tmp && *tmp ? tmp : "/tmp");
 	snprintf(path, sizeof(path), "%s/model.onnx", work);
-	if (ir_model_for_each_tensor(m, uses_external, NULL) == 1)
+	if (ir_model_needs_external(m))
 		so.external_data = "model.onnx.data";
 	if ((rc = ir_model_save(m, path, &so, d)) < 0 || (rc = rt_session_new(m, &ro, &s, d)) < 0)
 		goto cleanup;

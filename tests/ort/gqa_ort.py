@@ -423,20 +423,25 @@ def compare(got, want, dt):
 # ---- the group-query-attention lowering ---------------------------------
 
 LOWER_OPS = ["Slice", "Reshape", "Transpose", "Concat", "Identity", "Unsqueeze", "Expand",
-             "MatMul", "Mul", "Div", "Tanh", "Add", "Softmax"]
+             "MatMul", "Mul", "Div", "Tanh", "Add", "Sub", "Softmax"]
 
 
 def lowering_cases():
-    """Non-rotary GQA models with total_sequence_length a constant, opset 17,
-    float32 and float16."""
+    """GQA models with total_sequence_length a constant, opset 17, float32
+    and float16: 12 without rotary, then 8 with do_rotary (halves and
+    interleaved pairs, full and partial)."""
     out = []
     heads = [(1, 1), (2, 1), (4, 2), (4, 4), (4, 1)]
-    for k in range(12):
+    for k in range(20):
         mode = ["prompt", "decode", "chunk"][k % 3]
         nh, kvh = heads[k % len(heads)]
         dt = np.float16 if k % 4 == 3 else np.float32
-        name, m, feeds = gqa_case(mode, dt, k % 2 == 1, nh, kvh, [8, 16][k % 2], 0,
-                                  False, int(RNG.choice([-1, -1, 2])),
+        d, rot = [8, 16][k % 2], 0
+        if k >= 12:
+            d = 32 if k % 2 else 16
+            rot = 16 if k % 4 == 1 else d
+        name, m, feeds = gqa_case(mode, dt, k % 2 == 1, nh, kvh, d, rot,
+                                  k % 4 >= 2, int(RNG.choice([-1, -1, 2])),
                                   float(RNG.choice([0, 0, 2.0])), False,
                                   float(RNG.choice([0, 0.3])), 1 if mode == "chunk" else 2)
         tot = feeds.pop("total_sequence_length")

@@ -5,8 +5,9 @@
  * pm + i by the cos/sin rows Sliced from the caches (rw_rope_emit: halves
  * or interleaved pairs, partial when the caches are narrower than head /
  * 2); present = Concat(past, new) on the sequence axis; attention by
- * rw_sdpa_emit with a constant causal (and local window) mask.  See
- * gqa_seqlens for what seqlens_k must hold. */
+ * rw_sdpa_emit with a constant causal (and local window) mask, keys after
+ * seqlens_k masked by Less and Where.  See gqa_seqlens for what seqlens_k
+ * must hold. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,12 +30,13 @@ struct gqa_dims {
 
 /* seqlens_k: onnxruntime places the new rows of batch entry b after
  * seqlens_k[b] + 1 - S past rows, except in the first prompt (S equal to
- * total_sequence_length), where it reads no past and masks causally
- * whatever seqlens_k holds.  The Concat and the constant mask built here
- * put them after all pm past rows: exact for a prompt, and after a past
- * when seqlens_k is total - 1 in every entry (no padding, as exporters
- * feed it).  A constant seqlens_k that says otherwise is refused; a
- * computed one is taken to hold total - 1 after a past. */
+ * total_sequence_length), where it reads no past; in both it masks the
+ * keys after seqlens_k[b] (key_mask, from the input itself).  The Concat
+ * and the constant causal mask put the new rows after all pm past rows:
+ * exact for a prompt, and after a past when seqlens_k is total - 1 in
+ * every entry (no padding, as exporters feed it).  A constant seqlens_k
+ * that says otherwise is refused; a computed one is taken to hold total
+ * - 1 after a past. */
 static int gqa_seqlens(struct rw_ctx *c, const struct ir_node *n, const struct gqa_dims *g,
 		       char *why, size_t size)
 {
@@ -199,6 +201,40 @@ static struct ir_value *rows(struct rw_emit *e, struct ir_value *cache, const st
 	return rw_slice(e, cache, s0, e0, ax, NULL, 1, NULL);
 }
 
+/* The causal mask [S, T] where key j of entry b lies within seqlens_k[b]
+ * + 1, lowest after: onnxruntime masks an entry's keys past its length
+ * (the padded rows of a right-padded prompt see only its valid keys;
+ * after a past the causal mask implies it).  Where(Less(seqlens_k as
+ * [B, 1, 1, 1], 0 .. T - 1), lowest, causal) gives [B, 1, S, T]. */
+static struct ir_value *key_mask(struct rw_ctx *c, struct rw_emit *e, const struct ir_node *n,
+				 const struct gqa_dims *g, struct ir_value *causal, double lowest)
+{
+	const struct ir_vtype *st = rw_type(c, n->inputs[5]);
+	int64_t t = g->pm + g->s, shape[4] = { g->b, 1, 1, 1 };
+	struct ir_value *in[3];
+	struct ir_node *w;
+	double *j;
+
+	if (!(j = malloc((size_t)t * sizeof(double)))) {
+		e->failed = 1;
+		return NULL;
+	}
+	for (int64_t i = 0; i < t; i++)
+		j[i] = (double)i;
+	in[0] = rw_op(e, "Less", rw_reshape(e, n->inputs[5], shape, 4, NULL),
+		      rw_const(e, st && st->dtype == IR_DTYPE_INT64 ? IR_DTYPE_INT64 :
+			       IR_DTYPE_INT32, 1, &t, j));
+	in[1] = rw_scalar(e, e->dtype, lowest);
+	in[2] = causal;
+	free(j);
+	w = rw_node(e, "Where", NULL, in, 3, NULL);
+	if (!w) {
+		e->failed = 1;
+		return NULL;
+	}
+	return w->outputs[0];
+}
+
 static int apply_gqa(struct rw_ctx *c, struct ir_node *n, int v)
 {
 	struct rw_emit e;
@@ -255,7 +291,7 @@ static int apply_gqa(struct rw_ctx *c, struct ir_node *n, int v)
 	a.hq = g.nh, a.hkv = g.kvh, a.d = a.dv = g.d;
 	a.scale = scale != 0 ? scale : 1 / sqrt((double)g.d);
 	a.softcap = rw_attr_float(n, "softcap", 0);
-	a.bias = rw_const(&e, dt, 2, (int64_t[]){ g.s, t }, mask);
+	a.bias = key_mask(c, &e, n, &g, rw_const(&e, dt, 2, (int64_t[]){ g.s, t }, mask), lowest);
 	y = rw_sdpa_emit(&e, &a);
 	shape[0] = g.b, shape[1] = g.s, shape[2] = g.nh * g.d;
 	rw_reshape(&e, rw_transpose(&e, y, back, 4, NULL), shape, 3, n->outputs[0]);
@@ -281,15 +317,15 @@ static int vcheck_gqa(struct rw_ctx *c, const struct ir_node *n, int v)
 static const char *const m_gqa[] = { "com.microsoft:GroupQueryAttention", NULL };
 static const char *const gqa_ops[] = {
 	"Slice", "Reshape", "Transpose", "Concat", "Identity", "Unsqueeze", "Expand", "MatMul",
-	"Mul", "Div", "Tanh", "Add", "Softmax", NULL,
+	"Mul", "Div", "Tanh", "Add", "Less", "Where", "Softmax", NULL,
 };
 static const char *const rope_ops[] = {
 	"Slice", "Reshape", "Transpose", "Concat", "Identity", "Unsqueeze", "Expand", "MatMul",
-	"Mul", "Div", "Tanh", "Add", "Sub", "Softmax", NULL,
+	"Mul", "Div", "Tanh", "Add", "Sub", "Less", "Where", "Softmax", NULL,
 };
 static const char *const rope_gather_ops[] = {
 	"Slice", "Reshape", "Transpose", "Concat", "Identity", "Unsqueeze", "Expand", "MatMul",
-	"Mul", "Div", "Tanh", "Add", "Sub", "Gather", "Softmax", NULL,
+	"Mul", "Div", "Tanh", "Add", "Sub", "Gather", "Less", "Where", "Softmax", NULL,
 };
 static const struct rw_variant v_gqa[] = {
 	{ "matmul-softmax", gqa_ops },

@@ -1,28 +1,91 @@
-/* gqa.c: com.microsoft GroupQueryAttention without rotary embedding as
- * standard ops (opset >= 13), for static shapes and a constant
- * total_sequence_length equal to the past's rows + S:
- *   Q, K, V (sliced from a packed query) reshaped and transposed to BNSH,
- *   present = Concat(past, new) on the sequence axis, kv heads repeated by
- *   Unsqueeze, Expand and Reshape, scores = Q K^T * scale (softcap as
- *   Tanh), + a constant causal (and local window) mask of 0 / -inf,
- *   Softmax, P V transposed back to (B, S, num_heads * head).
- * seqlens_k is not read: every batch entry is taken to be
- * total_sequence_length long (no padding, as exporters feed it). */
+/* gqa.c: com.microsoft GroupQueryAttention as standard ops (opset >= 13),
+ * for static shapes and a constant total_sequence_length equal to the
+ * past's rows + S: Q, K, V (sliced from a packed query) reshaped and
+ * transposed to BNSH; with do_rotary, Q and K rotated at positions
+ * pm + i by the cos/sin rows Sliced from the caches (rw_rope_emit: halves
+ * or interleaved pairs, partial when the caches are narrower than head /
+ * 2); present = Concat(past, new) on the sequence axis; attention by
+ * rw_sdpa_emit with a constant causal (and local window) mask, keys after
+ * seqlens_k masked by Less and Where.  See gqa_seqlens for what seqlens_k
+ * must hold. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rewriters/rw_int.h"
+#include "oprules/rules.h"
+#include "rewriters/attn_build.h"
 
 static int has(const struct ir_node *n, size_t i)
 {
 	return n->n_inputs > i && n->inputs[i];
 }
 
+enum { V_PLAIN, V_ROPE, V_ROPE_GATHER };
+
 struct gqa_dims {
 	int64_t b, s, nh, kvh, d, pm;
+	int64_t rot;                   /* rotary features (do_rotary), else 0 */
 };
+
+/* seqlens_k: onnxruntime places the new rows of batch entry b after
+ * seqlens_k[b] + 1 - S past rows, except in the first prompt (S equal to
+ * total_sequence_length), where it reads no past; in both it masks the
+ * keys after seqlens_k[b] (key_mask, from the input itself).  The Concat
+ * and the constant causal mask put the new rows after all pm past rows:
+ * exact for a prompt, and after a past when seqlens_k is total - 1 in
+ * every entry (no padding, as exporters feed it).  A constant seqlens_k
+ * that says otherwise is refused; a computed one is taken to hold total
+ * - 1 after a past. */
+static int gqa_seqlens(struct rw_ctx *c, const struct ir_node *n, const struct gqa_dims *g,
+		       char *why, size_t size)
+{
+	int64_t sl[64];
+	size_t k;
+
+	if (!g->pm || !rw_const_ints(c, n->inputs[5], sl, 64, &k))
+		return 1;
+	for (size_t i = 0; i < k; i++)
+		if (sl[i] != g->pm + g->s - 1) {
+			snprintf(why, size, "seqlens_k[%zu] = %lld pads a batch entry after a past "
+				 "(the new rows would not follow all %lld past rows)", i,
+				 (long long)sl[i], (long long)g->pm);
+			return 0;
+		}
+	return 1;
+}
+
+/* do_rotary: 2-D cos_cache and sin_cache of (rows, rot / 2), rot <= head,
+ * with rows for positions up to pm + S - 1. */
+static int gqa_rotary(struct rw_ctx *c, const struct ir_node *n, struct gqa_dims *g, char *why,
+		      size_t size)
+{
+	int64_t cs[8], sn[8];
+	int rc, rs;
+
+	g->rot = 0;
+	if (!rw_attr_int(n, "do_rotary", 0))
+		return 1;
+	if (!has(n, 7) || !has(n, 8) || !rw_static_shape(c, n->inputs[7], cs, &rc) ||
+	    !rw_static_shape(c, n->inputs[8], sn, &rs) || rc != 2 || rs != 2 ||
+	    cs[0] != sn[0] || cs[1] != sn[1]) {
+		snprintf(why, size, "do_rotary without 2-D cos_cache and sin_cache of one static "
+			 "shape");
+		return 0;
+	}
+	if (cs[1] <= 0 || 2 * cs[1] > g->d || 2 * cs[1] > RW_ROPE_MAX_ROT) {
+		snprintf(why, size, "the rotary caches' width %lld does not fit head size %lld",
+			 (long long)cs[1], (long long)g->d);
+		return 0;
+	}
+	if (cs[0] < g->pm + g->s) {
+		snprintf(why, size, "the rotary caches have %lld rows, positions reach %lld",
+			 (long long)cs[0], (long long)(g->pm + g->s));
+		return 0;
+	}
+	g->rot = 2 * cs[1];
+	return 1;
+}
 
 /* The static shapes and constants apply() needs: 1 and g filled, else 0
  * and why. */
@@ -61,7 +124,7 @@ static int gqa_shapes(struct rw_ctx *c, const struct ir_node *n, struct gqa_dims
 		snprintf(why, size, "total_sequence_length is not the constant past rows + S");
 		return 0;
 	}
-	return 1;
+	return gqa_seqlens(c, n, g, why, size) && gqa_rotary(c, n, g, why, size);
 }
 
 static int check_gqa(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
@@ -74,10 +137,6 @@ static int check_gqa(struct rw_ctx *c, const struct ir_node *n, char *why, size_
 	}
 	if (!rw_dtype_is_float(rw_node_dtype(c, n))) {
 		snprintf(why, size, "only for float data");
-		return 0;
-	}
-	if (rw_attr_int(n, "do_rotary", 0)) {
-		snprintf(why, size, "do_rotary is not lowered");
 		return 0;
 	}
 	if (rw_attr_int(n, "smooth_softmax", 0) || rw_attr_int(n, "causal", 1) != 1 ||
@@ -133,33 +192,63 @@ static struct ir_value *present(struct rw_emit *e, struct ir_value *past, struct
 	return cat->outputs[0];
 }
 
-/* kv (B, kvh, T, d) repeated to (B, nh, T, d), head h reading h / rep */
-static struct ir_value *repeat_heads(struct rw_emit *e, struct ir_value *kv,
-				     const struct gqa_dims *g, int64_t t)
+/* The cos/sin rows of positions pm .. pm + S - 1 ([S, half]: Slice of
+ * the cache's rows), which broadcast over [B, h, S, half]. */
+static struct ir_value *rows(struct rw_emit *e, struct ir_value *cache, const struct gqa_dims *g)
 {
-	int64_t rep = g->nh / g->kvh, axes[1] = { 2 };
-	int64_t big[5] = { g->b, g->kvh, rep, t, g->d }, flat[4] = { g->b, g->nh, t, g->d };
+	int64_t ax[1] = { 0 }, s0[1] = { g->pm }, e0[1] = { g->pm + g->s };
 
-	if (rep == 1)
-		return kv;
-	kv = rw_op(e, "Expand", rw_unsqueeze(e, kv, axes, 1), rw_ints(e, big, 5));
-	return rw_reshape(e, kv, flat, 4, NULL);
+	return rw_slice(e, cache, s0, e0, ax, NULL, 1, NULL);
+}
+
+/* The causal mask [S, T] where key j of entry b lies within seqlens_k[b]
+ * + 1, lowest after: onnxruntime masks an entry's keys past its length
+ * (the padded rows of a right-padded prompt see only its valid keys;
+ * after a past the causal mask implies it).  Where(Less(seqlens_k as
+ * [B, 1, 1, 1], 0 .. T - 1), lowest, causal) gives [B, 1, S, T]. */
+static struct ir_value *key_mask(struct rw_ctx *c, struct rw_emit *e, const struct ir_node *n,
+				 const struct gqa_dims *g, struct ir_value *causal, double lowest)
+{
+	const struct ir_vtype *st = rw_type(c, n->inputs[5]);
+	int64_t t = g->pm + g->s, shape[4] = { g->b, 1, 1, 1 };
+	struct ir_value *in[3];
+	struct ir_node *w;
+	double *j;
+
+	if (!(j = malloc((size_t)t * sizeof(double)))) {
+		e->failed = 1;
+		return NULL;
+	}
+	for (int64_t i = 0; i < t; i++)
+		j[i] = (double)i;
+	in[0] = rw_op(e, "Less", rw_reshape(e, n->inputs[5], shape, 4, NULL),
+		      rw_const(e, st && st->dtype == IR_DTYPE_INT64 ? IR_DTYPE_INT64 :
+			       IR_DTYPE_INT32, 1, &t, j));
+	in[1] = rw_scalar(e, e->dtype, lowest);
+	in[2] = causal;
+	free(j);
+	w = rw_node(e, "Where", NULL, in, 3, NULL);
+	if (!w) {
+		e->failed = 1;
+		return NULL;
+	}
+	return w->outputs[0];
 }
 
 static int apply_gqa(struct rw_ctx *c, struct ir_node *n, int v)
 {
-	static const int64_t kt_perm[4] = { 0, 1, 3, 2 }, back[4] = { 0, 2, 1, 3 };
 	struct rw_emit e;
 	struct gqa_dims g;
-	struct ir_value *q, *k, *vv, *kc, *vc, *sc, *y;
+	struct rw_sdpa a;
+	struct ir_value *q, *k, *vv, *y;
 	struct ir_value *pk_out, *pv_out;
 	int64_t t, window = rw_attr_int(n, "local_window_size", -1), shape[3];
+	int64_t back[4] = { 0, 2, 1, 3 };
 	int dt = rw_node_dtype(c, n);
-	float cap = rw_attr_float(n, "softcap", 0), scale = rw_attr_float(n, "scale", 0);
-	double *mask;
+	float scale = rw_attr_float(n, "scale", 0);
+	double *mask, lowest = rw_attn_lowest(dt);
 	char why[160];
 
-	(void)v;
 	if (!gqa_shapes(c, n, &g, why, sizeof(why)))
 		return IR_EINVAL;
 	t = g.pm + g.s;
@@ -170,7 +259,7 @@ static int apply_gqa(struct rw_ctx *c, struct ir_node *n, int v)
 	for (int64_t i = 0; i < g.s; i++)
 		for (int64_t j = 0; j < t; j++)
 			mask[i * t + j] = j > g.pm + i || (window > 0 && j <= g.pm + i - window) ?
-					  -INFINITY : 0;
+					  lowest : 0;
 	pk_out = n->n_outputs > 1 && rw_value_used(n->outputs[1]) ? n->outputs[1] : NULL;
 	pv_out = n->n_outputs > 2 && rw_value_used(n->outputs[2]) ? n->outputs[2] : NULL;
 	rw_begin(c, n, &e);
@@ -187,27 +276,62 @@ static int apply_gqa(struct rw_ctx *c, struct ir_node *n, int v)
 		q = rw_slice(&e, q, s0, e0, ax, NULL, 1, NULL);
 	}
 	q = to_bnsh(&e, q, &g, g.nh);
-	kc = present(&e, has(n, 3) ? n->inputs[3] : NULL, to_bnsh(&e, k, &g, g.kvh), pk_out);
-	vc = present(&e, has(n, 4) ? n->inputs[4] : NULL, to_bnsh(&e, vv, &g, g.kvh), pv_out);
-	sc = rw_op(&e, "MatMul", q, rw_transpose(&e, repeat_heads(&e, kc, &g, t), kt_perm, 4, NULL));
-	sc = rw_op(&e, "Mul", sc, rw_scalar(&e, dt, scale != 0 ? scale : 1 / sqrt((double)g.d)));
-	if (cap > 0)
-		sc = rw_op(&e, "Mul", rw_op(&e, "Tanh", rw_op(&e, "Div", sc, rw_scalar(&e, dt, cap)),
-					    NULL), rw_scalar(&e, dt, cap));
-	sc = rw_op(&e, "Add", sc, rw_const(&e, dt, 2, (int64_t[]){ g.s, t }, mask));
-	y = rw_op(&e, "MatMul", rw_op(&e, "Softmax", sc, NULL), repeat_heads(&e, vc, &g, t));
+	k = to_bnsh(&e, k, &g, g.kvh);
+	if (g.rot) {
+		int il = !rw_attr_int(n, "rotary_interleaved", 0) ? 0 : v == V_ROPE_GATHER ? 2 : 1;
+		struct ir_value *cs = rows(&e, n->inputs[7], &g), *sn = rows(&e, n->inputs[8], &g);
+
+		q = rw_rope_emit(&e, q, cs, sn, 2, g.d, g.rot, il, NULL);
+		k = rw_rope_emit(&e, k, cs, sn, 2, g.d, g.rot, il, NULL);
+	}
+	memset(&a, 0, sizeof(a));
+	a.q = q;
+	a.k = present(&e, has(n, 3) ? n->inputs[3] : NULL, k, pk_out);
+	a.v = present(&e, has(n, 4) ? n->inputs[4] : NULL, to_bnsh(&e, vv, &g, g.kvh), pv_out);
+	a.hq = g.nh, a.hkv = g.kvh, a.d = a.dv = g.d;
+	a.scale = scale != 0 ? scale : 1 / sqrt((double)g.d);
+	a.softcap = rw_attr_float(n, "softcap", 0);
+	a.bias = key_mask(c, &e, n, &g, rw_const(&e, dt, 2, (int64_t[]){ g.s, t }, mask), lowest);
+	y = rw_sdpa_emit(&e, &a);
 	shape[0] = g.b, shape[1] = g.s, shape[2] = g.nh * g.d;
 	rw_reshape(&e, rw_transpose(&e, y, back, 4, NULL), shape, 3, n->outputs[0]);
 	free(mask);
 	return rw_end(&e, 0);
 }
 
+/* Without do_rotary the plain ops; interleaved pairs as a rank-5 view, or
+ * by Gather at rank 4 where the target stops there. */
+static int vcheck_gqa(struct rw_ctx *c, const struct ir_node *n, int v)
+{
+	int max_rank = c->target ? c->target->max_rank : -1;
+
+	if (rw_is_probe(n))
+		return 1;
+	if (!rw_attr_int(n, "do_rotary", 0))
+		return v == V_PLAIN;
+	if (!rw_attr_int(n, "rotary_interleaved", 0))
+		return v == V_ROPE;
+	return v == V_ROPE_GATHER || (v == V_ROPE && (max_rank < 0 || max_rank >= 5));
+}
+
 static const char *const m_gqa[] = { "com.microsoft:GroupQueryAttention", NULL };
 static const char *const gqa_ops[] = {
 	"Slice", "Reshape", "Transpose", "Concat", "Identity", "Unsqueeze", "Expand", "MatMul",
-	"Mul", "Div", "Tanh", "Add", "Softmax", NULL,
+	"Mul", "Div", "Tanh", "Add", "Less", "Where", "Softmax", NULL,
 };
-static const struct rw_variant v_gqa[] = { { "matmul-softmax", gqa_ops } };
+static const char *const rope_ops[] = {
+	"Slice", "Reshape", "Transpose", "Concat", "Identity", "Unsqueeze", "Expand", "MatMul",
+	"Mul", "Div", "Tanh", "Add", "Sub", "Less", "Where", "Softmax", NULL,
+};
+static const char *const rope_gather_ops[] = {
+	"Slice", "Reshape", "Transpose", "Concat", "Identity", "Unsqueeze", "Expand", "MatMul",
+	"Mul", "Div", "Tanh", "Add", "Sub", "Gather", "Less", "Where", "Softmax", NULL,
+};
+static const struct rw_variant v_gqa[] = {
+	{ "matmul-softmax", gqa_ops },
+	{ "rotary", rope_ops },
+	{ "rotary-gather", rope_gather_ops },
+};
 RW_DECOMPOSITION(group_query_attention, "group-query-attention",
-		 "GroupQueryAttention without rotary (static shapes, total_sequence_length the past + S) as MatMul, causal mask, Softmax, Concat and head repeats",
-		 m_gqa, v_gqa, check_gqa, NULL, apply_gqa);
+		 "GroupQueryAttention (static shapes, total_sequence_length the past + S) as MatMul, causal mask, Softmax, Concat and head repeats; do_rotary as Slice of the cos/sin rows and the rotated halves or pairs",
+		 m_gqa, v_gqa, check_gqa, vcheck_gqa, apply_gqa);

@@ -13,12 +13,15 @@
 
 struct gqa_mask {
 	const int64_t *past;             /* [B] rows of past before the new ones */
+	const int64_t *seqlens;          /* [B] seqlens_k: keys after it are masked */
 	int64_t t, window;               /* key rows, local_window_size (<= 0 none) */
 };
 
 /* Query row i of batch b sits at position past[b] + i: it sees keys at
- * positions <= its own, and with a window only the last window of them,
- * its own included (onnxruntime 1.31's CPU provider). */
+ * positions <= its own and <= seqlens_k[b] (the padded rows of a
+ * right-padded prompt see only the entry's valid keys), and with a window
+ * only the last window of them, its own included (onnxruntime 1.31's CPU
+ * provider). */
 static void gqa_mask_apply(void *ctx, int64_t b, int64_t h, int64_t i, float *row)
 {
 	const struct gqa_mask *m = ctx;
@@ -26,7 +29,7 @@ static void gqa_mask_apply(void *ctx, int64_t b, int64_t h, int64_t i, float *ro
 
 	(void)h;
 	for (int64_t j = 0; j < m->t; j++)
-		if (j > pos || (m->window > 0 && j <= pos - m->window))
+		if (j > pos || j > m->seqlens[b] || (m->window > 0 && j <= pos - m->window))
 			row[j] = -INFINITY;
 }
 
@@ -224,7 +227,7 @@ int nq_ms_gqa(struct rt_kctx *k)
 		}
 		memcpy(sink, hsf, (size_t)nh * sizeof(float));
 	}
-	m.past = past, m.t = p, m.window = rt_attr_int(k, "local_window_size", -1);
+	m.past = past, m.seqlens = seqlens, m.t = p, m.window = rt_attr_int(k, "local_window_size", -1);
 	a.q = qh, a.k = kc, a.v = vc, a.y = y;
 	a.batch = b, a.hq = nh, a.hkv = kvh, a.sq = s, a.t = p, a.d = a.dv = d;
 	a.scale = scale != 0 ? scale : (float)(1 / sqrt((double)d));

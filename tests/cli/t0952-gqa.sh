@@ -4,7 +4,9 @@
 # heads, rotary, windows, softcap, smooth softmax, head_sink, float16), the
 # existing attention-family kernels on random inputs and the
 # group-query-attention lowering: tests/ort/gqa_ort.py.  Then its inferred shapes, and the refusal of an
-# input the kernel does not implement and of a total that fits no cache.
+# input the kernel does not implement and of a total that fits no cache; the
+# lowering refuses a constant seqlens_k that pads an entry after a past and
+# rotary caches with too few rows, and lowers the same node with enough.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
 # shellcheck source=tests/cli/lib.sh
 . "$TOP/tests/cli/lib.sh"
@@ -18,7 +20,7 @@ if [ $rc -eq 77 ]; then
 	echo "notice: onnxruntime-node absent, its comparison skipped"
 else
 	[ $rc -eq 0 ] || fail "GroupQueryAttention or attention kernels differ from onnxruntime (above)"
-	grep -q "^129 cases, 0 failures$" "$T/gqa.out" || fail "gqa_ort.py printed no summary"
+	grep -q "^137 cases, 0 failures$" "$T/gqa.out" || fail "gqa_ort.py printed no summary"
 fi
 
 # decode: 4 query heads over 2 kv heads of 8, a 6-row past, total 7
@@ -58,4 +60,45 @@ grep -q "gqa_pos.onnx: node 'gqa_pos' (GroupQueryAttention): input position_ids 
 run 3 "$OPMIG" run gqa_tot.onnx -O "$T/o"
 grep -q "node 'gqa_tot' (GroupQueryAttention): total_sequence_length 9 must be" "$T/err" ||
 	fail "a total_sequence_length that fits no cache not refused"
+$PY - <<'PYEOF' || fail "cannot write the lowering models"
+import onnx
+from onnx import TensorProto as T, helper
+
+def model(path, name, sl=None, rows=0):
+    vi = helper.make_tensor_value_info
+    names = ["q", "", "", "pk", "pv", "sl", "tot"] + (["cs", "sn"] if rows else [])
+    inits = [helper.make_tensor("tot", T.INT32, [], [7])]
+    inits += [helper.make_tensor(n, T.FLOAT, [rows, 4], [0.5] * (rows * 4))
+              for n in names[7:]]
+    ins = [vi("q", T.FLOAT, [1, 1, 64]), vi("pk", T.FLOAT, [1, 2, 6, 8]),
+           vi("pv", T.FLOAT, [1, 2, 6, 8])]
+    if sl is None:
+        ins.append(vi("sl", T.INT32, [1]))
+    else:
+        inits.append(helper.make_tensor("sl", T.INT32, [1], [sl]))
+    node = helper.make_node("GroupQueryAttention", names, ["y", "ok", "ov"],
+                            domain="com.microsoft", name=name, num_heads=4, kv_num_heads=2,
+                            do_rotary=1 if rows else 0)
+    outs = [vi(n, T.FLOAT, None) for n in ("y", "ok", "ov")]
+    m = helper.make_model(helper.make_graph([node], "g", ins, outs, inits),
+                          opset_imports=[helper.make_opsetid("", 17),
+                                         helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+model("low_pad.onnx", "gqa_pad", sl=3)
+model("low_ok.onnx", "gqa_ok", sl=6)
+model("low_rows.onnx", "gqa_rows", rows=6)
+model("low_rot.onnx", "gqa_rot", rows=7)
+PYEOF
+for m in low_pad low_rows; do
+	run 1 "$OPMIG" migrate $m.onnx --target openvino -o "$T/$m.out.onnx" --no-validate
+	! grep -q "group-query-attention" "$T/out" || fail "$m.onnx lowered"
+	grep -q "node 'gqa_.*' (GroupQueryAttention): the target has no" "$T/out" ||
+		fail "$m.onnx: the node is not left blocked"
+done
+for m in low_ok low_rot; do
+	run 0 "$OPMIG" migrate $m.onnx --target openvino -o "$T/$m.out.onnx" --no-validate
+	grep -q "group-query-attention.*GroupQueryAttention" "$T/out" || fail "$m.onnx not lowered"
+done
 echo "ok: GroupQueryAttention and the attention kernels agree with onnxruntime"

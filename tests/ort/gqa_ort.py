@@ -87,6 +87,9 @@ def gqa_case(mode, dt, packed, nh, kvh, d, rotary, inter, window, softcap, smoot
         feeds["past_key"] = (RNG.standard_normal((batch, kvh, pm, d)) * mag).astype(dt)
         feeds["past_value"] = RNG.standard_normal((batch, kvh, pm, d)).astype(dt)
     feeds["seqlens_k"] = np.array([n + s - 1 for n in lens], np.int32)
+    if ragged and mode == "prompt":
+        # right padding: the last entry's final two rows are pads
+        feeds["seqlens_k"][-1] = max(0, s - 3)
     feeds["total_sequence_length"] = np.array(total, np.int32)
     if rotary:
         half = rotary // 2
@@ -140,7 +143,10 @@ def gqa_cases():
         batch = 1 if mode == "chunk" else int(RNG.integers(1, 3))
         packed = k % 2 == 1
         extra = int(RNG.choice([0, 0, 3])) if mode != "chunk" else 0
-        ragged = mode == "decode" and batch == 2 and k % 4 == 1
+        # a right-padded prompt without a window (a window over its padded
+        # rows is not checked)
+        ragged = batch == 2 and (mode == "decode" and k % 4 == 1 or
+                                 mode == "prompt" and k % 4 == 0 and window <= 0)
         sink = k % 7 == 6
         out.append(gqa_case(mode, dt, packed, nh, kvh, d, rotary, inter, window, softcap,
                             smooth, scale, batch, extra, ragged, sink))
@@ -423,22 +429,29 @@ def compare(got, want, dt):
 # ---- the group-query-attention lowering ---------------------------------
 
 LOWER_OPS = ["Slice", "Reshape", "Transpose", "Concat", "Identity", "Unsqueeze", "Expand",
-             "MatMul", "Mul", "Div", "Tanh", "Add", "Softmax"]
+             "MatMul", "Mul", "Div", "Tanh", "Add", "Sub", "Less", "Where", "Softmax"]
 
 
 def lowering_cases():
-    """Non-rotary GQA models with total_sequence_length a constant, opset 17,
-    float32 and float16."""
+    """GQA models with total_sequence_length a constant, opset 17, float32
+    and float16: 12 without rotary, then 8 with do_rotary (halves and
+    interleaved pairs, full and partial)."""
     out = []
     heads = [(1, 1), (2, 1), (4, 2), (4, 4), (4, 1)]
-    for k in range(12):
+    for k in range(20):
         mode = ["prompt", "decode", "chunk"][k % 3]
         nh, kvh = heads[k % len(heads)]
         dt = np.float16 if k % 4 == 3 else np.float32
-        name, m, feeds = gqa_case(mode, dt, k % 2 == 1, nh, kvh, [8, 16][k % 2], 0,
-                                  False, int(RNG.choice([-1, -1, 2])),
+        d, rot = [8, 16][k % 2], 0
+        if k >= 12:
+            d = 32 if k % 2 else 16
+            rot = 16 if k % 4 == 1 else d
+        window = int(RNG.choice([-1, -1, 2]))
+        name, m, feeds = gqa_case(mode, dt, k % 2 == 1, nh, kvh, d, rot,
+                                  k % 4 >= 2, window,
                                   float(RNG.choice([0, 0, 2.0])), False,
-                                  float(RNG.choice([0, 0.3])), 1 if mode == "chunk" else 2)
+                                  float(RNG.choice([0, 0.3])), 1 if mode == "chunk" else 2,
+                                  ragged=mode == "prompt" and k % 2 == 0 and window <= 0)
         tot = feeds.pop("total_sequence_length")
         g = m.graph
         keep = [i for i in g.input if i.name != "total_sequence_length"]

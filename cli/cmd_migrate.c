@@ -337,7 +337,15 @@ static void text_report(FILE *f, const struct margs *a, const struct mg_report *
 			fprintf(f, "  %-24s max abs %.3g, max rel %.3g, cosine %.6f%s%s\n",
 				r->val.outputs[i].ref_name, m->max_abs, m->max_rel, m->cosine,
 				m->ok ? "" : ": ", m->ok ? "" : m->why);
+			if (m->lg.on) {
+				char line[320];
+
+				rt_logits_describe(m, line, sizeof(line));
+				fprintf(f, "    %s\n", line);
+			}
 		}
+		if (r->val.inputs_note[0])
+			fprintf(f, "  inputs: %s\n", r->val.inputs_note);
 	} else if (r->val_error[0]) {
 		fprintf(f, "validation: could not run: %s\n", r->val_error);
 	} else {

@@ -15,7 +15,7 @@
 #include "validators/validate.h"
 
 const char cmd_validate_help[] =
-	"usage: opmig validate REF CANDIDATE [--data DIR]... [--input NAME=FILE]... [--samples N] [--seed S] [--dim NAME=V]... [--range NAME=LO:HI]... [--rtol R] [--atol A] [--precision fp32|fp16|int8] [--layerwise] [--map FILE] [--format text|json] [--save DIR] [--threads N]\n"
+	"usage: opmig validate REF CANDIDATE [--data DIR]... [--input NAME=FILE]... [--samples N] [--seed S] [--dim NAME=V]... [--range NAME=LO:HI]... [--rtol R] [--atol A] [--precision fp32|fp16|int8] [--logits cosine|exact] [--layerwise] [--map FILE] [--format text|json] [--save DIR] [--threads N]\n"
 	"\n"
 	"Run REF and CANDIDATE on the same inputs and compare their outputs.\n"
 	"\n"
@@ -28,6 +28,9 @@ const char cmd_validate_help[] =
 	"  --range NAME=LO:HI   value range of the random data of input NAME\n"
 	"  --rtol R, --atol A   tolerances (default: by precision)\n"
 	"  --precision P        fp32, fp16 or int8 (default: guessed from CANDIDATE)\n"
+	"  --logits C           a decoder's logits: cosine (default: every position's\n"
+	"                       cosine >= 0.999, 0.99 for int8, and its top-1 token\n"
+	"                       agrees) or exact (rtol/atol like any output)\n"
 	"  --layerwise          also compare every intermediate value both models\n"
 	"                       compute and find the first that diverges\n"
 	"  --map FILE           name map written by opmig migrate\n"
@@ -72,6 +75,7 @@ static int parse_args(int argc, char **argv, struct vargs *a)
 		{ "atol", required_argument, NULL, 'a' },
 		{ "precision", required_argument, NULL, 'p' },
 		{ "layerwise", no_argument, NULL, 'l' },
+		{ "logits", required_argument, NULL, 'L' },
 		{ "map", required_argument, NULL, 'm' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "save", required_argument, NULL, 'S' },
@@ -128,6 +132,11 @@ static int parse_args(int argc, char **argv, struct vargs *a)
 				return cli_usage_error(self, "--precision is fp32, fp16 or int8, not '%s'", optarg);
 			break;
 		case 'l': a->o.layerwise = 1; break;
+		case 'L':
+			if (strcmp(optarg, "cosine") && strcmp(optarg, "exact"))
+				return cli_usage_error(self, "--logits is cosine or exact, not '%s'", optarg);
+			a->o.logits_exact = !strcmp(optarg, "exact");
+			break;
 		case 'm': a->map = optarg; break;
 		case 'S': a->o.save_dir = optarg; break;
 		case 'f':
@@ -187,6 +196,8 @@ static int print_json(const struct vargs *a, const struct val_report *r)
 	jb_need(cJSON_AddBoolToObject(o, "equivalent", r->equivalent), &ok);
 	if (r->note[0])
 		jb_need(cJSON_AddStringToObject(o, "note", r->note), &ok);
+	if (r->inputs_note[0])
+		jb_need(cJSON_AddStringToObject(o, "generated_inputs", r->inputs_note), &ok);
 	arr = cJSON_AddArrayToObject(o, "outputs");
 	jb_need(arr, &ok);
 	for (size_t i = 0; i < r->n_outputs; i++) {
@@ -233,6 +244,8 @@ static void print_text(const struct vargs *a, const struct val_report *r)
 	       r->n_samples, r->n_samples == 1 ? "" : "s");
 	if (r->note[0])
 		printf("note: %s\n", r->note);
+	if (r->inputs_note[0])
+		printf("inputs: %s\n", r->inputs_note);
 	printf("%-24s %10s %10s %10s %10s %9s %8s %14s\n", "output", "max abs",
 	       "max rel", "mean abs", "rmse", "cosine", "snr dB", "outside tol");
 	for (size_t i = 0; i < r->n_outputs; i++) {
@@ -247,6 +260,12 @@ static void print_text(const struct vargs *a, const struct val_report *r)
 			printf("  NaN: candidate %lld, reference %lld; Inf: candidate %lld, reference %lld\n",
 			       (long long)m->nan_got, (long long)m->nan_want,
 			       (long long)m->inf_got, (long long)m->inf_want);
+		if (m->lg.on) {
+			char line[320];
+
+			rt_logits_describe(m, line, sizeof(line));
+			printf("  %s\n", line);
+		}
 		if (!m->ok)
 			printf("  %s\n", m->why);
 	}

@@ -66,7 +66,8 @@ struct qz_opts;
 
 /* --precision int8 (quant_migrate.c): quantize c's model for c's target
  * (notes in c say how), and judge a validation of the result by the
- * quantization's accuracy criterion (v->equivalent, returned). */
+ * quantization's accuracy criterion (v->equivalent, returned); a decoder's
+ * logits and key/value cache keep the per-position verdict of val_run. */
 int mg_quantize(struct rw_ctx *c, const struct qz_opts *o, const char *path,
 		struct ir_diag *d);
 int mg_quantize_judge(struct val_report *v, const struct qz_opts *o);

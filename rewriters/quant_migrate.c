@@ -55,6 +55,13 @@ int mg_quantize_judge(struct val_report *v, const struct qz_opts *opts)
 		double got = m == QZ_SNR ? x->snr_db : m == QZ_MAX_ABS ? x->max_abs : x->cosine;
 		int ok = m == QZ_MAX_ABS ? got <= want : got >= want;
 
+		/* a decoder's logits must also keep every position's cosine
+		 * and top-1 token (validate.h): that verdict stands */
+		if (x->lg.on && !x->ok) {
+			v->equivalent = 0;
+			continue;
+		}
+
 		/* top1 is judged by the quantization itself; here by cosine */
 		if (m == QZ_TOP1)
 			ok = x->cosine >= 0.99;

@@ -178,14 +178,12 @@ static int64_t attr_int(const struct ir_node *n, const char *name, int64_t dflt)
 	return dflt;
 }
 
-void rt_input_int_range(const struct ir_model *m, const struct ir_value *v,
-			double *lo, double *hi)
+/* The smallest size of an initializer axis v indexes through Gather (or
+ * the like); -1 none. */
+static int64_t index_bound(const struct ir_value *v)
 {
 	int64_t bound = -1;
 
-	(void)m;
-	*lo = 0;
-	*hi = 7;
 	for (size_t i = 0; i < v->n_uses; i++) {
 		const struct ir_node *n = v->uses[i];
 		const char *op = ir_s(n->op_type);
@@ -200,8 +198,82 @@ void rt_input_int_range(const struct ir_model *m, const struct ir_value *v,
 		if (size > 0 && (bound < 0 || size < bound))
 			bound = size;
 	}
+	return bound;
+}
+
+void rt_input_int_range(const struct ir_model *m, const struct ir_value *v,
+			double *lo, double *hi)
+{
+	int64_t bound = index_bound(v);
+
+	(void)m;
+	*lo = 0;
+	*hi = 7;
 	if (bound > 0)
 		*hi = (double)(bound - 1);
+}
+
+/* ---- decoder inputs ----------------------------------------------------- */
+
+static int name_starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+enum rt_input_role rt_input_role_of(const struct ir_vinfo *vi)
+{
+	const struct ir_type *t = vi->type;
+	const char *name = ir_s(vi->value->name);
+	int rank, dt;
+
+	if (!t || t->kind != IR_TYPE_TENSOR || !IR_HAS(t, IR_TYPE_HAS_ELEM) ||
+	    !IR_HAS(t, IR_TYPE_HAS_SHAPE))
+		return RT_ROLE_NONE;
+	rank = (int)t->shape.n_dims;
+	dt = t->elem_type;
+	if (!strcmp(name, "attention_mask") && rank == 2 && rt_dtype_is_int(dt))
+		return RT_ROLE_ATTENTION_MASK;
+	if (!strcmp(name, "position_ids") && rank >= 1 && rt_dtype_is_int(dt))
+		return RT_ROLE_POSITION_IDS;
+	if (!strcmp(name, "input_ids") && rt_dtype_is_int(dt))
+		return RT_ROLE_INPUT_IDS;
+	if ((name_starts(name, "past_key_values.") || name_starts(name, "past_key") ||
+	     name_starts(name, "past_value")) && rank == 4 && rt_dtype_is_float(dt))
+		return RT_ROLE_PAST_KV;
+	return RT_ROLE_NONE;
+}
+
+const char *rt_input_role_rule(enum rt_input_role r)
+{
+	switch (r) {
+	case RT_ROLE_ATTENTION_MASK: return "all ones";
+	case RT_ROLE_POSITION_IDS: return "past length + 0..S-1 per row";
+	case RT_ROLE_INPUT_IDS: return "random token ids below the vocabulary size";
+	case RT_ROLE_PAST_KV: return "random in [-1, 1)";
+	default: return "random";
+	}
+}
+
+int64_t rt_input_vocab(const struct ir_model *m)
+{
+	const struct ir_graph *g = m->graph;
+
+	for (size_t i = 0; i < g->n_inputs; i++)
+		if (rt_input_role_of(&g->inputs[i]) == RT_ROLE_INPUT_IDS)
+			return index_bound(g->inputs[i].value);
+	return -1;
+}
+
+static int64_t dim_value(const struct ir_dim *dm, const struct rt_input_opts *o);
+
+int64_t rt_input_past_length(const struct ir_model *m, const struct rt_input_opts *o)
+{
+	const struct ir_graph *g = m->graph;
+
+	for (size_t i = 0; i < g->n_inputs; i++)
+		if (rt_input_role_of(&g->inputs[i]) == RT_ROLE_PAST_KV)
+			return dim_value(&g->inputs[i].type->shape.dims[2], o);
+	return 0;
 }
 
 static int64_t dim_value(const struct ir_dim *dm, const struct rt_input_opts *o)
@@ -227,6 +299,7 @@ static int random_tensor(const struct ir_model *m, const struct ir_vinfo *vi,
 	int64_t dims[RT_MAX_RANK];
 	double lo = -1, hi = 1;
 	int rank = 0, have_range = 0, rc;
+	enum rt_input_role role;
 	struct rt_value *v;
 
 	if (!t || t->kind != IR_TYPE_TENSOR || !IR_HAS(t, IR_TYPE_HAS_ELEM))
@@ -253,6 +326,16 @@ static int random_tensor(const struct ir_model *m, const struct ir_vinfo *vi,
 	}
 	if ((rc = rt_tensor_new(NULL, t->elem_type, rank, dims, &v, d)) < 0)
 		return rc;
+	role = have_range ? RT_ROLE_NONE : rt_input_role_of(vi);
+	if (role == RT_ROLE_ATTENTION_MASK || role == RT_ROLE_POSITION_IDS) {
+		int64_t past = rt_input_past_length(m, o), s = rank ? dims[rank - 1] : 1;
+
+		for (int64_t i = 0; i < v->numel; i++)
+			rt_store_i64(t->elem_type, v->data, i, role == RT_ROLE_ATTENTION_MASK ?
+				     1 : past + (s > 0 ? i % s : 0));
+		*out = v;
+		return 0;
+	}
 	for (int64_t i = 0; i < v->numel; i++) {
 		double u = rt_rand_unit(st);
 

@@ -3,8 +3,9 @@
  * seed, dtype-aware: floats uniform in [-1, 1), integers in a range that
  * keeps the model valid (indices of a Gather/Embedding bounded by the size
  * of the axis they index, else [0, 8)), bools 0/1, strings short words;
- * dynamic dims from NAME=V settings, else 1.  Shared by `opmig run` and
- * `opmig validate`.
+ * dynamic dims from NAME=V settings, else 1.  Decoder inputs, known by
+ * name and type, get what a decoder is run with instead (see
+ * rt_input_role_of).  Shared by `opmig run` and `opmig validate`.
  *
  * Ownership: the vals arrays hold one reference per bound input (NULL when
  * not bound); rt_inputs_release drops them.  Option structs are borrowed.
@@ -60,6 +61,31 @@ void rt_inputs_release(struct rt_value **vals, size_t n);
  * [0, 7].  Exposed for tests. */
 void rt_input_int_range(const struct ir_model *m, const struct ir_value *v,
 			double *lo, double *hi);
+
+/* Decoder inputs, by name and type (names as torch and onnxruntime-genai
+ * exports give them):
+ *   attention_mask  integer, rank 2: all ones (no padding; its length is
+ *                   past + S, so genai's seqlens_k/total_sequence_length
+ *                   come out consistent)
+ *   position_ids    integer: past + 0..S-1 along the last axis, the same
+ *                   in every batch row; past is dim 2 of the first
+ *                   past-kv input (from the dim settings), else 0
+ *   input_ids       integer: random below the embedding's size (the
+ *                   Gather bound above)
+ *   past_key_values.*, past_key*, past_value*  float, rank 4: random
+ *                   [-1, 1) like any float input
+ * A --range for the input, or a file bound to it, overrides the rule. */
+enum rt_input_role {
+	RT_ROLE_NONE, RT_ROLE_INPUT_IDS, RT_ROLE_ATTENTION_MASK,
+	RT_ROLE_POSITION_IDS, RT_ROLE_PAST_KV
+};
+enum rt_input_role rt_input_role_of(const struct ir_vinfo *vi);
+/* What the generator gives an input of that role, in words. */
+const char *rt_input_role_rule(enum rt_input_role r);
+/* The embedding size input_ids index (the vocabulary); -1 unknown. */
+int64_t rt_input_vocab(const struct ir_model *m);
+/* The past sequence length the generator uses for position_ids. */
+int64_t rt_input_past_length(const struct ir_model *m, const struct rt_input_opts *o);
 
 /* A deterministic generator (splitmix64). */
 uint64_t rt_rand_next(uint64_t *state);

@@ -48,6 +48,24 @@ cJSON *rt_metrics_json(const struct rt_metrics *m)
 	jb_need(cJSON_AddNumberToObject(o, "inf_reference", (double)m->inf_want), &ok);
 	if (!m->ok)
 		jb_need(cJSON_AddStringToObject(o, "why", m->why), &ok);
+	if (m->lg.on) {
+		/* ok above is this criterion's verdict; within_tolerance the
+		 * element-wise one */
+		cJSON *l = cJSON_AddObjectToObject(o, "logits");
+
+		jb_need(l, &ok);
+		jb_need(cJSON_AddStringToObject(l, "criterion", m->lg.kv ? "cosine" : "cosine_top1"), &ok);
+		jb_need(cJSON_AddBoolToObject(l, "within_tolerance", m->lg.tol_ok), &ok);
+		jb_need(cJSON_AddNumberToObject(l, "positions", (double)m->lg.positions), &ok);
+		num(l, "min_cosine", m->lg.min_cosine, &ok);
+		num(l, "min_cosine_required", m->lg.min_cosine_required, &ok);
+		if (!m->lg.kv) {
+			jb_need(cJSON_AddNumberToObject(l, "top1_agree", (double)m->lg.top1_agree), &ok);
+			num(l, "top1_agreement", m->lg.positions ? (double)m->lg.top1_agree /
+			    (double)m->lg.positions : 0, &ok);
+			num(l, "top5_overlap", m->lg.top5_overlap, &ok);
+		}
+	}
 	if (!ok) {
 		cJSON_Delete(o);
 		return NULL;

@@ -167,6 +167,7 @@ struct val_ctx {
 	struct val_pair *in, *out;
 	size_t n_in, n_out;
 	struct rt_cmp_acc *acc;
+	char *logits;             /* per output: val_is_logits */
 	struct rt_value **ref_in, **cand_in, **ref_out, **cand_out;
 };
 
@@ -261,6 +262,8 @@ static int sample_outputs(struct val_ctx *c, size_t k, struct ir_diag *d)
 				     want->kind == RT_TENSOR ? want->dtype : 0, &got, d)) < 0)
 			goto cleanup;
 		rt_cmp_add(&c->acc[i], got, want, &c->o->tol);
+		if (c->logits[i])
+			rt_logits_add(&c->acc[i].m, got, want);
 		rt_value_unref(got);
 	}
 	if (c->o->save_dir)
@@ -322,6 +325,65 @@ static int pair_all(struct val_ctx *c, struct val_report *r, struct ir_diag *d)
 	return 0;
 }
 
+int val_is_logits(const struct ir_model *ref, const struct ir_vinfo *out)
+{
+	const struct ir_type *t = out->type;
+	const struct ir_dim *last;
+	int64_t vocab;
+
+	if (!t || t->kind != IR_TYPE_TENSOR || !IR_HAS(t, IR_TYPE_HAS_ELEM) ||
+	    !rt_dtype_is_float(t->elem_type) || !IR_HAS(t, IR_TYPE_HAS_SHAPE))
+		return 0;
+	if (!strcmp(ir_s(out->value->name), "logits"))
+		return t->shape.n_dims >= 2;
+	if (t->shape.n_dims == 4 && (!strncmp(ir_s(out->value->name), "present.", 8) ||
+				     !strncmp(ir_s(out->value->name), "present_key", 11) ||
+				     !strncmp(ir_s(out->value->name), "present_value", 13)))
+		return 2;
+	if (t->shape.n_dims != 3)
+		return 0;
+	last = &t->shape.dims[2];
+	vocab = rt_input_vocab(ref);
+	return vocab > 0 && last->kind == IR_DIM_VALUE && last->value == vocab;
+}
+
+double val_logits_min_cosine(enum val_precision p)
+{
+	return p == VAL_INT8 ? 0.99 : 0.999;
+}
+
+/* Say which decoder inputs the generator fills by rule (inputs.h). */
+static void note_inputs(struct val_ctx *c, struct val_report *r)
+{
+	size_t at = 0;
+
+	if (c->o->n_data_dirs)
+		return;
+	for (size_t i = 0; i < c->n_in; i++) {
+		const struct ir_vinfo *vi = rt_session_input(c->ref, i);
+		enum rt_input_role role = rt_input_role_of(vi);
+		const char *name = ir_s(vi->value->name);
+		int given = 0;
+
+		for (size_t k = 0; k < c->o->gen.n_ranges; k++)
+			given |= !strncmp(c->o->gen.ranges[k].name, name, strlen(name)) &&
+				 c->o->gen.ranges[k].name[strlen(name)] == '=';
+		for (size_t k = 0; k < c->o->n_input_files; k++)
+			given |= !strncmp(c->o->input_files[k], name, strlen(name)) &&
+				 c->o->input_files[k][strlen(name)] == '=';
+		if (given || (role != RT_ROLE_ATTENTION_MASK && role != RT_ROLE_POSITION_IDS))
+			continue;
+		at += (size_t)snprintf(r->inputs_note + at, sizeof(r->inputs_note) - at,
+				       "%s%s %s", at ? "; " : "", name, rt_input_role_rule(role));
+		if (role == RT_ROLE_POSITION_IDS && at < sizeof(r->inputs_note))
+			at += (size_t)snprintf(r->inputs_note + at, sizeof(r->inputs_note) - at,
+					       " (past length %lld)", (long long)
+					       rt_input_past_length(c->ref_m, &c->o->gen));
+		if (at >= sizeof(r->inputs_note))
+			break;
+	}
+}
+
 int val_run(struct ir_model *ref, struct ir_model *cand,
 	    const struct val_opts *o, struct val_report *r, char *bad_file,
 	    size_t bad_size, struct ir_diag *d)
@@ -347,6 +409,7 @@ int val_run(struct ir_model *ref, struct ir_model *cand,
 	if ((rc = pair_all(&c, r, d)) < 0)
 		goto cleanup;
 	if (!(c.acc = calloc(c.n_out + 1, sizeof(*c.acc))) ||
+	    !(c.logits = calloc(c.n_out + 1, 1)) ||
 	    !(c.ref_in = calloc(c.n_in + 1, sizeof(*c.ref_in))) ||
 	    !(c.cand_in = calloc(c.n_in + 1, sizeof(*c.cand_in))) ||
 	    !(c.ref_out = calloc(rt_session_n_outputs(c.ref) + 1, sizeof(*c.ref_out))) ||
@@ -360,8 +423,14 @@ int val_run(struct ir_model *ref, struct ir_model *cand,
 
 		oo.tol = r->tol;
 		c.o = &oo;
-		for (size_t i = 0; i < c.n_out; i++)
+		note_inputs(&c, r);
+		for (size_t i = 0; i < c.n_out; i++) {
 			rt_cmp_begin(&c.acc[i]);
+			c.logits[i] = (char)(o->logits_exact ? 0 :
+				      val_is_logits(ref, rt_session_output(c.ref, c.out[i].ref)));
+			if (c.logits[i])
+				rt_logits_begin(&c.acc[i].m, c.logits[i] == 2);
+		}
 		n_samples = o->n_data_dirs ? o->n_data_dirs : (size_t)(o->samples > 0 ? o->samples : 1);
 		for (size_t k = 0; k < n_samples && rc == 0; k++) {
 			if ((rc = bind_sample(&c, k, bad_file, bad_size, d)) < 0)
@@ -380,6 +449,8 @@ int val_run(struct ir_model *ref, struct ir_model *cand,
 		r->outputs[i].ref_name = out_name(c.ref, c.out[i].ref);
 		r->outputs[i].cand_name = out_name(c.cand, c.out[i].cand);
 		rt_cmp_end(&c.acc[i], &r->outputs[i].m);
+		if (c.logits[i])
+			rt_logits_judge(&r->outputs[i].m, val_logits_min_cosine(r->precision));
 		r->equivalent &= r->outputs[i].m.ok;
 	}
 cleanup:
@@ -396,6 +467,7 @@ cleanup:
 	free(c.ref_out);
 	free(c.cand_out);
 	free(c.acc);
+	free(c.logits);
 	free(c.in);
 	free(c.out);
 	rt_session_free(c.ref);

@@ -11,6 +11,7 @@
 #include "runtime/inputs.h"
 #include "runtime/rt_int.h"
 #include "runtime/tensor_io.h"
+#include "rewriters/migrate.h"
 #include "tests/unit/suites.h"
 #include "tests/unit/tmodel.h"
 
@@ -301,6 +302,64 @@ static void test_compare(void)
 	rt_value_unref(b);
 }
 
+/* Two positions over a vocabulary of 4: the first equal, the second's
+ * top-1 token moved from 0 to 3. */
+static void test_logits(void)
+{
+	static const float w[8] = { 1, 2, 3, 4, 4, 3, 2, 1 };
+	static const float g[8] = { 1, 2, 3, 4, 3.9f, 3, 2, 4.1f };
+	struct rt_value *a = floats(g, 8), *b = floats(w, 8);
+	struct rt_cmp_opts o = { 1e-3, 1e-7 };
+	double cs = ((double)3.9f * 4 + 9 + 4 + (double)4.1f) /
+		    sqrt(((double)3.9f * 3.9f + 9 + 4 + (double)4.1f * 4.1f) * 30);
+	struct val_output out;
+	struct val_report v;
+	struct rt_cmp_acc acc;
+	int64_t dims[2] = { 2, 4 };
+
+	memcpy(a->dims, dims, sizeof(dims));
+	memcpy(b->dims, dims, sizeof(dims));
+	a->rank = b->rank = 2;
+	for (int kv = 0; kv < 2; kv++) {
+		struct rt_metrics *m = &acc.m;
+
+		rt_cmp_begin(&acc);
+		rt_logits_begin(m, kv);
+		rt_cmp_add(&acc, a, b, &o);
+		rt_logits_add(m, a, b);
+		rt_cmp_end(&acc, m);
+		rt_logits_judge(m, 0.5);
+		CU_ASSERT(!m->lg.tol_ok);
+		CU_ASSERT_EQUAL(m->lg.positions, 2);
+		CU_ASSERT_EQUAL(m->lg.top1_agree, 1);
+		CU_ASSERT_EQUAL(m->lg.first_top1_bad, 1);
+		CU_ASSERT_EQUAL(m->lg.worst_position, 1);
+		CU_ASSERT_DOUBLE_EQUAL(m->lg.min_cosine, cs, 1e-12);
+		/* all four tokens are among both top-5s: 4/5 per position */
+		CU_ASSERT_DOUBLE_EQUAL(m->lg.top5_overlap, 0.8, 1e-12);
+		/* logits need the top-1 token; a key/value cache only the cosine */
+		CU_ASSERT_EQUAL(m->ok, kv);
+		if (!kv)
+			CU_ASSERT(strstr(m->why, "top-1 token differs at 1 of 2") != NULL);
+		rt_logits_judge(m, cs + 1e-9);
+		CU_ASSERT(!m->ok);
+	}
+	/* an int8 migration's whole-tensor criterion keeps that verdict */
+	acc.m.ok = 0;
+	acc.m.lg.kv = 0;
+	acc.m.cosine = 0.9999;
+	out.m = acc.m;
+	memset(&v, 0, sizeof(v));
+	v.n_outputs = 1;
+	v.outputs = &out;
+	CU_ASSERT_EQUAL(mg_quantize_judge(&v, NULL), 0);
+	CU_ASSERT(!out.m.ok && !v.equivalent);
+	out.m.lg.on = 0;
+	CU_ASSERT_EQUAL(mg_quantize_judge(&v, NULL), 1);
+	rt_value_unref(a);
+	rt_value_unref(b);
+}
+
 static void test_random(void)
 {
 	uint64_t s1 = 42, s2 = 42, s3 = 43;
@@ -394,6 +453,7 @@ static const struct unit_test tests[] = {
 	{ "broadcasting loop", test_bcast },
 	{ "npy parsing", test_npy },
 	{ "comparison metrics", test_compare },
+	{ "logits by position: cosine, top-1, top-5", test_logits },
 	{ "seeded generator", test_random },
 	{ "a run node by node", test_run_steps },
 	{ NULL, NULL },

@@ -15,6 +15,10 @@ cd "$TOP" || fail "cannot cd to $TOP"
 BW="$PY tests/verify/big_weights.py"
 LIMIT_KB=262144      # a quarter of the 1 GiB of weights
 RUN_LIMIT=240
+# AddressSanitizer reserves terabytes of address space for its shadow and
+# faults its pages in: under it the limit and the page-fault bound do not
+# apply (the values, the read bytes and the round trip still do)
+case $OPMIG in */asan/*) LIMIT_KB=unlimited FAULTS_MAX=1000000000 ;; *) FAULTS_MAX=4000 ;; esac
 
 $BW make "$T/m" 64 2048 >"$T/py" 2>&1 || { cat "$T/py" >&2; fail "cannot make the model"; }
 M="$T/m/model.onnx"
@@ -52,7 +56,7 @@ $BW usage "$OPMIG" migrate "$M" --target ascend --precision fp16 --dry-run >"$T/
 	{ cat "$T/use" >&2; fail "dry run"; }
 read -r rc faults bytes rss <"$T/use"
 [ "$rc" -eq 0 ] || fail "dry run exited $rc"
-[ "$faults" -lt 4000 ] || fail "dry run took $faults page faults: it read weights"
+[ "$faults" -lt "$FAULTS_MAX" ] || fail "dry run took $faults page faults: it read weights"
 [ "$bytes" -lt 16000000 ] || fail "dry run read $bytes bytes: it read weights"
 $BW usage "$OPMIG" convert "$M" "$T/c2.onnx" >"$T/use" 2>&1 || { cat "$T/use" >&2; fail "convert"; }
 read -r rc faults2 bytes2 rss <"$T/use"

@@ -157,13 +157,9 @@ static int run(struct rw_ctx *c, size_t *changed)
 		while (++j < n && e[j].hash == e[i].hash && e[j].len == e[i].len) {
 			struct ir_value *dup = e[j].v;
 
-			int differ;
-
-			if (!dup || !same_shape(dup->init, e[i].v->init) || !same_chain(&e[i], &e[j]))
-				continue;
-			if ((differ = payloads_differ(&e[i], &e[j])) < 0)
-				continue;
-			if (differ)
+			/* unequal, or unreadable (-1): not merged */
+			if (!dup || !same_shape(dup->init, e[i].v->init) ||
+			    !same_chain(&e[i], &e[j]) || payloads_differ(&e[i], &e[j]) != 0)
 				continue;
 			if ((rc = ir_value_replace_uses(dup, e[i].v)) < 0)
 				break;

@@ -10,7 +10,7 @@ PKGS := libprotobuf-c libcjson libzip cunit openblas libxxhash
 DEB_PKGS := libprotobuf-c-dev protobuf-c-compiler libonnx-dev libcjson-dev \
 	libzip-dev libcunit1-dev libopenblas-dev libxxhash-dev pkg-config groff-base \
 	python3-onnx python3-numpy libonnx-testdata libxml2-utils graphviz \
-	python3-opencv
+	python3-opencv libdnnl-dev
 ONNX_PROTO := /usr/include/onnx/onnx.proto
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -53,7 +53,9 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CPPFLAGS += -I. -I$(GEN) -D_GNU_SOURCE
 CFLAGS += -std=c11 $(OPT) $(WARN) $(PKG_CFLAGS) -MMD -MP
-LDLIBS += $(PKG_LIBS) -lm
+# oneDNN (libdnnl-dev) ships no pkg-config file; it runs on OpenMP
+# (libgomp), whose thread count the interpreter sets per call.
+LDLIBS += $(PKG_LIBS) -ldnnl -lgomp -lm
 
 MODULES := ir oprules scanner rewriters runtime runtime/kernels validators batch probe
 LIB_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))

@@ -27,6 +27,8 @@ int knn_conv_run_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
 {
 	int rc;
 
+	if ((rc = knn_conv_dnnl_f32(k, g, x, w, b, y)) != 0)
+		return rc < 0 ? rc : 0;
 	if ((rc = knn_conv_dw_f32(k, g, x, w, b, y)) != 0)
 		return rc < 0 ? rc : 0;
 	if ((rc = knn_conv_cl_f32(k, g, x, w, b, y)) != 0)

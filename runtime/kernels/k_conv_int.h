@@ -146,6 +146,27 @@ int knn_conv_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 int knn_conv_f64(struct rt_kctx *k, const struct knn_geom *g, const double *x,
 		 const double *w, const double *b, double *y);
 
+/* The same on oneDNN's convolution primitive (k_conv_dnnl.c) where it is
+ * the faster path, the node's epilogue inside it or after it: 1 done, 0
+ * not applicable (or oneDNN unavailable, or OPMIG_NO_DNNL set), or a
+ * negative status. */
+int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		      const float *w, const float *b, float *y);
+/* An integer convolution's sums y (int32) = conv(x - xz, w - wz[m]) on
+ * oneDNN's u8/s8 x s8 primitive, exact (int32 sums of VNNI products),
+ * when the CPU has VNNI; W's zero points other than 128 (uint8) or 0
+ * (int8) through one more all-ones output channel, so only ungrouped
+ * there: 1 done, 0 not taken, or a negative status.  x_dtype, w_dtype: IR_DTYPE_INT8 or UINT8; wz:
+ * 1 or m zero points, or NULL. */
+int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x, int x_dtype,
+		      int32_t xz, const void *w, int w_dtype, const double *wz, int64_t nwz,
+		      int w_const, int32_t *y);
+/* oneDNN's integer convolutions can run here (and are exact). */
+int knn_dnnl_int_ok(void);
+/* oneDNN can be used in this process; convolutions it has run so far. */
+int knn_dnnl_ok(void);
+int64_t knn_dnnl_runs(void);
+
 /* The same by Winograd's F(2x2, 3x3) when g is a 3x3, stride 1,
  * undilated, ungrouped 2-D convolution of at least 16 input and output
  * channels (k_conv_wino.c): 1 done, 0 not applicable, or rt_oom(). */
@@ -307,7 +328,7 @@ int knn_max2d_s2_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
  * reads another's (a node whose input sizes change between runs may
  * switch paths). */
 enum { KNN_WC_WINO = 1, KNN_WC_PGEMM, KNN_WC_PGEMMW, KNN_WC_DIRECT, KNN_WC_CL,
-       KNN_WC_CL4, KNN_WC_MATMUL };
+       KNN_WC_CL4, KNN_WC_MATMUL, KNN_WC_DNNL };
 struct knn_wcache {
 	int kind;
 	const void *w;            /* the W data it was made from */

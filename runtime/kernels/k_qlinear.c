@@ -347,9 +347,42 @@ done:
 	return rc;
 }
 
-/* Shared Conv body: y (doubles) = conv(x - xzp, w - wzp[m]) (+ b). */
+static int conv_out_dims(const struct knn_geom *g, int64_t *dims);
+
+/* The sums conv(x - xz, w - wz[m]) as int32 on oneDNN's integer
+ * convolution (exact) into *yi (ConvInteger's output tensor, or a buffer
+ * of the caller's to free with rt_big_free): 1 done, 0 not taken. */
+static int conv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct rt_value *x,
+		     const struct rt_value *w, int w_const, const double *xz,
+		     const double *wz, int64_t nwz, int to_out, int32_t **yi)
+{
+	int64_t dims[RT_MAX_RANK], ny = g->n * g->m * g->out_size;
+	struct rt_value *y = NULL;
+	int32_t *buf;
+	int rc;
+
+	if (to_out) {
+		if (!(y = rt_out_tensor(k, 0, IR_DTYPE_INT32, conv_out_dims(g, dims), dims)))
+			return IR_ENOMEM;
+		buf = y->data;
+	} else if (!(buf = rt_big_alloc((size_t)(ny + 1) * sizeof(int32_t)))) {
+		return rt_oom(k);
+	}
+	rc = knn_conv_dnnl_s32(k, g, x->data, x->dtype, xz ? (int32_t)xz[0] : 0, w->data,
+			       w->dtype, wz, nwz, w_const, buf);
+	if (rc == 1)
+		*yi = buf;
+	else if (!to_out)
+		rt_big_free(buf);
+	return rc;
+}
+
+/* Shared Conv body: y (doubles) = conv(x - xzp, w - wzp[m]) (+ b); or,
+ * when yi is given and oneDNN takes it, the int32 sums without b in *yi
+ * (*yd NULL): ConvInteger's output tensor itself when to_out. */
 static int int_conv(struct rt_kctx *k, size_t ix, size_t ixzp, size_t iw,
-		    size_t iwzp, size_t ib, struct knn_geom *g, double **yd)
+		    size_t iwzp, size_t ib, struct knn_geom *g, double **yd,
+		    int32_t **yi, int to_out)
 {
 	struct rt_value *x, *w;
 	double *xd = NULL, *wd = NULL, *xz = NULL, *wz = NULL, *bd = NULL;
@@ -377,6 +410,9 @@ static int int_conv(struct rt_kctx *k, size_t ix, size_t ixzp, size_t iw,
 			    (long long)g->m);
 		goto cleanup;
 	}
+	if (yi && (rc = conv_dnnl(k, g, x, w, rt_in_const(k, iw) && const_or_absent(k, iwzp), xz,
+				  wz, nwz, to_out, yi)) != 0)
+		goto cleanup;
 	if ((rc = conv_fast(k, g, x, w, rt_in_const(k, iw) && const_or_absent(k, iwzp), xz, wz,
 			    nwz, bd, yd)) != 0) {
 		rc = rc < 0 ? rc : 0;
@@ -421,8 +457,12 @@ static int k_conv_integer(struct rt_kctx *k)
 	double *yd;
 	int rc;
 
-	if ((rc = int_conv(k, 0, 2, 1, 3, 0, &g, &yd)) < 0)
+	int32_t *yi = NULL;
+
+	if ((rc = int_conv(k, 0, 2, 1, 3, 0, &g, &yd, &yi, 1)) < 0)
 		return rc;
+	if (yi)   /* written into the output by oneDNN */
+		return 0;
 	if ((y = rt_out_tensor(k, 0, IR_DTYPE_INT32, conv_out_dims(&g, dims), dims)))
 		for (int64_t i = 0; i < y->numel; i++)
 			((int32_t *)y->data)[i] = (int32_t)(int64_t)yd[i];
@@ -436,15 +476,16 @@ static int k_qlinear_conv(struct rt_kctx *k)
 {
 	struct knn_geom g;
 	struct rt_value *y, *yz;
-	int64_t dims[RT_MAX_RANK], nxs, nws, nys, nyz;
-	double *yd = NULL, *xs = NULL, *ws = NULL, *ys = NULL, *yzp = NULL;
+	int64_t dims[RT_MAX_RANK], nxs, nws, nys, nyz, nb;
+	double *yd = NULL, *xs = NULL, *ws = NULL, *ys = NULL, *yzp = NULL, *bd = NULL;
+	int32_t *yi = NULL;
 	int rc;
 
 	if ((rc = rt_in_tensor(k, 7, &yz)) < 0)
 		return rc;
 	if (!is_q8(yz->dtype))
 		return rt_err(k, "y_zero_point must be int8 or uint8");
-	if ((rc = int_conv(k, 0, 2, 3, 5, 8, &g, &yd)) < 0)
+	if ((rc = int_conv(k, 0, 2, 3, 5, 8, &g, &yd, &yi, 0)) < 0)
 		return rc;
 	if ((rc = scale_in(k, 1, "x_scale", &xs, &nxs)) < 0 ||
 	    (rc = scale_in(k, 4, "w_scale", &ws, &nws)) < 0 ||
@@ -459,14 +500,19 @@ static int k_qlinear_conv(struct rt_kctx *k)
 		rc = IR_ENOMEM;
 		goto cleanup;
 	}
+	if (yi && (rc = opt_f64(k, 8, IR_DTYPE_INT32, "bias B", &bd, &nb)) < 0)
+		goto cleanup;
 	for (int64_t i = 0; i < y->numel; i++) {
 		int64_t m = (i / g.out_size) % g.m;
 		float mult = (float)xs[0] * (float)ws[nws == 1 ? 0 : m] / (float)ys[0];
 
-		store_q(y->dtype, y->data, i, yd[i], mult, yzp[0]);
+		store_q(y->dtype, y->data, i, yd ? yd[i] : (double)yi[i] + (bd ? bd[m] : 0),
+			mult, yzp[0]);
 	}
 cleanup:
 	rt_big_free(yd);
+	rt_big_free(yi);
+	free(bd);
 	free(xs);
 	free(ws);
 	free(ys);

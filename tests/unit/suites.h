@@ -25,6 +25,7 @@ int suite_kreduce_register(void);
 int suite_knn_register(void);
 int suite_kwino_register(void);
 int suite_kcl_register(void);
+int suite_kdnnl_register(void);
 int suite_pgemm_register(void);
 int suite_knorm_register(void);
 int suite_kshape_register(void);

@@ -1,0 +1,572 @@
+/* k_conv_dnnl.c: float32 convolutions on oneDNN's primitives (libdnnl).
+ * The input and output stay NCHW (plain) in opmig's tensors; oneDNN picks
+ * its own layout for the product (blocked channels), so a run reorders
+ * the input in, convolves and reorders the output back.  The primitive,
+ * its reorders and the weights in its layout are made once and kept in
+ * the node's cache when W is a model constant.  Relu and Clip after the
+ * convolution run inside it (post-ops); other epilogue steps on the
+ * plain output.  Threads: oneDNN runs on OpenMP, set to the session's
+ * thread count on every call. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "runtime/kernels/k_conv_int.h"
+
+/* libgomp's (oneDNN's threads are OpenMP's); declared here, as omp.h is
+ * gcc's own header and not on clang's path. */
+void omp_set_num_threads(int n);
+
+static dnnl_engine_t dn_engine;
+static pthread_once_t dn_once = PTHREAD_ONCE_INIT;
+
+static void dn_engine_make(void)
+{
+	const char *v = getenv("OPMIG_NO_DNNL");
+
+	if (v && *v && *v != '0')
+		return;
+	if (dnnl_engine_create(&dn_engine, dnnl_cpu, 0) != dnnl_success)
+		dn_engine = NULL;
+}
+
+/* oneDNN's CPU engine, or NULL when it could not be made or
+ * OPMIG_NO_DNNL is set (the kernels of opmig's own then run). */
+static dnnl_engine_t dn_get_engine(void)
+{
+	pthread_once(&dn_once, dn_engine_make);
+	return dn_engine;
+}
+
+static _Atomic int64_t dn_runs;
+
+int64_t knn_dnnl_runs(void)
+{
+	return dn_runs;
+}
+
+int knn_dnnl_ok(void)
+{
+	return dn_get_engine() != NULL;
+}
+
+/* The post-ops a convolution runs inside: Relu and Clip steps only,
+ * bounds the same on every channel (kind, lo, hi per step). */
+struct dn_post {
+	int n;
+	int kind[RT_CHAIN_MAX];
+	float lo[RT_CHAIN_MAX], hi[RT_CHAIN_MAX];
+};
+
+/* The data types of a convolution: float32 throughout, or 8-bit input
+ * (u8 or s8, with a zero point given at run time), s8 weights and int32
+ * sums. */
+struct dn_types {
+	dnnl_data_type_t src, wei, dst;
+	int zp;
+};
+
+struct dn_conv {
+	struct knn_wcache h;
+	struct knn_geom g;
+	struct dn_types t;
+	int has_bias;
+	struct dn_post post;
+	dnnl_stream_t stream;
+	dnnl_primitive_t conv, rsrc, rdst, rwei;  /* reorders NULL: plain */
+	dnnl_memory_t usrc, src, uwei, wei, bias, dst, udst, zp;
+	int wei_ready;            /* wei holds W reordered (W constant) */
+	int32_t zp_val;           /* the input's zero point (t.zp) */
+	int8_t *w8;               /* integer W minus its zero points, as s8 */
+	const void *w_src;        /* the W that w8 was made from */
+};
+
+static void dn_conv_free(void *p)
+{
+	struct dn_conv *c = p;
+
+	if (!c)
+		return;
+	dnnl_primitive_destroy(c->conv);
+	dnnl_primitive_destroy(c->rsrc);
+	dnnl_primitive_destroy(c->rdst);
+	dnnl_primitive_destroy(c->rwei);
+	dnnl_memory_destroy(c->usrc);
+	if (c->src != c->usrc)
+		dnnl_memory_destroy(c->src);
+	dnnl_memory_destroy(c->uwei);
+	if (c->wei != c->uwei)
+		dnnl_memory_destroy(c->wei);
+	dnnl_memory_destroy(c->bias);
+	dnnl_memory_destroy(c->zp);
+	free(c->w8);
+	dnnl_memory_destroy(c->udst);
+	if (c->dst != c->udst)
+		dnnl_memory_destroy(c->dst);
+	if (c->stream)
+		dnnl_stream_destroy(c->stream);
+	free(c);
+}
+
+/* The epilogue's steps as post-ops, when all are Relu or Clip with one
+ * bound for every channel. */
+static int dn_post_from(const struct rt_epilogue *e, struct dn_post *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (!e)
+		return 1;
+	for (size_t s = 0; s < e->n; s++) {
+		const float *m = e->coef + 2 * e->c * s, *a = m + e->c;
+
+		if (e->kind[s] == RT_CHAIN_CLIP) {
+			for (int64_t ch = 1; ch < e->c; ch++)
+				if (m[ch] != m[0] || a[ch] != a[0])
+					return 0;
+			p->lo[s] = m[0];
+			p->hi[s] = a[0];
+		} else if (e->kind[s] != RT_CHAIN_RELU) {
+			return 0;
+		}
+		p->kind[s] = e->kind[s];
+	}
+	p->n = (int)e->n;
+	return 1;
+}
+
+static int dn_post_same(const struct dn_post *a, const struct dn_post *b)
+{
+	return memcmp(a, b, sizeof(*a)) == 0;
+}
+
+static int dn_dims_same(const int64_t *a, const int64_t *b, int n)
+{
+	return memcmp(a, b, (size_t)n * sizeof(*a)) == 0;
+}
+
+static int dn_geom_same(const struct knn_geom *a, const struct knn_geom *b)
+{
+	int n = a->nsp;
+
+	return a->nsp == b->nsp && a->n == b->n && a->c == b->c && a->m == b->m &&
+	       a->group == b->group && dn_dims_same(a->in, b->in, n) &&
+	       dn_dims_same(a->kernel, b->kernel, n) && dn_dims_same(a->stride, b->stride, n) &&
+	       dn_dims_same(a->dil, b->dil, n) && dn_dims_same(a->pad, b->pad, 2 * n);
+}
+
+/* A memory of the primitive's layout md, or the plain one (plain) when
+ * they are equal; and the reorder between them (NULL when equal).  to:
+ * the reorder goes from md to plain. */
+static int dn_layout(dnnl_memory_t plain, const dnnl_memory_desc_t *pmd,
+		     const dnnl_memory_desc_t *md, int to, dnnl_memory_t *mem,
+		     dnnl_primitive_t *reorder)
+{
+	dnnl_primitive_desc_t rpd;
+	dnnl_status_t st;
+
+	*reorder = NULL;
+	if (dnnl_memory_desc_equal(pmd, md)) {
+		*mem = plain;
+		return 0;
+	}
+	if (dnnl_memory_create(mem, md, dn_engine, DNNL_MEMORY_ALLOCATE) != dnnl_success) {
+		*mem = NULL;
+		return -1;
+	}
+	st = to ? dnnl_reorder_primitive_desc_create(&rpd, md, dn_engine, pmd, dn_engine, NULL) :
+	     dnnl_reorder_primitive_desc_create(&rpd, pmd, dn_engine, md, dn_engine, NULL);
+	if (st != dnnl_success)
+		return -1;
+	st = dnnl_primitive_create(reorder, rpd);
+	dnnl_primitive_desc_destroy(rpd);
+	return st == dnnl_success ? 0 : -1;
+}
+
+static const struct dn_types dn_f32 = { dnnl_f32, dnnl_f32, dnnl_f32, 0 };
+
+static const dnnl_format_tag_t dn_act_tag[] = { dnnl_ncw, dnnl_nchw, dnnl_ncdhw };
+static const dnnl_format_tag_t dn_wei_tag[] = { dnnl_oiw, dnnl_oihw, dnnl_oidhw };
+static const dnnl_format_tag_t dn_gwei_tag[] = { dnnl_goiw, dnnl_goihw, dnnl_goidhw };
+
+/* The primitive and memories for geometry g (0), or -1 when oneDNN
+ * cannot make them (the caller runs opmig's own kernels). */
+static int dn_conv_make(struct dn_conv *c, const struct knn_geom *g,
+			const struct dn_types *t, int has_bias, const struct dn_post *post)
+{
+	dnnl_memory_desc_t smd, wmd, bmd, dmd, zmd, any_s, any_w, any_d;
+	const int32_t runtime_zp = DNNL_RUNTIME_S32_VAL;
+	dnnl_dims_t sd, wd, bd, dd, strides, dil, pl, pr;
+	dnnl_convolution_desc_t cd;
+	dnnl_primitive_attr_t attr = NULL;
+	dnnl_post_ops_t ops = NULL;
+	dnnl_primitive_desc_t pd = NULL;
+	int nsp = g->nsp, nd = nsp + 2, grouped = g->group > 1, rc = -1;
+
+	c->g = *g;
+	c->t = *t;
+	c->has_bias = has_bias;
+	c->post = *post;
+	sd[0] = dd[0] = g->n;
+	sd[1] = g->c;
+	dd[1] = g->m;
+	wd[0] = g->group;
+	wd[grouped ? 1 : 0] = g->m / g->group;
+	wd[grouped ? 2 : 1] = g->c / g->group;
+	bd[0] = g->m;
+	for (int d = 0; d < nsp; d++) {
+		sd[2 + d] = g->in[d];
+		dd[2 + d] = g->out[d];
+		wd[(grouped ? 3 : 2) + d] = g->kernel[d];
+		strides[d] = g->stride[d];
+		dil[d] = g->dil[d] - 1;
+		pl[d] = g->pad[d];
+		pr[d] = g->pad[nsp + d];
+	}
+	if (dnnl_memory_desc_init_by_tag(&smd, nd, sd, t->src, dn_act_tag[nsp - 1]) ||
+	    dnnl_memory_desc_init_by_tag(&dmd, nd, dd, t->dst, dn_act_tag[nsp - 1]) ||
+	    dnnl_memory_desc_init_by_tag(&wmd, nd + grouped, wd, t->wei,
+					 grouped ? dn_gwei_tag[nsp - 1] : dn_wei_tag[nsp - 1]) ||
+	    dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_a) ||
+	    dnnl_memory_desc_init_by_tag(&zmd, 1, (dnnl_dims_t){ 1 }, dnnl_s32, dnnl_a) ||
+	    dnnl_memory_desc_init_by_tag(&any_s, nd, sd, t->src, dnnl_format_tag_any) ||
+	    dnnl_memory_desc_init_by_tag(&any_d, nd, dd, t->dst, dnnl_format_tag_any) ||
+	    dnnl_memory_desc_init_by_tag(&any_w, nd + grouped, wd, t->wei,
+					 dnnl_format_tag_any))
+		return -1;
+	if (dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+						       dnnl_convolution_direct, &any_s, &any_w,
+						       has_bias ? &bmd : NULL, &any_d, strides,
+						       dil, pl, pr))
+		return -1;
+	if (dnnl_primitive_attr_create(&attr) || dnnl_post_ops_create(&ops))
+		goto done;
+	for (int s = 0; s < post->n; s++)
+		if (dnnl_post_ops_append_eltwise(ops, 1.0f, post->kind[s] == RT_CHAIN_RELU ?
+						 dnnl_eltwise_relu : dnnl_eltwise_clip,
+						 post->kind[s] == RT_CHAIN_RELU ? 0.0f : post->lo[s],
+						 post->hi[s]))
+			goto done;
+	if (t->zp && dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &runtime_zp))
+		goto done;
+	if (dnnl_primitive_attr_set_post_ops(attr, ops) ||
+	    dnnl_primitive_desc_create(&pd, &cd, attr, dn_engine, NULL) ||
+	    dnnl_primitive_create(&c->conv, pd))
+		goto done;
+	if (dnnl_stream_create(&c->stream, dn_engine, dnnl_stream_default_flags) ||
+	    dnnl_memory_create(&c->usrc, &smd, dn_engine, DNNL_MEMORY_NONE) ||
+	    dnnl_memory_create(&c->udst, &dmd, dn_engine, DNNL_MEMORY_NONE) ||
+	    dnnl_memory_create(&c->uwei, &wmd, dn_engine, DNNL_MEMORY_NONE) ||
+	    (has_bias && dnnl_memory_create(&c->bias, &bmd, dn_engine, DNNL_MEMORY_NONE)) ||
+	    (t->zp && dnnl_memory_create(&c->zp, &zmd, dn_engine, &c->zp_val)))
+		goto done;
+	if (dn_layout(c->usrc, &smd, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), 0,
+		      &c->src, &c->rsrc) ||
+	    dn_layout(c->udst, &dmd, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), 1,
+		      &c->dst, &c->rdst) ||
+	    dn_layout(c->uwei, &wmd,
+		      dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), 0,
+		      &c->wei, &c->rwei))
+		goto done;
+	rc = 0;
+done:
+	dnnl_primitive_desc_destroy(pd);
+	dnnl_post_ops_destroy(ops);
+	dnnl_primitive_attr_destroy(attr);
+	return rc;
+}
+
+/* Bytes of the memories c allocated (weights, input and output in the
+ * primitive's layouts), charged to the session while c is kept. */
+static int64_t dn_conv_bytes(const struct dn_conv *c)
+{
+	const dnnl_memory_t own[3] = { c->wei != c->uwei ? c->wei : NULL,
+				       c->src != c->usrc ? c->src : NULL,
+				       c->dst != c->udst ? c->dst : NULL };
+	const dnnl_memory_desc_t *md;
+	int64_t n = (int64_t)sizeof(*c);
+
+	for (int i = 0; i < 3; i++)
+		if (own[i] && dnnl_memory_get_memory_desc(own[i], &md) == dnnl_success)
+			n += (int64_t)dnnl_memory_desc_get_size(md);
+	return n;
+}
+
+static int dn_exec(struct dn_conv *c, dnnl_primitive_t p, int n, const dnnl_exec_arg_t *args)
+{
+	return dnnl_primitive_execute(p, c->stream, n, args) == dnnl_success ? 0 : -1;
+}
+
+static int dn_reorder(struct dn_conv *c, dnnl_primitive_t p, dnnl_memory_t from,
+		      dnnl_memory_t to)
+{
+	dnnl_exec_arg_t a[2] = { { DNNL_ARG_FROM, from }, { DNNL_ARG_TO, to } };
+
+	return p ? dn_exec(c, p, 2, a) : 0;
+}
+
+/* One run of c on x, w, b into y. */
+static int dn_conv_run(struct dn_conv *c, const void *x, const void *w, const float *b,
+		       void *y, int w_const)
+{
+	dnnl_exec_arg_t a[5];
+	int n = 0;
+
+	if (dnnl_memory_set_data_handle(c->usrc, (void *)x) ||
+	    dnnl_memory_set_data_handle(c->udst, y) ||
+	    (c->bias && dnnl_memory_set_data_handle(c->bias, (void *)b)))
+		return -1;
+	/* W in the primitive's layout is kept while it is the same constant
+	 * (a float16 node's widened W is a new buffer on every run) */
+	if (!c->wei_ready || !w_const || c->h.w != w) {
+		if (dnnl_memory_set_data_handle(c->uwei, (void *)w) ||
+		    dn_reorder(c, c->rwei, c->uwei, c->wei))
+			return -1;
+		c->h.w = w;
+		c->wei_ready = c->rwei != NULL && w_const;
+	}
+	if (dn_reorder(c, c->rsrc, c->usrc, c->src))
+		return -1;
+	a[n++] = (dnnl_exec_arg_t){ DNNL_ARG_SRC, c->src };
+	a[n++] = (dnnl_exec_arg_t){ DNNL_ARG_WEIGHTS, c->wei };
+	if (c->bias)
+		a[n++] = (dnnl_exec_arg_t){ DNNL_ARG_BIAS, c->bias };
+	if (c->zp)
+		a[n++] = (dnnl_exec_arg_t){ DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, c->zp };
+	a[n++] = (dnnl_exec_arg_t){ DNNL_ARG_DST, c->dst };
+	if (dn_exec(c, c->conv, n, a) || dn_reorder(c, c->rdst, c->dst, c->udst))
+		return -1;
+	return dnnl_stream_wait(c->stream) == dnnl_success ? 0 : -1;
+}
+
+struct dn_epi {
+	const struct rt_epilogue *e;
+	float *y;
+	int64_t m, plane;
+};
+
+static void dn_epi_planes(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct dn_epi *j = ctx;
+
+	for (int64_t p = lo; p < hi; p++)
+		rt_epilogue_span(j->e, p % j->m, p * j->plane, j->y + p * j->plane, j->plane);
+}
+
+/* Where oneDNN is the faster path inside a model, with the reorders in
+ * and out of its layout (bench/README.md, "oneDNN convolutions"): 2-D
+ * convolutions of at least 16 input and output channels per group, a
+ * window larger than 1x1 and planes of 128x128 outputs or more (there the
+ * product outweighs the reorders: 1.6-2.7x faster than opmig's own
+ * kernels; on smaller planes the own kernels were faster in resnet50 and
+ * MobileNetV2).  OPMIG_DNNL_ALL takes every convolution oneDNN can make
+ * (the tests' way to reach it on small shapes). */
+#define DN_MIN_POSITIONS (128 * 128)
+
+static int dn_fits(const struct knn_geom *g)
+{
+	const char *all = getenv("OPMIG_DNNL_ALL");
+
+	if (g->nsp < 1 || g->nsp > 3 || g->n * g->c == 0 || g->out_size == 0)
+		return 0;
+	if (all && *all && *all != '0')
+		return 1;
+	return g->nsp == 2 && g->c / g->group >= 16 && g->m / g->group >= 16 &&
+	       g->k_size > 1 && g->out_size >= DN_MIN_POSITIONS;
+}
+
+int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		      const float *w, const float *b, float *y)
+{
+	struct dn_conv *c, *tmp = NULL;
+	const struct rt_epilogue *e;
+	struct dn_post post;
+	int w_const = rt_in_const(k, 1), rc;
+
+	if (!dn_fits(g) || !dn_get_engine())
+		return 0;
+	/* taking the epilogue commits this call to finishing it: when the
+	 * primitive cannot be made, the generic core runs instead */
+	e = rt_kctx_epilogue(k, k->out[0], 1);
+	if (!dn_post_from(e, &post))
+		memset(&post, 0, sizeof(post));
+	c = rt_node_cache(k);
+	if (c && (c->h.kind != KNN_WC_DNNL || c->t.src != dnnl_f32 || !dn_geom_same(&c->g, g) ||
+		  c->has_bias != (b != NULL) || !dn_post_same(&c->post, &post)))
+		c = NULL;
+	/* oneDNN cuts the work at creation for the threads it will have */
+	omp_set_num_threads(rt_threads(k));
+	if (!c) {
+		if (!(tmp = calloc(1, sizeof(*tmp))))
+			return rt_oom(k);
+		tmp->h.kind = KNN_WC_DNNL;
+		if (dn_conv_make(tmp, g, &dn_f32, b != NULL, &post)) {
+			dn_conv_free(tmp);
+			if (e)
+				goto own;
+			return 0;
+		}
+		c = tmp;
+		if (w_const && !rt_node_cache(k) &&
+		    rt_node_cache_set(k, c, dn_conv_free, dn_conv_bytes(c)) == 0)
+			tmp = NULL;
+	}
+	rc = dn_conv_run(c, x, w, b, y, w_const && !tmp);
+	dn_conv_free(tmp);
+	if (rc)
+		goto own;
+	dn_runs++;
+	if (e && !post.n && e->n) {
+		struct dn_epi j = { e, y, g->m, g->out_size };
+
+		rt_parallel_for(k, g->n * g->m, 1, dn_epi_planes, &j);
+	}
+	return 1;
+own:
+	/* the epilogue was taken: opmig's own core, then the steps */
+	if ((rc = knn_conv_f32(k, g, x, w, b, y)) < 0)
+		return rc;
+	if (e && e->n) {
+		struct dn_epi j = { e, y, g->m, g->out_size };
+
+		rt_parallel_for(k, g->n * g->m, 1, dn_epi_planes, &j);
+	}
+	return 1;
+}
+
+/* oneDNN's integer convolutions are exact only with VNNI's dot products:
+ * without them it pairs u8 x s8 products into saturating int16 sums. */
+static int dn_vnni(void)
+{
+	unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+
+	return (isa & 0x40u) != 0 || (isa & 0x400u) != 0;
+}
+
+int knn_dnnl_int_ok(void)
+{
+	return dn_get_engine() != NULL && dn_vnni();
+}
+
+/* W (int8 or uint8) as s8 into w8 (uint8: minus 128), and per output
+ * channel m the d[m] with w - wz[m] = w8 + d[m]; returns whether some
+ * d[m] is not 0.  Row m == g->m of w8 (when rows > g->m) is all ones:
+ * the window sums of x - xz that d multiplies. */
+static int dn_w8(const struct knn_geom *g, const void *w, int w_dtype, const double *wz,
+		 int64_t nwz, int64_t rows, int8_t *w8, int32_t *d)
+{
+	int64_t kl = g->c / g->group * g->k_size;
+	int u = w_dtype == IR_DTYPE_UINT8, any = 0;
+
+	for (int64_t m = 0; m < g->m; m++) {
+		d[m] = (u ? 128 : 0) - (wz ? (int32_t)wz[nwz == 1 ? 0 : m] : 0);
+		any |= d[m] != 0;
+		for (int64_t i = m * kl; i < (m + 1) * kl; i++)
+			w8[i] = u ? (int8_t)(((const uint8_t *)w)[i] - 128) : ((const int8_t *)w)[i];
+	}
+	if (rows > g->m)
+		memset(w8 + g->m * kl, 1, (size_t)kl);
+	return any;
+}
+
+struct dn_corr {
+	const int32_t *t, *d;     /* sums of m + 1 channels, the factors */
+	int32_t *y;
+	int64_t m, plane;
+};
+
+/* y[b, o] = t[b, o] + d[o] * t[b, m] for the planes (b, o) in [lo, hi). */
+static void dn_corr_planes(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct dn_corr *j = ctx;
+
+	for (int64_t p = lo; p < hi; p++) {
+		int64_t b = p / j->m, o = p % j->m;
+		const int32_t *t = j->t + (b * (j->m + 1) + o) * j->plane;
+		const int32_t *s = j->t + (b * (j->m + 1) + j->m) * j->plane;
+		int32_t *y = j->y + p * j->plane, f = j->d[o];
+
+		for (int64_t i = 0; i < j->plane; i++)
+			y[i] = (int32_t)((int64_t)t[i] + (int64_t)f * s[i]);
+	}
+}
+
+int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x, int x_dtype,
+		      int32_t xz, const void *w, int w_dtype, const double *wz, int64_t nwz,
+		      int w_const, int32_t *y)
+{
+	struct dn_types t = { x_dtype == IR_DTYPE_UINT8 ? dnnl_u8 : dnnl_s8, dnnl_s8, dnnl_s32, 1 };
+	int64_t kl = g->c / g->group * g->k_size;
+	struct dn_conv *c, *tmp = NULL;
+	struct knn_geom gg = *g;
+	struct dn_post none;
+	int8_t *w8 = NULL;
+	int32_t *d, *out = y;
+	int rc, corr;
+
+	/* the sums stay below 2^31: 255 x 255 x (the window's length) */
+	if (g->nsp < 1 || g->nsp > 3 || g->n * g->c == 0 || g->out_size == 0 ||
+	    kl > 32000 || !knn_dnnl_int_ok())
+		return 0;
+	if (!(d = malloc((size_t)g->m * sizeof(*d) + 1)) ||
+	    !(w8 = malloc((size_t)((g->m + 1) * kl + 1)))) {
+		free(d);
+		return rt_oom(k);
+	}
+	/* zero points of W that are not 128 (uint8) or 0 (int8): one more
+	 * output channel of all-ones weights gives the window sums they
+	 * multiply (ungrouped only) */
+	corr = dn_w8(g, w, w_dtype, wz, nwz, g->m + 1, w8, d);
+	if (corr && g->group != 1) {
+		rc = 0;
+		goto done;
+	}
+	gg.m += corr;
+	memset(&none, 0, sizeof(none));
+	c = rt_node_cache(k);
+	if (c && (c->h.kind != KNN_WC_DNNL || c->t.src != t.src || c->t.dst != t.dst ||
+		  !dn_geom_same(&c->g, &gg)))
+		c = NULL;
+	omp_set_num_threads(rt_threads(k));
+	if (!c) {
+		rc = IR_ENOMEM;
+		if (!(tmp = calloc(1, sizeof(*tmp))))
+			goto done;
+		tmp->h.kind = KNN_WC_DNNL;
+		rc = 0;
+		if (dn_conv_make(tmp, &gg, &t, 0, &none))
+			goto done;
+		c = tmp;
+		if (w_const && !rt_node_cache(k) &&
+		    rt_node_cache_set(k, c, dn_conv_free, dn_conv_bytes(c)) == 0)
+			tmp = NULL;
+	}
+	if (!w_const || c->w_src != w || !c->w8) {
+		free(c->w8);
+		c->w8 = w8;
+		w8 = NULL;
+		c->w_src = w;
+		c->wei_ready = 0;
+	}
+	rc = IR_ENOMEM;
+	if (corr && !(out = rt_big_alloc((size_t)(g->n * gg.m * g->out_size) * sizeof(*out) + 1)))
+		goto done;
+	c->zp_val = xz;
+	rc = 0;
+	if (dn_conv_run(c, x, c->w8, NULL, out, w_const && !tmp))
+		goto done;
+	if (corr) {
+		struct dn_corr j = { out, d, y, g->m, g->out_size };
+
+		rt_parallel_for(k, g->n * g->m, 1, dn_corr_planes, &j);
+	}
+	dn_runs++;
+	rc = 1;
+done:
+	if (out != y)
+		rt_big_free(out);
+	dn_conv_free(tmp);
+	free(w8);
+	free(d);
+	return rc == IR_ENOMEM ? rt_oom(k) : rc;
+}

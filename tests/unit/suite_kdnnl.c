@@ -1,0 +1,403 @@
+/* suite_kdnnl.c: float32 convolutions on oneDNN (runtime/kernels/
+ * k_conv_dnnl.c) against the naive convolution in double (tconv.c), on
+ * seeded random geometries: 1-3 spatial dims, batch 1-2, groups 1-4,
+ * kernels 1-3, strides 1-3, dilations 1-2, pads up to the kernel's extent
+ * and unequal at both ends; with no step after the Conv, with a Relu or
+ * a Clip (run inside oneDNN as post-ops) and with a per-channel Mul
+ * before a Relu (run on the plain output); the weights a constant (kept
+ * in oneDNN's layout from run to run) or a graph input; one and two
+ * threads.  OPMIG_DNNL_ALL=1 sends every convolution there (in models,
+ * only planes of 128x128 outputs and more go); the suite checks they
+ * went.  Runs with the steps fused and the nodes one by one (under an
+ * observer) are each held to the reference: not to each other bit for
+ * bit, as oneDNN may pick another implementation (another summation
+ * order) for a primitive with post-ops.  ConvInteger on oneDNN's integer
+ * convolution: random geometries, uint8/int8 inputs and weights over
+ * their whole ranges with any zero points (one or per channel), held to
+ * the naive sums exactly. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/kernels/k_conv_int.h"
+#include "tests/unit/suites.h"
+#include "tests/unit/tconv.h"
+#include "tests/unit/tmodel.h"
+
+#define KD_CASES 60
+
+static uint64_t kd_next(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *s >> 33;
+}
+
+static int64_t kd_pick(uint64_t *s, int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(kd_next(s) % (uint64_t)(hi - lo + 1));
+}
+
+/* A random geometry with every output dim at least 1. */
+static void kd_case(uint64_t *s, struct ccase *cs)
+{
+	int64_t g = (int64_t[]){ 1, 1, 2, 4 }[kd_pick(s, 0, 3)];
+
+	memset(cs, 0, sizeof(*cs));
+	cs->nsp = (int)kd_pick(s, 1, 3);
+	cs->n = kd_pick(s, 1, 2);
+	cs->group = g;
+	cs->c = g * kd_pick(s, 1, 6);
+	cs->m = g * kd_pick(s, 1, 6);
+	for (int d = 0; d < cs->nsp; d++) {
+		int64_t ext;
+
+		cs->in[d] = kd_pick(s, 3, cs->nsp == 3 ? 7 : 13);
+		cs->k[d] = kd_pick(s, 1, 3);
+		cs->s[d] = kd_pick(s, 1, 3);
+		cs->dl[d] = kd_pick(s, 1, 2);
+		ext = (cs->k[d] - 1) * cs->dl[d];
+		cs->pad[d] = kd_pick(s, 0, ext);
+		cs->pad[cs->nsp + d] = kd_pick(s, 0, ext);
+		if (cs->in[d] + cs->pad[d] + cs->pad[cs->nsp + d] < ext + 1)
+			cs->in[d] = ext + 1;
+	}
+}
+
+static double kd_mul(int64_t o)
+{
+	return (o % 2 ? -1.25 : 0.5) + 0.03 * (double)o;
+}
+
+/* Conv (kind 0), then Relu (1), Clip(-0.4, 0.5) (2), or a per-channel
+ * Mul and Relu (3). */
+static struct ir_model *kd_model(const struct ccase *cs, int kind, const double *w,
+				 const double *b, int w_input)
+{
+	struct ir_model *m = tm_new(13);
+	int64_t xd[5] = { cs->n, cs->c }, wd[5] = { cs->m, cs->c / cs->group };
+	int64_t od[5] = { cs->n, cs->m }, kd[5] = { 1, cs->m, 1, 1, 1 }, pads[6];
+	size_t r = (size_t)cs->nsp + 2;
+	struct ir_node *n;
+	double *v;
+
+	for (int d = 0; d < cs->nsp; d++) {
+		xd[2 + d] = cs->in[d];
+		wd[2 + d] = cs->k[d];
+		od[2 + d] = tc_out_dim(cs, d);
+		pads[d] = cs->pad[d];
+		pads[cs->nsp + d] = cs->pad[cs->nsp + d];
+	}
+	tm_input(m, "x", IR_DTYPE_FLOAT, xd, r);
+	if (w_input)
+		tm_input(m, "w", IR_DTYPE_FLOAT, wd, r);
+	else
+		tm_init(m, "w", IR_DTYPE_FLOAT, wd, r, w);
+	tm_init(m, "b", IR_DTYPE_FLOAT, TM_DIMS(cs->m), 1, b);
+	n = tm_node(m, "Conv", NULL, TM_NAMES("x", "w", "b"), 3,
+		    TM_NAMES(kind ? "c" : "y"), 1);
+	ir_node_set_int(n, "group", cs->group);
+	ir_node_set_ints(n, "strides", cs->s, (size_t)cs->nsp);
+	ir_node_set_ints(n, "dilations", cs->dl, (size_t)cs->nsp);
+	ir_node_set_ints(n, "pads", pads, 2 * (size_t)cs->nsp);
+	if (kind == 1) {
+		tm_node(m, "Relu", NULL, TM_NAMES("c"), 1, TM_NAMES("y"), 1);
+	} else if (kind == 2) {
+		tm_init(m, "lo", IR_DTYPE_FLOAT, TM_DIMS(1), 0, (const double[]){ -0.4 });
+		tm_init(m, "hi", IR_DTYPE_FLOAT, TM_DIMS(1), 0, (const double[]){ 0.5 });
+		tm_node(m, "Clip", NULL, TM_NAMES("c", "lo", "hi"), 3, TM_NAMES("y"), 1);
+	} else if (kind == 3) {
+		CU_ASSERT_FATAL((v = malloc((size_t)cs->m * sizeof(double))) != NULL);
+		for (int64_t o = 0; o < cs->m; o++)
+			v[o] = kd_mul(o);
+		tm_init(m, "k", IR_DTYPE_FLOAT, kd, r, v);
+		free(v);
+		tm_node(m, "Mul", NULL, TM_NAMES("c", "k"), 2, TM_NAMES("s"), 1);
+		tm_node(m, "Relu", NULL, TM_NAMES("s"), 1, TM_NAMES("y"), 1);
+	}
+	tm_output(m, "y", IR_DTYPE_FLOAT, od, r);
+	tm_verify(m);
+	return m;
+}
+
+static void kd_steps(const struct ccase *cs, int kind, double *y, int64_t ny, int64_t plane)
+{
+	for (int64_t e = 0; e < ny; e++) {
+		double t = y[e];
+
+		if (kind == 3)
+			t *= kd_mul(e / plane % cs->m);
+		if (kind == 1 || kind == 3)
+			t = t < 0 ? 0 : t;
+		else if (kind == 2)
+			t = t < -0.4 ? -0.4 : t > 0.5 ? 0.5 : t;
+		y[e] = t;
+	}
+}
+
+static int no_op(void *ctx, const struct ir_node *n, size_t i, struct rt_value **slot)
+{
+	(void)ctx;
+	(void)n;
+	(void)i;
+	(void)slot;
+	return 0;
+}
+
+/* runs runs of m into y; observed: every node on its own */
+static void kd_run(struct ir_model *m, struct rt_value **ins, size_t n_in, int th,
+		   int observed, int runs, float *y, int64_t ny)
+{
+	struct rt_opts o = { .threads = th };
+	struct rt_session *s = NULL;
+	struct rt_value *out = NULL;
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	if (observed)
+		o.observe = no_op;
+	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
+	for (int r = 0; r < runs; r++) {
+		if (rt_session_run(s, ins, n_in, &out, &d) < 0)
+			fprintf(stderr, "\nrun: %s\n", d.msg);
+		CU_ASSERT_FATAL(out != NULL && out->numel == ny);
+		memcpy(y, out->data, (size_t)ny * sizeof(float));
+		rt_value_unref(out);
+		out = NULL;
+	}
+	rt_session_free(s);
+}
+
+/* One case; dn: oneDNN must run it (1) or must not (0). */
+static void kd_one(const struct ccase *cs, int kind, int w_input, uint64_t seed, int dn)
+{
+	int64_t xd[5] = { cs->n, cs->c }, wd[5] = { cs->m, cs->c / cs->group };
+	int64_t nx = cs->n * cs->c, nw = cs->m * (cs->c / cs->group), ny, plane = 1;
+	double *x, *w, *b, *want;
+	float *plain, *y;
+	struct ir_model *m;
+	struct rt_value *ins[2];
+	int64_t before;
+	char what[160];
+
+	for (int d = 0; d < cs->nsp; d++) {
+		xd[2 + d] = cs->in[d];
+		wd[2 + d] = cs->k[d];
+		nx *= cs->in[d];
+		nw *= cs->k[d];
+		plane *= tc_out_dim(cs, d);
+	}
+	x = tc_fill(nx, seed);
+	w = tc_fill(nw, seed + 1);
+	b = tc_fill(cs->m, seed + 2);
+	want = tc_naive_conv(cs, x, w, b, &ny);
+	kd_steps(cs, kind, want, ny, plane);
+	plain = malloc((size_t)ny * sizeof(float));
+	y = malloc((size_t)ny * sizeof(float));
+	CU_ASSERT_FATAL(plain != NULL && y != NULL);
+	m = kd_model(cs, kind, w, b, w_input);
+	ins[0] = tc_tensor(x, cs->nsp + 2, xd);
+	ins[1] = w_input ? tc_tensor(w, cs->nsp + 2, wd) : NULL;
+	snprintf(what, sizeof(what),
+		 "nsp %d n %lld c %lld m %lld group %lld in0 %lld k0 %lld s0 %lld dil0 %lld "
+		 "pads0 %lld/%lld, kind %d, w input %d", cs->nsp, (long long)cs->n,
+		 (long long)cs->c, (long long)cs->m, (long long)cs->group, (long long)cs->in[0],
+		 (long long)cs->k[0], (long long)cs->s[0], (long long)cs->dl[0],
+		 (long long)cs->pad[0], (long long)cs->pad[cs->nsp], kind, w_input);
+	before = knn_dnnl_runs();
+	kd_run(m, ins, w_input ? 2 : 1, 1, 1, 1, plain, ny);
+	CU_ASSERT(knn_dnnl_runs() == before + dn);
+	CU_ASSERT(tc_check_floats(plain, want, ny, what));
+	for (int th = 1; th <= 2; th++) {
+		before = knn_dnnl_runs();
+		kd_run(m, ins, w_input ? 2 : 1, th, 0, 3, y, ny);
+		CU_ASSERT(knn_dnnl_runs() == before + 3 * dn);
+		CU_ASSERT(tc_check_floats(y, want, ny, what));
+	}
+	rt_value_unref(ins[0]);
+	rt_value_unref(ins[1]);
+	ir_model_free(m);
+	free(x);
+	free(w);
+	free(b);
+	free(want);
+	free(plain);
+	free(y);
+}
+
+static void test_random(void)
+{
+	uint64_t s = 20261205;
+
+	if (!knn_dnnl_ok()) {
+		fprintf(stderr, "\nkdnnl: oneDNN unavailable here (OPMIG_NO_DNNL?): skipped\n");
+		return;
+	}
+	setenv("OPMIG_DNNL_ALL", "1", 1);
+	for (int i = 0; i < KD_CASES; i++) {
+		struct ccase cs;
+
+		kd_case(&s, &cs);
+		kd_one(&cs, i % 4, i % 5 == 4, 100 + (uint64_t)i * 7, 1);
+	}
+	unsetenv("OPMIG_DNNL_ALL");
+}
+
+/* Without OPMIG_DNNL_ALL, a 3x3 convolution of 16 channels goes to
+ * oneDNN at 128x128 outputs and stays with the own kernels at 16x16. */
+static void test_policy(void)
+{
+	static const struct ccase big = { 2, 1, 16, 16, 1, { 128, 128 }, { 3, 3 }, { 1, 1 },
+					  { 1, 1 }, { 1, 1, 1, 1 } };
+	static const struct ccase small = { 2, 1, 16, 16, 1, { 16, 16 }, { 3, 3 }, { 1, 1 },
+					    { 1, 1 }, { 1, 1, 1, 1 } };
+
+	if (!knn_dnnl_ok())
+		return;
+	unsetenv("OPMIG_DNNL_ALL");
+	kd_one(&small, 1, 0, 7, 0);
+	kd_one(&big, 3, 0, 9, 1);
+}
+
+/* ConvInteger: x (uint8 or int8, zero point xz) and w (uint8 or int8,
+ * zero points wz: one, or one per output channel) on a random geometry;
+ * the int32 sums must equal the naive convolution of x - xz and w - wz
+ * (exact integers in double) element for element. */
+static void kq_one(uint64_t *s, int i)
+{
+	struct ccase cs;
+	int xu = (int)kd_pick(s, 0, 1), wu = (int)kd_pick(s, 0, 1), per_m;
+	int64_t xd[5], wd[5], od[5], nx, nw, ny, pads[6];
+	double *x, *w, *wz, xz, *xs, *ws, *want;
+	struct ir_model *m = tm_new(13);
+	struct ir_node *n;
+	struct rt_value *out = NULL;
+	struct rt_opts o = { .threads = 1 + i % 2 };
+	struct rt_session *ss = NULL;
+	struct rt_value *in;
+	struct ir_diag d;
+	int64_t before;
+	int corr;
+
+	kd_case(s, &cs);
+	per_m = (int)kd_pick(s, 0, 1);
+	xd[0] = cs.n;
+	xd[1] = cs.c;
+	wd[0] = cs.m;
+	wd[1] = cs.c / cs.group;
+	od[0] = cs.n;
+	od[1] = cs.m;
+	nx = cs.n * cs.c;
+	nw = cs.m * (cs.c / cs.group);
+	for (int dd = 0; dd < cs.nsp; dd++) {
+		xd[2 + dd] = cs.in[dd];
+		wd[2 + dd] = cs.k[dd];
+		od[2 + dd] = tc_out_dim(&cs, dd);
+		nx *= cs.in[dd];
+		nw *= cs.k[dd];
+		pads[dd] = cs.pad[dd];
+		pads[cs.nsp + dd] = cs.pad[cs.nsp + dd];
+	}
+	x = malloc((size_t)nx * sizeof(double));
+	w = malloc((size_t)nw * sizeof(double));
+	xs = malloc((size_t)nx * sizeof(double));
+	ws = malloc((size_t)nw * sizeof(double));
+	wz = malloc((size_t)cs.m * sizeof(double));
+	CU_ASSERT_FATAL(x && w && xs && ws && wz);
+	/* the full 8-bit ranges, zero points anywhere in them */
+	for (int64_t e = 0; e < nx; e++)
+		x[e] = (double)kd_pick(s, xu ? 0 : -128, xu ? 255 : 127);
+	for (int64_t e = 0; e < nw; e++)
+		w[e] = (double)kd_pick(s, wu ? 0 : -128, wu ? 255 : 127);
+	xz = (double)kd_pick(s, xu ? 0 : -128, xu ? 255 : 127);
+	/* every other case a "symmetric" W (zero point 128 or 0): no sums
+	 * channel, so grouped convolutions go to oneDNN too */
+	for (int64_t o2 = 0; o2 < cs.m; o2++)
+		wz[o2] = i % 2 ? (wu ? 128 : 0) :
+			 (double)kd_pick(s, wu ? 0 : -128, wu ? 255 : 127);
+	if (!per_m)
+		for (int64_t o2 = 1; o2 < cs.m; o2++)
+			wz[o2] = wz[0];
+	corr = wz[0] != (wu ? 128 : 0);
+	for (int64_t o2 = 0; o2 < cs.m; o2++)
+		corr |= wz[o2] != (wu ? 128 : 0);
+	for (int64_t e = 0; e < nx; e++)
+		xs[e] = x[e] - xz;
+	for (int64_t e = 0; e < nw; e++)
+		ws[e] = w[e] - wz[e / (nw / cs.m)];
+	want = tc_naive_conv(&cs, xs, ws, NULL, &ny);
+
+	tm_input(m, "x", xu ? IR_DTYPE_UINT8 : IR_DTYPE_INT8, xd, (size_t)cs.nsp + 2);
+	tm_init(m, "w", wu ? IR_DTYPE_UINT8 : IR_DTYPE_INT8, wd, (size_t)cs.nsp + 2, w);
+	tm_init(m, "xz", xu ? IR_DTYPE_UINT8 : IR_DTYPE_INT8, TM_DIMS(1), 0, &xz);
+	tm_init(m, "wz", wu ? IR_DTYPE_UINT8 : IR_DTYPE_INT8, TM_DIMS(cs.m), per_m ? 1 : 0, wz);
+	n = tm_node(m, "ConvInteger", NULL, TM_NAMES("x", "w", "xz", "wz"), 4, TM_NAMES("y"), 1);
+	ir_node_set_int(n, "group", cs.group);
+	ir_node_set_ints(n, "strides", cs.s, (size_t)cs.nsp);
+	ir_node_set_ints(n, "dilations", cs.dl, (size_t)cs.nsp);
+	ir_node_set_ints(n, "pads", pads, 2 * (size_t)cs.nsp);
+	tm_output(m, "y", IR_DTYPE_INT32, od, (size_t)cs.nsp + 2);
+	tm_verify(m);
+
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, xu ? IR_DTYPE_UINT8 : IR_DTYPE_INT8, cs.nsp + 2, xd,
+				      &in, &d) == 0);
+	for (int64_t e = 0; e < nx; e++)
+		if (xu)
+			((uint8_t *)in->data)[e] = (uint8_t)x[e];
+		else
+			((int8_t *)in->data)[e] = (int8_t)x[e];
+	CU_ASSERT_FATAL(rt_session_new(m, &o, &ss, &d) == 0);
+	for (int r = 0; r < 2; r++) {
+		before = knn_dnnl_runs();
+		if (rt_session_run(ss, &in, 1, &out, &d) < 0)
+			fprintf(stderr, "\nrun: %s\n", d.msg);
+		CU_ASSERT_FATAL(out != NULL && out->numel == ny);
+		CU_ASSERT(knn_dnnl_runs() == before + (cs.group == 1 || !corr));
+		for (int64_t e = 0; e < ny; e++)
+			if ((double)((const int32_t *)out->data)[e] != want[e]) {
+				fprintf(stderr, "\nConvInteger case %d (nsp %d c %lld m %lld group "
+					"%lld x %s w %s) element %lld: %d, want %.0f\n", i, cs.nsp,
+					(long long)cs.c, (long long)cs.m, (long long)cs.group,
+					xu ? "u8" : "s8", wu ? "u8" : "s8", (long long)e,
+					((const int32_t *)out->data)[e], want[e]);
+				CU_FAIL("ConvInteger sums");
+				break;
+			}
+		rt_value_unref(out);
+		out = NULL;
+	}
+	rt_session_free(ss);
+	rt_value_unref(in);
+	ir_model_free(m);
+	free(x);
+	free(w);
+	free(xs);
+	free(ws);
+	free(wz);
+	free(want);
+}
+
+static void test_integer(void)
+{
+	uint64_t s = 7130;
+
+	if (!knn_dnnl_int_ok()) {
+		fprintf(stderr, "\nkdnnl: no oneDNN integer convolutions here (no VNNI): "
+			"integer cases skipped\n");
+		return;
+	}
+	for (int i = 0; i < KD_CASES; i++)
+		kq_one(&s, i);
+}
+
+static const struct unit_test tests[] = {
+	{ "random", test_random },
+	{ "policy", test_policy },
+	{ "integer", test_integer },
+	{ NULL, NULL },
+};
+
+int suite_kdnnl_register(void)
+{
+	return unit_add_suite("kdnnl", tests);
+}

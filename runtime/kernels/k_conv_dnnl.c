@@ -8,6 +8,7 @@
  * plain output.  Threads: oneDNN runs on OpenMP, set to the session's
  * thread count on every call. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,6 +80,8 @@ struct dn_conv {
 	dnnl_memory_t usrc, src, uwei, wei, bias, dst, udst, zp;
 	int wei_ready;            /* wei holds W reordered (W constant) */
 	int32_t zp_val;           /* the input's zero point (t.zp) */
+	size_t src_bytes, dst_bytes;  /* input and output in oneDNN's layouts
+				       * (0: plain), on tensor blocks per run */
 	int8_t *w8;               /* integer W minus its zero points, as s8 */
 	const void *w_src;        /* the W that w8 was made from */
 };
@@ -157,23 +160,27 @@ static int dn_geom_same(const struct knn_geom *a, const struct knn_geom *b)
 
 /* A memory of the primitive's layout md, or the plain one (plain) when
  * they are equal; and the reorder between them (NULL when equal).  to:
- * the reorder goes from md to plain. */
+ * the reorder goes from md to plain.  own: the memory allocates its data
+ * (the weights, kept); else it gets a buffer on each run (*bytes). */
 static int dn_layout(dnnl_memory_t plain, const dnnl_memory_desc_t *pmd,
-		     const dnnl_memory_desc_t *md, int to, dnnl_memory_t *mem,
-		     dnnl_primitive_t *reorder)
+		     const dnnl_memory_desc_t *md, int to, int own, dnnl_memory_t *mem,
+		     dnnl_primitive_t *reorder, size_t *bytes)
 {
 	dnnl_primitive_desc_t rpd;
 	dnnl_status_t st;
 
 	*reorder = NULL;
+	*bytes = 0;
 	if (dnnl_memory_desc_equal(pmd, md)) {
 		*mem = plain;
 		return 0;
 	}
-	if (dnnl_memory_create(mem, md, dn_engine, DNNL_MEMORY_ALLOCATE) != dnnl_success) {
+	if (dnnl_memory_create(mem, md, dn_engine, own ? DNNL_MEMORY_ALLOCATE : DNNL_MEMORY_NONE) !=
+	    dnnl_success) {
 		*mem = NULL;
 		return -1;
 	}
+	*bytes = own ? 0 : dnnl_memory_desc_get_size(md);
 	st = to ? dnnl_reorder_primitive_desc_create(&rpd, md, dn_engine, pmd, dn_engine, NULL) :
 	     dnnl_reorder_primitive_desc_create(&rpd, pmd, dn_engine, md, dn_engine, NULL);
 	if (st != dnnl_success)
@@ -196,6 +203,7 @@ static int dn_conv_make(struct dn_conv *c, const struct knn_geom *g,
 {
 	dnnl_memory_desc_t smd, wmd, bmd, dmd, zmd, any_s, any_w, any_d;
 	const int32_t runtime_zp = DNNL_RUNTIME_S32_VAL;
+	size_t wbytes;
 	dnnl_dims_t sd, wd, bd, dd, strides, dil, pl, pr;
 	dnnl_convolution_desc_t cd;
 	dnnl_primitive_attr_t attr = NULL;
@@ -260,13 +268,13 @@ static int dn_conv_make(struct dn_conv *c, const struct knn_geom *g,
 	    (has_bias && dnnl_memory_create(&c->bias, &bmd, dn_engine, DNNL_MEMORY_NONE)) ||
 	    (t->zp && dnnl_memory_create(&c->zp, &zmd, dn_engine, &c->zp_val)))
 		goto done;
-	if (dn_layout(c->usrc, &smd, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), 0,
-		      &c->src, &c->rsrc) ||
-	    dn_layout(c->udst, &dmd, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), 1,
-		      &c->dst, &c->rdst) ||
+	if (dn_layout(c->usrc, &smd, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), 0, 0,
+		      &c->src, &c->rsrc, &c->src_bytes) ||
+	    dn_layout(c->udst, &dmd, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), 1, 0,
+		      &c->dst, &c->rdst, &c->dst_bytes) ||
 	    dn_layout(c->uwei, &wmd,
-		      dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), 0,
-		      &c->wei, &c->rwei))
+		      dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), 0, 1,
+		      &c->wei, &c->rwei, &wbytes))
 		goto done;
 	rc = 0;
 done:
@@ -280,16 +288,26 @@ done:
  * primitive's layouts), charged to the session while c is kept. */
 static int64_t dn_conv_bytes(const struct dn_conv *c)
 {
-	const dnnl_memory_t own[3] = { c->wei != c->uwei ? c->wei : NULL,
-				       c->src != c->usrc ? c->src : NULL,
-				       c->dst != c->udst ? c->dst : NULL };
 	const dnnl_memory_desc_t *md;
 	int64_t n = (int64_t)sizeof(*c);
 
-	for (int i = 0; i < 3; i++)
-		if (own[i] && dnnl_memory_get_memory_desc(own[i], &md) == dnnl_success)
-			n += (int64_t)dnnl_memory_desc_get_size(md);
+	if (c->wei != c->uwei && dnnl_memory_get_memory_desc(c->wei, &md) == dnnl_success)
+		n += (int64_t)dnnl_memory_desc_get_size(md);
 	return n;
+}
+
+/* A 64-byte aligned block of n bytes from the tensor blocks into *p
+ * (*raw to free with rt_big_free; both NULL when n is 0); -1 when memory
+ * ran out. */
+static int dn_scratch(size_t n, void **raw, void **p)
+{
+	*raw = *p = NULL;
+	if (!n)
+		return 0;
+	if (!(*raw = rt_big_alloc(n + 64)))
+		return -1;
+	*p = (void *)(((uintptr_t)*raw + 63) & ~(uintptr_t)63);
+	return 0;
 }
 
 static int dn_exec(struct dn_conv *c, dnnl_primitive_t p, int n, const dnnl_exec_arg_t *args)
@@ -309,8 +327,9 @@ static int dn_reorder(struct dn_conv *c, dnnl_primitive_t p, dnnl_memory_t from,
 static int dn_conv_run(struct dn_conv *c, const void *x, const void *w, const float *b,
 		       void *y, int w_const)
 {
+	void *sraw = NULL, *draw = NULL, *sp, *dp;
 	dnnl_exec_arg_t a[5];
-	int n = 0;
+	int n = 0, rc = -1;
 
 	if (dnnl_memory_set_data_handle(c->usrc, (void *)x) ||
 	    dnnl_memory_set_data_handle(c->udst, y) ||
@@ -325,8 +344,12 @@ static int dn_conv_run(struct dn_conv *c, const void *x, const void *w, const fl
 		c->h.w = w;
 		c->wei_ready = c->rwei != NULL && w_const;
 	}
+	if (dn_scratch(c->src_bytes, &sraw, &sp) || dn_scratch(c->dst_bytes, &draw, &dp) ||
+	    (sp && dnnl_memory_set_data_handle(c->src, sp)) ||
+	    (dp && dnnl_memory_set_data_handle(c->dst, dp)))
+		goto done;
 	if (dn_reorder(c, c->rsrc, c->usrc, c->src))
-		return -1;
+		goto done;
 	a[n++] = (dnnl_exec_arg_t){ DNNL_ARG_SRC, c->src };
 	a[n++] = (dnnl_exec_arg_t){ DNNL_ARG_WEIGHTS, c->wei };
 	if (c->bias)
@@ -334,9 +357,14 @@ static int dn_conv_run(struct dn_conv *c, const void *x, const void *w, const fl
 	if (c->zp)
 		a[n++] = (dnnl_exec_arg_t){ DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, c->zp };
 	a[n++] = (dnnl_exec_arg_t){ DNNL_ARG_DST, c->dst };
-	if (dn_exec(c, c->conv, n, a) || dn_reorder(c, c->rdst, c->dst, c->udst))
-		return -1;
-	return dnnl_stream_wait(c->stream) == dnnl_success ? 0 : -1;
+	if (dn_exec(c, c->conv, n, a) || dn_reorder(c, c->rdst, c->dst, c->udst) ||
+	    dnnl_stream_wait(c->stream) != dnnl_success)
+		goto done;
+	rc = 0;
+done:
+	rt_big_free(sraw);
+	rt_big_free(draw);
+	return rc;
 }
 
 struct dn_epi {

@@ -276,15 +276,44 @@ int64_t rt_input_past_length(const struct ir_model *m, const struct rt_input_opt
 	return 0;
 }
 
-static int64_t dim_value(const struct ir_dim *dm, const struct rt_input_opts *o)
+/* A symbolic dim's value from --dim: 1 and *given 0 when none names it. */
+static int64_t dim_lookup(const struct ir_dim *dm, const struct rt_input_opts *o, int *given)
 {
+	*given = 1;
 	if (dm->kind == IR_DIM_VALUE)
 		return dm->value;
 	if (dm->kind == IR_DIM_PARAM)
 		for (size_t i = 0; i < o->n_dims; i++)
 			if (key_is(o->dims[i].name, ir_s(dm->param)))
 				return o->dims[i].value;
+	*given = 0;
 	return 1;
+}
+
+static int64_t dim_value(const struct ir_dim *dm, const struct rt_input_opts *o)
+{
+	int given;
+
+	return dim_lookup(dm, o, &given);
+}
+
+/* The new tokens' count: input_ids' (else position_ids') last dim, or 0
+ * when the model has neither. */
+static int64_t seq_length(const struct ir_model *m, const struct rt_input_opts *o)
+{
+	const struct ir_graph *g = m->graph;
+
+	for (int want = RT_ROLE_INPUT_IDS; ; want = RT_ROLE_POSITION_IDS) {
+		for (size_t i = 0; i < g->n_inputs; i++) {
+			const struct ir_type *t = g->inputs[i].type;
+
+			if ((int)rt_input_role_of(&g->inputs[i]) == want && t &&
+			    IR_HAS(t, IR_TYPE_HAS_SHAPE) && t->shape.n_dims >= 1)
+				return dim_value(&t->shape.dims[t->shape.n_dims - 1], o);
+		}
+		if (want == RT_ROLE_POSITION_IDS)
+			return 0;
+	}
 }
 
 static const char *const words[] = {
@@ -309,9 +338,16 @@ static int random_tensor(const struct ir_model *m, const struct ir_vinfo *vi,
 		if (t->shape.n_dims > RT_MAX_RANK)
 			return diag_error(d, "input '%s' has rank %zu", ir_s(vi->value->name),
 					  t->shape.n_dims);
+		int given = 1;
+
 		rank = (int)t->shape.n_dims;
 		for (int i = 0; i < rank; i++)
-			dims[i] = dim_value(&t->shape.dims[i], o);
+			dims[i] = dim_lookup(&t->shape.dims[i], o, &given);
+		/* an attention mask spans the past and the new tokens: its
+		 * last dim, when no --dim names it, is their sum */
+		if (rank >= 1 && !given && rt_input_role_of(vi) == RT_ROLE_ATTENTION_MASK &&
+		    seq_length(m, o) > 0)
+			dims[rank - 1] = rt_input_past_length(m, o) + seq_length(m, o);
 	}
 	for (size_t i = 0; i < o->n_ranges; i++)
 		if (key_is(o->ranges[i].name, ir_s(vi->value->name))) {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # t1012-validate-decoder.sh: validation of a decoder (tiny preset of
 # testdata/gen/make_decoder.py): generated inputs follow the decoder rules
-# (attention_mask all ones, position_ids past + 0..S-1; --range overrides),
+# (attention_mask all ones, as long as past + new tokens unless --dim says,
+# position_ids past + 0..S-1; --range overrides),
 # the fp16 migration to ascend is judged by per-position cosine and top-1
 # token of its logits (equivalent, with the element-wise verdict reported
 # beside), --logits exact judges it by rtol/atol, and a model whose lm_head
@@ -21,6 +22,9 @@ grep -q "^inputs: attention_mask all ones; position_ids past length + 0..S-1 per
 	{ cat "$T/out"; fail "validate does not say how it generated the decoder inputs"; }
 run 0 "$OPMIG" validate "$T/tiny.onnx" "$T/tiny.onnx" --dim batch_size=2 --dim sequence_length=4 \
 	--dim past_sequence_length=3 --dim total_sequence_length=7 --range attention_mask=0:1 --save "$T/rng"
+# without total_sequence_length the mask still spans past + new tokens
+run 0 "$OPMIG" validate "$T/tiny.onnx" "$T/tiny.onnx" --dim batch_size=2 --dim sequence_length=4 \
+	--dim past_sequence_length=3 --save "$T/tot"
 $PY - "$T" <<'PYEOF' || fail "generated decoder inputs are wrong (above)"
 import sys
 import numpy as np
@@ -38,6 +42,7 @@ assert mask.shape == (2, 7) and mask.dtype == np.int64 and (mask == 1).all(), ma
 want = np.array([[3, 4, 5, 6], [3, 4, 5, 6]], np.int64)
 assert pos.dtype == np.int64 and (pos == want).all(), pos
 assert past.shape == (2, 2, 3, 16) and past.dtype == np.float32 and past.min() >= -1 and past.max() < 1
+assert inp("tot", 1)[1].shape == (2, 7), inp("tot", 1)[1].shape   # past 3 + 4 new
 rmask = inp("rng", 1)[1]
 assert set(np.unique(rmask)) == {0, 1}, rmask     # --range wins over the rule
 print("inputs ok: mask", mask.tolist(), "positions", pos.tolist())

@@ -110,9 +110,9 @@ void rt_logits_judge(struct rt_metrics *m, double min_cosine)
 	}
 	m->ok = lg->min_cosine >= min_cosine && (lg->kv || lg->top1_agree == lg->positions);
 	if (!m->ok && !(lg->min_cosine >= min_cosine))
-		snprintf(m->why, sizeof(m->why),
-			 "logits: cosine %.6f at position %lld is below %g",
-			 lg->min_cosine, (long long)lg->worst_position, min_cosine);
+		snprintf(m->why, sizeof(m->why), "%s: cosine %.6f at %s %lld is below %g",
+			 lg->kv ? "key/value cache" : "logits", lg->min_cosine,
+			 lg->kv ? "row" : "position", (long long)lg->worst_position, min_cosine);
 	else if (!m->ok)
 		snprintf(m->why, sizeof(m->why),
 			 "logits: the top-1 token differs at %lld of %lld positions (first at %lld)",

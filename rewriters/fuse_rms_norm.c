@@ -165,14 +165,8 @@ static int match(const struct rw_ctx *c, struct ir_node *sq, struct match *m)
 			return 0;
 		m->x = front->inputs[0];
 	}
-	/* every intermediate read inside the pattern only (x itself may be
-	 * read elsewhere, unless it is the pattern's Cast) */
-	for (size_t i = 0; i < m->n; i++) {
-		if (m->nodes[i] == mul || m->nodes[i]->outputs[0] == x)
-			continue;
-		if (!read_inside(m->nodes[i]->outputs[0], m))
-			return 0;
-	}
+	/* each link above has one reader; x may have others, unless it is
+	 * the pattern's own Cast */
 	return !back || read_inside(x, m);
 }
 

@@ -32,6 +32,7 @@
 	X(fuse_gemm) \
 	X(fuse_layer_norm) \
 	X(fuse_rms_norm) \
+	X(fuse_rotary) \
 	X(gather_elements) \
 	X(gather_slice) \
 	X(gelu) \

@@ -1,10 +1,11 @@
 #!/bin/sh
 # t1194-decoder-fuse.sh: the LLM fusions of opmig migrate on torch's
-# decomposed patterns (tests/ort/fuse_llm_ort.py): RMSNorm variants and the
-# tiny decomposed decoder fused into SimplifiedLayerNormalization (a rules
-# file declaring it) and RMSNormalization (tensorrt at opset 23), equal to
-# the originals in onnxruntime-node; near misses and targets that declare
-# no fused op left alone (onnx.checker full_check).
+# decomposed patterns (tests/ort/fuse_llm_ort.py): RMSNorm and rotate-half
+# rotary variants and the tiny decomposed decoder fused into
+# SimplifiedLayerNormalization and com.microsoft RotaryEmbedding (a rules
+# file declaring them) and RMSNormalization and RotaryEmbedding (tensorrt at
+# opset 23), equal to the originals in onnxruntime-node; near misses and
+# targets that declare no fused op left alone (onnx.checker full_check).
 # Skipped when onnxruntime-node or python-onnx is absent.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
 # shellcheck source=tests/cli/lib.sh

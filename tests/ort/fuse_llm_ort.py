@@ -1,15 +1,19 @@
 """fuse_llm_ort.py OPMIG WORKDIR: the LLM fusions of opmig migrate
-(fuse-rms-norm) on torch's decomposed patterns.  The tiny decomposed
+(fuse-rms-norm, fuse-rotary) on torch's decomposed patterns.  The tiny decomposed
 decoder of testdata/gen/make_decoder.py and hand-built RMSNorm variants
 (Pow or x*x; Div, 1/r or Reciprocal; gamma on either side; float16 inside
-Cast to float32 and back) are migrated to a target that declares the fused
-op: a rules file extending openvino with com.microsoft
+Cast to float32 and back) and rotate-half rotary variants (operands in
+either order) are migrated to a target that declares the fused ops: a
+rules file extending openvino with com.microsoft
 SimplifiedLayerNormalization (opset 17, emitted in the default domain as
-onnxruntime registers it), and tensorrt with --opset 23 (RMSNormalization).
+onnxruntime registers it) and com.microsoft RotaryEmbedding, and tensorrt
+with --opset 23 (RMSNormalization, RotaryEmbedding).
 Each must have the fused op in place of every pattern and give, in
 onnxruntime-node, the original's outputs within float tolerance.
 Near misses (eps a graph input, an intermediate read twice, the mean over
-another axis, gamma varying along another axis) and targets that declare
+another axis, gamma varying along another axis; cache halves unequal, the
+rotated half read twice, cos from a graph input, x split off the middle)
+and targets that declare
 no fused op (openvino; tensorrt at opset 17) must be left alone and pass
 onnx.checker full_check.  Prints one line per check; exits 1 on a
 failure, 77 when onnxruntime-node is absent."""
@@ -35,7 +39,8 @@ RULES = {
     "vendor": "test", "family": "test", "description": "fuse_llm_ort.py",
     "extends": "openvino", "sources": ["fuse_llm_ort.py"],
     "ops": {"com.microsoft:SimplifiedLayerNormalization":
-            {"dtypes": ["float32", "float16"]}},
+            {"dtypes": ["float32", "float16"]},
+            "com.microsoft:RotaryEmbedding": {"dtypes": ["float32", "float16"]}},
 }
 fails = 0
 
@@ -107,6 +112,62 @@ def rms(name, x_mul=False, div="one", gamma_first=True, f16=False, eps_input=Fal
     m.ir_version = 8
     return m
 
+
+RSHAPE, POS = [2, 3, 5, 8], 16      # x [B, N, S, D], cache rows
+
+
+def rope(name, swap=False, halves_differ=False, twice=False, cos_input=False, split=4):
+    """One rotate-half rotary as a model: x [2, 3, 5, 8], position_ids
+    [2, 5] -> y; swap: the operands of each Mul and of the Add reversed."""
+    d, f = RSHAPE[-1], TensorProto.FLOAT
+    inv = 1.0 / (10000 ** (np.arange(0, d, 2) / d))
+    ang = np.arange(POS)[:, None] * inv[None, :]
+    if not halves_differ:
+        ang = np.concatenate([ang, ang], axis=1)
+    else:
+        ang = np.concatenate([ang, 0.5 * ang], axis=1)
+    ins = [helper.make_tensor_value_info("x", f, RSHAPE),
+           helper.make_tensor_value_info("position_ids", TensorProto.INT64, RSHAPE[::2][:1] +
+                                         [RSHAPE[2]])]
+    outs = [helper.make_tensor_value_info("y", f, RSHAPE)]
+    inits = [numpy_helper.from_array(np.sin(ang).astype(np.float32), "sin_cache"),
+             numpy_helper.from_array(np.array([1], np.int64), "ax1")]
+    for nm, v in (("s0", 0), ("sh", split), ("se", d), ("sa", -1)):
+        inits.append(numpy_helper.from_array(np.array([v], np.int64), nm))
+    if cos_input:
+        ins.append(helper.make_tensor_value_info("cos_cache", f, [POS, d]))
+    else:
+        inits.append(numpy_helper.from_array(np.cos(ang).astype(np.float32), "cos_cache"))
+    mm = lambda a, b, o: helper.make_node("Mul", [b, a] if swap else [a, b], [o])  # noqa: E731
+    nodes = [helper.make_node("Gather", ["cos_cache", "position_ids"], ["cg"]),
+             helper.make_node("Unsqueeze", ["cg", "ax1"], ["cos"]),
+             helper.make_node("Gather", ["sin_cache", "position_ids"], ["sg"]),
+             helper.make_node("Unsqueeze", ["sg", "ax1"], ["sin"]),
+             helper.make_node("Slice", ["x", "s0", "sh", "sa"], ["x1"]),
+             helper.make_node("Slice", ["x", "sh", "se", "sa"], ["x2"]),
+             helper.make_node("Neg", ["x2"], ["nx2"]),
+             helper.make_node("Concat", ["nx2", "x1"], ["rot"], axis=-1),
+             mm("x", "cos", "a"), mm("rot", "sin", "b"),
+             helper.make_node("Add", ["b", "a"] if swap else ["a", "b"], ["y"])]
+    if twice:   # the rotated half is read outside the pattern too
+        nodes.append(helper.make_node("Neg", ["rot"], ["extra"]))
+        outs.append(helper.make_tensor_value_info("extra", f, RSHAPE))
+    for i, n in enumerate(nodes):
+        n.name = "%s_%d_%s" % (name, i, n.op_type)
+    m = helper.make_model(helper.make_graph(nodes, name, ins, outs, inits),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+ROPE_CASES = (   # name, builder options, fused?
+    ("rope", dict(), True),
+    ("rope-swapped", dict(swap=True), True),
+    ("near-rope-halves", dict(halves_differ=True), False),
+    ("near-rope-twice", dict(twice=True), False),
+    ("near-rope-cos-input", dict(cos_input=True), False),
+    ("near-rope-split", dict(split=2), False),
+)
 
 CASES = (   # name, builder options, fused?
     ("pow-one-div", dict(), True),
@@ -195,6 +256,35 @@ def main():
                 full_check(dst, what)
             jobs += [(src, feeds), (dst, feeds)]
             names.append((what, 2e-3 if opts.get("f16") else 1e-5))
+    # hand-built rotary patterns
+    for name, opts, fuse in ROPE_CASES:
+        src = os.path.join(work, name + ".onnx")
+        onnx.save(rope(name, **opts), src)
+        full_check(src, "%s: the source" % name)
+        feeds = {"x": rng.standard_normal(RSHAPE).astype(np.float32),
+                 "position_ids": rng.integers(0, POS, size=(RSHAPE[0], RSHAPE[2]))}
+        if opts.get("cos_input"):
+            feeds["cos_cache"] = rng.standard_normal((POS, RSHAPE[-1])).astype(np.float32)
+        for tag, target, extra, dom in (("ms", "npu-fused", fused_rules, "com.microsoft"),
+                                        ("rope23", "tensorrt", ["--opset", "23"], "")):
+            dst = os.path.join(work, "%s-%s.onnx" % (name, tag))
+            what = "%s on %s%s" % (name, target, " opset 23" if tag == "rope23" else "")
+            done = migrate(opmig, src, dst, target,
+                           extra + ([] if fuse else ["--no-validate"]), what)
+            if done is None:
+                continue
+            m = onnx.load(dst)
+            ops = [n.op_type for n in m.graph.node]
+            rot = [n.domain for n in m.graph.node if n.op_type == "RotaryEmbedding"]
+            want = 1 if fuse else 0
+            check(done.count("fuse-rotary") == want and rot == [dom] * want and
+                  (not fuse or ops == ["RotaryEmbedding"]),
+                  "%s: %d fuse-rotary, ops %s (want %d RotaryEmbedding in '%s')"
+                  % (what, done.count("fuse-rotary"), ops, want, dom))
+            if tag == "ms":
+                full_check(dst, what)
+            jobs += [(src, feeds), (dst, feeds)]
+            names.append((what, 1e-5))
     # the targets that declare no fused op leave the pattern alone
     src = os.path.join(work, "pow-one-div.onnx")
     for target, extra in (("openvino", []), ("tensorrt", [])):
@@ -233,6 +323,11 @@ def main():
         check(done.count("fuse-rms-norm") == n_norm and ops.count(op) == n_norm and
               "Sqrt" not in ops, "%s: %d fuse-rms-norm, %d %s (want %d), no Sqrt left"
               % (what, done.count("fuse-rms-norm"), ops.count(op), op, n_norm))
+        rot = [n.domain for n in onnx.load(dst).graph.node if n.op_type == "RotaryEmbedding"]
+        want = "com.microsoft" if tag == "sln" else ""
+        check(done.count("fuse-rotary") == 2 * LAYERS and rot == [want] * (2 * LAYERS) and
+              "Neg" not in ops, "%s: %d fuse-rotary, RotaryEmbedding in domains %s (want %d "
+              "in '%s'), no Neg left" % (what, done.count("fuse-rotary"), rot, 2 * LAYERS, want))
         jobs += [(dec, feeds), (dst, feeds)]
         names.append((what, 1e-4))
 

@@ -40,7 +40,8 @@ RULES = {
     "extends": "openvino", "sources": ["fuse_llm_ort.py"],
     "ops": {"com.microsoft:SimplifiedLayerNormalization":
             {"dtypes": ["float32", "float16"]},
-            "com.microsoft:RotaryEmbedding": {"dtypes": ["float32", "float16"]}},
+            "com.microsoft:RotaryEmbedding": {"dtypes": ["float32", "float16"]},
+            "com.microsoft:MatMulNBits": {"dtypes": ["float32"]}},
 }
 fails = 0
 
@@ -159,6 +160,71 @@ def rope(name, swap=False, halves_differ=False, twice=False, cos_input=False, sp
     m.ir_version = 8
     return m
 
+
+INT4, UINT4 = 22, 21   # TensorProto data types onnx 1.12 predates
+
+
+def int4_tensor(codes, name, signed):
+    """An int4/uint4 initializer: two codes a byte, the first in the low
+    nibble (raw_data as ONNX packs 4-bit types)."""
+    flat = (codes.astype(np.int64).ravel() & 15).astype(np.uint8)
+    if flat.size % 2:
+        flat = np.append(flat, np.uint8(0))
+    t = onnx.TensorProto()
+    t.name = name
+    t.data_type = INT4 if signed else UINT4
+    t.dims.extend(codes.shape)
+    t.raw_data = (flat[0::2] | (flat[1::2] << 4)).tobytes()
+    return t
+
+
+def nbits(name, k=64, n=24, bs=32, signed=False, zp=True, axis=0, twice=False,
+          w_input=False):
+    """A [3, 4, K] x DequantizeLinear-21(codes [K, N] blocked along K) ->
+    y [3, 4, N]."""
+    rng = np.random.default_rng(5)
+    kb = (k + bs - 1) // bs
+    lo, hi = (-8, 8) if signed else (0, 16)
+    f = TensorProto.FLOAT
+    sshape = [kb, n] if axis == 0 else [k, (n + bs - 1) // bs]
+    ins = [helper.make_tensor_value_info("a", f, [3, 4, k])]
+    outs = [helper.make_tensor_value_info("y", f, [3, 4, n])]
+    inits = [numpy_helper.from_array((0.02 + 0.05 * rng.random(sshape)).astype(np.float32),
+                                     "scale")]
+    codes = rng.integers(lo, hi, size=(k, n))
+    if w_input:
+        ins.append(helper.make_tensor_value_info("w", INT4 if signed else UINT4, [k, n]))
+    else:
+        inits.append(int4_tensor(codes, "w", signed))
+    dq_in = ["w", "scale"]
+    if zp:
+        inits.append(int4_tensor(rng.integers(lo, hi, size=sshape), "zp", signed))
+        dq_in.append("zp")
+    nodes = [helper.make_node("DequantizeLinear", dq_in, ["wf"], axis=axis, block_size=bs),
+             helper.make_node("MatMul", ["a", "wf"], ["y"])]
+    if twice:   # the dequantized weights are read by another node too
+        nodes.append(helper.make_node("ReduceSum", ["wf"], ["extra"], keepdims=0))
+        outs.append(helper.make_tensor_value_info("extra", f, []))
+    for i, nd in enumerate(nodes):
+        nd.name = "%s_%d_%s" % (name, i, nd.op_type)
+    m = helper.make_model(helper.make_graph(nodes, name, ins, outs, inits),
+                          opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    return m, codes
+
+
+NBITS_CASES = (   # name, builder options, fused?
+    ("nbits-uint4-zp", dict(), True),
+    ("nbits-uint4", dict(zp=False), True),
+    ("nbits-int4-zp", dict(signed=True), True),
+    ("nbits-int4", dict(signed=True, zp=False), True),
+    ("nbits-partial-block", dict(k=80, bs=32, signed=True), True),
+    ("nbits-block16", dict(bs=16, n=7), True),
+    ("near-nbits-block8", dict(bs=8), False),
+    ("near-nbits-axis1", dict(axis=1), False),
+    ("near-nbits-twice", dict(twice=True), False),
+    ("near-nbits-w-input", dict(w_input=True), False),
+)
 
 ROPE_CASES = (   # name, builder options, fused?
     ("rope", dict(), True),
@@ -285,6 +351,30 @@ def main():
                 full_check(dst, what)
             jobs += [(src, feeds), (dst, feeds)]
             names.append((what, 1e-5))
+    # blocked int4 weights (opset 21: onnxruntime-node checks them, onnx
+    # 1.12 cannot)
+    for name, opts, fuse in NBITS_CASES:
+        src = os.path.join(work, name + ".onnx")
+        m, codes = nbits(name, **opts)
+        onnx.save(m, src)
+        k = opts.get("k", 64)
+        feeds = {"a": rng.standard_normal((3, 4, k)).astype(np.float32)}
+        for target, extra in (("npu-fused", fused_rules), ("openvino", [])):
+            dst = os.path.join(work, "%s-%s.onnx" % (name, target))
+            what = "%s on %s" % (name, target)
+            want = 1 if fuse and target == "npu-fused" else 0
+            done = migrate(opmig, src, dst, target,
+                           extra + ([] if want else ["--no-validate"]), what)
+            if done is None:
+                continue
+            ops = [nd.op_type for nd in onnx.load(dst).graph.node]
+            check(done.count("fuse-matmul-nbits") == want and ops.count("MatMulNBits") == want
+                  and (not want or "DequantizeLinear" not in ops),
+                  "%s: %d fuse-matmul-nbits, ops %s (want %d MatMulNBits)"
+                  % (what, done.count("fuse-matmul-nbits"), ops, want))
+            if not opts.get("w_input"):   # no int4 input from numpy
+                jobs += [(src, feeds), (dst, feeds)]
+                names.append((what, 1e-5))
     # the targets that declare no fused op leave the pattern alone
     src = os.path.join(work, "pow-one-div.onnx")
     for target, extra in (("openvino", []), ("tensorrt", [])):

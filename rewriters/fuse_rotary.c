@@ -76,6 +76,18 @@ static int table(const struct rw_ctx *c, const struct ir_value *v, int64_t d,
 	return 1;
 }
 
+/* Can position_ids' dim p be x's dim (not 1 broadcast along it)?  Equal
+ * when known; an x dim inference lost (?) is taken as p's unless p is 1 */
+static int same_dim(const struct ir_vdim *p, const struct ir_vdim *x)
+{
+	if (p->kind == x->kind && (p->kind == IR_VDIM_VALUE ? p->value == x->value :
+				   p->kind == IR_VDIM_PARAM && p->param && x->param &&
+				   !strcmp(p->param, x->param)))
+		return 1;
+	return x->kind == IR_VDIM_UNKNOWN && p->kind != IR_VDIM_UNKNOWN &&
+	       !(p->kind == IR_VDIM_VALUE && p->value == 1);
+}
+
 static int match(const struct rw_ctx *c, struct ir_node *add, struct match *m)
 {
 	struct ir_node *mul[2], *cat, *neg, *s1, *s2;
@@ -125,6 +137,15 @@ static int match(const struct rw_ctx *c, struct ir_node *add, struct match *m)
 	if (!table(c, trig[0], m->d, &m->cache[0], &m->pos) ||
 	    !table(c, trig[1], m->d, &m->cache[1], &m->pos))
 		return 0;
+	/* position_ids [B, S] as x [B, N, S, D] has them (a [1, S] one
+	 * broadcast over a batch is left alone) */
+	{
+		const struct ir_vtype *p = rw_type(c, m->pos);
+
+		if (!p || p->rank != 2 || !same_dim(&p->dims[0], &t->dims[0]) ||
+		    !same_dim(&p->dims[1], &t->dims[2]))
+			return 0;
+	}
 	{
 		struct ir_node *all[] = { s1, s2, neg, cat, mul[0], mul[1], add };
 

@@ -117,7 +117,8 @@ def rms(name, x_mul=False, div="one", gamma_first=True, f16=False, eps_input=Fal
 RSHAPE, POS = [2, 3, 5, 8], 16      # x [B, N, S, D], cache rows
 
 
-def rope(name, swap=False, halves_differ=False, twice=False, cos_input=False, split=4):
+def rope(name, swap=False, halves_differ=False, twice=False, cos_input=False, split=4,
+         pos_batch=None):
     """One rotate-half rotary as a model: x [2, 3, 5, 8], position_ids
     [2, 5] -> y; swap: the operands of each Mul and of the Add reversed."""
     d, f = RSHAPE[-1], TensorProto.FLOAT
@@ -128,8 +129,8 @@ def rope(name, swap=False, halves_differ=False, twice=False, cos_input=False, sp
     else:
         ang = np.concatenate([ang, 0.5 * ang], axis=1)
     ins = [helper.make_tensor_value_info("x", f, RSHAPE),
-           helper.make_tensor_value_info("position_ids", TensorProto.INT64, RSHAPE[::2][:1] +
-                                         [RSHAPE[2]])]
+           helper.make_tensor_value_info("position_ids", TensorProto.INT64,
+                                         [pos_batch or RSHAPE[0], RSHAPE[2]])]
     outs = [helper.make_tensor_value_info("y", f, RSHAPE)]
     inits = [numpy_helper.from_array(np.sin(ang).astype(np.float32), "sin_cache"),
              numpy_helper.from_array(np.array([1], np.int64), "ax1")]
@@ -233,6 +234,7 @@ ROPE_CASES = (   # name, builder options, fused?
     ("near-rope-twice", dict(twice=True), False),
     ("near-rope-cos-input", dict(cos_input=True), False),
     ("near-rope-split", dict(split=2), False),
+    ("near-rope-pos-broadcast", dict(pos_batch=1), False),
 )
 
 CASES = (   # name, builder options, fused?
@@ -328,7 +330,8 @@ def main():
         onnx.save(rope(name, **opts), src)
         full_check(src, "%s: the source" % name)
         feeds = {"x": rng.standard_normal(RSHAPE).astype(np.float32),
-                 "position_ids": rng.integers(0, POS, size=(RSHAPE[0], RSHAPE[2]))}
+                 "position_ids": rng.integers(0, POS, size=(opts.get("pos_batch") or RSHAPE[0],
+                                                            RSHAPE[2]))}
         if opts.get("cos_input"):
             feeds["cos_cache"] = rng.standard_normal((POS, RSHAPE[-1])).astype(np.float32)
         for tag, target, extra, dom in (("ms", "npu-fused", fused_rules, "com.microsoft"),
@@ -403,10 +406,14 @@ def main():
     n_norm = 2 * LAYERS + 1
     for tag, target, extra, op in (("sln", "npu-fused", fused_rules,
                                     "SimplifiedLayerNormalization"),
-                                   ("rms23", "tensorrt", ["--opset", "23"], "RMSNormalization")):
+                                   ("rms23", "tensorrt", ["--opset", "23"], "RMSNormalization"),
+                                   ("rms23-dynamic", "tensorrt", ["--opset", "23"],
+                                    "RMSNormalization")):
         dst = os.path.join(work, "decoder-%s.onnx" % tag)
-        what = "decoder on %s%s" % (target, " opset 23" if tag == "rms23" else "")
-        done = migrate(opmig, dec, dst, target, extra + dims, what)
+        what = "decoder on %s%s%s" % (target, " opset 23" if tag != "sln" else "",
+                                      ", symbolic dims" if "dynamic" in tag else "")
+        done = migrate(opmig, dec, dst, target,
+                       extra + ([] if "dynamic" in tag else dims), what)
         if done is None:
             continue
         ops, opset = fused_ops(dst)

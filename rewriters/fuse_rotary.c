@@ -9,6 +9,7 @@
  * halves, the same position_ids (int64 [B, S]) and no interleaving.  Every
  * intermediate of the rotation is read inside the pattern only, and no
  * node of it was made by a pass (the rotary lowering's output stays). */
+#include <stdio.h>
 #include <string.h>
 
 #include "rewriters/rw_int.h"
@@ -156,12 +157,33 @@ static int match(const struct rw_ctx *c, struct ir_node *add, struct match *m)
 	return 1;
 }
 
+/* The name of a cache's first half: one initializer however many
+ * rotaries share the cache */
+static void half_name(const struct ir_value *cache, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/opmig_rotary_half", ir_s(cache->name));
+}
+
+/* The first half a fusion made of cache before, or NULL */
+static struct ir_value *made_half(const struct rw_ctx *c, const struct ir_value *cache)
+{
+	struct ir_value *v;
+	char name[300];
+
+	half_name(cache, name, sizeof(name));
+	v = ir_graph_find(c->m->graph, name);
+	return v && v->init && !v->is_input && !v->producer ? v : NULL;
+}
+
 /* The first half of every row of a constant [P, d] cache, as a new
  * initializer (NULL when out of memory) */
 static struct ir_value *first_half(struct rw_emit *e, const struct ir_value *cache, int64_t d)
 {
 	struct rt_value *t = rw_init_value(cache);
-	struct ir_value *out;
+	struct ir_tensor *it = NULL;
+	struct ir_value *out = NULL;
+	struct ir_diag dg;
+	char name[300];
 	size_t h;
 
 	if (!t)
@@ -171,7 +193,10 @@ static struct ir_value *first_half(struct rw_emit *e, const struct ir_value *cac
 		memmove((char *)t->data + (size_t)r * h, (char *)t->data + (size_t)r * 2 * h, h);
 	t->dims[1] = d / 2;
 	t->numel = t->dims[0] * (d / 2);
-	out = rw_const_value(e, t);
+	ir_diag_init(&dg);
+	half_name(cache, name, sizeof(name));
+	if (rt_value_to_ir(t, name, &it, &dg) == 0)
+		out = ir_graph_add_initializer(e->g, it);
 	rt_value_unref(t);
 	return out;
 }
@@ -217,16 +242,18 @@ static int fuse(struct rw_ctx *c, struct match *m)
 
 	if (!t || !pt || !ct || !st || pt->dtype != IR_DTYPE_INT64 || ct->dtype != t->dtype ||
 	    st->dtype != t->dtype || (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16) ||
-	    rw_made_by_pass(m->nodes, m->n) || !(dom = pick(c, t->dtype)) ||
-	    !halves_equal(m->cache[0], m->d) || !halves_equal(m->cache[1], m->d))
+	    rw_made_by_pass(m->nodes, m->n) || !(dom = pick(c, t->dtype)))
 		return 0;
+	/* a cache halved before was compared then */
+	for (int i = 0; i < 2; i++)
+		if (!(half[i] = made_half(c, m->cache[i])) && !halves_equal(m->cache[i], m->d))
+			return 0;
 	if (*dom && rw_domain_ensure(c->m, dom) < 0)
 		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
 	rw_begin(c, m->last, &e);
-	half[0] = first_half(&e, m->cache[0], m->d);
-	half[1] = first_half(&e, m->cache[1], m->d);
-	if (!half[0] || !half[1])
-		e.failed = 1;
+	for (int i = 0; i < 2; i++)
+		if (!half[i] && !(half[i] = first_half(&e, m->cache[i], m->d)))
+			e.failed = 1;
 	/* ai.onnx: X, cos, sin, position_ids; com.microsoft: X, position_ids,
 	 * cos, sin */
 	in[0] = m->x;

@@ -3,22 +3,26 @@
  *   r = Sqrt(ms + eps), y = x / r, or x * (1 / r), or x * Reciprocal(r),
  *   out = y * gamma (either order),
  * optionally inside Cast(x, to float32) ... Cast(y, back to x's dtype),
+ * or with only the square (and its mean) in float32 (Pow(Cast(x, to
+ * float32)), Cast back after Pow or ReduceMean: float16 precision keeps
+ * those there),
  * fused into RMSNormalization (opset 23) or onnxruntime's
  * SimplifiedLayerNormalization (default domain, as onnxruntime registers
  * it; rules declare it as com.microsoft) for targets that declare one for
  * the dtypes.  eps is a constant scalar, gamma a vector along the last
  * axis, every intermediate read only inside the pattern, and no node of it
- * made by a pass (the rms-norm lowering's output stays). */
+ * but its Casts made by a pass (the rms-norm lowering's output stays). */
 #include <string.h>
 
 #include "rewriters/rw_int.h"
+#include "runtime/runtime.h"
 
 struct match {
 	struct ir_value *x, *gamma;
 	double eps;
 	int rank;
 	struct ir_node *nodes[12];
-	size_t n;
+	size_t n, n_core;              /* the first n_core: no Cast */
 	struct ir_node *last;
 };
 
@@ -45,6 +49,25 @@ static int read_inside(const struct ir_value *v, const struct match *m)
 		if (v->graph->outputs[i].value == v)
 			return 0;
 	return 1;
+}
+
+/* A scalar constant: as inference knows it, or a one-element float16 or
+ * bfloat16 initializer (inference keeps float and double values only) */
+static int scalar(const struct rw_ctx *c, const struct ir_value *v, double *out)
+{
+	struct rt_value *t;
+	int ok;
+
+	if (rw_const_double(c, v, out))
+		return 1;
+	if (!v || !v->init || v->is_input || (v->init->dtype != IR_DTYPE_FLOAT16 &&
+					       v->init->dtype != IR_DTYPE_BFLOAT16) ||
+	    !(t = rw_init_value(v)))
+		return 0;
+	if ((ok = t->numel == 1))
+		*out = rt_value_get_f64(t, 0);
+	rt_value_unref(t);
+	return ok;
 }
 
 /* A ReduceMean over the last axis alone, keepdims 1 */
@@ -86,7 +109,7 @@ static struct ir_node *divide(const struct rw_ctx *c, struct ir_value *r, struct
 
 	if (n && n->n_inputs == 2 && n->inputs[0] == x && n->inputs[1] == r)
 		return add_node(m, n) ? n : NULL;
-	if (n && n->n_inputs == 2 && n->inputs[1] == r && rw_const_double(c, n->inputs[0], &one) &&
+	if (n && n->n_inputs == 2 && n->inputs[1] == r && scalar(c, n->inputs[0], &one) &&
 	    one == 1 && rw_rank(c, n->inputs[0]) <= m->rank)
 		inv = n->outputs[0];
 	else if ((n = rw_sole_user(r, "Reciprocal")))
@@ -101,7 +124,7 @@ static struct ir_node *divide(const struct rw_ctx *c, struct ir_value *r, struct
 
 static int match(const struct rw_ctx *c, struct ir_node *sq, struct match *m)
 {
-	struct ir_node *add, *rm, *pw, *y, *mul, *back = NULL, *front;
+	struct ir_node *add, *rm, *pw, *y, *mul, *back = NULL, *front, *mc, *cx = NULL;
 	struct ir_value *ms, *p, *x, *out;
 	const struct ir_vtype *xt;
 	int64_t gd[IR_INFER_MAX_RANK];
@@ -112,23 +135,39 @@ static int match(const struct rw_ctx *c, struct ir_node *sq, struct match *m)
 	if (sq->n_inputs != 1 || !rw_single_use(sq->inputs[0]) ||
 	    !(add = rw_producer(sq->inputs[0], "Add")) || add->n_inputs != 2)
 		return 0;
-	if (rw_const_double(c, add->inputs[1], &m->eps))
+	if (scalar(c, add->inputs[1], &m->eps))
 		ms = add->inputs[0];
-	else if (rw_const_double(c, add->inputs[0], &m->eps))
+	else if (scalar(c, add->inputs[0], &m->eps))
 		ms = add->inputs[1];
 	else
 		return 0;
-	if (!(m->eps >= 0) || !rw_single_use(ms) || !(rm = rw_producer(ms, "ReduceMean")) ||
-	    !rw_single_use(p = rm->inputs[0]))
+	if (!(m->eps >= 0) || !rw_single_use(ms))
+		return 0;
+	/* the square or its mean cast down from float32 (float16's float32
+	 * islands end after Pow or after ReduceMean) */
+	if ((mc = rw_producer(ms, "Cast")) && !rw_single_use(ms = mc->inputs[0]))
+		return 0;
+	if (!(rm = rw_producer(ms, "ReduceMean")) || !rw_single_use(p = rm->inputs[0]))
+		return 0;
+	if (!mc && (mc = rw_producer(p, "Cast")) && !rw_single_use(p = mc->inputs[0]))
 		return 0;
 	if ((pw = rw_producer(p, "Pow"))) {
-		if (pw->n_inputs != 2 || !rw_const_double(c, pw->inputs[1], &two) || two != 2)
+		if (pw->n_inputs != 2 || !scalar(c, pw->inputs[1], &two) || two != 2)
 			return 0;
 	} else if (!(pw = rw_producer(p, "Mul")) || pw->n_inputs != 2 ||
 		   pw->inputs[0] != pw->inputs[1]) {
 		return 0;
 	}
 	x = pw->inputs[0];
+	/* ... and then the square taken of x cast up to float32 */
+	if (mc) {
+		const struct ir_vtype *t;
+
+		if (!(cx = cast_to(x, IR_DTYPE_FLOAT)) || !(t = rw_type(c, cx->inputs[0])) ||
+		    rw_attr_int(mc, "to", 0) != t->dtype)
+			return 0;
+		x = cx->inputs[0];
+	}
 	m->rank = rw_rank(c, x);
 	/* the last dim static (gamma's length is checked against it) */
 	if (!(xt = rw_type(c, x)) || m->rank < 1 ||
@@ -154,6 +193,9 @@ static int match(const struct rw_ctx *c, struct ir_node *sq, struct match *m)
 		return 0;
 	m->last = mul;
 	m->x = x;
+	m->n_core = m->n - (back != NULL);
+	if (mc && (back || !add_node(m, mc) || !add_node(m, cx)))
+		return 0;
 	/* x is the pattern's own Cast to float32 when the result is cast back:
 	 * the fused op takes the original input and computes in float32 */
 	if (back) {
@@ -193,7 +235,7 @@ static int fuse(struct rw_ctx *c, struct match *m)
 
 	if (!t || !g || (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16 &&
 			 t->dtype != IR_DTYPE_BFLOAT16) || !rw_dtype_is_float(g->dtype) ||
-	    rw_made_by_pass(m->nodes, m->n) || !(op = pick(c, t->dtype, g->dtype)))
+	    rw_made_by_pass(m->nodes, m->n_core) || !(op = pick(c, t->dtype, g->dtype)))
 		return 0;
 	rw_begin(c, m->last, &e);
 	/* onnxruntime registers SimplifiedLayerNormalization in the default

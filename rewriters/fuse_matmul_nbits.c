@@ -92,7 +92,8 @@ static int repack(const struct match *m, const struct rt_value *w, const struct 
 
 			memcpy((char *)(*so)->data + (size_t)(r * m->kb + kb) * es,
 			       (const char *)s->data + (size_t)(kb * m->n + r) * es, es);
-			z[r * ((m->kb + 1) / 2) + kb / 2] |= (uint8_t)(((zv + off) & 15) << (kb % 2 * 4));
+			z[r * ((m->kb + 1) / 2) + kb / 2] |=
+				(uint8_t)(((zv + off) & 15) << (kb % 2 * 4));
 			for (int64_t j = 0; j < m->bs && kb * m->bs + j < m->k; j++) {
 				int64_t at = (kb * m->bs + j) * m->n + r;
 				int v = m->sgn ? ((const int8_t *)w->data)[at] :
@@ -130,7 +131,8 @@ static int fuse(struct rw_ctx *c, struct match *m)
 		rt_value_unref(b);
 		rt_value_unref(so);
 		rt_value_unref(zo);
-		return ir_diag_error(c->d, IR_ENOMEM, "fuse-matmul-nbits: cannot repack the weights");
+		return ir_diag_error(c->d, IR_ENOMEM,
+				     "fuse-matmul-nbits: cannot repack the weights");
 	}
 	rw_begin(c, m->mm, &e);
 	in[0] = m->mm->inputs[0];

@@ -22,7 +22,7 @@ struct match {
 	double eps;
 	int rank;
 	struct ir_node *nodes[12];
-	size_t n, n_core;              /* the first n_core: no Cast */
+	size_t n;
 	struct ir_node *last;
 };
 
@@ -193,7 +193,6 @@ static int match(const struct rw_ctx *c, struct ir_node *sq, struct match *m)
 		return 0;
 	m->last = mul;
 	m->x = x;
-	m->n_core = m->n - (back != NULL);
 	if (mc && (back || !add_node(m, mc) || !add_node(m, cx)))
 		return 0;
 	/* x is the pattern's own Cast to float32 when the result is cast back:
@@ -210,6 +209,17 @@ static int match(const struct rw_ctx *c, struct ir_node *sq, struct match *m)
 	/* each link above has one reader; x may have others, unless it is
 	 * the pattern's own Cast */
 	return !back || read_inside(x, m);
+}
+
+/* Was a node of the pattern other than a Cast made by a pass?  (Casts
+ * are the precision pass's, which decomposes nothing.) */
+static int made_by_pass(const struct match *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(ir_s(m->nodes[i]->op_type), "Cast") &&
+		    rw_made_by_pass(&m->nodes[i], 1))
+			return 1;
+	return 0;
 }
 
 /* The fused op the target takes for X and gamma's dtypes */
@@ -235,7 +245,7 @@ static int fuse(struct rw_ctx *c, struct match *m)
 
 	if (!t || !g || (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16 &&
 			 t->dtype != IR_DTYPE_BFLOAT16) || !rw_dtype_is_float(g->dtype) ||
-	    rw_made_by_pass(m->nodes, m->n_core) || !(op = pick(c, t->dtype, g->dtype)))
+	    made_by_pass(m) || !(op = pick(c, t->dtype, g->dtype)))
 		return 0;
 	rw_begin(c, m->last, &e);
 	/* onnxruntime registers SimplifiedLayerNormalization in the default

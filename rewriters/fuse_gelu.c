@@ -166,24 +166,6 @@ static int match_tanh(const struct rw_ctx *c, struct ir_node *t, struct match *m
 	return (a = plus_one(c, m, t->outputs[0])) && tail(c, m, a);
 }
 
-static int ensure_domain(struct ir_model *md, const char *dom)
-{
-	struct ir_opset *q;
-
-	if (ir_model_opset(md, dom) > 0)
-		return 0;
-	if (!(q = realloc(md->opsets, (md->n_opsets + 1) * sizeof(*q))))
-		return IR_ENOMEM;
-	md->opsets = q;
-	memset(&q[md->n_opsets], 0, sizeof(*q));
-	if (!(q[md->n_opsets].domain = strdup(dom)))
-		return IR_ENOMEM;
-	q[md->n_opsets].version = 1;
-	q[md->n_opsets].present = 1;
-	md->n_opsets++;
-	return 0;
-}
-
 /* The fused op the target takes: ai.onnx Gelu or com.microsoft's */
 static int pick(struct rw_ctx *c, int tanh, int dt, const char **dom, const char **op)
 {
@@ -208,7 +190,7 @@ static int fuse(struct rw_ctx *c, struct match *m)
 	if (!t || !rw_dtype_is_float(t->dtype) || rw_made_by_pass(m->nodes, m->n) ||
 	    rw_made_by_pass(&m->last, 1) || !pick(c, m->tanh, t->dtype, &dom, &op))
 		return 0;
-	if (dom && ensure_domain(c->m, dom) < 0)
+	if (dom && rw_domain_ensure(c->m, dom) < 0)
 		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
 	rw_begin(c, m->last, &e);
 	g = rw_node(&e, op, dom, &m->x, 1, m->last->outputs[0]);

@@ -3,9 +3,11 @@
  * default domain in the same graph) and forwards (a value's only reader),
  * binary operands in either order, constants compared with a relative
  * tolerance, removing the pattern's nodes once nothing reads them,
- * telling patterns a decomposition made (fusing them would undo it), and
- * the passes' walk over the graph. */
+ * telling patterns a decomposition made (fusing them would undo it), the
+ * opset import a fused op of another domain needs, and the passes' walk
+ * over the graph. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rewriters/rw_int.h"
@@ -112,5 +114,23 @@ int rw_made_by_pass(struct ir_node *const *nodes, size_t k)
 	for (size_t i = 0; i < k; i++)
 		if (nodes[i] && nodes[i]->doc && !strncmp(nodes[i]->doc, "opmig: ", 7))
 			return 1;
+	return 0;
+}
+
+int rw_domain_ensure(struct ir_model *md, const char *dom)
+{
+	struct ir_opset *q;
+
+	if (ir_model_opset(md, dom) > 0)
+		return 0;
+	if (!(q = realloc(md->opsets, (md->n_opsets + 1) * sizeof(*q))))
+		return IR_ENOMEM;
+	md->opsets = q;
+	memset(&q[md->n_opsets], 0, sizeof(*q));
+	if (!(q[md->n_opsets].domain = strdup(dom)))
+		return IR_ENOMEM;
+	q[md->n_opsets].version = 1;
+	q[md->n_opsets].present = 1;
+	md->n_opsets++;
 	return 0;
 }

@@ -31,6 +31,9 @@
 	X(fuse_gelu) \
 	X(fuse_gemm) \
 	X(fuse_layer_norm) \
+	X(fuse_matmul_nbits) \
+	X(fuse_rms_norm) \
+	X(fuse_rotary) \
 	X(gather_elements) \
 	X(gather_slice) \
 	X(gelu) \

@@ -161,6 +161,9 @@ void rw_remove_unread(struct ir_graph *g, struct ir_node *const *nodes, size_t k
  * Fusions leave those alone: a decomposition ran because the target
  * could not take the fused op for that node, and fusing would undo it. */
 int rw_made_by_pass(struct ir_node *const *nodes, size_t k);
+/* Import domain dom (version 1) unless the model imports it already
+ * (a fused op of another domain); IR_ENOMEM on failure. */
+int rw_domain_ensure(struct ir_model *md, const char *dom);
 /* The loop of a fusion pass: fuse(c, n) on each main-graph node in order
  * (0: nothing there, 1: fused, negative: stop with that status), in
  * sweeps: the walk goes on after a fusion, inference is refreshed after a

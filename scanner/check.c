@@ -488,6 +488,10 @@ int scan_check_node(const struct scan_ctx *c, const struct scan_node *sn,
 	if (sn->is_call)
 		return 0;  /* a model-local function: its body nodes are judged */
 	op = rules_target_find_op(t, sn->domain, sn->op_type);
+	/* onnxruntime's default-domain contrib ops (SimplifiedLayerNormalization)
+	 * are judged by the rules' com.microsoft entry */
+	if (!op && (dc = ir_registry_default_fallback(sn->domain, sn->op_type)))
+		op = rules_target_find_op(t, dc, sn->op_type);
 	if (!op) {
 		if (strcmp(sn->domain, "ai.onnx") && !has_domain(t, sn->domain))
 			return scan_reason_add(v, SCAN_BLOCKED, SCAN_REASON_DOMAIN,

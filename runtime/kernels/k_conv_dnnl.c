@@ -77,11 +77,12 @@ struct dn_conv {
 	struct dn_post post;
 	dnnl_stream_t stream;
 	dnnl_primitive_t conv, rsrc, rdst, rwei;  /* reorders NULL: plain */
-	dnnl_memory_t usrc, src, uwei, wei, bias, dst, udst, zp;
+	dnnl_memory_t usrc, src, uwei, wei, bias, dst, udst, zp, pad;
 	int wei_ready;            /* wei holds W reordered (W constant) */
 	int32_t zp_val;           /* the input's zero point (t.zp) */
 	size_t src_bytes, dst_bytes;  /* input and output in oneDNN's layouts
 				       * (0: plain), on tensor blocks per run */
+	size_t pad_bytes;         /* the primitive's scratchpad, the same way */
 	int8_t *w8;               /* integer W minus its zero points, as s8 */
 	const void *w_src;        /* the W that w8 was made from */
 };
@@ -104,6 +105,7 @@ static void dn_conv_free(void *p)
 		dnnl_memory_destroy(c->wei);
 	dnnl_memory_destroy(c->bias);
 	dnnl_memory_destroy(c->zp);
+	dnnl_memory_destroy(c->pad);
 	free(c->w8);
 	dnnl_memory_destroy(c->udst);
 	if (c->dst != c->udst)
@@ -203,6 +205,7 @@ static int dn_conv_make(struct dn_conv *c, const struct knn_geom *g,
 {
 	dnnl_memory_desc_t smd, wmd, bmd, dmd, zmd, any_s, any_w, any_d;
 	const int32_t runtime_zp = DNNL_RUNTIME_S32_VAL;
+	const dnnl_memory_desc_t *pmd;
 	size_t wbytes;
 	dnnl_dims_t sd, wd, bd, dd, strides, dil, pl, pr;
 	dnnl_convolution_desc_t cd;
@@ -257,9 +260,16 @@ static int dn_conv_make(struct dn_conv *c, const struct knn_geom *g,
 			goto done;
 	if (t->zp && dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &runtime_zp))
 		goto done;
+	/* the scratchpad is ours (a tensor block per run): oneDNN's own was
+	 * allocated afresh by some runs, page faults and all */
 	if (dnnl_primitive_attr_set_post_ops(attr, ops) ||
+	    dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ||
 	    dnnl_primitive_desc_create(&pd, &cd, attr, dn_engine, NULL) ||
 	    dnnl_primitive_create(&c->conv, pd))
+		goto done;
+	pmd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+	if (pmd && (c->pad_bytes = dnnl_memory_desc_get_size(pmd)) &&
+	    dnnl_memory_create(&c->pad, pmd, dn_engine, DNNL_MEMORY_NONE))
 		goto done;
 	if (dnnl_stream_create(&c->stream, dn_engine, dnnl_stream_default_flags) ||
 	    dnnl_memory_create(&c->usrc, &smd, dn_engine, DNNL_MEMORY_NONE) ||
@@ -296,17 +306,33 @@ static int64_t dn_conv_bytes(const struct dn_conv *c)
 	return n;
 }
 
-/* A 64-byte aligned block of n bytes from the tensor blocks into *p
- * (*raw to free with rt_big_free; both NULL when n is 0); -1 when memory
- * ran out. */
-static int dn_scratch(size_t n, void **raw, void **p)
+/* The input, output and scratchpad of the convolution running now, in
+ * oneDNN's layouts: one buffer each for the process, grown to the largest
+ * asked for and kept (warm pages: a 64 MiB buffer taken fresh on every
+ * call cost a 1024x1024 layer 200 ms of page faults), used under the lock
+ * by one convolution at a time. */
+enum { DN_SRC, DN_DST, DN_PAD, DN_BUFS };
+static struct {
+	pthread_mutex_t mu;
+	void *raw[DN_BUFS];
+	size_t cap[DN_BUFS];
+} dn_arena = { PTHREAD_MUTEX_INITIALIZER, { NULL }, { 0 } };
+
+/* Buffer i of at least n bytes, 64-byte aligned, into *p (NULL when n is
+ * 0); -1 when memory ran out.  Under dn_arena.mu. */
+static int dn_scratch(int i, size_t n, void **p)
 {
-	*raw = *p = NULL;
+	*p = NULL;
 	if (!n)
 		return 0;
-	if (!(*raw = rt_big_alloc(n + 64)))
-		return -1;
-	*p = (void *)(((uintptr_t)*raw + 63) & ~(uintptr_t)63);
+	if (dn_arena.cap[i] < n) {
+		free(dn_arena.raw[i]);
+		dn_arena.cap[i] = 0;
+		if (!(dn_arena.raw[i] = malloc(n + 64)))
+			return -1;
+		dn_arena.cap[i] = n;
+	}
+	*p = (void *)(((uintptr_t)dn_arena.raw[i] + 63) & ~(uintptr_t)63);
 	return 0;
 }
 
@@ -327,8 +353,8 @@ static int dn_reorder(struct dn_conv *c, dnnl_primitive_t p, dnnl_memory_t from,
 static int dn_conv_run(struct dn_conv *c, const void *x, const void *w, const float *b,
 		       void *y, int w_const)
 {
-	void *sraw = NULL, *draw = NULL, *sp, *dp;
-	dnnl_exec_arg_t a[5];
+	void *sp, *dp, *pp;
+	dnnl_exec_arg_t a[6];
 	int n = 0, rc = -1;
 
 	if (dnnl_memory_set_data_handle(c->usrc, (void *)x) ||
@@ -344,9 +370,12 @@ static int dn_conv_run(struct dn_conv *c, const void *x, const void *w, const fl
 		c->h.w = w;
 		c->wei_ready = c->rwei != NULL && w_const;
 	}
-	if (dn_scratch(c->src_bytes, &sraw, &sp) || dn_scratch(c->dst_bytes, &draw, &dp) ||
+	pthread_mutex_lock(&dn_arena.mu);
+	if (dn_scratch(DN_SRC, c->src_bytes, &sp) || dn_scratch(DN_DST, c->dst_bytes, &dp) ||
+	    dn_scratch(DN_PAD, c->pad_bytes, &pp) ||
 	    (sp && dnnl_memory_set_data_handle(c->src, sp)) ||
-	    (dp && dnnl_memory_set_data_handle(c->dst, dp)))
+	    (dp && dnnl_memory_set_data_handle(c->dst, dp)) ||
+	    (pp && dnnl_memory_set_data_handle(c->pad, pp)))
 		goto done;
 	if (dn_reorder(c, c->rsrc, c->usrc, c->src))
 		goto done;
@@ -356,14 +385,15 @@ static int dn_conv_run(struct dn_conv *c, const void *x, const void *w, const fl
 		a[n++] = (dnnl_exec_arg_t){ DNNL_ARG_BIAS, c->bias };
 	if (c->zp)
 		a[n++] = (dnnl_exec_arg_t){ DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, c->zp };
+	if (c->pad)
+		a[n++] = (dnnl_exec_arg_t){ DNNL_ARG_SCRATCHPAD, c->pad };
 	a[n++] = (dnnl_exec_arg_t){ DNNL_ARG_DST, c->dst };
 	if (dn_exec(c, c->conv, n, a) || dn_reorder(c, c->rdst, c->dst, c->udst) ||
 	    dnnl_stream_wait(c->stream) != dnnl_success)
 		goto done;
 	rc = 0;
 done:
-	rt_big_free(sraw);
-	rt_big_free(draw);
+	pthread_mutex_unlock(&dn_arena.mu);
 	return rc;
 }
 

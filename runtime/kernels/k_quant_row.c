@@ -3,10 +3,8 @@
  * clamp to +-2^22, the rounding by 1.5 * 2^23, the zero point, the clamp
  * to the range), with the NaN lanes zeroed by a mask, so they give its
  * bits; the elements past the last whole vector go through quant_f32.
- * 16M elements to uint8 at one thread: 152 ms in C, see bench/README.md
- * for the vector paths. */
+ * Timings of the three paths: bench/README.md (issue 26). */
 #include <immintrin.h>
-#include <string.h>
 
 #include "ir/ir.h"
 #include "runtime/kernels/k_quant_row.h"

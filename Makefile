@@ -85,7 +85,7 @@ SECONDS ?= 60
 FUZZ_LIMIT = $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS) -seed=$(or $(FUZZ_SEED),1),-max_total_time=$(SECONDS))
 
 .PHONY: all deps demo test check install clean bench conformance fuzz fuzz-run \
-	fuzz-bins sweep-opsets probe-ort probe-opencv
+	fuzz-bins sweep-opsets probe-ort probe-opencv test-noavx512
 all: deps $(OPMIG)
 
 deps:
@@ -181,6 +181,16 @@ test: deps $(OPMIG) $(RUNNER) $(CONF) $(REPLAYS)
 
 check: deps
 	$(MAKE) BUILD=asan test
+
+# The unit suites, the conformance run and a few CLI tests on an emulated
+# x86-64 CPU without AVX-512 (QEMU user mode, a Haswell: AVX2 and FMA), so
+# that the kernels' run-time choices take their AVX2 and C paths: see
+# tests/noavx512.sh.  The build itself assumes no more than x86-64.
+NOAVX512_DEB_PKGS := qemu-user
+test-noavx512: deps $(OPMIG) $(RUNNER) $(CONF)
+	@sh tools/deps.sh $(NOAVX512_DEB_PKGS)
+	OPMIG=$(abspath $(OPMIG)) RUNNER=$(abspath $(RUNNER)) CONFORMANCE=$(abspath $(CONF)) \
+		sh tests/noavx512.sh
 
 bench: all
 	sh bench/run.sh

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime/kernels/k_nq.h"
+#include "runtime/kernels/k_quant_row.h"
 
 /* How scale (and zero point) index the elements of x. */
 struct qmap {
@@ -95,6 +96,7 @@ struct qjob {
 	int quant, sat, f8;
 	int prec;                    /* dtype of x / scale (quantize) */
 	int64_t lo, hi;              /* integer range of y (quantize) */
+	int isa;                     /* kq_row_quantize's path */
 };
 
 /* The quotient x / scale rounded to the precision it is computed in. */
@@ -107,34 +109,20 @@ static inline double in_prec(int prec, float v)
 	return v;
 }
 
-/* round(x / s) + z, half to even, saturated to [lo, hi]; NaN gives 0.
- * The quotient is first clamped to +-2^22 (beyond every 8-bit range):
- * adding and taking away 1.5 * 2^23 then rounds it half to even as
- * nearbyintf does in the default rounding mode, without a library call
- * per element. */
-static inline float quant_f32(float x, float s, float z, float lo, float hi)
-{
-	float v = x / s;
-
-	v = v < -4194304.0f ? -4194304.0f : v > 4194304.0f ? 4194304.0f : v;
-	v = (v + 12582912.0f) - 12582912.0f + z;
-	v = v < lo ? lo : v > hi ? hi : v;
-	return v == v ? v : 0;
-}
-
-/* Rows of one scale (per tensor or per axis) between float32 and
- * int8/uint8, the common case, without per-element dispatch; 0 when the
- * dtypes are others. */
-static int row_fast(const struct qjob *j, int64_t r, int64_t e0, int64_t si)
+/* n elements from e0 of one scale (per tensor or per axis) between
+ * float32 and int8/uint8 (and float32 to int16/uint16), the common
+ * cases, without per-element dispatch: the quantizing loop in vectors
+ * (k_quant_row.c); 0 when the dtypes are others. */
+static int row_fast(const struct qjob *j, int64_t e0, int64_t n, int64_t si)
 {
 	int xt = j->x->dtype, yt = j->y->dtype, n8 = j->quant ? yt : xt;
-	int64_t n = j->m->inner;
 	float s = (float)j->s[si];
 	int32_t z;
 
-	(void)r;
-	if ((n8 != IR_DTYPE_INT8 && n8 != IR_DTYPE_UINT8) ||
-	    (j->quant ? xt : yt) != IR_DTYPE_FLOAT || (j->quant && j->prec != IR_DTYPE_FLOAT))
+	if (j->quant ? xt != IR_DTYPE_FLOAT || j->prec != IR_DTYPE_FLOAT ||
+		       (yt != IR_DTYPE_INT8 && yt != IR_DTYPE_UINT8 &&
+			yt != IR_DTYPE_INT16 && yt != IR_DTYPE_UINT16) :
+		       yt != IR_DTYPE_FLOAT || (n8 != IR_DTYPE_INT8 && n8 != IR_DTYPE_UINT8))
 		return 0;
 	z = j->zp ? (int32_t)rt_load_i64(j->zp->dtype, j->zp->data, si) : 0;
 	if (!j->quant) {
@@ -153,22 +141,8 @@ static int row_fast(const struct qjob *j, int64_t r, int64_t e0, int64_t si)
 		}
 		return 1;
 	}
-	{
-		const float *restrict x = (const float *)j->x->data + e0;
-		float lo = (float)j->lo, hi = (float)j->hi, zf = (float)z;
-
-		if (yt == IR_DTYPE_INT8) {
-			int8_t *restrict y = (int8_t *)j->y->data + e0;
-
-			for (int64_t i = 0; i < n; i++)
-				y[i] = (int8_t)quant_f32(x[i], s, zf, lo, hi);
-		} else {
-			uint8_t *restrict y = (uint8_t *)j->y->data + e0;
-
-			for (int64_t i = 0; i < n; i++)
-				y[i] = (uint8_t)quant_f32(x[i], s, zf, lo, hi);
-		}
-	}
+	kq_row_quantize(j->isa, yt, (const float *)j->x->data + e0, n, s, z,
+			(char *)j->y->data + e0 * rt_dtype_size(yt));
 	return 1;
 }
 
@@ -179,10 +153,13 @@ static void qjob_rows(void *ctx, int64_t begin, int64_t end)
 	const struct rt_value *x = j->x, *zp = j->zp;
 	int xt = x->dtype, yt = j->y->dtype;
 
+	/* one scale: the rows are one run of elements */
+	if (m->per_tensor && row_fast(j, begin * m->inner, (end - begin) * m->inner, 0))
+		return;
 	for (int64_t r = begin; r < end; r++) {
 		int64_t o = r / m->len, a = r % m->len, e0 = r * m->inner;
 
-		if (!m->block && row_fast(j, r, e0, m->per_tensor ? 0 : a))
+		if (!m->block && row_fast(j, e0, m->inner, m->per_tensor ? 0 : a))
 			continue;
 		for (int64_t i = 0; i < m->inner; i++) {
 			int64_t e = e0 + i;
@@ -240,6 +217,7 @@ static int qjob_run(struct rt_kctx *k, const struct rt_value *x, const struct rt
 		s[i] = rt_load_f64(sc->dtype, sc->data, i);
 	j.s = s;
 	j.f8 = is_f8(quant ? y->dtype : x->dtype);
+	j.isa = kq_isa_best();
 	int_range(y->dtype, &j.lo, &j.hi);
 	rt_parallel_for(k, m->outer * m->len, 1 + 65536 / (m->inner + 1), qjob_rows, &j);
 	free(s);
@@ -323,20 +301,12 @@ static int k_dynamic_quantize(struct rt_kctx *k)
 	    !(yz = rt_out_tensor(k, 2, IR_DTYPE_UINT8, 0, NULL)) ||
 	    !(xf = nq_f32(k, x, &owned)))
 		return IR_ENOMEM;
-	for (int64_t e = 0; e < x->numel; e++) {
-		mn = xf[e] < mn ? xf[e] : mn;
-		mx = xf[e] > mx ? xf[e] : mx;
-	}
+	kq_row_minmax(kq_isa_best(), xf, x->numel, &mn, &mx);
 	scale = (mx - mn) / 255.0f;
 	zpf = scale > 0 ? nearbyintf(0.0f - mn / scale) : 0.0f;
 	zp = (uint8_t)(zpf < 0 ? 0 : zpf > 255 ? 255 : zpf);
 	if (scale > 0) {
-		uint8_t *restrict yo = y->data;
-		const float *restrict xs = xf;
-		float z = zp;
-
-		for (int64_t e = 0; e < x->numel; e++)
-			yo[e] = (uint8_t)quant_f32(xs[e], scale, z, 0, 255);
+		kq_row_quantize(kq_isa_best(), IR_DTYPE_UINT8, xf, x->numel, scale, zp, y->data);
 	} else {
 		memset(y->data, zp, (size_t)x->numel);
 	}

@@ -47,7 +47,8 @@ int main(void)
 	    suite_kdnnl_register() != 0 ||
 	    suite_rnn_register() != 0 || suite_plan_register() != 0 ||
 	    suite_verify_register() != 0 || suite_opset_register() != 0 ||
-	    suite_probe_register() != 0 || suite_quant_register() != 0) {
+	    suite_probe_register() != 0 || suite_quant_register() != 0 ||
+	    suite_kquant_register() != 0) {
 		fprintf(stderr, "unit-tests: cannot register suites: %s\n",
 			CU_get_error_msg());
 		CU_cleanup_registry();

@@ -54,6 +54,7 @@ int suite_decomp5_register(void);
 int suite_decomp6_register(void);
 int suite_probe_register(void);
 int suite_quant_register(void);
+int suite_kquant_register(void);
 
 /* Path of a file in the source tree (tests run from the top folder). */
 #define TESTDATA(p) "testdata/" p

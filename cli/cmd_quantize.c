@@ -93,6 +93,7 @@ static const struct {
 struct qargs {
 	const char *model, *out, *target, *report;
 	const char *int8_opt, *wo_opt;   /* the last option of either kind */
+	int weight_only;
 	char *rules[8];
 	size_t n_rules;
 	int json, force;
@@ -161,15 +162,16 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 			for (size_t i = 0; i < sizeof(int8_only) / sizeof(int8_only[0]); i++)
 				if (int8_only[i].c == c)
 					a->int8_opt = int8_only[i].name;
+			a->weight_only |= c == CLI_OPT_WEIGHT_ONLY;
 			if (c == CLI_OPT_BLOCK_SIZE || c == CLI_OPT_ACC_LEVEL)
 				a->wo_opt = c == CLI_OPT_BLOCK_SIZE ? "--block-size" : "--accuracy-level";
 		}
 	}
-	if (a->o.format == QZ_WEIGHT_ONLY && a->int8_opt)
+	if (a->weight_only && a->int8_opt)
 		return cli_usage_error(self, "--weight-only quantizes no activations: %s does not "
 				       "apply%s", a->int8_opt, strcmp(a->int8_opt, "--calibrate") ? "" :
 				       " (--validation-data gives the accuracy check's samples)");
-	if (a->o.format != QZ_WEIGHT_ONLY && a->wo_opt)
+	if (!a->weight_only && a->wo_opt)
 		return cli_usage_error(self, "%s needs --weight-only", a->wo_opt);
 	if (argc - optind != 1)
 		return cli_usage_error(self, "quantize needs one MODEL");

@@ -81,7 +81,20 @@ assert {a.name: a.i for a in n.attribute}["accuracy_level"] == 4
 print("ok: JSON report and accuracy_level")
 PYEOF
 
-# 3. bad options (exit 2: a line, then the usage) and a bad model (exit 3,
+# 3. the decoder's logits are judged by position: int8 on 8 seeded random
+# prompts keeps the whole-output cosine (0.99996) but flips the top-1 token
+# at 1 of 64 positions, a near tie of the random decoder: NOT met
+run 0 "$PY" "$TOP/testdata/gen/make_decoder.py" --preset tiny --form decomposed -o tiny.onnx
+D="--dim batch_size=1 --dim sequence_length=8 --dim past_sequence_length=0 --dim total_sequence_length=8"
+# shellcheck disable=SC2086
+run 1 "$OPMIG" quantize tiny.onnx -o t8.onnx --weight-only int8 --block-size 16 --no-fallback $D
+grep -q "^criterion cosine>=0.99 on 8 samples: NOT met$" out || { cat out; fail "int8 on 8 prompts is met"; }
+grep -q "^  logits  *cosine 0\.9999[0-9]*, .* (fails)$" out || { cat out; fail "no whole-output cosine above 0.9999"; }
+grep -q "^    by position: min cosine 0\.9999[0-9]* at position [0-9]* (>= 0.99 required), top-1 63/64, " out ||
+	{ cat out; fail "the logits are not judged by position"; }
+[ -e t8.onnx ] && fail "a model failing the criterion was written"
+
+# 4. bad options (exit 2: a line, then the usage) and a bad model (exit 3,
 # one line)
 for args in "--weight-only int3" "--weight-only int4 --block-size 24" \
 	"--weight-only int4 --block-size 8" "--weight-only int8 --accuracy-level 5" \

@@ -98,18 +98,20 @@ def unpack(data, bits, count):
     return out[:, :count]
 
 
-def check_weights(qpath, orig, bits, bs, sym, what):
+def check_weights(qpath, orig, bits, bs, sym, what, n_nbits=15, n_left=4):
     m, o = onnx.load(qpath), onnx.load(orig)
     inits = {t.name: t for t in m.graph.initializer}
     oinits = {t.name: nh.to_array(t) for t in o.graph.initializer}
     nb = [n for n in m.graph.node if n.op_type == "MatMulNBits"]
     mm = [n for n in m.graph.node if n.op_type == "MatMul"]
     omm = [n for n in o.graph.node if n.op_type == "MatMul" and n.input[1] in oinits]
-    check(len(nb) == len(omm) == 15 and len(mm) == 4 and all(n.domain == "com.microsoft"
-                                                              for n in nb),
+    check(len(nb) == len(omm) == n_nbits and len(mm) == n_left and
+          all(n.domain == "com.microsoft" for n in nb),
           "%s: %d MatMulNBits (com.microsoft), %d MatMul left" % (what, len(nb), len(mm)))
     ops = {x.domain: x.version for x in m.opset_import}
-    check(ops == {"": 17, "com.microsoft": 1}, "%s: opset imports %s" % (what, ops))
+    want_ops = {x.domain: x.version for x in o.opset_import}
+    want_ops["com.microsoft"] = 1
+    check(ops == want_ops, "%s: opset imports %s" % (what, ops))
     worst = 0.0
     bad = []
     for node, onode in zip(nb, omm):
@@ -156,6 +158,40 @@ def check_weights(qpath, orig, bits, bs, sym, what):
         worst = max(worst, float(np.abs(deq - w).max()))
     check(not bad, "%s: codes, scales, zero points and dequantized weights equal the numpy "
           "reference exactly %s(max |w - dequantized| %.3g)" % (what, bad[:2], worst))
+
+
+def edge_cases(opmig, work):
+    """A weight built for the formulas' edges: a block whose max and min
+    have equal magnitude (symmetric picks min), an all-zero block (scale
+    0), an all-positive block, values a half step from a code, and K = 40
+    (a partial last block)."""
+    from onnx import TensorProto as TP, helper as h
+    r = np.random.default_rng(7)
+    w = r.uniform(-1, 1, (40, 6)).astype(np.float32)
+    w[:16, 0] = np.linspace(-0.5, 0.5, 16, dtype=np.float32)   # tie: -0.5 and 0.5
+    w[:, 1] = 0                                                  # scale 0
+    w[:, 2] = np.abs(w[:, 2]) + 0.25                             # all positive
+    w[:16, 3] = np.arange(16, dtype=np.float32) * np.float32(0.125) - 1   # grid
+    w[5, 3] = np.float32(-0.3125)      # half a step between codes
+    w[:, 4] = np.float32(0.5) * (np.arange(40) % 3 - 1)          # -0.5, 0, 0.5
+    g = h.make_graph([h.make_node("MatMul", ["x", "w"], ["y"], name="edge")], "g",
+                     [h.make_tensor_value_info("x", TP.FLOAT, [3, 40])],
+                     [h.make_tensor_value_info("y", TP.FLOAT, [3, 6])],
+                     [nh.from_array(w, "w")])
+    src = os.path.join(work, "edge.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), src)
+    for bits in (4, 8):
+        for sym in (False, True):
+            what = "edge weight int%d %s" % (bits, "symmetric" if sym else "asymmetric")
+            dst = os.path.join(work, "edge_%d_%d.onnx" % (bits, sym))
+            r2 = subprocess.run([opmig, "quantize", src, "-o", dst, "--weight-only",
+                                 "int%d" % bits, "--block-size", "16", "--no-fallback",
+                                 "--force"] + (["--symmetric"] if sym else []),
+                                capture_output=True, text=True, timeout=120)
+            check(r2.returncode in (0, 1) and os.path.exists(dst), "%s: exit %d %s" % (
+                what, r2.returncode, r2.stderr.strip()[:200]))
+            if os.path.exists(dst):
+                check_weights(dst, src, bits, 16, sym, what, 1, 0)
 
 
 # ---- the run ----------------------------------------------------------
@@ -219,6 +255,7 @@ def main():
     src = os.path.join(work, "tiny.onnx")
     subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--form", "decomposed",
                     "-o", src], check=True, capture_output=True)
+    edge_cases(opmig, work)
     names = [i.name for i in onnx.load(src).graph.input]
     rng = np.random.default_rng(25)
     samples = [feeds(rng.integers(0, VOCAB, size=(1, S))) for _ in range(2)]
@@ -289,6 +326,7 @@ def main():
                                                             for k in range(len(samples))])
         lgj = [o for o in rep["outputs"] if o["name"] == "logits"][0]["by_position"]
         check(lgj["positions"] == pos and lgj["top1_agree"] == top1 and
+              lgj["min_cosine_required"] == 0.99 and
               abs(lgj["min_cosine"] - cmin) <= 1e-4,
               "%s: opmig reports min position cosine %.6f, top-1 %d/%d; onnxruntime %.6f, "
               "%d/%d" % (what, lgj["min_cosine"], lgj["top1_agree"], lgj["positions"], cmin,

@@ -273,7 +273,8 @@ int qz_evaluate(struct qz_ctx *q, struct ir_model *m, struct qz_output *out, dou
 	for (size_t i = 0; i < n_out; i++) {
 		rt_cmp_begin(&acc[i]);
 		/* a decoder's logits (1) or key/value cache (2): by position */
-		if ((lg[i] = (char)val_is_logits(q->ref, rt_session_output(s, i))))
+		if (!q->o->logits_whole &&
+		    (lg[i] = (char)val_is_logits(q->ref, rt_session_output(s, i))))
 			rt_logits_begin(&acc[i].m, lg[i] == 2);
 	}
 	for (size_t k = 0; k < q->eval->n; k++) {

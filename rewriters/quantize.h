@@ -81,6 +81,10 @@ struct qz_opts {
 	enum qz_sensitivity sensitivity;
 	int max_fallback;            /* nodes returned to float at most; 0 all */
 	int prepare;                 /* canonicalize and fold batch norms first */
+	int logits_whole;            /* a decoder's logits judged as whole
+				      * outputs only, not by position (the
+				      * migrate pipeline's validation judges
+				      * them by position itself) */
 	size_t n_dims;
 	const struct rt_dim_set *dims;
 	int threads;

@@ -17,7 +17,11 @@ decomposed), int4 and int8, block sizes 16, 32 and 128, asymmetric and
   both models; int8 meets the criterion (cosine >= 0.99 and the top-1
   token at every position), and opmig's verdict follows the numbers;
 - int4 with the accuracy fallback (the default) is written and meets the
-  criterion in onnxruntime-node too.
+  criterion in onnxruntime-node too;
+- a MatMul whose float32 and float16 weight is built for the formulas'
+  edges (magnitude tie, all-zero block, half steps, K = 40 in blocks of 16)
+  gives the reference's codes exactly, and the same in onnxruntime-node as
+  in the interpreter.
 Prints one line per check; exits 1 on a failure, 77 when onnxruntime-node
 is absent."""
 import json
@@ -58,7 +62,9 @@ def roundf(x):
 
 def ref_quantize(w, bits, bs, sym):
     """codes [N, kb*bs] (rows past K: unused), scales [N, kb], zero points
-    [N, kb] of a float32 [K, N] weight."""
+    [N, kb] of a float32 or float16 [K, N] weight (float16: the scales
+    stored in float16 and the codes computed with the rounded scale)."""
+    half = w.dtype == np.float16
     k, n = w.shape
     kb = (k + bs - 1) // bs
     qmax, mid = (1 << bits) - 1, 1 << (bits - 1)
@@ -78,6 +84,8 @@ def ref_quantize(w, bits, bs, sym):
             with np.errstate(divide="ignore", invalid="ignore"):
                 zf = np.where(s != 0, np.float32(0) - lo / s, lo).astype(np.float32)
             z = np.clip(roundf(zf), 0, qmax).astype(np.int64)
+        if half:
+            s = s.astype(np.float16).astype(np.float32)
         with np.errstate(divide="ignore"):
             rs = np.where(s != 0, np.float32(1) / s, np.float32(0)).astype(np.float32)
         t = (blk * rs).astype(np.float32) + z.astype(np.float32)
@@ -126,12 +134,12 @@ def check_weights(qpath, orig, bits, bs, sym, what, n_nbits=15, n_left=4):
         q = nh.to_array(inits[node.input[1]])
         s = nh.to_array(inits[node.input[2]])
         if q.shape != (n, kb, bs * bits // 8) or q.dtype != np.uint8 or s.shape != (n * kb,) \
-                or s.dtype != np.float32 or len(node.input) != (3 if sym else 4):
+                or s.dtype != w.dtype or len(node.input) != (3 if sym else 4):
             bad.append("%s shapes %s %s inputs %d" % (node.name, q.shape, s.shape,
                                                      len(node.input)))
             continue
         codes = unpack(q.reshape(n, -1), bits, kb * bs)
-        s = s.reshape(n, kb)
+        s = s.reshape(n, kb).astype(np.float32)
         if sym:
             z = np.full((n, kb), 1 << (bits - 1), np.int64)
         else:
@@ -155,7 +163,7 @@ def check_weights(qpath, orig, bits, bs, sym, what, n_nbits=15, n_left=4):
         ref = ((rc[:, :k] - rz[:, blk]).astype(np.float32) * rs[:, blk]).T
         if not np.array_equal(deq, ref):
             bad.append("%s: dequantized weights differ" % node.name)
-        worst = max(worst, float(np.abs(deq - w).max()))
+        worst = max(worst, float(np.abs(deq - w.astype(np.float32)).max()))
     check(not bad, "%s: codes, scales, zero points and dequantized weights equal the numpy "
           "reference exactly %s(max |w - dequantized| %.3g)" % (what, bad[:2], worst))
 
@@ -180,10 +188,19 @@ def edge_cases(opmig, work):
                      [nh.from_array(w, "w")])
     src = os.path.join(work, "edge.onnx")
     onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), src)
-    for bits in (4, 8):
-        for sym in (False, True):
-            what = "edge weight int%d %s" % (bits, "symmetric" if sym else "asymmetric")
-            dst = os.path.join(work, "edge_%d_%d.onnx" % (bits, sym))
+    g16 = h.make_graph([h.make_node("MatMul", ["x", "w"], ["y"], name="edge")], "g",
+                       [h.make_tensor_value_info("x", TP.FLOAT16, [3, 40])],
+                       [h.make_tensor_value_info("y", TP.FLOAT16, [3, 6])],
+                       [nh.from_array(w.astype(np.float16), "w")])
+    src16 = os.path.join(work, "edge16.onnx")
+    onnx.save(h.make_model(g16, opset_imports=[h.make_opsetid("", 17)]), src16)
+    x = r.uniform(-1, 1, (3, 40)).astype(np.float32)
+    jobs, names = [], []
+    for (src, tag), bits, sym in [((a, b), c, d) for a, b in ((src, ""), (src16, " float16"))
+                                  for c in (4, 8) for d in (False, True)]:
+        if True:
+            what = "edge weight%s int%d %s" % (tag, bits, "symmetric" if sym else "asymmetric")
+            dst = os.path.join(work, "edge%s_%d_%d.onnx" % (tag.strip(), bits, sym))
             r2 = subprocess.run([opmig, "quantize", src, "-o", dst, "--weight-only",
                                  "int%d" % bits, "--block-size", "16", "--no-fallback",
                                  "--force"] + (["--symmetric"] if sym else []),
@@ -192,6 +209,17 @@ def edge_cases(opmig, work):
                 what, r2.returncode, r2.stderr.strip()[:200]))
             if os.path.exists(dst):
                 check_weights(dst, src, bits, 16, sym, what, 1, 0)
+                xi = x.astype(np.float16) if tag else x
+                mine = opmig_run(opmig, dst, {"x": xi}, ["x"], dst + ".run", 1)
+                jobs.append((dst, {"x": xi}))
+                names.append((what, mine))
+    for (what, mine), got in zip(names, ortlib.run_many(jobs, os.path.join(work, "ort_edge"),
+                                                         timeout=120)):
+        ok = not isinstance(mine, str) and not isinstance(got, str)
+        d = float(np.abs(mine[0].astype(np.float64) - got[0]).max()) if ok else float("inf")
+        tol = 1e-4 if mine[0].dtype == np.float32 else 1e-2
+        check(d <= tol, "%s: onnxruntime-node equals opmig's interpreter within %g (max |diff| "
+              "%.3g) %s" % (what, tol, d, "" if ok else (mine, got)))
 
 
 # ---- the run ----------------------------------------------------------
@@ -223,7 +251,7 @@ def by_position(got, want):
     return float(cos.min()), int((a.argmax(1) == b.argmax(1)).sum()), a.shape[0]
 
 
-def opmig_run(opmig, model, f, names, out):
+def opmig_run(opmig, model, f, names, out, n_out=1 + 2 * LAYERS):
     os.makedirs(out, exist_ok=True)
     args = []
     for name in names:
@@ -234,7 +262,7 @@ def opmig_run(opmig, model, f, names, out):
                        capture_output=True, text=True, timeout=300)
     if r.returncode:
         return "exit %d: %s" % (r.returncode, r.stderr.strip()[:200])
-    return [np.load(os.path.join(out, "output_%d.npy" % i)) for i in range(1 + 2 * LAYERS)]
+    return [np.load(os.path.join(out, "output_%d.npy" % i)) for i in range(n_out)]
 
 
 def quantize(opmig, src, dst, data, extra):

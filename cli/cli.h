@@ -119,13 +119,15 @@ int cli_parse_run_opt(const struct cli_command *self, int c, const char *arg,
 		      const struct cli_run_opts *o);
 /* The quantization options quantize and migrate share (quant_opts.c):
  * their getopt_long entries (CLI_QUANT_OPTIONS, in an option table; each
- * command adds its own entry for the format, CLI_OPT_QFORMAT), and
+ * command adds its own entry for the format, CLI_OPT_QFORMAT, and quantize
+ * those of weight-only quantization, CLI_OPT_WEIGHT_ONLY and after), and
  * cli_parse_quant_opt storing one into a struct qz_opts. */
 enum {
 	CLI_OPT_CALIBRATE = 0x200, CLI_OPT_VALDATA, CLI_OPT_METHOD, CLI_OPT_PERCENTILE,
 	CLI_OPT_QFORMAT, CLI_OPT_DYNAMIC, CLI_OPT_PER_CHANNEL, CLI_OPT_PER_TENSOR,
 	CLI_OPT_SYMMETRIC, CLI_OPT_ACTS, CLI_OPT_WEIGHTS, CLI_OPT_EXCLUDE, CLI_OPT_EXCLUDE_OPS,
-	CLI_OPT_ACCURACY, CLI_OPT_NO_FALLBACK, CLI_OPT_SENSITIVITY, CLI_OPT_MAX_FALLBACK
+	CLI_OPT_ACCURACY, CLI_OPT_NO_FALLBACK, CLI_OPT_SENSITIVITY, CLI_OPT_MAX_FALLBACK,
+	CLI_OPT_WEIGHT_ONLY, CLI_OPT_BLOCK_SIZE, CLI_OPT_ACC_LEVEL
 };
 #define CLI_QUANT_OPTIONS \
 	{ "calibrate", required_argument, NULL, CLI_OPT_CALIBRATE }, \

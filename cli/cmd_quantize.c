@@ -13,13 +13,15 @@
 #include "rewriters/quantize.h"
 
 const char cmd_quantize_help[] =
-	"usage: opmig quantize MODEL -o OUT [--calibrate DIR] [--validation-data DIR] [--method minmax|percentile|entropy] [--percentile P] [--format qdq|qoperator] [--dynamic] [--per-channel | --per-tensor] [--symmetric] [--activations uint8|int8|uint16|int16] [--weights int8|uint8|int4] [--exclude NODE,...] [--exclude-ops OP,...] [--accuracy METRIC>=V] [--no-fallback] [--sensitivity output|local] [--max-fallback N] [--target T] [--rules F] [--dim NAME=V]... [--samples N] [--seed S] [--threads N] [--external-data FILE] [--size-threshold BYTES] [--report FILE] [--json] [--force]\n"
+	"usage: opmig quantize MODEL -o OUT [--calibrate DIR] [--validation-data DIR] [--method minmax|percentile|entropy] [--percentile P] [--format qdq|qoperator] [--dynamic] [--per-channel | --per-tensor] [--symmetric] [--activations uint8|int8|uint16|int16] [--weights int8|uint8|int4] [--weight-only int4|int8 [--block-size N] [--accuracy-level L]] [--exclude NODE,...] [--exclude-ops OP,...] [--accuracy METRIC>=V] [--no-fallback] [--sensitivity output|local] [--max-fallback N] [--target T] [--rules F] [--dim NAME=V]... [--samples N] [--seed S] [--threads N] [--external-data FILE] [--size-threshold BYTES] [--report FILE] [--json] [--force]\n"
 	"\n"
 	"Quantize a float MODEL to 8-bit integers (post-training, no retraining):\n"
 	"calibrate the activations' ranges in the interpreter, insert\n"
 	"QuantizeLinear/DequantizeLinear around the quantizable nodes, compare the\n"
 	"result with MODEL and return the most sensitive nodes to float until the\n"
-	"accuracy criterion holds; write OUT.\n"
+	"accuracy criterion holds; write OUT.  With --weight-only, quantize only\n"
+	"the MatMul weights, in blocks (onnxruntime's MatMulNBits).  A decoder's\n"
+	"logits must also keep every position's cosine and top-1 token.\n"
 	"\n"
 	"  -o OUT              the quantized model (written atomically, never over MODEL)\n"
 	"  --calibrate DIR     calibration samples: DIR/test_data_set_N/input_M.pb, or\n"
@@ -36,9 +38,16 @@ const char cmd_quantize_help[] =
 	"                      (DynamicQuantizeLinear + MatMulInteger/ConvInteger)\n"
 	"  --per-channel       weights per output channel (the default)\n"
 	"  --per-tensor        weights with one scale per tensor\n"
-	"  --symmetric         activations symmetric (zero point in the middle)\n"
+	"  --symmetric         activations symmetric (zero point in the middle);\n"
+	"                      with --weight-only the weights (no zero points)\n"
 	"  --activations T     uint8 (default), int8, uint16 or int16\n"
 	"  --weights T         int8 (default), uint8 or int4\n"
+	"  --weight-only B     weights only, blockwise, activations in float: every\n"
+	"                      MatMul with a constant float 2-D B becomes\n"
+	"                      com.microsoft MatMulNBits of int4 or int8 codes\n"
+	"                      (asymmetric unless --symmetric); nothing calibrated\n"
+	"  --block-size N      weights per block along K, a power of 2 >= 16 (32)\n"
+	"  --accuracy-level L  MatMulNBits' accuracy_level, 0 to 4 (0: not written)\n"
 	"  --exclude LIST      node names kept in float (comma-separated)\n"
 	"  --exclude-ops LIST  op types kept in float (comma-separated)\n"
 	"  --accuracy C        the criterion every output must meet: cosine>=V,\n"
@@ -68,8 +77,23 @@ const char cmd_quantize_help[] =
 	"Exit status: 0 quantized, 1 the criterion fails (OUT not written unless\n"
 	"--force), 2 usage, 3 bad input, 4 internal error.\n";
 
+/* Options of activation (and int8 weight) quantization, which
+ * --weight-only does not take. */
+static const struct {
+	int c;
+	const char *name;
+} int8_only[] = {
+	{ CLI_OPT_CALIBRATE, "--calibrate" }, { CLI_OPT_METHOD, "--method" },
+	{ CLI_OPT_PERCENTILE, "--percentile" }, { CLI_OPT_QFORMAT, "--format" },
+	{ CLI_OPT_DYNAMIC, "--dynamic" }, { CLI_OPT_PER_CHANNEL, "--per-channel" },
+	{ CLI_OPT_PER_TENSOR, "--per-tensor" }, { CLI_OPT_ACTS, "--activations" },
+	{ CLI_OPT_WEIGHTS, "--weights" },
+};
+
 struct qargs {
 	const char *model, *out, *target, *report;
+	const char *int8_opt, *wo_opt;   /* the last option of either kind */
+	int weight_only;
 	char *rules[8];
 	size_t n_rules;
 	int json, force;
@@ -83,6 +107,9 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 	static const struct option opts[] = {
 		CLI_QUANT_OPTIONS,
 		{ "format", required_argument, NULL, CLI_OPT_QFORMAT },
+		{ "weight-only", required_argument, NULL, CLI_OPT_WEIGHT_ONLY },
+		{ "block-size", required_argument, NULL, CLI_OPT_BLOCK_SIZE },
+		{ "accuracy-level", required_argument, NULL, CLI_OPT_ACC_LEVEL },
 		{ "target", required_argument, NULL, 'T' },
 		{ "rules", required_argument, NULL, 'r' },
 		{ "dim", required_argument, NULL, 'D' },
@@ -132,8 +159,20 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 		default:
 			if ((rc = cli_parse_quant_opt(self, c, optarg, &a->o)) != CLI_EXIT_OK)
 				return rc;
+			for (size_t i = 0; i < sizeof(int8_only) / sizeof(int8_only[0]); i++)
+				if (int8_only[i].c == c)
+					a->int8_opt = int8_only[i].name;
+			a->weight_only |= c == CLI_OPT_WEIGHT_ONLY;
+			if (c == CLI_OPT_BLOCK_SIZE || c == CLI_OPT_ACC_LEVEL)
+				a->wo_opt = c == CLI_OPT_BLOCK_SIZE ? "--block-size" : "--accuracy-level";
 		}
 	}
+	if (a->weight_only && a->int8_opt)
+		return cli_usage_error(self, "--weight-only quantizes no activations: %s does not "
+				       "apply%s", a->int8_opt, strcmp(a->int8_opt, "--calibrate") ? "" :
+				       " (--validation-data gives the accuracy check's samples)");
+	if (!a->weight_only && a->wo_opt)
+		return cli_usage_error(self, "%s needs --weight-only", a->wo_opt);
 	if (argc - optind != 1)
 		return cli_usage_error(self, "quantize needs one MODEL");
 	a->model = argv[optind];
@@ -161,15 +200,21 @@ static void text_report(FILE *f, const struct qargs *a, const struct qz_report *
 	char b1[32], b2[32];
 
 	fprintf(f, "quantize %s: %s", a->model, r->format);
-	if (strcmp(r->format, "dynamic"))
+	if (r->n_calib)
 		fprintf(f, ", %s calibration on %zu %ssample%s", r->method, r->n_calib,
 			r->random_calib ? "seeded random " : "", r->n_calib == 1 ? "" : "s");
 	fprintf(f, "\n");
 	if (r->percentile > 0)
 		fprintf(f, "percentile: %g\n", r->percentile);
-	fprintf(f, "types: %s activations (%s), %s weights %s\n", ir_dtype_name(r->act_dtype),
-		r->symmetric ? "symmetric" : "asymmetric", ir_dtype_name(r->weight_dtype),
-		r->per_channel ? "per channel" : "per tensor");
+	if (r->nbits)
+		fprintf(f, "types: float activations, %s weights in blocks of %lld along K "
+			"(%s), accuracy_level %d\n", ir_dtype_name(r->weight_dtype),
+			(long long)r->block_size, r->symmetric ? "symmetric" :
+			"asymmetric, zero points", r->accuracy_level);
+	else
+		fprintf(f, "types: %s activations (%s), %s weights %s\n",
+			ir_dtype_name(r->act_dtype), r->symmetric ? "symmetric" : "asymmetric",
+			ir_dtype_name(r->weight_dtype), r->per_channel ? "per channel" : "per tensor");
 	fprintf(f, "criterion %s on %zu sample%s: %s\n", r->criterion, r->n_eval,
 		r->n_eval == 1 ? "" : "s", r->met ? "met" : "NOT met");
 	for (size_t i = 0; i < r->n_outputs; i++) {
@@ -180,6 +225,16 @@ static void text_report(FILE *f, const struct qargs *a, const struct qz_report *
 		if (!isnan(o->top1))
 			fprintf(f, ", top1 %.4f", o->top1);
 		fprintf(f, "%s\n", o->ok ? "" : " (fails)");
+		if (o->m.lg.on && o->m.lg.kv)
+			fprintf(f, "    by row: min cosine %.6f at row %lld (>= %g required)\n",
+				o->m.lg.min_cosine, (long long)o->m.lg.worst_position,
+				o->m.lg.min_cosine_required);
+		else if (o->m.lg.on)
+			fprintf(f, "    by position: min cosine %.6f at position %lld (>= %g "
+				"required), top-1 %lld/%lld, top-5 overlap %.3f\n",
+				o->m.lg.min_cosine, (long long)o->m.lg.worst_position,
+				o->m.lg.min_cosine_required, (long long)o->m.lg.top1_agree,
+				(long long)o->m.lg.positions, o->m.lg.top5_overlap);
 	}
 	fprintf(f, "nodes: %zu quantized, %zu in float\n", r->n_quantized, r->n_float);
 	if (r->n_ranked) {
@@ -286,7 +341,7 @@ int cmd_quantize(int argc, char **argv)
 	}
 	if ((code = cli_load(a.model, &m)) != CLI_EXIT_OK)
 		goto cleanup;
-	if (!a.o.calibrate)
+	if (!a.o.calibrate && a.o.format != QZ_WEIGHT_ONLY)
 		cli_warn(a.model, "no --calibrate: scales come from seeded random samples and are "
 			 "not representative of real data");
 	ir_diag_init(&d);

@@ -18,6 +18,23 @@ int cli_parse_quant_opt(const struct cli_command *self, int c, const char *arg,
 	case CLI_OPT_CALIBRATE: o->calibrate = arg; break;
 	case CLI_OPT_VALDATA: o->validation = arg; break;
 	case CLI_OPT_DYNAMIC: o->format = QZ_DYNAMIC; break;
+	case CLI_OPT_WEIGHT_ONLY:
+		if (strcmp(arg, "int4") && strcmp(arg, "int8"))
+			return cli_usage_error(self, "--weight-only is int4 or int8, not '%s'", arg);
+		o->format = QZ_WEIGHT_ONLY;
+		o->nbits = strcmp(arg, "int4") ? 8 : 4;
+		break;
+	case CLI_OPT_BLOCK_SIZE:
+		if (cli_parse_count(arg, &v) < 0 || v < 16 || v > (1 << 20) || (v & (v - 1)))
+			return cli_usage_error(self, "--block-size wants a power of 2 from 16, "
+					       "not '%s'", arg);
+		o->block_size = v;
+		break;
+	case CLI_OPT_ACC_LEVEL:
+		if (cli_parse_count(arg, &v) < 0 || v > 4)
+			return cli_usage_error(self, "--accuracy-level is 0 to 4, not '%s'", arg);
+		o->accuracy_level = (int)v;
+		break;
 	case CLI_OPT_PER_CHANNEL: o->per_tensor = 0; break;
 	case CLI_OPT_PER_TENSOR: o->per_tensor = 1; break;
 	case CLI_OPT_SYMMETRIC: o->symmetric = 1; break;
@@ -40,7 +57,7 @@ int cli_parse_quant_opt(const struct cli_command *self, int c, const char *arg,
 		if (strcmp(arg, "qdq") && strcmp(arg, "qoperator"))
 			return cli_usage_error(self, "the quantized format is qdq or qoperator, "
 					       "not '%s'", arg);
-		if (o->format != QZ_DYNAMIC)
+		if (o->format != QZ_DYNAMIC && o->format != QZ_WEIGHT_ONLY)
 			o->format = strcmp(arg, "qdq") ? QZ_QOPERATOR : QZ_QDQ;
 		break;
 	case CLI_OPT_ACTS:

@@ -7,7 +7,9 @@
  * number).  The evaluation runs a quantized model on every evaluation
  * sample, one at a time, and compares its outputs with the float model's:
  * cosine, SNR and largest error over all samples, and top-1 agreement
- * (argmax over the last axis, per row). */
+ * (argmax over the last axis, per row); a decoder's logits must also keep
+ * every position's cosine and top-1 token, its key/value cache outputs
+ * every row's cosine (validators/logits.c). */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 
 #include "rewriters/quant_int.h"
 #include "runtime/runtime.h"
+#include "validators/validate.h"
 
 /* Natural order: digit runs compare as numbers. */
 static int natural_cmp(const char *a, const char *b)
@@ -246,7 +249,9 @@ int qz_evaluate(struct qz_ctx *q, struct ir_model *m, struct qz_output *out, dou
 	struct rt_value **in = NULL, **res = NULL;
 	struct rt_cmp_acc *acc = NULL;
 	double *agree = NULL, *rows = NULL;
+	double lgc = q->o->metric == QZ_COSINE ? q->o->threshold : val_logits_min_cosine(VAL_INT8);
 	size_t n_in = 0, n_out = q->n_out;
+	char *lg = NULL;
 	int rc, any = 0;
 
 	*met = 1;
@@ -261,12 +266,17 @@ int qz_evaluate(struct qz_ctx *q, struct ir_model *m, struct qz_output *out, dou
 	}
 	if (!(in = calloc(n_in + 1, sizeof(*in))) || !(res = calloc(n_out + 1, sizeof(*res))) ||
 	    !(acc = calloc(n_out + 1, sizeof(*acc))) || !(agree = calloc(n_out + 1, sizeof(double))) ||
-	    !(rows = calloc(n_out + 1, sizeof(double)))) {
+	    !(rows = calloc(n_out + 1, sizeof(double))) || !(lg = calloc(n_out + 1, 1))) {
 		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 		goto cleanup;
 	}
-	for (size_t i = 0; i < n_out; i++)
+	for (size_t i = 0; i < n_out; i++) {
 		rt_cmp_begin(&acc[i]);
+		/* a decoder's logits (1) or key/value cache (2): by position */
+		if (!q->o->logits_whole &&
+		    (lg[i] = (char)val_is_logits(q->ref, rt_session_output(s, i))))
+			rt_logits_begin(&acc[i].m, lg[i] == 2);
+	}
 	for (size_t k = 0; k < q->eval->n; k++) {
 		if ((rc = qz_samples_bind(q, q->eval, k, s, in, d)) < 0 ||
 		    (rc = rt_session_run(s, in, n_in, res, d)) < 0)
@@ -276,6 +286,8 @@ int qz_evaluate(struct qz_ctx *q, struct ir_model *m, struct qz_output *out, dou
 			struct rt_value *want = q->ref_out[k * n_out + i];
 
 			rt_cmp_add(&acc[i], res[i], want, &tol);
+			if (lg[i])
+				rt_logits_add(&acc[i].m, res[i], want);
 			if (res[i]->kind == RT_TENSOR && res[i]->dtype == IR_DTYPE_FLOAT)
 				top1_add(res[i], want, &agree[i], &rows[i]);
 		}
@@ -287,6 +299,8 @@ int qz_evaluate(struct qz_ctx *q, struct ir_model *m, struct qz_output *out, dou
 		double x;
 
 		rt_cmp_end(&acc[i], &o->m);
+		if (lg[i])
+			rt_logits_judge(&o->m, lgc);
 		o->top1 = rows[i] > 0 ? agree[i] / rows[i] : NAN;
 		o->name = (char *)ir_s(vi->value->name);
 		if (!vi->type || vi->type->elem_type != IR_DTYPE_FLOAT) {
@@ -300,7 +314,7 @@ int qz_evaluate(struct qz_ctx *q, struct ir_model *m, struct qz_output *out, dou
 		}
 		any = 1;
 		o->ok = q->o->metric == QZ_MAX_ABS ? x <= q->o->threshold : x >= q->o->threshold;
-		if (isnan(x))
+		if (isnan(x) || (lg[i] && !o->m.ok))
 			o->ok = 0;
 		*met &= o->ok;
 		if (q->o->metric == QZ_MAX_ABS ? !(x <= *worst) : !(x >= *worst))
@@ -319,6 +333,7 @@ cleanup:
 	free(acc);
 	free(agree);
 	free(rows);
+	free(lg);
 	rt_session_free(s);
 	return rc;
 }

@@ -28,6 +28,8 @@ int qz_build(struct qz_ctx *q, struct rw_ctx *c, const unsigned char *fl, struct
 
 	if (q->o->format == QZ_DYNAMIC)
 		rc = qz_build_dynamic(q, c, fl, d);
+	else if (q->o->format == QZ_WEIGHT_ONLY)
+		rc = qz_build_nbits(q, c, fl, d);
 	else
 		rc = qz_build_qdq(q, c, fl, d);
 	if (rc == 0 && q->o->format == QZ_QOPERATOR)

@@ -128,6 +128,10 @@ int qz_build_qdq(struct qz_ctx *q, struct rw_ctx *c, const unsigned char *fl,
 int qz_to_qoperator(struct qz_ctx *q, struct rw_ctx *c, size_t *n_conv, struct ir_diag *d);
 int qz_build_dynamic(struct qz_ctx *q, struct rw_ctx *c, const unsigned char *fl,
 		     struct ir_diag *d);
+/* Weight-only (quant_nbits.c): every candidate MatMul as com.microsoft
+ * MatMulNBits of o->nbits codes in blocks of o->block_size along K. */
+int qz_build_nbits(struct qz_ctx *q, struct rw_ctx *c, const unsigned char *fl,
+		   struct ir_diag *d);
 /* Quantize a weight: a new initializer of dtype per channel along axis
  * (-1 per tensor), symmetric or not; its scales and zero points become
  * initializers too.  *out gets the DequantizeLinear's output (NULL: the

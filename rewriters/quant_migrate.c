@@ -24,6 +24,7 @@ int mg_quantize(struct rw_ctx *c, const struct qz_opts *opts, const char *path,
 	o.dims = c->dims;
 	o.n_dims = c->n_dims;
 	o.prepare = 0;          /* the pipeline canonicalized and fused */
+	o.logits_whole = 1;     /* its validation judges logits by position */
 	if ((rc = qz_run(c->m, path, &o, &r, d)) < 0)
 		return rc;
 	rc = rw_note(c, "int8: %zu node%s quantized (%s, %s activations, %s weights%s), %zu in "

@@ -345,6 +345,38 @@ static int act_dtype(const struct qz_ctx *q, const struct rw_ctx *c)
 	return ns > nu ? IR_DTYPE_INT8 : IR_DTYPE_UINT8;
 }
 
+/* Weight-only: a MatMul whose B is a constant float [K, N] initializer;
+ * other MatMuls are reported with the reason, other ops not at all. */
+static void classify_nbits(struct qz_ctx *q, struct rw_ctx *c, const struct ir_node *n,
+			   struct qz_unit *u)
+{
+	const struct ir_value *a = n->inputs[0], *w = n->n_inputs > 1 ? n->inputs[1] : NULL;
+	const struct ir_vtype *ta = a ? rw_type(c, a) : NULL, *tw = w ? rw_type(c, w) : NULL;
+
+	u->role = QZ_R_NONE;
+	u->report = -1;
+	if (*ir_s(n->domain) && strcmp(ir_s(n->domain), "ai.onnx"))
+		return;
+	if (strcmp(ir_s(n->op_type), "MatMul"))
+		return;
+	u->role = QZ_R_WEIGHTED;
+	if (!ta || !tw || ta->is_seq || tw->is_seq || ta->dtype != tw->dtype ||
+	    (tw->dtype != IR_DTYPE_FLOAT && tw->dtype != IR_DTYPE_FLOAT16))
+		u->why = "A and B are not float32 or float16";
+	else if (q->o->exclude_ops && in_list(q->o->exclude_ops, "MatMul"))
+		u->why = "excluded by --exclude-ops";
+	else if (q->o->exclude && in_list(q->o->exclude, ir_s(n->name)))
+		u->why = "excluded by --exclude";
+	else if (!is_const(c, w))
+		u->why = "B is not a constant initializer";
+	else if (rw_rank(c, w) != 2)
+		u->why = "B is not 2-D (K x N)";
+	if (u->why)
+		return;
+	u->in[1] = QZ_IN_WEIGHT;
+	u->candidate = 1;
+}
+
 static void classify(struct qz_ctx *q, struct rw_ctx *c, const struct ir_node *n,
 		     struct qz_unit *u)
 {
@@ -519,7 +551,10 @@ int qz_plan_make(struct qz_ctx *q, struct rw_ctx *c, struct ir_diag *d)
 			goto oom;
 		p->units[i].in = p->pool + off;
 		off += g->nodes[i]->n_inputs;
-		classify(q, c, g->nodes[i], &p->units[i]);
+		if (q->o->format == QZ_WEIGHT_ONLY)
+			classify_nbits(q, c, g->nodes[i], &p->units[i]);
+		else
+			classify(q, c, g->nodes[i], &p->units[i]);
 	}
 	for (size_t i = 0; i < g->n_nodes; i++)
 		if (p->units[i].candidate && p->units[i].role == QZ_R_ACT &&

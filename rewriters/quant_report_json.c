@@ -31,6 +31,28 @@ static cJSON *json_output(const struct qz_output *x, int *ok)
 	num(o, "mean_abs", x->m.mean_abs, ok);
 	num(o, "top1", x->top1, ok);
 	jb_need(cJSON_AddNumberToObject(o, "elements", (double)x->m.n), ok);
+	if (x->m.lg.on) {
+		cJSON *l = cJSON_AddObjectToObject(o, "by_position");
+
+		jb_need(l, ok);
+		jb_need(cJSON_AddStringToObject(l, "kind", x->m.lg.kv ? "kv_cache" : "logits"), ok);
+		num(l, "min_cosine", x->m.lg.min_cosine, ok);
+		num(l, "min_cosine_required", x->m.lg.min_cosine_required, ok);
+		jb_need(cJSON_AddNumberToObject(l, "worst_position",
+						(double)x->m.lg.worst_position), ok);
+		jb_need(cJSON_AddNumberToObject(l, "positions", (double)x->m.lg.positions), ok);
+		if (x->m.lg.kv) {
+			jb_need(cJSON_AddNullToObject(l, "top1_agree"), ok);
+			jb_need(cJSON_AddNullToObject(l, "top5_overlap"), ok);
+		} else {
+			jb_need(cJSON_AddNumberToObject(l, "top1_agree", (double)x->m.lg.top1_agree),
+				ok);
+			num(l, "top5_overlap", x->m.lg.top5_overlap, ok);
+		}
+		jb_need(cJSON_AddBoolToObject(l, "ok", x->m.ok), ok);
+	} else {
+		jb_need(cJSON_AddNullToObject(o, "by_position"), ok);
+	}
 	return o;
 }
 
@@ -86,6 +108,15 @@ char *qz_report_json(const struct qz_report *r, const char *model, const char *o
 	jb_need(cJSON_AddStringToObject(o, "weights", ir_dtype_name(r->weight_dtype)), &ok);
 	jb_need(cJSON_AddBoolToObject(o, "symmetric", r->symmetric), &ok);
 	jb_need(cJSON_AddBoolToObject(o, "per_channel", r->per_channel), &ok);
+	if (r->nbits) {
+		x = cJSON_AddObjectToObject(o, "weight_only");
+		jb_need(x, &ok);
+		jb_need(cJSON_AddNumberToObject(x, "bits", r->nbits), &ok);
+		jb_need(cJSON_AddNumberToObject(x, "block_size", (double)r->block_size), &ok);
+		jb_need(cJSON_AddNumberToObject(x, "accuracy_level", r->accuracy_level), &ok);
+	} else {
+		jb_need(cJSON_AddNullToObject(o, "weight_only"), &ok);
+	}
 	jb_need(cJSON_AddNumberToObject(o, "opset", (double)r->opset), &ok);
 	x = cJSON_AddObjectToObject(o, "samples");
 	jb_need(x, &ok);

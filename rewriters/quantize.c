@@ -15,7 +15,7 @@
 #include "runtime/runtime.h"
 
 static const char *const method_names[] = { "minmax", "percentile", "entropy" };
-static const char *const format_names[] = { "qdq", "qoperator", "dynamic" };
+static const char *const format_names[] = { "qdq", "qoperator", "dynamic", "weight-only" };
 static const char *const metric_names[] = { "cosine", "snr", "top1", "max-abs" };
 
 const char *qz_method_name(enum qz_method m)
@@ -33,7 +33,7 @@ int qz_method_parse(const char *s)
 
 const char *qz_format_name(enum qz_format f)
 {
-	return (unsigned)f < 3 ? format_names[f] : "?";
+	return (unsigned)f < 4 ? format_names[f] : "?";
 }
 
 const char *qz_metric_name(enum qz_metric m)
@@ -163,11 +163,14 @@ static int64_t init_bytes(const struct ir_model *m)
 }
 
 /* The opset the quantized ops need: 13 for per-axis scales, 21 for
- * 16-bit and 4-bit types, 11 for DynamicQuantizeLinear. */
+ * 16-bit and 4-bit types, 11 for DynamicQuantizeLinear; weight-only
+ * quantization keeps it (MatMulNBits is com.microsoft's). */
 static int64_t opset_needed(const struct qz_opts *o, int act)
 {
 	int w = o->weight_dtype;
 
+	if (o->format == QZ_WEIGHT_ONLY)
+		return 0;
 	if (act == IR_DTYPE_UINT16 || act == IR_DTYPE_INT16 || w == IR_DTYPE_INT4)
 		return 21;
 	if (o->format == QZ_DYNAMIC)
@@ -182,7 +185,8 @@ static int prepare(struct qz_ctx *q, struct rw_ctx *c, struct ir_diag *d)
 	size_t changed;
 	int rc;
 
-	for (size_t i = 0; o->prepare && i < rw_n_passes; i++) {
+	/* weight-only quantization changes the MatMuls and nothing else */
+	for (size_t i = 0; o->prepare && o->format != QZ_WEIGHT_ONLY && i < rw_n_passes; i++) {
 		const struct rw_pass *p = rw_passes[i];
 
 		if ((p->kind == RW_CANON || !strcmp(p->name, "fuse-batch-norm")) && p->run &&
@@ -340,7 +344,7 @@ int qz_run(struct ir_model *m, const char *path, const struct qz_opts *o,
 	unsigned char *fl = NULL;
 	struct rw_ctx c;
 	size_t n_in;
-	int rc;
+	int rc, calibrated;
 
 	memset(r, 0, sizeof(*r));
 	if (!oo.have_accuracy) {
@@ -351,6 +355,19 @@ int qz_run(struct ir_model *m, const char *path, const struct qz_opts *o,
 		oo.percentile = QZ_DEFAULT_PERCENTILE;
 	if (oo.percentile > 100)
 		return ir_diag_error(d, IR_EUSAGE, "--percentile %g is above 100", oo.percentile);
+	if (oo.format == QZ_WEIGHT_ONLY) {
+		if (!oo.block_size)
+			oo.block_size = QZ_DEFAULT_BLOCK;
+		if (oo.nbits != 4 && oo.nbits != 8)
+			return ir_diag_error(d, IR_EUSAGE, "weight-only quantization takes 4 or 8 "
+					     "bits, not %d", oo.nbits);
+		if (oo.block_size < 16 || (oo.block_size & (oo.block_size - 1)))
+			return ir_diag_error(d, IR_EUSAGE, "the block size %lld is not a power of 2 "
+					     ">= 16", (long long)oo.block_size);
+		if (oo.accuracy_level < 0 || oo.accuracy_level > 4)
+			return ir_diag_error(d, IR_EUSAGE, "accuracy_level %d is not 0 to 4",
+					     oo.accuracy_level);
+	}
 	q.o = &oo;
 	q.weight_dtype = IR_DTYPE_INT8;
 	r->method = qz_method_name(oo.method);
@@ -376,6 +393,14 @@ int qz_run(struct ir_model *m, const char *path, const struct qz_opts *o,
 	r->weight_dtype = oo.weight_dtype ? oo.weight_dtype : q.weight_dtype;
 	r->symmetric = oo.symmetric;
 	r->per_channel = !oo.per_tensor;
+	if (oo.format == QZ_WEIGHT_ONLY) {
+		r->act_dtype = IR_DTYPE_FLOAT;
+		r->weight_dtype = oo.nbits == 4 ? IR_DTYPE_INT4 : IR_DTYPE_INT8;
+		r->per_channel = 0;
+		r->nbits = oo.nbits;
+		r->block_size = oo.block_size;
+		r->accuracy_level = oo.accuracy_level;
+	}
 	if (opset_needed(&oo, q.plan.act_dtype) > c.opset) {
 		rc = ir_diag_error(d, IR_EUSAGE, "%s activations need opset 21 (the model has %lld)",
 				   ir_dtype_name(q.plan.act_dtype), (long long)c.opset);
@@ -390,12 +415,13 @@ int qz_run(struct ir_model *m, const char *path, const struct qz_opts *o,
 			goto cleanup;
 		q.eval = &q.val;
 	}
-	r->n_calib = oo.format == QZ_DYNAMIC ? 0 : q.calib.n;
+	calibrated = oo.format != QZ_DYNAMIC && oo.format != QZ_WEIGHT_ONLY;
+	r->n_calib = calibrated ? q.calib.n : 0;
 	r->n_eval = q.eval->n;
 	r->random_calib = !oo.calibrate;
 	if (!oo.calibrate && (rc = qz_note(r, d, "no --calibrate: %s from %zu seeded random "
 					   "samples, not representative of real data",
-					   oo.format == QZ_DYNAMIC ? "accuracy measured" :
+					   !calibrated ? "accuracy measured" :
 					   "scales and accuracy come", q.calib.n)) < 0)
 		goto cleanup;
 	q.n_out = q.ref->graph->n_outputs;
@@ -404,17 +430,20 @@ int qz_run(struct ir_model *m, const char *path, const struct qz_opts *o,
 		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 		goto cleanup;
 	}
-	if (oo.format != QZ_DYNAMIC) {
+	if (calibrated) {
 		if ((rc = qz_calibrate(&q, d)) < 0)
 			goto cleanup;
 		qz_ranges(&q);
 	}
-	if ((oo.format == QZ_DYNAMIC || q.eval != &q.calib) && (rc = qz_eval_reference(&q, d)) < 0)
+	if ((!calibrated || q.eval != &q.calib) && (rc = qz_eval_reference(&q, d)) < 0)
 		goto cleanup;
 	if ((rc = qz_fallback(&q, fl, d)) < 0 || (rc = node_states(&q, fl, d)) < 0)
 		goto cleanup;
-	if (!r->n_quantized && (rc = qz_note(r, d, "nothing was quantized: no node of a "
-					     "quantizable op with float data")) < 0)
+	if (!r->n_quantized && (rc = qz_note(r, d, "nothing was quantized: %s",
+					     r->n_steps ? "the accuracy fallback returned every "
+					     "candidate to float" : oo.format == QZ_WEIGHT_ONLY ?
+					     "no MatMul with a constant float 2-D B" :
+					     "no node of a quantizable op with float data")) < 0)
 		goto cleanup;
 	/* the result, built into the model itself */
 	q.collect = 1;

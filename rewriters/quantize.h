@@ -27,7 +27,7 @@
 struct rules_target;
 
 enum qz_method { QZ_MINMAX, QZ_PERCENTILE, QZ_ENTROPY };
-enum qz_format { QZ_QDQ, QZ_QOPERATOR, QZ_DYNAMIC };
+enum qz_format { QZ_QDQ, QZ_QOPERATOR, QZ_DYNAMIC, QZ_WEIGHT_ONLY };
 enum qz_metric { QZ_COSINE, QZ_SNR, QZ_TOP1, QZ_MAX_ABS };
 /* How the fallback ranks nodes: the criterion with each node alone in
  * float (a trial per node), or its local SNR (one layer-wise run). */
@@ -50,6 +50,7 @@ int qz_weight_dtype_parse(const char *s);
 #define QZ_HIST_BINS 2048
 #define QZ_DEFAULT_SAMPLES 8
 #define QZ_DEFAULT_PERCENTILE 99.99
+#define QZ_DEFAULT_BLOCK 32
 
 struct qz_opts {
 	const struct rules_target *target;  /* NULL: no target's rules */
@@ -62,7 +63,13 @@ struct qz_opts {
 	double percentile;           /* 0: QZ_DEFAULT_PERCENTILE */
 	enum qz_format format;
 	int per_tensor;              /* weights per tensor (default per channel) */
-	int symmetric;               /* activations symmetric (zero point 0) */
+	int symmetric;               /* activations symmetric (zero point 0);
+				      * weight-only: the weights (no zero
+				      * points) */
+	int nbits;                   /* weight-only: 4 or 8 */
+	int64_t block_size;          /* weight-only: 0: QZ_DEFAULT_BLOCK */
+	int accuracy_level;          /* weight-only: MatMulNBits' attribute
+				      * (0: not written) */
 	int act_dtype, weight_dtype; /* 0: the target's, else uint8 / int8 */
 	const char *exclude;         /* node names, comma-separated */
 	const char *exclude_ops;     /* op types, comma-separated */
@@ -74,6 +81,10 @@ struct qz_opts {
 	enum qz_sensitivity sensitivity;
 	int max_fallback;            /* nodes returned to float at most; 0 all */
 	int prepare;                 /* canonicalize and fold batch norms first */
+	int logits_whole;            /* a decoder's logits judged as whole
+				      * outputs only, not by position (the
+				      * migrate pipeline's validation judges
+				      * them by position itself) */
 	size_t n_dims;
 	const struct rt_dim_set *dims;
 	int threads;
@@ -130,6 +141,9 @@ struct qz_report {
 	const char *method, *format; /* static */
 	const char *sensitivity;     /* "output" or "local" */
 	int act_dtype, weight_dtype, symmetric, per_channel;
+	int nbits;                   /* weight-only: 4 or 8; 0 otherwise */
+	int64_t block_size;
+	int accuracy_level;
 	double percentile;
 	size_t n_calib, n_eval;
 	int random_calib;            /* no --calibrate */
@@ -193,6 +207,14 @@ double qz_entropy_threshold(const double *hist, size_t n_bins, double width, int
  * types, whose range is then [-qmax, qmax]). */
 void qz_params(double lo, double hi, int dtype, int symmetric, float *scale,
 	       int32_t *zero_point);
+/* Weight-only blockwise quantization of w [k, n] (row-major float32) as
+ * onnxruntime's MatMulNBits quantizer does it (quant_nbits.c says the
+ * formulas): q gets n * ceil(k / bs) * bs * bits / 8 packed codes, scales
+ * n * ceil(k / bs) (rounded through float16 when half), zp (NULL when
+ * symmetric) n * ceil(ceil(k / bs) * bits / 8) packed zero points; work
+ * holds 4 * n floats. */
+void qz_nbits_quantize(const float *w, int64_t k, int64_t n, int bits, int64_t bs, int sym,
+		       int half, uint8_t *q, float *scales, uint8_t *zp, float *work);
 /* The integer range of a quantized dtype (int8, uint8, int16, uint16,
  * int4, uint4, int32). */
 void qz_dtype_range(int dtype, int64_t *qmin, int64_t *qmax);

@@ -8,7 +8,8 @@
  * per-channel weight scales, int32 biases at input scale x weight scale,
  * one scale shared by a Concat's inputs and output and by MaxPool's input
  * and output, a Relu folded into its producer's QuantizeLinear only when
- * the zero point is the bottom of the range. */
+ * the zero point is the bottom of the range; weight-only blocks (codes,
+ * packing, padding, scales and zero points of onnxruntime's formulas). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -433,6 +434,65 @@ static void test_qdq_form(void)
 	remove_samples(dir);
 }
 
+/* Weight-only blocks (qz_nbits_quantize) of w [20, 1], blocks of 16: K
+ * padded to 32; block 0 [-1, 2.75, 0.125, -0.375, 0 x 12], block 1
+ * [0.5 x 4] and 12 rows of padding. */
+static void test_nbits(void)
+{
+	float w[20] = { -1, 2.75f, 0.125f, -0.375f }, sc[2], work[4];
+	uint8_t q[16], zp[2], want[16] = { 0xF0, 0x35, 0x44, 0x44, 0x44, 0x44, 0x44, 0x44,
+					   0xFF, 0xFF, 0, 0, 0, 0, 0, 0 };
+	uint8_t q8[32];
+
+	for (int i = 16; i < 20; i++)
+		w[i] = 0.5f;
+	/* 4 bits asymmetric: block 0 scale (2.75 + 1) / 15 = 0.25, zero point
+	 * 1 / 0.25 = 4; codes -1 -> 0, 2.75 -> 15, 0.125 -> roundf(4.5) = 5
+	 * (halves away from zero), -0.375 -> roundf(2.5) = 3, 0 -> 4; block 1
+	 * [0, 0.5]: scale 0.5 / 15, zero point 0, codes 15, padding 0 (its
+	 * zero point); low nibble first */
+	qz_nbits_quantize(w, 20, 1, 4, 16, 0, 0, q, sc, zp, work);
+	CU_ASSERT_EQUAL(memcmp(q, want, 16), 0);
+	CU_ASSERT_EQUAL(sc[0], 0.25f);
+	CU_ASSERT_EQUAL(sc[1], 0.5f / 15.0f);
+	CU_ASSERT_EQUAL(zp[0], 0x04);           /* block 0: 4, block 1: 0 */
+	/* symmetric: 2.75 has the larger magnitude, scale -2.75 / 8; codes
+	 * 2.75 -> 0, 0 -> 8 (the zero point), -1 -> roundf(10.9) = 11;
+	 * block 1: scale -0.5 / 8, 0.5 -> 0; padding 8 */
+	qz_nbits_quantize(w, 20, 1, 4, 16, 1, 0, q, sc, NULL, work);
+	CU_ASSERT_EQUAL(sc[0], -0.34375f);
+	CU_ASSERT_EQUAL(sc[1], -0.0625f);
+	CU_ASSERT_EQUAL(q[0], 0x0B);            /* -1 -> 11, 2.75 -> 0 */
+	CU_ASSERT_EQUAL(q[4], 0x88);
+	CU_ASSERT_EQUAL(q[8], 0x00);
+	CU_ASSERT_EQUAL(q[15], 0x88);
+	/* a tie of magnitudes goes to the minimum: [-0.5, 0.5] -> scale
+	 * 0.5 / 8 */
+	w[0] = -0.5f;
+	w[1] = 0.5f;
+	w[2] = w[3] = 0;
+	qz_nbits_quantize(w, 20, 1, 4, 16, 1, 0, q, sc, NULL, work);
+	CU_ASSERT_EQUAL(sc[0], 0.0625f);
+	/* 8 bits asymmetric, values in 256ths: [-126.5, 128.5] / 256 ->
+	 * scale 255 / 256 / 255 = 1 / 256, zero point roundf(126.5) = 127;
+	 * codes roundf(256 v + 127): -126.5 -> 0.5 -> 1, 128.5 -> 255.5 ->
+	 * 255 (clamped), 0 -> 127, 1.5 -> 128.5 -> 129 (halves rounded to
+	 * even would give zero point 126, codes 0, 254, 126, 128); padding 0
+	 * of block 1 */
+	w[0] = -126.5f / 256;
+	w[1] = 128.5f / 256;
+	w[3] = 1.5f / 256;
+	qz_nbits_quantize(w, 20, 1, 8, 16, 0, 0, q8, sc, zp, work);
+	CU_ASSERT_EQUAL(sc[0], 1.0f / 256);
+	CU_ASSERT_EQUAL(zp[0], 127);
+	CU_ASSERT_EQUAL(q8[0], 1);
+	CU_ASSERT_EQUAL(q8[1], 255);
+	CU_ASSERT_EQUAL(q8[2], 127);
+	CU_ASSERT_EQUAL(q8[3], 129);
+	CU_ASSERT_EQUAL(zp[1], 0);
+	CU_ASSERT_EQUAL(q8[31], 0);
+}
+
 static const struct unit_test tests[] = {
 	{ "quant_params", test_params },
 	{ "quant_hist", test_hist },
@@ -440,6 +500,7 @@ static const struct unit_test tests[] = {
 	{ "quant_entropy", test_entropy },
 	{ "quant_accuracy_parse", test_accuracy_parse },
 	{ "quant_qdq_form", test_qdq_form },
+	{ "quant_nbits", test_nbits },
 	{ NULL, NULL },
 };
 

@@ -185,7 +185,6 @@ static int fuse(struct rw_ctx *c, struct match *m)
 	const char *dom, *op;
 	struct rw_emit e;
 	struct ir_node *g;
-	int rc;
 
 	if (!t || !rw_dtype_is_float(t->dtype) || rw_made_by_pass(m->nodes, m->n) ||
 	    rw_made_by_pass(&m->last, 1) || !pick(c, m->tanh, t->dtype, &dom, &op))
@@ -196,13 +195,7 @@ static int fuse(struct rw_ctx *c, struct match *m)
 	g = rw_node(&e, op, dom, &m->x, 1, m->last->outputs[0]);
 	if (g && !dom && m->tanh && ir_node_set_string(g, "approximate", "tanh") < 0)
 		e.failed = 1;
-	if ((rc = rw_end(&e, 0)) < 0)
-		return rc;
-	for (size_t i = 0; i < m->n; i++)
-		if (m->nodes[i] == m->last)
-			m->nodes[i] = NULL;
-	rw_remove_unread(c->m->graph, m->nodes, m->n);
-	return 1;
+	return rw_fuse_finish(c, &e, m->nodes, m->n, m->last);
 }
 
 static int fuse_at(struct rw_ctx *c, struct ir_node *n)

@@ -136,7 +136,6 @@ static int fuse(struct rw_ctx *c, struct match *m)
 	struct ir_value *in[3] = { m->x, m->gamma, m->beta };
 	struct rw_emit e;
 	struct ir_node *ln;
-	int rc;
 
 	if (!t || (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_DOUBLE) || c->opset < 17 ||
 	    rw_made_by_pass(m->nodes, m->n) || rw_made_by_pass(&m->last, 1) ||
@@ -147,13 +146,7 @@ static int fuse(struct rw_ctx *c, struct match *m)
 	if (ln && (ir_node_set_int(ln, "axis", m->axis) < 0 ||
 		   ir_node_set_float(ln, "epsilon", (float)m->eps) < 0))
 		e.failed = 1;
-	if ((rc = rw_end(&e, 0)) < 0)
-		return rc;
-	for (size_t i = 0; i < m->n; i++)
-		if (m->nodes[i] == m->last)
-			m->nodes[i] = NULL;
-	rw_remove_unread(c->m->graph, m->nodes, m->n);
-	return 1;
+	return rw_fuse_finish(c, &e, m->nodes, m->n, m->last);
 }
 
 static int fuse_at(struct rw_ctx *c, struct ir_node *n)

@@ -241,7 +241,6 @@ static int fuse(struct rw_ctx *c, struct match *m)
 	const char *op;
 	struct rw_emit e;
 	struct ir_node *n;
-	int rc;
 
 	if (!t || !g || (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16 &&
 			 t->dtype != IR_DTYPE_BFLOAT16) || !rw_dtype_is_float(g->dtype) ||
@@ -255,13 +254,7 @@ static int fuse(struct rw_ctx *c, struct match *m)
 		  ir_node_set_float(n, "epsilon", (float)m->eps) < 0 ||
 		  ir_node_set_int(n, "stash_type", 1) < 0))
 		e.failed = 1;
-	if ((rc = rw_end(&e, 0)) < 0)
-		return rc;
-	for (size_t i = 0; i < m->n; i++)
-		if (m->nodes[i] == m->last)
-			m->nodes[i] = NULL;
-	rw_remove_unread(c->m->graph, m->nodes, m->n);
-	return 1;
+	return rw_fuse_finish(c, &e, m->nodes, m->n, m->last);
 }
 
 static int fuse_at(struct rw_ctx *c, struct ir_node *n)

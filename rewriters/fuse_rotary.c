@@ -238,7 +238,6 @@ static int fuse(struct rw_ctx *c, struct match *m)
 	struct ir_value *in[4], *half[2];
 	const char *dom;
 	struct rw_emit e;
-	int rc;
 
 	if (!t || !pt || !ct || !st || pt->dtype != IR_DTYPE_INT64 || ct->dtype != t->dtype ||
 	    st->dtype != t->dtype || (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16) ||
@@ -263,13 +262,7 @@ static int fuse(struct rw_ctx *c, struct match *m)
 	if (!e.failed && !rw_node(&e, "RotaryEmbedding", *dom ? dom : NULL, in, 4,
 				  m->last->outputs[0]))
 		e.failed = 1;
-	if ((rc = rw_end(&e, 0)) < 0)
-		return rc;
-	for (size_t i = 0; i < m->n; i++)
-		if (m->nodes[i] == m->last)
-			m->nodes[i] = NULL;
-	rw_remove_unread(c->m->graph, m->nodes, m->n);
-	return 1;
+	return rw_fuse_finish(c, &e, m->nodes, m->n, m->last);
 }
 
 static int fuse_at(struct rw_ctx *c, struct ir_node *n)

@@ -109,6 +109,20 @@ int rw_fuse_each(struct rw_ctx *c, int (*fuse)(struct rw_ctx *c, struct ir_node 
 	return 0;
 }
 
+int rw_fuse_finish(struct rw_ctx *c, struct rw_emit *e, struct ir_node **nodes, size_t k,
+		   const struct ir_node *last)
+{
+	int rc;
+
+	if ((rc = rw_end(e, 0)) < 0)
+		return rc;
+	for (size_t i = 0; i < k; i++)
+		if (nodes[i] == last)
+			nodes[i] = NULL;
+	rw_remove_unread(c->m->graph, nodes, k);
+	return 1;
+}
+
 int rw_made_by_pass(struct ir_node *const *nodes, size_t k)
 {
 	for (size_t i = 0; i < k; i++)

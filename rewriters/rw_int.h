@@ -157,6 +157,11 @@ int rw_is_scalar_near(const struct rw_ctx *c, const struct ir_value *v, double w
 /* Remove those of the k (<= 32) nodes whose outputs nobody reads, until
  * none is left to remove (pattern nodes a fusion bypassed). */
 void rw_remove_unread(struct ir_graph *g, struct ir_node *const *nodes, size_t k);
+/* A fusion's end: rw_end(e) (the fused node replacing last), then the k
+ * pattern nodes other than last that nobody reads any more removed;
+ * 1 done or rw_end's negative status. */
+int rw_fuse_finish(struct rw_ctx *c, struct rw_emit *e, struct ir_node **nodes, size_t k,
+		   const struct ir_node *last);
 /* Was one of the k nodes created by a pass (its doc says "opmig: ...")?
  * Fusions leave those alone: a decomposition ran because the target
  * could not take the fused op for that node, and fusing would undo it. */

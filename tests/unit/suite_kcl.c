@@ -112,47 +112,6 @@ static void cl_steps(const struct ccase *cs, int kind, const double *r, double *
 	}
 }
 
-static int no_op(void *ctx, const struct ir_node *n, size_t i, struct rt_value **slot)
-{
-	(void)ctx;
-	(void)n;
-	(void)i;
-	(void)slot;
-	return 0;
-}
-
-/* runs runs of m (threads th, observed or not) into y (ny floats); the
- * times the last node (Relu or Clip) was fused */
-static size_t cl_run(struct ir_model *m, struct rt_value **ins, size_t n_in, int th,
-		     int observed, int runs, float *y, int64_t ny)
-{
-	struct rt_opts o = { .threads = th, .collect_stats = 1 };
-	struct rt_session *s = NULL;
-	struct rt_value *out = NULL;
-	const struct rt_stats *st;
-	struct ir_diag d;
-	size_t fused = 0;
-
-	ir_diag_init(&d);
-	if (observed)
-		o.observe = no_op;
-	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
-	for (int r = 0; r < runs; r++) {
-		if (rt_session_run(s, ins, n_in, &out, &d) < 0)
-			fprintf(stderr, "\nrun: %s\n", d.msg);
-		CU_ASSERT_FATAL(out != NULL && out->numel == ny);
-		memcpy(y, out->data, (size_t)ny * sizeof(float));
-		rt_value_unref(out);
-		out = NULL;
-	}
-	st = rt_session_stats(s);
-	for (size_t i = 0; i < st->n_ops; i++)
-		if (!strcmp(st->ops[i].op, "Relu") || !strcmp(st->ops[i].op, "Clip"))
-			fused = st->ops[i].fused;
-	rt_session_free(s);
-	return fused;
-}
-
 static void cl_case(const struct ccase *cs, int kind)
 {
 	int64_t nx = cs->n * cs->c * cs->in[0] * cs->in[1], ny;
@@ -172,7 +131,7 @@ static void cl_case(const struct ccase *cs, int kind)
 	CU_ASSERT_FATAL(plain != NULL && y != NULL);
 	cl_steps(cs, kind, r, want, ny);
 	/* one by one, as the observer has it */
-	CU_ASSERT_EQUAL(cl_run(m, ins, n_in, 1, 1, 1, plain, ny), 0);
+	CU_ASSERT_EQUAL(tc_run(m, ins, n_in, 1, 1, 1, plain, ny), 0);
 	CU_ASSERT(tc_check_floats(plain, want, ny, kind ? "Mul, Clip" : "BN, Add, Relu"));
 	for (int th = 1; th <= 2; th++) {
 		if (th > 1) {
@@ -180,12 +139,12 @@ static void cl_case(const struct ccase *cs, int kind)
 			 * the AVX-512 kernels run (they split a convolution the same
 			 * way at any thread count); OpenBLAS, the other CPUs' path,
 			 * gives a product split in other shapes other last bits */
-			CU_ASSERT_EQUAL(cl_run(m, ins, n_in, th, 1, 1, y, ny), 0);
+			CU_ASSERT_EQUAL(tc_run(m, ins, n_in, th, 1, 1, y, ny), 0);
 			if (rt_pgemm_ok())
 				CU_ASSERT(!memcmp(y, plain, (size_t)ny * sizeof(float)));
 			memcpy(plain, y, (size_t)ny * sizeof(float));
 		}
-		CU_ASSERT_EQUAL(cl_run(m, ins, n_in, th, 0, 3, y, ny), 3);
+		CU_ASSERT_EQUAL(tc_run(m, ins, n_in, th, 0, 3, y, ny), 3);
 		CU_ASSERT(!memcmp(y, plain, (size_t)ny * sizeof(float)));
 	}
 	rt_value_unref(ins[0]);

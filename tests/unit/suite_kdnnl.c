@@ -134,39 +134,6 @@ static void kd_steps(const struct ccase *cs, int kind, double *y, int64_t ny, in
 	}
 }
 
-static int no_op(void *ctx, const struct ir_node *n, size_t i, struct rt_value **slot)
-{
-	(void)ctx;
-	(void)n;
-	(void)i;
-	(void)slot;
-	return 0;
-}
-
-/* runs runs of m into y; observed: every node on its own */
-static void kd_run(struct ir_model *m, struct rt_value **ins, size_t n_in, int th,
-		   int observed, int runs, float *y, int64_t ny)
-{
-	struct rt_opts o = { .threads = th };
-	struct rt_session *s = NULL;
-	struct rt_value *out = NULL;
-	struct ir_diag d;
-
-	ir_diag_init(&d);
-	if (observed)
-		o.observe = no_op;
-	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
-	for (int r = 0; r < runs; r++) {
-		if (rt_session_run(s, ins, n_in, &out, &d) < 0)
-			fprintf(stderr, "\nrun: %s\n", d.msg);
-		CU_ASSERT_FATAL(out != NULL && out->numel == ny);
-		memcpy(y, out->data, (size_t)ny * sizeof(float));
-		rt_value_unref(out);
-		out = NULL;
-	}
-	rt_session_free(s);
-}
-
 /* One case; dn: oneDNN must run it (1) or must not (0). */
 static void kd_one(const struct ccase *cs, int kind, int w_input, uint64_t seed, int dn)
 {
@@ -204,12 +171,12 @@ static void kd_one(const struct ccase *cs, int kind, int w_input, uint64_t seed,
 		 (long long)cs->k[0], (long long)cs->s[0], (long long)cs->dl[0],
 		 (long long)cs->pad[0], (long long)cs->pad[cs->nsp], kind, w_input);
 	before = knn_dnnl_runs();
-	kd_run(m, ins, w_input ? 2 : 1, 1, 1, 1, plain, ny);
+	tc_run(m, ins, w_input ? 2 : 1, 1, 1, 1, plain, ny);
 	CU_ASSERT(knn_dnnl_runs() == before + dn);
 	CU_ASSERT(tc_check_floats(plain, want, ny, what));
 	for (int th = 1; th <= 2; th++) {
 		before = knn_dnnl_runs();
-		kd_run(m, ins, w_input ? 2 : 1, th, 0, 3, y, ny);
+		tc_run(m, ins, w_input ? 2 : 1, th, 0, 3, y, ny);
 		CU_ASSERT(knn_dnnl_runs() == before + 3 * dn);
 		CU_ASSERT(tc_check_floats(y, want, ny, what));
 	}

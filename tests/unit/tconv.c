@@ -2,6 +2,7 @@
  * (tconv.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tests/unit/tconv.h"
 #include "tests/unit/tgen.h"
@@ -147,4 +148,43 @@ int tc_check_out(const struct rt_value *y, const double *want, int64_t n, const 
 	CU_ASSERT_FATAL(y != NULL);
 	CU_ASSERT_EQUAL_FATAL(y->numel, n);
 	return tc_check_floats(y->data, want, n, what);
+}
+
+static int tc_no_op(void *ctx, const struct ir_node *n, size_t i, struct rt_value **slot)
+{
+	(void)ctx;
+	(void)n;
+	(void)i;
+	(void)slot;
+	return 0;
+}
+
+size_t tc_run(struct ir_model *m, struct rt_value **ins, size_t n_in, int th,
+		     int observed, int runs, float *y, int64_t ny)
+{
+	struct rt_opts o = { .threads = th, .collect_stats = 1 };
+	struct rt_session *s = NULL;
+	struct rt_value *out = NULL;
+	const struct rt_stats *st;
+	struct ir_diag d;
+	size_t fused = 0;
+
+	ir_diag_init(&d);
+	if (observed)
+		o.observe = tc_no_op;
+	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
+	for (int r = 0; r < runs; r++) {
+		if (rt_session_run(s, ins, n_in, &out, &d) < 0)
+			fprintf(stderr, "\nrun: %s\n", d.msg);
+		CU_ASSERT_FATAL(out != NULL && out->numel == ny);
+		memcpy(y, out->data, (size_t)ny * sizeof(float));
+		rt_value_unref(out);
+		out = NULL;
+	}
+	st = rt_session_stats(s);
+	for (size_t i = 0; i < st->n_ops; i++)
+		if (!strcmp(st->ops[i].op, "Relu") || !strcmp(st->ops[i].op, "Clip"))
+			fused = st->ops[i].fused;
+	rt_session_free(s);
+	return fused;
 }

@@ -40,4 +40,10 @@ int tc_check_floats(const float *got, const double *want, int64_t n, const char 
 /* the same for tensor y, which must hold n values */
 int tc_check_out(const struct rt_value *y, const double *want, int64_t n, const char *what);
 
+/* runs runs of m (threads th; observed: under an observer, every node on
+ * its own) into y (ny floats, the last run's output); the times a Relu or
+ * Clip was fused into the node before it */
+size_t tc_run(struct ir_model *m, struct rt_value **ins, size_t n_in, int th,
+	      int observed, int runs, float *y, int64_t ny);
+
 #endif

@@ -1,12 +1,14 @@
-/* k_conv_dnnl.c: float32 convolutions on oneDNN's primitives (libdnnl).
- * The input and output stay NCHW (plain) in opmig's tensors; oneDNN picks
- * its own layout for the product (blocked channels), so a run reorders
- * the input in, convolves and reorders the output back.  The primitive,
- * its reorders and the weights in its layout are made once and kept in
- * the node's cache when W is a model constant.  Relu and Clip after the
- * convolution run inside it (post-ops); other epilogue steps on the
- * plain output.  Threads: oneDNN runs on OpenMP, set to the session's
- * thread count on every call. */
+/* k_conv_dnnl.c: convolutions on oneDNN's primitives (libdnnl): float32
+ * ones where oneDNN is the faster path (dn_fits), and the integer sums of
+ * ConvInteger and QLinearConv (u8/s8 x s8 -> s32, exact with VNNI).  The
+ * input and output stay NCHW (plain) in opmig's tensors; oneDNN picks its
+ * own layout for the product, so a run reorders the input in, convolves
+ * and reorders the output back, through one process-wide buffer each
+ * (dn_arena).  The primitive, its reorders and the weights in its layout
+ * are made once and kept in the node's cache when W is a model constant.
+ * Relu and Clip after a float32 convolution run inside it (post-ops);
+ * other epilogue steps on the plain output.  Threads: oneDNN runs on
+ * OpenMP, set to the session's thread count on every call. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>

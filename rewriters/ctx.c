@@ -54,6 +54,14 @@ void rw_ctx_release(struct rw_ctx *c)
 	free(c->faulty);
 	c->faulty = NULL;
 	c->n_faulty = 0;
+	for (size_t i = 0; i < c->n_refusals; i++) {
+		free(c->refusals[i].name);
+		free(c->refusals[i].op);
+		free(c->refusals[i].text);
+	}
+	free(c->refusals);
+	c->refusals = NULL;
+	c->n_refusals = c->cap_refusals = 0;
 	c->log = NULL;
 	c->n_log = c->cap_log = 0;
 }
@@ -271,4 +279,70 @@ const struct rw_pass *rw_pass_find(const char *name)
 						 sizeof(*rw_passes), cmp_pass);
 
 	return p ? *p : NULL;
+}
+
+static int refusal_is(const struct rw_refusal *f, const struct ir_node *n)
+{
+	return f->node == n && !strcmp(f->name, ir_s(n->name)) && !strcmp(f->op, ir_s(n->op_type));
+}
+
+int rw_refusal_add(struct rw_ctx *c, const struct ir_node *n, const char *pass,
+		   const char *why)
+{
+	struct rw_refusal *f;
+	size_t len = strlen(pass) + strlen(why) + 3;
+	char *text;
+
+	if (!why[0] || !c->m || n->graph != c->m->graph)
+		return 0;
+	if (!(text = malloc(len)))
+		return IR_ENOMEM;
+	snprintf(text, len, "%s: %s", pass, why);
+	for (size_t i = 0; i < c->n_refusals; i++)
+		if (refusal_is(&c->refusals[i], n) && !strcmp(c->refusals[i].text, text)) {
+			free(text);
+			return 0;
+		}
+	if (c->n_refusals == c->cap_refusals) {
+		size_t cap = c->cap_refusals ? 2 * c->cap_refusals : 16;
+
+		if (!(f = realloc(c->refusals, cap * sizeof(*f)))) {
+			free(text);
+			return IR_ENOMEM;
+		}
+		c->refusals = f;
+		c->cap_refusals = cap;
+	}
+	f = &c->refusals[c->n_refusals];
+	f->node = n;
+	f->text = text;
+	f->name = strdup(ir_s(n->name));
+	f->op = strdup(ir_s(n->op_type));
+	if (!f->name || !f->op) {
+		free(f->name);
+		free(f->op);
+		free(text);
+		return IR_ENOMEM;
+	}
+	c->n_refusals++;
+	return 0;
+}
+
+int rw_refusals_append(const struct rw_ctx *c, const struct ir_node *n, char **s)
+{
+	for (size_t i = 0; i < c->n_refusals; i++) {
+		const struct rw_refusal *f = &c->refusals[i];
+		size_t len = (*s ? strlen(*s) : 0) + strlen(f->text) + 32;
+		char *t;
+
+		if (!refusal_is(f, n))
+			continue;
+		if (!(t = malloc(len)))
+			return IR_ENOMEM;
+		snprintf(t, len, "%s%snot lowered by %s", *s ? *s : "", *s && **s ? "; " : "",
+			 f->text);
+		free(*s);
+		*s = t;
+	}
+	return 0;
 }

@@ -142,8 +142,8 @@ static char *join_reasons(const struct scan_verdict *v)
 }
 
 /* Residual blockers and findings of the final scan. */
-static int residual(const struct scan_result *sr, struct mg_report *r,
-		    struct ir_diag *d)
+static int residual(const struct rw_ctx *c, const struct scan_result *sr,
+		    struct mg_report *r, struct ir_diag *d)
 {
 	const struct scan_target_result *t = &sr->targets[0];
 
@@ -163,7 +163,8 @@ static int residual(const struct scan_result *sr, struct mg_report *r,
 		if (!(b->node = strdup(sr->nodes[i].label)) ||
 		    !(b->op = strdup(ir_s(sr->nodes[i].node->op_type))) ||
 		    !(b->domain = strdup(sr->nodes[i].domain)) ||
-		    !(b->why = join_reasons(v)))
+		    !(b->why = join_reasons(v)) ||
+		    rw_refusals_append(c, sr->nodes[i].node, &b->why) < 0)
 			return ir_diag_error(d, IR_ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < t->n_findings; i++) {
@@ -504,7 +505,7 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	half = c.prec16;
 	c.prec16 = 0;          /* the types are what they are now */
 	if ((rc = scan(&c, path, o->target, &sr, d)) < 0 ||
-	    (rc = residual(&sr, r, d)) < 0 || (rc = mg_iface_diff(&iface, m, r, d)) < 0)
+	    (rc = residual(&c, &sr, r, d)) < 0 || (rc = mg_iface_diff(&iface, m, r, d)) < 0)
 		goto cleanup;
 	if ((rc = rw_strict_final(&c, r->why, sizeof(r->why))) < 0)
 		goto cleanup;

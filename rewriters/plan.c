@@ -386,8 +386,14 @@ int rw_plan_node(struct rw_ctx *c, const struct ir_node *n, struct rw_plan *out)
 		if (p->kind != RW_DECOMPOSE || !p->apply ||
 		    !pass_matches(p, dom, ir_s(n->op_type)) || !rw_pass_allowed(c->passes, p))
 			continue;
-		if (p->check && !p->check(c, n, why, sizeof(why)))
+		why[0] = 0;
+		if (p->check && !p->check(c, n, why, sizeof(why))) {
+			if (rw_refusal_add(c, n, p->name, why) < 0) {
+				rc = ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+				break;
+			}
 			continue;
+		}
 		for (size_t v = 0; v < p->n_variants; v++) {
 			struct rw_plan cand;
 			int cut = 0;

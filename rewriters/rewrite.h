@@ -134,6 +134,10 @@ struct rw_ctx {
 	size_t n_faulty;
 	const struct ir_node **faulty;
 	int invalid;
+	/* why lowerings the planner tried refused main-graph nodes
+	 * (rw_refusal_add), for the report's residual blockers */
+	size_t n_refusals, cap_refusals;
+	struct rw_refusal *refusals;
 };
 
 struct rw_pass;

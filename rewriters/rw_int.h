@@ -157,6 +157,20 @@ int rw_is_scalar_near(const struct rw_ctx *c, const struct ir_value *v, double w
 /* Remove those of the k (<= 32) nodes whose outputs nobody reads, until
  * none is left to remove (pattern nodes a fusion bypassed). */
 void rw_remove_unread(struct ir_graph *g, struct ir_node *const *nodes, size_t k);
+/* A lowering's refusal of a node: pass p's check said why.  Kept with the
+ * node's name and op (a later node at the same address is not it). */
+struct rw_refusal {
+	const struct ir_node *node;
+	char *name, *op, *text;        /* text: "PASS: why" (owned) */
+};
+/* Record it (once per node and text; main-graph nodes of c's model only):
+ * 0, or IR_ENOMEM. */
+int rw_refusal_add(struct rw_ctx *c, const struct ir_node *n, const char *pass,
+		   const char *why);
+/* The refusals of node n, "; "-joined, appended to *s (malloc'd, may be
+ * NULL; replaced): 0, or IR_ENOMEM. */
+int rw_refusals_append(const struct rw_ctx *c, const struct ir_node *n, char **s);
+
 /* A fusion's end: rw_end(e) (the fused node replacing last), then the k
  * pattern nodes other than last that nobody reads any more removed;
  * 1 done or rw_end's negative status. */

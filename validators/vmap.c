@@ -55,7 +55,8 @@ static int visit_half(struct ir_graph *g, int depth, void *ctx)
 		const char *op = ir_s(g->nodes[i]->op_type);
 
 		if (!strcmp(op, "QuantizeLinear") || !strcmp(op, "DequantizeLinear") ||
-		    !strncmp(op, "QLinear", 7) || !strcmp(op, "DynamicQuantizeLinear"))
+		    !strncmp(op, "QLinear", 7) || !strcmp(op, "DynamicQuantizeLinear") ||
+		    !strcmp(op, "MatMulNBits"))
 			*found = 2;
 	}
 	return 0;

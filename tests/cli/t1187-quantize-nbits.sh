@@ -45,6 +45,10 @@ run 0 "$OPMIG" quantize mm.onnx -o q.onnx --weight-only int8 --block-size 16
 grep -q "^types: float activations, int8 weights in blocks of 16 along K (asymmetric, zero points), accuracy_level 0$" out ||
 	{ cat out; fail "the report does not say the weight-only form"; }
 grep -q "^nodes: 1 quantized, 2 in float$" out || { cat out; fail "not 1 of 3 MatMuls quantized"; }
+# validate takes a MatMulNBits candidate for an int8 one (its tolerances)
+run 0 "$OPMIG" validate mm.onnx q.onnx
+grep -q "^precision int8: rtol 0.05, atol 0.05;" out || { cat out; fail "validate does not guess int8"; }
+run 0 "$OPMIG" quantize mm.onnx -o q.onnx --weight-only int8 --block-size 16
 grep -q "^float: by_input (MatMul): B is not a constant initializer$" out ||
 	{ cat out; fail "no reason for the MatMul whose B is a graph input"; }
 grep -q "^float: rank3 (MatMul): B is not 2-D (K x N)$" out ||

@@ -4,56 +4,17 @@
  * input and output stay NCHW (plain) in opmig's tensors; oneDNN picks its
  * own layout for the product, so a run reorders the input in, convolves
  * and reorders the output back, through one process-wide buffer each
- * (dn_arena).  The primitive, its reorders and the weights in its layout
+ * (k_dnnl.c).  The primitive, its reorders and the weights in its layout
  * are made once and kept in the node's cache when W is a model constant.
  * Relu and Clip after a float32 convolution run inside it (post-ops);
  * other epilogue steps on the plain output.  Threads: oneDNN runs on
  * OpenMP, set to the session's thread count on every call. */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <oneapi/dnnl/dnnl.h>
-
 #include "runtime/kernels/k_conv_int.h"
-
-/* libgomp's (oneDNN's threads are OpenMP's); declared here, as omp.h is
- * gcc's own header and not on clang's path. */
-void omp_set_num_threads(int n);
-
-static dnnl_engine_t dn_engine;
-static pthread_once_t dn_once = PTHREAD_ONCE_INIT;
-
-static void dn_engine_make(void)
-{
-	const char *v = getenv("OPMIG_NO_DNNL");
-
-	if (v && *v && *v != '0')
-		return;
-	if (dnnl_engine_create(&dn_engine, dnnl_cpu, 0) != dnnl_success)
-		dn_engine = NULL;
-}
-
-/* oneDNN's CPU engine, or NULL when it could not be made or
- * OPMIG_NO_DNNL is set (the kernels of opmig's own then run). */
-static dnnl_engine_t dn_get_engine(void)
-{
-	pthread_once(&dn_once, dn_engine_make);
-	return dn_engine;
-}
-
-static _Atomic int64_t dn_runs;
-
-int64_t knn_dnnl_runs(void)
-{
-	return dn_runs;
-}
-
-int knn_dnnl_ok(void)
-{
-	return dn_get_engine() != NULL;
-}
+#include "runtime/kernels/k_dnnl.h"
 
 /* The post-ops a convolution runs inside: Relu and Clip steps only,
  * bounds the same on every channel (kind, lo, hi per step). */
@@ -179,14 +140,14 @@ static int dn_layout(dnnl_memory_t plain, const dnnl_memory_desc_t *pmd,
 		*mem = plain;
 		return 0;
 	}
-	if (dnnl_memory_create(mem, md, dn_engine, own ? DNNL_MEMORY_ALLOCATE : DNNL_MEMORY_NONE) !=
+	if (dnnl_memory_create(mem, md, knn_dnnl_engine(), own ? DNNL_MEMORY_ALLOCATE : DNNL_MEMORY_NONE) !=
 	    dnnl_success) {
 		*mem = NULL;
 		return -1;
 	}
 	*bytes = own ? 0 : dnnl_memory_desc_get_size(md);
-	st = to ? dnnl_reorder_primitive_desc_create(&rpd, md, dn_engine, pmd, dn_engine, NULL) :
-	     dnnl_reorder_primitive_desc_create(&rpd, pmd, dn_engine, md, dn_engine, NULL);
+	st = to ? dnnl_reorder_primitive_desc_create(&rpd, md, knn_dnnl_engine(), pmd, knn_dnnl_engine(), NULL) :
+	     dnnl_reorder_primitive_desc_create(&rpd, pmd, knn_dnnl_engine(), md, knn_dnnl_engine(), NULL);
 	if (st != dnnl_success)
 		return -1;
 	st = dnnl_primitive_create(reorder, rpd);
@@ -266,19 +227,19 @@ static int dn_conv_make(struct dn_conv *c, const struct knn_geom *g,
 	 * allocated afresh by some runs, page faults and all */
 	if (dnnl_primitive_attr_set_post_ops(attr, ops) ||
 	    dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ||
-	    dnnl_primitive_desc_create(&pd, &cd, attr, dn_engine, NULL) ||
+	    dnnl_primitive_desc_create(&pd, &cd, attr, knn_dnnl_engine(), NULL) ||
 	    dnnl_primitive_create(&c->conv, pd))
 		goto done;
 	pmd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
 	if (pmd && (c->pad_bytes = dnnl_memory_desc_get_size(pmd)) &&
-	    dnnl_memory_create(&c->pad, pmd, dn_engine, DNNL_MEMORY_NONE))
+	    dnnl_memory_create(&c->pad, pmd, knn_dnnl_engine(), DNNL_MEMORY_NONE))
 		goto done;
-	if (dnnl_stream_create(&c->stream, dn_engine, dnnl_stream_default_flags) ||
-	    dnnl_memory_create(&c->usrc, &smd, dn_engine, DNNL_MEMORY_NONE) ||
-	    dnnl_memory_create(&c->udst, &dmd, dn_engine, DNNL_MEMORY_NONE) ||
-	    dnnl_memory_create(&c->uwei, &wmd, dn_engine, DNNL_MEMORY_NONE) ||
-	    (has_bias && dnnl_memory_create(&c->bias, &bmd, dn_engine, DNNL_MEMORY_NONE)) ||
-	    (t->zp && dnnl_memory_create(&c->zp, &zmd, dn_engine, &c->zp_val)))
+	if (dnnl_stream_create(&c->stream, knn_dnnl_engine(), dnnl_stream_default_flags) ||
+	    dnnl_memory_create(&c->usrc, &smd, knn_dnnl_engine(), DNNL_MEMORY_NONE) ||
+	    dnnl_memory_create(&c->udst, &dmd, knn_dnnl_engine(), DNNL_MEMORY_NONE) ||
+	    dnnl_memory_create(&c->uwei, &wmd, knn_dnnl_engine(), DNNL_MEMORY_NONE) ||
+	    (has_bias && dnnl_memory_create(&c->bias, &bmd, knn_dnnl_engine(), DNNL_MEMORY_NONE)) ||
+	    (t->zp && dnnl_memory_create(&c->zp, &zmd, knn_dnnl_engine(), &c->zp_val)))
 		goto done;
 	if (dn_layout(c->usrc, &smd, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), 0, 0,
 		      &c->src, &c->rsrc, &c->src_bytes) ||
@@ -306,36 +267,6 @@ static int64_t dn_conv_bytes(const struct dn_conv *c)
 	if (c->wei != c->uwei && dnnl_memory_get_memory_desc(c->wei, &md) == dnnl_success)
 		n += (int64_t)dnnl_memory_desc_get_size(md);
 	return n;
-}
-
-/* The input, output and scratchpad of the convolution running now, in
- * oneDNN's layouts: one buffer each for the process, grown to the largest
- * asked for and kept (warm pages: a 64 MiB buffer taken fresh on every
- * call cost a 1024x1024 layer 200 ms of page faults), used under the lock
- * by one convolution at a time. */
-enum { DN_SRC, DN_DST, DN_PAD, DN_BUFS };
-static struct {
-	pthread_mutex_t mu;
-	void *raw[DN_BUFS];
-	size_t cap[DN_BUFS];
-} dn_arena = { PTHREAD_MUTEX_INITIALIZER, { NULL }, { 0 } };
-
-/* Buffer i of at least n bytes, 64-byte aligned, into *p (NULL when n is
- * 0); -1 when memory ran out.  Under dn_arena.mu. */
-static int dn_scratch(int i, size_t n, void **p)
-{
-	*p = NULL;
-	if (!n)
-		return 0;
-	if (dn_arena.cap[i] < n) {
-		free(dn_arena.raw[i]);
-		dn_arena.cap[i] = 0;
-		if (!(dn_arena.raw[i] = malloc(n + 64)))
-			return -1;
-		dn_arena.cap[i] = n;
-	}
-	*p = (void *)(((uintptr_t)dn_arena.raw[i] + 63) & ~(uintptr_t)63);
-	return 0;
 }
 
 static int dn_exec(struct dn_conv *c, dnnl_primitive_t p, int n, const dnnl_exec_arg_t *args)
@@ -372,9 +303,9 @@ static int dn_conv_run(struct dn_conv *c, const void *x, const void *w, const fl
 		c->h.w = w;
 		c->wei_ready = c->rwei != NULL && w_const;
 	}
-	pthread_mutex_lock(&dn_arena.mu);
-	if (dn_scratch(DN_SRC, c->src_bytes, &sp) || dn_scratch(DN_DST, c->dst_bytes, &dp) ||
-	    dn_scratch(DN_PAD, c->pad_bytes, &pp) ||
+	knn_dnnl_lock();
+	if (knn_dnnl_buf(KNN_DN_SRC, c->src_bytes, &sp) || knn_dnnl_buf(KNN_DN_DST, c->dst_bytes, &dp) ||
+	    knn_dnnl_buf(KNN_DN_PAD, c->pad_bytes, &pp) ||
 	    (sp && dnnl_memory_set_data_handle(c->src, sp)) ||
 	    (dp && dnnl_memory_set_data_handle(c->dst, dp)) ||
 	    (pp && dnnl_memory_set_data_handle(c->pad, pp)))
@@ -395,7 +326,7 @@ static int dn_conv_run(struct dn_conv *c, const void *x, const void *w, const fl
 		goto done;
 	rc = 0;
 done:
-	pthread_mutex_unlock(&dn_arena.mu);
+	knn_dnnl_unlock();
 	return rc;
 }
 
@@ -443,7 +374,7 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	struct dn_post post;
 	int w_const = rt_in_const(k, 1), rc;
 
-	if (!dn_fits(g) || !dn_get_engine())
+	if (!dn_fits(g) || !knn_dnnl_engine())
 		return 0;
 	/* taking the epilogue commits this call to finishing it: when the
 	 * primitive cannot be made, the generic core runs instead */
@@ -455,7 +386,7 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 		  c->has_bias != (b != NULL) || !dn_post_same(&c->post, &post)))
 		c = NULL;
 	/* oneDNN cuts the work at creation for the threads it will have */
-	omp_set_num_threads(rt_threads(k));
+	knn_dnnl_threads(rt_threads(k));
 	if (!c) {
 		if (!(tmp = calloc(1, sizeof(*tmp))))
 			return rt_oom(k);
@@ -475,7 +406,7 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	dn_conv_free(tmp);
 	if (rc)
 		goto own;
-	dn_runs++;
+	knn_dnnl_count();
 	if (e && !post.n && e->n) {
 		struct dn_epi j = { e, y, g->m, g->out_size };
 
@@ -492,20 +423,6 @@ own:
 		rt_parallel_for(k, g->n * g->m, 1, dn_epi_planes, &j);
 	}
 	return 1;
-}
-
-/* oneDNN's integer convolutions are exact only with VNNI's dot products:
- * without them it pairs u8 x s8 products into saturating int16 sums. */
-static int dn_vnni(void)
-{
-	unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
-
-	return (isa & 0x40u) != 0 || (isa & 0x400u) != 0;
-}
-
-int knn_dnnl_int_ok(void)
-{
-	return dn_get_engine() != NULL && dn_vnni();
 }
 
 /* W (int8 or uint8) as s8 into w8 (uint8: minus 128), and per output
@@ -587,7 +504,7 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	if (c && (c->h.kind != KNN_WC_DNNL || c->t.src != t.src || c->t.dst != t.dst ||
 		  !dn_geom_same(&c->g, &gg)))
 		c = NULL;
-	omp_set_num_threads(rt_threads(k));
+	knn_dnnl_threads(rt_threads(k));
 	if (!c) {
 		rc = IR_ENOMEM;
 		if (!(tmp = calloc(1, sizeof(*tmp))))
@@ -620,7 +537,7 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 
 		rt_parallel_for(k, g->n * g->m, 1, dn_corr_planes, &j);
 	}
-	dn_runs++;
+	knn_dnnl_count();
 	rc = 1;
 done:
 	if (out != y)

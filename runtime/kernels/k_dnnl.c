@@ -1,0 +1,97 @@
+/* k_dnnl.c: the oneDNN plumbing the kernels on it share (k_dnnl.h): one
+ * CPU engine for the process, the VNNI test that makes integer primitives
+ * exact, OpenMP's thread count, and the buffers for data in oneDNN's
+ * layouts. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "runtime/kernels/k_conv_int.h"
+#include "runtime/kernels/k_dnnl.h"
+
+/* libgomp's (oneDNN's threads are OpenMP's); declared here, as omp.h is
+ * gcc's own header and not on clang's path. */
+void omp_set_num_threads(int n);
+
+static dnnl_engine_t dn_engine;
+static pthread_once_t dn_once = PTHREAD_ONCE_INIT;
+static _Atomic int64_t dn_runs;
+
+static void dn_engine_make(void)
+{
+	const char *v = getenv("OPMIG_NO_DNNL");
+
+	if (v && *v && *v != '0')
+		return;
+	if (dnnl_engine_create(&dn_engine, dnnl_cpu, 0) != dnnl_success)
+		dn_engine = NULL;
+}
+
+dnnl_engine_t knn_dnnl_engine(void)
+{
+	pthread_once(&dn_once, dn_engine_make);
+	return dn_engine;
+}
+
+void knn_dnnl_threads(int n)
+{
+	omp_set_num_threads(n);
+}
+
+void knn_dnnl_count(void)
+{
+	dn_runs++;
+}
+
+int64_t knn_dnnl_runs(void)
+{
+	return dn_runs;
+}
+
+int knn_dnnl_ok(void)
+{
+	return knn_dnnl_engine() != NULL;
+}
+
+/* oneDNN's integer primitives are exact only with VNNI's dot products:
+ * without them it pairs u8 x s8 products into saturating int16 sums. */
+int knn_dnnl_int_ok(void)
+{
+	unsigned isa;
+
+	if (!knn_dnnl_engine())
+		return 0;
+	isa = (unsigned)dnnl_get_effective_cpu_isa();
+	return (isa & 0x40u) != 0 || (isa & 0x400u) != 0;
+}
+
+static struct {
+	pthread_mutex_t mu;
+	void *raw[KNN_DN_BUFS];
+	size_t cap[KNN_DN_BUFS];
+} dn_arena = { PTHREAD_MUTEX_INITIALIZER, { NULL }, { 0 } };
+
+void knn_dnnl_lock(void)
+{
+	pthread_mutex_lock(&dn_arena.mu);
+}
+
+void knn_dnnl_unlock(void)
+{
+	pthread_mutex_unlock(&dn_arena.mu);
+}
+
+int knn_dnnl_buf(int i, size_t n, void **p)
+{
+	*p = NULL;
+	if (!n)
+		return 0;
+	if (dn_arena.cap[i] < n) {
+		free(dn_arena.raw[i]);
+		dn_arena.cap[i] = 0;
+		if (!(dn_arena.raw[i] = malloc(n + 64)))
+			return -1;
+		dn_arena.cap[i] = n;
+	}
+	*p = (void *)(((uintptr_t)dn_arena.raw[i] + 63) & ~(uintptr_t)63);
+	return 0;
+}

@@ -1,0 +1,33 @@
+/* k_dnnl.h: what the kernels on oneDNN (k_conv_dnnl.c, k_mm_dnnl.c)
+ * share (k_dnnl.c): the CPU engine, whether integer primitives are exact
+ * here, the OpenMP thread count, a count of the primitives run, and the
+ * process-wide buffers for data in oneDNN's layouts.  Private to
+ * runtime/kernels/. */
+#ifndef OPMIG_K_DNNL_H
+#define OPMIG_K_DNNL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+/* oneDNN's CPU engine, or NULL when it could not be made or OPMIG_NO_DNNL
+ * is set (opmig's own kernels then run). */
+dnnl_engine_t knn_dnnl_engine(void);
+/* oneDNN's threads (OpenMP's) for the next primitive made or run. */
+void knn_dnnl_threads(int n);
+/* One more primitive run (knn_dnnl_runs counts them: the tests). */
+void knn_dnnl_count(void);
+
+/* Buffers of data in oneDNN's layouts, one each for the process, grown
+ * to the largest asked for and kept (fresh memory per call was page
+ * faults on every run), used by one primitive at a time: between
+ * knn_dnnl_lock and knn_dnnl_unlock. */
+enum { KNN_DN_SRC, KNN_DN_DST, KNN_DN_PAD, KNN_DN_BUFS };
+void knn_dnnl_lock(void);
+void knn_dnnl_unlock(void);
+/* Buffer i of at least n bytes, 64-byte aligned, into *p (NULL when n is
+ * 0); -1 when memory ran out.  Under the lock. */
+int knn_dnnl_buf(int i, size_t n, void **p);
+
+#endif

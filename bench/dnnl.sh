@@ -10,7 +10,9 @@
 #   DenseNet-121 (the ONNX light models in ../shared/models; weights
 #   ConstantOfShape, fine for timing), and resnet18 of bench/quant.sh
 #   quantized by `opmig quantize --dynamic` (resnet18_dyn) beside its
-#   float32 original (resnet18).
+#   float32 original (resnet18), and bench/quant.sh's BERT-6 encoder the
+#   same way (bert6_dyn: DynamicQuantizeLinear + MatMulInteger) beside its
+#   original (bert6).
 # Prints, per model, each side's median of ROUNDS medians of `opmig run
 # --time --repeat 5` and their ratio (with/without oneDNN), and the int8
 # models against their float32 originals (both with oneDNN).
@@ -41,11 +43,13 @@ need "$BENCH_DIR/lowp/rsu_f32.onnx"
 need "$BENCH_DIR/lowp/rsu_dyn.onnx"
 need "$BENCH_DIR/interp/resnet50.onnx"
 need "$BENCH_DIR/quant/resnet18/model.onnx"
-if [ ! -f "$D/resnet18_dyn.onnx" ]; then
-	"$OPMIG" quantize "$BENCH_DIR/quant/resnet18/model.onnx" -o "$D/resnet18_dyn.onnx" \
+need "$BENCH_DIR/quant/bert6/model.onnx"
+for q in resnet18 bert6; do
+	[ -f "$D/${q}_dyn.onnx" ] && continue
+	"$OPMIG" quantize "$BENCH_DIR/quant/$q/model.onnx" -o "$D/${q}_dyn.onnx" \
 		--dynamic --samples 1 --no-fallback --force --threads 1 >/dev/null 2>&1 ||
-		die "quantize --dynamic resnet18 failed"
-fi
+		die "quantize --dynamic $q failed"
+done
 
 # one median (ms) of `opmig run --time --repeat 5`; $1 NO_DNNL value, $2 model
 one() {
@@ -61,7 +65,8 @@ for spec in tuned:rsu_f32:$BENCH_DIR/lowp/rsu_f32.onnx tuned:rsu_dyn:$BENCH_DIR/
 	tuned:mobilenetv2:$BENCH_DIR/interp/mobilenetv2.onnx \
 	held:vgg19:$LIGHT/light_vgg19.onnx held:densenet121:$LIGHT/light_densenet121.onnx \
 	held:resnet18:$BENCH_DIR/quant/resnet18/model.onnx \
-	held:resnet18_dyn:$D/resnet18_dyn.onnx; do
+	held:resnet18_dyn:$D/resnet18_dyn.onnx \
+	held:bert6:$BENCH_DIR/quant/bert6/model.onnx held:bert6_dyn:$D/bert6_dyn.onnx; do
 	set=${spec%%:*}; rest=${spec#*:}; name=${rest%%:*}; f=${rest#*:}
 	[ -f "$f" ] || { echo "$name: $f missing, skipped"; continue; }
 	a=""; b=""

@@ -163,7 +163,14 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 		      int w_const, int32_t *y);
 /* oneDNN's integer convolutions can run here (and are exact). */
 int knn_dnnl_int_ok(void);
-/* oneDNN can be used in this process; convolutions it has run so far. */
+/* MatMulInteger's sums y (int32, A's rows by N) = (a - az)(b - bz[n]) on
+ * oneDNN's u8/s8 x s8 matmul, exact, when the CPU has VNNI, B is 2-D and
+ * az one value (or absent): 1 done, 0 not taken, or a negative status.
+ * bz: 1 or N zero points, or NULL. */
+int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt_value *b,
+		    const double *az, int64_t naz, const double *bz, int64_t nbz, int b_const,
+		    int32_t *y);
+/* oneDNN can be used in this process; primitives it has run so far. */
 int knn_dnnl_ok(void);
 int64_t knn_dnnl_runs(void);
 
@@ -328,7 +335,7 @@ int knn_max2d_s2_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
  * reads another's (a node whose input sizes change between runs may
  * switch paths). */
 enum { KNN_WC_WINO = 1, KNN_WC_PGEMM, KNN_WC_PGEMMW, KNN_WC_DIRECT, KNN_WC_CL,
-       KNN_WC_CL4, KNN_WC_MATMUL, KNN_WC_DNNL };
+       KNN_WC_CL4, KNN_WC_MATMUL, KNN_WC_DNNL, KNN_WC_DNNL_MM };
 struct knn_wcache {
 	int kind;
 	const void *w;            /* the W data it was made from */

@@ -155,8 +155,38 @@ static int mm_exact_f32(struct rt_kctx *k, const struct knn_mm *p, const double 
 }
 
 /* Shared MatMul body: y (doubles, n_batch*m*n) = (a - azp) @ (b - bzp). */
+/* The products' int32 sums on oneDNN (knn_mm_dnnl_s32) into *yi:
+ * MatMulInteger's output tensor itself when to_out, else a buffer the
+ * caller frees with rt_big_free; 1 done, 0 not taken, or an error. */
+static int mm_dnnl(struct rt_kctx *k, const struct knn_mm *p, const struct rt_value *a,
+		   const struct rt_value *b, int b_const, const double *az, int64_t naz,
+		   const double *bz, int64_t nbz, int to_out, int32_t **yi)
+{
+	int64_t ny = p->n_batch * p->m * p->n;
+	struct rt_value *y;
+	int32_t *buf;
+	int rc;
+
+	if (to_out) {
+		if (!(y = rt_out_tensor(k, 0, IR_DTYPE_INT32, p->rank, p->dims)))
+			return IR_ENOMEM;
+		buf = y->data;
+	} else if (!(buf = rt_big_alloc((size_t)(ny + 1) * sizeof(int32_t)))) {
+		return rt_oom(k);
+	}
+	rc = knn_mm_dnnl_s32(k, a, b, az, naz, bz, nbz, b_const, buf);
+	if (rc == 1)
+		*yi = buf;
+	else if (!to_out)
+		rt_big_free(buf);
+	return rc;
+}
+
+/* Shared MatMul body: y (doubles) = (a - azp)(b - bzp); or, when yi is
+ * given and oneDNN takes it, the int32 sums in *yi (*yd NULL):
+ * MatMulInteger's output tensor itself when to_out. */
 static int int_matmul(struct rt_kctx *k, size_t ia, size_t iazp, size_t ib,
-		      size_t ibzp, struct knn_mm *p, double **yd)
+		      size_t ibzp, struct knn_mm *p, double **yd, int32_t **yi, int to_out)
 {
 	struct rt_value *a, *b;
 	double *ad = NULL, *bd = NULL, *az = NULL, *bz = NULL;
@@ -175,6 +205,11 @@ static int int_matmul(struct rt_kctx *k, size_t ia, size_t iazp, size_t ib,
 	if ((rc = opt_f64(k, iazp, a->dtype, "A's zero point", &az, &naz)) < 0 ||
 	    (rc = opt_f64(k, ibzp, b->dtype, "B's zero point", &bz, &nbz)) < 0)
 		goto cleanup;
+	if (yi && p->kd && (rc = mm_dnnl(k, p, a, b, rt_in_const(k, ib) && const_or_absent(k, ibzp),
+					 az, naz, bz, nbz, to_out, yi)) != 0) {
+		rc = rc < 0 ? rc : 0;
+		goto cleanup;
+	}
 	rc = IR_ENOMEM;
 	if (!(ad = knn_load_f64(k, a)) || !(bd = knn_load_f64(k, b)))
 		goto cleanup;
@@ -210,8 +245,14 @@ static int k_matmul_integer(struct rt_kctx *k)
 	double *yd;
 	int rc;
 
-	if ((rc = int_matmul(k, 0, 2, 1, 3, &p, &yd)) < 0)
+	int32_t *yi = NULL;
+
+	if ((rc = int_matmul(k, 0, 2, 1, 3, &p, &yd, &yi, 1)) < 0)
 		return rc;
+	if (yi) {   /* written into the output by oneDNN */
+		knn_mm_release(&p);
+		return 0;
+	}
 	if ((y = rt_out_tensor(k, 0, IR_DTYPE_INT32, p.rank, p.dims)))
 		for (int64_t i = 0; i < y->numel; i++)
 			((int32_t *)y->data)[i] = (int32_t)(int64_t)yd[i];
@@ -240,12 +281,13 @@ static int k_qlinear_matmul(struct rt_kctx *k)
 	struct knn_mm p;
 	struct rt_value *y, *yz;
 	double *yd = NULL, *as = NULL, *bs = NULL, *ys = NULL, *yzp = NULL;
+	int32_t *yi = NULL;
 	int64_t nas, nbs, nys, nyz;
 	int rc;
 
 	if ((rc = rt_in_tensor(k, 7, &yz)) < 0)
 		return rc;
-	if ((rc = int_matmul(k, 0, 2, 3, 5, &p, &yd)) < 0)
+	if ((rc = int_matmul(k, 0, 2, 3, 5, &p, &yd, &yi, 0)) < 0)
 		return rc;
 	if ((rc = scale_in(k, 1, "a_scale", &as, &nas)) < 0 ||
 	    (rc = scale_in(k, 4, "b_scale", &bs, &nbs)) < 0 ||
@@ -262,11 +304,12 @@ static int k_qlinear_matmul(struct rt_kctx *k)
 		float sb = (float)bs[nbs == 1 ? 0 : (bt * p.n + c) % nbs];
 		float mult = sa * sb / (float)ys[0];
 
-		store_q(y->dtype, y->data, i, yd[i], mult, yzp[0]);
+		store_q(y->dtype, y->data, i, yd ? yd[i] : (double)yi[i], mult, yzp[0]);
 	}
 cleanup:
 	knn_mm_release(&p);
 	free(yd);
+	rt_big_free(yi);
 	free(as);
 	free(bs);
 	free(ys);

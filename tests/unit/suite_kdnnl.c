@@ -14,7 +14,8 @@
  * order) for a primitive with post-ops.  ConvInteger on oneDNN's integer
  * convolution: random geometries, uint8/int8 inputs and weights over
  * their whole ranges with any zero points (one or per channel), held to
- * the naive sums exactly. */
+ * the naive sums exactly; and MatMulInteger with a constant 2-D B on its
+ * integer matmul, likewise. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,10 +358,110 @@ static void test_integer(void)
 		kq_one(&s, i);
 }
 
+/* MatMulInteger with a constant 2-D B (K x N): A of rank 2-4 (uint8 or
+ * int8, one zero point), B uint8 or int8 with one zero point or one per
+ * column, over the whole 8-bit ranges; the int32 sums must equal the
+ * exact sums computed here, and oneDNN must have run them. */
+static void km_one(uint64_t *s, int i)
+{
+	int au = (int)kd_pick(s, 0, 1), bu = (int)kd_pick(s, 0, 1), per_n = (int)kd_pick(s, 0, 1);
+	int rank = (int)kd_pick(s, 2, 4);
+	int64_t kk = kd_pick(s, 1, 70), n = kd_pick(s, 1, 40), ad[4], yd[4], na = 1, rows;
+	double *a, *b, *bz, az;
+	struct ir_model *m = tm_new(13);
+	struct rt_value *in, *out = NULL;
+	struct rt_opts o = { .threads = 1 + i % 2 };
+	struct rt_session *ss = NULL;
+	struct ir_diag d;
+	int64_t before;
+
+	for (int r = 0; r < rank - 1; r++)
+		na *= ad[r] = yd[r] = kd_pick(s, 1, r == rank - 2 ? 9 : 3);
+	ad[rank - 1] = kk;
+	yd[rank - 1] = n;
+	rows = na;
+	na *= kk;
+	a = malloc((size_t)na * sizeof(double));
+	b = malloc((size_t)(kk * n) * sizeof(double));
+	bz = malloc((size_t)n * sizeof(double));
+	CU_ASSERT_FATAL(a && b && bz);
+	for (int64_t e = 0; e < na; e++)
+		a[e] = (double)kd_pick(s, au ? 0 : -128, au ? 255 : 127);
+	for (int64_t e = 0; e < kk * n; e++)
+		b[e] = (double)kd_pick(s, bu ? 0 : -128, bu ? 255 : 127);
+	az = (double)kd_pick(s, au ? 0 : -128, au ? 255 : 127);
+	for (int64_t j = 0; j < n; j++)
+		bz[j] = i % 3 == 0 ? (bu ? 128 : 0) : (double)kd_pick(s, bu ? 0 : -128, bu ? 255 : 127);
+	if (!per_n)
+		for (int64_t j = 1; j < n; j++)
+			bz[j] = bz[0];
+	tm_input(m, "a", au ? IR_DTYPE_UINT8 : IR_DTYPE_INT8, ad, (size_t)rank);
+	tm_init(m, "b", bu ? IR_DTYPE_UINT8 : IR_DTYPE_INT8, TM_DIMS(kk, n), 2, b);
+	tm_init(m, "az", au ? IR_DTYPE_UINT8 : IR_DTYPE_INT8, TM_DIMS(1), 0, &az);
+	tm_init(m, "bz", bu ? IR_DTYPE_UINT8 : IR_DTYPE_INT8, TM_DIMS(n), per_n ? 1 : 0, bz);
+	tm_node(m, "MatMulInteger", NULL, TM_NAMES("a", "b", "az", "bz"), 4, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_INT32, yd, (size_t)rank);
+	tm_verify(m);
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, au ? IR_DTYPE_UINT8 : IR_DTYPE_INT8, rank, ad, &in,
+				      &d) == 0);
+	for (int64_t e = 0; e < na; e++)
+		if (au)
+			((uint8_t *)in->data)[e] = (uint8_t)a[e];
+		else
+			((int8_t *)in->data)[e] = (int8_t)a[e];
+	CU_ASSERT_FATAL(rt_session_new(m, &o, &ss, &d) == 0);
+	for (int r = 0; r < 2; r++) {
+		int bad = 0;
+
+		before = knn_dnnl_runs();
+		if (rt_session_run(ss, &in, 1, &out, &d) < 0)
+			fprintf(stderr, "\nrun: %s\n", d.msg);
+		CU_ASSERT_FATAL(out != NULL && out->numel == rows * n);
+		CU_ASSERT(knn_dnnl_runs() == before + 1);
+		for (int64_t e = 0; e < rows * n && !bad; e++) {
+			int64_t row = e / n, j = e % n, want = 0;
+
+			for (int64_t t = 0; t < kk; t++)
+				want += ((int64_t)a[row * kk + t] - (int64_t)az) *
+					((int64_t)b[t * n + j] - (int64_t)bz[j]);
+			if (((const int32_t *)out->data)[e] != want) {
+				fprintf(stderr, "\nMatMulInteger case %d (rank %d K %lld N %lld a %s b %s) "
+					"element %lld: %d, want %lld\n", i, rank, (long long)kk,
+					(long long)n, au ? "u8" : "s8", bu ? "u8" : "s8", (long long)e,
+					((const int32_t *)out->data)[e], (long long)want);
+				bad = 1;
+			}
+		}
+		CU_ASSERT(!bad);
+		rt_value_unref(out);
+		out = NULL;
+	}
+	rt_session_free(ss);
+	rt_value_unref(in);
+	ir_model_free(m);
+	free(a);
+	free(b);
+	free(bz);
+}
+
+static void test_matmul_integer(void)
+{
+	uint64_t s = 4242;
+
+	if (!knn_dnnl_int_ok()) {
+		fprintf(stderr, "\nkdnnl: no oneDNN integer products here (no VNNI): skipped\n");
+		return;
+	}
+	for (int i = 0; i < KD_CASES; i++)
+		km_one(&s, i);
+}
+
 static const struct unit_test tests[] = {
 	{ "random", test_random },
 	{ "policy", test_policy },
 	{ "integer", test_integer },
+	{ "matmul_integer", test_matmul_integer },
 	{ NULL, NULL },
 };
 

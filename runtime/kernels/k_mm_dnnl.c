@@ -1,0 +1,239 @@
+/* k_mm_dnnl.c: the int32 sums of MatMulInteger and QLinearMatMul on
+ * oneDNN's u8/s8 x s8 -> s32 matmul, exact with VNNI: A (batch dims, rows
+ * of K) times a 2-D B (K x N) shared by every row.  B goes in as s8 (a
+ * uint8 B minus 128), in the layout oneDNN picks, kept in the node's
+ * cache while it is the same model constant; A's zero point is oneDNN's
+ * (given at run time).  B's zero points other than 128 (uint8) or 0
+ * (int8) ride on one more column of ones: its sums of A - za, times
+ * 128 - zb[n] (or -zb[n]), correct each column, in int32. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/kernels/k_conv_int.h"
+#include "runtime/kernels/k_dnnl.h"
+
+struct mm_dn {
+	struct knn_wcache h;      /* KNN_WC_DNNL_MM; h.w: the B made from */
+	int64_t m, k, n, np;      /* rows, K, N, product columns (N + corr) */
+	dnnl_data_type_t a_dt;
+	dnnl_stream_t stream;
+	dnnl_primitive_t mm, rb;  /* rb: B's reorder, NULL when plain */
+	dnnl_memory_t a, ub, b, y, zp, pad;
+	size_t pad_bytes;
+	int32_t zp_val;
+	int8_t *b8;               /* B (K x np) as s8 */
+	int b_ready;              /* b holds b8 in oneDNN's layout */
+};
+
+static void mm_dn_free(void *p)
+{
+	struct mm_dn *c = p;
+
+	if (!c)
+		return;
+	dnnl_primitive_destroy(c->mm);
+	dnnl_primitive_destroy(c->rb);
+	dnnl_memory_destroy(c->a);
+	if (c->b != c->ub)
+		dnnl_memory_destroy(c->b);
+	dnnl_memory_destroy(c->ub);
+	dnnl_memory_destroy(c->y);
+	dnnl_memory_destroy(c->zp);
+	dnnl_memory_destroy(c->pad);
+	if (c->stream)
+		dnnl_stream_destroy(c->stream);
+	free(c->b8);
+	free(c);
+}
+
+/* The primitive for c's sizes: 0, or -1 when oneDNN cannot make it. */
+static int mm_dn_make(struct mm_dn *c)
+{
+	dnnl_engine_t eng = knn_dnnl_engine();
+	dnnl_memory_desc_t amd, bmd, anyb, ymd, zmd;
+	const dnnl_memory_desc_t *q;
+	const int32_t runtime_zp = DNNL_RUNTIME_S32_VAL;
+	dnnl_primitive_attr_t attr = NULL;
+	dnnl_primitive_desc_t pd = NULL, rpd = NULL;
+	dnnl_matmul_desc_t md;
+	int rc = -1;
+
+	if (dnnl_memory_desc_init_by_tag(&amd, 2, (dnnl_dims_t){ c->m, c->k }, c->a_dt, dnnl_ab) ||
+	    dnnl_memory_desc_init_by_tag(&bmd, 2, (dnnl_dims_t){ c->k, c->np }, dnnl_s8, dnnl_ab) ||
+	    dnnl_memory_desc_init_by_tag(&anyb, 2, (dnnl_dims_t){ c->k, c->np }, dnnl_s8,
+					 dnnl_format_tag_any) ||
+	    dnnl_memory_desc_init_by_tag(&ymd, 2, (dnnl_dims_t){ c->m, c->np }, dnnl_s32, dnnl_ab) ||
+	    dnnl_memory_desc_init_by_tag(&zmd, 1, (dnnl_dims_t){ 1 }, dnnl_s32, dnnl_a) ||
+	    dnnl_matmul_desc_init(&md, &amd, &anyb, NULL, &ymd))
+		return -1;
+	if (dnnl_primitive_attr_create(&attr) ||
+	    dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &runtime_zp) ||
+	    dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ||
+	    dnnl_primitive_desc_create(&pd, &md, attr, eng, NULL) ||
+	    dnnl_primitive_create(&c->mm, pd) ||
+	    dnnl_stream_create(&c->stream, eng, dnnl_stream_default_flags) ||
+	    dnnl_memory_create(&c->a, &amd, eng, DNNL_MEMORY_NONE) ||
+	    dnnl_memory_create(&c->ub, &bmd, eng, DNNL_MEMORY_NONE) ||
+	    dnnl_memory_create(&c->y, &ymd, eng, DNNL_MEMORY_NONE) ||
+	    dnnl_memory_create(&c->zp, &zmd, eng, &c->zp_val))
+		goto done;
+	q = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+	if (q && (c->pad_bytes = dnnl_memory_desc_get_size(q)) &&
+	    dnnl_memory_create(&c->pad, q, eng, DNNL_MEMORY_NONE))
+		goto done;
+	q = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+	if (dnnl_memory_desc_equal(q, &bmd)) {
+		c->b = c->ub;
+	} else if (dnnl_memory_create(&c->b, q, eng, DNNL_MEMORY_ALLOCATE) ||
+		   dnnl_reorder_primitive_desc_create(&rpd, &bmd, eng, q, eng, NULL) ||
+		   dnnl_primitive_create(&c->rb, rpd)) {
+		goto done;
+	}
+	rc = 0;
+done:
+	dnnl_primitive_desc_destroy(rpd);
+	dnnl_primitive_desc_destroy(pd);
+	dnnl_primitive_attr_destroy(attr);
+	return rc;
+}
+
+/* One run: y (m x np) = (a - zp_val) b8. */
+static int mm_dn_run(struct mm_dn *c, const void *a, int32_t *y)
+{
+	dnnl_exec_arg_t args[5] = {
+		{ DNNL_ARG_SRC, c->a }, { DNNL_ARG_WEIGHTS, c->b }, { DNNL_ARG_DST, c->y },
+		{ DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, c->zp }, { DNNL_ARG_SCRATCHPAD, c->pad },
+	};
+	void *pp;
+	int rc = -1;
+
+	if (dnnl_memory_set_data_handle(c->a, (void *)a) ||
+	    dnnl_memory_set_data_handle(c->y, y))
+		return -1;
+	if (!c->b_ready) {
+		dnnl_exec_arg_t r[2] = { { DNNL_ARG_FROM, c->ub }, { DNNL_ARG_TO, c->b } };
+
+		if (dnnl_memory_set_data_handle(c->ub, c->b8) ||
+		    (c->rb && dnnl_primitive_execute(c->rb, c->stream, 2, r)))
+			return -1;
+		c->b_ready = 1;
+	}
+	knn_dnnl_lock();
+	if (!knn_dnnl_buf(KNN_DN_PAD, c->pad_bytes, &pp) &&
+	    (!pp || !dnnl_memory_set_data_handle(c->pad, pp)) &&
+	    !dnnl_primitive_execute(c->mm, c->stream, c->pad ? 5 : 4, args) &&
+	    dnnl_stream_wait(c->stream) == dnnl_success)
+		rc = 0;
+	knn_dnnl_unlock();
+	return rc;
+}
+
+/* d[n] with b - zb[n] = b8 + d[n] (b8: b, minus 128 when uint8); returns
+ * whether some d[n] is not 0. */
+static int mm_d(int b_dtype, const double *bz, int64_t nbz, int64_t n, int32_t *d)
+{
+	int any = 0;
+
+	for (int64_t j = 0; j < n; j++) {
+		d[j] = (b_dtype == IR_DTYPE_UINT8 ? 128 : 0) -
+		       (bz ? (int32_t)bz[nbz == 1 ? 0 : j] : 0);
+		any |= d[j] != 0;
+	}
+	return any;
+}
+
+/* B (K x N, int8 or uint8) as s8 into b8 (K x np; uint8 minus 128), and
+ * column N all ones when np > N. */
+static void mm_b8(const void *b, int b_dtype, int64_t k, int64_t n, int64_t np, int8_t *b8)
+{
+	for (int64_t r = 0; r < k; r++) {
+		for (int64_t j = 0; j < n; j++)
+			b8[r * np + j] = b_dtype == IR_DTYPE_UINT8 ?
+					 (int8_t)(((const uint8_t *)b)[r * n + j] - 128) :
+					 ((const int8_t *)b)[r * n + j];
+		if (np > n)
+			b8[r * np + n] = 1;
+	}
+}
+
+int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt_value *b,
+		    const double *az, int64_t naz, const double *bz, int64_t nbz, int b_const,
+		    int32_t *y)
+{
+	int64_t kd = b->rank == 2 ? b->dims[0] : 0, n = b->rank == 2 ? b->dims[1] : 0;
+	int64_t m = kd ? a->numel / kd : 0, np;
+	dnnl_data_type_t a_dt = a->dtype == IR_DTYPE_UINT8 ? dnnl_u8 : dnnl_s8;
+	struct mm_dn *c, *tmp = NULL;
+	int32_t *d = NULL, *out = y;
+	int8_t *b8 = NULL;
+	int rc = 0, corr;
+
+	/* a 2-D B shared by every row of A; sums below 2^31 (255 x 255 x K) */
+	if (b->rank != 2 || a->rank < 2 || a->dims[a->rank - 1] != kd || !kd || !n || !m ||
+	    kd > 32000 || naz > 1 || (nbz > 1 && nbz != n) ||
+	    (a->dtype != IR_DTYPE_UINT8 && a->dtype != IR_DTYPE_INT8) ||
+	    (b->dtype != IR_DTYPE_UINT8 && b->dtype != IR_DTYPE_INT8) || !knn_dnnl_int_ok())
+		return 0;
+	if (!(d = malloc((size_t)n * sizeof(*d)))) {
+		rc = rt_oom(k);
+		goto done;
+	}
+	corr = mm_d(b->dtype, bz, nbz, n, d);
+	np = n + corr;
+	c = rt_node_cache(k);
+	if (c && (c->h.kind != KNN_WC_DNNL_MM || c->m != m || c->k != kd || c->np != np ||
+		  c->a_dt != a_dt))
+		c = NULL;
+	knn_dnnl_threads(rt_threads(k));
+	if (!c) {
+		if (!(tmp = calloc(1, sizeof(*tmp)))) {
+			rc = rt_oom(k);
+			goto done;
+		}
+		tmp->h.kind = KNN_WC_DNNL_MM;
+		tmp->m = m;
+		tmp->k = kd;
+		tmp->n = n;
+		tmp->np = np;
+		tmp->a_dt = a_dt;
+		if (mm_dn_make(tmp))
+			goto done;
+		c = tmp;
+		if (b_const && !rt_node_cache(k) &&
+		    rt_node_cache_set(k, c, mm_dn_free, (int64_t)(kd * np)) == 0)
+			tmp = NULL;
+	}
+	if (!b_const || c->h.w != b->data || !c->b8) {
+		if (!(b8 = malloc((size_t)(kd * np)))) {
+			rc = rt_oom(k);
+			goto done;
+		}
+		mm_b8(b->data, b->dtype, kd, n, np, b8);
+		free(c->b8);
+		c->b8 = b8;
+		b8 = NULL;
+		c->h.w = b->data;
+		c->b_ready = 0;
+	}
+	if (corr && !(out = rt_big_alloc((size_t)(m * np) * sizeof(*out)))) {
+		rc = rt_oom(k);
+		goto done;
+	}
+	c->zp_val = az ? (int32_t)az[0] : 0;
+	if (mm_dn_run(c, a->data, out))
+		goto done;
+	if (corr)
+		for (int64_t r = 0; r < m; r++)
+			for (int64_t j = 0; j < n; j++)
+				y[r * n + j] = (int32_t)((int64_t)out[r * np + j] +
+							 (int64_t)d[j] * out[r * np + n]);
+	knn_dnnl_count();
+	rc = 1;
+done:
+	if (out != y)
+		rt_big_free(out);
+	mm_dn_free(tmp);
+	free(b8);
+	free(d);
+	return rc;
+}

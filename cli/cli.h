@@ -187,7 +187,8 @@ extern const char cmd_validate_help[];
 extern const char cmd_rules_help[], cmd_targets_help[];
 
 /* Run the process again with OPENBLAS_CORETYPE set when OpenBLAS fell
- * back to generic kernels on a CPU that has better ones (blas_env.c). */
+ * back to generic kernels on a CPU that has better ones, and with
+ * OMP_WAIT_POLICY=PASSIVE unless it is set (blas_env.c). */
 void cli_tune_blas(char **argv);
 /* Keep freed tensor buffers in malloc's heap for the next node instead of
  * returning them to the system (blas_env.c; glibc only). */

@@ -26,25 +26,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import ortlib  # noqa: E402
+check = ortlib.check
+diff = ortlib.max_diff
 
 GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
 TOL = 1e-4
 LAYERS, KV, HD, VOCAB = 2, 2, 16, 256   # the tiny preset
-fails = 0
-
-
-def check(ok, what):
-    global fails
-    print("%s: %s" % ("ok" if ok else "FAIL", what))
-    if not ok:
-        fails += 1
-
-
-def diff(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return float("inf")
-    return float(np.max(np.abs(a.astype(np.float64) - b))) if a.size else 0.0
 
 
 def feeds(ids, mask, pos, past, genai):
@@ -233,8 +220,7 @@ def main():
         e = max(diff(a, b) for a, b in zip(got, res[("decomposed", run)]))
         check(e <= TOL, "decomposed %s: opmig run = onnxruntime, logits and present.* "
               "(max diff %.2g)" % (run, e))
-    print("%d failures" % fails)
-    return 1 if fails else 0
+    return ortlib.failures()
 
 
 if __name__ == "__main__":

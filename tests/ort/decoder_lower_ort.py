@@ -22,6 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import ortlib  # noqa: E402
+check = ortlib.check
+diff = ortlib.max_diff
 
 GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
 TOL = 1e-4
@@ -30,21 +32,6 @@ FORMS = (("genai", []), ("genai-sym", ["--symmetric"]),
          ("genai-rotary-op", ["--rotary-op"]),
          ("genai-rotary-op-sym", ["--rotary-op", "--symmetric"]))
 STEPS = (("prompt", 8, 0), ("decode", 1, 8))   # sequence, past
-fails = 0
-
-
-def check(ok, what):
-    global fails
-    print("%s: %s" % ("ok" if ok else "FAIL", what))
-    if not ok:
-        fails += 1
-
-
-def diff(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return float("inf")
-    return float(np.max(np.abs(a.astype(np.float64) - b))) if a.size else 0.0
 
 
 def feeds(ids, past_len, past, rotary_op):
@@ -153,8 +140,7 @@ def main():
                 d = diff(b, a)
                 check(d <= TOL, "%s %s: migrated %s %s within %g of onnxruntime's original "
                       "(max |diff| %.3g)" % (form, step, name, list(np.shape(b)), TOL, d))
-    print("%d failures" % fails)
-    return 1 if fails else 0
+    return ortlib.failures()
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import ortlib  # noqa: E402
+check = ortlib.check
+diff = ortlib.max_diff
 
 GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
 LAYERS, KV, HD, VOCAB, H = 2, 2, 16, 256, 64   # the tiny preset
@@ -44,21 +46,6 @@ RULES = {
             "com.microsoft:RotaryEmbedding": {"dtypes": ["float32", "float16"]},
             "com.microsoft:MatMulNBits": {"dtypes": ["float32"]}},
 }
-fails = 0
-
-
-def check(ok, what):
-    global fails
-    print("%s: %s" % ("ok" if ok else "FAIL", what))
-    if not ok:
-        fails += 1
-
-
-def diff(a, b):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    if a.shape != b.shape:
-        return float("inf")
-    return float(np.max(np.abs(a - b))) if a.size else 0.0
 
 
 def rms(name, x_mul=False, div="one", gamma_first=True, f16=False, eps_input=False,
@@ -445,8 +432,7 @@ def main():
         check(len(want) == len(got) and d <= tol * max(1.0, scale),
               "%s: onnxruntime's outputs of the migrated model within %g (relative to "
               "%.3g) of the original's (max |diff| %.3g)" % (what, tol, scale, d))
-    print("%d failures" % fails)
-    return 1 if fails else 0
+    return ortlib.failures()
 
 
 if __name__ == "__main__":

@@ -84,3 +84,29 @@ def run_many(jobs, workdir, timeout=None, optimize=False):
             outs.append(a.reshape(o['dims']))
         out.append(outs)
     return out
+
+
+# ---- the tally of the checks a test script makes ----------------------
+
+_fails = [0]
+
+
+def check(ok, what):
+    """Print "ok: WHAT" or "FAIL: WHAT" and count the failure."""
+    print("%s: %s" % ("ok" if ok else "FAIL", what))
+    if not ok:
+        _fails[0] += 1
+
+
+def failures():
+    """Print the failure count the CLI tests look for; the exit status."""
+    print("%d failures" % _fails[0])
+    return 1 if _fails[0] else 0
+
+
+def max_diff(a, b):
+    """Largest |a - b| in float64; inf when the shapes differ."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.shape != b.shape:
+        return float("inf")
+    return float(np.max(np.abs(a - b))) if a.size else 0.0

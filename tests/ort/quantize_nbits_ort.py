@@ -37,20 +37,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import ortlib  # noqa: E402
+check = ortlib.check
 
 GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
 LAYERS, KV, HD, VOCAB, S = 2, 2, 16, 256, 8
 DIMS = ["--dim", "batch_size=1", "--dim", "sequence_length=8", "--dim",
         "past_sequence_length=0", "--dim", "total_sequence_length=8"]
 CONFIGS = [(bits, bs, sym) for bits in (4, 8) for bs in (16, 32, 128) for sym in (False, True)]
-fails = 0
-
-
-def check(ok, what):
-    global fails
-    print("%s: %s" % ("ok" if ok else "FAIL", what))
-    if not ok:
-        fails += 1
 
 
 # ---- the reference quantizer (float32 throughout, as MLAS computes) ----
@@ -377,8 +370,7 @@ def main():
         check(cmin >= 0.99 and top1 == pos,
               "int4 with the fallback in onnxruntime: min position cosine %.6f, top-1 %d/%d, "
               "%d of 15 MatMuls still int4" % (cmin, top1, pos, fb_rep["nodes_quantized"]))
-    print("%d failures" % fails)
-    return 1 if fails else 0
+    return ortlib.failures()
 
 
 if __name__ == "__main__":

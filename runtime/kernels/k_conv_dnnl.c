@@ -344,6 +344,16 @@ static void dn_epi_planes(void *ctx, int64_t lo, int64_t hi)
 		rt_epilogue_span(j->e, p % j->m, p * j->plane, j->y + p * j->plane, j->plane);
 }
 
+/* The epilogue's steps over y's planes, split over the session's
+ * threads. */
+static void dn_epi_apply(struct rt_kctx *k, const struct rt_epilogue *e,
+			 const struct knn_geom *g, float *y)
+{
+	struct dn_epi j = { e, y, g->m, g->out_size };
+
+	rt_parallel_for(k, g->n * g->m, 1, dn_epi_planes, &j);
+}
+
 /* Where oneDNN is the faster path inside a model, with the reorders in
  * and out of its layout (bench/README.md, "oneDNN convolutions"): 2-D
  * convolutions of at least 16 input and output channels per group, a
@@ -407,43 +417,16 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	if (rc)
 		goto own;
 	knn_dnnl_count();
-	if (e && !post.n && e->n) {
-		struct dn_epi j = { e, y, g->m, g->out_size };
-
-		rt_parallel_for(k, g->n * g->m, 1, dn_epi_planes, &j);
-	}
+	if (e && !post.n && e->n)
+		dn_epi_apply(k, e, g, y);
 	return 1;
 own:
 	/* the epilogue was taken: opmig's own core, then the steps */
 	if ((rc = knn_conv_f32(k, g, x, w, b, y)) < 0)
 		return rc;
-	if (e && e->n) {
-		struct dn_epi j = { e, y, g->m, g->out_size };
-
-		rt_parallel_for(k, g->n * g->m, 1, dn_epi_planes, &j);
-	}
+	if (e && e->n)
+		dn_epi_apply(k, e, g, y);
 	return 1;
-}
-
-/* W (int8 or uint8) as s8 into w8 (uint8: minus 128), and per output
- * channel m the d[m] with w - wz[m] = w8 + d[m]; returns whether some
- * d[m] is not 0.  Row m == g->m of w8 (when rows > g->m) is all ones:
- * the window sums of x - xz that d multiplies. */
-static int dn_w8(const struct knn_geom *g, const void *w, int w_dtype, const double *wz,
-		 int64_t nwz, int64_t rows, int8_t *w8, int32_t *d)
-{
-	int64_t kl = g->c / g->group * g->k_size;
-	int u = w_dtype == IR_DTYPE_UINT8, any = 0;
-
-	for (int64_t m = 0; m < g->m; m++) {
-		d[m] = (u ? 128 : 0) - (wz ? (int32_t)wz[nwz == 1 ? 0 : m] : 0);
-		any |= d[m] != 0;
-		for (int64_t i = m * kl; i < (m + 1) * kl; i++)
-			w8[i] = u ? (int8_t)(((const uint8_t *)w)[i] - 128) : ((const int8_t *)w)[i];
-	}
-	if (rows > g->m)
-		memset(w8 + g->m * kl, 1, (size_t)kl);
-	return any;
 }
 
 struct dn_corr {
@@ -485,15 +468,12 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	if (g->nsp < 1 || g->nsp > 3 || g->n * g->c == 0 || g->out_size == 0 ||
 	    kl > 32000 || !knn_dnnl_int_ok())
 		return 0;
-	if (!(d = malloc((size_t)g->m * sizeof(*d) + 1)) ||
-	    !(w8 = malloc((size_t)((g->m + 1) * kl + 1)))) {
-		free(d);
+	if (!(d = malloc((size_t)g->m * sizeof(*d) + 1)))
 		return rt_oom(k);
-	}
 	/* zero points of W that are not 128 (uint8) or 0 (int8): one more
 	 * output channel of all-ones weights gives the window sums they
 	 * multiply (ungrouped only) */
-	corr = dn_w8(g, w, w_dtype, wz, nwz, g->m + 1, w8, d);
+	corr = knn_dnnl_zp_shift(w_dtype, wz, nwz, g->m, d);
 	if (corr && g->group != 1) {
 		rc = 0;
 		goto done;
@@ -518,7 +498,15 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 		    rt_node_cache_set(k, c, dn_conv_free, dn_conv_bytes(c)) == 0)
 			tmp = NULL;
 	}
+	/* W as s8 (and the all-ones row), made again only when W is not the
+	 * constant it was made from */
 	if (!w_const || c->w_src != w || !c->w8) {
+		rc = IR_ENOMEM;
+		if (!(w8 = malloc((size_t)(gg.m * kl + 1))))
+			goto done;
+		knn_dnnl_to_s8(w_dtype, w, g->m * kl, w8);
+		if (corr)
+			memset(w8 + g->m * kl, 1, (size_t)kl);
 		free(c->w8);
 		c->w8 = w8;
 		w8 = NULL;

@@ -4,6 +4,7 @@
  * layouts. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "runtime/kernels/k_conv_int.h"
 #include "runtime/kernels/k_dnnl.h"
@@ -62,6 +63,26 @@ int knn_dnnl_int_ok(void)
 		return 0;
 	isa = (unsigned)dnnl_get_effective_cpu_isa();
 	return (isa & 0x40u) != 0 || (isa & 0x400u) != 0;
+}
+
+void knn_dnnl_to_s8(int dtype, const void *v, int64_t n, int8_t *s8)
+{
+	if (dtype == IR_DTYPE_UINT8)
+		for (int64_t i = 0; i < n; i++)
+			s8[i] = (int8_t)(((const uint8_t *)v)[i] - 128);
+	else
+		memcpy(s8, v, (size_t)n);
+}
+
+int knn_dnnl_zp_shift(int dtype, const double *z, int64_t nz, int64_t n, int32_t *d)
+{
+	int any = 0;
+
+	for (int64_t i = 0; i < n; i++) {
+		d[i] = (dtype == IR_DTYPE_UINT8 ? 128 : 0) - (z ? (int32_t)z[nz == 1 ? 0 : i] : 0);
+		any |= d[i] != 0;
+	}
+	return any;
 }
 
 static struct {

@@ -19,6 +19,14 @@ void knn_dnnl_threads(int n);
 /* One more primitive run (knn_dnnl_runs counts them: the tests). */
 void knn_dnnl_count(void);
 
+/* oneDNN's integer primitives take s8 weights: n 8-bit values of dtype
+ * (IR_DTYPE_INT8 or UINT8) as s8, uint8 minus 128. */
+void knn_dnnl_to_s8(int dtype, const void *v, int64_t n, int8_t *s8);
+/* For n channels with zero points z (1 or n of them, or NULL): d[i] with
+ * v - z[i] = s8(v) + d[i]; whether some d[i] is not 0 (the caller then
+ * corrects the sums by d times the sums of the other operand). */
+int knn_dnnl_zp_shift(int dtype, const double *z, int64_t nz, int64_t n, int32_t *d);
+
 /* Buffers of data in oneDNN's layouts, one each for the process, grown
  * to the largest asked for and kept (fresh memory per call was page
  * faults on every run), used by one primitive at a time: between

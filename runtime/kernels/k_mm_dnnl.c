@@ -128,29 +128,12 @@ static int mm_dn_run(struct mm_dn *c, const void *a, int32_t *y)
 	return rc;
 }
 
-/* d[n] with b - zb[n] = b8 + d[n] (b8: b, minus 128 when uint8); returns
- * whether some d[n] is not 0. */
-static int mm_d(int b_dtype, const double *bz, int64_t nbz, int64_t n, int32_t *d)
-{
-	int any = 0;
-
-	for (int64_t j = 0; j < n; j++) {
-		d[j] = (b_dtype == IR_DTYPE_UINT8 ? 128 : 0) -
-		       (bz ? (int32_t)bz[nbz == 1 ? 0 : j] : 0);
-		any |= d[j] != 0;
-	}
-	return any;
-}
-
 /* B (K x N, int8 or uint8) as s8 into b8 (K x np; uint8 minus 128), and
  * column N all ones when np > N. */
 static void mm_b8(const void *b, int b_dtype, int64_t k, int64_t n, int64_t np, int8_t *b8)
 {
 	for (int64_t r = 0; r < k; r++) {
-		for (int64_t j = 0; j < n; j++)
-			b8[r * np + j] = b_dtype == IR_DTYPE_UINT8 ?
-					 (int8_t)(((const uint8_t *)b)[r * n + j] - 128) :
-					 ((const int8_t *)b)[r * n + j];
+		knn_dnnl_to_s8(b_dtype, (const int8_t *)b + r * n, n, b8 + r * np);
 		if (np > n)
 			b8[r * np + n] = 1;
 	}
@@ -178,7 +161,7 @@ int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt
 		rc = rt_oom(k);
 		goto done;
 	}
-	corr = mm_d(b->dtype, bz, nbz, n, d);
+	corr = knn_dnnl_zp_shift(b->dtype, bz, nbz, n, d);
 	np = n + corr;
 	c = rt_node_cache(k);
 	if (c && (c->h.kind != KNN_WC_DNNL_MM || c->m != m || c->k != kd || c->np != np ||

@@ -154,7 +154,35 @@ static int mm_exact_f32(struct rt_kctx *k, const struct knn_mm *p, const double 
 	return rc;
 }
 
-/* Shared MatMul body: y (doubles, n_batch*m*n) = (a - azp) @ (b - bzp). */
+/* int32 sums of oneDNN's integer primitives: into output 0 (a tensor of
+ * dims) when to_out, else into a buffer of as many elements (freed with
+ * rt_big_free); NULL when memory ran out (reported). */
+static int32_t *i32_out(struct rt_kctx *k, int to_out, int rank, const int64_t *dims)
+{
+	struct rt_value *y;
+	int64_t n = 1;
+	int32_t *buf;
+
+	if (to_out)
+		return (y = rt_out_tensor(k, 0, IR_DTYPE_INT32, rank, dims)) ? y->data : NULL;
+	for (int i = 0; i < rank; i++)
+		n *= dims[i];
+	if (!(buf = rt_big_alloc((size_t)(n + 1) * sizeof(int32_t))))
+		rt_oom(k);
+	return buf;
+}
+
+/* After a primitive's call (rc) on buf from i32_out: *yi = buf when it
+ * ran (1), else the buffer given back (not an output); rc. */
+static int i32_done(int rc, int to_out, int32_t *buf, int32_t **yi)
+{
+	if (rc == 1)
+		*yi = buf;
+	else if (!to_out)
+		rt_big_free(buf);
+	return rc;
+}
+
 /* The products' int32 sums on oneDNN (knn_mm_dnnl_s32) into *yi:
  * MatMulInteger's output tensor itself when to_out, else a buffer the
  * caller frees with rt_big_free; 1 done, 0 not taken, or an error. */
@@ -162,24 +190,12 @@ static int mm_dnnl(struct rt_kctx *k, const struct knn_mm *p, const struct rt_va
 		   const struct rt_value *b, int b_const, const double *az, int64_t naz,
 		   const double *bz, int64_t nbz, int to_out, int32_t **yi)
 {
-	int64_t ny = p->n_batch * p->m * p->n;
-	struct rt_value *y;
 	int32_t *buf;
-	int rc;
 
-	if (to_out) {
-		if (!(y = rt_out_tensor(k, 0, IR_DTYPE_INT32, p->rank, p->dims)))
-			return IR_ENOMEM;
-		buf = y->data;
-	} else if (!(buf = rt_big_alloc((size_t)(ny + 1) * sizeof(int32_t)))) {
-		return rt_oom(k);
-	}
-	rc = knn_mm_dnnl_s32(k, a, b, az, naz, bz, nbz, b_const, buf);
-	if (rc == 1)
-		*yi = buf;
-	else if (!to_out)
-		rt_big_free(buf);
-	return rc;
+	if (!(buf = i32_out(k, to_out, p->rank, p->dims)))
+		return IR_ENOMEM;
+	return i32_done(knn_mm_dnnl_s32(k, a, b, az, naz, bz, nbz, b_const, buf), to_out, buf,
+			yi);
 }
 
 /* Shared MatMul body: y (doubles) = (a - azp)(b - bzp); or, when yi is
@@ -399,25 +415,14 @@ static int conv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct r
 		     const struct rt_value *w, int w_const, const double *xz,
 		     const double *wz, int64_t nwz, int to_out, int32_t **yi)
 {
-	int64_t dims[RT_MAX_RANK], ny = g->n * g->m * g->out_size;
-	struct rt_value *y = NULL;
+	int64_t dims[RT_MAX_RANK];
 	int32_t *buf;
-	int rc;
 
-	if (to_out) {
-		if (!(y = rt_out_tensor(k, 0, IR_DTYPE_INT32, conv_out_dims(g, dims), dims)))
-			return IR_ENOMEM;
-		buf = y->data;
-	} else if (!(buf = rt_big_alloc((size_t)(ny + 1) * sizeof(int32_t)))) {
-		return rt_oom(k);
-	}
-	rc = knn_conv_dnnl_s32(k, g, x->data, x->dtype, xz ? (int32_t)xz[0] : 0, w->data,
-			       w->dtype, wz, nwz, w_const, buf);
-	if (rc == 1)
-		*yi = buf;
-	else if (!to_out)
-		rt_big_free(buf);
-	return rc;
+	if (!(buf = i32_out(k, to_out, conv_out_dims(g, dims), dims)))
+		return IR_ENOMEM;
+	return i32_done(knn_conv_dnnl_s32(k, g, x->data, x->dtype, xz ? (int32_t)xz[0] : 0,
+					  w->data, w->dtype, wz, nwz, w_const, buf),
+			to_out, buf, yi);
 }
 
 /* Shared Conv body: y (doubles) = conv(x - xzp, w - wzp[m]) (+ b); or,

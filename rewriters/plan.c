@@ -365,6 +365,9 @@ static void release_holds(struct rw_ctx *c, const struct ban *b, size_t n, int d
 	}
 }
 
+/* The refusals rw_plan_node keeps for a node no lowering takes. */
+#define MAX_REFUSED 8
+
 int rw_plan_node(struct rw_ctx *c, const struct ir_node *n, struct rw_plan *out)
 {
 	int dtype = rw_plan_dtype(c, rw_node_dtype(c, n));
@@ -372,6 +375,11 @@ int rw_plan_node(struct rw_ctx *c, const struct ir_node *n, struct rw_plan *out)
 	struct ban bans[MAX_BANS];
 	size_t n_bans = collect_bans(c, n, bans);
 	char why[256];
+	struct {
+		const char *pass;
+		char why[256];
+	} refused[MAX_REFUSED];
+	size_t n_refused = 0;
 	int rc = 0;
 
 	plan_none(out);
@@ -388,9 +396,9 @@ int rw_plan_node(struct rw_ctx *c, const struct ir_node *n, struct rw_plan *out)
 			continue;
 		why[0] = 0;
 		if (p->check && !p->check(c, n, why, sizeof(why))) {
-			if (rw_refusal_add(c, n, p->name, why) < 0) {
-				rc = ir_diag_error(c->d, IR_ENOMEM, "out of memory");
-				break;
+			if (why[0] && n_refused < MAX_REFUSED) {
+				refused[n_refused].pass = p->name;
+				memcpy(refused[n_refused++].why, why, sizeof(why));
 			}
 			continue;
 		}
@@ -410,5 +418,10 @@ int rw_plan_node(struct rw_ctx *c, const struct ir_node *n, struct rw_plan *out)
 		}
 	}
 	release_holds(c, bans, n_bans, dtype);
+	/* a node no lowering takes keeps why each refused it, for the
+	 * report's residual blockers (lowered nodes never need it) */
+	for (size_t i = 0; rc == 0 && !out->pass && i < n_refused; i++)
+		if (rw_refusal_add(c, n, refused[i].pass, refused[i].why) < 0)
+			rc = ir_diag_error(c->d, IR_ENOMEM, "out of memory");
 	return rc;
 }

@@ -297,23 +297,29 @@ static int64_t dim_value(const struct ir_dim *dm, const struct rt_input_opts *o)
 	return dim_lookup(dm, o, &given);
 }
 
+/* The last dim of the first input of role r, or 0 when none has one. */
+static int64_t role_last_dim(const struct ir_model *m, const struct rt_input_opts *o,
+			     enum rt_input_role r)
+{
+	const struct ir_graph *g = m->graph;
+
+	for (size_t i = 0; i < g->n_inputs; i++) {
+		const struct ir_type *t = g->inputs[i].type;
+
+		if (rt_input_role_of(&g->inputs[i]) == r && t && IR_HAS(t, IR_TYPE_HAS_SHAPE) &&
+		    t->shape.n_dims >= 1)
+			return dim_value(&t->shape.dims[t->shape.n_dims - 1], o);
+	}
+	return 0;
+}
+
 /* The new tokens' count: input_ids' (else position_ids') last dim, or 0
  * when the model has neither. */
 static int64_t seq_length(const struct ir_model *m, const struct rt_input_opts *o)
 {
-	const struct ir_graph *g = m->graph;
+	int64_t s = role_last_dim(m, o, RT_ROLE_INPUT_IDS);
 
-	for (int want = RT_ROLE_INPUT_IDS; ; want = RT_ROLE_POSITION_IDS) {
-		for (size_t i = 0; i < g->n_inputs; i++) {
-			const struct ir_type *t = g->inputs[i].type;
-
-			if ((int)rt_input_role_of(&g->inputs[i]) == want && t &&
-			    IR_HAS(t, IR_TYPE_HAS_SHAPE) && t->shape.n_dims >= 1)
-				return dim_value(&t->shape.dims[t->shape.n_dims - 1], o);
-		}
-		if (want == RT_ROLE_POSITION_IDS)
-			return 0;
-	}
+	return s ? s : role_last_dim(m, o, RT_ROLE_POSITION_IDS);
 }
 
 static const char *const words[] = {
@@ -338,6 +344,7 @@ static int random_tensor(const struct ir_model *m, const struct ir_vinfo *vi,
 		if (t->shape.n_dims > RT_MAX_RANK)
 			return diag_error(d, "input '%s' has rank %zu", ir_s(vi->value->name),
 					  t->shape.n_dims);
+		int64_t s;
 		int given = 1;
 
 		rank = (int)t->shape.n_dims;
@@ -346,8 +353,8 @@ static int random_tensor(const struct ir_model *m, const struct ir_vinfo *vi,
 		/* an attention mask spans the past and the new tokens: its
 		 * last dim, when no --dim names it, is their sum */
 		if (rank >= 1 && !given && rt_input_role_of(vi) == RT_ROLE_ATTENTION_MASK &&
-		    seq_length(m, o) > 0)
-			dims[rank - 1] = rt_input_past_length(m, o) + seq_length(m, o);
+		    (s = seq_length(m, o)) > 0)
+			dims[rank - 1] = rt_input_past_length(m, o) + s;
 	}
 	for (size_t i = 0; i < o->n_ranges; i++)
 		if (key_is(o->ranges[i].name, ir_s(vi->value->name))) {

@@ -155,6 +155,7 @@ void rt_chain_mark(struct rt_session *s, struct rt_gplan *p)
 		const struct ir_node *n = np->node;
 
 		if (np->kernel && !np->chained && !np->n_subs && np->fold == RT_FOLD_NONE &&
+		    !np->qdq &&
 		    n->n_outputs == 1 && n->outputs[0] && np->out[0] >= 0)
 			chain_of(s, p, i);
 	}

@@ -294,7 +294,7 @@ int rt_frame_begin(struct rt_frame *f, struct rt_value **ins, size_t n_in,
 	if (!(f->vals = calloc(p->n_slots + 1, sizeof(*f->vals))))
 		return ir_diag_error(d, IR_ENOMEM, "out of memory");
 	/* chains fuse in the main graph only; without the flags they do not */
-	f->skip = p->n_chains && f->depth == 0 && !f->parent && !f->call ?
+	f->skip = (p->n_chains || p->n_qdq) && f->depth == 0 && !f->parent && !f->call ?
 		  calloc(p->n_nodes, 1) : NULL;
 	/* so do Concats in place */
 	f->catbuf = p->n_cats && f->depth == 0 && !f->parent && !f->call ?
@@ -323,6 +323,8 @@ int rt_frame_step(struct rt_session *s, struct rt_frame *f, struct ir_diag *d)
 
 	if (f->next >= f->p->n_nodes)
 		return 0;
+	if (f->next == 0)
+		rt_qdq_begin(s, f);
 	np = &f->p->nodes[f->next++];
 	if (f->skip && f->skip[f->next - 1]) {
 		/* done by the chain of the node before it */
@@ -333,7 +335,7 @@ int rt_frame_step(struct rt_session *s, struct rt_frame *f, struct ir_diag *d)
 		/* not asked for: its outputs stay unset */
 	} else if (!np->kept || !rt_fold_bind(s, f, np)) {
 		/* (a constant node whose results the session kept: bound) */
-		if ((rc = run_node(s, f, np, d)) < 0)
+		if ((rc = run_node(s, f, rt_qdq_plan(f, np), d)) < 0)
 			return rc;
 		if (np->cat && f->catbuf) {   /* shapes for the next run */
 			rt_cat_record(f, np);

@@ -66,6 +66,7 @@ struct rt_nplan {
 	size_t cat_dest;                    /* output 0 goes into Concat
 					     * cat_dest - 1 (0: none) as its ... */
 	size_t cat_input;                   /* ... input cat_input */
+	struct rt_qdq *qdq;                 /* a unit headed here (qdq.c) */
 };
 
 /* What fold.c's analysis says of a main-graph node. */
@@ -94,6 +95,8 @@ struct rt_gplan {
 	struct rt_ref *out;                 /* formal outputs */
 	size_t n_chains;                    /* nodes with an epilogue chain */
 	size_t n_cats;                      /* Concats written in place */
+	size_t n_qdq;                       /* quantized units (qdq.c) ... */
+	size_t n_qdq_skip, *qdq_skip;       /* ... and the nodes they do */
 	size_t n_consts;
 	int *const_slot;                    /* initializers of this graph */
 	struct rt_value **const_val;
@@ -114,8 +117,10 @@ struct rt_frame {
 	struct rt_frame *caller;            /* ... and the frame it ran in */
 	int depth;
 	size_t next;                        /* the next node (rt_frame_step) */
-	unsigned char *skip;                /* per node: done by a chain this
-					     * run (plans with chains only) */
+	unsigned char *skip;                /* per node: done by a chain or a
+					     * unit this run (plans with chains
+					     * or units only) */
+	int qdq;                            /* units run this run (qdq.c) */
 	struct rt_value **catbuf;           /* per node: a Concat's result,
 					     * allocated by its first producer
 					     * (plans with such Concats only) */
@@ -149,10 +154,13 @@ struct rt_session {
 	struct rt_profile *prof;            /* the trace (profile.c), or NULL */
 };
 
-/* plan.c */
+/* plan.c; rt_plan_slot: v's slot in p (-1: not of p's graph);
+ * rt_nplan_cache_free: drop a node's cache (its memory uncharged). */
 int rt_plan_build(struct rt_session *s, struct ir_diag *d);
 void rt_plan_free(struct rt_gplan *p);
 struct rt_gplan *rt_plan_find(struct rt_session *s, const struct ir_graph *g);
+int rt_plan_slot(const struct rt_gplan *p, const struct ir_value *v);
+void rt_nplan_cache_free(struct rt_nplan *np);
 
 /* exec.c */
 int rt_frame_run(struct rt_session *s, struct rt_frame *f,
@@ -224,6 +232,16 @@ void rt_cat_record(struct rt_frame *f, struct rt_nplan *np);
 void rt_cat_release(struct rt_nplan *np);
 struct rt_value *rt_cat_out(struct rt_kctx *k, size_t i, int dtype, int rank,
 			    const int64_t *dims);
+
+/* qdq.c: mark finds the main graph's quantized units when the plan is
+ * built (after fold.c's mark, before the chains'); begin, at a frame's
+ * first step, decides whether this run runs them and marks the nodes they
+ * do in f->skip; plan is the plan to run for np (its unit's when units
+ * run); release frees what mark made. */
+void rt_qdq_mark(struct rt_session *s, struct rt_gplan *p);
+void rt_qdq_begin(struct rt_session *s, struct rt_frame *f);
+struct rt_nplan *rt_qdq_plan(struct rt_frame *f, struct rt_nplan *np);
+void rt_qdq_release(struct rt_gplan *p);
 
 /* threads.c */
 int rt_pool_new(int threads, struct rt_pool **out);

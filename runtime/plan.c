@@ -20,7 +20,7 @@ static int cmp_vidx(const void *a, const void *b)
 	return (x->v > y->v) - (x->v < y->v);
 }
 
-static int slot_of(const struct rt_gplan *p, const struct ir_value *v)
+int rt_plan_slot(const struct rt_gplan *p, const struct ir_value *v)
 {
 	struct rt_vidx key = { v, 0 }, *hit;
 
@@ -37,7 +37,7 @@ static int resolve(const struct rt_gplan *p, const struct ir_value *v,
 	if (!v)
 		return 0;
 	for (; p; p = p->parent, r->up++)
-		if (v->graph == p->g && (r->slot = slot_of(p, v)) >= 0)
+		if (v->graph == p->g && (r->slot = rt_plan_slot(p, v)) >= 0)
 			return 0;
 	return -1;
 }
@@ -52,17 +52,24 @@ void rt_plan_free(struct rt_gplan *p)
 	free(p);
 }
 
+void rt_nplan_cache_free(struct rt_nplan *np)
+{
+	if (np->cache) {
+		np->cache_free(np->cache);
+		np->cache_mem->cur -= np->cache_bytes;
+		np->cache = NULL;
+	}
+}
+
 static void plan_release(struct rt_gplan *p)
 {
+	rt_qdq_release(p);
 	for (size_t i = 0; p->nodes && i < p->n_nodes; i++) {
 		free(p->nodes[i].in);
 		free(p->nodes[i].out);
 		free(p->nodes[i].release);
 		free(p->nodes[i].subs);
-		if (p->nodes[i].cache) {
-			p->nodes[i].cache_free(p->nodes[i].cache);
-			p->nodes[i].cache_mem->cur -= p->nodes[i].cache_bytes;
-		}
+		rt_nplan_cache_free(&p->nodes[i]);
 		rt_fold_release(&p->nodes[i]);
 		rt_chain_release(&p->nodes[i]);
 		rt_cat_release(&p->nodes[i]);
@@ -204,7 +211,7 @@ static int build_consts(struct rt_session *s, struct rt_gplan *p,
 	for (size_t i = 0; i < g->n_inits; i++) {
 		struct ir_value *v = ir_graph_find(g, ir_s(g->inits[i]->name));
 		struct rt_value *t;
-		int slot = v ? slot_of(p, v) : -1;
+		int slot = v ? rt_plan_slot(p, v) : -1;
 
 		if (slot < 0)
 			continue;
@@ -217,7 +224,7 @@ static int build_consts(struct rt_session *s, struct rt_gplan *p,
 		struct ir_value *v = sp->values ?
 			ir_graph_find(g, ir_s(sp->values->name)) : NULL;
 		struct rt_value *t;
-		int slot = v ? slot_of(p, v) : -1;
+		int slot = v ? rt_plan_slot(p, v) : -1;
 
 		if (slot < 0)
 			continue;
@@ -280,7 +287,7 @@ static void captures(const struct rt_gplan *p, const struct ir_graph *g,
 			const struct ir_value *v = n->inputs[j];
 			int slot;
 
-			if (v && v->graph == p->g && (slot = slot_of(p, v)) >= 0 &&
+			if (v && v->graph == p->g && (slot = rt_plan_slot(p, v)) >= 0 &&
 			    last[slot] < (long)at)
 				last[slot] = (long)at;
 		}
@@ -298,7 +305,7 @@ static void captures(const struct rt_gplan *p, const struct ir_graph *g,
 		const struct ir_value *v = g->outputs[i].value;
 		int slot;
 
-		if (v && v->graph == p->g && (slot = slot_of(p, v)) >= 0 &&
+		if (v && v->graph == p->g && (slot = rt_plan_slot(p, v)) >= 0 &&
 		    last[slot] < (long)at)
 			last[slot] = (long)at;
 	}
@@ -480,7 +487,7 @@ static int plan_node(struct rt_session *s, struct rt_gplan *p, size_t i,
 			return diag_error(d, "%s: input '%s' is not defined in any scope",
 					  rt_node_where(n, w), ir_s(n->inputs[j]->name));
 	for (size_t j = 0; j < n->n_outputs; j++)
-		np->out[j] = n->outputs[j] ? slot_of(p, n->outputs[j]) : -1;
+		np->out[j] = n->outputs[j] ? rt_plan_slot(p, n->outputs[j]) : -1;
 	for (size_t a = 0; a < n->n_attrs; a++) {
 		const struct ir_attr *at = n->attrs[a];
 		size_t k = at->g ? 1 : at->n_graphs;
@@ -566,7 +573,7 @@ static int build_interface(struct rt_gplan *p, struct ir_diag *d)
 		const struct ir_value *v = fn ? ir_graph_find(g, fn->inputs[i]) :
 					   g->inputs[i].value;
 
-		p->in[i] = v ? slot_of(p, v) : -1;
+		p->in[i] = v ? rt_plan_slot(p, v) : -1;
 	}
 	for (size_t i = 0; i < p->n_out; i++) {
 		const struct ir_value *v = fn ? ir_graph_find(g, fn->outputs[i]) :
@@ -637,6 +644,7 @@ int rt_plan_build(struct rt_session *s, struct ir_diag *d)
 
 	if (rc == 0) {
 		rt_fold_mark(s, s->main);
+		rt_qdq_mark(s, s->main);
 		rt_chain_mark(s, s->main);
 		rt_cat_mark(s, s->main);
 	}

@@ -163,7 +163,8 @@ struct rt_opts {
 	int profile;              /* record every node run (rt_profile_json) */
 	int exact;                /* float16/bfloat16 computed by each kernel
 				   * in double (default: in float32, rounded
-				   * once at each output; lowp.c) */
+				   * once at each output; lowp.c), and static
+				   * QDQ units node by node (qdq.c) */
 	int no_weight_cache;      /* kernels keep no data derived from the
 				   * weights between runs (packed or
 				   * transformed copies), and the session

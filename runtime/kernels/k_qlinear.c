@@ -133,6 +133,63 @@ static void store_q(int dtype, void *data, int64_t i, double acc, float mult, do
 		((uint8_t *)data)[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
+/* n int32 sums acc[i] (+ bias) requantized as store_q does into an
+ * 8-bit dtype, from out[0]: float32 (acc + bias) * mult, clamped into
+ * the dtype's range less zp (integral bounds: the clamp and the rounding
+ * commute), rounded half to even by adding and taking 1.5 * 2^23 (exact
+ * below 2^22), plus zp.  A whole plane in vectors. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "arch=haswell", "default"),
+	       optimize("no-trapping-math")))
+#endif
+static void requant_i32(const int32_t *acc, int64_t n, int32_t bias, float mult, float zp,
+			int dtype, void *out)
+{
+	const float magic = 12582912.0f;   /* 1.5 * 2^23 */
+	float lo = (dtype == IR_DTYPE_INT8 ? -128.0f : 0.0f) - zp;
+	float hi = (dtype == IR_DTYPE_INT8 ? 127.0f : 255.0f) - zp;
+
+	if (dtype == IR_DTYPE_INT8) {
+		int8_t *y = out;
+
+		for (int64_t i = 0; i < n; i++) {
+			float v = (float)((double)acc[i] + bias) * mult;
+
+			v = v < lo ? lo : v > hi ? hi : v;
+			y[i] = (int8_t)(int32_t)((v + magic) - magic + zp);
+		}
+	} else {
+		uint8_t *y = out;
+
+		for (int64_t i = 0; i < n; i++) {
+			float v = (float)((double)acc[i] + bias) * mult;
+
+			v = v < lo ? lo : v > hi ? hi : v;
+			y[i] = (uint8_t)(int32_t)((v + magic) - magic + zp);
+		}
+	}
+}
+
+/* Requantize planes of `len` int32 sums (plane p: channel p % nch of
+ * mult[], bias[]) into y (an 8-bit or float8 dtype); float8 and a
+ * multiplier that is not finite go through store_q. */
+static void requant_planes(const int32_t *acc, int64_t planes, int64_t len, int64_t nch,
+			   const float *mult, const double *bias, double zp, struct rt_value *y)
+{
+	for (int64_t pl = 0; pl < planes; pl++) {
+		int64_t c = pl % nch, off = pl * len;
+		double b = bias ? bias[c] : 0;
+
+		if (is_f8(y->dtype) || !isfinite(mult[c]))
+			for (int64_t i = 0; i < len; i++)
+				store_q(y->dtype, y->data, off + i, (double)acc[off + i] + b,
+					mult[c], zp);
+		else
+			requant_i32(acc + off, len, (int32_t)b, mult[c], (float)zp, y->dtype,
+				    (char *)y->data + off);
+	}
+}
+
 /* y = a @ b on the float32 core: exact (the caller bounds the sums). */
 static int mm_exact_f32(struct rt_kctx *k, const struct knn_mm *p, const double *a,
 			int64_t na, const double *b, int64_t nb, double *y)
@@ -550,6 +607,19 @@ static int k_qlinear_conv(struct rt_kctx *k)
 	}
 	if (yi && (rc = opt_f64(k, 8, IR_DTYPE_INT32, "bias B", &bd, &nb)) < 0)
 		goto cleanup;
+	if (yi) {
+		float *mult = malloc((size_t)g.m * sizeof(*mult));
+
+		if (!mult) {
+			rc = rt_oom(k);
+			goto cleanup;
+		}
+		for (int64_t m = 0; m < g.m; m++)
+			mult[m] = (float)xs[0] * (float)ws[nws == 1 ? 0 : m] / (float)ys[0];
+		requant_planes(yi, g.n * g.m, g.out_size, g.m, mult, bd, yzp[0], y);
+		free(mult);
+		goto cleanup;
+	}
 	for (int64_t i = 0; i < y->numel; i++) {
 		int64_t m = (i / g.out_size) % g.m;
 		float mult = (float)xs[0] * (float)ws[nws == 1 ? 0 : m] / (float)ys[0];

@@ -1,0 +1,405 @@
+/* qdq.c: quantized node units in the main graph.  A static QDQ model
+ * (onnxruntime's quantizer, `opmig quantize --format qdq`) writes each
+ * quantized Conv or MatMul as DequantizeLinear on its input and weights,
+ * the float operation, and QuantizeLinear on its result; computed as
+ * written, that is a float32 convolution over dequantized copies with a
+ * pass over memory per DequantizeLinear and QuantizeLinear.  Like
+ * onnxruntime (its QDQ selectors), the unit runs instead as one
+ * QLinearConv or QLinearMatMul: exact integer sums (oneDNN's u8s8 where
+ * the CPU has VNNI, k_qlinear.c) requantized once.  The result equals the
+ * written graph up to its float rounding: the written float sums round
+ * on each addition, the unit's do not, so an output within one rounding
+ * of a quantization step's midpoint may land one step away (as it does in
+ * onnxruntime).  `opmig run --exact` computes the graph as written.
+ *
+ * A unit (rt_qdq_mark, when the plan is built) is a Conv or MatMul whose
+ *   input is DequantizeLinear(xq, x_scale[, x_zero_point]) per tensor;
+ *   weights are DequantizeLinear of a constant 8-bit tensor, per tensor or
+ *     per output channel (a Conv's axis 0, a 2-D MatMul B's axis 1);
+ *   bias (Conv) is absent or DequantizeLinear of a constant int32 tensor
+ *     with zero point 0 and scale x_scale * w_scale (float32, bit for bit:
+ *     QLinearConv's bias scale);
+ *   result goes, as its only use, into QuantizeLinear to 8 bits per tensor,
+ *     through a Relu only when the zero point is the dtype's least value
+ *     (the Relu then changes nothing: onnxruntime drops it too);
+ * with every scale and zero point an initializer.  The head then runs a
+ * plan of its own (the QLinear node made from the unit's inputs, writing
+ * the QuantizeLinear's output), the QuantizeLinear and Relu are skipped,
+ * and so is a DequantizeLinear all of whose uses are units.  Units run
+ * when nothing may watch the nodes in between: not with an observer
+ * (validate --layerwise), a run of chosen nodes, or --exact. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/exec_int.h"
+
+static char qlinear_conv[] = "QLinearConv", qlinear_matmul[] = "QLinearMatMul",
+	    default_domain[] = "";
+
+enum { Q_X, Q_XS, Q_XZ, Q_W, Q_WS, Q_WZ, Q_YS, Q_YZ, Q_B, Q_MAX };
+
+struct rt_qdq {
+	struct ir_node node;                /* the QLinear node (a copy of the
+					     * head's, its own in/out lists) */
+	struct ir_value *ins[Q_MAX];
+	struct ir_value *outs[1];
+	struct rt_nplan np;                 /* its plan */
+	size_t skip[2];                     /* QuantizeLinear, Relu (or ~0) */
+};
+
+static int is_op(const struct ir_node *n, const char *op)
+{
+	return n && rt_default_domain(n) && !strcmp(ir_s(n->op_type), op);
+}
+
+static int64_t attr_int(const struct ir_node *n, const char *name, int64_t dflt)
+{
+	const struct ir_attr *a = ir_node_attr(n, name);
+
+	return a && a->type == IR_ATTR_INT ? a->i : dflt;
+}
+
+/* The producer of v when it is a node of p's graph planned in p. */
+static struct rt_nplan *producer(struct rt_gplan *p, const struct ir_value *v)
+{
+	const struct ir_node *n = v ? v->producer : NULL;
+
+	if (!n || n->graph != p->g || n->index >= p->n_nodes || p->nodes[n->index].node != n)
+		return NULL;
+	return &p->nodes[n->index];
+}
+
+/* v's one use when it is the only one (read once), in p, no graph output. */
+static struct rt_nplan *sole_use(struct rt_gplan *p, const struct ir_value *v)
+{
+	const struct ir_node *c;
+	size_t reads = 0;
+
+	if (!v || v->n_uses != 1 || ir_graph_is_output(p->g, v))
+		return NULL;
+	c = v->uses[0];
+	if (c->graph != p->g || c->index >= p->n_nodes || p->nodes[c->index].node != c)
+		return NULL;
+	for (size_t i = 0; i < c->n_inputs; i++)
+		reads += c->inputs[i] == v;
+	return reads == 1 ? &p->nodes[c->index] : NULL;
+}
+
+/* v's value when it is an initializer no input overrides, else NULL. */
+static const struct rt_value *init_val(const struct rt_session *s,
+				       const struct rt_gplan *p, const struct ir_value *v)
+{
+	int slot;
+
+	if (!v || v->graph != p->g || !v->init || (v->is_input && s->m->ir_version >= 4) ||
+	    (slot = rt_plan_slot(p, v)) < 0)
+		return NULL;
+	for (size_t i = 0; i < p->n_consts; i++)
+		if (p->const_slot[i] == slot)
+			return p->const_val[i]->kind == RT_TENSOR ? p->const_val[i] : NULL;
+	return NULL;
+}
+
+static int is_q8(int dtype)
+{
+	return dtype == IR_DTYPE_UINT8 || dtype == IR_DTYPE_INT8;
+}
+
+/* A DequantizeLinear (or QuantizeLinear) of p whose scale is a float32
+ * initializer of 1 or n elements and zero point absent or an 8-bit
+ * initializer of as many (dtype: the zero point's, or 0 absent); a
+ * blocked or retyped one is none. */
+static int qparams(const struct rt_session *s, const struct rt_gplan *p,
+		   const struct ir_node *n, int64_t count, int *dtype)
+{
+	const struct rt_value *sc, *zp = NULL;
+
+	if (n->n_inputs < 2 || n->n_outputs != 1 || attr_int(n, "block_size", 0) ||
+	    ir_node_attr(n, "output_dtype") ||
+	    !(sc = init_val(s, p, n->inputs[1])) || sc->dtype != IR_DTYPE_FLOAT ||
+	    (sc->numel != 1 && sc->numel != count))
+		return 0;
+	*dtype = 0;
+	if (n->n_inputs > 2 && n->inputs[2]) {
+		if (!(zp = init_val(s, p, n->inputs[2])) || zp->numel != sc->numel)
+			return 0;
+		*dtype = zp->dtype;
+	}
+	return 1;
+}
+
+/* The DequantizeLinear producing v, per tensor with an 8-bit zero point. */
+static const struct ir_node *dq_act(const struct rt_session *s, struct rt_gplan *p,
+				    const struct ir_value *v)
+{
+	struct rt_nplan *d = producer(p, v);
+	int zt;
+
+	if (!d || !is_op(d->node, "DequantizeLinear") || !qparams(s, p, d->node, 1, &zt) ||
+	    !is_q8(zt))
+		return NULL;
+	return d->node;
+}
+
+/* The DequantizeLinear producing v from a constant 8-bit tensor, per
+ * tensor or along axis `axis` of `count` (rank `rank`). */
+static const struct ir_node *dq_weight(const struct rt_session *s, struct rt_gplan *p,
+				       const struct ir_value *v, int rank, int axis,
+				       int64_t count)
+{
+	struct rt_nplan *d = producer(p, v);
+	const struct rt_value *w;
+	int zt;
+
+	if (!d || !is_op(d->node, "DequantizeLinear") ||
+	    !(w = init_val(s, p, d->node->inputs[0])) || !is_q8(w->dtype) || w->rank != rank ||
+	    !qparams(s, p, d->node, count, &zt) || (zt && zt != w->dtype))
+		return NULL;
+	if (init_val(s, p, d->node->inputs[1])->numel > 1) {
+		int64_t ax = attr_int(d->node, "axis", 1);
+
+		if ((ax < 0 ? ax + rank : ax) != axis || w->dims[axis] != count)
+			return NULL;
+	}
+	return d->node;
+}
+
+/* The bias B: DequantizeLinear of an int32 constant of m, zero point 0,
+ * scale x_scale * w_scale[c] in float32 for each c. */
+static const struct ir_node *dq_bias(const struct rt_session *s, struct rt_gplan *p,
+				     const struct ir_value *v, const struct ir_node *dx,
+				     const struct ir_node *dw, int64_t m)
+{
+	struct rt_nplan *d = producer(p, v);
+	const struct rt_value *b, *sb, *zb, *sx, *sw;
+
+	if (!d || !is_op(d->node, "DequantizeLinear") || d->node->n_inputs < 2 ||
+	    attr_int(d->node, "block_size", 0) || ir_node_attr(d->node, "output_dtype") ||
+	    !(b = init_val(s, p, d->node->inputs[0])) || b->dtype != IR_DTYPE_INT32 ||
+	    b->numel != m || b->rank != 1 || !(sb = init_val(s, p, d->node->inputs[1])) ||
+	    sb->dtype != IR_DTYPE_FLOAT || (sb->numel != 1 && sb->numel != m))
+		return NULL;
+	if (d->node->n_inputs > 2 && d->node->inputs[2]) {
+		if (!(zb = init_val(s, p, d->node->inputs[2])) || zb->dtype != IR_DTYPE_INT32)
+			return NULL;
+		for (int64_t i = 0; i < zb->numel; i++)
+			if (((const int32_t *)zb->data)[i])
+				return NULL;
+	}
+	sx = init_val(s, p, dx->inputs[1]);
+	sw = init_val(s, p, dw->inputs[1]);
+	for (int64_t c = 0; c < m; c++) {
+		float want = ((const float *)sx->data)[0] *
+			     ((const float *)sw->data)[sw->numel == 1 ? 0 : c];
+		float got = ((const float *)sb->data)[sb->numel == 1 ? 0 : c];
+
+		if (memcmp(&want, &got, sizeof(want)))
+			return NULL;
+	}
+	return d->node;
+}
+
+/* The QuantizeLinear taking v (through a Relu it makes a no-op), per
+ * tensor to 8 bits with a zero point given; *relu its Relu or NULL. */
+static const struct ir_node *q_out(const struct rt_session *s, struct rt_gplan *p,
+				   const struct ir_value *v, struct rt_nplan **relu)
+{
+	struct rt_nplan *q = sole_use(p, v);
+	const struct rt_value *zp;
+	int zt;
+
+	*relu = NULL;
+	if (q && is_op(q->node, "Relu") && q->fold == RT_FOLD_NONE && q->node->n_outputs == 1) {
+		*relu = q;
+		q = sole_use(p, q->node->outputs[0]);
+	}
+	if (!q || !is_op(q->node, "QuantizeLinear") || q->fold != RT_FOLD_NONE ||
+	    q->node->inputs[0] != (*relu ? (*relu)->node->outputs[0] : v) ||
+	    !q->node->outputs[0] || !qparams(s, p, q->node, 1, &zt) || !is_q8(zt) ||
+	    attr_int(q->node, "saturate", 1) != 1)
+		return NULL;
+	zp = init_val(s, p, q->node->inputs[2]);
+	if (*relu && (zt == IR_DTYPE_UINT8 ? ((const uint8_t *)zp->data)[0] != 0 :
+		      ((const int8_t *)zp->data)[0] != -128))
+		return NULL;
+	return q->node;
+}
+
+/* Slot s is read by p's node `head` too: a release before it moves there. */
+static int extend_life(struct rt_gplan *p, int slot, size_t head)
+{
+	for (size_t i = 0; i < head; i++) {
+		struct rt_nplan *np = &p->nodes[i];
+
+		for (size_t j = 0; j < np->n_release; j++) {
+			int *q;
+
+			if (np->release[j] != slot)
+				continue;
+			q = realloc(p->nodes[head].release,
+				    (p->nodes[head].n_release + 1) * sizeof(int));
+			if (!q)
+				return -1;
+			p->nodes[head].release = q;
+			q[p->nodes[head].n_release++] = slot;
+			np->release[j] = np->release[--np->n_release];
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* Plan the unit u made at node `head` of p: 0, or -1 (out of memory:
+ * no unit, nothing changed but lifetimes). */
+static int plan_unit(struct rt_gplan *p, size_t head, struct rt_qdq *u,
+		     size_t n_in)
+{
+	const char *op = ir_s(u->node.op_type);
+	struct rt_nplan *np = &u->np, *h = &p->nodes[head];
+
+	np->node = &u->node;
+	np->opset = h->opset;
+	np->schema = ir_registry_find_flags("ai.onnx", op, h->opset, IR_REGISTRY_ORT_DEFAULT);
+	np->kernel = np->schema ? rt_kernel_find("ai.onnx", op, np->schema->since_version) :
+		     NULL;
+	np->stat = h->stat;
+	if (!np->kernel || !(np->in = calloc(n_in, sizeof(*np->in))) ||
+	    !(np->out = calloc(1, sizeof(int))))
+		return -1;
+	for (size_t i = 0; i < n_in; i++) {
+		np->in[i].slot = u->ins[i] ? rt_plan_slot(p, u->ins[i]) : -1;
+		if (u->ins[i] && (np->in[i].slot < 0 || extend_life(p, np->in[i].slot, head) < 0))
+			return -1;
+	}
+	np->out[0] = rt_plan_slot(p, u->outs[0]);
+	return np->out[0] < 0 ? -1 : 0;
+}
+
+static void unit_free(struct rt_qdq *u)
+{
+	if (!u)
+		return;
+	free(u->np.in);
+	free(u->np.out);
+	rt_nplan_cache_free(&u->np);
+	free(u);
+}
+
+/* A unit headed by p's node i (Conv or MatMul), or NULL. */
+static struct rt_qdq *unit_at(struct rt_session *s, struct rt_gplan *p, size_t i)
+{
+	struct rt_nplan *h = &p->nodes[i], *relu;
+	const struct ir_node *n = h->node, *dx, *dw, *db = NULL, *q;
+	const struct rt_value *w;
+	int conv = is_op(n, "Conv");
+	struct rt_qdq *u;
+	size_t n_in = Q_B;
+
+	if ((!conv && !is_op(n, "MatMul")) || !h->kernel || h->fold != RT_FOLD_NONE ||
+	    n->n_inputs < 2 || n->n_outputs != 1 || !n->outputs[0] ||
+	    !(dx = dq_act(s, p, n->inputs[0])) || !producer(p, n->inputs[1]) ||
+	    !(w = init_val(s, p, producer(p, n->inputs[1])->node->inputs[0])))
+		return NULL;
+	if (!(dw = conv ? dq_weight(s, p, n->inputs[1], w->rank, 0, w->dims[0]) :
+		   dq_weight(s, p, n->inputs[1], 2, 1, w->rank == 2 ? w->dims[1] : -1)))
+		return NULL;
+	if (conv && n->n_inputs > 2 && n->inputs[2]) {
+		if (!(db = dq_bias(s, p, n->inputs[2], dx, dw, w->dims[0])))
+			return NULL;
+		n_in = Q_MAX;
+	}
+	if (!(q = q_out(s, p, n->outputs[0], &relu)) || !(u = calloc(1, sizeof(*u))))
+		return NULL;
+	u->node = *n;
+	u->node.op_type = conv ? qlinear_conv : qlinear_matmul;
+	u->node.domain = default_domain;
+	u->node.inputs = u->ins;
+	u->node.n_inputs = n_in;
+	u->node.outputs = u->outs;
+	u->node.n_outputs = 1;
+	u->ins[Q_X] = dx->inputs[0];
+	u->ins[Q_XS] = dx->inputs[1];
+	u->ins[Q_XZ] = dx->n_inputs > 2 ? dx->inputs[2] : NULL;
+	u->ins[Q_W] = dw->inputs[0];
+	u->ins[Q_WS] = dw->inputs[1];
+	u->ins[Q_WZ] = dw->n_inputs > 2 ? dw->inputs[2] : NULL;
+	u->ins[Q_YS] = q->inputs[1];
+	u->ins[Q_YZ] = q->inputs[2];
+	u->ins[Q_B] = db ? db->inputs[0] : NULL;
+	u->outs[0] = q->outputs[0];
+	u->skip[0] = q->index;
+	u->skip[1] = relu ? (size_t)(relu - p->nodes) : (size_t)-1;
+	if (plan_unit(p, i, u, n_in) < 0) {
+		unit_free(u);
+		return NULL;
+	}
+	return u;
+}
+
+/* Is DequantizeLinear node d read by units alone, as one of their
+ * DequantizeLinear inputs? */
+static int absorbed(struct rt_gplan *p, const struct rt_nplan *d)
+{
+	const struct ir_value *v = d->node->outputs[0];
+
+	if (!is_op(d->node, "DequantizeLinear") || !v || !v->n_uses ||
+	    ir_graph_is_output(p->g, v))
+		return 0;
+	for (size_t i = 0; i < v->n_uses; i++) {
+		const struct ir_node *c = v->uses[i];
+
+		if (c->graph != p->g || c->index >= p->n_nodes ||
+		    p->nodes[c->index].node != c || !p->nodes[c->index].qdq)
+			return 0;
+	}
+	return 1;
+}
+
+void rt_qdq_mark(struct rt_session *s, struct rt_gplan *p)
+{
+	size_t n_skip = 0, *skip;
+
+	for (size_t i = 0; i < p->n_nodes; i++)
+		if ((p->nodes[i].qdq = unit_at(s, p, i)))
+			p->n_qdq++;
+	if (!p->n_qdq || !(skip = calloc(2 * p->n_qdq + p->n_nodes, sizeof(*skip))))
+		return;
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		const struct rt_qdq *u = p->nodes[i].qdq;
+
+		if (u)
+			for (int j = 0; j < 2; j++)
+				if (u->skip[j] != (size_t)-1)
+					skip[n_skip++] = u->skip[j];
+		if (absorbed(p, &p->nodes[i]))
+			skip[n_skip++] = i;
+	}
+	p->qdq_skip = skip;
+	p->n_qdq_skip = n_skip;
+}
+
+void rt_qdq_begin(struct rt_session *s, struct rt_frame *f)
+{
+	struct rt_gplan *p = f->p;
+
+	f->qdq = p->n_qdq && p->qdq_skip && f->skip && f->depth == 0 && !f->parent &&
+		 !f->call && !s->o.observe && !s->o.only && !s->o.exact;
+	for (size_t i = 0; f->qdq && i < p->n_qdq_skip; i++)
+		f->skip[p->qdq_skip[i]] = 1;
+}
+
+struct rt_nplan *rt_qdq_plan(struct rt_frame *f, struct rt_nplan *np)
+{
+	return f->qdq && np->qdq ? &np->qdq->np : np;
+}
+
+void rt_qdq_release(struct rt_gplan *p)
+{
+	for (size_t i = 0; p->nodes && i < p->n_nodes; i++) {
+		unit_free(p->nodes[i].qdq);
+		p->nodes[i].qdq = NULL;
+	}
+	free(p->qdq_skip);
+	p->qdq_skip = NULL;
+	p->n_qdq = p->n_qdq_skip = 0;
+}

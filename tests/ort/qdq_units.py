@@ -1,0 +1,215 @@
+"""qdq_units.py OPMIG WORKDIR: static QDQ units (DequantizeLinear ->
+Conv/MatMul -> QuantizeLinear, runtime/qdq.c) on seeded random cases.
+
+Each case is a model whose graph input is an 8-bit tensor, dequantized,
+convolved or multiplied with dequantized constant weights (per tensor or
+per output channel; a Conv's bias dequantized from int32 at scale x_scale
+* w_scale), optionally through a Relu, and quantized again; the quantized
+tensor is the graph output.  Checked:
+  * opmig's default run is bit for bit the fused unit's value, computed
+    here in numpy: the exact integer sum plus the bias, as float32, times
+    the float32 multiplier x_scale * w_scale / y_scale, rounded half to
+    even, plus the zero point, saturated (onnxruntime's QLinearConv);
+  * `opmig run --exact` and the default run are each within one step of
+    the written graph's value computed in float64 (the unit's float32
+    multiplier and the written graph's float32 sums round differently);
+  * `--stats` counts the QuantizeLinear nodes the units did: one a run
+    for each fusable case, none for the near misses (the bias at another
+    scale, a Relu before a zero point that is not the least value, the
+    Conv's result also a graph output), whose values must still hold;
+  * onnxruntime-node, with its graph optimizations (which fuse the same
+    units), agrees within one step.
+Prints a line per failure and a summary; exits 1 on a failure."""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import ortlib  # noqa: E402
+from int_ops_ref import conv_ref  # noqa: E402
+
+RNG = np.random.default_rng(2612)
+T = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
+LIM = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255)}
+
+
+def q8(dtype, shape):
+    lo, hi = LIM[np.dtype(dtype)]
+    return RNG.integers(lo, hi + 1, size=shape).astype(dtype)
+
+
+def requant(acc, mult, zp, dt):
+    """The unit: float32(acc) * float32 mult, half to even, + zp, saturated."""
+    lo, hi = LIM[np.dtype(dt)]
+    v = np.rint(acc.astype(np.float32) * mult) + np.float32(zp)
+    return np.clip(v, lo, hi).astype(dt)
+
+
+def written(real, ys, zp, dt):
+    """QuantizeLinear of the written graph's value, in float64."""
+    lo, hi = LIM[np.dtype(dt)]
+    return np.clip(np.rint(real / np.float64(ys)) + int(zp), lo, hi).astype(dt)
+
+
+def conv_case(k, miss):
+    group = int(RNG.choice([1, 1, 2]))
+    cg, mg = int(RNG.integers(1, 6)), int(RNG.integers(1, 5))
+    kh, kw = int(RNG.integers(1, 4)), int(RNG.integers(1, 4))
+    stride = [int(RNG.integers(1, 3)), int(RNG.integers(1, 3))]
+    dil = [int(RNG.integers(1, 3)), int(RNG.integers(1, 3))]
+    pads = [int(RNG.integers(0, 2)) for _ in range(4)]
+    h, wd = int(RNG.integers(kh * dil[0], 12)), int(RNG.integers(kw * dil[1], 12))
+    xt, yt = RNG.choice([np.uint8, np.int8]), RNG.choice([np.uint8, np.int8])
+    per_ch = k % 2 == 0
+    wt = np.int8 if per_ch else RNG.choice([np.int8, np.uint8])
+    m = mg * group
+    x = q8(xt, (int(RNG.integers(1, 3)), cg * group, h, wd))
+    w = q8(wt, (m, cg, kh, kw))
+    xz, xs = q8(xt, ()), np.float32(RNG.uniform(0.01, 0.05))
+    wz = np.zeros(m, np.int8) if per_ch else q8(wt, ())
+    ws = np.asarray(RNG.uniform(0.001, 0.01, m) if per_ch else RNG.uniform(0.001, 0.01),
+                    np.float32)
+    relu = k % 3 == 1 or miss == "relu"
+    ys = np.float32(RNG.uniform(0.05, 0.3))
+    yz = np.array(LIM[np.dtype(yt)][0] if relu and miss != "relu" else q8(yt, ()), yt)
+    bias = k % 4 != 3
+    b = RNG.integers(-3000, 3000, m).astype(np.int32)
+    bs = np.asarray(xs * ws, np.float32)
+    if miss == "bias":
+        bs = np.asarray(bs * np.float32(1.5), np.float32)
+    attrs = dict(strides=stride, dilations=dil, pads=pads, group=group, kernel_shape=[kh, kw])
+    nodes = [helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=0),
+             helper.make_node("Conv", ["xd", "wd"] + (["bd"] if bias else []), ["c"], **attrs)]
+    inits = [(xs, "xs"), (xz, "xz"), (w, "w"), (ws, "ws"), (wz, "wz"), (ys, "ys"), (yz, "yz")]
+    if bias:
+        nodes.insert(2, helper.make_node("DequantizeLinear", ["b", "bs"], ["bd"], axis=0))
+        inits += [(b, "b"), (bs, "bs")]
+    if relu:
+        nodes.append(helper.make_node("Relu", ["c"], ["r"]))
+    nodes.append(helper.make_node("QuantizeLinear", ["r" if relu else "c", "ys", "yz"], ["y"]))
+    acc = conv_ref(x, w, xz, wz, stride, dil, pads, group)
+    bb = b.reshape(1, -1, 1, 1).astype(np.int64) if bias else 0
+    wsc = ws.reshape(1, -1, 1, 1) if per_ch else ws
+    mult = (xs * wsc).astype(np.float32) / ys
+    unit = requant(acc + bb, mult.astype(np.float32), yz, yt)
+    real = acc.astype(np.float64) * np.float64(xs) * wsc.astype(np.float64)
+    if bias:
+        real += b.astype(np.float64).reshape(1, -1, 1, 1) * bs.astype(np.float64).reshape(1, -1, 1, 1)
+    if relu:
+        real = np.maximum(real, 0)
+    return x, nodes, inits, unit, written(real, ys, yz, yt), acc.shape, yt
+
+
+def matmul_case(k):
+    batch = [int(RNG.integers(1, 3))] if k % 2 else []
+    mm, kd, nn = int(RNG.integers(1, 9)), int(RNG.integers(1, 80)), int(RNG.integers(1, 12))
+    at, yt = RNG.choice([np.uint8, np.int8]), RNG.choice([np.uint8, np.int8])
+    per_col = k % 3 != 0
+    a, b = q8(at, batch + [mm, kd]), q8(np.int8, [kd, nn])
+    az, as_ = q8(at, ()), np.float32(RNG.uniform(0.01, 0.05))
+    bz = np.zeros(nn, np.int8) if per_col else q8(np.int8, ())
+    bs = np.asarray(RNG.uniform(0.001, 0.01, nn) if per_col else RNG.uniform(0.001, 0.01),
+                    np.float32)
+    ys, yz = np.float32(RNG.uniform(0.05, 0.3)), q8(yt, ())
+    nodes = [helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=1),
+             helper.make_node("MatMul", ["xd", "wd"], ["c"]),
+             helper.make_node("QuantizeLinear", ["c", "ys", "yz"], ["y"])]
+    inits = [(as_, "xs"), (az, "xz"), (b, "w"), (bs, "ws"), (bz, "wz"), (ys, "ys"), (yz, "yz")]
+    acc = np.matmul(a.astype(np.int64) - int(az), b.astype(np.int64) - bz.astype(np.int64))
+    mult = ((as_ * bs).astype(np.float32) / ys).astype(np.float32)
+    real = acc.astype(np.float64) * np.float64(as_) * bs.astype(np.float64)
+    return a, nodes, inits, requant(acc, mult, yz, yt), written(real, ys, yz, yt), acc.shape, yt
+
+
+def model(nodes, x, inits, shape, yt, extra_out=False):
+    outs = [helper.make_tensor_value_info("y", T[np.dtype(yt)], list(shape))]
+    if extra_out:
+        outs.append(helper.make_tensor_value_info("c", TensorProto.FLOAT, list(shape)))
+    g = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("x", T[x.dtype],
+                                                                      list(x.shape))],
+                          outs, [numpy_helper.from_array(np.asarray(v), n) for v, n in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def run(opmig, path, x, d, *flags):
+    np.save(os.path.join(d, "x.npy"), x)
+    r = subprocess.run([opmig, "run", path, "x=" + os.path.join(d, "x.npy"), "-O", d,
+                        "--out-format", "npy", "--threads", "1", "--stats"] + list(flags),
+                       capture_output=True, text=True)
+    if r.returncode:
+        return r.stderr.strip(), 0
+    fused = re.search(r"^QuantizeLinear\s+\d+\s+\d+\s+(\d+)", r.stdout + r.stderr, re.M)
+    return np.load(os.path.join(d, "output_0.npy")), int(fused.group(1)) if fused else 0
+
+
+def steps(a, b):
+    return int(np.max(np.abs(a.astype(np.int64) - b.astype(np.int64)))) if a.size else 0
+
+
+def main():
+    opmig, work = sys.argv[1], sys.argv[2]
+    cases = [("conv", k, None) for k in range(24)] + [("matmul", k, None) for k in range(12)]
+    cases += [("conv", k, miss) for k in range(3) for miss in ("bias", "relu", "output")]
+    fails, jobs, wants = 0, [], []
+    for kind, k, miss in cases:
+        x, nodes, inits, unit, ref, shape, yt = conv_case(k, miss) if kind == "conv" \
+            else matmul_case(k)
+        d = os.path.join(work, "%s%d%s" % (kind, k, miss or ""))
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "m.onnx")
+        onnx.save(model(nodes, x, inits, shape, yt, miss == "output"), path)
+        what = "%s case %d%s" % (kind, k, " (" + miss + ")" if miss else "")
+        got, fused = run(opmig, path, x, d)
+        exact, fused_exact = run(opmig, path, x, d, "--exact")
+        if isinstance(got, str) or isinstance(exact, str):
+            print("FAIL %s: %s" % (what, got if isinstance(got, str) else exact))
+            fails += 1
+            continue
+        bad = []
+        if miss is None and not np.array_equal(got, unit):
+            bad.append("%d of %d differ from the unit's value" % (int(np.sum(got != unit)),
+                                                                  unit.size))
+        if steps(got, ref) > 1 or steps(exact, ref) > 1:
+            bad.append("more than one step from the written graph (%d, --exact %d)" %
+                       (steps(got, ref), steps(exact, ref)))
+        if fused != (0 if miss else 1) or fused_exact:
+            bad.append("%d QuantizeLinear done by units (--exact: %d), expected %d" %
+                       (fused, fused_exact, 0 if miss else 1))
+        if bad:
+            print("FAIL %s: %s" % (what, "; ".join(bad)))
+            fails += 1
+        jobs.append((path, {"x": x}))
+        wants.append((what, got))
+    why = ortlib.available()
+    if why:
+        print("notice: %s; onnxruntime comparison skipped" % why)
+    else:
+        same = 0
+        for (what, got), res in zip(wants, ortlib.run_many(jobs, os.path.join(work, "ort"),
+                                                           optimize=True)):
+            if isinstance(res, str) or steps(res[0], got) > 1:
+                print("FAIL %s: onnxruntime %s" % (what, res if isinstance(res, str)
+                                                    else "differs by %d steps" %
+                                                    steps(res[0], got)))
+                fails += 1
+            else:
+                same += np.array_equal(res[0], got)
+        print("onnxruntime: %d of %d cases bit-identical, the rest within one step" %
+              (same, len(jobs)))
+    print("%d cases, %d failures" % (len(cases), fails))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

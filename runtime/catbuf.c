@@ -69,7 +69,8 @@ void rt_cat_mark(struct rt_session *s, struct rt_gplan *p)
 		struct rt_nplan *heads[64];
 		size_t n = c->n_inputs;
 
-		if (!np->kernel || strcmp(ir_s(c->op_type), "Concat") || !rt_default_domain(c) ||
+		if (!np->kernel || np->qdq || strcmp(ir_s(c->op_type), "Concat") ||
+		    !rt_default_domain(c) ||
 		    np->fold != RT_FOLD_NONE || c->n_outputs != 1 || np->out[0] < 0 ||
 		    n < 1 || n > sizeof(heads) / sizeof(heads[0]))
 			continue;

@@ -22,32 +22,25 @@
  *   result goes, as its only use, into QuantizeLinear to 8 bits per tensor,
  *     through a Relu only when the zero point is the dtype's least value
  *     (the Relu then changes nothing: onnxruntime drops it too);
- * with every scale and zero point an initializer.  The head then runs a
- * plan of its own (the QLinear node made from the unit's inputs, writing
- * the QuantizeLinear's output), the QuantizeLinear and Relu are skipped,
- * and so is a DequantizeLinear all of whose uses are units.  Units run
+ * with every scale and zero point an initializer.  qdq_table.c finds the
+ * other units (a Concat or an elementwise op between DequantizeLinear and
+ * QuantizeLinear).  The head of a unit then runs a plan of its own (the
+ * unit's node made from the unit's inputs, writing the QuantizeLinear's
+ * output), the QuantizeLinear and Relu are skipped, and so is a
+ * DequantizeLinear all of whose uses are units.  Units run
  * when nothing may watch the nodes in between: not with an observer
  * (validate --layerwise), a run of chosen nodes, or --exact. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/exec_int.h"
+#include "runtime/qdq_int.h"
 
 static char qlinear_conv[] = "QLinearConv", qlinear_matmul[] = "QLinearMatMul",
 	    default_domain[] = "";
 
 enum { Q_X, Q_XS, Q_XZ, Q_W, Q_WS, Q_WZ, Q_YS, Q_YZ, Q_B, Q_MAX };
 
-struct rt_qdq {
-	struct ir_node node;                /* the QLinear node (a copy of the
-					     * head's, its own in/out lists) */
-	struct ir_value *ins[Q_MAX];
-	struct ir_value *outs[1];
-	struct rt_nplan np;                 /* its plan */
-	size_t skip[2];                     /* QuantizeLinear, Relu (or ~0) */
-};
-
-static int is_op(const struct ir_node *n, const char *op)
+int rt_qdq_is_op(const struct ir_node *n, const char *op)
 {
 	return n && rt_default_domain(n) && !strcmp(ir_s(n->op_type), op);
 }
@@ -128,14 +121,13 @@ static int qparams(const struct rt_session *s, const struct rt_gplan *p,
 	return 1;
 }
 
-/* The DequantizeLinear producing v, per tensor with an 8-bit zero point. */
-static const struct ir_node *dq_act(const struct rt_session *s, struct rt_gplan *p,
+const struct ir_node *rt_qdq_dq_act(const struct rt_session *s, struct rt_gplan *p,
 				    const struct ir_value *v)
 {
 	struct rt_nplan *d = producer(p, v);
 	int zt;
 
-	if (!d || !is_op(d->node, "DequantizeLinear") || !qparams(s, p, d->node, 1, &zt) ||
+	if (!d || !rt_qdq_is_op(d->node, "DequantizeLinear") || !qparams(s, p, d->node, 1, &zt) ||
 	    !is_q8(zt))
 		return NULL;
 	return d->node;
@@ -151,7 +143,7 @@ static const struct ir_node *dq_weight(const struct rt_session *s, struct rt_gpl
 	const struct rt_value *w;
 	int zt;
 
-	if (!d || !is_op(d->node, "DequantizeLinear") ||
+	if (!d || !rt_qdq_is_op(d->node, "DequantizeLinear") ||
 	    !(w = init_val(s, p, d->node->inputs[0])) || !is_q8(w->dtype) || w->rank != rank ||
 	    !qparams(s, p, d->node, count, &zt) || (zt && zt != w->dtype))
 		return NULL;
@@ -173,7 +165,7 @@ static const struct ir_node *dq_bias(const struct rt_session *s, struct rt_gplan
 	struct rt_nplan *d = producer(p, v);
 	const struct rt_value *b, *sb, *zb, *sx, *sw;
 
-	if (!d || !is_op(d->node, "DequantizeLinear") || d->node->n_inputs < 2 ||
+	if (!d || !rt_qdq_is_op(d->node, "DequantizeLinear") || d->node->n_inputs < 2 ||
 	    attr_int(d->node, "block_size", 0) || ir_node_attr(d->node, "output_dtype") ||
 	    !(b = init_val(s, p, d->node->inputs[0])) || b->dtype != IR_DTYPE_INT32 ||
 	    b->numel != m || b->rank != 1 || !(sb = init_val(s, p, d->node->inputs[1])) ||
@@ -199,9 +191,7 @@ static const struct ir_node *dq_bias(const struct rt_session *s, struct rt_gplan
 	return d->node;
 }
 
-/* The QuantizeLinear taking v (through a Relu it makes a no-op), per
- * tensor to 8 bits with a zero point given; *relu its Relu or NULL. */
-static const struct ir_node *q_out(const struct rt_session *s, struct rt_gplan *p,
+const struct ir_node *rt_qdq_q_out(const struct rt_session *s, struct rt_gplan *p,
 				   const struct ir_value *v, struct rt_nplan **relu)
 {
 	struct rt_nplan *q = sole_use(p, v);
@@ -209,11 +199,11 @@ static const struct ir_node *q_out(const struct rt_session *s, struct rt_gplan *
 	int zt;
 
 	*relu = NULL;
-	if (q && is_op(q->node, "Relu") && q->fold == RT_FOLD_NONE && q->node->n_outputs == 1) {
+	if (q && rt_qdq_is_op(q->node, "Relu") && q->fold == RT_FOLD_NONE && q->node->n_outputs == 1) {
 		*relu = q;
 		q = sole_use(p, q->node->outputs[0]);
 	}
-	if (!q || !is_op(q->node, "QuantizeLinear") || q->fold != RT_FOLD_NONE ||
+	if (!q || !rt_qdq_is_op(q->node, "QuantizeLinear") || q->fold != RT_FOLD_NONE ||
 	    q->node->inputs[0] != (*relu ? (*relu)->node->outputs[0] : v) ||
 	    !q->node->outputs[0] || !qparams(s, p, q->node, 1, &zt) || !is_q8(zt) ||
 	    attr_int(q->node, "saturate", 1) != 1)
@@ -249,21 +239,42 @@ static int extend_life(struct rt_gplan *p, int slot, size_t head)
 	return 0;
 }
 
-/* Plan the unit u made at node `head` of p: 0, or -1 (out of memory:
- * no unit, nothing changed but lifetimes). */
-static int plan_unit(struct rt_gplan *p, size_t head, struct rt_qdq *u,
-		     size_t n_in)
+struct rt_qdq *rt_qdq_unit_new(const struct ir_node *head, size_t n_in)
+{
+	struct rt_qdq *u = calloc(1, sizeof(*u));
+
+	if (!u || !(u->ins = calloc(n_in + 1, sizeof(*u->ins)))) {
+		free(u);
+		return NULL;
+	}
+	u->node = *head;
+	u->node.domain = default_domain;
+	u->node.inputs = u->ins;
+	u->node.n_inputs = n_in;
+	u->node.outputs = u->outs;
+	u->node.n_outputs = 1;
+	u->skip[0] = u->skip[1] = (size_t)-1;
+	return u;
+}
+
+int rt_qdq_unit_plan(struct rt_gplan *p, size_t head, struct rt_qdq *u)
 {
 	const char *op = ir_s(u->node.op_type);
 	struct rt_nplan *np = &u->np, *h = &p->nodes[head];
+	size_t n_in = u->node.n_inputs;
 
 	np->node = &u->node;
 	np->opset = h->opset;
-	np->schema = ir_registry_find_flags("ai.onnx", op, h->opset, IR_REGISTRY_ORT_DEFAULT);
-	np->kernel = np->schema ? rt_kernel_find("ai.onnx", op, np->schema->since_version) :
-		     NULL;
+	if (u->kernel.run) {
+		np->kernel = &u->kernel;
+	} else {
+		np->schema = ir_registry_find_flags("ai.onnx", op, h->opset,
+						    IR_REGISTRY_ORT_DEFAULT);
+		np->kernel = np->schema ? rt_kernel_find("ai.onnx", op,
+							 np->schema->since_version) : NULL;
+	}
 	np->stat = h->stat;
-	if (!np->kernel || !(np->in = calloc(n_in, sizeof(*np->in))) ||
+	if (!np->kernel || !(np->in = calloc(n_in + 1, sizeof(*np->in))) ||
 	    !(np->out = calloc(1, sizeof(int))))
 		return -1;
 	for (size_t i = 0; i < n_in; i++) {
@@ -275,29 +286,32 @@ static int plan_unit(struct rt_gplan *p, size_t head, struct rt_qdq *u,
 	return np->out[0] < 0 ? -1 : 0;
 }
 
-static void unit_free(struct rt_qdq *u)
+void rt_qdq_unit_free(struct rt_qdq *u)
 {
 	if (!u)
 		return;
 	free(u->np.in);
 	free(u->np.out);
 	rt_nplan_cache_free(&u->np);
+	free(u->ins);
+	free(u->dq);
+	free(u->table);
 	free(u);
 }
 
-/* A unit headed by p's node i (Conv or MatMul), or NULL. */
+/* A QLinearConv or QLinearMatMul unit headed by p's node i, or NULL. */
 static struct rt_qdq *unit_at(struct rt_session *s, struct rt_gplan *p, size_t i)
 {
 	struct rt_nplan *h = &p->nodes[i], *relu;
 	const struct ir_node *n = h->node, *dx, *dw, *db = NULL, *q;
 	const struct rt_value *w;
-	int conv = is_op(n, "Conv");
+	int conv = rt_qdq_is_op(n, "Conv");
 	struct rt_qdq *u;
 	size_t n_in = Q_B;
 
-	if ((!conv && !is_op(n, "MatMul")) || !h->kernel || h->fold != RT_FOLD_NONE ||
+	if ((!conv && !rt_qdq_is_op(n, "MatMul")) || !h->kernel || h->fold != RT_FOLD_NONE ||
 	    n->n_inputs < 2 || n->n_outputs != 1 || !n->outputs[0] ||
-	    !(dx = dq_act(s, p, n->inputs[0])) || !producer(p, n->inputs[1]) ||
+	    !(dx = rt_qdq_dq_act(s, p, n->inputs[0])) || !producer(p, n->inputs[1]) ||
 	    !(w = init_val(s, p, producer(p, n->inputs[1])->node->inputs[0])))
 		return NULL;
 	if (!(dw = conv ? dq_weight(s, p, n->inputs[1], w->rank, 0, w->dims[0]) :
@@ -308,15 +322,9 @@ static struct rt_qdq *unit_at(struct rt_session *s, struct rt_gplan *p, size_t i
 			return NULL;
 		n_in = Q_MAX;
 	}
-	if (!(q = q_out(s, p, n->outputs[0], &relu)) || !(u = calloc(1, sizeof(*u))))
+	if (!(q = rt_qdq_q_out(s, p, n->outputs[0], &relu)) || !(u = rt_qdq_unit_new(n, n_in)))
 		return NULL;
-	u->node = *n;
 	u->node.op_type = conv ? qlinear_conv : qlinear_matmul;
-	u->node.domain = default_domain;
-	u->node.inputs = u->ins;
-	u->node.n_inputs = n_in;
-	u->node.outputs = u->outs;
-	u->node.n_outputs = 1;
 	u->ins[Q_X] = dx->inputs[0];
 	u->ins[Q_XS] = dx->inputs[1];
 	u->ins[Q_XZ] = dx->n_inputs > 2 ? dx->inputs[2] : NULL;
@@ -325,12 +333,13 @@ static struct rt_qdq *unit_at(struct rt_session *s, struct rt_gplan *p, size_t i
 	u->ins[Q_WZ] = dw->n_inputs > 2 ? dw->inputs[2] : NULL;
 	u->ins[Q_YS] = q->inputs[1];
 	u->ins[Q_YZ] = q->inputs[2];
-	u->ins[Q_B] = db ? db->inputs[0] : NULL;
+	if (db)
+		u->ins[Q_B] = db->inputs[0];
 	u->outs[0] = q->outputs[0];
 	u->skip[0] = q->index;
 	u->skip[1] = relu ? (size_t)(relu - p->nodes) : (size_t)-1;
-	if (plan_unit(p, i, u, n_in) < 0) {
-		unit_free(u);
+	if (rt_qdq_unit_plan(p, i, u) < 0) {
+		rt_qdq_unit_free(u);
 		return NULL;
 	}
 	return u;
@@ -342,7 +351,7 @@ static int absorbed(struct rt_gplan *p, const struct rt_nplan *d)
 {
 	const struct ir_value *v = d->node->outputs[0];
 
-	if (!is_op(d->node, "DequantizeLinear") || !v || !v->n_uses ||
+	if (!rt_qdq_is_op(d->node, "DequantizeLinear") || !v || !v->n_uses ||
 	    ir_graph_is_output(p->g, v))
 		return 0;
 	for (size_t i = 0; i < v->n_uses; i++) {
@@ -360,7 +369,8 @@ void rt_qdq_mark(struct rt_session *s, struct rt_gplan *p)
 	size_t n_skip = 0, *skip;
 
 	for (size_t i = 0; i < p->n_nodes; i++)
-		if ((p->nodes[i].qdq = unit_at(s, p, i)))
+		if ((p->nodes[i].qdq = unit_at(s, p, i)) ||
+		    (p->nodes[i].qdq = rt_qdq_table_at(s, p, i)))
 			p->n_qdq++;
 	if (!p->n_qdq || !(skip = calloc(2 * p->n_qdq + p->n_nodes, sizeof(*skip))))
 		return;
@@ -396,7 +406,7 @@ struct rt_nplan *rt_qdq_plan(struct rt_frame *f, struct rt_nplan *np)
 void rt_qdq_release(struct rt_gplan *p)
 {
 	for (size_t i = 0; p->nodes && i < p->n_nodes; i++) {
-		unit_free(p->nodes[i].qdq);
+		rt_qdq_unit_free(p->nodes[i].qdq);
 		p->nodes[i].qdq = NULL;
 	}
 	free(p->qdq_skip);

@@ -48,6 +48,7 @@ struct dn_conv {
 	size_t pad_bytes;         /* the primitive's scratchpad, the same way */
 	int8_t *w8;               /* integer W minus its zero points, as s8 */
 	const void *w_src;        /* the W that w8 was made from */
+	int dst_nhwc;             /* the primitive writes channels last */
 };
 
 static void dn_conv_free(void *p)
@@ -158,6 +159,7 @@ static int dn_layout(dnnl_memory_t plain, const dnnl_memory_desc_t *pmd,
 static const struct dn_types dn_f32 = { dnnl_f32, dnnl_f32, dnnl_f32, 0 };
 
 static const dnnl_format_tag_t dn_act_tag[] = { dnnl_ncw, dnnl_nchw, dnnl_ncdhw };
+static const dnnl_format_tag_t dn_last_tag[] = { dnnl_nwc, dnnl_nhwc, dnnl_ndhwc };
 static const dnnl_format_tag_t dn_wei_tag[] = { dnnl_oiw, dnnl_oihw, dnnl_oidhw };
 static const dnnl_format_tag_t dn_gwei_tag[] = { dnnl_goiw, dnnl_goihw, dnnl_goidhw };
 
@@ -249,6 +251,10 @@ static int dn_conv_make(struct dn_conv *c, const struct knn_geom *g,
 		      dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), 0, 1,
 		      &c->wei, &c->rwei, &wbytes))
 		goto done;
+	c->dst_nhwc = c->rdst && !dnnl_memory_desc_init_by_tag(&any_d, nd, dd, t->dst,
+								dn_last_tag[nsp - 1]) &&
+		      dnnl_memory_desc_equal(&any_d, dnnl_primitive_desc_query_md(pd,
+							dnnl_query_dst_md, 0));
 	rc = 0;
 done:
 	dnnl_primitive_desc_destroy(pd);
@@ -282,9 +288,17 @@ static int dn_reorder(struct dn_conv *c, dnnl_primitive_t p, dnnl_memory_t from,
 	return p ? dn_exec(c, p, 2, a) : 0;
 }
 
-/* One run of c on x, w, b into y. */
+/* Called with the sums in oneDNN's buffer, channels last, instead of
+ * reordering them into y (dn_conv_run, when the primitive writes so). */
+struct dn_take {
+	void (*fn)(void *ctx, const int32_t *nhwc);
+	void *ctx;
+};
+
+/* One run of c on x, w, b into y (or, when take is given and c writes
+ * channels last, into take's function). */
 static int dn_conv_run(struct dn_conv *c, const void *x, const void *w, const float *b,
-		       void *y, int w_const)
+		       void *y, int w_const, const struct dn_take *take)
 {
 	void *sp, *dp, *pp;
 	dnnl_exec_arg_t a[6];
@@ -321,9 +335,14 @@ static int dn_conv_run(struct dn_conv *c, const void *x, const void *w, const fl
 	if (c->pad)
 		a[n++] = (dnnl_exec_arg_t){ DNNL_ARG_SCRATCHPAD, c->pad };
 	a[n++] = (dnnl_exec_arg_t){ DNNL_ARG_DST, c->dst };
-	if (dn_exec(c, c->conv, n, a) || dn_reorder(c, c->rdst, c->dst, c->udst) ||
-	    dnnl_stream_wait(c->stream) != dnnl_success)
+	if (take && c->dst_nhwc) {
+		if (dn_exec(c, c->conv, n, a) || dnnl_stream_wait(c->stream) != dnnl_success)
+			goto done;
+		take->fn(take->ctx, dp);
+	} else if (dn_exec(c, c->conv, n, a) || dn_reorder(c, c->rdst, c->dst, c->udst) ||
+		   dnnl_stream_wait(c->stream) != dnnl_success) {
 		goto done;
+	}
 	rc = 0;
 done:
 	knn_dnnl_unlock();
@@ -412,7 +431,7 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 		    rt_node_cache_set(k, c, dn_conv_free, dn_conv_bytes(c)) == 0)
 			tmp = NULL;
 	}
-	rc = dn_conv_run(c, x, w, b, y, w_const && !tmp);
+	rc = dn_conv_run(c, x, w, b, y, w_const && !tmp, NULL);
 	dn_conv_free(tmp);
 	if (rc)
 		goto own;
@@ -451,9 +470,63 @@ static void dn_corr_planes(void *ctx, int64_t lo, int64_t hi)
 	}
 }
 
+/* Requantizing the sums of n images of gm channels (the last one the
+ * correction's window sums when corr) straight from oneDNN's buffer
+ * (channels last) or from NCHW sums, a tile of pixels at a time. */
+struct dn_fin {
+	struct rt_kctx *k;
+	const struct knn_dnnl_q8 *q;
+	const int32_t *d;         /* the correction's factors, or NULL */
+	int64_t n, m, gm, plane;
+	int last;                 /* t is channels last */
+	const int32_t *t;
+};
+
+#define DN_TILE 256
+
+static void dn_fin_tiles(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct dn_fin *j = ctx;
+	int64_t tiles = (j->plane + DN_TILE - 1) / DN_TILE;
+	int32_t acc[DN_TILE];
+
+	for (int64_t t = lo; t < hi; t++) {
+		int64_t b = t / tiles, p0 = t % tiles * DN_TILE;
+		int64_t len = j->plane - p0 < DN_TILE ? j->plane - p0 : DN_TILE;
+		const int32_t *img = j->t + b * j->gm * j->plane;
+
+		for (int64_t o = 0; o < j->m; o++) {
+			int32_t f = j->d ? j->d[o] : 0;
+
+			for (int64_t i = 0; i < len; i++) {
+				int64_t px = p0 + i;
+				int64_t v = j->last ? img[px * j->gm + o] : img[o * j->plane + px];
+
+				if (j->d)
+					v += (int64_t)f * (j->last ? img[px * j->gm + j->m] :
+							   img[j->m * j->plane + px]);
+				acc[i] = (int32_t)v;
+			}
+			knn_requant_i32(acc, len, j->q->bias ? j->q->bias[o] : 0, j->q->mult[o],
+					j->q->zp, j->q->dtype,
+					(char *)j->q->y + (b * j->m + o) * j->plane + p0);
+		}
+	}
+}
+
+static void dn_fin_take(void *ctx, const int32_t *nhwc)
+{
+	struct dn_fin *j = ctx;
+	int64_t tiles = (j->plane + DN_TILE - 1) / DN_TILE;
+
+	j->t = nhwc;
+	j->last = 1;
+	rt_parallel_for(j->k, j->n * tiles, 1, dn_fin_tiles, j);
+}
+
 int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x, int x_dtype,
 		      int32_t xz, const void *w, int w_dtype, const double *wz, int64_t nwz,
-		      int w_const, int32_t *y)
+		      int w_const, int32_t *y, const struct knn_dnnl_q8 *q)
 {
 	struct dn_types t = { x_dtype == IR_DTYPE_UINT8 ? dnnl_u8 : dnnl_s8, dnnl_s8, dnnl_s32, 1 };
 	int64_t kl = g->c / g->group * g->k_size;
@@ -514,13 +587,26 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 		c->wei_ready = 0;
 	}
 	rc = IR_ENOMEM;
-	if (corr && !(out = rt_big_alloc((size_t)(g->n * gg.m * g->out_size) * sizeof(*out) + 1)))
+	if ((corr || q) &&
+	    !(out = rt_big_alloc((size_t)(g->n * gg.m * g->out_size) * sizeof(*out) + 1)))
 		goto done;
 	c->zp_val = xz;
 	rc = 0;
-	if (dn_conv_run(c, x, c->w8, NULL, out, w_const && !tmp))
+	if (q) {
+		struct dn_fin j = { k, q, corr ? d : NULL, g->n, g->m, gg.m, g->out_size, 0, out };
+		struct dn_take take = { dn_fin_take, &j };
+		int64_t tiles = (g->out_size + DN_TILE - 1) / DN_TILE;
+
+		/* channels last: requantized from oneDNN's buffer; else from
+		 * the NCHW sums */
+		if (dn_conv_run(c, x, c->w8, NULL, out, w_const && !tmp, &take))
+			goto done;
+		if (!j.last)
+			rt_parallel_for(k, g->n * tiles, 1, dn_fin_tiles, &j);
+	} else if (dn_conv_run(c, x, c->w8, NULL, out, w_const && !tmp, NULL)) {
 		goto done;
-	if (corr) {
+	}
+	if (corr && !q) {
 		struct dn_corr j = { out, d, y, g->m, g->out_size };
 
 		rt_parallel_for(k, g->n * g->m, 1, dn_corr_planes, &j);

@@ -158,9 +158,24 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
  * (int8) through one more all-ones output channel, so only ungrouped
  * there: 1 done, 0 not taken, or a negative status.  x_dtype, w_dtype: IR_DTYPE_INT8 or UINT8; wz:
  * 1 or m zero points, or NULL. */
+/* With q, the sums are requantized instead (QLinearConv, in one pass
+ * from oneDNN's output when it writes channels last): q->y gets
+ * knn_requant_i32 of each channel's sums plus q->bias, and y is unused. */
+struct knn_dnnl_q8 {
+	const float *mult;        /* per output channel */
+	const int32_t *bias;      /* per output channel, or NULL */
+	float zp;
+	int dtype;                /* IR_DTYPE_INT8 or UINT8 */
+	void *y;                  /* NCHW */
+};
 int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x, int x_dtype,
 		      int32_t xz, const void *w, int w_dtype, const double *wz, int64_t nwz,
-		      int w_const, int32_t *y);
+		      int w_const, int32_t *y, const struct knn_dnnl_q8 *q);
+/* n int32 sums acc (+ bias) requantized into 8 bits as QLinearConv does
+ * (k_qlinear.c): float32 (acc + bias) * mult rounded half to even, plus
+ * zp, saturated into dtype (IR_DTYPE_INT8 or UINT8). */
+void knn_requant_i32(const int32_t *acc, int64_t n, int32_t bias, float mult, float zp,
+		     int dtype, void *out);
 /* oneDNN's integer convolutions can run here (and are exact). */
 int knn_dnnl_int_ok(void);
 /* MatMulInteger's sums y (int32, A's rows by N) = (a - az)(b - bz[n]) on

@@ -134,7 +134,7 @@ static void store_q(int dtype, void *data, int64_t i, double acc, float mult, do
 }
 
 /* n int32 sums acc[i] (+ bias) requantized as store_q does into an
- * 8-bit dtype, from out[0]: float32 (acc + bias) * mult, clamped into
+ * 8-bit dtype (k_conv_int.h), from out[0]: float32 (acc + bias) * mult, clamped into
  * the dtype's range less zp (integral bounds: the clamp and the rounding
  * commute), rounded half to even by adding and taking 1.5 * 2^23 (exact
  * below 2^22), plus zp.  A whole plane in vectors. */
@@ -142,8 +142,8 @@ static void store_q(int dtype, void *data, int64_t i, double acc, float mult, do
 __attribute__((target_clones("avx512f", "arch=haswell", "default"),
 	       optimize("no-trapping-math")))
 #endif
-static void requant_i32(const int32_t *acc, int64_t n, int32_t bias, float mult, float zp,
-			int dtype, void *out)
+void knn_requant_i32(const int32_t *acc, int64_t n, int32_t bias, float mult, float zp,
+		     int dtype, void *out)
 {
 	const float magic = 12582912.0f;   /* 1.5 * 2^23 */
 	float lo = (dtype == IR_DTYPE_INT8 ? -128.0f : 0.0f) - zp;
@@ -185,7 +185,7 @@ static void requant_planes(const int32_t *acc, int64_t planes, int64_t len, int6
 				store_q(y->dtype, y->data, off + i, (double)acc[off + i] + b,
 					mult[c], zp);
 		else
-			requant_i32(acc + off, len, (int32_t)b, mult[c], (float)zp, y->dtype,
+			knn_requant_i32(acc + off, len, (int32_t)b, mult[c], (float)zp, y->dtype,
 				    (char *)y->data + off);
 	}
 }
@@ -478,16 +478,67 @@ static int conv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct r
 	if (!(buf = i32_out(k, to_out, conv_out_dims(g, dims), dims)))
 		return IR_ENOMEM;
 	return i32_done(knn_conv_dnnl_s32(k, g, x->data, x->dtype, xz ? (int32_t)xz[0] : 0,
-					  w->data, w->dtype, wz, nwz, w_const, buf),
+					  w->data, w->dtype, wz, nwz, w_const, buf, NULL),
 			to_out, buf, yi);
+}
+
+/* QLinearConv's output requantized by oneDNN's integer convolution in
+ * one pass (knn_conv_dnnl_s32 with q): 1 done, 0 not taken, or an
+ * error.  Its scales: inputs 1, 4, 6 and the zero point 7. */
+static int qconv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct rt_value *x,
+		      const struct rt_value *w, int w_const, const double *xz,
+		      const double *wz, int64_t nwz, const double *b)
+{
+	double *xs = NULL, *ws = NULL, *ys = NULL, *yzp = NULL;
+	int64_t nxs, nws, nys, nyz, dims[RT_MAX_RANK];
+	float *mult = malloc((size_t)g->m * sizeof(*mult) + 1);
+	int32_t *bias = b ? malloc((size_t)g->m * sizeof(*bias)) : NULL;
+	struct rt_value *y, *yz = rt_in(k, 7);
+	struct knn_dnnl_q8 q;
+	int rc = 0;
+
+	if (!knn_dnnl_int_ok() || !yz || yz->kind != RT_TENSOR || !is_q8(yz->dtype))
+		goto done;
+	rc = IR_ENOMEM;
+	if (!mult || (b && !bias))
+		goto done;
+	if ((rc = scale_in(k, 1, "x_scale", &xs, &nxs)) < 0 ||
+	    (rc = scale_in(k, 4, "w_scale", &ws, &nws)) < 0 ||
+	    (rc = scale_in(k, 6, "y_scale", &ys, &nys)) < 0 ||
+	    (rc = opt_f64(k, 7, 0, "y_zero_point", &yzp, &nyz)) < 0 ||
+	    (nws != 1 && nws != g->m))
+		goto done;    /* (errors from k_qlinear_conv's own checks) */
+	for (int64_t m = 0; m < g->m; m++) {
+		mult[m] = (float)xs[0] * (float)ws[nws == 1 ? 0 : m] / (float)ys[0];
+		if (!isfinite(mult[m]))
+			goto done;    /* store_q's path */
+		if (bias)
+			bias[m] = (int32_t)b[m];
+	}
+	if (!(y = rt_out_tensor(k, 0, yz->dtype, conv_out_dims(g, dims), dims))) {
+		rc = IR_ENOMEM;
+		goto done;
+	}
+	q = (struct knn_dnnl_q8){ mult, bias, (float)yzp[0], y->dtype, y->data };
+	rc = knn_conv_dnnl_s32(k, g, x->data, x->dtype, xz ? (int32_t)xz[0] : 0, w->data,
+			       w->dtype, wz, nwz, w_const, NULL, &q);
+done:
+	free(mult);
+	free(bias);
+	free(xs);
+	free(ws);
+	free(ys);
+	free(yzp);
+	return rc;
 }
 
 /* Shared Conv body: y (doubles) = conv(x - xzp, w - wzp[m]) (+ b); or,
  * when yi is given and oneDNN takes it, the int32 sums without b in *yi
- * (*yd NULL): ConvInteger's output tensor itself when to_out. */
+ * (*yd NULL): ConvInteger's output tensor itself when to_out; or, for
+ * QLinearConv (qlinear), its requantized output written: 1. */
 static int int_conv(struct rt_kctx *k, size_t ix, size_t ixzp, size_t iw,
 		    size_t iwzp, size_t ib, struct knn_geom *g, double **yd,
-		    int32_t **yi, int to_out)
+		    int32_t **yi, int to_out, int qlinear)
 {
 	struct rt_value *x, *w;
 	double *xd = NULL, *wd = NULL, *xz = NULL, *wz = NULL, *bd = NULL;
@@ -515,6 +566,9 @@ static int int_conv(struct rt_kctx *k, size_t ix, size_t ixzp, size_t iw,
 			    (long long)g->m);
 		goto cleanup;
 	}
+	if (qlinear && (rc = qconv_dnnl(k, g, x, w, rt_in_const(k, iw) && const_or_absent(k, iwzp),
+					xz, wz, nwz, bd)) != 0)
+		goto cleanup;
 	if (yi && (rc = conv_dnnl(k, g, x, w, rt_in_const(k, iw) && const_or_absent(k, iwzp), xz,
 				  wz, nwz, to_out, yi)) != 0)
 		goto cleanup;
@@ -564,7 +618,7 @@ static int k_conv_integer(struct rt_kctx *k)
 
 	int32_t *yi = NULL;
 
-	if ((rc = int_conv(k, 0, 2, 1, 3, 0, &g, &yd, &yi, 1)) < 0)
+	if ((rc = int_conv(k, 0, 2, 1, 3, 0, &g, &yd, &yi, 1, 0)) < 0)
 		return rc;
 	if (yi)   /* written into the output by oneDNN */
 		return 0;
@@ -590,8 +644,8 @@ static int k_qlinear_conv(struct rt_kctx *k)
 		return rc;
 	if (!is_q8(yz->dtype))
 		return rt_err(k, "y_zero_point must be int8 or uint8");
-	if ((rc = int_conv(k, 0, 2, 3, 5, 8, &g, &yd, &yi, 0)) < 0)
-		return rc;
+	if ((rc = int_conv(k, 0, 2, 3, 5, 8, &g, &yd, &yi, 0, 1)) != 0)
+		return rc < 0 ? rc : 0;
 	if ((rc = scale_in(k, 1, "x_scale", &xs, &nxs)) < 0 ||
 	    (rc = scale_in(k, 4, "w_scale", &ws, &nws)) < 0 ||
 	    (rc = scale_in(k, 6, "y_scale", &ys, &nys)) < 0 ||

@@ -18,7 +18,13 @@ tensor is the graph output.  Checked:
     scale, a Relu before a zero point that is not the least value, the
     Conv's result also a graph output), whose values must still hold;
   * onnxruntime-node, with its graph optimizations (which fuse the same
-    units), agrees within one step.
+    units), agrees within one step;
+  * table units (runtime/qdq_table.c: a Concat of inputs at different
+    scales and dtypes, an elementwise op of one input, Sigmoid, Tanh,
+    LeakyRelu, Exp, of two broadcast inputs, Add, Mul, Sub, Max, between
+    DequantizeLinear and QuantizeLinear) give the written graph's codes
+    bit for bit: opmig's default run equals its --exact run, and they run
+    as units (--stats).
 Prints a line per failure and a summary; exits 1 on a failure."""
 import os
 import re
@@ -129,6 +135,49 @@ def matmul_case(k):
     return a, nodes, inits, requant(acc, mult, yz, yt), written(real, ys, yz, yt), acc.shape, yt
 
 
+def table_case(k):
+    """A Concat, unary or binary op between DequantizeLinear and
+    QuantizeLinear; inputs x0 (and x1, x2)."""
+    kind = ("concat", "unary", "binary")[k % 3]
+    yt = RNG.choice([np.uint8, np.int8])
+    shape = [int(RNG.integers(1, 3)), int(RNG.integers(1, 5)), int(RNG.integers(1, 7)),
+             int(RNG.integers(1, 9))]
+    feeds, nodes, inits, names = {}, [], [], []
+    n_in = {"concat": int(RNG.integers(2, 4)), "unary": 1, "binary": 2}[kind]
+    axis = int(RNG.integers(-4, 4))
+    for j in range(n_in):
+        sh = list(shape)
+        if kind == "concat":
+            sh[axis] = int(RNG.integers(1, 4))
+        if kind == "binary" and j == 1 and k % 2:
+            sh = [1 if RNG.random() < 0.5 else d for d in sh[1:]]   # broadcast
+        xt = RNG.choice([np.uint8, np.int8])
+        x = q8(xt, sh)
+        feeds["x%d" % j] = x
+        inits += [(np.float32(RNG.uniform(0.005, 0.2)), "s%d" % j), (q8(xt, ()), "z%d" % j)]
+        nodes.append(helper.make_node("DequantizeLinear", ["x%d" % j, "s%d" % j, "z%d" % j],
+                                      ["d%d" % j]))
+        names.append("d%d" % j)
+    if kind == "concat":
+        nodes.append(helper.make_node("Concat", names, ["c"], axis=axis))
+    elif kind == "unary":
+        op = ("Sigmoid", "Tanh", "LeakyRelu", "Exp")[(k // 3) % 4]
+        nodes.append(helper.make_node(op, names, ["c"], **({"alpha": 0.07}
+                                                           if op == "LeakyRelu" else {})))
+    else:
+        nodes.append(helper.make_node(("Add", "Mul", "Sub", "Max")[(k // 3) % 4], names, ["c"]))
+    inits += [(np.float32(RNG.uniform(0.01, 0.1)), "ys"), (q8(yt, ()), "yz")]
+    nodes.append(helper.make_node("QuantizeLinear", ["c", "ys", "yz"], ["y"]))
+    ins = [helper.make_tensor_value_info(n, T[a.dtype], list(a.shape)) for n, a in feeds.items()]
+    g = helper.make_graph(nodes, "qdq", ins, [helper.make_tensor_value_info("y", T[np.dtype(yt)],
+                                                                        [None] * 4)],
+                          [numpy_helper.from_array(np.asarray(v), n) for v, n in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    return "%s case %d (%s)" % (kind, k, nodes[-2].op_type), m, feeds
+
+
 def model(nodes, x, inits, shape, yt, extra_out=False):
     outs = [helper.make_tensor_value_info("y", T[np.dtype(yt)], list(shape))]
     if extra_out:
@@ -143,8 +192,12 @@ def model(nodes, x, inits, shape, yt, extra_out=False):
 
 
 def run(opmig, path, x, d, *flags):
-    np.save(os.path.join(d, "x.npy"), x)
-    r = subprocess.run([opmig, "run", path, "x=" + os.path.join(d, "x.npy"), "-O", d,
+    feeds = x if isinstance(x, dict) else {"x": x}
+    args = []
+    for name, a in feeds.items():
+        np.save(os.path.join(d, name + ".npy"), a)
+        args.append("%s=%s" % (name, os.path.join(d, name + ".npy")))
+    r = subprocess.run([opmig, "run", path] + args + ["-O", d,
                         "--out-format", "npy", "--threads", "1", "--stats"] + list(flags),
                        capture_output=True, text=True)
     if r.returncode:
@@ -191,6 +244,28 @@ def main():
             fails += 1
         jobs.append((path, {"x": x}))
         wants.append((what, got))
+    for k in range(24):
+        what, m, feeds = table_case(k)
+        d = os.path.join(work, "t%d" % k)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "m.onnx")
+        onnx.save(m, path)
+        got, fused = run(opmig, path, feeds, d)
+        exact, fused_exact = run(opmig, path, feeds, d, "--exact")
+        cases.append(what)
+        if isinstance(got, str) or isinstance(exact, str):
+            print("FAIL %s: %s" % (what, got if isinstance(got, str) else exact))
+            fails += 1
+        elif got.shape != exact.shape or not np.array_equal(got, exact) or fused != 1 \
+                or fused_exact:
+            print("FAIL %s: %d of %d codes differ from the written graph's; %d QuantizeLinear "
+                  "done by units (--exact %d), expected 1" %
+                  (what, int(np.sum(got != exact)) if got.shape == exact.shape else -1,
+                   exact.size, fused, fused_exact))
+            fails += 1
+        else:
+            jobs.append((path, feeds))
+            wants.append((what, got))
     why = ortlib.available()
     if why:
         print("notice: %s; onnxruntime comparison skipped" % why)

@@ -14,8 +14,11 @@
  * order) for a primitive with post-ops.  ConvInteger on oneDNN's integer
  * convolution: random geometries, uint8/int8 inputs and weights over
  * their whole ranges with any zero points (one or per channel), held to
- * the naive sums exactly; and MatMulInteger with a constant 2-D B on its
+ * the naive sums exactly (every third case a QLinearConv, its sums plus
+ * a bias requantized in the same pass, held to the requantized naive
+ * sums bit for bit); and MatMulInteger with a constant 2-D B on its
  * integer matmul, likewise. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,7 +247,8 @@ static void kq_one(uint64_t *s, int i)
 	struct rt_value *in;
 	struct ir_diag d;
 	int64_t before;
-	int corr;
+	int corr, ql = i % 3 == 2, yu = 0;
+	double ysc;
 
 	kd_case(s, &cs);
 	per_m = (int)kd_pick(s, 0, 1);
@@ -298,12 +302,46 @@ static void kq_one(uint64_t *s, int i)
 	tm_init(m, "w", wu ? IR_DTYPE_UINT8 : IR_DTYPE_INT8, wd, (size_t)cs.nsp + 2, w);
 	tm_init(m, "xz", xu ? IR_DTYPE_UINT8 : IR_DTYPE_INT8, TM_DIMS(1), 0, &xz);
 	tm_init(m, "wz", wu ? IR_DTYPE_UINT8 : IR_DTYPE_INT8, TM_DIMS(cs.m), per_m ? 1 : 0, wz);
-	n = tm_node(m, "ConvInteger", NULL, TM_NAMES("x", "w", "xz", "wz"), 4, TM_NAMES("y"), 1);
+	if (ql) {
+		/* QLinearConv: scales spreading the sums over the 8-bit range */
+		double wsc[512], xsc = 0.02, big = 1, yzv, bias[512];
+		int64_t plane = ny / (cs.n * cs.m);
+
+		for (int64_t e = 0; e < ny; e++)
+			big = fabs(want[e]) > big ? fabs(want[e]) : big;
+		for (int64_t o2 = 0; o2 < cs.m; o2++) {
+			wsc[o2] = 0.001 * (double)kd_pick(s, 1, 9);
+			bias[o2] = (double)kd_pick(s, -300, 300);
+		}
+		ysc = xsc * 0.005 * big / 100;
+		yu = (int)kd_pick(s, 0, 1);
+		yzv = (double)kd_pick(s, yu ? 0 : -128, yu ? 255 : 127);
+		for (int64_t e = 0; e < ny; e++) {
+			int64_t o2 = e / plane % cs.m;
+			float mult = (float)xsc * (float)wsc[o2] / (float)ysc;
+			float v = nearbyintf((float)(want[e] + bias[o2]) * mult) + (float)yzv;
+
+			want[e] = v < (yu ? 0 : -128) ? (yu ? 0 : -128) : v > (yu ? 255 : 127) ?
+				  (yu ? 255 : 127) : v;
+		}
+		tm_init(m, "xs", IR_DTYPE_FLOAT, TM_DIMS(1), 0, &xsc);
+		tm_init(m, "ws", IR_DTYPE_FLOAT, TM_DIMS(cs.m), 1, wsc);
+		tm_init(m, "ys", IR_DTYPE_FLOAT, TM_DIMS(1), 0, &ysc);
+		tm_init(m, "yz", yu ? IR_DTYPE_UINT8 : IR_DTYPE_INT8, TM_DIMS(1), 0, &yzv);
+		tm_init(m, "b", IR_DTYPE_INT32, TM_DIMS(cs.m), 1, bias);
+		n = tm_node(m, "QLinearConv", NULL,
+			    TM_NAMES("x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"), 9,
+			    TM_NAMES("y"), 1);
+	} else {
+		n = tm_node(m, "ConvInteger", NULL, TM_NAMES("x", "w", "xz", "wz"), 4,
+			    TM_NAMES("y"), 1);
+	}
 	ir_node_set_int(n, "group", cs.group);
 	ir_node_set_ints(n, "strides", cs.s, (size_t)cs.nsp);
 	ir_node_set_ints(n, "dilations", cs.dl, (size_t)cs.nsp);
 	ir_node_set_ints(n, "pads", pads, 2 * (size_t)cs.nsp);
-	tm_output(m, "y", IR_DTYPE_INT32, od, (size_t)cs.nsp + 2);
+	tm_output(m, "y", !ql ? IR_DTYPE_INT32 : yu ? IR_DTYPE_UINT8 : IR_DTYPE_INT8, od,
+		  (size_t)cs.nsp + 2);
 	tm_verify(m);
 
 	ir_diag_init(&d);
@@ -321,16 +359,21 @@ static void kq_one(uint64_t *s, int i)
 			fprintf(stderr, "\nrun: %s\n", d.msg);
 		CU_ASSERT_FATAL(out != NULL && out->numel == ny);
 		CU_ASSERT(knn_dnnl_runs() == before + (cs.group == 1 || !corr));
-		for (int64_t e = 0; e < ny; e++)
-			if ((double)((const int32_t *)out->data)[e] != want[e]) {
-				fprintf(stderr, "\nConvInteger case %d (nsp %d c %lld m %lld group "
-					"%lld x %s w %s) element %lld: %d, want %.0f\n", i, cs.nsp,
+		for (int64_t e = 0; e < ny; e++) {
+			double got = !ql ? (double)((const int32_t *)out->data)[e] :
+				     yu ? (double)((const uint8_t *)out->data)[e] :
+				     (double)((const int8_t *)out->data)[e];
+
+			if (got != want[e]) {
+				fprintf(stderr, "\n%s case %d (nsp %d c %lld m %lld group "
+					"%lld x %s w %s) element %lld: %.0f, want %.0f\n",
+					ql ? "QLinearConv" : "ConvInteger", i, cs.nsp,
 					(long long)cs.c, (long long)cs.m, (long long)cs.group,
-					xu ? "u8" : "s8", wu ? "u8" : "s8", (long long)e,
-					((const int32_t *)out->data)[e], want[e]);
-				CU_FAIL("ConvInteger sums");
+					xu ? "u8" : "s8", wu ? "u8" : "s8", (long long)e, got, want[e]);
+				CU_FAIL(ql ? "QLinearConv requantized sums" : "ConvInteger sums");
 				break;
 			}
+		}
 		rt_value_unref(out);
 		out = NULL;
 	}

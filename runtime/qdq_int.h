@@ -1,0 +1,49 @@
+/* qdq_int.h: what qdq.c (the units' analysis, QLinearConv/QLinearMatMul
+ * units) and qdq_table.c (units computed through a table of codes)
+ * share.  Internal to the runtime's engine. */
+#ifndef OPMIG_QDQ_INT_H
+#define OPMIG_QDQ_INT_H
+
+#include "runtime/exec_int.h"
+
+struct rt_qdq {
+	struct ir_node node;                /* the unit's node: a copy of the
+					     * head's with its own inputs,
+					     * output and op */
+	struct ir_value **ins;
+	struct ir_value *outs[1];
+	struct rt_nplan np;                 /* its plan */
+	size_t skip[2];                     /* QuantizeLinear, Relu (or ~0) */
+	/* table units (qdq_table.c) */
+	char op[32];
+	struct rt_kernel kernel;
+	const struct rt_nplan *head;        /* the float op (NULL: Concat) */
+	const struct rt_nplan **dq;         /* per coded input, its
+					     * DequantizeLinear */
+	const struct rt_nplan *q;
+	size_t n_codes;
+	uint8_t *table;                     /* made on the first run */
+};
+
+/* qdq.c: the pieces of a unit's pattern. */
+int rt_qdq_is_op(const struct ir_node *n, const char *op);
+/* The DequantizeLinear producing v, per tensor with an 8-bit zero point,
+ * its parameters initializers (NULL: none such). */
+const struct ir_node *rt_qdq_dq_act(const struct rt_session *s, struct rt_gplan *p,
+				    const struct ir_value *v);
+/* The QuantizeLinear taking v as its only use (through a Relu that
+ * changes nothing), per tensor to 8 bits; *relu the Relu's plan or NULL. */
+const struct ir_node *rt_qdq_q_out(const struct rt_session *s, struct rt_gplan *p,
+				   const struct ir_value *v, struct rt_nplan **relu);
+/* A unit of n_in inputs (ins allocated) for p's node head, NULL when out
+ * of memory; plan: give it its plan (the kernel set or found by op), 0
+ * or -1 (free it with unit_free then). */
+struct rt_qdq *rt_qdq_unit_new(const struct ir_node *head, size_t n_in);
+int rt_qdq_unit_plan(struct rt_gplan *p, size_t head, struct rt_qdq *u);
+void rt_qdq_unit_free(struct rt_qdq *u);
+
+/* qdq_table.c: a unit of a Concat, or of an elementwise op of one or two
+ * inputs, between DequantizeLinear and QuantizeLinear, or NULL. */
+struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t i);
+
+#endif

@@ -1,0 +1,331 @@
+/* qdq_table.c: QDQ units computed through a table of codes.  Between
+ * DequantizeLinear (per tensor, from 8 bits) and QuantizeLinear (per
+ * tensor, to 8 bits), a Concat, an elementwise op of one input (Sigmoid,
+ * Tanh, LeakyRelu, ...) or of two (Add, Mul, ...) gives each output code
+ * as a function of one input code (256 of them) or of a pair (65536).
+ * The unit (onnxruntime's QLinearConcat, QLinearSigmoid, QLinearAdd)
+ * makes that table on its first run by running the nodes' own kernels,
+ * DequantizeLinear, the op and QuantizeLinear, over every code, then maps
+ * the codes: the results are the written graph's bit for bit, without
+ * the float tensors in between (four bytes an element each way). */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/qdq_int.h"
+
+enum { T_CAT, T_UNARY, T_BINARY };
+
+/* Ops whose every output element is a function of the input element(s)
+ * at its place alone (one input / two inputs, numpy broadcasting). */
+static const char *const unary_ops[] = {
+	"Sigmoid", "Tanh", "Relu", "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid",
+	"HardSwish", "Softplus", "Softsign", "Gelu", "Mish", "ThresholdedRelu", "Erf",
+	"Exp", "Neg", "Abs", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos",
+};
+static const char *const binary_ops[] = { "Add", "Sub", "Mul", "Div", "Max", "Min" };
+
+static int in_list(const char *op, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(op, list[i]))
+			return 1;
+	return 0;
+}
+
+static int kind_of(const struct rt_nplan *h)
+{
+	const struct ir_node *n = h->node;
+	const char *op = ir_s(n->op_type);
+
+	if (!rt_default_domain(n) || n->n_outputs != 1 || !n->outputs[0])
+		return -1;
+	if (!strcmp(op, "Concat") && n->n_inputs >= 1)
+		return T_CAT;
+	if (n->n_inputs == 1 && in_list(op, unary_ops, sizeof(unary_ops) / sizeof(*unary_ops)))
+		return T_UNARY;
+	/* binary ops before opset 7 broadcast by attributes */
+	if (n->n_inputs == 2 && h->schema && h->schema->since_version >= 7 &&
+	    in_list(op, binary_ops, sizeof(binary_ops) / sizeof(*binary_ops)))
+		return T_BINARY;
+	return -1;
+}
+
+static int qt_run(struct rt_kctx *k);
+
+struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t i)
+{
+	struct rt_nplan *h = &p->nodes[i], *relu;
+	const struct ir_node *n = h->node, *q, *dq;
+	int kind = kind_of(h);
+	size_t m = n->n_inputs;
+	struct rt_qdq *u;
+
+	if (kind < 0 || !h->kernel || h->fold != RT_FOLD_NONE || h->n_subs ||
+	    !(q = rt_qdq_q_out(s, p, n->outputs[0], &relu)) ||
+	    !(u = rt_qdq_unit_new(n, 3 * m + 2)))
+		return NULL;
+	if (!(u->dq = calloc(m, sizeof(*u->dq))))
+		goto fail;
+	for (size_t j = 0; j < m; j++) {
+		if (!(dq = rt_qdq_dq_act(s, p, n->inputs[j])))
+			goto fail;
+		u->dq[j] = &p->nodes[dq->index];
+		u->ins[j] = dq->inputs[0];
+		u->ins[m + 2 * j] = dq->inputs[1];
+		u->ins[m + 2 * j + 1] = dq->inputs[2];
+	}
+	u->ins[3 * m] = q->inputs[1];
+	u->ins[3 * m + 1] = q->inputs[2];
+	u->outs[0] = q->outputs[0];
+	u->n_codes = m;
+	u->head = kind == T_CAT ? NULL : h;
+	u->q = &p->nodes[q->index];
+	u->skip[0] = q->index;
+	u->skip[1] = relu ? (size_t)(relu - p->nodes) : (size_t)-1;
+	snprintf(u->op, sizeof(u->op), "QLinear%s", ir_s(n->op_type));
+	u->node.op_type = u->op;
+	u->kernel = (struct rt_kernel){ "ai.onnx", u->op, 1, RT_OPEN, qt_run };
+	if (rt_qdq_unit_plan(p, i, u) == 0)
+		return u;
+fail:
+	rt_qdq_unit_free(u);
+	return NULL;
+}
+
+/* Run np's kernel on the tensors in[n_in] into *out (a new reference):
+ * np's node, attributes and opset, none of its plan's extras (no Concat
+ * region, cache, chain or input that dies). */
+static int call(struct rt_kctx *k, const struct rt_nplan *np, struct rt_value **in,
+		size_t n_in, struct rt_value **out)
+{
+	struct rt_nplan tmp = *np;
+	struct rt_value *outs[4] = { 0 };
+	struct rt_kctx c = *k;
+	int rc;
+
+	tmp.cat_dest = 0;
+	tmp.cache = NULL;
+	tmp.chain = NULL;
+	tmp.kept = NULL;
+	tmp.qdq = NULL;
+	tmp.release = NULL;
+	tmp.n_release = 0;
+	c.np = &tmp;
+	c.node = np->node;
+	c.schema = np->schema;
+	c.version = np->schema ? np->schema->since_version : 0;
+	c.opset = np->opset;
+	c.n_in = n_in;
+	c.in = in;
+	c.n_out = sizeof(outs) / sizeof(*outs);
+	c.out = outs;
+	c.epi = NULL;
+	c.lowp = 0;
+	rc = np->kernel->run(&c);
+	for (size_t i = 1; i < c.n_out; i++)
+		rt_value_unref(outs[i]);
+	if (rc >= 0 && (!outs[0] || outs[0]->kind != RT_TENSOR))
+		rc = rt_err(k, "%s gave no tensor", ir_s(np->node->op_type));
+	if (rc < 0)
+		rt_value_unref(outs[0]);
+	else
+		*out = outs[0];
+	return rc;
+}
+
+static int is_q8(const struct rt_value *v)
+{
+	return v && v->kind == RT_TENSOR &&
+	       (v->dtype == IR_DTYPE_UINT8 || v->dtype == IR_DTYPE_INT8);
+}
+
+/* Code index (0..255) of element i of an 8-bit tensor: int8 -128 is 0. */
+static inline unsigned code_ix(const struct rt_value *v, int64_t i)
+{
+	uint8_t b = ((const uint8_t *)v->data)[i];
+
+	return v->dtype == IR_DTYPE_INT8 ? (unsigned)(b ^ 0x80) : b;
+}
+
+/* The codes of coded input j (dtype dt) at table index 0..n-1: for a
+ * pair table (n 65536) input 0 is the index's high byte, input 1 its
+ * low byte. */
+static int grid(struct rt_kctx *k, int dt, size_t j, int64_t n, struct rt_value **out)
+{
+	int64_t dims[1] = { n };
+	uint8_t *g;
+
+	if (rt_tensor_new(k->mem, dt, 1, dims, out, k->d) < 0)
+		return k->d->status;
+	g = (*out)->data;
+	for (int64_t i = 0; i < n; i++) {
+		unsigned ix = (unsigned)(n == 256 ? i : j == 0 ? i >> 8 : i & 255);
+
+		g[i] = (uint8_t)(dt == IR_DTYPE_INT8 ? ix ^ 0x80 : ix);
+	}
+	return 0;
+}
+
+/* The table: for each coded input (Concat) or once (the op), the output
+ * code of every input code or pair, by the nodes' kernels. */
+static int make_table(struct rt_kctx *k, struct rt_qdq *u)
+{
+	size_t m = u->n_codes, n_tab = u->head ? 1 : m;
+	int64_t n = u->head && m == 2 ? 65536 : 256;
+	struct rt_value *g = NULL, *f[2] = { 0 }, *r = NULL, *y = NULL, *qin[3];
+	uint8_t *tab = malloc((size_t)(n * (int64_t)n_tab));
+	int rc = 0;
+
+	if (!tab)
+		return rt_oom(k);
+	for (size_t t = 0; rc >= 0 && t < n_tab; t++) {
+		for (size_t j = 0; rc >= 0 && j < (u->head ? m : 1); j++) {
+			size_t in = u->head ? j : t;
+			struct rt_value *dqin[3] = { g, k->in[m + 2 * in], k->in[m + 2 * in + 1] };
+
+			if ((rc = grid(k, k->in[m + 2 * in + 1]->dtype, j, n, &g)) < 0)
+				break;
+			dqin[0] = g;
+			rc = call(k, u->dq[in], dqin, 3, &f[j]);
+			rt_value_unref(g);
+			g = NULL;
+		}
+		if (rc >= 0 && u->head)
+			rc = call(k, u->head, f, m, &r);
+		else if (rc >= 0)
+			r = rt_value_ref(f[0]);
+		qin[0] = r;
+		qin[1] = k->in[3 * m];
+		qin[2] = k->in[3 * m + 1];
+		if (rc >= 0 && (rc = call(k, u->q, qin, 3, &y)) >= 0) {
+			if (y->numel != n || !is_q8(y))
+				rc = rt_err(k, "the table's QuantizeLinear gave %lld values",
+					    (long long)y->numel);
+			else
+				memcpy(tab + t * (size_t)n, y->data, (size_t)n);
+		}
+		for (int j = 0; j < 2; j++) {
+			rt_value_unref(f[j]);
+			f[j] = NULL;
+		}
+		rt_value_unref(r);
+		rt_value_unref(y);
+		r = y = NULL;
+	}
+	if (rc < 0) {
+		free(tab);
+		return rc;
+	}
+	u->table = tab;
+	return 0;
+}
+
+struct pair {
+	const struct rt_value *a, *b;
+	uint8_t *y;
+	const uint8_t *tab;
+};
+
+static void pair_run(void *ctx, const int64_t *off, const int64_t *step, int64_t len)
+{
+	const struct pair *c = ctx;
+
+	for (int64_t i = 0; i < len; i++)
+		c->y[off[2] + i] = c->tab[code_ix(c->a, off[0] + i * step[0]) << 8 |
+					  code_ix(c->b, off[1] + i * step[1])];
+}
+
+/* y = table[x] elementwise, n elements. */
+static void map_codes(const struct rt_value *x, int64_t from, int64_t n, const uint8_t *tab,
+		      uint8_t *y)
+{
+	for (int64_t i = 0; i < n; i++)
+		y[i] = tab[code_ix(x, from + i)];
+}
+
+static int run_concat(struct rt_kctx *k, struct rt_qdq *u, int dt)
+{
+	size_t m = u->n_codes;
+	const struct rt_value *x0 = k->in[0];
+	int64_t axis = rt_attr_int(k, "axis", 1), dims[RT_MAX_RANK], outer = 1, tail = 1, off = 0;
+	struct rt_value *y;
+
+	if (axis < 0)
+		axis += x0->rank;
+	if (axis < 0 || axis >= x0->rank)
+		return rt_err(k, "axis %lld is out of range for rank %d",
+			      (long long)rt_attr_int(k, "axis", 1), x0->rank);
+	memcpy(dims, x0->dims, (size_t)x0->rank * sizeof(*dims));
+	dims[axis] = 0;
+	for (size_t j = 0; j < m; j++) {
+		const struct rt_value *x = k->in[j];
+
+		for (int d = 0; d < x0->rank; d++)
+			if (x->rank != x0->rank || (d != axis && x->dims[d] != x0->dims[d]))
+				return rt_err(k, "input %zu's shape does not match input 0's", j);
+		dims[axis] += x->dims[axis];
+	}
+	for (int64_t d = 0; d < axis; d++)
+		outer *= dims[d];
+	for (int d = (int)axis + 1; d < x0->rank; d++)
+		tail *= dims[d];
+	if (!(y = rt_out_tensor(k, 0, dt, x0->rank, dims)))
+		return IR_ENOMEM;
+	for (int64_t o = 0; o < outer; o++)
+		for (size_t j = 0; j < m; j++) {
+			int64_t len = k->in[j]->dims[axis] * tail;
+
+			map_codes(k->in[j], o * len, len, u->table + 256 * j, (uint8_t *)y->data + off);
+			off += len;
+		}
+	return 0;
+}
+
+static int run_binary(struct rt_kctx *k, struct rt_qdq *u, int dt)
+{
+	struct rt_value *a = k->in[0], *b = k->in[1], *y;
+	int rank = a->rank > b->rank ? a->rank : b->rank;
+	int64_t dims[RT_MAX_RANK];
+	struct pair c;
+
+	for (int d = 0; d < rank; d++) {
+		int64_t da = d < rank - a->rank ? 1 : a->dims[d - (rank - a->rank)];
+		int64_t db = d < rank - b->rank ? 1 : b->dims[d - (rank - b->rank)];
+
+		if (da != db && da != 1 && db != 1)
+			return rt_err(k, "shapes do not broadcast");
+		dims[d] = da == 1 ? db : da;
+	}
+	if (!(y = rt_out_tensor(k, 0, dt, rank, dims)))
+		return IR_ENOMEM;
+	c = (struct pair){ a, b, y->data, u->table };
+	rt_bcast_run(k, (struct rt_value *[]){ a, b }, 2, rank, dims, pair_run, &c);
+	return 0;
+}
+
+static int qt_run(struct rt_kctx *k)
+{
+	struct rt_qdq *u = (struct rt_qdq *)(void *)((char *)k->np - offsetof(struct rt_qdq, np));
+	size_t m = u->n_codes;
+	struct rt_value *y;
+	int rc;
+
+	for (size_t j = 0; j < m; j++)
+		if (!is_q8(k->in[j]) || !is_q8(k->in[m + 2 * j + 1]) ||
+		    k->in[j]->dtype != k->in[m + 2 * j + 1]->dtype)
+			return rt_err(k, "input %zu is not of its zero point's 8-bit type", j);
+	if (!is_q8(k->in[3 * m + 1]))
+		return rt_err(k, "y_zero_point is not 8-bit");
+	if (!u->table && (rc = make_table(k, u)) < 0)
+		return rc;
+	if (!u->head)
+		return run_concat(k, u, k->in[3 * m + 1]->dtype);
+	if (m == 2)
+		return run_binary(k, u, k->in[3 * m + 1]->dtype);
+	if (!(y = rt_out_tensor(k, 0, k->in[3 * m + 1]->dtype, k->in[0]->rank, k->in[0]->dims)))
+		return IR_ENOMEM;
+	map_codes(k->in[0], 0, y->numel, u->table, y->data);
+	return 0;
+}

@@ -237,12 +237,28 @@ static void pair_run(void *ctx, const int64_t *off, const int64_t *step, int64_t
 					  code_ix(c->b, off[1] + i * step[1])];
 }
 
-/* y = table[x] elementwise, n elements. */
+/* y = table[x] elementwise, n elements from `from`: a copy where the
+ * table maps each code to itself. */
 static void map_codes(const struct rt_value *x, int64_t from, int64_t n, const uint8_t *tab,
 		      uint8_t *y)
 {
+	const uint8_t *b = (const uint8_t *)x->data + from;
+	uint8_t rot[256];
+
+	if (x->dtype == IR_DTYPE_INT8) {   /* indexed by the byte */
+		for (int c = 0; c < 256; c++)
+			rot[c] = tab[c ^ 0x80];
+		tab = rot;
+	}
+	for (int c = 0; c < 256; c++)
+		if (tab[c] != (uint8_t)c)
+			break;
+		else if (c == 255) {
+			memcpy(y, b, (size_t)n);
+			return;
+		}
 	for (int64_t i = 0; i < n; i++)
-		y[i] = tab[code_ix(x, from + i)];
+		y[i] = tab[b[i]];
 }
 
 static int run_concat(struct rt_kctx *k, struct rt_qdq *u, int dt)

@@ -495,19 +495,27 @@ static void dn_fin_tiles(void *ctx, int64_t lo, int64_t hi)
 		int64_t len = j->plane - p0 < DN_TILE ? j->plane - p0 : DN_TILE;
 		const int32_t *img = j->t + b * j->gm * j->plane;
 
+		/* the channel's sums (stride cs), the correction's (stride cs) */
+		int64_t cs = j->last ? j->gm : 1, ps = j->last ? 1 : j->plane;
+		const int32_t *ones = img + (j->last ? p0 * j->gm : p0) + j->m * ps;
+
 		for (int64_t o = 0; o < j->m; o++) {
-			int32_t f = j->d ? j->d[o] : 0;
+			const int32_t *sums = img + (j->last ? p0 * j->gm : p0) + o * ps;
+			const int32_t *src = sums;
 
-			for (int64_t i = 0; i < len; i++) {
-				int64_t px = p0 + i;
-				int64_t v = j->last ? img[px * j->gm + o] : img[o * j->plane + px];
+			if (j->d) {
+				int32_t f = j->d[o];
 
-				if (j->d)
-					v += (int64_t)f * (j->last ? img[px * j->gm + j->m] :
-							   img[j->m * j->plane + px]);
-				acc[i] = (int32_t)v;
+				for (int64_t i = 0; i < len; i++)
+					acc[i] = (int32_t)((int64_t)sums[i * cs] +
+							   (int64_t)f * ones[i * cs]);
+				src = acc;
+			} else if (cs != 1) {
+				for (int64_t i = 0; i < len; i++)
+					acc[i] = sums[i * cs];
+				src = acc;
 			}
-			knn_requant_i32(acc, len, j->q->bias ? j->q->bias[o] : 0, j->q->mult[o],
+			knn_requant_i32(src, len, j->q->bias ? j->q->bias[o] : 0, j->q->mult[o],
 					j->q->zp, j->q->dtype,
 					(char *)j->q->y + (b * j->m + o) * j->plane + p0);
 		}

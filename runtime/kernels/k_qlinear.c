@@ -349,6 +349,57 @@ static int scale_in(struct rt_kctx *k, size_t i, const char *what, double **v,
 	return 0;
 }
 
+/* knn_requant_i32 of one row of n sums, column c's multiplier mult[c]. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "arch=haswell", "default"),
+	       optimize("no-trapping-math")))
+#endif
+static void requant_row(const int32_t *acc, int64_t n, const float *mult, float zp, int dtype,
+			void *out)
+{
+	const float magic = 12582912.0f;   /* 1.5 * 2^23, as knn_requant_i32 */
+	float lo = (dtype == IR_DTYPE_INT8 ? -128.0f : 0.0f) - zp;
+	float hi = (dtype == IR_DTYPE_INT8 ? 127.0f : 255.0f) - zp;
+
+	for (int64_t i = 0; i < n; i++) {
+		float v = (float)acc[i] * mult[i];
+		int32_t q;
+
+		v = v < lo ? lo : v > hi ? hi : v;
+		q = (int32_t)((v + magic) - magic + zp);
+		if (dtype == IR_DTYPE_INT8)
+			((int8_t *)out)[i] = (int8_t)q;
+		else
+			((uint8_t *)out)[i] = (uint8_t)q;
+	}
+}
+
+/* QLinearMatMul's rows of n int32 sums requantized in vectors, as
+ * store_q does: the multiplier a_scale * b_scale[c] / y_scale of column c
+ * (b_scale: 1 or n values).  1 done, 0 not taken (a multiplier that is
+ * not finite: store_q's path), or out of memory. */
+static int requant_cols(const int32_t *acc, int64_t rows, int64_t n, double as,
+			const double *bs, int64_t nbs, double ys, double zp, struct rt_value *y)
+{
+	float *mult = malloc((size_t)n * sizeof(*mult) + 1);
+
+	if (!mult)
+		return IR_ENOMEM;
+	for (int64_t c = 0; c < n; c++)
+		if (!isfinite(mult[c] = (float)as * (float)bs[nbs == 1 ? 0 : c] / (float)ys)) {
+			free(mult);
+			return 0;
+		}
+	if (nbs == 1)
+		knn_requant_i32(acc, rows * n, 0, mult[0], (float)zp, y->dtype, y->data);
+	else
+		for (int64_t r = 0; r < rows; r++)
+			requant_row(acc + r * n, n, mult, (float)zp, y->dtype,
+				    (char *)y->data + r * n);
+	free(mult);
+	return 1;
+}
+
 static int k_qlinear_matmul(struct rt_kctx *k)
 {
 	struct knn_mm p;
@@ -369,6 +420,11 @@ static int k_qlinear_matmul(struct rt_kctx *k)
 		goto cleanup;
 	if (!(y = rt_out_tensor(k, 0, yz->dtype, p.rank, p.dims))) {
 		rc = IR_ENOMEM;
+		goto cleanup;
+	}
+	if (yi && nas == 1 && (nbs == 1 || nbs == p.n) && is_q8(y->dtype) &&
+	    (rc = requant_cols(yi, y->numel / p.n, p.n, as[0], bs, nbs, ys[0], yzp[0], y)) != 0) {
+		rc = rc < 0 ? rc : 0;
 		goto cleanup;
 	}
 	for (int64_t i = 0; i < y->numel; i++) {

@@ -299,6 +299,22 @@ void rt_qdq_unit_free(struct rt_qdq *u)
 	free(u);
 }
 
+/* A convolution's products per output element: its weights' elements per
+ * output channel.  Below QDQ_MIN_WINDOW (depthwise and narrow 1x1
+ * layers), the integer convolution's layout changes around each layer
+ * cost more than its products save: MobileNetV2's quantized layers ran
+ * 1.5x slower as units than as written (bench/README.md). */
+#define QDQ_MIN_WINDOW 64
+
+static int64_t window(const struct rt_value *w)
+{
+	int64_t n = 1;
+
+	for (int d = 1; d < w->rank; d++)
+		n *= w->dims[d];
+	return n;
+}
+
 /* A QLinearConv or QLinearMatMul unit headed by p's node i, or NULL. */
 static struct rt_qdq *unit_at(struct rt_session *s, struct rt_gplan *p, size_t i)
 {
@@ -315,7 +331,8 @@ static struct rt_qdq *unit_at(struct rt_session *s, struct rt_gplan *p, size_t i
 	    !(w = init_val(s, p, producer(p, n->inputs[1])->node->inputs[0])))
 		return NULL;
 	if (!(dw = conv ? dq_weight(s, p, n->inputs[1], w->rank, 0, w->dims[0]) :
-		   dq_weight(s, p, n->inputs[1], 2, 1, w->rank == 2 ? w->dims[1] : -1)))
+		   dq_weight(s, p, n->inputs[1], 2, 1, w->rank == 2 ? w->dims[1] : -1)) ||
+	    (conv && window(w) < QDQ_MIN_WINDOW))
 		return NULL;
 	if (conv && n->n_inputs > 2 && n->inputs[2]) {
 		if (!(db = dq_bias(s, p, n->inputs[2], dx, dw, w->dims[0])))

@@ -482,7 +482,39 @@ struct dn_fin {
 	const int32_t *t;
 };
 
-#define DN_TILE 256
+#define DN_TILE 64
+#define DN_FEW 32
+
+/* Channels last: the tile's pixels requantized channels last into
+ * codes, a block of up to KNN_PX_MAX channels at a time, then moved to
+ * their planes.  (A block after the first reads the correction's sums
+ * from a copy of each pixel's block followed by them.) */
+static void dn_fin_last(const struct dn_fin *j, const int32_t *img, int64_t b, int64_t p0,
+			int64_t len)
+{
+	uint8_t codes[DN_TILE * KNN_PX_MAX], *y = (uint8_t *)j->q->y + b * j->m * j->plane + p0;
+	int32_t rows[DN_TILE * (KNN_PX_MAX + 1)];
+
+	for (int64_t c0 = 0; c0 < j->m; c0 += KNN_PX_MAX) {
+		int64_t mc = j->m - c0 < KNN_PX_MAX ? j->m - c0 : KNN_PX_MAX;
+		const int32_t *src = img + p0 * j->gm + c0, *d = j->d ? j->d + c0 : NULL;
+		int64_t stride = j->gm;
+
+		if (j->d && c0 + mc < j->m) {
+			for (int64_t i = 0; i < len; i++) {
+				memcpy(rows + i * (mc + 1), src + i * j->gm, (size_t)mc * sizeof(*rows));
+				rows[i * (mc + 1) + mc] = img[(p0 + i) * j->gm + j->m];
+			}
+			src = rows;
+			stride = mc + 1;
+		}
+		knn_requant_px(src, len, stride, mc, d, j->q->bias ? j->q->bias + c0 : NULL,
+			       j->q->mult + c0, j->q->zp, j->q->dtype, codes);
+		for (int64_t o = 0; o < mc; o++)
+			for (int64_t i = 0; i < len; i++)
+				y[(c0 + o) * j->plane + i] = codes[i * mc + o];
+	}
+}
 
 static void dn_fin_tiles(void *ctx, int64_t lo, int64_t hi)
 {
@@ -499,6 +531,12 @@ static void dn_fin_tiles(void *ctx, int64_t lo, int64_t hi)
 		int64_t cs = j->last ? j->gm : 1, ps = j->last ? 1 : j->plane;
 		const int32_t *ones = img + (j->last ? p0 * j->gm : p0) + j->m * ps;
 
+		/* a channel's sums gathered, then requantized in a vector pass;
+		 * with many channels, by pixel rows instead (measured) */
+		if (j->last && j->m > DN_FEW) {
+			dn_fin_last(j, img, b, p0, len);
+			continue;
+		}
 		for (int64_t o = 0; o < j->m; o++) {
 			const int32_t *sums = img + (j->last ? p0 * j->gm : p0) + o * ps;
 			const int32_t *src = sums;

@@ -176,6 +176,15 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
  * zp, saturated into dtype (IR_DTYPE_INT8 or UINT8). */
 void knn_requant_i32(const int32_t *acc, int64_t n, int32_t bias, float mult, float zp,
 		     int dtype, void *out);
+/* The same for n pixels of m (at most KNN_PX_MAX) channels of sums,
+ * channels last, a pixel's sums `stride` apart (acc[m] of a pixel: the
+ * correction's window sums, times d[o], when d), channel o with its
+ * bias[o] (bias may be NULL) and mult[o]: pixel i's m codes at out + i *
+ * m.  The caller bounds every acc[o] + d[o] * acc[m] + bias[o] below
+ * 2^31 in magnitude (the sum is taken in int32). */
+#define KNN_PX_MAX 64
+void knn_requant_px(const int32_t *acc, int64_t n, int64_t stride, int64_t m, const int32_t *d,
+		    const int32_t *bias, const float *mult, float zp, int dtype, uint8_t *out);
 /* oneDNN's integer convolutions can run here (and are exact). */
 int knn_dnnl_int_ok(void);
 /* MatMulInteger's sums y (int32, A's rows by N) = (a - az)(b - bz[n]) on

@@ -170,6 +170,53 @@ void knn_requant_i32(const int32_t *acc, int64_t n, int32_t bias, float mult, fl
 	}
 }
 
+/* n pixels of m channels of sums each (channels last, a pixel's sums
+ * `stride` apart; acc[m] of a pixel the correction's sums when has_d),
+ * as knn_requant_i32 does each: acc[o] + d[o] * acc[m] + bias[o] (in
+ * int32: the caller bounds the true value), as float32 times mult[o], clamped into
+ * [lo, hi] less zp, rounded half to even, plus zp; pixel i's m codes at
+ * out + i * m.  No pointer may be NULL: a masked load of a lane the loop
+ * skips, from an address that is not mapped, costs a microcode assist on
+ * some CPUs. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "arch=haswell", "default"),
+	       optimize("no-trapping-math")))
+#endif
+static void requant_px8(const int32_t *acc, int64_t n, int64_t stride, int64_t m, int has_d,
+			const int32_t *d, const int32_t *bias, const float *mult, float zp,
+			float lo, float hi, uint8_t *out)
+{
+	const float magic = 12582912.0f;   /* 1.5 * 2^23, as knn_requant_i32 */
+
+	lo -= zp;
+	hi -= zp;
+	for (int64_t i = 0; i < n; i++, acc += stride, out += m) {
+		int32_t ones = has_d ? acc[m] : 0;
+
+		for (int64_t o = 0; o < m; o++) {
+			/* wrapping in uint32: the true sum is in range */
+			float v = (float)(int32_t)((uint32_t)acc[o] + (uint32_t)d[o] * (uint32_t)ones +
+						   (uint32_t)bias[o]) * mult[o];
+
+			v = v < lo ? lo : v > hi ? hi : v;
+			out[o] = (uint8_t)(int8_t)(int32_t)((v + magic) - magic + zp);
+		}
+	}
+}
+
+void knn_requant_px(const int32_t *acc, int64_t n, int64_t stride, int64_t m, const int32_t *d,
+		    const int32_t *bias, const float *mult, float zp, int dtype, uint8_t *out)
+{
+	static const int32_t zero[KNN_PX_MAX];
+
+	if (dtype == IR_DTYPE_INT8)
+		requant_px8(acc, n, stride, m, d != NULL, d ? d : zero, bias ? bias : zero, mult,
+			    zp, -128.0f, 127.0f, out);
+	else
+		requant_px8(acc, n, stride, m, d != NULL, d ? d : zero, bias ? bias : zero, mult,
+			    zp, 0.0f, 255.0f, out);
+}
+
 /* Requantize planes of `len` int32 sums (plane p: channel p % nch of
  * mult[], bias[]) into y (an 8-bit or float8 dtype); float8 and a
  * multiplier that is not finite go through store_q. */
@@ -565,8 +612,11 @@ static int qconv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct 
 	    (nws != 1 && nws != g->m))
 		goto done;    /* (errors from k_qlinear_conv's own checks) */
 	for (int64_t m = 0; m < g->m; m++) {
+		/* the sums plus the bias must fit int32 (knn_requant_px) */
+		double kl = (double)(g->c / g->group * g->k_size);
+
 		mult[m] = (float)xs[0] * (float)ws[nws == 1 ? 0 : m] / (float)ys[0];
-		if (!isfinite(mult[m]))
+		if (!isfinite(mult[m]) || 65025.0 * kl + (b ? fabs(b[m]) : 0) >= 2147483647.0)
 			goto done;    /* store_q's path */
 		if (bias)
 			bias[m] = (int32_t)b[m];

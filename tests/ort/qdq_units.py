@@ -16,7 +16,8 @@ tensor is the graph output.  Checked:
   * `--stats` counts the QuantizeLinear nodes the units did: one a run
     for each fusable case, none for the near misses (the bias at another
     scale, a Relu before a zero point that is not the least value, the
-    Conv's result also a graph output), whose values must still hold;
+    Conv's result also a graph output, a window of fewer than 64 products),
+    whose values must still hold;
   * onnxruntime-node, with its graph optimizations (which fuse the same
     units), agrees within one step;
   * table units (runtime/qdq_table.c: a Concat of inputs at different
@@ -64,9 +65,15 @@ def written(real, ys, zp, dt):
 
 
 def conv_case(k, miss):
-    group = int(RNG.choice([1, 1, 2]))
-    cg, mg = int(RNG.integers(1, 6)), int(RNG.integers(1, 5))
+    group = int(RNG.choice([1, 1, 2])) if miss != "wide" else 1
+    # wide: more output channels than one block of the channels-last pass
+    mg = int(RNG.integers(1, 5)) if miss != "wide" else int(RNG.integers(33, 140))
     kh, kw = int(RNG.integers(1, 4)), int(RNG.integers(1, 4))
+    # 64 products per output at least (runtime/qdq.c): narrower runs as written
+    cg = int(RNG.integers(1, 4)) if miss == "narrow" else \
+        max(int(RNG.integers(4, 20)), -(-64 // (kh * kw)))
+    if miss == "narrow":
+        kh = kw = 1
     stride = [int(RNG.integers(1, 3)), int(RNG.integers(1, 3))]
     dil = [int(RNG.integers(1, 3)), int(RNG.integers(1, 3))]
     pads = [int(RNG.integers(0, 2)) for _ in range(4)]
@@ -213,7 +220,9 @@ def steps(a, b):
 def main():
     opmig, work = sys.argv[1], sys.argv[2]
     cases = [("conv", k, None) for k in range(24)] + [("matmul", k, None) for k in range(12)]
-    cases += [("conv", k, miss) for k in range(3) for miss in ("bias", "relu", "output")]
+    cases += [("conv", k, miss) for k in range(3)
+              for miss in ("bias", "relu", "output", "narrow")]
+    cases += [("conv", k, "wide") for k in range(6)]
     fails, jobs, wants = 0, [], []
     for kind, k, miss in cases:
         x, nodes, inits, unit, ref, shape, yt = conv_case(k, miss) if kind == "conv" \
@@ -223,6 +232,7 @@ def main():
         path = os.path.join(d, "m.onnx")
         onnx.save(model(nodes, x, inits, shape, yt, miss == "output"), path)
         what = "%s case %d%s" % (kind, k, " (" + miss + ")" if miss else "")
+        miss = None if miss == "wide" else miss
         got, fused = run(opmig, path, x, d)
         exact, fused_exact = run(opmig, path, x, d, "--exact")
         if isinstance(got, str) or isinstance(exact, str):

@@ -156,7 +156,7 @@ struct nb_job {
 	size_t entry;                /* are complete (NULL: none) */
 };
 
-#define NB_OUT_BYTES ((int64_t)32 << 20)
+#define NB_OUT_BYTES ((int64_t)8 << 20)
 #define NB_READ_BYTES ((int64_t)16 << 20)
 
 static void nb_hold(void *arg)

@@ -226,7 +226,7 @@ void qz_nbits_quantize(const float *w, int64_t k, int64_t n, int bits, int64_t b
  * float16; scales of its dtype) as derived tensors named NAME_Q<bits>,
  * NAME_scales and NAME_zero_points (*z NULL when symmetric), computed only
  * when read (ir_tensor_data) or written (ir_tensor_stream: cols columns at
- * a time, reading bs rows of them at a time; cols 0: as many as give 32
+ * a time, reading bs rows of them at a time; cols 0: as many as give 8
  * MiB of codes), byte for byte qz_nbits_quantize's.  0, or < 0 with d. */
 int qz_nbits_derive(const struct ir_tensor *w, const char *name, int bits, int64_t bs, int sym,
 		    int64_t cols, struct ir_tensor **q, struct ir_tensor **s, struct ir_tensor **z,

@@ -2,7 +2,10 @@
  * --weight-only int4|int8`) in the form onnxruntime's MatMulNBitsQuantizer
  * writes (its default algorithm, MLAS's blockwise quantizer): each MatMul
  * whose B is a constant float [K, N] initializer becomes com.microsoft
- * MatMulNBits; the activations stay float. */
+ * MatMulNBits; the activations stay float.  The codes, scales and zero
+ * points are derived tensors of the float weight, computed a range of
+ * columns at a time only when written or read (a 7B model's weights are
+ * never in memory). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -85,15 +85,17 @@ static void nb_block(const float *w, int64_t ld, int64_t rows, int64_t b, int64_
 				~(qmax << (b % per * (unsigned)bits))) |
 				(unsigned)z[r] << (b % per * (unsigned)bits));
 	}
-	for (int64_t j = 0; j < bs; j++) {
-		unsigned shift = (unsigned)(j % per) * (unsigned)bits;
+	/* a column at a time: its codes are written in order (the rows it
+	 * reads, bs of c columns, stay in cache) */
+	for (int64_t r = 0; r < c; r++) {
+		uint8_t *col = &q[(r * kb + b) * blob];
+		float rs = sc[r] != 0.0f ? 1.0f / sc[r] : 0.0f;
 
-		for (int64_t r = 0; r < c; r++) {
-			uint8_t *at = &q[(r * kb + b) * blob + j / per];
+		for (int64_t j = 0; j < bs; j++) {
+			unsigned shift = (unsigned)(j % per) * (unsigned)bits;
 			unsigned code = z[r];
 
 			if (j < rows) {
-				float rs = sc[r] != 0.0f ? 1.0f / sc[r] : 0.0f;
 				float t = w[j * ld + r] * rs;
 
 				t = t + (float)z[r];
@@ -102,8 +104,8 @@ static void nb_block(const float *w, int64_t ld, int64_t rows, int64_t b, int64_
 				       (unsigned)t;
 			}
 			if (!shift)
-				*at = 0;
-			*at = (uint8_t)(*at | code << shift);
+				col[j / per] = 0;
+			col[j / per] = (uint8_t)(col[j / per] | code << shift);
 		}
 	}
 }

@@ -10,9 +10,13 @@
 #   migrate --target ascend --precision fp16 --dry-run
 #   migrate --target ascend --precision fp16 --no-validate -o OUT
 #   convert IN OUT              (external data kept: OUT.data)
+#   quantize --weight-only int4 --no-accuracy-check -o OUT
 #   cp --sparse=never WEIGHTS   (the reference: the same bytes read, all of
 #                                them written)
-# fp16, convert and cp alternate within each round; outputs are removed
+# fp16, convert, int4 and cp alternate within each round; then once
+#   quantize --weight-only int4 --samples 1 (the accuracy check: the float
+#   and the quantized decoder run once on 8 new tokens)
+# outputs are removed
 # after each command (the disk needs ~30 GB free).  Prints seconds and peak
 # resident KiB per run and the median ratios to cp.
 # See bench/README.md, "A 7B-shaped decoder (issue 25)".
@@ -86,8 +90,16 @@ while [ "$r" -le "$ROUNDS" ]; do
 	rm -f "$D/copy.data"
 	measure convert "$OPMIG" convert "$D/llm.onnx" "$D/c.onnx"
 	rm -f "$D/c.onnx" "$D/c.onnx.data"
+	measure int4 "$OPMIG" quantize "$D/llm.onnx" --weight-only int4 --no-accuracy-check \
+		-o "$D/q4.onnx"
+	rm -f "$D/q4.onnx" "$D/q4.onnx.data"
 	r=$((r + 1))
 done
+# with the check: the criterion on random weights is not the point (--force)
+measure int4chk "$OPMIG" quantize "$D/llm.onnx" --weight-only int4 --samples 1 --force \
+	--dim batch_size=1 --dim sequence_length=8 --dim past_sequence_length=0 \
+	--dim total_sequence_length=8 -o "$D/q4.onnx"
+rm -f "$D/q4.onnx" "$D/q4.onnx.data"
 "$PY" - "$D/times" <<'EOF'
 import statistics, sys
 runs = {}
@@ -95,7 +107,7 @@ for line in open(sys.argv[1]):
     name, s, kb = line.split()
     runs.setdefault(name, []).append((float(s), int(kb)))
 med = {k: statistics.median(s for s, _ in v) for k, v in runs.items()}
-for k in ("fp16", "convert"):
+for k in ("fp16", "convert", "int4", "int4chk"):
     if k in med and med.get("cp"):
         print("%s / cp (median seconds): %.2f; peak %d KiB" %
               (k, med[k] / med["cp"], max(kb for _, kb in runs[k])))

@@ -13,7 +13,7 @@
 #include "rewriters/quantize.h"
 
 const char cmd_quantize_help[] =
-	"usage: opmig quantize MODEL -o OUT [--calibrate DIR] [--validation-data DIR] [--method minmax|percentile|entropy] [--percentile P] [--format qdq|qoperator] [--dynamic] [--per-channel | --per-tensor] [--symmetric] [--activations uint8|int8|uint16|int16] [--weights int8|uint8|int4] [--weight-only int4|int8 [--block-size N] [--accuracy-level L]] [--exclude NODE,...] [--exclude-ops OP,...] [--accuracy METRIC>=V] [--no-fallback] [--sensitivity output|local] [--max-fallback N] [--target T] [--rules F] [--dim NAME=V]... [--samples N] [--seed S] [--threads N] [--external-data FILE] [--size-threshold BYTES] [--report FILE] [--json] [--force]\n"
+	"usage: opmig quantize MODEL -o OUT [--calibrate DIR] [--validation-data DIR] [--method minmax|percentile|entropy] [--percentile P] [--format qdq|qoperator] [--dynamic] [--per-channel | --per-tensor] [--symmetric] [--activations uint8|int8|uint16|int16] [--weights int8|uint8|int4] [--weight-only int4|int8 [--block-size N] [--accuracy-level L] [--no-accuracy-check]] [--exclude NODE,...] [--exclude-ops OP,...] [--accuracy METRIC>=V] [--no-fallback] [--sensitivity output|local] [--max-fallback N] [--target T] [--rules F] [--dim NAME=V]... [--samples N] [--seed S] [--threads N] [--external-data FILE] [--size-threshold BYTES] [--report FILE] [--json] [--force]\n"
 	"\n"
 	"Quantize a float MODEL to 8-bit integers (post-training, no retraining):\n"
 	"calibrate the activations' ranges in the interpreter, insert\n"
@@ -48,6 +48,9 @@ const char cmd_quantize_help[] =
 	"                      (asymmetric unless --symmetric); nothing calibrated\n"
 	"  --block-size N      weights per block along K, a power of 2 >= 16 (32)\n"
 	"  --accuracy-level L  MatMulNBits' accuracy_level, 0 to 4 (0: not written)\n"
+	"  --no-accuracy-check with --weight-only: write OUT without running and\n"
+	"                      comparing the two models (a 7B decoder's weights are\n"
+	"                      then read once, while written)\n"
 	"  --exclude LIST      node names kept in float (comma-separated)\n"
 	"  --exclude-ops LIST  op types kept in float (comma-separated)\n"
 	"  --accuracy C        the criterion every output must meet: cosine>=V,\n"
@@ -110,6 +113,7 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 		{ "weight-only", required_argument, NULL, CLI_OPT_WEIGHT_ONLY },
 		{ "block-size", required_argument, NULL, CLI_OPT_BLOCK_SIZE },
 		{ "accuracy-level", required_argument, NULL, CLI_OPT_ACC_LEVEL },
+		{ "no-accuracy-check", no_argument, NULL, 'N' },
 		{ "target", required_argument, NULL, 'T' },
 		{ "rules", required_argument, NULL, 'r' },
 		{ "dim", required_argument, NULL, 'D' },
@@ -133,6 +137,10 @@ static int parse_args(int argc, char **argv, struct qargs *a)
 		case 'R': a->report = optarg; break;
 		case 'j': a->json = 1; break;
 		case 'F': a->force = 1; break;
+		case 'N':
+			a->o.no_check = 1;
+			a->wo_opt = "--no-accuracy-check";
+			break;
 		case 'r':
 			if (a->n_rules == 8)
 				return cli_usage_error(self, "more than 8 --rules files");
@@ -215,8 +223,11 @@ static void text_report(FILE *f, const struct qargs *a, const struct qz_report *
 		fprintf(f, "types: %s activations (%s), %s weights %s\n",
 			ir_dtype_name(r->act_dtype), r->symmetric ? "symmetric" : "asymmetric",
 			ir_dtype_name(r->weight_dtype), r->per_channel ? "per channel" : "per tensor");
-	fprintf(f, "criterion %s on %zu sample%s: %s\n", r->criterion, r->n_eval,
-		r->n_eval == 1 ? "" : "s", r->met ? "met" : "NOT met");
+	if (r->unchecked)
+		fprintf(f, "criterion %s: not checked (--no-accuracy-check)\n", r->criterion);
+	else
+		fprintf(f, "criterion %s on %zu sample%s: %s\n", r->criterion, r->n_eval,
+			r->n_eval == 1 ? "" : "s", r->met ? "met" : "NOT met");
 	for (size_t i = 0; i < r->n_outputs; i++) {
 		const struct qz_output *o = &r->outputs[i];
 
@@ -272,7 +283,10 @@ static void text_report(FILE *f, const struct qargs *a, const struct qz_report *
 	for (size_t i = 0; i < r->n_tensors; i++) {
 		const struct qz_tensor *t = &r->tensors[i];
 
-		if (t->n > 1)
+		if (isnan(t->scale_min))
+			fprintf(f, "  %-10s %s %s per channel (axis %d, %zu): not computed (OUT not "
+				"written)\n", t->kind, t->name, ir_dtype_name(t->dtype), t->axis, t->n);
+		else if (t->n > 1)
 			fprintf(f, "  %-10s %s %s per channel (axis %d, %zu): scale %.4g..%.4g, range "
 				"[%.4g, %.4g]\n", t->kind, t->name, ir_dtype_name(t->dtype), t->axis,
 				t->n, t->scale_min, t->scale_max, t->lo, t->hi);
@@ -341,6 +355,7 @@ int cmd_quantize(int argc, char **argv)
 	}
 	if ((code = cli_load(a.model, &m)) != CLI_EXIT_OK)
 		goto cleanup;
+	a.o.source = a.model;   /* m is the file as loaded */
 	if (!a.o.calibrate && a.o.format != QZ_WEIGHT_ONLY)
 		cli_warn(a.model, "no --calibrate: scales come from seeded random samples and are "
 			 "not representative of real data");

@@ -1,9 +1,12 @@
 /* derived.c: weights without copies.  A derived tensor is another
- * tensor's payload cast element by element, computed only when something
- * reads it (ir_tensor_data) or streamed piece by piece into a file
+ * tensor's payload cast element by element, or computed from it by pieces
+ * (blockwise quantization: ops), only when something reads it
+ * (ir_tensor_data) or streamed piece by piece into a file
  * (ir_tensor_stream), so converting a 7B model's weights never holds more
  * than one piece of them; mapped pages read are given back to the kernel
  * as soon as they have been used. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -47,6 +50,34 @@ struct ir_tensor *ir_tensor_new_derived(const char *name, struct ir_tensor *src,
 	t->cast = cast;
 	if (!(t->name = strdup(name ? name : ir_s(src->name))) ||
 	    copy_dims(t, src->dims, src->n_dims) < 0) {
+		ir_tensor_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct ir_tensor *ir_tensor_new_computed(const char *name, struct ir_tensor *src, int dtype,
+					 const int64_t *dims, size_t rank, int64_t n_units,
+					 const struct ir_derive_ops *ops, void *arg)
+{
+	struct ir_tensor *t = NULL;
+
+	if (!src || !ops || !ops->fill || !elem_size(dtype) || n_units <= 0 ||
+	    !(t = calloc(1, sizeof(*t)))) {
+		ir_tensor_free(src);
+		if (ops && ops->drop)
+			ops->drop(arg);
+		return NULL;
+	}
+	t->present = IR_TENSOR_HAS_DTYPE;
+	t->dtype = dtype;
+	t->storage = IR_STORE_DERIVED;
+	t->src = src;
+	t->ops = ops;
+	t->arg = arg;
+	t->n_units = n_units;
+	if (!(t->name = strdup(name ? name : ir_s(src->name))) || copy_dims(t, dims, rank) < 0 ||
+	    ir_tensor_numel(t) % n_units) {
 		ir_tensor_free(t);
 		return NULL;
 	}
@@ -122,6 +153,13 @@ struct ir_tensor *ir_tensor_clone(const struct ir_tensor *t, const char *name)
 		break;
 	case IR_STORE_DERIVED:
 		c->cast = t->cast;
+		if (t->ops) {
+			if (t->ops->hold)
+				t->ops->hold(t->arg);
+			c->ops = t->ops;
+			c->arg = t->arg;
+			c->n_units = t->n_units;
+		}
 		if (!(c->src = ir_tensor_clone(t->src, NULL)))
 			ok = 0;
 		break;
@@ -145,6 +183,20 @@ int ir_derived_materialize(struct ir_tensor *t, struct ir_diag *d)
 
 	if (t->cache)
 		return 0;
+	if (t->ops) {
+		len = (size_t)ir_tensor_nbytes(t);
+		if (!(out = malloc(len + 1)))
+			return ir_diag_error(d, IR_ENOMEM, "tensor '%s': out of memory (%zu bytes)",
+					     ir_s(t->name), len);
+		if ((rc = t->ops->fill(t, 0, t->n_units, out, d)) < 0) {
+			free(out);
+			return rc;
+		}
+		t->cache = out;
+		if (t->ops->done)
+			t->ops->done(t);
+		return 0;
+	}
 	if ((rc = ir_tensor_data(t->src, &in, &len, d)) < 0)
 		return rc;
 	n = es ? len / es : 0;
@@ -188,6 +240,33 @@ static int conv_piece(const uint8_t *data, size_t len, void *ctx)
 	return 0;
 }
 
+/* A derivation by pieces: a run of units at a time. */
+static int stream_units(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
+			struct ir_diag *d)
+{
+	size_t unit = (size_t)ir_tensor_nbytes(t) / (size_t)t->n_units;
+	int64_t per = t->ops->piece ? t->ops->piece(t) : 0;
+	uint8_t *buf;
+	int rc = 0;
+
+	if (per <= 0)
+		per = unit && unit < PIECE_BYTES ? (int64_t)(PIECE_BYTES / unit) : 1;
+	if (per > t->n_units)
+		per = t->n_units;
+	if (!(buf = malloc((size_t)per * unit + 1)))
+		return ir_diag_error(d, IR_ENOMEM, "tensor '%s': out of memory", ir_s(t->name));
+	for (int64_t u = 0; u < t->n_units && rc == 0; u += per) {
+		int64_t k = t->n_units - u < per ? t->n_units - u : per;
+
+		if ((rc = t->ops->fill(t, u, u + k, buf, d)) == 0)
+			rc = sink(buf, (size_t)k * unit, ctx);
+	}
+	free(buf);
+	if (rc == 0 && t->ops->done)
+		t->ops->done(t);
+	return rc;
+}
+
 int ir_tensor_stream(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
 		     struct ir_diag *d)
 {
@@ -207,11 +286,74 @@ int ir_tensor_stream(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
 			ir_tensor_release_data(t);
 		return rc;
 	}
+	if (t->ops)
+		return stream_units(t, sink, ctx, d);
 	if (!(c.buf = malloc(PIECE_ELEMS * elem_size(t->dtype))))
 		return ir_diag_error(d, IR_ENOMEM, "out of memory");
 	rc = ir_tensor_stream(t->src, conv_piece, &c, d);
 	free(c.buf);
 	return rc;
+}
+
+int ir_tensor_reader_open(struct ir_tensor_reader *r, struct ir_tensor *t,
+			  struct ir_diag *d)
+{
+	memset(r, 0, sizeof(*r));
+	r->t = t;
+	r->fd = -1;
+	if (t->storage == IR_STORE_EXTERNAL && !t->win && t->ext) {
+		if ((r->fd = open(t->ext->path, O_RDONLY | O_CLOEXEC)) < 0)
+			return ir_diag_error(d, IR_EIO, "external data file '%s': %s",
+					     t->ext->location, ir_strerror(errno));
+		if (t->ext_offset < 0 || t->ext_length < 0 ||
+		    (uint64_t)t->ext_offset + (uint64_t)t->ext_length > t->ext->size) {
+			ir_tensor_reader_close(r);
+			return ir_diag_error(d, IR_EINVAL, "external data file '%s': bytes "
+					     "%lld..%lld past its end", t->ext->location,
+					     (long long)t->ext_offset,
+					     (long long)(t->ext_offset + t->ext_length));
+		}
+		r->base = t->ext_offset;
+		r->len = (size_t)t->ext_length;
+		return 0;
+	}
+	return ir_tensor_data(t, &r->data, &r->len, d);
+}
+
+int ir_tensor_reader_read(struct ir_tensor_reader *r, uint64_t off, size_t len,
+			  uint8_t *buf, struct ir_diag *d)
+{
+	size_t got = 0;
+
+	if (off > r->len || len > r->len - off)
+		return ir_diag_error(d, IR_EINTERNAL, "tensor '%s': bytes %llu..%llu of %zu read",
+				     ir_s(r->t->name), (unsigned long long)off,
+				     (unsigned long long)(off + len), r->len);
+	if (r->fd < 0) {
+		if (len)
+			memcpy(buf, r->data + off, len);
+		return 0;
+	}
+	while (got < len) {
+		ssize_t n = pread(r->fd, buf + got, len - got,
+				  (off_t)((uint64_t)r->base + off + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return ir_diag_error(d, IR_EIO, "external data file '%s': %s",
+					     r->t->ext->location, n < 0 ? ir_strerror(errno) :
+					     "it ends early");
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+void ir_tensor_reader_close(struct ir_tensor_reader *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
 }
 
 void ir_tensor_release_data(struct ir_tensor *t)

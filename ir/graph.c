@@ -67,6 +67,8 @@ void ir_tensor_free(struct ir_tensor *t)
 	kv_free(t->external, t->n_external);
 	free(t->cache);
 	ir_tensor_free(t->src);
+	if (t->ops && t->ops->drop)
+		t->ops->drop(t->arg);
 	ir_unknown_release(&t->unknown);
 	free(t);
 }

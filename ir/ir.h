@@ -160,8 +160,9 @@ enum ir_storage {
 	IR_STORE_RAW,      /* raw_data */
 	IR_STORE_TYPED,    /* float_data/int32_data/... */
 	IR_STORE_EXTERNAL, /* data_location = EXTERNAL */
-	IR_STORE_DERIVED,  /* another tensor's payload cast element by element,
-			    * computed on demand (ir/derived.c) */
+	IR_STORE_DERIVED,  /* computed on demand from another tensor's payload:
+			    * cast element by element, or by pieces
+			    * (ir/derived.c) */
 };
 
 /* Convert n elements of dtype `from` at in to dtype `to` at out (both
@@ -202,10 +203,15 @@ struct ir_tensor {
 	int64_t ext_offset, ext_length;
 	const uint8_t *win;     /* its bytes' mapping, made by ir_tensor_data() */
 	size_t win_len;
-	/* IR_STORE_DERIVED: cast(src's payload), src owned; materialized
-	 * into cache by ir_tensor_data(), streamed by ir_tensor_stream(). */
+	/* IR_STORE_DERIVED: cast(src's payload), or with ops computed from
+	 * src by ops->fill, n_units units at a time (src owned, arg shared
+	 * through ops->hold/drop); materialized into cache by
+	 * ir_tensor_data(), streamed by ir_tensor_stream(). */
 	struct ir_tensor *src;
 	ir_tensor_cast_fn cast;
+	const struct ir_derive_ops *ops;
+	void *arg;
+	int64_t n_units;
 	/* decoded view cache for typed and derived storage (owned). */
 	uint8_t *cache;
 	struct ir_unknown unknown;
@@ -227,6 +233,44 @@ int64_t ir_tensor_nbytes(const struct ir_tensor *t);
  * by cast, nothing computed yet.  Both dtypes whole bytes per element. */
 struct ir_tensor *ir_tensor_new_derived(const char *name, struct ir_tensor *src,
 					int dtype, ir_tensor_cast_fn cast);
+/* A derivation by pieces: t's payload is n_units units of equal size
+ * (nbytes / n_units), each computed from t->src by fill; outputs that are
+ * not element-wise casts of their source (blockwise quantization). */
+struct ir_derive_ops {
+	/* units [u0, u1) of t's payload into out */
+	int (*fill)(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *out,
+		    struct ir_diag *d);
+	/* units per piece when streamed (NULL or <= 0: 4 MiB worth) */
+	int64_t (*piece)(const struct ir_tensor *t);
+	/* the whole payload was handed out, streamed or materialized (may be
+	 * NULL) */
+	void (*done)(struct ir_tensor *t);
+	/* one more, one fewer tensor sharing arg */
+	void (*hold)(void *arg);
+	void (*drop)(void *arg);
+};
+/* A tensor named name of dtype and dims computed from src (taken) by ops
+ * with arg (a reference taken: dropped on failure); nothing computed yet.
+ * dtype whole bytes per element; n_units divides its element count. */
+struct ir_tensor *ir_tensor_new_computed(const char *name, struct ir_tensor *src, int dtype,
+					 const int64_t *dims, size_t rank, int64_t n_units,
+					 const struct ir_derive_ops *ops, void *arg);
+/* Reading parts of a payload (bounded pieces of a big weight): external
+ * bytes not mapped are read from the file with pread, anything else is
+ * copied from ir_tensor_data()'s view. */
+struct ir_tensor_reader {
+	struct ir_tensor *t;
+	int fd;                  /* >= 0: reading the external file */
+	int64_t base;            /* its offset in the file */
+	const uint8_t *data;     /* else: the payload */
+	size_t len;
+};
+int ir_tensor_reader_open(struct ir_tensor_reader *r, struct ir_tensor *t,
+			  struct ir_diag *d);
+/* Bytes [off, off + len) of the payload into buf. */
+int ir_tensor_reader_read(struct ir_tensor_reader *r, uint64_t off, size_t len,
+			  uint8_t *buf, struct ir_diag *d);
+void ir_tensor_reader_close(struct ir_tensor_reader *r);
 /* A copy of t under name (NULL: t's) sharing mapped payloads (external
  * files, views of the model file); owned bytes are copied. */
 struct ir_tensor *ir_tensor_clone(const struct ir_tensor *t, const char *name);

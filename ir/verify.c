@@ -73,7 +73,7 @@ static int check_tensor(struct vctx *c, const struct ir_tensor *t)
 	case IR_STORE_EXTERNAL:
 		break; /* bounds checked when binding the file */
 	case IR_STORE_DERIVED:
-		if (ir_tensor_numel(t->src) != n)
+		if (!t->ops && ir_tensor_numel(t->src) != n)
 			return diag_error(c->d, "%stensor '%s': %lld elements derived from %lld",
 					  c->where, ir_s(t->name), (long long)n,
 					  (long long)ir_tensor_numel(t->src));

@@ -40,6 +40,31 @@ int qz_build(struct qz_ctx *q, struct rw_ctx *c, const unsigned char *fl, struct
 	return rc;
 }
 
+/* A trial built from the source file (weight-only) written to the
+ * temporary folder and read back: its codes are computed piece by piece
+ * as written, and the interpreter reads them in place from the file
+ * rather than holding every one in memory. */
+static int trial_file(struct qz_ctx *q, struct ir_model **m, struct ir_diag *d)
+{
+	char path[4200], data[64];
+	struct ir_save_opts so = { data, 1024 };
+	int rc;
+
+	if ((rc = qz_tmp_dir(q, d)) < 0)
+		return rc;
+	snprintf(path, sizeof(path), "%s/trial%d.onnx", q->tmp, q->n_trials);
+	snprintf(data, sizeof(data), "trial%d.data", q->n_trials);
+	q->n_trials++;
+	rc = ir_model_save(*m, path, &so, d);
+	ir_model_free(*m);
+	*m = NULL;
+	if (rc < 0)
+		return rc;
+	if ((rc = ir_model_load(path, NULL, m, d)) < 0)
+		return qz_wrap(d, rc == IR_EINVAL ? IR_EINTERNAL : rc, "quantize: the trial");
+	return 0;
+}
+
 int qz_trial(struct qz_ctx *q, const unsigned char *fl, struct ir_model **out, struct ir_diag *d)
 {
 	struct ir_model *m = NULL;
@@ -47,8 +72,11 @@ int qz_trial(struct qz_ctx *q, const unsigned char *fl, struct ir_model **out, s
 	int rc;
 
 	*out = NULL;
-	if ((rc = ir_model_load(q->copy_path, NULL, &m, d)) < 0)
+	if ((rc = ir_model_load(q->copy_path, NULL, &m, d)) < 0 ||
+	    (q->from_source && (rc = ir_graph_toposort(m->graph, d)) < 0)) {
+		ir_model_free(m);
 		return qz_wrap(d, rc == IR_EINVAL ? IR_EINTERNAL : rc, "quantize: the float copy");
+	}
 	if ((rc = rw_ctx_init(&c, m, q->o->target, d)) < 0) {
 		ir_model_free(m);
 		return rc;
@@ -56,6 +84,8 @@ int qz_trial(struct qz_ctx *q, const unsigned char *fl, struct ir_model **out, s
 	c.pass = "quantize";
 	rc = qz_build(q, &c, fl, d);
 	rw_ctx_release(&c);
+	if (rc == 0 && q->from_source)
+		rc = trial_file(q, &m, d);
 	if (rc < 0) {
 		ir_model_free(m);
 		return rc;

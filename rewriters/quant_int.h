@@ -92,7 +92,11 @@ struct qz_ctx {
 	const char *path;
 	struct ir_model *ref;        /* the float model (a copy, owned) */
 	char tmp[4096];              /* folder of the float copy on disk */
-	char copy_path[4200];
+	char copy_path[4200];        /* the float copy, or o->source */
+	int from_source;             /* copy_path is o->source (weight-only):
+				      * each trial is written to tmp and read
+				      * back, its weights in place */
+	int n_trials;                /* trials written to tmp */
 	struct qz_plan plan;
 	struct qz_samples calib, val;
 	struct qz_samples *eval;     /* &calib or &val */
@@ -169,6 +173,8 @@ int qz_trial(struct qz_ctx *q, const unsigned char *fl, struct ir_model **out,
 /* Build the format into the model c->m. */
 int qz_build(struct qz_ctx *q, struct rw_ctx *c, const unsigned char *fl, struct ir_diag *d);
 
+/* The temporary folder (q->tmp), made on first use (quantize.c). */
+int qz_tmp_dir(struct qz_ctx *q, struct ir_diag *d);
 /* Report helpers (quantize.c). */
 int qz_note(struct qz_report *r, struct ir_diag *d, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -2,7 +2,10 @@
  * --weight-only int4|int8`) in the form onnxruntime's MatMulNBitsQuantizer
  * writes (its default algorithm, MLAS's blockwise quantizer): each MatMul
  * whose B is a constant float [K, N] initializer becomes com.microsoft
- * MatMulNBits; the activations stay float. */
+ * MatMulNBits; the activations stay float.  The codes, scales and zero
+ * points are derived tensors of the float weight, computed a range of
+ * columns at a time only when written or read (a 7B model's weights are
+ * never in memory). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +14,101 @@
 #include "rewriters/dtype_int.h"
 #include "rewriters/quant_int.h"
 #include "runtime/runtime.h"
+
+/* The zero points' bytes before any block is set: 2^(bits - 1) in the
+ * unused high bits of 4-bit rows, as onnxruntime leaves them. */
+static void nb_zp_init(uint8_t *zp, int64_t len, int bits)
+{
+	unsigned mid = 1u << (bits - 1);
+
+	for (int64_t r = 0; r < len; r++)
+		zp[r] = bits == 8 ? 0 : (uint8_t)(bits == 4 ? mid << 4 | mid : 0);
+}
+
+/* Block b of c columns: its rows (rows <= bs) at w, row stride ld; q,
+ * scales and zp hold the c columns' codes, scales and zero points (kb *
+ * blob, kb and zrow per column). */
+static void nb_block(const float *w, int64_t ld, int64_t rows, int64_t b, int64_t kb, int64_t c,
+		     int bits, int64_t bs, int sym, int half, uint8_t *q, float *scales,
+		     uint8_t *zp, float *work)
+{
+	int64_t blob = bs * bits / 8, zrow = (kb * bits + 7) / 8;
+	unsigned qmax = (1u << bits) - 1, mid = 1u << (bits - 1), per = 8 / (unsigned)bits;
+	float *mn = work, *mx = work + c, *sc = work + 2 * c;
+	uint8_t *z = (uint8_t *)(work + 3 * c);
+
+	for (int64_t r = 0; r < c; r++) {
+		mn[r] = 3.40282347e38f;
+		mx[r] = -3.40282347e38f;
+	}
+	for (int64_t i = 0; i < rows; i++)
+		for (int64_t r = 0; r < c; r++) {
+			float v = w[i * ld + r];
+
+			if (v < mn[r])
+				mn[r] = v;
+			if (v > mx[r])
+				mx[r] = v;
+		}
+	for (int64_t r = 0; r < c; r++) {
+		float s;
+
+		if (sym) {
+			float m = fabsf(mx[r]) > fabsf(mn[r]) ? mx[r] : mn[r];
+
+			s = -m / (float)mid;
+			z[r] = (uint8_t)mid;
+		} else {
+			float lo = mn[r] < 0.0f ? mn[r] : 0.0f, hi = mx[r] > 0.0f ? mx[r] : 0.0f;
+			float zf = lo;
+
+			s = (hi - lo) / (float)qmax;
+			if (s != 0.0f)
+				zf = 0.0f - lo / s;
+			z[r] = zf < 0.0f ? 0 : zf > (float)qmax ? (uint8_t)qmax : (uint8_t)roundf(zf);
+		}
+		sc[r] = s;
+	}
+	if (half)
+		for (int64_t r = 0; r < c; r++) {
+			uint16_t h;
+
+			rt_cast_raw(IR_DTYPE_FLOAT, (const uint8_t *)&sc[r], IR_DTYPE_FLOAT16,
+				    (uint8_t *)&h, 1, NULL);
+			rt_cast_raw(IR_DTYPE_FLOAT16, (const uint8_t *)&h, IR_DTYPE_FLOAT,
+				    (uint8_t *)&sc[r], 1, NULL);
+		}
+	for (int64_t r = 0; r < c; r++) {
+		scales[r * kb + b] = sc[r];
+		if (zp)
+			zp[r * zrow + b / per] = (uint8_t)((zp[r * zrow + b / per] &
+				~(qmax << (b % per * (unsigned)bits))) |
+				(unsigned)z[r] << (b % per * (unsigned)bits));
+	}
+	/* a column at a time: its codes are written in order (the rows it
+	 * reads, bs of c columns, stay in cache) */
+	for (int64_t r = 0; r < c; r++) {
+		uint8_t *col = &q[(r * kb + b) * blob];
+		float rs = sc[r] != 0.0f ? 1.0f / sc[r] : 0.0f;
+
+		for (int64_t j = 0; j < bs; j++) {
+			unsigned shift = (unsigned)(j % per) * (unsigned)bits;
+			unsigned code = z[r];
+
+			if (j < rows) {
+				float t = w[j * ld + r] * rs;
+
+				t = t + (float)z[r];
+				t = roundf(t);
+				code = isnan(t) ? z[r] : t < 0.0f ? 0 : t > (float)qmax ? qmax :
+				       (unsigned)t;
+			}
+			if (!shift)
+				col[j / per] = 0;
+			col[j / per] = (uint8_t)(col[j / per] | code << shift);
+		}
+	}
+}
 
 /* Blocks of bs rows of one column of w [k, n] (row-major), a scale (and a
  * zero point) each, computed in float32 as onnxruntime does:
@@ -26,92 +124,323 @@
  * to a whole block) holding the zero point, so that they dequantize to 0;
  * scales [n, kb]; zp (asymmetric only) [n, zrow] packed like the codes,
  * the unused high bits of a row's last byte 2^(bits - 1) as onnxruntime
- * leaves them. */
+ * leaves them.  Each column's output depends on that column alone, so a
+ * range of columns is computed the same way (nb_columns). */
 void qz_nbits_quantize(const float *w, int64_t k, int64_t n, int bits, int64_t bs, int sym,
 		       int half, uint8_t *q, float *scales, uint8_t *zp, float *work)
 {
-	int64_t kb = (k + bs - 1) / bs, blob = bs * bits / 8, zrow = (kb * bits + 7) / 8;
-	unsigned qmax = (1u << bits) - 1, mid = 1u << (bits - 1), per = 8 / (unsigned)bits;
-	float *mn = work, *mx = work + n, *sc = work + 2 * n;
-	uint8_t *z = (uint8_t *)(work + 3 * n);
+	int64_t kb = (k + bs - 1) / bs, zrow = (kb * bits + 7) / 8;
 
 	if (zp)
-		for (int64_t r = 0; r < n * zrow; r++)
-			zp[r] = bits == 8 ? 0 : (uint8_t)(bits == 4 ? mid << 4 | mid : 0);
+		nb_zp_init(zp, n * zrow, bits);
 	for (int64_t b = 0; b < kb; b++) {
 		int64_t k0 = b * bs, k1 = k0 + bs < k ? k0 + bs : k;
 
-		for (int64_t r = 0; r < n; r++) {
-			mn[r] = 3.40282347e38f;
-			mx[r] = -3.40282347e38f;
-		}
-		for (int64_t i = k0; i < k1; i++)
-			for (int64_t r = 0; r < n; r++) {
-				float v = w[i * n + r];
+		nb_block(w + k0 * n, n, k1 - k0, b, kb, n, bits, bs, sym, half, q, scales, zp, work);
+	}
+}
 
-				if (v < mn[r])
-					mn[r] = v;
-				if (v > mx[r])
-					mx[r] = v;
+/* ---- the codes, scales and zero points as derived tensors ----------- */
+
+/* What the three tensors of one weight share: the parameters, and the
+ * scales and zero points of the columns the codes were last computed for
+ * (from column 0 on: the codes are streamed or materialized first, the
+ * scales and zero points then served from here without reading the
+ * weight again, and freed once both were handed out). */
+struct nb_job {
+	int refs;
+	int64_t k, n, kb, blob, zrow, bs, cols;
+	int bits, sym, half;
+	float *sc;                   /* n * kb (rounded through float16: half) */
+	uint8_t *zp;                 /* n * zrow (asymmetric) */
+	int64_t next;                /* sc/zp hold columns [0, next) */
+	int owed;                    /* 1 scales, 2 zero points not yet handed out */
+	double lo, hi;               /* finite range of the columns [0, next) */
+	int64_t n_finite;
+	struct qz_report *r;         /* its report entry, filled when the codes */
+	size_t entry;                /* are complete (NULL: none) */
+};
+
+#define NB_OUT_BYTES ((int64_t)8 << 20)
+#define NB_READ_BYTES ((int64_t)16 << 20)
+
+static void nb_hold(void *arg)
+{
+	((struct nb_job *)arg)->refs++;
+}
+
+static void nb_drop(void *arg)
+{
+	struct nb_job *j = arg;
+
+	if (!j || --j->refs > 0)
+		return;
+	free(j->sc);
+	free(j->zp);
+	free(j);
+}
+
+static int64_t nb_piece(const struct ir_tensor *t)
+{
+	return ((const struct nb_job *)t->arg)->cols;
+}
+
+/* Columns [n0, n1) of the weight src: codes into q, scales into sc, zero
+ * points into zp (NULL symmetric), reading bs rows of those columns at a
+ * time (one read per block when they are all of them); their finite range
+ * added to j's when track. */
+static int nb_compute(struct nb_job *j, struct ir_tensor *src, int64_t n0, int64_t n1,
+		      uint8_t *q, float *sc, uint8_t *zp, int track, struct ir_diag *d)
+{
+	int64_t c = n1 - n0, n = j->n;
+	size_t es = j->half ? 2 : 4;
+	float *w = malloc((size_t)(j->bs * c) * sizeof(float) + 1);
+	float *work = malloc((size_t)(4 * c + 1) * sizeof(float));
+	uint8_t *raw = j->half ? malloc((size_t)(j->bs * c) * 2 + 1) : (uint8_t *)w;
+	struct ir_tensor_reader rd;
+	int rc = 0;
+
+	if (!w || !work || !raw) {
+		rc = ir_diag_error(d, IR_ENOMEM, "quantize: out of memory");
+		goto cleanup;
+	}
+	if ((rc = ir_tensor_reader_open(&rd, src, d)) < 0)
+		goto cleanup;
+	if (zp)
+		nb_zp_init(zp, c * j->zrow, j->bits);
+	for (int64_t b = 0; b < j->kb && rc == 0; b++) {
+		int64_t k0 = b * j->bs, rows = k0 + j->bs < j->k ? j->bs : j->k - k0;
+
+		if (c == n)
+			rc = ir_tensor_reader_read(&rd, (uint64_t)(k0 * n) * es,
+						   (size_t)(rows * n) * es, raw, d);
+		for (int64_t i = 0; c != n && i < rows && rc == 0; i++)
+			rc = ir_tensor_reader_read(&rd, (uint64_t)((k0 + i) * n + n0) * es,
+						   (size_t)c * es, raw + (size_t)(i * c) * es, d);
+		if (rc < 0)
+			break;
+		if (j->half)
+			rt_cast_raw(IR_DTYPE_FLOAT16, raw, IR_DTYPE_FLOAT, (uint8_t *)w,
+				    (size_t)(rows * c), NULL);
+		for (int64_t i = 0; track && i < rows * c; i++)
+			if (isfinite(w[i])) {
+				if (!j->n_finite || w[i] < j->lo)
+					j->lo = w[i];
+				if (!j->n_finite || w[i] > j->hi)
+					j->hi = w[i];
+				j->n_finite++;
 			}
-		for (int64_t r = 0; r < n; r++) {
-			float s;
+		nb_block(w, c, rows, b, j->kb, c, j->bits, j->bs, j->sym, j->half, q, sc, zp, work);
+	}
+	ir_tensor_reader_close(&rd);
+cleanup:
+	if (raw != (uint8_t *)w)
+		free(raw);
+	free(w);
+	free(work);
+	return rc;
+}
 
-			if (sym) {
-				float m = fabsf(mx[r]) > fabsf(mn[r]) ? mx[r] : mn[r];
+/* The report's entry once the codes of every column are known. */
+static void nb_report(struct nb_job *j)
+{
+	struct qz_tensor *e;
 
-				s = -m / (float)mid;
-				z[r] = (uint8_t)mid;
-			} else {
-				float lo = mn[r] < 0.0f ? mn[r] : 0.0f, hi = mx[r] > 0.0f ? mx[r] : 0.0f;
-				float zf = lo;
+	if (!j->r || j->entry >= j->r->n_tensors)
+		return;
+	e = &j->r->tensors[j->entry];
+	e->scale = e->scale_min = e->scale_max = j->sc[0];
+	for (int64_t i = 1; i < j->n * j->kb; i++) {
+		if (j->sc[i] < e->scale_min)
+			e->scale_min = j->sc[i];
+		if (j->sc[i] > e->scale_max)
+			e->scale_max = j->sc[i];
+	}
+	e->zero_point = j->sym ? (double)(1 << (j->bits - 1)) :
+			(double)(j->zp[0] & ((1 << j->bits) - 1));
+	e->min = e->lo = j->n_finite ? j->lo : 0;
+	e->max = e->hi = j->n_finite ? j->hi : 0;
+}
 
-				s = (hi - lo) / (float)qmax;
-				if (s != 0.0f)
-					zf = 0.0f - lo / s;
-				z[r] = zf < 0.0f ? 0 : zf > (float)qmax ? (uint8_t)qmax : (uint8_t)roundf(zf);
-			}
-			sc[r] = s;
-		}
-		if (half)
-			for (int64_t r = 0; r < n; r++) {
-				uint16_t h;
+static int nb_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *out,
+			 struct ir_diag *d)
+{
+	struct nb_job *j = t->arg;
+	int rc;
 
-				rt_cast_raw(IR_DTYPE_FLOAT, (const uint8_t *)&sc[r], IR_DTYPE_FLOAT16,
-					    (uint8_t *)&h, 1, NULL);
-				rt_cast_raw(IR_DTYPE_FLOAT16, (const uint8_t *)&h, IR_DTYPE_FLOAT,
-					    (uint8_t *)&sc[r], 1, NULL);
-			}
-		for (int64_t r = 0; r < n; r++) {
-			scales[r * kb + b] = sc[r];
-			if (zp)
-				zp[r * zrow + b / per] = (uint8_t)((zp[r * zrow + b / per] &
-					~(qmax << (b % per * (unsigned)bits))) |
-					(unsigned)z[r] << (b % per * (unsigned)bits));
-		}
-		for (int64_t i = k0; i < k0 + bs; i++) {
-			int64_t j = i - k0;
-			unsigned shift = (unsigned)(j % per) * (unsigned)bits;
-
-			for (int64_t r = 0; r < n; r++) {
-				uint8_t *at = &q[(r * kb + b) * blob + j / per];
-				unsigned code = z[r];
-
-				if (i < k1) {
-					float rs = sc[r] != 0.0f ? 1.0f / sc[r] : 0.0f;
-					float t = w[i * n + r] * rs;
-
-					t = t + (float)z[r];
-					t = roundf(t);
-					code = isnan(t) ? z[r] : t < 0.0f ? 0 : t > (float)qmax ? qmax :
-					       (unsigned)t;
-				}
-				if (!shift)
-					*at = 0;
-				*at = (uint8_t)(*at | code << shift);
-			}
+	if (u0 == 0) {
+		j->next = 0;
+		j->n_finite = 0;
+	}
+	if ((!j->sc && !(j->sc = malloc((size_t)(j->n * j->kb) * sizeof(float) + 1))) ||
+	    (!j->sym && !j->zp && !(j->zp = malloc((size_t)(j->n * j->zrow) + 1))))
+		return ir_diag_error(d, IR_ENOMEM, "quantize: out of memory");
+	j->next = u0 == j->next ? j->next : -1;
+	if ((rc = nb_compute(j, t->src, u0, u1, out, j->sc + u0 * j->kb,
+			     j->zp ? j->zp + u0 * j->zrow : NULL, j->next >= 0, d)) < 0)
+		return rc;
+	if (j->next >= 0)
+		j->next = u1;
+	if (u1 == j->n) {
+		ir_tensor_release_data(t->src);
+		if (j->next == j->n) {
+			j->owed = j->sym ? 1 : 3;
+			nb_report(j);
 		}
 	}
+	return 0;
+}
+
+/* Scales (what 1) or zero points (2) of columns [u0, u1): from the codes'
+ * pass when it covered them, else computed again. */
+static int nb_fill_side(struct ir_tensor *t, int what, int64_t u0, int64_t u1, uint8_t *out,
+			struct ir_diag *d)
+{
+	struct nb_job *j = t->arg;
+	int64_t c = u1 - u0;
+	uint8_t *q = NULL, *zp = NULL;
+	float *sc = NULL;
+	int rc = 0;
+
+	if (j->next < u1 || !j->sc) {
+		if (!(q = malloc((size_t)(c * j->kb * j->blob) + 1)) ||
+		    !(sc = malloc((size_t)(c * j->kb) * sizeof(float) + 1)) ||
+		    (!j->sym && !(zp = malloc((size_t)(c * j->zrow) + 1)))) {
+			rc = ir_diag_error(d, IR_ENOMEM, "quantize: out of memory");
+			goto cleanup;
+		}
+		if ((rc = nb_compute(j, t->src, u0, u1, q, sc, zp, 0, d)) < 0)
+			goto cleanup;
+		if (u1 == j->n)
+			ir_tensor_release_data(t->src);
+	} else {
+		sc = j->sc + u0 * j->kb;
+		zp = j->zp ? j->zp + u0 * j->zrow : NULL;
+	}
+	if (what == 2)
+		memcpy(out, zp, (size_t)(c * j->zrow));
+	else if (j->half)
+		rt_cast_raw(IR_DTYPE_FLOAT, (const uint8_t *)sc, IR_DTYPE_FLOAT16, out,
+			    (size_t)(c * j->kb), NULL);
+	else
+		memcpy(out, sc, (size_t)(c * j->kb) * sizeof(float));
+cleanup:
+	if (q) {
+		free(sc);
+		free(zp);
+	}
+	free(q);
+	return rc;
+}
+
+static int nb_fill_scales(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *out,
+			  struct ir_diag *d)
+{
+	return nb_fill_side(t, 1, u0, u1, out, d);
+}
+
+static int nb_fill_zp(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *out,
+		      struct ir_diag *d)
+{
+	return nb_fill_side(t, 2, u0, u1, out, d);
+}
+
+/* Scales or zero points handed out whole: once both were, the codes'
+ * scales and zero points go. */
+static void nb_done_side(struct ir_tensor *t, int what)
+{
+	struct nb_job *j = t->arg;
+
+	if (j->next != j->n)
+		return;
+	j->owed &= ~what;
+	if (!j->owed) {
+		free(j->sc);
+		free(j->zp);
+		j->sc = NULL;
+		j->zp = NULL;
+		j->next = 0;
+	}
+}
+
+static void nb_done_scales(struct ir_tensor *t)
+{
+	nb_done_side(t, 1);
+}
+
+static void nb_done_zp(struct ir_tensor *t)
+{
+	nb_done_side(t, 2);
+}
+
+static const struct ir_derive_ops nb_codes_ops = {
+	nb_fill_codes, nb_piece, NULL, nb_hold, nb_drop,
+};
+static const struct ir_derive_ops nb_scales_ops = {
+	nb_fill_scales, nb_piece, nb_done_scales, nb_hold, nb_drop,
+};
+static const struct ir_derive_ops nb_zp_ops = {
+	nb_fill_zp, nb_piece, nb_done_zp, nb_hold, nb_drop,
+};
+
+int qz_nbits_derive(const struct ir_tensor *w, const char *name, int bits, int64_t bs, int sym,
+		    int64_t cols, struct ir_tensor **q, struct ir_tensor **s, struct ir_tensor **z,
+		    struct ir_diag *d)
+{
+	struct nb_job *j;
+	char tn[400];
+	int64_t out;
+
+	*q = *s = *z = NULL;
+	if (w->n_dims != 2 || w->dims[0] <= 0 || w->dims[1] <= 0 ||
+	    (w->dtype != IR_DTYPE_FLOAT && w->dtype != IR_DTYPE_FLOAT16))
+		return ir_diag_error(d, IR_EINVAL, "quantize: the weight '%s' is not a float "
+				     "[K, N] tensor", ir_s(w->name));
+	if (!(j = calloc(1, sizeof(*j))))
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	j->refs = 3;
+	j->k = w->dims[0];
+	j->n = w->dims[1];
+	j->bits = bits;
+	j->bs = bs;
+	j->sym = sym;
+	j->half = w->dtype == IR_DTYPE_FLOAT16;
+	j->kb = (j->k + bs - 1) / bs;
+	j->blob = bs * bits / 8;
+	j->zrow = (j->kb * bits + 7) / 8;
+	/* bounded pieces: columns whose codes take NB_OUT_BYTES, and whose
+	 * block of rows read at a time NB_READ_BYTES */
+	out = j->kb * j->blob;
+	j->cols = cols > 0 ? cols : NB_OUT_BYTES / out > 0 ? NB_OUT_BYTES / out : 1;
+	if (cols <= 0 && j->cols > NB_READ_BYTES / (bs * 4))
+		j->cols = NB_READ_BYTES / (bs * 4);
+	if (j->cols > j->n)
+		j->cols = j->n;
+	{
+		int64_t qd[3] = { j->n, j->kb, j->blob }, sd[1] = { j->n * j->kb };
+		int64_t zd[1] = { j->n * j->zrow };
+
+		snprintf(tn, sizeof(tn), "%.300s_Q%d", name, bits);
+		*q = ir_tensor_new_computed(tn, ir_tensor_clone(w, NULL), IR_DTYPE_UINT8, qd, 3,
+					    j->n, &nb_codes_ops, j);
+		snprintf(tn, sizeof(tn), "%.300s_scales", name);
+		*s = ir_tensor_new_computed(tn, ir_tensor_clone(w, NULL), w->dtype, sd, 1, j->n,
+					    &nb_scales_ops, j);
+		snprintf(tn, sizeof(tn), "%.300s_zero_points", name);
+		if (sym)
+			nb_drop(j);
+		else
+			*z = ir_tensor_new_computed(tn, ir_tensor_clone(w, NULL), IR_DTYPE_UINT8, zd,
+						    1, j->n, &nb_zp_ops, j);
+	}
+	if (!*q || !*s || (!sym && !*z)) {
+		ir_tensor_free(*q);
+		ir_tensor_free(*s);
+		ir_tensor_free(*z);
+		*q = *s = *z = NULL;
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	}
+	return 0;
 }
 
 /* ---- the MatMul to MatMulNBits rewrite ------------------------------- */
@@ -149,130 +478,85 @@ static int ensure_domain(struct ir_model *m, const char *dom)
 	return 0;
 }
 
-static struct ir_value *add_init(struct nbuild *b, const char *base, const char *suffix,
-				 int dtype, const int64_t *dims, size_t rank, const void *data,
-				 size_t len)
+static struct ir_value *add_init(struct nbuild *b, struct ir_tensor *t)
 {
-	char name[400];
-	struct ir_tensor *t;
-	struct ir_value *v = NULL;
+	struct ir_value *v = ir_graph_add_initializer(b->g, t);
 
-	snprintf(name, sizeof(name), "%.300s_%s", base, suffix);
-	if (!(t = ir_tensor_new_raw(name, dtype, dims, rank, data, len)) ||
-	    !(v = ir_graph_add_initializer(b->g, t)))
+	if (!v)
 		ir_diag_error(b->d, IR_ENOMEM, "out of memory");
 	return v;
 }
 
 /* The quantized form of weight w (one per weight, shared by its readers):
- * 0, or < 0 with the error in b->d. */
+ * derived tensors, computed when read or written; the report's entry gets
+ * their numbers then.  0, or < 0 with the error in b->d. */
 static int quantize_weight(struct nbuild *b, struct ir_value *w, struct done **out)
 {
 	const struct qz_opts *o = b->q->o;
-	struct rt_value *t = NULL, *f = NULL;
-	int bits = o->nbits, sym = o->symmetric, half;
-	int64_t bs = o->block_size, k, n, kb, blob, zrow;
-	uint8_t *qb = NULL, *zb = NULL;
-	float *sb = NULL, *work = NULL;
-	uint16_t *sh = NULL;
-	struct done *e;
+	struct ir_tensor *tq = NULL, *ts = NULL, *tz = NULL;
 	struct qz_tensor info = { 0 };
-	char suffix[16];
-	int rc = IR_ENOMEM;
+	struct done *e;
+	int rc;
 
 	for (size_t i = 0; i < b->n_done; i++)
 		if (b->done[i].w == w) {
 			*out = &b->done[i];
 			return 0;
 		}
-	if (!(t = rw_init_value(w)))
+	if (!w->init)
 		return ir_diag_error(b->d, IR_EINVAL, "quantize: cannot read the weight '%s'",
 				     ir_s(w->name));
-	half = t->dtype == IR_DTYPE_FLOAT16;
-	if (rt_tensor_cast(NULL, t, IR_DTYPE_FLOAT, &f, b->d) < 0) {
-		rc = b->d->status;
-		goto cleanup;
+	if ((rc = qz_nbits_derive(w->init, ir_s(w->name), o->nbits, o->block_size, o->symmetric,
+				  0, &tq, &ts, &tz, b->d)) < 0)
+		return rc;
+	if (!(e = realloc(b->done, (b->n_done + 1) * sizeof(*e)))) {
+		ir_tensor_free(tq);
+		ir_tensor_free(ts);
+		ir_tensor_free(tz);
+		return ir_diag_error(b->d, IR_ENOMEM, "out of memory");
 	}
-	k = f->dims[0];
-	n = f->dims[1];
-	kb = (k + bs - 1) / bs;
-	blob = bs * bits / 8;
-	zrow = (kb * bits + 7) / 8;
-	if (!(qb = malloc((size_t)(n * kb * blob) + 1)) ||
-	    !(sb = malloc((size_t)(n * kb + 1) * sizeof(float))) ||
-	    !(work = malloc((size_t)(4 * n + 1) * sizeof(float))) ||
-	    (!sym && !(zb = malloc((size_t)(n * zrow) + 1))) ||
-	    (half && !(sh = malloc((size_t)(n * kb + 1) * sizeof(uint16_t)))))
-		goto oom;
-	qz_nbits_quantize(f->data, k, n, bits, bs, sym, half, qb, sb, zb, work);
-	if (!(e = realloc(b->done, (b->n_done + 1) * sizeof(*e))))
-		goto oom;
 	b->done = e;
 	e = &e[b->n_done];
 	memset(e, 0, sizeof(*e));
 	e->w = w;
-	e->k = k;
-	e->n = n;
-	snprintf(suffix, sizeof(suffix), "Q%d", bits);
-	{
-		int64_t qd[3] = { n, kb, blob }, sd[1] = { n * kb }, zd[1] = { n * zrow };
+	e->k = w->init->dims[0];
+	e->n = w->init->dims[1];
+	if (b->q->collect) {
+		struct nb_job *j = tq->arg;
 
-		if (half)
-			rt_cast_raw(IR_DTYPE_FLOAT, (const uint8_t *)sb, IR_DTYPE_FLOAT16,
-				    (uint8_t *)sh, (size_t)(n * kb), NULL);
-		if (!(e->q = add_init(b, ir_s(w->name), suffix, IR_DTYPE_UINT8, qd, 3, qb,
-				      (size_t)(n * kb * blob))) ||
-		    !(e->s = add_init(b, ir_s(w->name), "scales",
-				      half ? IR_DTYPE_FLOAT16 : IR_DTYPE_FLOAT, sd, 1,
-				      half ? (const void *)sh : (const void *)sb,
-				      (size_t)(n * kb) * (half ? 2 : 4))) ||
-		    (!sym && !(e->z = add_init(b, ir_s(w->name), "zero_points", IR_DTYPE_UINT8,
-					       zd, 1, zb, (size_t)(n * zrow)))))
-			goto fail;
+		info.kind = "weight";
+		info.dtype = o->nbits == 4 ? IR_DTYPE_UINT4 : IR_DTYPE_UINT8;
+		info.axis = 0;
+		info.n = (size_t)(j->n * j->kb);
+		/* known once the codes are computed (when written) */
+		info.scale = info.zero_point = info.scale_min = info.scale_max = NAN;
+		info.min = info.max = info.lo = info.hi = NAN;
+		if (!(info.name = strdup(ir_s(w->name))) || qz_tensor_add(b->q->r, &info, b->d) < 0) {
+			free(info.name);
+			ir_tensor_free(tq);
+			ir_tensor_free(ts);
+			ir_tensor_free(tz);
+			return b->d->status ? b->d->status : ir_diag_error(b->d, IR_ENOMEM,
+									   "out of memory");
+		}
+		j->r = b->q->r;
+		j->entry = b->q->r->n_tensors - 1;
 	}
+	/* add_init frees what it cannot add */
+	if (!(e->q = add_init(b, tq))) {
+		ir_tensor_free(ts);
+		ir_tensor_free(tz);
+		return b->d->status;
+	}
+	if (!(e->s = add_init(b, ts))) {
+		ir_tensor_free(tz);
+		return b->d->status;
+	}
+	if (tz && !(e->z = add_init(b, tz)))
+		return b->d->status;
 	b->n_done++;
 	*out = e;
-	if (b->q->collect) {
-		struct rt_tensor_summary ts;
-
-		rt_tensor_summarize(f, &ts);
-		info.kind = "weight";
-		info.dtype = bits == 4 ? IR_DTYPE_UINT4 : IR_DTYPE_UINT8;
-		info.axis = 0;
-		info.n = (size_t)(n * kb);
-		info.scale = sb[0];
-		info.zero_point = sym ? (double)(1 << (bits - 1)) : (double)(zb[0] & ((1 << bits) - 1));
-		info.scale_min = info.scale_max = sb[0];
-		for (int64_t i = 1; i < n * kb; i++) {
-			if (sb[i] < info.scale_min)
-				info.scale_min = sb[i];
-			if (sb[i] > info.scale_max)
-				info.scale_max = sb[i];
-		}
-		info.min = info.lo = ts.min;
-		info.max = info.hi = ts.max;
-		if (!(info.name = strdup(ir_s(w->name))))
-			goto oom;
-		if (qz_tensor_add(b->q->r, &info, b->d) < 0) {
-			free(info.name);
-			goto fail;
-		}
-	}
-	rc = 0;
-	goto cleanup;
-oom:
-	ir_diag_error(b->d, IR_ENOMEM, "out of memory");
-fail:
-	rc = b->d->status ? b->d->status : IR_ENOMEM;
-cleanup:
-	rt_value_unref(t);
-	rt_value_unref(f);
-	free(qb);
-	free(sb);
-	free(zb);
-	free(sh);
-	free(work);
-	return rc;
+	return 0;
 }
 
 /* MatMul(A, B) -> MatMulNBits(A, B codes, scales[, zero points]), keeping

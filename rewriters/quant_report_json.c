@@ -129,6 +129,7 @@ char *qz_report_json(const struct qz_report *r, const char *model, const char *o
 	jb_need(cJSON_AddStringToObject(x, "metric", qz_metric_name(r->metric)), &ok);
 	num(x, "value", r->threshold, &ok);
 	jb_need(cJSON_AddBoolToObject(x, "met", r->met), &ok);
+	jb_need(cJSON_AddBoolToObject(x, "checked", !r->unchecked), &ok);
 	num(x, "worst_before_fallback", r->worst_first, &ok);
 	arr = cJSON_AddArrayToObject(o, "outputs");
 	jb_need(arr, &ok);

@@ -213,20 +213,69 @@ static int prepare(struct qz_ctx *q, struct rw_ctx *c, struct ir_diag *d)
 	return rw_refresh(c);
 }
 
-/* The float model written to a temporary folder: the reference, and the
- * copy each trial loads. */
-static int save_copy(struct qz_ctx *q, struct ir_model *m, struct ir_diag *d)
+int qz_tmp_dir(struct qz_ctx *q, struct ir_diag *d)
 {
 	const char *tmp = getenv("TMPDIR");
-	struct ir_save_opts so = { "model.data", 1024 };
-	int rc;
 
+	if (q->tmp[0])
+		return 0;
 	snprintf(q->tmp, sizeof(q->tmp), "%s/opmig-quantize.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(q->tmp)) {
 		q->tmp[0] = 0;
 		return ir_diag_error(d, IR_EIO, "cannot create a temporary folder in %s",
 				     tmp && *tmp ? tmp : "/tmp");
 	}
+	return 0;
+}
+
+/* Weight-only quantization of a model as loaded (prepare changed nothing
+ * but maybe the order of its nodes, which loading sorts the same way):
+ * the reference is the source file loaded again, its weights read in
+ * place, and so is each trial's float model; 1 when it is m's graph,
+ * else 0 (a copy is written). */
+static int load_source(struct qz_ctx *q, struct ir_model *m, struct ir_diag *d)
+{
+	const struct ir_graph *g = m->graph, *h;
+	struct ir_diag sub;
+	int same;
+
+	if (q->o->format != QZ_WEIGHT_ONLY || !q->o->source)
+		return 0;
+	ir_diag_init(&sub);
+	if (ir_model_load(q->o->source, NULL, &q->ref, &sub) < 0 ||
+	    ir_graph_toposort(q->ref->graph, &sub) < 0) {
+		ir_model_free(q->ref);
+		q->ref = NULL;
+		return 0;
+	}
+	h = q->ref->graph;
+	same = h->n_nodes == g->n_nodes && h->n_inits == g->n_inits &&
+	       h->n_inputs == g->n_inputs && h->n_outputs == g->n_outputs;
+	for (size_t i = 0; same && i < g->n_nodes; i++)
+		same = !strcmp(ir_s(h->nodes[i]->op_type), ir_s(g->nodes[i]->op_type)) &&
+		       !strcmp(ir_s(h->nodes[i]->name), ir_s(g->nodes[i]->name));
+	if (!same) {
+		ir_model_free(q->ref);
+		q->ref = NULL;
+		return 0;
+	}
+	snprintf(q->copy_path, sizeof(q->copy_path), "%s", q->o->source);
+	q->from_source = 1;
+	(void)d;
+	return 1;
+}
+
+/* The float model written to a temporary folder: the reference, and the
+ * copy each trial loads. */
+static int save_copy(struct qz_ctx *q, struct ir_model *m, struct ir_diag *d)
+{
+	struct ir_save_opts so = { "model.data", 1024 };
+	int rc;
+
+	if (load_source(q, m, d))
+		return 0;
+	if ((rc = qz_tmp_dir(q, d)) < 0)
+		return rc;
 	snprintf(q->copy_path, sizeof(q->copy_path), "%s/model.onnx", q->tmp);
 	if ((rc = ir_model_save(m, q->copy_path, &so, d)) < 0)
 		return rc;
@@ -243,8 +292,22 @@ static void remove_copy(struct qz_ctx *q)
 		return;
 	snprintf(path, sizeof(path), "%s/model.data", q->tmp);
 	unlink(path);
-	unlink(q->copy_path);
+	snprintf(path, sizeof(path), "%s/model.onnx", q->tmp);
+	unlink(path);
+	for (int i = 0; i < q->n_trials; i++) {
+		snprintf(path, sizeof(path), "%s/trial%d.onnx", q->tmp, i);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/trial%d.data", q->tmp, i);
+		unlink(path);
+	}
 	rmdir(q->tmp);
+}
+
+/* Let go of the reference's mapped weights once its runs are done. */
+static void release_weights(struct ir_model *m)
+{
+	for (size_t i = 0; m && i < m->graph->n_inits; i++)
+		ir_tensor_release_data(m->graph->inits[i]);
 }
 
 /* One report entry per node the plan considered. */
@@ -406,6 +469,25 @@ int qz_run(struct ir_model *m, const char *path, const struct qz_opts *o,
 				   ir_dtype_name(q.plan.act_dtype), (long long)c.opset);
 		goto cleanup;
 	}
+	if (oo.no_check) {
+		/* weight-only: nothing to calibrate, nothing run */
+		if (oo.format != QZ_WEIGHT_ONLY) {
+			rc = ir_diag_error(d, IR_EUSAGE, "only weight-only quantization can skip "
+					   "the accuracy check");
+			goto cleanup;
+		}
+		r->unchecked = 1;
+		r->met = 1;
+		if (!(fl = calloc(q.plan.n_nodes + 1, 1))) {
+			rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+		if ((rc = node_states(&q, fl, d)) < 0 ||
+		    (rc = qz_note(r, d, "no accuracy check: the quantized model was not "
+				  "compared with the float model")) < 0)
+			goto cleanup;
+		goto build;
+	}
 	n_in = n_graph_inputs(q.ref);
 	if ((rc = qz_samples_open(&q, &q.calib, oo.calibrate, n_in, oo.seed, d)) < 0)
 		goto cleanup;
@@ -437,8 +519,11 @@ int qz_run(struct ir_model *m, const char *path, const struct qz_opts *o,
 	}
 	if ((!calibrated || q.eval != &q.calib) && (rc = qz_eval_reference(&q, d)) < 0)
 		goto cleanup;
+	if (oo.format == QZ_WEIGHT_ONLY)
+		release_weights(q.ref);
 	if ((rc = qz_fallback(&q, fl, d)) < 0 || (rc = node_states(&q, fl, d)) < 0)
 		goto cleanup;
+build:
 	if (!r->n_quantized && (rc = qz_note(r, d, "nothing was quantized: %s",
 					     r->n_steps ? "the accuracy fallback returned every "
 					     "candidate to float" : oo.format == QZ_WEIGHT_ONLY ?

@@ -88,6 +88,12 @@ struct qz_opts {
 	size_t n_dims;
 	const struct rt_dim_set *dims;
 	int threads;
+	const char *source;          /* the file the model was loaded from,
+				      * unchanged (NULL: unknown): weight-only
+				      * quantization reads its float reference
+				      * from there instead of writing a copy */
+	int no_check;                /* weight-only: no accuracy check (nothing
+				      * run, the criterion not measured) */
 };
 
 /* A quantized tensor: an activation (calibrated), a weight or a bias. */
@@ -151,6 +157,7 @@ struct qz_report {
 	double threshold;
 	char criterion[64];          /* "cosine>=0.99" */
 	int met;                     /* every output meets it */
+	int unchecked;               /* no accuracy check ran (met is 1) */
 	double worst_first;          /* the metric before any fallback */
 	size_t n_outputs;
 	struct qz_output *outputs;
@@ -215,6 +222,15 @@ void qz_params(double lo, double hi, int dtype, int symmetric, float *scale,
  * holds 4 * n floats. */
 void qz_nbits_quantize(const float *w, int64_t k, int64_t n, int bits, int64_t bs, int sym,
 		       int half, uint8_t *q, float *scales, uint8_t *zp, float *work);
+/* The same codes, scales and zero points of weight w [k, n] (float32 or
+ * float16; scales of its dtype) as derived tensors named NAME_Q<bits>,
+ * NAME_scales and NAME_zero_points (*z NULL when symmetric), computed only
+ * when read (ir_tensor_data) or written (ir_tensor_stream: cols columns at
+ * a time, reading bs rows of them at a time; cols 0: as many as give 8
+ * MiB of codes), byte for byte qz_nbits_quantize's.  0, or < 0 with d. */
+int qz_nbits_derive(const struct ir_tensor *w, const char *name, int bits, int64_t bs, int sym,
+		    int64_t cols, struct ir_tensor **q, struct ir_tensor **s, struct ir_tensor **z,
+		    struct ir_diag *d);
 /* The integer range of a quantized dtype (int8, uint8, int16, uint16,
  * int4, uint4, int32). */
 void qz_dtype_range(int dtype, int64_t *qmin, int64_t *qmax);

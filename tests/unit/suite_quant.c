@@ -21,6 +21,7 @@
 #include "tests/unit/suites.h"
 #include "tests/unit/tgen.h"
 #include "tests/unit/tmodel.h"
+#include "runtime/runtime.h"
 #include "runtime/tensor_io.h"
 
 static void test_params(void)
@@ -493,6 +494,122 @@ static void test_nbits(void)
 	CU_ASSERT_EQUAL(q8[31], 0);
 }
 
+/* Sink of a streamed payload: appended to a buffer. */
+struct nb_buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static int nb_sink(const uint8_t *data, size_t len, void *ctx)
+{
+	struct nb_buf *b = ctx;
+
+	if (b->len + len > b->cap)
+		return -1;
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+	return 0;
+}
+
+/* One derived tensor against the direct path's bytes: streamed, and read
+ * whole (ir_tensor_data) from a fresh copy. */
+static int nb_same(struct ir_tensor *t, const uint8_t *want, size_t len)
+{
+	struct nb_buf b = { malloc(len + 1), 0, len };
+	struct ir_tensor *c = ir_tensor_clone(t, NULL);
+	const uint8_t *data;
+	size_t n;
+	struct ir_diag d;
+	int ok;
+
+	ir_diag_init(&d);
+	ok = b.p && c && ir_tensor_stream(t, nb_sink, &b, &d) == 0 && b.len == len &&
+	     !memcmp(b.p, want, len) && ir_tensor_data(c, &data, &n, &d) == 0 && n == len &&
+	     !memcmp(data, want, len);
+	free(b.p);
+	ir_tensor_free(c);
+	return ok;
+}
+
+/* The derived codes, scales and zero points (qz_nbits_derive) equal
+ * qz_nbits_quantize's byte for byte: random weights (a column of zeros,
+ * a constant column, K not a multiple of the block), 4 and 8 bits,
+ * symmetric or not, float32 and float16 weights, pieces of 1, 2, 3 and all
+ * columns, and the scales asked for before the codes. */
+static void test_nbits_derived(void)
+{
+	static const int64_t shapes[][3] = { { 40, 7, 16 }, { 37, 5, 32 }, { 64, 3, 16 },
+					     { 100, 9, 32 } };
+	uint64_t seed = 12345;
+
+	for (size_t sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++)
+	for (int v = 0; v < 16; v++) {
+		int64_t k = shapes[sh][0], n = shapes[sh][1], bs = shapes[sh][2];
+		int bits = v & 1 ? 8 : 4, sym = (v >> 1) & 1, half = (v >> 2) & 1;
+		int64_t cols = (v >> 3) ? (int64_t)(sh % 3) + 1 : 0;
+		int64_t kb = (k + bs - 1) / bs, blob = bs * bits / 8, zrow = (kb * bits + 7) / 8;
+		int64_t dims[2] = { k, n };
+		float *w = malloc((size_t)(k * n) * sizeof(float)), *sc = malloc((size_t)(n * kb) * 4);
+		float *work = malloc((size_t)(4 * n) * sizeof(float));
+		uint8_t *q = malloc((size_t)(n * kb * blob)), *zp = malloc((size_t)(n * zrow));
+		uint16_t *wh = malloc((size_t)(k * n) * 2), *sh16 = malloc((size_t)(n * kb) * 2);
+		struct ir_tensor *t, *tq, *ts, *tz;
+		struct ir_diag d;
+
+		ir_diag_init(&d);
+		for (int64_t i = 0; i < k * n; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			w[i] = (float)((double)(seed >> 11) / 9007199254740992.0 * 4.0 - 2.0);
+			if (i % n == 1)
+				w[i] = 0;               /* a column of zeros: scale 0 */
+			if (i % n == 2)
+				w[i] = 0.75f;           /* a constant column */
+		}
+		if (half) {
+			rt_cast_raw(IR_DTYPE_FLOAT, (const uint8_t *)w, IR_DTYPE_FLOAT16,
+				    (uint8_t *)wh, (size_t)(k * n), NULL);
+			rt_cast_raw(IR_DTYPE_FLOAT16, (const uint8_t *)wh, IR_DTYPE_FLOAT,
+				    (uint8_t *)w, (size_t)(k * n), NULL);
+		}
+		qz_nbits_quantize(w, k, n, bits, bs, sym, half, q, sc, sym ? NULL : zp, work);
+		if (half)
+			rt_cast_raw(IR_DTYPE_FLOAT, (const uint8_t *)sc, IR_DTYPE_FLOAT16,
+				    (uint8_t *)sh16, (size_t)(n * kb), NULL);
+		t = half ? ir_tensor_new_raw("w", IR_DTYPE_FLOAT16, dims, 2, wh, (size_t)(k * n) * 2) :
+		    ir_tensor_new_raw("w", IR_DTYPE_FLOAT, dims, 2, w, (size_t)(k * n) * 4);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+		/* codes first (the scales then come from their pass) */
+		CU_ASSERT_EQUAL_FATAL(qz_nbits_derive(t, "w", bits, bs, sym, cols, &tq, &ts, &tz, &d), 0);
+		CU_ASSERT_EQUAL(tq->dims[0], n);
+		CU_ASSERT_EQUAL(tq->dims[1], kb);
+		CU_ASSERT_EQUAL(tq->dims[2], blob);
+		CU_ASSERT(nb_same(tq, q, (size_t)(n * kb * blob)));
+		CU_ASSERT(nb_same(ts, half ? (const uint8_t *)sh16 : (const uint8_t *)sc,
+				  (size_t)(n * kb) * (half ? 2 : 4)));
+		CU_ASSERT(sym ? tz == NULL : nb_same(tz, zp, (size_t)(n * zrow)));
+		ir_tensor_free(tq);
+		ir_tensor_free(ts);
+		ir_tensor_free(tz);
+		/* scales and zero points first: computed on their own */
+		CU_ASSERT_EQUAL_FATAL(qz_nbits_derive(t, "w", bits, bs, sym, cols, &tq, &ts, &tz, &d), 0);
+		CU_ASSERT(nb_same(ts, half ? (const uint8_t *)sh16 : (const uint8_t *)sc,
+				  (size_t)(n * kb) * (half ? 2 : 4)));
+		CU_ASSERT(sym || nb_same(tz, zp, (size_t)(n * zrow)));
+		CU_ASSERT(nb_same(tq, q, (size_t)(n * kb * blob)));
+		ir_tensor_free(tq);
+		ir_tensor_free(ts);
+		ir_tensor_free(tz);
+		ir_tensor_free(t);
+		free(w);
+		free(sc);
+		free(work);
+		free(q);
+		free(zp);
+		free(wh);
+		free(sh16);
+	}
+}
+
 static const struct unit_test tests[] = {
 	{ "quant_params", test_params },
 	{ "quant_hist", test_hist },
@@ -501,6 +618,7 @@ static const struct unit_test tests[] = {
 	{ "quant_accuracy_parse", test_accuracy_parse },
 	{ "quant_qdq_form", test_qdq_form },
 	{ "quant_nbits", test_nbits },
+	{ "quant_nbits_derived", test_nbits_derived },
 	{ NULL, NULL },
 };
 

@@ -160,7 +160,8 @@ static int mask_fits(const struct rw_ctx *c, struct match *m, const struct ir_vt
 }
 
 /* Q, K and V ([B, hq, S, d], [B, hkv, T, d], [B, hkv, T, dv]) known to
- * agree; kv heads repeated rep times make hq, or broadcast when 1 */
+ * agree; kv heads repeated rep times make hq, or one kv head the MatMuls
+ * broadcast */
 static int shapes_agree(const struct rw_ctx *c, const struct match *m, int64_t rep)
 {
 	const struct ir_vtype *qt = type4(c, m->q), *kt = type4(c, m->k), *vt = type4(c, m->v);
@@ -170,14 +171,11 @@ static int shapes_agree(const struct rw_ctx *c, const struct match *m, int64_t r
 	    !rw_dim_same(&kt->dims[1], &vt->dims[1]) || !rw_dim_same(&kt->dims[2], &vt->dims[2]) ||
 	    !rw_dim_same(&qt->dims[3], &kt->dims[3]) || vt->dims[3].kind == IR_VDIM_UNKNOWN)
 		return 0;
-	if (rep > 1 || (kt->dims[1].kind == IR_VDIM_VALUE && kt->dims[1].value == 1)) {
-		if (qt->dims[1].kind != IR_VDIM_VALUE || kt->dims[1].kind != IR_VDIM_VALUE ||
-		    qt->dims[1].value != kt->dims[1].value * rep)
-			return 0;
-	} else if (!rw_dim_same(&qt->dims[1], &kt->dims[1])) {
-		return 0;
-	}
-	return 1;
+	if (rep > 1)
+		return qt->dims[1].kind == IR_VDIM_VALUE && kt->dims[1].kind == IR_VDIM_VALUE &&
+		       qt->dims[1].value == kt->dims[1].value * rep;
+	return rw_dim_same(&qt->dims[1], &kt->dims[1]) ||
+	       (kt->dims[1].kind == IR_VDIM_VALUE && kt->dims[1].value == 1);
 }
 
 static int match(const struct rw_ctx *c, struct ir_node *mm, struct match *m)

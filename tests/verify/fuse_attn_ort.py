@@ -2,35 +2,36 @@
 fuse-skip-norm of opmig migrate.
 
 fuse-attention: hand-built scaled dot-product attention over [B, H, S, D]
-heads (the scale a Div, a Mul on either side or none; the mask absent,
-[B, 1, S, T] on either side of the Add, [S, T] or [1, 1, S, T]; kv heads
-repeated for grouped-query attention; keys and values concatenated with a
-past; symbolic dims; float16 with Softmax inside Casts to float32), the
-tiny decomposed decoder of testdata/gen/make_decoder.py (static dims, and
-float16) and the attention lowering's own output (Attention-23 models
-lowered for openvino, their doc strings cleared) migrated to tensorrt at
-opset 23 must have one Attention in place of each pattern, pass opmig's
-validation, and give in onnxruntime-node the original's outputs (python-onnx
-1.12 knows no opset 23: onnxruntime loading and running them is the check).
+heads (the scale a Div, a Mul on either side or none; the mask absent, [B,
+1, S, T] on either side of the Add, [S, T] or [1, 1, S, T]; kv heads
+repeated for grouped-query attention, or one the MatMuls broadcast; keys and
+values concatenated with a past; symbolic dims; float16 with Softmax inside
+Casts to float32), the tiny decomposed decoder of
+testdata/gen/make_decoder.py (static dims, and float16) and the attention
+lowering's own output (Attention-23 models lowered for openvino, their doc
+strings cleared) migrated to tensorrt at opset 23 must have one Attention in
+place of each pattern, pass opmig's validation, and give in onnxruntime-node
+the original's outputs (python-onnx 1.12 knows no opset 23: onnxruntime
+loading and running them is the check).
 Near misses (the scale a graph input, Softmax on another axis, the scores
-or the probabilities read elsewhere, a mask [B, 1, 1, T] the op does not
-take, the decoder with symbolic dims, where
-inference cannot tell the mask's [S, T], the lowering's output with its
-provenance) are left alone (kv heads tiled rather than repeated are fused
-as they are, the tiling kept); tensorrt at opset 17 (no Attention) leaves
-the pattern alone and the result passes onnx.checker full_check.
+before or after the scale or the probabilities read elsewhere, a mask [B, 1,
+1, T] the op does not take, query heads unknown against static kv heads, the
+decoder with symbolic dims, where inference cannot tell the mask's [S, T],
+the lowering's output with its provenance, a target without Attention at
+opset 23) are left alone (kv heads tiled rather than repeated are fused as
+they are, the tiling kept); tensorrt at opset 17 (no Attention) leaves the
+pattern alone and the result passes onnx.checker full_check.
 
 fuse-skip-norm: Add(x, skip) [+ Add(bias)] then a norm (RMSNorm fused by
 fuse-rms-norm, LayerNormalization with and without beta) fused into
-com.microsoft SkipSimplifiedLayerNormalization / SkipLayerNormalization
-for a rules file declaring them (no shipped target does), the sum as
-output 3 where it is read elsewhere or is a graph output; near misses (a
-skip that broadcasts, the norm over another axis, the inner sum read
-elsewhere, the mean output read) left alone; the decoder fused with both
-passes.  Results at opset 17 pass onnx.checker full_check (those without
-a default-domain SimplifiedLayerNormalization, which onnx 1.12 lacks).  Prints one
-line per check; exits 1 on a failure, 77 when onnxruntime-node is
-absent."""
+com.microsoft SkipSimplifiedLayerNormalization / SkipLayerNormalization for
+a rules file declaring them (no shipped target does), the sum as output 3
+where it is read elsewhere or is a graph output; near misses (a skip that
+broadcasts, the norm over another axis, the inner sum read elsewhere, the
+mean output read) left alone; the decoder fused with both passes. Results at
+opset 17 pass onnx.checker full_check (those without a default-domain
+SimplifiedLayerNormalization, which onnx 1.12 lacks). Prints one line per
+check; exits 1 on a failure, 77 when onnxruntime-node is absent."""
 import json
 import os
 import subprocess
@@ -71,19 +72,21 @@ def named(nodes, name):
 
 
 def sdpa(name, scale="div", mask=(B, 1, S, T), mask_first=False, gqa=True, past=True,
-         axis=-1, twice=None, f16=False, symbolic=False, bad_repeat=False):
+         axis=-1, twice=None, f16=False, symbolic=False, bad_repeat=False, mqa=False,
+         q_heads=HQ):
     """Q [B, HQ, S, D], K and V [B, HKV, S, D] (+ past [B, HKV, P, D]) ->
-    y [B, HQ, S, D] (and present key/value)."""
+    y [B, HQ, S, D] (and present key/value); gqa False: HQ kv heads, or
+    one (mqa) that the MatMuls broadcast."""
     f = TensorProto.FLOAT16 if f16 else TensorProto.FLOAT
     npf = np.float16 if f16 else np.float32
-    hkv = HKV if gqa else HQ
-    t = T if past else S
+    hkv = HKV if gqa else 1 if mqa else HQ
+
     def dims(b, h, s, d):   # symbolic: batch and sequence by name (no past)
         return ["batch" if symbolic and b == B else b, h, "seq" if symbolic else s, d]
-    ins = [helper.make_tensor_value_info("q", f, dims(B, HQ, S, D)),
+    ins = [helper.make_tensor_value_info("q", f, dims(B, q_heads, S, D)),
            helper.make_tensor_value_info("k", f, dims(B, hkv, S, D)),
            helper.make_tensor_value_info("v", f, dims(B, hkv, S, D))]
-    outs = [helper.make_tensor_value_info("y", f, dims(B, HQ, S, D))]
+    outs = [helper.make_tensor_value_info("y", f, dims(B, q_heads, S, D))]
     inits, nodes = [], []
     k, v = "k", "v"
     if past:
@@ -149,7 +152,7 @@ def sdpa(name, scale="div", mask=(B, 1, S, T), mask_first=False, gqa=True, past=
 
 def sdpa_feeds(rng, opts):
     npf = np.float16 if opts.get("f16") else np.float32
-    hkv = HKV if opts.get("gqa", True) else HQ
+    hkv = HKV if opts.get("gqa", True) else 1 if opts.get("mqa") else HQ
     past = opts.get("past", True)
     t = T if past else S
     r = lambda *s: rng.standard_normal(s).astype(npf)  # noqa: E731
@@ -172,6 +175,7 @@ ATTN_CASES = (   # name, builder options, fused?
     ("sdpa-div-gqa-past", dict(), True),
     ("sdpa-mul-mask-first", dict(scale="mul", mask_first=True), True),
     ("sdpa-mul-swap-mha", dict(scale="mul-swap", gqa=False), True),
+    ("sdpa-mqa-broadcast", dict(gqa=False, mqa=True), True),
     ("sdpa-noscale-nomask", dict(scale="none", mask=None, past=False), True),
     ("sdpa-mask-2d", dict(mask=(S, T)), True),
     ("sdpa-mask-1-1", dict(mask=(1, 1, S, T)), True),
@@ -183,8 +187,11 @@ ATTN_CASES = (   # name, builder options, fused?
     ("near-attn-scale-input", dict(scale="input"), False),
     ("near-attn-axis", dict(axis=2), False),
     ("near-attn-scores-read", dict(twice="scaled"), False),
+    ("near-attn-qk-read", dict(twice="qk"), False),
     ("near-attn-probs-read", dict(twice="p"), False),
     ("near-attn-mask-row", dict(mask=(B, 1, 1, T)), False),
+    # query heads by name against 4 kv heads: 1 would broadcast to 4
+    ("near-attn-heads-unknown", dict(gqa=False, q_heads="h"), False),
 )
 
 
@@ -408,6 +415,14 @@ def main():
             n.doc_string = ""
         plain = os.path.join(work, name + "-plain.onnx")
         onnx.save(m, plain)
+        dst = os.path.join(work, name + "-plain-openvino.onnx")
+        done = migrate(opmig, plain, dst, "openvino", ["--no-validate"],
+                       name + " lowered, doc strings cleared, on openvino")
+        if done is not None:
+            ops, _ = ops_of(dst)
+            check("fuse-attention" not in done[0] and "Attention" not in ops,
+                  "%s: openvino (no Attention, opset 23) leaves the pattern alone (ops %s)"
+                  % (name, ops))
         dst = os.path.join(work, name + "-refused.onnx")
         what = "%s lowered, doc strings cleared, on tensorrt opset 23" % name
         done = migrate(opmig, plain, dst, "tensorrt", ["--opset", "23"], what)

@@ -2,7 +2,8 @@
  * pattern backwards (the producer of a value, if it is a given op of the
  * default domain in the same graph) and forwards (a value's only reader),
  * binary operands in either order, constants compared with a relative
- * tolerance, removing the pattern's nodes once nothing reads them,
+ * tolerance, one-element constants of any float dtype, dims known to be
+ * equal, removing the pattern's nodes once nothing reads them,
  * telling patterns a decomposition made (fusing them would undo it), the
  * opset import a fused op of another domain needs, and the passes' walk
  * over the graph. */
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "rewriters/rw_int.h"
+#include "runtime/runtime.h"
 
 static int is_op(const struct ir_node *n, const char *op)
 {
@@ -46,6 +48,33 @@ int rw_is_scalar_near(const struct rw_ctx *c, const struct ir_value *v, double w
 	double x;
 
 	return v && rw_const_double(c, v, &x) && fabs(x - want) <= 1e-4 * fabs(want) + 1e-7;
+}
+
+int rw_const_scalar(const struct rw_ctx *c, const struct ir_value *v, double *out)
+{
+	struct rt_value *t;
+	int ok;
+
+	if (rw_const_double(c, v, out))
+		return 1;
+	/* inference keeps float and double values only */
+	if (!v || !v->init || v->is_input || (v->init->dtype != IR_DTYPE_FLOAT16 &&
+					       v->init->dtype != IR_DTYPE_BFLOAT16) ||
+	    !(t = rw_init_value(v)))
+		return 0;
+	if ((ok = t->numel == 1))
+		*out = rt_value_get_f64(t, 0);
+	rt_value_unref(t);
+	return ok;
+}
+
+int rw_dim_same(const struct ir_vdim *a, const struct ir_vdim *b)
+{
+	if (a->kind != b->kind)
+		return 0;
+	if (a->kind == IR_VDIM_VALUE)
+		return a->value == b->value;
+	return a->kind == IR_VDIM_PARAM && a->param && b->param && !strcmp(a->param, b->param);
 }
 
 void rw_remove_unread(struct ir_graph *g, struct ir_node *const *nodes, size_t k)

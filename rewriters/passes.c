@@ -27,6 +27,7 @@
 	X(expand_tile) \
 	X(fold_constants) \
 	X(fp16) \
+	X(fuse_attention) \
 	X(fuse_batch_norm) \
 	X(fuse_gelu) \
 	X(fuse_gemm) \
@@ -34,6 +35,7 @@
 	X(fuse_matmul_nbits) \
 	X(fuse_rms_norm) \
 	X(fuse_rotary) \
+	X(fuse_skip_norm) \
 	X(gather_elements) \
 	X(gather_slice) \
 	X(gelu) \

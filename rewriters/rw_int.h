@@ -154,6 +154,12 @@ struct ir_node *rw_sole_user(const struct ir_value *v, const char *op);
 struct ir_value *rw_other_input(const struct ir_node *n, const struct ir_value *v);
 /* v is a constant scalar within 1e-4 (relative) of want. */
 int rw_is_scalar_near(const struct rw_ctx *c, const struct ir_value *v, double want);
+/* A one-element constant (rw_const_double's, or a float16 or bfloat16
+ * initializer, whose values inference does not keep): 1 and *out. */
+int rw_const_scalar(const struct rw_ctx *c, const struct ir_value *v, double *out);
+/* Are two inferred dims known to be equal (the same static value, or the
+ * same symbolic name)?  Unknown dims never are. */
+int rw_dim_same(const struct ir_vdim *a, const struct ir_vdim *b);
 /* Remove those of the k (<= 32) nodes whose outputs nobody reads, until
  * none is left to remove (pattern nodes a fusion bypassed). */
 void rw_remove_unread(struct ir_graph *g, struct ir_node *const *nodes, size_t k);

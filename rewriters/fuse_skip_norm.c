@@ -1,0 +1,177 @@
+/* fuse_skip_norm.c: pass "fuse-skip-norm": a residual sum normalized over
+ * the last axis,
+ *   s = Add(x, skip) or Add(Add(x, skip), bias),  y = Norm(s, gamma[, beta]),
+ * Norm RMSNormalization or SimplifiedLayerNormalization (what fuse-rms-norm
+ * makes) or LayerNormalization, fused into com.microsoft
+ * SkipSimplifiedLayerNormalization or SkipLayerNormalization for targets
+ * that declare it for the data's dtype.  x and skip are [B, S, H] or
+ * [T, H] of the same known shape, gamma, beta and a constant bias [H] of
+ * the data's dtype (float32 or float16), the statistics in float32
+ * (stash_type 1) and not read; s, when read elsewhere too (a decoder's
+ * residual stream), becomes output 3 (input_skip_bias_sum) of the fused
+ * node, which takes the place of the last Add (every reader of s comes
+ * after it).  Neither Add may be a pass's (the skip-layer-norm lowering's
+ * output stays); the norm may be a fusion's. */
+#include <string.h>
+
+#include "rewriters/rw_int.h"
+
+struct match {
+	struct ir_node *norm, *add, *inner;   /* inner: Add(x, skip) when a bias follows */
+	struct ir_value *x, *skip, *gamma, *beta, *bias, *sum;
+	int simplified;
+	float eps;
+};
+
+static int is_op(const struct ir_node *n, const char *op, int ms_too)
+{
+	const char *d = ir_s(n->domain);
+
+	return !strcmp(ir_s(n->op_type), op) &&
+	       (!*d || !strcmp(d, "ai.onnx") || (ms_too && !strcmp(d, "com.microsoft")));
+}
+
+/* Made by a pass other than a fusion (a lowering's output stays)? */
+static int lowered(const struct ir_node *n)
+{
+	return rw_made_by_pass((struct ir_node *const *)&n, 1) &&
+	       strncmp(n->doc, "opmig: fuse-", 12);
+}
+
+/* A value of dtype dt whose shape is [h] */
+static int vector_of(const struct rw_ctx *c, const struct ir_value *v, int dt, int64_t h)
+{
+	const struct ir_vtype *t = v ? rw_type(c, v) : NULL;
+
+	return t && t->dtype == dt && t->rank == 1 && t->dims[0].kind == IR_VDIM_VALUE &&
+	       t->dims[0].value == h;
+}
+
+/* a and b known to have the same shape, of rank 2 or 3 */
+static int same_shape(const struct rw_ctx *c, const struct ir_value *a, const struct ir_value *b)
+{
+	const struct ir_vtype *s = rw_type(c, a), *t = rw_type(c, b);
+
+	if (!s || !t || s->rank != t->rank || s->rank < 2 || s->rank > 3)
+		return 0;
+	for (int i = 0; i < s->rank; i++)
+		if (!rw_dim_same(&s->dims[i], &t->dims[i]))
+			return 0;
+	return 1;
+}
+
+static int match(const struct rw_ctx *c, struct ir_node *n, struct match *m)
+{
+	const struct ir_vtype *t;
+	struct ir_node *a, *in;
+	int64_t h, axis;
+	int r;
+
+	memset(m, 0, sizeof(*m));
+	if (is_op(n, "LayerNormalization", 0))
+		m->beta = n->n_inputs > 2 ? n->inputs[2] : NULL;
+	else if (is_op(n, "RMSNormalization", 0) || is_op(n, "SimplifiedLayerNormalization", 1))
+		m->simplified = 1;
+	else
+		return 0;
+	if (n->n_inputs < 2 || !n->inputs[0] || !n->inputs[1] || !n->n_outputs ||
+	    rw_attr_int(n, "stash_type", 1) != 1 || lowered(n))
+		return 0;
+	for (size_t i = 1; i < n->n_outputs; i++)
+		if (n->outputs[i] && rw_value_used(n->outputs[i]))
+			return 0;
+	m->sum = n->inputs[0];
+	if (!(t = rw_type(c, m->sum)) || (r = t->rank) < 2 || r > 3 ||
+	    t->dims[r - 1].kind != IR_VDIM_VALUE || (h = t->dims[r - 1].value) < 1)
+		return 0;
+	axis = rw_attr_int(n, "axis", -1);
+	if (axis != -1 && axis != r - 1)
+		return 0;
+	if ((t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16) ||
+	    !vector_of(c, n->inputs[1], t->dtype, h) ||
+	    (m->beta && !vector_of(c, m->beta, t->dtype, h)))
+		return 0;
+	if (!(a = rw_producer(m->sum, "Add")) || a->n_inputs != 2 || lowered(a))
+		return 0;
+	/* Add(Add(x, skip), bias): a constant bias after the residual sum */
+	for (int j = 0; j < 2; j++) {
+		struct ir_value *b = a->inputs[1 - j];
+
+		if ((in = rw_producer(a->inputs[j], "Add")) && in->n_inputs == 2 &&
+		    rw_single_use(a->inputs[j]) && !lowered(in) && rw_is_const(c, b) &&
+		    vector_of(c, b, t->dtype, h)) {
+			m->inner = in;
+			m->bias = b;
+			break;
+		}
+	}
+	in = m->inner ? m->inner : a;
+	m->x = in->inputs[0];
+	m->skip = in->inputs[1];
+	if (!same_shape(c, m->x, m->sum) || !same_shape(c, m->skip, m->sum))
+		return 0;
+	m->norm = n;
+	m->add = a;
+	m->gamma = n->inputs[1];
+	m->eps = rw_attr_float(n, "epsilon", 1e-5f);
+	return 1;
+}
+
+static int fuse(struct rw_ctx *c, struct match *m)
+{
+	const char *op = m->simplified ? "SkipSimplifiedLayerNormalization" :
+			 "SkipLayerNormalization";
+	struct ir_graph *g = c->m->graph;
+	struct ir_value *in[5], *y = m->norm->outputs[0];
+	struct ir_value *sum = rw_single_use(m->sum) ? NULL : m->sum;
+	struct ir_node *n;
+	struct rw_emit e;
+	size_t k = 0;
+	int rc;
+
+	if (!rw_target_accepts(c, "com.microsoft", op, rw_type(c, m->sum)->dtype) ||
+	    m->add->index >= m->norm->index)
+		return 0;
+	if (rw_domain_ensure(c->m, "com.microsoft") < 0)
+		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+	in[k++] = m->x;
+	in[k++] = m->skip;
+	in[k++] = m->gamma;
+	if (!m->simplified && (m->beta || m->bias))
+		in[k++] = m->beta;      /* NULL: absent, the bias follows */
+	if (m->bias)
+		in[k++] = m->bias;
+	/* the fused node goes where the last Add was: its inputs are made
+	 * before it, and every reader of the sum and of y after it */
+	rw_begin(c, m->norm, &e);
+	if (m->inner)
+		ir_graph_detach_node(g, m->inner);
+	e.pos = m->add->index;
+	ir_graph_detach_node(g, m->add);
+	n = rw_node(&e, op, "com.microsoft", in, k, y);
+	if (n && (ir_node_set_float(n, "epsilon", m->eps) < 0 ||
+		  (sum && (ir_node_append_output(n, NULL) < 0 ||
+			   ir_node_append_output(n, NULL) < 0 ||
+			   ir_node_append_output(n, sum) < 0))))
+		e.failed = 1;
+	ir_node_free(m->add);
+	ir_node_free(m->inner);
+	if ((rc = rw_end(&e, 0)) < 0)
+		return rc;
+	return 1;
+}
+
+static int fuse_at(struct rw_ctx *c, struct ir_node *n)
+{
+	struct match m;
+
+	if (!match(c, n, &m))
+		return 0;
+	return fuse(c, &m);
+}
+
+RW_FUSION(fuse_skip_norm, "fuse-skip-norm",
+	  "Add (+ bias Add) then RMSNormalization, SimplifiedLayerNormalization or "
+	  "LayerNormalization fused into com.microsoft SkipSimplifiedLayerNormalization or "
+	  "SkipLayerNormalization (the sum as output 3 where read elsewhere)",
+	  fuse_at);

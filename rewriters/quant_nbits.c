@@ -25,6 +25,43 @@ static void nb_zp_init(uint8_t *zp, int64_t len, int bits)
 		zp[r] = bits == 8 ? 0 : (uint8_t)(bits == 4 ? mid << 4 | mid : 0);
 }
 
+#define NB_COLS 256
+#define NB_ROWS 8
+
+/* n codes of one row: w[r] * rs[r] + zf[r] (two roundings, as written),
+ * rounded half away from zero as roundf does (adding the float below 0.5
+ * with the value's sign, then truncating, is that rounding for every
+ * float), clamped into [0, qmax]; NaN gives the zero point. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "arch=haswell", "default"),
+	       optimize("no-trapping-math")))
+#endif
+static void nb_codes(const float *w, int64_t n, const float *rs, const float *zf, float qmax,
+		     uint8_t *out)
+{
+	for (int64_t r = 0; r < n; r++) {
+		float t = w[r] * rs[r];
+
+		t = t + zf[r];
+		t = truncf(t + copysignf(0x1.fffffep-2f, t));
+		out[r] = t != t ? (uint8_t)zf[r] : t < 0.0f ? 0 : t > qmax ? (uint8_t)qmax :
+			 (uint8_t)t;
+	}
+}
+
+/* mn[r], mx[r] take w[r] when it is below / above them (NaN never). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "arch=haswell", "default"),
+	       optimize("no-trapping-math")))
+#endif
+static void nb_minmax(const float *w, int64_t n, float *mn, float *mx)
+{
+	for (int64_t r = 0; r < n; r++) {
+		mn[r] = w[r] < mn[r] ? w[r] : mn[r];
+		mx[r] = w[r] > mx[r] ? w[r] : mx[r];
+	}
+}
+
 /* Block b of c columns: its rows (rows <= bs) at w, row stride ld; q,
  * scales and zp hold the c columns' codes, scales and zero points (kb *
  * blob, kb and zrow per column). */
@@ -42,14 +79,7 @@ static void nb_block(const float *w, int64_t ld, int64_t rows, int64_t b, int64_
 		mx[r] = -3.40282347e38f;
 	}
 	for (int64_t i = 0; i < rows; i++)
-		for (int64_t r = 0; r < c; r++) {
-			float v = w[i * ld + r];
-
-			if (v < mn[r])
-				mn[r] = v;
-			if (v > mx[r])
-				mx[r] = v;
-		}
+		nb_minmax(w + i * ld, c, mn, mx);
 	for (int64_t r = 0; r < c; r++) {
 		float s;
 
@@ -85,27 +115,49 @@ static void nb_block(const float *w, int64_t ld, int64_t rows, int64_t b, int64_
 				~(qmax << (b % per * (unsigned)bits))) |
 				(unsigned)z[r] << (b % per * (unsigned)bits));
 	}
-	/* a column at a time: its codes are written in order (the rows it
-	 * reads, bs of c columns, stay in cache) */
-	for (int64_t r = 0; r < c; r++) {
-		uint8_t *col = &q[(r * kb + b) * blob];
-		float rs = sc[r] != 0.0f ? 1.0f / sc[r] : 0.0f;
+	/* the codes of NB_COLS columns and NB_ROWS rows at a time, computed
+	 * along the rows in vectors, then packed column by column (rows past
+	 * `rows` hold the zero point) */
+	for (int64_t r0 = 0; r0 < c; r0 += NB_COLS) {
+		int64_t cc = c - r0 < NB_COLS ? c - r0 : NB_COLS;
+		float rs[NB_COLS], zf[NB_COLS];
+		uint8_t codes[NB_ROWS * NB_COLS];
 
-		for (int64_t j = 0; j < bs; j++) {
-			unsigned shift = (unsigned)(j % per) * (unsigned)bits;
-			unsigned code = z[r];
+		for (int64_t r = 0; r < cc; r++) {
+			rs[r] = sc[r0 + r] != 0.0f ? 1.0f / sc[r0 + r] : 0.0f;
+			zf[r] = (float)z[r0 + r];
+		}
+		for (int64_t j0 = 0; j0 < bs; j0 += NB_ROWS) {
+			int64_t jn = bs - j0 < NB_ROWS ? bs - j0 : NB_ROWS;
 
-			if (j < rows) {
-				float t = w[j * ld + r] * rs;
+			for (int64_t j = j0; j < j0 + jn; j++)
+				if (j < rows)
+					nb_codes(w + j * ld + r0, cc, rs, zf, (float)qmax,
+						 codes + (j - j0) * cc);
+				else
+					memcpy(codes + (j - j0) * cc, z + r0, (size_t)cc);
+			for (int64_t r = 0; r < cc; r++) {
+				uint8_t *col = &q[((r0 + r) * kb + b) * blob];
+				const uint8_t *cd = codes + r;
 
-				t = t + (float)z[r];
-				t = roundf(t);
-				code = isnan(t) ? z[r] : t < 0.0f ? 0 : t > (float)qmax ? qmax :
-				       (unsigned)t;
+				if (bits == 8) {
+					for (int64_t j = 0; j < jn; j++)
+						col[j0 + j] = cd[j * cc];
+				} else if (bits == 4 && jn % 2 == 0 && j0 % 2 == 0) {
+					for (int64_t j = 0; j < jn; j += 2)
+						col[(j0 + j) / 2] = (uint8_t)(cd[j * cc] |
+									      cd[(j + 1) * cc] << 4);
+				} else {
+					for (int64_t j = j0; j < j0 + jn; j++) {
+						unsigned shift = (unsigned)(j % per) * (unsigned)bits;
+
+						if (!shift)
+							col[j / per] = 0;
+						col[j / per] = (uint8_t)(col[j / per] |
+									 (unsigned)cd[(j - j0) * cc] << shift);
+					}
+				}
 			}
-			if (!shift)
-				col[j / per] = 0;
-			col[j / per] = (uint8_t)(col[j / per] | code << shift);
 		}
 	}
 }

@@ -51,25 +51,6 @@ static int read_inside(const struct ir_value *v, const struct match *m)
 	return 1;
 }
 
-/* A scalar constant: as inference knows it, or a one-element float16 or
- * bfloat16 initializer (inference keeps float and double values only) */
-static int scalar(const struct rw_ctx *c, const struct ir_value *v, double *out)
-{
-	struct rt_value *t;
-	int ok;
-
-	if (rw_const_double(c, v, out))
-		return 1;
-	if (!v || !v->init || v->is_input || (v->init->dtype != IR_DTYPE_FLOAT16 &&
-					       v->init->dtype != IR_DTYPE_BFLOAT16) ||
-	    !(t = rw_init_value(v)))
-		return 0;
-	if ((ok = t->numel == 1))
-		*out = rt_value_get_f64(t, 0);
-	rt_value_unref(t);
-	return ok;
-}
-
 /* A ReduceMean over the last axis alone, keepdims 1 */
 static int last_axis(const struct rw_ctx *c, const struct ir_node *r, int rank)
 {
@@ -109,7 +90,7 @@ static struct ir_node *divide(const struct rw_ctx *c, struct ir_value *r, struct
 
 	if (n && n->n_inputs == 2 && n->inputs[0] == x && n->inputs[1] == r)
 		return add_node(m, n) ? n : NULL;
-	if (n && n->n_inputs == 2 && n->inputs[1] == r && scalar(c, n->inputs[0], &one) &&
+	if (n && n->n_inputs == 2 && n->inputs[1] == r && rw_const_scalar(c, n->inputs[0], &one) &&
 	    one == 1 && rw_rank(c, n->inputs[0]) <= m->rank)
 		inv = n->outputs[0];
 	else if ((n = rw_sole_user(r, "Reciprocal")))
@@ -135,9 +116,9 @@ static int match(const struct rw_ctx *c, struct ir_node *sq, struct match *m)
 	if (sq->n_inputs != 1 || !rw_single_use(sq->inputs[0]) ||
 	    !(add = rw_producer(sq->inputs[0], "Add")) || add->n_inputs != 2)
 		return 0;
-	if (scalar(c, add->inputs[1], &m->eps))
+	if (rw_const_scalar(c, add->inputs[1], &m->eps))
 		ms = add->inputs[0];
-	else if (scalar(c, add->inputs[0], &m->eps))
+	else if (rw_const_scalar(c, add->inputs[0], &m->eps))
 		ms = add->inputs[1];
 	else
 		return 0;
@@ -152,7 +133,7 @@ static int match(const struct rw_ctx *c, struct ir_node *sq, struct match *m)
 	if (!mc && (mc = rw_producer(p, "Cast")) && !rw_single_use(p = mc->inputs[0]))
 		return 0;
 	if ((pw = rw_producer(p, "Pow"))) {
-		if (pw->n_inputs != 2 || !scalar(c, pw->inputs[1], &two) || two != 2)
+		if (pw->n_inputs != 2 || !rw_const_scalar(c, pw->inputs[1], &two) || two != 2)
 			return 0;
 	} else if (!(pw = rw_producer(p, "Mul")) || pw->n_inputs != 2 ||
 		   pw->inputs[0] != pw->inputs[1]) {

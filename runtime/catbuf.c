@@ -45,8 +45,7 @@ static struct rt_nplan *cat_head(struct rt_gplan *p, const struct ir_node *c, si
 	const struct ir_node *pn = v ? v->producer : NULL;
 	struct rt_nplan *h;
 
-	if (!v || v->n_uses != 1 || ir_graph_is_output(p->g, v) || !pn ||
-	    pn->graph != p->g || pn->index >= p->n_nodes || p->nodes[pn->index].node != pn)
+	if (!v || v->n_uses != 1 || ir_graph_is_output(p->g, v) || !rt_plan_node(p, pn))
 		return NULL;
 	for (size_t j = 0; j < c->n_inputs; j++)
 		if (j != i && c->inputs[j] == v)

@@ -42,22 +42,6 @@ static int since(const struct rt_nplan *np)
 	return np->schema ? (int)np->schema->since_version : 0;
 }
 
-/* v has one consumer, in p's graph, and is no graph output: that node. */
-static struct rt_nplan *sole_consumer(struct rt_gplan *p, const struct ir_value *v)
-{
-	const struct ir_node *c;
-	size_t reads = 0;
-
-	if (!v || v->n_uses != 1 || ir_graph_is_output(p->g, v))
-		return NULL;
-	c = v->uses[0];
-	if (c->graph != p->g || c->index >= p->n_nodes || p->nodes[c->index].node != c)
-		return NULL;
-	for (size_t i = 0; i < c->n_inputs; i++)
-		reads += c->inputs[i] == v;
-	return reads == 1 ? &p->nodes[c->index] : NULL;
-}
-
 /* The step np would be on a chain whose value so far is v (0: none):
  * its other inputs must be constants. */
 static int step_kind(const struct rt_session *s, const struct rt_gplan *p,
@@ -121,7 +105,7 @@ static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head
 	 * chain is made once */
 	if (np->chain)
 		return;
-	while (n < RT_CHAIN_MAX && (c = sole_consumer(p, v)) &&
+	while (n < RT_CHAIN_MAX && (c = rt_plan_sole_use(p, v)) &&
 	       (kind = step_kind(s, p, c, v, &operand)) != 0) {
 		steps[n].kind = kind;
 		steps[n].node = (size_t)(c - p->nodes);

@@ -155,11 +155,16 @@ struct rt_session {
 };
 
 /* plan.c; rt_plan_slot: v's slot in p (-1: not of p's graph);
+ * rt_plan_node: n's plan when n is a node of p's graph planned in p (else
+ * NULL); rt_plan_sole_use: the plan of v's one use when v has one, read
+ * once, in p, and is no graph output (else NULL);
  * rt_nplan_cache_free: drop a node's cache (its memory uncharged). */
 int rt_plan_build(struct rt_session *s, struct ir_diag *d);
 void rt_plan_free(struct rt_gplan *p);
 struct rt_gplan *rt_plan_find(struct rt_session *s, const struct ir_graph *g);
 int rt_plan_slot(const struct rt_gplan *p, const struct ir_value *v);
+struct rt_nplan *rt_plan_node(struct rt_gplan *p, const struct ir_node *n);
+struct rt_nplan *rt_plan_sole_use(struct rt_gplan *p, const struct ir_value *v);
 void rt_nplan_cache_free(struct rt_nplan *np);
 
 /* exec.c */

@@ -52,6 +52,26 @@ void rt_plan_free(struct rt_gplan *p)
 	free(p);
 }
 
+struct rt_nplan *rt_plan_node(struct rt_gplan *p, const struct ir_node *n)
+{
+	if (!n || n->graph != p->g || n->index >= p->n_nodes || p->nodes[n->index].node != n)
+		return NULL;
+	return &p->nodes[n->index];
+}
+
+struct rt_nplan *rt_plan_sole_use(struct rt_gplan *p, const struct ir_value *v)
+{
+	struct rt_nplan *c;
+	size_t reads = 0;
+
+	if (!v || v->n_uses != 1 || ir_graph_is_output(p->g, v) ||
+	    !(c = rt_plan_node(p, v->uses[0])))
+		return NULL;
+	for (size_t i = 0; i < c->node->n_inputs; i++)
+		reads += c->node->inputs[i] == v;
+	return reads == 1 ? c : NULL;
+}
+
 void rt_nplan_cache_free(struct rt_nplan *np)
 {
 	if (np->cache) {

@@ -55,27 +55,7 @@ static int64_t attr_int(const struct ir_node *n, const char *name, int64_t dflt)
 /* The producer of v when it is a node of p's graph planned in p. */
 static struct rt_nplan *producer(struct rt_gplan *p, const struct ir_value *v)
 {
-	const struct ir_node *n = v ? v->producer : NULL;
-
-	if (!n || n->graph != p->g || n->index >= p->n_nodes || p->nodes[n->index].node != n)
-		return NULL;
-	return &p->nodes[n->index];
-}
-
-/* v's one use when it is the only one (read once), in p, no graph output. */
-static struct rt_nplan *sole_use(struct rt_gplan *p, const struct ir_value *v)
-{
-	const struct ir_node *c;
-	size_t reads = 0;
-
-	if (!v || v->n_uses != 1 || ir_graph_is_output(p->g, v))
-		return NULL;
-	c = v->uses[0];
-	if (c->graph != p->g || c->index >= p->n_nodes || p->nodes[c->index].node != c)
-		return NULL;
-	for (size_t i = 0; i < c->n_inputs; i++)
-		reads += c->inputs[i] == v;
-	return reads == 1 ? &p->nodes[c->index] : NULL;
+	return v ? rt_plan_node(p, v->producer) : NULL;
 }
 
 /* v's value when it is an initializer no input overrides, else NULL. */
@@ -194,14 +174,14 @@ static const struct ir_node *dq_bias(const struct rt_session *s, struct rt_gplan
 const struct ir_node *rt_qdq_q_out(const struct rt_session *s, struct rt_gplan *p,
 				   const struct ir_value *v, struct rt_nplan **relu)
 {
-	struct rt_nplan *q = sole_use(p, v);
+	struct rt_nplan *q = rt_plan_sole_use(p, v);
 	const struct rt_value *zp;
 	int zt;
 
 	*relu = NULL;
 	if (q && rt_qdq_is_op(q->node, "Relu") && q->fold == RT_FOLD_NONE && q->node->n_outputs == 1) {
 		*relu = q;
-		q = sole_use(p, q->node->outputs[0]);
+		q = rt_plan_sole_use(p, q->node->outputs[0]);
 	}
 	if (!q || !rt_qdq_is_op(q->node, "QuantizeLinear") || q->fold != RT_FOLD_NONE ||
 	    q->node->inputs[0] != (*relu ? (*relu)->node->outputs[0] : v) ||
@@ -372,10 +352,9 @@ static int absorbed(struct rt_gplan *p, const struct rt_nplan *d)
 	    ir_graph_is_output(p->g, v))
 		return 0;
 	for (size_t i = 0; i < v->n_uses; i++) {
-		const struct ir_node *c = v->uses[i];
+		const struct rt_nplan *c = rt_plan_node(p, v->uses[i]);
 
-		if (c->graph != p->g || c->index >= p->n_nodes ||
-		    p->nodes[c->index].node != c || !p->nodes[c->index].qdq)
+		if (!c || !c->qdq)
 			return 0;
 	}
 	return 1;

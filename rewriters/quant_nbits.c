@@ -62,6 +62,36 @@ static void nb_minmax(const float *w, int64_t n, float *mn, float *mx)
 	}
 }
 
+#define NB_LANES 16
+
+/* The finite values of w[0, n) folded into lo, hi (NB_LANES lanes each,
+ * reduced by the caller) and their count into cnt: lanes, so that the
+ * loop runs in vectors (a float min reduction would not). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "arch=haswell", "default"),
+	       optimize("no-trapping-math")))
+#endif
+static void nb_range(const float *w, int64_t n, float *lo, float *hi, int32_t *cnt)
+{
+	int64_t i = 0;
+
+	for (; i + NB_LANES <= n; i += NB_LANES)
+		for (int l = 0; l < NB_LANES; l++) {
+			float v = w[i + l];
+			int f = fabsf(v) <= 3.40282347e38f;
+
+			lo[l] = f && v < lo[l] ? v : lo[l];
+			hi[l] = f && v > hi[l] ? v : hi[l];
+			cnt[l] += f;
+		}
+	for (; i < n; i++)
+		if (fabsf(w[i]) <= 3.40282347e38f) {
+			lo[0] = w[i] < lo[0] ? w[i] : lo[0];
+			hi[0] = w[i] > hi[0] ? w[i] : hi[0];
+			cnt[0]++;
+		}
+}
+
 /* Block b of c columns: its rows (rows <= bs) at w, row stride ld; q,
  * scales and zp hold the c columns' codes, scales and zero points (kb *
  * blob, kb and zrow per column). */
@@ -215,6 +245,7 @@ struct nb_job {
 
 #define NB_OUT_BYTES ((int64_t)8 << 20)
 #define NB_READ_BYTES ((int64_t)16 << 20)
+#define NB_WIDE_BYTES ((int64_t)24 << 20)
 
 static void nb_hold(void *arg)
 {
@@ -235,6 +266,28 @@ static void nb_drop(void *arg)
 static int64_t nb_piece(const struct ir_tensor *t)
 {
 	return ((const struct nb_job *)t->arg)->cols;
+}
+
+/* The finite range of w[0, n) added to j's. */
+static void nb_track(struct nb_job *j, const float *w, int64_t n)
+{
+	float lo[NB_LANES], hi[NB_LANES];
+	int32_t cnt[NB_LANES] = { 0 };
+
+	for (int l = 0; l < NB_LANES; l++) {
+		lo[l] = 3.40282347e38f;
+		hi[l] = -3.40282347e38f;
+	}
+	nb_range(w, n, lo, hi, cnt);
+	for (int l = 0; l < NB_LANES; l++) {
+		if (!cnt[l])
+			continue;
+		if (!j->n_finite || lo[l] < j->lo)
+			j->lo = lo[l];
+		if (!j->n_finite || hi[l] > j->hi)
+			j->hi = hi[l];
+		j->n_finite += cnt[l];
+	}
 }
 
 /* Columns [n0, n1) of the weight src: codes into q, scales into sc, zero
@@ -274,14 +327,8 @@ static int nb_compute(struct nb_job *j, struct ir_tensor *src, int64_t n0, int64
 		if (j->half)
 			rt_cast_raw(IR_DTYPE_FLOAT16, raw, IR_DTYPE_FLOAT, (uint8_t *)w,
 				    (size_t)(rows * c), NULL);
-		for (int64_t i = 0; track && i < rows * c; i++)
-			if (isfinite(w[i])) {
-				if (!j->n_finite || w[i] < j->lo)
-					j->lo = w[i];
-				if (!j->n_finite || w[i] > j->hi)
-					j->hi = w[i];
-				j->n_finite++;
-			}
+		if (track)
+			nb_track(j, w, rows * c);
 		nb_block(w, c, rows, b, j->kb, c, j->bits, j->bs, j->sym, j->half, q, sc, zp, work);
 	}
 	ir_tensor_reader_close(&rd);
@@ -460,10 +507,15 @@ int qz_nbits_derive(const struct ir_tensor *w, const char *name, int bits, int64
 	j->kb = (j->k + bs - 1) / bs;
 	j->blob = bs * bits / 8;
 	j->zrow = (j->kb * bits + 7) / 8;
-	/* bounded pieces: columns whose codes take NB_OUT_BYTES, and whose
-	 * block of rows read at a time NB_READ_BYTES */
+	/* bounded pieces: all columns when their codes take NB_WIDE_BYTES
+	 * (each block of rows is then one read, in the file's order: a
+	 * piece of the columns reads a run of each row, and the kernel's
+	 * readahead around those short reads cost more than the codes),
+	 * else columns whose codes take NB_OUT_BYTES; either way a block of
+	 * rows read at a time takes at most NB_READ_BYTES */
 	out = j->kb * j->blob;
-	j->cols = cols > 0 ? cols : NB_OUT_BYTES / out > 0 ? NB_OUT_BYTES / out : 1;
+	j->cols = cols > 0 ? cols : j->n * out <= NB_WIDE_BYTES ? j->n :
+		  NB_OUT_BYTES / out > 0 ? NB_OUT_BYTES / out : 1;
 	if (cols <= 0 && j->cols > NB_READ_BYTES / (bs * 4))
 		j->cols = NB_READ_BYTES / (bs * 4);
 	if (j->cols > j->n)

@@ -92,6 +92,49 @@ static void nb_range(const float *w, int64_t n, float *lo, float *hi, int32_t *c
 		}
 }
 
+/* Eight rows of codes of cc columns (row stride cc) packed into each
+ * column's bytes at out + r * stride (4 bytes of two codes at 4 bits, 8
+ * at 8 bits, the lower row in the lower nibble/byte): each column's bytes
+ * made in a vector lane, then stored whole; 0 where the byte order is
+ * not little-endian (the caller packs code by code). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "arch=haswell", "default")))
+#endif
+static int nb_pack8(const uint8_t *codes, int64_t cc, int bits, uint8_t *out, int64_t stride)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t pk[NB_COLS];
+	const uint8_t *c0 = codes, *c1 = c0 + cc, *c2 = c1 + cc, *c3 = c2 + cc, *c4 = c3 + cc,
+		      *c5 = c4 + cc, *c6 = c5 + cc, *c7 = c6 + cc;
+
+	if (bits == 4) {
+		for (int64_t r = 0; r < cc; r++)
+			pk[r] = (uint64_t)((uint32_t)(c0[r] | c1[r] << 4) |
+					   (uint32_t)(c2[r] | c3[r] << 4) << 8 |
+					   (uint32_t)(c4[r] | c5[r] << 4) << 16 |
+					   (uint32_t)(c6[r] | c7[r] << 4) << 24);
+		for (int64_t r = 0; r < cc; r++)
+			memcpy(out + r * stride, &pk[r], 4);
+	} else {
+		for (int64_t r = 0; r < cc; r++)
+			pk[r] = (uint64_t)c0[r] | (uint64_t)c1[r] << 8 | (uint64_t)c2[r] << 16 |
+				(uint64_t)c3[r] << 24 | (uint64_t)c4[r] << 32 |
+				(uint64_t)c5[r] << 40 | (uint64_t)c6[r] << 48 |
+				(uint64_t)c7[r] << 56;
+		for (int64_t r = 0; r < cc; r++)
+			memcpy(out + r * stride, &pk[r], 8);
+	}
+	return 1;
+#else
+	(void)codes;
+	(void)cc;
+	(void)bits;
+	(void)out;
+	(void)stride;
+	return 0;
+#endif
+}
+
 /* Block b of c columns: its rows (rows <= bs) at w, row stride ld; q,
  * scales and zp hold the c columns' codes, scales and zero points (kb *
  * blob, kb and zrow per column). */
@@ -166,6 +209,10 @@ static void nb_block(const float *w, int64_t ld, int64_t rows, int64_t b, int64_
 						 codes + (j - j0) * cc);
 				else
 					memcpy(codes + (j - j0) * cc, z + r0, (size_t)cc);
+			if (jn == NB_ROWS && j0 % NB_ROWS == 0 && (bits == 4 || bits == 8) &&
+			    nb_pack8(codes, cc, bits, q + (r0 * kb + b) * blob + j0 * bits / 8,
+				     kb * blob))
+				continue;
 			for (int64_t r = 0; r < cc; r++) {
 				uint8_t *col = &q[((r0 + r) * kb + b) * blob];
 				const uint8_t *cd = codes + r;

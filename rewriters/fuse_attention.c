@@ -4,7 +4,8 @@
  *   y = MatMul(Softmax(MatMul(Q, Transpose(K', [0, 1, 3, 2])) * scale
  *                      (+ mask), last axis), V'),
  * the scale a Mul by a constant (either order) or a Div by one (or
- * absent), Softmax perhaps inside Cast(to float32) ... Cast(back) (float16
+ * absent; or Q and K^T each a Mul by a constant, as torch's dynamo export
+ * scales both by sqrt(scale)), Softmax perhaps inside Cast(to float32) ... Cast(back) (float16
  * data: softmax_precision float), K' and V' either K and V or their kv
  * heads repeated for grouped-query attention (Reshape(Expand(Unsqueeze(kv,
  * [2])))), fused into Attention (opset 23) for targets that declare it for
@@ -102,12 +103,36 @@ static struct ir_value *unrepeat(const struct rw_ctx *c, struct ir_value *x, int
 	return us->inputs[0];
 }
 
+/* v = Mul(x, constant scalar) (either order), read once: x, the constant
+ * in *k and the Mul in *n; else v itself, *k 1 and *n NULL */
+static struct ir_value *unscale(const struct rw_ctx *c, struct ir_value *v, double *k,
+				struct ir_node **n)
+{
+	struct ir_node *mul = rw_producer(v, "Mul");
+	int j;
+
+	*k = 1;
+	*n = NULL;
+	if (!mul || mul->n_inputs != 2 || !rw_single_use(v))
+		return v;
+	j = rw_const_scalar(c, mul->inputs[1], k) ? 1 :
+	    rw_const_scalar(c, mul->inputs[0], k) ? 0 : -1;
+	if (j < 0 || !isfinite(*k) || rw_rank(c, mul->inputs[j]) > 4) {
+		*k = 1;
+		return v;
+	}
+	*n = mul;
+	return mul->inputs[1 - j];
+}
+
 /* s = MatMul(Q, Transpose(K', [0, 1, 3, 2])) times the scale: Mul by a
- * constant, Div by one, or nothing; Q and K' in *q and *k */
+ * constant, Div by one, or nothing (then perhaps Q and the transposed K'
+ * each times a constant); Q and K' in *q and *k */
 static int scores(const struct rw_ctx *c, struct ir_value *s, struct match *m,
 		  struct ir_value **q, struct ir_value **k)
 {
-	struct ir_node *sc = NULL, *mm, *tr;
+	struct ir_node *sc = NULL, *mm, *tr, *qs = NULL, *ks = NULL;
+	struct ir_value *kt;
 	const int64_t *perm;
 	size_t np;
 	double x;
@@ -135,14 +160,26 @@ static int scores(const struct rw_ctx *c, struct ir_value *s, struct match *m,
 	}
 	if (sc && !rw_single_use(s))
 		return 0;
-	if (!(mm = rw_producer(s, "MatMul")) || mm->n_inputs != 2 ||
-	    !(tr = rw_producer(mm->inputs[1], "Transpose")) || !rw_single_use(mm->inputs[1]) ||
+	if (!(mm = rw_producer(s, "MatMul")) || mm->n_inputs != 2)
+		return 0;
+	*q = mm->inputs[0];
+	kt = mm->inputs[1];
+	if (!sc) {   /* Q * a and K^T * b: the scale a * b */
+		double a, b;
+
+		*q = unscale(c, *q, &a, &qs);
+		kt = unscale(c, kt, &b, &ks);
+		m->scale = a * b;
+		if (!isfinite(m->scale))
+			return 0;
+	}
+	if (!(tr = rw_producer(kt, "Transpose")) || !rw_single_use(kt) ||
 	    !(perm = rw_attr_ints(tr, "perm", &np)) || np != 4 || perm[0] != 0 || perm[1] != 1 ||
 	    perm[2] != 3 || perm[3] != 2)
 		return 0;
-	*q = mm->inputs[0];
 	*k = tr->inputs[0];
-	return add_node(m, tr) && add_node(m, mm) && (!sc || add_node(m, sc));
+	return add_node(m, tr) && add_node(m, mm) && (!sc || add_node(m, sc)) &&
+	       (!qs || add_node(m, qs)) && (!ks || add_node(m, ks));
 }
 
 /* Does the additive mask m->mask fit scores [B, hq, S, T] as the fused

@@ -2,7 +2,8 @@
 fuse-skip-norm of opmig migrate.
 
 fuse-attention: hand-built scaled dot-product attention over [B, H, S, D]
-heads (the scale a Div, a Mul on either side or none; the mask absent, [B,
+heads (the scale a Div, a Mul on either side, none, or Q and K^T each times
+sqrt(scale) as torch's dynamo export has it; the mask absent, [B,
 1, S, T] on either side of the Add, [S, T] or [1, 1, S, T]; kv heads
 repeated for grouped-query attention, or one the MatMuls broadcast; keys and
 values concatenated with a past; symbolic dims; float16 with Softmax inside
@@ -18,7 +19,7 @@ strings cleared) migrated to tensorrt at opset 23 must have one Attention in
 place of each pattern, pass opmig's validation, and give in onnxruntime-node
 the original's outputs (python-onnx 1.12 knows no opset 23: onnxruntime
 loading and running them is the check).
-Near misses (the scale a graph input, Softmax on another axis, the scores
+Near misses (the scale a graph input, or K^T times one, Softmax on another axis, the scores
 before or after the scale or the probabilities read elsewhere, a mask [B, 1,
 1, T] the op does not take, query heads unknown against static kv heads, the
 symbolic-dims decoder with its mask's rows a Range over another input's
@@ -119,10 +120,21 @@ def sdpa(name, scale="div", mask=(B, 1, S, T), mask_first=False, gqa=True, past=
             inits.append(numpy_helper.from_array(np.array([1, HQ // HKV, 1, 1, 1], np.int64),
                                                  "rep1"))
         k, v = k + "_r", v + "_r"
-    nodes += [helper.make_node("Transpose", [k], ["kt"], perm=[0, 1, 3, 2]),
-              helper.make_node("MatMul", ["q", "kt"], ["qk"])]
+    nodes.append(helper.make_node("Transpose", [k], ["kt"], perm=[0, 1, 3, 2]))
+    if scale in ("qk", "qk-input"):   # torch's dynamo form: Q and K^T times sqrt(scale)
+        c = np.array(np.sqrt(1 / np.sqrt(D)), npf)
+        inits.append(numpy_helper.from_array(c, "c"))
+        if scale == "qk-input":
+            ins.append(helper.make_tensor_value_info("ck", f, []))
+        nodes += [helper.make_node("Mul", ["q", "c"], ["qs"]),
+                  helper.make_node("Mul", ["c" if scale == "qk" else "ck", "kt"], ["kts"]),
+                  helper.make_node("MatMul", ["qs", "kts"], ["qk"])]
+    else:
+        nodes.append(helper.make_node("MatMul", ["q", "kt"], ["qk"]))
     s = "qk"
-    if scale == "input":
+    if scale in ("qk", "qk-input"):
+        pass
+    elif scale == "input":
         ins.append(helper.make_tensor_value_info("scale", f, []))
         nodes.append(helper.make_node("Mul", ["qk", "scale"], ["scaled"]))
         s = "scaled"
@@ -174,6 +186,8 @@ def sdpa_feeds(rng, opts):
         feeds["mask"] = (causal + 0.5 * rng.standard_normal(shape)).astype(npf)
     if opts.get("scale") == "input":
         feeds["scale"] = np.array(1 / np.sqrt(D), npf)
+    if opts.get("scale") == "qk-input":
+        feeds["ck"] = np.array(np.sqrt(1 / np.sqrt(D)), npf)
     return feeds
 
 
@@ -187,10 +201,14 @@ ATTN_CASES = (   # name, builder options, fused?
     ("sdpa-mask-1-1", dict(mask=(1, 1, S, T)), True),
     ("sdpa-symbolic", dict(symbolic=True, past=False, mask=(B, 1, S, S)), True),
     ("sdpa-f16", dict(f16=True), True),
+    ("sdpa-scaled-qk", dict(scale="qk"), True),
+    ("sdpa-scaled-qk-f16", dict(scale="qk", f16=True), True),
     # kv heads tiled (Unsqueeze at 1), not repeated: no repeat to drop, the
     # fused op reads the tiled heads
     ("sdpa-tiled", dict(bad_repeat=True), True),
     ("near-attn-scale-input", dict(scale="input"), False),
+    # K^T times a graph input: its Mul stays, the pattern is not the one fused
+    ("near-attn-k-scale-input", dict(scale="qk-input"), False),
     ("near-attn-axis", dict(axis=2), False),
     ("near-attn-scores-read", dict(twice="scaled"), False),
     ("near-attn-qk-read", dict(twice="qk"), False),

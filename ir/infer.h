@@ -4,8 +4,9 @@
  *
  * Ownership: struct ir_infer owns its table, the constant arrays and
  * sequence elements of every struct ir_vtype in it (cval, fval, elems) and
- * its list of nodes not inferred.  Symbolic dim names (ir_vdim.param) and
- * node pointers borrow from the model: release
+ * its list of nodes not inferred, and the names of symbolic sums
+ * ("(past + seq)", ir_vdim.param).  Other symbolic dim names and node
+ * pointers borrow from the model: release
  * the result (ir_infer_release) before freeing the model.  Tensors bound by
  * ir_infer_model_inputs are only read during that call; the table keeps
  * their pointers (never dereferenced after it) until released.  ir_infer_get

@@ -30,6 +30,7 @@ void ir_infer_release(struct ir_infer *r)
 	free(r->slots);
 	free(r->not_inferred);
 	free(r->bound);
+	infer_sym_release(r);
 	ir_infer_init(r);
 	r->flags = flags;
 }

@@ -4,14 +4,17 @@
  *
  * Ownership: struct ir_infer owns its table, the constant arrays and
  * sequence elements of every struct ir_vtype in it (cval, fval, elems) and
- * its list of nodes not inferred.  Symbolic dim names (ir_vdim.param) and
- * node pointers borrow from the model: release
+ * its list of nodes not inferred, and the names of symbolic sums
+ * ("(past + seq)", ir_vdim.param).  Other symbolic dim names and node
+ * pointers borrow from the model: release
  * the result (ir_infer_release) before freeing the model.  Tensors bound by
  * ir_infer_model_inputs are only read during that call; the table keeps
  * their pointers (never dereferenced after it) until released.  ir_infer_get
  * returns a pointer into the table, valid until the next inference call.
  *
- * Rules: dims are values, symbolic names or unknown; a node whose op has
+ * Rules: dims are values, symbolic names or unknown; a symbolic name may
+ * be a sum of symbols "(past + seq)" that inference made, equal to another
+ * dim exactly when the names are equal (ir/infer_sym.c); a node whose op has
  * no rule (and is no model-local function) gets unknown outputs, is listed
  * in not_inferred, and its declared value_info still fills them.  Declared
  * types never override an inferred static dim: conflicts are warnings.
@@ -76,6 +79,8 @@ struct ir_infer_slot {
 
 #define IR_INFER_NO_MERGE 1u  /* ignore declared types except graph inputs */
 
+struct infer_syms;
+
 struct ir_infer {
 	unsigned flags;                /* IR_INFER_*, set before inferring */
 	size_t n_slots, cap_slots;
@@ -84,6 +89,9 @@ struct ir_infer {
 	size_t n_inferred;             /* nodes whose op has an inference */
 	size_t n_not_inferred, cap_not_inferred;
 	const struct ir_node **not_inferred;
+	/* The symbolic sums that dims name (ir/infer_sym.c), owned: a dim
+	 * param "(a + b)" points into it. */
+	struct infer_syms *syms;
 	/* Graph inputs bound to tensors by ir_infer_model_inputs (the array
 	 * is owned, the tensors borrowed): rules needing element values
 	 * (strings, floats, data-dependent shapes) read them. */

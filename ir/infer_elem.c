@@ -109,13 +109,22 @@ static enum fold_op fold_of(const char *op)
 	return F_NONE;
 }
 
-static struct ir_vdim fold1(enum fold_op f, const struct ir_vdim *x,
-			    const struct ir_vdim *y)
+static struct ir_vdim fold1(struct ir_infer *r, enum fold_op f, const struct ir_vdim *x,
+			    const struct ir_vdim *y, int *rc)
 {
 	int64_t a = x->value, b = y->value;
 	int xv = x->kind == IR_VDIM_VALUE, yv = y->kind == IR_VDIM_VALUE;
 
 	if (!xv || !yv) {
+		struct ir_vdim s;
+
+		/* sums of symbols: N + M, N - M, 2 * N */
+		if (f == F_ADD || f == F_SUB || f == F_MUL) {
+			*rc = infer_sym_arith(r, f == F_ADD ? INFER_SYM_ADD : f == F_SUB ?
+					      INFER_SYM_SUB : INFER_SYM_MUL, x, y, &s);
+			if (*rc < 0 || s.kind != IR_VDIM_UNKNOWN)
+				return s;
+		}
 		/* symbolic identities: N*1, N+0, N-0, N/1 */
 		if (yv && ((b == 1 && (f == F_MUL || f == F_DIV)) ||
 			   (b == 0 && (f == F_ADD || f == F_SUB))))
@@ -243,7 +252,7 @@ static int fold(struct infer_ctx *c, enum fold_op f, struct ir_vtype *t)
 	size_t n = f == F_WHERE ? 3 : 2;
 	int64_t numel = infer_vt_numel(t);
 	struct ir_vdim *v;
-	int rc;
+	int rc = 0;
 
 	if (f == F_NONE || c->n_in != n || numel < 0 || numel > IR_INFER_MAX_CONST)
 		return 0;
@@ -266,10 +275,13 @@ static int fold(struct infer_ctx *c, enum fold_op f, struct ir_vtype *t)
 			v[o] = a->kind != IR_VDIM_VALUE ? infer_dim_unknown() :
 			       a->value ? *b : *e;
 		} else {
-			v[o] = fold1(f, a, b);
+			v[o] = fold1(c->r, f, a, b, &rc);
+			if (rc < 0)
+				break;
 		}
 	}
-	rc = infer_vt_set_const(t, v, (size_t)numel);
+	if (rc == 0)
+		rc = infer_vt_set_const(t, v, (size_t)numel);
 	free(v);
 	return rc;
 }

@@ -85,6 +85,17 @@ int infer_value_floats(struct infer_ctx *c, size_t input, double *out,
 		       size_t cap, size_t *n);
 int infer_is_int_dtype(int dtype);
 
+/* infer_sym.c: dims as sums of symbols (interned in r); unknown where
+ * not provable.  0 or IR_ENOMEM. */
+enum infer_sym_op { INFER_SYM_ADD, INFER_SYM_SUB, INFER_SYM_MUL };
+int infer_sym_arith(struct ir_infer *r, enum infer_sym_op op, const struct ir_vdim *a,
+		    const struct ir_vdim *b, struct ir_vdim *out);
+/* Range(start, limit, 1)'s length where limit - start is provably >= 0 */
+int infer_sym_range_len(struct ir_infer *r, const struct ir_vdim *start,
+			const struct ir_vdim *limit, struct ir_vdim *out);
+int infer_sym_is_sum(const char *name);
+void infer_sym_release(struct ir_infer *r);
+
 /* per family (infer_elem.c, infer_nn.c, infer_shape.c, infer_ctrl.c,
  * infer_misc.c) */
 #define INFER_FN(name) int infer_##name(struct infer_ctx *c)

@@ -253,10 +253,14 @@ int infer_concat(struct infer_ctx *c)
 			if (__builtin_add_overflow(sum.value, x->dims[ax].value, &sum.value))
 				return infer_err(c, "axis %lld: the inputs' dims overflow",
 						 (long long)ax);
-		} else if (x0->rank == 1 && c->n_in == 1)
+		} else if (x0->rank == 1 && c->n_in == 1) {
 			sum = x->dims[ax];
-		else
-			sum = infer_dim_unknown();
+		} else {   /* past + seq as a sum of symbols, or unknown */
+			struct ir_vdim s = sum;
+
+			if ((rc = infer_sym_arith(c->r, INFER_SYM_ADD, &s, &x->dims[ax], &sum)) < 0)
+				return rc;
+		}
 		if (!x->has_const || x->rank != 1)
 			can_fold = 0;
 		else
@@ -537,9 +541,16 @@ int infer_range(struct infer_ctx *c)
 	if (!infer_vt_const_int(infer_in(c, 0), 0, &a) ||
 	    !infer_vt_const_int(infer_in(c, 1), 0, &b) ||
 	    !infer_vt_const_int(infer_in(c, 2), 0, &d)) {
+		const struct ir_vtype *lt = infer_in(c, 1), *dt = infer_in(c, 2);
 		double f[3];
 		size_t nf;
 
+		/* Range(start, limit, 1) over shape elements: limit - start
+		 * elements where that is a sum of symbols known >= 0 */
+		if (st && lt && st->has_const && st->n_const == 1 && lt->has_const &&
+		    lt->n_const == 1 && infer_vt_const_int(dt, 0, &d) && d == 1)
+			return infer_sym_range_len(c->r, &st->cval[0], &lt->cval[0],
+						   &c->out[0].dims[0]);
 		for (int i = 0; i < 3; i++)
 			if (infer_value_floats(c, (size_t)i, &f[i], 1, &nf) != 1)
 				return 0;

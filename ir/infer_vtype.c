@@ -304,7 +304,8 @@ void infer_vt_declared(const struct ir_type *ty, struct ir_vtype *t)
 
 		if (dd->kind == IR_DIM_VALUE)
 			t->dims[i] = infer_dim_val(dd->value);
-		else if (dd->kind == IR_DIM_PARAM && dd->param && *dd->param) {
+		else if (dd->kind == IR_DIM_PARAM && dd->param && *dd->param &&
+			 !infer_sym_is_sum(dd->param)) {   /* a sum's name is ours */
 			t->dims[i].kind = IR_VDIM_PARAM;
 			t->dims[i].param = dd->param;
 		}

@@ -4,7 +4,8 @@
  *   y = MatMul(Softmax(MatMul(Q, Transpose(K', [0, 1, 3, 2])) * scale
  *                      (+ mask), last axis), V'),
  * the scale a Mul by a constant (either order) or a Div by one (or
- * absent), Softmax perhaps inside Cast(to float32) ... Cast(back) (float16
+ * absent; or Q and K^T each a Mul by a constant, as torch's dynamo export
+ * scales both by sqrt(scale)), Softmax perhaps inside Cast(to float32) ... Cast(back) (float16
  * data: softmax_precision float), K' and V' either K and V or their kv
  * heads repeated for grouped-query attention (Reshape(Expand(Unsqueeze(kv,
  * [2])))), fused into Attention (opset 23) for targets that declare it for
@@ -12,10 +13,16 @@
  * stays: the fused op gets no past inputs, which some targets refuse).
  * Every intermediate is read inside the pattern only; the shapes must be
  * known to agree (batch, heads, lengths, head size); the mask is of the
- * data's dtype, rank 2 to 4, [.., S, T] exactly (onnxruntime broadcasts
- * only batch and heads), and made 4-D when shorter; no node of the pattern
- * but its Casts was made by a pass (the attention lowering's output
- * stays). */
+ * data's dtype, rank 2 to 4, [.., S, T] (onnxruntime broadcasts only
+ * batch and heads), and made 4-D when shorter.  Its S must be known to be
+ * the queries' (symbolic dims may be sums, "(past + seq)", see
+ * ir/infer_sym.c); a last dim not known to be T (a mask made from
+ * attention_mask's total_sequence_length against keys of past + seq) is
+ * expanded to T at run time, Expand(mask, [1, 1, 1, T]) with T from
+ * Shape(K), which is what the Add's broadcast did where the model runs
+ * (there the mask's last dim is T or 1; anything else fails in both).  No
+ * node of the pattern but its Casts was made by a pass (the attention
+ * lowering's output stays). */
 #include <math.h>
 #include <string.h>
 
@@ -26,6 +33,7 @@ struct match {
 	double scale;
 	int f32;                       /* softmax in float32 (a Cast island) */
 	int mask_rank;
+	int expand_t;                  /* the mask's last dim not known to be T */
 	struct ir_node *nodes[16];
 	size_t n;
 	struct ir_node *last;
@@ -95,12 +103,36 @@ static struct ir_value *unrepeat(const struct rw_ctx *c, struct ir_value *x, int
 	return us->inputs[0];
 }
 
+/* v = Mul(x, constant scalar) (either order), read once: x, the constant
+ * in *k and the Mul in *n; else v itself, *k 1 and *n NULL */
+static struct ir_value *unscale(const struct rw_ctx *c, struct ir_value *v, double *k,
+				struct ir_node **n)
+{
+	struct ir_node *mul = rw_producer(v, "Mul");
+	int j;
+
+	*k = 1;
+	*n = NULL;
+	if (!mul || mul->n_inputs != 2 || !rw_single_use(v))
+		return v;
+	j = rw_const_scalar(c, mul->inputs[1], k) ? 1 :
+	    rw_const_scalar(c, mul->inputs[0], k) ? 0 : -1;
+	if (j < 0 || !isfinite(*k) || rw_rank(c, mul->inputs[j]) > 4) {
+		*k = 1;
+		return v;
+	}
+	*n = mul;
+	return mul->inputs[1 - j];
+}
+
 /* s = MatMul(Q, Transpose(K', [0, 1, 3, 2])) times the scale: Mul by a
- * constant, Div by one, or nothing; Q and K' in *q and *k */
+ * constant, Div by one, or nothing (then perhaps Q and the transposed K'
+ * each times a constant); Q and K' in *q and *k */
 static int scores(const struct rw_ctx *c, struct ir_value *s, struct match *m,
 		  struct ir_value **q, struct ir_value **k)
 {
-	struct ir_node *sc = NULL, *mm, *tr;
+	struct ir_node *sc = NULL, *mm, *tr, *qs = NULL, *ks = NULL;
+	struct ir_value *kt;
 	const int64_t *perm;
 	size_t np;
 	double x;
@@ -128,27 +160,40 @@ static int scores(const struct rw_ctx *c, struct ir_value *s, struct match *m,
 	}
 	if (sc && !rw_single_use(s))
 		return 0;
-	if (!(mm = rw_producer(s, "MatMul")) || mm->n_inputs != 2 ||
-	    !(tr = rw_producer(mm->inputs[1], "Transpose")) || !rw_single_use(mm->inputs[1]) ||
+	if (!(mm = rw_producer(s, "MatMul")) || mm->n_inputs != 2)
+		return 0;
+	*q = mm->inputs[0];
+	kt = mm->inputs[1];
+	if (!sc) {   /* Q * a and K^T * b: the scale a * b */
+		double a, b;
+
+		*q = unscale(c, *q, &a, &qs);
+		kt = unscale(c, kt, &b, &ks);
+		m->scale = a * b;
+		if (!isfinite(m->scale))
+			return 0;
+	}
+	if (!(tr = rw_producer(kt, "Transpose")) || !rw_single_use(kt) ||
 	    !(perm = rw_attr_ints(tr, "perm", &np)) || np != 4 || perm[0] != 0 || perm[1] != 1 ||
 	    perm[2] != 3 || perm[3] != 2)
 		return 0;
-	*q = mm->inputs[0];
 	*k = tr->inputs[0];
-	return add_node(m, tr) && add_node(m, mm) && (!sc || add_node(m, sc));
+	return add_node(m, tr) && add_node(m, mm) && (!sc || add_node(m, sc)) &&
+	       (!qs || add_node(m, qs)) && (!ks || add_node(m, ks));
 }
 
 /* Does the additive mask m->mask fit scores [B, hq, S, T] as the fused
- * op takes it ([.., S, T] exactly; 1 or the whole along batch and heads)? */
+ * op takes it ([.., S, T]; 1 or the whole along batch and heads)?  The
+ * last dim not known to be T sets m->expand_t. */
 static int mask_fits(const struct rw_ctx *c, struct match *m, const struct ir_vtype *qt,
 		     const struct ir_vtype *kt)
 {
 	const struct ir_vtype *t = rw_type(c, m->mask);
 	int r = t ? t->rank : -1;
 
-	if (r < 2 || r > 4 || t->dtype != qt->dtype || !rw_dim_same(&t->dims[r - 1], &kt->dims[2]) ||
-	    !rw_dim_same(&t->dims[r - 2], &qt->dims[2]))
+	if (r < 2 || r > 4 || t->dtype != qt->dtype || !rw_dim_same(&t->dims[r - 2], &qt->dims[2]))
 		return 0;
+	m->expand_t = !rw_dim_same(&t->dims[r - 1], &kt->dims[2]);
 	for (int j = 0; j < r - 2; j++) {
 		const struct ir_vdim *md = &t->dims[j], *want = &qt->dims[4 - r + j];
 
@@ -249,6 +294,25 @@ static int made_by_pass(const struct match *m)
 	return 0;
 }
 
+/* Expand(mask, Concat([1, 1, 1], Shape(K, 2, 3))): the mask broadcast to
+ * the keys' length T as the Add broadcast it, made 4-D */
+static struct ir_value *expand_to_t(struct rw_emit *e, const struct match *m)
+{
+	static const int64_t ones[3] = { 1, 1, 1 };
+	struct ir_value *in[2] = { m->k, NULL };
+	struct ir_node *sh, *cat;
+
+	if (!(sh = rw_node(e, "Shape", NULL, in, 1, NULL)) ||
+	    ir_node_set_int(sh, "start", 2) < 0 || ir_node_set_int(sh, "end", 3) < 0 ||
+	    !(in[0] = rw_ints(e, ones, 3)))
+		return NULL;
+	in[1] = sh->outputs[0];
+	if (!(cat = rw_node(e, "Concat", NULL, in, 2, NULL)) ||
+	    ir_node_set_int(cat, "axis", 0) < 0)
+		return NULL;
+	return rw_op(e, "Expand", m->mask, cat->outputs[0]);
+}
+
 static int fuse(struct rw_ctx *c, struct match *m)
 {
 	const struct ir_vtype *t = rw_type(c, m->q);
@@ -261,10 +325,17 @@ static int fuse(struct rw_ctx *c, struct match *m)
 		   t->dtype != IR_DTYPE_BFLOAT16) || c->opset < 23 || made_by_pass(m) ||
 	    !rw_target_accepts(c, "", "Attention", t->dtype))
 		return 0;
+	if (m->mask && m->expand_t &&
+	    (!rw_target_accepts(c, "", "Shape", t->dtype) ||
+	     !rw_target_accepts(c, "", "Concat", IR_DTYPE_INT64) ||
+	     !rw_target_accepts(c, "", "Expand", t->dtype)))
+		return 0;
 	rw_begin(c, m->last, &e);
-	/* the mask 4-D (some targets take no other rank) */
-	if (m->mask && m->mask_rank < 4 &&
-	    !(in[3] = rw_unsqueeze(&e, m->mask, axes, (size_t)(4 - m->mask_rank))))
+	if (m->mask && m->expand_t)   /* 4-D, its last dim T */
+		in[3] = expand_to_t(&e, m);
+	else if (m->mask && m->mask_rank < 4)   /* 4-D (some targets take no other rank) */
+		in[3] = rw_unsqueeze(&e, m->mask, axes, (size_t)(4 - m->mask_rank));
+	if (m->mask && !in[3])
 		e.failed = 1;
 	n = e.failed ? NULL : rw_node(&e, "Attention", NULL, in, m->mask ? 4 : 3,
 				      m->last->outputs[0]);

@@ -196,6 +196,35 @@ def main():
          f32("s0", [3]), f32("seq", [6, 3])],
         value_info=[vi("r", T.FLOAT, [2, 4]), vi("myst", T.FLOAT, [7])],
         domains=["com.opmig.test"])
+    # Dims as sums of symbols: Concat lengths, shape arithmetic, Range
+    # lengths; a declared name that reads like a sum is unknown.
+    save("symsum", [
+        N("Concat", ["x", "y"], ["cat"], "cat", axis=0),
+        N("Concat", ["y", "x"], ["cat2"], "cat2", axis=0),
+        N("Shape", ["x"], ["sx"], "sx"), N("Gather", ["sx", "zero"], ["p"], "gp", axis=0),
+        N("Shape", ["y"], ["sy"], "sy"), N("Gather", ["sy", "zero"], ["s"], "gs", axis=0),
+        N("Shape", ["z"], ["sz"], "sz"), N("Gather", ["sz", "zero"], ["t"], "gt", axis=0),
+        N("Shape", ["w"], ["sw"], "sw"), N("Gather", ["sw", "zero"], ["u"], "gu", axis=0),
+        N("Add", ["p", "s"], ["ps"], "ps"),
+        N("Add", ["s", "p"], ["sp"], "sp"),
+        N("Equal", ["ps", "sp"], ["same"], "same"),
+        N("Range", ["zero", "ps", "one"], ["r_ps"], "r_ps"),
+        N("Sub", ["t", "s"], ["d"], "d"),
+        N("Range", ["d", "t", "one"], ["r_seq"], "r_seq"),
+        N("Range", ["s", "t", "one"], ["r_neg"], "r_neg"),
+        N("Add", ["s", "three"], ["s3"], "s3"),
+        N("Range", ["s", "s3", "one"], ["r_three"], "r_three"),
+        N("Mul", ["s", "two"], ["s2"], "s2"),
+        N("Range", ["zero", "s2", "one"], ["r_twice"], "r_twice"),
+        N("Range", ["d", "t", "two"], ["r_step"], "r_step"),
+        N("Add", ["t", "minus3"], ["tm3"], "tm3"),
+        N("Range", ["zero", "tm3", "one"], ["r_less"], "r_less"),
+        N("Range", ["zero", "u", "one"], ["r_u"], "r_u"),
+    ], [vi("x", T.FLOAT, ["past", 4]), vi("y", T.FLOAT, ["seq", 4]),
+        vi("z", T.FLOAT, ["total", 4]), vi("w", T.FLOAT, ["(past + seq)", 4])],
+        ["cat", "cat2", "ps", "same", "r_ps", "d", "r_seq", "r_neg", "r_three", "r_twice",
+         "r_step", "r_less", "r_u"],
+        [i64("zero", 0), i64("one", 1), i64("two", 2), i64("three", 3), i64("minus3", -3)])
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 # t1196-fuse-attention.sh: the fusions fuse-attention and fuse-skip-norm of
 # opmig migrate (tests/verify/fuse_attn_ort.py): scaled dot-product
 # attention (hand-built variants, the tiny decomposed decoder in float32
-# and float16, the attention lowering's own output) fused into Attention on
+# and float16, with static dims and with symbolic ones, the attention
+# lowering's own output) fused into Attention on
 # tensorrt at opset 23, residual Adds and their norms fused into
 # com.microsoft SkipSimplifiedLayerNormalization / SkipLayerNormalization
 # for a rules file declaring them, each equal to the original in

@@ -164,6 +164,43 @@ static void test_chain(void)
 	fixture_release(&f);
 }
 
+/* A scalar constant's one element is the symbolic dim `want` */
+static int check_sym(struct fixture *f, const char *name, const char *want)
+{
+	const struct ir_vtype *t = vt(f, name);
+
+	if (!t || !t->has_const || t->n_const != 1 || t->cval[0].kind != IR_VDIM_PARAM ||
+	    strcmp(t->cval[0].param, want)) {
+		fprintf(stderr, "\nvalue '%s': no symbolic constant %s\n", name, want);
+		return 0;
+	}
+	return 1;
+}
+
+/* Sums of symbols: equal sums, Range lengths only where provably >= 0 */
+static void test_sym_sums(void)
+{
+	struct fixture f;
+	static const int64_t one[] = { 1 };
+
+	CU_ASSERT_FATAL(fixture_load(&f, TESTDATA("infer/symsum.onnx"), IR_INFER_NO_MERGE) == 0);
+	CU_ASSERT_EQUAL(f.rc, 0);
+	EXPECT(&f, "cat", "float[(past + seq),4]");
+	EXPECT(&f, "cat2", "float[(past + seq),4]");
+	CU_ASSERT(check_sym(&f, "ps", "(past + seq)"));
+	CU_ASSERT(check_const(&f, "same", one, 1));
+	EXPECT(&f, "r_ps", "int64[(past + seq)]");
+	CU_ASSERT(check_sym(&f, "d", "(-seq + total)"));
+	EXPECT(&f, "r_seq", "int64[seq]");
+	EXPECT(&f, "r_neg", "int64[?]");       /* total - seq may be < 0 */
+	EXPECT(&f, "r_three", "int64[3]");
+	EXPECT(&f, "r_twice", "int64[(2*seq)]");
+	EXPECT(&f, "r_step", "int64[?]");      /* delta 2 */
+	EXPECT(&f, "r_less", "int64[?]");      /* total - 3 may be < 0 */
+	EXPECT(&f, "r_u", "int64[?]");         /* a declared "(past + seq)" is no sum */
+	fixture_release(&f);
+}
+
 static void test_broadcast(void)
 {
 	struct fixture f;
@@ -1137,6 +1174,7 @@ static const struct unit_test tests[] = {
 	{ "conv and pools", test_conv_pool },
 	{ "shape-gather-concat-reshape chain", test_chain },
 	{ "broadcasting, matmul, folding", test_broadcast },
+	{ "dims as sums of symbols", test_sym_sums },
 	{ "errors name node and op", test_errors },
 	{ "shape ops with constants", test_shape_ops },
 	{ "if, loop, declared conflicts", test_ctrl_and_merge },

@@ -2,22 +2,29 @@
 fuse-skip-norm of opmig migrate.
 
 fuse-attention: hand-built scaled dot-product attention over [B, H, S, D]
-heads (the scale a Div, a Mul on either side or none; the mask absent, [B,
+heads (the scale a Div, a Mul on either side, none, or Q and K^T each times
+sqrt(scale) as torch's dynamo export has it; the mask absent, [B,
 1, S, T] on either side of the Add, [S, T] or [1, 1, S, T]; kv heads
 repeated for grouped-query attention, or one the MatMuls broadcast; keys and
 values concatenated with a past; symbolic dims; float16 with Softmax inside
 Casts to float32), the tiny decomposed decoder of
-testdata/gen/make_decoder.py (static dims, and float16) and the attention
+testdata/gen/make_decoder.py (static dims, and float16; symbolic dims
+without --dim too: inference proves the mask's S, the rows of
+Range(total - seq, total), and the mask's total_sequence_length, not known
+to be the keys' past + seq, is expanded to it, which onnxruntime checks at
+three sets of lengths, one where an attention_mask of length 1 broadcasts)
+and the attention
 lowering's own output (Attention-23 models lowered for openvino, their doc
 strings cleared) migrated to tensorrt at opset 23 must have one Attention in
 place of each pattern, pass opmig's validation, and give in onnxruntime-node
 the original's outputs (python-onnx 1.12 knows no opset 23: onnxruntime
 loading and running them is the check).
-Near misses (the scale a graph input, Softmax on another axis, the scores
+Near misses (the scale a graph input, or K^T times one, Softmax on another axis, the scores
 before or after the scale or the probabilities read elsewhere, a mask [B, 1,
 1, T] the op does not take, query heads unknown against static kv heads, the
-decoder with symbolic dims, where inference cannot tell the mask's [S, T],
-the lowering's output with its provenance, a target without Attention at
+symbolic-dims decoder with its mask's rows a Range over another input's
+length or one longer than the queries (S not provable), the lowering's
+output with its provenance, a target without Attention at
 opset 23) are left alone (kv heads tiled rather than repeated are fused as
 they are, the tiling kept); tensorrt at opset 17 (no Attention) leaves the
 pattern alone and the result passes onnx.checker full_check.
@@ -113,10 +120,21 @@ def sdpa(name, scale="div", mask=(B, 1, S, T), mask_first=False, gqa=True, past=
             inits.append(numpy_helper.from_array(np.array([1, HQ // HKV, 1, 1, 1], np.int64),
                                                  "rep1"))
         k, v = k + "_r", v + "_r"
-    nodes += [helper.make_node("Transpose", [k], ["kt"], perm=[0, 1, 3, 2]),
-              helper.make_node("MatMul", ["q", "kt"], ["qk"])]
+    nodes.append(helper.make_node("Transpose", [k], ["kt"], perm=[0, 1, 3, 2]))
+    if scale in ("qk", "qk-input"):   # torch's dynamo form: Q and K^T times sqrt(scale)
+        c = np.array(np.sqrt(1 / np.sqrt(D)), npf)
+        inits.append(numpy_helper.from_array(c, "c"))
+        if scale == "qk-input":
+            ins.append(helper.make_tensor_value_info("ck", f, []))
+        nodes += [helper.make_node("Mul", ["q", "c"], ["qs"]),
+                  helper.make_node("Mul", ["c" if scale == "qk" else "ck", "kt"], ["kts"]),
+                  helper.make_node("MatMul", ["qs", "kts"], ["qk"])]
+    else:
+        nodes.append(helper.make_node("MatMul", ["q", "kt"], ["qk"]))
     s = "qk"
-    if scale == "input":
+    if scale in ("qk", "qk-input"):
+        pass
+    elif scale == "input":
         ins.append(helper.make_tensor_value_info("scale", f, []))
         nodes.append(helper.make_node("Mul", ["qk", "scale"], ["scaled"]))
         s = "scaled"
@@ -168,6 +186,8 @@ def sdpa_feeds(rng, opts):
         feeds["mask"] = (causal + 0.5 * rng.standard_normal(shape)).astype(npf)
     if opts.get("scale") == "input":
         feeds["scale"] = np.array(1 / np.sqrt(D), npf)
+    if opts.get("scale") == "qk-input":
+        feeds["ck"] = np.array(np.sqrt(1 / np.sqrt(D)), npf)
     return feeds
 
 
@@ -181,10 +201,14 @@ ATTN_CASES = (   # name, builder options, fused?
     ("sdpa-mask-1-1", dict(mask=(1, 1, S, T)), True),
     ("sdpa-symbolic", dict(symbolic=True, past=False, mask=(B, 1, S, S)), True),
     ("sdpa-f16", dict(f16=True), True),
+    ("sdpa-scaled-qk", dict(scale="qk"), True),
+    ("sdpa-scaled-qk-f16", dict(scale="qk", f16=True), True),
     # kv heads tiled (Unsqueeze at 1), not repeated: no repeat to drop, the
     # fused op reads the tiled heads
     ("sdpa-tiled", dict(bad_repeat=True), True),
     ("near-attn-scale-input", dict(scale="input"), False),
+    # K^T times a graph input: its Mul stays, the pattern is not the one fused
+    ("near-attn-k-scale-input", dict(scale="qk-input"), False),
     ("near-attn-axis", dict(axis=2), False),
     ("near-attn-scores-read", dict(twice="scaled"), False),
     ("near-attn-qk-read", dict(twice="qk"), False),
@@ -325,6 +349,51 @@ def attention23(name, causal=False, gqa=True, past=True, mask=True):
                           opset_imports=[helper.make_opsetid("", 23)])
     m.ir_version = 10
     return m
+
+
+def dynamic_feeds(rng, b, s, p, total, pad=0):
+    """The decoder's inputs at batch b, s new tokens, a past of p and an
+    attention_mask of total (p + s, or 1 to broadcast) with the first pad
+    positions of row 0 masked out."""
+    mask = np.ones((b, total), np.int64)
+    mask[0, :pad] = 0
+    feeds = {"input_ids": rng.integers(0, VOCAB, size=(b, s)).astype(np.int64),
+             "attention_mask": mask,
+             "position_ids": np.tile(np.arange(p, p + s, dtype=np.int64), (b, 1))}
+    for i in range(LAYERS):
+        for kind in ("key", "value"):
+            feeds["past_key_values.%d.%s" % (i, kind)] = \
+                rng.standard_normal((b, KV, p, HD)).astype(np.float32)
+    return feeds
+
+
+def decoder_rows_variant(src, dst, how):
+    """The decoder with its mask's rows (Range(total - seq, total)) changed:
+    "other": seq from the length of a new input row_ids [row_count] (the
+    same at run time, not provably); "longer": up to total + 1."""
+    m = onnx.load(src)
+    g = m.graph
+    rng_node = [n for n in g.node if n.name == "/model/mask/Range"][0]
+    if how == "other":
+        g.input.append(helper.make_tensor_value_info("row_ids", TensorProto.INT64,
+                                                     ["row_count"]))
+        g.initializer.append(numpy_helper.from_array(np.array(0, np.int64), "zero_rows"))
+        extra = [helper.make_node("Shape", ["row_ids"], ["rows_shape"], name="/rows/Shape"),
+                 helper.make_node("Gather", ["rows_shape", "zero_rows"], ["rows_n"],
+                                  name="/rows/Gather", axis=0),
+                 helper.make_node("Sub", [rng_node.input[1], "rows_n"], ["rows_start"],
+                                  name="/rows/Sub")]
+        rng_node.input[0] = "rows_start"
+    else:
+        g.initializer.append(numpy_helper.from_array(np.array(1, np.int64), "one_more"))
+        extra = [helper.make_node("Add", [rng_node.input[1], "one_more"], ["rows_limit"],
+                                  name="/rows/Add")]
+        rng_node.input[1] = "rows_limit"
+    at = list(g.node).index(rng_node)
+    nodes = list(g.node[:at]) + extra + list(g.node[at:])
+    del g.node[:]
+    g.node.extend(nodes)
+    onnx.save(m, dst)
 
 
 def ops_of(path):
@@ -499,7 +568,7 @@ def main():
             ("trt23", "tensorrt", ["--opset", "23"] + dims, LAYERS, 0),
             ("trt23-fp16", "tensorrt", ["--opset", "23", "--precision", "fp16"] + dims,
              LAYERS, 0),
-            ("trt23-dynamic", "tensorrt", ["--opset", "23"], 0, 0),
+            ("trt23-dynamic", "tensorrt", ["--opset", "23"], LAYERS, 0),
             ("skip", "npu-skip", ["--rules", rules] + dims, 0, 2 * LAYERS),
             ("trt-skip23", "trt-skip", ["--rules", rules23, "--opset", "23"] + dims, LAYERS,
              2 * LAYERS)):
@@ -532,6 +601,36 @@ def main():
                   % (what, sp))
         validated(report, what)
         compare(dec, dst, feeds, what, 1e-2 if "fp16" in tag else 1e-4)
+        if tag == "trt23-dynamic":
+            # the mask expanded to the keys' length T = past + seq, which
+            # inference cannot tie to total_sequence_length
+            ex = [n for n in m.graph.node if n.op_type == "Expand"]
+            check(len(ex) == LAYERS and ops.count("Shape") == 2 + LAYERS,
+                  "%s: %d Expand of the mask to T, %d Shape (want %d, %d)"
+                  % (what, len(ex), ops.count("Shape"), LAYERS, 2 + LAYERS))
+            drng = np.random.default_rng(31)
+            for b, s, p, total, pad in ((2, 5, 3, 8, 2), (1, 1, 6, 7, 0), (2, 1, 5, 1, 0)):
+                compare(dec, dst, dynamic_feeds(drng, b, s, p, total, pad),
+                        "%s at batch %d, seq %d, past %d, attention_mask %d"
+                        % (what, b, s, p, total), 1e-4)
+    # near misses with symbolic dims: the mask's rows not provably S
+    for how in ("other", "longer"):
+        src = os.path.join(work, "decoder-rows-%s.onnx" % how)
+        decoder_rows_variant(dec, src, how)
+        dst = os.path.join(work, "decoder-rows-%s-trt23.onnx" % how)
+        what = "decoder with the mask's rows %s on trt23-dynamic" % (
+            "over another input's length" if how == "other" else "one longer than S")
+        done = migrate(opmig, src, dst, "tensorrt", ["--opset", "23", "--no-validate"], what)
+        if done is None:
+            continue
+        ops, _ = ops_of(dst)
+        check("fuse-attention" not in done[0] and ops.count("Softmax") == LAYERS and
+              "Attention" not in ops, "%s: left alone (%d fuse-attention, %d Softmax)"
+              % (what, done[0].count("fuse-attention"), ops.count("Softmax")))
+        if how == "other":
+            feeds_o = dynamic_feeds(np.random.default_rng(5), 2, 5, 3, 8)
+            feeds_o["row_ids"] = np.zeros(5, np.int64)
+            compare(src, dst, feeds_o, what, 1e-4)
 
     res = ortlib.run_many(jobs, os.path.join(work, "ort"), timeout=300)
     for k, (what, tol) in enumerate(names):

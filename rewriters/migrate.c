@@ -423,23 +423,32 @@ static int quantize_int4(struct rw_ctx *c, const struct mg_opts *o, struct qz_op
 			 int keep, const char *path, struct ir_diag *d)
 {
 	const struct ir_graph *g = c->m->graph;
-	size_t changed = 0, left = 0;
+	size_t changed = 0, n_nbits = 0, left = 0, n_dq = 0;
 	int rc;
 
 	q4->format = QZ_WEIGHT_ONLY;
 	q4->nbits = 4;
 	if ((rc = mg_quantize(c, q4, path, d)) < 0 || keep)
 		return rc;
+	for (size_t i = 0; i < g->n_nodes; i++)
+		n_nbits += !strcmp(ir_s(g->nodes[i]->op_type), "MatMulNBits");
 	for (int i = 0; i < 4; i++)
 		if ((rc = decompose_round(c, o, path, &changed, d)) < 0 || !changed)
 			break;
 	if (rc < 0)
 		return rc;
-	for (size_t i = 0; i < g->n_nodes; i++)
-		left += !strcmp(ir_s(g->nodes[i]->op_type), "MatMulNBits");
-	if (left)
-		return ir_diag_error(d, IR_EINTERNAL, "--precision int4: %zu MatMulNBits not "
-				     "lowered to DequantizeLinear for %s", left, c->target->id);
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		const struct ir_node *n = g->nodes[i];
+		const struct ir_value *x = n->n_inputs ? n->inputs[0] : NULL;
+
+		left += !strcmp(ir_s(n->op_type), "MatMulNBits");
+		n_dq += !strcmp(ir_s(n->op_type), "DequantizeLinear") && x && x->init &&
+			(x->init->dtype == IR_DTYPE_INT4 || x->init->dtype == IR_DTYPE_UINT4);
+	}
+	if (left || n_dq < n_nbits)
+		return ir_diag_error(d, IR_EINTERNAL, "--precision int4: %zu of %zu MatMulNBits "
+				     "not lowered to DequantizeLinear of int4 codes for %s",
+				     left ? left : n_nbits - n_dq, n_nbits, c->target->id);
 	return 0;
 }
 

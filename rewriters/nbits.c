@@ -255,5 +255,5 @@ static const struct rw_variant v_nbits[] = {
 	[V_DQ] = { "dequantize-linear", dq_ops }, [V_FLOAT] = { "dequantized", nbits_ops }
 };
 RW_DECOMPOSITION(matmul_nbits, "matmul-nbits",
-		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes or MatMul on the dequantized float weights (and Add of the bias)",
+		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes (int4/int8 with zero point 0 when symmetric, for targets that take only those) or MatMul on the dequantized float weights (and Add of the bias)",
 		 m_nbits, v_nbits, check_nbits, vcheck_nbits, apply_nbits);

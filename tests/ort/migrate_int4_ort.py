@@ -6,8 +6,8 @@ tiny decomposed decoder (testdata/gen/make_decoder.py --preset tiny):
   MatMulNBits left; the codes are the numpy reference quantizer's symmetric
   codes minus 8 (tests/ort/quantize_nbits_ort.py) and the scales its scales;
   onnxruntime-node loads it (onnx 1.12's checker stops at opset 17) and its
-  outputs equal opmig's interpreter on it; with the fallback and
-  --accuracy cosine>=0.98 the result is written, and onnxruntime-node's
+  outputs equal opmig's interpreter on it; with the fallback (the prompt
+  as --validation-data, blocks of 16) the result is written, and onnxruntime-node's
   logits of it against its logits of the original meet the per-position
   criterion (cosine >= 0.99 and the same top-1 token at every position)
   that opmig's report says it met, with the numbers opmig reports;
@@ -114,8 +114,8 @@ def main():
 
     # 2. with the fallback: written, meets the criterion in onnxruntime too
     fb = os.path.join(work, "trt_fb.onnx")
-    r, frep = migrate(opmig, src, fb, "tensorrt", ["--opset", "21", "--accuracy", "cosine>=0.98",
-                                                   "--block-size", "16", "--data", data])
+    r, frep = migrate(opmig, src, fb, "tensorrt", ["--opset", "21", "--block-size", "16",
+                                                   "--validation-data", data, "--data", data])
     check(r.returncode == 0 and frep and frep.get("ok") is not False and os.path.exists(fb),
           "tensorrt with the fallback: exit %d, written" % r.returncode)
     nq = sum(n.op_type == "DequantizeLinear" for n in onnx.load(fb).graph.node) \

@@ -18,7 +18,7 @@
 #include "rewriters/quantize.h"
 
 const char cmd_migrate_help[] =
-	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16|int8] [--fp16-io] [QUANTIZE OPTIONS] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--data DIR] [--samples N] [--seed S] [--threads N] [--external-data FILE] [--size-threshold BYTES] [--map FILE] [--report FILE] [--format text|json] [--verify-with CMD] [--force]\n"
+	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16|int8|int4] [--fp16-io] [QUANTIZE OPTIONS] [--block-size N] [--accuracy-level L] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--data DIR] [--samples N] [--seed S] [--threads N] [--external-data FILE] [--size-threshold BYTES] [--map FILE] [--report FILE] [--format text|json] [--verify-with CMD] [--force]\n"
 	"       opmig migrate --list-passes\n"
 	"\n"
 	"Rewrite MODEL so that TARGET can run it, check numerically that it still\n"
@@ -39,11 +39,20 @@ const char cmd_migrate_help[] =
 	"                      and what depends on it folds\n"
 	"  --opset N           convert to this default-domain opset (default: the\n"
 	"                      one of the target's range where most nodes are legal)\n"
-	"  --precision P       fp32, fp16 or int8 (weights and activations); default:\n"
-	"                      fp16 where the target runs more nodes in it, else fp32\n"
-	"  QUANTIZE OPTIONS    with int8, those of opmig quantize (--calibrate DIR,\n"
-	"                      --method, --accuracy, ...; --quant-format qdq|qoperator\n"
-	"                      for its --format): see opmig-quantize(1)\n"
+	"  --precision P       fp32, fp16, int8 (weights and activations) or int4\n"
+	"                      (MatMul weights only, as opmig quantize --weight-only\n"
+	"                      int4: MatMulNBits where the target declares it, else\n"
+	"                      blocked DequantizeLinear-21 of int4 codes + MatMul,\n"
+	"                      symmetric where the target wants zero point 0, else\n"
+	"                      refused); default: fp16 where the target runs more\n"
+	"                      nodes in it, else fp32\n"
+	"  QUANTIZE OPTIONS    with int8 or int4, those of opmig quantize (--calibrate\n"
+	"                      DIR, --method, --accuracy, ...; --quant-format\n"
+	"                      qdq|qoperator for its --format; int4: --symmetric,\n"
+	"                      --accuracy, --exclude, --no-fallback, ...): see\n"
+	"                      opmig-quantize(1)\n"
+	"  --block-size N      int4: weights in blocks of N along K (default 32)\n"
+	"  --accuracy-level L  int4: MatMulNBits' accuracy_level (0 to 4)\n"
 	"  --fp16-io           with fp16, the inputs and outputs too\n"
 	"  --passes LIST       only these passes (comma-separated) besides\n"
 	"                      canonicalization; see --list-passes\n"
@@ -84,6 +93,7 @@ struct margs {
 	char *rules[8];
 	size_t n_rules;
 	int json, dry_run, force, list, quant_opts;
+	const char *wo_opt;            /* --block-size or --accuracy-level given */
 	struct cli_save save;
 	struct mg_opts o;
 	struct qz_opts qo;
@@ -138,6 +148,8 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		{ "list-passes", no_argument, NULL, 'l' },
 		CLI_QUANT_OPTIONS,
 		{ "quant-format", required_argument, NULL, CLI_OPT_QFORMAT },
+		{ "block-size", required_argument, NULL, CLI_OPT_BLOCK_SIZE },
+		{ "accuracy-level", required_argument, NULL, CLI_OPT_ACC_LEVEL },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct cli_command *self = cli_command_find("migrate");
@@ -171,9 +183,10 @@ static int parse_args(int argc, char **argv, struct margs *a)
 			a->o.layout = optarg;
 			break;
 		case 'p':
-			if (strcmp(optarg, "fp32") && strcmp(optarg, "fp16") && strcmp(optarg, "int8"))
-				return cli_usage_error(self, "--precision is fp32, fp16 or int8, not '%s'",
-						       optarg);
+			if (strcmp(optarg, "fp32") && strcmp(optarg, "fp16") && strcmp(optarg, "int8") &&
+			    strcmp(optarg, "int4"))
+				return cli_usage_error(self, "--precision is fp32, fp16, int8 or int4, "
+						       "not '%s'", optarg);
 			a->o.precision = optarg;
 			break;
 		case 'f':
@@ -225,10 +238,13 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		case '?':
 			return cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
 		default:
-			if (c >= CLI_OPT_CALIBRATE && c <= CLI_OPT_MAX_FALLBACK) {
+			if (c >= CLI_OPT_CALIBRATE && c <= CLI_OPT_ACC_LEVEL && c != CLI_OPT_WEIGHT_ONLY) {
 				if ((rc = cli_parse_quant_opt(self, c, optarg, &a->qo)) != CLI_EXIT_OK)
 					return rc;
 				a->quant_opts = 1;
+				if (c == CLI_OPT_BLOCK_SIZE || c == CLI_OPT_ACC_LEVEL)
+					a->wo_opt = c == CLI_OPT_BLOCK_SIZE ? "--block-size" :
+						    "--accuracy-level";
 				break;
 			}
 			return cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
@@ -247,8 +263,23 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		return cli_usage_error(self, "--batch and --fit-memory exclude each other");
 	if (a->o.fp16_io && (!a->o.precision || strcmp(a->o.precision, "fp16")))
 		return cli_usage_error(self, "--fp16-io needs --precision fp16");
-	if (a->quant_opts && (!a->o.precision || strcmp(a->o.precision, "int8")))
-		return cli_usage_error(self, "quantization options need --precision int8");
+	if (a->quant_opts && (!a->o.precision || (strcmp(a->o.precision, "int8") &&
+						 strcmp(a->o.precision, "int4"))))
+		return cli_usage_error(self, "quantization options need --precision int8 or int4");
+	if (a->wo_opt && strcmp(a->o.precision, "int4"))
+		return cli_usage_error(self, "%s needs --precision int4", a->wo_opt);
+	if (a->o.precision && !strcmp(a->o.precision, "int4") &&
+	    (a->qo.format == QZ_DYNAMIC || a->qo.method || a->qo.percentile > 0 ||
+	     a->qo.act_dtype || a->qo.weight_dtype))
+		return cli_usage_error(self, "--precision int4 quantizes weights only: --dynamic, "
+				       "--method, --percentile, --activations and --weights are "
+				       "int8's");
+	if (a->o.precision && !strcmp(a->o.precision, "int4")) {
+		a->qo.format = QZ_WEIGHT_ONLY;
+		a->qo.nbits = 4;
+		if (!a->qo.block_size)
+			a->qo.block_size = QZ_DEFAULT_BLOCK;
+	}
 	a->qo.samples = a->o.samples > 1 ? a->o.samples : 0;
 	a->qo.seed = a->o.seed;
 	a->qo.threads = a->o.threads;

@@ -250,14 +250,20 @@ static void text_report(FILE *f, const struct qargs *a, const struct qz_report *
 	fprintf(f, "nodes: %zu quantized, %zu in float\n", r->n_quantized, r->n_float);
 	if (r->n_ranked) {
 		fprintf(f, "sensitivity (%s, most sensitive first):\n",
-			strcmp(r->sensitivity, "local") ? "the criterion with the node alone in float" :
-			"local SNR");
+			strcmp(r->sensitivity, "local") ? !isnan(r->nodes[r->ranking[0]].flips_alone) ?
+			"the top-1 flips with the node alone quantized, then the criterion with it "
+			"alone in float" : "the criterion with the node alone in float" : "local SNR");
 		for (size_t i = 0; i < r->n_ranked && i < 10; i++) {
 			const struct qz_node *n = &r->nodes[r->ranking[i]];
 
 			if (isnan(n->if_float))
 				fprintf(f, "  %zu. %s (%s): local SNR %.1f dB\n", i + 1, n->name, n->op,
 					n->sensitivity);
+			else if (!isnan(n->flips_alone))
+				fprintf(f, "  %zu. %s (%s): %.0f top-1 flip%s alone quantized, %s "
+					"%.6g alone in float, local SNR %.1f dB\n", i + 1, n->name,
+					n->op, n->flips_alone, n->flips_alone == 1 ? "" : "s",
+					qz_metric_name(r->metric), n->if_float, n->sensitivity);
 			else
 				fprintf(f, "  %zu. %s (%s): %s %.6g alone in float, local SNR %.1f dB\n",
 					i + 1, n->name, n->op, qz_metric_name(r->metric), n->if_float,

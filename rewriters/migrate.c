@@ -7,6 +7,7 @@
 
 #include "oprules/rules.h"
 #include "rewriters/migrate.h"
+#include "rewriters/quantize.h"
 #include "rewriters/rw_int.h"
 
 void mg_report_release(struct mg_report *r)
@@ -415,6 +416,42 @@ static int choose_opset(struct rw_ctx *c, const struct mg_opts *o, const char *p
 	return rc;
 }
 
+/* --precision int4: the weight-only quantizer, then (keep 0) its
+ * MatMulNBits lowered to DequantizeLinear-21 of the codes; a MatMulNBits
+ * left, or lowered to float weights, is opmig's failure. */
+static int quantize_int4(struct rw_ctx *c, const struct mg_opts *o, struct qz_opts *q4,
+			 int keep, const char *path, struct ir_diag *d)
+{
+	const struct ir_graph *g = c->m->graph;
+	size_t changed = 0, n_nbits = 0, left = 0, n_dq = 0;
+	int rc;
+
+	q4->format = QZ_WEIGHT_ONLY;
+	q4->nbits = 4;
+	if ((rc = mg_quantize(c, q4, path, d)) < 0 || keep)
+		return rc;
+	for (size_t i = 0; i < g->n_nodes; i++)
+		n_nbits += !strcmp(ir_s(g->nodes[i]->op_type), "MatMulNBits");
+	for (int i = 0; i < 4; i++)
+		if ((rc = decompose_round(c, o, path, &changed, d)) < 0 || !changed)
+			break;
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		const struct ir_node *n = g->nodes[i];
+		const struct ir_value *x = n->n_inputs ? n->inputs[0] : NULL;
+
+		left += !strcmp(ir_s(n->op_type), "MatMulNBits");
+		n_dq += !strcmp(ir_s(n->op_type), "DequantizeLinear") && x && x->init &&
+			(x->init->dtype == IR_DTYPE_INT4 || x->init->dtype == IR_DTYPE_UINT4);
+	}
+	if (left || n_dq < n_nbits)
+		return ir_diag_error(d, IR_EINTERNAL, "--precision int4: %zu of %zu MatMulNBits "
+				     "not lowered to DequantizeLinear of int4 codes for %s",
+				     left ? left : n_nbits - n_dq, n_nbits, c->target->id);
+	return 0;
+}
+
 int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	   const struct mg_opts *o, struct mg_report *r, struct ir_diag *d)
 {
@@ -424,6 +461,8 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	struct rw_ctx c;
 	int rc, half, rounds = o->max_rounds > 0 ? o->max_rounds : 8;
 	int int8 = o->precision && !strcmp(o->precision, "int8");
+	int int4 = o->precision && !strcmp(o->precision, "int4"), keep4 = 0;
+	struct qz_opts q4 = o->quant ? *o->quant : (struct qz_opts){ 0 };
 	size_t changed;
 
 	memset(r, 0, sizeof(*r));
@@ -484,7 +523,9 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	scan_result_release(&sr);
 	/* the stages, in order; folding again once shapes are static */
 	if ((rc = stage(&c, o, RW_CANON)) < 0 || (rc = choose_opset(&c, o, path, d)) < 0 ||
-	    (rc = stage(&c, o, RW_OPSET)) < 0 || (rc = stage_n(&c, o, RW_BATCH, &changed)) < 0 ||
+	    (rc = stage(&c, o, RW_OPSET)) < 0 ||
+	    (int4 && (rc = keep4 = mg_nbits_form(&c, &q4, d)) < 0) ||
+	    (rc = stage_n(&c, o, RW_BATCH, &changed)) < 0 ||
 	    (changed && (rc = stage(&c, o, RW_CANON)) < 0) ||
 	    (rc = choose_precision(&c, o, path, d)) < 0)
 		goto cleanup;
@@ -498,9 +539,10 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	    (c.prec16 && (rc = stage(&c, o, RW_PRECISION)) < 0) ||
 	    (o->layout && !strcmp(o->layout, "nhwc") && (rc = stage(&c, o, RW_LAYOUT)) < 0) ||
 	    (rc = stage(&c, o, RW_FUSE)) < 0 || (rc = stage(&c, o, RW_CANON)) < 0 ||
-	    (int8 && (rc = mg_quantize(&c, o->quant, path, d)) < 0))
+	    (int8 && (rc = mg_quantize(&c, o->quant, path, d)) < 0) ||
+	    (int4 && (rc = quantize_int4(&c, o, &q4, keep4, path, d)) < 0))
 		goto cleanup;
-	r->precision = int8 ? "int8" : c.prec16 ? "fp16" : "fp32";
+	r->precision = int8 ? "int8" : int4 ? "int4" : c.prec16 ? "fp16" : "fp32";
 	r->opset = ir_model_opset(m, "");
 	half = c.prec16;
 	c.prec16 = 0;          /* the types are what they are now */
@@ -528,6 +570,8 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	}
 	if (int8 && r->validated)
 		mg_quantize_judge(&r->val, o->quant);
+	if (int4 && r->validated)
+		mg_quantize_judge(&r->val, &q4);
 	r->ok = !r->invalid && !r->n_blockers && !r->n_findings && !r->val_error[0] &&
 		(!r->validated || r->val.equivalent) && !(o->keep_interface && r->n_iface);
 	if (r->invalid)

@@ -23,8 +23,9 @@ struct mg_opts {
 	int64_t batch;                 /* static batch dim; 0: unchanged */
 	size_t n_dims;
 	const struct rt_dim_set *dims; /* NAME=V static dims */
-	const char *precision;         /* "fp32", "fp16", "int8" or NULL */
-	const struct qz_opts *quant;   /* int8: the quantization's options
+	const char *precision;         /* "fp32", "fp16", "int8", "int4" or NULL */
+	const struct qz_opts *quant;   /* int8, int4: the quantization's options
+					* (int4: format QZ_WEIGHT_ONLY, nbits 4)
 					* (NULL: the defaults) */
 	int fp16_io;                   /* fp16 inputs and outputs too */
 	int dry_run;                   /* nothing will be written: read no
@@ -71,6 +72,11 @@ struct qz_opts;
 int mg_quantize(struct rw_ctx *c, const struct qz_opts *o, const char *path,
 		struct ir_diag *d);
 int mg_quantize_judge(struct val_report *v, const struct qz_opts *o);
+/* --precision int4: how c's target takes weight-only MatMulNBits at c's
+ * opset: 1 kept (the target declares it), 0 lowered to DequantizeLinear-21
+ * of int4 codes (o->symmetric set, with a note, where the target takes
+ * only zero point 0), or IR_EUSAGE with the one-line reason in d. */
+int mg_nbits_form(struct rw_ctx *c, struct qz_opts *o, struct ir_diag *d);
 
 /* A graph input bound to a constant (bind.c). */
 struct mg_binding {

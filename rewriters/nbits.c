@@ -3,7 +3,10 @@
  *   dequantize-linear  W = DequantizeLinear-21 of the codes kept as a
  *       uint4 (2 and 4 bits) or uint8 [K, N] initializer, blocked along
  *       axis 0 (block_size, scales and zero points [ceil(K / block), N]);
- *       opset >= 21, integer zero points only
+ *       opset >= 21, integer zero points only; a symmetric MatMulNBits (no
+ *       zero points: 2^(bits - 1) implied) for a target that takes only
+ *       signed codes gets them as int4 / int8 (code - 2^(bits - 1)) with
+ *       no zero point (0, as TensorRT wants)
  *   dequantized  B dequantized ((code - zero point) * scale, block by
  *       block along K, in float32 as onnxruntime does) into a float32
  *       [K, N] initializer
@@ -112,16 +115,32 @@ static int target_takes_codes(const struct rw_ctx *c, int dt)
 	return 1;
 }
 
+int rw_nbits_codes(const struct rw_ctx *c, int bits, int zero_points)
+{
+	int u = bits == 8 ? IR_DTYPE_UINT8 : IR_DTYPE_UINT4;
+	int s = bits == 8 ? IR_DTYPE_INT8 : IR_DTYPE_INT4;
+
+	if (target_takes_codes(c, u))
+		return u;
+	return !zero_points && target_takes_codes(c, s) ? s : 0;
+}
+
+/* The dtype node n's codes are kept in (0: none the target takes). */
+static int node_codes(const struct rw_ctx *c, const struct ir_node *n)
+{
+	int dt = rw_nbits_codes(c, (int)rw_attr_int(n, "bits", 4), has(n, 3));
+
+	return has(n, 3) && n->inputs[3]->init && n->inputs[3]->init->dtype != IR_DTYPE_UINT8 ?
+	       0 : dt;
+}
+
 /* The codes stay integers (dequantize-linear) where the target takes
  * them, which keeps the weights 2 to 8 times smaller than float32; the
  * float variant is for the others (the planner would otherwise pick it,
  * having fewer ops). */
 static int vcheck_nbits(struct rw_ctx *c, const struct ir_node *n, int v)
 {
-	int bits = (int)rw_attr_int(n, "bits", 4);
-	int keep = target_takes_codes(c, bits == 8 ? IR_DTYPE_UINT8 : IR_DTYPE_UINT4) &&
-		   (!has(n, 3) || !n->inputs[3]->init ||
-		    n->inputs[3]->init->dtype == IR_DTYPE_UINT8);
+	int keep = node_codes(c, n) != 0;
 
 	return v == V_DQ ? keep : !keep;
 }
@@ -129,7 +148,8 @@ static int vcheck_nbits(struct rw_ctx *c, const struct ir_node *n, int v)
 /* The codes of B and the blocks' zero points and scales, transposed:
  * w [K, N] of wdtype gets (code(r, k) - zero point) * scale (float32)
  * or, when wdtype is an integer type, the codes, with scales [kb, N]
- * into *sout and zero points [kb, N] of wdtype into *zout. */
+ * into *sout and zero points [kb, N] of wdtype into *zout; a signed
+ * wdtype (B symmetric) gets code - 2^(bits - 1) and no zero points. */
 static int unpack(const struct nb *p, const struct rt_value *b, const struct rt_value *sc,
 		  const struct rt_value *zp, int wdtype, struct rt_value **w,
 		  struct rt_value **sout, struct rt_value **zout)
@@ -139,12 +159,14 @@ static int unpack(const struct nb *p, const struct rt_value *b, const struct rt_
 	const uint8_t *q = b->data;
 	const float *s = sc->data;
 	int ints = wdtype != IR_DTYPE_FLOAT;
+	int sgn = wdtype == IR_DTYPE_INT4 || wdtype == IR_DTYPE_INT8;
+	int mid = 1 << (p->bits - 1);
 	struct ir_diag d;
 
 	ir_diag_init(&d);
 	if (rt_tensor_new(NULL, wdtype, 2, dims, w, &d) < 0 ||
 	    (ints && (rt_tensor_new(NULL, IR_DTYPE_FLOAT, 2, bdims, sout, &d) < 0 ||
-		      rt_tensor_new(NULL, wdtype, 2, bdims, zout, &d) < 0)))
+		      (!sgn && rt_tensor_new(NULL, wdtype, 2, bdims, zout, &d) < 0))))
 		return -1;
 	for (int64_t r = 0; r < p->n; r++)
 		for (int64_t kb = 0; kb < p->kb; kb++) {
@@ -158,14 +180,17 @@ static int unpack(const struct nb *p, const struct rt_value *b, const struct rt_
 				z = ((const float *)zp->data)[r * p->kb + kb];
 			if (ints) {
 				((float *)(*sout)->data)[kb * p->n + r] = sv;
-				((uint8_t *)(*zout)->data)[kb * p->n + r] = (uint8_t)z;
+				if (!sgn)
+					((uint8_t *)(*zout)->data)[kb * p->n + r] = (uint8_t)z;
 			}
 			for (int64_t j = 0; j < p->bs && kb * p->bs + j < p->kd; j++) {
 				unsigned code = (blk[j / per] >> ((unsigned)(j % per) *
 								  (unsigned)p->bits)) & mask;
 				int64_t at = (kb * p->bs + j) * p->n + r;
 
-				if (ints)
+				if (sgn)
+					((int8_t *)(*w)->data)[at] = (int8_t)((int)code - mid);
+				else if (ints)
 					((uint8_t *)(*w)->data)[at] = (uint8_t)code;
 				else
 					((float *)(*w)->data)[at] = ((float)code - z) * sv;
@@ -184,7 +209,9 @@ static int apply_nbits(struct rw_ctx *c, struct ir_node *n, int v)
 	int wdtype;
 
 	nb_geometry(n, &p);
-	wdtype = v == V_FLOAT ? IR_DTYPE_FLOAT : p.bits == 8 ? IR_DTYPE_UINT8 : IR_DTYPE_UINT4;
+	wdtype = v == V_FLOAT ? IR_DTYPE_FLOAT : node_codes(c, n);
+	if (!wdtype)
+		return ir_diag_error(c->d, IR_EINTERNAL, "matmul-nbits: the target takes no codes");
 	b = rw_init_value(n->inputs[1]);
 	sc = rw_init_value(n->inputs[2]);
 	if (has(n, 3))
@@ -203,8 +230,9 @@ static int apply_nbits(struct rw_ctx *c, struct ir_node *n, int v)
 	rw_begin(c, n, &e);
 	wv = rw_const_value(&e, w);
 	if (v == V_DQ) {
-		struct ir_value *ins[3] = { wv, rw_const_value(&e, ws), rw_const_value(&e, wz) };
-		struct ir_node *dq = rw_node(&e, "DequantizeLinear", NULL, ins, 3, NULL);
+		struct ir_value *ins[3] = { wv, rw_const_value(&e, ws), wz ? rw_const_value(&e, wz) :
+					    NULL };
+		struct ir_node *dq = rw_node(&e, "DequantizeLinear", NULL, ins, wz ? 3 : 2, NULL);
 
 		if (dq && (ir_node_set_int(dq, "axis", 0) < 0 ||
 			   ir_node_set_int(dq, "block_size", p.bs) < 0))
@@ -227,5 +255,5 @@ static const struct rw_variant v_nbits[] = {
 	[V_DQ] = { "dequantize-linear", dq_ops }, [V_FLOAT] = { "dequantized", nbits_ops }
 };
 RW_DECOMPOSITION(matmul_nbits, "matmul-nbits",
-		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes or MatMul on the dequantized float weights (and Add of the bias)",
+		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes (int4/int8 with zero point 0 when symmetric, for targets that take only those) or MatMul on the dequantized float weights (and Add of the bias)",
 		 m_nbits, v_nbits, check_nbits, vcheck_nbits, apply_nbits);

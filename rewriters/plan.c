@@ -203,7 +203,10 @@ static void variant_plan(struct rw_ctx *c, const struct rw_pass *p, size_t v, in
 			       (size_t)(colon - *e) : sizeof(dom) - 1);
 			op = colon + 1;
 		}
-		if (op_plan(c, dom, op, dtype, depth, cut, &sub) < 0 || !isfinite(sub.cost)) {
+		/* a DequantizeLinear's data is of a quantized dtype, not the
+		 * node's: the variant's vcheck asks the target about it */
+		if (op_plan(c, dom, op, !*dom && !strcmp(op, "DequantizeLinear") ? 0 : dtype,
+			    depth, cut, &sub) < 0 || !isfinite(sub.cost)) {
 			out->cost = INFINITY;
 			return;
 		}

@@ -11,7 +11,13 @@
  * per-layer analysis; one run, but blind to how much the rest of the
  * network amplifies an error).  The most sensitive node goes back to float
  * and the next trial runs, until the criterion holds or --max-fallback
- * nodes went back. */
+ * nodes went back.  A decoder's logits judged by position must keep every
+ * position's top-1 token: with them, the nodes rank first by the top-1
+ * flips each causes (a second trial per node: it alone quantized; most
+ * flips first), the metric with it alone in float breaking ties, so that
+ * the nodes that break the top-1 tokens go back first rather than those
+ * that mend the cosine most.  (The flips left with a node alone in float
+ * rank worse: with every other node quantized they are mostly noise.) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,19 +154,26 @@ static int sensitivity(struct qz_ctx *q, struct ir_model *m, const unsigned char
 	return 0;
 }
 
-/* Sort idx (n entries) by snr[idx], lowest first, NAN last, then by
- * index (an insertion sort: the nodes of one model). */
-static void sort_by_snr(size_t *idx, size_t n, const double *snr)
+/* Does node a sort after node b: by pri (NULL or NAN: none) lowest
+ * first, then by snr lowest first, NAN last, then by index. */
+static int after(size_t a, size_t b, const double *pri, const double *snr)
+{
+	double x = snr[a], y = snr[b];
+
+	if (pri && !isnan(pri[a]) && !isnan(pri[b]) && pri[a] != pri[b])
+		return pri[a] > pri[b];
+	return isnan(x) ? !isnan(y) || a > b : !isnan(y) && (x > y || (x == y && a > b));
+}
+
+/* Sort idx (n entries) by pri[idx] then snr[idx] (after()), an insertion
+ * sort: the nodes of one model. */
+static void sort_by_snr(size_t *idx, size_t n, const double *pri, const double *snr)
 {
 	for (size_t i = 1; i < n; i++) {
 		size_t v = idx[i], k = i;
 
 		while (k > 0) {
-			double x = snr[idx[k - 1]], y = snr[v];
-			int after = isnan(x) ? !isnan(y) || idx[k - 1] > v :
-				    !isnan(y) && (x > y || (x == y && idx[k - 1] > v));
-
-			if (!after)
+			if (!after(idx[k - 1], v, pri, snr))
 				break;
 			idx[k] = idx[k - 1];
 			k--;
@@ -169,12 +182,27 @@ static void sort_by_snr(size_t *idx, size_t n, const double *snr)
 	}
 }
 
+/* The top-1 flips of the outputs that are a decoder's logits judged by
+ * position (rows whose argmax differs from the float model's, over the
+ * samples); NAN when there are none. */
+static double top1_flips(const struct qz_output *o, size_t n)
+{
+	double f = NAN;
+
+	for (size_t i = 0; i < n; i++)
+		if (o[i].m.lg.on && !o[i].m.lg.kv)
+			f = (isnan(f) ? 0 : f) + (double)(o[i].m.lg.positions - o[i].m.lg.top1_agree);
+	return f;
+}
+
 /* The criterion's metric of the worst output with each of the n nodes
  * idx[] alone returned to float (one trial each), stored so that sorting
  * lowest first puts the most helpful first: key[i] = -metric (max-abs:
- * metric). */
+ * metric); for a decoder's logits judged by position also the top-1 flips
+ * (top1_flips()) with the node alone quantized (a second trial), stored
+ * negated into flips[i] (NAN for other models). */
 static int if_float(struct qz_ctx *q, const unsigned char *fl, const size_t *idx, size_t n,
-		    double *key, struct ir_diag *d)
+		    double *key, double *flips, struct ir_diag *d)
 {
 	unsigned char *f = malloc(q->plan.n_nodes + 1);
 	struct qz_output *o = calloc(q->n_out + 1, sizeof(*o));
@@ -196,6 +224,18 @@ static int if_float(struct qz_ctx *q, const unsigned char *fl, const size_t *idx
 		ir_model_free(m);
 		m = NULL;
 		f[idx[k]] = 0;
+		flips[idx[k]] = NAN;
+		if (rc < 0 || isnan(top1_flips(o, q->n_out)))
+			continue;
+		/* the flips the node causes: it alone quantized */
+		for (size_t j = 0; j < n; j++)
+			f[idx[j]] = j != k;
+		if ((rc = qz_trial(q, f, &m, d)) == 0 &&
+		    (rc = qz_evaluate(q, m, o, &worst, &met, d)) == 0)
+			flips[idx[k]] = -top1_flips(o, q->n_out);
+		ir_model_free(m);
+		m = NULL;
+		memcpy(f, fl, q->plan.n_nodes);
 	}
 cleanup:
 	free(f);
@@ -214,7 +254,7 @@ static int rank(struct qz_ctx *q, struct ir_model *m, const unsigned char *fl,
 	unsigned char *on = calloc(q->plan.n_nodes + 1, 1);
 	double *snr = calloc(q->plan.n_nodes + 1, sizeof(*snr));
 	size_t *idx = calloc(q->plan.n_nodes + 1, sizeof(*idx)), n = 0;
-	double *key = NULL;
+	double *key = NULL, *flips = NULL;
 	int rc;
 
 	if (!on || !snr || !idx) {
@@ -228,14 +268,15 @@ static int rank(struct qz_ctx *q, struct ir_model *m, const unsigned char *fl,
 		if (on[i] == 1 && q->plan.units[i].report >= 0)
 			idx[n++] = i;
 	if (q->o->sensitivity == QZ_SENS_OUTPUT) {
-		if (!(key = calloc(q->plan.n_nodes + 1, sizeof(*key)))) {
+		if (!(key = calloc(q->plan.n_nodes + 1, sizeof(*key))) ||
+		    !(flips = calloc(q->plan.n_nodes + 1, sizeof(*flips)))) {
 			rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 			goto cleanup;
 		}
-		if ((rc = if_float(q, fl, idx, n, key, d)) < 0)
+		if ((rc = if_float(q, fl, idx, n, key, flips, d)) < 0)
 			goto cleanup;
 	}
-	sort_by_snr(idx, n, key ? key : snr);
+	sort_by_snr(idx, n, flips, key ? key : snr);
 	free(r->ranking);
 	if (!(r->ranking = calloc(n + 1, sizeof(*r->ranking)))) {
 		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
@@ -247,12 +288,15 @@ static int rank(struct qz_ctx *q, struct ir_model *m, const unsigned char *fl,
 
 		r->ranking[k] = (size_t)q->plan.units[idx[k]].report;
 		rn->sensitivity = snr[idx[k]];
-		if (key)
+		if (key) {
 			rn->if_float = q->o->metric == QZ_MAX_ABS ? key[idx[k]] : -key[idx[k]];
+			rn->flips_alone = -flips[idx[k]];
+		}
 		rn->rank = k + 1;
 	}
 cleanup:
 	free(key);
+	free(flips);
 	free(on);
 	free(snr);
 	free(idx);

@@ -5,18 +5,25 @@
  * the pipeline's validation: each output by the quantization's accuracy
  * criterion (cosine, SNR or largest error on the validation samples)
  * instead of an element-wise tolerance that rounding to 8 bits cannot
- * meet. */
+ * meet.  `--precision int4` is the weight-only quantizer of `opmig
+ * quantize --weight-only int4` (MatMulNBits), kept where the target's
+ * rules declare com.microsoft:MatMulNBits, else lowered by matmul-nbits
+ * to blocked DequantizeLinear-21 of int4 codes, else refused: weights
+ * dequantized back to float would not be int4. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "oprules/rules.h"
 #include "rewriters/migrate.h"
 #include "rewriters/quantize.h"
+#include "rewriters/rw_int.h"
 
 int mg_quantize(struct rw_ctx *c, const struct qz_opts *opts, const char *path,
 		struct ir_diag *d)
 {
 	struct qz_opts o = opts ? *opts : (struct qz_opts){ 0 };
+	const char *pre = o.format == QZ_WEIGHT_ONLY ? "int4" : "int8";
 	struct qz_report r;
 	int rc;
 
@@ -24,25 +31,70 @@ int mg_quantize(struct rw_ctx *c, const struct qz_opts *opts, const char *path,
 	o.dims = c->dims;
 	o.n_dims = c->n_dims;
 	o.prepare = 0;          /* the pipeline canonicalized and fused */
-	o.logits_whole = 1;     /* its validation judges logits by position */
+	/* int8: its validation judges logits by position; weight-only int4
+	 * judges them by position itself, as quantize does, so that the
+	 * fallback meets the validation's per-position criterion */
+	o.logits_whole = o.format != QZ_WEIGHT_ONLY;
 	if ((rc = qz_run(c->m, path, &o, &r, d)) < 0)
 		return rc;
-	rc = rw_note(c, "int8: %zu node%s quantized (%s, %s activations, %s weights%s), %zu in "
-		     "float; %s %s on %zu sample%s", r.n_quantized, r.n_quantized == 1 ? "" : "s",
-		     r.format, ir_dtype_name(r.act_dtype), ir_dtype_name(r.weight_dtype),
-		     r.per_channel ? " per channel" : "", r.n_float, r.criterion,
-		     r.met ? "met" : "NOT met", r.n_eval, r.n_eval == 1 ? "" : "s");
+	if (o.format == QZ_WEIGHT_ONLY)
+		rc = rw_note(c, "%s: %zu MatMul%s quantized weight-only (%s weights in blocks of "
+			     "%lld along K, %s), %zu in float; %s %s on %zu sample%s", pre,
+			     r.n_quantized, r.n_quantized == 1 ? "" : "s",
+			     ir_dtype_name(r.weight_dtype), (long long)r.block_size,
+			     r.symmetric ? "symmetric" : "asymmetric", r.n_float, r.criterion,
+			     r.met ? "met" : "NOT met", r.n_eval, r.n_eval == 1 ? "" : "s");
+	else
+		rc = rw_note(c, "int8: %zu node%s quantized (%s, %s activations, %s weights%s), "
+			     "%zu in float; %s %s on %zu sample%s", r.n_quantized,
+			     r.n_quantized == 1 ? "" : "s", r.format, ir_dtype_name(r.act_dtype),
+			     ir_dtype_name(r.weight_dtype), r.per_channel ? " per channel" : "",
+			     r.n_float, r.criterion, r.met ? "met" : "NOT met", r.n_eval,
+			     r.n_eval == 1 ? "" : "s");
 	for (size_t i = 0; i < r.n_steps && rc == 0; i++)
-		rc = rw_note(c, "int8: '%s' (%s) returned to float by the accuracy fallback: %s "
-			     "%.6g -> %.6g", r.nodes[r.steps[i].node].name,
+		rc = rw_note(c, "%s: '%s' (%s) returned to float by the accuracy fallback: %s "
+			     "%.6g -> %.6g", pre, r.nodes[r.steps[i].node].name,
 			     r.nodes[r.steps[i].node].op, qz_metric_name(r.metric),
 			     r.steps[i].worst_before, r.steps[i].worst_after);
 	for (size_t i = 0; i < r.n_notes && rc == 0; i++)
-		rc = rw_note(c, "int8: %s", r.notes[i]);
+		rc = rw_note(c, "%s: %s", pre, r.notes[i]);
 	qz_report_release(&r);
 	if (rc == 0)
 		rc = rw_refresh(c);
 	return rc;
+}
+
+int mg_nbits_form(struct rw_ctx *c, struct qz_opts *o, struct ir_diag *d)
+{
+	const struct rules_op *op = rules_target_find_op(c->target, "com.microsoft",
+							 "MatMulNBits");
+	int bits = o->nbits ? o->nbits : 4;
+
+	int rc;
+
+	if (op && op->supported)
+		return (rc = rw_note(c, "int4: %s declares com.microsoft:MatMulNBits: the "
+				     "quantized MatMuls stay MatMulNBits", c->target->id)) < 0 ?
+		       rc : 1;
+	if (!o->symmetric && rw_nbits_codes(c, bits, 1) != 0)
+		return 0;
+	if (rw_nbits_codes(c, bits, 0) != 0) {
+		if (o->symmetric)
+			return 0;
+		o->symmetric = 1;
+		return (rc = rw_note(c, "int4: %s takes DequantizeLinear of int4 codes only with "
+				     "zero point 0: the weights are quantized symmetric",
+				     c->target->id)) < 0 ? rc : 0;
+	}
+	if (c->opset < 21 && rules_target_find_op(c->target, "ai.onnx", "DequantizeLinear"))
+		return ir_diag_error(d, IR_EUSAGE, "--precision int4: %s has no "
+				     "com.microsoft:MatMulNBits, and blocked int4 DequantizeLinear "
+				     "needs opset 21 (the model is converted to %lld: give --opset 21 "
+				     "if the target's rules allow it)", c->target->id,
+				     (long long)c->opset);
+	return ir_diag_error(d, IR_EUSAGE, "--precision int4: %s takes neither "
+			     "com.microsoft:MatMulNBits nor DequantizeLinear-21 of int4 codes "
+			     "(the weights would be float again)", c->target->id);
 }
 
 int mg_quantize_judge(struct val_report *v, const struct qz_opts *opts)
@@ -68,8 +120,9 @@ int mg_quantize_judge(struct val_report *v, const struct qz_opts *opts)
 			ok = x->cosine >= 0.99;
 		if (x->n && !ok) {
 			x->ok = 0;
-			snprintf(x->why, sizeof(x->why), "%s %.6g, the int8 criterion wants %s%s%g",
+			snprintf(x->why, sizeof(x->why), "%s %.6g, the %s criterion wants %s%s%g",
 				 m == QZ_TOP1 ? "cosine" : qz_metric_name(m), m == QZ_TOP1 ? x->cosine : got,
+				 opts && opts->format == QZ_WEIGHT_ONLY ? "int4" : "int8",
 				 m == QZ_TOP1 ? "cosine" : qz_metric_name(m),
 				 m == QZ_MAX_ABS ? "<=" : ">=", m == QZ_TOP1 ? 0.99 : want);
 		} else if (x->n) {

@@ -157,6 +157,7 @@ char *qz_report_json(const struct qz_report *r, const char *model, const char *o
 			jb_need(cJSON_AddNullToObject(y, "why"), &ok);
 		num(y, "sensitivity_snr_db", n->sensitivity, &ok);
 		num(y, "metric_if_float", n->if_float, &ok);
+		num(y, "top1_flips_alone", n->flips_alone, &ok);
 		if (n->rank)
 			jb_need(cJSON_AddNumberToObject(y, "rank", (double)n->rank), &ok);
 		else

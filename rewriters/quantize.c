@@ -331,7 +331,7 @@ static int report_nodes(struct qz_ctx *q, struct ir_diag *d)
 				       g->nodes[i]->name : label)) ||
 		    !(n->op = strdup(ir_s(g->nodes[i]->op_type))))
 			return ir_diag_error(d, IR_ENOMEM, "out of memory");
-		n->sensitivity = n->if_float = NAN;
+		n->sensitivity = n->if_float = n->flips_alone = NAN;
 		u->report = (long)r->n_nodes++;
 	}
 	return 0;

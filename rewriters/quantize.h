@@ -122,6 +122,11 @@ struct qz_node {
 	double if_float;             /* the criterion's metric (worst output)
 				      * with this node alone back in float;
 				      * NAN when not measured */
+	double flips_alone;          /* a decoder's logits judged by position:
+				      * the positions whose top-1 token
+				      * differs with this node alone
+				      * quantized (the ranking's first key);
+				      * NAN when not measured */
 	size_t rank;                 /* in the sensitivity ranking, 1 = most
 				      * sensitive; 0 not ranked */
 	size_t n_inputs;

@@ -258,4 +258,10 @@ void rw_sample_release(struct rw_sample *r);
 		.variants = v, .n_variants = sizeof(v) / sizeof(v[0]), .approx = a, \
 		.check = chk, .vcheck = vchk, .apply = app }
 
+/* nbits.c: the dtype the target takes a MatMulNBits' codes of `bits` in
+ * as DequantizeLinear-21 input at c's opset (uint4 / uint8 with integer
+ * zero points; without zero_points, int4 / int8 where the target takes
+ * only those), 0 when it takes neither. */
+int rw_nbits_codes(const struct rw_ctx *c, int bits, int zero_points);
+
 #endif

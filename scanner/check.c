@@ -344,10 +344,23 @@ static int is_qdq(const struct ir_node *n, const char *op)
 	       (!n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx"));
 }
 
+/* A blocked DequantizeLinear (block_size > 0) of a constant: a weight
+ * quantized weight-only (MatMulNBits lowered); runtimes dequantize it or
+ * fuse it into a float computation (onnxruntime's DQ -> MatMulNBits), so
+ * its reader computes in float, not in the codes' dtype. */
+static int weight_only_dq(const struct ir_node *dq)
+{
+	const struct ir_attr *a = ir_node_attr(dq, "block_size");
+	const struct ir_value *x = dq->inputs[0];
+
+	return a && a->i > 0 && x->init && !x->is_input;
+}
+
 /* The dtype of a float value as a runtime grouping QDQ node units sees
  * it: an input made by DequantizeLinear is the quantized value it reads
- * (0, unchecked, for an int32 bias); an output that only QuantizeLinear
- * nodes read is their quantized output. */
+ * (0, unchecked, for an int32 bias; the float itself for a weight-only
+ * one); an output that only QuantizeLinear nodes read is their quantized
+ * output. */
 static int qdq_dtype(const struct scan_ctx *c, const struct ir_value *v, int input, int dtype)
 {
 	const struct ir_vtype *t;
@@ -358,7 +371,8 @@ static int qdq_dtype(const struct scan_ctx *c, const struct ir_value *v, int inp
 		return dtype;
 	if (input) {
 		if (!is_qdq(v->producer, "DequantizeLinear") || !v->producer->inputs[0] ||
-		    !(t = ir_infer_get(c->inf, v->producer->inputs[0])) || !t->dtype)
+		    !(t = ir_infer_get(c->inf, v->producer->inputs[0])) || !t->dtype ||
+		    weight_only_dq(v->producer))
 			return dtype;
 		return t->dtype == IR_DTYPE_INT32 ? 0 : t->dtype;
 	}

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t1190-quantize-fallback-top1.sh: the weight-only int4 fallback on a decoder
+# t1191-quantize-fallback-top1.sh: the weight-only int4 fallback on a decoder
 # ranks MatMuls by the top-1 flips each causes (tests/ort/fallback_top1_ort.py:
 # a prompt where the cosine ranking returned every MatMul to float; the flips
 # checked against onnxruntime-node).  Skipped when python-onnx is absent.

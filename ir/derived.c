@@ -276,8 +276,9 @@ int ir_tensor_stream(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
 	int rc;
 
 	if (t->storage == IR_STORE_EXTERNAL && !t->win && t->ext)
-		return ir_extfile_read(t->ext, t->ext_offset, t->ext_length, PIECE_BYTES, sink,
-				       ctx, d);
+		return ir_extfile_read(t->ext, t->ext_offset, t->ext_length, PIECE_BYTES,
+				       t->ext_length >= ((int64_t)1 << 20),
+				       sink, ctx, d);
 	if (t->storage != IR_STORE_DERIVED || t->cache) {
 		if ((rc = ir_tensor_data(t, &in, &len, d)) < 0)
 			return rc;
@@ -293,6 +294,15 @@ int ir_tensor_stream(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
 	rc = ir_tensor_stream(t->src, conv_piece, &c, d);
 	free(c.buf);
 	return rc;
+}
+
+int ir_tensor_scan(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
+		   struct ir_diag *d)
+{
+	if (t->storage == IR_STORE_EXTERNAL && !t->win && t->ext)
+		return ir_extfile_read(t->ext, t->ext_offset, t->ext_length, PIECE_BYTES, 1,
+				       sink, ctx, d);
+	return ir_tensor_stream(t, sink, ctx, d);
 }
 
 int ir_tensor_reader_open(struct ir_tensor_reader *r, struct ir_tensor *t,

@@ -152,7 +152,36 @@ int ir_extfile_window(struct ir_extfile *x, int64_t off, int64_t len,
 	return 0;
 }
 
-int ir_extfile_read(struct ir_extfile *x, int64_t off, int64_t len, size_t piece,
+#define DIRECT_ALIGN 4096
+
+/* Bytes [off, off + want) into buf through fd opened with O_DIRECT: the
+ * blocks around them read whole into blk (want + 2 blocks); *at points at
+ * the first byte.  1 where the file system refuses direct reads here (the
+ * caller reads as usual), 0 done, < 0 error. */
+static int read_direct(int fd, uint8_t *blk, int64_t off, size_t want, const uint8_t **at)
+{
+	int64_t a = off / DIRECT_ALIGN * DIRECT_ALIGN;
+	size_t need = (size_t)(off - a) + want;
+	size_t span = (need + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN, got = 0;
+
+	while (got < need) {
+		ssize_t r = pread(fd, blk + got, span - got, (off_t)a + (off_t)got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EINVAL && got == 0)
+			return 1;
+		if (r <= 0)
+			return r < 0 ? -errno : -EIO;
+		got += (size_t)r;
+		if (got % DIRECT_ALIGN && got < need)
+			return -EIO;            /* short read inside the file */
+	}
+	*at = blk + (off - a);
+	return 0;
+}
+
+int ir_extfile_read(struct ir_extfile *x, int64_t off, int64_t len, size_t piece, int direct,
 		    ir_tensor_sink_fn sink, void *ctx, struct ir_diag *d)
 {
 	uint8_t *buf;
@@ -163,17 +192,43 @@ int ir_extfile_read(struct ir_extfile *x, int64_t off, int64_t len, size_t piece
 	if (off < 0 || (uint64_t)off + (uint64_t)len > x->size)
 		return diag_error(d, "external data file '%s': bytes %lld..%lld past its end",
 				  x->location, (long long)off, (long long)(off + len));
-	if ((fd = open(x->path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (direct) {
+		piece = (piece + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN;
+		if ((fd = open(x->path, O_RDONLY | O_CLOEXEC | O_DIRECT)) < 0)
+			direct = 0;
+		else if (posix_memalign((void **)&buf, DIRECT_ALIGN, piece + 2 * DIRECT_ALIGN)) {
+			close(fd);
+			return ir_diag_error(d, IR_ENOMEM, "out of memory");
+		}
+	}
+	if (!direct && (fd = open(x->path, O_RDONLY | O_CLOEXEC)) < 0)
 		return diag_error(d, "external data file '%s': %s", x->location,
 				  ir_strerror(errno));
-	if (!(buf = malloc(piece))) {
+	if (!direct && !(buf = malloc(piece))) {
 		close(fd);
 		return ir_diag_error(d, IR_ENOMEM, "out of memory");
 	}
-	posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_SEQUENTIAL);
+	if (!direct)
+		posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_SEQUENTIAL);
 	while (rc == 0 && len > 0) {
 		size_t want = (uint64_t)len < piece ? (size_t)len : piece, got = 0;
+		const uint8_t *at = buf;
 
+		if (direct && (rc = read_direct(fd, buf, off, want, &at)) > 0) {
+			/* no direct reads here: on as usual */
+			close(fd);
+			direct = rc = 0;
+			if ((fd = open(x->path, O_RDONLY | O_CLOEXEC)) < 0) {
+				free(buf);
+				return diag_error(d, "external data file '%s': %s", x->location,
+						  ir_strerror(errno));
+			}
+		} else if (direct) {
+			if (rc < 0)
+				rc = ir_diag_error(d, IR_EIO, "external data file '%s': %s",
+						   x->location, ir_strerror(-rc));
+			got = want;
+		}
 		while (got < want) {
 			ssize_t r = pread(fd, buf + got, want - got, (off_t)off + (off_t)got);
 
@@ -188,7 +243,7 @@ int ir_extfile_read(struct ir_extfile *x, int64_t off, int64_t len, size_t piece
 			got += (size_t)r;
 		}
 		if (rc == 0)
-			rc = sink(buf, want, ctx);
+			rc = sink(at, want, ctx);
 		off += (int64_t)want;
 		len -= (int64_t)want;
 	}

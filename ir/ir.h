@@ -281,6 +281,12 @@ struct ir_tensor *ir_tensor_clone(const struct ir_tensor *t, const char *name);
 typedef int (*ir_tensor_sink_fn)(const uint8_t *data, size_t len, void *ctx);
 int ir_tensor_stream(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
 		     struct ir_diag *d);
+/* ir_tensor_stream for a pass that reads t once (a range check): external
+ * bytes are read past the page cache where the file system allows it, so
+ * a weights file larger than memory is not pushed through the cache (and
+ * what the cache holds stays). */
+int ir_tensor_scan(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
+		   struct ir_diag *d);
 /* t's payload is not needed for now: unmap its external bytes (or give
  * back the resident pages of its view of the model file), free a derived
  * tensor's computed payload.  The next ir_tensor_data() reads them again;

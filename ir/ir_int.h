@@ -89,8 +89,10 @@ int ir_extfile_window(struct ir_extfile *x, int64_t off, int64_t len,
 		      const uint8_t **base, size_t *map_len, struct ir_diag *d);
 void ir_extfile_unref(struct ir_extfile *x);
 /* Read bytes off..off+len of x with pread, handing sink pieces of at most
- * `piece` bytes (whole passes of a file: no page mapped, no page fault). */
-int ir_extfile_read(struct ir_extfile *x, int64_t off, int64_t len, size_t piece,
+ * `piece` bytes (whole passes of a file: no page mapped, no page fault);
+ * direct: past the page cache (O_DIRECT) where the file system allows it,
+ * for a pass that reads the bytes once. */
+int ir_extfile_read(struct ir_extfile *x, int64_t off, int64_t len, size_t piece, int direct,
 		    ir_tensor_sink_fn sink, void *ctx, struct ir_diag *d);
 /* Compute a derived tensor's payload into its cache (derived.c). */
 int ir_derived_materialize(struct ir_tensor *t, struct ir_diag *d);

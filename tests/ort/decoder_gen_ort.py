@@ -119,12 +119,10 @@ def decomposed_like(genai, decomposed, out):
 
 
 def main():
-    opmig, work = sys.argv[1], sys.argv[2]
-    why = ortlib.available()
-    if why:
-        print("notice: %s, skipped" % why)
+    args = ortlib.start(sys.argv)
+    if not args:
         return 77
-    os.makedirs(work, exist_ok=True)
+    opmig, work = args
     models = {}
     for form, args in (("decomposed", []), ("genai", ["--form", "genai"]),
                        ("genai-rotary-op", ["--form", "genai", "--rotary-op", "--symmetric"])):

@@ -85,12 +85,10 @@ def migrate(opmig, src, dst, rep, s, p, rotary_op, what):
 
 
 def main():
-    opmig, work = sys.argv[1], sys.argv[2]
-    why = ortlib.available()
-    if why:
-        print("notice: %s, skipped" % why)
+    args = ortlib.start(sys.argv)
+    if not args:
         return 77
-    os.makedirs(work, exist_ok=True)
+    opmig, work = args
     tok = np.random.default_rng(25).integers(0, VOCAB, size=(1, 9))
     empty = [np.zeros((1, KV, 0, HD), np.float32) for _ in range(2 * LAYERS)]
     models = {}

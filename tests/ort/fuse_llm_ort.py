@@ -268,12 +268,10 @@ def full_check(path, what):
 
 
 def main():
-    opmig, work = sys.argv[1], sys.argv[2]
-    why = ortlib.available()
-    if why:
-        print("notice: %s, skipped" % why)
+    args = ortlib.start(sys.argv)
+    if not args:
         return 77
-    os.makedirs(work, exist_ok=True)
+    opmig, work = args
     rules = os.path.join(work, "npu-fused.json")
     with open(rules, "w") as f:
         json.dump(RULES, f)

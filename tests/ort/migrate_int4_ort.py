@@ -55,12 +55,10 @@ def int4_codes(t):
 
 
 def main():
-    opmig, work = sys.argv[1], sys.argv[2]
-    why = ortlib.available()
-    if why:
-        print("notice: %s, skipped" % why)
+    args = ortlib.start(sys.argv)
+    if not args:
         return 77
-    os.makedirs(work, exist_ok=True)
+    opmig, work = args
     src = os.path.join(work, "tiny.onnx")
     subprocess.run(["/usr/bin/python3", qn.GEN, "--preset", "tiny", "--form", "decomposed",
                     "-o", src], check=True, capture_output=True)

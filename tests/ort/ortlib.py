@@ -41,6 +41,18 @@ def available():
     return None
 
 
+def start(argv):
+    """A test script's (opmig, work) from its command line, the work folder
+    made; None, after a notice, where onnxruntime-node cannot be used (the
+    script then exits 77: skipped)."""
+    why = available()
+    if why:
+        print("notice: %s, skipped" % why)
+        return None
+    os.makedirs(argv[2], exist_ok=True)
+    return argv[1], argv[2]
+
+
 def version():
     with open(os.path.join(ort_dir(), 'package.json')) as f:
         return json.load(f)['version']

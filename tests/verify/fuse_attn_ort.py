@@ -402,12 +402,10 @@ def ops_of(path):
 
 
 def main():
-    opmig, work = sys.argv[1], sys.argv[2]
-    why = ortlib.available()
-    if why:
-        print("notice: %s, skipped" % why)
+    args = ortlib.start(sys.argv)
+    if not args:
         return 77
-    os.makedirs(work, exist_ok=True)
+    opmig, work = args
     rules, rules23 = os.path.join(work, "npu-skip.json"), os.path.join(work, "trt-skip.json")
     for path, doc in ((rules, RULES), (rules23, RULES23)):
         with open(path, "w") as f:

@@ -11,9 +11,13 @@
 #   migrate --target ascend --precision fp16 --no-validate -o OUT
 #   convert IN OUT              (external data kept: OUT.data)
 #   quantize --weight-only int4 --no-accuracy-check -o OUT
-#   cp --sparse=never WEIGHTS   (the reference: the same bytes read, all of
-#                                them written)
-# fp16, convert, int4 and cp alternate within each round; then once
+#   cp --sparse=never WEIGHTS   (the reference; on this sparse file
+#                                it reads nothing: it finds the holes with
+#                                SEEK_DATA and writes their zeros unread)
+#   dd bs=4M WEIGHTS            (a copy that reads every byte, as cp does on
+#                                a real, dense weights file: the same bytes
+#                                read as opmig reads, all of them written)
+# fp16, convert, int4, cp and dd alternate within each round; then once
 #   quantize --weight-only int4 --samples 1 (the accuracy check: the float
 #   and the quantized decoder run once on 8 new tokens)
 # outputs are removed
@@ -88,6 +92,8 @@ while [ "$r" -le "$ROUNDS" ]; do
 	rm -f "$D/f16.onnx" "$D/f16.onnx.data"
 	measure cp cp --sparse=never "$W" "$D/copy.data"
 	rm -f "$D/copy.data"
+	measure dd dd if="$W" of="$D/copy.data" bs=4M
+	rm -f "$D/copy.data"
 	measure convert "$OPMIG" convert "$D/llm.onnx" "$D/c.onnx"
 	rm -f "$D/c.onnx" "$D/c.onnx.data"
 	measure int4 "$OPMIG" quantize "$D/llm.onnx" --weight-only int4 --no-accuracy-check \
@@ -108,7 +114,7 @@ for line in open(sys.argv[1]):
     runs.setdefault(name, []).append((float(s), int(kb)))
 med = {k: statistics.median(s for s, _ in v) for k, v in runs.items()}
 for k in ("fp16", "convert", "int4", "int4chk"):
-    if k in med and med.get("cp"):
-        print("%s / cp (median seconds): %.2f; peak %d KiB" %
-              (k, med[k] / med["cp"], max(kb for _, kb in runs[k])))
+    if k in med and med.get("cp") and med.get("dd"):
+        print("%s / cp (median seconds): %.2f, / dd: %.2f; peak %d KiB" %
+              (k, med[k] / med["cp"], med[k] / med["dd"], max(kb for _, kb in runs[k])))
 EOF

@@ -312,7 +312,10 @@ int ir_tensor_reader_open(struct ir_tensor_reader *r, struct ir_tensor *t,
 	r->t = t;
 	r->fd = -1;
 	if (t->storage == IR_STORE_EXTERNAL && !t->win && t->ext) {
-		if ((r->fd = open(t->ext->path, O_RDONLY | O_CLOEXEC)) < 0)
+		if (t->ext_length >= ((int64_t)1 << 20) &&
+		    (r->fd = open(t->ext->path, O_RDONLY | O_CLOEXEC | O_DIRECT)) >= 0)
+			r->direct = 1;
+		else if ((r->fd = open(t->ext->path, O_RDONLY | O_CLOEXEC)) < 0)
 			return ir_diag_error(d, IR_EIO, "external data file '%s': %s",
 					     t->ext->location, ir_strerror(errno));
 		if (t->ext_offset < 0 || t->ext_length < 0 ||
@@ -344,6 +347,35 @@ int ir_tensor_reader_read(struct ir_tensor_reader *r, uint64_t off, size_t len,
 			memcpy(buf, r->data + off, len);
 		return 0;
 	}
+	if (r->direct && len) {
+		const uint8_t *at;
+		int rc;
+
+		if (r->blk_cap < len + 2 * IR_DIRECT_ALIGN) {
+			free(r->blk);
+			r->blk = NULL;
+			r->blk_cap = 0;
+			if (posix_memalign((void **)&r->blk, IR_DIRECT_ALIGN,
+					   len + 2 * IR_DIRECT_ALIGN))
+				return ir_diag_error(d, IR_ENOMEM, "tensor '%s': out of memory",
+						     ir_s(r->t->name));
+			r->blk_cap = len + 2 * IR_DIRECT_ALIGN;
+		}
+		rc = ir_extfile_pread_direct(r->fd, r->blk, r->base + (int64_t)off, len, &at);
+		if (rc == 0) {
+			memcpy(buf, at, len);
+			return 0;
+		}
+		if (rc < 0)
+			return ir_diag_error(d, IR_EIO, "external data file '%s': %s",
+					     r->t->ext->location, ir_strerror(-rc));
+		/* no direct reads here: on as usual */
+		close(r->fd);
+		r->direct = 0;
+		if ((r->fd = open(r->t->ext->path, O_RDONLY | O_CLOEXEC)) < 0)
+			return ir_diag_error(d, IR_EIO, "external data file '%s': %s",
+					     r->t->ext->location, ir_strerror(errno));
+	}
 	while (got < len) {
 		ssize_t n = pread(r->fd, buf + got, len - got,
 				  (off_t)((uint64_t)r->base + off + got));
@@ -364,6 +396,9 @@ void ir_tensor_reader_close(struct ir_tensor_reader *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
+	free(r->blk);
+	r->blk = NULL;
+	r->blk_cap = 0;
 }
 
 void ir_tensor_release_data(struct ir_tensor *t)

@@ -152,17 +152,12 @@ int ir_extfile_window(struct ir_extfile *x, int64_t off, int64_t len,
 	return 0;
 }
 
-#define DIRECT_ALIGN 4096
-
-/* Bytes [off, off + want) into buf through fd opened with O_DIRECT: the
- * blocks around them read whole into blk (want + 2 blocks); *at points at
- * the first byte.  1 where the file system refuses direct reads here (the
- * caller reads as usual), 0 done, < 0 error. */
-static int read_direct(int fd, uint8_t *blk, int64_t off, size_t want, const uint8_t **at)
+int ir_extfile_pread_direct(int fd, uint8_t *blk, int64_t off, size_t want,
+			    const uint8_t **at)
 {
-	int64_t a = off / DIRECT_ALIGN * DIRECT_ALIGN;
+	int64_t a = off / IR_DIRECT_ALIGN * IR_DIRECT_ALIGN;
 	size_t need = (size_t)(off - a) + want;
-	size_t span = (need + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN, got = 0;
+	size_t span = (need + IR_DIRECT_ALIGN - 1) / IR_DIRECT_ALIGN * IR_DIRECT_ALIGN, got = 0;
 
 	while (got < need) {
 		ssize_t r = pread(fd, blk + got, span - got, (off_t)a + (off_t)got);
@@ -174,7 +169,7 @@ static int read_direct(int fd, uint8_t *blk, int64_t off, size_t want, const uin
 		if (r <= 0)
 			return r < 0 ? -errno : -EIO;
 		got += (size_t)r;
-		if (got % DIRECT_ALIGN && got < need)
+		if (got % IR_DIRECT_ALIGN && got < need)
 			return -EIO;            /* short read inside the file */
 	}
 	*at = blk + (off - a);
@@ -193,10 +188,10 @@ int ir_extfile_read(struct ir_extfile *x, int64_t off, int64_t len, size_t piece
 		return diag_error(d, "external data file '%s': bytes %lld..%lld past its end",
 				  x->location, (long long)off, (long long)(off + len));
 	if (direct) {
-		piece = (piece + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN;
+		piece = (piece + IR_DIRECT_ALIGN - 1) / IR_DIRECT_ALIGN * IR_DIRECT_ALIGN;
 		if ((fd = open(x->path, O_RDONLY | O_CLOEXEC | O_DIRECT)) < 0)
 			direct = 0;
-		else if (posix_memalign((void **)&buf, DIRECT_ALIGN, piece + 2 * DIRECT_ALIGN)) {
+		else if (posix_memalign((void **)&buf, IR_DIRECT_ALIGN, piece + 2 * IR_DIRECT_ALIGN)) {
 			close(fd);
 			return ir_diag_error(d, IR_ENOMEM, "out of memory");
 		}
@@ -214,7 +209,7 @@ int ir_extfile_read(struct ir_extfile *x, int64_t off, int64_t len, size_t piece
 		size_t want = (uint64_t)len < piece ? (size_t)len : piece, got = 0;
 		const uint8_t *at = buf;
 
-		if (direct && (rc = read_direct(fd, buf, off, want, &at)) > 0) {
+		if (direct && (rc = ir_extfile_pread_direct(fd, buf, off, want, &at)) > 0) {
 			/* no direct reads here: on as usual */
 			close(fd);
 			direct = rc = 0;

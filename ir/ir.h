@@ -261,13 +261,18 @@ struct ir_tensor *ir_tensor_new_computed(const char *name, struct ir_tensor *src
 struct ir_tensor_reader {
 	struct ir_tensor *t;
 	int fd;                  /* >= 0: reading the external file */
+	int direct;              /* fd opened with O_DIRECT: reads through blk */
+	uint8_t *blk;
+	size_t blk_cap;
 	int64_t base;            /* its offset in the file */
 	const uint8_t *data;     /* else: the payload */
 	size_t len;
 };
 int ir_tensor_reader_open(struct ir_tensor_reader *r, struct ir_tensor *t,
 			  struct ir_diag *d);
-/* Bytes [off, off + len) of the payload into buf. */
+/* Bytes [off, off + len) of the payload into buf (an external tensor of
+ * 1 MiB up read past the page cache where the file system allows it: a
+ * reader's pass reads each byte once). */
 int ir_tensor_reader_read(struct ir_tensor_reader *r, uint64_t off, size_t len,
 			  uint8_t *buf, struct ir_diag *d);
 void ir_tensor_reader_close(struct ir_tensor_reader *r);

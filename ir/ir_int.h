@@ -94,6 +94,13 @@ void ir_extfile_unref(struct ir_extfile *x);
  * for a pass that reads the bytes once. */
 int ir_extfile_read(struct ir_extfile *x, int64_t off, int64_t len, size_t piece, int direct,
 		    ir_tensor_sink_fn sink, void *ctx, struct ir_diag *d);
+/* Bytes [off, off + want) of fd, opened with O_DIRECT: the blocks around
+ * them read whole into blk (aligned to IR_DIRECT_ALIGN, want + 2 blocks
+ * long); *at points at the first byte.  1 where the file system refuses
+ * direct reads here (the caller reads as usual), 0 done, < 0 -errno. */
+#define IR_DIRECT_ALIGN 4096
+int ir_extfile_pread_direct(int fd, uint8_t *blk, int64_t off, size_t want,
+			    const uint8_t **at);
 /* Compute a derived tensor's payload into its cache (derived.c). */
 int ir_derived_materialize(struct ir_tensor *t, struct ir_diag *d);
 /* The folder part of a path ("." if none); malloc'd, NULL on OOM. */

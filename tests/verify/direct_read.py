@@ -4,7 +4,9 @@ bytes: tensors at offsets that are not block-aligned, of lengths that are
 not whole blocks, over one or several read pieces, must come out exactly.
 Writes a model (an int8 tensor of odd length first, so that the float
 weights after it sit at unaligned offsets) in FOLDER, converts it and
-migrates it to float16, and compares every weight with numpy.
+migrates it to float16, and compares every weight with numpy; quantizes
+its MatMul weights to int4 (weight-only) from the file and from an inline
+copy of the model, and compares the two.
 
 usage: direct_read.py OPMIG FOLDER    exit 0 equal, 1 not, 2 setup."""
 import os
@@ -43,10 +45,15 @@ def main():
     if not any(o % 4096 for o in offs):
         print("setup: every offset is block-aligned %s" % offs)
         return 2
+    inline = os.path.join(d, "inline.onnx")
+    onnx.save_model(m, inline)
     conv, half = os.path.join(d, "c.onnx"), os.path.join(d, "h.onnx")
+    q_ext, q_in = os.path.join(d, "qe.onnx"), os.path.join(d, "qi.onnx")
+    wo = ["--weight-only", "int4", "--block-size", "16", "--no-accuracy-check"]
     for cmd in (["convert", src, conv],
                 ["migrate", src, "--target", "ascend", "--precision", "fp16",
-                 "--no-validate", "-o", half]):
+                 "--no-validate", "-o", half],
+                ["quantize", src, "-o", q_ext] + wo, ["quantize", inline, "-o", q_in] + wo):
         r = subprocess.run([opmig] + cmd, capture_output=True, text=True)
         if r.returncode != 0:
             print("FAIL: opmig %s exited %d: %s" % (cmd[0], r.returncode, r.stderr.strip()))
@@ -64,6 +71,16 @@ def main():
             np.array_equal(h[name], want.astype(np.float16))
         fails += not ok
         print("%s: fp16 '%s' is numpy's rounding of the weight" % ("ok" if ok else "FAIL", name))
+    # weight-only codes read a block of rows at a time through a reader:
+    # from the file past the cache, they equal those of the inline weights
+    qe = {t.name: numpy_helper.to_array(t) for t in onnx.load(q_ext).graph.initializer}
+    qi = {t.name: numpy_helper.to_array(t) for t in onnx.load(q_in).graph.initializer}
+    names = sorted(k for k in qi if k.startswith("w"))
+    ok = len(names) >= 6 and sorted(qe) == sorted(qi) and \
+        all(np.array_equal(qe[k], qi[k]) for k in names)
+    fails += not ok
+    print("%s: weight-only codes, scales and zero points read from the file equal the "
+          "inline weights' (%s)" % ("ok" if ok else "FAIL", ", ".join(names)))
     return 1 if fails else 0
 
 

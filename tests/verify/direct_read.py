@@ -37,6 +37,10 @@ def main():
              numpy_helper.from_array(w2, "w2")]
     m = helper.make_model(helper.make_graph(nodes, "g", ins, outs, inits),
                           opset_imports=[helper.make_opsetid("", 17)])
+    # the inline copy first: saving with external data rewrites m's tensors
+    # into references to the data file
+    inline = os.path.join(d, "inline.onnx")
+    onnx.save_model(m, inline)
     src = os.path.join(d, "m.onnx")
     onnx.save_model(m, src, save_as_external_data=True, all_tensors_to_one_file=True,
                     location="m.data", size_threshold=0)
@@ -45,8 +49,9 @@ def main():
     if not any(o % 4096 for o in offs):
         print("setup: every offset is block-aligned %s" % offs)
         return 2
-    inline = os.path.join(d, "inline.onnx")
-    onnx.save_model(m, inline)
+    if any(t.external_data for t in onnx.load(inline, load_external_data=False).graph.initializer):
+        print("setup: the inline copy refers to external data")
+        return 2
     conv, half = os.path.join(d, "c.onnx"), os.path.join(d, "h.onnx")
     q_ext, q_in = os.path.join(d, "qe.onnx"), os.path.join(d, "qi.onnx")
     wo = ["--weight-only", "int4", "--block-size", "16", "--no-accuracy-check"]

@@ -222,6 +222,13 @@ int ir_extfile_read(struct ir_extfile *x, int64_t off, int64_t len, size_t piece
 			if (rc < 0)
 				rc = ir_diag_error(d, IR_EIO, "external data file '%s': %s",
 						   x->location, ir_strerror(-rc));
+			/* a tensor at an offset off the alignment malloc gives:
+			 * moved to the buffer's start, for sinks that load its
+			 * elements as their type */
+			if (rc == 0 && (uintptr_t)at % 16) {
+				memmove(buf, at, want);
+				at = buf;
+			}
 			got = want;
 		}
 		while (got < want) {

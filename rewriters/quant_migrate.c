@@ -58,6 +58,7 @@ int mg_quantize(struct rw_ctx *c, const struct qz_opts *opts, const char *path,
 			     r.steps[i].worst_before, r.steps[i].worst_after);
 	for (size_t i = 0; i < r.n_notes && rc == 0; i++)
 		rc = rw_note(c, "%s: %s", pre, r.notes[i]);
+	qz_report_detach(c->m, &r);
 	qz_report_release(&r);
 	if (rc == 0)
 		rc = rw_refresh(c);

@@ -529,6 +529,24 @@ static const struct ir_derive_ops nb_zp_ops = {
 	nb_fill_zp, nb_piece, nb_done_zp, nb_hold, nb_drop,
 };
 
+static int nb_detach(struct ir_tensor *t, void *ctx)
+{
+	struct nb_job *j;
+
+	if (t->storage != IR_STORE_DERIVED ||
+	    (t->ops != &nb_codes_ops && t->ops != &nb_scales_ops && t->ops != &nb_zp_ops))
+		return 0;
+	j = t->arg;
+	if (j && j->r == ctx)
+		j->r = NULL;
+	return 0;
+}
+
+void qz_report_detach(struct ir_model *m, const struct qz_report *r)
+{
+	ir_model_for_each_tensor(m, nb_detach, (void *)r);
+}
+
 int qz_nbits_derive(const struct ir_tensor *w, const char *name, int bits, int64_t bs, int sym,
 		    int64_t cols, struct ir_tensor **q, struct ir_tensor **s, struct ir_tensor **z,
 		    struct ir_diag *d)

@@ -182,6 +182,10 @@ struct qz_report {
 };
 
 void qz_report_release(struct qz_report *r);
+/* Weight-only codes not computed yet fill r's entries when they are (the
+ * scales, the weights' range): before r is released while m lives on,
+ * detach them from it. */
+void qz_report_detach(struct ir_model *m, const struct qz_report *r);
 
 /* Quantize m in place.  path names the model in messages.  Errors: bad
  * input or samples (IR_EINVAL), usage (IR_EUSAGE: options that cannot

@@ -16,23 +16,23 @@ cd "$T" || fail "cannot cd to $T"
 $PY - <<'PY' || fail "cannot generate the test model"
 import numpy as np, onnx
 from onnx import helper as h, TensorProto as TP, numpy_helper as nh
-w = nh.from_array(np.ones((8, 4), np.float32), "w")
+w = nh.from_array(np.ones((256, 128), np.float32), "w")
 two = nh.from_array(np.float32(2), "two")
 then = h.make_graph([h.make_node("Mul", ["m", "two"], ["t"], name="double")], "then", [],
-                    [h.make_tensor_value_info("t", TP.FLOAT, [3, 4])])
+                    [h.make_tensor_value_info("t", TP.FLOAT, [64, 128])])
 other = h.make_graph([h.make_node("Identity", ["m"], ["o"], name="keep")], "else", [],
-                     [h.make_tensor_value_info("o", TP.FLOAT, [3, 4])])
+                     [h.make_tensor_value_info("o", TP.FLOAT, [64, 128])])
 g = h.make_graph([h.make_node("MatMul", ["x", "w"], ["m"], name="project"),
                   h.make_node("If", ["c"], ["y0"], name="branch", then_branch=then,
                               else_branch=other),
                   h.make_node("Add", ["y0", "m"], ["y"])], "p",
-                 [h.make_tensor_value_info("x", TP.FLOAT, [3, 8]),
+                 [h.make_tensor_value_info("x", TP.FLOAT, [64, 256]),
                   h.make_tensor_value_info("c", TP.BOOL, [])],
-                 [h.make_tensor_value_info("y", TP.FLOAT, [3, 4])], [w, two])
+                 [h.make_tensor_value_info("y", TP.FLOAT, [64, 128])], [w, two])
 m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
 onnx.checker.check_model(m, full_check=True)
 onnx.save(m, "p.onnx")
-np.save("x.npy", np.ones((3, 8), np.float32))
+np.save("x.npy", np.ones((64, 256), np.float32))
 np.save("c.npy", np.array(True))
 PY
 
@@ -56,17 +56,28 @@ for e in nodes:
     assert sum(1 for f in nodes if f["name"] == e["name"]) == 3, e["name"]
 by = {e["name"]: e["args"] for e in nodes}
 assert by["project_kernel_time"] == {"op_name": "MatMul", "domain": "ai.onnx",
-    "input_type_shape": [{"float": [3, 8]}, {"float": [8, 4]}], "provider": "opmig",
+    "input_type_shape": [{"float": [64, 256]}, {"float": [256, 128]}], "provider": "opmig",
     "graph_depth": 0}, by["project_kernel_time"]
 assert by["branch_kernel_time"]["input_type_shape"] == [{"bool": []}]
 assert by["double_kernel_time"]["graph_depth"] == 1
-assert by["double_kernel_time"]["input_type_shape"] == [{"float": [3, 4]}, {"float": []}]
-for r, run in enumerate(sorted(runs, key=lambda e: e["ts"])):
+assert by["double_kernel_time"]["input_type_shape"] == [{"float": [64, 128]}, {"float": []}]
+# times are whole microseconds, each rounded on its own: a node event
+# belongs to the last run that started at or before it, and lies inside
+# that run's span up to a microsecond of rounding
+srt = sorted(runs, key=lambda e: e["ts"])
+owner = {}
+for k, e in enumerate(nodes):
+    before = [r for r, run in enumerate(srt) if run["ts"] <= e["ts"]]
+    assert before, ("a node event before every run", e)
+    owner[k] = before[-1]
+for r, run in enumerate(srt):
     if r:
-        prev = sorted(runs, key=lambda e: e["ts"])[r - 1]
+        prev = srt[r - 1]
         assert run["ts"] >= prev["ts"] + prev["dur"], (prev, run)
-    inside = [e for e in nodes if run["ts"] <= e["ts"] and e["ts"] + e["dur"] <= run["ts"] + run["dur"] + 1]
-    assert len(inside) == 4, (run, len(inside))
+    inside = [e for k, e in enumerate(nodes) if owner[k] == r]
+    assert len(inside) == 4, (run, inside)
+    for e in inside:
+        assert e["ts"] + e["dur"] <= run["ts"] + run["dur"] + 1, (run, e)
     br = [e for e in inside if e["name"] == "branch_kernel_time"][0]
     mul = [e for e in inside if e["name"] == "double_kernel_time"][0]
     assert br["ts"] <= mul["ts"] and mul["ts"] + mul["dur"] <= br["ts"] + br["dur"] + 1, (br, mul)

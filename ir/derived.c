@@ -277,8 +277,7 @@ int ir_tensor_stream(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
 
 	if (t->storage == IR_STORE_EXTERNAL && !t->win && t->ext)
 		return ir_extfile_read(t->ext, t->ext_offset, t->ext_length, PIECE_BYTES,
-				       t->ext_length >= ((int64_t)1 << 20),
-				       sink, ctx, d);
+				       t->ext_length >= IR_DIRECT_MIN, sink, ctx, d);
 	if (t->storage != IR_STORE_DERIVED || t->cache) {
 		if ((rc = ir_tensor_data(t, &in, &len, d)) < 0)
 			return rc;
@@ -296,15 +295,6 @@ int ir_tensor_stream(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
 	return rc;
 }
 
-int ir_tensor_scan(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
-		   struct ir_diag *d)
-{
-	if (t->storage == IR_STORE_EXTERNAL && !t->win && t->ext)
-		return ir_extfile_read(t->ext, t->ext_offset, t->ext_length, PIECE_BYTES, 1,
-				       sink, ctx, d);
-	return ir_tensor_stream(t, sink, ctx, d);
-}
-
 int ir_tensor_reader_open(struct ir_tensor_reader *r, struct ir_tensor *t,
 			  struct ir_diag *d)
 {
@@ -312,10 +302,8 @@ int ir_tensor_reader_open(struct ir_tensor_reader *r, struct ir_tensor *t,
 	r->t = t;
 	r->fd = -1;
 	if (t->storage == IR_STORE_EXTERNAL && !t->win && t->ext) {
-		if (t->ext_length >= ((int64_t)1 << 20) &&
-		    (r->fd = open(t->ext->path, O_RDONLY | O_CLOEXEC | O_DIRECT)) >= 0)
-			r->direct = 1;
-		else if ((r->fd = open(t->ext->path, O_RDONLY | O_CLOEXEC)) < 0)
+		r->direct = t->ext_length >= IR_DIRECT_MIN;
+		if ((r->fd = ir_extfile_fd(t->ext, &r->direct)) < 0)
 			return ir_diag_error(d, IR_EIO, "external data file '%s': %s",
 					     t->ext->location, ir_strerror(errno));
 		if (t->ext_offset < 0 || t->ext_length < 0 ||
@@ -372,7 +360,7 @@ int ir_tensor_reader_read(struct ir_tensor_reader *r, uint64_t off, size_t len,
 		/* no direct reads here: on as usual */
 		close(r->fd);
 		r->direct = 0;
-		if ((r->fd = open(r->t->ext->path, O_RDONLY | O_CLOEXEC)) < 0)
+		if ((r->fd = ir_extfile_fd(r->t->ext, &r->direct)) < 0)
 			return ir_diag_error(d, IR_EIO, "external data file '%s': %s",
 					     r->t->ext->location, ir_strerror(errno));
 	}

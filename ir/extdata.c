@@ -176,6 +176,17 @@ int ir_extfile_pread_direct(int fd, uint8_t *blk, int64_t off, size_t want,
 	return 0;
 }
 
+int ir_extfile_fd(const struct ir_extfile *x, int *direct)
+{
+	int fd = *direct ? open(x->path, O_RDONLY | O_CLOEXEC | O_DIRECT) : -1;
+
+	if (fd < 0) {
+		*direct = 0;
+		fd = open(x->path, O_RDONLY | O_CLOEXEC);
+	}
+	return fd;
+}
+
 int ir_extfile_read(struct ir_extfile *x, int64_t off, int64_t len, size_t piece, int direct,
 		    ir_tensor_sink_fn sink, void *ctx, struct ir_diag *d)
 {
@@ -187,19 +198,13 @@ int ir_extfile_read(struct ir_extfile *x, int64_t off, int64_t len, size_t piece
 	if (off < 0 || (uint64_t)off + (uint64_t)len > x->size)
 		return diag_error(d, "external data file '%s': bytes %lld..%lld past its end",
 				  x->location, (long long)off, (long long)(off + len));
-	if (direct) {
-		piece = (piece + IR_DIRECT_ALIGN - 1) / IR_DIRECT_ALIGN * IR_DIRECT_ALIGN;
-		if ((fd = open(x->path, O_RDONLY | O_CLOEXEC | O_DIRECT)) < 0)
-			direct = 0;
-		else if (posix_memalign((void **)&buf, IR_DIRECT_ALIGN, piece + 2 * IR_DIRECT_ALIGN)) {
-			close(fd);
-			return ir_diag_error(d, IR_ENOMEM, "out of memory");
-		}
-	}
-	if (!direct && (fd = open(x->path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = ir_extfile_fd(x, &direct)) < 0)
 		return diag_error(d, "external data file '%s': %s", x->location,
 				  ir_strerror(errno));
-	if (!direct && !(buf = malloc(piece))) {
+	/* whole blocks, and room for the blocks around a piece, should direct
+	 * reads be refused only later */
+	piece = (piece + IR_DIRECT_ALIGN - 1) / IR_DIRECT_ALIGN * IR_DIRECT_ALIGN;
+	if (posix_memalign((void **)&buf, IR_DIRECT_ALIGN, piece + 2 * IR_DIRECT_ALIGN)) {
 		close(fd);
 		return ir_diag_error(d, IR_ENOMEM, "out of memory");
 	}
@@ -213,7 +218,7 @@ int ir_extfile_read(struct ir_extfile *x, int64_t off, int64_t len, size_t piece
 			/* no direct reads here: on as usual */
 			close(fd);
 			direct = rc = 0;
-			if ((fd = open(x->path, O_RDONLY | O_CLOEXEC)) < 0) {
+			if ((fd = ir_extfile_fd(x, &direct)) < 0) {
 				free(buf);
 				return diag_error(d, "external data file '%s': %s", x->location,
 						  ir_strerror(errno));

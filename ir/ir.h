@@ -280,18 +280,14 @@ void ir_tensor_reader_close(struct ir_tensor_reader *r);
  * files, views of the model file); owned bytes are copied. */
 struct ir_tensor *ir_tensor_clone(const struct ir_tensor *t, const char *name);
 /* Hand t's payload to sink in pieces (whole elements), in order: external
- * bytes not mapped yet are read from the file, a derived tensor is
- * converted piece by piece, never materialized; what was mapped for it is
- * released afterwards. */
+ * bytes not mapped yet are read from the file (past the page cache from
+ * 1 MiB up, where the file system allows it: a pass reads them once, and
+ * a weights file larger than memory is not pushed through the cache), a
+ * derived tensor is converted piece by piece, never materialized; what
+ * was mapped for it is released afterwards. */
 typedef int (*ir_tensor_sink_fn)(const uint8_t *data, size_t len, void *ctx);
 int ir_tensor_stream(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
 		     struct ir_diag *d);
-/* ir_tensor_stream for a pass that reads t once (a range check): external
- * bytes are read past the page cache where the file system allows it, so
- * a weights file larger than memory is not pushed through the cache (and
- * what the cache holds stays). */
-int ir_tensor_scan(struct ir_tensor *t, ir_tensor_sink_fn sink, void *ctx,
-		   struct ir_diag *d);
 /* t's payload is not needed for now: unmap its external bytes (or give
  * back the resident pages of its view of the model file), free a derived
  * tensor's computed payload.  The next ir_tensor_data() reads them again;

@@ -99,6 +99,11 @@ int ir_extfile_read(struct ir_extfile *x, int64_t off, int64_t len, size_t piece
  * long); *at points at the first byte.  1 where the file system refuses
  * direct reads here (the caller reads as usual), 0 done, < 0 -errno. */
 #define IR_DIRECT_ALIGN 4096
+/* Whole passes read tensors of this size up past the page cache. */
+#define IR_DIRECT_MIN ((int64_t)1 << 20)
+/* x's file opened to read: with O_DIRECT when *direct and the file
+ * system takes it, else as usual (*direct then 0); -1 with errno. */
+int ir_extfile_fd(const struct ir_extfile *x, int *direct);
 int ir_extfile_pread_direct(int fd, uint8_t *blk, int64_t off, size_t want,
 			    const uint8_t **at);
 /* Compute a derived tensor's payload into its cache (derived.c). */

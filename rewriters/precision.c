@@ -137,7 +137,7 @@ static double init_max(struct ir_value *v)
 
 	ir_diag_init(&d);
 	if (!v->init || v->init->dtype != IR_DTYPE_FLOAT ||
-	    ir_tensor_scan(v->init, max_piece, &m, &d) < 0)
+	    ir_tensor_stream(v->init, max_piece, &m, &d) < 0)
 		return -1;
 	memcpy(&f, &m, 4);
 	return f;

@@ -274,12 +274,6 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		return cli_usage_error(self, "--precision int4 quantizes weights only: --dynamic, "
 				       "--method, --percentile, --activations and --weights are "
 				       "int8's");
-	if (a->o.precision && !strcmp(a->o.precision, "int4")) {
-		a->qo.format = QZ_WEIGHT_ONLY;
-		a->qo.nbits = 4;
-		if (!a->qo.block_size)
-			a->qo.block_size = QZ_DEFAULT_BLOCK;
-	}
 	a->qo.samples = a->o.samples > 1 ? a->o.samples : 0;
 	a->qo.seed = a->o.seed;
 	a->qo.threads = a->o.threads;

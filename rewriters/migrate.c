@@ -426,8 +426,6 @@ static int quantize_int4(struct rw_ctx *c, const struct mg_opts *o, struct qz_op
 	size_t changed = 0, n_nbits = 0, left = 0, n_dq = 0;
 	int rc;
 
-	q4->format = QZ_WEIGHT_ONLY;
-	q4->nbits = 4;
 	if ((rc = mg_quantize(c, q4, path, d)) < 0 || keep)
 		return rc;
 	for (size_t i = 0; i < g->n_nodes; i++)
@@ -466,6 +464,10 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	size_t changed;
 
 	memset(r, 0, sizeof(*r));
+	if (int4) {
+		q4.format = QZ_WEIGHT_ONLY;
+		q4.nbits = 4;
+	}
 	if (o->layout && !strcmp(o->layout, "nhwc") && !have_kind(RW_LAYOUT))
 		return ir_diag_error(d, IR_EUSAGE, "--layout nhwc: no layout pass exists yet");
 	if (o->precision && !strcmp(o->precision, "fp16") && !have_kind(RW_PRECISION))

@@ -25,8 +25,8 @@ struct mg_opts {
 	const struct rt_dim_set *dims; /* NAME=V static dims */
 	const char *precision;         /* "fp32", "fp16", "int8", "int4" or NULL */
 	const struct qz_opts *quant;   /* int8, int4: the quantization's options
-					* (int4: format QZ_WEIGHT_ONLY, nbits 4)
-					* (NULL: the defaults) */
+					* (int4 sets format QZ_WEIGHT_ONLY, nbits
+					* 4) (NULL: the defaults) */
 	int fp16_io;                   /* fp16 inputs and outputs too */
 	int dry_run;                   /* nothing will be written: read no
 					* weight values the plan can do without */

@@ -69,9 +69,7 @@ int mg_nbits_form(struct rw_ctx *c, struct qz_opts *o, struct ir_diag *d)
 {
 	const struct rules_op *op = rules_target_find_op(c->target, "com.microsoft",
 							 "MatMulNBits");
-	int bits = o->nbits ? o->nbits : 4;
-
-	int rc;
+	int bits = o->nbits, rc;
 
 	if (op && op->supported)
 		return (rc = rw_note(c, "int4: %s declares com.microsoft:MatMulNBits: the "

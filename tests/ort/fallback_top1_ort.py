@@ -43,9 +43,7 @@ def main():
     if not args:
         return 77
     opmig, work = args
-    src = os.path.join(work, "tiny.onnx")
-    subprocess.run(["/usr/bin/python3", qn.GEN, "--preset", "tiny", "--form", "decomposed",
-                    "-o", src], check=True, capture_output=True)
+    src = qn.tiny_decoder(work)
     names = [i.name for i in onnx.load(src).graph.input]
     f = qn.feeds(np.random.default_rng(6).integers(0, qn.VOCAB, size=(1, qn.S)))
     data = os.path.join(work, "data")

@@ -59,9 +59,7 @@ def main():
     if not args:
         return 77
     opmig, work = args
-    src = os.path.join(work, "tiny.onnx")
-    subprocess.run(["/usr/bin/python3", qn.GEN, "--preset", "tiny", "--form", "decomposed",
-                    "-o", src], check=True, capture_output=True)
+    src = qn.tiny_decoder(work)
     orig = onnx.load(src)
     weights = {i.name: nh.to_array(i) for i in orig.graph.initializer}
     names = [i.name for i in orig.graph.input]

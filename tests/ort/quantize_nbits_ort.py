@@ -217,6 +217,14 @@ def edge_cases(opmig, work):
 
 # ---- the run ----------------------------------------------------------
 
+def tiny_decoder(work):
+    """The generator's tiny decomposed decoder written to WORK/tiny.onnx."""
+    src = os.path.join(work, "tiny.onnx")
+    subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--form", "decomposed",
+                    "-o", src], check=True, capture_output=True)
+    return src
+
+
 def feeds(ids):
     f = {"input_ids": ids.astype(np.int64), "attention_mask": np.ones((1, S), np.int64),
          "position_ids": np.arange(S, dtype=np.int64).reshape(1, S)}
@@ -271,9 +279,7 @@ def main():
     if not args:
         return 77
     opmig, work = args
-    src = os.path.join(work, "tiny.onnx")
-    subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--form", "decomposed",
-                    "-o", src], check=True, capture_output=True)
+    src = tiny_decoder(work)
     edge_cases(opmig, work)
     names = [i.name for i in onnx.load(src).graph.input]
     rng = np.random.default_rng(25)

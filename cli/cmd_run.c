@@ -350,6 +350,7 @@ static void print_stats(struct rt_session *s)
 	printf("weights used in place: %lld bytes\n", (long long)st->viewed_bytes);
 	printf("constant results kept: %lld bytes of %zu nodes\n",
 	       (long long)st->kept_bytes, st->kept_nodes);
+	printf("results stored channels last: %lld\n", (long long)st->cl_values);
 }
 
 static int write_profile(const struct run_args *a, struct rt_session *s)

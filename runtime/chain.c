@@ -316,11 +316,11 @@ void rt_epilogue_span(const struct rt_epilogue *e, int64_t ch, int64_t off, floa
 }
 
 /* t (input i of node np) as an RT_CHAIN_ADDT operand of y: a float32
- * tensor of y's shape, not y's data. */
+ * tensor of y's shape, not y's data, stored channels first. */
 static const float *same_shape(const struct rt_value *t, const struct rt_value *y)
 {
 	if (!t || t->kind != RT_TENSOR || t->dtype != IR_DTYPE_FLOAT || t->rank != y->rank ||
-	    t->data == y->data)
+	    t->data == y->data || (t->flags & RT_VALUE_CL))
 		return NULL;
 	for (int i = 0; i < y->rank; i++)
 		if (t->dims[i] != y->dims[i])
@@ -339,7 +339,7 @@ static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_npl
 	if (!ch || !f->skip || s->o.observe || !y || y->kind != RT_TENSOR ||
 	    y->dtype != IR_DTYPE_FLOAT || y->rank < 2 || y->refs != 1 ||
 	    (y->base && !(y->flags & RT_VALUE_REGION)) ||
-	    (y->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT)))
+	    (y->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT | RT_VALUE_CL)))
 		return 0;
 	*e = (struct rt_epilogue){ .c = y->dims[1], .ch = ch };
 	if (!(e->coef = calloc((size_t)(2 * e->c * (int64_t)ch->n + 1), sizeof(float))))

@@ -167,16 +167,18 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 				calloc(n->n_inputs, sizeof(*ins));
 	struct rt_value **outs = n_out <= OUT_SLOTS_MIN ? outs_small :
 				 calloc(n_out, sizeof(*outs));
-	struct rt_value *wide_small[8] = { 0 };
+	struct rt_value *wide_small[8] = { 0 }, *plain_small[8] = { 0 };
 	struct rt_value **wide = n->n_inputs <= 8 ? wide_small :
 				 calloc(n->n_inputs, sizeof(*wide));
+	struct rt_value **plain = n->n_inputs <= 8 ? plain_small :
+				  calloc(n->n_inputs, sizeof(*plain));
 	struct rt_kctx k = { 0 };
 	char w[RT_WHERE_SIZE];
 	double t0 = 0;
 	void *shapes = NULL;
 	int rc = 0;
 
-	if (!ins || !outs || !wide) {
+	if (!ins || !outs || !wide || !plain) {
 		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 		goto cleanup;
 	}
@@ -195,12 +197,12 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 			      .version = np->schema ? np->schema->since_version : 0,
 			      .opset = np->opset, .n_in = n->n_inputs,
 			      .n_out = n_out, .in = ins, .out = outs,
-			      .mem = &s->mem, .d = d };
+			      .mem = &s->mem, .d = d, .plain = plain };
 	if (s->o.profile)
 		shapes = rt_profile_shapes(ins, n->n_inputs);
 	if (s->o.collect_stats || s->o.profile)
 		t0 = rt_now();
-	if ((rc = rt_lowp_begin(&k, wide)) >= 0) {
+	if ((rc = rt_cl_begin(&k)) >= 0 && (rc = rt_lowp_begin(&k, wide)) >= 0) {
 		rc = np->kernel ? np->kernel->run(&k) : call_function(&k);
 		if (k.lowp)
 			rc = rt_lowp_end(&k, wide, rc);
@@ -235,6 +237,8 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 					   rt_node_where(n, w), i, ir_s(n->outputs[i]->name));
 			goto cleanup;
 		}
+		if (outs[i]->flags & RT_VALUE_CL)
+			s->stats.cl_values++;
 		rt_value_unref(f->vals[np->out[i]]);
 		f->vals[np->out[i]] = outs[i];
 		outs[i] = NULL;
@@ -259,6 +263,11 @@ cleanup:
 		rt_value_unref(wide[i]);   /* left by a failed rt_lowp_begin */
 	if (wide != wide_small)
 		free(wide);
+	if (plain) {
+		rt_cl_end(&k);
+		if (plain != plain_small)
+			free(plain);
+	}
 	return rc;
 }
 
@@ -379,6 +388,8 @@ int rt_frame_end(struct rt_frame *f, struct rt_value **outs, int rc,
 			break;
 		}
 		outs[i] = rt_value_ref(v);
+		if ((rc = rt_cl_plain_value(v->mem, &outs[i], d)) < 0)
+			break;
 		if (!p->fn && (rc = as_declared(p->g->outputs[i].type, &outs[i], d)) < 0)
 			break;
 	}

@@ -67,6 +67,9 @@ struct rt_nplan {
 					     * cat_dest - 1 (0: none) as its ... */
 	size_t cat_input;                   /* ... input cat_input */
 	struct rt_qdq *qdq;                 /* a unit headed here (qdq.c) */
+	int cl_in;                          /* reads channels-last inputs */
+	int cl_out;                         /* output 0 may be stored channels
+					     * last (layout_cl.c) */
 };
 
 /* What fold.c's analysis says of a main-graph node. */
@@ -237,6 +240,19 @@ void rt_cat_record(struct rt_frame *f, struct rt_nplan *np);
 void rt_cat_release(struct rt_nplan *np);
 struct rt_value *rt_cat_out(struct rt_kctx *k, size_t i, int dtype, int rank,
 			    const int64_t *dims);
+
+/* layout_cl.c: mark finds, when the plan is built, the main graph's
+ * nodes that read channels-last inputs (the ops it lists) and those whose
+ * output 0 may be stored so (every reader one of them; not under an
+ * observer, a run of chosen nodes or --exact); begin, before any other
+ * node (or a function call) runs, puts plain
+ * copies of channels-last inputs in k->in (kept in k->plain, which end
+ * releases); rt_cl_plain_value: *v made plain (a new reference) if it is
+ * stored channels last: a graph's outputs on the way out. */
+void rt_cl_mark(struct rt_session *s, struct rt_gplan *p);
+int rt_cl_begin(struct rt_kctx *k);
+void rt_cl_end(struct rt_kctx *k);
+int rt_cl_plain_value(struct rt_mem *mem, struct rt_value **v, struct ir_diag *d);
 
 /* qdq.c: mark finds the main graph's quantized units when the plan is
  * built (after fold.c's mark, before the chains'); begin, at a frame's

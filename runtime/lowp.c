@@ -81,6 +81,7 @@ static int convert(struct rt_kctx *k, const struct rt_value *t, int to, struct r
 		for (int64_t i = 0; i < t->numel; i++)
 			((uint16_t *)(*out)->data)[i] = rt_float_to_bf16(((const float *)t->data)[i]);
 	}
+	rt_cl_set(*out, (t->flags & RT_VALUE_CL) != 0);   /* elementwise: the layout stays */
 	return 0;
 }
 

@@ -667,6 +667,7 @@ int rt_plan_build(struct rt_session *s, struct ir_diag *d)
 		rt_qdq_mark(s, s->main);
 		rt_chain_mark(s, s->main);
 		rt_cat_mark(s, s->main);
+		rt_cl_mark(s, s->main);
 	}
 	return rc;
 }

@@ -49,6 +49,8 @@ struct rt_kctx {
 	struct rt_epilogue *epi;     /* taken by the kernel (rt_kctx_epilogue) */
 	int lowp;                    /* float16/bfloat16 widened (lowp.c): the
 				      * dtype, 0 when not */
+	struct rt_value **plain;     /* per input: a plain copy of a channels-
+				      * last one (layout_cl.c), or NULL */
 };
 
 /* The per-channel steps that may follow a node in the main graph
@@ -99,6 +101,23 @@ struct rt_kernel {
 	int since_min, since_max;    /* registry since_versions covered */
 	rt_kernel_fn run;
 };
+
+/* Channels last (layout_cl.c): the kernels of the ops listed there read
+ * inputs stored channels last (RT_VALUE_CL) themselves, computing on them
+ * as they are or asking rt_cl_plain_in() for a plain copy; every other
+ * kernel gets plain copies from the engine.  rt_cl_plain_in: input i plain (a copy
+ * when it is stored channels last; the copy lives until the node ends);
+ * rt_cl_may_write: may the node store output 0 channels last (the plan
+ * found its every reader to be of a listed op); rt_cl_set: flag y as stored so
+ * (or not); rt_cl_to_last / rt_cl_to_first: n planes of c channels of sp
+ * elements of esize bytes, between the two layouts. */
+int rt_cl_plain_in(struct rt_kctx *k, size_t i);
+int rt_cl_may_write(const struct rt_kctx *k);
+void rt_cl_set(struct rt_value *y, int cl);
+void rt_cl_to_last(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_t c,
+		   int64_t sp, size_t esize);
+void rt_cl_to_first(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_t c,
+		    int64_t sp, size_t esize);
 
 /* One family table, defined at the bottom of each k_*.c file. */
 struct rt_family {

@@ -80,6 +80,10 @@ struct rt_value {
 #define RT_VALUE_KEPT 4u           /* a constant node's result the session
 				    * keeps between runs: never written,
 				    * alive until the session is freed */
+#define RT_VALUE_CL 16u            /* a tensor of rank 3 to 5 stored channels
+				    * last (N, spatial..., C; dims still say
+				    * N, C, spatial...): made and read only
+				    * by the kernels layout_cl.c lists */
 
 struct rt_value *rt_value_ref(struct rt_value *v);
 void rt_value_unref(struct rt_value *v);
@@ -264,6 +268,7 @@ struct rt_stats {
 	int64_t viewed_bytes;     /* initializer bytes used in place */
 	int64_t kept_bytes;       /* results of constant nodes kept */
 	size_t kept_nodes;        /* ... and the nodes they come from */
+	int64_t cl_values;        /* results stored channels last (layout_cl.c) */
 	size_t n_ops;
 	struct rt_op_stat *ops;   /* sorted by seconds, descending */
 	size_t n_nodes;

@@ -154,10 +154,20 @@ int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 {
 	struct rt_value *a, *b, *y, view, *ts[2];
 	int64_t dims[RT_MAX_RANK];
-	int rank, rc;
+	int rank, rc, cl = 0;
 
 	if ((rc = rt_in_tensor(k, 0, &a)) < 0 || (rc = rt_in_tensor(k, 1, &b)) < 0)
 		return rc;
+	/* operands stored channels last (layout_cl.c): elementwise as they
+	 * are when both are, of one shape; else made plain */
+	if ((a->flags | b->flags) & RT_VALUE_CL) {
+		cl = (a->flags & b->flags & RT_VALUE_CL) && a->rank == b->rank &&
+		     !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(*a->dims));
+		if (!cl && ((rc = rt_cl_plain_in(k, 0)) < 0 || (rc = rt_cl_plain_in(k, 1)) < 0))
+			return rc;
+		a = k->in[0];
+		b = k->in[1];
+	}
 	if ((rc = kel_legacy_bcast(k, a, b, &view, &ts[1])) < 0)
 		return rc;
 	ts[0] = a;
@@ -168,6 +178,7 @@ int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 	if (!(y = rt_out_tensor_reuse(k, 0, ts[1] == b ? 3u : 1u, a->dtype,
 				      rank, dims)))
 		return IR_ENOMEM;
+	rt_cl_set(y, cl);
 	return kel_binary_into(k, op, p, a, ts[1], y);
 }
 

@@ -27,7 +27,7 @@ int knn_conv_run_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
 {
 	int rc;
 
-	if ((rc = knn_conv_dnnl_f32(k, g, x, w, b, y)) != 0)
+	if ((rc = knn_conv_dnnl_f32(k, g, x, w, b, y, 0)) != 0)
 		return rc < 0 ? rc : 0;
 	if ((rc = knn_conv_dw_f32(k, g, x, w, b, y)) != 0)
 		return rc < 0 ? rc : 0;
@@ -90,7 +90,18 @@ static int k_conv(struct rt_kctx *k)
 	memcpy(dims + 2, g.out, (size_t)g.nsp * sizeof(int64_t));
 	if (!(y = rt_out_tensor(k, 0, x->dtype, x->rank, dims)))
 		return IR_ENOMEM;
-	return run_core(k, &g, x, w, b, y, 0);
+	/* channels last in or out (layout_cl.c): oneDNN's float32 path */
+	if (x->dtype == IR_DTYPE_FLOAT && ((x->flags & RT_VALUE_CL) || rt_cl_may_write(k))) {
+		unsigned cl = ((x->flags & RT_VALUE_CL) ? KNN_CL_SRC : 0) |
+			      (rt_cl_may_write(k) ? KNN_CL_DST : 0);
+
+		if ((rc = knn_conv_dnnl_f32(k, &g, x->data, w->data, b ? b->data : NULL, y->data,
+					    cl)) != 0)
+			return rc < 0 ? rc : 0;
+	}
+	if ((rc = rt_cl_plain_in(k, 0)) < 0)
+		return rc;
+	return run_core(k, &g, k->in[0], w, b, y, 0);
 }
 
 static int64_t floor_div2(int64_t v)

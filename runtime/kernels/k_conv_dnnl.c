@@ -49,6 +49,8 @@ struct dn_conv {
 	int8_t *w8;               /* integer W minus its zero points, as s8 */
 	const void *w_src;        /* the W that w8 was made from */
 	int dst_nhwc;             /* the primitive writes channels last */
+	int src_cl, dst_cl;       /* x, y in opmig's tensors channels last
+				   * (layout_cl.c), else plain */
 };
 
 static void dn_conv_free(void *p)
@@ -166,7 +168,8 @@ static const dnnl_format_tag_t dn_gwei_tag[] = { dnnl_goiw, dnnl_goihw, dnnl_goi
 /* The primitive and memories for geometry g (0), or -1 when oneDNN
  * cannot make them (the caller runs opmig's own kernels). */
 static int dn_conv_make(struct dn_conv *c, const struct knn_geom *g,
-			const struct dn_types *t, int has_bias, const struct dn_post *post)
+			const struct dn_types *t, int has_bias, const struct dn_post *post,
+			unsigned cl)
 {
 	dnnl_memory_desc_t smd, wmd, bmd, dmd, zmd, any_s, any_w, any_d;
 	const int32_t runtime_zp = DNNL_RUNTIME_S32_VAL;
@@ -183,6 +186,8 @@ static int dn_conv_make(struct dn_conv *c, const struct knn_geom *g,
 	c->t = *t;
 	c->has_bias = has_bias;
 	c->post = *post;
+	c->src_cl = (cl & KNN_CL_SRC) != 0;
+	c->dst_cl = (cl & KNN_CL_DST) != 0;
 	sd[0] = dd[0] = g->n;
 	sd[1] = g->c;
 	dd[1] = g->m;
@@ -199,8 +204,10 @@ static int dn_conv_make(struct dn_conv *c, const struct knn_geom *g,
 		pl[d] = g->pad[d];
 		pr[d] = g->pad[nsp + d];
 	}
-	if (dnnl_memory_desc_init_by_tag(&smd, nd, sd, t->src, dn_act_tag[nsp - 1]) ||
-	    dnnl_memory_desc_init_by_tag(&dmd, nd, dd, t->dst, dn_act_tag[nsp - 1]) ||
+	if (dnnl_memory_desc_init_by_tag(&smd, nd, sd, t->src,
+					 (c->src_cl ? dn_last_tag : dn_act_tag)[nsp - 1]) ||
+	    dnnl_memory_desc_init_by_tag(&dmd, nd, dd, t->dst,
+					 (c->dst_cl ? dn_last_tag : dn_act_tag)[nsp - 1]) ||
 	    dnnl_memory_desc_init_by_tag(&wmd, nd + grouped, wd, t->wei,
 					 grouped ? dn_gwei_tag[nsp - 1] : dn_wei_tag[nsp - 1]) ||
 	    dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_a) ||
@@ -395,8 +402,32 @@ static int dn_fits(const struct knn_geom *g)
 	       g->k_size > 1 && g->out_size >= DN_MIN_POSITIONS;
 }
 
+/* opmig's own core on x stored as cl says (a plain copy when channels
+ * last), y plain, then the steps of e. */
+static int dn_own(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		  const float *w, const float *b, float *y, unsigned cl,
+		  const struct rt_epilogue *e)
+{
+	float *xp = NULL;
+	int rc;
+
+	if (cl & KNN_CL_SRC) {
+		if (!(xp = malloc((size_t)(g->n * g->c * g->in_size + 1) * sizeof(float))))
+			return rt_oom(k);
+		rt_cl_to_first(k, x, xp, g->n, g->c, g->in_size, sizeof(float));
+		x = xp;
+	}
+	rc = knn_conv_f32(k, g, x, w, b, y);
+	free(xp);
+	if (rc < 0)
+		return rc;
+	if (e && e->n)
+		dn_epi_apply(k, e, g, y);
+	return 1;
+}
+
 int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
-		      const float *w, const float *b, float *y)
+		      const float *w, const float *b, float *y, unsigned cl)
 {
 	struct dn_conv *c, *tmp = NULL;
 	const struct rt_epilogue *e;
@@ -410,9 +441,13 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	e = rt_kctx_epilogue(k, k->out[0], 1);
 	if (!dn_post_from(e, &post))
 		memset(&post, 0, sizeof(post));
+	/* steps after the product run on a plain result */
+	if (e && e->n && !post.n)
+		cl &= ~KNN_CL_DST;
 	c = rt_node_cache(k);
 	if (c && (c->h.kind != KNN_WC_DNNL || c->t.src != dnnl_f32 || !dn_geom_same(&c->g, g) ||
-		  c->has_bias != (b != NULL) || !dn_post_same(&c->post, &post)))
+		  c->has_bias != (b != NULL) || !dn_post_same(&c->post, &post) ||
+		  c->src_cl != ((cl & KNN_CL_SRC) != 0) || c->dst_cl != ((cl & KNN_CL_DST) != 0)))
 		c = NULL;
 	/* oneDNN cuts the work at creation for the threads it will have */
 	knn_dnnl_threads(rt_threads(k));
@@ -420,10 +455,10 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 		if (!(tmp = calloc(1, sizeof(*tmp))))
 			return rt_oom(k);
 		tmp->h.kind = KNN_WC_DNNL;
-		if (dn_conv_make(tmp, g, &dn_f32, b != NULL, &post)) {
+		if (dn_conv_make(tmp, g, &dn_f32, b != NULL, &post, cl)) {
 			dn_conv_free(tmp);
-			if (e)
-				goto own;
+			if (e || (cl & KNN_CL_SRC))
+				return dn_own(k, g, x, w, b, y, cl, e);
 			return 0;
 		}
 		c = tmp;
@@ -434,17 +469,12 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	rc = dn_conv_run(c, x, w, b, y, w_const && !tmp, NULL);
 	dn_conv_free(tmp);
 	if (rc)
-		goto own;
+		return dn_own(k, g, x, w, b, y, cl, e);
 	knn_dnnl_count();
 	if (e && !post.n && e->n)
 		dn_epi_apply(k, e, g, y);
-	return 1;
-own:
-	/* the epilogue was taken: opmig's own core, then the steps */
-	if ((rc = knn_conv_f32(k, g, x, w, b, y)) < 0)
-		return rc;
-	if (e && e->n)
-		dn_epi_apply(k, e, g, y);
+	if (cl & KNN_CL_DST)
+		rt_cl_set(k->out[0], 1);
 	return 1;
 }
 
@@ -610,7 +640,7 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 			goto done;
 		tmp->h.kind = KNN_WC_DNNL;
 		rc = 0;
-		if (dn_conv_make(tmp, &gg, &t, 0, &none))
+		if (dn_conv_make(tmp, &gg, &t, 0, &none, 0))
 			goto done;
 		c = tmp;
 		if (w_const && !rt_node_cache(k) &&

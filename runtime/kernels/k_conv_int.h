@@ -151,7 +151,13 @@ int knn_conv_f64(struct rt_kctx *k, const struct knn_geom *g, const double *x,
  * not applicable (or oneDNN unavailable, or OPMIG_NO_DNNL set), or a
  * negative status. */
 int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
-		      const float *w, const float *b, float *y);
+		      const float *w, const float *b, float *y, unsigned cl);
+/* cl: KNN_CL_SRC, x is stored channels last (then 0 is never returned:
+ * a primitive that cannot be made gives way to the own core on a plain
+ * copy); KNN_CL_DST, y (k->out[0]'s data) may be written channels last,
+ * and is flagged so when it was (layout_cl.c). */
+#define KNN_CL_SRC 1u
+#define KNN_CL_DST 2u
 /* An integer convolution's sums y (int32) = conv(x - xz, w - wz[m]) on
  * oneDNN's u8/s8 x s8 primitive, exact (int32 sums of VNNI products),
  * when the CPU has VNNI; W's zero points other than 128 (uint8) or 0

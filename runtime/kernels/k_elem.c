@@ -111,6 +111,8 @@ int kel_unary(struct rt_kctx *k, const struct kel_unop *op,
 		return rc;
 	if (!(y = rt_out_tensor_reuse(k, 0, 1u, x->dtype, x->rank, x->dims)))
 		return IR_ENOMEM;
+	/* elementwise: a channels-last input gives a channels-last result */
+	rt_cl_set(y, (x->flags & RT_VALUE_CL) != 0);
 	return kel_unary_on(k, op, p, x, y);
 }
 

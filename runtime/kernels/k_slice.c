@@ -191,6 +191,77 @@ static struct rt_value *concat_written(struct rt_kctx *k, int rank, const int64_
 	return at == b->numel ? b : NULL;
 }
 
+struct cat_cl_job {
+	struct rt_kctx *k;
+	unsigned char *y;
+	int64_t ctot;
+	size_t es;
+};
+
+/* Positions [lo, hi) of y, channels last: each position's channels of
+ * every input in turn (the result written in order). */
+static void cat_cl_rows(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct cat_cl_job *j = ctx;
+	const size_t n_in = j->k->n_in;
+
+	if (j->es == 4) {
+		float *y = (float *)j->y + lo * j->ctot;
+
+		for (int64_t p = lo; p < hi; p++)
+			for (size_t i = 0; i < n_in; i++) {
+				const struct rt_value *x = j->k->in[i];
+				const int64_t c = x->dims[1];
+				const float *xs = (const float *)x->data + p * c;
+
+				for (int64_t q = 0; q < c; q++)
+					y[q] = xs[q];
+				y += c;
+			}
+		return;
+	}
+	for (int64_t p = lo; p < hi; p++) {
+		unsigned char *y = j->y + (size_t)(p * j->ctot) * j->es;
+
+		for (size_t i = 0; i < n_in; i++) {
+			const struct rt_value *x = j->k->in[i];
+			size_t row = (size_t)x->dims[1] * j->es;
+
+			memcpy(y, (const unsigned char *)x->data + (size_t)p * row, row);
+			y += row;
+		}
+	}
+}
+
+/* A Concat of channels (axis 1) whose inputs are all stored channels last
+ * (layout_cl.c): the result so too, each position's channels one after
+ * another (1 done).  Otherwise inputs stored so are made plain (0: the
+ * plain Concat runs). */
+static int concat_cl(struct rt_kctx *k, int axis, const int64_t *dims)
+{
+	struct cat_cl_job j = { k, NULL, dims[1], rt_dtype_size(k->in[0]->dtype) };
+	struct rt_value *y;
+	size_t n_cl = 0;
+	int rc;
+
+	for (size_t i = 0; i < k->n_in; i++)
+		n_cl += (k->in[i]->flags & RT_VALUE_CL) != 0;
+	if (!n_cl)
+		return 0;
+	if (n_cl < k->n_in || axis != 1 || k->in[0]->dtype == IR_DTYPE_STRING) {
+		for (size_t i = 0; i < k->n_in; i++)
+			if ((rc = rt_cl_plain_in(k, i)) < 0)
+				return rc;
+		return 0;
+	}
+	if (!(y = rt_out_tensor(k, 0, k->in[0]->dtype, k->in[0]->rank, dims)))
+		return IR_ENOMEM;
+	j.y = y->data;
+	rt_parallel_for(k, y->numel / (dims[1] ? dims[1] : 1), 4096, cat_cl_rows, &j);
+	rt_cl_set(y, 1);
+	return 1;
+}
+
 static int k_concat(struct rt_kctx *k)
 {
 	struct rt_value *x0, *y;
@@ -223,6 +294,8 @@ static int k_concat(struct rt_kctx *k)
 			}
 		dims[axis] += x->dims[axis];
 	}
+	if ((rc = concat_cl(k, axis, dims)) != 0)
+		return rc < 0 ? rc : 0;
 	for (int i = 0; i < x0->rank; i++) {
 		if (i < axis)
 			outer *= dims[i];

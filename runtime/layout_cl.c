@@ -1,0 +1,267 @@
+/* layout_cl.c: activations stored channels last between the kernels that
+ * can read them so.  oneDNN's convolutions compute channels last (N, H,
+ * W, C); with opmig's tensors channels first (N, C, H, W) each one
+ * reordered its input in and its output back, two passes over memory per
+ * convolution, more than half the time of a U2-Net-style block at
+ * 1024x1024 (bench/README.md, "Channels last between convolutions").  As
+ * onnxruntime keeps a convolutional graph in its own layout from end to
+ * end, a convolution whose every reader can take it now leaves its result
+ * channels last, flagged RT_VALUE_CL (dims still N, C, spatial).
+ *
+ * Who may read such a value is the kernels of the ops cl_ops lists
+ * (Conv, Concat, the elementwise activations and Add, Sub, Mul, Div:
+ * k_conv.c, k_slice.c, kel_unary and kel_binary compute on it as it is or
+ * ask rt_cl_plain_in for a plain copy).  Before any other node (or a
+ * function call) runs, the
+ * engine gives it plain copies (rt_cl_begin), so a wrong guess of the
+ * plan costs a reorder, never a wrong result; a graph's outputs leave
+ * plain (rt_cl_plain_value).  The plan (rt_cl_mark) lets a Conv of the
+ * main graph store channels last when the value its chain ends in is no
+ * graph output, is read in the main graph only and every reader is
+ * of a listed op; not under an observer (validate --layerwise sees every value),
+ * a run of chosen nodes, or --exact (the graph as written).  chain.c runs
+ * no epilogue over a channels-last value, catbuf.c gives no Concat region
+ * to one. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/exec_int.h"
+
+/* ---- the two layouts ---------------------------------------------------- */
+
+struct cl_job {
+	const unsigned char *x;
+	unsigned char *y;
+	int64_t c, sp;
+	size_t es;
+	int to_last;
+};
+
+#define CL_TILE 32
+
+/* Tiles [c0, c0 + CL_TILE) x [s0, s0 + CL_TILE) of plane b: from (c, sp)
+ * to (sp, c) or back, element by element of size es. */
+static void cl_tile(const struct cl_job *j, int64_t b, int64_t c0, int64_t s0)
+{
+	int64_t c1 = c0 + CL_TILE < j->c ? c0 + CL_TILE : j->c;
+	int64_t s1 = s0 + CL_TILE < j->sp ? s0 + CL_TILE : j->sp;
+	int64_t base = b * j->c * j->sp;
+
+#define CL_LOOP(T) do { \
+		const T *x = (const T *)j->x + base; \
+		T *y = (T *)j->y + base; \
+		if (j->to_last) { \
+			for (int64_t s = s0; s < s1; s++) \
+				for (int64_t c = c0; c < c1; c++) \
+					y[s * j->c + c] = x[c * j->sp + s]; \
+		} else { \
+			for (int64_t c = c0; c < c1; c++) \
+				for (int64_t s = s0; s < s1; s++) \
+					y[c * j->sp + s] = x[s * j->c + c]; \
+		} \
+	} while (0)
+	switch (j->es) {
+	case 1: CL_LOOP(uint8_t); break;
+	case 2: CL_LOOP(uint16_t); break;
+	case 4: CL_LOOP(uint32_t); break;
+	case 8: CL_LOOP(uint64_t); break;
+	default:
+		for (int64_t c = c0; c < c1; c++)
+			for (int64_t s = s0; s < s1; s++) {
+				int64_t first = c * j->sp + s, last = s * j->c + c;
+
+				memcpy(j->y + (size_t)(base + (j->to_last ? last : first)) * j->es,
+				       j->x + (size_t)(base + (j->to_last ? first : last)) * j->es,
+				       j->es);
+			}
+	}
+#undef CL_LOOP
+}
+
+/* Work item i: one row of spatial tiles of one plane and channel tile. */
+static void cl_rows(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct cl_job *j = ctx;
+	int64_t ct = (j->c + CL_TILE - 1) / CL_TILE, st = (j->sp + CL_TILE - 1) / CL_TILE;
+
+	for (int64_t i = lo; i < hi; i++) {
+		int64_t b = i / (ct * st), r = i % (ct * st);
+
+		cl_tile(j, b, (r / st) * CL_TILE, (r % st) * CL_TILE);
+	}
+}
+
+static void cl_move(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_t c,
+		    int64_t sp, size_t es, int to_last)
+{
+	struct cl_job j = { x, y, c, sp, es, to_last };
+	int64_t tiles = n * ((c + CL_TILE - 1) / CL_TILE) * ((sp + CL_TILE - 1) / CL_TILE);
+
+	if (n * c * sp > 0)
+		rt_parallel_for(k, tiles, 64, cl_rows, &j);
+}
+
+void rt_cl_to_last(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_t c,
+		   int64_t sp, size_t esize)
+{
+	cl_move(k, x, y, n, c, sp, esize, 1);
+}
+
+void rt_cl_to_first(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_t c,
+		    int64_t sp, size_t esize)
+{
+	cl_move(k, x, y, n, c, sp, esize, 0);
+}
+
+void rt_cl_set(struct rt_value *y, int cl)
+{
+	if (y)
+		y->flags = cl ? y->flags | RT_VALUE_CL : y->flags & ~RT_VALUE_CL;
+}
+
+/* A plain copy of channels-last v (a new reference in *out), made with k
+ * (its threads) or, without one, on the caller's thread. */
+static int plain_copy(struct rt_kctx *k, struct rt_mem *mem, const struct rt_value *v,
+		      struct rt_value **out, struct ir_diag *d)
+{
+	size_t es = rt_dtype_size(v->dtype);
+	int64_t sp = 1;
+	int rc;
+
+	if ((rc = rt_tensor_new(mem, v->dtype, v->rank, v->dims, out, d)) < 0)
+		return rc;
+	for (int i = 2; i < v->rank; i++)
+		sp *= v->dims[i];
+	if (k) {
+		rt_cl_to_first(k, v->data, (*out)->data, v->dims[0], v->dims[1], sp, es);
+	} else {
+		struct cl_job j = { v->data, (*out)->data, v->dims[1], sp, es, 0 };
+		int64_t tiles = v->dims[0] * ((v->dims[1] + CL_TILE - 1) / CL_TILE) *
+				((sp + CL_TILE - 1) / CL_TILE);
+
+		if (v->numel > 0)
+			cl_rows(&j, 0, tiles);
+	}
+	return 0;
+}
+
+int rt_cl_plain_value(struct rt_mem *mem, struct rt_value **v, struct ir_diag *d)
+{
+	struct rt_value *c;
+	int rc;
+
+	if (!*v || (*v)->kind != RT_TENSOR || !((*v)->flags & RT_VALUE_CL))
+		return 0;
+	if ((rc = plain_copy(NULL, mem, *v, &c, d)) < 0)
+		return rc;
+	rt_value_unref(*v);
+	*v = c;
+	return 0;
+}
+
+/* ---- kernels ------------------------------------------------------------- */
+
+int rt_cl_plain_in(struct rt_kctx *k, size_t i)
+{
+	struct rt_value *v = i < k->n_in ? k->in[i] : NULL;
+	struct ir_diag sub;
+	int rc;
+
+	if (!v || v->kind != RT_TENSOR || !(v->flags & RT_VALUE_CL))
+		return 0;
+	if (!k->plain)
+		return rt_err(k, "input %zu is stored channels last where no copy can be kept",
+			      i);
+	ir_diag_init(&sub);
+	if ((rc = plain_copy(k, k->mem, v, &k->plain[i], &sub)) < 0)
+		return sub.status ? rt_err(k, "%s", sub.msg) : rc;
+	k->in[i] = k->plain[i];
+	return 0;
+}
+
+int rt_cl_may_write(const struct rt_kctx *k)
+{
+	return k->np && k->np->cl_out && k->f && k->f->depth == 0 && !k->f->parent &&
+	       !k->f->call && !k->np->cat_dest && k->n_out >= 1;
+}
+
+int rt_cl_begin(struct rt_kctx *k)
+{
+	int rc;
+
+	if (k->np && k->np->cl_in)
+		return 0;
+	for (size_t i = 0; i < k->n_in; i++)
+		if ((rc = rt_cl_plain_in(k, i)) < 0)
+			return rc;
+	return 0;
+}
+
+void rt_cl_end(struct rt_kctx *k)
+{
+	for (size_t i = 0; k->plain && i < k->n_in; i++) {
+		rt_value_unref(k->plain[i]);
+		k->plain[i] = NULL;
+	}
+}
+
+/* ---- the plan ------------------------------------------------------------- */
+
+/* The default domain's ops whose kernels read channels-last inputs, sorted:
+ * Conv (k_conv.c), Concat (k_slice.c), the kernels on kel_unary (k_act.c,
+ * k_elem.c) and on kel_binary (k_binary.c). */
+static const char *const cl_ops[] = {
+	"Abs", "Add", "Ceil", "Celu", "Clip", "Concat", "Conv", "Div", "Elu", "Erf", "Exp",
+	"Floor", "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "Mish", "Mul", "Neg",
+	"Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Softplus", "Softsign", "Sqrt",
+	"Sub", "Swish", "Tanh", "ThresholdedRelu"
+};
+
+static int cmp_op(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int reads_cl(const struct rt_nplan *np)
+{
+	const char *op = ir_s(np->node->op_type);
+
+	return np->kernel && !np->n_subs && rt_default_domain(np->node) &&
+	       bsearch(&op, cl_ops, sizeof(cl_ops) / sizeof(*cl_ops), sizeof(*cl_ops),
+		       cmp_op) != NULL;
+}
+
+/* Does every reader of v read it in p's graph with a listed kernel? */
+static int readers_take(struct rt_gplan *p, const struct ir_value *v)
+{
+	if (!v || !v->n_uses || ir_graph_is_output(p->g, v))
+		return 0;
+	for (size_t u = 0; u < v->n_uses; u++) {
+		const struct rt_nplan *r = rt_plan_node(p, v->uses[u]);
+
+		if (!r || !r->cl_in)
+			return 0;
+	}
+	return 1;
+}
+
+void rt_cl_mark(struct rt_session *s, struct rt_gplan *p)
+{
+	if (s->o.observe || s->o.only || s->o.exact)
+		return;
+	for (size_t i = 0; i < p->n_nodes; i++)
+		p->nodes[i].cl_in = reads_cl(&p->nodes[i]);
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct rt_nplan *np = &p->nodes[i];
+		const struct ir_node *n = np->node;
+		const struct ir_value *v;
+
+		if (!np->kernel || !rt_default_domain(n) || strcmp(ir_s(n->op_type), "Conv") ||
+		    n->n_outputs != 1 || np->fold != RT_FOLD_NONE)
+			continue;
+		/* the value the chain of steps done in the kernel ends in */
+		v = np->chain ? p->nodes[np->chain->steps[np->chain->n - 1].node].node->outputs[0] :
+		    n->outputs[0];
+		np->cl_out = readers_take(p, v);
+	}
+}

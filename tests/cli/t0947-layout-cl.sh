@@ -1,0 +1,22 @@
+#!/bin/sh
+# t0947-layout-cl.sh: results stored channels last between convolutions
+# (runtime/layout_cl.c) against onnxruntime-node on seeded random
+# convolutional graphs and on the paths between the two layouts
+# (tests/ort/layout_cl_ort.py); the --stats line that counts them.
+: "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
+# shellcheck source=tests/cli/lib.sh
+. "$TOP/tests/cli/lib.sh"
+$PY -c 'import onnx, numpy' 2>/dev/null || { echo "notice: python-onnx absent, skipped"; exit 0; }
+cd "$T" || fail "cannot cd to $T"
+
+timeout 300 $PY "$TOP/tests/ort/layout_cl_ort.py" "$OPMIG" "$T/cl" >"$T/cl.out" 2>&1
+rc=$?
+cat "$T/cl.out"
+if [ $rc -eq 77 ]; then
+	exit 0
+fi
+[ $rc -eq 0 ] || fail "channels-last results differ from onnxruntime (above)"
+grep -q "^0 failures$" "$T/cl.out" || fail "layout_cl_ort.py printed no summary"
+grep -q "^ok: cl4[0-2] (as chosen): .* [1-9][0-9]* stored channels last" "$T/cl.out" ||
+	fail "no fixed graph stored a result channels last where opmig picks oneDNN"
+echo "ok: channels-last results equal onnxruntime's"

@@ -1,0 +1,230 @@
+"""layout_cl_ort.py OPMIG WORKDIR: results stored channels last between
+convolutions (runtime/layout_cl.c) against onnxruntime-node.  Seeded random
+convolutional graphs: Conv (1x1 or 3x3, dilated, strided, grouped,
+depthwise, channel counts not multiples of 16), the ops that read
+channels-last values (Relu, Sigmoid, Clip, LeakyRelu, Tanh, Add and Mul of
+two results or of a per-channel or scalar constant, Concat of channels)
+and ops that do not (MaxPool, BatchNormalization, Reshape, Transpose,
+ReduceMean), values read by several nodes, intermediate results as graph
+outputs, batch 1 and 2.  Each graph runs in opmig twice (oneDNN for every
+convolution, OPMIG_DNNL_ALL=1, and oneDNN where opmig picks it) and in
+onnxruntime-node; every output must agree within 1e-4 of its largest
+magnitude, and across the graphs opmig must have stored results channels
+last (its --stats line).  Prints one line per check; exits 1 on a failure."""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ortlib  # noqa: E402
+
+RNG = np.random.default_rng(2612)
+N_GRAPHS = 40
+
+
+class G:
+    def __init__(self, n, c, hw):
+        self.nodes, self.inits, self.k = [], [], 0
+        self.vals = [("x", (n, c, hw, hw))]   # (name, shape)
+        self.outs = []
+
+    def name(self, p):
+        self.k += 1
+        return "%s%d" % (p, self.k)
+
+    def const(self, a):
+        n = self.name("c")
+        self.inits.append(numpy_helper.from_array(np.asarray(a), n))
+        return n
+
+    def op(self, op, ins, shape, keep=True, **at):
+        """keep: a feature map later steps may read (else read once)"""
+        y = self.name("v")
+        self.nodes.append(helper.make_node(op, ins, [y], name=self.name("n"), **at))
+        if keep:
+            self.vals.append((y, shape))
+        return y
+
+
+def conv(g, x, s):
+    n, c, h, w = s
+    k = int(RNG.choice([1, 3]))
+    d = int(RNG.choice([1, 1, 2])) if k == 3 else 1
+    st = int(RNG.choice([1, 1, 1, 2]))
+    grp = 1
+    if RNG.random() < 0.2:
+        grp = c                                   # depthwise
+    elif c % 2 == 0 and RNG.random() < 0.15:
+        grp = 2
+    m = grp * int(RNG.choice([4, 8, 10])) if grp > 1 else int(RNG.choice([8, 16, 20, 32]))
+    pad = d * (k - 1) // 2
+    oh = (h + 2 * pad - d * (k - 1) - 1) // st + 1
+    wt = (RNG.standard_normal((m, c // grp, k, k)) * np.sqrt(2.0 / (c // grp * k * k)))
+    ins = [x, g.const(wt.astype(np.float32))]
+    if RNG.random() < 0.7:
+        ins.append(g.const((RNG.standard_normal(m) * 0.1).astype(np.float32)))
+    return g.op("Conv", ins, (n, m, oh, oh), kernel_shape=[k, k], pads=[pad] * 4,
+                dilations=[d, d], strides=[st, st], group=grp)
+
+
+def step(g):
+    """One node on a random earlier 4-D value (convolutions most often)."""
+    four = [v for v in g.vals if len(v[1]) == 4]
+    x, s = four[int(RNG.integers(len(four)))] if RNG.random() < 0.5 else four[-1]
+    r = RNG.random()
+    if r < 0.35:
+        return conv(g, x, s)
+    if r < 0.50:
+        op = str(RNG.choice(["Relu", "Sigmoid", "Tanh", "LeakyRelu", "Clip"]))
+        if op == "Clip":
+            return g.op(op, [x, g.const(np.float32(-0.5)), g.const(np.float32(0.8))], s)
+        return g.op(op, [x], s)
+    if r < 0.65:
+        same = [v for v in four if v[1] == s and v[0] != x]
+        if same and RNG.random() < 0.7:
+            return g.op(str(RNG.choice(["Add", "Mul"])), [x, same[int(RNG.integers(len(same)))][0]], s)
+        c = (RNG.standard_normal((s[1], 1, 1)) if RNG.random() < 0.5 else RNG.standard_normal(()))
+        return g.op(str(RNG.choice(["Add", "Mul"])), [x, g.const(np.float32(c))], s)
+    if r < 0.78:
+        same = [v for v in four if v[1][0] == s[0] and v[1][2:] == s[2:] and v[0] != x]
+        if same:
+            o, so = same[int(RNG.integers(len(same)))]
+            return g.op("Concat", [x, o], (s[0], s[1] + so[1]) + s[2:], axis=1)
+        return conv(g, x, s)
+    if r < 0.84 and s[2] >= 8:
+        return g.op("MaxPool", [x], (s[0], s[1], s[2] // 2, s[3] // 2), kernel_shape=[2, 2],
+                    strides=[2, 2])
+    if r < 0.90:
+        c = s[1]
+        return g.op("BatchNormalization",
+                    [x] + [g.const(np.float32(a)) for a in
+                           (RNG.random(c) + 0.5, RNG.standard_normal(c) * 0.1,
+                            RNG.standard_normal(c) * 0.1, RNG.random(c) + 0.5)], s)
+    if r < 0.95:
+        y = g.op("Transpose", [x], (s[0], s[2], s[3], s[1]), keep=False, perm=[0, 2, 3, 1])
+        return g.op("Transpose", [y], s, perm=[0, 3, 1, 2])
+    y = g.op("ReduceMean", [x], (s[0], s[1], 1, 1), keep=False, axes=[2, 3], keepdims=1)
+    return g.op("Mul", [x, y], s)
+
+
+def build(path, i):
+    n = 1 + int(i % 3 == 2)
+    c = int(RNG.choice([3, 8, 16, 24]))
+    hw = int(RNG.choice([17, 24, 32, 130]))
+    g = G(n, c, hw)
+    x = conv(g, "x", g.vals[0][1]) if RNG.random() < 0.6 else "x"
+    if x == "x":
+        g.vals.append(("x", g.vals[0][1]))
+    for _ in range(int(RNG.integers(6, 13))):
+        step(g)
+    used = {i for nd in g.nodes for i in nd.input}
+    outs = [v for v in g.vals[1:] if v[0] not in used]
+    outs += [v for v in g.vals[1:] if v[0] in used and v not in outs and RNG.random() < 0.15]
+    graph = helper.make_graph(
+        g.nodes, "cl%d" % i, [helper.make_tensor_value_info("x", TensorProto.FLOAT, g.vals[0][1])],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, s) for o, s in outs], g.inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    onnx.save(m, path)
+    return g.vals[0][1], len(outs)
+
+
+def w3(g, co, ci, k=3):
+    a = RNG.standard_normal((co, ci, k, k)) * np.sqrt(2.0 / (ci * k * k))
+    return g.const(a.astype(np.float32))
+
+
+def fixed(path, i):
+    """Graphs at 130x130 (where opmig picks oneDNN for 16 channels and 3x3
+    windows) for the paths between layouts: a channels-last result read by
+    a convolution that oneDNN does not take (1x1, strided), a residual Add
+    after a convolution whose shortcut is stored channels last, a Concat
+    of a channels-last result and a plain one."""
+    s = (1, 16, 130, 130)
+    g = G(*s[:2], s[2])
+    cv = dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    a = g.op("Conv", ["x", w3(g, 16, 16)], s, **cv)
+    if i == 0:
+        b = g.op("Conv", [a, w3(g, 8, 16, 1)], (1, 8, 130, 130), kernel_shape=[1, 1])
+        c = g.op("Conv", [a, w3(g, 16, 16)], (1, 16, 65, 65), strides=[2, 2], **cv)
+        outs = [(b, (1, 8, 130, 130)), (c, (1, 16, 65, 65))]
+    elif i == 1:
+        b = g.op("Conv", [a, w3(g, 16, 16), g.const(np.float32(RNG.standard_normal(16)))], s,
+                 **cv)
+        outs = [(g.op("Relu", [g.op("Add", [b, a], s)], s), s)]
+    else:
+        t = g.op("Sigmoid", ["x"], s)
+        c = g.op("Concat", [a, t], (1, 32, 130, 130), axis=1)
+        outs = [(g.op("Conv", [c, w3(g, 16, 32)], s, **cv), s), (g.op("Relu", [a], s), s)]
+    graph = helper.make_graph(
+        g.nodes, "fixed%d" % i, [helper.make_tensor_value_info("x", TensorProto.FLOAT, s)],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, so) for o, so in outs], g.inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    onnx.save(m, path)
+    return s, len(outs)
+
+
+def run(opmig, model, x, od, env):
+    r = subprocess.run([opmig, "run", model, x, "-O", od, "--out-format", "npy", "--stats",
+                        "--threads", "2"], capture_output=True, text=True, env=env)
+    if r.returncode:
+        return "exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]), 0
+    m = re.search(r"^results stored channels last: (\d+)$", r.stdout, re.M)
+    outs = []
+    k = 0
+    while os.path.exists(os.path.join(od, "output_%d.npy" % k)):
+        outs.append(np.load(os.path.join(od, "output_%d.npy" % k)))
+        k += 1
+    return outs, int(m.group(1)) if m else -1
+
+
+def main():
+    got = ortlib.start(sys.argv)
+    if not got:
+        return 77
+    opmig, work = got
+    cases = []
+    for i in range(N_GRAPHS + 3):
+        path = os.path.join(work, "cl%d.onnx" % i)
+        shape, n_out = build(path, i) if i < N_GRAPHS else fixed(path, i - N_GRAPHS)
+        x = RNG.standard_normal(shape).astype(np.float32)
+        xf = os.path.join(work, "x%d.npy" % i)
+        np.save(xf, x)
+        cases.append((path, x, xf, n_out))
+    refs = ortlib.run_many([(p, {"x": x}) for p, x, _, _ in cases], os.path.join(work, "ort"))
+    stored = 0
+    for i, ((path, x, xf, n_out), ref) in enumerate(zip(cases, refs)):
+        if isinstance(ref, str):
+            ortlib.check(False, "cl%d: onnxruntime: %s" % (i, ref))
+            continue
+        for how, extra in (("oneDNN everywhere", {"OPMIG_DNNL_ALL": "1"}), ("as chosen", {})):
+            env = dict(os.environ, **extra)
+            env.pop("OPMIG_DNNL_ALL", None) if not extra else None
+            od = os.path.join(work, "o%d_%s" % (i, "all" if extra else "own"))
+            ours, n_cl = run(opmig, path, xf, od, env)
+            if isinstance(ours, str):
+                ortlib.check(False, "cl%d (%s): %s" % (i, how, ours))
+                continue
+            stored += max(n_cl, 0)
+            worst = 0.0
+            for a, b in zip(ours, ref):
+                scale = max(1.0, float(np.max(np.abs(b)))) if b.size else 1.0
+                worst = max(worst, ortlib.max_diff(a, b) / scale)
+            ortlib.check(len(ours) == len(ref) == n_out and worst <= 1e-4,
+                         "cl%d (%s): %d outputs, %d stored channels last, "
+                         "largest difference %.2e of the magnitude" %
+                         (i, how, len(ours), n_cl, worst))
+    ortlib.check(stored > 0, "results stored channels last over all graphs: %d" % stored)
+    return ortlib.failures()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""fuse_gqa_ort.py OPMIG WORKDIR: the fusion fuse-gqa of opmig migrate.
+The tiny decomposed decoder of testdata/gen/make_decoder.py (2 layers, 4
+query heads sharing 2 kv heads, rotary on [B, H, S, D] after the head
+transpose, the causal + attention_mask padding mask) is migrated to qnn
+(which declares com.microsoft GroupQueryAttention) with static dims at
+several (batch, sequence, past) settings: each migrated model must hold
+one GroupQueryAttention per layer and no Softmax, and give in
+onnxruntime-node the original's logits and present key/value on seeded
+inputs (attention_mask all ones; position_ids past + 0..S-1) within
+float32 rounding (the same products summed in another order: 1e-4
+absolute on logits of unit size, 100 times what is seen); a right-padded
+prompt too, padded positions included (there each query sees the row's
+valid keys in both), where the padding is checked to matter.
+Refused: the same decoder with its causal mask made strict (key j < query
+position: no longer the mask GroupQueryAttention applies) keeps its
+attention, with a note naming the mask, and so does a batch of 2 with a
+sequence after a past (onnxruntime's GroupQueryAttention refuses it).
+opmig's own validation of each migration says equivalent; the decoder
+migrated by fuse-gqa alone passes onnx.checker full_check (onnx 1.12
+skips the com.microsoft op; qnn's other fusions put
+SimplifiedLayerNormalization in the default domain, which onnx does not
+know).  Prints one line per check; exits 1 on a failure, 77 when
+onnxruntime-node is absent."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import ortlib  # noqa: E402
+check = ortlib.check
+diff = ortlib.max_diff
+
+GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
+LAYERS, KV, HD, VOCAB = 2, 2, 16, 256   # the tiny preset
+TOL = 1e-4
+# (batch, sequence, past, right padding of the last row)
+SETTINGS = [(2, 5, 0, 0), (2, 1, 6, 0), (1, 3, 4, 0), (3, 6, 0, 2)]
+
+
+def feeds(b, s, p, pad, seed):
+    rng = np.random.default_rng(seed)
+    mask = np.ones((b, p + s), np.int64)
+    if pad:
+        mask[-1, p + s - pad:] = 0
+    f = {"input_ids": rng.integers(0, VOCAB, (b, s)).astype(np.int64),
+         "attention_mask": mask,
+         "position_ids": np.tile(np.arange(p, p + s, dtype=np.int64), (b, 1))}
+    for i in range(LAYERS):
+        for kind in ("key", "value"):
+            f["past_key_values.%d.%s" % (i, kind)] = \
+                rng.uniform(-1, 1, (b, KV, p, HD)).astype(np.float32)
+    return f
+
+
+def migrate(opmig, src, dst, b, s, p, passes=None):
+    dims = ["--dim", "batch_size=%d" % b, "--dim", "sequence_length=%d" % s,
+            "--dim", "past_sequence_length=%d" % p, "--dim", "total_sequence_length=%d" % (p + s)]
+    more = ["--passes", passes] if passes else []
+    return subprocess.run([opmig, "migrate", src, "--target", "qnn", "--force", "-o", dst] +
+                          dims + more, capture_output=True, text=True)
+
+
+def ops(path):
+    return [n.op_type for n in onnx.load(path).graph.node]
+
+
+def checker(path, what):
+    try:
+        onnx.checker.check_model(path, full_check=True)
+        check(True, "%s: onnx.checker full_check" % what)
+    except onnx.checker.ValidationError as e:
+        check(False, "%s: onnx.checker: %s" % (what, str(e).splitlines()[0]))
+
+
+def strict_causal(src, dst):
+    """The decoder with its causal LessOrEqual made Less: query i sees keys
+    before its own position only."""
+    m = onnx.load(src)
+    n = [n for n in m.graph.node if n.op_type == "LessOrEqual"]
+    assert len(n) == 1
+    n[0].op_type = "Less"
+    onnx.save(m, dst)
+
+
+def main():
+    got = ortlib.start(sys.argv)
+    if not got:
+        return 77
+    opmig, work = got
+    src = os.path.join(work, "tiny.onnx")
+    subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--form", "decomposed",
+                    "-o", src], check=True, capture_output=True)
+    jobs, cases = [], []
+    for k, (b, s, p, pad) in enumerate(SETTINGS):
+        what = "B=%d S=%d past=%d%s" % (b, s, p, " right-padded by %d" % pad if pad else "")
+        dst = os.path.join(work, "gqa_%d.onnx" % k)
+        r = migrate(opmig, src, dst, b, s, p)
+        if not os.path.exists(dst):
+            check(False, "%s: migrate wrote nothing (exit %d): %s" % (what, r.returncode,
+                                                                     r.stderr.strip()[-300:]))
+            continue
+        o = ops(dst)
+        check(o.count("GroupQueryAttention") == LAYERS and "Softmax" not in o,
+              "%s: %d GroupQueryAttention, %d Softmax (want %d, 0)"
+              % (what, o.count("GroupQueryAttention"), o.count("Softmax"), LAYERS))
+        check("validation (fp32" in r.stdout and "): equivalent" in r.stdout,
+              "%s: opmig's own validation (attention_mask all ones) says equivalent" % what)
+        f = feeds(b, s, p, pad, 100 + k)
+        jobs += [(src, f), (dst, f), (src, feeds(b, s, p, 0, 100 + k))]
+        cases.append((what, b, s, p, pad))
+    res = ortlib.run_many(jobs, os.path.join(work, "ort"))
+    names = ["logits"] + ["present.%d.%s" % (i, kind) for i in range(LAYERS)
+                          for kind in ("key", "value")]
+    for k, (what, b, s, p, pad) in enumerate(cases):
+        want, have, ones = res[3 * k:3 * k + 3]
+        if isinstance(want, str) or isinstance(have, str):
+            check(False, "%s: onnxruntime: %s" % (what, want if isinstance(want, str) else have))
+            continue
+        for name, w, h in zip(names, want, have):
+            d = diff(w, h)
+            check(d <= TOL, "%s: %s max abs diff %.3g (<= %g)" % (what, name, d, TOL))
+        if pad:   # the padding changes what the padded positions see
+            d = diff(want[0][-1, s - pad:], ones[0][-1, s - pad:])
+            check(d > 1e-2, "%s: the padding matters (padded positions' logits move by %.3g "
+                  "from an unpadded mask's)" % (what, d))
+    # onnx.checker: the fusion alone (qnn's other fusions put
+    # SimplifiedLayerNormalization in the default domain, where onnxruntime
+    # registers it and onnx does not)
+    dst = os.path.join(work, "only.onnx")
+    migrate(opmig, src, dst, 2, 1, 6, "static-dims,fold-constants,fuse-gqa")
+    if os.path.exists(dst):
+        check(ops(dst).count("GroupQueryAttention") == LAYERS, "fuse-gqa alone: %d fused"
+              % ops(dst).count("GroupQueryAttention"))
+        checker(dst, "fuse-gqa alone")
+    else:
+        check(False, "fuse-gqa alone: migrate wrote nothing")
+    # refused: a batch of 2 with a sequence after a past (onnxruntime's
+    # GroupQueryAttention refuses to run it)
+    dst = os.path.join(work, "b2s4p3.onnx")
+    r = migrate(opmig, src, dst, 2, 4, 3)
+    o = ops(dst) if os.path.exists(dst) else []
+    check(os.path.exists(dst) and "GroupQueryAttention" not in o,
+          "B=2 S=4 past=3: %d GroupQueryAttention (want 0)" % o.count("GroupQueryAttention"))
+    n = r.stdout.count("left decomposed: a sequence of 4 after a past of 3 with batch 2")
+    check(n == LAYERS, "B=2 S=4 past=3: %d notes say why (want %d)" % (n, LAYERS))
+    # refused: a mask that is not GroupQueryAttention's
+    bad = os.path.join(work, "strict.onnx")
+    strict_causal(src, bad)
+    dst = os.path.join(work, "strict_qnn.onnx")
+    r = migrate(opmig, bad, dst, 2, 5, 0)
+    o = ops(dst) if os.path.exists(dst) else []
+    check(os.path.exists(dst) and "GroupQueryAttention" not in o and o.count("Softmax") == LAYERS,
+          "strict causal mask: %d GroupQueryAttention, %d Softmax (want 0, %d)"
+          % (o.count("GroupQueryAttention"), o.count("Softmax"), LAYERS))
+    n = r.stdout.count("left decomposed: the mask's other part is not the constant causal mask")
+    check(n == LAYERS, "strict causal mask: %d notes say why (want %d)" % (n, LAYERS))
+    return ortlib.failures()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -26,15 +26,17 @@
  *   [B, T], C a constant bool [.., S, T] (leading dims 1) holding exactly
  *   j <= T - S + i, m at most -1e4 (the dtype's lowest, -1e9, -inf: the
  *   masked keys' weights underflow to 0);
- * any other mask is refused with a note saying why.  Exact for an
- * attention_mask of ones (no padding, any past; what migrate's
- * validation feeds) and for a right-padded prompt without a past (ones
- * then zeros in each row; the padded rows' own outputs may differ, they
- * see no more than the valid keys in onnxruntime); a left-padded batch,
- * or padding before a past, places the new keys where GroupQueryAttention
- * does not: there the fused model is not the decomposed one.  Static
- * shapes only (the causal mask folded to a constant).  No node of the
- * pattern but its Casts was made by a pass. */
+ * any other mask is refused with a note saying why, and so is a batch
+ * above 1 with a sequence after a past (onnxruntime's GroupQueryAttention
+ * refuses to run it).  Exact for an attention_mask of ones (no padding,
+ * any past; what migrate's validation feeds) and for a right-padded prompt
+ * without a past (ones then zeros in each row; padded positions included:
+ * there each query sees the row's valid keys in both); a left-padded
+ * batch, or padding before a past, places the new keys where
+ * GroupQueryAttention does not: there the fused model is not the
+ * decomposed one (a note on the first fusion says so).  Static shapes
+ * only (the causal mask folded to a constant).  No node of the pattern
+ * but its Casts was made by a pass. */
 #include <stdio.h>
 #include <string.h>
 
@@ -419,5 +421,6 @@ static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 RW_FUSION(fuse_gqa, "fuse-gqa",
 	  "decoder attention (MatMul/Softmax/MatMul over heads reshaped from the projections, "
 	  "the past Concat, a proven causal + attention_mask padding mask) fused into "
-	  "com.microsoft GroupQueryAttention; exact for unpadded or right-padded prompts",
+	  "com.microsoft GroupQueryAttention; assumes attention_mask right-padded (exact with "
+	  "no padding, or right padding without a past)",
 	  fuse_at);

@@ -12,8 +12,9 @@ absolute on logits of unit size, 100 times what is seen); a right-padded
 prompt too, padded positions included (there each query sees the row's
 valid keys in both), where the padding is checked to matter.
 Refused: the same decoder with its causal mask made strict (key j < query
-position: no longer the mask GroupQueryAttention applies) keeps its
-attention, with a note naming the mask, and so does a batch of 2 with a
+position: no longer the mask GroupQueryAttention applies), or with -1 as
+the masked value (masked keys keep some weight), keeps its attention,
+with a note naming the mask, and so does a batch of 2 with a
 sequence after a past (onnxruntime's GroupQueryAttention refuses it).
 opmig's own validation of each migration says equivalent; the decoder
 migrated by fuse-gqa alone passes onnx.checker full_check (onnx 1.12
@@ -27,6 +28,7 @@ import sys
 
 import numpy as np
 import onnx
+from onnx import numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
@@ -85,6 +87,32 @@ def strict_causal(src, dst):
     assert len(n) == 1
     n[0].op_type = "Less"
     onnx.save(m, dst)
+
+
+def soft_mask(src, dst):
+    """The decoder with its mask's masked value -1 instead of float32's
+    lowest: masked keys keep some weight."""
+    m = onnx.load(src)
+    w = [n for n in m.graph.node if n.op_type == "Where" and n.name.startswith("/model/mask")]
+    assert len(w) == 1
+    m.graph.initializer.append(numpy_helper.from_array(np.array(-1, np.float32), "soft"))
+    w[0].input[2] = "soft"
+    onnx.save(m, dst)
+
+
+def refused(opmig, work, name, make, why):
+    """The decoder changed by make(src, dst) migrated: its attention stays,
+    with a note per layer saying why."""
+    bad = os.path.join(work, name + ".onnx")
+    make(os.path.join(work, "tiny.onnx"), bad)
+    dst = os.path.join(work, name + "_qnn.onnx")
+    r = migrate(opmig, bad, dst, 2, 5, 0)
+    o = ops(dst) if os.path.exists(dst) else []
+    check(os.path.exists(dst) and "GroupQueryAttention" not in o and o.count("Softmax") == LAYERS,
+          "%s: %d GroupQueryAttention, %d Softmax (want 0, %d)"
+          % (name, o.count("GroupQueryAttention"), o.count("Softmax"), LAYERS))
+    n = r.stdout.count("left decomposed: " + why)
+    check(n == LAYERS, "%s: %d notes say why (want %d)" % (name, n, LAYERS))
 
 
 def main():
@@ -148,17 +176,11 @@ def main():
           "B=2 S=4 past=3: %d GroupQueryAttention (want 0)" % o.count("GroupQueryAttention"))
     n = r.stdout.count("left decomposed: a sequence of 4 after a past of 3 with batch 2")
     check(n == LAYERS, "B=2 S=4 past=3: %d notes say why (want %d)" % (n, LAYERS))
-    # refused: a mask that is not GroupQueryAttention's
-    bad = os.path.join(work, "strict.onnx")
-    strict_causal(src, bad)
-    dst = os.path.join(work, "strict_qnn.onnx")
-    r = migrate(opmig, bad, dst, 2, 5, 0)
-    o = ops(dst) if os.path.exists(dst) else []
-    check(os.path.exists(dst) and "GroupQueryAttention" not in o and o.count("Softmax") == LAYERS,
-          "strict causal mask: %d GroupQueryAttention, %d Softmax (want 0, %d)"
-          % (o.count("GroupQueryAttention"), o.count("Softmax"), LAYERS))
-    n = r.stdout.count("left decomposed: the mask's other part is not the constant causal mask")
-    check(n == LAYERS, "strict causal mask: %d notes say why (want %d)" % (n, LAYERS))
+    # refused: masks that are not GroupQueryAttention's
+    refused(opmig, work, "strict-causal", strict_causal,
+            "the mask's other part is not the constant causal mask")
+    refused(opmig, work, "soft-mask", soft_mask,
+            "the mask is not Where(And(causal, padding), 0, lowest)")
     return ortlib.failures()
 
 

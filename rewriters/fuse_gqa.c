@@ -1,7 +1,9 @@
 /* fuse_gqa.c: pass "fuse-gqa": a decoder layer's decomposed attention, as
  * torch exports a Llama or Qwen with a KV cache, fused into
- * com.microsoft GroupQueryAttention for targets that declare it for the
- * data's dtype (float32, float16):
+ * com.microsoft GroupQueryAttention for targets that declare it for
+ * float32 (float16 is not fused yet: the fp16 pass keeps the mask in
+ * float32, which the attention core then does not match, and no test
+ * checks onnxruntime's float16 kernel against the decomposed form):
  *   - the attention core attn_match.h matches (kv heads repeated or not),
  *     its K and V each Concat(past, new, axis 2) (the present outputs,
  *     read by the core only), the Q and the new K and V [B, h, S, d]
@@ -404,7 +406,7 @@ static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 		return 0;
 	memset(&g, 0, sizeof(g));
 	if (!rw_attn_match(c, n, &g.a) || !(t = rw_type(c, g.a.q)) ||
-	    (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16) ||
+	    t->dtype != IR_DTYPE_FLOAT ||
 	    rw_attn_made_by_pass(&g.a) || !target_takes(c, t->dtype))
 		return 0;
 	if (!match(c, &g, why, sizeof(why)))

@@ -226,7 +226,7 @@ static int match(const struct rw_ctx *c, struct gqa *g, char *why, size_t size)
 
 	why[0] = 0;
 	if (!(g->cat_k = past_concat(c, g->a.k, &g->knew)) ||
-	    !(g->cat_v = past_concat(c, g->a.v, &g->vnew)) || !qt || !kt ||
+	    !(g->cat_v = past_concat(c, g->a.v, &g->vnew)) || g->cat_k == g->cat_v || !qt || !kt ||
 	    !(tr = rw_sole_user(y, "Transpose")) || !perm_is(tr, SWAP12) ||
 	    !(g->out_rs = rw_sole_user(tr->outputs[0], "Reshape")) ||
 	    !(ot = rw_type(c, g->out_rs->outputs[0])) || ot->rank != 3 || !add_extra(g, tr))

@@ -10,7 +10,8 @@
  *     Transpose([0, 2, 1, 3]) of Reshape([B, S, h, d]) of the 3-D
  *     projections [B, S, h * d], which GroupQueryAttention takes (a Q or K
  *     rotated on [B, h, S, d] after that Transpose keeps its rotation and
- *     is transposed and reshaped back: exact for any position_ids);
+ *     is transposed and reshaped back: exact for any position_ids;
+ *     fuse-rotary then takes the rotation onto the 3-D projection);
  *   - its output Transpose([0, 2, 1, 3]) and Reshape to [B, S, hq * d];
  * become GroupQueryAttention(query, key, value, past_key, past_value,
  * seqlens_k, total_sequence_length) with num_heads, kv_num_heads and the

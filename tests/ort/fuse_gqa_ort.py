@@ -4,7 +4,9 @@ query heads sharing 2 kv heads, rotary on [B, H, S, D] after the head
 transpose, the causal + attention_mask padding mask) is migrated to qnn
 (which declares com.microsoft GroupQueryAttention) with static dims at
 several (batch, sequence, past) settings: each migrated model must hold
-one GroupQueryAttention per layer and no Softmax, and give in
+one GroupQueryAttention per layer and no Softmax, the rotations of Q and
+K fused by fuse-rotary into RotaryEmbedding on the 3-D projections
+(num_heads set, no Transpose left), and give in
 onnxruntime-node the original's logits and present key/value on seeded
 inputs (attention_mask all ones; position_ids past + 0..S-1) within
 float32 rounding (the same products summed in another order: 1e-4
@@ -38,7 +40,7 @@ check = ortlib.check
 diff = ortlib.max_diff
 
 GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
-LAYERS, KV, HD, VOCAB = 2, 2, 16, 256   # the tiny preset
+LAYERS, HEADS, KV, HD, VOCAB = 2, 4, 2, 16, 256   # the tiny preset
 TOL = 1e-4
 # (batch, sequence, past, right padding of the last row)
 SETTINGS = [(2, 5, 0, 0), (2, 1, 6, 0), (1, 3, 4, 0), (3, 6, 0, 2)]
@@ -136,6 +138,12 @@ def main():
         check(o.count("GroupQueryAttention") == LAYERS and "Softmax" not in o,
               "%s: %d GroupQueryAttention, %d Softmax (want %d, 0)"
               % (what, o.count("GroupQueryAttention"), o.count("Softmax"), LAYERS))
+        # the rotations on the 3-D projections: no head transpose is left
+        heads = sorted(a.i for n in onnx.load(dst).graph.node if n.op_type == "RotaryEmbedding"
+                       for a in n.attribute if a.name == "num_heads")
+        check(heads == [KV] * LAYERS + [HEADS] * LAYERS and "Transpose" not in o,
+              "%s: RotaryEmbedding num_heads %s, %d Transpose (want %s, 0)"
+              % (what, heads, o.count("Transpose"), [KV] * LAYERS + [HEADS] * LAYERS))
         check("validation (fp32" in r.stdout and "): equivalent" in r.stdout,
               "%s: opmig's own validation (attention_mask all ones) says equivalent" % what)
         f = feeds(b, s, p, pad, 100 + k)

@@ -6,7 +6,7 @@ transpose, the causal + attention_mask padding mask) is migrated to qnn
 several (batch, sequence, past) settings: each migrated model must hold
 one GroupQueryAttention per layer and no Softmax, the rotations of Q and
 K fused by fuse-rotary into RotaryEmbedding on the 3-D projections
-(num_heads set, no Transpose left), and give in
+(num_heads set, no Transpose left; ai.onnx's at --opset 23), and give in
 onnxruntime-node the original's logits and present key/value on seeded
 inputs (attention_mask all ones; position_ids past + 0..S-1) within
 float32 rounding (the same products summed in another order: 1e-4
@@ -42,8 +42,10 @@ diff = ortlib.max_diff
 GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
 LAYERS, HEADS, KV, HD, VOCAB = 2, 4, 2, 16, 256   # the tiny preset
 TOL = 1e-4
-# (batch, sequence, past, right padding of the last row)
-SETTINGS = [(2, 5, 0, 0), (2, 1, 6, 0), (1, 3, 4, 0), (3, 6, 0, 2)]
+# (batch, sequence, past, right padding of the last row, --opset): at
+# opset 23 the rotations become ai.onnx RotaryEmbedding, else com.microsoft's
+SETTINGS = [(2, 5, 0, 0, None), (2, 1, 6, 0, None), (1, 3, 4, 0, None), (3, 6, 0, 2, None),
+            (2, 1, 6, 0, 23)]
 
 
 def feeds(b, s, p, pad, seed):
@@ -61,10 +63,10 @@ def feeds(b, s, p, pad, seed):
     return f
 
 
-def migrate(opmig, src, dst, b, s, p, passes=None):
+def migrate(opmig, src, dst, b, s, p, passes=None, opset=None):
     dims = ["--dim", "batch_size=%d" % b, "--dim", "sequence_length=%d" % s,
             "--dim", "past_sequence_length=%d" % p, "--dim", "total_sequence_length=%d" % (p + s)]
-    more = ["--passes", passes] if passes else []
+    more = (["--passes", passes] if passes else []) + (["--opset", str(opset)] if opset else [])
     return subprocess.run([opmig, "migrate", src, "--target", "qnn", "--force", "-o", dst] +
                           dims + more, capture_output=True, text=True)
 
@@ -126,10 +128,11 @@ def main():
     subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--form", "decomposed",
                     "-o", src], check=True, capture_output=True)
     jobs, cases = [], []
-    for k, (b, s, p, pad) in enumerate(SETTINGS):
-        what = "B=%d S=%d past=%d%s" % (b, s, p, " right-padded by %d" % pad if pad else "")
+    for k, (b, s, p, pad, opset) in enumerate(SETTINGS):
+        what = "B=%d S=%d past=%d%s%s" % (b, s, p, " right-padded by %d" % pad if pad else "",
+                                         " opset %d" % opset if opset else "")
         dst = os.path.join(work, "gqa_%d.onnx" % k)
-        r = migrate(opmig, src, dst, b, s, p)
+        r = migrate(opmig, src, dst, b, s, p, opset=opset)
         if not os.path.exists(dst):
             check(False, "%s: migrate wrote nothing (exit %d): %s" % (what, r.returncode,
                                                                      r.stderr.strip()[-300:]))
@@ -139,20 +142,22 @@ def main():
               "%s: %d GroupQueryAttention, %d Softmax (want %d, 0)"
               % (what, o.count("GroupQueryAttention"), o.count("Softmax"), LAYERS))
         # the rotations on the 3-D projections: no head transpose is left
-        heads = sorted(a.i for n in onnx.load(dst).graph.node if n.op_type == "RotaryEmbedding"
-                       for a in n.attribute if a.name == "num_heads")
-        check(heads == [KV] * LAYERS + [HEADS] * LAYERS and "Transpose" not in o,
-              "%s: RotaryEmbedding num_heads %s, %d Transpose (want %s, 0)"
-              % (what, heads, o.count("Transpose"), [KV] * LAYERS + [HEADS] * LAYERS))
+        rot = [n for n in onnx.load(dst).graph.node if n.op_type == "RotaryEmbedding"]
+        heads = sorted(a.i for n in rot for a in n.attribute if a.name == "num_heads")
+        dom = set(n.domain for n in rot)
+        want = {"" if opset == 23 else "com.microsoft"}
+        check(heads == [KV] * LAYERS + [HEADS] * LAYERS and "Transpose" not in o and dom == want,
+              "%s: RotaryEmbedding num_heads %s, domain %s, %d Transpose (want %s, %s, 0)"
+              % (what, heads, dom, o.count("Transpose"), [KV] * LAYERS + [HEADS] * LAYERS, want))
         check("validation (fp32" in r.stdout and "): equivalent" in r.stdout,
               "%s: opmig's own validation (attention_mask all ones) says equivalent" % what)
         f = feeds(b, s, p, pad, 100 + k)
         jobs += [(src, f), (dst, f), (src, feeds(b, s, p, 0, 100 + k))]
-        cases.append((what, b, s, p, pad))
+        cases.append((what, s, pad))
     res = ortlib.run_many(jobs, os.path.join(work, "ort"))
     names = ["logits"] + ["present.%d.%s" % (i, kind) for i in range(LAYERS)
                           for kind in ("key", "value")]
-    for k, (what, b, s, p, pad) in enumerate(cases):
+    for k, (what, s, pad) in enumerate(cases):
         want, have, ones = res[3 * k:3 * k + 3]
         if isinstance(want, str) or isinstance(have, str):
             check(False, "%s: onnxruntime: %s" % (what, want if isinstance(want, str) else have))

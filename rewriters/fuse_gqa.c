@@ -26,7 +26,8 @@
  * padding:
  *   Where(And(C, Unsqueeze(Cast(attention_mask, bool), [1, 2])), 0, m)
  *   (And's operands either way), attention_mask a 2-D integer graph input
- *   [B, T], C a constant bool [.., S, T] (leading dims 1) holding exactly
+ *   [B, T], C (static dims) a constant bool [.., S, T] (leading dims 1)
+ *   holding exactly
  *   j <= T - S + i, m at most -1e4 (the dtype's lowest, -1e9, -inf: the
  *   masked keys' weights underflow to 0);
  * any other mask is refused with a note saying why, and so is a batch
@@ -37,9 +38,13 @@
  * there each query sees the row's valid keys in both); a left-padded
  * batch, or padding before a past, places the new keys where
  * GroupQueryAttention does not: there the fused model is not the
- * decomposed one (a note on the first fusion says so).  Static shapes
- * only (the causal mask folded to a constant).  No node of the pattern
- * but its Casts was made by a pass. */
+ * decomposed one (a note on the first fusion says so).  With symbolic
+ * dims C is LessOrEqual(Range(0, T, 1), Unsqueeze(Range(a, T, 1), [1]))
+ * (or GreaterOrEqual swapped), T = Gather(Shape(attention_mask), 1), the
+ * second Range known by inference to have S elements (so a = T - S); a
+ * batch above 1 with a sequence after a past then fails in onnxruntime
+ * (a note says so).  No node of the pattern but its Casts was made by a
+ * pass. */
 #include <stdio.h>
 #include <string.h>
 
@@ -58,6 +63,7 @@ struct gqa {
 	struct ir_node *extra[12];       /* the walked Transposes and Reshapes */
 	size_t n_extra;
 	int64_t hq, hkv, d;
+	int dynamic;                     /* batch, S or the past not static */
 };
 
 static int add_extra(struct gqa *g, struct ir_node *n)
@@ -153,7 +159,13 @@ static struct ir_value *padding(const struct rw_ctx *c, const struct ir_value *v
 	am = cast->inputs[0];
 	if (!am->is_input || am->init || am->producer || !(t = rw_type(c, am)) || t->rank != 2 ||
 	    (t->dtype != IR_DTYPE_INT64 && t->dtype != IR_DTYPE_INT32) ||
-	    !rw_dim_same(&t->dims[0], &qt->dims[0]) || !rw_dim_same(&t->dims[1], &kt->dims[2]))
+	    !rw_dim_same(&t->dims[0], &qt->dims[0]))
+		return NULL;
+	/* T the keys' length: known, or both symbolic (the keys' past + S
+	 * against total_sequence_length; the Add's broadcast makes them
+	 * equal where the model runs) */
+	if (!rw_dim_same(&t->dims[1], &kt->dims[2]) &&
+	    (t->dims[1].kind == IR_VDIM_VALUE || kt->dims[2].kind == IR_VDIM_VALUE))
 		return NULL;
 	return am;
 }
@@ -177,6 +189,71 @@ static int causal_const(const struct ir_value *v, int64_t s, int64_t t)
 	return ok;
 }
 
+/* v = Gather(Shape(am), 1): attention_mask's length T */
+static int mask_length(const struct rw_ctx *c, const struct ir_value *v, const struct ir_value *am)
+{
+	struct ir_node *g = rw_producer(v, "Gather"), *sh;
+	int64_t i[2];
+	size_t k;
+
+	return g && g->n_inputs == 2 && rw_attr_int(g, "axis", 0) == 0 &&
+	       rw_const_ints(c, g->inputs[1], i, 2, &k) && k == 1 && i[0] == 1 &&
+	       (sh = rw_producer(g->inputs[0], "Shape")) && sh->inputs[0] == am &&
+	       rw_attr_int(sh, "start", 0) == 0 && !ir_node_attr(sh, "end");
+}
+
+/* v = Range(start, T, 1), T attention_mask's length (mask_length): its
+ * start in *start */
+static int range_to_t(const struct rw_ctx *c, const struct ir_value *v, const struct ir_value *am,
+		      struct ir_value **start)
+{
+	struct ir_node *r = rw_producer(v, "Range");
+	int64_t d[2];
+	size_t k;
+
+	if (!r || r->n_inputs != 3 || !mask_length(c, r->inputs[1], am) ||
+	    !rw_const_ints(c, r->inputs[2], d, 2, &k) || k != 1 || d[0] != 1)
+		return 0;
+	*start = r->inputs[0];
+	return 1;
+}
+
+/* v = LessOrEqual(Range(0, T, 1), Unsqueeze(Range(a, T, 1), [1])) (or
+ * GreaterOrEqual with the operands swapped), T attention_mask's length,
+ * the second Range known to have S elements (so a = T - S): key j <= T -
+ * S + query i, whatever the dims are */
+static int causal_ranges(const struct rw_ctx *c, const struct ir_value *v,
+			 const struct ir_value *am, const struct ir_vtype *qt)
+{
+	struct ir_node *cmp = rw_producer(v, "LessOrEqual"), *un;
+	struct ir_value *keys, *rows, *a;
+	const struct ir_vtype *rt;
+	int64_t z[2], ax[2];
+	size_t k = 0;
+	const int64_t *axa;
+
+	if (cmp && cmp->n_inputs == 2) {
+		keys = cmp->inputs[0], rows = cmp->inputs[1];
+	} else if ((cmp = rw_producer(v, "GreaterOrEqual")) && cmp->n_inputs == 2) {
+		keys = cmp->inputs[1], rows = cmp->inputs[0];
+	} else {
+		return 0;
+	}
+	if (!range_to_t(c, keys, am, &a) || !rw_const_ints(c, a, z, 2, &k) || k != 1 || z[0] ||
+	    !(un = rw_producer(rows, "Unsqueeze")))
+		return 0;
+	k = 0;
+	if (un->n_inputs > 1 && un->inputs[1]) {
+		if (!rw_const_ints(c, un->inputs[1], ax, 2, &k))
+			return 0;
+	} else if ((axa = rw_attr_ints(un, "axes", &k)) && k == 1) {
+		ax[0] = axa[0];
+	}
+	return k == 1 && ax[0] == 1 && range_to_t(c, un->inputs[0], am, &a) &&
+	       (rt = rw_type(c, un->inputs[0])) && rt->rank == 1 &&
+	       rw_dim_same(&rt->dims[0], &qt->dims[2]);
+}
+
 /* The mask is the causal mask and attention_mask's padding (see the top):
  * 1 and g->amask, else 0 and why */
 static int mask_proven(const struct rw_ctx *c, struct gqa *g, char *why, size_t size)
@@ -190,11 +267,11 @@ static int mask_proven(const struct rw_ctx *c, struct gqa *g, char *why, size_t 
 		snprintf(why, size, "no attention mask is added to the scores");
 		return 0;
 	}
-	if (!qt || !kt || qt->dims[2].kind != IR_VDIM_VALUE || kt->dims[2].kind != IR_VDIM_VALUE) {
-		snprintf(why, size, "the query and key lengths are not static");
+	if (!qt || !kt)
 		return 0;
-	}
-	s = qt->dims[2].value, t = kt->dims[2].value;
+	/* static: the causal mask folded to a constant (else -1) */
+	s = qt->dims[2].kind == IR_VDIM_VALUE ? qt->dims[2].value : -1;
+	t = kt->dims[2].kind == IR_VDIM_VALUE ? kt->dims[2].value : -1;
 	if (!(w = rw_producer(g->a.mask, "Where")) || w->n_inputs != 3 ||
 	    !rw_const_scalar(c, w->inputs[1], &x) || x != 0 ||
 	    !rw_const_scalar(c, w->inputs[2], &y) || !(y <= MASKED_MAX) ||
@@ -204,11 +281,12 @@ static int mask_proven(const struct rw_ctx *c, struct gqa *g, char *why, size_t 
 	}
 	for (int j = 0; j < 2; j++)
 		if ((g->amask = padding(c, and->inputs[j], qt, kt))) {
-			if (causal_const(and->inputs[1 - j], s, t))
+			if ((s > 0 && t > 0 && causal_const(and->inputs[1 - j], s, t)) ||
+			    causal_ranges(c, and->inputs[1 - j], g->amask, qt))
 				return 1;
-			snprintf(why, size, "the mask's other part is not the constant causal "
-				 "mask [%lld, %lld] (key j <= %lld + query i)", (long long)s,
-				 (long long)t, (long long)(t - s));
+			snprintf(why, size, "the mask's other part is not the causal mask [S, T] "
+				 "(key j <= T - S + query i: a constant, or Range(0, T) <= "
+				 "Range(T - S, T) of attention_mask's length T)");
 			return 0;
 		}
 	snprintf(why, size, "no part of the mask is attention_mask's padding "
@@ -255,12 +333,12 @@ static int match(const struct rw_ctx *c, struct gqa *g, char *why, size_t size)
 		return 0;
 	/* onnxruntime: "batch_size must be 1 when sequence_length > 1 and
 	 * past context is given" */
-	if (!(pt = rw_type(c, g->cat_k->inputs[0])) || pt->rank != 4 ||
-	    pt->dims[2].kind != IR_VDIM_VALUE || qt->dims[0].kind != IR_VDIM_VALUE) {
-		snprintf(why, size, "the batch or the past's length is not static");
+	if (!(pt = rw_type(c, g->cat_k->inputs[0])) || pt->rank != 4)
 		return 0;
-	}
-	if (qt->dims[0].value > 1 && qt->dims[2].value > 1 && pt->dims[2].value > 0) {
+	g->dynamic = qt->dims[0].kind != IR_VDIM_VALUE || qt->dims[2].kind != IR_VDIM_VALUE ||
+		     pt->dims[2].kind != IR_VDIM_VALUE;
+	if (!g->dynamic && qt->dims[0].value > 1 && qt->dims[2].value > 1 &&
+	    pt->dims[2].value > 0) {
 		snprintf(why, size, "a sequence of %lld after a past of %lld with batch %lld "
 			 "(GroupQueryAttention takes a sequence after a past only for batch 1)",
 			 (long long)qt->dims[2].value, (long long)pt->dims[2].value,
@@ -416,7 +494,10 @@ static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
 	if ((rc = note_once(c, NULL, "GroupQueryAttention reads attention_mask as right "
 			    "padding (each row ones, then zeros); a left-padded batch, or "
-			    "padding before a past, would compute otherwise")) < 0)
+			    "padding before a past, would compute otherwise")) < 0 ||
+	    (g.dynamic && (rc = note_once(c, NULL, "with the batch, sequence or past not "
+					  "static, onnxruntime's GroupQueryAttention refuses to "
+					  "run a batch above 1 with a sequence after a past")) < 0))
 		return rc;
 	return fuse(c, &g);
 }

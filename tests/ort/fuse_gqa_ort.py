@@ -18,12 +18,15 @@ position: no longer the mask GroupQueryAttention applies), or with -1 as
 the masked value (masked keys keep some weight), keeps its attention,
 with a note naming the mask, and so does a batch of 2 with a
 sequence after a past (onnxruntime's GroupQueryAttention refuses it).
-opmig's own validation of each migration says equivalent; the decoder
-migrated by fuse-gqa alone passes onnx.checker full_check (onnx 1.12
-skips the com.microsoft op; qnn's other fusions put
-SimplifiedLayerNormalization in the default domain, which onnx does not
-know).  Prints one line per check; exits 1 on a failure, 77 when
+The decoder migrated with symbolic dims (qnn as if it took them) fuses
+too, and that one model equals the original at each setting; the strict
+mask is refused there as well.  opmig's own validation of each migration
+says equivalent; the decoder migrated by fuse-gqa alone passes
+onnx.checker full_check (onnx 1.12 skips the com.microsoft op; qnn's
+other fusions put SimplifiedLayerNormalization in the default domain,
+which onnx does not know).  Prints one line per check; exits 1 on a failure, 77 when
 onnxruntime-node is absent."""
+import json
 import os
 import subprocess
 import sys
@@ -42,6 +45,9 @@ diff = ortlib.max_diff
 GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
 LAYERS, HEADS, KV, HD, VOCAB = 2, 4, 2, 16, 256   # the tiny preset
 TOL = 1e-4
+DYN_RULES = {"schema": 1, "id": "qnn-dyn", "name": "qnn with dynamic shapes", "vendor": "test",
+             "family": "test", "description": "fuse_gqa_ort.py", "extends": "qnn",
+             "sources": ["fuse_gqa_ort.py"], "dynamic_shapes": True, "ops": {}}
 # (batch, sequence, past, right padding of the last row, --opset): at
 # opset 23 the rotations become ai.onnx RotaryEmbedding, else com.microsoft's
 SETTINGS = [(2, 5, 0, 0, None), (2, 1, 6, 0, None), (1, 3, 4, 0, None), (3, 6, 0, 2, None),
@@ -64,6 +70,12 @@ def feeds(b, s, p, pad, seed):
 
 
 def migrate(opmig, src, dst, b, s, p, passes=None, opset=None):
+    if b is None:   # symbolic dims: qnn as if it took them (a rules file)
+        rules = os.path.join(os.path.dirname(dst), "qnn-dyn.json")
+        with open(rules, "w") as f:
+            json.dump(DYN_RULES, f)
+        return subprocess.run([opmig, "migrate", src, "--target", "qnn-dyn", "--rules", rules,
+                               "--force", "-o", dst], capture_output=True, text=True)
     dims = ["--dim", "batch_size=%d" % b, "--dim", "sequence_length=%d" % s,
             "--dim", "past_sequence_length=%d" % p, "--dim", "total_sequence_length=%d" % (p + s)]
     more = (["--passes", passes] if passes else []) + (["--opset", str(opset)] if opset else [])
@@ -104,13 +116,14 @@ def soft_mask(src, dst):
     onnx.save(m, dst)
 
 
-def refused(opmig, work, name, make, why):
-    """The decoder changed by make(src, dst) migrated: its attention stays,
-    with a note per layer saying why."""
+def refused(opmig, work, name, make, why, dims=(2, 5, 0)):
+    """The decoder changed by make(src, dst) migrated (dims: batch,
+    sequence, past; None: symbolic): its attention stays, with a note per
+    layer saying why."""
     bad = os.path.join(work, name + ".onnx")
     make(os.path.join(work, "tiny.onnx"), bad)
     dst = os.path.join(work, name + "_qnn.onnx")
-    r = migrate(opmig, bad, dst, 2, 5, 0)
+    r = migrate(opmig, bad, dst, *(dims or (None, None, None)))
     o = ops(dst) if os.path.exists(dst) else []
     check(os.path.exists(dst) and "GroupQueryAttention" not in o and o.count("Softmax") == LAYERS,
           "%s: %d GroupQueryAttention, %d Softmax (want 0, %d)"
@@ -154,6 +167,21 @@ def main():
         f = feeds(b, s, p, pad, 100 + k)
         jobs += [(src, f), (dst, f), (src, feeds(b, s, p, 0, 100 + k))]
         cases.append((what, s, pad))
+    # symbolic dims: one migrated model for every setting
+    sym = os.path.join(work, "gqa_sym.onnx")
+    r = migrate(opmig, src, sym, None, None, None)
+    o = ops(sym) if os.path.exists(sym) else []
+    check(o.count("GroupQueryAttention") == LAYERS and "Softmax" not in o,
+          "symbolic dims: %d GroupQueryAttention, %d Softmax (want %d, 0)"
+          % (o.count("GroupQueryAttention"), o.count("Softmax"), LAYERS))
+    check("refuses to run a batch above 1 with a sequence after a past" in r.stdout,
+          "symbolic dims: a note says what onnxruntime refuses")
+    for k, (b, s, p, pad, opset) in enumerate(SETTINGS):
+        if not opset:
+            f = feeds(b, s, p, pad, 100 + k)
+            jobs += [(src, f), (sym, f), (src, feeds(b, s, p, 0, 100 + k))]
+            cases.append(("symbolic dims, B=%d S=%d past=%d%s" % (
+                b, s, p, " right-padded by %d" % pad if pad else ""), s, pad))
     res = ortlib.run_many(jobs, os.path.join(work, "ort"))
     names = ["logits"] + ["present.%d.%s" % (i, kind) for i in range(LAYERS)
                           for kind in ("key", "value")]
@@ -191,7 +219,9 @@ def main():
     check(n == LAYERS, "B=2 S=4 past=3: %d notes say why (want %d)" % (n, LAYERS))
     # refused: masks that are not GroupQueryAttention's
     refused(opmig, work, "strict-causal", strict_causal,
-            "the mask's other part is not the constant causal mask")
+            "the mask's other part is not the causal mask")
+    refused(opmig, work, "strict-causal-symbolic", strict_causal,
+            "the mask's other part is not the causal mask", None)
     refused(opmig, work, "soft-mask", soft_mask,
             "the mask is not Where(And(causal, padding), 0, lowest)")
     return ortlib.failures()

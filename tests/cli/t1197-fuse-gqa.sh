@@ -6,7 +6,7 @@
 # equals the original in onnxruntime-node (logits and present key/value,
 # an unpadded and a right-padded prompt, a decode step and a sequence
 # after a past; at --opset 23 too; with symbolic dims one model for all
-# of them), its rotations fused into
+# of them; with 4 and with 1 kv heads), its rotations fused into
 # RotaryEmbedding on the 3-D projections (no Transpose left); a causal
 # mask made strict, a soft mask and a batch of 2 with a sequence after a
 # past stay decomposed with a note saying why.  Then

@@ -18,7 +18,8 @@ position: no longer the mask GroupQueryAttention applies), or with -1 as
 the masked value (masked keys keep some weight), keeps its attention,
 with a note naming the mask, and so does a batch of 2 with a
 sequence after a past (onnxruntime's GroupQueryAttention refuses it).
-The decoder migrated with symbolic dims (qnn as if it took them) fuses
+The decoder with 4 kv heads (no repeat) and with 1 fuses and agrees as
+well.  The decoder migrated with symbolic dims (qnn as if it took them) fuses
 too, and that one model equals the original at each setting; the strict
 mask is refused there as well.  opmig's own validation of each migration
 says equivalent; the decoder migrated by fuse-gqa alone passes
@@ -54,7 +55,7 @@ SETTINGS = [(2, 5, 0, 0, None), (2, 1, 6, 0, None), (1, 3, 4, 0, None), (3, 6, 0
             (2, 1, 6, 0, 23)]
 
 
-def feeds(b, s, p, pad, seed):
+def feeds(b, s, p, pad, seed, kv=KV):
     rng = np.random.default_rng(seed)
     mask = np.ones((b, p + s), np.int64)
     if pad:
@@ -65,7 +66,7 @@ def feeds(b, s, p, pad, seed):
     for i in range(LAYERS):
         for kind in ("key", "value"):
             f["past_key_values.%d.%s" % (i, kind)] = \
-                rng.uniform(-1, 1, (b, KV, p, HD)).astype(np.float32)
+                rng.uniform(-1, 1, (b, kv, p, HD)).astype(np.float32)
     return f
 
 
@@ -167,6 +168,20 @@ def main():
         f = feeds(b, s, p, pad, 100 + k)
         jobs += [(src, f), (dst, f), (src, feeds(b, s, p, 0, 100 + k))]
         cases.append((what, s, pad))
+    # one kv head per query head (no repeat) and one kv head for all
+    for kv in (HEADS, 1):
+        what = "%d kv heads, B=2 S=1 past=5" % kv
+        mk = os.path.join(work, "kv%d.onnx" % kv)
+        subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--kv-heads", str(kv),
+                        "--form", "decomposed", "-o", mk], check=True, capture_output=True)
+        dst = os.path.join(work, "kv%d_qnn.onnx" % kv)
+        migrate(opmig, mk, dst, 2, 1, 5)
+        o = ops(dst) if os.path.exists(dst) else []
+        check(o.count("GroupQueryAttention") == LAYERS, "%s: %d GroupQueryAttention (want %d)"
+              % (what, o.count("GroupQueryAttention"), LAYERS))
+        f = feeds(2, 1, 5, 0, 50 + kv, kv)
+        jobs += [(mk, f), (dst, f), (mk, f)]
+        cases.append((what, 1, 0))
     # symbolic dims: one migrated model for every setting
     sym = os.path.join(work, "gqa_sym.onnx")
     r = migrate(opmig, src, sym, None, None, None)

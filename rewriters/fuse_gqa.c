@@ -377,7 +377,7 @@ static struct ir_value *to_int32(struct rw_emit *e, struct ir_value *x, const ch
 
 /* seqlens_k and total_sequence_length of attention_mask am: made by an
  * earlier layer's fusion, else here */
-static void lengths(struct rw_emit *e, struct ir_value *am, struct ir_value **sl,
+static void lengths(struct rw_emit *e, struct ir_value *am, int dt, struct ir_value **sl,
 		    struct ir_value **tot)
 {
 	char nsl[300], ntot[300];
@@ -389,8 +389,7 @@ static void lengths(struct rw_emit *e, struct ir_value *am, struct ir_value **sl
 	if (!(*sl = made_before(e, nsl))) {
 		struct ir_value *sum = rw_reduce(e, "ReduceSum", am, &axis, 1, 0, NULL);
 
-		*sl = to_int32(e, rw_op(e, "Sub", sum, rw_const(e, IR_DTYPE_INT64, 0, NULL, &one)),
-			       nsl);
+		*sl = to_int32(e, rw_op(e, "Sub", sum, rw_const(e, dt, 0, NULL, &one)), nsl);
 	}
 	if (!(*tot = made_before(e, ntot))) {
 		struct ir_value *in[2] = { rw_op(e, "Shape", am, NULL),
@@ -409,17 +408,21 @@ static struct ir_value *back_3d(struct rw_emit *e, struct ir_value *x, int64_t h
 	return rw_reshape(e, rw_transpose(e, x, SWAP12, 4, NULL), shape, 3, NULL);
 }
 
-/* The ops the fusion may emit, for the target: 1 when it takes them all */
-static int target_takes(struct rw_ctx *c, int dt)
+/* The ops the fusion may emit, for the target (data of dtype dt,
+ * attention_mask of dtype mt): 1 when it takes them all */
+static int target_takes(struct rw_ctx *c, int dt, int mt)
 {
-	static const char *const int_ops[] = { "ReduceSum", "Sub", "Cast", "Shape", "Gather" };
+	static const char *const int_ops[] = { "ReduceSum", "Sub", "Cast" };
 
 	if (!rw_target_accepts(c, MS, "GroupQueryAttention", dt))
 		return 0;
 	for (size_t i = 0; i < sizeof(int_ops) / sizeof(int_ops[0]); i++)
-		if (!rw_target_accepts(c, "", int_ops[i], IR_DTYPE_INT64))
+		if (!rw_target_accepts(c, "", int_ops[i], mt))
 			return 0;
-	return rw_target_accepts(c, "", "Transpose", dt) && rw_target_accepts(c, "", "Reshape", dt);
+	return rw_target_accepts(c, "", "Shape", mt) &&
+	       rw_target_accepts(c, "", "Gather", IR_DTYPE_INT64) &&
+	       rw_target_accepts(c, "", "Cast", IR_DTYPE_INT64) &&
+	       rw_target_accepts(c, "", "Transpose", dt) && rw_target_accepts(c, "", "Reshape", dt);
 }
 
 /* A note once per text: why node n's attention stays decomposed (n
@@ -457,7 +460,7 @@ static int fuse(struct rw_ctx *c, struct gqa *g)
 	in[0] = g->q3 ? g->q3 : back_3d(&e, g->a.q, g->hq, g->d);
 	in[1] = g->k3 ? g->k3 : back_3d(&e, g->knew, g->hkv, g->d);
 	in[2] = g->v3 ? g->v3 : back_3d(&e, g->vnew, g->hkv, g->d);
-	lengths(&e, g->amask, &in[5], &in[6]);
+	lengths(&e, g->amask, rw_type(c, g->amask)->dtype, &in[5], &in[6]);
 	for (int i = 0; i < 7; i++)
 		if (!in[i])
 			e.failed = 1;
@@ -486,10 +489,13 @@ static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 	memset(&g, 0, sizeof(g));
 	if (!rw_attn_match(c, n, &g.a) || !(t = rw_type(c, g.a.q)) ||
 	    t->dtype != IR_DTYPE_FLOAT ||
-	    rw_attn_made_by_pass(&g.a) || !target_takes(c, t->dtype))
+	    rw_attn_made_by_pass(&g.a) || !rw_target_accepts(c, MS, "GroupQueryAttention", t->dtype))
 		return 0;
 	if (!match(c, &g, why, sizeof(why)))
 		return why[0] ? note_once(c, n, why) : 0;
+	if (!target_takes(c, t->dtype, rw_type(c, g.amask)->dtype))
+		return note_once(c, n, "the target does not take the ops that compute seqlens_k "
+				 "and total_sequence_length, or Transpose and Reshape");
 	if (rw_domain_ensure(c->m, MS) < 0)
 		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
 	if ((rc = note_once(c, NULL, "GroupQueryAttention reads attention_mask as right "

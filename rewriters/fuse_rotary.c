@@ -8,7 +8,12 @@
  * concatenates the frequencies twice); the fused op takes their first
  * halves, the same position_ids (int64 [B, S]) and no interleaving.  Every
  * intermediate of the rotation is read inside the pattern only, and no
- * node of it was made by a pass (the rotary lowering's output stays). */
+ * node of it was made by a pass (the rotary lowering's output stays).
+ * Where x is the head transpose of a 3-D projection, Transpose(Reshape(x3,
+ * [B, S, N, D]), [0, 2, 1, 3]), and the rotation's result goes straight
+ * back to [B, S, N * D] by Transpose([0, 2, 1, 3]) and Reshape (what
+ * fuse-gqa leaves of a decoder's rotated Q and K), the fused op takes x3
+ * with num_heads N and gives the Reshape's output: the transposes go. */
 #include <stdio.h>
 #include <string.h>
 
@@ -22,9 +27,11 @@ struct half {               /* x[..., lo:hi] */
 struct match {
 	struct ir_value *x, *pos, *cache[2];  /* cos, sin */
 	int64_t d;
-	struct ir_node *nodes[8];
+	struct ir_node *nodes[12];
 	size_t n;
 	struct ir_node *last;
+	struct ir_value *x3;                  /* the 3-D form's input, else NULL */
+	int64_t heads;
 };
 
 /* A Slice of x over the last axis alone (step 1): its bounds clamped to d */
@@ -89,6 +96,47 @@ static int same_dim(const struct ir_vdim *p, const struct ir_vdim *x)
 	       !(p->kind == IR_VDIM_VALUE && p->value == 1);
 }
 
+static const int64_t SWAP12[4] = { 0, 2, 1, 3 };
+
+static int perm_swap12(const struct ir_node *n)
+{
+	size_t k;
+	const int64_t *a = rw_attr_ints(n, "perm", &k);
+
+	return a && k == 4 && !memcmp(a, SWAP12, sizeof(SWAP12));
+}
+
+/* The 3-D form: x [B, N, S, D] = Transpose(Reshape(x3, [B, S, N, D]),
+ * [0, 2, 1, 3]) read by the rotation only, x3 [B, S, N * D], and the
+ * rotation's output read by Transpose([0, 2, 1, 3]) and that by a Reshape
+ * to [B, S, N * D] alone (what fuse-gqa leaves of a decoder's rotated
+ * heads): the fused op takes x3 and gives the Reshape's output, so both
+ * pairs go.  0 (m as it was) otherwise. */
+static int flat_form(const struct rw_ctx *c, struct match *m)
+{
+	struct ir_node *tr = rw_producer(m->x, "Transpose"), *rs, *tb, *rb;
+	const struct ir_vtype *xt = rw_type(c, m->x), *st, *ot;
+
+	if (!tr || !perm_swap12(tr) || m->x->n_uses != 3 || !xt || xt->rank != 4 ||
+	    xt->dims[1].kind != IR_VDIM_VALUE || !(rs = rw_producer(tr->inputs[0], "Reshape")) ||
+	    !rw_single_use(tr->inputs[0]) || !(st = rw_type(c, rs->inputs[0])) || st->rank != 3 ||
+	    !rw_dim_same(&st->dims[0], &xt->dims[0]) || !rw_dim_same(&st->dims[1], &xt->dims[2]) ||
+	    st->dims[2].kind != IR_VDIM_VALUE || st->dims[2].value != xt->dims[1].value * m->d)
+		return 0;
+	if (!(tb = rw_sole_user(m->last->outputs[0], "Transpose")) || !perm_swap12(tb) ||
+	    !(rb = rw_sole_user(tb->outputs[0], "Reshape")) || !(ot = rw_type(c, rb->outputs[0])) ||
+	    ot->rank != 3 || !rw_dim_same(&ot->dims[0], &st->dims[0]) ||
+	    !rw_dim_same(&ot->dims[1], &st->dims[1]) || ot->dims[2].kind != IR_VDIM_VALUE ||
+	    ot->dims[2].value != st->dims[2].value)
+		return 0;
+	m->nodes[m->n++] = tr, m->nodes[m->n++] = rs, m->nodes[m->n++] = tb;
+	m->nodes[m->n++] = m->last;
+	m->last = rb;
+	m->x3 = rs->inputs[0];
+	m->heads = xt->dims[1].value;
+	return 1;
+}
+
 static int match(const struct rw_ctx *c, struct ir_node *add, struct match *m)
 {
 	struct ir_node *mul[2], *cat, *neg, *s1, *s2;
@@ -150,10 +198,14 @@ static int match(const struct rw_ctx *c, struct ir_node *add, struct match *m)
 	{
 		struct ir_node *all[] = { s1, s2, neg, cat, mul[0], mul[1], add };
 
-		memcpy(m->nodes, all, sizeof(all));
-		m->n = 7;
+		if (rw_made_by_pass(all, 7))
+			return 0;
+		memcpy(m->nodes, all, sizeof(all) - sizeof(all[0]));
+		m->n = 6;
 	}
 	m->last = add;
+	if (!flat_form(c, m))
+		m->nodes[m->n++] = add;
 	return 1;
 }
 
@@ -238,10 +290,11 @@ static int fuse(struct rw_ctx *c, struct match *m)
 	struct ir_value *in[4], *half[2];
 	const char *dom;
 	struct rw_emit e;
+	struct ir_node *n;
 
 	if (!t || !pt || !ct || !st || pt->dtype != IR_DTYPE_INT64 || ct->dtype != t->dtype ||
 	    st->dtype != t->dtype || (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16) ||
-	    rw_made_by_pass(m->nodes, m->n) || !(dom = pick(c, t->dtype)))
+	    !(dom = pick(c, t->dtype)))
 		return 0;
 	/* a cache halved before was compared then */
 	for (int i = 0; i < 2; i++)
@@ -255,12 +308,13 @@ static int fuse(struct rw_ctx *c, struct match *m)
 			e.failed = 1;
 	/* ai.onnx: X, cos, sin, position_ids; com.microsoft: X, position_ids,
 	 * cos, sin */
-	in[0] = m->x;
+	in[0] = m->x3 ? m->x3 : m->x;
 	in[1] = *dom ? m->pos : half[0];
 	in[2] = *dom ? half[0] : half[1];
 	in[3] = *dom ? half[1] : m->pos;
-	if (!e.failed && !rw_node(&e, "RotaryEmbedding", *dom ? dom : NULL, in, 4,
-				  m->last->outputs[0]))
+	if (!e.failed && (!(n = rw_node(&e, "RotaryEmbedding", *dom ? dom : NULL, in, 4,
+					m->last->outputs[0])) ||
+			  (m->x3 && ir_node_set_int(n, "num_heads", m->heads) < 0)))
 		e.failed = 1;
 	return rw_fuse_finish(c, &e, m->nodes, m->n, m->last);
 }

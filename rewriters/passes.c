@@ -31,6 +31,7 @@
 	X(fuse_batch_norm) \
 	X(fuse_gelu) \
 	X(fuse_gemm) \
+	X(fuse_gqa) \
 	X(fuse_layer_norm) \
 	X(fuse_matmul_nbits) \
 	X(fuse_rms_norm) \

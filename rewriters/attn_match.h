@@ -1,0 +1,41 @@
+/* attn_match.h: scaled dot-product attention over [B, H, S, D] heads, as
+ * torch exports a Llama or Qwen decoder and as the attention lowering
+ * emits it, matched for the fusions that share it (fuse-attention,
+ * fuse-gqa):
+ *   y = MatMul(Softmax(MatMul(Q, Transpose(K', [0, 1, 3, 2])) * scale
+ *                      (+ mask), last axis), V'),
+ * the scale a Mul by a constant (either order) or a Div by one (or
+ * absent; or Q and K^T each a Mul by a constant, as torch's dynamo export
+ * scales both by sqrt(scale)), Softmax perhaps inside Cast(to float32)
+ * ... Cast(back) (float16 data: softmax in float32), K' and V' either K
+ * and V or their kv heads repeated for grouped-query attention
+ * (Reshape(Expand(Unsqueeze(kv, [2])))).  Every intermediate is read
+ * inside the pattern only; the shapes must be known to agree (batch,
+ * heads, lengths, head size); the mask is of the data's dtype, rank 2 to
+ * 4, [.., S, T] (broadcast only along batch and heads).  Its S must be
+ * known to be the queries' (symbolic dims may be sums, "(past + seq)",
+ * see ir/infer_sym.c); a last dim not known to be T sets expand_t.  Only
+ * rewriters/ includes it. */
+#ifndef OPMIG_ATTN_MATCH_H
+#define OPMIG_ATTN_MATCH_H
+
+#include "rewriters/rw_int.h"
+
+struct rw_attn_match {
+	struct ir_value *q, *k, *v, *mask; /* Q [B, hq, S, d], K and V [B, hkv, T, d] */
+	double scale;
+	int f32;                       /* softmax in float32 (a Cast island) */
+	int mask_rank;
+	int expand_t;                  /* the mask's last dim not known to be T */
+	struct ir_node *nodes[16];     /* the pattern's nodes, last among them */
+	size_t n;
+	struct ir_node *last;          /* the MatMul by V' */
+};
+
+/* The pattern ending at MatMul mm: 1 and m filled, else 0. */
+int rw_attn_match(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_match *m);
+/* Was a node of the pattern other than a Cast made by a pass?  (Casts
+ * are the precision pass's, which decomposes nothing.) */
+int rw_attn_made_by_pass(const struct rw_attn_match *m);
+
+#endif

@@ -1,0 +1,516 @@
+/* fuse_gqa.c: pass "fuse-gqa": a decoder layer's decomposed attention, as
+ * torch exports a Llama or Qwen with a KV cache, fused into
+ * com.microsoft GroupQueryAttention for targets that declare it for
+ * float32 (float16 is not fused yet: the fp16 pass keeps the mask in
+ * float32, which the attention core then does not match, and no test
+ * checks onnxruntime's float16 kernel against the decomposed form):
+ *   - the attention core attn_match.h matches (kv heads repeated or not),
+ *     its K and V each Concat(past, new, axis 2) (the present outputs,
+ *     read by the core only), the Q and the new K and V [B, h, S, d]
+ *     Transpose([0, 2, 1, 3]) of Reshape([B, S, h, d]) of the 3-D
+ *     projections [B, S, h * d], which GroupQueryAttention takes (a Q or K
+ *     rotated on [B, h, S, d] after that Transpose keeps its rotation and
+ *     is transposed and reshaped back: exact for any position_ids;
+ *     fuse-rotary then takes the rotation onto the 3-D projection);
+ *   - its output Transpose([0, 2, 1, 3]) and Reshape to [B, S, hq * d];
+ * become GroupQueryAttention(query, key, value, past_key, past_value,
+ * seqlens_k, total_sequence_length) with num_heads, kv_num_heads and the
+ * scale; the Concats' outputs become its present outputs.  seqlens_k =
+ * Cast(ReduceSum(attention_mask, 1) - 1, int32) and total_sequence_length
+ * = Cast(Shape(attention_mask)[1], int32) are made once and shared by
+ * every layer.
+ * GroupQueryAttention masks causally by itself (query i at position
+ * past + i sees keys up to it) and masks the keys after seqlens_k; the
+ * decomposed graph adds whatever mask it was given.  The fusion is made
+ * only where the mask is proven to be the causal mask and attention_mask's
+ * padding:
+ *   Where(And(C, Unsqueeze(Cast(attention_mask, bool), [1, 2])), 0, m)
+ *   (And's operands either way), attention_mask a 2-D integer graph input
+ *   [B, T], C (static dims) a constant bool [.., S, T] (leading dims 1)
+ *   holding exactly
+ *   j <= T - S + i, m at most -1e4 (the dtype's lowest, -1e9, -inf: the
+ *   masked keys' weights underflow to 0);
+ * any other mask is refused with a note saying why, and so is a batch
+ * above 1 with a sequence after a past (onnxruntime's GroupQueryAttention
+ * refuses to run it).  Exact for an attention_mask of ones (no padding,
+ * any past; what migrate's validation feeds) and for a right-padded prompt
+ * without a past (ones then zeros in each row; padded positions included:
+ * there each query sees the row's valid keys in both); a left-padded
+ * batch, or padding before a past, places the new keys where
+ * GroupQueryAttention does not: there the fused model is not the
+ * decomposed one (a note on the first fusion says so).  With symbolic
+ * dims C is LessOrEqual(Range(0, T, 1), Unsqueeze(Range(a, T, 1), [1]))
+ * (or GreaterOrEqual swapped), T = Gather(Shape(attention_mask), 1), the
+ * second Range known by inference to have S elements (so a = T - S); a
+ * batch above 1 with a sequence after a past then fails in onnxruntime
+ * (a note says so).  No node of the pattern but its Casts was made by a
+ * pass. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rewriters/attn_match.h"
+#include "runtime/runtime.h"
+
+#define MS "com.microsoft"
+#define MASKED_MAX (-1e4)          /* the mask's masked value at most */
+
+struct gqa {
+	struct rw_attn_match a;
+	struct ir_value *q3, *k3, *v3;   /* [B, S, h * d], or NULL: transpose back */
+	struct ir_value *knew, *vnew;    /* the new K and V, [B, hkv, S, d] */
+	struct ir_value *amask;          /* attention_mask */
+	struct ir_node *cat_k, *cat_v, *out_rs;
+	struct ir_node *extra[12];       /* the walked Transposes and Reshapes */
+	size_t n_extra;
+	int64_t hq, hkv, d;
+	int dynamic;                     /* batch, S or the past not static */
+};
+
+static int add_extra(struct gqa *g, struct ir_node *n)
+{
+	if (g->n_extra >= sizeof(g->extra) / sizeof(g->extra[0]))
+		return 0;
+	g->extra[g->n_extra++] = n;
+	return 1;
+}
+
+/* perm of Transpose n is exactly p (4 of them) */
+static int perm_is(const struct ir_node *n, const int64_t *p)
+{
+	size_t k;
+	const int64_t *a = rw_attr_ints(n, "perm", &k);
+
+	return a && k == 4 && !memcmp(a, p, 4 * sizeof(*a));
+}
+
+static const int64_t SWAP12[4] = { 0, 2, 1, 3 };
+
+/* x [B, h, S, d] = Transpose(Reshape(x3, [B, S, h, d]), [0, 2, 1, 3]),
+ * x3 [B, S, h * d], the two read there only: x3 (and the two nodes
+ * noted), else NULL (the caller transposes back) */
+static struct ir_value *walk_up(const struct rw_ctx *c, struct ir_value *x, struct gqa *g)
+{
+	struct ir_node *tr = rw_producer(x, "Transpose"), *rs;
+	const struct ir_vtype *xt = rw_type(c, x), *rt, *st;
+
+	if (!tr || !rw_single_use(x) || !perm_is(tr, SWAP12) ||
+	    !(rs = rw_producer(tr->inputs[0], "Reshape")) || !rw_single_use(tr->inputs[0]) ||
+	    !xt || xt->rank != 4 || !(rt = rw_type(c, rs->outputs[0])) || rt->rank != 4 ||
+	    !(st = rw_type(c, rs->inputs[0])) || st->rank != 3)
+		return NULL;
+	for (int i = 0; i < 4; i++)
+		if (!rw_dim_same(&rt->dims[i], &xt->dims[SWAP12[i]]))
+			return NULL;
+	if (!rw_dim_same(&st->dims[0], &xt->dims[0]) || !rw_dim_same(&st->dims[1], &xt->dims[2]) ||
+	    st->dims[2].kind != IR_VDIM_VALUE || xt->dims[1].kind != IR_VDIM_VALUE ||
+	    xt->dims[3].kind != IR_VDIM_VALUE ||
+	    st->dims[2].value != xt->dims[1].value * xt->dims[3].value)
+		return NULL;
+	if (!add_extra(g, tr) || !add_extra(g, rs))
+		return NULL;
+	return rs->inputs[0];
+}
+
+/* kv = Concat(past, new, axis 2) read by the core only: the Concat, new
+ * in *nw */
+static struct ir_node *past_concat(const struct rw_ctx *c, struct ir_value *kv,
+				   struct ir_value **nw)
+{
+	struct ir_node *cat = rw_producer(kv, "Concat");
+	int64_t ax;
+
+	if (!cat || cat->n_inputs != 2 || kv->n_uses != 1 || rw_rank(c, kv) != 4)
+		return NULL;
+	ax = rw_attr_int(cat, "axis", 0);
+	if (ax != 2 && ax != -2)
+		return NULL;
+	*nw = cat->inputs[1];
+	return cat;
+}
+
+/* Unsqueeze n's axes are exactly [1, 2] */
+static int unsqueeze_12(const struct rw_ctx *c, const struct ir_node *n)
+{
+	int64_t ax[3];
+	const int64_t *a;
+	size_t k = 0;
+
+	if (n->n_inputs > 1 && n->inputs[1]) {
+		if (!rw_const_ints(c, n->inputs[1], ax, 3, &k))
+			return 0;
+	} else if ((a = rw_attr_ints(n, "axes", &k)) && k == 2) {
+		ax[0] = a[0], ax[1] = a[1];
+	}
+	return k == 2 && ax[0] == 1 && ax[1] == 2;
+}
+
+/* v = Unsqueeze(Cast(attention_mask, bool), [1, 2]), attention_mask a 2-D
+ * integer graph input [B, T]: attention_mask, else NULL */
+static struct ir_value *padding(const struct rw_ctx *c, const struct ir_value *v,
+				const struct ir_vtype *qt, const struct ir_vtype *kt)
+{
+	struct ir_node *un = rw_producer(v, "Unsqueeze"), *cast;
+	const struct ir_vtype *t;
+	struct ir_value *am;
+
+	if (!un || !unsqueeze_12(c, un) || !(cast = rw_producer(un->inputs[0], "Cast")) ||
+	    rw_attr_int(cast, "to", 0) != IR_DTYPE_BOOL)
+		return NULL;
+	am = cast->inputs[0];
+	if (!am->is_input || am->init || am->producer || !(t = rw_type(c, am)) || t->rank != 2 ||
+	    (t->dtype != IR_DTYPE_INT64 && t->dtype != IR_DTYPE_INT32) ||
+	    !rw_dim_same(&t->dims[0], &qt->dims[0]))
+		return NULL;
+	/* T the keys' length: known, or both symbolic (the keys' past + S
+	 * against total_sequence_length; the Add's broadcast makes them
+	 * equal where the model runs) */
+	if (!rw_dim_same(&t->dims[1], &kt->dims[2]) &&
+	    (t->dims[1].kind == IR_VDIM_VALUE || kt->dims[2].kind == IR_VDIM_VALUE))
+		return NULL;
+	return am;
+}
+
+/* v a constant bool [.., s, t] (leading dims 1) holding j <= t - s + i */
+static int causal_const(const struct ir_value *v, int64_t s, int64_t t)
+{
+	struct rt_value *x = rw_init_value(v);
+	const unsigned char *p;
+	int ok;
+
+	if (!x)
+		return 0;
+	ok = x->dtype == IR_DTYPE_BOOL && x->rank >= 2 && x->rank <= 4 &&
+	     x->dims[x->rank - 2] == s && x->dims[x->rank - 1] == t && x->numel == s * t;
+	p = x->data;
+	for (int64_t i = 0; ok && i < s; i++)
+		for (int64_t j = 0; ok && j < t; j++)
+			ok = !p[i * t + j] == !(j <= t - s + i);
+	rt_value_unref(x);
+	return ok;
+}
+
+/* v = Gather(Shape(am), 1): attention_mask's length T */
+static int mask_length(const struct rw_ctx *c, const struct ir_value *v, const struct ir_value *am)
+{
+	struct ir_node *g = rw_producer(v, "Gather"), *sh;
+	int64_t i[2];
+	size_t k;
+
+	return g && g->n_inputs == 2 && rw_attr_int(g, "axis", 0) == 0 &&
+	       rw_const_ints(c, g->inputs[1], i, 2, &k) && k == 1 && i[0] == 1 &&
+	       (sh = rw_producer(g->inputs[0], "Shape")) && sh->inputs[0] == am &&
+	       rw_attr_int(sh, "start", 0) == 0 && !ir_node_attr(sh, "end");
+}
+
+/* v = Range(start, T, 1), T attention_mask's length (mask_length): its
+ * start in *start */
+static int range_to_t(const struct rw_ctx *c, const struct ir_value *v, const struct ir_value *am,
+		      struct ir_value **start)
+{
+	struct ir_node *r = rw_producer(v, "Range");
+	int64_t d[2];
+	size_t k;
+
+	if (!r || r->n_inputs != 3 || !mask_length(c, r->inputs[1], am) ||
+	    !rw_const_ints(c, r->inputs[2], d, 2, &k) || k != 1 || d[0] != 1)
+		return 0;
+	*start = r->inputs[0];
+	return 1;
+}
+
+/* v = LessOrEqual(Range(0, T, 1), Unsqueeze(Range(a, T, 1), [1])) (or
+ * GreaterOrEqual with the operands swapped), T attention_mask's length,
+ * the second Range known to have S elements (so a = T - S): key j <= T -
+ * S + query i, whatever the dims are */
+static int causal_ranges(const struct rw_ctx *c, const struct ir_value *v,
+			 const struct ir_value *am, const struct ir_vtype *qt)
+{
+	struct ir_node *cmp = rw_producer(v, "LessOrEqual"), *un;
+	struct ir_value *keys, *rows, *a;
+	const struct ir_vtype *rt;
+	int64_t z[2], ax[2];
+	size_t k = 0;
+	const int64_t *axa;
+
+	if (cmp && cmp->n_inputs == 2) {
+		keys = cmp->inputs[0], rows = cmp->inputs[1];
+	} else if ((cmp = rw_producer(v, "GreaterOrEqual")) && cmp->n_inputs == 2) {
+		keys = cmp->inputs[1], rows = cmp->inputs[0];
+	} else {
+		return 0;
+	}
+	if (!range_to_t(c, keys, am, &a) || !rw_const_ints(c, a, z, 2, &k) || k != 1 || z[0] ||
+	    !(un = rw_producer(rows, "Unsqueeze")))
+		return 0;
+	k = 0;
+	if (un->n_inputs > 1 && un->inputs[1]) {
+		if (!rw_const_ints(c, un->inputs[1], ax, 2, &k))
+			return 0;
+	} else if ((axa = rw_attr_ints(un, "axes", &k)) && k == 1) {
+		ax[0] = axa[0];
+	}
+	return k == 1 && ax[0] == 1 && range_to_t(c, un->inputs[0], am, &a) &&
+	       (rt = rw_type(c, un->inputs[0])) && rt->rank == 1 &&
+	       rw_dim_same(&rt->dims[0], &qt->dims[2]);
+}
+
+/* The mask is the causal mask and attention_mask's padding (see the top):
+ * 1 and g->amask, else 0 and why */
+static int mask_proven(const struct rw_ctx *c, struct gqa *g, char *why, size_t size)
+{
+	const struct ir_vtype *qt = rw_type(c, g->a.q), *kt = rw_type(c, g->a.k);
+	struct ir_node *w, *and;
+	double x, y;
+	int64_t s, t;
+
+	if (!g->a.mask) {
+		snprintf(why, size, "no attention mask is added to the scores");
+		return 0;
+	}
+	if (!qt || !kt)
+		return 0;
+	/* static: the causal mask folded to a constant (else -1) */
+	s = qt->dims[2].kind == IR_VDIM_VALUE ? qt->dims[2].value : -1;
+	t = kt->dims[2].kind == IR_VDIM_VALUE ? kt->dims[2].value : -1;
+	if (!(w = rw_producer(g->a.mask, "Where")) || w->n_inputs != 3 ||
+	    !rw_const_scalar(c, w->inputs[1], &x) || x != 0 ||
+	    !rw_const_scalar(c, w->inputs[2], &y) || !(y <= MASKED_MAX) ||
+	    !(and = rw_producer(w->inputs[0], "And")) || and->n_inputs != 2) {
+		snprintf(why, size, "the mask is not Where(And(causal, padding), 0, lowest)");
+		return 0;
+	}
+	for (int j = 0; j < 2; j++)
+		if ((g->amask = padding(c, and->inputs[j], qt, kt))) {
+			if ((s > 0 && t > 0 && causal_const(and->inputs[1 - j], s, t)) ||
+			    causal_ranges(c, and->inputs[1 - j], g->amask, qt))
+				return 1;
+			snprintf(why, size, "the mask's other part is not the causal mask [S, T] "
+				 "(key j <= T - S + query i: a constant, or Range(0, T) <= "
+				 "Range(T - S, T) of attention_mask's length T)");
+			return 0;
+		}
+	snprintf(why, size, "no part of the mask is attention_mask's padding "
+		 "(Unsqueeze(Cast(attention_mask, bool), [1, 2]) of a 2-D graph input [B, T])");
+	return 0;
+}
+
+/* The pattern around the core a: 1 and g filled; 0 (why set where the
+ * shape was a decoder layer's but the fusion would not be exact). */
+static int match(const struct rw_ctx *c, struct gqa *g, char *why, size_t size)
+{
+	struct ir_node *tr;
+	const struct ir_vtype *qt = rw_type(c, g->a.q), *kt = rw_type(c, g->a.k),
+			      *nt, *ot, *pt;
+	struct ir_value *y = g->a.last->outputs[0];
+
+	why[0] = 0;
+	if (!(g->cat_k = past_concat(c, g->a.k, &g->knew)) ||
+	    !(g->cat_v = past_concat(c, g->a.v, &g->vnew)) || g->cat_k == g->cat_v || !qt || !kt ||
+	    !(tr = rw_sole_user(y, "Transpose")) || !perm_is(tr, SWAP12) ||
+	    !(g->out_rs = rw_sole_user(tr->outputs[0], "Reshape")) ||
+	    !(ot = rw_type(c, g->out_rs->outputs[0])) || ot->rank != 3 || !add_extra(g, tr))
+		return 0;
+	if (qt->dims[1].kind != IR_VDIM_VALUE || kt->dims[1].kind != IR_VDIM_VALUE ||
+	    qt->dims[3].kind != IR_VDIM_VALUE || kt->dims[1].value < 1 ||
+	    qt->dims[1].value % kt->dims[1].value)
+		return 0;
+	g->hq = qt->dims[1].value, g->hkv = kt->dims[1].value, g->d = qt->dims[3].value;
+	/* [B, S, hq * d] out, the new K and V of the queries' length, V's
+	 * head size the same (GroupQueryAttention has one) */
+	if (!rw_dim_same(&ot->dims[0], &qt->dims[0]) || !rw_dim_same(&ot->dims[1], &qt->dims[2]) ||
+	    ot->dims[2].kind != IR_VDIM_VALUE || ot->dims[2].value != g->hq * g->d)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		if (!(nt = rw_type(c, i ? g->vnew : g->knew)) || nt->rank != 4 ||
+		    !rw_dim_same(&nt->dims[2], &qt->dims[2]) ||
+		    nt->dims[3].kind != IR_VDIM_VALUE || nt->dims[3].value != g->d) {
+			snprintf(why, size, "the new %s is not [B, kv_num_heads, S, %lld]",
+				 i ? "value" : "key", (long long)g->d);
+			return 0;
+		}
+	}
+	if (!mask_proven(c, g, why, size))
+		return 0;
+	/* onnxruntime: "batch_size must be 1 when sequence_length > 1 and
+	 * past context is given" */
+	if (!(pt = rw_type(c, g->cat_k->inputs[0])) || pt->rank != 4)
+		return 0;
+	g->dynamic = qt->dims[0].kind != IR_VDIM_VALUE || qt->dims[2].kind != IR_VDIM_VALUE ||
+		     pt->dims[2].kind != IR_VDIM_VALUE;
+	if (!g->dynamic && qt->dims[0].value > 1 && qt->dims[2].value > 1 &&
+	    pt->dims[2].value > 0) {
+		snprintf(why, size, "a sequence of %lld after a past of %lld with batch %lld "
+			 "(GroupQueryAttention takes a sequence after a past only for batch 1)",
+			 (long long)qt->dims[2].value, (long long)pt->dims[2].value,
+			 (long long)qt->dims[0].value);
+		return 0;
+	}
+	g->q3 = walk_up(c, g->a.q, g);
+	g->k3 = walk_up(c, g->knew, g);
+	g->v3 = walk_up(c, g->vnew, g);
+	return 1;
+}
+
+/* The value named name (a fuse-gqa node's output placed before pos), else
+ * NULL */
+static struct ir_value *made_before(const struct rw_emit *e, const char *name)
+{
+	struct ir_value *v = ir_graph_find(e->g, name);
+
+	return v && v->producer && v->producer->graph == e->g && v->producer->index < e->pos &&
+	       v->producer->doc && !strncmp(v->producer->doc, "opmig: fuse-gqa ", 16) ? v : NULL;
+}
+
+/* Cast(x, int32) into a fresh value named name */
+static struct ir_value *to_int32(struct rw_emit *e, struct ir_value *x, const char *name)
+{
+	struct ir_value *out = ir_graph_new_value(e->g, name);
+	struct ir_node *n;
+
+	if (!out || !(n = rw_node(e, "Cast", NULL, &x, 1, out)) ||
+	    ir_node_set_int(n, "to", IR_DTYPE_INT32) < 0) {
+		e->failed = 1;
+		return NULL;
+	}
+	return out;
+}
+
+/* seqlens_k and total_sequence_length of attention_mask am: made by an
+ * earlier layer's fusion, else here */
+static void lengths(struct rw_emit *e, struct ir_value *am, int dt, struct ir_value **sl,
+		    struct ir_value **tot)
+{
+	char nsl[300], ntot[300];
+	int64_t axis = 1;
+	double one = 1;
+
+	snprintf(nsl, sizeof(nsl), "%.200s/opmig_gqa_seqlens_k", ir_s(am->name));
+	snprintf(ntot, sizeof(ntot), "%.200s/opmig_gqa_total_sequence_length", ir_s(am->name));
+	if (!(*sl = made_before(e, nsl))) {
+		struct ir_value *sum = rw_reduce(e, "ReduceSum", am, &axis, 1, 0, NULL);
+
+		*sl = to_int32(e, rw_op(e, "Sub", sum, rw_const(e, dt, 0, NULL, &one)), nsl);
+	}
+	if (!(*tot = made_before(e, ntot))) {
+		struct ir_value *in[2] = { rw_op(e, "Shape", am, NULL),
+					   rw_const(e, IR_DTYPE_INT64, 0, NULL, &one) };
+		struct ir_node *gt = rw_node(e, "Gather", NULL, in, 2, NULL);
+
+		*tot = gt ? to_int32(e, gt->outputs[0], ntot) : NULL;
+	}
+}
+
+/* x [B, h, S, d] as [B, S, h * d]: Reshape(Transpose(x, [0, 2, 1, 3])) */
+static struct ir_value *back_3d(struct rw_emit *e, struct ir_value *x, int64_t h, int64_t d)
+{
+	int64_t shape[3] = { 0, 0, h * d };
+
+	return rw_reshape(e, rw_transpose(e, x, SWAP12, 4, NULL), shape, 3, NULL);
+}
+
+/* The ops the fusion may emit, for the target (data of dtype dt,
+ * attention_mask of dtype mt): 1 when it takes them all */
+static int target_takes(struct rw_ctx *c, int dt, int mt)
+{
+	static const char *const int_ops[] = { "ReduceSum", "Sub", "Cast" };
+
+	if (!rw_target_accepts(c, MS, "GroupQueryAttention", dt))
+		return 0;
+	for (size_t i = 0; i < sizeof(int_ops) / sizeof(int_ops[0]); i++)
+		if (!rw_target_accepts(c, "", int_ops[i], mt))
+			return 0;
+	return rw_target_accepts(c, "", "Shape", mt) &&
+	       rw_target_accepts(c, "", "Gather", IR_DTYPE_INT64) &&
+	       rw_target_accepts(c, "", "Cast", IR_DTYPE_INT64) &&
+	       rw_target_accepts(c, "", "Transpose", dt) && rw_target_accepts(c, "", "Reshape", dt);
+}
+
+/* A note once per text: why node n's attention stays decomposed (n
+ * NULL: what the fusion assumes) */
+static int note_once(struct rw_ctx *c, const struct ir_node *n, const char *why)
+{
+	char buf[512];
+
+	if (n)
+		snprintf(buf, sizeof(buf), "fuse-gqa: node '%s' (%s) left decomposed: %s",
+			 ir_s(n->name), ir_s(n->op_type), why);
+	else
+		snprintf(buf, sizeof(buf), "fuse-gqa: %s", why);
+	for (size_t i = 0; i < c->n_notes; i++)
+		if (!strcmp(c->notes[i], buf))
+			return 0;
+	return rw_note(c, "%s", buf);
+}
+
+static int fuse(struct rw_ctx *c, struct gqa *g)
+{
+	const struct ir_vtype *t = rw_type(c, g->a.q);
+	struct ir_value *in[7], *pk = g->a.k, *pv = g->a.v;
+	struct rw_emit e;
+	struct ir_node *n;
+	size_t k = 0;
+	struct ir_node *all[32];
+
+	in[3] = g->cat_k->inputs[0], in[4] = g->cat_v->inputs[0];
+	/* the Concats go first: their outputs become the fused node's */
+	ir_graph_remove_node(c->m->graph, g->cat_k);
+	ir_graph_remove_node(c->m->graph, g->cat_v);
+	rw_begin(c, g->out_rs, &e);
+	e.dtype = t->dtype;
+	in[0] = g->q3 ? g->q3 : back_3d(&e, g->a.q, g->hq, g->d);
+	in[1] = g->k3 ? g->k3 : back_3d(&e, g->knew, g->hkv, g->d);
+	in[2] = g->v3 ? g->v3 : back_3d(&e, g->vnew, g->hkv, g->d);
+	lengths(&e, g->amask, rw_type(c, g->amask)->dtype, &in[5], &in[6]);
+	for (int i = 0; i < 7; i++)
+		if (!in[i])
+			e.failed = 1;
+	n = e.failed ? NULL : rw_node(&e, "GroupQueryAttention", MS, in, 7, g->out_rs->outputs[0]);
+	if (n && (ir_node_append_output(n, pk) < 0 || ir_node_append_output(n, pv) < 0 ||
+		  ir_node_set_int(n, "num_heads", g->hq) < 0 ||
+		  ir_node_set_int(n, "kv_num_heads", g->hkv) < 0 ||
+		  ir_node_set_float(n, "scale", (float)g->a.scale) < 0))
+		e.failed = 1;
+	for (size_t i = 0; i < g->a.n; i++)
+		all[k++] = g->a.nodes[i];
+	for (size_t i = 0; i < g->n_extra; i++)
+		all[k++] = g->extra[i];
+	return rw_fuse_finish(c, &e, all, k, g->out_rs);
+}
+
+static int fuse_at(struct rw_ctx *c, struct ir_node *n)
+{
+	const struct ir_vtype *t;
+	struct gqa g;
+	char why[300];
+	int rc;
+
+	if (strcmp(ir_s(n->op_type), "MatMul") || (n->domain && *n->domain))
+		return 0;
+	memset(&g, 0, sizeof(g));
+	if (!rw_attn_match(c, n, &g.a) || !(t = rw_type(c, g.a.q)) ||
+	    t->dtype != IR_DTYPE_FLOAT ||
+	    rw_attn_made_by_pass(&g.a) || !rw_target_accepts(c, MS, "GroupQueryAttention", t->dtype))
+		return 0;
+	if (!match(c, &g, why, sizeof(why)))
+		return why[0] ? note_once(c, n, why) : 0;
+	if (!target_takes(c, t->dtype, rw_type(c, g.amask)->dtype))
+		return note_once(c, n, "the target does not take the ops that compute seqlens_k "
+				 "and total_sequence_length, or Transpose and Reshape");
+	if (rw_domain_ensure(c->m, MS) < 0)
+		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+	if ((rc = note_once(c, NULL, "GroupQueryAttention reads attention_mask as right "
+			    "padding (each row ones, then zeros); a left-padded batch, or "
+			    "padding before a past, would compute otherwise")) < 0 ||
+	    (g.dynamic && (rc = note_once(c, NULL, "with the batch, sequence or past not "
+					  "static, onnxruntime's GroupQueryAttention refuses to "
+					  "run a batch above 1 with a sequence after a past")) < 0))
+		return rc;
+	return fuse(c, &g);
+}
+
+RW_FUSION(fuse_gqa, "fuse-gqa",
+	  "decoder attention (MatMul/Softmax/MatMul over heads reshaped from the projections, "
+	  "the past Concat, a proven causal + attention_mask padding mask) fused into "
+	  "com.microsoft GroupQueryAttention; assumes attention_mask right-padded (exact with "
+	  "no padding, or right padding without a past)",
+	  fuse_at);

@@ -55,6 +55,10 @@ int kel_unary_on(struct rt_kctx *k, const struct kel_unop *op,
 		 const struct kel_par *p, const struct rt_value *x,
 		 struct rt_value *y);
 
+/* sigmoid(alpha x), times x when times_x, of n floats (y may be x) in
+ * AVX-512 (k_act512.c): 1 done, 0 when the CPU lacks it. */
+int kel_sigmoid512(const float *x, float *y, int64_t n, float alpha, int times_x);
+
 /* erf of n floats (y may be x), within one ulp of erff (k_elem.c). */
 void kel_erf_f32(const float *x, float *y, int64_t n);
 

@@ -3,49 +3,16 @@
  * sixteen at a time, their sum in double.  The line loops of k_softmax.c
  * call libm's expf element by element.
  *
- * exp here: x = n ln 2 + r with |r| <= ln 2 / 2 (ln 2 split in two parts,
- * fused multiply-adds), e^r by Cephes' expf polynomial, times 2^n by
- * scalef (so results below the normal range come out subnormal or zero
- * as they should): within one ulp of the exact value (every eighth float
- * of [-87, 0] checked against exp in double).  The maximum is taken
+ * exp: knn_exp512 (k_exp512.h).  The maximum is taken
  * as the line loops take it (a NaN counts only as the first element), a
  * NaN element makes its line NaN, as does +inf (inf - inf). */
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
 
+#include "runtime/kernels/k_exp512.h"
 #include "runtime/kernels/k_reduce_int.h"
 #include "runtime/kernels/pgemm.h"
-
-/* e^d for d <= 0 (NaN kept) */
-__attribute__((target("avx512f"), always_inline))
-static inline __m512 sm_exp(__m512 d)
-{
-	/* below this e^d is 0 in float; max(lo, d) keeps a NaN d */
-	__m512 x = _mm512_max_ps(_mm512_set1_ps(-104.0f), d);
-	__m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-					_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	__m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-	__m512 z, p;
-
-	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-	z = _mm512_mul_ps(r, r);
-	p = _mm512_set1_ps(1.9875691500e-4f);
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-	/* 1 + (r + r^2 p): one rounding of the sum near 1 */
-	p = _mm512_add_ps(_mm512_fmadd_ps(p, z, r), _mm512_set1_ps(1.0f));
-	return _mm512_scalef_ps(p, n);
-}
-
-/* The lanes of a vector holding the next `left` values */
-static inline __mmask16 sm_lanes(int64_t left)
-{
-	return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-}
 
 /* sum += the sixteen lanes of v (lanes outside m zero), in double */
 __attribute__((target("avx512f"), always_inline))
@@ -68,7 +35,7 @@ static void sm_line512(int lg, const float *x, float *y, int64_t n)
 	for (i = 0; i + 16 <= n; i += 16)
 		m = _mm512_max_ps(_mm512_loadu_ps(x + i), m);
 	if (i < n) {
-		__mmask16 t = sm_lanes(n - i);
+		__mmask16 t = knn_lanes16(n - i);
 
 		m = _mm512_mask_max_ps(m, t, _mm512_maskz_loadu_ps(t, x + i), m);
 	}
@@ -78,8 +45,8 @@ static void sm_line512(int lg, const float *x, float *y, int64_t n)
 		mx = x[0];
 	m = _mm512_set1_ps(mx);
 	for (i = 0; i < n; i += 16) {
-		__mmask16 t = sm_lanes(n - i);
-		__m512 v = sm_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, x + i), m));
+		__mmask16 t = knn_lanes16(n - i);
+		__m512 v = knn_exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, x + i), m));
 
 		v = _mm512_maskz_mov_ps(t, v);
 		if (!lg)
@@ -91,7 +58,7 @@ static void sm_line512(int lg, const float *x, float *y, int64_t n)
 		__m512 l = _mm512_set1_ps((float)log(sum));
 
 		for (i = 0; i < n; i += 16) {
-			__mmask16 t = sm_lanes(n - i);
+			__mmask16 t = knn_lanes16(n - i);
 
 			_mm512_mask_storeu_ps(y + i, t, _mm512_sub_ps(_mm512_sub_ps(
 				_mm512_maskz_loadu_ps(t, x + i), m), l));
@@ -102,7 +69,7 @@ static void sm_line512(int lg, const float *x, float *y, int64_t n)
 		__m512 inv = _mm512_set1_ps((float)(1.0 / sum));
 
 		for (i = 0; i < n; i += 16) {
-			__mmask16 t = sm_lanes(n - i);
+			__mmask16 t = knn_lanes16(n - i);
 
 			_mm512_mask_storeu_ps(y + i, t, _mm512_mul_ps(_mm512_maskz_loadu_ps(t, y + i),
 								      inv));

@@ -1,0 +1,45 @@
+/* k_exp512.h: e^d in AVX-512 for the kernels that need it sixteen at a
+ * time (k_softmax512.c, k_act512.c).  x = n ln 2 + r with |r| <= ln 2 / 2
+ * (ln 2 split in two parts, fused multiply-adds), e^r by Cephes' expf
+ * polynomial, times 2^n by scalef (so results below the normal range come
+ * out subnormal or zero as they should): within one ulp of the exact
+ * value for d <= 0 (every eighth float of [-87, 0] checked against exp in
+ * double); a NaN d gives NaN.  Callers check rt_cpu_avx512f() (or
+ * rt_pgemm_ok()) first. */
+#ifndef OPMIG_K_EXP512_H
+#define OPMIG_K_EXP512_H
+
+#include <immintrin.h>
+#include <stdint.h>
+
+/* e^d for d <= 0 (NaN kept) */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 knn_exp512(__m512 d)
+{
+	/* below this e^d is 0 in float; max(lo, d) keeps a NaN d */
+	__m512 x = _mm512_max_ps(_mm512_set1_ps(-104.0f), d);
+	__m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+					_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+	__m512 z, p;
+
+	r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+	z = _mm512_mul_ps(r, r);
+	p = _mm512_set1_ps(1.9875691500e-4f);
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+	/* 1 + (r + r^2 p): one rounding of the sum near 1 */
+	p = _mm512_add_ps(_mm512_fmadd_ps(p, z, r), _mm512_set1_ps(1.0f));
+	return _mm512_scalef_ps(p, n);
+}
+
+/* The lanes of a vector holding the next `left` values */
+static inline __mmask16 knn_lanes16(int64_t left)
+{
+	return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+}
+
+#endif

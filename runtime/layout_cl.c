@@ -9,17 +9,19 @@
  * channels last, flagged RT_VALUE_CL (dims still N, C, spatial).
  *
  * Who may read such a value is the kernels of the ops cl_ops lists
- * (Conv, Concat, the elementwise activations and Add, Sub, Mul, Div:
- * k_conv.c, k_slice.c, kel_unary and kel_binary compute on it as it is or
- * ask rt_cl_plain_in for a plain copy).  Before any other node (or a
+ * (Conv, MaxPool, Concat, the elementwise activations and Add, Sub, Mul,
+ * Div: k_conv.c, k_pool.c, k_slice.c, kel_unary and kel_binary compute on
+ * it as it is or ask rt_cl_plain_in for a plain copy).  Before any other node (or a
  * function call) runs, the
  * engine gives it plain copies (rt_cl_begin), so a wrong guess of the
  * plan costs a reorder, never a wrong result; a graph's outputs leave
  * plain (rt_cl_plain_value).  The plan (rt_cl_mark) lets a Conv of the
  * main graph store channels last when the value its chain ends in is no
  * graph output, is read in the main graph only and every reader is
- * of a listed op; not under an observer (validate --layerwise sees every value),
- * a run of chosen nodes, or --exact (the graph as written).  chain.c runs
+ * of a listed op (so too a MaxPool's, which keeps the layout of its
+ * input); not under an observer (validate --layerwise sees every value),
+ * a run of chosen nodes, --exact (the graph as written), or with
+ * OPMIG_NO_CL set (for comparing the two).  chain.c runs
  * no epilogue over a channels-last value, catbuf.c gives no Concat region
  * to one. */
 #include <stdlib.h>
@@ -208,11 +210,11 @@ void rt_cl_end(struct rt_kctx *k)
 /* ---- the plan ------------------------------------------------------------- */
 
 /* The default domain's ops whose kernels read channels-last inputs, sorted:
- * Conv (k_conv.c), Concat (k_slice.c), the kernels on kel_unary (k_act.c,
+ * Conv (k_conv.c), MaxPool (k_pool.c), Concat (k_slice.c), the kernels on kel_unary (k_act.c,
  * k_elem.c) and on kel_binary (k_binary.c). */
 static const char *const cl_ops[] = {
 	"Abs", "Add", "Ceil", "Celu", "Clip", "Concat", "Conv", "Div", "Elu", "Erf", "Exp",
-	"Floor", "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "Mish", "Mul", "Neg",
+	"Floor", "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "MaxPool", "Mish", "Mul", "Neg",
 	"Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Softplus", "Softsign", "Sqrt",
 	"Sub", "Swish", "Tanh", "ThresholdedRelu"
 };
@@ -247,7 +249,9 @@ static int readers_take(struct rt_gplan *p, const struct ir_value *v)
 
 void rt_cl_mark(struct rt_session *s, struct rt_gplan *p)
 {
-	if (s->o.observe || s->o.only || s->o.exact)
+	const char *off = getenv("OPMIG_NO_CL");
+
+	if (s->o.observe || s->o.only || s->o.exact || (off && *off && *off != '0'))
 		return;
 	for (size_t i = 0; i < p->n_nodes; i++)
 		p->nodes[i].cl_in = reads_cl(&p->nodes[i]);
@@ -256,8 +260,9 @@ void rt_cl_mark(struct rt_session *s, struct rt_gplan *p)
 		const struct ir_node *n = np->node;
 		const struct ir_value *v;
 
-		if (!np->kernel || !rt_default_domain(n) || strcmp(ir_s(n->op_type), "Conv") ||
-		    n->n_outputs != 1 || np->fold != RT_FOLD_NONE)
+		if (!np->kernel || !rt_default_domain(n) || np->fold != RT_FOLD_NONE ||
+		    (strcmp(ir_s(n->op_type), "Conv") && strcmp(ir_s(n->op_type), "MaxPool")) ||
+		    n->n_outputs != 1)
 			continue;
 		/* the value the chain of steps done in the kernel ends in */
 		v = np->chain ? p->nodes[np->chain->steps[np->chain->n - 1].node].node->outputs[0] :

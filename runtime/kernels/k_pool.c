@@ -286,6 +286,17 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 	}
 	if (y->numel == 0)
 		return 0;
+	/* stored channels last (layout_cl.c): kept so where the readers take
+	 * it, else made plain */
+	if ((x->flags & RT_VALUE_CL) && kind == POOL_MAX && !j.idx && x->dtype == IR_DTYPE_FLOAT &&
+	    g.nsp == 2 && rt_cl_may_write(k)) {
+		knn_maxpool_cl_f32(k, &g, x->data, y->data);
+		rt_cl_set(y, 1);
+		return 0;
+	}
+	if ((rc = rt_cl_plain_in(k, 0)) < 0)
+		return rc;
+	x = k->in[0];
 	if (kind == POOL_MAX && !j.idx && x->dtype == IR_DTYPE_FLOAT && g.nsp == 2) {
 		/* column stride 2 on rows of 24 or more: rows of sixteen-output
 		 * blocks beat the transposes of the sixteen-plane kernel (192

@@ -3,9 +3,10 @@ convolutions (runtime/layout_cl.c) against onnxruntime-node.  Seeded random
 convolutional graphs: Conv (1x1 or 3x3, dilated, strided, grouped,
 depthwise, channel counts not multiples of 16), the ops that read
 channels-last values (Relu, Sigmoid, Clip, LeakyRelu, Tanh, Add and Mul of
-two results or of a per-channel or scalar constant, Concat of channels)
-and ops that do not (MaxPool, BatchNormalization, Reshape, Transpose,
-ReduceMean), values read by several nodes, intermediate results as graph
+two results or of a per-channel or scalar constant, Concat of channels,
+MaxPool with pads, strides, dilations and ceil_mode) and ops that do not
+(BatchNormalization, Transpose, ReduceMean), values read by several
+nodes, intermediate results as graph
 outputs, batch 1 and 2.  Each graph runs in opmig twice (oneDNN for every
 convolution, OPMIG_DNNL_ALL=1, and oneDNN where opmig picks it) and in
 onnxruntime-node; every output must agree within 1e-4 of its largest
@@ -97,8 +98,14 @@ def step(g):
             return g.op("Concat", [x, o], (s[0], s[1] + so[1]) + s[2:], axis=1)
         return conv(g, x, s)
     if r < 0.84 and s[2] >= 8:
-        return g.op("MaxPool", [x], (s[0], s[1], s[2] // 2, s[3] // 2), kernel_shape=[2, 2],
-                    strides=[2, 2])
+        k, st, p, d, ceil = [(2, 2, 0, 1, 0), (3, 1, 1, 1, 0), (3, 2, 1, 1, 1),
+                             (3, 1, 2, 2, 0), (2, 2, 0, 1, 1)][int(RNG.integers(5))]
+        span = d * (k - 1) + 1
+        o = (s[2] + 2 * p - span + (st - 1 if ceil else 0)) // st + 1
+        if ceil and (o - 1) * st >= s[2] + p:
+            o -= 1
+        return g.op("MaxPool", [x], (s[0], s[1], o, o), kernel_shape=[k, k], strides=[st, st],
+                    pads=[p] * 4, dilations=[d, d], ceil_mode=ceil)
     if r < 0.90:
         c = s[1]
         return g.op("BatchNormalization",
@@ -154,6 +161,9 @@ def fixed(path, i):
         b = g.op("Conv", [a, w3(g, 8, 16, 1)], (1, 8, 130, 130), kernel_shape=[1, 1])
         c = g.op("Conv", [a, w3(g, 16, 16)], (1, 16, 65, 65), strides=[2, 2], **cv)
         outs = [(b, (1, 8, 130, 130)), (c, (1, 16, 65, 65))]
+        m = g.op("MaxPool", [g.op("Relu", [a], s)], (1, 16, 65, 65), kernel_shape=[3, 3],
+                 strides=[2, 2], pads=[1, 1, 1, 1])
+        outs.append((g.op("Conv", [m, w3(g, 16, 16)], (1, 16, 65, 65), **cv), (1, 16, 65, 65)))
     elif i == 1:
         b = g.op("Conv", [a, w3(g, 16, 16), g.const(np.float32(RNG.standard_normal(16)))], s,
                  **cv)

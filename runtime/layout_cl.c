@@ -9,17 +9,18 @@
  * channels last, flagged RT_VALUE_CL (dims still N, C, spatial).
  *
  * Who may read such a value is the kernels of the ops cl_ops lists
- * (Conv, MaxPool, Concat, the elementwise activations and Add, Sub, Mul,
- * Div: k_conv.c, k_pool.c, k_slice.c, kel_unary and kel_binary compute on
- * it as it is or ask rt_cl_plain_in for a plain copy).  Before any other node (or a
+ * (Conv, MaxPool, Resize and Upsample, Concat, the elementwise activations
+ * and Add, Sub, Mul, Div: k_conv.c, k_pool.c, k_resize.c, k_slice.c,
+ * kel_unary and kel_binary compute on it as it is or ask rt_cl_plain_in
+ * for a plain copy).  Before any other node (or a
  * function call) runs, the
  * engine gives it plain copies (rt_cl_begin), so a wrong guess of the
  * plan costs a reorder, never a wrong result; a graph's outputs leave
  * plain (rt_cl_plain_value).  The plan (rt_cl_mark) lets a Conv of the
  * main graph store channels last when the value its chain ends in is no
  * graph output, is read in the main graph only and every reader is
- * of a listed op (so too a MaxPool's, which keeps the layout of its
- * input); not under an observer (validate --layerwise sees every value),
+ * of a listed op (so too a MaxPool's or a Resize's, which keep the layout
+ * of their input); not under an observer (validate --layerwise sees every value),
  * a run of chosen nodes, --exact (the graph as written), or with
  * OPMIG_NO_CL set (for comparing the two).  chain.c runs
  * no epilogue over a channels-last value, catbuf.c gives no Concat region
@@ -210,13 +211,14 @@ void rt_cl_end(struct rt_kctx *k)
 /* ---- the plan ------------------------------------------------------------- */
 
 /* The default domain's ops whose kernels read channels-last inputs, sorted:
- * Conv (k_conv.c), MaxPool (k_pool.c), Concat (k_slice.c), the kernels on kel_unary (k_act.c,
+ * Conv (k_conv.c), MaxPool (k_pool.c), Resize and Upsample (k_resize.c),
+ * Concat (k_slice.c), the kernels on kel_unary (k_act.c,
  * k_elem.c) and on kel_binary (k_binary.c). */
 static const char *const cl_ops[] = {
 	"Abs", "Add", "Ceil", "Celu", "Clip", "Concat", "Conv", "Div", "Elu", "Erf", "Exp",
 	"Floor", "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "MaxPool", "Mish", "Mul", "Neg",
-	"Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Softplus", "Softsign", "Sqrt",
-	"Sub", "Swish", "Tanh", "ThresholdedRelu"
+	"Reciprocal", "Relu", "Resize", "Round", "Selu", "Sigmoid", "Softplus", "Softsign", "Sqrt",
+	"Sub", "Swish", "Tanh", "ThresholdedRelu", "Upsample"
 };
 
 static int cmp_op(const void *a, const void *b)
@@ -231,6 +233,15 @@ static int reads_cl(const struct rt_nplan *np)
 	return np->kernel && !np->n_subs && rt_default_domain(np->node) &&
 	       bsearch(&op, cl_ops, sizeof(cl_ops) / sizeof(*cl_ops), sizeof(*cl_ops),
 		       cmp_op) != NULL;
+}
+
+/* The ops that may store their result channels last: Conv, and those that
+ * keep the layout of a channels-last input (the elementwise ones do so
+ * whatever the plan says). */
+static int keeps_cl(const char *op)
+{
+	return !strcmp(op, "Conv") || !strcmp(op, "MaxPool") || !strcmp(op, "Resize") ||
+	       !strcmp(op, "Upsample");
 }
 
 /* Does every reader of v read it in p's graph with a listed kernel? */
@@ -261,8 +272,7 @@ void rt_cl_mark(struct rt_session *s, struct rt_gplan *p)
 		const struct ir_value *v;
 
 		if (!np->kernel || !rt_default_domain(n) || np->fold != RT_FOLD_NONE ||
-		    (strcmp(ir_s(n->op_type), "Conv") && strcmp(ir_s(n->op_type), "MaxPool")) ||
-		    n->n_outputs != 1)
+		    !keeps_cl(ir_s(n->op_type)) || n->n_outputs != 1)
 			continue;
 		/* the value the chain of steps done in the kernel ends in */
 		v = np->chain ? p->nodes[np->chain->steps[np->chain->n - 1].node].node->outputs[0] :

@@ -453,9 +453,37 @@ static int floats_in(struct rt_kctx *k, size_t i, double **v, size_t *n)
 	return 0;
 }
 
+/* x stored channels last (runtime/layout_cl.c), its batch and channels
+ * kept: the same passes over x and y seen as N, spatial..., C (the axes
+ * and their parameters permuted), y then stored so too. */
+static int run_cl(struct rt_kctx *k, const struct rs_params *p, const struct rt_value *x,
+		  struct rt_value *y)
+{
+	struct rs_params q = *p;
+	struct rt_value xv = *x, yv = *y;
+	int r = p->rank, rc;
+
+	for (int d = 1; d < r; d++) {
+		int f = d == r - 1 ? 1 : d + 1;   /* the axis of p now at d */
+
+		q.in[d] = p->in[f];
+		q.out[d] = p->out[f];
+		q.scale[d] = p->scale[f];
+		q.target[d] = p->target[f];
+		q.roi_s[d] = p->roi_s[f];
+		q.roi_e[d] = p->roi_e[f];
+		xv.dims[d] = x->dims[f];
+		yv.dims[d] = y->dims[f];
+	}
+	rc = p->mode == RS_NEAREST ? run_nearest(k, &q, &xv, &yv) : run_interp(k, &q, &xv, &yv);
+	rt_cl_set(y, rc == 0);
+	return rc;
+}
+
 static int run(struct rt_kctx *k, struct rs_params *p, struct rt_value *x)
 {
 	struct rt_value *y;
+	int rc;
 
 	for (int d = 0; d < p->rank; d++)
 		if (p->out[d] < 0 || !(p->scale[d] > 0))
@@ -463,6 +491,11 @@ static int run(struct rt_kctx *k, struct rs_params *p, struct rt_value *x)
 				      p->scale[d], (long long)p->out[d], d);
 	if (!(y = rt_out_tensor(k, 0, x->dtype, p->rank, p->out)))
 		return IR_ENOMEM;
+	if ((x->flags & RT_VALUE_CL) && axis_kept(p, 0) && axis_kept(p, 1) && rt_cl_may_write(k))
+		return run_cl(k, p, x, y);
+	if ((rc = rt_cl_plain_in(k, 0)) < 0)
+		return rc;
+	x = k->in[0];
 	if (p->mode == RS_NEAREST)
 		return run_nearest(k, p, x, y);
 	return run_interp(k, p, x, y);

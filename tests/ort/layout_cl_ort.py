@@ -4,7 +4,8 @@ convolutional graphs: Conv (1x1 or 3x3, dilated, strided, grouped,
 depthwise, channel counts not multiples of 16), the ops that read
 channels-last values (Relu, Sigmoid, Clip, LeakyRelu, Tanh, Add and Mul of
 two results or of a per-channel or scalar constant, Concat of channels,
-MaxPool with pads, strides, dilations and ceil_mode) and ops that do not
+MaxPool with pads, strides, dilations and ceil_mode, Resize nearest,
+linear and cubic up and down, and of the channels too) and ops that do not
 (BatchNormalization, Transpose, ReduceMean), values read by several
 nodes, intermediate results as graph
 outputs, batch 1 and 2.  Each graph runs in opmig twice (oneDNN for every
@@ -106,6 +107,18 @@ def step(g):
             o -= 1
         return g.op("MaxPool", [x], (s[0], s[1], o, o), kernel_shape=[k, k], strides=[st, st],
                     pads=[p] * 4, dilations=[d, d], ceil_mode=ceil)
+    if r < 0.87:
+        mode, ct, sc = [("nearest", "asymmetric", 2.0), ("linear", "half_pixel", 2.0),
+                        ("linear", "align_corners", 2.0), ("nearest", "half_pixel", 0.5),
+                        ("cubic", "half_pixel", 2.0), ("linear", "pytorch_half_pixel", 0.5),
+                        ("nearest", "asymmetric", -2.0)][int(RNG.integers(7))]
+        if sc < 0:   # the channels resized too: no layout kept
+            scales, shape = [1.0, 2.0, 1.0, 1.0], (s[0], 2 * s[1], s[2], s[3])
+        else:
+            o = int(np.floor(s[2] * sc))
+            scales, shape = [1.0, 1.0, sc, sc], (s[0], s[1], o, o)
+        return g.op("Resize", [x, "", g.const(np.float32(scales))], shape, mode=mode,
+                    coordinate_transformation_mode=ct)
     if r < 0.90:
         c = s[1]
         return g.op("BatchNormalization",
@@ -167,7 +180,13 @@ def fixed(path, i):
     elif i == 1:
         b = g.op("Conv", [a, w3(g, 16, 16), g.const(np.float32(RNG.standard_normal(16)))], s,
                  **cv)
-        outs = [(g.op("Relu", [g.op("Add", [b, a], s)], s), s)]
+        r = g.op("Relu", [g.op("Add", [b, a], s)], s)
+        up = g.op("Resize", [r, "", g.const(np.float32([1, 1, 2, 2]))], (1, 16, 260, 260),
+                  mode="linear", coordinate_transformation_mode="half_pixel")
+        dn = g.op("Resize", [a, "", g.const(np.float32([1, 1, 0.5, 0.5]))], (1, 16, 65, 65),
+                  mode="nearest", coordinate_transformation_mode="asymmetric")
+        outs = [(r, s), (g.op("Conv", [up, w3(g, 8, 16)], (1, 8, 260, 260), **cv),
+                         (1, 8, 260, 260)), (g.op("Sigmoid", [dn], (1, 16, 65, 65)), (1, 16, 65, 65))]
     else:
         t = g.op("Sigmoid", ["x"], s)
         c = g.op("Concat", [a, t], (1, 32, 130, 130), axis=1)

@@ -9,8 +9,12 @@ seeded, float32 interface with Casts around the float16 body:
                  heads, MatMul/Softmax/LayerNormalization/Erf-GELU), never
                  looked at while writing the float16 path: the held-out
                  model;
-and rsu_f32.onnx, enc_f32.onnx: the same graphs in float32 (the float16
-weights widened, the Casts to float32)."""
+  unet_f16.onnx  a U-Net at 512x512 (2 convolutions per level, 16 to 128
+                 channels, MaxPool down, linear Resize up, Concat with the
+                 skip, 1x1 head, sigmoid), written after the channels-last
+                 work and never tuned on: held out;
+and rsu_f32.onnx, enc_f32.onnx, unet_f32.onnx: the same graphs in float32
+(the float16 weights widened, the Casts to float32)."""
 import os
 import sys
 
@@ -99,10 +103,29 @@ def encoder(path, t=256, h=256, heads=4):
     g.save(x, [1, t, h], [1, t, h], path)
 
 
+def unet(path, s=512, chans=(16, 32, 64, 128)):
+    g = G()
+    x, ci, skips = "xh", 3, []
+    for i, c in enumerate(chans):
+        x = g.conv(g.conv(x, ci, c), c, c)
+        ci = c
+        if i < len(chans) - 1:
+            skips.append(x)
+            x = g.op("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2])
+    for c, sk in zip(reversed(chans[:-1]), reversed(skips)):
+        up = g.op("Resize", [x, "", g.c(np.float32([1, 1, 2, 2]))], mode="linear")
+        x = g.conv(g.conv(g.op("Concat", [up, sk], axis=1), ci + c, c), c, c)
+        ci = c
+    w = (RNG.standard_normal((1, ci, 1, 1)) / np.sqrt(ci)).astype(np.float16)
+    y = g.op("Sigmoid", [g.op("Conv", [x, g.c(w), g.c(np.zeros(1, np.float16))],
+                              kernel_shape=[1, 1])])
+    g.save(y, [1, 3, s, s], [1, 1, s, s], path)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, make in (("rsu", rsu), ("enc", encoder)):
+    for name, make in (("rsu", rsu), ("enc", encoder), ("unet", unet)):
         f16 = os.path.join(out, name + "_f16.onnx")
         make(f16)
         widen(f16, os.path.join(out, name + "_f32.onnx"))

@@ -13,8 +13,13 @@ seeded, float32 interface with Casts around the float16 body:
                  channels, MaxPool down, linear Resize up, Concat with the
                  skip, 1x1 head, sigmoid), written after the channels-last
                  work and never tuned on: held out;
-and rsu_f32.onnx, enc_f32.onnx, unet_f32.onnx: the same graphs in float32
-(the float16 weights widened, the Casts to float32)."""
+  det_f16.onnx   a YOLO-style detector at 640x640 (strided 3x3
+                 convolutions with SiLU as Sigmoid and Mul, 16 to 128
+                 channels down to 20x20, a neck of nearest 2x Resize and
+                 Concat, three 1x1 heads), written with the U-Net and never
+                 run before the final measurement: held out;
+and rsu_f32.onnx, enc_f32.onnx, unet_f32.onnx, det_f32.onnx: the same
+graphs in float32 (the float16 weights widened, the Casts to float32)."""
 import os
 import sys
 
@@ -122,10 +127,44 @@ def unet(path, s=512, chans=(16, 32, 64, 128)):
     g.save(y, [1, 3, s, s], [1, 1, s, s], path)
 
 
+def det(path, s=640):
+    g = G()
+
+    def cbs(x, ci, co, k=3, st=1):
+        w = (RNG.standard_normal((co, ci, k, k)) * np.sqrt(2.0 / (k * k * ci))).astype(np.float16)
+        b = (RNG.standard_normal(co) * 0.1).astype(np.float16)
+        y = g.op("Conv", [x, g.c(w), g.c(b)], kernel_shape=[k, k], strides=[st, st],
+                 pads=[k // 2] * 4)
+        return g.op("Mul", [y, g.op("Sigmoid", [y])])
+
+    x = cbs(cbs("xh", 3, 16, st=2), 16, 32, st=2)          # 160
+    feats, ci = [], 32
+    for co in (32, 64, 128, 128):                          # 80, 40, 20 (and 20)
+        st = 2 if co != 128 or ci != 128 else 1
+        x = cbs(cbs(x, ci, co, st=st), co, co)
+        ci = co
+        feats.append(x)
+    p5 = feats[3]
+    up = g.op("Resize", [p5, "", g.c(np.float32([1, 1, 2, 2]))], mode="nearest")
+    p4 = cbs(g.op("Concat", [up, feats[1]], axis=1), 128 + 64, 64)
+    up = g.op("Resize", [p4, "", g.c(np.float32([1, 1, 2, 2]))], mode="nearest")
+    p3 = cbs(g.op("Concat", [up, feats[0]], axis=1), 64 + 32, 32)
+    heads = []
+    for f, c in ((p3, 32), (p4, 64), (p5, 128)):
+        w = (RNG.standard_normal((85, c, 1, 1)) / np.sqrt(c)).astype(np.float16)
+        heads.append(g.op("Conv", [f, g.c(w), g.c(np.zeros(85, np.float16))],
+                          kernel_shape=[1, 1]))
+    # one output: the three heads' maps flattened and joined
+    flat = [g.op("Reshape", [h, g.c(np.int64([1, 85, -1]))]) for h in heads]
+    y = g.op("Concat", flat, axis=2)
+    n = (s // 8) ** 2 + (s // 16) ** 2 + (s // 32) ** 2
+    g.save(y, [1, 3, s, s], [1, 85, n], path)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, make in (("rsu", rsu), ("enc", encoder), ("unet", unet)):
+    for name, make in (("rsu", rsu), ("enc", encoder), ("unet", unet), ("det", det)):
         f16 = os.path.join(out, name + "_f16.onnx")
         make(f16)
         widen(f16, os.path.join(out, name + "_f32.onnx"))

@@ -2,12 +2,12 @@
 # bench/lowp.sh: float16 models in the interpreter (issue 26, item 2:
 # float16 computed in float32, one rounding per op).  Generates
 # bench/gen_lowp.py's models (a U2-Net-style RSU block at 1024x1024 and,
-# held out, a transformer encoder layer and a U-Net at 512x512; float16
-# between Casts) and a float32 twin of each (the same weights widened), and the RSU block's
+# held out, a transformer encoder layer, a U-Net at 512x512 and a
+# YOLO-style detector at 640x640; float16 between Casts) and a float32 twin of each (the same weights widened), and the RSU block's
 # twin quantized by `opmig quantize` twice: --dynamic
 # (DynamicQuantizeLinear + ConvInteger, rsu_dyn) and static QDQ (rsu_qdq);
 # then
-#   1. bench/interp.sh on the eight models at one thread (opmig against
+#   1. bench/interp.sh on the ten models at one thread (opmig against
 #      onnxruntime-node, alternating rounds);
 #   2. each float16 model once with `opmig run --exact` (every kernel in
 #      double: the interpreter's float16 path before item 2) and once as
@@ -46,6 +46,7 @@ fi
 
 models="$D/rsu_f16.onnx $D/rsu_f32.onnx $D/rsu_dyn.onnx $D/rsu_qdq.onnx"
 models="$models $D/enc_f16.onnx $D/enc_f32.onnx $D/unet_f16.onnx $D/unet_f32.onnx"
+models="$models $D/det_f16.onnx $D/det_f32.onnx"
 INTERP_MODELS=$models INTERP_THREADS=1 INTERP_ROUNDS=${LOWP_ROUNDS:-3} INTERP_REPEAT=5 \
 	OPMIG=$OPMIG BENCH_DIR=$BENCH_DIR sh "$here/interp.sh" || die "interp.sh failed"
 

@@ -205,9 +205,9 @@ static int dn_conv_make(struct dn_conv *c, const struct knn_geom *g,
 		pr[d] = g->pad[nsp + d];
 	}
 	if (dnnl_memory_desc_init_by_tag(&smd, nd, sd, t->src,
-					 (c->src_cl ? dn_last_tag : dn_act_tag)[nsp - 1]) ||
+					 c->src_cl ? dn_last_tag[nsp - 1] : dn_act_tag[nsp - 1]) ||
 	    dnnl_memory_desc_init_by_tag(&dmd, nd, dd, t->dst,
-					 (c->dst_cl ? dn_last_tag : dn_act_tag)[nsp - 1]) ||
+					 c->dst_cl ? dn_last_tag[nsp - 1] : dn_act_tag[nsp - 1]) ||
 	    dnnl_memory_desc_init_by_tag(&wmd, nd + grouped, wd, t->wei,
 					 grouped ? dn_gwei_tag[nsp - 1] : dn_wei_tag[nsp - 1]) ||
 	    dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_a) ||

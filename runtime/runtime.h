@@ -3,8 +3,10 @@
  * operator version, freeing each intermediate after its last consumer.
  *
  * runtime/ owns running a model: sessions, execution plans, memory
- * accounting, threads, values, float16/bfloat16 computed in float32, the
- * per-node profile, tensor files (tensor_io.h) and input binding and
+ * accounting, threads, values, float16/bfloat16 computed in float32,
+ * results kept channels last between the kernels that read them so
+ * (layout_cl.c; outputs always leave channels first), the per-node
+ * profile, tensor files (tensor_io.h) and input binding and
  * generation (inputs.h).  runtime/kernels/ owns the op kernels (rt_int.h
  * is their interface).  Comparing two models' results is validators/'s.
  *

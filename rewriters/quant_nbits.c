@@ -811,6 +811,12 @@ static int dq_fill_side(struct ir_tensor *t, int what, int64_t u0, int64_t u1, u
 	unsigned mask = (1u << j->bits) - 1, per = 8 / (unsigned)j->bits;
 	int rc = 0;
 
+	if (what == 2 && j->sym) {
+		/* B symmetric: every zero point 2^(bits - 1) */
+		for (int64_t i = 0; i < (u1 - u0) * n; i++)
+			dq_put(out, i, j->bits, 1u << (j->bits - 1));
+		return 0;
+	}
 	if (j->next >= u1 && j->sc && (what == 1 || j->zp)) {
 		for (int64_t b = u0; b < u1; b++)
 			if (what == 1)
@@ -840,8 +846,7 @@ static int dq_fill_side(struct ir_tensor *t, int what, int64_t u0, int64_t u1, u
 					if (what == 1)
 						memcpy(out + ((b - u0) * n + r) * 4, &sc[r], 4);
 					else
-						dq_put(out, (b - u0) * n + r, j->bits,
-						       j->sym ? 1u << (j->bits - 1) : zp[r] & mask);
+						dq_put(out, (b - u0) * n + r, j->bits, zp[r] & mask);
 			}
 			ir_tensor_reader_close(&rd);
 			if (u1 == j->kb)
@@ -862,7 +867,7 @@ static int dq_fill_side(struct ir_tensor *t, int what, int64_t u0, int64_t u1, u
 
 		/* the MatMulNBits' own scales or zero points (a kb-th of the
 		 * codes), or none: 2^(bits - 1) */
-		if (!(what == 2 && j->sym) && (rc = ir_tensor_data(t->src, &in, &len, d)) < 0)
+		if ((rc = ir_tensor_data(t->src, &in, &len, d)) < 0)
 			return rc;
 		for (int64_t b = u0; b < u1; b++)
 			for (int64_t r = 0; r < n; r++) {
@@ -871,11 +876,11 @@ static int dq_fill_side(struct ir_tensor *t, int what, int64_t u0, int64_t u1, u
 				if (what == 1)
 					memcpy(out + at * 4, in + (r * j->kb + b) * 4, 4);
 				else
-					dq_put(out, at, j->bits, j->sym ? 1u << (j->bits - 1) :
+					dq_put(out, at, j->bits,
 					       (unsigned)(in[r * j->zrow + b / per] >>
 							  ((unsigned)(b % per) * (unsigned)j->bits)) & mask);
 			}
-		if (in && u1 == j->kb)
+		if (u1 == j->kb)
 			ir_tensor_release_data(t->src);
 	}
 	return 0;
@@ -970,12 +975,21 @@ int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 					&dq_codes_ops, j);
 	*scales = ir_tensor_new_computed(names[1], ir_tensor_clone(s, NULL), IR_DTYPE_FLOAT, sd,
 					 2, j->kb, &dq_scales_ops, j);
-	if (sgn)
+	if (sgn) {
 		dq_drop(j);
-	else
-		*zps = ir_tensor_new_computed(names[2], ir_tensor_clone(z ? z : s, NULL),
+	} else {
+		/* no zero points (B symmetric): all 2^(bits - 1), computed
+		 * from one byte of it, so that dedup-constants finds equal
+		 * ones of a shape equal as it found them materialized */
+		uint8_t mid = (uint8_t)(1u << (bits - 1));
+		int64_t one = 1;
+
+		*zps = ir_tensor_new_computed(names[2], z ? ir_tensor_clone(z, NULL) :
+					      ir_tensor_new_raw("zero_point", IR_DTYPE_UINT8,
+								&one, 1, &mid, 1),
 					      bits == 4 ? IR_DTYPE_UINT4 : IR_DTYPE_UINT8, sd, 2,
 					      j->kb, &dq_zp_ops, j);
+	}
 	if (!*codes || !*scales || (!sgn && !*zps)) {
 		ir_tensor_free(*codes);
 		ir_tensor_free(*scales);

@@ -433,7 +433,9 @@ static int quantize_weights(struct rw_ctx *c, const struct mg_opts *o, struct qz
 	for (int i = 0; i < 4; i++)
 		if ((rc = decompose_round(c, o, path, &changed, d)) < 0 || !changed)
 			break;
-	if (rc < 0)
+	/* MatMulNBits' codes, scales and zero points are read by nothing
+	 * now: written, they would be computed from the weights once more */
+	if (rc < 0 || (rc = rw_run(c, rw_pass_find("dce"), &changed)) < 0)
 		return rc;
 	for (size_t i = 0; i < g->n_nodes; i++) {
 		const struct ir_node *n = g->nodes[i];

@@ -57,8 +57,11 @@ cat "$T/py"
 rm -f "$T/t8.onnx" "$T/t8.onnx.data"
 
 # 3. validation runs the float model, which the limit does not hold
-limited 4 "$OPMIG" migrate "$M" --target tensorrt --opset 21 --precision int4 --force \
-	--no-accuracy-check -o "$T/c4.onnx"
-grep -q "cannot allocate memory" "$T/err" || { cat "$T/err"; fail "not stopped by the limit"; }
-[ ! -e "$T/c4.onnx" ] || fail "written although validation could not run"
+#    (no limit under AddressSanitizer)
+if [ "$LIMIT_KB" != unlimited ]; then
+	limited 4 "$OPMIG" migrate "$M" --target tensorrt --opset 21 --precision int4 --force \
+		--no-accuracy-check -o "$T/c4.onnx"
+	grep -q "cannot allocate memory" "$T/err" || { cat "$T/err"; fail "not stopped by the limit"; }
+	[ ! -e "$T/c4.onnx" ] || fail "written although validation could not run"
+fi
 echo "ok: 1 GiB of weights migrated to int4 and int8 DequantizeLinear under ulimit -v $LIMIT_KB KiB, codes equal numpy's"

@@ -18,7 +18,9 @@
  * each block's codes depend on that block alone); the scales and zero
  * points of the blocks are kept from the codes' pass for the two smaller
  * tensors, else computed again.  From any other B (a model's own
- * MatMulNBits) the rows are read from each column's run of blocks. */
+ * MatMulNBits) the rows are read from each column's run of blocks, from
+ * whole columns read in long runs (B in one pass where a piece holds
+ * every row). */
 struct dq_job {
 	int refs;
 	int64_t k, n, kb, bs, blob, zrow;
@@ -31,6 +33,11 @@ struct dq_job {
 };
 
 #define DQ_OUT_BYTES ((int64_t)8 << 20)
+/* From B's bytes: pieces of up to 32 MiB of codes (all rows of most of
+ * a 7B's weights), B read whole for each piece, DQ_READ_BYTES at a time,
+ * rather than in a short read per column */
+#define DQ_WIDE_BYTES ((int64_t)32 << 20)
+#define DQ_READ_BYTES ((int64_t)8 << 20)
 
 static void dq_hold(void *arg)
 {
@@ -52,7 +59,8 @@ static void dq_drop(void *arg)
 static int64_t dq_piece_codes(const struct ir_tensor *t)
 {
 	const struct dq_job *j = t->arg;
-	int64_t row = j->n * j->bits / 8, b = DQ_OUT_BYTES / (row * j->bs);
+	int64_t row = j->n * j->bits / 8;
+	int64_t b = (j->from_w ? DQ_OUT_BYTES : DQ_WIDE_BYTES) / (row * j->bs);
 
 	return (b > 0 ? b : 1) * j->bs;
 }
@@ -120,7 +128,7 @@ static int dq_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *o
 	unsigned mask = (1u << j->bits) - 1, per = 8 / (unsigned)j->bits, mid = 1u << (j->bits - 1);
 	size_t es = j->half ? 2 : 4;
 	float *w = NULL, *sc = NULL, *work = NULL;
-	uint8_t *raw = NULL, *q = NULL, *zp = NULL;
+	uint8_t *raw = NULL, *q = NULL, *zp = NULL, *chunk = NULL;
 	struct ir_tensor_reader rd;
 	int rc = 0;
 
@@ -153,12 +161,40 @@ static int dq_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *o
 			if ((rc = dq_block_w(j, &rd, b, w, raw, q, sc, zp, work, d)) < 0)
 				break;
 			dq_keep(j, b, sc, j->sym ? NULL : zp);
+		} else if (b == b0 && b0 == 0 && b1 == j->kb) {
+			/* every block of every column: B as it lies */
+			int64_t len = n * j->kb * j->blob;
+
+			for (int64_t at = 0; at < len && rc == 0; at += DQ_READ_BYTES)
+				rc = ir_tensor_reader_read(&rd, (uint64_t)at,
+							   (size_t)(len - at < DQ_READ_BYTES ?
+								    len - at : DQ_READ_BYTES),
+							   q + at, d);
+			if (rc < 0)
+				break;
 		} else if (b == b0) {
-			/* each column's run of blocks [b0, b1) */
-			for (int64_t r = 0; r < n && rc == 0; r++)
-				rc = ir_tensor_reader_read(&rd, (uint64_t)((r * j->kb + b0) * j->blob),
-							   (size_t)((b1 - b0) * j->blob),
-							   q + r * (b1 - b0) * j->blob, d);
+			/* each column's run of blocks [b0, b1), from whole columns
+			 * read DQ_READ_BYTES at a time (B once per piece, in long
+			 * reads, not a short read per column) */
+			int64_t colb = j->kb * j->blob;
+			int64_t nc = DQ_READ_BYTES / colb > 0 ? DQ_READ_BYTES / colb : 1;
+
+			if (!chunk && !(chunk = malloc((size_t)(nc * colb) + 1))) {
+				rc = ir_diag_error(d, IR_ENOMEM, "tensor '%s': out of memory",
+						   ir_s(t->name));
+				break;
+			}
+			for (int64_t r0 = 0; r0 < n && rc == 0; r0 += nc) {
+				int64_t c = n - r0 < nc ? n - r0 : nc;
+
+				if ((rc = ir_tensor_reader_read(&rd, (uint64_t)(r0 * colb),
+								(size_t)(c * colb), chunk, d)) < 0)
+					break;
+				for (int64_t r = 0; r < c; r++)
+					memcpy(q + (r0 + r) * (b1 - b0) * j->blob,
+					       chunk + r * colb + b0 * j->blob,
+					       (size_t)((b1 - b0) * j->blob));
+			}
 			if (rc < 0)
 				break;
 		}
@@ -189,6 +225,7 @@ cleanup:
 		free(raw);
 	free(w);
 	free(q);
+	free(chunk);
 	free(sc);
 	free(zp);
 	free(work);

@@ -34,8 +34,8 @@ struct dq_job {
 
 #define DQ_OUT_BYTES ((int64_t)8 << 20)
 /* From B's bytes: pieces of up to 32 MiB of codes (all rows of most of
- * a 7B's weights), B read whole for each piece, DQ_READ_BYTES at a time,
- * rather than in a short read per column */
+ * a 7B's weights), B read whole for each piece, DQ_READ_BYTES at a time
+ * (dq_codes_b) */
 #define DQ_WIDE_BYTES ((int64_t)32 << 20)
 #define DQ_READ_BYTES ((int64_t)8 << 20)
 
@@ -119,16 +119,50 @@ static void dq_keep(struct dq_job *j, int64_t b, const float *sc, const uint8_t 
 	j->next = b + 1;
 }
 
+/* Rows [u0, u1) of the codes from B's bytes: whole columns (every
+ * block) read DQ_READ_BYTES at a time, B once per piece in long reads
+ * rather than a short read per column; the columns ascend, so that each
+ * byte's low nibble is set before its high one (dq_put). */
+static int dq_codes_b(struct dq_job *j, struct ir_tensor_reader *rd, int64_t u0, int64_t u1,
+		      uint8_t *out, uint8_t *chunk, int64_t nc, struct ir_diag *d)
+{
+	int64_t n = j->n, colb = j->kb * j->blob;
+	unsigned mask = (1u << j->bits) - 1, per = 8 / (unsigned)j->bits, mid = 1u << (j->bits - 1);
+	int rc;
+
+	for (int64_t r0 = 0; r0 < n; r0 += nc) {
+		int64_t c = n - r0 < nc ? n - r0 : nc;
+
+		if ((rc = ir_tensor_reader_read(rd, (uint64_t)(r0 * colb), (size_t)(c * colb), chunk,
+						d)) < 0)
+			return rc;
+		for (int64_t r = 0; r < c; r++) {
+			const uint8_t *col = chunk + r * colb;
+
+			for (int64_t i = u0; i < u1; i++) {
+				int64_t b = i / j->bs, jj = i % j->bs;
+				unsigned code = (col[b * j->blob + jj / per] >>
+						 ((unsigned)(jj % per) * (unsigned)j->bits)) & mask;
+
+				dq_put(out, (i - u0) * n + r0 + r, j->bits,
+				       j->sgn ? (code - mid) & mask : code);
+			}
+		}
+	}
+	return 0;
+}
+
 static int dq_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *out,
 			 struct ir_diag *d)
 {
 	struct dq_job *j = t->arg;
 	struct ir_tensor *src = j->from_w ? t->src->src : t->src;
 	int64_t b0 = u0 / j->bs, b1 = (u1 + j->bs - 1) / j->bs, n = j->n;
+	int64_t colb = j->kb * j->blob, nc = DQ_READ_BYTES / colb > 0 ? DQ_READ_BYTES / colb : 1;
 	unsigned mask = (1u << j->bits) - 1, per = 8 / (unsigned)j->bits, mid = 1u << (j->bits - 1);
 	size_t es = j->half ? 2 : 4;
 	float *w = NULL, *sc = NULL, *work = NULL;
-	uint8_t *raw = NULL, *q = NULL, *zp = NULL, *chunk = NULL;
+	uint8_t *raw = NULL, *q = NULL, *zp = NULL;
 	struct ir_tensor_reader rd;
 	int rc = 0;
 
@@ -139,13 +173,15 @@ static int dq_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *o
 		if (j->uz && !j->zp)
 			j->zp = malloc((size_t)(j->kb * n) + 1);
 	}
-	q = malloc((size_t)(j->from_w ? n : n * (b1 - b0)) * (size_t)j->blob + 1);
 	if (j->from_w) {
+		q = malloc((size_t)(n * j->blob) + 1);
 		w = malloc((size_t)(j->bs * n) * sizeof(float) + 1);
 		raw = j->half ? malloc((size_t)(j->bs * n) * es + 1) : (uint8_t *)w;
 		sc = malloc((size_t)n * sizeof(float) + 1);
 		zp = malloc((size_t)n + 1);
 		work = malloc((size_t)(4 * n + 1) * sizeof(float));
+	} else {
+		q = malloc((size_t)(nc * colb) + 1);     /* the columns read */
 	}
 	if (!q || (j->from_w && (!w || !raw || !sc || !zp || !work))) {
 		rc = ir_diag_error(d, IR_ENOMEM, "tensor '%s': out of memory", ir_s(t->name));
@@ -153,55 +189,13 @@ static int dq_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *o
 	}
 	if ((rc = ir_tensor_reader_open(&rd, src, d)) < 0)
 		goto cleanup;
-	for (int64_t b = b0; b < b1 && rc == 0; b++) {
-		const uint8_t *col = q;
-		int64_t stride = j->blob;
-
-		if (j->from_w) {
-			if ((rc = dq_block_w(j, &rd, b, w, raw, q, sc, zp, work, d)) < 0)
-				break;
-			dq_keep(j, b, sc, j->sym ? NULL : zp);
-		} else if (b == b0 && b0 == 0 && b1 == j->kb) {
-			/* every block of every column: B as it lies */
-			int64_t len = n * j->kb * j->blob;
-
-			for (int64_t at = 0; at < len && rc == 0; at += DQ_READ_BYTES)
-				rc = ir_tensor_reader_read(&rd, (uint64_t)at,
-							   (size_t)(len - at < DQ_READ_BYTES ?
-								    len - at : DQ_READ_BYTES),
-							   q + at, d);
-			if (rc < 0)
-				break;
-		} else if (b == b0) {
-			/* each column's run of blocks [b0, b1), from whole columns
-			 * read DQ_READ_BYTES at a time (B once per piece, in long
-			 * reads, not a short read per column) */
-			int64_t colb = j->kb * j->blob;
-			int64_t nc = DQ_READ_BYTES / colb > 0 ? DQ_READ_BYTES / colb : 1;
-
-			if (!chunk && !(chunk = malloc((size_t)(nc * colb) + 1))) {
-				rc = ir_diag_error(d, IR_ENOMEM, "tensor '%s': out of memory",
-						   ir_s(t->name));
-				break;
-			}
-			for (int64_t r0 = 0; r0 < n && rc == 0; r0 += nc) {
-				int64_t c = n - r0 < nc ? n - r0 : nc;
-
-				if ((rc = ir_tensor_reader_read(&rd, (uint64_t)(r0 * colb),
-								(size_t)(c * colb), chunk, d)) < 0)
-					break;
-				for (int64_t r = 0; r < c; r++)
-					memcpy(q + (r0 + r) * (b1 - b0) * j->blob,
-					       chunk + r * colb + b0 * j->blob,
-					       (size_t)((b1 - b0) * j->blob));
-			}
-			if (rc < 0)
-				break;
-		}
-		if (!j->from_w) {
-			col = q + (b - b0) * j->blob;
-			stride = (b1 - b0) * j->blob;
-		}
+	if (!j->from_w)
+		rc = dq_codes_b(j, &rd, u0, u1, out, q, nc, d);
+	/* from the float weight: a block of rows, all columns, at a time */
+	for (int64_t b = b0; j->from_w && b < b1 && rc == 0; b++) {
+		if ((rc = dq_block_w(j, &rd, b, w, raw, q, sc, zp, work, d)) < 0)
+			break;
+		dq_keep(j, b, sc, j->sym ? NULL : zp);
 		for (int64_t i = b * j->bs; i < (b + 1) * j->bs && i < u1; i++) {
 			int64_t jj = i - b * j->bs;
 			unsigned shift = (unsigned)(jj % per) * (unsigned)j->bits;
@@ -209,7 +203,7 @@ static int dq_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *o
 			if (i < u0)
 				continue;
 			for (int64_t r = 0; r < n; r++) {
-				unsigned code = (col[r * stride + jj / per] >> shift) & mask;
+				unsigned code = (q[r * j->blob + jj / per] >> shift) & mask;
 
 				dq_put(out, (i - u0) * n + r, j->bits, j->sgn ? (code - mid) & mask : code);
 			}
@@ -225,7 +219,6 @@ cleanup:
 		free(raw);
 	free(w);
 	free(q);
-	free(chunk);
 	free(sc);
 	free(zp);
 	free(work);

@@ -8,7 +8,8 @@
 # int4 codes (signed: zero point 0, as TensorRT wants) and the scales from
 # the float weight a block of rows at a time while they are written; the
 # first and last columns and those holding seeded values equal a numpy
-# implementation of the quantizer.  The same for --weight-only int8.
+# implementation of the quantizer.  The same for --weight-only int8, and
+# for a model quantize already made MatMulNBits (its B read back).
 # With validation (--no-accuracy-check alone) the interpreter maps the
 # float weights, which the limit does not hold: exit 4 and nothing
 # written (the limit is what the test says it is).  Skipped when
@@ -55,6 +56,17 @@ grep -q "^note: int8: 4 MatMuls quantized weight-only (int8 weights in blocks of
 $DQ check "$M" "$T/t8.onnx" 8 64 >"$T/py" 2>&1 || { cat "$T/py" >&2; fail "int8 codes"; }
 cat "$T/py"
 rm -f "$T/t8.onnx" "$T/t8.onnx.data"
+
+# 4. a model already in MatMulNBits form (quantize's, int8 symmetric):
+#    the lowering reads its B in long runs, 32 MiB of codes (half the
+#    rows) at a time.  Not under the limit: dedup-constants maps two
+#    such B of 64 MiB at once to compare them (their sampled pages are
+#    equal: the weights are mostly zeros)
+limited 0 "$OPMIG" quantize "$M" -o "$T/q8.onnx" --weight-only int8 --symmetric --no-accuracy-check
+run 0 "$OPMIG" migrate "$T/q8.onnx" --target tensorrt --opset 21 --no-validate -o "$T/g8.onnx"
+$DQ check "$M" "$T/g8.onnx" 8 32 >"$T/py" 2>&1 || { cat "$T/py" >&2; fail "int8 codes from MatMulNBits"; }
+cat "$T/py"
+rm -f "$T/q8.onnx" "$T/q8.onnx.data" "$T/g8.onnx" "$T/g8.onnx.data"
 
 # 3. validation runs the float model, which the limit does not hold
 #    (no limit under AddressSanitizer)

@@ -18,9 +18,9 @@
  * each block's codes depend on that block alone); the scales and zero
  * points of the blocks are kept from the codes' pass for the two smaller
  * tensors, else computed again.  From any other B (a model's own
- * MatMulNBits) the rows are read from each column's run of blocks, from
- * whole columns read in long runs (B in one pass where a piece holds
- * every row). */
+ * MatMulNBits) B is read whole, in long runs, once per piece of rows
+ * (once in all where a piece holds every row), and its bytes transposed
+ * into the pieces' rows. */
 struct dq_job {
 	int refs;
 	int64_t k, n, kb, bs, blob, zrow;

@@ -11,13 +11,17 @@
 #   migrate --target ascend --precision fp16 --no-validate -o OUT
 #   convert IN OUT              (external data kept: OUT.data)
 #   quantize --weight-only int4 --no-accuracy-check -o OUT
+#   migrate --target tensorrt --opset 21 --precision int4 --no-validate -o OUT
+#                               (no accuracy check either: blocked
+#                                DequantizeLinear-21 of int4 codes computed
+#                                while written)
 #   cp --sparse=never WEIGHTS   (the reference; on this sparse file
 #                                it reads nothing: it finds the holes with
 #                                SEEK_DATA and writes their zeros unread)
 #   dd bs=4M WEIGHTS            (a copy that reads every byte, as cp does on
 #                                a real, dense weights file: the same bytes
 #                                read as opmig reads, all of them written)
-# fp16, convert, int4, cp and dd alternate within each round; then once
+# fp16, convert, int4, int4trt, cp and dd alternate within each round; then once
 #   quantize --weight-only int4 --samples 1 (the accuracy check: the float
 #   and the quantized decoder run once on 8 new tokens)
 # outputs are removed
@@ -99,6 +103,9 @@ while [ "$r" -le "$ROUNDS" ]; do
 	measure int4 "$OPMIG" quantize "$D/llm.onnx" --weight-only int4 --no-accuracy-check \
 		-o "$D/q4.onnx"
 	rm -f "$D/q4.onnx" "$D/q4.onnx.data"
+	measure int4trt "$OPMIG" migrate "$D/llm.onnx" --target tensorrt --opset 21 \
+		--precision int4 --no-validate -o "$D/t4.onnx"
+	rm -f "$D/t4.onnx" "$D/t4.onnx.data"
 	r=$((r + 1))
 done
 # with the check: the criterion on random weights is not the point (--force)
@@ -113,7 +120,7 @@ for line in open(sys.argv[1]):
     name, s, kb = line.split()
     runs.setdefault(name, []).append((float(s), int(kb)))
 med = {k: statistics.median(s for s, _ in v) for k, v in runs.items()}
-for k in ("fp16", "convert", "int4", "int4chk"):
+for k in ("fp16", "convert", "int4", "int4trt", "int4chk"):
     if k in med and med.get("cp") and med.get("dd"):
         print("%s / cp (median seconds): %.2f, / dd: %.2f; peak %d KiB" %
               (k, med[k] / med["cp"], med[k] / med["dd"], max(kb for _, kb in runs[k])))

@@ -18,7 +18,7 @@
 #include "rewriters/quantize.h"
 
 const char cmd_migrate_help[] =
-	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16|int8|int4] [--fp16-io] [QUANTIZE OPTIONS] [--block-size N] [--accuracy-level L] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--data DIR] [--samples N] [--seed S] [--threads N] [--external-data FILE] [--size-threshold BYTES] [--map FILE] [--report FILE] [--format text|json] [--verify-with CMD] [--force]\n"
+	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16|int8|int4] [--fp16-io] [QUANTIZE OPTIONS] [--weight-only int4|int8] [--block-size N] [--accuracy-level L] [--no-accuracy-check] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--data DIR] [--samples N] [--seed S] [--threads N] [--external-data FILE] [--size-threshold BYTES] [--map FILE] [--report FILE] [--format text|json] [--verify-with CMD] [--force]\n"
 	"       opmig migrate --list-passes\n"
 	"\n"
 	"Rewrite MODEL so that TARGET can run it, check numerically that it still\n"
@@ -51,15 +51,26 @@ const char cmd_migrate_help[] =
 	"                      qdq|qoperator for its --format; int4: --symmetric,\n"
 	"                      --accuracy, --exclude, --no-fallback, ...): see\n"
 	"                      opmig-quantize(1)\n"
-	"  --block-size N      int4: weights in blocks of N along K (default 32)\n"
-	"  --accuracy-level L  int4: MatMulNBits' accuracy_level (0 to 4)\n"
+	"  --weight-only B     int4 or int8: the weights only, as opmig quantize\n"
+	"                      --weight-only B (int4: as --precision int4; int8:\n"
+	"                      8-bit codes the same way, activations float)\n"
+	"  --block-size N      int4, int8 weight-only: weights in blocks of N along\n"
+	"                      K (default 32)\n"
+	"  --accuracy-level L  int4, int8 weight-only: MatMulNBits' accuracy_level\n"
+	"                      (0 to 4)\n"
+	"  --no-accuracy-check int4, int8 weight-only: quantize every MatMul without\n"
+	"                      the quantization's accuracy check and fallback\n"
+	"                      (validation still runs unless --no-validate)\n"
 	"  --fp16-io           with fp16, the inputs and outputs too\n"
 	"  --passes LIST       only these passes (comma-separated) besides\n"
 	"                      canonicalization; see --list-passes\n"
 	"  --keep-interface    refuse a result whose inputs or outputs changed\n"
 	"                      name, element type or rank\n"
 	"  --dry-run           show the plan and the coverage it reaches; write nothing\n"
-	"  --no-validate       skip the numerical comparison with MODEL\n"
+	"  --no-validate       skip the numerical comparison with MODEL; with int4\n"
+	"                      or int8 weight-only, the quantization's accuracy\n"
+	"                      check too (nothing runs: the weights are read once,\n"
+	"                      while OUT is written)\n"
 	"  --data DIR          validate on these input sets (DIR/test_data_set_N/\n"
 	"                      input_M.pb, or DIR/input_M.pb); default: the sets\n"
 	"                      next to MODEL, else seeded random inputs\n"
@@ -93,7 +104,9 @@ struct margs {
 	char *rules[8];
 	size_t n_rules;
 	int json, dry_run, force, list, quant_opts;
-	const char *wo_opt;            /* --block-size or --accuracy-level given */
+	const char *wo_opt;            /* --block-size, --accuracy-level or
+					* --no-accuracy-check given */
+	int wo_bits;                   /* --weight-only int4 (4) or int8 (8) */
 	struct cli_save save;
 	struct mg_opts o;
 	struct qz_opts qo;
@@ -150,6 +163,8 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		{ "quant-format", required_argument, NULL, CLI_OPT_QFORMAT },
 		{ "block-size", required_argument, NULL, CLI_OPT_BLOCK_SIZE },
 		{ "accuracy-level", required_argument, NULL, CLI_OPT_ACC_LEVEL },
+		{ "weight-only", required_argument, NULL, CLI_OPT_WEIGHT_ONLY },
+		{ "no-accuracy-check", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct cli_command *self = cli_command_find("migrate");
@@ -168,6 +183,10 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		case 'P': a->o.passes = optarg; break;
 		case 'n': a->dry_run = 1; break;
 		case 'N': a->o.validate = 0; break;
+		case 'A':
+			a->qo.no_check = 1;
+			a->wo_opt = "--no-accuracy-check";
+			break;
 		case 'F': a->force = 1; break;
 		case 'I': a->o.fp16_io = 1; break;
 		case 'M': a->o.fit_memory = 1; break;
@@ -238,9 +257,13 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		case '?':
 			return cli_usage_error(self, "unknown option '%s'", argv[optind - 1]);
 		default:
-			if (c >= CLI_OPT_CALIBRATE && c <= CLI_OPT_ACC_LEVEL && c != CLI_OPT_WEIGHT_ONLY) {
+			if (c >= CLI_OPT_CALIBRATE && c <= CLI_OPT_ACC_LEVEL) {
 				if ((rc = cli_parse_quant_opt(self, c, optarg, &a->qo)) != CLI_EXIT_OK)
 					return rc;
+				if (c == CLI_OPT_WEIGHT_ONLY) {
+					a->wo_bits = a->qo.nbits;
+					break;
+				}
 				a->quant_opts = 1;
 				if (c == CLI_OPT_BLOCK_SIZE || c == CLI_OPT_ACC_LEVEL)
 					a->wo_opt = c == CLI_OPT_BLOCK_SIZE ? "--block-size" :
@@ -263,17 +286,26 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		return cli_usage_error(self, "--batch and --fit-memory exclude each other");
 	if (a->o.fp16_io && (!a->o.precision || strcmp(a->o.precision, "fp16")))
 		return cli_usage_error(self, "--fp16-io needs --precision fp16");
+	/* --weight-only int4|int8 (quantize's option): the precision, weights
+	 * only; with --precision, the same bits */
+	if (a->wo_bits && a->o.precision &&
+	    strcmp(a->o.precision, a->wo_bits == 4 ? "int4" : "int8"))
+		return cli_usage_error(self, "--weight-only int%d contradicts --precision %s",
+				       a->wo_bits, a->o.precision);
+	if (a->wo_bits && !a->o.precision)
+		a->o.precision = a->wo_bits == 4 ? "int4" : "int8";
 	if (a->quant_opts && (!a->o.precision || (strcmp(a->o.precision, "int8") &&
 						 strcmp(a->o.precision, "int4"))))
 		return cli_usage_error(self, "quantization options need --precision int8 or int4");
-	if (a->wo_opt && strcmp(a->o.precision, "int4"))
-		return cli_usage_error(self, "%s needs --precision int4", a->wo_opt);
-	if (a->o.precision && !strcmp(a->o.precision, "int4") &&
+	if (a->wo_opt && (!a->o.precision || (strcmp(a->o.precision, "int4") && a->wo_bits != 8)))
+		return cli_usage_error(self, "%s needs --precision int4 or --weight-only int8",
+				       a->wo_opt);
+	if (a->o.precision && (!strcmp(a->o.precision, "int4") || a->wo_bits) &&
 	    (a->qo.format == QZ_DYNAMIC || a->qo.method || a->qo.percentile > 0 ||
 	     a->qo.act_dtype || a->qo.weight_dtype))
-		return cli_usage_error(self, "--precision int4 quantizes weights only: --dynamic, "
+		return cli_usage_error(self, "--precision %s quantizes weights only: --dynamic, "
 				       "--method, --percentile, --activations and --weights are "
-				       "int8's");
+				       "int8's", a->wo_bits == 8 ? "int8 --weight-only int8" : "int4");
 	a->qo.samples = a->o.samples > 1 ? a->o.samples : 0;
 	a->qo.seed = a->o.seed;
 	a->qo.threads = a->o.threads;
@@ -351,11 +383,18 @@ static void text_report(FILE *f, const struct margs *a, const struct mg_report *
 			r->iface[i].name, r->iface[i].what, r->iface[i].from, r->iface[i].to);
 	for (size_t i = 0; i < r->n_notes; i++)
 		fprintf(f, "note: %s\n", r->notes[i]);
-	if (r->validated) {
+	if (r->validated && r->val_label[0]) {
+		/* weight-only: judged by the quantization's criterion */
+		fprintf(f, "validation (%s, %s, %zu sample%s): %s\n", r->val_label,
+			r->val_criterion, r->val.n_samples, r->val.n_samples == 1 ? "" : "s",
+			r->val.equivalent ? "equivalent" : "NOT equivalent");
+	} else if (r->validated) {
 		fprintf(f, "validation (%s, rtol %g, atol %g, %zu sample%s): %s\n",
 			val_precision_name(r->val.precision), r->val.tol.rtol, r->val.tol.atol,
 			r->val.n_samples, r->val.n_samples == 1 ? "" : "s",
 			r->val.equivalent ? "equivalent" : "NOT equivalent");
+	}
+	if (r->validated) {
 		for (size_t i = 0; i < r->val.n_outputs; i++) {
 			const struct rt_metrics *m = &r->val.outputs[i].m;
 

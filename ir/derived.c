@@ -56,13 +56,28 @@ struct ir_tensor *ir_tensor_new_derived(const char *name, struct ir_tensor *src,
 	return t;
 }
 
+/* Whole bytes per element, or 4-bit elements whose units are whole
+ * bytes (an even count of them each). */
+static int unit_bytes_whole(int dtype, const struct ir_tensor *t, int64_t n_units)
+{
+	const struct ir_dtype_info *di = ir_dtype_get(dtype);
+	int64_t n = ir_tensor_numel(t);
+
+	if (elem_size(dtype))
+		return 1;
+	return di && di->bits == 4 && n > 0 && n_units > 0 && n % n_units == 0 &&
+	       (n / n_units) % 2 == 0;
+}
+
 struct ir_tensor *ir_tensor_new_computed(const char *name, struct ir_tensor *src, int dtype,
 					 const int64_t *dims, size_t rank, int64_t n_units,
 					 const struct ir_derive_ops *ops, void *arg)
 {
 	struct ir_tensor *t = NULL;
+	const struct ir_dtype_info *di = ir_dtype_get(dtype);
 
-	if (!src || !ops || !ops->fill || !elem_size(dtype) || n_units <= 0 ||
+	if (!src || !ops || !ops->fill || !di || (!elem_size(dtype) && di->bits != 4) ||
+	    n_units <= 0 ||
 	    !(t = calloc(1, sizeof(*t)))) {
 		ir_tensor_free(src);
 		if (ops && ops->drop)
@@ -77,7 +92,7 @@ struct ir_tensor *ir_tensor_new_computed(const char *name, struct ir_tensor *src
 	t->arg = arg;
 	t->n_units = n_units;
 	if (!(t->name = strdup(name ? name : ir_s(src->name))) || copy_dims(t, dims, rank) < 0 ||
-	    ir_tensor_numel(t) % n_units) {
+	    ir_tensor_numel(t) % n_units || !unit_bytes_whole(dtype, t, n_units)) {
 		ir_tensor_free(t);
 		return NULL;
 	}

@@ -251,7 +251,9 @@ struct ir_derive_ops {
 };
 /* A tensor named name of dtype and dims computed from src (taken) by ops
  * with arg (a reference taken: dropped on failure); nothing computed yet.
- * dtype whole bytes per element; n_units divides its element count. */
+ * dtype whole bytes per element, or 4 bits with an even count of elements
+ * per unit (packed two to a byte, the first in the low nibble); n_units
+ * divides its element count. */
 struct ir_tensor *ir_tensor_new_computed(const char *name, struct ir_tensor *src, int dtype,
 					 const int64_t *dims, size_t rank, int64_t n_units,
 					 const struct ir_derive_ops *ops, void *arg);

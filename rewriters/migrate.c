@@ -416,24 +416,26 @@ static int choose_opset(struct rw_ctx *c, const struct mg_opts *o, const char *p
 	return rc;
 }
 
-/* --precision int4: the weight-only quantizer, then (keep 0) its
+/* --precision int4 (weight-only int8 alike): the weight-only quantizer, then (keep 0) its
  * MatMulNBits lowered to DequantizeLinear-21 of the codes; a MatMulNBits
  * left, or lowered to float weights, is opmig's failure. */
-static int quantize_int4(struct rw_ctx *c, const struct mg_opts *o, struct qz_opts *q4,
-			 int keep, const char *path, struct ir_diag *d)
+static int quantize_weights(struct rw_ctx *c, const struct mg_opts *o, struct qz_opts *q4,
+			 int keep, const char *path, const char *unchecked, struct ir_diag *d)
 {
 	const struct ir_graph *g = c->m->graph;
 	size_t changed = 0, n_nbits = 0, left = 0, n_dq = 0;
 	int rc;
 
-	if ((rc = mg_quantize(c, q4, path, d)) < 0 || keep)
+	if ((rc = mg_quantize(c, q4, path, unchecked, d)) < 0 || keep)
 		return rc;
 	for (size_t i = 0; i < g->n_nodes; i++)
 		n_nbits += !strcmp(ir_s(g->nodes[i]->op_type), "MatMulNBits");
 	for (int i = 0; i < 4; i++)
 		if ((rc = decompose_round(c, o, path, &changed, d)) < 0 || !changed)
 			break;
-	if (rc < 0)
+	/* MatMulNBits' codes, scales and zero points are read by nothing
+	 * now: written, they would be computed from the weights once more */
+	if (rc < 0 || (rc = rw_run(c, rw_pass_find("dce"), &changed)) < 0)
 		return rc;
 	for (size_t i = 0; i < g->n_nodes; i++) {
 		const struct ir_node *n = g->nodes[i];
@@ -441,12 +443,15 @@ static int quantize_int4(struct rw_ctx *c, const struct mg_opts *o, struct qz_op
 
 		left += !strcmp(ir_s(n->op_type), "MatMulNBits");
 		n_dq += !strcmp(ir_s(n->op_type), "DequantizeLinear") && x && x->init &&
-			(x->init->dtype == IR_DTYPE_INT4 || x->init->dtype == IR_DTYPE_UINT4);
+			(q4->nbits == 4 ? x->init->dtype == IR_DTYPE_INT4 ||
+					  x->init->dtype == IR_DTYPE_UINT4 :
+			 x->init->dtype == IR_DTYPE_INT8 || x->init->dtype == IR_DTYPE_UINT8);
 	}
 	if (left || n_dq < n_nbits)
-		return ir_diag_error(d, IR_EINTERNAL, "--precision int4: %zu of %zu MatMulNBits "
-				     "not lowered to DequantizeLinear of int4 codes for %s",
-				     left ? left : n_nbits - n_dq, n_nbits, c->target->id);
+		return ir_diag_error(d, IR_EINTERNAL, "--precision int%d: %zu of %zu MatMulNBits "
+				     "not lowered to DequantizeLinear of int%d codes for %s",
+				     q4->nbits, left ? left : n_nbits - n_dq, n_nbits, q4->nbits,
+				     c->target->id);
 	return 0;
 }
 
@@ -458,15 +463,25 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	struct mg_data md = { 0 };
 	struct rw_ctx c;
 	int rc, half, rounds = o->max_rounds > 0 ? o->max_rounds : 8;
-	int int8 = o->precision && !strcmp(o->precision, "int8");
-	int int4 = o->precision && !strcmp(o->precision, "int4"), keep4 = 0;
+	int wo8 = o->precision && !strcmp(o->precision, "int8") && o->quant &&
+		  o->quant->format == QZ_WEIGHT_ONLY;
+	int int8 = o->precision && !strcmp(o->precision, "int8") && !wo8;
+	int wo = (o->precision && !strcmp(o->precision, "int4")) || wo8, keep_nb = 0;
 	struct qz_opts q4 = o->quant ? *o->quant : (struct qz_opts){ 0 };
+	const char *unchecked = q4.no_check ? "--no-accuracy-check" : NULL;
 	size_t changed;
 
 	memset(r, 0, sizeof(*r));
-	if (int4) {
+	if (wo) {
+		/* weight-only: --no-validate runs nothing, the accuracy check
+		 * (and its fallback) included: the weights are read once, while
+		 * the result is written */
 		q4.format = QZ_WEIGHT_ONLY;
-		q4.nbits = 4;
+		q4.nbits = wo8 ? 8 : 4;
+		if (!o->validate && !q4.no_check) {
+			q4.no_check = 1;
+			unchecked = o->dry_run ? "--dry-run" : "--no-validate";
+		}
 	}
 	if (o->layout && !strcmp(o->layout, "nhwc") && !have_kind(RW_LAYOUT))
 		return ir_diag_error(d, IR_EUSAGE, "--layout nhwc: no layout pass exists yet");
@@ -526,7 +541,7 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	/* the stages, in order; folding again once shapes are static */
 	if ((rc = stage(&c, o, RW_CANON)) < 0 || (rc = choose_opset(&c, o, path, d)) < 0 ||
 	    (rc = stage(&c, o, RW_OPSET)) < 0 ||
-	    (int4 && (rc = keep4 = mg_nbits_form(&c, &q4, d)) < 0) ||
+	    (wo && (rc = keep_nb = mg_nbits_form(&c, &q4, d)) < 0) ||
 	    (rc = stage_n(&c, o, RW_BATCH, &changed)) < 0 ||
 	    (changed && (rc = stage(&c, o, RW_CANON)) < 0) ||
 	    (rc = choose_precision(&c, o, path, d)) < 0)
@@ -541,10 +556,11 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	    (c.prec16 && (rc = stage(&c, o, RW_PRECISION)) < 0) ||
 	    (o->layout && !strcmp(o->layout, "nhwc") && (rc = stage(&c, o, RW_LAYOUT)) < 0) ||
 	    (rc = stage(&c, o, RW_FUSE)) < 0 || (rc = stage(&c, o, RW_CANON)) < 0 ||
-	    (int8 && (rc = mg_quantize(&c, o->quant, path, d)) < 0) ||
-	    (int4 && (rc = quantize_int4(&c, o, &q4, keep4, path, d)) < 0))
+	    (int8 && (rc = mg_quantize(&c, o->quant, path, NULL, d)) < 0) ||
+	    (wo && (rc = quantize_weights(&c, o, &q4, keep_nb, path, unchecked, d)) < 0))
 		goto cleanup;
-	r->precision = int8 ? "int8" : int4 ? "int4" : c.prec16 ? "fp16" : "fp32";
+	r->precision = int8 || wo8 ? "int8" : wo ? "int4" : c.prec16 ? "fp16" : "fp32";
+	r->weight_only = wo;
 	r->opset = ir_model_opset(m, "");
 	half = c.prec16;
 	c.prec16 = 0;          /* the types are what they are now */
@@ -572,8 +588,10 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	}
 	if (int8 && r->validated)
 		mg_quantize_judge(&r->val, o->quant);
-	if (int4 && r->validated)
+	if (wo && r->validated)
 		mg_quantize_judge(&r->val, &q4);
+	if ((wo || int8) && r->validated)
+		mg_quantize_label(r, int8 ? o->quant : &q4);
 	r->ok = !r->invalid && !r->n_blockers && !r->n_findings && !r->val_error[0] &&
 		(!r->validated || r->val.equivalent) && !(o->keep_interface && r->n_iface);
 	if (r->invalid)

@@ -26,13 +26,17 @@ struct mg_opts {
 	const char *precision;         /* "fp32", "fp16", "int8", "int4" or NULL */
 	const struct qz_opts *quant;   /* int8, int4: the quantization's options
 					* (int4 sets format QZ_WEIGHT_ONLY, nbits
-					* 4) (NULL: the defaults) */
+					* 4; int8 with format QZ_WEIGHT_ONLY is
+					* weight-only int8, nbits 8) (NULL: the
+					* defaults) */
 	int fp16_io;                   /* fp16 inputs and outputs too */
 	int dry_run;                   /* nothing will be written: read no
 					* weight values the plan can do without */
 	const char *passes;            /* comma-separated pass names allowed
 					* besides canonicalization; NULL all */
-	int validate;                  /* compare with the original */
+	int validate;                  /* compare with the original; 0 also
+					* skips weight-only quantization's
+					* accuracy check (nothing is run) */
 	int samples;                   /* validation samples (>= 1) */
 	uint64_t seed;
 	int threads;
@@ -66,15 +70,20 @@ void mg_data_release(struct mg_data *md);
 struct qz_opts;
 
 /* --precision int8 (quant_migrate.c): quantize c's model for c's target
- * (notes in c say how), and judge a validation of the result by the
+ * (notes in c say how; unchecked names the option that skipped a
+ * weight-only quantization's accuracy check, when o->no_check), and judge a validation of the result by the
  * quantization's accuracy criterion (v->equivalent, returned); a decoder's
  * logits and key/value cache keep the per-position verdict of val_run. */
 int mg_quantize(struct rw_ctx *c, const struct qz_opts *o, const char *path,
-		struct ir_diag *d);
+		const char *unchecked, struct ir_diag *d);
 int mg_quantize_judge(struct val_report *v, const struct qz_opts *o);
-/* --precision int4: how c's target takes weight-only MatMulNBits at c's
- * opset: 1 kept (the target declares it), 0 lowered to DequantizeLinear-21
- * of int4 codes (o->symmetric set, with a note, where the target takes
+struct mg_report;
+/* Name a weight-only validation in r (val_label, val_criterion): "int4
+ * weight-only" judged by the criterion, not int8's tolerances. */
+void mg_quantize_label(struct mg_report *r, const struct qz_opts *o);
+/* --precision int4 (or weight-only int8): how c's target takes weight-only
+ * MatMulNBits at c's opset: 1 kept (the target declares it), 0 lowered to
+ * DequantizeLinear-21 of int4 (int8) codes (o->symmetric set, with a note, where the target takes
  * only zero point 0), or IR_EUSAGE with the one-line reason in d. */
 int mg_nbits_form(struct rw_ctx *c, struct qz_opts *o, struct ir_diag *d);
 
@@ -125,6 +134,13 @@ struct mg_report {
 	struct mg_iface_change *iface; /* what of the interface changed */
 	const char *precision;         /* "fp16" when float16 was used, by
 					* --precision or chosen (see notes) */
+	int weight_only;               /* int4, int8: the weights only (the
+					* activations stay float) */
+	char val_label[48];            /* the validation's precision as the
+					* report names it ("int4 weight-only";
+					* empty: val.precision's name) */
+	char val_criterion[48];        /* what judged it when not the
+					* tolerances ("cosine>=0.99") */
 	int64_t opset;                 /* the default-domain opset written */
 	int validated;
 	char val_error[300];           /* validation could not run (then

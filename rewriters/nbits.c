@@ -13,9 +13,11 @@
  * float32 data only (a float16 W would round every dequantized weight);
  * g_idx and prepacked B are refused. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "oprules/rules.h"
+#include "rewriters/quantize.h"
 #include "rewriters/rw_int.h"
 #include "runtime/runtime.h"
 
@@ -199,19 +201,77 @@ static int unpack(const struct nb *p, const struct rt_value *b, const struct rt_
 	return 0;
 }
 
+/* The DequantizeLinear's codes, scales and zero points as derived
+ * tensors t[0..2] (computed while the model is written, a range of rows
+ * at a time: a 7B model's weights are never in memory): 1 made, 0 when B
+ * is not of that kind (then unpack computes them), < 0 with c->d. */
+static int derive_dq(struct rw_ctx *c, const struct ir_node *n, const struct nb *p, int wdtype,
+		     struct ir_tensor **t)
+{
+	static const char *const nm[3] = { "codes", "scales", "zero_points" };
+
+	return qz_nbits_dq_derive(n->inputs[1]->init, n->inputs[2]->init,
+				  has(n, 3) ? n->inputs[3]->init : NULL, p->kd, p->n, p->bits,
+				  p->bs, wdtype, nm, &t[0], &t[1], &t[2], c->d);
+}
+
+/* Derived tensors t as the rewrite's constants, named as rw_const_value
+ * names them (each taken). */
+static void add_derived(struct rw_emit *e, struct ir_tensor **t, struct ir_value **out)
+{
+	for (int i = 0; i < 3; i++) {
+		char name[200], *dup;
+
+		out[i] = NULL;
+		if (!t[i])
+			continue;
+		snprintf(name, sizeof(name), "%.170s/const_%d", e->base, e->k++);
+		if (e->failed || !(dup = strdup(name))) {
+			ir_tensor_free(t[i]);
+			e->failed = 1;
+			continue;
+		}
+		free(t[i]->name);
+		t[i]->name = dup;
+		/* ir_graph_add_initializer frees what it cannot add */
+		if (!(out[i] = ir_graph_add_initializer(e->g, t[i])))
+			e->failed = 1;
+	}
+}
+
 static int apply_nbits(struct rw_ctx *c, struct ir_node *n, int v)
 {
 	struct rw_emit e;
 	struct nb p;
 	struct rt_value *b, *sc, *zp = NULL, *w = NULL, *ws = NULL, *wz = NULL;
 	struct ir_value *y, *wv;
-	int bias = has(n, 5), rc = -1;
+	struct ir_tensor *dt[3] = { NULL, NULL, NULL };
+	int bias = has(n, 5), rc;
 	int wdtype;
 
 	nb_geometry(n, &p);
 	wdtype = v == V_FLOAT ? IR_DTYPE_FLOAT : node_codes(c, n);
 	if (!wdtype)
 		return ir_diag_error(c->d, IR_EINTERNAL, "matmul-nbits: the target takes no codes");
+	if (v == V_DQ && (rc = derive_dq(c, n, &p, wdtype, dt)) != 0) {
+		struct ir_value *dv[3];
+		struct ir_node *dq;
+
+		if (rc < 0)
+			return rc;
+		rw_begin(c, n, &e);
+		add_derived(&e, dt, dv);
+		dq = rw_node(&e, "DequantizeLinear", NULL, dv, dv[2] ? 3 : 2, NULL);
+		if (dq && (ir_node_set_int(dq, "axis", 0) < 0 ||
+			   ir_node_set_int(dq, "block_size", p.bs) < 0))
+			e.failed = 1;
+		y = rw_op_to(&e, "MatMul", n->inputs[0], dq ? dq->outputs[0] : NULL,
+			     bias ? NULL : n->outputs[0]);
+		if (bias)
+			rw_op_to(&e, "Add", y, n->inputs[5], n->outputs[0]);
+		return rw_end(&e, 0);
+	}
+	rc = -1;
 	b = rw_init_value(n->inputs[1]);
 	sc = rw_init_value(n->inputs[2]);
 	if (has(n, 3))

@@ -9,7 +9,9 @@
  * quantize --weight-only int4` (MatMulNBits), kept where the target's
  * rules declare com.microsoft:MatMulNBits, else lowered by matmul-nbits
  * to blocked DequantizeLinear-21 of int4 codes, else refused: weights
- * dequantized back to float would not be int4. */
+ * dequantized back to float would not be int4; `--weight-only int8` is
+ * the same with 8-bit codes.  Without validation (--no-validate) the
+ * weight-only quantizer runs nothing either (no accuracy check). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,10 +22,11 @@
 #include "rewriters/rw_int.h"
 
 int mg_quantize(struct rw_ctx *c, const struct qz_opts *opts, const char *path,
-		struct ir_diag *d)
+		const char *unchecked, struct ir_diag *d)
 {
 	struct qz_opts o = opts ? *opts : (struct qz_opts){ 0 };
-	const char *pre = o.format == QZ_WEIGHT_ONLY ? "int4" : "int8";
+	const char *pre = o.format == QZ_WEIGHT_ONLY && o.nbits == 4 ? "int4" : "int8";
+	char crit[200];
 	struct qz_report r;
 	int rc;
 
@@ -37,13 +40,18 @@ int mg_quantize(struct rw_ctx *c, const struct qz_opts *opts, const char *path,
 	o.logits_whole = o.format != QZ_WEIGHT_ONLY;
 	if ((rc = qz_run(c->m, path, &o, &r, d)) < 0)
 		return rc;
+	if (r.unchecked)
+		snprintf(crit, sizeof(crit), "%s not checked (%s: nothing run, none returned to "
+			 "float)", r.criterion, unchecked ? unchecked : "--no-accuracy-check");
+	else
+		snprintf(crit, sizeof(crit), "%s %s on %zu sample%s", r.criterion,
+			 r.met ? "met" : "NOT met", r.n_eval, r.n_eval == 1 ? "" : "s");
 	if (o.format == QZ_WEIGHT_ONLY)
 		rc = rw_note(c, "%s: %zu MatMul%s quantized weight-only (%s weights in blocks of "
-			     "%lld along K, %s), %zu in float; %s %s on %zu sample%s", pre,
+			     "%lld along K, %s), %zu in float; %s", pre,
 			     r.n_quantized, r.n_quantized == 1 ? "" : "s",
 			     ir_dtype_name(r.weight_dtype), (long long)r.block_size,
-			     r.symmetric ? "symmetric" : "asymmetric", r.n_float, r.criterion,
-			     r.met ? "met" : "NOT met", r.n_eval, r.n_eval == 1 ? "" : "s");
+			     r.symmetric ? "symmetric" : "asymmetric", r.n_float, crit);
 	else
 		rc = rw_note(c, "int8: %zu node%s quantized (%s, %s activations, %s weights%s), "
 			     "%zu in float; %s %s on %zu sample%s", r.n_quantized,
@@ -56,7 +64,8 @@ int mg_quantize(struct rw_ctx *c, const struct qz_opts *opts, const char *path,
 			     "%.6g -> %.6g", pre, r.nodes[r.steps[i].node].name,
 			     r.nodes[r.steps[i].node].op, qz_metric_name(r.metric),
 			     r.steps[i].worst_before, r.steps[i].worst_after);
-	for (size_t i = 0; i < r.n_notes && rc == 0; i++)
+	/* the quantizer's own note of the skipped check is said above */
+	for (size_t i = r.unchecked ? 1 : 0; i < r.n_notes && rc == 0; i++)
 		rc = rw_note(c, "%s: %s", pre, r.notes[i]);
 	qz_report_detach(c->m, &r);
 	qz_report_release(&r);
@@ -70,10 +79,11 @@ int mg_nbits_form(struct rw_ctx *c, struct qz_opts *o, struct ir_diag *d)
 	const struct rules_op *op = rules_target_find_op(c->target, "com.microsoft",
 							 "MatMulNBits");
 	int bits = o->nbits, rc;
+	const char *pre = bits == 4 ? "--precision int4" : "--weight-only int8";
 
 	if (op && op->supported)
-		return (rc = rw_note(c, "int4: %s declares com.microsoft:MatMulNBits: the "
-				     "quantized MatMuls stay MatMulNBits", c->target->id)) < 0 ?
+		return (rc = rw_note(c, "int%d: %s declares com.microsoft:MatMulNBits: the "
+				     "quantized MatMuls stay MatMulNBits", bits, c->target->id)) < 0 ?
 		       rc : 1;
 	if (!o->symmetric && rw_nbits_codes(c, bits, 1) != 0)
 		return 0;
@@ -81,19 +91,19 @@ int mg_nbits_form(struct rw_ctx *c, struct qz_opts *o, struct ir_diag *d)
 		if (o->symmetric)
 			return 0;
 		o->symmetric = 1;
-		return (rc = rw_note(c, "int4: %s takes DequantizeLinear of int4 codes only with "
-				     "zero point 0: the weights are quantized symmetric",
-				     c->target->id)) < 0 ? rc : 0;
+		return (rc = rw_note(c, "int%d: %s takes DequantizeLinear of int%d codes only "
+				     "with zero point 0: the weights are quantized symmetric", bits,
+				     c->target->id, bits)) < 0 ? rc : 0;
 	}
 	if (c->opset < 21 && rules_target_find_op(c->target, "ai.onnx", "DequantizeLinear"))
-		return ir_diag_error(d, IR_EUSAGE, "--precision int4: %s has no "
-				     "com.microsoft:MatMulNBits, and blocked int4 DequantizeLinear "
+		return ir_diag_error(d, IR_EUSAGE, "%s: %s has no "
+				     "com.microsoft:MatMulNBits, and blocked int%d DequantizeLinear "
 				     "needs opset 21 (the model is converted to %lld: give --opset 21 "
-				     "if the target's rules allow it)", c->target->id,
+				     "if the target's rules allow it)", pre, c->target->id, bits,
 				     (long long)c->opset);
-	return ir_diag_error(d, IR_EUSAGE, "--precision int4: %s takes neither "
-			     "com.microsoft:MatMulNBits nor DequantizeLinear-21 of int4 codes "
-			     "(the weights would be float again)", c->target->id);
+	return ir_diag_error(d, IR_EUSAGE, "%s: %s takes neither "
+			     "com.microsoft:MatMulNBits nor DequantizeLinear-21 of int%d codes "
+			     "(the weights would be float again)", pre, c->target->id, bits);
 }
 
 int mg_quantize_judge(struct val_report *v, const struct qz_opts *opts)
@@ -121,7 +131,8 @@ int mg_quantize_judge(struct val_report *v, const struct qz_opts *opts)
 			x->ok = 0;
 			snprintf(x->why, sizeof(x->why), "%s %.6g, the %s criterion wants %s%s%g",
 				 m == QZ_TOP1 ? "cosine" : qz_metric_name(m), m == QZ_TOP1 ? x->cosine : got,
-				 opts && opts->format == QZ_WEIGHT_ONLY ? "int4" : "int8",
+				 opts && opts->format == QZ_WEIGHT_ONLY && opts->nbits == 4 ?
+				 "int4" : "int8",
 				 m == QZ_TOP1 ? "cosine" : qz_metric_name(m),
 				 m == QZ_MAX_ABS ? "<=" : ">=", m == QZ_TOP1 ? 0.99 : want);
 		} else if (x->n) {
@@ -131,4 +142,19 @@ int mg_quantize_judge(struct val_report *v, const struct qz_opts *opts)
 		v->equivalent &= x->ok;
 	}
 	return v->equivalent;
+}
+
+void mg_quantize_label(struct mg_report *r, const struct qz_opts *opts)
+{
+	enum qz_metric m = opts && opts->have_accuracy ? opts->metric : QZ_COSINE;
+	double want = opts && opts->have_accuracy ? opts->threshold : 0.99;
+
+	if (!opts || opts->format != QZ_WEIGHT_ONLY)
+		return;         /* int8: its tolerances, as before */
+	snprintf(r->val_label, sizeof(r->val_label), "int%d weight-only", opts->nbits);
+	if (m == QZ_TOP1)
+		snprintf(r->val_criterion, sizeof(r->val_criterion), "cosine>=0.99");
+	else
+		snprintf(r->val_criterion, sizeof(r->val_criterion), "%s%s%g", qz_metric_name(m),
+			 m == QZ_MAX_ABS ? "<=" : ">=", want);
 }

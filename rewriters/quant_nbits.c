@@ -13,11 +13,12 @@
 
 #include "rewriters/dtype_int.h"
 #include "rewriters/quant_int.h"
+#include "rewriters/quant_nbits_int.h"
 #include "runtime/runtime.h"
 
 /* The zero points' bytes before any block is set: 2^(bits - 1) in the
  * unused high bits of 4-bit rows, as onnxruntime leaves them. */
-static void nb_zp_init(uint8_t *zp, int64_t len, int bits)
+void qz_nb_zp_init(uint8_t *zp, int64_t len, int bits)
 {
 	unsigned mid = 1u << (bits - 1);
 
@@ -138,7 +139,7 @@ static int nb_pack8(const uint8_t *codes, int64_t cc, int bits, uint8_t *out, in
 /* Block b of c columns: its rows (rows <= bs) at w, row stride ld; q,
  * scales and zp hold the c columns' codes, scales and zero points (kb *
  * blob, kb and zrow per column). */
-static void nb_block(const float *w, int64_t ld, int64_t rows, int64_t b, int64_t kb, int64_t c,
+void qz_nb_block(const float *w, int64_t ld, int64_t rows, int64_t b, int64_t kb, int64_t c,
 		     int bits, int64_t bs, int sym, int half, uint8_t *q, float *scales,
 		     uint8_t *zp, float *work)
 {
@@ -261,34 +262,15 @@ void qz_nbits_quantize(const float *w, int64_t k, int64_t n, int bits, int64_t b
 	int64_t kb = (k + bs - 1) / bs, zrow = (kb * bits + 7) / 8;
 
 	if (zp)
-		nb_zp_init(zp, n * zrow, bits);
+		qz_nb_zp_init(zp, n * zrow, bits);
 	for (int64_t b = 0; b < kb; b++) {
 		int64_t k0 = b * bs, k1 = k0 + bs < k ? k0 + bs : k;
 
-		nb_block(w + k0 * n, n, k1 - k0, b, kb, n, bits, bs, sym, half, q, scales, zp, work);
+		qz_nb_block(w + k0 * n, n, k1 - k0, b, kb, n, bits, bs, sym, half, q, scales, zp, work);
 	}
 }
 
 /* ---- the codes, scales and zero points as derived tensors ----------- */
-
-/* What the three tensors of one weight share: the parameters, and the
- * scales and zero points of the columns the codes were last computed for
- * (from column 0 on: the codes are streamed or materialized first, the
- * scales and zero points then served from here without reading the
- * weight again, and freed once both were handed out). */
-struct nb_job {
-	int refs;
-	int64_t k, n, kb, blob, zrow, bs, cols;
-	int bits, sym, half;
-	float *sc;                   /* n * kb (rounded through float16: half) */
-	uint8_t *zp;                 /* n * zrow (asymmetric) */
-	int64_t next;                /* sc/zp hold columns [0, next) */
-	int owed;                    /* 1 scales, 2 zero points not yet handed out */
-	double lo, hi;               /* finite range of the columns [0, next) */
-	int64_t n_finite;
-	struct qz_report *r;         /* its report entry, filled when the codes */
-	size_t entry;                /* are complete (NULL: none) */
-};
 
 #define NB_OUT_BYTES ((int64_t)8 << 20)
 #define NB_READ_BYTES ((int64_t)16 << 20)
@@ -296,12 +278,12 @@ struct nb_job {
 
 static void nb_hold(void *arg)
 {
-	((struct nb_job *)arg)->refs++;
+	((struct qz_nb_job *)arg)->refs++;
 }
 
 static void nb_drop(void *arg)
 {
-	struct nb_job *j = arg;
+	struct qz_nb_job *j = arg;
 
 	if (!j || --j->refs > 0)
 		return;
@@ -312,11 +294,11 @@ static void nb_drop(void *arg)
 
 static int64_t nb_piece(const struct ir_tensor *t)
 {
-	return ((const struct nb_job *)t->arg)->cols;
+	return ((const struct qz_nb_job *)t->arg)->cols;
 }
 
 /* The finite range of w[0, n) added to j's. */
-static void nb_track(struct nb_job *j, const float *w, int64_t n)
+static void nb_track(struct qz_nb_job *j, const float *w, int64_t n)
 {
 	float lo[NB_LANES], hi[NB_LANES];
 	int32_t cnt[NB_LANES] = { 0 };
@@ -341,7 +323,7 @@ static void nb_track(struct nb_job *j, const float *w, int64_t n)
  * points into zp (NULL symmetric), reading bs rows of those columns at a
  * time (one read per block when they are all of them); their finite range
  * added to j's when track. */
-static int nb_compute(struct nb_job *j, struct ir_tensor *src, int64_t n0, int64_t n1,
+static int nb_compute(struct qz_nb_job *j, struct ir_tensor *src, int64_t n0, int64_t n1,
 		      uint8_t *q, float *sc, uint8_t *zp, int track, struct ir_diag *d)
 {
 	int64_t c = n1 - n0, n = j->n;
@@ -359,7 +341,7 @@ static int nb_compute(struct nb_job *j, struct ir_tensor *src, int64_t n0, int64
 	if ((rc = ir_tensor_reader_open(&rd, src, d)) < 0)
 		goto cleanup;
 	if (zp)
-		nb_zp_init(zp, c * j->zrow, j->bits);
+		qz_nb_zp_init(zp, c * j->zrow, j->bits);
 	for (int64_t b = 0; b < j->kb && rc == 0; b++) {
 		int64_t k0 = b * j->bs, rows = k0 + j->bs < j->k ? j->bs : j->k - k0;
 
@@ -376,7 +358,7 @@ static int nb_compute(struct nb_job *j, struct ir_tensor *src, int64_t n0, int64
 				    (size_t)(rows * c), NULL);
 		if (track)
 			nb_track(j, w, rows * c);
-		nb_block(w, c, rows, b, j->kb, c, j->bits, j->bs, j->sym, j->half, q, sc, zp, work);
+		qz_nb_block(w, c, rows, b, j->kb, c, j->bits, j->bs, j->sym, j->half, q, sc, zp, work);
 	}
 	ir_tensor_reader_close(&rd);
 cleanup:
@@ -388,7 +370,7 @@ cleanup:
 }
 
 /* The report's entry once the codes of every column are known. */
-static void nb_report(struct nb_job *j)
+static void nb_report(struct qz_nb_job *j)
 {
 	struct qz_tensor *e;
 
@@ -411,7 +393,7 @@ static void nb_report(struct nb_job *j)
 static int nb_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *out,
 			 struct ir_diag *d)
 {
-	struct nb_job *j = t->arg;
+	struct qz_nb_job *j = t->arg;
 	int rc;
 
 	if (u0 == 0) {
@@ -442,7 +424,7 @@ static int nb_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *o
 static int nb_fill_side(struct ir_tensor *t, int what, int64_t u0, int64_t u1, uint8_t *out,
 			struct ir_diag *d)
 {
-	struct nb_job *j = t->arg;
+	struct qz_nb_job *j = t->arg;
 	int64_t c = u1 - u0;
 	uint8_t *q = NULL, *zp = NULL;
 	float *sc = NULL;
@@ -495,7 +477,7 @@ static int nb_fill_zp(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *out,
  * scales and zero points go. */
 static void nb_done_side(struct ir_tensor *t, int what)
 {
-	struct nb_job *j = t->arg;
+	struct qz_nb_job *j = t->arg;
 
 	if (j->next != j->n)
 		return;
@@ -519,22 +501,22 @@ static void nb_done_zp(struct ir_tensor *t)
 	nb_done_side(t, 2);
 }
 
-static const struct ir_derive_ops nb_codes_ops = {
+const struct ir_derive_ops qz_nb_codes_ops = {
 	nb_fill_codes, nb_piece, NULL, nb_hold, nb_drop,
 };
-static const struct ir_derive_ops nb_scales_ops = {
+const struct ir_derive_ops qz_nb_scales_ops = {
 	nb_fill_scales, nb_piece, nb_done_scales, nb_hold, nb_drop,
 };
-static const struct ir_derive_ops nb_zp_ops = {
+const struct ir_derive_ops qz_nb_zp_ops = {
 	nb_fill_zp, nb_piece, nb_done_zp, nb_hold, nb_drop,
 };
 
 static int nb_detach(struct ir_tensor *t, void *ctx)
 {
-	struct nb_job *j;
+	struct qz_nb_job *j;
 
 	if (t->storage != IR_STORE_DERIVED ||
-	    (t->ops != &nb_codes_ops && t->ops != &nb_scales_ops && t->ops != &nb_zp_ops))
+	    (t->ops != &qz_nb_codes_ops && t->ops != &qz_nb_scales_ops && t->ops != &qz_nb_zp_ops))
 		return 0;
 	j = t->arg;
 	if (j && j->r == ctx)
@@ -551,7 +533,7 @@ int qz_nbits_derive(const struct ir_tensor *w, const char *name, int bits, int64
 		    int64_t cols, struct ir_tensor **q, struct ir_tensor **s, struct ir_tensor **z,
 		    struct ir_diag *d)
 {
-	struct nb_job *j;
+	struct qz_nb_job *j;
 	char tn[400];
 	int64_t out;
 
@@ -591,16 +573,16 @@ int qz_nbits_derive(const struct ir_tensor *w, const char *name, int bits, int64
 
 		snprintf(tn, sizeof(tn), "%.300s_Q%d", name, bits);
 		*q = ir_tensor_new_computed(tn, ir_tensor_clone(w, NULL), IR_DTYPE_UINT8, qd, 3,
-					    j->n, &nb_codes_ops, j);
+					    j->n, &qz_nb_codes_ops, j);
 		snprintf(tn, sizeof(tn), "%.300s_scales", name);
 		*s = ir_tensor_new_computed(tn, ir_tensor_clone(w, NULL), w->dtype, sd, 1, j->n,
-					    &nb_scales_ops, j);
+					    &qz_nb_scales_ops, j);
 		snprintf(tn, sizeof(tn), "%.300s_zero_points", name);
 		if (sym)
 			nb_drop(j);
 		else
 			*z = ir_tensor_new_computed(tn, ir_tensor_clone(w, NULL), IR_DTYPE_UINT8, zd,
-						    1, j->n, &nb_zp_ops, j);
+						    1, j->n, &qz_nb_zp_ops, j);
 	}
 	if (!*q || !*s || (!sym && !*z)) {
 		ir_tensor_free(*q);
@@ -691,7 +673,7 @@ static int quantize_weight(struct nbuild *b, struct ir_value *w, struct done **o
 	e->k = w->init->dims[0];
 	e->n = w->init->dims[1];
 	if (b->q->collect) {
-		struct nb_job *j = tq->arg;
+		struct qz_nb_job *j = tq->arg;
 
 		info.kind = "weight";
 		info.dtype = o->nbits == 4 ? IR_DTYPE_UINT4 : IR_DTYPE_UINT8;

@@ -407,7 +407,7 @@ int qz_run(struct ir_model *m, const char *path, const struct qz_opts *o,
 	unsigned char *fl = NULL;
 	struct rw_ctx c;
 	size_t n_in;
-	int rc, calibrated;
+	int rc, calibrated, borrowed = 0;
 
 	memset(r, 0, sizeof(*r));
 	if (!oo.have_accuracy) {
@@ -449,7 +449,12 @@ int qz_run(struct ir_model *m, const char *path, const struct qz_opts *o,
 	if ((rc = prepare(&q, &c, d)) < 0)
 		goto cleanup;
 	r->bytes_before = init_bytes(m);
-	if ((rc = save_copy(&q, m, d)) < 0 || (rc = qz_plan_make(&q, &c, d)) < 0 ||
+	/* weight-only without the check runs nothing: the plan's names come
+	 * from m itself (no float copy written or loaded) */
+	borrowed = oo.no_check && oo.format == QZ_WEIGHT_ONLY;
+	if (borrowed)
+		q.ref = m;
+	if ((!borrowed && (rc = save_copy(&q, m, d)) < 0) || (rc = qz_plan_make(&q, &c, d)) < 0 ||
 	    (rc = report_nodes(&q, d)) < 0)
 		goto cleanup;
 	r->act_dtype = q.plan.act_dtype;
@@ -544,7 +549,8 @@ cleanup:
 	qz_samples_release(&q.calib);
 	qz_samples_release(&q.val);
 	qz_plan_release(&q.plan);
-	ir_model_free(q.ref);
+	if (!borrowed)
+		ir_model_free(q.ref);
 	remove_copy(&q);
 	rw_ctx_release(&c);
 	return rc;

@@ -98,6 +98,8 @@ char *mg_report_json(const struct mg_report *r, const char *model, const char *o
 		jb_need(cJSON_AddStringToObject(o, "precision", r->precision), &ok);
 	else
 		jb_need(cJSON_AddNullToObject(o, "precision"), &ok);
+	if (r->weight_only)
+		jb_need(cJSON_AddTrueToObject(o, "weight_only"), &ok);
 	jb_need(cJSON_AddNumberToObject(o, "opset", (double)r->opset), &ok);
 	arr = cJSON_AddArrayToObject(o, "model_findings");
 	jb_need(arr, &ok);
@@ -111,7 +113,10 @@ char *mg_report_json(const struct mg_report *r, const char *model, const char *o
 		cJSON *v = cJSON_AddObjectToObject(o, "validation");
 
 		jb_need(v, &ok);
-		jb_need(cJSON_AddStringToObject(v, "precision", val_precision_name(r->val.precision)), &ok);
+		jb_need(cJSON_AddStringToObject(v, "precision", r->val_label[0] ? r->val_label :
+						val_precision_name(r->val.precision)), &ok);
+		if (r->val_criterion[0])
+			jb_need(cJSON_AddStringToObject(v, "criterion", r->val_criterion), &ok);
 		jb_need(cJSON_AddNumberToObject(v, "rtol", r->val.tol.rtol), &ok);
 		jb_need(cJSON_AddNumberToObject(v, "atol", r->val.tol.atol), &ok);
 		jb_need(cJSON_AddNumberToObject(v, "samples", (double)r->val.n_samples), &ok);

@@ -1,0 +1,426 @@
+/* quant_nbits_dq.c: the weight-only quantizer's codes in the operands of
+ * a blocked DequantizeLinear-21 (qz_nbits_dq_derive), for the
+ * matmul-nbits lowering (nbits.c): derived tensors computed a range of
+ * rows of K at a time while the model is written. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewriters/quant_nbits_int.h"
+#include "rewriters/quantize.h"
+#include "runtime/runtime.h"
+
+/* The lowering of a MatMulNBits to blocked DequantizeLinear-21 (nbits.c)
+ * as derived tensors too: codes [K, N] (uint4/int4/uint8/int8), scales
+ * [kb, N] and zero points [kb, N], a range of rows of K at a time.  From
+ * the quantizer's own codes (from_w) each block of bs rows is quantized
+ * again from the float weight, all N columns at once, which reads the
+ * weight in its file's order (the codes are those of qz_nbits_quantize:
+ * each block's codes depend on that block alone); the scales and zero
+ * points of the blocks are kept from the codes' pass for the two smaller
+ * tensors, else computed again.  From any other B (a model's own
+ * MatMulNBits) B is read whole, in long runs, once per piece of rows
+ * (once in all where a piece holds every row), and its bytes transposed
+ * into the pieces' rows. */
+struct dq_job {
+	int refs;
+	int64_t k, n, kb, bs, blob, zrow;
+	int bits, sgn, uz;           /* signed codes; unsigned zero points */
+	int from_w, sym, half;       /* from_w: the quantizer's parameters */
+	float *sc;                   /* [kb, n] of blocks [0, next) */
+	uint8_t *zp;                 /* [kb, n] unpacked (uz) */
+	int64_t next;
+	int owed;                    /* 1 scales, 2 zero points to hand out */
+};
+
+#define DQ_OUT_BYTES ((int64_t)8 << 20)
+/* From B's bytes: pieces of up to 32 MiB of codes (all rows of most of
+ * a 7B's weights), B read whole for each piece, DQ_READ_BYTES at a time
+ * (dq_codes_b) */
+#define DQ_WIDE_BYTES ((int64_t)32 << 20)
+#define DQ_READ_BYTES ((int64_t)8 << 20)
+
+static void dq_hold(void *arg)
+{
+	((struct dq_job *)arg)->refs++;
+}
+
+static void dq_drop(void *arg)
+{
+	struct dq_job *j = arg;
+
+	if (!j || --j->refs > 0)
+		return;
+	free(j->sc);
+	free(j->zp);
+	free(j);
+}
+
+/* Rows per piece of the codes: whole blocks, about DQ_OUT_BYTES. */
+static int64_t dq_piece_codes(const struct ir_tensor *t)
+{
+	const struct dq_job *j = t->arg;
+	int64_t row = j->n * j->bits / 8;
+	int64_t b = (j->from_w ? DQ_OUT_BYTES : DQ_WIDE_BYTES) / (row * j->bs);
+
+	return (b > 0 ? b : 1) * j->bs;
+}
+
+static int64_t dq_piece_side(const struct ir_tensor *t)
+{
+	return ((const struct dq_job *)t->arg)->kb;
+}
+
+/* Element i of out (bits wide, 4-bit ones packed) set to v. */
+static void dq_put(uint8_t *out, int64_t i, int bits, unsigned v)
+{
+	if (bits == 8) {
+		out[i] = (uint8_t)v;
+	} else if (i & 1) {
+		out[i / 2] = (uint8_t)(out[i / 2] | (v & 15) << 4);
+	} else {
+		out[i / 2] = (uint8_t)(v & 15);
+	}
+}
+
+/* Block b of the float weight src (all n columns): codes q [n, blob],
+ * scales sc [n], packed zero points zp [n] (one byte each: kb 1). */
+static int dq_block_w(const struct dq_job *j, struct ir_tensor_reader *rd, int64_t b, float *w,
+		      uint8_t *raw, uint8_t *q, float *sc, uint8_t *zp, float *work,
+		      struct ir_diag *d)
+{
+	int64_t k0 = b * j->bs, rows = k0 + j->bs < j->k ? j->bs : j->k - k0;
+	size_t es = j->half ? 2 : 4;
+	int rc;
+
+	if ((rc = ir_tensor_reader_read(rd, (uint64_t)(k0 * j->n) * es,
+					(size_t)(rows * j->n) * es, raw, d)) < 0)
+		return rc;
+	if (j->half)
+		rt_cast_raw(IR_DTYPE_FLOAT16, raw, IR_DTYPE_FLOAT, (uint8_t *)w,
+			    (size_t)(rows * j->n), NULL);
+	if (!j->sym)
+		qz_nb_zp_init(zp, j->n, j->bits);
+	qz_nb_block(w, j->n, rows, 0, 1, j->n, j->bits, j->bs, j->sym, j->half, q, sc,
+		 j->sym ? NULL : zp, work);
+	return 0;
+}
+
+/* Scales and unpacked zero points of block b into the job's (from the
+ * codes' pass, in order). */
+static void dq_keep(struct dq_job *j, int64_t b, const float *sc, const uint8_t *zp)
+{
+	unsigned mask = (1u << j->bits) - 1;
+
+	if (b != j->next || !j->sc || (j->uz && !j->zp))
+		return;
+	memcpy(j->sc + b * j->n, sc, (size_t)j->n * sizeof(float));
+	for (int64_t r = 0; j->uz && r < j->n; r++)
+		j->zp[b * j->n + r] = (uint8_t)(zp ? zp[r] & mask : 1u << (j->bits - 1));
+	j->next = b + 1;
+}
+
+/* Rows [u0, u1) of the codes from B's bytes: whole columns (every
+ * block) read DQ_READ_BYTES at a time, B once per piece in long reads
+ * rather than a short read per column; the columns ascend, so that each
+ * byte's low nibble is set before its high one (dq_put). */
+static int dq_codes_b(struct dq_job *j, struct ir_tensor_reader *rd, int64_t u0, int64_t u1,
+		      uint8_t *out, uint8_t *chunk, int64_t nc, struct ir_diag *d)
+{
+	int64_t n = j->n, colb = j->kb * j->blob;
+	unsigned mask = (1u << j->bits) - 1, per = 8 / (unsigned)j->bits, mid = 1u << (j->bits - 1);
+	int rc;
+
+	for (int64_t r0 = 0; r0 < n; r0 += nc) {
+		int64_t c = n - r0 < nc ? n - r0 : nc;
+
+		if ((rc = ir_tensor_reader_read(rd, (uint64_t)(r0 * colb), (size_t)(c * colb), chunk,
+						d)) < 0)
+			return rc;
+		for (int64_t r = 0; r < c; r++) {
+			const uint8_t *col = chunk + r * colb;
+
+			for (int64_t i = u0; i < u1; i++) {
+				int64_t b = i / j->bs, jj = i % j->bs;
+				unsigned code = (col[b * j->blob + jj / per] >>
+						 ((unsigned)(jj % per) * (unsigned)j->bits)) & mask;
+
+				dq_put(out, (i - u0) * n + r0 + r, j->bits,
+				       j->sgn ? (code - mid) & mask : code);
+			}
+		}
+	}
+	return 0;
+}
+
+static int dq_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *out,
+			 struct ir_diag *d)
+{
+	struct dq_job *j = t->arg;
+	struct ir_tensor *src = j->from_w ? t->src->src : t->src;
+	int64_t b0 = u0 / j->bs, b1 = (u1 + j->bs - 1) / j->bs, n = j->n;
+	int64_t colb = j->kb * j->blob, nc = DQ_READ_BYTES / colb > 0 ? DQ_READ_BYTES / colb : 1;
+	unsigned mask = (1u << j->bits) - 1, per = 8 / (unsigned)j->bits, mid = 1u << (j->bits - 1);
+	size_t es = j->half ? 2 : 4;
+	float *w = NULL, *sc = NULL, *work = NULL;
+	uint8_t *raw = NULL, *q = NULL, *zp = NULL;
+	struct ir_tensor_reader rd;
+	int rc = 0;
+
+	if (u0 == 0) {
+		j->next = 0;
+		if (!j->sc)
+			j->sc = malloc((size_t)(j->kb * n) * sizeof(float) + 1);
+		if (j->uz && !j->zp)
+			j->zp = malloc((size_t)(j->kb * n) + 1);
+	}
+	if (j->from_w) {
+		q = malloc((size_t)(n * j->blob) + 1);
+		w = malloc((size_t)(j->bs * n) * sizeof(float) + 1);
+		raw = j->half ? malloc((size_t)(j->bs * n) * es + 1) : (uint8_t *)w;
+		sc = malloc((size_t)n * sizeof(float) + 1);
+		zp = malloc((size_t)n + 1);
+		work = malloc((size_t)(4 * n + 1) * sizeof(float));
+	} else {
+		q = malloc((size_t)(nc * colb) + 1);     /* the columns read */
+	}
+	if (!q || (j->from_w && (!w || !raw || !sc || !zp || !work))) {
+		rc = ir_diag_error(d, IR_ENOMEM, "tensor '%s': out of memory", ir_s(t->name));
+		goto cleanup;
+	}
+	if ((rc = ir_tensor_reader_open(&rd, src, d)) < 0)
+		goto cleanup;
+	if (!j->from_w)
+		rc = dq_codes_b(j, &rd, u0, u1, out, q, nc, d);
+	/* from the float weight: a block of rows, all columns, at a time */
+	for (int64_t b = b0; j->from_w && b < b1 && rc == 0; b++) {
+		if ((rc = dq_block_w(j, &rd, b, w, raw, q, sc, zp, work, d)) < 0)
+			break;
+		dq_keep(j, b, sc, j->sym ? NULL : zp);
+		for (int64_t i = b * j->bs; i < (b + 1) * j->bs && i < u1; i++) {
+			int64_t jj = i - b * j->bs;
+			unsigned shift = (unsigned)(jj % per) * (unsigned)j->bits;
+
+			if (i < u0)
+				continue;
+			for (int64_t r = 0; r < n; r++) {
+				unsigned code = (q[r * j->blob + jj / per] >> shift) & mask;
+
+				dq_put(out, (i - u0) * n + r, j->bits, j->sgn ? (code - mid) & mask : code);
+			}
+		}
+	}
+	ir_tensor_reader_close(&rd);
+	if (rc == 0 && u1 == j->k)
+		ir_tensor_release_data(src);
+	if (rc == 0 && u1 == j->k && j->next == j->kb)
+		j->owed = j->uz ? 3 : 1;
+cleanup:
+	if (raw != (uint8_t *)w)
+		free(raw);
+	free(w);
+	free(q);
+	free(sc);
+	free(zp);
+	free(work);
+	return rc;
+}
+
+/* Scales (what 1) or zero points (2) of blocks [u0, u1): kept from the
+ * codes' pass, computed again from the float weight, or read from the
+ * MatMulNBits' own ([n, kb] and [n, zrow] packed) and transposed. */
+static int dq_fill_side(struct ir_tensor *t, int what, int64_t u0, int64_t u1, uint8_t *out,
+			struct ir_diag *d)
+{
+	struct dq_job *j = t->arg;
+	int64_t n = j->n;
+	unsigned mask = (1u << j->bits) - 1, per = 8 / (unsigned)j->bits;
+	int rc = 0;
+
+	if (what == 2 && j->sym) {
+		/* B symmetric: every zero point 2^(bits - 1) */
+		for (int64_t i = 0; i < (u1 - u0) * n; i++)
+			dq_put(out, i, j->bits, 1u << (j->bits - 1));
+		return 0;
+	}
+	if (j->next >= u1 && j->sc && (what == 1 || j->zp)) {
+		for (int64_t b = u0; b < u1; b++)
+			if (what == 1)
+				memcpy(out + (b - u0) * n * 4, j->sc + b * n, (size_t)n * sizeof(float));
+			else
+				for (int64_t r = 0; r < n; r++)
+					dq_put(out, (b - u0) * n + r, j->bits, j->zp[b * n + r]);
+		return 0;
+	}
+	if (j->from_w) {
+		struct ir_tensor *src = t->src->src;
+		size_t es = j->half ? 2 : 4;
+		float *w = malloc((size_t)(j->bs * n) * sizeof(float) + 1);
+		uint8_t *raw = j->half ? malloc((size_t)(j->bs * n) * es + 1) : (uint8_t *)w;
+		uint8_t *q = malloc((size_t)(n * j->blob) + 1), *zp = malloc((size_t)n + 1);
+		float *sc = malloc((size_t)n * sizeof(float) + 1);
+		float *work = malloc((size_t)(4 * n + 1) * sizeof(float));
+		struct ir_tensor_reader rd;
+
+		if (!w || !raw || !q || !zp || !sc || !work)
+			rc = ir_diag_error(d, IR_ENOMEM, "tensor '%s': out of memory", ir_s(t->name));
+		else if ((rc = ir_tensor_reader_open(&rd, src, d)) == 0) {
+			for (int64_t b = u0; b < u1 && rc == 0; b++) {
+				if ((rc = dq_block_w(j, &rd, b, w, raw, q, sc, zp, work, d)) < 0)
+					break;
+				for (int64_t r = 0; r < n; r++)
+					if (what == 1)
+						memcpy(out + ((b - u0) * n + r) * 4, &sc[r], 4);
+					else
+						dq_put(out, (b - u0) * n + r, j->bits, zp[r] & mask);
+			}
+			ir_tensor_reader_close(&rd);
+			if (u1 == j->kb)
+				ir_tensor_release_data(src);
+		}
+		if (raw != (uint8_t *)w)
+			free(raw);
+		free(w);
+		free(q);
+		free(zp);
+		free(sc);
+		free(work);
+		return rc;
+	}
+	{
+		const uint8_t *in = NULL;
+		size_t len = 0;
+
+		/* the MatMulNBits' own scales or zero points (a kb-th of the
+		 * codes), or none: 2^(bits - 1) */
+		if ((rc = ir_tensor_data(t->src, &in, &len, d)) < 0)
+			return rc;
+		for (int64_t b = u0; b < u1; b++)
+			for (int64_t r = 0; r < n; r++) {
+				int64_t at = (b - u0) * n + r;
+
+				if (what == 1)
+					memcpy(out + at * 4, in + (r * j->kb + b) * 4, 4);
+				else
+					dq_put(out, at, j->bits,
+					       (unsigned)(in[r * j->zrow + b / per] >>
+							  ((unsigned)(b % per) * (unsigned)j->bits)) & mask);
+			}
+		if (u1 == j->kb)
+			ir_tensor_release_data(t->src);
+	}
+	return 0;
+}
+
+static int dq_fill_scales(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *out,
+			  struct ir_diag *d)
+{
+	return dq_fill_side(t, 1, u0, u1, out, d);
+}
+
+static int dq_fill_zp(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *out,
+		      struct ir_diag *d)
+{
+	return dq_fill_side(t, 2, u0, u1, out, d);
+}
+
+static void dq_done_side(struct ir_tensor *t, int what)
+{
+	struct dq_job *j = t->arg;
+
+	if (j->next != j->kb)
+		return;
+	j->owed &= ~what;
+	if (!j->owed) {
+		free(j->sc);
+		free(j->zp);
+		j->sc = NULL;
+		j->zp = NULL;
+		j->next = 0;
+	}
+}
+
+static void dq_done_scales(struct ir_tensor *t)
+{
+	dq_done_side(t, 1);
+}
+
+static void dq_done_zp(struct ir_tensor *t)
+{
+	dq_done_side(t, 2);
+}
+
+static const struct ir_derive_ops dq_codes_ops = {
+	dq_fill_codes, dq_piece_codes, NULL, dq_hold, dq_drop,
+};
+static const struct ir_derive_ops dq_scales_ops = {
+	dq_fill_scales, dq_piece_side, dq_done_scales, dq_hold, dq_drop,
+};
+static const struct ir_derive_ops dq_zp_ops = {
+	dq_fill_zp, dq_piece_side, dq_done_zp, dq_hold, dq_drop,
+};
+
+int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,
+		       const struct ir_tensor *z, int64_t k, int64_t n, int bits, int64_t bs,
+		       int wdtype, const char *const names[3], struct ir_tensor **codes,
+		       struct ir_tensor **scales, struct ir_tensor **zps, struct ir_diag *d)
+{
+	const struct qz_nb_job *nj = b->storage == IR_STORE_DERIVED && b->ops == &qz_nb_codes_ops ?
+				  b->arg : NULL;
+	struct dq_job *j;
+	int64_t cd[2] = { k, n }, sd[2];
+	int sgn = wdtype == IR_DTYPE_INT4 || wdtype == IR_DTYPE_INT8;
+
+	*codes = *scales = *zps = NULL;
+	/* 4-bit rows of whole bytes; the quantizer's codes of float32 B, or
+	 * a model's own uint8 B, float scales, packed uint8 zero points */
+	if ((n * bits) % 8 || bs <= 0 || k <= 0 || n <= 0 || (bits != 4 && bits != 8) ||
+	    (nj && (nj->k != k || nj->n != n || nj->bits != bits || nj->bs != bs || nj->half ||
+		    (s->ops != &qz_nb_scales_ops) || (z && z->ops != &qz_nb_zp_ops))) ||
+	    (!nj && (b->dtype != IR_DTYPE_UINT8 || s->dtype != IR_DTYPE_FLOAT ||
+		     (z && z->dtype != IR_DTYPE_UINT8))))
+		return 0;
+	if (!(j = calloc(1, sizeof(*j))))
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	j->refs = 3;
+	j->k = k;
+	j->n = n;
+	j->bits = bits;
+	j->bs = bs;
+	j->kb = (k + bs - 1) / bs;
+	j->blob = bs * bits / 8;
+	j->zrow = (j->kb * bits + 7) / 8;
+	j->sgn = sgn;
+	j->uz = !sgn;
+	j->from_w = nj != NULL;
+	j->sym = nj ? nj->sym : !z;
+	j->half = 0;                 /* float16 scales are not lowered */
+	sd[0] = j->kb;
+	sd[1] = n;
+	*codes = ir_tensor_new_computed(names[0], ir_tensor_clone(b, NULL), wdtype, cd, 2, k,
+					&dq_codes_ops, j);
+	*scales = ir_tensor_new_computed(names[1], ir_tensor_clone(s, NULL), IR_DTYPE_FLOAT, sd,
+					 2, j->kb, &dq_scales_ops, j);
+	if (sgn) {
+		dq_drop(j);
+	} else {
+		/* no zero points (B symmetric): all 2^(bits - 1), computed
+		 * from one byte of it, so that dedup-constants finds equal
+		 * ones of a shape equal as it found them materialized */
+		uint8_t mid = (uint8_t)(1u << (bits - 1));
+		int64_t one = 1;
+
+		*zps = ir_tensor_new_computed(names[2], z ? ir_tensor_clone(z, NULL) :
+					      ir_tensor_new_raw("zero_point", IR_DTYPE_UINT8,
+								&one, 1, &mid, 1),
+					      bits == 4 ? IR_DTYPE_UINT4 : IR_DTYPE_UINT8, sd, 2,
+					      j->kb, &dq_zp_ops, j);
+	}
+	if (!*codes || !*scales || (!sgn && !*zps)) {
+		ir_tensor_free(*codes);
+		ir_tensor_free(*scales);
+		ir_tensor_free(*zps);
+		*codes = *scales = *zps = NULL;
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	}
+	return 1;
+}

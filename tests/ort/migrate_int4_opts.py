@@ -14,7 +14,8 @@ decomposed decoder, with numpy's codes (quantize_nbits_ort.ref_quantize):
   validation runs and its header names "int4 weight-only" and the
   criterion, not int8's tolerances (text and JSON);
 - qnn --weight-only int8 --no-validate: 15 MatMulNBits of 8 bits,
-  asymmetric, with the reference's codes, scales and zero points;
+  asymmetric, with the reference's codes, scales and zero points, and the
+  attention of both layers fused into GroupQueryAttention (no MatMul left);
 - a weight-only int8 validation's header says "int8 weight-only".
 Exits 1 on a failure."""
 import json
@@ -165,7 +166,12 @@ def main():
                                              "--force"])
     check(os.path.exists(dq), "qnn --weight-only int8: written (exit %d)" % r.returncode)
     if os.path.exists(dq):
-        qn.check_weights(dq, src, 8, 32, False, "qnn --weight-only int8")
+        # qnn declares GroupQueryAttention: fuse-gqa takes the attention's
+        # own MatMuls (Q K^T and the weights times V), so none is left
+        qn.check_weights(dq, src, 8, 32, False, "qnn --weight-only int8", n_left=0)
+        gqa = [n for n in onnx.load(dq).graph.node if n.op_type == "GroupQueryAttention"]
+        check(len(gqa) == 2, "qnn --weight-only int8: %d GroupQueryAttention (2 layers)" %
+              len(gqa))
 
     # 5. an int8 weight-only validation's header
     r, _ = migrate(opmig, src, d8, "tensorrt", ["--opset", "21", "--weight-only", "int8",

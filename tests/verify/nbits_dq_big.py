@@ -13,7 +13,7 @@ column against a numpy implementation of onnxruntime's blockwise quantizer
       last columns and those holding seeded values (at most 8) hold the
       reference's codes - 2^(BITS - 1) and its scales
 
-Run with /usr/bin/python3 (onnx 1.12, numpy) by tests/cli/t1197-migrate-int4-big.sh.
+Run with /usr/bin/python3 (onnx 1.12, numpy) by tests/cli/t1198-migrate-int4-big.sh.
 """
 import os
 import sys

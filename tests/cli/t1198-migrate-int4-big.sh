@@ -1,5 +1,5 @@
 #!/bin/sh
-# t1197: `opmig migrate --precision int4 --target tensorrt --opset 21
+# t1198: `opmig migrate --precision int4 --target tensorrt --opset 21
 # --no-validate` of weights larger than the memory opmig is given.  The
 # 1 GiB model of t1188 (4 MatMuls of [8192, 8192] float32 in a sparse
 # file) under an address-space limit of a quarter of its weights: the

@@ -244,43 +244,46 @@ static double kernel(const struct rs_params *p, double d)
 	return 0;
 }
 
-struct pass {
-	const double *src;
-	double *dst;
-	int64_t in_len, out_len, inner, n_taps;
-	const int64_t *tap_idx;   /* out_len * n_taps, -1: extrapolate */
-	const double *tap_w;
-	double extrap;
-};
-
-static void pass_rows(void *arg, int64_t begin, int64_t end)
-{
-	const struct pass *q = arg;
-
-	for (int64_t row = begin; row < end; row++) {
-		int64_t o = row / q->out_len, l = row % q->out_len;
-		double *dst = q->dst + row * q->inner;
-		const int64_t *ti = q->tap_idx + l * q->n_taps;
-		const double *tw = q->tap_w + l * q->n_taps;
-
-		if (ti[0] < 0) {
-			for (int64_t i = 0; i < q->inner; i++)
-				dst[i] = q->extrap;
-			continue;
-		}
-		for (int64_t i = 0; i < q->inner; i++)
-			dst[i] = 0;
-		for (int64_t t = 0; t < q->n_taps; t++) {
-			const double *src = q->src + (o * q->in_len + ti[t]) * q->inner;
-			double w = tw[t];
-
-			if (w == 0)
-				continue;
-			for (int64_t i = 0; i < q->inner; i++)
-				dst[i] += w * src[i];
-		}
-	}
+/* One pass along an axis in T (double, or float for float32 data): each
+ * output row the taps' weighted input rows (inner elements each); a row
+ * whose first tap is -1 (tf_crop_and_resize outside the input) is the
+ * extrapolation value. */
+#define RS_PASS(name, T) \
+struct name { \
+	const T *src; \
+	T *dst; \
+	int64_t in_len, out_len, inner, n_taps; \
+	const int64_t *tap_idx;   /* out_len * n_taps, -1: extrapolate */ \
+	const T *tap_w; \
+	T extrap; \
+}; \
+static void name##_rows(void *arg, int64_t begin, int64_t end) \
+{ \
+	const struct name *q = arg; \
+	for (int64_t row = begin; row < end; row++) { \
+		int64_t o = row / q->out_len, l = row % q->out_len; \
+		T *dst = q->dst + row * q->inner; \
+		const int64_t *ti = q->tap_idx + l * q->n_taps; \
+		const T *tw = q->tap_w + l * q->n_taps; \
+		if (ti[0] < 0) { \
+			for (int64_t i = 0; i < q->inner; i++) \
+				dst[i] = q->extrap; \
+			continue; \
+		} \
+		for (int64_t i = 0; i < q->inner; i++) \
+			dst[i] = 0; \
+		for (int64_t t = 0; t < q->n_taps; t++) { \
+			const T *src = q->src + (o * q->in_len + ti[t]) * q->inner; \
+			T w = tw[t]; \
+			if (w == 0) \
+				continue; \
+			for (int64_t i = 0; i < q->inner; i++) \
+				dst[i] += w * src[i]; \
+		} \
+	} \
 }
+RS_PASS(pass, double)
+RS_PASS(pass32, float)
 
 /* Taps of every output coordinate along axis d. */
 static int make_taps(struct rt_kctx *k, const struct rs_params *p, int d,
@@ -366,38 +369,6 @@ static void store_result(const struct rs_params *p, struct rt_value *y, const do
  * onnxruntime computes them), the first reading x, the last writing y,
  * none through double (a U-Net's 2x upsampling spent 90% of its time
  * converting). */
-struct pass32 {
-	const float *src;
-	float *dst;
-	int64_t in_len, out_len, inner, n_taps;
-	const int64_t *tap_idx;
-	const float *tap_w;
-};
-
-static void pass_rows32(void *arg, int64_t begin, int64_t end)
-{
-	const struct pass32 *q = arg;
-
-	for (int64_t row = begin; row < end; row++) {
-		int64_t o = row / q->out_len, l = row % q->out_len;
-		float *dst = q->dst + row * q->inner;
-		const int64_t *ti = q->tap_idx + l * q->n_taps;
-		const float *tw = q->tap_w + l * q->n_taps;
-
-		for (int64_t i = 0; i < q->inner; i++)
-			dst[i] = 0;
-		for (int64_t t = 0; t < q->n_taps; t++) {
-			const float *src = q->src + (o * q->in_len + ti[t]) * q->inner;
-			float w = tw[t];
-
-			if (w == 0)
-				continue;
-			for (int64_t i = 0; i < q->inner; i++)
-				dst[i] += w * src[i];
-		}
-	}
-}
-
 static int run_interp_f32(struct rt_kctx *k, const struct rs_params *p,
 			  struct rt_value *x, struct rt_value *y)
 {
@@ -454,8 +425,9 @@ static int run_interp_f32(struct rt_kctx *k, const struct rs_params *p,
 		q.dst = next;
 		q.tap_idx = ti;
 		q.tap_w = tw32;
+		q.extrap = 0;
 		rt_parallel_for(k, outer * q.out_len, 1 + 4096 / (q.inner * q.n_taps + 1),
-				pass_rows32, &q);
+				pass32_rows, &q);
 		free(ti);
 		free(tw);
 		free(tw32);

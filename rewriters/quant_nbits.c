@@ -475,20 +475,24 @@ static int nb_fill_zp(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *out,
 
 /* Scales or zero points handed out whole: once both were, the codes'
  * scales and zero points go. */
+void qz_nb_side_done(int *owed, int what, float **sc, uint8_t **zp, int64_t *next)
+{
+	*owed &= ~what;
+	if (!*owed) {
+		free(*sc);
+		free(*zp);
+		*sc = NULL;
+		*zp = NULL;
+		*next = 0;
+	}
+}
+
 static void nb_done_side(struct ir_tensor *t, int what)
 {
 	struct qz_nb_job *j = t->arg;
 
-	if (j->next != j->n)
-		return;
-	j->owed &= ~what;
-	if (!j->owed) {
-		free(j->sc);
-		free(j->zp);
-		j->sc = NULL;
-		j->zp = NULL;
-		j->next = 0;
-	}
+	if (j->next == j->n)
+		qz_nb_side_done(&j->owed, what, &j->sc, &j->zp, &j->next);
 }
 
 static void nb_done_scales(struct ir_tensor *t)

@@ -327,16 +327,8 @@ static void dq_done_side(struct ir_tensor *t, int what)
 {
 	struct dq_job *j = t->arg;
 
-	if (j->next != j->kb)
-		return;
-	j->owed &= ~what;
-	if (!j->owed) {
-		free(j->sc);
-		free(j->zp);
-		j->sc = NULL;
-		j->zp = NULL;
-		j->next = 0;
-	}
+	if (j->next == j->kb)
+		qz_nb_side_done(&j->owed, what, &j->sc, &j->zp, &j->next);
 }
 
 static void dq_done_scales(struct ir_tensor *t)

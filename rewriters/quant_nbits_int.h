@@ -30,6 +30,9 @@ struct qz_nb_job {
 	size_t entry;                /* are complete (NULL: none) */
 };
 
+/* Scales or zero points (what: 1 or 2) handed out whole: once both were
+ * (*owed clear), the kept *sc and *zp go and *next restarts. */
+void qz_nb_side_done(int *owed, int what, float **sc, uint8_t **zp, int64_t *next);
 /* The zero points' bytes before any block is set (len bytes). */
 void qz_nb_zp_init(uint8_t *zp, int64_t len, int bits);
 /* Block b of c columns: its rows (rows <= bs) at w, row stride ld; q,

@@ -306,7 +306,7 @@ int64_t knn_direct_part(int64_t n, int64_t most, int64_t p, int64_t *count);
  * float32 planes p, split over the session's threads (k_pool.c). */
 typedef void (*knn_plane_fn)(const struct knn_geom *g, const float *x, float *y);
 /* float32 2-D MaxPool of x stored channels last into y, so too
- * (k_pool_cl.c). */
+ * (k_pool_nhwc.c). */
 void knn_maxpool_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x, float *y);
 void knn_for_planes(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		    float *y, knn_plane_fn plane);

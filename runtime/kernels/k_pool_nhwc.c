@@ -1,4 +1,4 @@
-/* k_pool_cl.c: float32 2-D MaxPool on a result stored channels last
+/* k_pool_nhwc.c: float32 2-D MaxPool on a result stored channels last
  * (runtime/layout_cl.c): each output position the maximum of its
  * window's positions, a position's channels contiguous, so the channels
  * are the vector (a U-Net's pools between convolutions then keep the

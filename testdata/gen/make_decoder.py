@@ -32,6 +32,10 @@ builder drops it when GroupQueryAttention does the rotary), past_key_values.{i}.
 float [batch_size, kv_heads, past_sequence_length, head_dim]; outputs
 logits float [batch_size, sequence_length, vocab] and present.{i}.key/.value
 [batch_size, kv_heads, total_sequence_length, head_dim].
+--dtype float16 (decomposed) writes the weights, the KV cache inputs and
+outputs and the logits in float16, as torch exports a half model (HF's
+eager Llama: RMSNorm and Softmax in float32 between Casts, the mask
+Where(.., 0, float16's lowest)); float32 stays the default.
 
 Needs onnx (1.12) and numpy: run it with /usr/bin/python3.
 """
@@ -57,7 +61,7 @@ PRESETS = {
                intermediate=11008, vocab=32000, positions=4096),
 }
 NP = {TensorProto.FLOAT: np.float32, TensorProto.UINT8: np.uint8,
-      TensorProto.INT64: np.int64}
+      TensorProto.INT64: np.int64, TensorProto.FLOAT16: np.float16}
 
 
 class Weights:
@@ -160,7 +164,7 @@ class Graph:
 
 def io(cfg, position_ids):
     kv, hd = cfg["kv_heads"], cfg["hidden"] // cfg["heads"]
-    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    f, i64 = cfg.get("dtype", TensorProto.FLOAT), TensorProto.INT64
     ins = [helper.make_tensor_value_info("input_ids", i64, ["batch_size", "sequence_length"]),
            helper.make_tensor_value_info("attention_mask", i64,
                                          ["batch_size", "total_sequence_length"])]
@@ -180,13 +184,19 @@ def io(cfg, position_ids):
     return ins, outs
 
 
-def rms_norm(g, x, weight, eps, p):
+def rms_norm(g, x, weight, eps, p, half=False):
+    """HF's LlamaRMSNorm; half: x float16, normalized in float32 (Cast to
+    float32 and back), the weight float16."""
+    if half:
+        x = g.node("Cast", [x], name=p + "/Cast", to=TensorProto.FLOAT)
     sq = g.node("Pow", [x, g.const(2.0, np.float32, True)], name=p + "/Pow")
     mean = g.node("ReduceMean", [sq], name=p + "/ReduceMean", axes=[-1], keepdims=1)
     var = g.node("Add", [mean, g.const(eps, np.float32, True)], name=p + "/Add")
     std = g.node("Sqrt", [var], name=p + "/Sqrt")
     inv = g.node("Div", [g.const(1.0, np.float32, True), std], name=p + "/Div")
     y = g.node("Mul", [x, inv], name=p + "/Mul")
+    if half:
+        y = g.node("Cast", [y], name=p + "/Cast_1", to=TensorProto.FLOAT16)
     return g.node("Mul", [weight, y], name=p + "/Mul_1")
 
 
@@ -204,13 +214,19 @@ def rotary(g, x, cos, sin, hd, p):
 
 
 def build_decomposed(cfg, w):
+    """float16 (cfg dtype, torch's half export of HF's eager Llama): the
+    weights, KV cache, logits and the mask (Where(.., 0, float16's lowest))
+    in float16, RMSNorm and Softmax in float32 (Cast there and back)."""
     g = Graph(w)
     L, H, A, KV = cfg["layers"], cfg["hidden"], cfg["heads"], cfg["kv_heads"]
     hd, I, V, eps = H // A, cfg["intermediate"], cfg["vocab"], 1e-6
-    emb = w.add("model.embed_tokens.weight", TensorProto.FLOAT, [V, H], normal(1.0))
-    cos_c = w.add("model.rotary_emb.cos_cached", TensorProto.FLOAT, [cfg["positions"], hd],
+    F = cfg.get("dtype", TensorProto.FLOAT)
+    half = F == TensorProto.FLOAT16
+    fnp = NP[F]
+    emb = w.add("model.embed_tokens.weight", F, [V, H], normal(1.0))
+    cos_c = w.add("model.rotary_emb.cos_cached", F, [cfg["positions"], hd],
                   rope_cache(cfg["positions"], hd, cfg["theta"], np.cos, False))
-    sin_c = w.add("model.rotary_emb.sin_cached", TensorProto.FLOAT, [cfg["positions"], hd],
+    sin_c = w.add("model.rotary_emb.sin_cached", F, [cfg["positions"], hd],
                   rope_cache(cfg["positions"], hd, cfg["theta"], np.sin, False))
     x = g.node("Gather", [emb, "input_ids"], name="/model/embed_tokens/Gather")
 
@@ -230,8 +246,8 @@ def build_decomposed(cfg, w):
     pad = g.node("Cast", ["attention_mask"], name=p + "/Cast", to=TensorProto.BOOL)
     pad4 = g.node("Unsqueeze", [pad, g.const([1, 2])], name=p + "/Unsqueeze_1")
     allowed = g.node("And", [causal, pad4], name=p + "/And")
-    bias = g.node("Where", [allowed, g.const(0.0, np.float32, True),
-                            g.const(np.finfo(np.float32).min, np.float32, True)],
+    bias = g.node("Where", [allowed, g.const(0.0, fnp, True),
+                            g.const(np.finfo(fnp).min, fnp, True)],
                   name=p + "/Where")
 
     p = "/model/rotary_emb"
@@ -245,11 +261,11 @@ def build_decomposed(cfg, w):
     perm = [0, 2, 1, 3]
     for i in range(L):
         pre, p = "model.layers.%d." % i, "/model/layers.%d" % i
-        ln1 = w.add(pre + "input_layernorm.weight", TensorProto.FLOAT, [H], around_one)
-        h = rms_norm(g, x, ln1, eps, p + "/input_layernorm")
+        ln1 = w.add(pre + "input_layernorm.weight", F, [H], around_one)
+        h = rms_norm(g, x, ln1, eps, p + "/input_layernorm", half)
         proj = {}
         for nm, n_out in (("q", A * hd), ("k", KV * hd), ("v", KV * hd), ("o", H)):
-            proj[nm] = w.add(pre + "self_attn.%s_proj.weight" % nm, TensorProto.FLOAT,
+            proj[nm] = w.add(pre + "self_attn.%s_proj.weight" % nm, F,
                              [A * hd if nm == "o" else H, n_out],
                              normal(1.0 / np.sqrt(A * hd if nm == "o" else H)))
         pa = p + "/self_attn"
@@ -281,21 +297,25 @@ def build_decomposed(cfg, w):
                        name=pa + "/repeat_v/Reshape")
         kt = g.node("Transpose", [k], name=pa + "/Transpose_3", perm=[0, 1, 3, 2])
         s = g.node("MatMul", [q, kt], name=pa + "/MatMul")
-        s = g.node("Div", [s, g.const(np.sqrt(hd), np.float32, True)], name=pa + "/Div")
+        s = g.node("Div", [s, g.const(np.sqrt(hd), fnp, True)], name=pa + "/Div")
         s = g.node("Add", [s, bias], name=pa + "/Add")
+        if half:   # softmax(dtype=torch.float32).to(float16)
+            s = g.node("Cast", [s], name=pa + "/Cast", to=TensorProto.FLOAT)
         s = g.node("Softmax", [s], name=pa + "/Softmax", axis=-1)
+        if half:
+            s = g.node("Cast", [s], name=pa + "/Cast_1", to=TensorProto.FLOAT16)
         o = g.node("MatMul", [s, v], name=pa + "/MatMul_1")
         o = g.node("Transpose", [o], name=pa + "/Transpose_4", perm=perm)
         o = g.node("Reshape", [o, g.const([0, 0, A * hd])], name=pa + "/Reshape_3")
         o = g.node("MatMul", [o, proj["o"]], name=pa + "/o_proj/MatMul")
         x = g.node("Add", [x, o], name=p + "/Add")
 
-        ln2 = w.add(pre + "post_attention_layernorm.weight", TensorProto.FLOAT, [H], around_one)
-        h = rms_norm(g, x, ln2, eps, p + "/post_attention_layernorm")
+        ln2 = w.add(pre + "post_attention_layernorm.weight", F, [H], around_one)
+        h = rms_norm(g, x, ln2, eps, p + "/post_attention_layernorm", half)
         pm = p + "/mlp"
-        wg = w.add(pre + "mlp.gate_proj.weight", TensorProto.FLOAT, [H, I], normal(1 / np.sqrt(H)))
-        wu = w.add(pre + "mlp.up_proj.weight", TensorProto.FLOAT, [H, I], normal(1 / np.sqrt(H)))
-        wd = w.add(pre + "mlp.down_proj.weight", TensorProto.FLOAT, [I, H], normal(1 / np.sqrt(I)))
+        wg = w.add(pre + "mlp.gate_proj.weight", F, [H, I], normal(1 / np.sqrt(H)))
+        wu = w.add(pre + "mlp.up_proj.weight", F, [H, I], normal(1 / np.sqrt(H)))
+        wd = w.add(pre + "mlp.down_proj.weight", F, [I, H], normal(1 / np.sqrt(I)))
         gate = g.node("MatMul", [h, wg], name=pm + "/gate_proj/MatMul")
         act = g.node("Mul", [gate, g.node("Sigmoid", [gate], name=pm + "/act_fn/Sigmoid")],
                      name=pm + "/act_fn/Mul")
@@ -304,9 +324,9 @@ def build_decomposed(cfg, w):
                    name=pm + "/down_proj/MatMul")
         x = g.node("Add", [x, d], name=p + "/Add_1")
 
-    fn = w.add("model.norm.weight", TensorProto.FLOAT, [H], around_one)
-    h = rms_norm(g, x, fn, eps, "/model/norm")
-    head = w.add("lm_head.weight", TensorProto.FLOAT, [H, V], normal(1 / np.sqrt(H)))
+    fn = w.add("model.norm.weight", F, [H], around_one)
+    h = rms_norm(g, x, fn, eps, "/model/norm", half)
+    head = w.add("lm_head.weight", F, [H, V], normal(1 / np.sqrt(H)))
     g.node("MatMul", [h, head], ["logits"], name="/lm_head/MatMul")
     return g
 
@@ -431,6 +451,9 @@ def parse(argv):
     ap.add_argument("--external", action="store_true", help="weights in OUT.data")
     ap.add_argument("--sparse", action="store_true",
                     help="all-zero weights in a sparse OUT.data (implies --external)")
+    ap.add_argument("--dtype", choices=["float32", "float16"], default="float32",
+                    help="decomposed: float16 as torch's half export (weights, KV cache, "
+                    "logits and mask in float16; RMSNorm and Softmax in float32)")
     ap.add_argument("--check", action="store_true",
                     help="decomposed: onnx.checker full_check of the written model")
     ap.add_argument("-o", "--output", required=True)
@@ -446,6 +469,10 @@ def parse(argv):
     cfg.setdefault("positions", 2048)
     cfg["theta"], cfg["zero_points"] = a.theta, not a.symmetric
     cfg["rotary_op"] = a.rotary_op and a.form == "genai"
+    if a.dtype == "float16":
+        if a.form != "decomposed":
+            ap.error("--dtype float16 is for --form decomposed")
+        cfg["dtype"] = TensorProto.FLOAT16
     if cfg["hidden"] % cfg["heads"] or cfg["heads"] % cfg["kv_heads"] or \
             (cfg["hidden"] // cfg["heads"]) % 2:
         ap.error("hidden must split into heads of even size, heads into kv heads")

@@ -111,15 +111,22 @@ static struct ir_value *walk_up(const struct rw_ctx *c, struct ir_value *x, stru
 	return rs->inputs[0];
 }
 
-/* kv = Concat(past, new, axis 2) read by the core only: the Concat, new
- * in *nw */
+/* kv = Concat(past, new, axis 2) read by the core only, or besides by
+ * Casts (float16 data with float32 outputs: the present output Cast back;
+ * they read the fused node's present output, the same value): the
+ * Concat, new in *nw */
 static struct ir_node *past_concat(const struct rw_ctx *c, struct ir_value *kv,
 				   struct ir_value **nw)
 {
 	struct ir_node *cat = rw_producer(kv, "Concat");
+	size_t others = 0;
 	int64_t ax;
 
-	if (!cat || cat->n_inputs != 2 || kv->n_uses != 1 || rw_rank(c, kv) != 4)
+	if (!cat || cat->n_inputs != 2 || rw_rank(c, kv) != 4)
+		return NULL;
+	for (size_t i = 0; i < kv->n_uses; i++)
+		others += strcmp(ir_s(kv->uses[i]->op_type), "Cast") != 0;
+	if (others != 1)
 		return NULL;
 	ax = rw_attr_int(cat, "axis", 0);
 	if (ax != 2 && ax != -2)
@@ -254,6 +261,22 @@ static int causal_ranges(const struct rw_ctx *c, const struct ir_value *v,
 	       rw_dim_same(&rt->dims[0], &qt->dims[2]);
 }
 
+/* The mask m itself, or the float mask it is Cast from (float16 data:
+ * the precision pass keeps a mask whose masked value float16 cannot hold,
+ * float32's lowest, in float32 and casts it; a Cast keeps 0 and takes a
+ * value at most MASKED_MAX to one at most MASKED_MAX, -inf included) */
+static struct ir_value *uncast_mask(const struct rw_ctx *c, struct ir_value *m)
+{
+	struct ir_node *cast = rw_producer(m, "Cast");
+	const struct ir_vtype *t;
+
+	if (!cast || !(t = rw_type(c, cast->inputs[0])) ||
+	    (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16 &&
+	     t->dtype != IR_DTYPE_DOUBLE))
+		return m;
+	return cast->inputs[0];
+}
+
 /* The mask is the causal mask and attention_mask's padding (see the top):
  * 1 and g->amask, else 0 and why */
 static int mask_proven(const struct rw_ctx *c, struct gqa *g, char *why, size_t size)
@@ -272,7 +295,7 @@ static int mask_proven(const struct rw_ctx *c, struct gqa *g, char *why, size_t 
 	/* static: the causal mask folded to a constant (else -1) */
 	s = qt->dims[2].kind == IR_VDIM_VALUE ? qt->dims[2].value : -1;
 	t = kt->dims[2].kind == IR_VDIM_VALUE ? kt->dims[2].value : -1;
-	if (!(w = rw_producer(g->a.mask, "Where")) || w->n_inputs != 3 ||
+	if (!(w = rw_producer(uncast_mask(c, g->a.mask), "Where")) || w->n_inputs != 3 ||
 	    !rw_const_scalar(c, w->inputs[1], &x) || x != 0 ||
 	    !rw_const_scalar(c, w->inputs[2], &y) || !(y <= MASKED_MAX) ||
 	    !(and = rw_producer(w->inputs[0], "And")) || and->n_inputs != 2) {
@@ -488,7 +511,7 @@ static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 		return 0;
 	memset(&g, 0, sizeof(g));
 	if (!rw_attn_match(c, n, &g.a) || !(t = rw_type(c, g.a.q)) ||
-	    t->dtype != IR_DTYPE_FLOAT ||
+	    (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16) ||
 	    rw_attn_made_by_pass(&g.a) || !rw_target_accepts(c, MS, "GroupQueryAttention", t->dtype))
 		return 0;
 	if (!match(c, &g, why, sizeof(why)))

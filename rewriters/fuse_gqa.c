@@ -1,12 +1,12 @@
 /* fuse_gqa.c: pass "fuse-gqa": a decoder layer's decomposed attention, as
  * torch exports a Llama or Qwen with a KV cache, fused into
  * com.microsoft GroupQueryAttention for targets that declare it for
- * float32 (float16 is not fused yet: the fp16 pass keeps the mask in
- * float32, which the attention core then does not match, and no test
- * checks onnxruntime's float16 kernel against the decomposed form):
- *   - the attention core attn_match.h matches (kv heads repeated or not),
- *     its K and V each Concat(past, new, axis 2) (the present outputs,
- *     read by the core only), the Q and the new K and V [B, h, S, d]
+ * the data's dtype, float32 or float16 (torch's half export, and the fp16
+ * pass's output where the target takes MatMul in float16):
+ *   - the attention core attn_match.h matches (kv heads repeated or not;
+ *     with float16 the Softmax perhaps in float32 between Casts), its K
+ *     and V each Concat(past, new, axis 2) (the present outputs, read by
+ *     the core only and perhaps Casts to float32 outputs), the Q and the new K and V [B, h, S, d]
  *     Transpose([0, 2, 1, 3]) of Reshape([B, S, h, d]) of the 3-D
  *     projections [B, S, h * d], which GroupQueryAttention takes (a Q or K
  *     rotated on [B, h, S, d] after that Transpose keeps its rotation and
@@ -29,7 +29,9 @@
  *   [B, T], C (static dims) a constant bool [.., S, T] (leading dims 1)
  *   holding exactly
  *   j <= T - S + i, m at most -1e4 (the dtype's lowest, -1e9, -inf: the
- *   masked keys' weights underflow to 0);
+ *   masked keys' weights underflow to 0), the Where perhaps Cast to the
+ *   data's float16 (the fp16 pass keeps float32's lowest in float32; the
+ *   Cast makes it -inf);
  * any other mask is refused with a note saying why, and so is a batch
  * above 1 with a sequence after a past (onnxruntime's GroupQueryAttention
  * refuses to run it).  Exact for an attention_mask of ones (no padding,
@@ -534,6 +536,6 @@ static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 RW_FUSION(fuse_gqa, "fuse-gqa",
 	  "decoder attention (MatMul/Softmax/MatMul over heads reshaped from the projections, "
 	  "the past Concat, a proven causal + attention_mask padding mask) fused into "
-	  "com.microsoft GroupQueryAttention; assumes attention_mask right-padded (exact with "
+	  "com.microsoft GroupQueryAttention (float32 or float16); assumes attention_mask right-padded (exact with "
 	  "no padding, or right padding without a past)",
 	  fuse_at);

@@ -9,7 +9,11 @@
 # of them; with 4 and with 1 kv heads), its rotations fused into
 # RotaryEmbedding on the 3-D projections (no Transpose left); a causal
 # mask made strict, a soft mask and a batch of 2 with a sequence after a
-# past stay decomposed with a note saying why.  Then
+# past stay decomposed with a note saying why.  float16 too: the decoder
+# as torch exports a half model, and the float32 one through the fp16
+# pass (to qnn with MatMul taken in float16), fused on float16 data and
+# equal to the unfused float16 model within float16's precision; a
+# float16 mask with -1 as its masked value stays decomposed.  Then
 # the text report lists each fusion and the right-padding assumption.
 # Skipped when onnxruntime-node or python-onnx is absent.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"

@@ -25,8 +25,27 @@ mask is refused there as well.  opmig's own validation of each migration
 says equivalent; the decoder migrated by fuse-gqa alone passes
 onnx.checker full_check (onnx 1.12 skips the com.microsoft op; qnn's
 other fusions put SimplifiedLayerNormalization in the default domain,
-which onnx does not know).  Prints one line per check; exits 1 on a failure, 77 when
-onnxruntime-node is absent."""
+which onnx does not know).
+float16, in two forms, fused into GroupQueryAttention on float16 data
+(onnxruntime's CPU kernel runs it in float16) and compared in onnxruntime
+with the decomposed float16 model at the prompt, decode, sequence-after-a-
+past and right-padded settings: (a) the decoder as torch exports a half
+model (make_decoder.py --dtype float16: float16 weights, KV cache, logits
+and mask Where(.., 0, -65504); Softmax in float32 between Casts) migrated
+to qnn against itself; (b) the float32 decoder migrated with --precision
+fp16 (float32 inputs and outputs, the mask's Where kept in float32 and Cast
+to float16, which makes its lowest -inf) to qnn with MatMul taken in
+float16 (a rules file; qnn's own MatMul is quantized only, so the fp16
+pass keeps the attention's MatMuls in float32 there and nothing fuses),
+fuse-gqa's passes with and without it.  Tolerance 2e-3 of the largest
+|value| (logits, present key/value): float16 keeps 11 significant bits
+(2^-10 relative, 1 ulp = 0.002 for logits between 2 and 4); both models
+round the attention's output and its sums to float16 in another order,
+so they differ by an ulp or two (seen: up to 1 ulp); a wrong mask moves
+logits by tenths.  A float16 mask whose masked value is -1 stays
+decomposed with a note.
+Prints one line per check; exits 1 on a failure, 77 when onnxruntime-node
+is absent."""
 import json
 import os
 import subprocess
@@ -46,6 +65,12 @@ diff = ortlib.max_diff
 GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
 LAYERS, HEADS, KV, HD, VOCAB = 2, 4, 2, 16, 256   # the tiny preset
 TOL = 1e-4
+TOL16 = 2e-3     # of the largest |value|: float16's 2^-10, an ulp or two
+MM16_RULES = {"schema": 1, "id": "qnn-mm16", "name": "qnn with float16 MatMul", "vendor": "test",
+              "family": "test", "description": "fuse_gqa_ort.py", "extends": "qnn",
+              "sources": ["fuse_gqa_ort.py"], "dynamic_shapes": False,
+              "ops": {"MatMul": {"dtypes": ["float16", "uint8", "uint16"]}}}
+SETTINGS16 = [(2, 5, 0, 0), (2, 1, 6, 0), (1, 3, 4, 0), (3, 6, 0, 2)]
 DYN_RULES = {"schema": 1, "id": "qnn-dyn", "name": "qnn with dynamic shapes", "vendor": "test",
              "family": "test", "description": "fuse_gqa_ort.py", "extends": "qnn",
              "sources": ["fuse_gqa_ort.py"], "dynamic_shapes": True, "ops": {}}
@@ -55,7 +80,7 @@ SETTINGS = [(2, 5, 0, 0, None), (2, 1, 6, 0, None), (1, 3, 4, 0, None), (3, 6, 0
             (2, 1, 6, 0, 23)]
 
 
-def feeds(b, s, p, pad, seed, kv=KV):
+def feeds(b, s, p, pad, seed, kv=KV, dt=np.float32):
     rng = np.random.default_rng(seed)
     mask = np.ones((b, p + s), np.int64)
     if pad:
@@ -66,11 +91,11 @@ def feeds(b, s, p, pad, seed, kv=KV):
     for i in range(LAYERS):
         for kind in ("key", "value"):
             f["past_key_values.%d.%s" % (i, kind)] = \
-                rng.uniform(-1, 1, (b, kv, p, HD)).astype(np.float32)
+                rng.uniform(-1, 1, (b, kv, p, HD)).astype(np.float32).astype(dt)
     return f
 
 
-def migrate(opmig, src, dst, b, s, p, passes=None, opset=None):
+def migrate(opmig, src, dst, b, s, p, passes=None, opset=None, more=()):
     if b is None:   # symbolic dims: qnn as if it took them (a rules file)
         rules = os.path.join(os.path.dirname(dst), "qnn-dyn.json")
         with open(rules, "w") as f:
@@ -79,9 +104,10 @@ def migrate(opmig, src, dst, b, s, p, passes=None, opset=None):
                                "--force", "-o", dst], capture_output=True, text=True)
     dims = ["--dim", "batch_size=%d" % b, "--dim", "sequence_length=%d" % s,
             "--dim", "past_sequence_length=%d" % p, "--dim", "total_sequence_length=%d" % (p + s)]
-    more = (["--passes", passes] if passes else []) + (["--opset", str(opset)] if opset else [])
-    return subprocess.run([opmig, "migrate", src, "--target", "qnn", "--force", "-o", dst] +
-                          dims + more, capture_output=True, text=True)
+    more = list(more) or ["--target", "qnn"]
+    more += (["--passes", passes] if passes else []) + (["--opset", str(opset)] if opset else [])
+    return subprocess.run([opmig, "migrate", src, "--force", "-o", dst] + dims + more,
+                          capture_output=True, text=True)
 
 
 def ops(path):
@@ -106,23 +132,23 @@ def strict_causal(src, dst):
     onnx.save(m, dst)
 
 
-def soft_mask(src, dst):
-    """The decoder with its mask's masked value -1 instead of float32's
+def soft_mask(src, dst, dt=np.float32):
+    """The decoder with its mask's masked value -1 instead of the dtype's
     lowest: masked keys keep some weight."""
     m = onnx.load(src)
     w = [n for n in m.graph.node if n.op_type == "Where" and n.name.startswith("/model/mask")]
     assert len(w) == 1
-    m.graph.initializer.append(numpy_helper.from_array(np.array(-1, np.float32), "soft"))
+    m.graph.initializer.append(numpy_helper.from_array(np.array(-1, dt), "soft"))
     w[0].input[2] = "soft"
     onnx.save(m, dst)
 
 
-def refused(opmig, work, name, make, why, dims=(2, 5, 0)):
-    """The decoder changed by make(src, dst) migrated (dims: batch,
+def refused(opmig, work, name, make, why, dims=(2, 5, 0), src="tiny.onnx"):
+    """The decoder src changed by make(src, dst) migrated (dims: batch,
     sequence, past; None: symbolic): its attention stays, with a note per
     layer saying why."""
     bad = os.path.join(work, name + ".onnx")
-    make(os.path.join(work, "tiny.onnx"), bad)
+    make(os.path.join(work, src), bad)
     dst = os.path.join(work, name + "_qnn.onnx")
     r = migrate(opmig, bad, dst, *(dims or (None, None, None)))
     o = ops(dst) if os.path.exists(dst) else []
@@ -131,6 +157,55 @@ def refused(opmig, work, name, make, why, dims=(2, 5, 0)):
           % (name, o.count("GroupQueryAttention"), o.count("Softmax"), LAYERS))
     n = r.stdout.count("left decomposed: " + why)
     check(n == LAYERS, "%s: %d notes say why (want %d)" % (name, n, LAYERS))
+
+
+def half_cases(opmig, work, src, jobs, cases):
+    """The float16 forms (see the top): migrations checked here, the
+    onnxruntime jobs (unfused, fused) added to jobs and their names to
+    cases."""
+    h16 = os.path.join(work, "tiny16.onnx")
+    subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--form", "decomposed",
+                    "--dtype", "float16", "-o", h16], check=True, capture_output=True)
+    rules = os.path.join(work, "qnn-mm16.json")
+    with open(rules, "w") as f:
+        json.dump(MM16_RULES, f)
+    mm16 = ["--target", "qnn-mm16", "--rules", rules, "--precision", "fp16"]
+    for k, (b, s, p, pad) in enumerate(SETTINGS16):
+        what = "B=%d S=%d past=%d%s" % (b, s, p, " right-padded by %d" % pad if pad else "")
+        da = os.path.join(work, "half_a%d.onnx" % k)
+        r = migrate(opmig, h16, da, b, s, p)
+        un, fu = (os.path.join(work, "half_b%d%s.onnx" % (k, x)) for x in ("u", "f"))
+        migrate(opmig, src, un, b, s, p, "static-dims,fold-constants,fp16", more=mm16)
+        rb = migrate(opmig, src, fu, b, s, p, "static-dims,fold-constants,fp16,fuse-gqa",
+                     more=mm16)
+        for form, dst, rr, base in (("float16 export", da, r, h16), ("fp16 pass", fu, rb, un)):
+            o = ops(dst) if os.path.exists(dst) else []
+            g = [n for n in onnx.load(dst).graph.node
+                 if n.op_type == "GroupQueryAttention"] if o else []
+            check(len(g) == LAYERS and "Softmax" not in o,
+                  "%s, %s: %d GroupQueryAttention, %d Softmax (want %d, 0)"
+                  % (form, what, len(g), o.count("Softmax"), LAYERS))
+            check("validation (fp16" in rr.stdout and "): equivalent" in rr.stdout,
+                  "%s, %s: opmig's own validation says equivalent" % (form, what))
+            dt = np.float16 if base == h16 else np.float32
+            jobs += [(base, feeds(b, s, p, pad, 300 + k, dt=dt)),
+                     (dst, feeds(b, s, p, pad, 300 + k, dt=dt))]
+            cases.append("%s, %s" % (form, what))
+        o = ops(un) if os.path.exists(un) else []
+        check(o.count("Softmax") == LAYERS and "GroupQueryAttention" not in o,
+              "fp16 pass without fuse-gqa, %s: %d Softmax (want %d)"
+              % (what, o.count("Softmax"), LAYERS))
+    # the fused nodes run on float16: GroupQueryAttention's past_key (of
+    # its one type T) is the float16 graph input, its present the output
+    m = onnx.load(os.path.join(work, "half_a0.onnx"))
+    types = {v.name: v.type.tensor_type.elem_type for v in
+             list(m.graph.input) + list(m.graph.output)}
+    q = [(types.get(n.input[3]), types.get(n.output[1])) for n in m.graph.node
+         if n.op_type == "GroupQueryAttention"]
+    check(q == [(onnx.TensorProto.FLOAT16,) * 2] * LAYERS,
+          "float16 export: GroupQueryAttention's past and present float16 (%s)" % q)
+    refused(opmig, work, "soft-mask-float16", lambda a, b: soft_mask(a, b, np.float16),
+            "the mask is not Where(And(causal, padding), 0, lowest)", src="tiny16.onnx")
 
 
 def main():
@@ -197,9 +272,21 @@ def main():
             jobs += [(src, f), (sym, f), (src, feeds(b, s, p, 0, 100 + k))]
             cases.append(("symbolic dims, B=%d S=%d past=%d%s" % (
                 b, s, p, " right-padded by %d" % pad if pad else ""), s, pad))
-    res = ortlib.run_many(jobs, os.path.join(work, "ort"))
+    half_jobs, half = [], []
+    half_cases(opmig, work, src, half_jobs, half)
+    res = ortlib.run_many(jobs + half_jobs, os.path.join(work, "ort"))
     names = ["logits"] + ["present.%d.%s" % (i, kind) for i in range(LAYERS)
                           for kind in ("key", "value")]
+    for k, what in enumerate(half):
+        want, have = res[len(jobs) + 2 * k:len(jobs) + 2 * k + 2]
+        if isinstance(want, str) or isinstance(have, str):
+            check(False, "%s: onnxruntime: %s" % (what, want if isinstance(want, str) else have))
+            continue
+        for name, w, h in zip(names, want, have):
+            d, top = diff(w, h), float(np.max(np.abs(np.asarray(w, np.float64))))
+            check(d <= TOL16 * top, "%s: %s max abs diff %.3g (<= %g of the largest %.3g)"
+                  % (what, name, d, TOL16, top))
+    res = res[:len(jobs)]
     for k, (what, s, pad) in enumerate(cases):
         want, have, ones = res[3 * k:3 * k + 3]
         if isinstance(want, str) or isinstance(have, str):

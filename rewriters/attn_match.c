@@ -92,13 +92,25 @@ static struct ir_value *unscale(const struct rw_ctx *c, struct ir_value *v, doub
 	return mul->inputs[1 - j];
 }
 
+/* v = Cast(x, to) read once (to 0: any): x and the Cast in *n, else NULL */
+static struct ir_value *uncast(struct ir_value *v, int to, struct ir_node **n)
+{
+	struct ir_node *cast = rw_producer(v, "Cast");
+
+	if (!cast || !rw_single_use(v) || (to && rw_attr_int(cast, "to", 0) != to))
+		return NULL;
+	*n = cast;
+	return cast->inputs[0];
+}
+
 /* s = MatMul(Q, Transpose(K', [0, 1, 3, 2])) times the scale: Mul by a
  * constant, Div by one, or nothing (then perhaps Q and the transposed K'
  * each times a constant); Q and K' in *q and *k */
 static int scores(const struct rw_ctx *c, struct ir_value *s, struct rw_attn_match *m,
 		  struct ir_value **q, struct ir_value **k)
 {
-	struct ir_node *sc = NULL, *mm, *tr, *qs = NULL, *ks = NULL;
+	struct ir_node *sc = NULL, *mm, *tr, *qs = NULL, *ks = NULL, *cs = NULL, *cq = NULL,
+		       *ck = NULL;
 	struct ir_value *kt;
 	const int64_t *perm;
 	size_t np;
@@ -127,10 +139,16 @@ static int scores(const struct rw_ctx *c, struct ir_value *s, struct rw_attn_mat
 	}
 	if (sc && !rw_single_use(s))
 		return 0;
+	if (m->mm32 && !(s = uncast(s, 0, &cs)))   /* the float32 MatMul cast back */
+		return 0;
 	if (!(mm = rw_producer(s, "MatMul")) || mm->n_inputs != 2)
 		return 0;
 	*q = mm->inputs[0];
 	kt = mm->inputs[1];
+	if (m->mm32 && (!(*q = uncast(*q, IR_DTYPE_FLOAT, &cq)) ||
+			!(kt = uncast(kt, IR_DTYPE_FLOAT, &ck)) || !rw_type(c, *q) ||
+			rw_attr_int(cs, "to", 0) != rw_type(c, *q)->dtype))
+		return 0;
 	if (!sc) {   /* Q * a and K^T * b: the scale a * b */
 		double a, b;
 
@@ -146,7 +164,8 @@ static int scores(const struct rw_ctx *c, struct ir_value *s, struct rw_attn_mat
 		return 0;
 	*k = tr->inputs[0];
 	return add_node(m, tr) && add_node(m, mm) && (!sc || add_node(m, sc)) &&
-	       (!qs || add_node(m, qs)) && (!ks || add_node(m, ks));
+	       (!qs || add_node(m, qs)) && (!ks || add_node(m, ks)) && (!cs || add_node(m, cs)) &&
+	       (!cq || add_node(m, cq)) && (!ck || add_node(m, ck));
 }
 
 /* Does the additive mask m->mask fit scores [B, hq, S, T] as the fused
@@ -190,18 +209,29 @@ static int shapes_agree(const struct rw_ctx *c, const struct rw_attn_match *m, i
 	       (kt->dims[1].kind == IR_VDIM_VALUE && kt->dims[1].value == 1);
 }
 
-int rw_attn_match(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_match *m)
+static int match(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_match *m, int mm32)
 {
-	struct ir_node *back, *front = NULL, *sm, *add;
-	struct ir_value *p, *s, *kr;
+	struct ir_node *back = NULL, *front = NULL, *sm, *add, *vc = NULL;
+	struct ir_value *p, *s, *kr, *vr;
+	const struct ir_vtype *ot;
 	int64_t rk, rv;
 	int axis;
 
 	memset(m, 0, sizeof(*m));
 	if (mm->n_inputs != 2 || !rw_single_use(p = mm->inputs[0]))
 		return 0;
-	/* the probabilities, perhaps cast back from float32 */
-	if ((back = rw_producer(p, "Cast"))) {
+	m->out = mm->outputs[0];
+	vr = mm->inputs[1];
+	/* the MatMuls in float32: the output cast back to the data's dtype,
+	 * V cast to float32, the probabilities Softmax's */
+	if (mm32) {
+		if (!(ot = rw_type(c, m->out)) || ot->dtype != IR_DTYPE_FLOAT ||
+		    !(back = rw_sole_user(m->out, "Cast")) || !(vr = uncast(vr, IR_DTYPE_FLOAT, &vc)))
+			return 0;
+		m->out = back->outputs[0];
+		m->mm32 = m->f32 = 1;
+	} else if ((back = rw_producer(p, "Cast"))) {
+		/* the probabilities, perhaps cast back from float32 */
 		if (!rw_single_use(p = back->inputs[0]))
 			return 0;
 		m->f32 = 1;
@@ -230,7 +260,7 @@ int rw_attn_match(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_mat
 	} else if (!scores(c, s, m, &m->q, &kr)) {
 		return 0;
 	}
-	if (!(m->k = unrepeat(c, kr, &rk, m)) || !(m->v = unrepeat(c, mm->inputs[1], &rv, m)) ||
+	if (!(m->k = unrepeat(c, kr, &rk, m)) || !(m->v = unrepeat(c, vr, &rv, m)) ||
 	    rk != rv || !shapes_agree(c, m, rk))
 		return 0;
 	if (m->mask && !mask_fits(c, m, type4(c, m->q), type4(c, m->k)))
@@ -241,13 +271,23 @@ int rw_attn_match(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_mat
 
 		if ((qt->dtype != IR_DTYPE_FLOAT16 && qt->dtype != IR_DTYPE_BFLOAT16) ||
 		    rw_attr_int(back, "to", 0) != qt->dtype || !add_node(m, front) ||
-		    !add_node(m, back))
+		    !add_node(m, back) || (vc && !add_node(m, vc)))
 			return 0;
 	}
 	if (!add_node(m, sm) || !add_node(m, mm))
 		return 0;
 	m->last = mm;
 	return 1;
+}
+
+int rw_attn_match(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_match *m)
+{
+	return match(c, mm, m, 0);
+}
+
+int rw_attn_match_mm32(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_match *m)
+{
+	return match(c, mm, m, 0) || match(c, mm, m, 1);
 }
 
 /* Was a node of the pattern other than a Cast made by a pass?  (Casts

@@ -25,15 +25,24 @@ struct rw_attn_match {
 	struct ir_value *q, *k, *v, *mask; /* Q [B, hq, S, d], K and V [B, hkv, T, d] */
 	double scale;
 	int f32;                       /* softmax in float32 (a Cast island) */
+	int mm32;                      /* the MatMuls too (rw_attn_match_mm32) */
 	int mask_rank;
 	int expand_t;                  /* the mask's last dim not known to be T */
-	struct ir_node *nodes[16];     /* the pattern's nodes, last among them */
+	struct ir_node *nodes[24];     /* the pattern's nodes, last among them */
 	size_t n;
 	struct ir_node *last;          /* the MatMul by V' */
+	struct ir_value *out;          /* y: last's output, or its Cast back (mm32) */
 };
 
 /* The pattern ending at MatMul mm: 1 and m filled, else 0. */
 int rw_attn_match(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_match *m);
+/* The same, float16 (bfloat16) data whose MatMuls may also run in float32
+ * (as the precision pass leaves them for a target that takes MatMul in
+ * float16 not): y = Cast(MatMul(Softmax(Cast(s, float32)), Cast(V',
+ * float32)), back), s the scaled scores of Cast(MatMul(Cast(Q, float32),
+ * Cast(Transpose(K'), float32)), back) plus the mask; m->mm32 set and
+ * m->out the Cast back's output. */
+int rw_attn_match_mm32(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_match *m);
 /* Was a node of the pattern other than a Cast made by a pass?  (Casts
  * are the precision pass's, which decomposes nothing.) */
 int rw_attn_made_by_pass(const struct rw_attn_match *m);

@@ -2,9 +2,11 @@
  * torch exports a Llama or Qwen with a KV cache, fused into
  * com.microsoft GroupQueryAttention for targets that declare it for
  * the data's dtype, float32 or float16 (torch's half export, and the fp16
- * pass's output where the target takes MatMul in float16):
+ * pass's output):
  *   - the attention core attn_match.h matches (kv heads repeated or not;
- *     with float16 the Softmax perhaps in float32 between Casts), its K
+ *     with float16 the Softmax perhaps in float32 between Casts, and the
+ *     MatMuls too, as the fp16 pass keeps them for a target that takes
+ *     MatMul in float16 not: rw_attn_match_mm32), its K
  *     and V each Concat(past, new, axis 2) (the present outputs, read by
  *     the core only and perhaps Casts to float32 outputs), the Q and the new K and V [B, h, S, d]
  *     Transpose([0, 2, 1, 3]) of Reshape([B, S, h, d]) of the 3-D
@@ -326,7 +328,7 @@ static int match(const struct rw_ctx *c, struct gqa *g, char *why, size_t size)
 	struct ir_node *tr;
 	const struct ir_vtype *qt = rw_type(c, g->a.q), *kt = rw_type(c, g->a.k),
 			      *nt, *ot, *pt;
-	struct ir_value *y = g->a.last->outputs[0];
+	struct ir_value *y = g->a.out;
 
 	why[0] = 0;
 	if (!(g->cat_k = past_concat(c, g->a.k, &g->knew)) ||
@@ -474,7 +476,7 @@ static int fuse(struct rw_ctx *c, struct gqa *g)
 	struct rw_emit e;
 	struct ir_node *n;
 	size_t k = 0;
-	struct ir_node *all[32];
+	struct ir_node *all[40];
 
 	in[3] = g->cat_k->inputs[0], in[4] = g->cat_v->inputs[0];
 	/* the Concats go first: their outputs become the fused node's */
@@ -512,7 +514,7 @@ static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 	if (strcmp(ir_s(n->op_type), "MatMul") || (n->domain && *n->domain))
 		return 0;
 	memset(&g, 0, sizeof(g));
-	if (!rw_attn_match(c, n, &g.a) || !(t = rw_type(c, g.a.q)) ||
+	if (!rw_attn_match_mm32(c, n, &g.a) || !(t = rw_type(c, g.a.q)) ||
 	    (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16) ||
 	    rw_attn_made_by_pass(&g.a) || !rw_target_accepts(c, MS, "GroupQueryAttention", t->dtype))
 		return 0;

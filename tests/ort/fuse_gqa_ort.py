@@ -35,9 +35,9 @@ and mask Where(.., 0, -65504); Softmax in float32 between Casts) migrated
 to qnn against itself; (b) the float32 decoder migrated with --precision
 fp16 (float32 inputs and outputs, the mask's Where kept in float32 and Cast
 to float16, which makes its lowest -inf) to qnn with MatMul taken in
-float16 (a rules file; qnn's own MatMul is quantized only, so the fp16
-pass keeps the attention's MatMuls in float32 there and nothing fuses),
-fuse-gqa's passes with and without it.  Tolerance 2e-3 of the largest
+float16 (a rules file) and to qnn itself (MatMul quantized only: the fp16
+pass keeps the attention's MatMuls in float32 between Casts, the fused
+node takes their float16 inputs), fuse-gqa's passes with and without it.  Tolerance 2e-3 of the largest
 |value| (logits, present key/value): float16 keeps 11 significant bits
 (2^-10 relative, 1 ulp = 0.002 for logits between 2 and 4); both models
 round the attention's output and its sums to float16 in another order,
@@ -169,16 +169,24 @@ def half_cases(opmig, work, src, jobs, cases):
     rules = os.path.join(work, "qnn-mm16.json")
     with open(rules, "w") as f:
         json.dump(MM16_RULES, f)
-    mm16 = ["--target", "qnn-mm16", "--rules", rules, "--precision", "fp16"]
+    forms = (("fp16 pass", ["--target", "qnn-mm16", "--rules", rules, "--precision", "fp16"]),
+             ("fp16 pass, qnn", ["--target", "qnn", "--precision", "fp16"]))
     for k, (b, s, p, pad) in enumerate(SETTINGS16):
         what = "B=%d S=%d past=%d%s" % (b, s, p, " right-padded by %d" % pad if pad else "")
         da = os.path.join(work, "half_a%d.onnx" % k)
         r = migrate(opmig, h16, da, b, s, p)
-        un, fu = (os.path.join(work, "half_b%d%s.onnx" % (k, x)) for x in ("u", "f"))
-        migrate(opmig, src, un, b, s, p, "static-dims,fold-constants,fp16", more=mm16)
-        rb = migrate(opmig, src, fu, b, s, p, "static-dims,fold-constants,fp16,fuse-gqa",
-                     more=mm16)
-        for form, dst, rr, base in (("float16 export", da, r, h16), ("fp16 pass", fu, rb, un)):
+        todo = [("float16 export", da, r, h16)]
+        for j, (form, more) in enumerate(forms):
+            un, fu = (os.path.join(work, "half_b%d%d%s.onnx" % (j, k, x)) for x in ("u", "f"))
+            migrate(opmig, src, un, b, s, p, "static-dims,fold-constants,fp16", more=more)
+            rb = migrate(opmig, src, fu, b, s, p, "static-dims,fold-constants,fp16,fuse-gqa",
+                         more=more)
+            todo.append((form, fu, rb, un))
+            o = ops(un) if os.path.exists(un) else []
+            check(o.count("Softmax") == LAYERS and "GroupQueryAttention" not in o,
+                  "%s without fuse-gqa, %s: %d Softmax (want %d)"
+                  % (form, what, o.count("Softmax"), LAYERS))
+        for form, dst, rr, base in todo:
             o = ops(dst) if os.path.exists(dst) else []
             g = [n for n in onnx.load(dst).graph.node
                  if n.op_type == "GroupQueryAttention"] if o else []
@@ -191,10 +199,6 @@ def half_cases(opmig, work, src, jobs, cases):
             jobs += [(base, feeds(b, s, p, pad, 300 + k, dt=dt)),
                      (dst, feeds(b, s, p, pad, 300 + k, dt=dt))]
             cases.append("%s, %s" % (form, what))
-        o = ops(un) if os.path.exists(un) else []
-        check(o.count("Softmax") == LAYERS and "GroupQueryAttention" not in o,
-              "fp16 pass without fuse-gqa, %s: %d Softmax (want %d)"
-              % (what, o.count("Softmax"), LAYERS))
     # the fused nodes run on float16: GroupQueryAttention's past_key (of
     # its one type T) is the float16 graph input, its present the output
     m = onnx.load(os.path.join(work, "half_a0.onnx"))

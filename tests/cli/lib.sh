@@ -15,3 +15,12 @@ run() {
 	rc=$?
 	[ "$rc" -eq "$want" ] || { cat "$T/err" >&2; fail "'$*' exited $rc, want $want"; }
 }
+# limited EXPECTED_RC CMD...: run as run() does, under an address-space
+# limit of $LIMIT_KB KiB (the test sets it; "unlimited" under
+# AddressSanitizer, whose shadow reserves terabytes)
+limited() {
+	want=$1; shift
+	(ulimit -v "$LIMIT_KB" && exec timeout "${RUN_LIMIT:-60}" "$@") >"$T/out" 2>"$T/err"
+	rc=$?
+	[ "$rc" -eq "$want" ] || { cat "$T/out" "$T/err" >&2; fail "'$*' under ulimit -v $LIMIT_KB exited $rc, want $want"; }
+}

@@ -23,13 +23,6 @@ case $OPMIG in */asan/*) LIMIT_KB=unlimited FAULTS_MAX=1000000000 ;; *) FAULTS_M
 $BW make "$T/m" 64 2048 >"$T/py" 2>&1 || { cat "$T/py" >&2; fail "cannot make the model"; }
 M="$T/m/model.onnx"
 
-# limited() EXPECTED_RC CMD...: run under the address-space limit
-limited() {
-	want=$1; shift
-	(ulimit -v $LIMIT_KB && exec timeout "$RUN_LIMIT" "$@") >"$T/out" 2>"$T/err"
-	rc=$?
-	[ "$rc" -eq "$want" ] || { cat "$T/err" >&2; fail "'$*' under ulimit -v $LIMIT_KB exited $rc, want $want"; }
-}
 
 # 1. convert keeps the weights external (OUT.data beside OUT)
 limited 0 "$OPMIG" convert "$M" "$T/c.onnx"

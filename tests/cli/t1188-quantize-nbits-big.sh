@@ -25,13 +25,6 @@ $PY tests/verify/big_weights.py make "$T/m" 4 8192 >"$T/py" 2>&1 ||
 M="$T/m/model.onnx"
 NB="$PY tests/verify/nbits_big.py"
 
-# limited() EXPECTED_RC CMD...: run under the address-space limit
-limited() {
-	want=$1; shift
-	(ulimit -v $LIMIT_KB && exec timeout "$RUN_LIMIT" "$@") >"$T/out" 2>"$T/err"
-	rc=$?
-	[ "$rc" -eq "$want" ] || { cat "$T/err" >&2; fail "'$*' under ulimit -v $LIMIT_KB exited $rc, want $want"; }
-}
 
 # 1. int4, asymmetric, blocks of 32
 limited 0 "$OPMIG" quantize "$M" -o "$T/q4.onnx" --weight-only int4 --no-accuracy-check

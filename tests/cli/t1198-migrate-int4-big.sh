@@ -26,13 +26,6 @@ $PY tests/verify/big_weights.py make "$T/m" 4 8192 >"$T/py" 2>&1 ||
 M="$T/m/model.onnx"
 DQ="$PY tests/verify/nbits_dq_big.py"
 
-# limited() EXPECTED_RC CMD...: run under the address-space limit
-limited() {
-	want=$1; shift
-	(ulimit -v $LIMIT_KB && exec timeout "$RUN_LIMIT" "$@") >"$T/out" 2>"$T/err"
-	rc=$?
-	[ "$rc" -eq "$want" ] || { cat "$T/out" "$T/err" >&2; fail "'$*' under ulimit -v $LIMIT_KB exited $rc, want $want"; }
-}
 
 # 1. int4 for tensorrt: blocked DequantizeLinear-21 of signed int4 codes
 limited 0 "$OPMIG" migrate "$M" --target tensorrt --opset 21 --precision int4 --no-validate \

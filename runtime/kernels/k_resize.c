@@ -285,6 +285,22 @@ static void name##_rows(void *arg, int64_t begin, int64_t end) \
 RS_PASS(pass, double)
 RS_PASS(pass32, float)
 
+/* Axis d's pass over a tensor of dims: *outer rows before the axis,
+ * *inner elements after it, its input and output lengths; the result's
+ * element count. */
+static int64_t pass_shape(const struct rs_params *p, const int64_t *dims, int d, int64_t *outer,
+			  int64_t *inner, int64_t *in_len, int64_t *out_len)
+{
+	*outer = *inner = 1;
+	for (int i = 0; i < d; i++)
+		*outer *= dims[i];
+	for (int i = d + 1; i < p->rank; i++)
+		*inner *= dims[i];
+	*in_len = dims[d];
+	*out_len = p->out[d];
+	return *outer * *out_len * *inner;
+}
+
 /* Taps of every output coordinate along axis d. */
 static int make_taps(struct rt_kctx *k, const struct rs_params *p, int d,
 		     int64_t **idx_out, double **w_out, int64_t *n_taps)
@@ -387,20 +403,13 @@ static int run_interp_f32(struct rt_kctx *k, const struct rs_params *p,
 	memcpy(dims, x->dims, sizeof(dims));
 	for (int d = 0; d <= last; d++) {
 		struct pass32 q;
-		int64_t *ti = NULL, outer = 1, total;
+		int64_t *ti = NULL, outer, total;
 		double *tw = NULL;
 		float *tw32;
 
 		if (axis_kept(p, d))
 			continue;
-		for (int i = 0; i < d; i++)
-			outer *= dims[i];
-		q.inner = 1;
-		for (int i = d + 1; i < p->rank; i++)
-			q.inner *= dims[i];
-		q.in_len = dims[d];
-		q.out_len = p->out[d];
-		total = outer * q.out_len * q.inner;
+		total = pass_shape(p, dims, d, &outer, &q.inner, &q.in_len, &q.out_len);
 		if (total && q.in_len == 0) {
 			rc = rt_err(k, "cannot resize an empty axis %d to %lld", d,
 				    (long long)q.out_len);
@@ -446,13 +455,13 @@ static int run_interp_f32(struct rt_kctx *k, const struct rs_params *p,
 static int run_interp(struct rt_kctx *k, const struct rs_params *p,
 		      struct rt_value *x, struct rt_value *y)
 {
-	if (x->dtype == IR_DTYPE_FLOAT && p->ct != CT_TF_CROP)
-		return run_interp_f32(k, p, x, y);
 	int64_t dims[RT_MAX_RANK], total = x->numel;
 	unsigned char *ext[RT_MAX_RANK] = { 0 };
 	double *cur, *next = NULL;
 	int rc = 0;
 
+	if (x->dtype == IR_DTYPE_FLOAT && p->ct != CT_TF_CROP)
+		return run_interp_f32(k, p, x, y);
 	if (x->dtype == IR_DTYPE_STRING)
 		return rt_err(k, "linear and cubic modes need numbers, not strings");
 	if (!(cur = malloc((size_t)(total ? total : 1) * sizeof(double))))
@@ -462,19 +471,12 @@ static int run_interp(struct rt_kctx *k, const struct rs_params *p,
 	memcpy(dims, x->dims, sizeof(dims));
 	for (int d = 0; d < p->rank; d++) {
 		struct pass q;
-		int64_t *ti = NULL, outer = 1;
+		int64_t *ti = NULL, outer;
 		double *tw = NULL;
 
 		if (axis_kept(p, d))
 			continue;
-		for (int i = 0; i < d; i++)
-			outer *= dims[i];
-		q.inner = 1;
-		for (int i = d + 1; i < p->rank; i++)
-			q.inner *= dims[i];
-		q.in_len = dims[d];
-		q.out_len = p->out[d];
-		total = outer * q.out_len * q.inner;
+		total = pass_shape(p, dims, d, &outer, &q.inner, &q.in_len, &q.out_len);
 		if (!(next = malloc((size_t)(total ? total : 1) * sizeof(double)))) {
 			rc = rt_oom(k);
 			goto cleanup;

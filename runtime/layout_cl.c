@@ -94,14 +94,19 @@ static void cl_rows(void *ctx, int64_t lo, int64_t hi)
 	}
 }
 
+/* The move over k's threads, or on the caller's thread without k. */
 static void cl_move(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_t c,
 		    int64_t sp, size_t es, int to_last)
 {
 	struct cl_job j = { x, y, c, sp, es, to_last };
 	int64_t tiles = n * ((c + CL_TILE - 1) / CL_TILE) * ((sp + CL_TILE - 1) / CL_TILE);
 
-	if (n * c * sp > 0)
+	if (n * c * sp <= 0)
+		return;
+	if (k)
 		rt_parallel_for(k, tiles, 64, cl_rows, &j);
+	else
+		cl_rows(&j, 0, tiles);
 }
 
 void rt_cl_to_last(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_t c,
@@ -135,16 +140,7 @@ static int plain_copy(struct rt_kctx *k, struct rt_mem *mem, const struct rt_val
 		return rc;
 	for (int i = 2; i < v->rank; i++)
 		sp *= v->dims[i];
-	if (k) {
-		rt_cl_to_first(k, v->data, (*out)->data, v->dims[0], v->dims[1], sp, es);
-	} else {
-		struct cl_job j = { v->data, (*out)->data, v->dims[1], sp, es, 0 };
-		int64_t tiles = v->dims[0] * ((v->dims[1] + CL_TILE - 1) / CL_TILE) *
-				((sp + CL_TILE - 1) / CL_TILE);
-
-		if (v->numel > 0)
-			cl_rows(&j, 0, tiles);
-	}
+	cl_move(k, v->data, (*out)->data, v->dims[0], v->dims[1], sp, es, 0);
 	return 0;
 }
 

@@ -37,13 +37,12 @@ struct cl_job {
 	unsigned char *y;
 	int64_t c, sp;
 	size_t es;
-	int to_last;
 };
 
 #define CL_TILE 32
 
-/* Tiles [c0, c0 + CL_TILE) x [s0, s0 + CL_TILE) of plane b: from (c, sp)
- * to (sp, c) or back, element by element of size es. */
+/* Tile [c0, c0 + CL_TILE) x [s0, s0 + CL_TILE) of plane b from (sp, c)
+ * to (c, sp), element by element of size es. */
 static void cl_tile(const struct cl_job *j, int64_t b, int64_t c0, int64_t s0)
 {
 	int64_t c1 = c0 + CL_TILE < j->c ? c0 + CL_TILE : j->c;
@@ -53,15 +52,9 @@ static void cl_tile(const struct cl_job *j, int64_t b, int64_t c0, int64_t s0)
 #define CL_LOOP(T) do { \
 		const T *x = (const T *)j->x + base; \
 		T *y = (T *)j->y + base; \
-		if (j->to_last) { \
+		for (int64_t c = c0; c < c1; c++) \
 			for (int64_t s = s0; s < s1; s++) \
-				for (int64_t c = c0; c < c1; c++) \
-					y[s * j->c + c] = x[c * j->sp + s]; \
-		} else { \
-			for (int64_t c = c0; c < c1; c++) \
-				for (int64_t s = s0; s < s1; s++) \
-					y[c * j->sp + s] = x[s * j->c + c]; \
-		} \
+				y[c * j->sp + s] = x[s * j->c + c]; \
 	} while (0)
 	switch (j->es) {
 	case 1: CL_LOOP(uint8_t); break;
@@ -70,13 +63,9 @@ static void cl_tile(const struct cl_job *j, int64_t b, int64_t c0, int64_t s0)
 	case 8: CL_LOOP(uint64_t); break;
 	default:
 		for (int64_t c = c0; c < c1; c++)
-			for (int64_t s = s0; s < s1; s++) {
-				int64_t first = c * j->sp + s, last = s * j->c + c;
-
-				memcpy(j->y + (size_t)(base + (j->to_last ? last : first)) * j->es,
-				       j->x + (size_t)(base + (j->to_last ? first : last)) * j->es,
-				       j->es);
-			}
+			for (int64_t s = s0; s < s1; s++)
+				memcpy(j->y + (size_t)(base + c * j->sp + s) * j->es,
+				       j->x + (size_t)(base + s * j->c + c) * j->es, j->es);
 	}
 #undef CL_LOOP
 }
@@ -94,11 +83,13 @@ static void cl_rows(void *ctx, int64_t lo, int64_t hi)
 	}
 }
 
-/* The move over k's threads, or on the caller's thread without k. */
-static void cl_move(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_t c,
-		    int64_t sp, size_t es, int to_last)
+/* n planes of c channels of sp elements of es bytes, x channels last,
+ * into y channels first: over k's threads, or on the caller's thread
+ * without k. */
+void rt_cl_to_first(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_t c,
+		    int64_t sp, size_t es)
 {
-	struct cl_job j = { x, y, c, sp, es, to_last };
+	struct cl_job j = { x, y, c, sp, es };
 	int64_t tiles = n * ((c + CL_TILE - 1) / CL_TILE) * ((sp + CL_TILE - 1) / CL_TILE);
 
 	if (n * c * sp <= 0)
@@ -107,18 +98,6 @@ static void cl_move(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_
 		rt_parallel_for(k, tiles, 64, cl_rows, &j);
 	else
 		cl_rows(&j, 0, tiles);
-}
-
-void rt_cl_to_last(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_t c,
-		   int64_t sp, size_t esize)
-{
-	cl_move(k, x, y, n, c, sp, esize, 1);
-}
-
-void rt_cl_to_first(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_t c,
-		    int64_t sp, size_t esize)
-{
-	cl_move(k, x, y, n, c, sp, esize, 0);
 }
 
 void rt_cl_set(struct rt_value *y, int cl)
@@ -140,7 +119,7 @@ static int plain_copy(struct rt_kctx *k, struct rt_mem *mem, const struct rt_val
 		return rc;
 	for (int i = 2; i < v->rank; i++)
 		sp *= v->dims[i];
-	cl_move(k, v->data, (*out)->data, v->dims[0], v->dims[1], sp, es, 0);
+	rt_cl_to_first(k, v->data, (*out)->data, v->dims[0], v->dims[1], sp, es);
 	return 0;
 }
 

@@ -109,13 +109,12 @@ struct rt_kernel {
  * when it is stored channels last; the copy lives until the node ends);
  * rt_cl_may_write: may the node store output 0 channels last (the plan
  * found its every reader to be of a listed op); rt_cl_set: flag y as stored so
- * (or not); rt_cl_to_last / rt_cl_to_first: n planes of c channels of sp
- * elements of esize bytes, between the two layouts. */
+ * (or not); rt_cl_to_first: n planes of c channels of sp elements of
+ * esize bytes from channels last into channels first (k NULL: on the
+ * caller's thread). */
 int rt_cl_plain_in(struct rt_kctx *k, size_t i);
 int rt_cl_may_write(const struct rt_kctx *k);
 void rt_cl_set(struct rt_value *y, int cl);
-void rt_cl_to_last(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_t c,
-		   int64_t sp, size_t esize);
 void rt_cl_to_first(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_t c,
 		    int64_t sp, size_t esize);
 

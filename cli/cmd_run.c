@@ -351,6 +351,7 @@ static void print_stats(struct rt_session *s)
 	printf("constant results kept: %lld bytes of %zu nodes\n",
 	       (long long)st->kept_bytes, st->kept_nodes);
 	printf("results stored channels last: %lld\n", (long long)st->cl_values);
+	printf("16-bit float results kept in float32: %lld\n", (long long)st->wide_values);
 }
 
 static int write_profile(const struct run_args *a, struct rt_session *s)

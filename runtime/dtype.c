@@ -356,6 +356,17 @@ static int64_t f16c_widen(const uint16_t *h, float *f, int64_t n)
 }
 
 __attribute__((target("avx,f16c")))
+static int64_t f16c_round(float *f, int64_t n)
+{
+	int64_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(f + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(f + i),
+									 _MM_FROUND_TO_NEAREST_INT)));
+	return i;
+}
+
+__attribute__((target("avx,f16c")))
 static int64_t f16c_narrow(const float *f, uint16_t *h, int64_t n)
 {
 	int64_t i = 0;
@@ -396,6 +407,23 @@ void rt_half_to_float_n(const uint16_t *h, float *f, int64_t n)
 #endif
 	for (; i < n; i++)
 		f[i] = rt_half_to_float(h[i]);
+}
+
+void rt_float_round_n(float *f, int64_t n, int dtype)
+{
+	int64_t i = 0;
+
+	if (dtype == IR_DTYPE_BFLOAT16) {
+		for (; i < n; i++)
+			f[i] = rt_bf16_to_float(rt_float_to_bf16(f[i]));
+		return;
+	}
+#ifdef RT_F16C
+	if (have_f16c())
+		i = f16c_round(f, n);
+#endif
+	for (; i < n; i++)
+		f[i] = rt_half_to_float(rt_float_to_half(f[i]));
 }
 
 void rt_float_to_half_n(const float *f, uint16_t *h, int64_t n)

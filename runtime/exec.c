@@ -388,7 +388,8 @@ int rt_frame_end(struct rt_frame *f, struct rt_value **outs, int rc,
 			break;
 		}
 		outs[i] = rt_value_ref(v);
-		if ((rc = rt_cl_plain_value(v->mem, &outs[i], d)) < 0)
+		if ((rc = rt_cl_plain_value(v->mem, &outs[i], d)) < 0 ||
+		    (rc = rt_lowp_narrow_value(v->mem, &outs[i], d)) < 0)
 			break;
 		if (!p->fn && (rc = as_declared(p->g->outputs[i].type, &outs[i], d)) < 0)
 			break;

@@ -70,6 +70,8 @@ struct rt_nplan {
 	int cl_in;                          /* reads channels-last inputs */
 	int cl_out;                         /* output 0 may be stored channels
 					     * last (layout_cl.c) */
+	int wide_out;                       /* float16/bfloat16 results may be
+					     * kept in float32 (lowp.c) */
 };
 
 /* What fold.c's analysis says of a main-graph node. */
@@ -274,11 +276,19 @@ void rt_pool_for(struct rt_pool *p, int64_t n, int64_t grain,
  * is one computed so and an input is float16 or bfloat16 (one of them),
  * widen those inputs into wide[i] (k->n_in entries, NULL) and point
  * k->in there; returns the dtype (k->lowp), 0 when the node runs as it
- * is, or an error.  End, after the kernel (rc its status): round its
+ * is, or an error (inputs kept in float32 are shown to the kernel as
+ * float32 in place; for a node that cannot take them, begin puts narrowed
+ * copies in wide[]).  End, after the kernel (rc its status): round its
  * float32 outputs of that type back and release wide[]; returns rc or an
  * error. */
 int rt_lowp_begin(struct rt_kctx *k, struct rt_value **wide);
 int rt_lowp_end(struct rt_kctx *k, struct rt_value **wide, int rc);
+/* ... mark, when the plan is built: the main graph's nodes whose results
+ * may be kept in float32 (RT_VALUE_WIDE; after the chains' and the
+ * Concats' marks); narrow_value: *v narrowed (a new reference) if it is
+ * kept so: a graph's outputs on the way out. */
+void rt_lowp_mark(struct rt_session *s, struct rt_gplan *p);
+int rt_lowp_narrow_value(struct rt_mem *mem, struct rt_value **v, struct ir_diag *d);
 
 /* profile.c: the clock (CLOCK_MONOTONIC seconds); the dtypes and shapes
  * of a node's inputs, taken before it runs (NULL when out of memory); a

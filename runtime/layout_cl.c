@@ -111,12 +111,18 @@ void rt_cl_set(struct rt_value *y, int cl)
 static int plain_copy(struct rt_kctx *k, struct rt_mem *mem, const struct rt_value *v,
 		      struct rt_value **out, struct ir_diag *d)
 {
-	size_t es = rt_dtype_size(v->dtype);
+	int wide = (v->flags & RT_VALUE_WIDE) != 0;   /* float32 data (lowp.c) */
+	size_t es = wide ? sizeof(float) : rt_dtype_size(v->dtype);
 	int64_t sp = 1;
 	int rc;
 
-	if ((rc = rt_tensor_new(mem, v->dtype, v->rank, v->dims, out, d)) < 0)
+	if ((rc = rt_tensor_new(mem, wide ? IR_DTYPE_FLOAT : v->dtype, v->rank, v->dims,
+				out, d)) < 0)
 		return rc;
+	if (wide) {
+		(*out)->dtype = v->dtype;
+		(*out)->flags |= RT_VALUE_WIDE;
+	}
 	for (int i = 2; i < v->rank; i++)
 		sp *= v->dims[i];
 	rt_cl_to_first(k, v->data, (*out)->data, v->dims[0], v->dims[1], sp, es);

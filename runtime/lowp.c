@@ -10,7 +10,25 @@
  * session option exact (opmig run --exact) keeps that, for
  * investigations.  Data movement ops (Transpose, Concat, Gather, ...)
  * copy bytes and are left alone, as are ops whose output type an
- * attribute sets (Cast). */
+ * attribute sets (Cast).
+ *
+ * Results kept in float32.  Widening every input and narrowing every
+ * output moved each activation through memory twice more (27% of a
+ * float16 U2-Net block's time).  So a result whose every reader computes
+ * in float32 too stays float32, rounded in place (rt_float_round_n: the
+ * same values narrowing and widening give) and flagged RT_VALUE_WIDE with
+ * its dtype still float16 (bfloat16).  Who may read one: the arithmetic
+ * ops listed, the data movement ops move_ops lists (they run on the
+ * float32 data as they are, and keep the flag: their values stay exact)
+ * and Cast.  Such a node sees the value as the float32 tensor it holds
+ * (flipped to float32 for the kernel's run, back after), so a kernel
+ * may reuse its buffer as its result; every other node, a function call
+ * and a graph output get narrowed copies, so a wrong guess of the plan
+ * costs a conversion, never a wrong result.  The plan (rt_lowp_mark)
+ * lets a node of the main graph keep its results so when each is read in
+ * the main graph only, by such nodes, and is no graph output; not under
+ * an observer, a run of chosen nodes, --exact, or with OPMIG_NO_WIDE set
+ * (for comparing the two). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,22 +56,33 @@ static const char *const ms_ops[] = {
 	"SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
 };
 
+/* Data movement: the same values in another arrangement (sorted). */
+static const char *const move_ops[] = {
+	"Concat", "DepthToSpace", "Expand", "Flatten", "Gather", "Identity", "Pad",
+	"Reshape", "Slice", "SpaceToDepth", "Split", "Squeeze", "Tile", "Transpose",
+	"Unsqueeze",
+};
+
+enum { LP_NONE, LP_ARITH, LP_MOVE, LP_CAST };
+
 static int cmp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int listed(const struct ir_node *n)
+#define IN_LIST(op, list) \
+	(bsearch(&(op), list, sizeof(list) / sizeof(*list), sizeof(*list), cmp) != NULL)
+
+static int op_kind(const struct ir_node *n)
 {
 	const char *d = ir_s(n->domain), *op = ir_s(n->op_type);
 
 	if (!*d || !strcmp(d, "ai.onnx"))
-		return bsearch(&op, onnx_ops, sizeof(onnx_ops) / sizeof(*onnx_ops),
-			       sizeof(*onnx_ops), cmp) != NULL;
+		return IN_LIST(op, onnx_ops) ? LP_ARITH : IN_LIST(op, move_ops) ? LP_MOVE :
+		       !strcmp(op, "Cast") ? LP_CAST : LP_NONE;
 	if (!strcmp(d, "com.microsoft"))
-		return bsearch(&op, ms_ops, sizeof(ms_ops) / sizeof(*ms_ops),
-			       sizeof(*ms_ops), cmp) != NULL;
-	return 0;
+		return IN_LIST(op, ms_ops) ? LP_ARITH : LP_NONE;
+	return LP_NONE;
 }
 
 static int is_low(const struct rt_value *v, int dtype)
@@ -61,7 +90,14 @@ static int is_low(const struct rt_value *v, int dtype)
 	return v && v->kind == RT_TENSOR && v->dtype == dtype;
 }
 
-/* Copy t (dtype) into a new float32 tensor, or into dtype from float32. */
+static int is_wide(const struct rt_value *v)
+{
+	return v && v->kind == RT_TENSOR && (v->flags & RT_VALUE_WIDE);
+}
+
+/* Copy t into a new tensor of dtype to: float32 from float16, bfloat16 or
+ * a kept float32 one (RT_VALUE_WIDE), or float16/bfloat16 from float32
+ * data. */
 static int convert(struct rt_kctx *k, const struct rt_value *t, int to, struct rt_value **out)
 {
 	struct ir_diag sub;
@@ -70,7 +106,9 @@ static int convert(struct rt_kctx *k, const struct rt_value *t, int to, struct r
 	ir_diag_init(&sub);
 	if ((rc = rt_tensor_new(k->mem, to, t->rank, t->dims, out, &sub)) < 0)
 		return rt_err(k, "%s", sub.msg);
-	if (to == IR_DTYPE_FLOAT && t->dtype == IR_DTYPE_FLOAT16) {
+	if (to == IR_DTYPE_FLOAT && (t->flags & RT_VALUE_WIDE)) {
+		memcpy((*out)->data, t->data, (size_t)t->numel * sizeof(float));
+	} else if (to == IR_DTYPE_FLOAT && t->dtype == IR_DTYPE_FLOAT16) {
 		rt_half_to_float_n(t->data, (*out)->data, t->numel);
 	} else if (to == IR_DTYPE_FLOAT16) {
 		rt_float_to_half_n(t->data, (*out)->data, t->numel);
@@ -85,12 +123,71 @@ static int convert(struct rt_kctx *k, const struct rt_value *t, int to, struct r
 	return 0;
 }
 
+/* A kept float32 value shown to a kernel as the float32 tensor it holds,
+ * and back. */
+static void flip(struct rt_value *v)
+{
+	v->dtype = IR_DTYPE_FLOAT;
+	v->flags &= ~RT_VALUE_WIDE;
+}
+
+static void unflip(struct rt_value *v, int low)
+{
+	v->dtype = low;
+	v->flags |= RT_VALUE_WIDE;
+}
+
+static int flipped(const struct rt_kctx *k, size_t i)
+{
+	return i < 64 && (k->lowp_flip >> i & 1);
+}
+
+/* Release wide[] (k->n_in entries: copies, and flipped inputs borrowed,
+ * so that a kernel may take one dying here as its result), putting
+ * flipped inputs back. */
+static void release(struct rt_kctx *k, struct rt_value **wide, int low)
+{
+	for (size_t i = 0; i < k->n_in; i++) {
+		if (flipped(k, i))
+			unflip(wide[i], low);
+		else
+			rt_value_unref(wide[i]);
+		wide[i] = NULL;
+	}
+	k->lowp_flip = 0;
+}
+
+/* Output i, a float32 result, is a flipped input (Cast to float32 passing
+ * its input on): a view of it, for the input goes back to float16. */
+static int unalias(struct rt_kctx *k, size_t i, struct rt_value *const *wide)
+{
+	struct rt_value *v = k->out[i];
+
+	for (size_t j = 0; j < k->n_in; j++)
+		if (flipped(k, j) && wide[j] == v)
+			return rt_out_view(k, i, v, v->rank, v->dims);
+	return 0;
+}
+
+/* For a node that takes no kept float32 input: narrowed copies of them. */
+static int narrow_inputs(struct rt_kctx *k, struct rt_value **wide)
+{
+	for (size_t i = 0; i < k->n_in; i++) {
+		int rc;
+
+		if (!is_wide(k->in[i]))
+			continue;
+		if ((rc = convert(k, k->in[i], k->in[i]->dtype, &wide[i])) < 0)
+			return rc;
+		k->in[i] = wide[i];
+	}
+	return 0;
+}
+
 int rt_lowp_begin(struct rt_kctx *k, struct rt_value **wide)
 {
-	int low = 0;
+	int low = 0, kept = 0, kind;
 
-	if (k->s->o.exact || !k->np || !k->np->kernel)
-		return 0;
 	/* the inputs' dtypes first: every node pays this test, and for most
 	 * (no 16-bit float input) it is the last */
 	for (size_t i = 0; i < k->n_in; i++) {
@@ -99,19 +196,32 @@ int rt_lowp_begin(struct rt_kctx *k, struct rt_value **wide)
 		if (!v || v->kind != RT_TENSOR ||
 		    (v->dtype != IR_DTYPE_FLOAT16 && v->dtype != IR_DTYPE_BFLOAT16))
 			continue;
-		if (low && v->dtype != low)
-			return 0;   /* both kinds: left to the kernel */
-		low = v->dtype;
+		kept |= (v->flags & RT_VALUE_WIDE) != 0;
+		low = low && v->dtype != low ? -1 : low;   /* both kinds: left to the kernel */
+		if (!low)
+			low = v->dtype;
 	}
-	if (!low || !listed(k->node))
+	if (!low)
 		return 0;
+	kind = low < 0 || k->s->o.exact || !k->np || !k->np->kernel ? LP_NONE :
+	       op_kind(k->node);
+	if (kind == LP_NONE || (kind != LP_ARITH && !kept))
+		return kept ? narrow_inputs(k, wide) : 0;
 	for (size_t i = 0; i < k->n_in; i++) {
 		int rc;
 
 		if (!is_low(k->in[i], low))
 			continue;
-		if ((rc = convert(k, k->in[i], IR_DTYPE_FLOAT, &wide[i])) < 0)
+		if (is_wide(k->in[i]) && i < 64) {
+			wide[i] = k->in[i];
+			flip(wide[i]);
+			k->lowp_flip |= (uint64_t)1 << i;
+			continue;
+		}
+		if ((rc = convert(k, k->in[i], IR_DTYPE_FLOAT, &wide[i])) < 0) {
+			release(k, wide, low);
 			return rc;
+		}
 		k->in[i] = wide[i];
 	}
 	k->lowp = low;
@@ -136,21 +246,104 @@ static int narrowed(const struct rt_kctx *k, size_t i, struct rt_value *const *w
 	return 0;
 }
 
+/* May this run keep its results in float32 (the plan said so, and it runs
+ * in the main graph, into no Concat region)? */
+static int may_keep(const struct rt_kctx *k)
+{
+	return k->np && k->np->wide_out && k->f && k->f->depth == 0 && !k->f->parent &&
+	       !k->f->call && !k->np->cat_dest;
+}
+
 int rt_lowp_end(struct rt_kctx *k, struct rt_value **wide, int rc)
 {
+	int keep = may_keep(k), arith = op_kind(k->node) == LP_ARITH;
+
 	for (size_t i = 0; rc == 0 && i < k->n_out; i++) {
 		struct rt_value *v = k->out[i], *n;
 
-		if (!is_low(v, IR_DTYPE_FLOAT) || !narrowed(k, i, wide))
+		if (!is_low(v, IR_DTYPE_FLOAT))
 			continue;
+		if (!narrowed(k, i, wide)) {
+			rc = unalias(k, i, wide);
+			continue;
+		}
+		if (keep && !(v->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT))) {
+			if (arith)   /* data movement moved exact values */
+				rt_float_round_n(v->data, v->numel, k->lowp);
+			unflip(v, k->lowp);
+			k->s->stats.wide_values++;
+			continue;
+		}
 		if ((rc = convert(k, v, k->lowp, &n)) < 0)
 			break;
 		rt_value_unref(v);
 		k->out[i] = n;
 	}
-	for (size_t i = 0; i < k->n_in; i++) {
-		rt_value_unref(wide[i]);
-		wide[i] = NULL;
-	}
+	release(k, wide, k->lowp);
 	return rc;
+}
+
+int rt_lowp_narrow_value(struct rt_mem *mem, struct rt_value **v, struct ir_diag *d)
+{
+	struct rt_value *c;
+	int rc;
+
+	if (!is_wide(*v))
+		return 0;
+	if ((rc = rt_tensor_new(mem, (*v)->dtype, (*v)->rank, (*v)->dims, &c, d)) < 0)
+		return rc;
+	if (c->dtype == IR_DTYPE_FLOAT16)
+		rt_float_to_half_n((*v)->data, c->data, c->numel);
+	else
+		for (int64_t i = 0; i < c->numel; i++)
+			((uint16_t *)c->data)[i] = rt_float_to_bf16(((const float *)(*v)->data)[i]);
+	rt_cl_set(c, ((*v)->flags & RT_VALUE_CL) != 0);
+	rt_value_unref(*v);
+	*v = c;
+	return 0;
+}
+
+/* ---- the plan ------------------------------------------------------------- */
+
+static int reads_wide(const struct rt_nplan *r)
+{
+	return r && r->kernel && !r->n_subs && !r->qdq && op_kind(r->node) != LP_NONE;
+}
+
+/* Is every result of n read in p's graph only, by nodes that take kept
+ * float32 values, and none a graph output? */
+static int results_take(struct rt_gplan *p, const struct ir_node *n)
+{
+	for (size_t o = 0; o < n->n_outputs; o++) {
+		const struct ir_value *v = n->outputs[o];
+
+		if (!v)
+			continue;
+		if (ir_graph_is_output(p->g, v))
+			return 0;
+		for (size_t u = 0; u < v->n_uses; u++)
+			if (!reads_wide(rt_plan_node(p, v->uses[u])))
+				return 0;
+	}
+	return 1;
+}
+
+void rt_lowp_mark(struct rt_session *s, struct rt_gplan *p)
+{
+	const char *off = getenv("OPMIG_NO_WIDE");
+
+	if (s->o.observe || s->o.only || s->o.exact || (off && *off && *off != '0'))
+		return;
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		struct rt_nplan *np = &p->nodes[i];
+		int kind = op_kind(np->node);
+
+		if (!np->kernel || np->n_subs || np->qdq || np->fold != RT_FOLD_NONE ||
+		    (kind != LP_ARITH && kind != LP_MOVE) || !results_take(p, np->node))
+			continue;
+		np->wide_out = 1;
+		/* a chain's steps run in this node's kernel: their results too */
+		for (size_t j = 0; np->chain && j < np->chain->n && np->wide_out; j++)
+			np->wide_out = results_take(p, p->nodes[np->chain->steps[j].node].node);
+	}
 }

@@ -668,6 +668,7 @@ int rt_plan_build(struct rt_session *s, struct ir_diag *d)
 		rt_chain_mark(s, s->main);
 		rt_cat_mark(s, s->main);
 		rt_cl_mark(s, s->main);
+		rt_lowp_mark(s, s->main);
 	}
 	return rc;
 }

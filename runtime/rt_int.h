@@ -49,6 +49,8 @@ struct rt_kctx {
 	struct rt_epilogue *epi;     /* taken by the kernel (rt_kctx_epilogue) */
 	int lowp;                    /* float16/bfloat16 widened (lowp.c): the
 				      * dtype, 0 when not */
+	uint64_t lowp_flip;          /* inputs (< 64) kept in float32 shown
+				      * to the kernel as float32 (lowp.c) */
 	struct rt_value **plain;     /* per input: a plain copy of a channels-
 				      * last one (layout_cl.c), or NULL */
 };
@@ -261,6 +263,10 @@ uint16_t rt_float_to_bf16(float f);
  * results, rounding to nearest even). */
 void rt_half_to_float_n(const uint16_t *h, float *f, int64_t n);
 void rt_float_to_half_n(const float *f, uint16_t *h, int64_t n);
+/* Round n floats in place to the nearest float16 (dtype IR_DTYPE_FLOAT16)
+ * or bfloat16 value, ties to even: what narrowing and widening back
+ * give. */
+void rt_float_round_n(float *f, int64_t n, int dtype);
 /* float8 of each kind <-> float (saturate: clamp to the largest finite
  * value instead of inf/NaN, as Cast's saturate=1). */
 float rt_f8_to_float(int dtype, uint8_t v);

@@ -86,6 +86,10 @@ struct rt_value {
 				    * last (N, spatial..., C; dims still say
 				    * N, C, spatial...): made and read only
 				    * by the kernels layout_cl.c lists */
+#define RT_VALUE_WIDE 32u          /* a float16 or bfloat16 tensor whose data
+				    * are float32 holding values of that
+				    * dtype exactly (4 bytes an element):
+				    * made and read only as lowp.c says */
 
 struct rt_value *rt_value_ref(struct rt_value *v);
 void rt_value_unref(struct rt_value *v);
@@ -271,6 +275,8 @@ struct rt_stats {
 	int64_t kept_bytes;       /* results of constant nodes kept */
 	size_t kept_nodes;        /* ... and the nodes they come from */
 	int64_t cl_values;        /* results stored channels last (layout_cl.c) */
+	int64_t wide_values;      /* float16/bfloat16 results kept in float32
+				   * (lowp.c) */
 	size_t n_ops;
 	struct rt_op_stat *ops;   /* sorted by seconds, descending */
 	size_t n_nodes;

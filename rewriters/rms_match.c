@@ -182,9 +182,14 @@ int rw_rms_match(const struct rw_ctx *c, struct ir_node *sq, struct rw_rms_match
 
 int rw_rms_made_by_pass(const struct rw_rms_match *m)
 {
-	for (size_t i = 0; i < m->n; i++)
-		if (strcmp(ir_s(m->nodes[i]->op_type), "Cast") &&
-		    rw_made_by_pass(&m->nodes[i], 1))
+	static const char canon[] = "opmig: expand-simplified-ln ";
+
+	for (size_t i = 0; i < m->n; i++) {
+		const struct ir_node *n = m->nodes[i];
+
+		if (strcmp(ir_s(n->op_type), "Cast") && rw_made_by_pass(&m->nodes[i], 1) &&
+		    strncmp(n->doc, canon, sizeof(canon) - 1))
 			return 1;
+	}
 	return 0;
 }

@@ -20,9 +20,10 @@ struct rw_rms_match {
 
 /* The pattern ending in sq's Sqrt (a default-domain Sqrt): 1 and *m, or 0. */
 int rw_rms_match(const struct rw_ctx *c, struct ir_node *sq, struct rw_rms_match *m);
-/* Was a node of the pattern other than a Cast made by a pass?  (Casts
- * are the precision pass's, which decomposes nothing; a lowering's
- * output stays.) */
+/* Was a node of the pattern other than a Cast made by a pass other than
+ * expand-simplified-ln?  (Casts are the precision pass's, which
+ * decomposes nothing; a lowering's output stays; expand-simplified-ln's
+ * is an input's norm in the form the fusions take.) */
 int rw_rms_made_by_pass(const struct rw_rms_match *m);
 
 #endif

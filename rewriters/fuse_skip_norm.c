@@ -17,6 +17,7 @@
  * output stays); the norm may be a fusion's, not a lowering's. */
 #include <string.h>
 
+#include "oprules/rules.h"
 #include "rewriters/rms_match.h"
 
 struct match {
@@ -222,8 +223,44 @@ static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 	return fuse(c, &m);
 }
 
-RW_FUSION(fuse_skip_norm, "fuse-skip-norm",
-	  "Add (+ bias Add) then RMSNormalization, SimplifiedLayerNormalization, "
-	  "LayerNormalization or a decomposed RMS norm fused into com.microsoft SkipSimplifiedLayerNormalization or "
-	  "SkipLayerNormalization (the sum as output 3 where read elsewhere)",
-	  fuse_at);
+/* The RMS norms left as primitives below opset 23 on a target that
+ * declares onnxruntime's SimplifiedLayerNormalization: a note says why
+ * (fuse-rms-norm made none: onnx has no such op) */
+static int note_left(struct rw_ctx *c)
+{
+	struct ir_graph *g = c->m->graph;
+	struct rw_rms_match r;
+	const struct ir_vtype *t;
+	size_t left = 0;
+
+	if (c->opset >= 23)
+		return 0;
+	for (size_t i = 0; i < g->n_nodes; i++)
+		left += rw_rms_match(c, g->nodes[i], &r) && !rw_rms_made_by_pass(&r) &&
+			(t = rw_type(c, r.x)) && rw_target_accepts(c, "com.microsoft",
+				"SimplifiedLayerNormalization", t->dtype);
+	if (!left)
+		return 0;
+	return rw_note(c, "fuse-skip-norm: %zu RMS norm%s left as primitives: %s declares "
+		       "onnxruntime's SimplifiedLayerNormalization, which onnxruntime registers "
+		       "in the default domain, where onnx has no such op (onnx's RMSNormalization "
+		       "needs opset 23)", left, left == 1 ? "" : "s",
+		       c->target ? c->target->id : "the target");
+}
+
+static int run(struct rw_ctx *c, size_t *changed)
+{
+	int rc = rw_fuse_each(c, fuse_at, changed);
+
+	return rc < 0 ? rc : note_left(c);
+}
+
+const struct rw_pass rw_pass_fuse_skip_norm = {
+	.name = "fuse-skip-norm",
+	.summary = "Add (+ bias Add) then RMSNormalization, SimplifiedLayerNormalization, "
+		   "LayerNormalization or a decomposed RMS norm fused into com.microsoft "
+		   "SkipSimplifiedLayerNormalization or SkipLayerNormalization (the sum as "
+		   "output 3 where read elsewhere)",
+	.kind = RW_FUSE,
+	.run = run,
+};

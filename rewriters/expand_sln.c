@@ -11,7 +11,8 @@
  * SkipSimplifiedLayerNormalization after a residual Add) fuse again where
  * the target declares those (rms_match.h takes this pass's nodes); a norm
  * neither takes stays primitives.  Nodes whose rank or dtype inference
- * does not know stay, and the final check reports them. */
+ * does not know stay, and migrate calls the result invalid
+ * (rw_sln_left). */
 #include <stdio.h>
 #include <string.h>
 
@@ -98,6 +99,21 @@ static int run(struct rw_ctx *c, size_t *changed)
 			return rc;
 		*changed += (size_t)rc;
 	}
+	return 0;
+}
+
+int rw_sln_left(const struct rw_ctx *c, char *why, size_t size)
+{
+	const struct ir_graph *g = c->m->graph;
+
+	for (size_t i = 0; i < g->n_nodes; i++)
+		if (is_sln(g->nodes[i])) {
+			snprintf(why, size, "the migrated model is invalid: node '%.200s' "
+				 "(SimplifiedLayerNormalization): no onnx op in the default domain, "
+				 "and expand-simplified-ln could not expand it (rank or dtypes "
+				 "unknown)", ir_s(g->nodes[i]->name));
+			return 1;
+		}
 	return 0;
 }
 

@@ -24,7 +24,12 @@ RMSNormalization (genai's form 1: its skip norms, lowered for qnn, stay
 primitives), qnn-skip 1 with 2 * LAYERS SkipSimplifiedLayerNormalization.
 A target that narrows int64 inputs to int32 gets them so.
 All models run in one onnxruntime-node process.  Prints one line per
-check; exits 1 on a failure, 77 when onnxruntime-node is absent."""
+check; exits 1 on a failure, 77 when onnxruntime-node is absent.
+A lone default-domain SimplifiedLayerNormalization (float32 and float16,
+its inv_std_var read or not) migrated to qnn (which declares it) and
+openvino becomes primitives (float16: statistics in float32 between two
+Casts), passes full_check and equals onnxruntime's contrib kernel within
+1e-5 (float32) or 2e-3 (float16's 2^-10 relative, an ulp or two)."""
 import glob
 import json
 import os
@@ -72,6 +77,28 @@ def feeds_for(path, rng):
         else:
             raise ValueError("%s: unexpected input %s" % (path, i.name))
     return out
+
+
+def sln_model(f16, inv):
+    """x [2, 5, 16] -> default-domain SimplifiedLayerNormalization (as
+    onnxruntime-genai writes it; stash_type 1, eps large enough to show)
+    -> y (and its inv_std_var, float32, as a second output)."""
+    from onnx import TensorProto, helper, numpy_helper
+    f = TensorProto.FLOAT16 if f16 else TensorProto.FLOAT
+    g = (1 + 0.1 * np.random.default_rng(3).standard_normal(16)).astype(
+        np.float16 if f16 else np.float32)
+    outs = [helper.make_tensor_value_info("y", f, [2, 5, 16])]
+    names = ["y"]
+    if inv:
+        outs.append(helper.make_tensor_value_info("inv", TensorProto.FLOAT, [2, 5, 1]))
+        names.append("inv")
+    n = helper.make_node("SimplifiedLayerNormalization", ["x", "gamma"], names, name="sln",
+                         axis=-1, epsilon=0.05, stash_type=1)
+    m = helper.make_model(helper.make_graph(
+        [n], "sln", [helper.make_tensor_value_info("x", f, [2, 5, 16])], outs,
+        [numpy_helper.from_array(g, "gamma")]), opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
 
 
 def migrate(opmig, src, dst, target, extra):
@@ -151,6 +178,29 @@ def main():
             jobs += [(src, feeds), (dst, {k: v.astype(types[k]) for k, v in feeds.items()})]
             names.append((what, tol))
 
+    # a lone SimplifiedLayerNormalization as genai writes it (float16: its
+    # statistics in float32 between Casts; inv_std_var read)
+    for f16, inv in ((False, False), (False, True), (True, False), (True, True)):
+        tag = "sln-%s%s" % ("f16" if f16 else "f32", "-inv" if inv else "")
+        src = os.path.join(work, tag + ".onnx")
+        onnx.save(sln_model(f16, inv), src)
+        feeds = {"x": rng.standard_normal((2, 5, 16)).astype(np.float16 if f16 else np.float32)}
+        for target in ("qnn", "openvino"):
+            dst = os.path.join(work, "%s-%s.onnx" % (tag, target))
+            what = "%s on %s" % (tag, target)
+            if migrate(opmig, src, dst, target, []) is None:
+                continue
+            ops = [n.op_type for n in onnx.load(dst).graph.node]
+            check("SimplifiedLayerNormalization" not in ops and "Sqrt" in ops and
+                  ops.count("Cast") == (2 if f16 else 0), "%s: primitives %s" % (what, ops))
+            try:
+                onnx.checker.check_model(dst, full_check=True)
+                check(True, "%s: onnx.checker full_check" % what)
+            except onnx.checker.ValidationError as e:
+                check(False, "%s: onnx.checker: %s" % (what, str(e).splitlines()[0]))
+            jobs += [(src, feeds), (dst, feeds)]
+            names.append((what, 2e-3 if f16 else 1e-5))
+
     res = ortlib.run_many(jobs, os.path.join(work, "ort"), timeout=300)
     worst = 0.0
     for k, (what, tol) in enumerate(names):
@@ -160,7 +210,7 @@ def main():
             continue
         check(np.all(np.isfinite(np.asarray(want[0], np.float64))) and
               np.ptp(np.asarray(want[0], np.float64)) > 1e-3,
-              "%s: the original's logits finite, not constant" % what)
+              "%s: the original's output 0 finite, not constant" % what)
         bad = []
         for j, (a, b) in enumerate(zip(want, got)):
             scale = max(1.0, float(np.max(np.abs(np.asarray(a, np.float64)))))

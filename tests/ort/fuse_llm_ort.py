@@ -32,15 +32,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ortlib  # noqa: E402
-check = ortlib.check
-diff = ortlib.max_diff
+from decoder_common import HD, KV, LAYERS, VOCAB, check, diff, dims, gen  # noqa: E402
 
-GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
-LAYERS, KV, HD, VOCAB, H = 2, 2, 16, 256, 64   # the tiny preset
 SHAPE = [2, 5, 16]
 RULES = {
     "schema": 1, "id": "npu-fused", "name": "openvino with fused LLM ops",
@@ -387,10 +382,8 @@ def main():
 
     # the tiny decomposed decoder
     dec = os.path.join(work, "decoder.onnx")
-    subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--form", "decomposed",
-                    "-o", dec], check=True, capture_output=True)
-    dims = ["--dim", "batch_size=1", "--dim", "sequence_length=8",
-            "--dim", "past_sequence_length=0", "--dim", "total_sequence_length=8"]
+    gen(dec)
+    static = dims(1, 8, 0)
     tok = np.random.default_rng(25).integers(0, VOCAB, size=(1, 8))
     feeds = {"input_ids": tok.astype(np.int64), "attention_mask": np.ones((1, 8), np.int64),
              "position_ids": np.arange(8, dtype=np.int64).reshape(1, 8)}
@@ -410,7 +403,7 @@ def main():
                                         ", symbolic dims" if "dynamic" in tag else "",
                                         ", float16" if "fp16" in tag else "")
         done = migrate(opmig, dec, dst, target,
-                       extra + ([] if "dynamic" in tag else dims), what)
+                       extra + ([] if "dynamic" in tag else static), what)
         if done is None:
             continue
         ops, opset = fused_ops(dst)

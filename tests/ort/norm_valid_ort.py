@@ -39,17 +39,12 @@ import sys
 import numpy as np
 import onnx
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ortlib  # noqa: E402
-check = ortlib.check
+from decoder_common import LAYERS, TOP, VOCAB, check, dims, gen  # noqa: E402
 
-GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
-LAYERS, VOCAB = 2, 256       # the tiny preset
 B, S, P = 1, 5, 3            # batch, new tokens, past tokens
-DIMS = ["--dim", "batch_size=%d" % B, "--dim", "sequence_length=%d" % S,
-        "--dim", "past_sequence_length=%d" % P, "--dim", "total_sequence_length=%d" % (S + P)]
+DIMS = dims(B, S, P)
 SKIP_RULES = {"schema": 1, "id": "qnn-skip", "name": "qnn with SkipSimplifiedLayerNormalization",
               "vendor": "test", "family": "test", "description": "norm_valid_ort.py",
               "extends": "qnn", "sources": ["norm_valid_ort.py"],
@@ -130,8 +125,7 @@ def main():
     jobs, names = [], []
     for form, dtype in FORMS:
         src = os.path.join(work, "%s-%s.onnx" % (form, dtype))
-        subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--form", form,
-                        "--dtype", dtype, "-o", src], check=True, capture_output=True)
+        gen(src, "--form", form, "--dtype", dtype)
         feeds = feeds_for(src, rng)
         for target, extra, opset in routes:
             dst = os.path.join(work, "%s-%s-%s-%d.onnx" % (form, dtype, target, opset))

@@ -569,7 +569,7 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 		goto cleanup;
 	if ((rc = rw_strict_final(&c, r->why, sizeof(r->why))) < 0)
 		goto cleanup;
-	r->invalid = rc == 0;
+	r->invalid = rc == 0 || rw_sln_left(&c, r->why, sizeof(r->why));
 	rc = 0;
 	take_log(&c, r);
 	c.prec16 = half;       /* validation's tolerance */

@@ -24,6 +24,7 @@
 	X(eliminate_identity) \
 	X(elu) \
 	X(erf_poly) \
+	X(expand_simplified_ln) \
 	X(expand_tile) \
 	X(fold_constants) \
 	X(fp16) \

@@ -120,6 +120,10 @@ int rw_strict_check(struct rw_ctx *c);
 /* The final model against the check, every fault counted (the input's
  * too): 1 valid, 0 invalid (why says which node and how), or < 0. */
 int rw_strict_final(struct rw_ctx *c, char *why, size_t size);
+/* expand_sln.c: a default-domain SimplifiedLayerNormalization left in the
+ * main graph (expand-simplified-ln could not expand it; onnx has no such
+ * op): 1 with why ("the migrated model is invalid: .."), else 0. */
+int rw_sln_left(const struct rw_ctx *c, char *why, size_t size);
 
 /* ---- constant tensors (constval.c) ---------------------------------- */
 

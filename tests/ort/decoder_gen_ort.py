@@ -22,16 +22,11 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ortlib  # noqa: E402
-check = ortlib.check
-diff = ortlib.max_diff
+from decoder_common import HD, KV, LAYERS, VOCAB, check, diff, gen  # noqa: E402
 
-GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
 TOL = 1e-4
-LAYERS, KV, HD, VOCAB = 2, 2, 16, 256   # the tiny preset
 
 
 def feeds(ids, mask, pos, past, genai):
@@ -127,8 +122,7 @@ def main():
     for form, args in (("decomposed", []), ("genai", ["--form", "genai"]),
                        ("genai-rotary-op", ["--form", "genai", "--rotary-op", "--symmetric"])):
         models[form] = os.path.join(work, form + ".onnx")
-        subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "-o", models[form]] + args,
-                       check=True)
+        gen(models[form], *args, quiet=False)
     try:
         onnx.checker.check_model(models["decomposed"], full_check=True)
         check(True, "decomposed: onnx.checker full_check")

@@ -18,16 +18,11 @@ import sys
 import numpy as np
 import onnx
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ortlib  # noqa: E402
-check = ortlib.check
-diff = ortlib.max_diff
+from decoder_common import HD, KV, LAYERS, VOCAB, check, diff, dims, gen  # noqa: E402
 
-GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
 TOL = 1e-4
-LAYERS, KV, HD, VOCAB = 2, 2, 16, 256   # the tiny preset
 FORMS = (("genai", []), ("genai-sym", ["--symmetric"]),
          ("genai-rotary-op", ["--rotary-op"]),
          ("genai-rotary-op-sym", ["--rotary-op", "--symmetric"]))
@@ -48,10 +43,8 @@ def feeds(ids, past_len, past, rotary_op):
 
 def migrate(opmig, src, dst, rep, s, p, rotary_op, what):
     """Migrate src with static dims; check the report and the model."""
-    dims = ["--dim", "batch_size=1", "--dim", "sequence_length=%d" % s,
-            "--dim", "past_sequence_length=%d" % p, "--dim", "total_sequence_length=%d" % (p + s)]
     r = subprocess.run([opmig, "migrate", src, "--target", "openvino", "-o", dst,
-                        "--no-validate", "--format", "json", "--report", rep] + dims,
+                        "--no-validate", "--format", "json", "--report", rep] + dims(1, s, p),
                        capture_output=True, text=True, timeout=300)
     check(r.returncode == 0, "%s: opmig migrate exit %d %s" % (what, r.returncode,
                                                                r.stderr.strip()[:300]))
@@ -94,8 +87,7 @@ def main():
     models = {}
     for form, args in FORMS:
         src = os.path.join(work, form + ".onnx")
-        subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--form", "genai",
-                        "-o", src] + args, check=True, capture_output=True)
+        gen(src, "--form", "genai", *args)
         models[form] = {"orig": src}
         for step, s, p in STEPS:
             dst = os.path.join(work, "%s-%s.onnx" % (form, step))

@@ -55,15 +55,10 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ortlib  # noqa: E402
-check = ortlib.check
-diff = ortlib.max_diff
+from decoder_common import HD, HEADS, KV, LAYERS, VOCAB, check, diff, dims, gen  # noqa: E402
 
-GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
-LAYERS, HEADS, KV, HD, VOCAB = 2, 4, 2, 16, 256   # the tiny preset
 TOL = 1e-4
 TOL16 = 2e-3     # of the largest |value|: float16's 2^-10, an ulp or two
 MM16_RULES = {"schema": 1, "id": "qnn-mm16", "name": "qnn with float16 MatMul", "vendor": "test",
@@ -102,11 +97,9 @@ def migrate(opmig, src, dst, b, s, p, passes=None, opset=None, more=()):
             json.dump(DYN_RULES, f)
         return subprocess.run([opmig, "migrate", src, "--target", "qnn-dyn", "--rules", rules,
                                "--force", "-o", dst], capture_output=True, text=True)
-    dims = ["--dim", "batch_size=%d" % b, "--dim", "sequence_length=%d" % s,
-            "--dim", "past_sequence_length=%d" % p, "--dim", "total_sequence_length=%d" % (p + s)]
     more = list(more) or ["--target", "qnn"]
     more += (["--passes", passes] if passes else []) + (["--opset", str(opset)] if opset else [])
-    return subprocess.run([opmig, "migrate", src, "--force", "-o", dst] + dims + more,
+    return subprocess.run([opmig, "migrate", src, "--force", "-o", dst] + dims(b, s, p) + more,
                           capture_output=True, text=True)
 
 
@@ -164,8 +157,7 @@ def half_cases(opmig, work, src, jobs, cases):
     onnxruntime jobs (unfused, fused) added to jobs and their names to
     cases."""
     h16 = os.path.join(work, "tiny16.onnx")
-    subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--form", "decomposed",
-                    "--dtype", "float16", "-o", h16], check=True, capture_output=True)
+    gen(h16, "--dtype", "float16")
     rules = os.path.join(work, "qnn-mm16.json")
     with open(rules, "w") as f:
         json.dump(MM16_RULES, f)
@@ -218,8 +210,7 @@ def main():
         return 77
     opmig, work = got
     src = os.path.join(work, "tiny.onnx")
-    subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--form", "decomposed",
-                    "-o", src], check=True, capture_output=True)
+    gen(src)
     jobs, cases = [], []
     for k, (b, s, p, pad, opset) in enumerate(SETTINGS):
         what = "B=%d S=%d past=%d%s%s" % (b, s, p, " right-padded by %d" % pad if pad else "",
@@ -251,8 +242,7 @@ def main():
     for kv in (HEADS, 1):
         what = "%d kv heads, B=2 S=1 past=5" % kv
         mk = os.path.join(work, "kv%d.onnx" % kv)
-        subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--kv-heads", str(kv),
-                        "--form", "decomposed", "-o", mk], check=True, capture_output=True)
+        gen(mk, "--kv-heads", str(kv))
         dst = os.path.join(work, "kv%d_qnn.onnx" % kv)
         migrate(opmig, mk, dst, 2, 1, 5)
         o = ops(dst) if os.path.exists(dst) else []

@@ -5,12 +5,17 @@ decoder of testdata/gen/make_decoder.py and hand-built RMSNorm variants
 Cast to float32 and back) and rotate-half rotary variants (operands in
 either order) are migrated to a target that declares the fused ops: a
 rules file extending openvino with com.microsoft
-SimplifiedLayerNormalization (opset 17, emitted in the default domain as
-onnxruntime registers it) and com.microsoft RotaryEmbedding, and tensorrt
-with --opset 23 (RMSNormalization, RotaryEmbedding; the decoder also with
-symbolic dims, and in float16, where the mean square stays float32).
-Each must have the fused op in place of every pattern and give, in
-onnxruntime-node, the original's outputs within float tolerance.
+SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization and
+RotaryEmbedding, and tensorrt with --opset 23 (RMSNormalization,
+RotaryEmbedding; the decoder also with symbolic dims, and in float16,
+where the mean square stays float32).  Each must have the fused op in
+place of every pattern and give, in onnxruntime-node, the original's
+outputs within float tolerance; at opset 17 a standalone RMS norm stays
+primitives (onnx has no op for it: onnxruntime's
+SimplifiedLayerNormalization is registered in the default domain, where
+onnx.checker rejects it) and passes onnx.checker full_check, and the
+decoder's norms after a residual Add become
+SkipSimplifiedLayerNormalization.
 Near misses (eps a graph input, an intermediate read twice, the mean over
 another axis, gamma varying along another axis; cache halves unequal, the
 rotated half read twice, cos from a graph input, x split off the middle)
@@ -27,21 +32,18 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ortlib  # noqa: E402
-check = ortlib.check
-diff = ortlib.max_diff
+from decoder_common import HD, KV, LAYERS, VOCAB, check, diff, dims, gen  # noqa: E402
 
-GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
-LAYERS, KV, HD, VOCAB, H = 2, 2, 16, 256, 64   # the tiny preset
 SHAPE = [2, 5, 16]
 RULES = {
     "schema": 1, "id": "npu-fused", "name": "openvino with fused LLM ops",
     "vendor": "test", "family": "test", "description": "fuse_llm_ort.py",
     "extends": "openvino", "sources": ["fuse_llm_ort.py"],
     "ops": {"com.microsoft:SimplifiedLayerNormalization":
+            {"dtypes": ["float32", "float16"]},
+            "com.microsoft:SkipSimplifiedLayerNormalization":
             {"dtypes": ["float32", "float16"]},
             "com.microsoft:RotaryEmbedding": {"dtypes": ["float32", "float16"]},
             "com.microsoft:MatMulNBits": {"dtypes": ["float32"]}},
@@ -300,13 +302,14 @@ def main():
             if done is None:
                 continue
             ops, opset = fused_ops(dst)
-            want = 1 if fuse else 0
+            # no standalone norm op below opset 23 (onnx has none)
+            want = 1 if fuse and want_opset >= 23 else 0
             check(done.count("fuse-rms-norm") == want and ops.count(op) == want and
                   opset == want_opset and
-                  (not fuse or not {"Sqrt", "ReduceMean", "Pow"} & set(ops)),
+                  (not want or not {"Sqrt", "ReduceMean", "Pow"} & set(ops)),
                   "%s: %d fuse-rms-norm, ops %s at opset %d (want %d %s)"
                   % (what, done.count("fuse-rms-norm"), ops, opset, want, op))
-            if not fuse and want_opset <= 17:
+            if want_opset <= 17:
                 full_check(dst, what)
             jobs += [(src, feeds), (dst, feeds)]
             names.append((what, 2e-3 if opts.get("f16") else 1e-5))
@@ -379,10 +382,8 @@ def main():
 
     # the tiny decomposed decoder
     dec = os.path.join(work, "decoder.onnx")
-    subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--form", "decomposed",
-                    "-o", dec], check=True, capture_output=True)
-    dims = ["--dim", "batch_size=1", "--dim", "sequence_length=8",
-            "--dim", "past_sequence_length=0", "--dim", "total_sequence_length=8"]
+    gen(dec)
+    static = dims(1, 8, 0)
     tok = np.random.default_rng(25).integers(0, VOCAB, size=(1, 8))
     feeds = {"input_ids": tok.astype(np.int64), "attention_mask": np.ones((1, 8), np.int64),
              "position_ids": np.arange(8, dtype=np.int64).reshape(1, 8)}
@@ -402,13 +403,26 @@ def main():
                                         ", symbolic dims" if "dynamic" in tag else "",
                                         ", float16" if "fp16" in tag else "")
         done = migrate(opmig, dec, dst, target,
-                       extra + ([] if "dynamic" in tag else dims), what)
+                       extra + ([] if "dynamic" in tag else static), what)
         if done is None:
             continue
         ops, opset = fused_ops(dst)
-        check(done.count("fuse-rms-norm") == n_norm and ops.count(op) == n_norm and
-              "Sqrt" not in ops, "%s: %d fuse-rms-norm, %d %s (want %d), no Sqrt left"
-              % (what, done.count("fuse-rms-norm"), ops.count(op), op, n_norm))
+        if tag == "sln":
+            # opset 17: the 2 * LAYERS norms after a residual Add become
+            # SkipSimplifiedLayerNormalization, the first layer's input norm
+            # stays primitives, and nothing onnx lacks is written
+            n_skip = ops.count("SkipSimplifiedLayerNormalization")
+            check("fuse-rms-norm" not in done and op not in ops and
+                  done.count("fuse-skip-norm") == 2 * LAYERS and n_skip == 2 * LAYERS and
+                  ops.count("Sqrt") == 1, "%s: %d fuse-rms-norm, %d %s, %d fuse-skip-norm, "
+                  "%d SkipSimplifiedLayerNormalization (want %d), %d Sqrt left (want 1)"
+                  % (what, done.count("fuse-rms-norm"), ops.count(op), op,
+                     done.count("fuse-skip-norm"), n_skip, 2 * LAYERS, ops.count("Sqrt")))
+            full_check(dst, what)
+        else:
+            check(done.count("fuse-rms-norm") == n_norm and ops.count(op) == n_norm and
+                  "Sqrt" not in ops, "%s: %d fuse-rms-norm, %d %s (want %d), no Sqrt left"
+                  % (what, done.count("fuse-rms-norm"), ops.count(op), op, n_norm))
         rot = [n.domain for n in onnx.load(dst).graph.node if n.op_type == "RotaryEmbedding"]
         want = "com.microsoft" if tag == "sln" else ""
         check(done.count("fuse-rotary") == 2 * LAYERS and rot == [want] * (2 * LAYERS) and

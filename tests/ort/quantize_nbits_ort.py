@@ -33,16 +33,13 @@ import numpy as np
 import onnx
 from onnx import numpy_helper as nh
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ortlib  # noqa: E402
-check = ortlib.check
+from decoder_common import HD, KV, LAYERS, VOCAB, check, dims, gen  # noqa: E402
 
-GEN = os.path.join(TOP, "testdata", "gen", "make_decoder.py")
-LAYERS, KV, HD, VOCAB, S = 2, 2, 16, 256, 8
-DIMS = ["--dim", "batch_size=1", "--dim", "sequence_length=8", "--dim",
-        "past_sequence_length=0", "--dim", "total_sequence_length=8"]
+S = 8
+DIMS = dims(1, S, 0)
+
 CONFIGS = [(bits, bs, sym) for bits in (4, 8) for bs in (16, 32, 128) for sym in (False, True)]
 
 
@@ -220,9 +217,7 @@ def edge_cases(opmig, work):
 def tiny_decoder(work):
     """The generator's tiny decomposed decoder written to WORK/tiny.onnx."""
     src = os.path.join(work, "tiny.onnx")
-    subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "--form", "decomposed",
-                    "-o", src], check=True, capture_output=True)
-    return src
+    return gen(src)
 
 
 def feeds(ids):

@@ -28,7 +28,7 @@ static void sdpa_head(const struct nq_sdpa_args *a, int64_t b, int64_t h, float 
 	float *y = a->y + (b * a->hq + h) * sq * a->dv;
 	float *qk = a->qk ? a->qk + (b * a->hq + h) * sq * t : NULL;
 
-	nq_sgemm(0, 1, sq, t, a->d, a->scale, q, a->d, kk, a->d, 0.0f, s, t);
+	rt_gemm_f32(0, 1, sq, t, a->d, a->scale, q, a->d, kk, a->d, 0.0f, s, t);
 	for (int64_t i = 0; i < sq; i++) {
 		float *row = s + i * t;
 
@@ -50,7 +50,7 @@ static void sdpa_head(const struct nq_sdpa_args *a, int64_t b, int64_t h, float 
 		if (qk && a->qk_mode == 3)
 			memcpy(qk + i * t, row, (size_t)t * sizeof(float));
 	}
-	nq_sgemm(0, 0, sq, a->dv, t, 1.0f, s, t, v, a->dv, 0.0f, y, a->dv);
+	rt_gemm_f32(0, 0, sq, a->dv, t, 1.0f, s, t, v, a->dv, 0.0f, y, a->dv);
 }
 
 struct sdpa_job {

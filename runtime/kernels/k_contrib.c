@@ -209,8 +209,8 @@ static int k_fused_matmul(struct rt_kctx *k)
 				sb *= bd[jb];
 			}
 		}
-		nq_sgemm(ta, tb, m, n, kk, alpha, af + oa * m * kk, ad[ar - 1],
-			 bf + ob * kk * n, bd[br - 1], 0.0f, yf + bi * m * n, n);
+		rt_gemm_f32(ta, tb, m, n, kk, alpha, af + oa * m * kk, ad[ar - 1],
+			    bf + ob * kk * n, bd[br - 1], 0.0f, yf + bi * m * n, n);
 	}
 	rc = 0;
 cleanup:

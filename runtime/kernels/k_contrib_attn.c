@@ -248,8 +248,8 @@ int nq_ms_attention(struct rt_kctx *k)
 		rc = rt_oom(k);
 		goto cleanup;
 	}
-	nq_sgemm(0, 0, b * s, w->dims[1], din, 1.0f, xf, din, wf, w->dims[1], 0.0f, proj,
-		 w->dims[1]);
+	rt_gemm_f32(0, 0, b * s, w->dims[1], din, 1.0f, xf, din, wf, w->dims[1], 0.0f, proj,
+		    w->dims[1]);
 	split_heads(proj, bf, w->dims[1], q, b, s, nh, a.d);
 	split_heads(proj + hs[0], bf ? bf + hs[0] : NULL, w->dims[1], kk, b, s, nh, a.d);
 	split_heads(proj + hs[0] + hs[1], bf ? bf + hs[0] + hs[1] : NULL, w->dims[1], vv, b, s,

@@ -2,7 +2,6 @@
  * families (see k_nq.h): float32 views and scratch outputs, the sgemm
  * wrapper, softmax and the run of a rotary embedding both RotaryEmbedding
  * kernels end with. */
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,23 +64,6 @@ int nq_out_floats(struct rt_kctx *k, size_t i, int dtype, int rank, const int64_
 	memcpy(buf, src, (size_t)o->numel * sizeof(float));
 	nq_out_done(o, buf);
 	return 0;
-}
-
-void nq_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t kk, float alpha,
-	      const float *a, int64_t lda, const float *b, int64_t ldb,
-	      float beta, float *c, int64_t ldc)
-{
-	if (m <= 0 || n <= 0)
-		return;
-	if (kk <= 0) {
-		for (int64_t i = 0; i < m; i++)
-			for (int64_t j = 0; j < n; j++)
-				c[i * ldc + j] = beta == 0 ? 0 : beta * c[i * ldc + j];
-		return;
-	}
-	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-		    tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)kk,
-		    alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
 }
 
 void nq_softmax(float *x, int64_t n)

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "runtime/kernels/gemm.h"   /* rt_gemm_f32 for the products */
 #include "runtime/rt_int.h"
 
 /* The elements of tensor t as float32: t's own data when it is float32
@@ -33,10 +34,6 @@ int nq_out_floats(struct rt_kctx *k, size_t i, int dtype, int rank, const int64_
 float *nq_expand(struct rt_kctx *k, const struct rt_value *t, size_t i,
 		 int rank, const int64_t *dims);
 
-/* Row-major C = alpha * op(A) * op(B) + beta * C, op = transpose when ta/tb. */
-void nq_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t kk, float alpha,
-	      const float *a, int64_t lda, const float *b, int64_t ldb,
-	      float beta, float *c, int64_t ldc);
 
 /* In-place softmax of n floats (a row of -inf only gives zeros). */
 void nq_softmax(float *x, int64_t n);

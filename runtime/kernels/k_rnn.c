@@ -9,7 +9,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "runtime/kernels/k_elem_int.h"
 #include "runtime/kernels/k_nq.h"
+#include "runtime/kernels/pgemm.h"   /* rt_cpu_avx512f */
 
 enum { CELL_RNN, CELL_GRU, CELL_LSTM };
 
@@ -126,6 +128,48 @@ static inline float clipped(const struct rnn *s, float v)
 	return v;
 }
 
+/* ---- the default cells sixteen lanes at a time ----------------------- */
+
+/* Does direction d use the cell's default activations (LSTM: Sigmoid,
+ * Tanh, Tanh without peepholes or input_forget; GRU: Sigmoid, Tanh), which
+ * vec_gates and the rows below compute in AVX-512 (k_act512.c: a few ulp
+ * from libm's), on a CPU that has it? */
+static int vec_cell(const struct rnn *s, int d)
+{
+	const struct act *a = s->act[d];
+
+	if (!rt_cpu_avx512f() || a[0].kind != ACT_SIGMOID || a[1].kind != ACT_TANH)
+		return 0;
+	if (s->cell == CELL_LSTM)
+		return a[2].kind == ACT_TANH && !s->p && !s->input_forget;
+	return s->cell == CELL_GRU;
+}
+
+/* g[j] = clip(g[j] + hr[j]) for n gates */
+static void vec_sum(const struct rnn *s, float *g, const float *hr, int64_t n)
+{
+	for (int64_t j = 0; j < n; j++)
+		g[j] = clipped(s, g[j] + hr[j]);
+}
+
+/* One LSTM row (gates i, o, f, c of hid each in gt): its new cell state
+ * into cn and hidden state into hn. */
+static void vec_lstm(const struct rnn *s, float *gt, const float *hr, const float *c,
+		     float *cn, float *hn)
+{
+	int64_t hid = s->hid;
+	const float *i = gt, *o = gt + hid, *f = gt + 2 * hid;
+
+	vec_sum(s, gt, hr, 4 * hid);
+	kel_sigmoid512(gt, gt, 3 * hid, 1.0f, 0);
+	kel_tanh512(gt + 3 * hid, gt + 3 * hid, hid);
+	for (int64_t j = 0; j < hid; j++)
+		hn[j] = cn[j] = f[j] * c[j] + i[j] * gt[3 * hid + j];
+	kel_tanh512(hn, hn, hid);
+	for (int64_t j = 0; j < hid; j++)
+		hn[j] *= o[j];
+}
+
 /* One direction d over the whole sequence. */
 static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 {
@@ -134,7 +178,7 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 	const float *b = s->b ? s->b + d * 2 * gh : NULL;
 	const float *p = s->p ? s->p + d * 3 * hid : NULL;
 	const struct act *af = &s->act[d][0], *ag = &s->act[d][1], *ah = &s->act[d][2];
-	int rev = s->ndir == 2 ? d == 1 : s->reverse;
+	int rev = s->ndir == 2 ? d == 1 : s->reverse, vec = vec_cell(s, d);
 	float *xw = NULL, *gates = NULL, *hr = NULL, *h = NULL, *c = NULL, *hn = NULL, *cn = NULL;
 	int64_t rows = s->seq * nb;
 	int rc = IR_ENOMEM;
@@ -150,7 +194,7 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 		goto cleanup;
 	}
 	/* xw = X W^T + Wb + Rb (GRU with linear_before_reset: Rbh inside) */
-	nq_sgemm(0, 1, rows, gh, s->in, 1.0f, s->x, s->in, w, s->in, 0.0f, xw, gh);
+	rt_gemm_f32(0, 1, rows, gh, s->in, 1.0f, s->x, s->in, w, s->in, 0.0f, xw, gh);
 	if (b)
 		for (int64_t i = 0; i < rows; i++)
 			for (int64_t j = 0; j < gh; j++)
@@ -171,13 +215,22 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 				memset(gates + bi * gh, 0, (size_t)gh * sizeof(float));
 		}
 		/* hr = H R^T */
-		nq_sgemm(0, 1, nb, gh, hid, 1.0f, h, hid, r, hid, 0.0f, hr, gh);
+		rt_gemm_f32(0, 1, nb, gh, hid, 1.0f, h, hid, r, hid, 0.0f, hr, gh);
 		for (int64_t bi = 0; bi < nb; bi++) {
 			float *gt = gates + bi * gh, *hrb = hr + bi * gh;
 			const float *cp = c + bi * hid;
 
 			if (st >= s->lens[bi])
 				continue;
+			if (vec && s->cell == CELL_LSTM) {
+				vec_lstm(s, gt, hrb, cp, cn + bi * hid, hn + bi * hid);
+				continue;
+			}
+			if (vec) {   /* GRU: z and r */
+				vec_sum(s, gt, hrb, 2 * hid);
+				kel_sigmoid512(gt, gt, 2 * hid, 1.0f, 0);
+				continue;
+			}
 			for (int64_t j = 0; j < hid; j++) {
 				float *o = hn + bi * hid + j;
 
@@ -221,8 +274,8 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 				for (int64_t bi = 0; bi < nb; bi++)
 					for (int64_t j = 0; j < hid; j++)
 						cn[bi * hid + j] = gates[bi * gh + hid + j] * h[bi * hid + j];
-				nq_sgemm(0, 1, nb, hid, hid, 1.0f, cn, hid, rh, hid, 0.0f,
-					 hr + 2 * hid, gh);
+				rt_gemm_f32(0, 1, nb, hid, hid, 1.0f, cn, hid, rh, hid, 0.0f,
+					    hr + 2 * hid, gh);
 			}
 			for (int64_t bi = 0; bi < nb; bi++) {
 				const float *gt = gates + bi * gh, *hrb = hr + bi * gh;
@@ -237,8 +290,19 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 									(b ? b[gh + 2 * hid + j] : 0));
 					else
 						pre = gt[2 * hid + j] + hrb[2 * hid + j];
+					if (vec) {   /* the tanh below, of the whole row */
+						hn[bi * hid + j] = clipped(s, pre);
+						continue;
+					}
 					hn[bi * hid + j] = (1 - z) * act_apply(ag, clipped(s, pre)) +
 							   z * h[bi * hid + j];
+				}
+				if (vec) {
+					float *o = hn + bi * hid;
+
+					kel_tanh512(o, o, hid);
+					for (int64_t j = 0; j < hid; j++)
+						o[j] = (1 - gt[j]) * o[j] + gt[j] * h[bi * hid + j];
 				}
 			}
 		}

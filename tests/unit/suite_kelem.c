@@ -885,6 +885,49 @@ static void test_erf_f32_ulp(void)
 	CU_ASSERT(ulps(y[4], (float)erf(3.99)) <= 1);
 }
 
+/* kel_tanh512 (the recurrent cells' tanh) against tanh in double over
+ * every 61st float up to infinity, both signs: within 2 ulp; NaN, the
+ * infinities and -0 kept.  (Skipped without AVX-512.) */
+static void test_tanh512_ulp(void)
+{
+	enum { N = 4096 };
+	static float x[N], y[N];
+	int64_t worst = 0;
+	uint32_t bits = 0;
+
+	x[0] = 0.5f;
+	if (!kel_tanh512(x, y, 1))
+		return;
+	while (bits < 0x7f800000u) {
+		int n = 0;
+
+		for (; n < N && bits < 0x7f800000u; n++, bits += 61) {
+			memcpy(&x[n], &bits, sizeof(bits));
+			if (n & 1)
+				x[n] = -x[n];
+		}
+		kel_tanh512(x, y, n);
+		for (int i = 0; i < n; i++) {
+			int64_t u = ulps(y[i], (float)tanh((double)x[i]));
+
+			if (u > worst)
+				worst = u;
+		}
+	}
+	CU_ASSERT(worst <= 2);
+	x[0] = NAN;
+	x[1] = INFINITY;
+	x[2] = -INFINITY;
+	x[3] = -0.0f;
+	x[4] = 0.625f;
+	kel_tanh512(x, y, 5);
+	CU_ASSERT(isnan(y[0]));
+	CU_ASSERT_EQUAL(y[1], 1.0f);
+	CU_ASSERT_EQUAL(y[2], -1.0f);
+	CU_ASSERT(y[3] == 0 && signbit(y[3]));
+	CU_ASSERT(ulps(y[4], (float)tanh(0.625)) <= 2);
+}
+
 /* Elementwise nodes write into an operand that dies with them: a chain
  * over an initializer gives the same result twice (the initializer is
  * never written), and a value read again later is not overwritten. */
@@ -937,6 +980,7 @@ static const struct unit_test tests[] = {
 	{ "cast to string", test_cast_to_string },
 	{ "bitcast", test_bitcast },
 	{ "activations", test_activations },
+	{ "tanh512 within 2 ulp", test_tanh512_ulp },
 	{ "more activations", test_more_activations },
 	{ "isinf flags", test_isinf_flags },
 	{ "equal strings", test_equal_strings },

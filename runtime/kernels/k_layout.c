@@ -25,6 +25,37 @@ static int permuted_copy(struct rt_kctx *k, struct rt_value *x, int vr,
 	return ks_strided_copy(k, y, x, 0, vr, pd, ps);
 }
 
+/* A perm that keeps a leading run of axes and swaps the two consecutive
+ * runs after it (NHWC <-> NCHW: [0, 3, 1, 2] and [0, 2, 3, 1]) is a batch
+ * of 2-D transposes: tiled (rt_cl_to_first's loop) instead of element by
+ * element through the strided copy.  1 done, 0 not that form, -1 out of
+ * memory. */
+static int batched_2d(struct rt_kctx *k, struct rt_value *x, const int *perm,
+		      const int64_t *dims)
+{
+	int r = x->rank, lead = 0, split;
+	int64_t n = 1, rows = 1, cols = 1;
+	size_t es = rt_dtype_size(x->dtype);
+	struct rt_value *y;
+
+	while (lead < r && perm[lead] == lead)
+		lead++;
+	if (lead == r || x->dtype == IR_DTYPE_STRING || !es)
+		return 0;
+	/* perm[lead..] = split..r-1 then lead..split-1 */
+	split = perm[lead];
+	for (int i = lead; i < r; i++)
+		if (perm[i] != (i - lead < r - split ? split + i - lead : lead + i - lead - (r - split)))
+			return 0;
+	for (int i = 0; i < r; i++)
+		*(i < lead ? &n : i < split ? &rows : &cols) *= x->dims[i];
+	if (!(y = rt_out_tensor(k, 0, x->dtype, r, dims)))
+		return -1;
+	/* x is n planes of rows x cols: y the same planes as cols x rows */
+	rt_cl_to_first(k, x->data, y->data, n, cols, rows, es);
+	return 1;
+}
+
 static int k_transpose(struct rt_kctx *k)
 {
 	struct rt_value *x;
@@ -48,6 +79,8 @@ static int k_transpose(struct rt_kctx *k)
 		seen[perm[i]] = 1;
 		dims[i] = x->dims[perm[i]];
 	}
+	if ((rc = batched_2d(k, x, perm, dims)) != 0)
+		return rc < 0 ? IR_ENOMEM : 0;
 	return permuted_copy(k, x, x->rank, x->dims, perm, x->rank, dims);
 }
 

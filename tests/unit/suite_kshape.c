@@ -9,6 +9,7 @@
 
 #include "tests/unit/suites.h"
 #include "tests/unit/tmodel.h"
+#include "runtime/rt_int.h"
 #include "runtime/runtime.h"
 
 /* Run a model without graph inputs (everything is an initializer).  err
@@ -592,6 +593,94 @@ static void test_big_transpose_threads(void)
 	ir_model_free(m);
 }
 
+/* Every permutation of ranks 1 to 5 (dims 1 to 5, seeded), in four
+ * element sizes (uint8, float16, float, int64), on 1 and 2 threads: the
+ * tiled batch-of-transposes path (NHWC <-> NCHW and every other perm that
+ * swaps two runs of axes after a kept prefix) and the strided copy give
+ * each element where the permutation puts it (values are the flat input
+ * index). */
+static void test_transpose_every_perm(void)
+{
+	static const int dts[] = { IR_DTYPE_UINT8, IR_DTYPE_FLOAT16, IR_DTYPE_FLOAT,
+				   IR_DTYPE_INT64 };
+	uint64_t seed = 26;
+	int bad = 0, cases = 0;
+
+	for (int r = 1; r <= 5; r++) {
+		int perm[5] = { 0, 1, 2, 3, 4 };
+
+		for (;;) {
+			int64_t dims[5], od[5], pd[5], numel = 1;
+			double *v;
+
+			for (int i = 0; i < r; i++) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				dims[i] = 1 + (int64_t)(seed >> 33) % 5;
+				numel *= dims[i];
+			}
+			for (int i = 0; i < r; i++) {
+				od[i] = dims[perm[i]];
+				pd[i] = perm[i];
+			}
+			v = malloc((size_t)numel * sizeof(double));
+			CU_ASSERT_FATAL(v != NULL);
+			for (int64_t i = 0; i < numel; i++)
+				v[i] = (double)(i % 251);
+			for (size_t t = 0; t < sizeof(dts) / sizeof(*dts); t++) {
+				struct ir_model *m = tm_new(13);
+				struct rt_value *y = NULL;
+
+				tm_init(m, "x", dts[t], dims, r, v);
+				ir_node_set_ints(tm_node(m, "Transpose", NULL, TM_NAMES("x"), 1,
+							 TM_NAMES("y"), 1), "perm", pd, r);
+				tm_output(m, "y", dts[t], NULL, 0);
+				if (run_threads(m, &y, 1, NULL, 1 + (int)(t & 1)) != 0) {
+					bad++;
+				} else {
+					/* walk y in order, its coordinates o */
+					int64_t o[5] = { 0 };
+
+					for (int64_t i = 0; i < numel; i++) {
+						int64_t src = 0;
+
+						for (int d = 0; d < r; d++) {
+							int64_t c = 0;
+
+							for (int e = 0; e < r; e++)
+								if (perm[e] == d)
+									c = o[e];
+							src = src * dims[d] + c;
+						}
+						bad += rt_load_f64(dts[t], y->data, i) != (double)(src % 251);
+						for (int d = r - 1; d >= 0 && ++o[d] == od[d]; d--)
+							o[d] = 0;
+					}
+				}
+				rt_value_unref(y);
+				ir_model_free(m);
+				cases++;
+			}
+			free(v);
+			/* next permutation (lexicographic) */
+			{
+				int i = r - 2, j = r - 1, tmp;
+
+				while (i >= 0 && perm[i] > perm[i + 1])
+					i--;
+				if (i < 0)
+					break;
+				while (perm[j] < perm[i])
+					j--;
+				tmp = perm[i], perm[i] = perm[j], perm[j] = tmp;
+				for (int a = i + 1, b = r - 1; a < b; a++, b--)
+					tmp = perm[a], perm[a] = perm[b], perm[b] = tmp;
+			}
+		}
+	}
+	CU_ASSERT_EQUAL(cases, 4 * (1 + 2 + 6 + 24 + 120));
+	CU_ASSERT_EQUAL(bad, 0);
+}
+
 static void test_resize_threads_agree(void)
 {
 	struct rt_value *y[2];
@@ -863,6 +952,7 @@ static const struct unit_test tests[] = {
 	{ "Tile-1 inputs, Upsample-7 linear", test_tile1_upsample7 },
 	{ "Resize half_pixel_symmetric", test_resize_half_pixel_symmetric },
 	{ "big Transpose and Slice on 2 threads", test_big_transpose_threads },
+	{ "Transpose: every perm of ranks 1-5", test_transpose_every_perm },
 	{ "Resize on 1 and 2 threads agrees", test_resize_threads_agree },
 	{ "Resize linear on uint8 truncates", test_resize_uint8_truncates },
 	{ "error messages name the fault", test_error_paths },

@@ -260,14 +260,23 @@ struct name { \
 static void name##_rows(void *arg, int64_t begin, int64_t end) \
 { \
 	const struct name *q = arg; \
-	for (int64_t row = begin; row < end; row++) { \
-		int64_t o = row / q->out_len, l = row % q->out_len; \
+	int64_t o = begin / q->out_len, l = begin % q->out_len; \
+	for (int64_t row = begin; row < end; row++, l = l + 1 == q->out_len ? (o++, 0) : l + 1) { \
 		T *dst = q->dst + row * q->inner; \
 		const int64_t *ti = q->tap_idx + l * q->n_taps; \
 		const T *tw = q->tap_w + l * q->n_taps; \
 		if (ti[0] < 0) { \
 			for (int64_t i = 0; i < q->inner; i++) \
 				dst[i] = q->extrap; \
+			continue; \
+		} \
+		if (q->inner == 1) {   /* the last axis: one element a row */ \
+			const T *src = q->src + o * q->in_len; \
+			T acc = 0; \
+			for (int64_t t = 0; t < q->n_taps; t++) \
+				if (tw[t] != 0) \
+					acc += tw[t] * src[ti[t]]; \
+			*dst = acc; \
 			continue; \
 		} \
 		for (int64_t i = 0; i < q->inner; i++) \

@@ -17,21 +17,13 @@
 
 set -u
 
-die() { echo "broad.sh: $*" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd) || { echo "broad.sh: cannot find bench/" >&2; exit 2; }
+. "$here/lib.sh"
+suite_setup broad.sh broad
 
-here=$(cd "$(dirname "$0")" && pwd) || die "cannot find bench/"
-PY=${BENCH_PYTHON:-/usr/bin/python3}
-BENCH_DIR=${BENCH_DIR:-/tmp/opmig-bench}
-OPMIG=${OPMIG:-bin/opmig}
-case $OPMIG in /*) ;; *) OPMIG=$(pwd)/$OPMIG ;; esac
-[ -x "$OPMIG" ] || die "no opmig binary at $OPMIG (make first)"
-D=$BENCH_DIR/broad
-mkdir -p "$D" || die "cannot create $D"
-
-stamp=$(cksum < "$here/gen_broad.py")
-if [ ! -f "$D/tiny.onnx" ] || [ "$(cat "$D/stamp" 2>/dev/null)" != "$stamp" ]; then
-	"$PY" "$here/gen_broad.py" "$D" || die "gen_broad.py failed"
-	echo "$stamp" > "$D/stamp"
+if suite_stale "$here/gen_broad.py" lstm_b4.onnx; then
+	"$PY" "$here/gen_broad.py" "$D" || suite_die "gen_broad.py failed"
+	suite_stamp "$here/gen_broad.py"
 fi
 
 models=""
@@ -40,5 +32,5 @@ for m in nhwc lstm gru tiny nhwc_dw lstm_b4; do
 done
 for t in ${BROAD_THREADS:-1 2}; do
 	INTERP_MODELS=$models INTERP_THREADS=$t INTERP_ROUNDS=${BROAD_ROUNDS:-3} INTERP_REPEAT=5 \
-		OPMIG=$OPMIG BENCH_DIR=$BENCH_DIR sh "$here/interp.sh" || die "interp.sh failed"
+		OPMIG=$OPMIG BENCH_DIR=$BENCH_DIR sh "$here/interp.sh" || suite_die "interp.sh failed"
 done

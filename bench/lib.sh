@@ -1,4 +1,5 @@
-# lib.sh: measuring helpers shared by bench/run.sh and bench/infer.sh
+# lib.sh: measuring helpers shared by bench/run.sh and bench/infer.sh, and
+# the model-suite scripts' start (lowp.sh, broad.sh)
 # (sourced).  Callers set work (scratch folder), BENCH_NAME (for messages)
 # and, for run_once, TIMER (gnu | python, default gnu) and HIRES (1: wall
 # time by date +%s%N around the command, 0: the timer's own).
@@ -42,3 +43,29 @@ agg() {
 			print v
 		}'
 }
+
+# suite_setup NAME DIR: the model-suite scripts' start (lowp.sh, broad.sh;
+# NAME for messages): PY, BENCH_DIR, OPMIG (made absolute; exit 2 when it
+# is no executable) as bench/interp.sh reads them, and D=$BENCH_DIR/DIR
+# made.
+suite_setup() {
+	BENCH_NAME=$1
+	PY=${BENCH_PYTHON:-/usr/bin/python3}
+	BENCH_DIR=${BENCH_DIR:-/tmp/opmig-bench}
+	OPMIG=${OPMIG:-bin/opmig}
+	case $OPMIG in /*) ;; *) OPMIG=$(pwd)/$OPMIG ;; esac
+	[ -x "$OPMIG" ] || suite_die "no opmig binary at $OPMIG (make first)"
+	D=$BENCH_DIR/$2
+	mkdir -p "$D" || suite_die "cannot create $D"
+}
+
+suite_die() { echo "${BENCH_NAME:-bench}: $*" >&2; exit 2; }
+
+# suite_stale GEN FILE: true when $D lacks FILE or its models came from
+# another version of the generator GEN (its checksum, kept in $D/stamp);
+# suite_stamp GEN records it after generating.
+suite_stale() {
+	[ ! -f "$D/$2" ] || [ "$(cat "$D/stamp" 2>/dev/null)" != "$(cksum < "$1")" ]
+}
+
+suite_stamp() { cksum < "$1" > "$D/stamp"; }

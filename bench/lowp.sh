@@ -23,39 +23,31 @@
 
 set -u
 
-die() { echo "lowp.sh: $*" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd) || { echo "lowp.sh: cannot find bench/" >&2; exit 2; }
+. "$here/lib.sh"
+suite_setup lowp.sh lowp
 
-here=$(cd "$(dirname "$0")" && pwd) || die "cannot find bench/"
-PY=${BENCH_PYTHON:-/usr/bin/python3}
-BENCH_DIR=${BENCH_DIR:-/tmp/opmig-bench}
-OPMIG=${OPMIG:-bin/opmig}
-case $OPMIG in /*) ;; *) OPMIG=$(pwd)/$OPMIG ;; esac
-[ -x "$OPMIG" ] || die "no opmig binary at $OPMIG (make first)"
-D=$BENCH_DIR/lowp
-mkdir -p "$D" || die "cannot create $D"
-
-stamp=$(cksum < "$here/gen_lowp.py")
-if [ ! -f "$D/enc_f32.onnx" ] || [ "$(cat "$D/stamp" 2>/dev/null)" != "$stamp" ]; then
-	"$PY" "$here/gen_lowp.py" "$D" || die "gen_lowp.py failed"
+if suite_stale "$here/gen_lowp.py" enc_f32.onnx; then
+	"$PY" "$here/gen_lowp.py" "$D" || suite_die "gen_lowp.py failed"
 	"$OPMIG" quantize "$D/rsu_f32.onnx" -o "$D/rsu_dyn.onnx" --dynamic --samples 1 \
-		--no-fallback --force --threads 1 >/dev/null 2>&1 || die "quantize --dynamic failed"
+		--no-fallback --force --threads 1 >/dev/null 2>&1 || suite_die "quantize --dynamic failed"
 	"$OPMIG" quantize "$D/rsu_f32.onnx" -o "$D/rsu_qdq.onnx" --samples 1 \
-		--no-fallback --force --threads 1 >/dev/null 2>&1 || die "quantize failed"
-	echo "$stamp" > "$D/stamp"
+		--no-fallback --force --threads 1 >/dev/null 2>&1 || suite_die "quantize failed"
+	suite_stamp "$here/gen_lowp.py"
 fi
 
 models="$D/rsu_f16.onnx $D/rsu_f32.onnx $D/rsu_dyn.onnx $D/rsu_qdq.onnx"
 models="$models $D/enc_f16.onnx $D/enc_f32.onnx $D/unet_f16.onnx $D/unet_f32.onnx"
 models="$models $D/det_f16.onnx $D/det_f32.onnx"
 INTERP_MODELS=$models INTERP_THREADS=1 INTERP_ROUNDS=${LOWP_ROUNDS:-3} INTERP_REPEAT=5 \
-	OPMIG=$OPMIG BENCH_DIR=$BENCH_DIR sh "$here/interp.sh" || die "interp.sh failed"
+	OPMIG=$OPMIG BENCH_DIR=$BENCH_DIR sh "$here/interp.sh" || suite_die "interp.sh failed"
 
 echo
 echo "float16 in double (run --exact) against float32 arithmetic, 1 thread:"
 for m in rsu_f16 enc_f16; do
 	for how in --exact ""; do
 		t=$("$OPMIG" run "$D/$m.onnx" --threads 1 --time --repeat 2 $how |
-		    sed -n 's/^time: .*min \([0-9.]*\) ms.*/\1/p') || die "opmig run $m failed"
+		    sed -n 's/^time: .*min \([0-9.]*\) ms.*/\1/p') || suite_die "opmig run $m failed"
 		echo "  $m ${how:-(default)}: $t ms"
 	done
 done

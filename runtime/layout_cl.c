@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "runtime/exec_int.h"
+#include "runtime/kernels/pgemm.h"   /* the 16 x 16 transposes */
 
 /* ---- the two layouts ---------------------------------------------------- */
 
@@ -37,17 +38,30 @@ struct cl_job {
 	unsigned char *y;
 	int64_t c, sp;
 	size_t es;
+	int avx512;
 };
 
 #define CL_TILE 32
 
 /* Tile [c0, c0 + CL_TILE) x [s0, s0 + CL_TILE) of plane b from (sp, c)
- * to (c, sp), element by element of size es. */
+ * to (c, sp), element by element of size es; whole 4-byte tiles as
+ * 16 x 16 blocks in AVX-512 registers (rt_pgemm_tr16_k512: 1.1 -> 0.6 ns an
+ * element of a 96-channel 112x112 Transpose). */
 static void cl_tile(const struct cl_job *j, int64_t b, int64_t c0, int64_t s0)
 {
 	int64_t c1 = c0 + CL_TILE < j->c ? c0 + CL_TILE : j->c;
 	int64_t s1 = s0 + CL_TILE < j->sp ? s0 + CL_TILE : j->sp;
 	int64_t base = b * j->c * j->sp;
+
+	if (j->es == 4 && c1 - c0 == CL_TILE && s1 - s0 == CL_TILE && j->avx512) {
+		const float *x = (const float *)j->x + base;
+		float *y = (float *)j->y + base;
+
+		for (int64_t c = c0; c < c1; c += 16)
+			for (int64_t s = s0; s < s1; s += 16)
+				rt_pgemm_tr16_k512(x + s * j->c + c, j->c, y + c * j->sp + s, j->sp);
+		return;
+	}
 
 #define CL_LOOP(T) do { \
 		const T *x = (const T *)j->x + base; \
@@ -89,7 +103,7 @@ static void cl_rows(void *ctx, int64_t lo, int64_t hi)
 void rt_cl_to_first(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_t c,
 		    int64_t sp, size_t es)
 {
-	struct cl_job j = { x, y, c, sp, es };
+	struct cl_job j = { x, y, c, sp, es, rt_cpu_avx512f() };
 	int64_t tiles = n * ((c + CL_TILE - 1) / CL_TILE) * ((sp + CL_TILE - 1) / CL_TILE);
 
 	if (n * c * sp <= 0)

@@ -170,6 +170,51 @@ static void vec_lstm(const struct rnn *s, float *gt, const float *hr, const floa
 		hn[j] *= o[j];
 }
 
+/* The products by R (and GRU's Rh) of a batch of rows: OpenBLAS would
+ * copy R into its packed layout at every step (63% of a batch-4 LSTM's
+ * time), so R^T is packed once for pgemm (pgemm.h); one row is a gemv
+ * (gemm.h), which reads R as it is. */
+struct rprod {
+	float *pr, *prh;     /* packed R^T and Rh^T, or NULL */
+};
+
+/* rm (n x hid)^T packed into a new 64-byte aligned block (the kernel's
+ * loads), or NULL */
+static float *packed_t(const float *rm, int64_t n, int64_t hid)
+{
+	size_t len = (size_t)rt_pgemm_packed_len(hid, n) * sizeof(float);
+	float *p = aligned_alloc(64, (len + 127) / 64 * 64);   /* a multiple of 64 */
+
+	if (p)
+		rt_pgemm_pack(rm, 1, hid, hid, n, p);
+	return p;
+}
+
+static int rprod_init(struct rnn *s, const float *r, struct rprod *q)
+{
+	int64_t gh = s->g * s->hid, hid = s->hid;
+
+	q->pr = q->prh = NULL;
+	if (s->batch < 2 || !rt_pgemm_ok())
+		return 0;
+	if (!(q->pr = packed_t(r, gh, hid)))
+		return -1;
+	if (s->cell == CELL_GRU && !s->lbr && !(q->prh = packed_t(r + 2 * hid * hid, hid, hid)))
+		return -1;
+	return 0;
+}
+
+/* c (nb x n, ldc) = a (nb x hid) * rm^T, rm n x hid (packed in p when
+ * not NULL) */
+static int rprod_run(struct rt_kctx *k, const struct rnn *s, const float *p, const float *rm,
+		     int64_t n, const float *a, float *c, int64_t ldc)
+{
+	if (p)
+		return rt_pgemm_run_rows(k, s->batch, n, s->hid, a, s->hid, p, NULL, c, ldc);
+	rt_gemm_f32(0, 1, s->batch, n, s->hid, 1.0f, a, s->hid, rm, s->hid, 0.0f, c, ldc);
+	return 0;
+}
+
 /* One direction d over the whole sequence. */
 static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 {
@@ -180,6 +225,7 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 	const struct act *af = &s->act[d][0], *ag = &s->act[d][1], *ah = &s->act[d][2];
 	int rev = s->ndir == 2 ? d == 1 : s->reverse, vec = vec_cell(s, d);
 	float *xw = NULL, *gates = NULL, *hr = NULL, *h = NULL, *c = NULL, *hn = NULL, *cn = NULL;
+	struct rprod rp = { NULL, NULL };
 	int64_t rows = s->seq * nb;
 	int rc = IR_ENOMEM;
 
@@ -189,7 +235,7 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 	    !(h = calloc((size_t)(nb * hid + 1), sizeof(float))) ||
 	    !(c = calloc((size_t)(nb * hid + 1), sizeof(float))) ||
 	    !(hn = malloc((size_t)(nb * hid + 1) * sizeof(float))) ||
-	    !(cn = malloc((size_t)(nb * hid + 1) * sizeof(float)))) {
+	    !(cn = malloc((size_t)(nb * hid + 1) * sizeof(float))) || rprod_init(s, r, &rp) < 0) {
 		rc = rt_oom(k);
 		goto cleanup;
 	}
@@ -215,7 +261,10 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 				memset(gates + bi * gh, 0, (size_t)gh * sizeof(float));
 		}
 		/* hr = H R^T */
-		rt_gemm_f32(0, 1, nb, gh, hid, 1.0f, h, hid, r, hid, 0.0f, hr, gh);
+		if (rprod_run(k, s, rp.pr, r, gh, h, hr, gh) < 0) {
+			rc = rt_oom(k);
+			goto cleanup;
+		}
 		for (int64_t bi = 0; bi < nb; bi++) {
 			float *gt = gates + bi * gh, *hrb = hr + bi * gh;
 			const float *cp = c + bi * hid;
@@ -274,8 +323,10 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 				for (int64_t bi = 0; bi < nb; bi++)
 					for (int64_t j = 0; j < hid; j++)
 						cn[bi * hid + j] = gates[bi * gh + hid + j] * h[bi * hid + j];
-				rt_gemm_f32(0, 1, nb, hid, hid, 1.0f, cn, hid, rh, hid, 0.0f,
-					    hr + 2 * hid, gh);
+				if (rprod_run(k, s, rp.prh, rh, hid, cn, hr + 2 * hid, gh) < 0) {
+					rc = rt_oom(k);
+					goto cleanup;
+				}
 			}
 			for (int64_t bi = 0; bi < nb; bi++) {
 				const float *gt = gates + bi * gh, *hrb = hr + bi * gh;
@@ -330,6 +381,8 @@ cleanup:
 	free(c);
 	free(hn);
 	free(cn);
+	free(rp.pr);
+	free(rp.prh);
 	return rc;
 }
 

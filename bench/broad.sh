@@ -2,7 +2,8 @@
 # bench/broad.sh: the kinds of model issue 26 names beside the
 # convolutional and float16 ones (bench/gen_broad.py: a tf2onnx-style NHWC
 # conv net, LSTM and GRU speech encoders, a Loop/If model of many tiny
-# ops; and two held out: an NHWC MobileNet stack, a batch-4 LSTM+GRU),
+# ops, an NHWC MobileNet stack, a batch-4 LSTM+GRU; and, held out, a
+# bidirectional GRU+LSTM and an NHWC encoder-decoder),
 # against onnxruntime-node with bench/interp.sh at one thread and at two
 # (interp.sh's alternating rounds).  See bench/README.md, "A broader
 # suite".
@@ -21,13 +22,13 @@ here=$(cd "$(dirname "$0")" && pwd) || { echo "broad.sh: cannot find bench/" >&2
 . "$here/lib.sh"
 suite_setup broad.sh broad
 
-if suite_stale "$here/gen_broad.py" lstm_b4.onnx; then
+if suite_stale "$here/gen_broad.py" nhwc_seg.onnx; then
 	"$PY" "$here/gen_broad.py" "$D" || suite_die "gen_broad.py failed"
 	suite_stamp "$here/gen_broad.py"
 fi
 
 models=""
-for m in nhwc lstm gru tiny nhwc_dw lstm_b4; do
+for m in nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg; do
 	models="$models $D/$m.onnx"
 done
 for t in ${BROAD_THREADS:-1 2}; do

@@ -24,7 +24,16 @@ were written with them and not run until the final measurement:
                 Transposes, Clip 0..6 in NHWC, residual Adds;
   lstm_b4.onnx  batch 4, 50 frames of 40 features, one reverse LSTM of
                 384 and a GRU of 128 (linear_before_reset 0), a
-                projection to 32."""
+                projection to 32.
+nhwc_dw and lstm_b4 were then profiled and tuned on too; these two were
+written after that and not run until the final measurement:
+  gru_bi.onnx    batch 2, 80 frames of 64 features, a bidirectional GRU
+                 of 200 (linear_before_reset 1), an LSTM of 96 with
+                 initial states, a projection to 16;
+  nhwc_seg.onnx  a tf2onnx-style NHWC encoder-decoder at 192x192: strided
+                 3x3 convolutions down, nearest Resize (as tf2onnx writes
+                 tf.image.resize: scales on an NCHW Transpose) up,
+                 Concat of the skips on axis 3, Sigmoid head."""
 import os
 import sys
 
@@ -149,6 +158,50 @@ def rnn_b4(path, t=50, n=4, feat=40):
          [helper.make_tensor_value_info(y, F, [t, n, 32])])
 
 
+def gru_bi(path, t=80, n=2, feat=64, hid=200):
+    g = G()
+    y = g.op("GRU", ["x", g.c(w(2, 3 * hid, feat)), g.c(w(2, 3 * hid, hid)),
+                     g.c(w(2, 6 * hid) * 0.1)], hidden_size=hid, direction="bidirectional",
+             linear_before_reset=1)
+    y = g.op("Transpose", [y], perm=[0, 2, 1, 3])
+    y = g.op("Reshape", [y, g.c(np.int64([t, n, 2 * hid]))])
+    h0 = g.c(w(1, n, 96) * 0.5)
+    c0 = g.c(w(1, n, 96) * 0.5)
+    y = g.op("LSTM", [y, g.c(w(1, 4 * 96, 2 * hid)), g.c(w(1, 4 * 96, 96)),
+                      g.c(w(1, 8 * 96) * 0.1), "", h0, c0], hidden_size=96)
+    y = g.op("Reshape", [y, g.c(np.int64([t, n, 96]))])
+    y = g.op("MatMul", [y, g.c(w(96, 16))])
+    save(g, path, [helper.make_tensor_value_info("x", F, [t, n, feat])],
+         [helper.make_tensor_value_info(y, F, [t, n, 16])])
+
+
+def nhwc_seg(path, s=192):
+    g = G()
+
+    def conv(x, cin, cout, stride=1):
+        t = g.op("Transpose", [x], perm=[0, 3, 1, 2])
+        t = g.op("Conv", [t, g.c(w(cout, cin, 3, 3)), g.c(w(cout) * 0.1)],
+                 kernel_shape=[3, 3], pads=[1] * 4, strides=[stride] * 2)
+        return g.op("Relu", [g.op("Transpose", [t], perm=[0, 2, 3, 1])])
+
+    skips, x, chans = [], "x", 3
+    for cout in (16, 32, 64):
+        x = conv(conv(x, chans, cout), cout, cout, 2)
+        skips.append((x, cout))
+        chans = cout
+    for sk, c in reversed(skips[:-1]):
+        t = g.op("Transpose", [x], perm=[0, 3, 1, 2])
+        t = g.op("Resize", [t, "", g.c(np.float32([1, 1, 2, 2]))], mode="nearest")
+        x = g.op("Concat", [g.op("Transpose", [t], perm=[0, 2, 3, 1]), sk], axis=3)
+        x = conv(x, chans + c, c)
+        chans = c
+    t = g.op("Transpose", [x], perm=[0, 3, 1, 2])
+    t = g.op("Conv", [t, g.c(w(1, chans, 1, 1))], kernel_shape=[1, 1])
+    y = g.op("Sigmoid", [g.op("Transpose", [t], perm=[0, 2, 3, 1])])
+    save(g, path, [helper.make_tensor_value_info("x", F, [1, s, s, 3])],
+         [helper.make_tensor_value_info(y, F, [1, s // 2, s // 2, 1])])
+
+
 UN = ["Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Exp"]
 
 
@@ -204,6 +257,8 @@ def main():
     tiny(os.path.join(out, "tiny.onnx"))
     nhwc_dw(os.path.join(out, "nhwc_dw.onnx"))
     rnn_b4(os.path.join(out, "lstm_b4.onnx"))
+    gru_bi(os.path.join(out, "gru_bi.onnx"))
+    nhwc_seg(os.path.join(out, "nhwc_seg.onnx"))
 
 
 if __name__ == "__main__":

@@ -61,15 +61,21 @@ int rt_session_plan_peak(struct rt_session *s, struct rt_value **inputs,
 
 		/* kept results (fold.c) are bound, in use already */
 		for (size_t j = 0; j < np->node->n_outputs && !(np->kept && fold); j++) {
+			const struct ir_vtype *t;
 			int64_t b;
 
 			if (np->out[j] < 0)
 				continue;
-			b = vtype_bytes(ir_infer_get(&inf, np->node->outputs[j]));
+			t = ir_infer_get(&inf, np->node->outputs[j]);
+			b = vtype_bytes(t);
 			if (b < 0) {
 				(*n_unknown)++;
 				continue;
 			}
+			/* a 16-bit float result kept in float32 (lowp.c) */
+			if (np->wide_out && (t->dtype == IR_DTYPE_FLOAT16 ||
+					     t->dtype == IR_DTYPE_BFLOAT16))
+				b *= 2;
 			size[np->out[j]] = b;
 			live += b;
 		}

@@ -213,7 +213,7 @@ static const char *const cl_ops[] = {
 	"Abs", "Add", "Ceil", "Celu", "Clip", "Concat", "Conv", "Div", "Elu", "Erf", "Exp",
 	"Floor", "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "MaxPool", "Mish", "Mul", "Neg",
 	"Reciprocal", "Relu", "Resize", "Round", "Selu", "Sigmoid", "Softplus", "Softsign", "Sqrt",
-	"Sub", "Swish", "Tanh", "ThresholdedRelu", "Upsample"
+	"Sub", "Swish", "Tanh", "ThresholdedRelu", "Transpose", "Upsample"
 };
 
 static int cmp_op(const void *a, const void *b)
@@ -236,7 +236,7 @@ static int reads_cl(const struct rt_nplan *np)
 static int keeps_cl(const char *op)
 {
 	return !strcmp(op, "Conv") || !strcmp(op, "MaxPool") || !strcmp(op, "Resize") ||
-	       !strcmp(op, "Upsample");
+	       !strcmp(op, "Upsample") || !strcmp(op, "Transpose");
 }
 
 /* Does every reader of v read it in p's graph with a listed kernel? */

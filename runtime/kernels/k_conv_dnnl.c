@@ -402,6 +402,16 @@ static int dn_fits(const struct knn_geom *g)
 	       g->k_size > 1 && g->out_size >= DN_MIN_POSITIONS;
 }
 
+/* An input already stored channels last (layout_cl.c) needs no reorder
+ * into oneDNN's layout, which cost more than the product saved on small
+ * planes: ungrouped convolutions of 8 channels or more in and out then
+ * take oneDNN whatever their size. */
+static int dn_cl_fits(const struct knn_geom *g)
+{
+	return g->nsp >= 1 && g->nsp <= 3 && g->group == 1 && g->c >= 8 && g->m >= 8 &&
+	       g->n * g->out_size > 0;
+}
+
 /* opmig's own core on x stored as cl says (a plain copy when channels
  * last), y plain, then the steps of e. */
 static int dn_own(struct rt_kctx *k, const struct knn_geom *g, const float *x,
@@ -434,7 +444,7 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	struct dn_post post;
 	int w_const = rt_in_const(k, 1), rc;
 
-	if (!dn_fits(g) || !knn_dnnl_engine())
+	if (!(dn_fits(g) || ((cl & KNN_CL_SRC) && dn_cl_fits(g))) || !knn_dnnl_engine())
 		return 0;
 	/* taking the epilogue commits this call to finishing it: when the
 	 * primitive cannot be made, the generic core runs instead */

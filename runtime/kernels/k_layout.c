@@ -56,6 +56,51 @@ static int batched_2d(struct rt_kctx *k, struct rt_value *x, const int *perm,
 	return 1;
 }
 
+/* Is perm the move of axis `from` to position `to` (the others in
+ * order)?  NCHW -> NHWC: from 1 to r - 1; NHWC -> NCHW: from r - 1 to 1. */
+static int moves_axis(const int *perm, int r, int from, int to)
+{
+	for (int i = 0, j = 0; i < r; i++) {
+		if (i == to) {
+			if (perm[i] != from)
+				return 0;
+			continue;
+		}
+		if (j == from)
+			j++;
+		if (perm[i] != j++)
+			return 0;
+	}
+	return 1;
+}
+
+/* The layout moves that cost nothing with results stored channels last
+ * (layout_cl.c): NCHW -> NHWC of such a value is its data as they are, a
+ * plain NHWC view; NHWC -> NCHW of a plain value is the same data seen as
+ * an NCHW result stored channels last, when the plan lets this node store
+ * so (every reader takes it).  A tf2onnx export wraps each convolution in
+ * these two.  1 done, 0 not such a case, or an error. */
+static int cl_view(struct rt_kctx *k, struct rt_value *x, const int *perm, const int64_t *dims)
+{
+	int r = x->rank, rc;
+
+	if (r < 3 || r > 5 || x->dtype == IR_DTYPE_STRING)
+		return 0;
+	if ((x->flags & RT_VALUE_CL) && moves_axis(perm, r, 1, r - 1)) {
+		if ((rc = rt_out_view(k, 0, x, r, dims)) < 0)
+			return rc;
+		rt_cl_set(k->out[0], 0);
+		return 1;
+	}
+	if (!(x->flags & RT_VALUE_CL) && moves_axis(perm, r, r - 1, 1) && rt_cl_may_write(k)) {
+		if ((rc = rt_out_view(k, 0, x, r, dims)) < 0)
+			return rc;
+		rt_cl_set(k->out[0], 1);
+		return 1;
+	}
+	return 0;
+}
+
 static int k_transpose(struct rt_kctx *k)
 {
 	struct rt_value *x;
@@ -79,6 +124,12 @@ static int k_transpose(struct rt_kctx *k)
 		seen[perm[i]] = 1;
 		dims[i] = x->dims[perm[i]];
 	}
+	if ((rc = cl_view(k, x, perm, dims)) != 0)
+		return rc < 0 ? rc : 0;
+	/* any other perm of a channels-last input: of its plain copy */
+	if ((x->flags & RT_VALUE_CL) && ((rc = rt_cl_plain_in(k, 0)) < 0 ||
+					 (rc = rt_in_tensor(k, 0, &x)) < 0))
+		return rc;
 	if ((rc = batched_2d(k, x, perm, dims)) != 0)
 		return rc < 0 ? IR_ENOMEM : 0;
 	return permuted_copy(k, x, x->rank, x->dims, perm, x->rank, dims);

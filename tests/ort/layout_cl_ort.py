@@ -8,7 +8,9 @@ MaxPool with pads, strides, dilations and ceil_mode, Resize nearest,
 linear and cubic up and down, and of the channels too) and ops that do not
 (BatchNormalization, Transpose, ReduceMean), values read by several
 nodes, intermediate results as graph
-outputs, batch 1 and 2.  Each graph runs in opmig twice (oneDNN for every
+outputs, batch 1 and 2; fixed graphs for the paths between the layouts,
+and tf2onnx-style NHWC ones (Transposes around each convolution, 2-D and
+1-D).  Each graph runs in opmig twice (oneDNN for every
 convolution, OPMIG_DNNL_ALL=1, and oneDNN where opmig picks it) and in
 onnxruntime-node; every output must agree within 1e-4 of its largest
 magnitude, and across the graphs opmig must have stored results channels
@@ -126,6 +128,9 @@ def step(g):
                            (RNG.random(c) + 0.5, RNG.standard_normal(c) * 0.1,
                             RNG.standard_normal(c) * 0.1, RNG.random(c) + 0.5)], s)
     if r < 0.95:
+        if RNG.random() < 0.4:   # H and W swapped (square planes): no layout move
+            y = g.op("Transpose", [x], s, keep=False, perm=[0, 1, 3, 2])
+            return g.op("Relu", [g.op("Transpose", [y], s, keep=False, perm=[0, 1, 3, 2])], s)
         y = g.op("Transpose", [x], (s[0], s[2], s[3], s[1]), keep=False, perm=[0, 2, 3, 1])
         return g.op("Transpose", [y], s, perm=[0, 3, 1, 2])
     y = g.op("ReduceMean", [x], (s[0], s[1], 1, 1), keep=False, axes=[2, 3], keepdims=1)
@@ -201,6 +206,52 @@ def fixed(path, i):
     return s, len(outs)
 
 
+def nhwc_fixed(path, i):
+    """tf2onnx-style graphs (an NHWC input, each convolution between a
+    Transpose to NCHW and one back, the activations, Adds and Concat in
+    NHWC) at small planes, where a Transpose to NCHW whose readers take a
+    channels-last value is a view of its input and oneDNN takes the
+    convolutions of such an input; and a 1-D one (N, L, C)."""
+    if i == 1:
+        s = (1, 50, 16)
+        g = G(1, 16, 1)
+        t = g.op("Transpose", ["x"], None, keep=False, perm=[0, 2, 1])
+        t = g.op("Conv", [t, g.const(np.float32(RNG.standard_normal((24, 16, 3)) * 0.2))],
+                 None, keep=False, kernel_shape=[3], pads=[1, 1])
+        t = g.op("Relu", [g.op("Transpose", [t], None, keep=False, perm=[0, 2, 1])], None,
+                 keep=False)
+        t = g.op("Transpose", [t], None, keep=False, perm=[0, 2, 1])
+        t = g.op("Conv", [t, g.const(np.float32(RNG.standard_normal((8, 24, 1)) * 0.2))],
+                 None, keep=False, kernel_shape=[1])
+        outs = [(g.op("Transpose", [t], None, keep=False, perm=[0, 2, 1]), (1, 50, 8))]
+    else:
+        s = (2, 20, 20, 16)
+        g = G(2, 16, 20)
+
+        def block(x, ci, co, k=3, grp=1, act="Relu"):
+            t = g.op("Transpose", [x], None, keep=False, perm=[0, 3, 1, 2])
+            t = g.op("Conv", [t, w3(g, co, ci // grp, k)], None, keep=False,
+                     kernel_shape=[k, k], pads=[k // 2] * 4, group=grp)
+            t = g.op("Transpose", [t], None, keep=False, perm=[0, 2, 3, 1])
+            return g.op(act, [t], None, keep=False) if act else t
+
+        a = block("x", 16, 16)
+        b = block(a, 16, 48, 1)
+        b = block(b, 48, 48, 3, 48, "Sigmoid")
+        b = block(b, 48, 16, 1, act=None)
+        c = g.op("Add", [a, b], None, keep=False)
+        d = g.op("Concat", [c, block(c, 16, 8)], None, keep=False, axis=3)
+        outs = [(block(d, 24, 12, 1), (2, 20, 20, 12)), (c, s)]
+    graph = helper.make_graph(
+        g.nodes, "nhwc%d" % i, [helper.make_tensor_value_info("x", TensorProto.FLOAT, s)],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, so) for o, so in outs], g.inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    onnx.save(m, path)
+    return s, len(outs)
+
+
 def run(opmig, model, x, od, env):
     r = subprocess.run([opmig, "run", model, x, "-O", od, "--out-format", "npy", "--stats",
                         "--threads", "2"], capture_output=True, text=True, env=env)
@@ -221,9 +272,10 @@ def main():
         return 77
     opmig, work = got
     cases = []
-    for i in range(N_GRAPHS + 3):
+    for i in range(N_GRAPHS + 5):
         path = os.path.join(work, "cl%d.onnx" % i)
-        shape, n_out = build(path, i) if i < N_GRAPHS else fixed(path, i - N_GRAPHS)
+        shape, n_out = build(path, i) if i < N_GRAPHS else \
+            fixed(path, i - N_GRAPHS) if i < N_GRAPHS + 3 else nhwc_fixed(path, i - N_GRAPHS - 3)
         x = RNG.standard_normal(shape).astype(np.float32)
         xf = os.path.join(work, "x%d.npy" % i)
         np.save(xf, x)

@@ -404,12 +404,13 @@ static int dn_fits(const struct knn_geom *g)
 
 /* An input already stored channels last (layout_cl.c) needs no reorder
  * into oneDNN's layout, which cost more than the product saved on small
- * planes: ungrouped convolutions of 8 channels or more in and out then
- * take oneDNN whatever their size. */
+ * planes: ungrouped and depthwise convolutions of 8 channels or more then
+ * take oneDNN whatever their size (a tf2onnx-style NHWC MobileNet stack:
+ * 5.0 -> 3.6 ms with its depthwise ones). */
 static int dn_cl_fits(const struct knn_geom *g)
 {
-	return g->nsp >= 1 && g->nsp <= 3 && g->group == 1 && g->c >= 8 && g->m >= 8 &&
-	       g->n * g->out_size > 0;
+	return g->nsp >= 1 && g->nsp <= 3 && g->c >= 8 && g->m >= 8 &&
+	       (g->group == 1 || (g->group == g->c && g->m == g->c)) && g->n * g->out_size > 0;
 }
 
 /* opmig's own core on x stored as cl says (a plain copy when channels

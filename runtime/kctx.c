@@ -225,6 +225,12 @@ struct rt_value *rt_out_tensor(struct rt_kctx *k, size_t i, int dtype,
  * a constant the session holds: an initializer's copy (the plan's
  * reference) or a kept result of a constant node (fold.c's reference, and
  * RT_VALUE_KEPT said explicitly). */
+static int owns(const struct rt_kctx *k, const struct rt_value *v)
+{
+	return !v->base && (v->flags & RT_VALUE_OWNS_DATA) && v->mem == k->mem &&
+	       !(v->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT));
+}
+
 static int in_dies_here(struct rt_kctx *k, size_t in, const struct rt_value *v)
 {
 	struct rt_ref r;
@@ -232,9 +238,11 @@ static int in_dies_here(struct rt_kctx *k, size_t in, const struct rt_value *v)
 	if (!k->np || !k->f || in >= k->n_in || in >= k->node->n_inputs || !v ||
 	    v->refs != 1 || v->kind != RT_TENSOR || v->dtype == IR_DTYPE_STRING ||
 	    (v->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT)) ||
-	    /* its own data, or a region of a Concat's result (catbuf.c) */
-	    (!(v->flags & RT_VALUE_REGION) &&
-	     (v->base || !(v->flags & RT_VALUE_OWNS_DATA) || v->mem != k->mem)))
+	    /* its own data, a region of a Concat's result (catbuf.c), or a
+	     * view (Reshape's, a Transpose's, layout_cl.c) of data no other
+	     * value holds */
+	    (!(v->flags & RT_VALUE_REGION) && !owns(k, v) &&
+	     !(v->base && v->base->refs == 1 && v->base->kind == RT_TENSOR && owns(k, v->base))))
 		return 0;
 	r = k->np->in[in];
 	if (r.up != 0 || r.slot < 0 || k->f->vals[r.slot] != v)

@@ -523,6 +523,51 @@ static void dn_corr_planes(void *ctx, int64_t lo, int64_t hi)
 	}
 }
 
+/* ConvInteger's sums corrected for W's zero points straight from
+ * oneDNN's buffer (channels last, gm = m + 1 channels, the last the
+ * window sums): y[b, o, p] = t[b, p, o] + d[o] * t[b, p, m], a tile of
+ * pixels at a time (the tile's sums stay in cache while each channel's
+ * row is written), instead of reordering all sums into a plain buffer
+ * and correcting them in a second pass. */
+#define DN_TILE 64
+
+struct dn_cfin {
+	struct rt_kctx *k;
+	const int32_t *t, *d;
+	int32_t *y;
+	int64_t n, m, gm, plane;
+};
+
+static void dn_cfin_tiles(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct dn_cfin *j = ctx;
+	int64_t tiles = (j->plane + DN_TILE - 1) / DN_TILE;
+
+	for (int64_t t = lo; t < hi; t++) {
+		int64_t b = t / tiles, p0 = t % tiles * DN_TILE;
+		int64_t len = j->plane - p0 < DN_TILE ? j->plane - p0 : DN_TILE;
+		const int32_t *px = j->t + (b * j->plane + p0) * j->gm;
+
+		for (int64_t o = 0; o < j->m; o++) {
+			int32_t *y = j->y + (b * j->m + o) * j->plane + p0;
+			uint32_t f = (uint32_t)j->d[o];
+
+			/* wrapping in uint32: the true sum is in range */
+			for (int64_t i = 0; i < len; i++)
+				y[i] = (int32_t)((uint32_t)px[i * j->gm + o] +
+						 f * (uint32_t)px[i * j->gm + j->m]);
+		}
+	}
+}
+
+static void dn_cfin_take(void *ctx, const int32_t *nhwc)
+{
+	struct dn_cfin *j = ctx;
+
+	j->t = nhwc;
+	rt_parallel_for(j->k, j->n * ((j->plane + DN_TILE - 1) / DN_TILE), 1, dn_cfin_tiles, j);
+}
+
 /* Requantizing the sums of n images of gm channels (the last one the
  * correction's window sums when corr) straight from oneDNN's buffer
  * (channels last) or from NCHW sums, a tile of pixels at a time. */
@@ -535,7 +580,6 @@ struct dn_fin {
 	const int32_t *t;
 };
 
-#define DN_TILE 64
 #define DN_FEW 32
 
 /* Channels last: the tile's pixels requantized channels last into
@@ -783,11 +827,18 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 		rc = rc == 1 ? 0 : rc;
 		goto done;
 	}
+	c->zp_val = xz;
+	if (corr && !q && c->dst_nhwc) {
+		struct dn_cfin j = { k, NULL, d, y, g->n, g->m, gg.m, g->out_size };
+		struct dn_take take = { dn_cfin_take, &j };
+
+		rc = dn_conv_run(c, x, c->w8, NULL, y, w_const && !tmp, &take) ? 0 : 1;
+		goto done;
+	}
 	rc = IR_ENOMEM;
 	if ((corr || q) &&
 	    !(out = rt_big_alloc((size_t)(g->n * gg.m * g->out_size) * sizeof(*out) + 1)))
 		goto done;
-	c->zp_val = xz;
 	rc = 0;
 	if (q) {
 		struct dn_fin j = { k, q, corr ? d : NULL, g->n, g->m, gg.m, g->out_size, 0, out };

@@ -1,6 +1,8 @@
 /* k_conv_dnnl.c: convolutions on oneDNN's primitives (libdnnl): float32
  * ones where oneDNN is the faster path (dn_fits), and the integer sums of
- * ConvInteger and QLinearConv (u8/s8 x s8 -> s32, exact with VNNI).  The
+ * ConvInteger and QLinearConv (u8/s8 x s8 -> s32, exact with VNNI while
+ * the sums stay within 2^24: dn_sums_exact), QLinearConv's requantized
+ * by oneDNN itself where that is exact (dn_rq_exact).  The
  * input and output stay NCHW (plain) in opmig's tensors; oneDNN picks its
  * own layout for the product, so a run reorders the input in, convolves
  * and reorders the output back, through one process-wide buffer each
@@ -54,6 +56,8 @@ struct dn_conv {
 	float *rq_mult;           /* the output scales of a primitive that
 				   * requantizes (dn_rq), else NULL */
 	int32_t rq_zp;
+	int no_rq;                /* made after oneDNN's requantization was
+				   * not taken for this node (dn_rq_run) */
 };
 
 /* oneDNN requantizing an integer convolution's sums itself (8-bit dst):
@@ -776,7 +780,9 @@ static int dn_rq_run(struct rt_kctx *k, const struct knn_geom *g, const void *x,
 	int64_t kl = g->c / g->group * g->k_size;
 	int rc;
 
-	if (getenv("OPMIG_NO_DNNL_RQ") || !dn_rq_exact(g->m, q->bias))
+	c = rt_node_cache(k);
+	if (getenv("OPMIG_NO_DNNL_RQ") || !dn_rq_exact(g->m, q->bias) ||
+	    (c && c->h.kind == KNN_WC_DNNL && c->no_rq && dn_geom_same(&c->g, g)))
 		return 0;
 	t.dst = q->dtype == IR_DTYPE_INT8 ? dnnl_s8 : dnnl_u8;
 	rc = dn_int_get(k, g, &t, &rq, q->bias != NULL, w, w_dtype, g->m * kl, 0, w_const, &c,
@@ -827,6 +833,8 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 		rc = rc == 1 ? 0 : rc;
 		goto done;
 	}
+	/* (not tried again on this node's next runs) */
+	c->no_rq = q && !corr;
 	c->zp_val = xz;
 	if (corr && !q && c->dst_nhwc) {
 		struct dn_cfin j = { k, NULL, d, y, g->n, g->m, gg.m, g->out_size };

@@ -283,8 +283,12 @@ void rt_qdq_unit_free(struct rt_qdq *u)
  * output channel.  Below QDQ_MIN_WINDOW (depthwise and narrow 1x1
  * layers), the integer convolution's layout changes around each layer
  * cost more than its products save: MobileNetV2's quantized layers ran
- * 1.5x slower as units than as written (bench/README.md). */
+ * 1.5x slower as units than as written (bench/README.md).  A full window
+ * of 3x3 or more over a few channels (an RGB image's first layer, 27
+ * products) runs as a unit: with oneDNN requantizing, the U2-Net block's
+ * 3 -> 16 layer took 20 ms less so (bench/README.md, "int8"). */
 #define QDQ_MIN_WINDOW 64
+#define QDQ_MIN_FULL_WINDOW 27
 
 static int64_t window(const struct rt_value *w)
 {
@@ -293,6 +297,15 @@ static int64_t window(const struct rt_value *w)
 	for (int d = 1; d < w->rank; d++)
 		n *= w->dims[d];
 	return n;
+}
+
+/* Whether a convolution's window is wide enough for a unit. */
+static int window_fits(const struct rt_value *w)
+{
+	int64_t n = window(w);
+
+	return n >= QDQ_MIN_WINDOW || (n >= QDQ_MIN_FULL_WINDOW && w->rank > 2 &&
+				      n / w->dims[1] >= 9 && w->dims[1] >= 3);
 }
 
 /* A QLinearConv or QLinearMatMul unit headed by p's node i, or NULL. */
@@ -312,7 +325,7 @@ static struct rt_qdq *unit_at(struct rt_session *s, struct rt_gplan *p, size_t i
 		return NULL;
 	if (!(dw = conv ? dq_weight(s, p, n->inputs[1], w->rank, 0, w->dims[0]) :
 		   dq_weight(s, p, n->inputs[1], 2, 1, w->rank == 2 ? w->dims[1] : -1)) ||
-	    (conv && window(w) < QDQ_MIN_WINDOW))
+	    (conv && !window_fits(w)))
 		return NULL;
 	if (conv && n->n_inputs > 2 && n->inputs[2]) {
 		if (!(db = dq_bias(s, p, n->inputs[2], dx, dw, w->dims[0])))

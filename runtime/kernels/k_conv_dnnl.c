@@ -1,6 +1,8 @@
 /* k_conv_dnnl.c: convolutions on oneDNN's primitives (libdnnl): float32
  * ones where oneDNN is the faster path (dn_fits), and the integer sums of
- * ConvInteger and QLinearConv (u8/s8 x s8 -> s32, exact with VNNI).  The
+ * ConvInteger and QLinearConv (u8/s8 x s8 -> s32, exact with VNNI while
+ * the sums stay within 2^24: dn_sums_exact), QLinearConv's requantized
+ * by oneDNN itself where that is exact (dn_rq_exact).  The
  * input and output stay NCHW (plain) in opmig's tensors; oneDNN picks its
  * own layout for the product, so a run reorders the input in, convolves
  * and reorders the output back, through one process-wide buffer each
@@ -51,6 +53,19 @@ struct dn_conv {
 	int dst_nhwc;             /* the primitive writes channels last */
 	int src_cl, dst_cl;       /* x, y in opmig's tensors channels last
 				   * (layout_cl.c), else plain */
+	float *rq_mult;           /* the output scales of a primitive that
+				   * requantizes (dn_rq), else NULL */
+	int32_t rq_zp;
+	int no_rq;                /* made after oneDNN's requantization was
+				   * not taken for this node (dn_rq_run) */
+};
+
+/* oneDNN requantizing an integer convolution's sums itself (8-bit dst):
+ * output scale mult[o] per channel, an s32 bias, and for a zero point
+ * other than 0 the post-ops round (half to even) and linear (+ zp). */
+struct dn_rq {
+	const float *mult;
+	int32_t zp;
 };
 
 static void dn_conv_free(void *p)
@@ -73,6 +88,7 @@ static void dn_conv_free(void *p)
 	dnnl_memory_destroy(c->zp);
 	dnnl_memory_destroy(c->pad);
 	free(c->w8);
+	free(c->rq_mult);
 	dnnl_memory_destroy(c->udst);
 	if (c->dst != c->udst)
 		dnnl_memory_destroy(c->dst);
@@ -169,7 +185,7 @@ static const dnnl_format_tag_t dn_gwei_tag[] = { dnnl_goiw, dnnl_goihw, dnnl_goi
  * cannot make them (the caller runs opmig's own kernels). */
 static int dn_conv_make(struct dn_conv *c, const struct knn_geom *g,
 			const struct dn_types *t, int has_bias, const struct dn_post *post,
-			unsigned cl)
+			unsigned cl, const struct dn_rq *rq)
 {
 	dnnl_memory_desc_t smd, wmd, bmd, dmd, zmd, any_s, any_w, any_d;
 	const int32_t runtime_zp = DNNL_RUNTIME_S32_VAL;
@@ -210,7 +226,7 @@ static int dn_conv_make(struct dn_conv *c, const struct knn_geom *g,
 					 c->dst_cl ? dn_last_tag[nsp - 1] : dn_act_tag[nsp - 1]) ||
 	    dnnl_memory_desc_init_by_tag(&wmd, nd + grouped, wd, t->wei,
 					 grouped ? dn_gwei_tag[nsp - 1] : dn_wei_tag[nsp - 1]) ||
-	    dnnl_memory_desc_init_by_tag(&bmd, 1, bd, dnnl_f32, dnnl_a) ||
+	    dnnl_memory_desc_init_by_tag(&bmd, 1, bd, rq ? dnnl_s32 : dnnl_f32, dnnl_a) ||
 	    dnnl_memory_desc_init_by_tag(&zmd, 1, (dnnl_dims_t){ 1 }, dnnl_s32, dnnl_a) ||
 	    dnnl_memory_desc_init_by_tag(&any_s, nd, sd, t->src, dnnl_format_tag_any) ||
 	    dnnl_memory_desc_init_by_tag(&any_d, nd, dd, t->dst, dnnl_format_tag_any) ||
@@ -232,6 +248,17 @@ static int dn_conv_make(struct dn_conv *c, const struct knn_geom *g,
 			goto done;
 	if (t->zp && dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &runtime_zp))
 		goto done;
+	if (rq) {
+		if (!(c->rq_mult = malloc((size_t)g->m * sizeof(float))))
+			goto done;
+		memcpy(c->rq_mult, rq->mult, (size_t)g->m * sizeof(float));
+		c->rq_zp = rq->zp;
+		if (dnnl_primitive_attr_set_output_scales(attr, g->m, 1 << 1, rq->mult) ||
+		    (rq->zp && (dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_round, 0, 0) ||
+				dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_linear, 1.0f,
+							     (float)rq->zp))))
+			goto done;
+	}
 	/* the scratchpad is ours (a tensor block per run): oneDNN's own was
 	 * allocated afresh by some runs, page faults and all */
 	if (dnnl_primitive_attr_set_post_ops(attr, ops) ||
@@ -466,7 +493,7 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 		if (!(tmp = calloc(1, sizeof(*tmp))))
 			return rt_oom(k);
 		tmp->h.kind = KNN_WC_DNNL;
-		if (dn_conv_make(tmp, g, &dn_f32, b != NULL, &post, cl)) {
+		if (dn_conv_make(tmp, g, &dn_f32, b != NULL, &post, cl, NULL)) {
 			dn_conv_free(tmp);
 			if (e || (cl & KNN_CL_SRC))
 				return dn_own(k, g, x, w, b, y, cl, e);
@@ -511,6 +538,51 @@ static void dn_corr_planes(void *ctx, int64_t lo, int64_t hi)
 	}
 }
 
+/* ConvInteger's sums corrected for W's zero points straight from
+ * oneDNN's buffer (channels last, gm = m + 1 channels, the last the
+ * window sums): y[b, o, p] = t[b, p, o] + d[o] * t[b, p, m], a tile of
+ * pixels at a time (the tile's sums stay in cache while each channel's
+ * row is written), instead of reordering all sums into a plain buffer
+ * and correcting them in a second pass. */
+#define DN_TILE 64
+
+struct dn_cfin {
+	struct rt_kctx *k;
+	const int32_t *t, *d;
+	int32_t *y;
+	int64_t n, m, gm, plane;
+};
+
+static void dn_cfin_tiles(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct dn_cfin *j = ctx;
+	int64_t tiles = (j->plane + DN_TILE - 1) / DN_TILE;
+
+	for (int64_t t = lo; t < hi; t++) {
+		int64_t b = t / tiles, p0 = t % tiles * DN_TILE;
+		int64_t len = j->plane - p0 < DN_TILE ? j->plane - p0 : DN_TILE;
+		const int32_t *px = j->t + (b * j->plane + p0) * j->gm;
+
+		for (int64_t o = 0; o < j->m; o++) {
+			int32_t *y = j->y + (b * j->m + o) * j->plane + p0;
+			uint32_t f = (uint32_t)j->d[o];
+
+			/* wrapping in uint32: the true sum is in range */
+			for (int64_t i = 0; i < len; i++)
+				y[i] = (int32_t)((uint32_t)px[i * j->gm + o] +
+						 f * (uint32_t)px[i * j->gm + j->m]);
+		}
+	}
+}
+
+static void dn_cfin_take(void *ctx, const int32_t *nhwc)
+{
+	struct dn_cfin *j = ctx;
+
+	j->t = nhwc;
+	rt_parallel_for(j->k, j->n * ((j->plane + DN_TILE - 1) / DN_TILE), 1, dn_cfin_tiles, j);
+}
+
 /* Requantizing the sums of n images of gm channels (the last one the
  * correction's window sums when corr) straight from oneDNN's buffer
  * (channels last) or from NCHW sums, a tile of pixels at a time. */
@@ -523,7 +595,6 @@ struct dn_fin {
 	const int32_t *t;
 };
 
-#define DN_TILE 64
 #define DN_FEW 32
 
 /* Channels last: the tile's pixels requantized channels last into
@@ -611,16 +682,141 @@ static void dn_fin_take(void *ctx, const int32_t *nhwc)
 	rt_parallel_for(j->k, j->n * tiles, 1, dn_fin_tiles, j);
 }
 
+/* The node's integer primitive for gg and types t (requantizing as rq
+ * says when given), from the node's cache or made (*tmp: made and not
+ * kept, for the caller to free), with W as s8 (and the all-ones row when
+ * corr) in c->w8: 0, 1 when oneDNN cannot make it, or IR_ENOMEM. */
+static int dn_int_get(struct rt_kctx *k, const struct knn_geom *gg, const struct dn_types *t,
+		      const struct dn_rq *rq, int has_bias, const void *w, int w_dtype,
+		      int64_t nw, int corr, int w_const, struct dn_conv **cp,
+		      struct dn_conv **tmp)
+{
+	int64_t kl = gg->c / gg->group * gg->k_size;
+	struct dn_conv *c = rt_node_cache(k);
+	struct dn_post none;
+	int8_t *w8;
+
+	*tmp = NULL;
+	memset(&none, 0, sizeof(none));
+	if (c && (c->h.kind != KNN_WC_DNNL || c->t.src != t->src || c->t.dst != t->dst ||
+		  !dn_geom_same(&c->g, gg) || c->has_bias != has_bias ||
+		  (c->rq_mult != NULL) != (rq != NULL) ||
+		  (rq && (c->rq_zp != rq->zp ||
+			  memcmp(c->rq_mult, rq->mult, (size_t)gg->m * sizeof(float))))))
+		c = NULL;
+	knn_dnnl_threads(rt_threads(k));
+	if (!c) {
+		if (!(*tmp = calloc(1, sizeof(**tmp))))
+			return IR_ENOMEM;
+		(*tmp)->h.kind = KNN_WC_DNNL;
+		if (dn_conv_make(*tmp, gg, t, has_bias, &none, 0, rq))
+			return 1;
+		c = *tmp;
+		if (w_const && !rt_node_cache(k) &&
+		    rt_node_cache_set(k, c, dn_conv_free, dn_conv_bytes(c)) == 0)
+			*tmp = NULL;
+	}
+	*cp = c;
+	/* W as s8 (and the all-ones row), made again only when W is not the
+	 * constant it was made from */
+	if (!w_const || c->w_src != w || !c->w8) {
+		if (!(w8 = malloc((size_t)(gg->m * kl + 1))))
+			return IR_ENOMEM;
+		knn_dnnl_to_s8(w_dtype, w, nw, w8);
+		if (corr)
+			memset(w8 + nw, 1, (size_t)kl);
+		free(c->w8);
+		c->w8 = w8;
+		c->w_src = w;
+		c->wei_ready = 0;
+	}
+	return 0;
+}
+
+#define DN_F32_EXACT 16777216   /* 2^24 */
+
+/* oneDNN's integer convolutions take each sum through float32 on the way
+ * out, even into an s32 destination (a sum of 2^24 + 3 came out as 2^24
+ * + 4: tests/ort/qconv_props.py), so they are exact only while every sum
+ * stays within 2^24.  255 * sum_k |w8[o, k]| bounds channel o's sums
+ * (|x - xz| and the raw u8 input, or the s8 input plus 128, are at most
+ * 255); the correction's all-ones row, 255 * kl. */
+static int dn_sums_exact(const void *w, int w_dtype, int64_t m, int64_t kl, int corr)
+{
+	if (corr && 255 * kl > DN_F32_EXACT)
+		return 0;
+	for (int64_t o = 0; o < m; o++) {
+		int64_t s = 0;
+
+		for (int64_t i = o * kl; i < (o + 1) * kl; i++) {
+			int v = w_dtype == IR_DTYPE_UINT8 ? ((const uint8_t *)w)[i] - 128 :
+				((const int8_t *)w)[i];
+
+			s += v < 0 ? -v : v;
+		}
+		if (255 * s > DN_F32_EXACT)
+			return 0;
+	}
+	return 1;
+}
+
+/* Whether oneDNN's requantization (dn_rq) equals QLinearConv's,
+ * saturate(rne(float32(acc + bias) * mult) + zp), for sums within 2^24
+ * (dn_sums_exact).  oneDNN 2.6 computes saturate(cvt_rne([round](
+ * (float32(acc) + float32(bias)) * mult) [+ zp])) (tried on random
+ * shapes, ties and saturation: tests/ort/qconv_props.py), the clamp to
+ * the dtype's integral bounds before or after the rounding alike: the two
+ * agree when float32(acc) + float32(bias) == float32(acc + bias), so when
+ * |bias| is at most 2^24 too (both exact in float32, their sum then
+ * rounded once).  (oneDNN's own destination zero point adds zp in float32
+ * before rounding: a tie lands on the other side for odd zp, and a value
+ * just below a midpoint rounds up to it, so it is not used.) */
+static int dn_rq_exact(int64_t m, const int32_t *bias)
+{
+	for (int64_t o = 0; bias && o < m; o++)
+		if (bias[o] > DN_F32_EXACT || bias[o] < -DN_F32_EXACT)
+			return 0;
+	return 1;
+}
+
+/* QLinearConv's output requantized by oneDNN itself (dn_rq): 1 done, 0
+ * not taken (the caller requantizes the sums), or IR_ENOMEM. */
+static int dn_rq_run(struct rt_kctx *k, const struct knn_geom *g, const void *x,
+		     const struct dn_types *ts, int32_t xz, const void *w, int w_dtype,
+		     int w_const, const struct knn_dnnl_q8 *q)
+{
+	struct dn_types t = *ts;
+	struct dn_rq rq = { q->mult, (int32_t)q->zp };
+	struct dn_conv *c = NULL, *tmp = NULL;
+	int64_t kl = g->c / g->group * g->k_size;
+	int rc;
+
+	c = rt_node_cache(k);
+	if (getenv("OPMIG_NO_DNNL_RQ") || !dn_rq_exact(g->m, q->bias) ||
+	    (c && c->h.kind == KNN_WC_DNNL && c->no_rq && dn_geom_same(&c->g, g)))
+		return 0;
+	t.dst = q->dtype == IR_DTYPE_INT8 ? dnnl_s8 : dnnl_u8;
+	rc = dn_int_get(k, g, &t, &rq, q->bias != NULL, w, w_dtype, g->m * kl, 0, w_const, &c,
+			&tmp);
+	if (rc == 0) {
+		c->zp_val = xz;
+		rc = dn_conv_run(c, x, c->w8, (const float *)(const void *)q->bias, q->y,
+				 w_const && !tmp, NULL) ? 0 : 1;
+	} else if (rc == 1) {
+		rc = 0;
+	}
+	dn_conv_free(tmp);
+	return rc;
+}
+
 int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x, int x_dtype,
 		      int32_t xz, const void *w, int w_dtype, const double *wz, int64_t nwz,
 		      int w_const, int32_t *y, const struct knn_dnnl_q8 *q)
 {
 	struct dn_types t = { x_dtype == IR_DTYPE_UINT8 ? dnnl_u8 : dnnl_s8, dnnl_s8, dnnl_s32, 1 };
 	int64_t kl = g->c / g->group * g->k_size;
-	struct dn_conv *c, *tmp = NULL;
+	struct dn_conv *c = NULL, *tmp = NULL;
 	struct knn_geom gg = *g;
-	struct dn_post none;
-	int8_t *w8 = NULL;
 	int32_t *d, *out = y;
 	int rc, corr;
 
@@ -634,50 +830,34 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	 * output channel of all-ones weights gives the window sums they
 	 * multiply (ungrouped only) */
 	corr = knn_dnnl_zp_shift(w_dtype, wz, nwz, g->m, d);
-	if (corr && g->group != 1) {
+	if ((corr && g->group != 1) || !dn_sums_exact(w, w_dtype, g->m, kl, corr)) {
 		rc = 0;
 		goto done;
 	}
+	/* QLinearConv without the correction: oneDNN requantizes, where
+	 * that is exact */
+	if (q && !corr && (rc = dn_rq_run(k, g, x, &t, xz, w, w_dtype, w_const, q)) != 0)
+		goto done;
 	gg.m += corr;
-	memset(&none, 0, sizeof(none));
-	c = rt_node_cache(k);
-	if (c && (c->h.kind != KNN_WC_DNNL || c->t.src != t.src || c->t.dst != t.dst ||
-		  !dn_geom_same(&c->g, &gg)))
-		c = NULL;
-	knn_dnnl_threads(rt_threads(k));
-	if (!c) {
-		rc = IR_ENOMEM;
-		if (!(tmp = calloc(1, sizeof(*tmp))))
-			goto done;
-		tmp->h.kind = KNN_WC_DNNL;
-		rc = 0;
-		if (dn_conv_make(tmp, &gg, &t, 0, &none, 0))
-			goto done;
-		c = tmp;
-		if (w_const && !rt_node_cache(k) &&
-		    rt_node_cache_set(k, c, dn_conv_free, dn_conv_bytes(c)) == 0)
-			tmp = NULL;
+	if ((rc = dn_int_get(k, &gg, &t, NULL, 0, w, w_dtype, g->m * kl, corr, w_const, &c,
+			     &tmp)) != 0) {
+		rc = rc == 1 ? 0 : rc;
+		goto done;
 	}
-	/* W as s8 (and the all-ones row), made again only when W is not the
-	 * constant it was made from */
-	if (!w_const || c->w_src != w || !c->w8) {
-		rc = IR_ENOMEM;
-		if (!(w8 = malloc((size_t)(gg.m * kl + 1))))
-			goto done;
-		knn_dnnl_to_s8(w_dtype, w, g->m * kl, w8);
-		if (corr)
-			memset(w8 + g->m * kl, 1, (size_t)kl);
-		free(c->w8);
-		c->w8 = w8;
-		w8 = NULL;
-		c->w_src = w;
-		c->wei_ready = 0;
+	/* (not tried again on this node's next runs) */
+	c->no_rq = q && !corr;
+	c->zp_val = xz;
+	if (corr && !q && c->dst_nhwc) {
+		struct dn_cfin j = { k, NULL, d, y, g->n, g->m, gg.m, g->out_size };
+		struct dn_take take = { dn_cfin_take, &j };
+
+		rc = dn_conv_run(c, x, c->w8, NULL, y, w_const && !tmp, &take) ? 0 : 1;
+		goto done;
 	}
 	rc = IR_ENOMEM;
 	if ((corr || q) &&
 	    !(out = rt_big_alloc((size_t)(g->n * gg.m * g->out_size) * sizeof(*out) + 1)))
 		goto done;
-	c->zp_val = xz;
 	rc = 0;
 	if (q) {
 		struct dn_fin j = { k, q, corr ? d : NULL, g->n, g->m, gg.m, g->out_size, 0, out };
@@ -698,13 +878,13 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 
 		rt_parallel_for(k, g->n * g->m, 1, dn_corr_planes, &j);
 	}
-	knn_dnnl_count();
 	rc = 1;
 done:
+	if (rc == 1)
+		knn_dnnl_count();
 	if (out != y)
 		rt_big_free(out);
 	dn_conv_free(tmp);
-	free(w8);
 	free(d);
 	return rc == IR_ENOMEM ? rt_oom(k) : rc;
 }

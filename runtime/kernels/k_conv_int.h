@@ -160,13 +160,15 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 #define KNN_CL_DST 2u
 /* An integer convolution's sums y (int32) = conv(x - xz, w - wz[m]) on
  * oneDNN's u8/s8 x s8 primitive, exact (int32 sums of VNNI products),
- * when the CPU has VNNI; W's zero points other than 128 (uint8) or 0
+ * when the CPU has VNNI and 255 * sum |w - wz| of every output channel is
+ * at most 2^24 (oneDNN takes each sum through float32); W's zero points other than 128 (uint8) or 0
  * (int8) through one more all-ones output channel, so only ungrouped
  * there: 1 done, 0 not taken, or a negative status.  x_dtype, w_dtype: IR_DTYPE_INT8 or UINT8; wz:
  * 1 or m zero points, or NULL. */
-/* With q, the sums are requantized instead (QLinearConv, in one pass
- * from oneDNN's output when it writes channels last): q->y gets
- * knn_requant_i32 of each channel's sums plus q->bias, and y is unused. */
+/* With q, the sums are requantized instead (QLinearConv: by oneDNN
+ * itself where that is exact, else in one pass from oneDNN's output when
+ * it writes channels last): q->y gets knn_requant_i32 of each channel's
+ * sums plus q->bias, and y is unused. */
 struct knn_dnnl_q8 {
 	const float *mult;        /* per output channel */
 	const int32_t *bias;      /* per output channel, or NULL */

@@ -16,8 +16,9 @@ tensor is the graph output.  Checked:
   * `--stats` counts the QuantizeLinear nodes the units did: one a run
     for each fusable case, none for the near misses (the bias at another
     scale, a Relu before a zero point that is not the least value, the
-    Conv's result also a graph output, a window of fewer than 64 products),
-    whose values must still hold;
+    Conv's result also a graph output, a window of fewer than 64 products
+    unless a full 3x3 over 3 channels: the "rgb" cases are units), whose
+    values must still hold;
   * onnxruntime-node, with its graph optimizations (which fuse the same
     units), agrees within one step;
   * table units (runtime/qdq_table.c: a Concat of inputs at different
@@ -65,7 +66,7 @@ def written(real, ys, zp, dt):
 
 
 def conv_case(k, miss):
-    group = int(RNG.choice([1, 1, 2])) if miss != "wide" else 1
+    group = int(RNG.choice([1, 1, 2])) if miss not in ("wide", "rgb") else 1
     # wide: more output channels than one block of the channels-last pass
     mg = int(RNG.integers(1, 5)) if miss != "wide" else int(RNG.integers(33, 140))
     kh, kw = int(RNG.integers(1, 4)), int(RNG.integers(1, 4))
@@ -74,6 +75,9 @@ def conv_case(k, miss):
         max(int(RNG.integers(4, 20)), -(-64 // (kh * kw)))
     if miss == "narrow":
         kh = kw = 1
+    # rgb: an image's first layer, 3 channels by 3x3 (27 products), a unit
+    if miss == "rgb":
+        cg, kh, kw = 3, 3, 3
     stride = [int(RNG.integers(1, 3)), int(RNG.integers(1, 3))]
     dil = [int(RNG.integers(1, 3)), int(RNG.integers(1, 3))]
     pads = [int(RNG.integers(0, 2)) for _ in range(4)]
@@ -223,6 +227,7 @@ def main():
     cases += [("conv", k, miss) for k in range(3)
               for miss in ("bias", "relu", "output", "narrow")]
     cases += [("conv", k, "wide") for k in range(6)]
+    cases += [("conv", k, "rgb") for k in range(2)]
     fails, jobs, wants = 0, [], []
     for kind, k, miss in cases:
         x, nodes, inits, unit, ref, shape, yt = conv_case(k, miss) if kind == "conv" \
@@ -232,7 +237,7 @@ def main():
         path = os.path.join(d, "m.onnx")
         onnx.save(model(nodes, x, inits, shape, yt, miss == "output"), path)
         what = "%s case %d%s" % (kind, k, " (" + miss + ")" if miss else "")
-        miss = None if miss == "wide" else miss
+        miss = None if miss in ("wide", "rgb") else miss
         got, fused = run(opmig, path, x, d)
         exact, fused_exact = run(opmig, path, x, d, "--exact")
         if isinstance(got, str) or isinstance(exact, str):

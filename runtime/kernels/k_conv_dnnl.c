@@ -733,17 +733,14 @@ static int dn_int_get(struct rt_kctx *k, const struct knn_geom *gg, const struct
 	return 0;
 }
 
-#define DN_F32_EXACT 16777216   /* 2^24 */
-
-/* oneDNN's integer convolutions take each sum through float32 on the way
- * out, even into an s32 destination (a sum of 2^24 + 3 came out as 2^24
- * + 4: tests/ort/qconv_props.py), so they are exact only while every sum
- * stays within 2^24.  255 * sum_k |w8[o, k]| bounds channel o's sums
+/* oneDNN's integer convolutions are exact only while every sum stays
+ * within 2^24 (KNN_DNNL_F32_EXACT; tests/ort/qconv_props.py).
+ * 255 * sum_k |w8[o, k]| bounds channel o's sums
  * (|x - xz| and the raw u8 input, or the s8 input plus 128, are at most
  * 255); the correction's all-ones row, 255 * kl. */
 static int dn_sums_exact(const void *w, int w_dtype, int64_t m, int64_t kl, int corr)
 {
-	if (corr && 255 * kl > DN_F32_EXACT)
+	if (corr && 255 * kl > KNN_DNNL_F32_EXACT)
 		return 0;
 	for (int64_t o = 0; o < m; o++) {
 		int64_t s = 0;
@@ -754,7 +751,7 @@ static int dn_sums_exact(const void *w, int w_dtype, int64_t m, int64_t kl, int 
 
 			s += v < 0 ? -v : v;
 		}
-		if (255 * s > DN_F32_EXACT)
+		if (255 * s > KNN_DNNL_F32_EXACT)
 			return 0;
 	}
 	return 1;
@@ -774,7 +771,7 @@ static int dn_sums_exact(const void *w, int w_dtype, int64_t m, int64_t kl, int 
 static int dn_rq_exact(int64_t m, const int32_t *bias)
 {
 	for (int64_t o = 0; bias && o < m; o++)
-		if (bias[o] > DN_F32_EXACT || bias[o] < -DN_F32_EXACT)
+		if (bias[o] > KNN_DNNL_F32_EXACT || bias[o] < -KNN_DNNL_F32_EXACT)
 			return 0;
 	return 1;
 }

@@ -27,6 +27,13 @@ void knn_dnnl_to_s8(int dtype, const void *v, int64_t n, int8_t *s8);
  * corrects the sums by d times the sums of the other operand). */
 int knn_dnnl_zp_shift(int dtype, const double *z, int64_t nz, int64_t n, int32_t *d);
 
+/* oneDNN's integer primitives take each int32 sum through float32 on the
+ * way out, even into an s32 destination (2^24 + 3 came out as 2^24 + 4),
+ * so they are exact only for sums within 2^24: 255 (the largest |A - za|
+ * or |x - xz|) times the sum of a weight column's or channel's |s8|
+ * values must stay within it. */
+#define KNN_DNNL_F32_EXACT 16777216   /* 2^24 */
+
 /* Buffers of data in oneDNN's layouts, one each for the process, grown
  * to the largest asked for and kept (fresh memory per call was page
  * faults on every run), used by one primitive at a time: between

@@ -23,6 +23,7 @@ struct mm_dn {
 	int32_t zp_val;
 	int8_t *b8;               /* B (K x np) as s8 */
 	int b_ready;              /* b holds b8 in oneDNN's layout */
+	int exact;                /* b8's sums stay within 2^24 (mm_exact) */
 };
 
 static void mm_dn_free(void *p)
@@ -139,6 +140,23 @@ static void mm_b8(const void *b, int b_dtype, int64_t k, int64_t n, int64_t np, 
 	}
 }
 
+/* Do the sums of A by b8 (K x np, s8) stay within 2^24, where oneDNN's
+ * are exact (k_dnnl.h): 255 * sum_k |b8[k, j]| for every column j (the
+ * correction's ones included)? */
+static int mm_exact(const int8_t *b8, int64_t k, int64_t np)
+{
+	int64_t *s = calloc((size_t)np, sizeof(*s));
+	int ok = s != NULL;
+
+	for (int64_t r = 0; ok && r < k; r++)
+		for (int64_t j = 0; j < np; j++)
+			s[j] += b8[r * np + j] < 0 ? -b8[r * np + j] : b8[r * np + j];
+	for (int64_t j = 0; ok && j < np; j++)
+		ok = 255 * s[j] <= KNN_DNNL_F32_EXACT;
+	free(s);
+	return ok;
+}
+
 int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt_value *b,
 		    const double *az, int64_t naz, const double *bz, int64_t nbz, int b_const,
 		    int32_t *y)
@@ -197,7 +215,10 @@ int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt
 		b8 = NULL;
 		c->h.w = b->data;
 		c->b_ready = 0;
+		c->exact = mm_exact(c->b8, kd, np);
 	}
+	if (!c->exact)   /* opmig's own exact path */
+		goto done;
 	if (corr && !(out = rt_big_alloc((size_t)(m * np) * sizeof(*out)))) {
 		rc = rt_oom(k);
 		goto done;

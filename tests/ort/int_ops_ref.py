@@ -5,7 +5,9 @@ int8/uint8 operands, scalar and per-channel zero points, batched
 MatMul).  opmig computes these sums on its float32 cores when no partial
 sum can reach 2^24 and in double otherwise (runtime/kernels/k_qlinear.c); the
 cases cover both (operands at the ends of their range with long
-reductions push the bound past 2^24) and every result must be bit-exact.
+reductions push the bound past 2^24; two MatMulInteger cases by hand have
+sums of one sign past 2^24, where oneDNN's integer matmul is not exact)
+and every result must be bit-exact.
 QLinearConv's requantization is onnxruntime's: float32(acc) times the
 float32 multiplier, rounded half to even, plus the zero point,
 saturated.  Prints one line per failing case and a summary; exits 1 on a
@@ -137,8 +139,32 @@ def main():
             print("FAIL %s case %d (%s, %s): %s" % (what, k, x.dtype, w.dtype,
                   got if isinstance(got, str) else "%d of %d differ" %
                   (int(np.sum(got != want)) if got.shape == want.shape else -1, want.size)))
-    for k in range(24):
+    # two by hand: sums of one sign past 2^24, where oneDNN's integer
+    # matmul (which takes each sum through float32) must not be used
+    one_sign = [(np.full((3, 600), 255, np.uint8), RNG.integers(100, 128, (600, 7)).astype(np.int8),
+                 np.uint8(0), np.int8(0)),
+                (RNG.integers(250, 256, (2, 2, 650)).astype(np.uint8),
+                 RNG.integers(0, 20, (650, 5)).astype(np.uint8), np.uint8(1),
+                 np.uint8([200, 250, 255, 210, 230]))]
+    for k in range(24 + len(one_sign)):
         full = k % 3 == 2
+        if k >= 24:
+            a, b, az, bz = one_sign[k - 24]
+            ref = np.matmul(a.astype(np.int64) - int(az), b.astype(np.int64) - bz.astype(np.int64))
+            assert np.abs(ref).max() > 2 ** 24
+            m = model([helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])],
+                      [vi("a", a)], [helper.make_tensor_value_info("y", TensorProto.INT32,
+                                                                   list(ref.shape))],
+                      [numpy_helper.from_array(b, "b"), numpy_helper.from_array(np.array(az), "az"),
+                       numpy_helper.from_array(np.array(bz), "bz")])
+            got = run(opmig, m, {"a": a}, os.path.join(work, "m%d" % k))
+            n += 1
+            if isinstance(got, str) or not np.array_equal(got, ref.astype(np.int32)):
+                fails += 1
+                print("FAIL MatMulInteger case %d (sums past 2^24): %s" %
+                      (k, got if isinstance(got, str) else "%d of %d differ" %
+                       (int(np.sum(got != ref)), ref.size)))
+            continue
         batch = [int(RNG.integers(1, 3))] if k % 2 else []
         mm, kd, nn = int(RNG.integers(1, 9)), int(RNG.integers(1, 70)) * (64 if full else 1), \
             int(RNG.integers(1, 9))

@@ -609,6 +609,12 @@ typedef int (*ir_graph_visit_fn)(struct ir_graph *g, int depth, void *ctx);
 int ir_model_walk(struct ir_model *m, ir_graph_visit_fn fn, void *ctx);
 /* Visit g and every graph nested in its nodes' attributes. */
 int ir_graph_walk(struct ir_graph *g, ir_graph_visit_fn fn, void *ctx);
+/* The smallest IR version m's contents need (ir/irver.c): 3, or more for
+ * bfloat16 (4), quantization annotations (5), sparse tensors (6),
+ * training info (7), model-local functions, optional and sparse types,
+ * type attributes (8), float8 (9), int4/uint4 (10), float4e2m1 (11); at
+ * least m's own when it holds fields or dtypes opmig does not know. */
+int64_t ir_model_ir_needed(struct ir_model *m);
 
 /* ---- summary (what `opmig inspect` shows) --------------------------------- */
 

@@ -467,6 +467,7 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 		  o->quant->format == QZ_WEIGHT_ONLY;
 	int int8 = o->precision && !strcmp(o->precision, "int8") && !wo8;
 	int wo = (o->precision && !strcmp(o->precision, "int4")) || wo8, keep_nb = 0;
+	int64_t ir_in = m->ir_version, opset_in = ir_model_opset(m, "");
 	struct qz_opts q4 = o->quant ? *o->quant : (struct qz_opts){ 0 };
 	const char *unchecked = q4.no_check ? "--no-accuracy-check" : NULL;
 	size_t changed;
@@ -557,7 +558,8 @@ int mg_run(struct ir_model *m, struct ir_model *orig, const char *path,
 	    (o->layout && !strcmp(o->layout, "nhwc") && (rc = stage(&c, o, RW_LAYOUT)) < 0) ||
 	    (rc = stage(&c, o, RW_FUSE)) < 0 || (rc = stage(&c, o, RW_CANON)) < 0 ||
 	    (int8 && (rc = mg_quantize(&c, o->quant, path, NULL, d)) < 0) ||
-	    (wo && (rc = quantize_weights(&c, o, &q4, keep_nb, path, unchecked, d)) < 0))
+	    (wo && (rc = quantize_weights(&c, o, &q4, keep_nb, path, unchecked, d)) < 0) ||
+	    (rc = rw_opset_settle_ir(&c, ir_in, opset_in)) < 0)
 		goto cleanup;
 	r->precision = int8 || wo8 ? "int8" : wo ? "int4" : c.prec16 ? "fp16" : "fp32";
 	r->weight_only = wo;

@@ -340,6 +340,33 @@ static void set_import(struct ir_model *m, int64_t to)
 			m->opsets[i].version = to;
 }
 
+/* Converted down: the IR version the older opset's readers know, or what
+ * the model's contents need (int4 initializers: 10), never above cap, the
+ * input's (an older reader refuses a newer IR even where nothing in the
+ * model needs it). */
+static int lower_ir(struct rw_ctx *c, int64_t opset, int64_t cap)
+{
+	int64_t was = c->m->ir_version, need = ir_model_ir_needed(c->m);
+
+	if (need < ir_for_opset((int)opset))
+		need = ir_for_opset((int)opset);
+	if (need > cap)
+		need = cap;
+	if (need == was)
+		return 0;
+	c->m->ir_version = need;
+	return rw_note(c, "ir_version %lld -> %lld", (long long)was, (long long)need);
+}
+
+int rw_opset_settle_ir(struct rw_ctx *c, int64_t ir_in, int64_t opset_in)
+{
+	int64_t now = ir_model_opset(c->m, "");
+
+	if (now <= 0 || now >= opset_in || ir_in <= 0)
+		return 0;
+	return lower_ir(c, now, ir_in);
+}
+
 int rw_opset_convertible(struct rw_ctx *c, int64_t to, char *why, size_t size)
 {
 	struct conv v = { .c = c, .from = (int)c->opset, .to = (int)to };
@@ -391,6 +418,8 @@ static int run(struct rw_ctx *c, size_t *changed)
 	set_import(c->m, v.to);
 	if (c->m->ir_version < ir_for_opset(v.to))
 		c->m->ir_version = ir_for_opset(v.to);
+	else if (v.to < v.from && (rc = lower_ir(c, v.to, c->m->ir_version)) < 0)
+		return rc;
 	*changed = v.changed + 1;
 	return 0;
 }

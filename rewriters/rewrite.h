@@ -258,6 +258,11 @@ int rw_run(struct rw_ctx *c, const struct rw_pass *p, size_t *changed);
 /* Can opset-convert bring the model's default-domain opset to `to` (1),
  * or not (0, why says which node stops it)?  Nothing changes. */
 int rw_opset_convertible(struct rw_ctx *c, int64_t to, char *why, size_t size);
+/* After the passes of a model whose default-domain opset went down from
+ * opset_in: its ir_version set to the smallest its opset and contents
+ * need (what later passes folded away or added counts), never above
+ * ir_in, the input's; a note when it changes. */
+int rw_opset_settle_ir(struct rw_ctx *c, int64_t ir_in, int64_t opset_in);
 
 /* Is there a plan for n (rw_choose)?  *pass names its pass. */
 int rw_can_rewrite(struct rw_ctx *c, const struct ir_node *n, const char **pass);

@@ -344,18 +344,13 @@ static void set_import(struct ir_model *m, int64_t to)
  * the model's contents need (int4 initializers: 10), never above cap, the
  * input's (an older reader refuses a newer IR even where nothing in the
  * model needs it). */
-static int lower_ir(struct rw_ctx *c, int64_t opset, int64_t cap)
+static void lower_ir(struct rw_ctx *c, int64_t opset, int64_t cap)
 {
-	int64_t was = c->m->ir_version, need = ir_model_ir_needed(c->m);
+	int64_t need = ir_model_ir_needed(c->m);
 
 	if (need < ir_for_opset((int)opset))
 		need = ir_for_opset((int)opset);
-	if (need > cap)
-		need = cap;
-	if (need == was)
-		return 0;
-	c->m->ir_version = need;
-	return rw_note(c, "ir_version %lld -> %lld", (long long)was, (long long)need);
+	c->m->ir_version = need < cap ? need : cap;
 }
 
 int rw_opset_settle_ir(struct rw_ctx *c, int64_t ir_in, int64_t opset_in)
@@ -364,7 +359,11 @@ int rw_opset_settle_ir(struct rw_ctx *c, int64_t ir_in, int64_t opset_in)
 
 	if (now <= 0 || now >= opset_in || ir_in <= 0)
 		return 0;
-	return lower_ir(c, now, ir_in);
+	lower_ir(c, now, ir_in);
+	if (c->m->ir_version == ir_in)
+		return 0;
+	return rw_note(c, "ir_version %lld -> %lld", (long long)ir_in,
+		       (long long)c->m->ir_version);
 }
 
 int rw_opset_convertible(struct rw_ctx *c, int64_t to, char *why, size_t size)
@@ -416,10 +415,10 @@ static int run(struct rw_ctx *c, size_t *changed)
 				     v.bad ? ir_s(v.bad->name) : "?", v.why);
 	}
 	set_import(c->m, v.to);
-	if (c->m->ir_version < ir_for_opset(v.to))
+	if (v.to < v.from)
+		lower_ir(c, v.to, c->m->ir_version);
+	else if (c->m->ir_version < ir_for_opset(v.to))
 		c->m->ir_version = ir_for_opset(v.to);
-	else if (v.to < v.from && (rc = lower_ir(c, v.to, c->m->ir_version)) < 0)
-		return rc;
 	*changed = v.changed + 1;
 	return 0;
 }

@@ -261,7 +261,7 @@ int rw_opset_convertible(struct rw_ctx *c, int64_t to, char *why, size_t size);
 /* After the passes of a model whose default-domain opset went down from
  * opset_in: its ir_version set to the smallest its opset and contents
  * need (what later passes folded away or added counts), never above
- * ir_in, the input's; a note when it changes. */
+ * ir_in, the input's; a note when it differs from ir_in. */
 int rw_opset_settle_ir(struct rw_ctx *c, int64_t ir_in, int64_t opset_in);
 
 /* Is there a plan for n (rw_choose)?  *pass names its pass. */

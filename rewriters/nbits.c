@@ -10,8 +10,12 @@
  *   dequantized  B dequantized ((code - zero point) * scale, block by
  *       block along K, in float32 as onnxruntime does) into a float32
  *       [K, N] initializer
- * float32 data only (a float16 W would round every dequantized weight);
- * g_idx and prepacked B are refused. */
+ * float32 data; float16 data (float16 A and scales, as onnxruntime-genai's
+ * int4 exports have) only as dequantize-linear of the model's own uint8
+ * B, whose DequantizeLinear-21 with the float16 scales writes W in
+ * float16 for a float16 MatMul (a float16 W rounds each (code - zero
+ * point) * scale to float16, where onnxruntime's MatMulNBits keeps it in
+ * float32); g_idx and prepacked B are refused. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +51,16 @@ static void nb_geometry(const struct ir_node *n, struct nb *p)
 	p->zrow = (p->kb * p->bits + 7) / 8;
 }
 
+static int node_codes(const struct rw_ctx *c, const struct ir_node *n);
+
 static int check_nbits(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
 {
 	struct nb p;
+	int dt = rw_node_dtype(c, n), sdt = dt == IR_DTYPE_FLOAT16 ? dt : IR_DTYPE_FLOAT;
 
 	nb_geometry(n, &p);
-	if (rw_node_dtype(c, n) != IR_DTYPE_FLOAT) {
-		snprintf(why, size, "only for float data (a float16 weight would round)");
+	if (dt != IR_DTYPE_FLOAT && dt != IR_DTYPE_FLOAT16) {
+		snprintf(why, size, "only for float32 or float16 data");
 		return 0;
 	}
 	if (p.bits != 2 && p.bits != 4 && p.bits != 8) {
@@ -76,7 +83,7 @@ static int check_nbits(struct rw_ctx *c, const struct ir_node *n, char *why, siz
 	if (rw_static_numel(c, n->inputs[1]) != (double)(p.n * p.kb * p.blob) ||
 	    rw_static_numel(c, n->inputs[2]) != (double)(p.n * p.kb) ||
 	    n->inputs[1]->init->dtype != IR_DTYPE_UINT8 ||
-	    n->inputs[2]->init->dtype != IR_DTYPE_FLOAT) {
+	    n->inputs[2]->init->dtype != sdt) {
 		snprintf(why, size, "B or scales does not have the size K, N and block_size give");
 		return 0;
 	}
@@ -92,6 +99,12 @@ static int check_nbits(struct rw_ctx *c, const struct ir_node *n, char *why, siz
 	}
 	if (c->opset < 7 || (has(n, 5) && rw_rank(c, n->inputs[5]) != 1)) {
 		snprintf(why, size, "needs opset >= 7 and a 1-D bias");
+		return 0;
+	}
+	if (sdt == IR_DTYPE_FLOAT16 &&
+	    (n->inputs[1]->init->storage == IR_STORE_DERIVED || !node_codes(c, n))) {
+		snprintf(why, size, "float16 data: only as DequantizeLinear-21 of the model's "
+			 "own codes with float16 scales, which the target does not take");
 		return 0;
 	}
 	return 1;
@@ -246,14 +259,17 @@ static int apply_nbits(struct rw_ctx *c, struct ir_node *n, int v)
 	struct rt_value *b, *sc, *zp = NULL, *w = NULL, *ws = NULL, *wz = NULL;
 	struct ir_value *y, *wv;
 	struct ir_tensor *dt[3] = { NULL, NULL, NULL };
-	int bias = has(n, 5), rc;
+	int bias = has(n, 5), rc = 0;
 	int wdtype;
 
 	nb_geometry(n, &p);
 	wdtype = v == V_FLOAT ? IR_DTYPE_FLOAT : node_codes(c, n);
 	if (!wdtype)
 		return ir_diag_error(c->d, IR_EINTERNAL, "matmul-nbits: the target takes no codes");
-	if (v == V_DQ && (rc = derive_dq(c, n, &p, wdtype, dt)) != 0) {
+	if (v == V_DQ && (rc = derive_dq(c, n, &p, wdtype, dt)) == 0 &&
+	    n->inputs[2]->init->dtype != IR_DTYPE_FLOAT)
+		return ir_diag_error(c->d, IR_EINTERNAL, "matmul-nbits: float16 scales not derived");
+	if (v == V_DQ && rc != 0) {
 		struct ir_value *dv[3];
 		struct ir_node *dq;
 
@@ -315,5 +331,5 @@ static const struct rw_variant v_nbits[] = {
 	[V_DQ] = { "dequantize-linear", dq_ops }, [V_FLOAT] = { "dequantized", nbits_ops }
 };
 RW_DECOMPOSITION(matmul_nbits, "matmul-nbits",
-		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes (int4/int8 with zero point 0 when symmetric, for targets that take only those) or MatMul on the dequantized float weights (and Add of the bias)",
+		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes (int4/int8 with zero point 0 when symmetric, for targets that take only those) or MatMul on the dequantized float weights (and Add of the bias); float16 data only as the DequantizeLinear-21, its scales float16",
 		 m_nbits, v_nbits, check_nbits, vcheck_nbits, apply_nbits);

@@ -26,6 +26,7 @@ struct dq_job {
 	int64_t k, n, kb, bs, blob, zrow;
 	int bits, sgn, uz;           /* signed codes; unsigned zero points */
 	int from_w, sym, half;       /* from_w: the quantizer's parameters */
+	int sb;                      /* bytes of a scale: 2 float16 (the model's own) */
 	float *sc;                   /* [kb, n] of blocks [0, next) */
 	uint8_t *zp;                 /* [kb, n] unpacked (uz) */
 	int64_t next;
@@ -299,7 +300,8 @@ static int dq_fill_side(struct ir_tensor *t, int what, int64_t u0, int64_t u1, u
 				int64_t at = (b - u0) * n + r;
 
 				if (what == 1)
-					memcpy(out + at * 4, in + (r * j->kb + b) * 4, 4);
+					memcpy(out + at * j->sb, in + (r * j->kb + b) * j->sb,
+					       (size_t)j->sb);
 				else
 					dq_put(out, at, j->bits,
 					       (unsigned)(in[r * j->zrow + b / per] >>
@@ -364,11 +366,14 @@ int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 
 	*codes = *scales = *zps = NULL;
 	/* 4-bit rows of whole bytes; the quantizer's codes of float32 B, or
-	 * a model's own uint8 B, float scales, packed uint8 zero points */
+	 * a model's own uint8 B, float or float16 scales (DequantizeLinear-21
+	 * then writes float16, as MatMulNBits of a float16 A does), packed
+	 * uint8 zero points */
 	if ((n * bits) % 8 || bs <= 0 || k <= 0 || n <= 0 || (bits != 4 && bits != 8) ||
 	    (nj && (nj->k != k || nj->n != n || nj->bits != bits || nj->bs != bs || nj->half ||
 		    (s->ops != &qz_nb_scales_ops) || (z && z->ops != &qz_nb_zp_ops))) ||
-	    (!nj && (b->dtype != IR_DTYPE_UINT8 || s->dtype != IR_DTYPE_FLOAT ||
+	    (!nj && (b->dtype != IR_DTYPE_UINT8 ||
+		     (s->dtype != IR_DTYPE_FLOAT && s->dtype != IR_DTYPE_FLOAT16) ||
 		     (z && z->dtype != IR_DTYPE_UINT8))))
 		return 0;
 	if (!(j = calloc(1, sizeof(*j))))
@@ -385,13 +390,15 @@ int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 	j->uz = !sgn;
 	j->from_w = nj != NULL;
 	j->sym = nj ? nj->sym : !z;
-	j->half = 0;                 /* float16 scales are not lowered */
+	j->half = 0;                 /* the quantizer's float16 weights are not lowered */
+	j->sb = !nj && s->dtype == IR_DTYPE_FLOAT16 ? 2 : 4;
 	sd[0] = j->kb;
 	sd[1] = n;
 	*codes = ir_tensor_new_computed(names[0], ir_tensor_clone(b, NULL), wdtype, cd, 2, k,
 					&dq_codes_ops, j);
-	*scales = ir_tensor_new_computed(names[1], ir_tensor_clone(s, NULL), IR_DTYPE_FLOAT, sd,
-					 2, j->kb, &dq_scales_ops, j);
+	*scales = ir_tensor_new_computed(names[1], ir_tensor_clone(s, NULL),
+					 j->sb == 2 ? IR_DTYPE_FLOAT16 : IR_DTYPE_FLOAT, sd, 2, j->kb,
+					 &dq_scales_ops, j);
 	if (sgn) {
 		dq_drop(j);
 	} else {

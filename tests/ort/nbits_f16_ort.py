@@ -1,0 +1,151 @@
+"""nbits_f16_ort.py OPMIG WORKDIR: com.microsoft MatMulNBits of float16
+data (float16 A and scales, onnxruntime-genai's int4 export of a float16
+model) migrated to openvino at opset 21 becomes DequantizeLinear-21 of
+uint4 codes blocked along K with float16 scales and uint4 zero points
+(8 where the node has none) feeding a float16 MatMul (and Add of the bias):
+no MatMulNBits is left, the scales are float16 [ceil(K / block), N].
+Cases: 4 bits, block 16, K 64, N 16, packed zero points; symmetric with a
+bias, K 40 (a partial last block); block 32, K 96, N 24, zero points and
+a bias.  onnxruntime-node runs the original and the migrated model on the
+same seeded float16 A; both must equal a numpy reference of MatMulNBits
+(codes minus zero point times the scale, in float32, A in float32, the
+sum rounded once to float16) within 2^-9 of the largest |value| (each
+side is float16: the migrated W is (code - zero point) * scale rounded to
+float16 where MatMulNBits keeps it in float32, a relative 2^-11 per
+weight, and MatMul sums float16 operands; measured: one float16 ulp at
+most, in about a third of the elements; MatMulNBits itself equals the
+reference exactly), and each other within the same.
+tensorrt at opset 21 takes no DequantizeLinear-21 codes: the node stays
+MatMulNBits, the report saying why.
+Prints one line per check; exits 1 on a failure, 77 when onnxruntime-node
+is absent."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ortlib  # noqa: E402
+
+FAILS = []
+
+
+def check(ok, what):
+    print("%s: %s" % ("ok" if ok else "FAIL", what))
+    if not ok:
+        FAILS.append(what)
+
+
+def make(path, k, n, bs, zp, bias, seed):
+    """The model and a numpy reference of it: f(A) -> float16 Y."""
+    rng = np.random.default_rng(seed)
+    kb = (k + bs - 1) // bs
+    blob, zrow = bs // 2, (kb * 4 + 7) // 8
+    b = rng.integers(0, 256, (n, kb, blob)).astype(np.uint8)
+    sc = (rng.random(n * kb) * 0.05 + 0.01).astype(np.float16)
+    z = rng.integers(0, 256, (n * zrow,)).astype(np.uint8)
+    bv = rng.standard_normal(n).astype(np.float16)
+    inits = [nh.from_array(b, "B"), nh.from_array(sc, "S")]
+    ins = ["A", "B", "S"]
+    if zp:
+        inits.append(nh.from_array(z, "Z"))
+        ins.append("Z")
+    if bias:
+        ins += [""] * (5 - len(ins)) + ["bias"]
+        inits.append(nh.from_array(bv, "bias"))
+    node = h.make_node("MatMulNBits", ins, ["Y"], domain="com.microsoft", K=k, N=n, bits=4,
+                       block_size=bs)
+    m = h.make_model(h.make_graph([node], "nb", [h.make_tensor_value_info("A", T.FLOAT16,
+                                                                          [2, 3, k])],
+                                  [h.make_tensor_value_info("Y", T.FLOAT16, [2, 3, n])], inits),
+                     opset_imports=[h.make_opsetid("", 21), h.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 10
+    onnx.save(m, path)
+    # W [k, n]: column r, block j, element e: nibble e of block j of row r
+    codes = np.stack([b & 15, b >> 4], axis=-1).reshape(n, kb * bs)[:, :k].astype(np.float32)
+    zz = np.stack([z & 15, z >> 4], axis=-1).reshape(n, zrow * 2)[:, :kb].astype(np.float32) \
+        if zp else np.full((n, kb), 8, np.float32)
+    s32 = sc.astype(np.float32).reshape(n, kb)
+    blk = np.arange(k) // bs
+    w = ((codes - zz[:, blk]) * s32[:, blk]).T
+
+    def ref(a):
+        y = a.astype(np.float32) @ w
+        if bias:
+            y = y + bv.astype(np.float32)
+        return y.astype(np.float16)
+    return ref
+
+
+def main():
+    args = ortlib.start(sys.argv)
+    if not args:
+        return 77
+    opmig, work = args
+    rng = np.random.default_rng(16)
+    cases = [("zp", 64, 16, 16, True, False), ("sym-bias", 40, 16, 16, False, True),
+             ("b32", 96, 24, 32, True, True)]
+    jobs, refs = [], []
+    for i, (name, k, n, bs, zp, bias) in enumerate(cases):
+        src = os.path.join(work, name + ".onnx")
+        dst = os.path.join(work, name + "-openvino.onnx")
+        ref = make(src, k, n, bs, zp, bias, i)
+        r = subprocess.run([opmig, "migrate", src, "--target", "openvino", "--opset", "21",
+                            "-o", dst, "--no-validate"], capture_output=True, text=True,
+                           timeout=60)
+        check(r.returncode == 0, "%s: opmig migrate exit %d %s" % (name, r.returncode,
+                                                                  r.stderr.strip()[:200]))
+        if r.returncode:
+            continue
+        m = onnx.load(dst)
+        ops = [x.op_type for x in m.graph.node]
+        inits = {t.name: t for t in m.graph.initializer}
+        dq = [x for x in m.graph.node if x.op_type == "DequantizeLinear"]
+        want = ["DequantizeLinear", "MatMul"] + (["Add"] if bias else [])
+        check(sorted(ops) == sorted(want), "%s: %s (want %s)" % (name, ops, want))
+        if dq:
+            s, c = inits.get(dq[0].input[1]), inits.get(dq[0].input[0])
+            kb = (k + bs - 1) // bs
+            z = inits.get(dq[0].input[2]) if len(dq[0].input) == 3 else None
+            check(s is not None and s.data_type == T.FLOAT16 and list(s.dims) == [kb, n] and
+                  c is not None and c.data_type == 21 and list(c.dims) == [k, n] and
+                  z is not None and z.data_type == 21 and list(z.dims) == [kb, n],
+                  "%s: DequantizeLinear of uint4 [%d, %d] codes, float16 [%d, %d] scales, "
+                  "uint4 zero points (8 where the node has none)" % (name, k, n, kb, n))
+        a = rng.standard_normal((2, 3, k)).astype(np.float16)
+        jobs += [(src, {"A": a}), (dst, {"A": a})]
+        refs.append((name, ref(a)))
+    res = ortlib.run_many(jobs, os.path.join(work, "ort"))
+    for i, (name, want) in enumerate(refs):
+        orig, got = res[2 * i], res[2 * i + 1]
+        if isinstance(orig, str) or isinstance(got, str):
+            check(False, "%s: onnxruntime: %s" % (name, orig if isinstance(orig, str) else got))
+            continue
+        w32, o32, g32 = (x.astype(np.float32) for x in (want, orig[0], got[0]))
+        tol = 2.0 ** -9 * float(np.max(np.abs(w32)))
+        for what, x in (("MatMulNBits in onnxruntime", o32), ("migrated in onnxruntime", g32)):
+            err = float(np.max(np.abs(x - w32)))
+            check(got[0].dtype == np.float16 and err <= tol,
+                  "%s: %s equals the reference (max |diff| %.3g, tol %.3g)" %
+                  (name, what, err, tol))
+        err = float(np.max(np.abs(o32 - g32)))
+        check(err <= tol, "%s: migrated equals MatMulNBits in onnxruntime (max |diff| %.3g, "
+              "%d of %d differ)" % (name, err, int(np.sum(o32 != g32)), o32.size))
+    # a target without DequantizeLinear-21 codes keeps the node, saying why
+    src, dst = os.path.join(work, "zp.onnx"), os.path.join(work, "zp-tensorrt.onnx")
+    r = subprocess.run([opmig, "migrate", src, "--target", "tensorrt", "--opset", "21", "-o", dst,
+                        "--no-validate", "--force"], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "float16 data: only as DequantizeLinear-21" in r.stdout and
+          [x.op_type for x in onnx.load(dst).graph.node] == ["MatMulNBits"],
+          "tensorrt: MatMulNBits kept, the report says why (exit %d)" % r.returncode)
+    print("%d failures" % len(FAILS))
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

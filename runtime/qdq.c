@@ -366,7 +366,8 @@ void rt_qdq_mark(struct rt_session *s, struct rt_gplan *p)
 
 	for (size_t i = 0; i < p->n_nodes; i++)
 		if ((p->nodes[i].qdq = unit_at(s, p, i)) ||
-		    (p->nodes[i].qdq = rt_qdq_table_at(s, p, i)))
+		    (p->nodes[i].qdq = rt_qdq_table_at(s, p, i)) ||
+		    (p->nodes[i].qdq = rt_qdq_wo_at(s, p, i)))
 			p->n_qdq++;
 	if (!p->n_qdq || !(skip = calloc(2 * p->n_qdq + p->n_nodes, sizeof(*skip))))
 		return;

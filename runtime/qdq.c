@@ -343,7 +343,8 @@ static struct rt_qdq *unit_at(struct rt_session *s, struct rt_gplan *p, size_t i
 }
 
 /* Is DequantizeLinear node d read by units alone, as one of their
- * DequantizeLinear inputs? */
+ * DequantizeLinear inputs (a unit that reads d's result itself, as a
+ * weight-only unit its A, needs d run)? */
 static int absorbed(struct rt_gplan *p, const struct rt_nplan *d)
 {
 	const struct ir_value *v = d->node->outputs[0];
@@ -356,6 +357,9 @@ static int absorbed(struct rt_gplan *p, const struct rt_nplan *d)
 
 		if (!c || !c->qdq)
 			return 0;
+		for (size_t j = 0; j < c->qdq->node.n_inputs; j++)
+			if (c->qdq->ins[j] == v)
+				return 0;
 	}
 	return 1;
 }

@@ -9,7 +9,8 @@ per-axis and per-tensor scales, batch and sequence dims on A, one row and
 many; float16 scales (a float16 MatMul, left as written).  For each:
   - `opmig run` equals `opmig run --exact` (the graph as written, node by
     node) bit for bit, and --stats shows no DequantizeLinear run (the unit
-    ran; the float16 cases run it);
+    ran; the float16 cases run it), but for an A itself dequantized from a
+    uint8 input and read by two such units, whose DequantizeLinear runs;
   - both are within rounding of onnxruntime-node (relative error against
     the largest output <= 1e-5; 2e-2 for float16).
 Prints one line per failure and "N failures" last; exit 1 on a failure,
@@ -96,6 +97,31 @@ def make_case(path, rng, kd, n, a_shape, dtype, zp, block, axis, half):
     return a
 
 
+def make_act_case(path, rng, kd, n):
+    """A from DequantizeLinear of a uint8 input, read by two weight-only
+    MatMuls (both units) added: that DequantizeLinear must still run."""
+    inits, nodes = [], [helper.make_node("DequantizeLinear", ["aq", "as", "az"], ["a"],
+                                         name="dq_a")]
+    inits += [helper.make_tensor("as", TensorProto.FLOAT, [], [0.05]),
+              helper.make_tensor("az", TensorProto.UINT8, [], [128])]
+    for j in range(2):
+        inits += [code_tensor("c%d" % j, INT4, rng.integers(-8, 8, size=(kd, n))),
+                  helper.make_tensor("s%d" % j, TensorProto.FLOAT, [(kd + 31) // 32, n],
+                                     (rng.uniform(0.5, 2.0, size=((kd + 31) // 32) * n) /
+                                      15).astype(np.float32).tolist())]
+        nodes += [helper.make_node("DequantizeLinear", ["c%d" % j, "s%d" % j], ["w%d" % j],
+                                   name="dq%d" % j, axis=0, block_size=32),
+                  helper.make_node("MatMul", ["a", "w%d" % j], ["y%d" % j], name="mm%d" % j)]
+    nodes.append(helper.make_node("Add", ["y0", "y1"], ["y"], name="add"))
+    g = helper.make_graph(nodes, "dq_act", [helper.make_tensor_value_info(
+        "aq", TensorProto.UINT8, [3, kd])], [helper.make_tensor_value_info(
+            "y", TensorProto.FLOAT, [3, n])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    onnx.save(m, path)
+    return rng.integers(0, 256, size=(3, kd)).astype(np.uint8)
+
+
 def opmig_run(opmig, model, a_path, out_dir, extra):
     os.makedirs(out_dir, exist_ok=True)
     r = subprocess.run([opmig, "run", model, a_path, "-O", out_dir, "--out-format", "npy"] +
@@ -129,12 +155,16 @@ def main():
         (96, 48, (2, 96), INT4, True, 32, 0, True),           # float16 scales
         (80, 33, (1, 80), "uint8", False, 16, 0, True),
     ]
+    cases.append((96, 50, (3, 96), "act", False, 32, 0, False))  # A dequantized
     runs = []
     for i, (kd, n, shape, dtype, zp, block, axis, half) in enumerate(cases):
         path = os.path.join(work, "c%d.onnx" % i)
-        a = make_case(path, rng, kd, n, shape, dtype, zp, block, axis, half)
+        if dtype == "act":
+            a = make_act_case(path, rng, kd, n)
+        else:
+            a = make_case(path, rng, kd, n, shape, dtype, zp, block, axis, half)
         np.save(os.path.join(work, "a%d.npy" % i), a)
-        runs.append((path, {"a": a}))
+        runs.append((path, {"aq" if dtype == "act" else "a": a}))
     ort = ortlib.run_many(runs, work)
     for i, c in enumerate(cases):
         name = "case %d %s" % (i, c)
@@ -147,10 +177,12 @@ def main():
             check(False, "%s: opmig failed: %s" % (name, stats if fused is None else err))
             continue
         half = c[7]
-        ran_dq = any(line.split()[:1] == ["DequantizeLinear"] and line.split()[1] != "0"
-                     for line in stats.splitlines())
-        check(ran_dq == half, "%s: DequantizeLinear %s" %
-              (name, "ran: no unit" if ran_dq else "did not run (a unit for float16?)"))
+        ran_dq = [int(line.split()[1]) for line in stats.splitlines()
+                  if line.split()[:1] == ["DequantizeLinear"]]
+        want_dq = 1 if half or c[3] == "act" else 0   # the activation's runs
+        check(ran_dq == ([want_dq] if want_dq else [0]),
+              "%s: DequantizeLinear ran %s times, want %d (%s)" %
+              (name, ran_dq, want_dq, "no unit" if not want_dq else "unit for float16?"))
         check(fused.dtype == exact.dtype and fused.shape == exact.shape and
               np.array_equal(fused.view(np.uint8), exact.view(np.uint8)),
               "%s: the unit differs from the graph as written (largest difference %g)" %

@@ -364,6 +364,11 @@ int qz_fallback(struct qz_ctx *q, unsigned char *fl, struct ir_diag *d)
 		if (met || q->o->no_fallback)
 			break;
 		if (!ranked) {
+			/* the ranking's trials each hold their codes: this one's
+			 * (computed, ir/derived.c) are computed again if the
+			 * local ranking reads them */
+			for (size_t i = 0; i < m->graph->n_inits; i++)
+				ir_tensor_release_data(m->graph->inits[i]);
 			if ((rc = rank(q, m, fl, d)) < 0)
 				goto cleanup;
 			ranked = 1;

@@ -266,6 +266,10 @@ static int rank(struct qz_ctx *q, struct ir_model *m, const unsigned char *fl,
 	qz_units_on(&q->plan, q->ref->graph, fl, on);
 	if ((rc = sensitivity(q, m, on, snr, d)) < 0)
 		goto cleanup;
+	/* m is read no more: its codes (computed, ir/derived.c) go before
+	 * the trials below each compute their own */
+	for (size_t i = 0; i < m->graph->n_inits; i++)
+		ir_tensor_release_data(m->graph->inits[i]);
 	for (size_t i = 0; i < q->plan.n_nodes; i++)
 		if (on[i] == 1 && q->plan.units[i].report >= 0)
 			idx[n++] = i;
@@ -364,11 +368,6 @@ int qz_fallback(struct qz_ctx *q, unsigned char *fl, struct ir_diag *d)
 		if (met || q->o->no_fallback)
 			break;
 		if (!ranked) {
-			/* the ranking's trials each hold their codes: this one's
-			 * (computed, ir/derived.c) are computed again if the
-			 * local ranking reads them */
-			for (size_t i = 0; i < m->graph->n_inits; i++)
-				ir_tensor_release_data(m->graph->inits[i]);
 			if ((rc = rank(q, m, fl, d)) < 0)
 				goto cleanup;
 			ranked = 1;

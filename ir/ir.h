@@ -667,6 +667,12 @@ struct ir_load_opts {
  * naming what is wrong (the caller prefixes the file name). */
 int ir_model_load(const char *path, const struct ir_load_opts *o,
 		  struct ir_model **out, struct ir_diag *d);
+/* An independent copy of m (verified), its initializers sharing m's
+ * weights (ir_tensor_clone: mapped external data and views of the model
+ * file shared, owned bytes copied): memory for the graph, not the weights
+ * (ir/clone.c).  m must outlive nothing of the copy's; the copy holds its
+ * own references. */
+int ir_model_clone(struct ir_model *m, struct ir_model **out, struct ir_diag *d);
 /* Parse without verifying (for tools that report on broken models). */
 int ir_model_parse(const char *path, const struct ir_load_opts *o,
 		   struct ir_model **out, struct ir_diag *d);

@@ -1,23 +1,24 @@
-/* quant_fallback.c: the accuracy-driven loop.  Each trial loads a fresh
- * copy of the float model, quantizes it with the nodes chosen so far kept
- * in float, and evaluates it against the float model.  When the criterion
- * fails the first time, the quantized nodes are ranked: by default by the
- * criterion's metric with each node alone returned to float (one trial
- * per node: Neural Compressor's op-wise fallback), or, with --sensitivity
- * local, by their own quantization error alone: the layer-wise comparison
- * on the first evaluation sample feeds the quantized model the float
- * model's value at every node output both share, so a node's local SNR
- * measures only what quantizing its inputs, weights and bias did (rknn's
- * per-layer analysis; one run, but blind to how much the rest of the
- * network amplifies an error).  The most sensitive node goes back to float
- * and the next trial runs, until the criterion holds or --max-fallback
- * nodes went back.  A decoder's logits judged by position must keep every
- * position's top-1 token: with them, the nodes rank first by the top-1
- * flips each causes (a second trial per node: it alone quantized; most
- * flips first), the metric with it alone in float breaking ties, so that
- * the nodes that break the top-1 tokens go back first rather than those
- * that mend the cosine most.  (The flips left with a node alone in float
- * rank worse: with every other node quantized they are mostly noise.) */
+/* quant_fallback.c: the accuracy-driven loop.  Each trial takes a fresh
+ * copy of the float model (in memory, its weights shared), quantizes it
+ * with the nodes chosen so far kept in float, and evaluates it against the
+ * float model.  When the criterion fails the first time, the quantized
+ * nodes are ranked: by default by the criterion's metric with each node
+ * alone returned to float (one trial per node: Neural Compressor's op-wise
+ * fallback), or, with --sensitivity local, by their own quantization error
+ * alone: the layer-wise comparison on the first evaluation sample feeds the
+ * quantized model the float model's value at every node output both share,
+ * so a node's local SNR measures only what quantizing its inputs, weights
+ * and bias did (rknn's per-layer analysis; one run, but blind to how much
+ * the rest of the network amplifies an error).  The most sensitive node
+ * goes back to float and the next trial runs, until the criterion holds or
+ * --max-fallback nodes went back.  A decoder's logits judged by position
+ * must keep every position's top-1 token: with them, the nodes rank first
+ * by the top-1 flips each causes (a second trial per node: it alone
+ * quantized; most flips first), the metric with it alone in float breaking
+ * ties, so that the nodes that break the top-1 tokens go back first rather
+ * than those that mend the cosine most.  (The flips left with a node alone
+ * in float rank worse: with every other node quantized they are mostly
+ * noise.) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +79,8 @@ int qz_trial(struct qz_ctx *q, const unsigned char *fl, struct ir_model **out, s
 	int rc;
 
 	*out = NULL;
-	if ((rc = ir_model_load(q->copy_path, NULL, &m, d)) < 0 ||
+	if ((rc = q->from_source ? ir_model_load(q->copy_path, NULL, &m, d) :
+		  ir_model_clone(q->float_m, &m, d)) < 0 ||
 	    (q->from_source && (rc = ir_graph_toposort(m->graph, d)) < 0)) {
 		ir_model_free(m);
 		return qz_wrap(d, rc == IR_EINVAL ? IR_EINTERNAL : rc, "quantize: the float copy");
@@ -264,6 +266,10 @@ static int rank(struct qz_ctx *q, struct ir_model *m, const unsigned char *fl,
 	qz_units_on(&q->plan, q->ref->graph, fl, on);
 	if ((rc = sensitivity(q, m, on, snr, d)) < 0)
 		goto cleanup;
+	/* m is read no more: its codes (computed, ir/derived.c) go before
+	 * the trials below each compute their own */
+	for (size_t i = 0; i < m->graph->n_inits; i++)
+		ir_tensor_release_data(m->graph->inits[i]);
 	for (size_t i = 0; i < q->plan.n_nodes; i++)
 		if (on[i] == 1 && q->plan.units[i].report >= 0)
 			idx[n++] = i;

@@ -91,8 +91,12 @@ struct qz_ctx {
 	struct qz_report *r;
 	const char *path;
 	struct ir_model *ref;        /* the float model (a copy, owned) */
-	char tmp[4096];              /* folder of the float copy on disk */
-	char copy_path[4200];        /* the float copy, or o->source */
+	struct ir_model *float_m;    /* the model quantized, still float while
+				      * the trials run: each is built in a
+				      * copy of it (ir_model_clone, its
+				      * weights shared); NULL with from_source */
+	char tmp[4096];              /* folder of the trials written (from_source) */
+	char copy_path[4200];        /* o->source (from_source) */
 	int from_source;             /* copy_path is o->source (weight-only):
 				      * each trial is written to tmp and read
 				      * back, its weights in place */

@@ -356,7 +356,8 @@ static struct rt_qdq *unit_at(struct rt_session *s, struct rt_gplan *p, size_t i
 }
 
 /* Is DequantizeLinear node d read by units alone, as one of their
- * DequantizeLinear inputs? */
+ * DequantizeLinear inputs (a unit that reads d's result itself, as a
+ * weight-only unit its A, needs d run)? */
 static int absorbed(struct rt_gplan *p, const struct rt_nplan *d)
 {
 	const struct ir_value *v = d->node->outputs[0];
@@ -369,6 +370,9 @@ static int absorbed(struct rt_gplan *p, const struct rt_nplan *d)
 
 		if (!c || !c->qdq)
 			return 0;
+		for (size_t j = 0; j < c->qdq->node.n_inputs; j++)
+			if (c->qdq->ins[j] == v)
+				return 0;
 	}
 	return 1;
 }
@@ -379,7 +383,8 @@ void rt_qdq_mark(struct rt_session *s, struct rt_gplan *p)
 
 	for (size_t i = 0; i < p->n_nodes; i++)
 		if ((p->nodes[i].qdq = unit_at(s, p, i)) ||
-		    (p->nodes[i].qdq = rt_qdq_table_at(s, p, i)))
+		    (p->nodes[i].qdq = rt_qdq_table_at(s, p, i)) ||
+		    (p->nodes[i].qdq = rt_qdq_wo_at(s, p, i)))
 			p->n_qdq++;
 	if (!p->n_qdq || !(skip = calloc(2 * p->n_qdq + p->n_nodes, sizeof(*skip))))
 		return;

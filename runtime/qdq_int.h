@@ -46,4 +46,9 @@ void rt_qdq_unit_free(struct rt_qdq *u);
  * inputs, between DequantizeLinear and QuantizeLinear, or NULL. */
 struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t i);
 
+/* qdq_wo.c: a MatMul of a weight-only quantized B (DequantizeLinear of
+ * constant 4- or 8-bit codes, float32 scale) as one dequantizing
+ * product, or NULL. */
+struct rt_qdq *rt_qdq_wo_at(struct rt_session *s, struct rt_gplan *p, size_t i);
+
 #endif

@@ -116,6 +116,11 @@ int rt_value_from_ir(struct rt_mem *mem, struct ir_tensor *t,
 
 			o[i] = (uint8_t)(sgn && nib >= 8 ? nib - 16 : nib);
 		}
+		/* the value holds its own copy: a computed payload (codes of a
+		 * weight-only quantization, ir/derived.c) need not stay
+		 * materialized beside it; it is computed again if read */
+		if (t->storage == IR_STORE_DERIVED)
+			ir_tensor_release_data(t);
 	} else if (n) {
 		memcpy(v->data, raw, len);
 	}

@@ -1,0 +1,272 @@
+/* qdq_wo.c: weight-only quantized MatMuls as one unit.  A weight-only
+ * model in the DequantizeLinear form (`opmig migrate --precision int4
+ * --target tensorrt`: blocked DequantizeLinear-21 of int4 codes, and
+ * --weight-only int8 alike) writes each MatMul as MatMul(A,
+ * DequantizeLinear(codes, scale[, zero point])) with constant codes.
+ * Computed as written, the DequantizeLinear is a constant node: its float
+ * result (the weight in float32, eight times its int4 codes) is kept for
+ * the session (fold.c), and a decoder's every weight ends up in memory in
+ * float.  The unit instead dequantizes B into a scratch freed as soon as
+ * the product is done, and multiplies A with it: one weight in float at a
+ * time, however many layers (the MatMulNBits kernel, k_nbits.c, goes
+ * further, a slice of rows at a time, since nothing there is computed as
+ * written to be equal to).
+ *
+ * Exactness: each element of the scratch is the DequantizeLinear
+ * kernel's, (float)(code - zero point) * scale in float32 (k_quant.c), and
+ * the product is the MatMul kernel's own call on a whole 2-D B
+ * (k_matmul.c: A's batches folded into one product of their rows,
+ * rt_gemm_f32_par), so the unit equals the graph as written, bit for bit,
+ * as the MatMul computes it on its first run (tests/cli/t1203 checks it
+ * against `opmig run --exact`, which runs the graph as written).
+ * Dequantizing a block of columns at a time would bound the scratch
+ * further, but sgemm and sgemv round differently on narrower products
+ * (their small-matrix and tail kernels), so the results would no longer
+ * be the written graph's.  On later runs of a session the written graph's
+ * MatMul may multiply with a packed copy of the kept weight (k_matmul_pk.c,
+ * another summation order); the unit keeps no such copy.
+ *
+ * A unit (rt_qdq_wo_at, from rt_qdq_mark) is a MatMul whose B is
+ * DequantizeLinear of a constant 2-D int4, uint4, int8 or uint8 tensor
+ * with a float32 scale (per tensor, per axis or blocked along either
+ * axis) and a zero point of the codes' type or none, every one an
+ * initializer, and whose A is not constant.  Float16 scales (a float16
+ * MatMul) are left as written. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/kernels/gemm.h"
+#include "runtime/qdq_int.h"
+
+/* Rows of B a thread dequantizes at once. */
+#define WO_GRAIN 16
+
+enum { WO_A, WO_Q, WO_S, WO_Z, WO_N_IN };
+enum { WO_TENSOR, WO_AXIS, WO_BLOCK };
+
+static int wo_run(struct rt_kctx *k);
+
+static int64_t attr_int(const struct ir_node *n, const char *name, int64_t dflt)
+{
+	const struct ir_attr *a = ir_node_attr(n, name);
+
+	return a && a->type == IR_ATTR_INT ? a->i : dflt;
+}
+
+/* v's value when it is an initializer no input overrides, else NULL. */
+static const struct rt_value *init_val(const struct rt_session *s,
+				       const struct rt_gplan *p, const struct ir_value *v)
+{
+	int slot;
+
+	if (!v || v->graph != p->g || !v->init || (v->is_input && s->m->ir_version >= 4) ||
+	    (slot = rt_plan_slot(p, v)) < 0)
+		return NULL;
+	for (size_t i = 0; i < p->n_consts; i++)
+		if (p->const_slot[i] == slot)
+			return p->const_val[i]->kind == RT_TENSOR ? p->const_val[i] : NULL;
+	return NULL;
+}
+
+static int is_code(int dtype)
+{
+	return dtype == IR_DTYPE_INT8 || dtype == IR_DTYPE_UINT8 || dtype == IR_DTYPE_INT4 ||
+	       dtype == IR_DTYPE_UINT4;
+}
+
+/* How the scale of DequantizeLinear d (opset version `version`) indexes
+ * codes w (2-D): WO_TENSOR, WO_AXIS or WO_BLOCK with *axis and *block,
+ * or -1 when the shapes are not the spec's (the kernel as written then
+ * says why). */
+static int scale_mode(const struct ir_node *d, int64_t version, const struct rt_value *w,
+		      const struct rt_value *sc, int *axis, int64_t *block)
+{
+	int64_t ax = attr_int(d, "axis", 1), nb;
+
+	*block = version >= 21 ? attr_int(d, "block_size", 0) : 0;
+	if (sc->numel == 1 && *block <= 0 && sc->rank <= 1)
+		return WO_TENSOR;
+	if (version < 13 || ax < -2 || ax > 1)
+		return -1;
+	*axis = (int)(ax < 0 ? ax + 2 : ax);
+	if (*block <= 0)
+		return sc->rank == 1 && sc->dims[0] == w->dims[*axis] ? WO_AXIS : -1;
+	nb = (w->dims[*axis] + *block - 1) / *block;
+	if (sc->rank != 2 || sc->dims[*axis] != nb || sc->dims[1 - *axis] != w->dims[1 - *axis])
+		return -1;
+	return WO_BLOCK;
+}
+
+struct rt_qdq *rt_qdq_wo_at(struct rt_session *s, struct rt_gplan *p, size_t i)
+{
+	struct rt_nplan *h = &p->nodes[i], *dp;
+	const struct ir_node *n = h->node, *d;
+	const struct rt_value *w, *sc, *zp = NULL;
+	struct rt_qdq *u;
+	int64_t block;
+	int axis = 0;
+
+	if (!rt_qdq_is_op(n, "MatMul") || !h->kernel || h->fold != RT_FOLD_NONE ||
+	    n->n_inputs != 2 || n->n_outputs != 1 || !n->outputs[0] || !n->inputs[0] ||
+	    !n->inputs[1] || !(dp = rt_plan_node(p, n->inputs[1]->producer)) || !dp->schema)
+		return NULL;
+	d = dp->node;
+	if (!rt_qdq_is_op(d, "DequantizeLinear") || d->n_inputs < 2 || d->n_outputs != 1 ||
+	    ir_node_attr(d, "output_dtype") || !(w = init_val(s, p, d->inputs[0])) ||
+	    !is_code(w->dtype) || w->rank != 2 || !(sc = init_val(s, p, d->inputs[1])) ||
+	    sc->dtype != IR_DTYPE_FLOAT ||
+	    (d->n_inputs > 2 && d->inputs[2] && !(zp = init_val(s, p, d->inputs[2]))) ||
+	    (zp && (zp->dtype != w->dtype || zp->rank != sc->rank ||
+		    memcmp(zp->dims, sc->dims, (size_t)sc->rank * sizeof(*sc->dims)))) ||
+	    scale_mode(d, dp->schema->since_version, w, sc, &axis, &block) < 0)
+		return NULL;
+	if (!(u = rt_qdq_unit_new(n, WO_N_IN)))
+		return NULL;
+	if (!(u->dq = calloc(1, sizeof(*u->dq))))
+		goto fail;
+	u->dq[0] = dp;
+	u->ins[WO_A] = n->inputs[0];
+	u->ins[WO_Q] = d->inputs[0];
+	u->ins[WO_S] = d->inputs[1];
+	u->ins[WO_Z] = zp ? d->inputs[2] : NULL;
+	u->outs[0] = n->outputs[0];
+	u->head = h;
+	u->kernel = (struct rt_kernel){ "ai.onnx", "MatMul", 1, RT_OPEN, wo_run };
+	if (rt_qdq_unit_plan(p, i, u) == 0)
+		return u;
+fail:
+	rt_qdq_unit_free(u);
+	return NULL;
+}
+
+/* One product: y (rows x n) = a (rows x kd) * dequantized B (kd x n). */
+struct wo_job {
+	const float *a, *s;
+	const uint8_t *q, *z;   /* one byte an element (int4 unpacked) */
+	float *y, *w;           /* w: B dequantized, kd x n */
+	int64_t rows, kd, n, block, slen;
+	int mode, axis, sgn;
+};
+
+/* len elements of one row of B: scales (and zero points) one apart
+ * (sstep 1) or one for all (sstep 0), as k_quant.c computes them. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void wo_row(const uint8_t *q, const uint8_t *z, const float *s, int sstep, int sgn,
+		   int64_t len, float *w)
+{
+	if (sgn) {
+		const int8_t *qi = (const int8_t *)q, *zi = (const int8_t *)z;
+
+		if (sstep && zi)
+			for (int64_t j = 0; j < len; j++)
+				w[j] = (float)((int32_t)qi[j] - (int32_t)zi[j]) * s[j];
+		else if (sstep)
+			for (int64_t j = 0; j < len; j++)
+				w[j] = (float)(int32_t)qi[j] * s[j];
+		else
+			for (int64_t j = 0; j < len; j++)
+				w[j] = (float)((int32_t)qi[j] - (zi ? (int32_t)zi[0] : 0)) * s[0];
+	} else {
+		if (sstep && z)
+			for (int64_t j = 0; j < len; j++)
+				w[j] = (float)((int32_t)q[j] - (int32_t)z[j]) * s[j];
+		else if (sstep)
+			for (int64_t j = 0; j < len; j++)
+				w[j] = (float)(int32_t)q[j] * s[j];
+		else
+			for (int64_t j = 0; j < len; j++)
+				w[j] = (float)((int32_t)q[j] - (z ? (int32_t)z[0] : 0)) * s[0];
+	}
+}
+
+/* Columns [j0, j0 + len) of row r of B into w. */
+static void wo_fill(const struct wo_job *p, int64_t r, int64_t j0, int64_t len, float *w)
+{
+	const uint8_t *q = p->q + r * p->n + j0;
+	int64_t si;
+
+	switch (p->mode) {
+	case WO_TENSOR:
+		wo_row(q, p->z, p->s, 0, p->sgn, len, w);
+		return;
+	case WO_AXIS:
+		si = p->axis == 0 ? r : j0;
+		wo_row(q, p->z ? p->z + si : NULL, p->s + si, p->axis, p->sgn, len, w);
+		return;
+	default:
+		break;
+	}
+	if (p->axis == 0) {
+		si = (r / p->block) * p->n + j0;
+		wo_row(q, p->z ? p->z + si : NULL, p->s + si, 1, p->sgn, len, w);
+		return;
+	}
+	/* blocks along the row: one scale for each run of block columns */
+	for (int64_t j = 0; j < len;) {
+		int64_t c = j0 + j, end = (c / p->block + 1) * p->block - j0;
+
+		if (end > len)
+			end = len;
+		si = r * p->slen + c / p->block;
+		wo_row(q + j, p->z ? p->z + si : NULL, p->s + si, 0, p->sgn, end - j, w + j);
+		j = end;
+	}
+}
+
+/* Rows [lo, hi) of B, dequantized into p->w. */
+static void wo_rows(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct wo_job *p = ctx;
+
+	for (int64_t r = lo; r < hi; r++)
+		wo_fill(p, r, 0, p->n, p->w + r * p->n);
+}
+
+static int wo_run(struct rt_kctx *k)
+{
+	struct rt_qdq *u = (struct rt_qdq *)(void *)((char *)k->np - offsetof(struct rt_qdq, np));
+	const struct ir_node *d = u->dq[0]->node;
+	struct rt_value *a, *q, *sc, *zp = rt_in(k, WO_Z), *y;
+	int64_t dims[RT_MAX_RANK];
+	struct wo_job p = { 0 };
+
+	if (rt_in_tensor(k, WO_A, &a) < 0 || rt_in_tensor(k, WO_Q, &q) < 0 ||
+	    rt_in_tensor(k, WO_S, &sc) < 0)
+		return IR_EINVAL;
+	if (a->dtype != IR_DTYPE_FLOAT)
+		return rt_err(k, "inputs A and B differ in dtype");
+	if (a->rank < 1 || a->dims[a->rank - 1] != q->dims[0])
+		return rt_err(k, "matmul shapes of A (rank %d, last dim %lld) and B (%lld x %lld) "
+			      "do not match", a->rank, a->rank ? (long long)a->dims[a->rank - 1] : 0,
+			      (long long)q->dims[0], (long long)q->dims[1]);
+	p.mode = scale_mode(d, u->dq[0]->schema->since_version, q, sc, &p.axis, &p.block);
+	p.kd = q->dims[0];
+	p.n = q->dims[1];
+	p.rows = p.kd ? a->numel / p.kd : 0;
+	p.slen = p.mode == WO_BLOCK ? (q->dims[p.axis] + p.block - 1) / p.block : 0;
+	p.sgn = q->dtype == IR_DTYPE_INT8 || q->dtype == IR_DTYPE_INT4;
+	p.a = a->data;
+	p.q = q->data;
+	p.s = sc->data;
+	p.z = zp ? zp->data : NULL;
+	memcpy(dims, a->dims, (size_t)a->rank * sizeof(*dims));
+	dims[a->rank - 1] = p.n;
+	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, a->rank, dims)))
+		return IR_ENOMEM;
+	p.y = y->data;
+	if (!y->numel)
+		return 0;
+	if (p.kd == 0) {
+		memset(y->data, 0, (size_t)y->numel * sizeof(float));
+		return 0;
+	}
+	if (!(p.w = malloc((size_t)(p.kd * p.n) * sizeof(float))))
+		return rt_oom(k);
+	rt_parallel_for(k, p.kd, WO_GRAIN, wo_rows, &p);
+	/* the MatMul's own product of a B of one batch (k_matmul.c: A's
+	 * batches folded into one product of their rows) */
+	rt_gemm_f32_par(k, 0, 0, p.rows, p.n, p.kd, 1.0f, p.a, p.kd, p.w, p.n, 0.0f, p.y, p.n);
+	free(p.w);
+	return 0;
+}

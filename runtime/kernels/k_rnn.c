@@ -174,6 +174,8 @@ static void vec_lstm(const struct rnn *s, float *gt, const float *hr, const floa
  * copy R into its packed layout at every step (63% of a batch-4 LSTM's
  * time), so R^T is packed once for pgemm (pgemm.h); one row is a gemv
  * (gemm.h), which reads R as it is. */
+#define RPROD_SPLIT (1 << 16)   /* R elements worth two threads */
+
 struct rprod {
 	float *pr, *prh;     /* packed R^T and Rh^T, or NULL */
 };
@@ -204,14 +206,36 @@ static int rprod_init(struct rnn *s, const float *r, struct rprod *q)
 	return 0;
 }
 
+struct rprod_cols {
+	const struct rnn *s;
+	const float *rm, *a;
+	float *c;
+	int64_t ldc;
+};
+
+static void rprod_part(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct rprod_cols *j = ctx;
+	int64_t hid = j->s->hid;
+
+	rt_gemm_f32(0, 1, j->s->batch, hi - lo, hid, 1.0f, j->a, hid, j->rm + lo * hid, hid,
+		    0.0f, j->c + lo, j->ldc);
+}
+
 /* c (nb x n, ldc) = a (nb x hid) * rm^T, rm n x hid (packed in p when
- * not NULL) */
+ * not NULL); a gemv's columns split over the session's threads when R
+ * is large enough (a 1024 x 256 R: two halves of 130 KMAC a step). */
 static int rprod_run(struct rt_kctx *k, const struct rnn *s, const float *p, const float *rm,
 		     int64_t n, const float *a, float *c, int64_t ldc)
 {
+	struct rprod_cols j = { s, rm, a, c, ldc };
+
 	if (p)
 		return rt_pgemm_run_rows(k, s->batch, n, s->hid, a, s->hid, p, NULL, c, ldc);
-	rt_gemm_f32(0, 1, s->batch, n, s->hid, 1.0f, a, s->hid, rm, s->hid, 0.0f, c, ldc);
+	if (rt_threads(k) > 1 && n * s->hid >= RPROD_SPLIT && n >= 64)
+		rt_parallel_for(k, n, 32, rprod_part, &j);
+	else
+		rprod_part(&j, 0, n);
 	return 0;
 }
 

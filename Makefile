@@ -198,6 +198,7 @@ bench: all
 	sh bench/plan.sh
 	sh bench/quant.sh
 	sh bench/lowp.sh
+	sh bench/broad.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

@@ -77,14 +77,20 @@ def save(g, path, ins, outs):
     onnx.save(m, path)
 
 
+def tf_conv(g, x, cin, cout, stride=1):
+    """a 3x3 convolution with bias and Relu of NHWC x, as tf2onnx writes
+    it before its optimizer: between Transposes to NCHW and back"""
+    t = g.op("Transpose", [x], perm=[0, 3, 1, 2])
+    t = g.op("Conv", [t, g.c(w(cout, cin, 3, 3)), g.c(w(cout) * 0.1)],
+             kernel_shape=[3, 3], pads=[1] * 4, strides=[stride] * 2)
+    return g.op("Relu", [g.op("Transpose", [t], perm=[0, 2, 3, 1])])
+
+
 def nhwc(path, s=256):
     g = G()
 
     def conv(x, cin, cout, stride=1):
-        t = g.op("Transpose", [x], perm=[0, 3, 1, 2])
-        t = g.op("Conv", [t, g.c(w(cout, cin, 3, 3)), g.c(w(cout) * 0.1)],
-                 kernel_shape=[3, 3], pads=[1] * 4, strides=[stride] * 2)
-        return g.op("Relu", [g.op("Transpose", [t], perm=[0, 2, 3, 1])])
+        return tf_conv(g, x, cin, cout, stride)
 
     x = conv("x", 3, 16, 2)
     chans = 16
@@ -179,10 +185,7 @@ def nhwc_seg(path, s=192):
     g = G()
 
     def conv(x, cin, cout, stride=1):
-        t = g.op("Transpose", [x], perm=[0, 3, 1, 2])
-        t = g.op("Conv", [t, g.c(w(cout, cin, 3, 3)), g.c(w(cout) * 0.1)],
-                 kernel_shape=[3, 3], pads=[1] * 4, strides=[stride] * 2)
-        return g.op("Relu", [g.op("Transpose", [t], perm=[0, 2, 3, 1])])
+        return tf_conv(g, x, cin, cout, stride)
 
     skips, x, chans = [], "x", 3
     for cout in (16, 32, 64):

@@ -58,8 +58,7 @@ static struct rt_nplan *producer(struct rt_gplan *p, const struct ir_value *v)
 	return v ? rt_plan_node(p, v->producer) : NULL;
 }
 
-/* v's value when it is an initializer no input overrides, else NULL. */
-static const struct rt_value *init_val(const struct rt_session *s,
+const struct rt_value *rt_qdq_init_val(const struct rt_session *s,
 				       const struct rt_gplan *p, const struct ir_value *v)
 {
 	int slot;
@@ -89,12 +88,12 @@ static int qparams(const struct rt_session *s, const struct rt_gplan *p,
 
 	if (n->n_inputs < 2 || n->n_outputs != 1 || attr_int(n, "block_size", 0) ||
 	    ir_node_attr(n, "output_dtype") ||
-	    !(sc = init_val(s, p, n->inputs[1])) || sc->dtype != IR_DTYPE_FLOAT ||
+	    !(sc = rt_qdq_init_val(s, p, n->inputs[1])) || sc->dtype != IR_DTYPE_FLOAT ||
 	    (sc->numel != 1 && sc->numel != count))
 		return 0;
 	*dtype = 0;
 	if (n->n_inputs > 2 && n->inputs[2]) {
-		if (!(zp = init_val(s, p, n->inputs[2])) || zp->numel != sc->numel)
+		if (!(zp = rt_qdq_init_val(s, p, n->inputs[2])) || zp->numel != sc->numel)
 			return 0;
 		*dtype = zp->dtype;
 	}
@@ -124,10 +123,10 @@ static const struct ir_node *dq_weight(const struct rt_session *s, struct rt_gpl
 	int zt;
 
 	if (!d || !rt_qdq_is_op(d->node, "DequantizeLinear") ||
-	    !(w = init_val(s, p, d->node->inputs[0])) || !is_q8(w->dtype) || w->rank != rank ||
+	    !(w = rt_qdq_init_val(s, p, d->node->inputs[0])) || !is_q8(w->dtype) || w->rank != rank ||
 	    !qparams(s, p, d->node, count, &zt) || (zt && zt != w->dtype))
 		return NULL;
-	if (init_val(s, p, d->node->inputs[1])->numel > 1) {
+	if (rt_qdq_init_val(s, p, d->node->inputs[1])->numel > 1) {
 		int64_t ax = attr_int(d->node, "axis", 1);
 
 		if ((ax < 0 ? ax + rank : ax) != axis || w->dims[axis] != count)
@@ -147,19 +146,19 @@ static const struct ir_node *dq_bias(const struct rt_session *s, struct rt_gplan
 
 	if (!d || !rt_qdq_is_op(d->node, "DequantizeLinear") || d->node->n_inputs < 2 ||
 	    attr_int(d->node, "block_size", 0) || ir_node_attr(d->node, "output_dtype") ||
-	    !(b = init_val(s, p, d->node->inputs[0])) || b->dtype != IR_DTYPE_INT32 ||
-	    b->numel != m || b->rank != 1 || !(sb = init_val(s, p, d->node->inputs[1])) ||
+	    !(b = rt_qdq_init_val(s, p, d->node->inputs[0])) || b->dtype != IR_DTYPE_INT32 ||
+	    b->numel != m || b->rank != 1 || !(sb = rt_qdq_init_val(s, p, d->node->inputs[1])) ||
 	    sb->dtype != IR_DTYPE_FLOAT || (sb->numel != 1 && sb->numel != m))
 		return NULL;
 	if (d->node->n_inputs > 2 && d->node->inputs[2]) {
-		if (!(zb = init_val(s, p, d->node->inputs[2])) || zb->dtype != IR_DTYPE_INT32)
+		if (!(zb = rt_qdq_init_val(s, p, d->node->inputs[2])) || zb->dtype != IR_DTYPE_INT32)
 			return NULL;
 		for (int64_t i = 0; i < zb->numel; i++)
 			if (((const int32_t *)zb->data)[i])
 				return NULL;
 	}
-	sx = init_val(s, p, dx->inputs[1]);
-	sw = init_val(s, p, dw->inputs[1]);
+	sx = rt_qdq_init_val(s, p, dx->inputs[1]);
+	sw = rt_qdq_init_val(s, p, dw->inputs[1]);
 	for (int64_t c = 0; c < m; c++) {
 		float want = ((const float *)sx->data)[0] *
 			     ((const float *)sw->data)[sw->numel == 1 ? 0 : c];
@@ -188,7 +187,7 @@ const struct ir_node *rt_qdq_q_out(const struct rt_session *s, struct rt_gplan *
 	    !q->node->outputs[0] || !qparams(s, p, q->node, 1, &zt) || !is_q8(zt) ||
 	    attr_int(q->node, "saturate", 1) != 1)
 		return NULL;
-	zp = init_val(s, p, q->node->inputs[2]);
+	zp = rt_qdq_init_val(s, p, q->node->inputs[2]);
 	if (*relu && (zt == IR_DTYPE_UINT8 ? ((const uint8_t *)zp->data)[0] != 0 :
 		      ((const int8_t *)zp->data)[0] != -128))
 		return NULL;
@@ -321,7 +320,7 @@ static struct rt_qdq *unit_at(struct rt_session *s, struct rt_gplan *p, size_t i
 	if ((!conv && !rt_qdq_is_op(n, "MatMul")) || !h->kernel || h->fold != RT_FOLD_NONE ||
 	    n->n_inputs < 2 || n->n_outputs != 1 || !n->outputs[0] ||
 	    !(dx = rt_qdq_dq_act(s, p, n->inputs[0])) || !producer(p, n->inputs[1]) ||
-	    !(w = init_val(s, p, producer(p, n->inputs[1])->node->inputs[0])))
+	    !(w = rt_qdq_init_val(s, p, producer(p, n->inputs[1])->node->inputs[0])))
 		return NULL;
 	if (!(dw = conv ? dq_weight(s, p, n->inputs[1], w->rank, 0, w->dims[0]) :
 		   dq_weight(s, p, n->inputs[1], 2, 1, w->rank == 2 ? w->dims[1] : -1)) ||

@@ -27,6 +27,9 @@ struct rt_qdq {
 
 /* qdq.c: the pieces of a unit's pattern. */
 int rt_qdq_is_op(const struct ir_node *n, const char *op);
+/* v's value when it is an initializer no input overrides, else NULL. */
+const struct rt_value *rt_qdq_init_val(const struct rt_session *s, const struct rt_gplan *p,
+				       const struct ir_value *v);
 /* The DequantizeLinear producing v, per tensor with an 8-bit zero point,
  * its parameters initializers (NULL: none such). */
 const struct ir_node *rt_qdq_dq_act(const struct rt_session *s, struct rt_gplan *p,

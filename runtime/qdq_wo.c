@@ -54,21 +54,6 @@ static int64_t attr_int(const struct ir_node *n, const char *name, int64_t dflt)
 	return a && a->type == IR_ATTR_INT ? a->i : dflt;
 }
 
-/* v's value when it is an initializer no input overrides, else NULL. */
-static const struct rt_value *init_val(const struct rt_session *s,
-				       const struct rt_gplan *p, const struct ir_value *v)
-{
-	int slot;
-
-	if (!v || v->graph != p->g || !v->init || (v->is_input && s->m->ir_version >= 4) ||
-	    (slot = rt_plan_slot(p, v)) < 0)
-		return NULL;
-	for (size_t i = 0; i < p->n_consts; i++)
-		if (p->const_slot[i] == slot)
-			return p->const_val[i]->kind == RT_TENSOR ? p->const_val[i] : NULL;
-	return NULL;
-}
-
 static int is_code(int dtype)
 {
 	return dtype == IR_DTYPE_INT8 || dtype == IR_DTYPE_UINT8 || dtype == IR_DTYPE_INT4 ||
@@ -113,10 +98,10 @@ struct rt_qdq *rt_qdq_wo_at(struct rt_session *s, struct rt_gplan *p, size_t i)
 		return NULL;
 	d = dp->node;
 	if (!rt_qdq_is_op(d, "DequantizeLinear") || d->n_inputs < 2 || d->n_outputs != 1 ||
-	    ir_node_attr(d, "output_dtype") || !(w = init_val(s, p, d->inputs[0])) ||
-	    !is_code(w->dtype) || w->rank != 2 || !(sc = init_val(s, p, d->inputs[1])) ||
+	    ir_node_attr(d, "output_dtype") || !(w = rt_qdq_init_val(s, p, d->inputs[0])) ||
+	    !is_code(w->dtype) || w->rank != 2 || !(sc = rt_qdq_init_val(s, p, d->inputs[1])) ||
 	    sc->dtype != IR_DTYPE_FLOAT ||
-	    (d->n_inputs > 2 && d->inputs[2] && !(zp = init_val(s, p, d->inputs[2]))) ||
+	    (d->n_inputs > 2 && d->inputs[2] && !(zp = rt_qdq_init_val(s, p, d->inputs[2]))) ||
 	    (zp && (zp->dtype != w->dtype || zp->rank != sc->rank ||
 		    memcmp(zp->dims, sc->dims, (size_t)sc->rank * sizeof(*sc->dims)))) ||
 	    scale_mode(d, dp->schema->since_version, w, sc, &axis, &block) < 0)

@@ -137,6 +137,19 @@ def step(g):
     return g.op("Mul", [x, y], s)
 
 
+def save(g, name, shape, outs, path):
+    """g's graph, input x of shape, outputs outs [(name, shape)], checked
+    and written: (shape, number of outputs)"""
+    graph = helper.make_graph(
+        g.nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, so) for o, so in outs], g.inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    onnx.save(m, path)
+    return shape, len(outs)
+
+
 def build(path, i):
     n = 1 + int(i % 3 == 2)
     c = int(RNG.choice([3, 8, 16, 24]))
@@ -150,14 +163,7 @@ def build(path, i):
     used = {i for nd in g.nodes for i in nd.input}
     outs = [v for v in g.vals[1:] if v[0] not in used]
     outs += [v for v in g.vals[1:] if v[0] in used and v not in outs and RNG.random() < 0.15]
-    graph = helper.make_graph(
-        g.nodes, "cl%d" % i, [helper.make_tensor_value_info("x", TensorProto.FLOAT, g.vals[0][1])],
-        [helper.make_tensor_value_info(o, TensorProto.FLOAT, s) for o, s in outs], g.inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.checker.check_model(m, full_check=True)
-    onnx.save(m, path)
-    return g.vals[0][1], len(outs)
+    return save(g, "cl%d" % i, g.vals[0][1], outs, path)
 
 
 def w3(g, co, ci, k=3):
@@ -196,14 +202,7 @@ def fixed(path, i):
         t = g.op("Sigmoid", ["x"], s)
         c = g.op("Concat", [a, t], (1, 32, 130, 130), axis=1)
         outs = [(g.op("Conv", [c, w3(g, 16, 32)], s, **cv), s), (g.op("Relu", [a], s), s)]
-    graph = helper.make_graph(
-        g.nodes, "fixed%d" % i, [helper.make_tensor_value_info("x", TensorProto.FLOAT, s)],
-        [helper.make_tensor_value_info(o, TensorProto.FLOAT, so) for o, so in outs], g.inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.checker.check_model(m, full_check=True)
-    onnx.save(m, path)
-    return s, len(outs)
+    return save(g, "fixed%d" % i, s, outs, path)
 
 
 def nhwc_fixed(path, i):
@@ -242,14 +241,7 @@ def nhwc_fixed(path, i):
         c = g.op("Add", [a, b], None, keep=False)
         d = g.op("Concat", [c, block(c, 16, 8)], None, keep=False, axis=3)
         outs = [(block(d, 24, 12, 1), (2, 20, 20, 12)), (c, s)]
-    graph = helper.make_graph(
-        g.nodes, "nhwc%d" % i, [helper.make_tensor_value_info("x", TensorProto.FLOAT, s)],
-        [helper.make_tensor_value_info(o, TensorProto.FLOAT, so) for o, so in outs], g.inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.checker.check_model(m, full_check=True)
-    onnx.save(m, path)
-    return s, len(outs)
+    return save(g, "nhwc%d" % i, s, outs, path)
 
 
 def run(opmig, model, x, od, env):

@@ -417,7 +417,7 @@ static void dn_epi_apply(struct rt_kctx *k, const struct rt_epilogue *e,
  * (the tests' way to reach it on small shapes). */
 #define DN_MIN_POSITIONS (128 * 128)
 
-static int dn_fits(const struct knn_geom *g)
+static int dn_fits(const struct knn_geom *g, unsigned cl)
 {
 	const char *all = getenv("OPMIG_DNNL_ALL");
 
@@ -425,8 +425,12 @@ static int dn_fits(const struct knn_geom *g)
 		return 0;
 	if (all && *all && *all != '0')
 		return 1;
-	return g->nsp == 2 && g->c / g->group >= 16 && g->m / g->group >= 16 &&
-	       g->k_size > 1 && g->out_size >= DN_MIN_POSITIONS;
+	/* an ungrouped stem of few input channels (an RGB image's first
+	 * layer) too when its result stays channels last: no reorder back,
+	 * and none into the next convolution (a YOLO-style det 9% faster) */
+	return g->nsp == 2 && g->m / g->group >= 16 && g->k_size > 1 &&
+	       (g->c / g->group >= 16 || ((cl & KNN_CL_DST) && g->group == 1)) &&
+	       g->out_size >= DN_MIN_POSITIONS;
 }
 
 /* An input already stored channels last (layout_cl.c) needs no reorder
@@ -476,7 +480,7 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	struct dn_post post;
 	int w_const = rt_in_const(k, 1), rc;
 
-	if (!(dn_fits(g) || ((cl & KNN_CL_SRC) && dn_cl_fits(g, rt_threads(k)))) ||
+	if (!(dn_fits(g, cl) || ((cl & KNN_CL_SRC) && dn_cl_fits(g, rt_threads(k)))) ||
 	    !knn_dnnl_engine())
 		return 0;
 	/* taking the epilogue commits this call to finishing it: when the

@@ -139,7 +139,8 @@ struct ir_tensor *ir_tensor_clone(const struct ir_tensor *t, const char *name)
 			c->raw_owner = t->raw_owner;
 			t->raw_owner->refs++;
 		} else if (ok && (c->raw = malloc(t->raw_len + 1))) {
-			memcpy(c->raw, t->raw, t->raw_len);
+			if (t->raw_len)   /* an empty tensor may have no bytes at all */
+				memcpy(c->raw, t->raw, t->raw_len);
 		} else {
 			ok = 0;
 		}
@@ -150,10 +151,12 @@ struct ir_tensor *ir_tensor_clone(const struct ir_tensor *t, const char *name)
 
 		c->field = t->field;
 		c->n_typed = t->n_typed;
-		if (ok && (c->typed = malloc(bytes + 1)))
-			memcpy(c->typed, t->typed, bytes);
-		else
+		if (ok && (c->typed = malloc(bytes + 1))) {
+			if (bytes)
+				memcpy(c->typed, t->typed, bytes);
+		} else {
 			ok = 0;
+		}
 		break;
 	}
 	case IR_STORE_EXTERNAL:

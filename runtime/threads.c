@@ -10,9 +10,11 @@
  * makes hundreds of parallel loops a few microseconds apart: a worker
  * that finished a job watches for the next one for RT_POOL_SPIN_NS before
  * it sleeps, and the caller watches for the workers' last chunks as long
- * before it sleeps on them.  (gen and busy are written under mu, with
- * atomic stores, so the watching reads need no lock.) */
+ * before it sleeps on them, yielding the CPU now and then to any other
+ * runnable thread.  (gen and busy are written under mu, with atomic
+ * stores, so the watching reads need no lock.) */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -81,6 +83,12 @@ static int spin_while(const unsigned long *v, unsigned long still)
 			else if (t > end)
 				return 0;
 		}
+		/* every ~50 us of watching, let another runnable thread have
+		 * this CPU: oneDNN's OpenMP thread, woken for a primitive while
+		 * a worker watches here, otherwise waited its turn (a YOLO-style
+		 * det at two threads 18.5 -> 15.8 ms, a U-Net 100 -> 91) */
+		if ((i & 1023) == 1023)
+			sched_yield();
 #if defined(__x86_64__) || defined(__i386__)
 		__builtin_ia32_pause();
 #endif

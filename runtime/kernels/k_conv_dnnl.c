@@ -437,14 +437,12 @@ static int dn_fits(const struct knn_geom *g, unsigned cl)
  * into oneDNN's layout, which cost more than the product saved on small
  * planes: ungrouped and depthwise convolutions of 8 channels or more then
  * take oneDNN whatever their size (a tf2onnx-style NHWC MobileNet stack:
- * 5.0 -> 3.6 ms with its depthwise ones).  At one thread only: at two,
- * each primitive wakes OpenMP's second thread (asleep between primitives,
- * cli/blas_env.c) while opmig's own pool watches the other CPU, and on
- * small planes that cost more than it saved (YOLO-style det 18.1 -> 22.3
- * ms, the NHWC net 3.3 -> 4.8; bench/README.md). */
-static int dn_cl_fits(const struct knn_geom *g, int threads)
+ * 5.0 -> 3.6 ms with its depthwise ones; at two threads too, since the
+ * pool's watching workers yield their CPU to OpenMP's thread, threads.c:
+ * det 17.1 -> 14.5 ms, the NHWC net 3.3 -> 2.5). */
+static int dn_cl_fits(const struct knn_geom *g)
 {
-	return threads == 1 && g->nsp >= 1 && g->nsp <= 3 && g->c >= 8 && g->m >= 8 &&
+	return g->nsp >= 1 && g->nsp <= 3 && g->c >= 8 && g->m >= 8 &&
 	       (g->group == 1 || (g->group == g->c && g->m == g->c)) && g->n * g->out_size > 0;
 }
 
@@ -480,7 +478,7 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	struct dn_post post;
 	int w_const = rt_in_const(k, 1), rc;
 
-	if (!(dn_fits(g, cl) || ((cl & KNN_CL_SRC) && dn_cl_fits(g, rt_threads(k)))) ||
+	if (!(dn_fits(g, cl) || ((cl & KNN_CL_SRC) && dn_cl_fits(g))) ||
 	    !knn_dnnl_engine())
 		return 0;
 	/* taking the epilogue commits this call to finishing it: when the

@@ -95,17 +95,16 @@ static int is_wide(const struct rt_value *v)
 	return v && v->kind == RT_TENSOR && (v->flags & RT_VALUE_WIDE);
 }
 
-/* Copy t into a new tensor of dtype to: float32 from float16, bfloat16 or
- * a kept float32 one (RT_VALUE_WIDE), or float16/bfloat16 from float32
- * data. */
-static int convert(struct rt_kctx *k, const struct rt_value *t, int to, struct rt_value **out)
+/* A new tensor of dtype to (charged to mem) holding t: float32 from
+ * float16, bfloat16 or a kept float32 one (RT_VALUE_WIDE), or
+ * float16/bfloat16 from float32 data; the layout flag stays. */
+static int copy_as(struct rt_mem *mem, const struct rt_value *t, int to, struct rt_value **out,
+		   struct ir_diag *d)
 {
-	struct ir_diag sub;
 	int rc;
 
-	ir_diag_init(&sub);
-	if ((rc = rt_tensor_new(k->mem, to, t->rank, t->dims, out, &sub)) < 0)
-		return rt_err(k, "%s", sub.msg);
+	if ((rc = rt_tensor_new(mem, to, t->rank, t->dims, out, d)) < 0)
+		return rc;
 	if (to == IR_DTYPE_FLOAT && (t->flags & RT_VALUE_WIDE)) {
 		memcpy((*out)->data, t->data, (size_t)t->numel * sizeof(float));
 	} else if (to == IR_DTYPE_FLOAT && t->dtype == IR_DTYPE_FLOAT16) {
@@ -120,6 +119,18 @@ static int convert(struct rt_kctx *k, const struct rt_value *t, int to, struct r
 			((uint16_t *)(*out)->data)[i] = rt_float_to_bf16(((const float *)t->data)[i]);
 	}
 	rt_cl_set(*out, (t->flags & RT_VALUE_CL) != 0);   /* elementwise: the layout stays */
+	return 0;
+}
+
+/* copy_as for a kernel: its memory, its error */
+static int convert(struct rt_kctx *k, const struct rt_value *t, int to, struct rt_value **out)
+{
+	struct ir_diag sub;
+	int rc;
+
+	ir_diag_init(&sub);
+	if ((rc = copy_as(k->mem, t, to, out, &sub)) < 0)
+		return rt_err(k, "%s", sub.msg);
 	return 0;
 }
 
@@ -169,7 +180,7 @@ static int unalias(struct rt_kctx *k, size_t i, struct rt_value *const *wide)
 	return 0;
 }
 
-/* For a node that takes no kept float32 input: narrowed copies of them. */
+/* For a node that cannot take kept float32 inputs: narrowed copies. */
 static int narrow_inputs(struct rt_kctx *k, struct rt_value **wide)
 {
 	for (size_t i = 0; i < k->n_in; i++) {
@@ -290,14 +301,8 @@ int rt_lowp_narrow_value(struct rt_mem *mem, struct rt_value **v, struct ir_diag
 
 	if (!is_wide(*v))
 		return 0;
-	if ((rc = rt_tensor_new(mem, (*v)->dtype, (*v)->rank, (*v)->dims, &c, d)) < 0)
+	if ((rc = copy_as(mem, *v, (*v)->dtype, &c, d)) < 0)
 		return rc;
-	if (c->dtype == IR_DTYPE_FLOAT16)
-		rt_float_to_half_n((*v)->data, c->data, c->numel);
-	else
-		for (int64_t i = 0; i < c->numel; i++)
-			((uint16_t *)c->data)[i] = rt_float_to_bf16(((const float *)(*v)->data)[i]);
-	rt_cl_set(c, ((*v)->flags & RT_VALUE_CL) != 0);
 	rt_value_unref(*v);
 	*v = c;
 	return 0;

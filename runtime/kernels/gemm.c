@@ -133,20 +133,34 @@ static void split_run(void *ctx, int64_t lo, int64_t hi)
 			    (float *)s->c + co, s->ldc);
 }
 
-static void split_go(struct rt_kctx *kc, struct split *s)
+/* Split when work (m n k) reaches min_work: below ~2 MFLOP a thread
+ * hand-off costs more than it saves (rt_gemm_f32_par), unless the caller
+ * runs many in a row with the pool's workers awake (rt_gemm_f32_split). */
+static void split_go(struct rt_kctx *kc, struct split *s, double min_work)
 {
 	int64_t len, grain;
-	/* below ~2 MFLOP a thread hand-off costs more than it saves */
 	double work = (double)s->m * (double)s->n * (double)(s->k > 0 ? s->k : 1);
 
 	s->by_cols = s->n > s->m;
 	len = s->by_cols ? s->n : s->m;
-	if (!kc || rt_threads(kc) < 2 || work < 1e6 || len < 8) {
+	if (!kc || rt_threads(kc) < 2 || work < min_work || len < 8) {
 		split_run(s, 0, len);
 		return;
 	}
 	grain = 4;
 	rt_parallel_for(kc, len, grain, split_run, s);
+}
+
+void rt_gemm_f32_split(struct rt_kctx *kc, double min_work, int trans_a, int trans_b,
+		       int64_t m, int64_t n, int64_t k,
+		       float alpha, const float *a, int64_t lda,
+		       const float *b, int64_t ldb,
+		       float beta, float *c, int64_t ldc)
+{
+	struct split s = { 0, trans_a, trans_b, 0, m, n, k, lda, ldb, ldc,
+			   alpha, beta, a, b, c };
+
+	split_go(kc, &s, min_work);
 }
 
 void rt_gemm_f32_par(struct rt_kctx *kc, int trans_a, int trans_b,
@@ -155,10 +169,7 @@ void rt_gemm_f32_par(struct rt_kctx *kc, int trans_a, int trans_b,
 		     const float *b, int64_t ldb,
 		     float beta, float *c, int64_t ldc)
 {
-	struct split s = { 0, trans_a, trans_b, 0, m, n, k, lda, ldb, ldc,
-			   alpha, beta, a, b, c };
-
-	split_go(kc, &s);
+	rt_gemm_f32_split(kc, 1e6, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void rt_gemm_f64_par(struct rt_kctx *kc, int trans_a, int trans_b,
@@ -170,7 +181,7 @@ void rt_gemm_f64_par(struct rt_kctx *kc, int trans_a, int trans_b,
 	struct split s = { 1, trans_a, trans_b, 0, m, n, k, lda, ldb, ldc,
 			   alpha, beta, a, b, c };
 
-	split_go(kc, &s);
+	split_go(kc, &s, 1e6);
 }
 
 const char *rt_gemm_coretype(void)

@@ -37,6 +37,14 @@ void rt_gemm_f32_par(struct rt_kctx *kc, int trans_a, int trans_b,
 		     float alpha, const float *a, int64_t lda,
 		     const float *b, int64_t ldb,
 		     float beta, float *c, int64_t ldc);
+/* rt_gemm_f32_par splitting from min_work (m n k) instead of its ~1e6:
+ * for a caller running many small products in a row (a recurrent cell's
+ * steps), where the pool's workers are awake between them. */
+void rt_gemm_f32_split(struct rt_kctx *kc, double min_work, int trans_a, int trans_b,
+		       int64_t m, int64_t n, int64_t k,
+		       float alpha, const float *a, int64_t lda,
+		       const float *b, int64_t ldb,
+		       float beta, float *c, int64_t ldc);
 void rt_gemm_f64_par(struct rt_kctx *kc, int trans_a, int trans_b,
 		     int64_t m, int64_t n, int64_t k,
 		     double alpha, const double *a, int64_t lda,

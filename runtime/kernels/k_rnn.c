@@ -132,8 +132,8 @@ static inline float clipped(const struct rnn *s, float v)
 
 /* Does direction d use the cell's default activations (LSTM: Sigmoid,
  * Tanh, Tanh without peepholes or input_forget; GRU: Sigmoid, Tanh), which
- * vec_gates and the rows below compute in AVX-512 (k_act512.c: a few ulp
- * from libm's), on a CPU that has it? */
+ * vec_lstm and run_dir's GRU rows compute in AVX-512 (k_act512.c: a few
+ * ulp from libm's), on a CPU that has it? */
 static int vec_cell(const struct rnn *s, int d)
 {
 	const struct act *a = s->act[d];
@@ -174,7 +174,7 @@ static void vec_lstm(const struct rnn *s, float *gt, const float *hr, const floa
  * copy R into its packed layout at every step (63% of a batch-4 LSTM's
  * time), so R^T is packed once for pgemm (pgemm.h); one row is a gemv
  * (gemm.h), which reads R as it is. */
-#define RPROD_SPLIT (1 << 16)   /* R elements worth two threads */
+#define RPROD_SPLIT 65536.0   /* products a step worth two threads */
 
 struct rprod {
 	float *pr, *prh;     /* packed R^T and Rh^T, or NULL */
@@ -206,36 +206,16 @@ static int rprod_init(struct rnn *s, const float *r, struct rprod *q)
 	return 0;
 }
 
-struct rprod_cols {
-	const struct rnn *s;
-	const float *rm, *a;
-	float *c;
-	int64_t ldc;
-};
-
-static void rprod_part(void *ctx, int64_t lo, int64_t hi)
-{
-	const struct rprod_cols *j = ctx;
-	int64_t hid = j->s->hid;
-
-	rt_gemm_f32(0, 1, j->s->batch, hi - lo, hid, 1.0f, j->a, hid, j->rm + lo * hid, hid,
-		    0.0f, j->c + lo, j->ldc);
-}
-
 /* c (nb x n, ldc) = a (nb x hid) * rm^T, rm n x hid (packed in p when
- * not NULL); a gemv's columns split over the session's threads when R
- * is large enough (a 1024 x 256 R: two halves of 130 KMAC a step). */
+ * not NULL); split over the session's threads from 64K products a step
+ * (a 1024 x 256 R: two halves of 130 KMAC). */
 static int rprod_run(struct rt_kctx *k, const struct rnn *s, const float *p, const float *rm,
 		     int64_t n, const float *a, float *c, int64_t ldc)
 {
-	struct rprod_cols j = { s, rm, a, c, ldc };
-
 	if (p)
 		return rt_pgemm_run_rows(k, s->batch, n, s->hid, a, s->hid, p, NULL, c, ldc);
-	if (rt_threads(k) > 1 && n * s->hid >= RPROD_SPLIT && n >= 64)
-		rt_parallel_for(k, n, 32, rprod_part, &j);
-	else
-		rprod_part(&j, 0, n);
+	rt_gemm_f32_split(k, RPROD_SPLIT, 0, 1, s->batch, n, s->hid, 1.0f, a, s->hid, rm, s->hid,
+			  0.0f, c, ldc);
 	return 0;
 }
 

@@ -177,6 +177,110 @@ static int64_t nearest_index(const struct rs_params *p, int d, double x)
 	return i < 0 ? 0 : i >= p->in[d] ? p->in[d] - 1 : i;
 }
 
+/* Whether an output element falls outside the input (an extrapolation
+ * value: tf_crop_and_resize). */
+static int nearest_extrapolates(const struct rs_params *p, int64_t *const *map)
+{
+	for (int d = 0; d < p->rank; d++)
+		for (int64_t o = 0; o < p->out[d]; o++)
+			if (map[d][o] < 0)
+				return 1;
+	return 0;
+}
+
+/* The output in rows along the last axis (the channels of a channels-last
+ * value): a row whose source row is its predecessor's is a copy of that
+ * output row, a row of the last axis kept is one copy, other rows gather
+ * by the last axis' map in the element's width. */
+struct nr_job {
+	const struct rs_params *p;
+	int64_t *const *map;
+	const char *x;
+	char *y;
+	size_t es;
+	int64_t n;          /* elements of an output row */
+	int same_last;      /* the last axis kept whole */
+};
+
+static void nr_gather(const struct nr_job *j, char *dst, const char *src)
+{
+	const int64_t *m = j->map[j->p->rank - 1], n = j->n;
+
+	switch (j->es) {
+	case 1:
+		for (int64_t i = 0; i < n; i++)
+			dst[i] = src[m[i]];
+		break;
+	case 2:
+		for (int64_t i = 0; i < n; i++)
+			((uint16_t *)dst)[i] = ((const uint16_t *)src)[m[i]];
+		break;
+	case 4:
+		for (int64_t i = 0; i < n; i++)
+			((uint32_t *)dst)[i] = ((const uint32_t *)src)[m[i]];
+		break;
+	case 8:
+		for (int64_t i = 0; i < n; i++)
+			((uint64_t *)dst)[i] = ((const uint64_t *)src)[m[i]];
+		break;
+	default:
+		for (int64_t i = 0; i < n; i++)
+			memcpy(dst + (size_t)i * j->es, src + (size_t)m[i] * j->es, j->es);
+	}
+}
+
+static void nr_range(void *ctx, int64_t begin, int64_t end)
+{
+	const struct nr_job *j = ctx;
+	const struct rs_params *p = j->p;
+	int outer = p->rank - 1;
+	int64_t idx[RT_MAX_RANK], rem = begin, prev = -1;
+	size_t row = (size_t)j->n * j->es;
+
+	for (int d = outer - 1; d >= 0; d--) {
+		idx[d] = rem % p->out[d];
+		rem /= p->out[d];
+	}
+	for (int64_t o = begin; o < end; o++) {
+		int64_t s = 0;
+		char *dst = j->y + (size_t)o * row;
+
+		for (int d = 0; d < outer; d++)
+			s += j->map[d][idx[d]];
+		if (s == prev)
+			memcpy(dst, dst - row, row);
+		else if (j->same_last)
+			memcpy(dst, j->x + (size_t)s * j->es, row);
+		else
+			nr_gather(j, dst, j->x + (size_t)s * j->es);
+		prev = s;
+		for (int d = outer - 1; d >= 0; d--) {
+			if (++idx[d] < p->out[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+}
+
+static void nearest_rows(struct rt_kctx *k, const struct rs_params *p, int64_t *const *map,
+			 const struct rt_value *x, struct rt_value *y)
+{
+	int last = p->rank - 1;
+	struct nr_job j = { p, map, x->data, y->data, rt_dtype_size(y->dtype), 1, 0 };
+	int64_t rows = 1;
+
+	if (y->numel == 0)
+		return;
+	if (last >= 0) {
+		j.n = p->out[last];
+		j.same_last = p->in[last] == p->out[last];
+		for (int64_t o = 0; o < j.n && j.same_last; o++)
+			j.same_last = map[last][o] == o;
+		rows = y->numel / j.n;
+	}
+	rt_parallel_for(k, rows, 1 + (16384 / (j.n * (int64_t)j.es + 1)), nr_range, &j);
+}
+
 static int run_nearest(struct rt_kctx *k, const struct rs_params *p,
 		       struct rt_value *x, struct rt_value *y)
 {
@@ -197,6 +301,10 @@ static int run_nearest(struct rt_kctx *k, const struct rs_params *p,
 			else
 				map[d][o] = outside(p, d, c) ? -1 : nearest_index(p, d, c) * xs[d];
 		}
+	}
+	if (y->dtype != IR_DTYPE_STRING && !nearest_extrapolates(p, map)) {
+		nearest_rows(k, p, map, x, y);
+		goto cleanup;
 	}
 	for (int64_t o = 0; o < y->numel; o++) {
 		int64_t s = 0;

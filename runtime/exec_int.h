@@ -29,6 +29,7 @@ struct rt_chain_step {
 	int kind;                           /* RT_CHAIN_* */
 	int operand;                        /* binary ops: the constant's input */
 	size_t node;                        /* index in the plan */
+	size_t sig;                         /* RT_CHAIN_SILU: its Sigmoid's */
 };
 
 struct rt_chain {

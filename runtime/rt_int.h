@@ -59,14 +59,22 @@ struct rt_kctx {
  * (chain.c): each does its node's own float operation, y * m + a for an
  * inference BatchNormalization (m, a from rt_bn_coeff), y op m or m op y
  * for the binary ones (m the channel's constant), y < 0 ? 0 : y for Relu,
- * y < m ? m : y then > a ? a : y for Clip (m, a its bounds); and y + t
+ * y < m ? m : y then > a ? a : y for Clip (m, a its bounds); y + t
  * for an Add (or a Sum of two) whose other operand t is a tensor of y's
- * shape (a residual connection's). */
+ * shape (a residual connection's); and y * sigmoid(y) for a Sigmoid of y
+ * and the Mul of y by it (SiLU as exporters write it: the Sigmoid
+ * kernel's float32 sigmoid, then the product), both nodes one step. */
 enum {
 	RT_CHAIN_BN = 1, RT_CHAIN_MUL, RT_CHAIN_ADD, RT_CHAIN_SUB, RT_CHAIN_RSUB,
-	RT_CHAIN_DIV, RT_CHAIN_RDIV, RT_CHAIN_RELU, RT_CHAIN_CLIP, RT_CHAIN_ADDT
+	RT_CHAIN_DIV, RT_CHAIN_RDIV, RT_CHAIN_RELU, RT_CHAIN_CLIP, RT_CHAIN_ADDT,
+	RT_CHAIN_SILU
 };
 #define RT_CHAIN_MAX 8
+
+/* x * sigmoid(x) of n float32 values (y may be x): bit for bit the
+ * Sigmoid kernel's float32 result multiplied by x as Mul does (k_act.c),
+ * for RT_CHAIN_SILU. */
+void rt_silu_f32(const float *x, float *y, int64_t n);
 
 /* The steps as a kernel may do them itself on its float32 result y (its
  * output 0, channels on axis 1): step s on channel ch with m = coef[2 * c
@@ -94,6 +102,13 @@ const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y
  * element off of y (whose data starts at y - off). */
 void rt_epilogue_span(const struct rt_epilogue *e, int64_t ch, int64_t off, float *y,
 		      int64_t n);
+/* Whether every step of e does the same on every channel (Relu, SiLU,
+ * Clip, a per-channel operand with one value): then they may run on y
+ * in any layout, channels last included (rt_epilogue_flat). */
+int rt_epilogue_uniform(const struct rt_epilogue *e);
+/* e's steps (uniform ones) over the n values of y, split over the
+ * session's threads. */
+void rt_epilogue_flat(struct rt_kctx *k, const struct rt_epilogue *e, float *y, int64_t n);
 
 typedef int (*rt_kernel_fn)(struct rt_kctx *k);
 

@@ -95,6 +95,21 @@ static void swish_fast_f32(const float *x, float *y, int64_t n, const struct kel
 		swish_f32(x, y, n, p);
 }
 
+void rt_silu_f32(const float *x, float *y, int64_t n)
+{
+	float s[256];
+
+	if (kel_sigmoid512(x, y, n, 1.0f, 1))
+		return;
+	for (int64_t i = 0; i < n; i += 256) {
+		int64_t m = n - i < 256 ? n - i : 256;
+
+		sigmoid_f32(x + i, s, m, NULL);
+		for (int64_t j = 0; j < m; j++)
+			y[i + j] = x[i + j] * s[j];
+	}
+}
+
 static const struct kel_unop op_sigmoid = { sigmoid_fast_f32, sigmoid_f64, NULL, 0 };
 static const struct kel_unop op_swish = { swish_fast_f32, swish_f64, NULL, 0 };
 static const struct kel_unop op_relu = { relu_f32, relu_f64, relu_i64, 0 };

@@ -15,15 +15,12 @@
 __attribute__((target("avx512f")))
 static void sig512(const float *x, float *y, int64_t n, float alpha, int times_x)
 {
-	const __m512 one = _mm512_set1_ps(1.0f), a = _mm512_set1_ps(alpha);
+	const __m512 a = _mm512_set1_ps(alpha);
 
 	for (int64_t i = 0; i < n; i += 16) {
 		__mmask16 m = knn_lanes16(n - i);
-		__m512 v = _mm512_maskz_loadu_ps(m, x + i), t = _mm512_mul_ps(v, a);
-		__m512 e = knn_exp512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_abs_ps(t)));
-		__m512 d = _mm512_add_ps(one, e);
-		__mmask16 neg = _mm512_cmp_ps_mask(t, _mm512_setzero_ps(), _CMP_LT_OQ);
-		__m512 s = _mm512_div_ps(_mm512_mask_mov_ps(one, neg, e), d);
+		__m512 v = _mm512_maskz_loadu_ps(m, x + i);
+		__m512 s = knn_sigmoid512(_mm512_mul_ps(v, a));
 
 		_mm512_mask_storeu_ps(y + i, m, times_x ? _mm512_mul_ps(v, s) : s);
 	}

@@ -3,11 +3,13 @@
  * step_span in AVX-512 registers: no FMA; max(m, y) is y < m ? m : y (NaN
  * y kept) and min(a, t) is t > a ? a : t, as _mm512_max_ps(x, y) is
  * x > y ? x : y.  m and a are the step's coefficients for each lane's
- * channel.  For the AVX-512 kernels (k_conv_dtile.c, k_conv_dw.c): include
+ * channel; SiLU is the Sigmoid kernel's vector sigmoid times r.  For the
+ * AVX-512 kernels (k_conv_dtile.c, k_conv_dw.c): include
  * after immintrin.h. */
 #ifndef OPMIG_K_CONV_EPI512_H
 #define OPMIG_K_CONV_EPI512_H
 
+#include "runtime/kernels/k_exp512.h"
 #include "runtime/rt_int.h"
 
 __attribute__((target("avx512f"), always_inline))
@@ -30,6 +32,8 @@ static inline __m512 knn_epi512_step(int kind, __m512 r, __m512 m, __m512 a)
 		return _mm512_div_ps(m, r);
 	case RT_CHAIN_CLIP:
 		return _mm512_min_ps(a, _mm512_max_ps(m, r));
+	case RT_CHAIN_SILU:   /* as the Sigmoid kernel (k_act512.c), then Mul */
+		return _mm512_mul_ps(r, knn_sigmoid512(r));
 	default:   /* RT_CHAIN_RELU */
 		return _mm512_max_ps(_mm512_setzero_ps(), r);
 	}

@@ -36,6 +36,19 @@ static inline __m512 knn_exp512(__m512 d)
 	return _mm512_scalef_ps(p, n);
 }
 
+/* sigmoid(t): 1 / (1 + e) for t >= 0 and e / (1 + e) below, e =
+ * e^-|t| (k_act512.c's Sigmoid; the epilogue's SiLU step, which must give
+ * the same bits) */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 knn_sigmoid512(__m512 t)
+{
+	const __m512 one = _mm512_set1_ps(1.0f);
+	__m512 e = knn_exp512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_abs_ps(t)));
+	__mmask16 neg = _mm512_cmp_ps_mask(t, _mm512_setzero_ps(), _CMP_LT_OQ);
+
+	return _mm512_div_ps(_mm512_mask_mov_ps(one, neg, e), _mm512_add_ps(one, e));
+}
+
 /* The lanes of a vector holding the next `left` values */
 static inline __mmask16 knn_lanes16(int64_t left)
 {

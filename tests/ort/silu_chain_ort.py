@@ -1,0 +1,204 @@
+"""silu_chain_ort.py OPMIG WORKDIR: SiLU as exporters write it, Sigmoid(v)
+and Mul of v by it, done as one step of v's epilogue chain
+(runtime/chain.c, RT_CHAIN_SILU).  Seeded random float32 graphs: Conv
+(grouped, depthwise, strided, 1x1 and 3x3, plane sizes for the direct,
+packed and oneDNN paths) or an Add of two results heading SiLU in either
+operand order, after BatchNormalization, before Relu/Clip/Mul by a
+constant/a residual Add, into Concat, MaxPool and Resize, and forms that
+must not be fused (the Sigmoid's result or v also a graph output, v read
+by a third node, Mul by another value's Sigmoid); batch 1 and 2.  Each
+graph runs in opmig four ways: as chosen and with oneDNN for every
+convolution (OPMIG_DNNL_ALL=1, results stored channels last between
+convolutions), each with and without chains (OPMIG_NO_CHAIN=1): the
+outputs must be the same bytes, and agree with onnxruntime-node within
+1e-4 of each output's largest magnitude.  Across the graphs opmig must
+have fused Sigmoids both ways (--stats).  Prints one line per check;
+exits 1 on a failure."""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ortlib  # noqa: E402
+
+RNG = np.random.default_rng(7411)
+N = 36
+F = TensorProto.FLOAT
+
+
+class G:
+    def __init__(self):
+        self.nodes, self.inits, self.outs, self.k = [], [], [], 0
+
+    def name(self, p):
+        self.k += 1
+        return "%s%d" % (p, self.k)
+
+    def c(self, a):
+        n = self.name("c")
+        self.inits.append(numpy_helper.from_array(np.asarray(a, dtype=np.float32), n))
+        return n
+
+    def op(self, op, ins, **at):
+        y = self.name("v")
+        self.nodes.append(helper.make_node(op, ins, [y], name=self.name("n"), **at))
+        return y
+
+
+def conv(g, x, c, k, stride, group, m):
+    w = (RNG.standard_normal((m, c // group, k, k)) * np.sqrt(2.0 / (c // group * k * k)))
+    return g.op("Conv", [x, g.c(w), g.c(RNG.standard_normal(m) * 0.3)], kernel_shape=[k, k],
+                pads=[k // 2] * 4, strides=[stride] * 2, group=group)
+
+
+def silu(g, v, order):
+    s = g.op("Sigmoid", [v])
+    return g.op("Mul", [v, s] if order else [s, v])
+
+
+def build(path, i):
+    g = G()
+    n = 1 + (i % 5 == 4)
+    big = i % 3 == 0
+    c = int(RNG.choice([3, 8, 16, 24]))
+    h = int(RNG.integers(40, 70)) if big else int(RNG.integers(5, 20))
+    w = h + int(RNG.integers(-3, 4))
+    x, shape = "x", [n, c, h, w]
+    for b in range(int(RNG.integers(2, 5))):
+        kind = int(RNG.integers(0, 10))
+        k = int(RNG.choice([1, 3, 3]))
+        stride = int(RNG.choice([1, 1, 2])) if h >= 8 else 1
+        dw = c >= 8 and RNG.random() < 0.3
+        m = c if dw else int(RNG.choice([8, 16, 20, 32]))
+        v = conv(g, x, c, k, stride, c if dw else 1, m)
+        h, w = (h + stride - 1) // stride, (w + stride - 1) // stride
+        c = m
+        if kind == 1:
+            v = g.op("BatchNormalization", [v, g.c(1 + 0.2 * RNG.standard_normal(c)),
+                                            g.c(0.1 * RNG.standard_normal(c)),
+                                            g.c(0.1 * RNG.standard_normal(c)),
+                                            g.c(0.5 + RNG.random(c))])
+        if kind == 2:   # an Add of two results heads it
+            v = g.op("Add", [v, conv(g, x if stride == 1 and dw else v, c, 1, 1, 1, c)])
+        if kind == 3:   # the Sigmoid's result is an output too: not fused
+            s = g.op("Sigmoid", [v])
+            g.outs.append((s, [n, c, h, w]))
+            y = g.op("Mul", [v, s])
+        elif kind == 4:   # v read by a third node: not fused
+            s = g.op("Sigmoid", [v])
+            y = g.op("Add", [g.op("Mul", [s, v]), g.op("Relu", [v])])
+        elif kind == 5:   # Mul by another value's Sigmoid: not SiLU
+            y = g.op("Mul", [v, g.op("Sigmoid", [g.op("Neg", [v])])])
+        else:
+            y = silu(g, v, int(RNG.integers(0, 2)))
+        after = int(RNG.integers(0, 7))
+        if after == 1:
+            y = g.op("Relu", [y])
+        elif after == 2:
+            y = g.op("Clip", [y, g.c(-0.2), g.c(2.5)])
+        elif after == 3:
+            y = g.op("Mul", [y, g.c(RNG.standard_normal((c, 1, 1)))])
+        elif after == 4:
+            y = g.op("Concat", [y, silu(g, conv(g, y, c, 1, 1, 1, 8), 1)], axis=1)
+            c += 8
+        elif after == 5 and h >= 4:
+            y = g.op("MaxPool", [y], kernel_shape=[2, 2], strides=[2, 2])
+            h, w = h // 2, w // 2
+        elif after == 6:
+            y = g.op("Resize", [y, "", g.c([1, 1, 2, 2])], mode="nearest")
+            h, w = h * 2, w * 2
+        if RNG.random() < 0.2:
+            g.outs.append((y, [n, c, h, w]))
+        x = y
+    if not g.outs or g.outs[-1][0] != x:
+        g.outs.append((x, [n, c, h, w]))
+    graph = helper.make_graph(g.nodes, "silu%d" % i,
+                              [helper.make_tensor_value_info("x", F, shape)],
+                              [helper.make_tensor_value_info(o, F, s) for o, s in g.outs],
+                              g.inits)
+    mdl = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    mdl.ir_version = 8
+    onnx.checker.check_model(mdl, full_check=True)
+    onnx.save(mdl, path)
+    return shape
+
+
+def run(opmig, model, x, od, env):
+    os.makedirs(od, exist_ok=True)
+    r = subprocess.run([opmig, "run", model, x, "-O", od, "--stats", "--threads", "2",
+                        "--repeat", "2"], capture_output=True, text=True, env=env)
+    if r.returncode:
+        return "exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]), 0
+    m = re.search(r"^Sigmoid\s+\d+\s+\d+\s+(\d+)\s", r.stdout, re.M)
+    outs = []
+    k = 0
+    while os.path.exists(os.path.join(od, "output_%d.pb" % k)):
+        with open(os.path.join(od, "output_%d.pb" % k), "rb") as f:
+            outs.append(f.read())
+        k += 1
+    return outs, int(m.group(1)) if m else 0
+
+
+WAYS = (("as chosen", {}), ("oneDNN everywhere", {"OPMIG_DNNL_ALL": "1"}))
+
+
+def main():
+    got = ortlib.start(sys.argv)
+    if not got:
+        return 77
+    opmig, work = got
+    cases = []
+    for i in range(N):
+        path = os.path.join(work, "s%d.onnx" % i)
+        shape = build(path, i)
+        x = RNG.standard_normal(shape).astype(np.float32)
+        xf = os.path.join(work, "x%d.npy" % i)
+        np.save(xf, x)
+        cases.append((path, x, xf))
+    refs = ortlib.run_many([(p, {"x": x}) for p, x, _ in cases], os.path.join(work, "ort"))
+    fused = {how: 0 for how, _ in WAYS}
+    for i, (path, x, xf) in enumerate(cases):
+        for how, extra in WAYS:
+            got = {}
+            for chain in (1, 0):
+                env = {k: v for k, v in os.environ.items()
+                       if k not in ("OPMIG_DNNL_ALL", "OPMIG_NO_CHAIN")}
+                env.update(extra)
+                if not chain:
+                    env["OPMIG_NO_CHAIN"] = "1"
+                got[chain] = run(opmig, path, xf,
+                                 os.path.join(work, "o%d_%d%d" % (i, len(extra), chain)), env)
+            (a, n_fused), (b, n_off) = got[1], got[0]
+            if isinstance(a, str) or isinstance(b, str):
+                ortlib.check(False, "s%d (%s): %s" % (i, how, a if isinstance(a, str) else b))
+                continue
+            fused[how] += n_fused
+            ortlib.check(len(a) == len(b) and a == b and n_off == 0,
+                         "s%d (%s): %d outputs the same bytes with and without chains "
+                         "(%d Sigmoids fused)" % (i, how, len(a), n_fused))
+            ref = refs[i]
+            if isinstance(ref, str):
+                ortlib.check(False, "s%d: onnxruntime: %s" % (i, ref))
+                continue
+            worst = 0.0
+            for raw, r in zip(a, ref):
+                t = onnx.TensorProto()
+                t.ParseFromString(raw)
+                o = numpy_helper.to_array(t)
+                scale = max(1.0, float(np.max(np.abs(r)))) if r.size else 1.0
+                worst = max(worst, ortlib.max_diff(o, r) / scale)
+            ortlib.check(len(a) == len(ref) and worst <= 1e-4,
+                         "s%d (%s): against onnxruntime, largest difference %.2e of the "
+                         "magnitude" % (i, how, worst))
+    for how, _ in WAYS:
+        ortlib.check(fused[how] > 0, "Sigmoids fused into chains (%s): %d" % (how, fused[how]))
+    return ortlib.failures()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

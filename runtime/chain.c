@@ -301,7 +301,7 @@ static int bn_coeffs(struct rt_session *s, struct rt_frame *f, const struct rt_n
  * (see the top). */
 __attribute__((target_clones("avx512f", "avx2", "default")))
 static void step_span(int kind, float m, float a, const float *restrict t,
-		      float *restrict y, int64_t n)
+		      float *restrict y, int64_t n, int round)
 {
 	switch (kind) {
 	case RT_CHAIN_ADDT:
@@ -344,7 +344,10 @@ static void step_span(int kind, float m, float a, const float *restrict t,
 		}
 		break;
 	case RT_CHAIN_SILU:
-		rt_silu_f32(y, y, n);
+		if (round)
+			rt_silu_round(y, n, round);
+		else
+			rt_silu_f32(y, y, n);
 		break;
 	default:   /* RT_CHAIN_RELU, as k_act.c's */
 		for (int64_t i = 0; i < n; i++)
@@ -361,7 +364,7 @@ void rt_epilogue_span(const struct rt_epilogue *e, int64_t ch, int64_t off, floa
 	for (size_t s = 0; s < e->n; s++, coef += 2 * e->c) {
 		float m = coef[ch], a = coef[e->c + ch];
 
-		step_span(e->kind[s], m, a, e->t[s] ? e->t[s] + off : NULL, y, n);
+		step_span(e->kind[s], m, a, e->t[s] ? e->t[s] + off : NULL, y, n, e->round);
 	}
 }
 
@@ -430,11 +433,13 @@ static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_npl
 	const struct rt_chain *ch = np->chain;
 
 	if (!ch || !f->skip || s->o.observe || !y || y->kind != RT_TENSOR ||
-	    y->dtype != IR_DTYPE_FLOAT || y->rank < 2 || y->refs != 1 ||
+	    (y->dtype != IR_DTYPE_FLOAT && !(y->flags & RT_VALUE_WIDE)) || y->rank < 2 ||
+	    y->refs != 1 ||
 	    (y->base && !(y->flags & RT_VALUE_REGION)) ||
 	    (y->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT)))
 		return 0;
-	*e = (struct rt_epilogue){ .c = y->dims[1], .ch = ch };
+	*e = (struct rt_epilogue){ .c = y->dims[1], .ch = ch,
+				   .round = y->dtype != IR_DTYPE_FLOAT ? y->dtype : 0 };
 	if (!(e->coef = calloc((size_t)(2 * e->c * (int64_t)ch->n + 1), sizeof(float))))
 		return 0;   /* the nodes run one by one */
 	for (; e->n < ch->n; e->n++) {
@@ -442,6 +447,11 @@ static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_npl
 		float *m = e->coef + 2 * e->c * (int64_t)e->n;
 		int ok = 1;
 
+		/* on a kept 16-bit float result: the steps whose rounding
+		 * is theirs (Relu's result is the rounded value's) */
+		if (e->round && ch->steps[e->n].kind != RT_CHAIN_RELU &&
+		    ch->steps[e->n].kind != RT_CHAIN_SILU)
+			break;
 		if (ch->steps[e->n].kind == RT_CHAIN_ADDT)
 			ok = tensors && (e->t[e->n] = same_shape(operand(f, cp, (size_t)ch->steps[e->n].operand), y));
 		else if (ch->steps[e->n].kind == RT_CHAIN_BN)
@@ -524,7 +534,14 @@ const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y
 	if (k->epi || !k->np || k->f->depth != 0 || k->n_out < 1 || k->out[0] != y ||
 	    !(e = malloc(sizeof(*e))))
 		return NULL;
+	/* a kernel does the steps before any rounding of its own: a kept
+	 * 16-bit float result's run in the pass after the node */
 	if (!prepare(k->s, k->f, k->np, y, tensors, e)) {
+		free(e);
+		return NULL;
+	}
+	if (e->round) {
+		free(e->coef);
 		free(e);
 		return NULL;
 	}

@@ -75,6 +75,10 @@ enum {
  * Sigmoid kernel's float32 result multiplied by x as Mul does (k_act.c),
  * for RT_CHAIN_SILU. */
 void rt_silu_f32(const float *x, float *y, int64_t n);
+/* The same on a float16/bfloat16 (dtype) result kept in float32
+ * (lowp.c): the sigmoid rounded to dtype, then the product rounded, as
+ * the two nodes computing in float32 give. */
+void rt_silu_round(float *y, int64_t n, int dtype);
 
 /* The steps as a kernel may do them itself on its float32 result y (its
  * output 0, channels on axis 1): step s on channel ch with m = coef[2 * c
@@ -87,6 +91,9 @@ struct rt_epilogue {
 	int kind[RT_CHAIN_MAX];
 	float *coef;
 	const float *t[RT_CHAIN_MAX];
+	int round;                   /* y a float16/bfloat16 result kept in
+				      * float32 (lowp.c): its dtype, each
+				      * step's result rounded to it; else 0 */
 	const struct rt_chain *ch;   /* (chain.c's) */
 };
 /* This node's steps as its kernel may do them on y, or NULL (none this

@@ -110,6 +110,21 @@ void rt_silu_f32(const float *x, float *y, int64_t n)
 	}
 }
 
+void rt_silu_round(float *y, int64_t n, int dtype)
+{
+	float s[256];
+
+	for (int64_t i = 0; i < n; i += 256) {
+		int64_t m = n - i < 256 ? n - i : 256;
+
+		sigmoid_fast_f32(y + i, s, m, NULL);
+		rt_float_round_n(s, m, dtype);
+		for (int64_t j = 0; j < m; j++)
+			y[i + j] *= s[j];
+		rt_float_round_n(y + i, m, dtype);
+	}
+}
+
 static const struct kel_unop op_sigmoid = { sigmoid_fast_f32, sigmoid_f64, NULL, 0 };
 static const struct kel_unop op_swish = { swish_fast_f32, swish_f64, NULL, 0 };
 static const struct kel_unop op_relu = { relu_f32, relu_f64, relu_i64, 0 };

@@ -2,7 +2,8 @@
 # t1214-silu-chain.sh: SiLU as exporters write it (Sigmoid and the Mul of
 # the value by it) done as one step of the value's epilogue chain
 # (runtime/chain.c): on seeded random conv graphs, also stored channels
-# last between oneDNN convolutions, the outputs are the same bytes with
+# last between oneDNN convolutions and in float16 (each step rounding its
+# result), the outputs are the same bytes with
 # and without chains (OPMIG_NO_CHAIN=1) and agree with onnxruntime-node;
 # forms that are not SiLU or whose values others read are not fused
 # (tests/ort/silu_chain_ort.py).

@@ -6,12 +6,15 @@ packed and oneDNN paths) or an Add of two results heading SiLU in either
 operand order, after BatchNormalization, before Relu/Clip/Mul by a
 constant/a residual Add, into Concat, MaxPool and Resize, and forms that
 must not be fused (the Sigmoid's result or v also a graph output, v read
-by a third node, Mul by another value's Sigmoid); batch 1 and 2.  Each
+by a third node, Mul by another value's Sigmoid); batch 1 and 2; a
+quarter of them in float16 (the input Cast, float16 weights: each step
+then rounds its result, lowp.c).  Each
 graph runs in opmig four ways: as chosen and with oneDNN for every
 convolution (OPMIG_DNNL_ALL=1, results stored channels last between
 convolutions), each with and without chains (OPMIG_NO_CHAIN=1): the
 outputs must be the same bytes, and agree with onnxruntime-node within
-1e-4 of each output's largest magnitude.  Across the graphs opmig must
+1e-4 of each output's largest magnitude (3e-2 in float16, where
+onnxruntime drops Cast pairs).  Across the graphs opmig must
 have fused Sigmoids both ways (--stats).  Prints one line per check;
 exits 1 on a failure."""
 import os
@@ -32,8 +35,9 @@ F = TensorProto.FLOAT
 
 
 class G:
-    def __init__(self):
+    def __init__(self, half=False):
         self.nodes, self.inits, self.outs, self.k = [], [], [], 0
+        self.dt = np.float16 if half else np.float32
 
     def name(self, p):
         self.k += 1
@@ -41,7 +45,7 @@ class G:
 
     def c(self, a):
         n = self.name("c")
-        self.inits.append(numpy_helper.from_array(np.asarray(a, dtype=np.float32), n))
+        self.inits.append(numpy_helper.from_array(np.asarray(a, dtype=self.dt), n))
         return n
 
     def op(self, op, ins, **at):
@@ -62,13 +66,14 @@ def silu(g, v, order):
 
 
 def build(path, i):
-    g = G()
+    half = i % 4 == 1
+    g = G(half)
     n = 1 + (i % 5 == 4)
     big = i % 3 == 0
     c = int(RNG.choice([3, 8, 16, 24]))
     h = int(RNG.integers(40, 70)) if big else int(RNG.integers(5, 20))
     w = h + int(RNG.integers(-3, 4))
-    x, shape = "x", [n, c, h, w]
+    x, shape = g.op("Cast", ["x"], to=TensorProto.FLOAT16) if half else "x", [n, c, h, w]
     for b in range(int(RNG.integers(2, 5))):
         kind = int(RNG.integers(0, 10))
         k = int(RNG.choice([1, 3, 3]))
@@ -110,7 +115,9 @@ def build(path, i):
             y = g.op("MaxPool", [y], kernel_shape=[2, 2], strides=[2, 2])
             h, w = h // 2, w // 2
         elif after == 6:
-            y = g.op("Resize", [y, "", g.c([1, 1, 2, 2])], mode="nearest")
+            sc = g.name("sc")
+            g.inits.append(numpy_helper.from_array(np.float32([1, 1, 2, 2]), sc))
+            y = g.op("Resize", [y, "", sc], mode="nearest")
             h, w = h * 2, w * 2
         if RNG.random() < 0.2:
             g.outs.append((y, [n, c, h, w]))
@@ -119,7 +126,8 @@ def build(path, i):
         g.outs.append((x, [n, c, h, w]))
     graph = helper.make_graph(g.nodes, "silu%d" % i,
                               [helper.make_tensor_value_info("x", F, shape)],
-                              [helper.make_tensor_value_info(o, F, s) for o, s in g.outs],
+                              [helper.make_tensor_value_info(
+                                  o, TensorProto.FLOAT16 if half else F, s) for o, s in g.outs],
                               g.inits)
     mdl = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     mdl.ir_version = 8
@@ -159,10 +167,10 @@ def main():
         x = RNG.standard_normal(shape).astype(np.float32)
         xf = os.path.join(work, "x%d.npy" % i)
         np.save(xf, x)
-        cases.append((path, x, xf))
-    refs = ortlib.run_many([(p, {"x": x}) for p, x, _ in cases], os.path.join(work, "ort"))
+        cases.append((path, x, xf, i % 4 == 1))
+    refs = ortlib.run_many([(c[0], {"x": c[1]}) for c in cases], os.path.join(work, "ort"))
     fused = {how: 0 for how, _ in WAYS}
-    for i, (path, x, xf) in enumerate(cases):
+    for i, (path, x, xf, half) in enumerate(cases):
         for how, extra in WAYS:
             got = {}
             for chain in (1, 0):
@@ -179,8 +187,9 @@ def main():
                 continue
             fused[how] += n_fused
             ortlib.check(len(a) == len(b) and a == b and n_off == 0,
-                         "s%d (%s): %d outputs the same bytes with and without chains "
-                         "(%d Sigmoids fused)" % (i, how, len(a), n_fused))
+                         "s%d%s (%s): %d outputs the same bytes with and without chains "
+                         "(%d Sigmoids fused)" % (i, " float16" if half else "", how, len(a),
+                                                  n_fused))
             ref = refs[i]
             if isinstance(ref, str):
                 ortlib.check(False, "s%d: onnxruntime: %s" % (i, ref))
@@ -189,10 +198,11 @@ def main():
             for raw, r in zip(a, ref):
                 t = onnx.TensorProto()
                 t.ParseFromString(raw)
-                o = numpy_helper.to_array(t)
+                o = numpy_helper.to_array(t).astype(np.float32)
+                r = r.astype(np.float32)
                 scale = max(1.0, float(np.max(np.abs(r)))) if r.size else 1.0
                 worst = max(worst, ortlib.max_diff(o, r) / scale)
-            ortlib.check(len(a) == len(ref) and worst <= 1e-4,
+            ortlib.check(len(a) == len(ref) and worst <= (3e-2 if half else 1e-4),
                          "s%d (%s): against onnxruntime, largest difference %.2e of the "
                          "magnitude" % (i, how, worst))
     for how, _ in WAYS:

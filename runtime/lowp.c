@@ -257,6 +257,26 @@ static int narrowed(const struct rt_kctx *k, size_t i, struct rt_value *const *w
 	return 0;
 }
 
+struct round_job {
+	float *f;
+	int dtype;
+};
+
+static void round_range(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct round_job *j = ctx;
+
+	rt_float_round_n(j->f + lo, hi - lo, j->dtype);
+}
+
+/* rt_float_round_n over the session's threads */
+static void round_par(struct rt_kctx *k, float *f, int64_t n, int dtype)
+{
+	struct round_job j = { f, dtype };
+
+	rt_parallel_for(k, n, 65536, round_range, &j);
+}
+
 /* May this run keep its results in float32 (the plan said so, and it runs
  * in the main graph, into no Concat region)? */
 static int may_keep(const struct rt_kctx *k)
@@ -280,7 +300,7 @@ int rt_lowp_end(struct rt_kctx *k, struct rt_value **wide, int rc)
 		}
 		if (keep && !(v->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT))) {
 			if (arith)   /* data movement moved exact values */
-				rt_float_round_n(v->data, v->numel, k->lowp);
+				round_par(k, v->data, v->numel, k->lowp);
 			unflip(v, k->lowp);
 			k->s->stats.wide_values++;
 			continue;

@@ -42,9 +42,9 @@ static int since(const struct rt_nplan *np)
 	return np->schema ? (int)np->schema->since_version : 0;
 }
 
-/* Whether np may be a step: one output, a kernel of the default domain,
- * computed in each run. */
-static int steppable(const struct rt_nplan *np)
+/* Whether np may be a step (or one of a step's nodes, chain_act.c): one
+ * output, a kernel of the default domain, computed in each run. */
+int rt_chain_steppable(const struct rt_nplan *np)
 {
 	const struct ir_node *n = np->node;
 
@@ -62,7 +62,7 @@ static int step_kind(const struct rt_session *s, const struct rt_gplan *p,
 	const struct ir_attr *a;
 
 	*operand = -1;
-	if (!steppable(np))
+	if (!rt_chain_steppable(np))
 		return 0;
 	if (!strcmp(op, "Relu"))
 		return n->n_inputs == 1 ? RT_CHAIN_RELU : 0;
@@ -101,30 +101,6 @@ static int step_kind(const struct rt_session *s, const struct rt_gplan *p,
 	return 0;
 }
 
-/* v's two readers when they are Sigmoid(v) and a Mul of v by that
- * Sigmoid's result, which nothing else reads: the Mul (its Sigmoid's
- * index in *sig), or NULL. */
-static struct rt_nplan *silu_use(struct rt_gplan *p, const struct ir_value *v, size_t *sig)
-{
-	if (!v || v->n_uses != 2 || ir_graph_is_output(p->g, v))
-		return NULL;
-	for (size_t i = 0; i < 2; i++) {
-		struct rt_nplan *a = rt_plan_node(p, v->uses[i]), *m;
-		const struct ir_node *mn;
-
-		if (!a || !steppable(a) || strcmp(ir_s(a->node->op_type), "Sigmoid") ||
-		    a->node->n_inputs != 1 || a->node->inputs[0] != v ||
-		    !(m = rt_plan_sole_use(p, a->node->outputs[0])) || !steppable(m))
-			continue;
-		mn = m->node;
-		if (mn != v->uses[1 - i] || strcmp(ir_s(mn->op_type), "Mul") || mn->n_inputs != 2)
-			continue;
-		*sig = (size_t)(a - p->nodes);
-		return m;
-	}
-	return NULL;
-}
-
 static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head)
 {
 	struct rt_nplan *np = &p->nodes[head], *c;
@@ -139,16 +115,14 @@ static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head
 	if (np->chain)
 		return;
 	while (n < RT_CHAIN_MAX) {
-		steps[n].sig = (size_t)-1;
-		if ((c = rt_plan_sole_use(p, v)) && (kind = step_kind(s, p, c, v, &operand)) != 0)
-			;
-		else if ((c = silu_use(p, v, &steps[n].sig)) != NULL)
-			kind = RT_CHAIN_SILU, operand = -1;
-		else
+		steps[n].n_aux = 0;
+		if ((c = rt_plan_sole_use(p, v)) && (kind = step_kind(s, p, c, v, &operand)) != 0) {
+			steps[n].kind = kind;
+			steps[n].operand = operand;
+		} else if (!(c = rt_chain_act_use(p, v, &steps[n]))) {
 			break;
-		steps[n].kind = kind;
+		}
 		steps[n].node = (size_t)(c - p->nodes);
-		steps[n].operand = operand;
 		n++;
 		v = c->node->outputs[0];
 	}
@@ -160,19 +134,18 @@ static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head
 	for (size_t i = 0; i < n; i++) {
 		p->nodes[steps[i].node].chained = 1;
 		p->nodes[steps[i].node].chain_head = i ? steps[i - 1].node : head;
-		if (steps[i].sig != (size_t)-1) {
-			p->nodes[steps[i].sig].chained = 1;
-			p->nodes[steps[i].sig].chain_head = i ? steps[i - 1].node : head;
+		for (int j = 0; j < steps[i].n_aux; j++) {
+			p->nodes[steps[i].aux[j]].chained = 1;
+			p->nodes[steps[i].aux[j]].chain_head = i ? steps[i - 1].node : head;
 		}
 	}
 	p->n_chains++;
-	/* a run may find an Add's tensor operand not yet computed when the
-	 * head runs: the Add then runs as a node, heading the rest */
-	for (size_t i = 0; i + 1 < n; i++)
-		if (steps[i].kind == RT_CHAIN_ADDT) {
-			chain_of(s, p, steps[i].node);
-			break;
-		}
+	/* a run may stop before a step (an Add's tensor operand not yet
+	 * computed when the head runs, a bias along the last axis that is
+	 * not per-channel): that step then runs as a node, heading the rest,
+	 * so each step heads the chain of those after it */
+	if (n > 1)
+		chain_of(s, p, steps[0].node);
 }
 
 void rt_chain_mark(struct rt_session *s, struct rt_gplan *p)
@@ -200,8 +173,7 @@ void rt_chain_release(struct rt_nplan *np)
 
 /* Input i of node np as this run has it: bound in the frame, or the
  * session's kept result of the (later) node computing it. */
-static const struct rt_value *operand(struct rt_frame *f, const struct rt_nplan *np,
-				      size_t i)
+const struct rt_value *rt_chain_operand(struct rt_frame *f, const struct rt_nplan *np, size_t i)
 {
 	const struct ir_value *v = np->node->inputs[i];
 	const struct ir_node *pn = v ? v->producer : NULL;
@@ -261,7 +233,7 @@ static int clip_bounds(struct rt_session *s, struct rt_frame *f,
 			if (rt_attr(&k, name))
 				b[i] = rt_attr_float(&k, name, 0);
 		} else if (i + 1 < n->n_inputs && n->inputs[i + 1]) {
-			const struct rt_value *t = operand(f, np, i + 1);
+			const struct rt_value *t = rt_chain_operand(f, np, i + 1);
 
 			if (!t || t->kind != RT_TENSOR || t->dtype != IR_DTYPE_FLOAT ||
 			    t->numel != 1)
@@ -285,7 +257,7 @@ static int bn_coeffs(struct rt_session *s, struct rt_frame *f, const struct rt_n
 	const float *p[4];
 
 	for (size_t i = 0; i < 4; i++) {
-		const struct rt_value *t = operand(f, np, i + 1);
+		const struct rt_value *t = rt_chain_operand(f, np, i + 1);
 
 		if (!t || t->kind != RT_TENSOR || t->dtype != IR_DTYPE_FLOAT || t->numel != c)
 			return 0;
@@ -349,6 +321,10 @@ static void step_span(int kind, float m, float a, const float *restrict t,
 		else
 			rt_silu_f32(y, y, n);
 		break;
+	case RT_CHAIN_GELU_DIV:
+	case RT_CHAIN_GELU_MUL:
+		rt_gelu_f32(y, n, kind == RT_CHAIN_GELU_DIV, m, a, round);
+		break;
 	default:   /* RT_CHAIN_RELU, as k_act.c's */
 		for (int64_t i = 0; i < n; i++)
 			y[i] = y[i] < 0 ? 0 : y[i];
@@ -409,6 +385,14 @@ void rt_epilogue_flat(struct rt_kctx *k, const struct rt_epilogue *e, float *y, 
 		rt_parallel_for(k, n, 16384, flat_range, &j);
 }
 
+/* c[0] in all c entries of c (1) */
+static int fill(float *c, int64_t n)
+{
+	for (int64_t i = 1; i < n; i++)
+		c[i] = c[0];
+	return 1;
+}
+
 /* t (input i of node np) as an RT_CHAIN_ADDT operand of y: a float32
  * tensor of y's shape, not y's data, stored channels first. */
 static const float *same_shape(const struct rt_value *t, const struct rt_value *y)
@@ -443,27 +427,29 @@ static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_npl
 	if (!(e->coef = calloc((size_t)(2 * e->c * (int64_t)ch->n + 1), sizeof(float))))
 		return 0;   /* the nodes run one by one */
 	for (; e->n < ch->n; e->n++) {
-		const struct rt_nplan *cp = &f->p->nodes[ch->steps[e->n].node];
+		const struct rt_chain_step *st = &ch->steps[e->n];
+		const struct rt_nplan *cp = &f->p->nodes[st->node];
 		float *m = e->coef + 2 * e->c * (int64_t)e->n;
 		int ok = 1;
 
 		/* on a kept 16-bit float result: the steps whose rounding
 		 * is theirs (Relu's result is the rounded value's) */
-		if (e->round && ch->steps[e->n].kind != RT_CHAIN_RELU &&
-		    ch->steps[e->n].kind != RT_CHAIN_SILU)
+		if (e->round && ch->steps[e->n].kind != RT_CHAIN_RELU && !st->n_aux)
 			break;
-		if (ch->steps[e->n].kind == RT_CHAIN_ADDT)
-			ok = tensors && (e->t[e->n] = same_shape(operand(f, cp, (size_t)ch->steps[e->n].operand), y));
+		if (st->n_aux)
+			ok = rt_chain_act_coef(f, st, m, m + e->c) &&
+			     fill(m, e->c) && fill(m + e->c, e->c);
+		else if (ch->steps[e->n].kind == RT_CHAIN_ADDT)
+			ok = tensors && (e->t[e->n] = same_shape(rt_chain_operand(f, cp, (size_t)ch->steps[e->n].operand), y));
 		else if (ch->steps[e->n].kind == RT_CHAIN_BN)
 			ok = bn_coeffs(s, f, cp, e->c, m, m + e->c);
 		else if (ch->steps[e->n].kind == RT_CHAIN_CLIP)
 			ok = clip_bounds(s, f, cp, e->c, m, m + e->c);
-		else if (ch->steps[e->n].kind != RT_CHAIN_RELU &&
-			 ch->steps[e->n].kind != RT_CHAIN_SILU)
-			ok = per_channel(operand(f, cp, (size_t)ch->steps[e->n].operand), y, m);
-		if (!ok || f->vals[cp->out[0]] ||
-		    (ch->steps[e->n].sig != (size_t)-1 &&
-		     f->vals[f->p->nodes[ch->steps[e->n].sig].out[0]]))
+		else if (ch->steps[e->n].kind != RT_CHAIN_RELU)
+			ok = per_channel(rt_chain_operand(f, cp, (size_t)ch->steps[e->n].operand), y, m);
+		for (int j = 0; ok && j < st->n_aux; j++)
+			ok = !f->vals[f->p->nodes[st->aux[j]].out[0]];
+		if (!ok || f->vals[cp->out[0]])
 			break;
 		e->kind[e->n] = ch->steps[e->n].kind;
 		if ((y->flags & RT_VALUE_CL) && !step_uniform(e, e->n))
@@ -485,8 +471,8 @@ static void commit(struct rt_frame *f, const struct rt_nplan *np, const struct r
 	f->vals[np->out[0]] = NULL;
 	for (size_t i = 0; i < e->n; i++) {
 		f->skip[e->ch->steps[i].node] = 1;
-		if (e->ch->steps[i].sig != (size_t)-1)
-			f->skip[e->ch->steps[i].sig] = 1;
+		for (int j = 0; j < e->ch->steps[i].n_aux; j++)
+			f->skip[e->ch->steps[i].aux[j]] = 1;
 	}
 }
 
@@ -541,6 +527,18 @@ const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y
 		return NULL;
 	}
 	if (e->round) {
+		free(e->coef);
+		free(e);
+		return NULL;
+	}
+	/* the kernels' registers do no GELU (its Erf): the pass after the
+	 * node does it and what follows */
+	for (size_t s = 0; s < e->n; s++)
+		if (e->kind[s] == RT_CHAIN_GELU_DIV || e->kind[s] == RT_CHAIN_GELU_MUL) {
+			e->n = s;
+			break;
+		}
+	if (!e->n) {
 		free(e->coef);
 		free(e);
 		return NULL;

@@ -29,7 +29,9 @@ struct rt_chain_step {
 	int kind;                           /* RT_CHAIN_* */
 	int operand;                        /* binary ops: the constant's input */
 	size_t node;                        /* index in the plan */
-	size_t sig;                         /* RT_CHAIN_SILU: its Sigmoid's */
+	size_t aux[4];                      /* an activation written as several
+					     * nodes (chain_act.c): the others */
+	int n_aux;
 };
 
 struct rt_chain {
@@ -270,6 +272,19 @@ void rt_qdq_release(struct rt_gplan *p);
 /* threads.c */
 int rt_pool_new(int threads, struct rt_pool **out);
 void rt_pool_free(struct rt_pool *p);
+
+/* chain_act.c: activations written as several nodes, one step each.  The
+ * step reading v (its kind, aux nodes, the node whose result it gives) when
+ * v's readers are one: NULL when they are none. */
+struct rt_nplan *rt_chain_act_use(struct rt_gplan *p, const struct ir_value *v,
+				  struct rt_chain_step *st);
+/* Its two coefficients from the nodes' constants this run (1), or 0 when
+ * they are not at hand or not what the step computes. */
+int rt_chain_act_coef(struct rt_frame *f, const struct rt_chain_step *st, float *m, float *a);
+/* (chain.c) whether np may be one of a step's nodes; input i of node np
+ * as this run has it, or NULL */
+int rt_chain_steppable(const struct rt_nplan *np);
+const struct rt_value *rt_chain_operand(struct rt_frame *f, const struct rt_nplan *np, size_t i);
 void rt_pool_for(struct rt_pool *p, int64_t n, int64_t grain,
 		 rt_range_fn fn, void *ctx);
 

@@ -61,13 +61,16 @@ struct rt_kctx {
  * for the binary ones (m the channel's constant), y < 0 ? 0 : y for Relu,
  * y < m ? m : y then > a ? a : y for Clip (m, a its bounds); y + t
  * for an Add (or a Sum of two) whose other operand t is a tensor of y's
- * shape (a residual connection's); and y * sigmoid(y) for a Sigmoid of y
+ * shape (a residual connection's); y * sigmoid(y) for a Sigmoid of y
  * and the Mul of y by it (SiLU as exporters write it: the Sigmoid
- * kernel's float32 sigmoid, then the product), both nodes one step. */
+ * kernel's float32 sigmoid, then the product), both nodes one step; and
+ * GELU in Erf form, y * (erf(y / m) + 1) (Div; y * m with GELU_MUL),
+ * times a when a != 0 as (y * a) * (...) (the Mul by a half first), five
+ * or six nodes one step (chain_act.c). */
 enum {
 	RT_CHAIN_BN = 1, RT_CHAIN_MUL, RT_CHAIN_ADD, RT_CHAIN_SUB, RT_CHAIN_RSUB,
 	RT_CHAIN_DIV, RT_CHAIN_RDIV, RT_CHAIN_RELU, RT_CHAIN_CLIP, RT_CHAIN_ADDT,
-	RT_CHAIN_SILU
+	RT_CHAIN_SILU, RT_CHAIN_GELU_DIV, RT_CHAIN_GELU_MUL
 };
 #define RT_CHAIN_MAX 8
 
@@ -79,6 +82,11 @@ void rt_silu_f32(const float *x, float *y, int64_t n);
  * (lowp.c): the sigmoid rounded to dtype, then the product rounded, as
  * the two nodes computing in float32 give. */
 void rt_silu_round(float *y, int64_t n, int dtype);
+/* GELU in Erf form on n float32 values in place, each node's float
+ * operation in its order (k_elem.c): t = y / m (y * m when !div), erf(t)
+ * as the Erf kernel, + 1, then y * that (a == 0) or (y * a) * that; each
+ * result rounded to round (a 16-bit float dtype) when it is not 0. */
+void rt_gelu_f32(float *y, int64_t n, int div, float m, float a, int round);
 
 /* The steps as a kernel may do them itself on its float32 result y (its
  * output 0, channels on axis 1): step s on channel ch with m = coef[2 * c

@@ -198,6 +198,38 @@ void kel_erf_f32(const float *xs, float *ys, int64_t n)
 	}
 }
 
+void rt_gelu_f32(float *y, int64_t n, int div, float m, float a, int round)
+{
+	float t[256];
+
+	for (int64_t i = 0; i < n; i += 256) {
+		int64_t c = n - i < 256 ? n - i : 256;
+		float *yi = y + i;
+
+		for (int64_t j = 0; j < c; j++)
+			t[j] = div ? yi[j] / m : yi[j] * m;
+		if (round)
+			rt_float_round_n(t, c, round);
+		kel_erf_f32(t, t, c);
+		if (round)
+			rt_float_round_n(t, c, round);
+		for (int64_t j = 0; j < c; j++)
+			t[j] = t[j] + 1.0f;
+		if (round)
+			rt_float_round_n(t, c, round);
+		if (a != 0) {
+			for (int64_t j = 0; j < c; j++)
+				yi[j] = yi[j] * a;
+			if (round)
+				rt_float_round_n(yi, c, round);
+		}
+		for (int64_t j = 0; j < c; j++)
+			yi[j] = yi[j] * t[j];
+		if (round)
+			rt_float_round_n(yi, c, round);
+	}
+}
+
 static void erf_f32(const float *xs, float *ys, int64_t n,
 		    const struct kel_par *p)
 {

@@ -1,12 +1,19 @@
-"""silu_chain_ort.py OPMIG WORKDIR: SiLU as exporters write it, Sigmoid(v)
-and Mul of v by it, done as one step of v's epilogue chain
-(runtime/chain.c, RT_CHAIN_SILU).  Seeded random float32 graphs: Conv
+"""act_chain_ort.py OPMIG WORKDIR: activations that exporters write as
+several nodes done as one step of the value's epilogue chain
+(runtime/chain.c, chain_act.c): SiLU, Mul of v by Sigmoid(v), and GELU in
+Erf form, v * (Erf(v / c) + 1) (torch) or (v * 0.5) * (Erf(v / c) + 1)
+(BERT), Div or Mul for the scaling, either operand order.  Seeded random
+float32 graphs: Conv
 (grouped, depthwise, strided, 1x1 and 3x3, plane sizes for the direct,
 packed and oneDNN paths) or an Add of two results heading SiLU in either
 operand order, after BatchNormalization, before Relu/Clip/Mul by a
 constant/a residual Add, into Concat, MaxPool and Resize, and forms that
 must not be fused (the Sigmoid's result or v also a graph output, v read
-by a third node, Mul by another value's Sigmoid); batch 1 and 2; a
+by a third node, Mul by another value's Sigmoid); transformer-style
+graphs (MatMul, a bias Add along the last axis, GELU of each form, also
+with an Add of 2 instead of 1 or a Sigmoid in place of the Erf, which must
+stay nodes, the GELU's value also an output; GELU after a convolution);
+batch 1 and 2; a
 quarter of them in float16 (the input Cast, float16 weights: each step
 then rounds its result, lowp.c).  Each
 graph runs in opmig four ways: as chosen and with oneDNN for every
@@ -15,7 +22,7 @@ convolutions), each with and without chains (OPMIG_NO_CHAIN=1): the
 outputs must be the same bytes, and agree with onnxruntime-node within
 1e-4 of each output's largest magnitude (3e-2 in float16, where
 onnxruntime drops Cast pairs).  Across the graphs opmig must
-have fused Sigmoids both ways (--stats).  Prints one line per check;
+have fused Sigmoids and Erfs both ways (--stats).  Prints one line per check;
 exits 1 on a failure."""
 import os
 import re
@@ -30,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ortlib  # noqa: E402
 
 RNG = np.random.default_rng(7411)
-N = 36
+N = 48
 F = TensorProto.FLOAT
 
 
@@ -65,8 +72,43 @@ def silu(g, v, order):
     return g.op("Mul", [v, s] if order else [s, v])
 
 
+def gelu(g, v, form):
+    """v's GELU in one of the forms exporters write (form 0-5), or a
+    look-alike that is no GELU (6: Add 2, 7: Sigmoid for the Erf)"""
+    r2 = np.sqrt(2.0)
+    t = g.op("Div", [v, g.c(r2)]) if form % 2 == 0 else \
+        g.op("Mul", [g.c(1 / r2), v] if form == 3 else [v, g.c(1 / r2)])
+    e = g.op("Sigmoid" if form == 7 else "Erf", [t])
+    a = g.op("Add", [g.c(1.0), e] if form == 4 else [e, g.c(2.0 if form == 6 else 1.0)])
+    if form in (2, 3):   # (v * 0.5) * (erf + 1)
+        return g.op("Mul", [g.op("Mul", [g.c(0.5), v] if form == 3 else [v, g.c(0.5)]), a])
+    y = g.op("Mul", [a, v] if form == 5 else [v, a])
+    return g.op("Mul", [y, g.c(0.5)])
+
+
+def build_tf(path, i, half):
+    """a transformer-style feed-forward stack: [n, T, D] through MatMul,
+    bias Add, GELU, MatMul"""
+    g = G(half)
+    n, t, d = 1 + (i % 3 == 2), int(RNG.integers(3, 40)), int(RNG.choice([16, 48, 64]))
+    x = g.op("Cast", ["x"], to=TensorProto.FLOAT16) if half else "x"
+    for b in range(int(RNG.integers(1, 4))):
+        h = int(RNG.choice([32, 64, 96]))
+        v = g.op("Add", [g.op("MatMul", [x, g.c(RNG.standard_normal((d, h)) / np.sqrt(d))]),
+                         g.c(RNG.standard_normal(h) * 0.3)])
+        y = gelu(g, v, int(RNG.integers(0, 8)))
+        if RNG.random() < 0.15:
+            g.outs.append((v, [n, t, h]))
+        x = g.op("MatMul", [y, g.c(RNG.standard_normal((h, d)) / np.sqrt(h))])
+    g.outs.append((x, [n, t, d]))
+    return g, [n, t, d]
+
+
 def build(path, i):
     half = i % 4 == 1
+    if i % 3 == 1:
+        g, shape = build_tf(path, i, half)
+        return save(g, path, i, half, shape)
     g = G(half)
     n = 1 + (i % 5 == 4)
     big = i % 3 == 0
@@ -99,6 +141,8 @@ def build(path, i):
             y = g.op("Add", [g.op("Mul", [s, v]), g.op("Relu", [v])])
         elif kind == 5:   # Mul by another value's Sigmoid: not SiLU
             y = g.op("Mul", [v, g.op("Sigmoid", [g.op("Neg", [v])])])
+        elif kind == 6:   # GELU after a convolution
+            y = gelu(g, v, int(RNG.integers(0, 6)))
         else:
             y = silu(g, v, int(RNG.integers(0, 2)))
         after = int(RNG.integers(0, 7))
@@ -124,7 +168,11 @@ def build(path, i):
         x = y
     if not g.outs or g.outs[-1][0] != x:
         g.outs.append((x, [n, c, h, w]))
-    graph = helper.make_graph(g.nodes, "silu%d" % i,
+    return save(g, path, i, half, shape)
+
+
+def save(g, path, i, half, shape):
+    graph = helper.make_graph(g.nodes, "act%d" % i,
                               [helper.make_tensor_value_info("x", F, shape)],
                               [helper.make_tensor_value_info(
                                   o, TensorProto.FLOAT16 if half else F, s) for o, s in g.outs],
@@ -141,15 +189,16 @@ def run(opmig, model, x, od, env):
     r = subprocess.run([opmig, "run", model, x, "-O", od, "--stats", "--threads", "2",
                         "--repeat", "2"], capture_output=True, text=True, env=env)
     if r.returncode:
-        return "exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]), 0
-    m = re.search(r"^Sigmoid\s+\d+\s+\d+\s+(\d+)\s", r.stdout, re.M)
+        return "exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]), {}
+    fused = {m.group(1): int(m.group(2)) for m in
+             re.finditer(r"^(Sigmoid|Erf)\s+\d+\s+\d+\s+(\d+)\s", r.stdout, re.M)}
     outs = []
     k = 0
     while os.path.exists(os.path.join(od, "output_%d.pb" % k)):
         with open(os.path.join(od, "output_%d.pb" % k), "rb") as f:
             outs.append(f.read())
         k += 1
-    return outs, int(m.group(1)) if m else 0
+    return outs, fused
 
 
 WAYS = (("as chosen", {}), ("oneDNN everywhere", {"OPMIG_DNNL_ALL": "1"}))
@@ -169,7 +218,8 @@ def main():
         np.save(xf, x)
         cases.append((path, x, xf, i % 4 == 1))
     refs = ortlib.run_many([(c[0], {"x": c[1]}) for c in cases], os.path.join(work, "ort"))
-    fused = {how: 0 for how, _ in WAYS}
+    fused = {(how, op): 0 for how, _ in WAYS for op in ("Sigmoid", "Erf")}
+    tf_erf = 0   # in the transformer graphs: after a bias Add along the last axis
     for i, (path, x, xf, half) in enumerate(cases):
         for how, extra in WAYS:
             got = {}
@@ -185,11 +235,15 @@ def main():
             if isinstance(a, str) or isinstance(b, str):
                 ortlib.check(False, "s%d (%s): %s" % (i, how, a if isinstance(a, str) else b))
                 continue
-            fused[how] += n_fused
-            ortlib.check(len(a) == len(b) and a == b and n_off == 0,
+            for op in ("Sigmoid", "Erf"):
+                fused[(how, op)] += n_fused.get(op, 0)
+            if i % 3 == 1:
+                tf_erf += n_fused.get("Erf", 0)
+            ortlib.check(len(a) == len(b) and a == b and not any(n_off.values()),
                          "s%d%s (%s): %d outputs the same bytes with and without chains "
-                         "(%d Sigmoids fused)" % (i, " float16" if half else "", how, len(a),
-                                                  n_fused))
+                         "(%d Sigmoids, %d Erfs fused)" %
+                         (i, " float16" if half else "", how, len(a),
+                          n_fused.get("Sigmoid", 0), n_fused.get("Erf", 0)))
             ref = refs[i]
             if isinstance(ref, str):
                 ortlib.check(False, "s%d: onnxruntime: %s" % (i, ref))
@@ -205,8 +259,9 @@ def main():
             ortlib.check(len(a) == len(ref) and worst <= (3e-2 if half else 1e-4),
                          "s%d (%s): against onnxruntime, largest difference %.2e of the "
                          "magnitude" % (i, how, worst))
-    for how, _ in WAYS:
-        ortlib.check(fused[how] > 0, "Sigmoids fused into chains (%s): %d" % (how, fused[how]))
+    for (how, op), k in sorted(fused.items()):
+        ortlib.check(k > 0, "%ss fused into chains (%s): %d" % (op, how, k))
+    ortlib.check(tf_erf > 0, "Erfs fused after a MatMul's bias Add: %d" % tf_erf)
     return ortlib.failures()
 
 

@@ -1,26 +1,35 @@
 /* fuse_gqa.c: pass "fuse-gqa": a decoder layer's decomposed attention, as
- * torch exports a Llama or Qwen with a KV cache, fused into
- * com.microsoft GroupQueryAttention for targets that declare it for
- * the data's dtype, float32 or float16 (torch's half export, and the fp16
- * pass's output):
+ * torch exports a Llama or Qwen with a KV cache or for the prompt only,
+ * fused into com.microsoft GroupQueryAttention for targets that declare
+ * it for the data's dtype, float32 or float16 (torch's half export, and
+ * the fp16 pass's output; bfloat16 is left decomposed with a note:
+ * onnxruntime's CPU kernel, which the fusion is checked against, takes
+ * float32 and float16 only):
  *   - the attention core attn_match.h matches (kv heads repeated or not;
  *     with float16 the Softmax perhaps in float32 between Casts, and the
  *     MatMuls too, as the fp16 pass keeps them for a target that takes
- *     MatMul in float16 not: rw_attn_match_mm32), its K
- *     and V each Concat(past, new, axis 2) (the present outputs, read by
- *     the core only and perhaps Casts to float32 outputs), the Q and the new K and V [B, h, S, d]
- *     Transpose([0, 2, 1, 3]) of Reshape([B, S, h, d]) of the 3-D
- *     projections [B, S, h * d], which GroupQueryAttention takes (a Q or K
- *     rotated on [B, h, S, d] after that Transpose keeps its rotation and
- *     is transposed and reshaped back: exact for any position_ids;
- *     fuse-rotary then takes the rotation onto the 3-D projection);
+ *     MatMul in float16 not: rw_attn_match_mm32), its K and V each
+ *     Concat(past, new, axis 2) (the present outputs, read by the core
+ *     only and perhaps Casts to float32 outputs), or, without a past (a
+ *     prefill-only export), K and V the new ones themselves, known to be
+ *     as long as the queries (read by anything else too: a present
+ *     output); the Q and the new K and V [B, h, S, d] Transpose([0, 2, 1,
+ *     3]) of Reshape([B, S, h, d]) of the 3-D projections [B, S, h * d],
+ *     which GroupQueryAttention takes (a Q or K rotated on [B, h, S, d]
+ *     after that Transpose, or read elsewhere, is transposed and reshaped
+ *     back: exact for any position_ids; fuse-rotary then takes the
+ *     rotation onto the 3-D projection);
  *   - its output Transpose([0, 2, 1, 3]) and Reshape to [B, S, hq * d];
  * become GroupQueryAttention(query, key, value, past_key, past_value,
  * seqlens_k, total_sequence_length) with num_heads, kv_num_heads and the
- * scale; the Concats' outputs become its present outputs.  seqlens_k =
- * Cast(ReduceSum(attention_mask, 1) - 1, int32) and total_sequence_length
- * = Cast(Shape(attention_mask)[1], int32) are made once and shared by
- * every layer.
+ * scale; the Concats' outputs become its present outputs (without a past:
+ * no past inputs, onnxruntime's first prompt, and present outputs read by
+ * none).  With attention_mask, seqlens_k = Cast(ReduceSum(attention_mask,
+ * 1) - 1, int32) and total_sequence_length = Cast(Shape(attention_mask)[1],
+ * int32), made once and shared by every layer; without, T - 1 in each
+ * batch entry and T, T the past's rows + S: int32 constants where batch,
+ * S and the past are static, else made from the shapes of the query and
+ * the past key.
  * GroupQueryAttention masks causally by itself (query i at position
  * past + i sees keys up to it) and masks the keys after seqlens_k; the
  * decomposed graph adds whatever mask it was given.  The fusion is made
@@ -28,12 +37,21 @@
  * padding:
  *   Where(And(C, Unsqueeze(Cast(attention_mask, bool), [1, 2])), 0, m)
  *   (And's operands either way), attention_mask a 2-D integer graph input
- *   [B, T], C (static dims) a constant bool [.., S, T] (leading dims 1)
- *   holding exactly
+ *   [B, T], C (static dims) a constant bool [.., S, T] holding exactly
  *   j <= T - S + i, m at most -1e4 (the dtype's lowest, -1e9, -inf: the
  *   masked keys' weights underflow to 0), the Where perhaps Cast to the
  *   data's float16 (the fp16 pass keeps float32's lowest in float32; the
  *   Cast makes it -inf);
+ * or the causal mask alone (no attention_mask: a decoder exported with
+ * its causal mask only), at static dims by its values: a constant
+ * [.., S, T] (the mask folded) 0 where j <= T - S + i and at most -1e4
+ * elsewhere, or Where(C, 0, m) or Where(C', m, 0) of constant bool C
+ * (seen) or C' (masked); at any dims by its structure (causal_alone):
+ * C the Ranges below with T the keys' length, or Trilu(ones, lower) with
+ * S and T known equal (no past), or C' = Equal(Trilu(ones, lower), 0)
+ * (torch's export of scaled_dot_product_attention with is_causal, which
+ * counts from the first key: the causal mask only without a past) or
+ * Trilu(ones, upper, 1);
  * any other mask is refused with a note saying why, and so is a batch
  * above 1 with a sequence after a past (onnxruntime's GroupQueryAttention
  * refuses to run it).  Exact for an attention_mask of ones (no padding,
@@ -44,9 +62,10 @@
  * GroupQueryAttention does not: there the fused model is not the
  * decomposed one (a note on the first fusion says so).  With symbolic
  * dims C is LessOrEqual(Range(0, T, 1), Unsqueeze(Range(a, T, 1), [1]))
- * (or GreaterOrEqual swapped), T = Gather(Shape(attention_mask), 1), the
- * second Range known by inference to have S elements (so a = T - S); a
- * batch above 1 with a sequence after a past then fails in onnxruntime
+ * (or GreaterOrEqual swapped), T = Gather(Shape(attention_mask), 1) (or,
+ * without attention_mask, one value inferred to hold the keys' length),
+ * the second Range known by inference to have S elements (so a = T - S);
+ * a batch above 1 with a sequence after a past then fails in onnxruntime
  * (a note says so).  No node of the pattern but its Casts was made by a
  * pass. */
 #include <math.h>
@@ -756,11 +775,16 @@ static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 		return 0;
 	memset(&g, 0, sizeof(g));
 	if (!rw_attn_match_mm32(c, n, &g.a) || !(t = rw_type(c, g.a.q)) ||
-	    (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16) ||
+	    (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16 &&
+	     t->dtype != IR_DTYPE_BFLOAT16) ||
 	    rw_attn_made_by_pass(&g.a) || !rw_target_accepts(c, MS, "GroupQueryAttention", t->dtype))
 		return 0;
 	if (!match(c, &g, why, sizeof(why)))
 		return why[0] ? note_once(c, n, why) : 0;
+	if (t->dtype == IR_DTYPE_BFLOAT16)
+		return note_once(c, n, "bfloat16 data (onnxruntime's CPU GroupQueryAttention, "
+				 "which the fusion is checked against, takes float32 and float16 "
+				 "only)");
 	if (!target_takes(c, t->dtype, g.amask ? rw_type(c, g.amask)->dtype : 0,
 			  t->dims[0].kind != IR_VDIM_VALUE || t->dims[2].kind != IR_VDIM_VALUE ||
 			  g.past < 0 || t->dims[0].value > 64))
@@ -781,7 +805,8 @@ static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 
 RW_FUSION(fuse_gqa, "fuse-gqa",
 	  "decoder attention (MatMul/Softmax/MatMul over heads reshaped from the projections, "
-	  "the past Concat, a proven causal + attention_mask padding mask) fused into "
-	  "com.microsoft GroupQueryAttention (float32 or float16); assumes attention_mask right-padded (exact with "
-	  "no padding, or right padding without a past)",
+	  "after a past Concat or without a past, a proven causal mask with or without "
+	  "attention_mask's padding) fused into com.microsoft GroupQueryAttention (float32 or "
+	  "float16); assumes attention_mask right-padded (exact with no padding, or right "
+	  "padding without a past)",
 	  fuse_at);

@@ -35,7 +35,19 @@ logits float [batch_size, sequence_length, vocab] and present.{i}.key/.value
 --dtype float16 (decomposed) writes the weights, the KV cache inputs and
 outputs and the logits in float16, as torch exports a half model (HF's
 eager Llama: RMSNorm and Softmax in float32 between Casts, the mask
-Where(.., 0, float16's lowest)); float32 stays the default.
+Where(.., 0, float16's lowest)); float32 stays the default.  With --form
+genai it writes the builder's float16 model: embeddings, norms, rotary
+caches, MatMulNBits scales (and so A), the KV cache and the logits in
+float16.
+Decomposed only: --no-past writes a prefill-only export (no
+past_key_values inputs, no Concat; present.{i}.key/.value are the new
+key (rotated) and value, [batch_size, kv_heads, sequence_length,
+head_dim]); --mask causal drops attention_mask (the causal mask built
+from the shapes of input_ids and the past: Range(0, T) <= Range(T - S,
+T)), --mask sdpa too, the mask then as torch exports
+scaled_dot_product_attention(is_causal=True): Where(Equal(Trilu(ones
+[S, T]), 0), -inf, 0), counted from the first key (the causal mask only
+without a past).
 
 Needs onnx (1.12) and numpy: run it with /usr/bin/python3.
 """

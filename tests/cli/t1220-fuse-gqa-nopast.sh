@@ -1,9 +1,11 @@
 #!/bin/sh
-# t1220-fuse-gqa-nopast.sh: the fusion fuse-gqa of opmig migrate on prefill-only decoders (no past_key_values, no Concat) fused into GroupQueryAttention without past inputs
-# (tests/ort/fuse_gqa_forms_ort.py nopast, whose docstring says what is
-# checked): one GroupQueryAttention per layer, equal to the original in
-# onnxruntime-node at several batch, sequence and past settings.
-# Skipped when onnxruntime-node or python-onnx is absent.
+# t1220-fuse-gqa-nopast.sh: the fusion fuse-gqa of opmig migrate on prefill-
+# only decoders (no past_key_values, no Concat) fused into
+# GroupQueryAttention without past inputs (tests/ort/fuse_gqa_forms_ort.py
+# nopast, whose docstring says what is checked): one GroupQueryAttention per
+# layer, equal to the original in onnxruntime-node at several batch,
+# sequence and past settings. Skipped when onnxruntime-node or python-onnx
+# is absent.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
 # shellcheck source=tests/cli/lib.sh
 . "$TOP/tests/cli/lib.sh"

@@ -1,9 +1,10 @@
 #!/bin/sh
-# t1222-fuse-gqa-half.sh: the fusion fuse-gqa of opmig migrate on float16 decoders fused with symbolic dims, and the genai form in float16
+# t1222-fuse-gqa-half.sh: the fusion fuse-gqa of opmig migrate on float16
+# decoders fused with symbolic dims, and the genai form in float16
 # (tests/ort/fuse_gqa_forms_ort.py half, whose docstring says what is
 # checked): one GroupQueryAttention per layer, equal to the original in
-# onnxruntime-node at several batch, sequence and past settings.
-# Skipped when onnxruntime-node or python-onnx is absent.
+# onnxruntime-node at several batch, sequence and past settings. Skipped
+# when onnxruntime-node or python-onnx is absent.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
 # shellcheck source=tests/cli/lib.sh
 . "$TOP/tests/cli/lib.sh"

@@ -35,8 +35,14 @@ half: float16 with symbolic dims: the float16 export (torch's half
   runs in onnxruntime and agrees with the float32 genai model within
   float16's rounding of its activations (1e-2 of the largest logit), and
   opmig run computes what onnxruntime does (2e-3 of the largest |value|).
+bf16: the float16 export turned into bfloat16 (every float16 tensor,
+  type and Cast; checked by onnx.checker full_check) migrated to qnn,
+  which declares GroupQueryAttention for any dtype, keeps its attention
+  with a note per layer (onnxruntime-node has no bfloat16
+  GroupQueryAttention to check a fusion against), at static and at
+  symbolic dims; needs no onnxruntime.
 Prints one line per check; exits 1 on a failure, 77 when onnxruntime-node
-is absent."""
+is absent (but for bf16)."""
 import os
 import subprocess
 import sys
@@ -282,8 +288,49 @@ def mode_half(opmig, work, J):
     return (g16, f, d)
 
 
+def to_bf16(src, dst):
+    """src with every float16 tensor, type and Cast made bfloat16 (values
+    rounded to nearest even from float32)."""
+    m = onnx.load(src)
+    F16, BF16 = onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16
+    for t in m.graph.initializer:
+        if t.data_type == F16:
+            a = onnx.numpy_helper.to_array(t).astype(np.float32).view(np.uint32)
+            b = ((a + 0x7FFF + ((a >> 16) & 1)) >> 16).astype(np.uint16)
+            t.ClearField("int32_data")
+            t.data_type, t.raw_data = BF16, b.tobytes()
+    for v in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
+        if v.type.tensor_type.elem_type == F16:
+            v.type.tensor_type.elem_type = BF16
+    for n in m.graph.node:
+        for a in n.attribute:
+            if n.op_type == "Cast" and a.name == "to" and a.i == F16:
+                a.i = BF16
+    onnx.save(m, dst)
+
+
+def mode_bf16(opmig, work):
+    why = "bfloat16 data (onnxruntime's CPU GroupQueryAttention"
+    for tag, args in (("bfloat16", []), ("bfloat16 no past", ["--no-past"])):
+        h16 = gen(os.path.join(work, "h16.onnx"), "--dtype", "float16", *args)
+        src = os.path.join(work, tag.replace(" ", "_") + ".onnx")
+        to_bf16(h16, src)
+        try:
+            onnx.checker.check_model(src, full_check=True)
+            check(True, "%s: the test model passes onnx.checker full_check" % tag)
+        except Exception as e:  # noqa: BLE001
+            check(False, "%s: onnx.checker: %s" % (tag, str(e).splitlines()[0]))
+        refused(opmig, tag, src, os.path.join(work, "bf_q.onnx"), 2, 5, 0, why)
+        refused(opmig, tag + ", symbolic dims", src, os.path.join(work, "bf_sym.onnx"),
+                None, None, None, why)
+
+
 def main():
     mode = sys.argv[1]
+    if mode == "bf16":
+        os.makedirs(sys.argv[3], exist_ok=True)
+        mode_bf16(sys.argv[2], sys.argv[3])
+        return ortlib.failures()
     got = ortlib.start(sys.argv[1:])
     if not got:
         return 77

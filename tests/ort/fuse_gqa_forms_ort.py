@@ -29,7 +29,9 @@ causal: decoders without attention_mask, their causal mask built from
 half: float16 with symbolic dims: the float16 export (torch's half
   model; with attention_mask, without a past, without attention_mask)
   fused once with symbolic dims and compared at several settings with the
-  unfused float16 model; the genai form in float16 (--form genai --dtype
+  unfused float16 model, and the float32 decoder through the fp16 pass
+  (to qnn with MatMul in float16, symbolic dims) with fuse-gqa against
+  the same passes without it; the genai form in float16 (--form genai --dtype
   float16: float16 MatMulNBits, SimplifiedLayerNormalization,
   SkipSimplifiedLayerNormalization, GroupQueryAttention with do_rotary)
   runs in onnxruntime and agrees with the float32 genai model within
@@ -43,6 +45,7 @@ bf16: the float16 export turned into bfloat16 (every float16 tensor,
   symbolic dims; needs no onnxruntime.
 Prints one line per check; exits 1 on a failure, 77 when onnxruntime-node
 is absent (but for bf16)."""
+import json
 import os
 import subprocess
 import sys
@@ -52,7 +55,8 @@ import onnx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ortlib  # noqa: E402
-from decoder_common import LAYERS, check, diff, feeds_for, gen, migrate, ops  # noqa: E402
+from decoder_common import (DYN_RULES, LAYERS, check, diff, feeds_for, gen,  # noqa: E402
+                            migrate, ops)
 
 TOL = 1e-4
 TOL16 = 2e-3
@@ -251,6 +255,27 @@ def mode_half(opmig, work, J):
         if tag == "float16":
             check([vt.get(n.input[3]) for n in g] == [onnx.TensorProto.FLOAT16] * LAYERS,
                   "float16, symbolic dims: GroupQueryAttention reads the float16 past")
+    # the float32 decoder through the fp16 pass with symbolic dims (MatMul
+    # taken in float16: a rules file), with and without fuse-gqa
+    src = gen(os.path.join(work, "tiny32.onnx"))
+    rules = os.path.join(work, "qnn-dyn16.json")
+    with open(rules, "w") as f:
+        json.dump(dict(DYN_RULES, id="qnn-dyn16", ops={"MatMul": {"dtypes": [
+            "float16", "uint8", "uint16"]}}), f)
+    more = ["--target", "qnn-dyn16", "--rules", rules, "--precision", "fp16"]
+    un, fu = (os.path.join(work, "fp16pass_sym_%s.onnx" % x) for x in ("u", "f"))
+    migrate(opmig, src, un, None, None, None, "fold-constants,fp16", more)
+    r = migrate(opmig, src, fu, None, None, None, "fold-constants,fp16,fuse-gqa", more)
+    o, ou = ops(fu), ops(un)
+    check(o.count("GroupQueryAttention") == LAYERS and "Softmax" not in o and
+          ou.count("Softmax") == LAYERS, "fp16 pass, symbolic dims: %d GroupQueryAttention, "
+          "%d Softmax; without fuse-gqa %d Softmax (want %d, 0; %d)%s"
+          % (o.count("GroupQueryAttention"), o.count("Softmax"), ou.count("Softmax"), LAYERS,
+             LAYERS, "" if o else ": " + r.stderr.strip()[-300:]))
+    for k, (b, s, p, pad) in enumerate([(2, 5, 0, 0), (2, 1, 6, 0), (3, 6, 0, 2)]):
+        J.pair("fp16 pass, symbolic dims, B=%d S=%d past=%d%s" % (
+            b, s, p, " right-padded by %d" % pad if pad else ""), un, fu,
+            feeds_for(b, s, p, 350 + k, pad), TOL16)
     # the genai form in float16
     g16 = gen(os.path.join(work, "genai16.onnx"), "--form", "genai", "--dtype", "float16")
     g32 = gen(os.path.join(work, "genai32.onnx"), "--form", "genai")

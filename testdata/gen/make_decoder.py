@@ -47,7 +47,8 @@ from the shapes of input_ids and the past: Range(0, T) <= Range(T - S,
 T)), --mask sdpa too, the mask then as torch exports
 scaled_dot_product_attention(is_causal=True): Where(Equal(Trilu(ones
 [S, T]), 0), -inf, 0), counted from the first key (the causal mask only
-without a past).
+without a past); --mask tril (Where(Trilu(true [S, T]), 0, lowest)) and
+--mask triu (Where(Trilu(true [S, T], upper, k 1), lowest, 0)) alike.
 
 Needs onnx (1.12) and numpy: run it with /usr/bin/python3.
 """
@@ -252,13 +253,21 @@ def causal_mask(g, cfg, fnp):
         pl = g.node("Gather", [g.node("Shape", ["past_key_values.0.key"], name=p + "/Shape_2"),
                                g.const(2, scalar=True)], name=p + "/Gather_2", axis=0)
         total = g.node("Add", [pl, seq], name=p + "/Add")
-    if mask == "sdpa":
+    if mask in ("sdpa", "tril", "triu"):
         size = g.node("Concat", [g.node("Unsqueeze", [seq, g.const([0])], name=p + "/Unsqueeze_2"),
                                  g.node("Unsqueeze", [total, g.const([0])],
                                         name=p + "/Unsqueeze_3")], name=p + "/Concat", axis=0)
+        zero, low = g.const(0.0, fnp, True), g.const(np.finfo(fnp).min, fnp, True)
+        if mask == "tril":   # seen: Trilu(true [S, T]) (j <= i)
+            ones = g.node("Expand", [g.const([True], np.bool_), size], name=p + "/Expand")
+            tril = g.node("Trilu", [ones], name=p + "/Trilu", upper=0)
+            return g.node("Where", [tril, zero, low], name=p + "/Where")
+        if mask == "triu":   # masked: Trilu(true [S, T], 1) (j >= i + 1)
+            ones = g.node("Expand", [g.const([True], np.bool_), size], name=p + "/Expand")
+            triu = g.node("Trilu", [ones, g.const(1, scalar=True)], name=p + "/Trilu", upper=1)
+            return g.node("Where", [triu, low, zero], name=p + "/Where")
         ones = g.node("Expand", [g.const([1.0], fnp), size], name=p + "/Expand")
         tril = g.node("Trilu", [ones], name=p + "/Trilu", upper=0)
-        zero = g.const(0.0, fnp, True)
         return g.node("Where", [g.node("Equal", [tril, zero], name=p + "/Equal"),
                                 g.const(-np.inf, fnp, True), zero], name=p + "/Where")
     past = g.node("Sub", [total, seq], name=p + "/Sub")
@@ -511,11 +520,14 @@ def parse(argv):
     ap.add_argument("--no-past", action="store_true",
                     help="decomposed: a prefill-only export, no past_key_values inputs and "
                     "no Concat (present = the new key and value)")
-    ap.add_argument("--mask", choices=["padding", "causal", "sdpa"], default="padding",
+    ap.add_argument("--mask", choices=["padding", "causal", "sdpa", "tril", "triu"],
+                    default="padding",
                     help="decomposed: the causal mask with attention_mask's padding "
                     "(default); causal without an attention_mask input (Range over the "
                     "shapes); sdpa, torch's scaled_dot_product_attention(is_causal=True) "
-                    "export (Trilu of ones, top-left aligned: causal without a past only)")
+                    "export (Trilu of ones, top-left aligned: causal without a past only); "
+                    "tril, Where(Trilu(true), 0, lowest), and triu, Where(Trilu(true, upper, "
+                    "1), lowest, 0), alike")
     ap.add_argument("--check", action="store_true",
                     help="decomposed: onnx.checker full_check of the written model")
     ap.add_argument("-o", "--output", required=True)

@@ -21,8 +21,14 @@ causal: decoders without attention_mask, their causal mask built from
   the shapes (--mask causal: Range(0, T) <= Range(T - S, T), T the past's
   length + S; with a past and without), and torch's export of
   scaled_dot_product_attention(is_causal=True) (--mask sdpa: Where(Equal(
-  Trilu(ones [S, T]), 0), -inf, 0)) without a past; seqlens_k and
-  total_sequence_length are made from shapes (constants at static dims).
+  Trilu(ones [S, T]), 0), -inf, 0)) without a past, and the Trilu forms
+  --mask tril (seen where Trilu(true)) and --mask triu (masked where
+  Trilu(true, upper, 1)); seqlens_k and total_sequence_length are made
+  from shapes (constants at static dims).  Constant bool conditions of
+  the mask's Where (folded with it by migrate's constant folding: proven
+  by the values of the additive constant) fuse when they hold the causal
+  mask, seen (Where(C, 0, lowest)) or masked (Where(C', lowest, 0)), and
+  one shifted by a key stays decomposed with a note.
   Refused with a note: the sdpa mask after a past (tril counted from the
   first key, not the causal mask), and the causal mask made strict; the
   fusion alone passes onnx.checker full_check.
@@ -207,6 +213,39 @@ def mode_causal(opmig, work, J):
     sdpa = gen(os.path.join(work, "sdpa.onnx"), "--mask", "sdpa", "--no-past")
     settings_run(opmig, work, J, "sdpa is_causal", sdpa, [(2, 5, 0, 0), (3, 2, 0, 0)],
                  dict(mask=False, past=False))
+    for m in ("tril", "triu"):
+        src = gen(os.path.join(work, "%s.onnx" % m), "--mask", m, "--no-past")
+        settings_run(opmig, work, J, "%s mask no past" % m, src, [(2, 5, 0, 0), (1, 1, 0, 0)],
+                     dict(mask=False, past=False))
+    # constant conditions (folded with the Where before fuse-gqa): seen
+    # (Where(C, 0, lowest)), masked (Where(C', lowest, 0)), and one off
+    b, s, p = 1, 3, 4
+    i, j = np.arange(s)[:, None], np.arange(p + s)[None, :]
+    for tag, cond, swap, ok in (("seen", j <= p + i, False, True),
+                                ("masked", j > p + i, True, True),
+                                ("seen one off", j <= p + i + 1, False, False)):
+        src = os.path.join(work, "const_%s.onnx" % tag.replace(" ", "_"))
+
+        def put(m, cond=cond, swap=swap):
+            w = [n for n in m.graph.node if n.op_type == "Where"]
+            assert len(w) == 1
+            m.graph.initializer.append(onnx.numpy_helper.from_array(cond, "const_cond"))
+            w[0].input[0] = "const_cond"
+            if swap:
+                w[0].input[1], w[0].input[2] = w[0].input[2], w[0].input[1]
+        edit(causal, src, put)
+        what = "constant %s condition, B=%d S=%d past=%d" % (tag, b, s, p)
+        dst = os.path.join(work, "const_%s_q.onnx" % tag.replace(" ", "_"))
+        if ok:
+            fused(opmig, what, src, dst, b, s, p, "static-dims,fuse-gqa")
+            J.pair(what, src, dst, feeds_for(b, s, p, 600, mask=False))
+        else:
+            r = migrate(opmig, src, dst, b, s, p, "static-dims,fuse-gqa")
+            o = ops(dst)
+            n = r.stdout.count("left decomposed: the mask is not the causal mask [S, T]")
+            check("GroupQueryAttention" not in o and n == LAYERS, "%s: %d GroupQueryAttention, "
+                  "%d notes say why (want 0, %d)" % (what, o.count("GroupQueryAttention"), n,
+                                                    LAYERS))
     # the seqlens_k and total_sequence_length constants of a static migration
     m = onnx.load(os.path.join(work, "causal_mask_1.onnx"))
     init = {t.name: onnx.numpy_helper.to_array(t) for t in m.graph.initializer}

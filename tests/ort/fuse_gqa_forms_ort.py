@@ -30,7 +30,8 @@ causal: decoders without attention_mask, their causal mask built from
   mask, seen (Where(C, 0, lowest)) or masked (Where(C', lowest, 0)), and
   one shifted by a key stays decomposed with a note.
   Refused with a note: the sdpa mask after a past (tril counted from the
-  first key, not the causal mask), and the causal mask made strict; the
+  first key, not the causal mask), its Trilu of zeros instead of ones
+  (every key masked), and the causal mask made strict; the
   fusion alone passes onnx.checker full_check.
 half: float16 with symbolic dims: the float16 export (torch's half
   model; with attention_mask, without a past, without attention_mask)
@@ -261,6 +262,16 @@ def mode_causal(opmig, work, J):
             2, 1, 6, why)
     refused(opmig, "sdpa is_causal after a past, symbolic dims", sp,
             os.path.join(work, "sp_sym.onnx"), None, None, None, why)
+    # the Trilu of zeros instead of ones: every key masked
+    def zeros(m):
+        e = [n for n in m.graph.node if n.op_type == "Expand" and n.name.startswith("/model/mask")]
+        assert len(e) == 1
+        m.graph.initializer.append(onnx.numpy_helper.from_array(np.zeros(1, np.float32), "z"))
+        e[0].input[0] = "z"
+    bad = os.path.join(work, "sdpa_zeros.onnx")
+    edit(sdpa, bad, zeros)
+    refused(opmig, "sdpa of a Trilu of zeros, symbolic dims", bad,
+            os.path.join(work, "sz_sym.onnx"), None, None, None, why)
     bad = os.path.join(work, "causal_strict.onnx")
     edit(causal, bad, strict)
     refused(opmig, "causal mask made strict", bad, os.path.join(work, "cs_q.onnx"),

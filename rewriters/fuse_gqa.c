@@ -8,7 +8,9 @@
  *   - the attention core attn_match.h matches (kv heads repeated or not;
  *     with float16 the Softmax perhaps in float32 between Casts, and the
  *     MatMuls too, as the fp16 pass keeps them for a target that takes
- *     MatMul in float16 not: rw_attn_match_mm32), its K and V each
+ *     MatMul in float16 not, and the mask added in float32 inside the
+ *     Softmax's island, as it leaves a folded mask of float32's lowest:
+ *     rw_attn_match_mask32), its K and V each
  *     Concat(past, new, axis 2) (the present outputs, read by the core
  *     only and perhaps Casts to float32 outputs), or, without a past (a
  *     prefill-only export), K and V the new ones themselves, known to be
@@ -774,7 +776,7 @@ static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 	if (strcmp(ir_s(n->op_type), "MatMul") || (n->domain && *n->domain))
 		return 0;
 	memset(&g, 0, sizeof(g));
-	if (!rw_attn_match_mm32(c, n, &g.a) || !(t = rw_type(c, g.a.q)) ||
+	if (!rw_attn_match_mask32(c, n, &g.a) || !(t = rw_type(c, g.a.q)) ||
 	    (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16 &&
 	     t->dtype != IR_DTYPE_BFLOAT16) ||
 	    rw_attn_made_by_pass(&g.a) || !rw_target_accepts(c, MS, "GroupQueryAttention", t->dtype))

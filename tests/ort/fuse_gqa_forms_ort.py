@@ -38,7 +38,10 @@ half: float16 with symbolic dims: the float16 export (torch's half
   fused once with symbolic dims and compared at several settings with the
   unfused float16 model, and the float32 decoder through the fp16 pass
   (to qnn with MatMul in float16, symbolic dims) with fuse-gqa against
-  the same passes without it; the genai form in float16 (--form genai --dtype
+  the same passes without it, and so the float32 decoder without
+  attention_mask at static dims (its folded causal mask, of float32's
+  lowest, added in float32 inside the Softmax's Cast island: to qnn, the
+  MatMuls kept float32, and with MatMul taken in float16); the genai form in float16 (--form genai --dtype
   float16: float16 MatMulNBits, SimplifiedLayerNormalization,
   SkipSimplifiedLayerNormalization, GroupQueryAttention with do_rotary)
   runs in onnxruntime and agrees with the float32 genai model within
@@ -328,6 +331,33 @@ def mode_half(opmig, work, J):
         J.pair("fp16 pass, symbolic dims, B=%d S=%d past=%d%s" % (
             b, s, p, " right-padded by %d" % pad if pad else ""), un, fu,
             feeds_for(b, s, p, 350 + k, pad), TOL16)
+    # the float32 decoder without attention_mask through the fp16 pass at
+    # static dims: its causal mask folds to a float32 constant of float32's
+    # lowest, which float16 cannot hold, so the pass keeps the mask's Add in
+    # float32 inside the Softmax's island; to qnn (MatMuls kept float32)
+    # and to qnn with MatMul in float16 (a rules file)
+    src = gen(os.path.join(work, "causal32.onnx"), "--mask", "causal")
+    rules16 = os.path.join(work, "qnn-mm16.json")
+    with open(rules16, "w") as f:
+        json.dump(dict(DYN_RULES, id="qnn-mm16", dynamic_shapes=False, ops={"MatMul": {
+            "dtypes": ["float16", "uint8", "uint16"]}}), f)
+    for form, more in (("qnn", ["--target", "qnn"]),
+                       ("qnn-mm16", ["--target", "qnn-mm16", "--rules", rules16])):
+        more = more + ["--precision", "fp16"]
+        for k, (b, s, p) in enumerate([(2, 5, 0), (2, 1, 6), (1, 3, 4)]):
+            what = "fp16 pass without attention_mask, %s, B=%d S=%d past=%d" % (form, b, s, p)
+            un, fu = (os.path.join(work, "c16_%s_%d%s.onnx" % (form, k, x)) for x in "uf")
+            migrate(opmig, src, un, b, s, p, "static-dims,fold-constants,fp16", more)
+            r = migrate(opmig, src, fu, b, s, p, "static-dims,fold-constants,fp16,fuse-gqa",
+                        more)
+            o, ou = ops(fu), ops(un)
+            check(o.count("GroupQueryAttention") == LAYERS and "Softmax" not in o and
+                  ou.count("Softmax") == LAYERS, "%s: %d GroupQueryAttention, %d Softmax; "
+                  "without fuse-gqa %d Softmax (want %d, 0; %d)%s"
+                  % (what, o.count("GroupQueryAttention"), o.count("Softmax"),
+                     ou.count("Softmax"), LAYERS, LAYERS,
+                     "" if o else ": " + r.stderr.strip()[-300:]))
+            J.pair(what, un, fu, feeds_for(b, s, p, 370 + k, mask=False), TOL16)
     # the genai form in float16
     g16 = gen(os.path.join(work, "genai16.onnx"), "--form", "genai", "--dtype", "float16")
     g32 = gen(os.path.join(work, "genai32.onnx"), "--form", "genai")

@@ -42,7 +42,8 @@ float16.
 Decomposed only: --no-past writes a prefill-only export (no
 past_key_values inputs, no Concat; present.{i}.key/.value are the new
 key (rotated) and value, [batch_size, kv_heads, sequence_length,
-head_dim]); --mask causal drops attention_mask (the causal mask built
+head_dim]), --no-present besides drops the present outputs (an export
+with use_cache=False); --mask causal drops attention_mask (the causal mask built
 from the shapes of input_ids and the past: Range(0, T) <= Range(T - S,
 T)), --mask sdpa too, the mask then as torch exports
 scaled_dot_product_attention(is_causal=True): Where(Equal(Trilu(ones
@@ -194,6 +195,8 @@ def io(cfg, position_ids):
                 ins.append(helper.make_tensor_value_info(
                     "past_key_values.%d.%s" % (i, kind), f,
                     ["batch_size", kv, "past_sequence_length", hd]))
+            if cfg.get("no_present"):
+                continue
             outs.append(helper.make_tensor_value_info(
                 "present.%d.%s" % (i, kind), f,
                 ["batch_size", kv, "sequence_length" if no_past else "total_sequence_length",
@@ -329,11 +332,13 @@ def build_decomposed(cfg, w):
         k = g.node("Transpose", [g.node("Reshape", [k, kv_shape], name=pa + "/Reshape_1")],
                    name=pa + "/Transpose_1", perm=perm)
         v = g.node("Transpose", [g.node("Reshape", [v, kv_shape], name=pa + "/Reshape_2")],
-                   ["present.%d.value" % i] if cfg.get("no_past") else None,
+                   ["present.%d.value" % i] if cfg.get("no_past") and not cfg.get("no_present")
+                   else None,
                    name=pa + "/Transpose_2", perm=perm)
         q = rotary(g, q, cos, sin, hd, pa + "/rotary_q")
         if cfg.get("no_past"):   # prefill only: present = the new key and value
-            k = rotary(g, k, cos, sin, hd, pa + "/rotary_k", "present.%d.key" % i)
+            k = rotary(g, k, cos, sin, hd, pa + "/rotary_k",
+                       None if cfg.get("no_present") else "present.%d.key" % i)
         else:
             k = rotary(g, k, cos, sin, hd, pa + "/rotary_k")
             k = g.node("Concat", ["past_key_values.%d.key" % i, k], ["present.%d.key" % i],
@@ -520,6 +525,8 @@ def parse(argv):
     ap.add_argument("--no-past", action="store_true",
                     help="decomposed: a prefill-only export, no past_key_values inputs and "
                     "no Concat (present = the new key and value)")
+    ap.add_argument("--no-present", action="store_true",
+                    help="with --no-past: no present outputs either (use_cache=False)")
     ap.add_argument("--mask", choices=["padding", "causal", "sdpa", "tril", "triu"],
                     default="padding",
                     help="decomposed: the causal mask with attention_mask's padding "
@@ -547,7 +554,9 @@ def parse(argv):
         cfg["dtype"] = TensorProto.FLOAT16
     if (a.no_past or a.mask != "padding") and a.form != "decomposed":
         ap.error("--no-past and --mask are for --form decomposed")
-    cfg["no_past"], cfg["mask"] = a.no_past, a.mask
+    if a.no_present and not a.no_past:
+        ap.error("--no-present needs --no-past")
+    cfg["no_past"], cfg["no_present"], cfg["mask"] = a.no_past, a.no_present, a.mask
     if cfg["hidden"] % cfg["heads"] or cfg["heads"] % cfg["kv_heads"] or \
             (cfg["hidden"] // cfg["heads"]) % 2:
         ap.error("hidden must split into heads of even size, heads into kv heads")

@@ -14,7 +14,10 @@ nopast: a prefill-only export (--no-past: no past_key_values inputs, no
   Concat, present = the new key and value); GroupQueryAttention gets no
   past inputs (onnxruntime: the first prompt), its present outputs read by
   none.  A right-padded prompt too, where the padding is checked to
-  matter; the float16 export (--dtype float16) as well; the causal mask
+  matter; the float16 export (--dtype float16) as well, and one without
+  present outputs either (--no-present: the value's head transpose is
+  read by the attention only, so the projection feeds the fused node
+  directly); the causal mask
   made strict stays decomposed with a note; the fusion alone passes
   onnx.checker full_check.
 causal: decoders without attention_mask, their causal mask built from
@@ -196,6 +199,14 @@ def mode_nopast(opmig, work, J):
     g = settings_run(opmig, work, J, "no past", src, settings, kw)
     check(bool(g) and all(n.input[3] == "" and n.input[4] == "" for n in g),
           "no past: GroupQueryAttention has no past_key, past_value inputs")
+    nc = gen(os.path.join(work, "nocache.onnx"), "--no-past", "--no-present")
+    g = settings_run(opmig, work, J, "no cache", nc, [(2, 5, 0, 0), (3, 6, 0, 2)], kw)
+    m = onnx.load(os.path.join(work, "no_cache_0.onnx"))
+    prod = {o: n for n in m.graph.node for o in n.output}
+    v = [prod.get(n.input[2]) for n in m.graph.node if n.op_type == "GroupQueryAttention"]
+    check(len(v) == LAYERS and all(x is not None and x.op_type == "MatMul" for x in v),
+          "no cache: GroupQueryAttention's value is the projection's MatMul (%s)"
+          % [x.op_type if x is not None else None for x in v])
     h16 = gen(os.path.join(work, "nopast16.onnx"), "--no-past", "--dtype", "float16")
     settings_run(opmig, work, J, "no past float16", h16, [(2, 5, 0, 0), (3, 6, 0, 2)],
                  dict(past=False, dt=np.float16), TOL16, sym=False)

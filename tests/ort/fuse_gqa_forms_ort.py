@@ -44,9 +44,10 @@ half: float16 with symbolic dims: the float16 export (torch's half
   the same passes without it, and so the float32 decoder without
   attention_mask at static dims (its folded causal mask, of float32's
   lowest, added in float32 inside the Softmax's Cast island: to qnn, the
-  MatMuls kept float32, and with MatMul taken in float16); the genai form in float16 (--form genai --dtype
-  float16: float16 MatMulNBits, SimplifiedLayerNormalization,
-  SkipSimplifiedLayerNormalization, GroupQueryAttention with do_rotary)
+  MatMuls kept float32, and with MatMul taken in float16); the genai
+  form in float16 (--form genai --dtype float16: float16 MatMulNBits,
+  SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization,
+  GroupQueryAttention with do_rotary)
   runs in onnxruntime and agrees with the float32 genai model within
   float16's rounding of its activations (1e-2 of the largest logit; seen
   1.2e-3), it migrates to qnn (GroupQueryAttention kept) into a model

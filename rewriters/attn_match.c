@@ -177,7 +177,8 @@ static int mask_fits(const struct rw_ctx *c, struct rw_attn_match *m, const stru
 	const struct ir_vtype *t = rw_type(c, m->mask);
 	int r = t ? t->rank : -1;
 
-	if (r < 2 || r > 4 || t->dtype != qt->dtype || !rw_dim_same(&t->dims[r - 2], &qt->dims[2]))
+	if (r < 2 || r > 4 || t->dtype != (m->mask32 ? IR_DTYPE_FLOAT : qt->dtype) ||
+	    !rw_dim_same(&t->dims[r - 2], &qt->dims[2]))
 		return 0;
 	m->expand_t = !rw_dim_same(&t->dims[r - 1], &kt->dims[2]);
 	for (int j = 0; j < r - 2; j++) {
@@ -209,9 +210,37 @@ static int shapes_agree(const struct rw_ctx *c, const struct rw_attn_match *m, i
 	       (kt->dims[1].kind == IR_VDIM_VALUE && kt->dims[1].value == 1);
 }
 
-static int match(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_match *m, int mm32)
+/* Softmax's input s = Add(Cast(x, float32), mask) (either order), the
+ * mask float32 (mask32: the mask added inside the Cast island): x, the
+ * Cast in *front, the Add in *add and the mask in m->mask; else NULL */
+static struct ir_value *island_mask(const struct rw_ctx *c, struct ir_value *s,
+				    struct rw_attn_match *m, struct ir_node **front,
+				    struct ir_node **add)
 {
-	struct ir_node *back = NULL, *front = NULL, *sm, *add, *vc = NULL;
+	const struct ir_vtype *t;
+
+	if (!(*add = rw_producer(s, "Add")) || (*add)->n_inputs != 2)
+		return NULL;
+	for (int j = 0; j < 2; j++) {
+		struct ir_value *x = (*add)->inputs[j];
+
+		if ((*front = rw_producer(x, "Cast")) &&
+		    rw_attr_int(*front, "to", 0) == IR_DTYPE_FLOAT && rw_single_use(x) &&
+		    rw_single_use((*front)->inputs[0]) && (t = rw_type(c, (*add)->inputs[1 - j])) &&
+		    t->dtype == IR_DTYPE_FLOAT) {
+			m->mask = (*add)->inputs[1 - j];
+			m->mask32 = 1;
+			return (*front)->inputs[0];
+		}
+	}
+	return NULL;
+}
+
+static int match(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_match *m, int mm32,
+		 int mask32)
+{
+	struct ir_node *back = NULL, *front = NULL, *sm, *add, *vc = NULL, *add32 = NULL;
+	struct ir_value *s32;
 	struct ir_value *p, *s, *kr, *vr;
 	const struct ir_vtype *ot;
 	int64_t rk, rv;
@@ -242,12 +271,18 @@ static int match(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_matc
 	axis = (int)rw_attr_int(sm, "axis", -1);
 	if (axis != -1 && axis != 3)
 		return 0;
-	if (m->f32 && (!(front = rw_producer(s, "Cast")) ||
-		       rw_attr_int(front, "to", 0) != IR_DTYPE_FLOAT ||
-		       !rw_single_use(s = front->inputs[0])))
+	if (m->f32 && mask32 && (s32 = island_mask(c, s, m, &front, &add32))) {
+		s = s32;
+	} else if (m->f32 && (!(front = rw_producer(s, "Cast")) ||
+			      rw_attr_int(front, "to", 0) != IR_DTYPE_FLOAT ||
+			      !rw_single_use(s = front->inputs[0]))) {
 		return 0;
-	/* the additive mask on either side, or none */
-	if ((add = rw_producer(s, "Add")) && add->n_inputs == 2) {
+	}
+	/* the additive mask on either side (in float32 above), or none */
+	if (m->mask32) {
+		if (!scores(c, s, m, &m->q, &kr) || !add_node(m, add32))
+			return 0;
+	} else if ((add = rw_producer(s, "Add")) && add->n_inputs == 2) {
 		for (int j = 0; j < 2; j++) {
 			m->n = 0;
 			if (scores(c, add->inputs[j], m, &m->q, &kr)) {
@@ -282,12 +317,17 @@ static int match(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_matc
 
 int rw_attn_match(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_match *m)
 {
-	return match(c, mm, m, 0);
+	return match(c, mm, m, 0, 0);
 }
 
 int rw_attn_match_mm32(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_match *m)
 {
-	return match(c, mm, m, 0) || match(c, mm, m, 1);
+	return match(c, mm, m, 0, 0) || match(c, mm, m, 1, 0);
+}
+
+int rw_attn_match_mask32(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_match *m)
+{
+	return match(c, mm, m, 0, 1) || match(c, mm, m, 1, 1);
 }
 
 /* Was a node of the pattern other than a Cast made by a pass?  (Casts

@@ -26,6 +26,8 @@ struct rw_attn_match {
 	double scale;
 	int f32;                       /* softmax in float32 (a Cast island) */
 	int mm32;                      /* the MatMuls too (rw_attn_match_mm32) */
+	int mask32;                    /* a float32 mask added inside the Cast
+					* island (rw_attn_match_mask32) */
 	int mask_rank;
 	int expand_t;                  /* the mask's last dim not known to be T */
 	struct ir_node *nodes[24];     /* the pattern's nodes, last among them */
@@ -43,6 +45,12 @@ int rw_attn_match(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_mat
  * Cast(Transpose(K'), float32)), back) plus the mask; m->mm32 set and
  * m->out the Cast back's output. */
 int rw_attn_match_mm32(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_match *m);
+/* rw_attn_match_mm32's forms, and besides, with the Softmax in float32,
+ * the mask added there in float32: Softmax(Add(Cast(s, float32), mask)),
+ * the mask float32 (what the fp16 pass leaves where the mask holds
+ * float32's lowest, which float16 cannot: a folded causal mask); m->mask32
+ * set.  Only for fusions that read the mask's values, not its dtype. */
+int rw_attn_match_mask32(const struct rw_ctx *c, struct ir_node *mm, struct rw_attn_match *m);
 /* Was a node of the pattern other than a Cast made by a pass?  (Casts
  * are the precision pass's, which decomposes nothing.) */
 int rw_attn_made_by_pass(const struct rw_attn_match *m);

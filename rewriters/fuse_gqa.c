@@ -1,26 +1,37 @@
 /* fuse_gqa.c: pass "fuse-gqa": a decoder layer's decomposed attention, as
- * torch exports a Llama or Qwen with a KV cache, fused into
- * com.microsoft GroupQueryAttention for targets that declare it for
- * the data's dtype, float32 or float16 (torch's half export, and the fp16
- * pass's output):
+ * torch exports a Llama or Qwen with a KV cache or for the prompt only,
+ * fused into com.microsoft GroupQueryAttention for targets that declare
+ * it for the data's dtype, float32 or float16 (torch's half export, and
+ * the fp16 pass's output; bfloat16 is left decomposed with a note:
+ * onnxruntime's CPU kernel, which the fusion is checked against, takes
+ * float32 and float16 only):
  *   - the attention core attn_match.h matches (kv heads repeated or not;
  *     with float16 the Softmax perhaps in float32 between Casts, and the
  *     MatMuls too, as the fp16 pass keeps them for a target that takes
- *     MatMul in float16 not: rw_attn_match_mm32), its K
- *     and V each Concat(past, new, axis 2) (the present outputs, read by
- *     the core only and perhaps Casts to float32 outputs), the Q and the new K and V [B, h, S, d]
- *     Transpose([0, 2, 1, 3]) of Reshape([B, S, h, d]) of the 3-D
- *     projections [B, S, h * d], which GroupQueryAttention takes (a Q or K
- *     rotated on [B, h, S, d] after that Transpose keeps its rotation and
- *     is transposed and reshaped back: exact for any position_ids;
- *     fuse-rotary then takes the rotation onto the 3-D projection);
+ *     MatMul in float16 not, and the mask added in float32 inside the
+ *     Softmax's island, as it leaves a folded mask of float32's lowest:
+ *     rw_attn_match_mask32), its K and V each
+ *     Concat(past, new, axis 2) (the present outputs, read by the core
+ *     only and perhaps Casts to float32 outputs), or, without a past (a
+ *     prefill-only export), K and V the new ones themselves, known to be
+ *     as long as the queries (read by anything else too: a present
+ *     output); the Q and the new K and V [B, h, S, d] Transpose([0, 2, 1,
+ *     3]) of Reshape([B, S, h, d]) of the 3-D projections [B, S, h * d],
+ *     which GroupQueryAttention takes (a Q or K rotated on [B, h, S, d]
+ *     after that Transpose, or read elsewhere, is transposed and reshaped
+ *     back: exact for any position_ids; fuse-rotary then takes the
+ *     rotation onto the 3-D projection);
  *   - its output Transpose([0, 2, 1, 3]) and Reshape to [B, S, hq * d];
  * become GroupQueryAttention(query, key, value, past_key, past_value,
  * seqlens_k, total_sequence_length) with num_heads, kv_num_heads and the
- * scale; the Concats' outputs become its present outputs.  seqlens_k =
- * Cast(ReduceSum(attention_mask, 1) - 1, int32) and total_sequence_length
- * = Cast(Shape(attention_mask)[1], int32) are made once and shared by
- * every layer.
+ * scale; the Concats' outputs become its present outputs (without a past:
+ * no past inputs, onnxruntime's first prompt, and present outputs read by
+ * none).  With attention_mask, seqlens_k = Cast(ReduceSum(attention_mask,
+ * 1) - 1, int32) and total_sequence_length = Cast(Shape(attention_mask)[1],
+ * int32), made once and shared by every layer; without, T - 1 in each
+ * batch entry and T, T the past's rows + S: int32 constants where batch,
+ * S and the past are static, else made from the shapes of the query and
+ * the past key.
  * GroupQueryAttention masks causally by itself (query i at position
  * past + i sees keys up to it) and masks the keys after seqlens_k; the
  * decomposed graph adds whatever mask it was given.  The fusion is made
@@ -28,12 +39,21 @@
  * padding:
  *   Where(And(C, Unsqueeze(Cast(attention_mask, bool), [1, 2])), 0, m)
  *   (And's operands either way), attention_mask a 2-D integer graph input
- *   [B, T], C (static dims) a constant bool [.., S, T] (leading dims 1)
- *   holding exactly
+ *   [B, T], C (static dims) a constant bool [.., S, T] holding exactly
  *   j <= T - S + i, m at most -1e4 (the dtype's lowest, -1e9, -inf: the
  *   masked keys' weights underflow to 0), the Where perhaps Cast to the
  *   data's float16 (the fp16 pass keeps float32's lowest in float32; the
  *   Cast makes it -inf);
+ * or the causal mask alone (no attention_mask: a decoder exported with
+ * its causal mask only), at static dims by its values: a constant
+ * [.., S, T] (the mask folded) 0 where j <= T - S + i and at most -1e4
+ * elsewhere, or Where(C, 0, m) or Where(C', m, 0) of constant bool C
+ * (seen) or C' (masked); at any dims by its structure (causal_alone):
+ * C the Ranges below with T the keys' length, or Trilu(ones, lower) with
+ * S and T known equal (no past), or C' = Equal(Trilu(ones, lower), 0)
+ * (torch's export of scaled_dot_product_attention with is_causal, which
+ * counts from the first key: the causal mask only without a past) or
+ * Trilu(ones, upper, 1);
  * any other mask is refused with a note saying why, and so is a batch
  * above 1 with a sequence after a past (onnxruntime's GroupQueryAttention
  * refuses to run it).  Exact for an attention_mask of ones (no padding,
@@ -44,11 +64,13 @@
  * GroupQueryAttention does not: there the fused model is not the
  * decomposed one (a note on the first fusion says so).  With symbolic
  * dims C is LessOrEqual(Range(0, T, 1), Unsqueeze(Range(a, T, 1), [1]))
- * (or GreaterOrEqual swapped), T = Gather(Shape(attention_mask), 1), the
- * second Range known by inference to have S elements (so a = T - S); a
- * batch above 1 with a sequence after a past then fails in onnxruntime
+ * (or GreaterOrEqual swapped), T = Gather(Shape(attention_mask), 1) (or,
+ * without attention_mask, one value inferred to hold the keys' length),
+ * the second Range known by inference to have S elements (so a = T - S);
+ * a batch above 1 with a sequence after a past then fails in onnxruntime
  * (a note says so).  No node of the pattern but its Casts was made by a
  * pass. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,7 +89,9 @@ struct gqa {
 	struct ir_node *extra[12];       /* the walked Transposes and Reshapes */
 	size_t n_extra;
 	int64_t hq, hkv, d;
-	int dynamic;                     /* batch, S or the past not static */
+	int64_t past;                    /* the past's length: static, else -1 */
+	int dynamic;                     /* with a past: batch, S or the past
+					  * not static */
 };
 
 static int add_extra(struct gqa *g, struct ir_node *n)
@@ -181,21 +205,34 @@ static struct ir_value *padding(const struct rw_ctx *c, const struct ir_value *v
 	return am;
 }
 
-/* v a constant bool [.., s, t] (leading dims 1) holding j <= t - s + i */
-static int causal_const(const struct ir_value *v, int64_t s, int64_t t)
+/* What a constant causal mask holds where key j may be seen by query i
+ * (j <= t - s + i) and elsewhere: a bool condition true where seen
+ * (CV_KEEP) or where masked (CV_MASKED), or an additive float mask, 0
+ * where seen and at most MASKED_MAX elsewhere (CV_ADDITIVE) */
+enum { CV_KEEP, CV_MASKED, CV_ADDITIVE };
+
+/* v a constant [.., s, t] (rank 2 to 4, every [s, t] slice the same
+ * mask) holding the causal mask as mode says */
+static int causal_values(const struct ir_value *v, int64_t s, int64_t t, int mode)
 {
 	struct rt_value *x = rw_init_value(v);
-	const unsigned char *p;
 	int ok;
 
 	if (!x)
 		return 0;
-	ok = x->dtype == IR_DTYPE_BOOL && x->rank >= 2 && x->rank <= 4 &&
-	     x->dims[x->rank - 2] == s && x->dims[x->rank - 1] == t && x->numel == s * t;
-	p = x->data;
-	for (int64_t i = 0; ok && i < s; i++)
-		for (int64_t j = 0; ok && j < t; j++)
-			ok = !p[i * t + j] == !(j <= t - s + i);
+	ok = x->rank >= 2 && x->rank <= 4 && x->dims[x->rank - 2] == s &&
+	     x->dims[x->rank - 1] == t && s > 0 && t > 0 && x->numel % (s * t) == 0 &&
+	     (mode == CV_ADDITIVE ? (x->dtype == IR_DTYPE_FLOAT || x->dtype == IR_DTYPE_FLOAT16 ||
+				     x->dtype == IR_DTYPE_BFLOAT16 || x->dtype == IR_DTYPE_DOUBLE)
+				  : x->dtype == IR_DTYPE_BOOL);
+	for (int64_t k = 0; ok && k < x->numel; k++) {
+		int64_t i = k / t % s, j = k % t;
+		int seen = j <= t - s + i;
+		double y = rt_value_get_f64(x, k);
+
+		ok = mode == CV_KEEP ? (y != 0) == seen : mode == CV_MASKED ? (y != 0) == !seen :
+		     seen ? y == 0 : y <= MASKED_MAX;
+	}
 	rt_value_unref(x);
 	return ok;
 }
@@ -213,32 +250,46 @@ static int mask_length(const struct rw_ctx *c, const struct ir_value *v, const s
 	       rw_attr_int(sh, "start", 0) == 0 && !ir_node_attr(sh, "end");
 }
 
-/* v = Range(start, T, 1), T attention_mask's length (mask_length): its
- * start in *start */
+/* v = Range(start, limit, 1) (limit attention_mask's length T when am is
+ * given: mask_length): its start and limit in *start and *limit */
 static int range_to_t(const struct rw_ctx *c, const struct ir_value *v, const struct ir_value *am,
-		      struct ir_value **start)
+		      struct ir_value **start, struct ir_value **limit)
 {
 	struct ir_node *r = rw_producer(v, "Range");
 	int64_t d[2];
 	size_t k;
 
-	if (!r || r->n_inputs != 3 || !mask_length(c, r->inputs[1], am) ||
+	if (!r || r->n_inputs != 3 || (am && !mask_length(c, r->inputs[1], am)) ||
 	    !rw_const_ints(c, r->inputs[2], d, 2, &k) || k != 1 || d[0] != 1)
 		return 0;
 	*start = r->inputs[0];
+	*limit = r->inputs[1];
 	return 1;
 }
 
+/* a and b hold the same scalar: one value, or both inferred to hold the
+ * same (symbolic) element */
+static int same_scalar(const struct rw_ctx *c, const struct ir_value *a, const struct ir_value *b)
+{
+	const struct ir_vtype *x = rw_type(c, a), *y = rw_type(c, b);
+
+	return a == b || (x && y && x->has_const && y->has_const && x->n_const == 1 &&
+			  y->n_const == 1 && rw_dim_same(&x->cval[0], &y->cval[0]));
+}
+
 /* v = LessOrEqual(Range(0, T, 1), Unsqueeze(Range(a, T, 1), [1])) (or
- * GreaterOrEqual with the operands swapped), T attention_mask's length,
- * the second Range known to have S elements (so a = T - S): key j <= T -
- * S + query i, whatever the dims are */
+ * GreaterOrEqual with the operands swapped), the second Range known by
+ * inference to have S elements (so a = T - S): key j <= T - S + query i,
+ * whatever the dims are.  T is attention_mask's length (am given: its
+ * keys' length by the Add's broadcast), else one limit of both Ranges,
+ * the first known by inference to have the keys' T elements. */
 static int causal_ranges(const struct rw_ctx *c, const struct ir_value *v,
-			 const struct ir_value *am, const struct ir_vtype *qt)
+			 const struct ir_value *am, const struct ir_vtype *qt,
+			 const struct ir_vtype *kt)
 {
 	struct ir_node *cmp = rw_producer(v, "LessOrEqual"), *un;
-	struct ir_value *keys, *rows, *a;
-	const struct ir_vtype *rt;
+	struct ir_value *keys, *rows, *a, *lk, *lr;
+	const struct ir_vtype *rt, *kr;
 	int64_t z[2], ax[2];
 	size_t k = 0;
 	const int64_t *axa;
@@ -250,8 +301,11 @@ static int causal_ranges(const struct rw_ctx *c, const struct ir_value *v,
 	} else {
 		return 0;
 	}
-	if (!range_to_t(c, keys, am, &a) || !rw_const_ints(c, a, z, 2, &k) || k != 1 || z[0] ||
-	    !(un = rw_producer(rows, "Unsqueeze")))
+	if (!range_to_t(c, keys, am, &a, &lk) || !rw_const_ints(c, a, z, 2, &k) || k != 1 ||
+	    z[0] || !(un = rw_producer(rows, "Unsqueeze")))
+		return 0;
+	if (!am && (!(kr = rw_type(c, keys)) || kr->rank != 1 ||
+		    !rw_dim_same(&kr->dims[0], &kt->dims[2])))
 		return 0;
 	k = 0;
 	if (un->n_inputs > 1 && un->inputs[1]) {
@@ -260,9 +314,121 @@ static int causal_ranges(const struct rw_ctx *c, const struct ir_value *v,
 	} else if ((axa = rw_attr_ints(un, "axes", &k)) && k == 1) {
 		ax[0] = axa[0];
 	}
-	return k == 1 && ax[0] == 1 && range_to_t(c, un->inputs[0], am, &a) &&
-	       (rt = rw_type(c, un->inputs[0])) && rt->rank == 1 &&
-	       rw_dim_same(&rt->dims[0], &qt->dims[2]);
+	return k == 1 && ax[0] == 1 && range_to_t(c, un->inputs[0], am, &a, &lr) &&
+	       (am || same_scalar(c, lk, lr)) && (rt = rw_type(c, un->inputs[0])) &&
+	       rt->rank == 1 && rw_dim_same(&rt->dims[0], &qt->dims[2]);
+}
+
+/* v holds no zero: Expand(c, shape) or ConstantOfShape(shape) of a
+ * nonzero constant scalar c (of value c), or a constant without a zero */
+static int nonzero_fill(const struct rw_ctx *c, const struct ir_value *v)
+{
+	struct ir_node *n = rw_producer(v, "Expand");
+	const struct ir_attr *at;
+	struct rt_value *x;
+	double y;
+	int ok;
+
+	if (n && n->n_inputs == 2)
+		return rw_const_scalar(c, n->inputs[0], &y) && y != 0 && !isnan(y);
+	if ((n = rw_producer(v, "ConstantOfShape"))) {
+		struct ir_diag d;
+
+		x = NULL;
+		ir_diag_init(&d);
+		/* no value: a 0 */
+		if (!(at = ir_node_attr(n, "value")) || !at->t || ir_tensor_numel(at->t) != 1 ||
+		    rt_value_from_ir(NULL, at->t, &x, &d) < 0 || !x)
+			return 0;
+		y = rt_value_get_f64(x, 0);
+		rt_value_unref(x);
+		return y != 0 && !isnan(y);
+	}
+	if (!(x = rw_init_value(v)))
+		return 0;
+	ok = 1;
+	for (int64_t k = 0; ok && k < x->numel; k++) {
+		y = rt_value_get_f64(x, k);
+		ok = y != 0 && !isnan(y);
+	}
+	rt_value_unref(x);
+	return ok;
+}
+
+/* v = Trilu(X, k) with upper as given, X without a zero (nonzero_fill),
+ * k a constant (absent: 0) equal to want, its last two dims the queries'
+ * S and the keys' T, known equal (no past): the kept part is j <= i + k
+ * (lower) or j >= i + k (upper) */
+static int trilu_of_ones(const struct rw_ctx *c, const struct ir_value *v, int64_t upper,
+			 int64_t want, const struct ir_vtype *qt, const struct ir_vtype *kt)
+{
+	struct ir_node *n = rw_producer(v, "Trilu");
+	const struct ir_vtype *t = rw_type(c, v);
+	int64_t k[2] = { 0, 0 };
+	size_t nk = 1;
+
+	if (!n || n->n_inputs < 1 || rw_attr_int(n, "upper", 1) != upper || !t || t->rank < 2 ||
+	    !rw_dim_same(&t->dims[t->rank - 2], &qt->dims[2]) ||
+	    !rw_dim_same(&t->dims[t->rank - 1], &kt->dims[2]) ||
+	    !rw_dim_same(&qt->dims[2], &kt->dims[2]))
+		return 0;
+	if (n->n_inputs > 1 && n->inputs[1] && (!rw_const_ints(c, n->inputs[1], k, 2, &nk) || nk != 1))
+		return 0;
+	return k[0] == want && nonzero_fill(c, n->inputs[0]);
+}
+
+/* v = Equal(x, 0) (either order): x, else NULL */
+static struct ir_value *equal_zero(const struct rw_ctx *c, const struct ir_value *v)
+{
+	struct ir_node *n = rw_producer(v, "Equal");
+	double z;
+
+	if (!n || n->n_inputs != 2)
+		return NULL;
+	for (int j = 0; j < 2; j++)
+		if (rw_const_scalar(c, n->inputs[j], &z) && z == 0)
+			return n->inputs[1 - j];
+	return NULL;
+}
+
+/* The mask m (uncast) is the causal mask alone (no attention_mask):
+ * static dims: a constant (CV_ADDITIVE), or Where(C, 0, lowest) of a
+ * constant C (CV_KEEP) or Where(C, lowest, 0) (CV_MASKED); any dims:
+ * Where(C, 0, lowest) of C the Ranges of causal_ranges or Trilu(ones,
+ * lower) without a past, or Where(C, lowest, 0) of C = Equal(Trilu(ones,
+ * lower), 0) (torch's export of scaled_dot_product_attention with
+ * is_causal) or Trilu(ones, upper, 1), without a past.  1, else 0 (and
+ * *lone set when m is a constant or such a Where: why names the causal
+ * part) */
+static int causal_alone(const struct rw_ctx *c, const struct ir_value *m,
+			const struct ir_vtype *qt, const struct ir_vtype *kt, int64_t s, int64_t t,
+			int *lone)
+{
+	struct ir_node *w = rw_producer(m, "Where");
+	struct ir_value *cond, *x;
+	double a, b;
+
+	*lone = 0;
+	if (m->init) {
+		*lone = 1;
+		return s > 0 && t > 0 && causal_values(m, s, t, CV_ADDITIVE);
+	}
+	if (!w || w->n_inputs != 3 || !rw_const_scalar(c, w->inputs[1], &a) ||
+	    !rw_const_scalar(c, w->inputs[2], &b))
+		return 0;
+	cond = w->inputs[0];
+	if (a == 0 && b <= MASKED_MAX) {   /* seen where cond holds */
+		*lone = !rw_producer(cond, "And");
+		return (s > 0 && t > 0 && causal_values(cond, s, t, CV_KEEP)) ||
+		       causal_ranges(c, cond, NULL, qt, kt) || trilu_of_ones(c, cond, 0, 0, qt, kt);
+	}
+	if (a <= MASKED_MAX && b == 0) {   /* masked where cond holds */
+		*lone = 1;
+		return (s > 0 && t > 0 && causal_values(cond, s, t, CV_MASKED)) ||
+		       ((x = equal_zero(c, cond)) && trilu_of_ones(c, x, 0, 0, qt, kt)) ||
+		       trilu_of_ones(c, cond, 1, 1, qt, kt);
+	}
+	return 0;
 }
 
 /* The mask m itself, or the float mask it is Cast from (float16 data:
@@ -281,14 +447,17 @@ static struct ir_value *uncast_mask(const struct rw_ctx *c, struct ir_value *m)
 	return cast->inputs[0];
 }
 
-/* The mask is the causal mask and attention_mask's padding (see the top):
- * 1 and g->amask, else 0 and why */
+/* The mask is the causal mask and attention_mask's padding, or the
+ * causal mask alone (see the top): 1 and g->amask (NULL: no
+ * attention_mask), else 0 and why */
 static int mask_proven(const struct rw_ctx *c, struct gqa *g, char *why, size_t size)
 {
 	const struct ir_vtype *qt = rw_type(c, g->a.q), *kt = rw_type(c, g->a.k);
 	struct ir_node *w, *and;
+	struct ir_value *m;
 	double x, y;
 	int64_t s, t;
+	int lone;
 
 	if (!g->a.mask) {
 		snprintf(why, size, "no attention mask is added to the scores");
@@ -299,18 +468,30 @@ static int mask_proven(const struct rw_ctx *c, struct gqa *g, char *why, size_t 
 	/* static: the causal mask folded to a constant (else -1) */
 	s = qt->dims[2].kind == IR_VDIM_VALUE ? qt->dims[2].value : -1;
 	t = kt->dims[2].kind == IR_VDIM_VALUE ? kt->dims[2].value : -1;
-	if (!(w = rw_producer(uncast_mask(c, g->a.mask), "Where")) || w->n_inputs != 3 ||
+	m = uncast_mask(c, g->a.mask);
+	g->amask = NULL;
+	if (causal_alone(c, m, qt, kt, s, t, &lone))
+		return 1;
+	if (lone) {
+		snprintf(why, size, "the mask is not the causal mask [S, T] (key j <= T - S + "
+			 "query i: by values where S and T are static; Range(0, T) <= "
+			 "Range(T - S, T), or a Trilu of ones without a past)");
+		return 0;
+	}
+	if (!(w = rw_producer(m, "Where")) || w->n_inputs != 3 ||
 	    !rw_const_scalar(c, w->inputs[1], &x) || x != 0 ||
 	    !rw_const_scalar(c, w->inputs[2], &y) || !(y <= MASKED_MAX) ||
 	    !(and = rw_producer(w->inputs[0], "And")) || and->n_inputs != 2) {
-		snprintf(why, size, "the mask is not Where(And(causal, padding), 0, lowest)");
+		snprintf(why, size, "the mask is not Where(And(causal, padding), 0, lowest) "
+			 "nor the causal mask alone");
 		return 0;
 	}
 	for (int j = 0; j < 2; j++)
 		if ((g->amask = padding(c, and->inputs[j], qt, kt))) {
-			if ((s > 0 && t > 0 && causal_const(and->inputs[1 - j], s, t)) ||
-			    causal_ranges(c, and->inputs[1 - j], g->amask, qt))
+			if ((s > 0 && t > 0 && causal_values(and->inputs[1 - j], s, t, CV_KEEP)) ||
+			    causal_ranges(c, and->inputs[1 - j], g->amask, qt, kt))
 				return 1;
+			g->amask = NULL;
 			snprintf(why, size, "the mask's other part is not the causal mask [S, T] "
 				 "(key j <= T - S + query i: a constant, or Range(0, T) <= "
 				 "Range(T - S, T) of attention_mask's length T)");
@@ -331,9 +512,21 @@ static int match(const struct rw_ctx *c, struct gqa *g, char *why, size_t size)
 	struct ir_value *y = g->a.out;
 
 	why[0] = 0;
-	if (!(g->cat_k = past_concat(c, g->a.k, &g->knew)) ||
-	    !(g->cat_v = past_concat(c, g->a.v, &g->vnew)) || g->cat_k == g->cat_v || !qt || !kt ||
-	    !(tr = rw_sole_user(y, "Transpose")) || !perm_is(tr, SWAP12) ||
+	if (!qt || !kt)
+		return 0;
+	g->cat_k = past_concat(c, g->a.k, &g->knew);
+	g->cat_v = past_concat(c, g->a.v, &g->vnew);
+	if (!g->cat_k && !g->cat_v) {
+		/* no past: the keys are the new ones, as many as the queries
+		 * (a prefill-only export); attention without a mask is not a
+		 * decoder's */
+		if (!rw_dim_same(&kt->dims[2], &qt->dims[2]) || !g->a.mask)
+			return 0;
+		g->knew = g->a.k, g->vnew = g->a.v;
+	} else if (!g->cat_k || !g->cat_v || g->cat_k == g->cat_v) {
+		return 0;
+	}
+	if (!(tr = rw_sole_user(y, "Transpose")) || !perm_is(tr, SWAP12) ||
 	    !(g->out_rs = rw_sole_user(tr->outputs[0], "Reshape")) ||
 	    !(ot = rw_type(c, g->out_rs->outputs[0])) || ot->rank != 3 || !add_extra(g, tr))
 		return 0;
@@ -360,15 +553,20 @@ static int match(const struct rw_ctx *c, struct gqa *g, char *why, size_t size)
 		return 0;
 	/* onnxruntime: "batch_size must be 1 when sequence_length > 1 and
 	 * past context is given" */
-	if (!(pt = rw_type(c, g->cat_k->inputs[0])) || pt->rank != 4)
-		return 0;
-	g->dynamic = qt->dims[0].kind != IR_VDIM_VALUE || qt->dims[2].kind != IR_VDIM_VALUE ||
-		     pt->dims[2].kind != IR_VDIM_VALUE;
-	if (!g->dynamic && qt->dims[0].value > 1 && qt->dims[2].value > 1 &&
-	    pt->dims[2].value > 0) {
+	g->past = 0;
+	if (g->cat_k) {
+		if (!(pt = rw_type(c, g->cat_k->inputs[0])) || pt->rank != 4)
+			return 0;
+		g->past = pt->dims[2].kind == IR_VDIM_VALUE ? pt->dims[2].value : -1;
+	}
+	/* without a past any batch and sequence run */
+	g->dynamic = g->cat_k && (qt->dims[0].kind != IR_VDIM_VALUE ||
+				  qt->dims[2].kind != IR_VDIM_VALUE || g->past < 0);
+	if (g->cat_k && !g->dynamic && qt->dims[0].value > 1 && qt->dims[2].value > 1 &&
+	    g->past > 0) {
 		snprintf(why, size, "a sequence of %lld after a past of %lld with batch %lld "
 			 "(GroupQueryAttention takes a sequence after a past only for batch 1)",
-			 (long long)qt->dims[2].value, (long long)pt->dims[2].value,
+			 (long long)qt->dims[2].value, (long long)g->past,
 			 (long long)qt->dims[0].value);
 		return 0;
 	}
@@ -427,6 +625,49 @@ static void lengths(struct rw_emit *e, struct ir_value *am, int dt, struct ir_va
 	}
 }
 
+/* seqlens_k (T - 1 in each batch entry) and total_sequence_length (T =
+ * the past's rows + S) without attention_mask, from q3 [B, S, hq * d] and
+ * the past key pk [B, hkv, P, d] (NULL: none): constants where the dims
+ * are static, else Shape, Gather, Add, Sub, Expand and Cast */
+static void causal_lengths(struct rw_emit *e, const struct gqa *g, const struct ir_vtype *qt,
+			   struct ir_value *q3, struct ir_value *pk, struct ir_value **sl,
+			   struct ir_value **tot)
+{
+	double one = 1, two = 2, v[64];
+	int64_t i0 = 0, nb;
+	struct ir_value *in[2], *b, *t;
+	struct ir_node *n;
+
+	if (qt->dims[0].kind == IR_VDIM_VALUE && qt->dims[2].kind == IR_VDIM_VALUE &&
+	    g->past >= 0 && (nb = qt->dims[0].value) <= 64) {
+		double total = (double)(g->past + qt->dims[2].value);
+
+		for (int64_t i = 0; i < nb; i++)
+			v[i] = total - 1;
+		*sl = rw_const(e, IR_DTYPE_INT32, 1, &nb, v);
+		*tot = rw_const(e, IR_DTYPE_INT32, 0, NULL, &total);
+		return;
+	}
+	in[0] = rw_op(e, "Shape", q3, NULL);
+	b = rw_op(e, "Gather", in[0], rw_ints(e, &i0, 1));
+	t = rw_op(e, "Gather", in[0], rw_const(e, IR_DTYPE_INT64, 0, NULL, &one));
+	if (pk) {
+		in[1] = rw_op(e, "Shape", pk, NULL);
+		t = rw_op(e, "Add", rw_op(e, "Gather", in[1],
+					  rw_const(e, IR_DTYPE_INT64, 0, NULL, &two)), t);
+	}
+	*tot = rw_op(e, "Cast", t, NULL);
+	n = *tot ? (*tot)->producer : NULL;
+	if (n && ir_node_set_int(n, "to", IR_DTYPE_INT32) < 0)
+		e->failed = 1;
+	*sl = rw_op(e, "Cast", rw_op(e, "Expand", rw_op(e, "Sub", t, rw_const(e, IR_DTYPE_INT64, 0,
+										NULL, &one)), b),
+		    NULL);
+	n = *sl ? (*sl)->producer : NULL;
+	if (n && ir_node_set_int(n, "to", IR_DTYPE_INT32) < 0)
+		e->failed = 1;
+}
+
 /* x [B, h, S, d] as [B, S, h * d]: Reshape(Transpose(x, [0, 2, 1, 3])) */
 static struct ir_value *back_3d(struct rw_emit *e, struct ir_value *x, int64_t h, int64_t d)
 {
@@ -436,13 +677,22 @@ static struct ir_value *back_3d(struct rw_emit *e, struct ir_value *x, int64_t h
 }
 
 /* The ops the fusion may emit, for the target (data of dtype dt,
- * attention_mask of dtype mt): 1 when it takes them all */
-static int target_takes(struct rw_ctx *c, int dt, int mt)
+ * attention_mask of dtype mt, 0 without one; shapes: the lengths made
+ * from shapes): 1 when it takes them all */
+static int target_takes(struct rw_ctx *c, int dt, int mt, int shapes)
 {
 	static const char *const int_ops[] = { "ReduceSum", "Sub", "Cast" };
+	static const char *const shape_ops[] = { "Shape", "Gather", "Add", "Sub", "Expand", "Cast" };
 
-	if (!rw_target_accepts(c, MS, "GroupQueryAttention", dt))
+	if (!rw_target_accepts(c, MS, "GroupQueryAttention", dt) ||
+	    !rw_target_accepts(c, "", "Transpose", dt) || !rw_target_accepts(c, "", "Reshape", dt))
 		return 0;
+	if (!mt) {
+		for (size_t i = 0; shapes && i < sizeof(shape_ops) / sizeof(shape_ops[0]); i++)
+			if (!rw_target_accepts(c, "", shape_ops[i], IR_DTYPE_INT64))
+				return 0;
+		return 1;
+	}
 	for (size_t i = 0; i < sizeof(int_ops) / sizeof(int_ops[0]); i++)
 		if (!rw_target_accepts(c, "", int_ops[i], mt))
 			return 0;
@@ -478,18 +728,30 @@ static int fuse(struct rw_ctx *c, struct gqa *g)
 	size_t k = 0;
 	struct ir_node *all[40];
 
-	in[3] = g->cat_k->inputs[0], in[4] = g->cat_v->inputs[0];
-	/* the Concats go first: their outputs become the fused node's */
-	ir_graph_remove_node(c->m->graph, g->cat_k);
-	ir_graph_remove_node(c->m->graph, g->cat_v);
+	in[3] = in[4] = NULL;
+	if (g->cat_k) {
+		in[3] = g->cat_k->inputs[0], in[4] = g->cat_v->inputs[0];
+		/* the Concats go first: their outputs become the fused node's */
+		ir_graph_remove_node(c->m->graph, g->cat_k);
+		ir_graph_remove_node(c->m->graph, g->cat_v);
+	}
 	rw_begin(c, g->out_rs, &e);
 	e.dtype = t->dtype;
+	if (!g->cat_k) {   /* no past: present (the new K and V) read by none */
+		pk = ir_graph_new_value(e.g, "opmig_gqa_present_key");
+		pv = ir_graph_new_value(e.g, "opmig_gqa_present_value");
+		if (!pk || !pv)
+			e.failed = 1;
+	}
 	in[0] = g->q3 ? g->q3 : back_3d(&e, g->a.q, g->hq, g->d);
 	in[1] = g->k3 ? g->k3 : back_3d(&e, g->knew, g->hkv, g->d);
 	in[2] = g->v3 ? g->v3 : back_3d(&e, g->vnew, g->hkv, g->d);
-	lengths(&e, g->amask, rw_type(c, g->amask)->dtype, &in[5], &in[6]);
+	if (g->amask)
+		lengths(&e, g->amask, rw_type(c, g->amask)->dtype, &in[5], &in[6]);
+	else if (in[0])
+		causal_lengths(&e, g, t, in[0], in[3], &in[5], &in[6]);
 	for (int i = 0; i < 7; i++)
-		if (!in[i])
+		if (!in[i] && i != 3 && i != 4)
 			e.failed = 1;
 	n = e.failed ? NULL : rw_node(&e, "GroupQueryAttention", MS, in, 7, g->out_rs->outputs[0]);
 	if (n && (ir_node_append_output(n, pk) < 0 || ir_node_append_output(n, pv) < 0 ||
@@ -514,20 +776,28 @@ static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 	if (strcmp(ir_s(n->op_type), "MatMul") || (n->domain && *n->domain))
 		return 0;
 	memset(&g, 0, sizeof(g));
-	if (!rw_attn_match_mm32(c, n, &g.a) || !(t = rw_type(c, g.a.q)) ||
-	    (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16) ||
+	if (!rw_attn_match_mask32(c, n, &g.a) || !(t = rw_type(c, g.a.q)) ||
+	    (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16 &&
+	     t->dtype != IR_DTYPE_BFLOAT16) ||
 	    rw_attn_made_by_pass(&g.a) || !rw_target_accepts(c, MS, "GroupQueryAttention", t->dtype))
 		return 0;
 	if (!match(c, &g, why, sizeof(why)))
 		return why[0] ? note_once(c, n, why) : 0;
-	if (!target_takes(c, t->dtype, rw_type(c, g.amask)->dtype))
+	if (t->dtype == IR_DTYPE_BFLOAT16)
+		return note_once(c, n, "bfloat16 data (onnxruntime's CPU GroupQueryAttention, "
+				 "which the fusion is checked against, takes float32 and float16 "
+				 "only)");
+	if (!target_takes(c, t->dtype, g.amask ? rw_type(c, g.amask)->dtype : 0,
+			  t->dims[0].kind != IR_VDIM_VALUE || t->dims[2].kind != IR_VDIM_VALUE ||
+			  g.past < 0 || t->dims[0].value > 64))
 		return note_once(c, n, "the target does not take the ops that compute seqlens_k "
 				 "and total_sequence_length, or Transpose and Reshape");
 	if (rw_domain_ensure(c->m, MS) < 0)
 		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
-	if ((rc = note_once(c, NULL, "GroupQueryAttention reads attention_mask as right "
-			    "padding (each row ones, then zeros); a left-padded batch, or "
-			    "padding before a past, would compute otherwise")) < 0 ||
+	if ((g.amask && (rc = note_once(c, NULL, "GroupQueryAttention reads attention_mask as "
+					"right padding (each row ones, then zeros); a left-padded "
+					"batch, or padding before a past, would compute "
+					"otherwise")) < 0) ||
 	    (g.dynamic && (rc = note_once(c, NULL, "with the batch, sequence or past not "
 					  "static, onnxruntime's GroupQueryAttention refuses to "
 					  "run a batch above 1 with a sequence after a past")) < 0))
@@ -537,7 +807,8 @@ static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 
 RW_FUSION(fuse_gqa, "fuse-gqa",
 	  "decoder attention (MatMul/Softmax/MatMul over heads reshaped from the projections, "
-	  "the past Concat, a proven causal + attention_mask padding mask) fused into "
-	  "com.microsoft GroupQueryAttention (float32 or float16); assumes attention_mask right-padded (exact with "
-	  "no padding, or right padding without a past)",
+	  "after a past Concat or without a past, a proven causal mask with or without "
+	  "attention_mask's padding) fused into com.microsoft GroupQueryAttention (float32 or "
+	  "float16); assumes attention_mask right-padded (exact with no padding, or right "
+	  "padding without a past)",
 	  fuse_at);

@@ -35,7 +35,21 @@ logits float [batch_size, sequence_length, vocab] and present.{i}.key/.value
 --dtype float16 (decomposed) writes the weights, the KV cache inputs and
 outputs and the logits in float16, as torch exports a half model (HF's
 eager Llama: RMSNorm and Softmax in float32 between Casts, the mask
-Where(.., 0, float16's lowest)); float32 stays the default.
+Where(.., 0, float16's lowest)); float32 stays the default.  With --form
+genai it writes the builder's float16 model: embeddings, norms, rotary
+caches, MatMulNBits scales (and so A), the KV cache and the logits in
+float16.
+Decomposed only: --no-past writes a prefill-only export (no
+past_key_values inputs, no Concat; present.{i}.key/.value are the new
+key (rotated) and value, [batch_size, kv_heads, sequence_length,
+head_dim]), --no-present besides drops the present outputs (an export
+with use_cache=False); --mask causal drops attention_mask (the causal mask built
+from the shapes of input_ids and the past: Range(0, T) <= Range(T - S,
+T)), --mask sdpa too, the mask then as torch exports
+scaled_dot_product_attention(is_causal=True): Where(Equal(Trilu(ones
+[S, T]), 0), -inf, 0), counted from the first key (the causal mask only
+without a past); --mask tril (Where(Trilu(true [S, T]), 0, lowest)) and
+--mask triu (Where(Trilu(true [S, T], upper, k 1), lowest, 0)) alike.
 
 Needs onnx (1.12) and numpy: run it with /usr/bin/python3.
 """
@@ -165,9 +179,11 @@ class Graph:
 def io(cfg, position_ids):
     kv, hd = cfg["kv_heads"], cfg["hidden"] // cfg["heads"]
     f, i64 = cfg.get("dtype", TensorProto.FLOAT), TensorProto.INT64
-    ins = [helper.make_tensor_value_info("input_ids", i64, ["batch_size", "sequence_length"]),
-           helper.make_tensor_value_info("attention_mask", i64,
-                                         ["batch_size", "total_sequence_length"])]
+    no_past, mask = cfg.get("no_past"), cfg.get("mask", "padding")
+    ins = [helper.make_tensor_value_info("input_ids", i64, ["batch_size", "sequence_length"])]
+    if mask == "padding":
+        ins.append(helper.make_tensor_value_info("attention_mask", i64,
+                                                 ["batch_size", "total_sequence_length"]))
     if position_ids:
         ins.append(helper.make_tensor_value_info("position_ids", i64,
                                                  ["batch_size", "sequence_length"]))
@@ -175,12 +191,16 @@ def io(cfg, position_ids):
                                                         cfg["vocab"]])]
     for i in range(cfg["layers"]):
         for kind in ("key", "value"):
-            ins.append(helper.make_tensor_value_info(
-                "past_key_values.%d.%s" % (i, kind), f,
-                ["batch_size", kv, "past_sequence_length", hd]))
+            if not no_past:
+                ins.append(helper.make_tensor_value_info(
+                    "past_key_values.%d.%s" % (i, kind), f,
+                    ["batch_size", kv, "past_sequence_length", hd]))
+            if cfg.get("no_present"):
+                continue
             outs.append(helper.make_tensor_value_info(
                 "present.%d.%s" % (i, kind), f,
-                ["batch_size", kv, "total_sequence_length", hd]))
+                ["batch_size", kv, "sequence_length" if no_past else "total_sequence_length",
+                 hd]))
     return ins, outs
 
 
@@ -200,8 +220,8 @@ def rms_norm(g, x, weight, eps, p, half=False):
     return g.node("Mul", [weight, y], name=p + "/Mul_1")
 
 
-def rotary(g, x, cos, sin, hd, p):
-    """x * cos + rotate_half(x) * sin, x [B, heads, S, hd]."""
+def rotary(g, x, cos, sin, hd, p, out=None):
+    """x * cos + rotate_half(x) * sin, x [B, heads, S, hd] (into out)."""
     h = g.const([hd // 2])
     x1 = g.node("Slice", [x, g.const([0]), h, g.const([-1])], name=p + "/Slice")
     x2 = g.node("Slice", [x, h, g.const([np.iinfo(np.int64).max]), g.const([-1])],
@@ -210,7 +230,60 @@ def rotary(g, x, cos, sin, hd, p):
                  name=p + "/Concat", axis=-1)
     a = g.node("Mul", [x, cos], name=p + "/Mul")
     b = g.node("Mul", [rot, sin], name=p + "/Mul_1")
-    return g.node("Add", [a, b], name=p + "/Add")
+    return g.node("Add", [a, b], [out] if out else None, name=p + "/Add")
+
+
+def causal_mask(g, cfg, fnp):
+    """The additive mask [B, 1, S, T] or [S, T] (cfg mask): "padding"
+    (torch's export of HF's Llama: key position <= query position, the
+    queries sitting at past .. total-1, and attention_mask[b, key] != 0),
+    "causal" (the same causal part without attention_mask: T from the
+    shapes of input_ids and the past), "sdpa" (torch's export of
+    scaled_dot_product_attention(is_causal=True): Where(Equal(Trilu(ones
+    [S, T]), 0), -inf, 0), key j <= query i counted from the first key,
+    the causal mask only without a past)."""
+    p = "/model/mask"
+    mask = cfg.get("mask", "padding")
+    one = g.const(1, scalar=True)
+    seq = g.node("Gather", [g.node("Shape", ["input_ids"], name=p + "/Shape"), one],
+                 name=p + "/Gather", axis=0)
+    if mask == "padding":
+        total = g.node("Gather", [g.node("Shape", ["attention_mask"], name=p + "/Shape_1"),
+                                  one], name=p + "/Gather_1", axis=0)
+    elif cfg.get("no_past"):
+        total = seq
+    else:
+        pl = g.node("Gather", [g.node("Shape", ["past_key_values.0.key"], name=p + "/Shape_2"),
+                               g.const(2, scalar=True)], name=p + "/Gather_2", axis=0)
+        total = g.node("Add", [pl, seq], name=p + "/Add")
+    if mask in ("sdpa", "tril", "triu"):
+        size = g.node("Concat", [g.node("Unsqueeze", [seq, g.const([0])], name=p + "/Unsqueeze_2"),
+                                 g.node("Unsqueeze", [total, g.const([0])],
+                                        name=p + "/Unsqueeze_3")], name=p + "/Concat", axis=0)
+        zero, low = g.const(0.0, fnp, True), g.const(np.finfo(fnp).min, fnp, True)
+        if mask == "tril":   # seen: Trilu(true [S, T]) (j <= i)
+            ones = g.node("Expand", [g.const([True], np.bool_), size], name=p + "/Expand")
+            tril = g.node("Trilu", [ones], name=p + "/Trilu", upper=0)
+            return g.node("Where", [tril, zero, low], name=p + "/Where")
+        if mask == "triu":   # masked: Trilu(true [S, T], 1) (j >= i + 1)
+            ones = g.node("Expand", [g.const([True], np.bool_), size], name=p + "/Expand")
+            triu = g.node("Trilu", [ones, g.const(1, scalar=True)], name=p + "/Trilu", upper=1)
+            return g.node("Where", [triu, low, zero], name=p + "/Where")
+        ones = g.node("Expand", [g.const([1.0], fnp), size], name=p + "/Expand")
+        tril = g.node("Trilu", [ones], name=p + "/Trilu", upper=0)
+        return g.node("Where", [g.node("Equal", [tril, zero], name=p + "/Equal"),
+                                g.const(-np.inf, fnp, True), zero], name=p + "/Where")
+    past = g.node("Sub", [total, seq], name=p + "/Sub")
+    qpos = g.node("Range", [past, total, one], name=p + "/Range")
+    kpos = g.node("Range", [g.const(0, scalar=True), total, one], name=p + "/Range_1")
+    qcol = g.node("Unsqueeze", [qpos, g.const([1])], name=p + "/Unsqueeze")
+    allowed = g.node("LessOrEqual", [kpos, qcol], name=p + "/LessOrEqual")
+    if mask == "padding":
+        pad = g.node("Cast", ["attention_mask"], name=p + "/Cast", to=TensorProto.BOOL)
+        pad4 = g.node("Unsqueeze", [pad, g.const([1, 2])], name=p + "/Unsqueeze_1")
+        allowed = g.node("And", [allowed, pad4], name=p + "/And")
+    return g.node("Where", [allowed, g.const(0.0, fnp, True),
+                            g.const(np.finfo(fnp).min, fnp, True)], name=p + "/Where")
 
 
 def build_decomposed(cfg, w):
@@ -230,25 +303,7 @@ def build_decomposed(cfg, w):
                   rope_cache(cfg["positions"], hd, cfg["theta"], np.sin, False))
     x = g.node("Gather", [emb, "input_ids"], name="/model/embed_tokens/Gather")
 
-    # Causal + padding mask [B, 1, S, T]: key position <= query position
-    # (queries sit at past .. total-1) and attention_mask[b, key] != 0.
-    p = "/model/mask"
-    one = g.const(1, scalar=True)
-    seq = g.node("Gather", [g.node("Shape", ["input_ids"], name=p + "/Shape"), one],
-                 name=p + "/Gather", axis=0)
-    total = g.node("Gather", [g.node("Shape", ["attention_mask"], name=p + "/Shape_1"), one],
-                   name=p + "/Gather_1", axis=0)
-    past = g.node("Sub", [total, seq], name=p + "/Sub")
-    qpos = g.node("Range", [past, total, one], name=p + "/Range")
-    kpos = g.node("Range", [g.const(0, scalar=True), total, one], name=p + "/Range_1")
-    qcol = g.node("Unsqueeze", [qpos, g.const([1])], name=p + "/Unsqueeze")
-    causal = g.node("LessOrEqual", [kpos, qcol], name=p + "/LessOrEqual")
-    pad = g.node("Cast", ["attention_mask"], name=p + "/Cast", to=TensorProto.BOOL)
-    pad4 = g.node("Unsqueeze", [pad, g.const([1, 2])], name=p + "/Unsqueeze_1")
-    allowed = g.node("And", [causal, pad4], name=p + "/And")
-    bias = g.node("Where", [allowed, g.const(0.0, fnp, True),
-                            g.const(np.finfo(fnp).min, fnp, True)],
-                  name=p + "/Where")
+    bias = causal_mask(g, cfg, fnp)
 
     p = "/model/rotary_emb"
     cos = g.node("Unsqueeze", [g.node("Gather", [cos_c, "position_ids"], name=p + "/Gather"),
@@ -277,13 +332,19 @@ def build_decomposed(cfg, w):
         k = g.node("Transpose", [g.node("Reshape", [k, kv_shape], name=pa + "/Reshape_1")],
                    name=pa + "/Transpose_1", perm=perm)
         v = g.node("Transpose", [g.node("Reshape", [v, kv_shape], name=pa + "/Reshape_2")],
+                   ["present.%d.value" % i] if cfg.get("no_past") and not cfg.get("no_present")
+                   else None,
                    name=pa + "/Transpose_2", perm=perm)
         q = rotary(g, q, cos, sin, hd, pa + "/rotary_q")
-        k = rotary(g, k, cos, sin, hd, pa + "/rotary_k")
-        k = g.node("Concat", ["past_key_values.%d.key" % i, k], ["present.%d.key" % i],
-                   name=pa + "/Concat_k", axis=2)
-        v = g.node("Concat", ["past_key_values.%d.value" % i, v], ["present.%d.value" % i],
-                   name=pa + "/Concat_v", axis=2)
+        if cfg.get("no_past"):   # prefill only: present = the new key and value
+            k = rotary(g, k, cos, sin, hd, pa + "/rotary_k",
+                       None if cfg.get("no_present") else "present.%d.key" % i)
+        else:
+            k = rotary(g, k, cos, sin, hd, pa + "/rotary_k")
+            k = g.node("Concat", ["past_key_values.%d.key" % i, k], ["present.%d.key" % i],
+                       name=pa + "/Concat_k", axis=2)
+            v = g.node("Concat", ["past_key_values.%d.value" % i, v], ["present.%d.value" % i],
+                       name=pa + "/Concat_v", axis=2)
         if A != KV:   # repeat_kv: [B, KV, T, hd] -> [B, KV, rep, T, hd] -> [B, A, T, hd]
             rep = g.const([1, 1, A // KV, 1, 1])
             ax, rs = g.const([2]), g.const([0, A, -1, hd])
@@ -331,15 +392,16 @@ def build_decomposed(cfg, w):
     return g
 
 
-def nbits(g, w, x, name, k, n, zero_points, out=None, pname=None):
+def nbits_any(g, w, x, name, k, n, zero_points, out=None, pname=None,
+              dtype=TensorProto.FLOAT):
     """MatMulNBits, 4 bits, block 32: B uint8 [n, k/32, 16] of random
     nibbles, scales [n * k/32] sized so that (q - zp) * scale has a standard
-    deviation of about 1/sqrt(k)."""
+    deviation of about 1/sqrt(k); of dtype (A's, float32 or float16)."""
     blocks = (k + 31) // 32
     qb = w.add(name + ".MatMul.weight_Q4", TensorProto.UINT8, [n, blocks, 16],
                lambda rng, s, c: rng.integers(0, 256, c, dtype=np.uint8))
     sc = np.float32(1 / (np.sqrt(k) * 4.6))
-    scales = w.add(name + ".MatMul.weight_scales", TensorProto.FLOAT, [n * blocks],
+    scales = w.add(name + ".MatMul.weight_scales", dtype, [n * blocks],
                    lambda rng, s, c: sc * (np.float32(0.8) + np.float32(0.4) *
                                            rng.random(c, dtype=np.float32)))
     ins = [x, qb, scales]
@@ -356,10 +418,14 @@ def build_genai(cfg, w):
     g = Graph(w)
     L, H, A, KV = cfg["layers"], cfg["hidden"], cfg["heads"], cfg["kv_heads"]
     hd, I, V, eps, zp = H // A, cfg["intermediate"], cfg["vocab"], 1e-6, cfg["zero_points"]
-    emb = w.add("model.embed_tokens.weight", TensorProto.FLOAT, [V, H], normal(1.0))
-    cos_c = w.add("cos_cache", TensorProto.FLOAT, [cfg["positions"], hd // 2],
+    F = cfg.get("dtype", TensorProto.FLOAT)   # float16: as the builder's -p fp16
+
+    def nbits(g, w, x, name, k, n, zero_points, out=None, pname=None):
+        return nbits_any(g, w, x, name, k, n, zero_points, out, pname, F)
+    emb = w.add("model.embed_tokens.weight", F, [V, H], normal(1.0))
+    cos_c = w.add("cos_cache", F, [cfg["positions"], hd // 2],
                   rope_cache(cfg["positions"], hd, cfg["theta"], np.cos, True))
-    sin_c = w.add("sin_cache", TensorProto.FLOAT, [cfg["positions"], hd // 2],
+    sin_c = w.add("sin_cache", F, [cfg["positions"], hd // 2],
                   rope_cache(cfg["positions"], hd, cfg["theta"], np.sin, True))
     x = g.node("Gather", [emb, "input_ids"], name="/model/embed_tokens/Gather")
 
@@ -377,7 +443,7 @@ def build_genai(cfg, w):
     skip = None
     for i in range(L):
         pre, p = "model.layers.%d." % i, "/model/layers.%d" % i
-        ln1 = w.add(pre + "input_layernorm.weight", TensorProto.FLOAT, [H], around_one)
+        ln1 = w.add(pre + "input_layernorm.weight", F, [H], around_one)
         if skip is None:
             h = g.node("SimplifiedLayerNormalization", [x, ln1],
                        name=p + "/input_layernorm/LayerNorm", axis=-1, epsilon=eps,
@@ -413,7 +479,7 @@ def build_genai(cfg, w):
                          kv_num_heads=KV, scale=float(1 / np.sqrt(hd)), local_window_size=-1,
                          softcap=0.0, **rot)
         o = nbits(g, w, o, pre + "attn.o_proj", A * hd, H, zp, pname=pa + "/o_proj/MatMul_Q4")
-        ln2 = w.add(pre + "post_attention_layernorm.weight", TensorProto.FLOAT, [H], around_one)
+        ln2 = w.add(pre + "post_attention_layernorm.weight", F, [H], around_one)
         h, _, _, res = g.node("SkipSimplifiedLayerNormalization", [o, res, ln2],
                               [p + "/post_attention_layernorm/output_0", "", "",
                                p + "/post_attention_layernorm/output_3"],
@@ -427,7 +493,7 @@ def build_genai(cfg, w):
         m = g.node("Mul", [act, up], name=pm + "/Mul")
         skip = nbits(g, w, m, pre + "mlp.down_proj", I, H, zp, pname=pm + "/down_proj/MatMul_Q4")
 
-    fn = w.add("model.norm.weight", TensorProto.FLOAT, [H], around_one)
+    fn = w.add("model.norm.weight", F, [H], around_one)
     h = g.node("SkipSimplifiedLayerNormalization", [skip, res, fn],
                ["/model/layers.%d/final_norm_layernorm/output_0" % L],
                name="/model/layers.%d/final_norm_layernorm/SkipLayerNorm" % L, domain=MS,
@@ -452,8 +518,23 @@ def parse(argv):
     ap.add_argument("--sparse", action="store_true",
                     help="all-zero weights in a sparse OUT.data (implies --external)")
     ap.add_argument("--dtype", choices=["float32", "float16"], default="float32",
-                    help="decomposed: float16 as torch's half export (weights, KV cache, "
-                    "logits and mask in float16; RMSNorm and Softmax in float32)")
+                    help="float16: decomposed as torch's half export (weights, KV cache, "
+                    "logits and mask in float16; RMSNorm and Softmax in float32); genai "
+                    "as the builder's fp16 precision (float16 activations, norms, caches "
+                    "and MatMulNBits scales)")
+    ap.add_argument("--no-past", action="store_true",
+                    help="decomposed: a prefill-only export, no past_key_values inputs and "
+                    "no Concat (present = the new key and value)")
+    ap.add_argument("--no-present", action="store_true",
+                    help="with --no-past: no present outputs either (use_cache=False)")
+    ap.add_argument("--mask", choices=["padding", "causal", "sdpa", "tril", "triu"],
+                    default="padding",
+                    help="decomposed: the causal mask with attention_mask's padding "
+                    "(default); causal without an attention_mask input (Range over the "
+                    "shapes); sdpa, torch's scaled_dot_product_attention(is_causal=True) "
+                    "export (Trilu of ones, top-left aligned: causal without a past only); "
+                    "tril, Where(Trilu(true), 0, lowest), and triu, Where(Trilu(true, upper, "
+                    "1), lowest, 0), alike")
     ap.add_argument("--check", action="store_true",
                     help="decomposed: onnx.checker full_check of the written model")
     ap.add_argument("-o", "--output", required=True)
@@ -470,9 +551,12 @@ def parse(argv):
     cfg["theta"], cfg["zero_points"] = a.theta, not a.symmetric
     cfg["rotary_op"] = a.rotary_op and a.form == "genai"
     if a.dtype == "float16":
-        if a.form != "decomposed":
-            ap.error("--dtype float16 is for --form decomposed")
         cfg["dtype"] = TensorProto.FLOAT16
+    if (a.no_past or a.mask != "padding") and a.form != "decomposed":
+        ap.error("--no-past and --mask are for --form decomposed")
+    if a.no_present and not a.no_past:
+        ap.error("--no-present needs --no-past")
+    cfg["no_past"], cfg["no_present"], cfg["mask"] = a.no_past, a.no_present, a.mask
     if cfg["hidden"] % cfg["heads"] or cfg["heads"] % cfg["kv_heads"] or \
             (cfg["hidden"] // cfg["heads"]) % 2:
         ap.error("hidden must split into heads of even size, heads into kv heads")

@@ -26,14 +26,13 @@ have fused Sigmoids and Erfs both ways (--stats).  Prints one line per check;
 exits 1 on a failure."""
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import opmiglib  # noqa: E402
 import ortlib  # noqa: E402
 
 RNG = np.random.default_rng(7411)
@@ -172,33 +171,17 @@ def build(path, i):
 
 
 def save(g, path, i, half, shape):
-    graph = helper.make_graph(g.nodes, "act%d" % i,
-                              [helper.make_tensor_value_info("x", F, shape)],
-                              [helper.make_tensor_value_info(
-                                  o, TensorProto.FLOAT16 if half else F, s) for o, s in g.outs],
-                              g.inits)
-    mdl = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    mdl.ir_version = 8
-    onnx.checker.check_model(mdl, full_check=True)
-    onnx.save(mdl, path)
+    opmiglib.save(g.nodes, g.inits, [helper.make_tensor_value_info("x", F, shape)],
+                  [helper.make_tensor_value_info(o, TensorProto.FLOAT16 if half else F, s)
+                   for o, s in g.outs], path, name="act%d" % i)
     return shape
 
 
 def run(opmig, model, x, od, env):
-    os.makedirs(od, exist_ok=True)
-    r = subprocess.run([opmig, "run", model, x, "-O", od, "--stats", "--threads", "2",
-                        "--repeat", "2"], capture_output=True, text=True, env=env)
-    if r.returncode:
-        return "exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]), {}
-    fused = {m.group(1): int(m.group(2)) for m in
-             re.finditer(r"^(Sigmoid|Erf)\s+\d+\s+\d+\s+(\d+)\s", r.stdout, re.M)}
-    outs = []
-    k = 0
-    while os.path.exists(os.path.join(od, "output_%d.pb" % k)):
-        with open(os.path.join(od, "output_%d.pb" % k), "rb") as f:
-            outs.append(f.read())
-        k += 1
-    return outs, fused
+    """outputs and the Sigmoid and Erf nodes --stats counts as fused"""
+    outs, stats = opmiglib.run(opmig, model, x, od, env, ["--threads", "2", "--repeat", "2"])
+    return outs, {m.group(1): int(m.group(2)) for m in
+                  re.finditer(r"^(Sigmoid|Erf)\s+\d+\s+\d+\s+(\d+)\s", stats, re.M)}
 
 
 WAYS = (("as chosen", {}), ("oneDNN everywhere", {"OPMIG_DNNL_ALL": "1"}))
@@ -248,14 +231,7 @@ def main():
             if isinstance(ref, str):
                 ortlib.check(False, "s%d: onnxruntime: %s" % (i, ref))
                 continue
-            worst = 0.0
-            for raw, r in zip(a, ref):
-                t = onnx.TensorProto()
-                t.ParseFromString(raw)
-                o = numpy_helper.to_array(t).astype(np.float32)
-                r = r.astype(np.float32)
-                scale = max(1.0, float(np.max(np.abs(r)))) if r.size else 1.0
-                worst = max(worst, ortlib.max_diff(o, r) / scale)
+            worst = opmiglib.rel_diff(a, ref)
             ortlib.check(len(a) == len(ref) and worst <= (3e-2 if half else 1e-4),
                          "s%d (%s): against onnxruntime, largest difference %.2e of the "
                          "magnitude" % (i, how, worst))

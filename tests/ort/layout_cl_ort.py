@@ -17,14 +17,13 @@ magnitude, and across the graphs opmig must have stored results channels
 last (its --stats line).  Prints one line per check; exits 1 on a failure."""
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import opmiglib  # noqa: E402
 import ortlib  # noqa: E402
 
 RNG = np.random.default_rng(2612)
@@ -140,13 +139,9 @@ def step(g):
 def save(g, name, shape, outs, path):
     """g's graph, input x of shape, outputs outs [(name, shape)], checked
     and written: (shape, number of outputs)"""
-    graph = helper.make_graph(
-        g.nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-        [helper.make_tensor_value_info(o, TensorProto.FLOAT, so) for o, so in outs], g.inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.checker.check_model(m, full_check=True)
-    onnx.save(m, path)
+    opmiglib.save(g.nodes, g.inits, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                  [helper.make_tensor_value_info(o, TensorProto.FLOAT, so) for o, so in outs],
+                  path, name=name)
     return shape, len(outs)
 
 
@@ -245,16 +240,8 @@ def nhwc_fixed(path, i):
 
 
 def run(opmig, model, x, od, env):
-    r = subprocess.run([opmig, "run", model, x, "-O", od, "--out-format", "npy", "--stats",
-                        "--threads", "2"], capture_output=True, text=True, env=env)
-    if r.returncode:
-        return "exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]), 0
-    m = re.search(r"^results stored channels last: (\d+)$", r.stdout, re.M)
-    outs = []
-    k = 0
-    while os.path.exists(os.path.join(od, "output_%d.npy" % k)):
-        outs.append(np.load(os.path.join(od, "output_%d.npy" % k)))
-        k += 1
+    outs, stats = opmiglib.run(opmig, model, x, od, env)
+    m = re.search(r"^results stored channels last: (\d+)$", stats, re.M)
     return outs, int(m.group(1)) if m else -1
 
 
@@ -287,10 +274,7 @@ def main():
                 ortlib.check(False, "cl%d (%s): %s" % (i, how, ours))
                 continue
             stored += max(n_cl, 0)
-            worst = 0.0
-            for a, b in zip(ours, ref):
-                scale = max(1.0, float(np.max(np.abs(b)))) if b.size else 1.0
-                worst = max(worst, ortlib.max_diff(a, b) / scale)
+            worst = opmiglib.rel_diff(ours, ref)
             ortlib.check(len(ours) == len(ref) == n_out and worst <= 1e-4,
                          "cl%d (%s): %d outputs, %d stored channels last, "
                          "largest difference %.2e of the magnitude" %

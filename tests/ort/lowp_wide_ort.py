@@ -21,14 +21,13 @@ have kept results (its --stats line).  Prints one line per check; exits 1
 on a failure."""
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import opmiglib  # noqa: E402
 import ortlib  # noqa: E402
 
 RNG = np.random.default_rng(2615)
@@ -216,13 +215,8 @@ def build(path, i, low):
             outs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
         else:
             outs.append(helper.make_tensor_value_info(name, low, shape))
-    graph = helper.make_graph(g.nodes, "wide%d" % i,
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, s)],
-                              outs, g.inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.checker.check_model(m, full_check=True)
-    onnx.save(m, path)
+    opmiglib.save(g.nodes, g.inits, [helper.make_tensor_value_info("x", TensorProto.FLOAT, s)],
+                  outs, path, name="wide%d" % i)
     return s
 
 
@@ -252,30 +246,15 @@ def fixed(path, i):
         outs = [(g.op("Conv", [cat, g.lowc(wt(16, 32, 3, 3))], None, **cv), s),
                 (g.op("Sigmoid", [up], None), (1, 16, 65, 65))]
     outs = [(g.op("Cast", [o], None, to=TensorProto.FLOAT), so) for o, so in outs]
-    graph = helper.make_graph(g.nodes, "fixed%d" % i,
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, s)],
-                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, so)
-                               for o, so in outs], g.inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.checker.check_model(m, full_check=True)
-    onnx.save(m, path)
+    opmiglib.save(g.nodes, g.inits, [helper.make_tensor_value_info("x", TensorProto.FLOAT, s)],
+                  [helper.make_tensor_value_info(o, TensorProto.FLOAT, so) for o, so in outs],
+                  path, name="fixed%d" % i)
     return s
 
 
 def run(opmig, model, x, od, env):
-    os.makedirs(od, exist_ok=True)
-    r = subprocess.run([opmig, "run", model, x, "-O", od, "--stats", "--threads", "2"],
-                       capture_output=True, text=True, env=env)
-    if r.returncode:
-        return "exit %d: %s" % (r.returncode, r.stderr.strip()[-300:]), 0
-    m = re.search(r"^16-bit float results kept in float32: (\d+)$", r.stdout, re.M)
-    outs = []
-    k = 0
-    while os.path.exists(os.path.join(od, "output_%d.pb" % k)):
-        with open(os.path.join(od, "output_%d.pb" % k), "rb") as f:
-            outs.append(f.read())
-        k += 1
+    outs, stats = opmiglib.run(opmig, model, x, od, env)
+    m = re.search(r"^16-bit float results kept in float32: (\d+)$", stats, re.M)
     return outs, int(m.group(1)) if m else -1
 
 
@@ -327,13 +306,7 @@ def main():
             if isinstance(ref, str):
                 ortlib.check(False, "w%d: onnxruntime: %s" % (i, ref))
                 continue
-            worst = 0.0
-            for raw, r in zip(a, ref):
-                t = onnx.TensorProto()
-                t.ParseFromString(raw)
-                o = numpy_helper.to_array(t)
-                scale = max(1.0, float(np.max(np.abs(r)))) if r.size else 1.0
-                worst = max(worst, ortlib.max_diff(o, r) / scale)
+            worst = opmiglib.rel_diff(a, ref)
             ortlib.check(len(a) == len(ref) and worst <= 3e-2,
                          "w%d: against onnxruntime, largest difference %.2e of the magnitude" %
                          (i, worst))

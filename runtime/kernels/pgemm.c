@@ -73,6 +73,11 @@ void rt_pgemm_pack_panels(const float *b, int64_t rs, int64_t cs, int64_t k,
 				for (int jj = 0; jj < width; jj += 16)
 					rt_pgemm_tr16_k512(b + (j0 + jj) * cs + s0, cs,
 							   pb + s0 * width + jj, width);
+		/* narrower panels (A's tiles of RT_PG_MR rows): the same with
+		 * fewer rows */
+		if (rs == 1 && w == width && width < 16 && rt_cpu_avx512f())
+			for (; s0 + 16 <= k; s0 += 16)
+				rt_pgemm_trn_k512(b + j0 * cs + s0, cs, width, pb + s0 * width, width);
 		pack_rest(b, rs, cs, s0, k, j0, w, width, pb);
 	}
 }

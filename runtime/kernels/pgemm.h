@@ -106,5 +106,8 @@ void rt_pgemm_split(struct rt_kctx *kc, int64_t panels, double work,
 
 /* The 16 x 16 block at src (row stride ls) transposed into dst (ld). */
 void rt_pgemm_tr16_k512(const float *src, int64_t ls, float *dst, int64_t ld);
+/* The same of rows < 16 rows (src's first rows, ls apart): 16 rows of
+ * `rows` floats each at dst, ld apart. */
+void rt_pgemm_trn_k512(const float *src, int64_t ls, int rows, float *dst, int64_t ld);
 
 #endif

@@ -87,17 +87,19 @@ void rt_pgemm_k512(int mr, int nr, int64_t kc, const float *a,
 	}
 }
 
-/* The 16 x 16 block at src (row stride ls) transposed to dst (row stride
- * ld): pairs of rows interleaved, then groups of four, then the 128-bit
- * lanes of each group of four registers transposed as a 4 x 4 matrix. */
-__attribute__((target("avx512f")))
-void rt_pgemm_tr16_k512(const float *src, int64_t ls, float *dst, int64_t ld)
+/* The 16 x 16 block at src (row stride ls; its first `rows` rows, the
+ * others zero) transposed to dst (row stride ld; `rows` floats of each of
+ * its 16 rows stored): pairs of rows interleaved, then groups of four, then
+ * the 128-bit lanes of each group of four registers transposed as a 4 x 4
+ * matrix. */
+K512 void trn(const float *src, int64_t ls, int rows, float *dst, int64_t ld)
 {
 	__m512 r[16], t[16];
+	const __mmask16 m = (__mmask16)((1u << rows) - 1);
 
 #pragma GCC unroll 16
 	for (int i = 0; i < 16; i++)
-		r[i] = _mm512_loadu_ps(src + i * ls);
+		r[i] = i < rows ? _mm512_loadu_ps(src + i * ls) : _mm512_setzero_ps();
 #pragma GCC unroll 8
 	for (int i = 0; i < 16; i += 2) {
 		t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
@@ -118,9 +120,21 @@ void rt_pgemm_tr16_k512(const float *src, int64_t ls, float *dst, int64_t ld)
 		__m512 v2 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x44);
 		__m512 v3 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xee);
 
-		_mm512_storeu_ps(dst + c * ld, _mm512_shuffle_f32x4(v0, v2, 0x88));
-		_mm512_storeu_ps(dst + (4 + c) * ld, _mm512_shuffle_f32x4(v0, v2, 0xdd));
-		_mm512_storeu_ps(dst + (8 + c) * ld, _mm512_shuffle_f32x4(v1, v3, 0x88));
-		_mm512_storeu_ps(dst + (12 + c) * ld, _mm512_shuffle_f32x4(v1, v3, 0xdd));
+		_mm512_mask_storeu_ps(dst + c * ld, m, _mm512_shuffle_f32x4(v0, v2, 0x88));
+		_mm512_mask_storeu_ps(dst + (4 + c) * ld, m, _mm512_shuffle_f32x4(v0, v2, 0xdd));
+		_mm512_mask_storeu_ps(dst + (8 + c) * ld, m, _mm512_shuffle_f32x4(v1, v3, 0x88));
+		_mm512_mask_storeu_ps(dst + (12 + c) * ld, m, _mm512_shuffle_f32x4(v1, v3, 0xdd));
 	}
+}
+
+__attribute__((target("avx512f")))
+void rt_pgemm_tr16_k512(const float *src, int64_t ls, float *dst, int64_t ld)
+{
+	trn(src, ls, 16, dst, ld);
+}
+
+__attribute__((target("avx512f")))
+void rt_pgemm_trn_k512(const float *src, int64_t ls, int rows, float *dst, int64_t ld)
+{
+	trn(src, ls, rows, dst, ld);
 }

@@ -390,15 +390,18 @@ cleanup:
 	return rc;
 }
 
-/* Input i as float32 of exactly n elements, or NULL when absent (*ok = 1),
- * or on error (*ok = 0). */
-static float *param(struct rt_kctx *k, size_t i, int64_t n, const char *what, int *ok)
+/* Input i as float32 of exactly n elements (read only; its own copy when
+ * *owned: nq_f32_release), or NULL when absent (*ok = 1), or on error
+ * (*ok = 0).  (Weights are read in place: a copy of a speech encoder's
+ * W and R each run was 8% of its time.) */
+static float *param(struct rt_kctx *k, size_t i, int64_t n, const char *what, int *ok,
+		    int *owned)
 {
 	struct rt_value *t = rt_in(k, i);
-	int owned;
 	float *p;
 
 	*ok = 1;
+	*owned = 0;
 	if (!t)
 		return NULL;
 	*ok = 0;
@@ -407,18 +410,8 @@ static float *param(struct rt_kctx *k, size_t i, int64_t n, const char *what, in
 		       t->kind == RT_TENSOR ? (long long)t->numel : -1LL, (long long)n);
 		return NULL;
 	}
-	if (!(p = nq_f32(k, t, &owned)))
+	if (!(p = nq_f32(k, t, owned)))
 		return NULL;
-	if (!owned) {
-		float *q = malloc((size_t)(n ? n : 1) * sizeof(float));
-
-		if (!q) {
-			rt_oom(k);
-			return NULL;
-		}
-		memcpy(q, p, (size_t)n * sizeof(float));
-		p = q;
-	}
 	*ok = 1;
 	return p;
 }
@@ -429,6 +422,21 @@ static void swap01(const float *src, float *dst, int64_t a, int64_t b, int64_t c
 	for (int64_t i = 0; i < a; i++)
 		for (int64_t j = 0; j < b; j++)
 			memcpy(dst + (j * a + i) * c, src + (i * b + j) * c, (size_t)c * sizeof(float));
+}
+
+/* A state of layout 1, [batch, ndir, hid], as [ndir, batch, hid] in a
+ * buffer of its own (*st released and replaced), 0; or -1. */
+static int state_swap(const struct rnn *s, float **st, int *owned)
+{
+	float *t = malloc((size_t)(s->ndir * s->batch * s->hid + 1) * sizeof(float));
+
+	if (!t)
+		return -1;
+	swap01(*st, t, s->batch, s->ndir, s->hid);
+	nq_f32_release(*st, *owned);
+	*st = t;
+	*owned = 1;
+	return 0;
 }
 
 /* Store a state [ndir, batch, hid] as output i in the node's layout. */
@@ -461,10 +469,10 @@ static int run_cell(struct rt_kctx *k, int cell)
 	struct rt_value *x, *w, *r, *y;
 	const char *dir = rt_attr_str(k, "direction", "forward");
 	float *xf = NULL, *xs = NULL, *wf = NULL, *rf = NULL, *bf = NULL, *pf = NULL;
-	float *h0 = NULL, *c0 = NULL, *tmp = NULL, *yb = NULL;
+	float *h0 = NULL, *c0 = NULL, *yb = NULL;
 	int64_t *lens = NULL, hs, dims[4];
 	size_t nl;
-	int xo = 0, ok, rc;
+	int xo = 0, wo = 0, ro = 0, bo = 0, po = 0, ho = 0, co = 0, ok, rc;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = rt_in_tensor(k, 1, &w)) < 0 ||
 	    (rc = rt_in_tensor(k, 2, &r)) < 0 || (rc = nq_check_float(k, x, 0)) < 0)
@@ -510,33 +518,27 @@ static int run_cell(struct rt_kctx *k, int cell)
 		swap01(xf, xs, s.batch, s.seq, s.in);
 		s.x = xs;
 	}
-	if (!(wf = param(k, 1, w->numel, "W", &ok)) || !(rf = param(k, 2, r->numel, "R", &ok)))
+	if (!(wf = param(k, 1, w->numel, "W", &ok, &wo)) ||
+	    !(rf = param(k, 2, r->numel, "R", &ok, &ro)))
 		goto cleanup;
-	bf = param(k, 3, s.ndir * 2 * s.g * s.hid, "B", &ok);
+	bf = param(k, 3, s.ndir * 2 * s.g * s.hid, "B", &ok, &bo);
 	if (!ok)
 		goto cleanup;
-	h0 = param(k, 5, s.ndir * s.batch * s.hid, "initial_h", &ok);
+	h0 = param(k, 5, s.ndir * s.batch * s.hid, "initial_h", &ok, &ho);
 	if (!ok)
 		goto cleanup;
 	if (cell == CELL_LSTM) {
-		c0 = param(k, 6, s.ndir * s.batch * s.hid, "initial_c", &ok);
+		c0 = param(k, 6, s.ndir * s.batch * s.hid, "initial_c", &ok, &co);
 		if (!ok)
 			goto cleanup;
-		pf = param(k, 7, s.ndir * 3 * s.hid, "P", &ok);
+		pf = param(k, 7, s.ndir * 3 * s.hid, "P", &ok, &po);
 		if (!ok)
 			goto cleanup;
 	}
-	if (!(tmp = malloc((size_t)(s.ndir * s.batch * s.hid + 1) * sizeof(float)))) {
+	if (s.layout && ((h0 && state_swap(&s, &h0, &ho) < 0) ||
+			 (c0 && state_swap(&s, &c0, &co) < 0))) {
 		rc = rt_oom(k);
 		goto cleanup;
-	}
-	if (s.layout && h0) {
-		swap01(h0, tmp, s.batch, s.ndir, s.hid);
-		memcpy(h0, tmp, (size_t)(s.ndir * s.batch * s.hid) * sizeof(float));
-	}
-	if (s.layout && c0) {
-		swap01(c0, tmp, s.batch, s.ndir, s.hid);
-		memcpy(c0, tmp, (size_t)(s.ndir * s.batch * s.hid) * sizeof(float));
 	}
 	if (rt_in(k, 4)) {
 		if ((rc = rt_in_ints(k, 4, &lens, &nl)) < 0)
@@ -605,13 +607,12 @@ static int run_cell(struct rt_kctx *k, int cell)
 cleanup:
 	nq_f32_release(xf, xo);
 	free(xs);
-	free(wf);
-	free(rf);
-	free(bf);
-	free(pf);
-	free(h0);
-	free(c0);
-	free(tmp);
+	nq_f32_release(wf, wo);
+	nq_f32_release(rf, ro);
+	nq_f32_release(bf, bo);
+	nq_f32_release(pf, po);
+	nq_f32_release(h0, ho);
+	nq_f32_release(c0, co);
 	free(lens);
 	free(s.y);
 	free(s.yh);

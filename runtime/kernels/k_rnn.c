@@ -172,8 +172,9 @@ static void vec_lstm(const struct rnn *s, float *gt, const float *hr, const floa
 
 /* The products by R (and GRU's Rh) of a batch of rows: OpenBLAS would
  * copy R into its packed layout at every step (63% of a batch-4 LSTM's
- * time), so R^T is packed once for pgemm (pgemm.h); one row is a gemv
- * (gemm.h), which reads R as it is. */
+ * time), so R^T is packed once for pgemm (pgemm.h), also for one row
+ * (OpenBLAS's gemv of R as it is took 16-19% longer over a speech
+ * encoder's steps); the gemv where the CPU lacks AVX-512. */
 #define RPROD_SPLIT 65536.0   /* products a step worth two threads */
 
 struct rprod {
@@ -197,7 +198,7 @@ static int rprod_init(struct rnn *s, const float *r, struct rprod *q)
 	int64_t gh = s->g * s->hid, hid = s->hid;
 
 	q->pr = q->prh = NULL;
-	if (s->batch < 2 || !rt_pgemm_ok())
+	if (!rt_pgemm_ok())
 		return 0;
 	if (!(q->pr = packed_t(r, gh, hid)))
 		return -1;
@@ -206,14 +207,40 @@ static int rprod_init(struct rnn *s, const float *r, struct rprod *q)
 	return 0;
 }
 
+struct rp_job {
+	const struct rnn *s;
+	const float *p, *a;
+	float *c;
+	int64_t n, ldc;
+	int failed;
+};
+
+/* Panels [lo, hi) of packed R^T (their columns of c) */
+static void rp_panels(void *ctx, int64_t lo, int64_t hi)
+{
+	struct rp_job *j = ctx;
+	int64_t j0 = lo * RT_PG_NR, j1 = hi * RT_PG_NR < j->n ? hi * RT_PG_NR : j->n;
+
+	if (rt_pgemm_run_rows(NULL, j->s->batch, j1 - j0, j->s->hid, j->a, j->s->hid,
+			      j->p + j0 * j->s->hid, NULL, j->c + j0, j->ldc) < 0)
+		j->failed = 1;
+}
+
 /* c (nb x n, ldc) = a (nb x hid) * rm^T, rm n x hid (packed in p when
  * not NULL); split over the session's threads from 64K products a step
- * (a 1024 x 256 R: two halves of 130 KMAC). */
+ * (a 1024 x 256 R: two halves of 130 KMAC), below pgemm's own bound. */
 static int rprod_run(struct rt_kctx *k, const struct rnn *s, const float *p, const float *rm,
 		     int64_t n, const float *a, float *c, int64_t ldc)
 {
-	if (p)
-		return rt_pgemm_run_rows(k, s->batch, n, s->hid, a, s->hid, p, NULL, c, ldc);
+	if (p) {
+		struct rp_job j = { s, p, a, c, n, ldc, 0 };
+
+		if (rt_threads(k) > 1 && (double)s->batch * n * s->hid >= RPROD_SPLIT)
+			rt_parallel_for(k, (n + RT_PG_NR - 1) / RT_PG_NR, 1, rp_panels, &j);
+		else
+			rp_panels(&j, 0, (n + RT_PG_NR - 1) / RT_PG_NR);
+		return j.failed ? -1 : 0;
+	}
 	rt_gemm_f32_split(k, RPROD_SPLIT, 0, 1, s->batch, n, s->hid, 1.0f, a, s->hid, rm, s->hid,
 			  0.0f, c, ldc);
 	return 0;

@@ -77,6 +77,7 @@ struct rnn {
 	const int64_t *lens;                     /* [batch] */
 	const float *h0, *c0;                    /* [ndir, batch, hid] or NULL */
 	float *y, *yh, *yc;                      /* [seq, ndir, batch, hid], ... */
+	const struct rpack *kept;                /* R packed for the session */
 };
 
 /* The activations attribute, alpha/beta lists consumed in order by the
@@ -181,6 +182,27 @@ struct rprod {
 	float *pr, *prh;     /* packed R^T and Rh^T, or NULL */
 };
 
+/* Every direction's rprod of a constant R, kept in the node's cache from
+ * its second run (a new 2.4 MB block a run for a 384-wide LSTM came as
+ * fresh pages: 10% of a batch-4 model's time in the kernel's page
+ * clearing) */
+struct rpack {
+	int64_t ndir, g, hid;
+	int lbr;
+	struct rprod d[2];
+};
+
+static void rpack_free(void *p)
+{
+	struct rpack *q = p;
+
+	for (int d = 0; q && d < 2; d++) {
+		free(q->d[d].pr);
+		free(q->d[d].prh);
+	}
+	free(q);
+}
+
 /* rm (n x hid)^T packed into a new 64-byte aligned block (the kernel's
  * loads), or NULL */
 static float *packed_t(const float *rm, int64_t n, int64_t hid)
@@ -193,7 +215,7 @@ static float *packed_t(const float *rm, int64_t n, int64_t hid)
 	return p;
 }
 
-static int rprod_init(struct rnn *s, const float *r, struct rprod *q)
+static int rprod_init(const struct rnn *s, const float *r, struct rprod *q)
 {
 	int64_t gh = s->g * s->hid, hid = s->hid;
 
@@ -224,6 +246,36 @@ static void rp_panels(void *ctx, int64_t lo, int64_t hi)
 	if (rt_pgemm_run_rows(NULL, j->s->batch, j1 - j0, j->s->hid, j->a, j->s->hid,
 			      j->p + j0 * j->s->hid, NULL, j->c + j0, j->ldc) < 0)
 		j->failed = 1;
+}
+
+/* The node's kept packs of R when they fit s (NULL else), made now when
+ * worth keeping. */
+static const struct rpack *rpack_kept(struct rt_kctx *k, const struct rnn *s)
+{
+	struct rpack *q = rt_node_cache(k);
+	int64_t bytes = 0;
+
+	if (q)
+		return q->ndir == s->ndir && q->g == s->g && q->hid == s->hid && q->lbr == s->lbr ?
+		       q : NULL;
+	if (!rt_pgemm_ok() || !rt_in_const(k, 2))
+		return NULL;
+	bytes = s->ndir * (rt_pgemm_packed_len(s->hid, s->g * s->hid) +
+			   (s->cell == CELL_GRU && !s->lbr ? rt_pgemm_packed_len(s->hid, s->hid) : 0)) *
+		(int64_t)sizeof(float);
+	if (!rt_node_cache_worth(k, bytes) || !(q = calloc(1, sizeof(*q))))
+		return NULL;
+	*q = (struct rpack){ s->ndir, s->g, s->hid, s->lbr, { { NULL, NULL }, { NULL, NULL } } };
+	for (int d = 0; d < s->ndir; d++)
+		if (rprod_init(s, s->r + d * s->g * s->hid * s->hid, &q->d[d]) < 0 || !q->d[d].pr) {
+			rpack_free(q);
+			return NULL;
+		}
+	if (rt_node_cache_set(k, q, rpack_free, bytes) < 0) {
+		rpack_free(q);
+		return NULL;
+	}
+	return q;
 }
 
 /* c (nb x n, ldc) = a (nb x hid) * rm^T, rm n x hid (packed in p when
@@ -266,7 +318,8 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 	    !(h = calloc((size_t)(nb * hid + 1), sizeof(float))) ||
 	    !(c = calloc((size_t)(nb * hid + 1), sizeof(float))) ||
 	    !(hn = malloc((size_t)(nb * hid + 1) * sizeof(float))) ||
-	    !(cn = malloc((size_t)(nb * hid + 1) * sizeof(float))) || rprod_init(s, r, &rp) < 0) {
+	    !(cn = malloc((size_t)(nb * hid + 1) * sizeof(float))) ||
+	    (!s->kept && rprod_init(s, r, &rp) < 0)) {
 		rc = rt_oom(k);
 		goto cleanup;
 	}
@@ -292,7 +345,7 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 				memset(gates + bi * gh, 0, (size_t)gh * sizeof(float));
 		}
 		/* hr = H R^T */
-		if (rprod_run(k, s, rp.pr, r, gh, h, hr, gh) < 0) {
+		if (rprod_run(k, s, s->kept ? s->kept->d[d].pr : rp.pr, r, gh, h, hr, gh) < 0) {
 			rc = rt_oom(k);
 			goto cleanup;
 		}
@@ -354,7 +407,8 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 				for (int64_t bi = 0; bi < nb; bi++)
 					for (int64_t j = 0; j < hid; j++)
 						cn[bi * hid + j] = gates[bi * gh + hid + j] * h[bi * hid + j];
-				if (rprod_run(k, s, rp.prh, rh, hid, cn, hr + 2 * hid, gh) < 0) {
+				if (rprod_run(k, s, s->kept ? s->kept->d[d].prh : rp.prh, rh, hid,
+					      cn, hr + 2 * hid, gh) < 0) {
 					rc = rt_oom(k);
 					goto cleanup;
 				}
@@ -597,6 +651,7 @@ static int run_cell(struct rt_kctx *k, int cell)
 	s.h0 = h0;
 	s.c0 = c0;
 	s.lens = lens;
+	s.kept = rpack_kept(k, &s);
 	if (!(s.y = calloc((size_t)(s.seq * s.ndir * s.batch * s.hid + 1), sizeof(float))) ||
 	    !(s.yh = calloc((size_t)(s.ndir * s.batch * s.hid + 1), sizeof(float))) ||
 	    (cell == CELL_LSTM &&

@@ -120,9 +120,14 @@ static void pg_pack_a(const struct pg_job *jb, int64_t i0, int64_t mc,
 static void pg_panels(void *ctx, int64_t lo, int64_t hi)
 {
 	struct pg_job *jb = ctx;
+	/* A's block as large as this product needs (a recurrent cell's few
+	 * rows: 12 KiB, not 480, which came from fresh pages each step) */
+	int64_t rows = (jb->m < RT_PG_MC ? jb->m : RT_PG_MC) + RT_PG_MR - 1;
 	float *buf = NULL;
 
-	if (!(buf = malloc((size_t)RT_PG_MC * RT_PG_KC * sizeof(float)))) {
+	rows -= rows % RT_PG_MR;
+	if (!(buf = malloc((size_t)rows * (jb->k < RT_PG_KC ? (jb->k > 0 ? jb->k : 1) : RT_PG_KC) *
+			   sizeof(float)))) {
 		jb->failed = 1;
 		return;
 	}

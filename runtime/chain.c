@@ -66,6 +66,10 @@ static int step_kind(const struct rt_session *s, const struct rt_gplan *p,
 		return 0;
 	if (!strcmp(op, "Relu"))
 		return n->n_inputs == 1 ? RT_CHAIN_RELU : 0;
+	if (!strcmp(op, "Transpose") || !strcmp(op, "Identity") ||
+	    (!strcmp(op, "Reshape") && n->n_inputs == 2 && n->inputs[0] == v &&
+	     rt_fold_value_const(s, p, n->inputs[1])))
+		return n->inputs[0] == v ? RT_CHAIN_MOVE : 0;
 	if (!strcmp(op, "Clip")) {
 		/* bounds: attributes before opset 11, constant inputs after */
 		if (n->inputs[0] != v)
@@ -125,14 +129,23 @@ static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head
 		steps[n].node = (size_t)(c - p->nodes);
 		n++;
 		v = c->node->outputs[0];
+		if (n >= 2 && steps[n - 2].kind == RT_CHAIN_MOVE)
+			break;   /* the move's one follower ends the chain */
 	}
+	/* a move only before a Relu or Clip (see rt_int.h) */
+	if (n > 0 && steps[n - 1].kind == RT_CHAIN_MOVE)
+		n--;
+	else if (n >= 2 && steps[n - 2].kind == RT_CHAIN_MOVE &&
+		 steps[n - 1].kind != RT_CHAIN_RELU && steps[n - 1].kind != RT_CHAIN_CLIP)
+		n -= 2;
 	if (n == 0 || !(ch = calloc(1, sizeof(*ch))))
 		return;
 	memcpy(ch->steps, steps, n * sizeof(steps[0]));
 	ch->n = n;
 	np->chain = ch;
 	for (size_t i = 0; i < n; i++) {
-		p->nodes[steps[i].node].chained = 1;
+		/* a move runs as a node: it heads its follower (catbuf.c) */
+		p->nodes[steps[i].node].chained = steps[i].kind != RT_CHAIN_MOVE;
 		p->nodes[steps[i].node].chain_head = i ? steps[i - 1].node : head;
 		for (int j = 0; j < steps[i].n_aux; j++) {
 			p->nodes[steps[i].aux[j]].chained = 1;
@@ -325,6 +338,8 @@ static void step_span(int kind, float m, float a, const float *restrict t,
 	case RT_CHAIN_GELU_MUL:
 		rt_gelu_f32(y, n, kind == RT_CHAIN_GELU_DIV, m, a, round);
 		break;
+	case RT_CHAIN_MOVE:
+		break;
 	default:   /* RT_CHAIN_RELU, as k_act.c's */
 		for (int64_t i = 0; i < n; i++)
 			y[i] = y[i] < 0 ? 0 : y[i];
@@ -434,27 +449,38 @@ static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_npl
 
 		/* on a kept 16-bit float result: the steps whose rounding
 		 * is theirs (Relu's result is the rounded value's) */
-		if (e->round && ch->steps[e->n].kind != RT_CHAIN_RELU && !st->n_aux)
+		if (e->round && st->kind != RT_CHAIN_RELU && st->kind != RT_CHAIN_MOVE &&
+		    !st->n_aux)
+			break;
+		/* a step another chain's run has done (a move's follower,
+		 * whose move heads it too) */
+		if (f->skip[st->node])
 			break;
 		if (st->n_aux)
 			ok = rt_chain_act_coef(f, st, m, m + e->c) &&
 			     fill(m, e->c) && fill(m + e->c, e->c);
-		else if (ch->steps[e->n].kind == RT_CHAIN_ADDT)
-			ok = tensors && (e->t[e->n] = same_shape(rt_chain_operand(f, cp, (size_t)ch->steps[e->n].operand), y));
-		else if (ch->steps[e->n].kind == RT_CHAIN_BN)
+		else if (st->kind == RT_CHAIN_ADDT)
+			ok = tensors && (e->t[e->n] = same_shape(rt_chain_operand(f, cp, (size_t)st->operand), y));
+		else if (st->kind == RT_CHAIN_BN)
 			ok = bn_coeffs(s, f, cp, e->c, m, m + e->c);
-		else if (ch->steps[e->n].kind == RT_CHAIN_CLIP)
+		else if (st->kind == RT_CHAIN_CLIP)
 			ok = clip_bounds(s, f, cp, e->c, m, m + e->c);
-		else if (ch->steps[e->n].kind != RT_CHAIN_RELU)
-			ok = per_channel(rt_chain_operand(f, cp, (size_t)ch->steps[e->n].operand), y, m);
+		else if (st->kind != RT_CHAIN_RELU && st->kind != RT_CHAIN_MOVE)
+			ok = per_channel(rt_chain_operand(f, cp, (size_t)st->operand), y, m);
 		for (int j = 0; ok && j < st->n_aux; j++)
 			ok = !f->vals[f->p->nodes[st->aux[j]].out[0]];
 		if (!ok || f->vals[cp->out[0]])
 			break;
-		e->kind[e->n] = ch->steps[e->n].kind;
-		if ((y->flags & RT_VALUE_CL) && !step_uniform(e, e->n))
+		e->kind[e->n] = st->kind;
+		/* channels last, or after a move: what is the same on every
+		 * channel */
+		if (((y->flags & RT_VALUE_CL) || (e->n && e->kind[e->n - 1] == RT_CHAIN_MOVE)) &&
+		    !step_uniform(e, e->n))
 			break;
 	}
+	/* never a move without its follower */
+	if (e->n > 0 && e->kind[e->n - 1] == RT_CHAIN_MOVE)
+		e->n--;
 	if (e->n > 0)
 		return 1;
 	free(e->coef);
@@ -462,14 +488,24 @@ static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_npl
 }
 
 /* The steps done: np's result moves to the last one's slot, and they are
- * marked to be skipped. */
+ * marked to be skipped; with a move, to the slot before it, the move runs
+ * as a node, and its follower gives the move's result as its own
+ * (RT_SKIP_ALIAS). */
 static void commit(struct rt_frame *f, const struct rt_nplan *np, const struct rt_epilogue *e)
 {
-	int tail = f->p->nodes[e->ch->steps[e->n - 1].node].out[0];
+	size_t n = e->n;
+	int tail;
 
+	if (n >= 2 && e->kind[n - 2] == RT_CHAIN_MOVE) {
+		f->skip[e->ch->steps[n - 1].node] = RT_SKIP_ALIAS;
+		n -= 2;
+	}
+	if (!n)
+		return;
+	tail = f->p->nodes[e->ch->steps[n - 1].node].out[0];
 	f->vals[tail] = f->vals[np->out[0]];
 	f->vals[np->out[0]] = NULL;
-	for (size_t i = 0; i < e->n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		f->skip[e->ch->steps[i].node] = 1;
 		for (int j = 0; j < e->ch->steps[i].n_aux; j++)
 			f->skip[e->ch->steps[i].aux[j]] = 1;

@@ -336,7 +336,10 @@ int rt_frame_step(struct rt_session *s, struct rt_frame *f, struct ir_diag *d)
 		rt_qdq_begin(s, f);
 	np = &f->p->nodes[f->next++];
 	if (f->skip && f->skip[f->next - 1]) {
-		/* done by the chain of the node before it */
+		/* done by the chain of the node before it (a Relu or Clip after
+		 * a move: the move's result is its own) */
+		if (f->skip[f->next - 1] == RT_SKIP_ALIAS)
+			f->vals[np->out[0]] = rt_value_ref(f->vals[np->in[0].slot]);
 		if (s->o.collect_stats)
 			s->stats.ops[np->stat].fused++;
 	} else if (s->o.only && f->depth == 0 && !f->parent &&

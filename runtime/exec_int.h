@@ -34,6 +34,8 @@ struct rt_chain_step {
 	int n_aux;
 };
 
+#define RT_SKIP_ALIAS 2
+
 struct rt_chain {
 	size_t n;
 	struct rt_chain_step steps[RT_CHAIN_MAX];
@@ -127,7 +129,8 @@ struct rt_frame {
 	size_t next;                        /* the next node (rt_frame_step) */
 	unsigned char *skip;                /* per node: done by a chain or a
 					     * unit this run (plans with chains
-					     * or units only) */
+					     * or units only); RT_SKIP_ALIAS:
+					     * its input 0 is its result */
 	int qdq;                            /* units run this run (qdq.c) */
 	struct rt_value **catbuf;           /* per node: a Concat's result,
 					     * allocated by its first producer

@@ -98,7 +98,7 @@ static void dn_conv_free(void *p)
 }
 
 /* The epilogue's steps as post-ops, when all are Relu or Clip with one
- * bound for every channel. */
+ * bound for every channel (or a move between them: nothing to do). */
 static int dn_post_from(const struct rt_epilogue *e, struct dn_post *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -107,18 +107,19 @@ static int dn_post_from(const struct rt_epilogue *e, struct dn_post *p)
 	for (size_t s = 0; s < e->n; s++) {
 		const float *m = e->coef + 2 * e->c * s, *a = m + e->c;
 
+		if (e->kind[s] == RT_CHAIN_MOVE)
+			continue;
 		if (e->kind[s] == RT_CHAIN_CLIP) {
 			for (int64_t ch = 1; ch < e->c; ch++)
 				if (m[ch] != m[0] || a[ch] != a[0])
 					return 0;
-			p->lo[s] = m[0];
-			p->hi[s] = a[0];
+			p->lo[p->n] = m[0];
+			p->hi[p->n] = a[0];
 		} else if (e->kind[s] != RT_CHAIN_RELU) {
 			return 0;
 		}
-		p->kind[s] = e->kind[s];
+		p->kind[p->n++] = e->kind[s];
 	}
-	p->n = (int)e->n;
 	return 1;
 }
 

@@ -32,6 +32,8 @@ static inline __m512 knn_epi512_step(int kind, __m512 r, __m512 m, __m512 a)
 		return _mm512_div_ps(m, r);
 	case RT_CHAIN_CLIP:
 		return _mm512_min_ps(a, _mm512_max_ps(m, r));
+	case RT_CHAIN_MOVE:   /* a Transpose or Reshape after: no data op */
+		return r;
 	case RT_CHAIN_SILU:   /* as the Sigmoid kernel (k_act512.c), then Mul */
 		return _mm512_mul_ps(r, knn_sigmoid512(r));
 	default:   /* RT_CHAIN_RELU */

@@ -2,7 +2,9 @@
 # t1214-act-chain.sh: SiLU and GELU as exporters write them (Sigmoid and
 # the Mul of the value by it; Div, Erf, Add 1, Mul, Mul by a half) done as
 # one step of the value's epilogue chain (runtime/chain.c, chain_act.c):
-# on seeded random conv and transformer graphs, also stored channels
+# and a Relu or Clip after a Transpose or Reshape done by the convolution
+# before it (tf2onnx's Conv, Transpose, Relu): on seeded random conv,
+# transformer and NHWC graphs, also stored channels
 # last between oneDNN convolutions and in float16 (each step rounding its
 # result), the outputs are the same bytes with
 # and without chains (OPMIG_NO_CHAIN=1) and agree with onnxruntime-node;

@@ -13,7 +13,11 @@ by a third node, Mul by another value's Sigmoid); transformer-style
 graphs (MatMul, a bias Add along the last axis, GELU of each form, also
 with an Add of 2 instead of 1 or a Sigmoid in place of the Erf, which must
 stay nodes, the GELU's value also an output; GELU after a convolution);
-batch 1 and 2; a
+tf2onnx-style graphs (NHWC, each convolution between Transposes, the Relu or
+Clip after the Transpose back: done by the convolution before the move;
+also after a Reshape, after BatchNormalization, the Transpose's result
+read twice or a graph output, a Clip bound per channel, which must stay
+nodes); batch 1 and 2; a
 quarter of them in float16 (the input Cast, float16 weights: each step
 then rounds its result, lowp.c).  Each
 graph runs in opmig four ways: as chosen and with oneDNN for every
@@ -103,10 +107,54 @@ def build_tf(path, i, half):
     return g, [n, t, d]
 
 
+def build_move(path, i, half):
+    """NHWC: Transpose, Conv (BatchNormalization), Transpose back or a
+    Reshape, then Relu or Clip (or forms that must stay nodes)"""
+    g = G(half)
+    n, s, c = 1 + (i % 5 == 4), int(RNG.integers(5, 40)), int(RNG.choice([3, 8, 16]))
+    shape = [n, s, s, c]
+    x = g.op("Cast", ["x"], to=TensorProto.FLOAT16) if half else "x"
+    for b in range(int(RNG.integers(2, 4))):
+        kind = int(RNG.integers(0, 8))
+        m = int(RNG.choice([8, 16, 24]))
+        t = g.op("Transpose", [x], perm=[0, 3, 1, 2])
+        v = conv(g, t, c, int(RNG.choice([1, 3])), 1, 1, m)
+        c = m
+        if kind == 1:
+            v = g.op("BatchNormalization", [v, g.c(1 + 0.2 * RNG.standard_normal(c)),
+                                            g.c(0.1 * RNG.standard_normal(c)),
+                                            g.c(0.1 * RNG.standard_normal(c)),
+                                            g.c(0.5 + RNG.random(c))])
+        if kind == 2:   # a Reshape (to NHWC's shape, the bytes as they are) moves
+            sh = g.name("sh")
+            g.inits.append(numpy_helper.from_array(np.int64([n, s, s, c]), sh))
+            u = g.op("Reshape", [v, sh])
+        else:
+            u = g.op("Transpose", [v], perm=[0, 2, 3, 1])
+        if kind == 3:   # the moved value read twice: no step
+            y = g.op("Add", [g.op("Relu", [u]), u])
+        elif kind == 4:   # the moved value a graph output too
+            g.outs.append((u, [n, s, s, c]))
+            y = g.op("Relu", [u])
+        elif kind == 5:   # a bound per channel after the move: stays a node
+            y = g.op("Clip", [u, g.c(-0.5), g.c(1.5)]) if half else \
+                g.op("Min", [g.op("Relu", [u]), g.c(1 + RNG.random(c))])
+        elif kind % 2:
+            y = g.op("Clip", [u, g.c(-0.3), g.c(float(RNG.choice([1.0, 6.0])))])
+        else:
+            y = g.op("Relu", [u])
+        if RNG.random() < 0.2:
+            g.outs.append((y, [n, s, s, c]))
+        x = y
+    if not g.outs or g.outs[-1][0] != x:
+        g.outs.append((x, [n, s, s, c]))
+    return g, shape
+
+
 def build(path, i):
     half = i % 4 == 1
-    if i % 3 == 1:
-        g, shape = build_tf(path, i, half)
+    if i % 3 == 1 or i % 6 == 2:
+        g, shape = (build_tf if i % 3 == 1 else build_move)(path, i, half)
         return save(g, path, i, half, shape)
     g = G(half)
     n = 1 + (i % 5 == 4)
@@ -181,7 +229,8 @@ def run(opmig, model, x, od, env):
     """outputs and the Sigmoid and Erf nodes --stats counts as fused"""
     outs, stats = opmiglib.run(opmig, model, x, od, env, ["--threads", "2", "--repeat", "2"])
     return outs, {m.group(1): int(m.group(2)) for m in
-                  re.finditer(r"^(Sigmoid|Erf)\s+\d+\s+\d+\s+(\d+)\s", stats, re.M)}
+                  re.finditer(r"^(Sigmoid|Erf|Relu|Clip)\s+\d+\s+\d+\s+(\d+)\s", stats,
+                              re.M)}
 
 
 WAYS = (("as chosen", {}), ("oneDNN everywhere", {"OPMIG_DNNL_ALL": "1"}))
@@ -203,6 +252,7 @@ def main():
     refs = ortlib.run_many([(c[0], {"x": c[1]}) for c in cases], os.path.join(work, "ort"))
     fused = {(how, op): 0 for how, _ in WAYS for op in ("Sigmoid", "Erf")}
     tf_erf = 0   # in the transformer graphs: after a bias Add along the last axis
+    moved = 0    # Relu and Clip after a Transpose or Reshape, done before it
     for i, (path, x, xf, half) in enumerate(cases):
         for how, extra in WAYS:
             got = {}
@@ -222,6 +272,8 @@ def main():
                 fused[(how, op)] += n_fused.get(op, 0)
             if i % 3 == 1:
                 tf_erf += n_fused.get("Erf", 0)
+            elif i % 6 == 2:
+                moved += n_fused.get("Relu", 0) + n_fused.get("Clip", 0)
             ortlib.check(len(a) == len(b) and a == b and not any(n_off.values()),
                          "s%d%s (%s): %d outputs the same bytes with and without chains "
                          "(%d Sigmoids, %d Erfs fused)" %
@@ -238,6 +290,7 @@ def main():
     for (how, op), k in sorted(fused.items()):
         ortlib.check(k > 0, "%ss fused into chains (%s): %d" % (op, how, k))
     ortlib.check(tf_erf > 0, "Erfs fused after a MatMul's bias Add: %d" % tf_erf)
+    ortlib.check(moved > 0, "Relus and Clips done before a Transpose or Reshape: %d" % moved)
     return ortlib.failures()
 
 

@@ -25,8 +25,9 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from gen_broad import save
 
 RNG = np.random.default_rng(4099)
 F = TensorProto.FLOAT
@@ -58,14 +59,6 @@ class G:
 def w(*shape, scale=1.0):
     fan = int(np.prod(shape[1:])) if len(shape) > 1 else shape[0]
     return (RNG.standard_normal(shape) * np.sqrt(2.0 / fan) * scale).astype(np.float32)
-
-
-def save(g, path, ins, outs):
-    graph = helper.make_graph(g.nodes, os.path.basename(path)[:-5], ins, outs, g.inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.checker.check_model(m, full_check=True)
-    onnx.save(m, path)
 
 
 def conv(g, x, cin, cout, k=3, stride=1, group=1, bias=True, pads=None):

@@ -70,6 +70,13 @@ def conv(g, x, c, k, stride, group, m):
                 pads=[k // 2] * 4, strides=[stride] * 2, group=group)
 
 
+def bn(g, v, c):
+    return g.op("BatchNormalization", [v, g.c(1 + 0.2 * RNG.standard_normal(c)),
+                                       g.c(0.1 * RNG.standard_normal(c)),
+                                       g.c(0.1 * RNG.standard_normal(c)),
+                                       g.c(0.5 + RNG.random(c))])
+
+
 def silu(g, v, order):
     s = g.op("Sigmoid", [v])
     return g.op("Mul", [v, s] if order else [s, v])
@@ -121,10 +128,7 @@ def build_move(path, i, half):
         v = conv(g, t, c, int(RNG.choice([1, 3])), 1, 1, m)
         c = m
         if kind == 1:
-            v = g.op("BatchNormalization", [v, g.c(1 + 0.2 * RNG.standard_normal(c)),
-                                            g.c(0.1 * RNG.standard_normal(c)),
-                                            g.c(0.1 * RNG.standard_normal(c)),
-                                            g.c(0.5 + RNG.random(c))])
+            v = bn(g, v, c)
         if kind == 2:   # a Reshape (to NHWC's shape, the bytes as they are) moves
             sh = g.name("sh")
             g.inits.append(numpy_helper.from_array(np.int64([n, s, s, c]), sh))
@@ -173,10 +177,7 @@ def build(path, i):
         h, w = (h + stride - 1) // stride, (w + stride - 1) // stride
         c = m
         if kind == 1:
-            v = g.op("BatchNormalization", [v, g.c(1 + 0.2 * RNG.standard_normal(c)),
-                                            g.c(0.1 * RNG.standard_normal(c)),
-                                            g.c(0.1 * RNG.standard_normal(c)),
-                                            g.c(0.5 + RNG.random(c))])
+            v = bn(g, v, c)
         if kind == 2:   # an Add of two results heads it
             v = g.op("Add", [v, conv(g, x if stride == 1 and dw else v, c, 1, 1, 1, c)])
         if kind == 3:   # the Sigmoid's result is an output too: not fused
@@ -233,9 +234,6 @@ def run(opmig, model, x, od, env):
                               re.M)}
 
 
-WAYS = (("as chosen", {}), ("oneDNN everywhere", {"OPMIG_DNNL_ALL": "1"}))
-
-
 def main():
     got = ortlib.start(sys.argv)
     if not got:
@@ -250,11 +248,11 @@ def main():
         np.save(xf, x)
         cases.append((path, x, xf, i % 4 == 1))
     refs = ortlib.run_many([(c[0], {"x": c[1]}) for c in cases], os.path.join(work, "ort"))
-    fused = {(how, op): 0 for how, _ in WAYS for op in ("Sigmoid", "Erf")}
+    fused = {(how, op): 0 for how, _ in opmiglib.WAYS for op in ("Sigmoid", "Erf")}
     tf_erf = 0   # in the transformer graphs: after a bias Add along the last axis
     moved = 0    # Relu and Clip after a Transpose or Reshape, done before it
     for i, (path, x, xf, half) in enumerate(cases):
-        for how, extra in WAYS:
+        for how, extra in opmiglib.WAYS:
             got = {}
             for chain in (1, 0):
                 env = {k: v for k, v in os.environ.items()

@@ -258,9 +258,6 @@ def run(opmig, model, x, od, env):
     return outs, int(m.group(1)) if m else -1
 
 
-WAYS = (("as chosen", {}), ("oneDNN everywhere", {"OPMIG_DNNL_ALL": "1"}))
-
-
 def main():
     got = ortlib.start(sys.argv)
     if not got:
@@ -280,7 +277,7 @@ def main():
                                          os.path.join(work, "ort"))))
     kept = 0
     for i, (path, x, xf, low) in enumerate(cases):
-        for how, extra in WAYS:
+        for how, extra in opmiglib.WAYS:
             got = {}
             for wide in (1, 0):
                 env = {k: v for k, v in os.environ.items()

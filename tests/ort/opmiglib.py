@@ -18,6 +18,11 @@ import onnx
 from onnx import helper, numpy_helper
 
 
+# opmig's two ways of running convolutions the tests compare: as it
+# chooses, and oneDNN for every convolution it can make
+WAYS = (("as chosen", {}), ("oneDNN everywhere", {"OPMIG_DNNL_ALL": "1"}))
+
+
 def save(nodes, inits, inputs, outputs, path, opset=17, name=None):
     """The graph as an opset-`opset` model (ir_version 8), checked with
     onnx.checker's full_check, written to path."""

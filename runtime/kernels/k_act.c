@@ -18,8 +18,11 @@ KEL_UNARY_FLOAT(relu, x < 0 ? 0 : x)
 KEL_UNARY_INT(relu, !p->uns && x < 0 ? 0 : x)
 KEL_UNARY_FLOAT(leaky, x < 0 ? p->a * x : x)
 KEL_UNARY_FLOAT(sigmoid, x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)))
-KEL_UNARY_FLOAT(hsigmoid, fmax((T)0, fmin((T)1, (T)p->a * x + (T)p->b)))
-KEL_UNARY_FLOAT(hswish, x * fmax((T)0, fmin((T)1, x / 6 + (T)0.5)))
+/* max(0, min(1, v)) as comparisons, which vectorize (libm's fmin and fmax
+ * were called element by element); a NaN v gives 1, as fmin's does */
+#define UNIT_CLAMP(v) ((v) < 1 ? ((v) > 0 ? (v) : 0) : 1)
+KEL_UNARY_FLOAT(hsigmoid, UNIT_CLAMP((T)p->a * x + (T)p->b))
+KEL_UNARY_FLOAT(hswish, x * UNIT_CLAMP(x / 6 + (T)0.5))
 KEL_UNARY_FLOAT(elu, x < 0 ? (T)p->a * expm1(x) : x)
 KEL_UNARY_FLOAT(selu, x <= 0 ? (T)p->b * ((T)p->a * exp(x) - (T)p->a) : (T)p->b * x)
 KEL_UNARY_FLOAT(celu, fmax((T)0, x) + fmin((T)0, (T)p->a * expm1(x / (T)p->a)))

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/kernels/k_conv_int.h"   /* knn_conv_integer_f32 */
 #include "runtime/qdq_int.h"
 
 static char qlinear_conv[] = "QLinearConv", qlinear_matmul[] = "QLinearMatMul",
@@ -351,6 +352,38 @@ static struct rt_qdq *unit_at(struct rt_session *s, struct rt_gplan *p, size_t i
 		rt_qdq_unit_free(u);
 		return NULL;
 	}
+	/* QLinearConv reads x stored channels last (k_qlinear.c) */
+	u->np.cl_in = conv;
+	return u;
+}
+
+/* ConvInteger whose result's only use is a Cast to float32 (a dynamic
+ * quantizer's layer: DynamicQuantizeLinear, ConvInteger, Cast, Mul) as
+ * one node writing float32 of the sums (knn_conv_integer_f32): the int32
+ * tensor and the Cast's pass gone, bit for bit (int32 to float32 rounds
+ * once either way). */
+static struct rt_qdq *cast_unit_at(struct rt_gplan *p, size_t i)
+{
+	struct rt_nplan *h = &p->nodes[i], *c;
+	const struct ir_node *n = h->node;
+	struct rt_qdq *u;
+
+	if (!rt_qdq_is_op(n, "ConvInteger") || !h->kernel || h->fold != RT_FOLD_NONE ||
+	    n->n_outputs != 1 || !n->outputs[0] || !(c = rt_plan_sole_use(p, n->outputs[0])) ||
+	    !rt_qdq_is_op(c->node, "Cast") || c->fold != RT_FOLD_NONE || !c->kernel ||
+	    c->node->n_outputs != 1 || !c->node->outputs[0] ||
+	    attr_int(c->node, "to", 0) != IR_DTYPE_FLOAT || !(u = rt_qdq_unit_new(n, n->n_inputs)))
+		return NULL;
+	for (size_t j = 0; j < n->n_inputs; j++)
+		u->ins[j] = n->inputs[j];
+	u->outs[0] = c->node->outputs[0];
+	u->skip[0] = c->node->index;
+	u->kernel = (struct rt_kernel){ "ai.onnx", "ConvInteger", 1, RT_OPEN,
+					knn_conv_integer_f32 };
+	if (rt_qdq_unit_plan(p, i, u) < 0) {
+		rt_qdq_unit_free(u);
+		return NULL;
+	}
 	return u;
 }
 
@@ -381,7 +414,7 @@ void rt_qdq_mark(struct rt_session *s, struct rt_gplan *p)
 	size_t n_skip = 0, *skip;
 
 	for (size_t i = 0; i < p->n_nodes; i++)
-		if ((p->nodes[i].qdq = unit_at(s, p, i)) ||
+		if ((p->nodes[i].qdq = unit_at(s, p, i)) || (p->nodes[i].qdq = cast_unit_at(p, i)) ||
 		    (p->nodes[i].qdq = rt_qdq_table_at(s, p, i)) ||
 		    (p->nodes[i].qdq = rt_qdq_wo_at(s, p, i)))
 			p->n_qdq++;

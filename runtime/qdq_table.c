@@ -87,6 +87,8 @@ struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t 
 	snprintf(u->op, sizeof(u->op), "QLinear%s", ir_s(n->op_type));
 	u->node.op_type = u->op;
 	u->kernel = (struct rt_kernel){ "ai.onnx", u->op, 1, RT_OPEN, qt_run };
+	/* qt_run reads codes stored channels last (layout_cl.c) */
+	u->np.cl_in = 1;
 	if (rt_qdq_unit_plan(p, i, u) == 0)
 		return u;
 fail:
@@ -274,12 +276,85 @@ static void map_codes(const struct rt_value *x, int64_t from, int64_t n, const u
 		y[i] = tab[b[i]];
 }
 
+/* Coded inputs 0..m-1 plain (copies of those stored channels last). */
+static int plain_codes(struct rt_kctx *k, size_t m)
+{
+	int rc;
+
+	for (size_t j = 0; j < m; j++)
+		if ((rc = rt_cl_plain_in(k, j)) < 0)
+			return rc;
+	return 0;
+}
+
+struct cat_cl {
+	struct rt_kctx *k;
+	const uint8_t *tabs;      /* per input, indexed by the byte */
+	uint8_t *y;
+	int64_t c;                /* the output's channels */
+};
+
+/* Positions [lo, hi): each input's channels at the position, mapped. */
+static void cat_cl_rows(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct cat_cl *j = ctx;
+	struct rt_kctx *k = j->k;
+	size_t m = (k->n_in - 2) / 3;
+
+	for (int64_t p = lo; p < hi; p++) {
+		uint8_t *y = j->y + p * j->c;
+
+		for (size_t i = 0; i < m; i++) {
+			int64_t ci = k->in[i]->dims[1];
+			const uint8_t *x = (const uint8_t *)k->in[i]->data + p * ci, *t = j->tabs + 256 * i;
+
+			for (int64_t q = 0; q < ci; q++)
+				y[q] = t[x[q]];
+			y += ci;
+		}
+	}
+}
+
+/* A Concat of channels whose inputs are all stored channels last: the
+ * result so too, position by position (1 done, 0 not taken). */
+static int concat_cl(struct rt_kctx *k, struct rt_qdq *u, int dt, int axis,
+		     const int64_t *dims)
+{
+	size_t m = u->n_codes;
+	struct cat_cl j = { k, NULL, NULL, dims[1] };
+	uint8_t *tabs;
+	struct rt_value *y;
+
+	for (size_t i = 0; i < m; i++)
+		if (!(k->in[i]->flags & RT_VALUE_CL))
+			return 0;
+	if (axis != 1)
+		return 0;
+	if (!(tabs = malloc(256 * m)))
+		return rt_oom(k);
+	for (size_t i = 0; i < m; i++)   /* by the byte: int8's codes flipped */
+		for (int c = 0; c < 256; c++)
+			tabs[256 * i + c] = u->table[256 * i + (k->in[i]->dtype == IR_DTYPE_INT8 ?
+							      c ^ 0x80 : c)];
+	if (!(y = rt_out_tensor(k, 0, dt, k->in[0]->rank, dims))) {
+		free(tabs);
+		return IR_ENOMEM;
+	}
+	j.tabs = tabs;
+	j.y = y->data;
+	rt_parallel_for(k, y->numel / (dims[1] ? dims[1] : 1), 4096, cat_cl_rows, &j);
+	free(tabs);
+	rt_cl_set(y, 1);
+	return 1;
+}
+
 static int run_concat(struct rt_kctx *k, struct rt_qdq *u, int dt)
 {
 	size_t m = u->n_codes;
 	const struct rt_value *x0 = k->in[0];
 	int64_t axis = rt_attr_int(k, "axis", 1), dims[RT_MAX_RANK], outer = 1, tail = 1, off = 0;
 	struct rt_value *y;
+	int rc;
 
 	if (axis < 0)
 		axis += x0->rank;
@@ -296,6 +371,10 @@ static int run_concat(struct rt_kctx *k, struct rt_qdq *u, int dt)
 				return rt_err(k, "input %zu's shape does not match input 0's", j);
 		dims[axis] += x->dims[axis];
 	}
+	if ((rc = concat_cl(k, u, dt, (int)axis, dims)) != 0)
+		return rc < 0 ? rc : 0;
+	if ((rc = plain_codes(k, m)) < 0)
+		return rc;
 	for (int64_t d = 0; d < axis; d++)
 		outer *= dims[d];
 	for (int d = (int)axis + 1; d < x0->rank; d++)
@@ -318,7 +397,18 @@ static int run_binary(struct rt_kctx *k, struct rt_qdq *u, int dt)
 	int rank = a->rank > b->rank ? a->rank : b->rank;
 	int64_t dims[RT_MAX_RANK];
 	struct pair c;
+	int cl, rc;
 
+	/* both stored channels last in one shape: element by element as
+	 * they are; else both plain */
+	cl = (a->flags & b->flags & RT_VALUE_CL) && a->rank == b->rank &&
+	     !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(*a->dims));
+	if (!cl) {
+		if ((rc = plain_codes(k, 2)) < 0)
+			return rc;
+		a = k->in[0];
+		b = k->in[1];
+	}
 	for (int d = 0; d < rank; d++) {
 		int64_t da = d < rank - a->rank ? 1 : a->dims[d - (rank - a->rank)];
 		int64_t db = d < rank - b->rank ? 1 : b->dims[d - (rank - b->rank)];
@@ -331,6 +421,7 @@ static int run_binary(struct rt_kctx *k, struct rt_qdq *u, int dt)
 		return IR_ENOMEM;
 	c = (struct pair){ a, b, y->data, u->table };
 	rt_bcast_run(k, (struct rt_value *[]){ a, b }, 2, rank, dims, pair_run, &c);
+	rt_cl_set(y, cl);
 	return 0;
 }
 
@@ -356,5 +447,6 @@ static int qt_run(struct rt_kctx *k)
 	if (!(y = rt_out_tensor(k, 0, k->in[3 * m + 1]->dtype, k->in[0]->rank, k->in[0]->dims)))
 		return IR_ENOMEM;
 	map_codes(k->in[0], 0, y->numel, u->table, y->data);
+	rt_cl_set(y, (k->in[0]->flags & RT_VALUE_CL) != 0);   /* code by code: the layout stays */
 	return 0;
 }

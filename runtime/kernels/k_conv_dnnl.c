@@ -524,8 +524,10 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 }
 
 struct dn_corr {
-	const int32_t *t, *d;     /* sums of m + 1 channels, the factors */
+	const int32_t *t, *d;     /* sums of m + 1 channels, the factors
+				   * (d NULL: m channels, none) */
 	int32_t *y;
+	float *yf;                /* float32 of each sum instead, or NULL */
 	int64_t m, plane;
 };
 
@@ -533,15 +535,30 @@ struct dn_corr {
 static void dn_corr_planes(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct dn_corr *j = ctx;
+	int64_t gm = j->m + (j->d != NULL);
 
 	for (int64_t p = lo; p < hi; p++) {
 		int64_t b = p / j->m, o = p % j->m;
-		const int32_t *t = j->t + (b * (j->m + 1) + o) * j->plane;
-		const int32_t *s = j->t + (b * (j->m + 1) + j->m) * j->plane;
-		int32_t *y = j->y + p * j->plane, f = j->d[o];
+		const int32_t *t = j->t + (b * gm + o) * j->plane;
+		const int32_t *s = j->t + (b * gm + j->m) * j->plane;
+		int32_t f = j->d ? j->d[o] : 0;
 
-		for (int64_t i = 0; i < j->plane; i++)
-			y[i] = (int32_t)((int64_t)t[i] + (int64_t)f * s[i]);
+		if (j->yf && !j->d) {
+			float *y = j->yf + p * j->plane;
+
+			for (int64_t i = 0; i < j->plane; i++)
+				y[i] = (float)t[i];
+		} else if (j->yf) {
+			float *y = j->yf + p * j->plane;
+
+			for (int64_t i = 0; i < j->plane; i++)
+				y[i] = (float)(int32_t)((int64_t)t[i] + (int64_t)f * s[i]);
+		} else {
+			int32_t *y = j->y + p * j->plane;
+
+			for (int64_t i = 0; i < j->plane; i++)
+				y[i] = (int32_t)((int64_t)t[i] + (int64_t)f * s[i]);
+		}
 	}
 }
 
@@ -555,29 +572,54 @@ static void dn_corr_planes(void *ctx, int64_t lo, int64_t hi)
 
 struct dn_cfin {
 	struct rt_kctx *k;
-	const int32_t *t, *d;
+	const int32_t *t, *d;     /* d NULL: no correction (gm == m) */
 	int32_t *y;
+	float *yf;                /* float32 of each sum instead, or NULL */
 	int64_t n, m, gm, plane;
 };
+
+#define DN_CB 64   /* channels of a block of dn_cfin_tiles */
 
 static void dn_cfin_tiles(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct dn_cfin *j = ctx;
 	int64_t tiles = (j->plane + DN_TILE - 1) / DN_TILE;
+	int32_t acc[DN_CB * DN_TILE];
 
 	for (int64_t t = lo; t < hi; t++) {
 		int64_t b = t / tiles, p0 = t % tiles * DN_TILE;
 		int64_t len = j->plane - p0 < DN_TILE ? j->plane - p0 : DN_TILE;
 		const int32_t *px = j->t + (b * j->plane + p0) * j->gm;
 
-		for (int64_t o = 0; o < j->m; o++) {
-			int32_t *y = j->y + (b * j->m + o) * j->plane + p0;
-			uint32_t f = (uint32_t)j->d[o];
+		for (int64_t c0 = 0; c0 < j->m; c0 += DN_CB) {
+			int64_t mc = j->m - c0 < DN_CB ? j->m - c0 : DN_CB;
 
-			/* wrapping in uint32: the true sum is in range */
-			for (int64_t i = 0; i < len; i++)
-				y[i] = (int32_t)((uint32_t)px[i * j->gm + o] +
-						 f * (uint32_t)px[i * j->gm + j->m]);
+			/* the block's sums corrected, pixel rows read in
+			 * order into channel rows (in L1) */
+			for (int64_t i = 0; i < len; i++) {
+				const int32_t *r = px + i * j->gm + c0;
+
+				/* wrapping in uint32: the true sum is in range */
+				if (j->d) {
+					uint32_t ones = (uint32_t)px[i * j->gm + j->m];
+
+					for (int64_t o = 0; o < mc; o++)
+						acc[o * DN_TILE + i] = (int32_t)((uint32_t)r[o] +
+							(uint32_t)j->d[c0 + o] * ones);
+				} else {
+					for (int64_t o = 0; o < mc; o++)
+						acc[o * DN_TILE + i] = r[o];
+				}
+			}
+			for (int64_t o = 0; o < mc; o++) {
+				int64_t at = (b * j->m + c0 + o) * j->plane + p0;
+
+				if (j->yf)
+					for (int64_t i = 0; i < len; i++)
+						j->yf[at + i] = (float)acc[o * DN_TILE + i];
+				else
+					memcpy(j->y + at, acc + o * DN_TILE, (size_t)len * sizeof(*acc));
+			}
 		}
 	}
 }
@@ -600,6 +642,7 @@ struct dn_fin {
 	int64_t n, m, gm, plane;
 	int last;                 /* t is channels last */
 	const int32_t *t;
+	int ycl;                  /* q->y written channels last (with last) */
 };
 
 #define DN_FEW 32
@@ -627,8 +670,20 @@ static void dn_fin_last(const struct dn_fin *j, const int32_t *img, int64_t b, i
 			src = rows;
 			stride = mc + 1;
 		}
+		if (j->ycl && mc == j->m) {   /* the pixels' codes are the output's */
+			knn_requant_px(src, len, stride, mc, d, j->q->bias, j->q->mult, j->q->zp,
+				       j->q->dtype, (uint8_t *)j->q->y + (b * j->plane + p0) * j->m);
+			continue;
+		}
 		knn_requant_px(src, len, stride, mc, d, j->q->bias ? j->q->bias + c0 : NULL,
 			       j->q->mult + c0, j->q->zp, j->q->dtype, codes);
+		if (j->ycl) {
+			uint8_t *yc = (uint8_t *)j->q->y + (b * j->plane + p0) * j->m + c0;
+
+			for (int64_t i = 0; i < len; i++)
+				memcpy(yc + i * j->m, codes + i * mc, (size_t)mc);
+			continue;
+		}
 		for (int64_t o = 0; o < mc; o++)
 			for (int64_t i = 0; i < len; i++)
 				y[(c0 + o) * j->plane + i] = codes[i * mc + o];
@@ -652,7 +707,7 @@ static void dn_fin_tiles(void *ctx, int64_t lo, int64_t hi)
 
 		/* a channel's sums gathered, then requantized in a vector pass;
 		 * with many channels, by pixel rows instead (measured) */
-		if (j->last && j->m > DN_FEW) {
+		if (j->last && (j->m > DN_FEW || j->ycl)) {
 			dn_fin_last(j, img, b, p0, len);
 			continue;
 		}
@@ -695,7 +750,7 @@ static void dn_fin_take(void *ctx, const int32_t *nhwc)
  * corr) in c->w8: 0, 1 when oneDNN cannot make it, or IR_ENOMEM. */
 static int dn_int_get(struct rt_kctx *k, const struct knn_geom *gg, const struct dn_types *t,
 		      const struct dn_rq *rq, int has_bias, const void *w, int w_dtype,
-		      int64_t nw, int corr, int w_const, struct dn_conv **cp,
+		      int64_t nw, int corr, int w_const, unsigned cl, struct dn_conv **cp,
 		      struct dn_conv **tmp)
 {
 	int64_t kl = gg->c / gg->group * gg->k_size;
@@ -707,6 +762,7 @@ static int dn_int_get(struct rt_kctx *k, const struct knn_geom *gg, const struct
 	memset(&none, 0, sizeof(none));
 	if (c && (c->h.kind != KNN_WC_DNNL || c->t.src != t->src || c->t.dst != t->dst ||
 		  !dn_geom_same(&c->g, gg) || c->has_bias != has_bias ||
+		  c->src_cl != ((cl & KNN_CL_SRC) != 0) || c->dst_cl != ((cl & KNN_CL_DST) != 0) ||
 		  (c->rq_mult != NULL) != (rq != NULL) ||
 		  (rq && (c->rq_zp != rq->zp ||
 			  memcmp(c->rq_mult, rq->mult, (size_t)gg->m * sizeof(float))))))
@@ -716,7 +772,7 @@ static int dn_int_get(struct rt_kctx *k, const struct knn_geom *gg, const struct
 		if (!(*tmp = calloc(1, sizeof(**tmp))))
 			return IR_ENOMEM;
 		(*tmp)->h.kind = KNN_WC_DNNL;
-		if (dn_conv_make(*tmp, gg, t, has_bias, &none, 0, rq))
+		if (dn_conv_make(*tmp, gg, t, has_bias, &none, cl, rq))
 			return 1;
 		c = *tmp;
 		if (w_const && !rt_node_cache(k) &&
@@ -800,12 +856,14 @@ static int dn_rq_run(struct rt_kctx *k, const struct knn_geom *g, const void *x,
 	    (c && c->h.kind == KNN_WC_DNNL && c->no_rq && dn_geom_same(&c->g, g)))
 		return 0;
 	t.dst = q->dtype == IR_DTYPE_INT8 ? dnnl_s8 : dnnl_u8;
-	rc = dn_int_get(k, g, &t, &rq, q->bias != NULL, w, w_dtype, g->m * kl, 0, w_const, &c,
-			&tmp);
+	rc = dn_int_get(k, g, &t, &rq, q->bias != NULL, w, w_dtype, g->m * kl, 0, w_const, q->cl,
+			&c, &tmp);
 	if (rc == 0) {
 		c->zp_val = xz;
 		rc = dn_conv_run(c, x, c->w8, (const float *)(const void *)q->bias, q->y,
 				 w_const && !tmp, NULL) ? 0 : 1;
+		if (rc == 1 && (q->cl & KNN_CL_DST))
+			rt_cl_set(k->out[0], 1);
 	} else if (rc == 1) {
 		rc = 0;
 	}
@@ -821,9 +879,14 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	int64_t kl = g->c / g->group * g->k_size;
 	struct dn_conv *c = NULL, *tmp = NULL;
 	struct knn_geom gg = *g;
+	/* the sums as float32 (qf) or requantized (q) */
+	float *yf = q && q->dtype == IR_DTYPE_FLOAT ? q->y : NULL;
+	unsigned cl = q ? q->cl : 0;
 	int32_t *d, *out = y;
 	int rc, corr;
 
+	if (yf)
+		q = NULL;
 	/* the sums stay below 2^31: 255 x 255 x (the window's length) */
 	if (g->nsp < 1 || g->nsp > 3 || g->n * g->c == 0 || g->out_size == 0 ||
 	    kl > 32000 || !knn_dnnl_int_ok())
@@ -843,42 +906,51 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	if (q && !corr && (rc = dn_rq_run(k, g, x, &t, xz, w, w_dtype, w_const, q)) != 0)
 		goto done;
 	gg.m += corr;
-	if ((rc = dn_int_get(k, &gg, &t, NULL, 0, w, w_dtype, g->m * kl, corr, w_const, &c,
-			     &tmp)) != 0) {
+	/* the sums' primitive reads x as it is stored; its output is plain
+	 * or taken from oneDNN's channels-last buffer (dn_take) */
+	if ((rc = dn_int_get(k, &gg, &t, NULL, 0, w, w_dtype, g->m * kl, corr, w_const,
+			     cl & KNN_CL_SRC, &c, &tmp)) != 0) {
 		rc = rc == 1 ? 0 : rc;
 		goto done;
 	}
 	/* (not tried again on this node's next runs) */
 	c->no_rq = q && !corr;
 	c->zp_val = xz;
-	if (corr && !q && c->dst_nhwc) {
-		struct dn_cfin j = { k, NULL, d, y, g->n, g->m, gg.m, g->out_size };
+	if (((corr && !q) || yf) && c->dst_nhwc) {
+		struct dn_cfin j = { k, NULL, corr ? d : NULL, y, yf, g->n, g->m, gg.m,
+				     g->out_size };
 		struct dn_take take = { dn_cfin_take, &j };
 
 		rc = dn_conv_run(c, x, c->w8, NULL, y, w_const && !tmp, &take) ? 0 : 1;
 		goto done;
 	}
 	rc = IR_ENOMEM;
-	if ((corr || q) &&
+	if ((corr || q || yf) &&
 	    !(out = rt_big_alloc((size_t)(g->n * gg.m * g->out_size) * sizeof(*out) + 1)))
 		goto done;
 	rc = 0;
 	if (q) {
-		struct dn_fin j = { k, q, corr ? d : NULL, g->n, g->m, gg.m, g->out_size, 0, out };
+		struct dn_fin j = { k, q, corr ? d : NULL, g->n, g->m, gg.m, g->out_size, 0, out,
+				    (cl & KNN_CL_DST) != 0 };
 		struct dn_take take = { dn_fin_take, &j };
 		int64_t tiles = (g->out_size + DN_TILE - 1) / DN_TILE;
 
-		/* channels last: requantized from oneDNN's buffer; else from
+		/* channels last: requantized from oneDNN's buffer (into
+		 * channels-last codes where the readers take them); else from
 		 * the NCHW sums */
 		if (dn_conv_run(c, x, c->w8, NULL, out, w_const && !tmp, &take))
 			goto done;
 		if (!j.last)
+			j.ycl = 0;
+		if (!j.last)
 			rt_parallel_for(k, g->n * tiles, 1, dn_fin_tiles, &j);
+		if (j.ycl)
+			rt_cl_set(k->out[0], 1);
 	} else if (dn_conv_run(c, x, c->w8, NULL, out, w_const && !tmp, NULL)) {
 		goto done;
 	}
-	if (corr && !q) {
-		struct dn_corr j = { out, d, y, g->m, g->out_size };
+	if ((corr && !q) || yf) {
+		struct dn_corr j = { out, corr ? d : NULL, y, yf, g->m, g->out_size };
 
 		rt_parallel_for(k, g->n * g->m, 1, dn_corr_planes, &j);
 	}

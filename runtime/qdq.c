@@ -27,7 +27,9 @@
  * QuantizeLinear).  The head of a unit then runs a plan of its own (the
  * unit's node made from the unit's inputs, writing the QuantizeLinear's
  * output), the QuantizeLinear and Relu are skipped, and so is a
- * DequantizeLinear all of whose uses are units.  Units run
+ * DequantizeLinear all of whose uses are units.  A ConvInteger whose
+ * only reader is a Cast to float32 (a dynamic quantizer's layer) is a
+ * unit too, writing float32 of its sums (cast_unit_at).  Units run
  * when nothing may watch the nodes in between: not with an observer
  * (validate --layerwise), a run of chosen nodes, or --exact. */
 #include <stdlib.h>

@@ -21,6 +21,7 @@ struct rt_qdq {
 	const struct rt_nplan **dq;         /* per coded input, its
 					     * DequantizeLinear */
 	const struct rt_nplan *q;
+	int pool;                           /* a MaxPool (head) over codes */
 	size_t n_codes;
 	uint8_t *table;                     /* made on the first run */
 };

@@ -319,6 +319,10 @@ typedef void (*knn_plane_fn)(const struct knn_geom *g, const float *x, float *y)
 /* float32 2-D MaxPool of x stored channels last into y, so too
  * (k_pool_nhwc.c). */
 void knn_maxpool_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x, float *y);
+/* The same over 8-bit codes (int8 when sgn, else uint8), each window
+ * holding an input position (k_pool_nhwc.c). */
+void knn_maxpool_cl_q8(struct rt_kctx *k, const struct knn_geom *g, const void *x, void *y,
+		       int sgn);
 void knn_for_planes(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		    float *y, knn_plane_fn plane);
 

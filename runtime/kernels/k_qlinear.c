@@ -781,12 +781,13 @@ int knn_conv_integer_f32(struct rt_kctx *k)
 	struct rt_value *y;
 	int64_t dims[RT_MAX_RANK];
 	double *yd;
-	int32_t *yi = NULL;
 	int rc;
 
-	if ((rc = int_conv(k, 0, 2, 1, 3, 0, &g, &yd, &yi, 0, IC_FLOAT)) < 0)
+	/* (oneDNN's int32 sums, when it takes them, come as float32 from
+	 * fconv_dnnl: no int32 buffer asked for) */
+	if ((rc = int_conv(k, 0, 2, 1, 3, 0, &g, &yd, NULL, 0, IC_FLOAT)) < 0)
 		return rc;
-	if (!yi && !yd)   /* written by oneDNN */
+	if (!yd)   /* written by oneDNN */
 		return 0;
 	rc = 0;
 	if ((y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, conv_out_dims(&g, dims), dims))) {
@@ -794,12 +795,11 @@ int knn_conv_integer_f32(struct rt_kctx *k)
 
 		/* as ConvInteger then Cast: the int32 sum rounded once */
 		for (int64_t i = 0; i < y->numel; i++)
-			f[i] = yi ? (float)yi[i] : (float)(int32_t)(int64_t)yd[i];
+			f[i] = (float)(int32_t)(int64_t)yd[i];
 	} else {
 		rc = IR_ENOMEM;
 	}
 	rt_big_free(yd);
-	rt_big_free(yi);
 	return rc;
 }
 

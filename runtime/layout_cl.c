@@ -273,15 +273,37 @@ static struct rt_nplan *run_plan(struct rt_gplan *p, size_t i)
 	return p->nodes[i].qdq ? &p->nodes[i].qdq->np : &p->nodes[i];
 }
 
+/* A node that runs at i and stores its result as its input is stored
+ * (DequantizeLinear and QuantizeLinear per tensor, a table unit): its
+ * result, 0 when it is none such. */
+static const struct ir_value *keeper_out(struct rt_gplan *p, size_t i)
+{
+	const struct rt_nplan *np = &p->nodes[i];
+	const struct ir_node *n = np->node;
+
+	if (np->qdq)
+		return np->qdq->keeps_layout ? np->qdq->outs[0] : NULL;
+	return n->n_outputs == 1 && (rt_default_domain(n) &&
+				     (!strcmp(ir_s(n->op_type), "DequantizeLinear") ||
+				      !strcmp(ir_s(n->op_type), "QuantizeLinear"))) ?
+	       n->outputs[0] : NULL;
+}
+
 /* bad[slot] for each slot some running node reads without taking it
- * channels last (skip: the nodes units do, not run). */
+ * channels last (skip: the nodes units do, not run), in reverse order: a
+ * node keeping its input's layout whose result some reader would get a
+ * plain copy of takes a plain input instead (8-bit codes copied, not
+ * the float32 DequantizeLinear of them: a graph's output). */
 static void mark_bad(struct rt_gplan *p, const unsigned char *skip, unsigned char *bad)
 {
-	for (size_t i = 0; i < p->n_nodes; i++) {
-		const struct rt_nplan *r = run_plan(p, i);
+	for (size_t i = p->n_nodes; i-- > 0;) {
+		struct rt_nplan *r = run_plan(p, i);
+		const struct ir_value *o = keeper_out(p, i);
 
 		if (skip[i])
 			continue;
+		if (o && r->cl_in && !readers_take(p, o, bad))
+			r->cl_in = 0;
 		for (size_t j = 0; j < r->node->n_inputs; j++)
 			if (r->in[j].slot >= 0 && !r->cl_in)
 				bad[r->in[j].slot] = 1;

@@ -22,6 +22,8 @@ struct rt_qdq {
 					     * DequantizeLinear */
 	const struct rt_nplan *q;
 	int pool;                           /* a MaxPool (head) over codes */
+	int keeps_layout;                   /* its result is stored as its
+					     * inputs are (layout_cl.c) */
 	size_t n_codes;
 	uint8_t *table;                     /* made on the first run */
 };

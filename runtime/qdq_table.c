@@ -94,8 +94,10 @@ struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t 
 	snprintf(u->op, sizeof(u->op), "QLinear%s", ir_s(n->op_type));
 	u->node.op_type = u->op;
 	u->kernel = (struct rt_kernel){ "ai.onnx", u->op, 1, RT_OPEN, qt_run };
-	/* qt_run reads codes stored channels last (layout_cl.c) */
+	/* qt_run reads codes stored channels last and keeps them so
+	 * (layout_cl.c) */
 	u->np.cl_in = 1;
+	u->keeps_layout = 1;
 	if (rt_qdq_unit_plan(p, i, u) == 0)
 		return u;
 fail:
@@ -299,11 +301,27 @@ static int plain_codes(struct rt_kctx *k, size_t m)
 struct cat_cl {
 	struct rt_kctx *k;
 	const uint8_t *tabs;      /* per input, indexed by the byte */
+	const uint8_t *ident;     /* per input: its table maps each code to
+				   * itself */
 	uint8_t *y;
 	int64_t c;                /* the output's channels */
 };
 
-/* Positions [lo, hi): each input's channels at the position, mapped. */
+/* w bytes from x to y: the common widths as whole moves. */
+static inline void copy_codes(uint8_t *y, const uint8_t *x, int64_t w)
+{
+	switch (w) {
+	case 8: memcpy(y, x, 8); break;
+	case 16: memcpy(y, x, 16); break;
+	case 32: memcpy(y, x, 32); break;
+	case 64: memcpy(y, x, 64); break;
+	default: memcpy(y, x, (size_t)w);
+	}
+}
+
+/* Positions [lo, hi): each input's channels at the position, mapped (an
+ * output position written whole at once: its cache lines are not read
+ * back for a second input). */
 static void cat_cl_rows(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct cat_cl *j = ctx;
@@ -315,10 +333,14 @@ static void cat_cl_rows(void *ctx, int64_t lo, int64_t hi)
 
 		for (size_t i = 0; i < m; i++) {
 			int64_t ci = k->in[i]->dims[1];
-			const uint8_t *x = (const uint8_t *)k->in[i]->data + p * ci, *t = j->tabs + 256 * i;
+			const uint8_t *x = (const uint8_t *)k->in[i]->data + p * ci;
+			const uint8_t *t = j->tabs + 256 * i;
 
-			for (int64_t q = 0; q < ci; q++)
-				y[q] = t[x[q]];
+			if (j->ident[i])
+				copy_codes(y, x, ci);
+			else
+				for (int64_t q = 0; q < ci; q++)
+					y[q] = t[x[q]];
 			y += ci;
 		}
 	}
@@ -330,8 +352,8 @@ static int concat_cl(struct rt_kctx *k, struct rt_qdq *u, int dt, int axis,
 		     const int64_t *dims)
 {
 	size_t m = u->n_codes;
-	struct cat_cl j = { k, NULL, NULL, dims[1] };
-	uint8_t *tabs;
+	struct cat_cl j = { k, NULL, NULL, NULL, dims[1] };
+	uint8_t *tabs, *ident;
 	struct rt_value *y;
 
 	for (size_t i = 0; i < m; i++)
@@ -339,17 +361,23 @@ static int concat_cl(struct rt_kctx *k, struct rt_qdq *u, int dt, int axis,
 			return 0;
 	if (axis != 1)
 		return 0;
-	if (!(tabs = malloc(256 * m)))
+	if (!(tabs = malloc(257 * m)))
 		return rt_oom(k);
-	for (size_t i = 0; i < m; i++)   /* by the byte: int8's codes flipped */
-		for (int c = 0; c < 256; c++)
+	ident = tabs + 256 * m;
+	for (size_t i = 0; i < m; i++) {   /* by the byte: int8's codes flipped */
+		ident[i] = 1;
+		for (int c = 0; c < 256; c++) {
 			tabs[256 * i + c] = u->table[256 * i + (k->in[i]->dtype == IR_DTYPE_INT8 ?
 							      c ^ 0x80 : c)];
+			ident[i] &= tabs[256 * i + c] == (uint8_t)c;
+		}
+	}
 	if (!(y = rt_out_tensor(k, 0, dt, k->in[0]->rank, dims))) {
 		free(tabs);
 		return IR_ENOMEM;
 	}
 	j.tabs = tabs;
+	j.ident = ident;
 	j.y = y->data;
 	rt_parallel_for(k, y->numel / (dims[1] ? dims[1] : 1), 4096, cat_cl_rows, &j);
 	free(tabs);

@@ -205,7 +205,10 @@ class Case:
         cv = self.name("cat")
         self.nodes.append(helper.make_node("Concat", [self.dq(p) for p in parts], [cv], axis=1))
         sh = (v[5][0], v[5][1] + u[5][1]) + v[5][2:]
-        out = self.q(cv, sh, None)
+        # at times at v's parameters (as a quantizer writes a Concat): v's
+        # codes copied as they are
+        same = RNG.random() < 0.5
+        out = self.q(cv, sh, None, *((v[2].type, v[3], v[4]) if same else ()))
         if all(p[1] is not None for p in parts):
             ref = np.concatenate([remap(p[1], p[3], p[4], out[3], out[4], out[2])
                                   for p in parts], axis=1)

@@ -529,7 +529,24 @@ struct dn_corr {
 	int32_t *y;
 	float *yf;                /* float32 of each sum instead, or NULL */
 	int64_t m, plane;
+	const float *mult;        /* yf's values times mult[0], or NULL */
+	const struct rt_epilogue *epi;   /* then its steps on yf, or NULL */
 };
+
+/* float32 sums y (n, at element off) times *mult when given, then e's
+ * steps for channel ch when given. */
+static void dn_f32_finish(float *y, int64_t n, int64_t ch, int64_t off, const float *mult,
+			  const struct rt_epilogue *e)
+{
+	if (mult) {
+		float s = *mult;
+
+		for (int64_t i = 0; i < n; i++)
+			y[i] = y[i] * s;
+	}
+	if (e)
+		rt_epilogue_span(e, ch, off, y, n);
+}
 
 /* y[b, o] = t[b, o] + d[o] * t[b, m] for the planes (b, o) in [lo, hi). */
 static void dn_corr_planes(void *ctx, int64_t lo, int64_t hi)
@@ -548,11 +565,13 @@ static void dn_corr_planes(void *ctx, int64_t lo, int64_t hi)
 
 			for (int64_t i = 0; i < j->plane; i++)
 				y[i] = (float)t[i];
+			dn_f32_finish(y, j->plane, o, p * j->plane, j->mult, j->epi);
 		} else if (j->yf) {
 			float *y = j->yf + p * j->plane;
 
 			for (int64_t i = 0; i < j->plane; i++)
 				y[i] = (float)(int32_t)((int64_t)t[i] + (int64_t)f * s[i]);
+			dn_f32_finish(y, j->plane, o, p * j->plane, j->mult, j->epi);
 		} else {
 			int32_t *y = j->y + p * j->plane;
 
@@ -576,6 +595,8 @@ struct dn_cfin {
 	int32_t *y;
 	float *yf;                /* float32 of each sum instead, or NULL */
 	int64_t n, m, gm, plane;
+	const float *mult;        /* as struct dn_corr's */
+	const struct rt_epilogue *epi;
 };
 
 #define DN_CB 64   /* channels of a block of dn_cfin_tiles */
@@ -614,10 +635,13 @@ static void dn_cfin_tiles(void *ctx, int64_t lo, int64_t hi)
 			for (int64_t o = 0; o < mc; o++) {
 				int64_t at = (b * j->m + c0 + o) * j->plane + p0;
 
-				if (j->yf)
+				if (j->yf) {
+					float *yf = j->yf + at;
+
 					for (int64_t i = 0; i < len; i++)
-						j->yf[at + i] = (float)acc[o * DN_TILE + i];
-				else
+						yf[i] = (float)acc[o * DN_TILE + i];
+					dn_f32_finish(yf, len, c0 + o, at, j->mult, j->epi);
+				} else
 					memcpy(j->y + at, acc + o * DN_TILE, (size_t)len * sizeof(*acc));
 			}
 		}
@@ -880,7 +904,8 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	struct dn_conv *c = NULL, *tmp = NULL;
 	struct knn_geom gg = *g;
 	/* the sums as float32 (qf) or requantized (q) */
-	float *yf = q && q->dtype == IR_DTYPE_FLOAT ? q->y : NULL;
+	const struct knn_dnnl_q8 *qf = q && q->dtype == IR_DTYPE_FLOAT ? q : NULL;
+	float *yf = qf ? q->y : NULL;
 	unsigned cl = q ? q->cl : 0;
 	int32_t *d, *out = y;
 	int rc, corr;
@@ -918,7 +943,7 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	c->zp_val = xz;
 	if (((corr && !q) || yf) && c->dst_nhwc) {
 		struct dn_cfin j = { k, NULL, corr ? d : NULL, y, yf, g->n, g->m, gg.m,
-				     g->out_size };
+				     g->out_size, qf ? qf->mult : NULL, qf ? qf->epi : NULL };
 		struct dn_take take = { dn_cfin_take, &j };
 
 		rc = dn_conv_run(c, x, c->w8, NULL, y, w_const && !tmp, &take) ? 0 : 1;
@@ -950,7 +975,8 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 		goto done;
 	}
 	if ((corr && !q) || yf) {
-		struct dn_corr j = { out, corr ? d : NULL, y, yf, g->m, g->out_size };
+		struct dn_corr j = { out, corr ? d : NULL, y, yf, g->m, g->out_size,
+				     qf ? qf->mult : NULL, qf ? qf->epi : NULL };
 
 		rt_parallel_for(k, g->n * g->m, 1, dn_corr_planes, &j);
 	}

@@ -170,7 +170,9 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
  * it writes channels last): q->y gets knn_requant_i32 of each channel's
  * sums plus q->bias, and y is unused.  q->dtype IR_DTYPE_FLOAT: q->y gets
  * float32 of each sum instead (ConvInteger and its Cast to float as one
- * unit, runtime/qdq.c; mult, bias and zp unused).  q->cl: KNN_CL_SRC, x
+ * unit, runtime/qdq.c; bias and zp unused), times mult[0] when mult is
+ * given (the Mul by the layer's scale after the Cast), then q->epi's
+ * steps (rt_epilogue_span) when given.  q->cl: KNN_CL_SRC, x
  * is stored channels last (layout_cl.c); KNN_CL_DST (8-bit codes only),
  * q->y (k->out[0]'s data) may be written channels last, and k->out[0] is
  * flagged so when it was. */
@@ -181,6 +183,7 @@ struct knn_dnnl_q8 {
 	int dtype;                /* IR_DTYPE_INT8, UINT8 or FLOAT */
 	void *y;                  /* NCHW, or NHWC (cl) */
 	unsigned cl;              /* KNN_CL_SRC, KNN_CL_DST */
+	const struct rt_epilogue *epi;   /* float32 only, or NULL */
 };
 int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x, int x_dtype,
 		      int32_t xz, const void *w, int w_dtype, const double *wz, int64_t nwz,

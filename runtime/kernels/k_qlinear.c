@@ -585,9 +585,29 @@ static int conv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct r
 			to_out, buf, yi);
 }
 
+/* The unit of ConvInteger and its Cast (knn_conv_integer_f32): its
+ * input 4, when given, the scale of the Mul it does too (runtime/qdq.c:
+ * one float32 by the graph), in *s (else NULL). */
+#define CI_SCALE 4
+
+static int ci_scale(struct rt_kctx *k, const float **s)
+{
+	const struct rt_value *v = k->n_in > CI_SCALE ? k->in[CI_SCALE] : NULL;
+
+	*s = NULL;
+	if (!v)
+		return 0;
+	if (v->kind != RT_TENSOR || v->dtype != IR_DTYPE_FLOAT || v->numel != 1 || v->rank > 3)
+		return rt_err(k, "the Mul's scale is not one float32");
+	*s = v->data;
+	return 0;
+}
+
 /* ConvInteger's sums as float32 (the unit of ConvInteger and its Cast,
- * knn_conv_integer_f32) into output 0 on oneDNN, from its channels-last
- * sums where it writes so: 1 done, 0 not taken, or an error. */
+ * knn_conv_integer_f32), times the scale and with the Mul's epilogue
+ * when the unit does those, into output 0 on oneDNN, from its
+ * channels-last sums where it writes so: 1 done, 0 not taken, or an
+ * error. */
 static int fconv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct rt_value *x,
 		      const struct rt_value *w, int w_const, const double *xz,
 		      const double *wz, int64_t nwz)
@@ -595,12 +615,18 @@ static int fconv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct 
 	int64_t dims[RT_MAX_RANK];
 	struct rt_value *y;
 	struct knn_dnnl_q8 q;
+	const float *s;
+	int rc;
 
 	if (!knn_dnnl_int_ok())
 		return 0;
+	if ((rc = ci_scale(k, &s)) < 0)
+		return rc;
 	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, conv_out_dims(g, dims), dims)))
 		return IR_ENOMEM;
-	q = (struct knn_dnnl_q8){ NULL, NULL, 0, IR_DTYPE_FLOAT, y->data, 0 };
+	/* (taken, the steps are this call's or the fallback's to do) */
+	q = (struct knn_dnnl_q8){ s, NULL, 0, IR_DTYPE_FLOAT, y->data, 0,
+				  rt_kctx_epilogue(k, y, 1) };
 	return knn_conv_dnnl_s32(k, g, x->data, x->dtype, xz ? (int32_t)xz[0] : 0, w->data,
 				 w->dtype, wz, nwz, w_const, NULL, &q);
 }
@@ -649,7 +675,7 @@ static int qconv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct 
 	 * it (layout_cl.c); the kernel flags y when it wrote so */
 	q = (struct knn_dnnl_q8){ mult, bias, (float)yzp[0], y->dtype, y->data,
 				  ((x->flags & RT_VALUE_CL) ? KNN_CL_SRC : 0) |
-				  (rt_cl_may_write(k) ? KNN_CL_DST : 0) };
+				  (rt_cl_may_write(k) ? KNN_CL_DST : 0), NULL };
 	rc = knn_conv_dnnl_s32(k, g, x->data, x->dtype, xz ? (int32_t)xz[0] : 0, w->data,
 			       w->dtype, wz, nwz, w_const, NULL, &q);
 done:
@@ -780,6 +806,8 @@ int knn_conv_integer_f32(struct rt_kctx *k)
 	struct knn_geom g;
 	struct rt_value *y;
 	int64_t dims[RT_MAX_RANK];
+	const struct rt_epilogue *e;
+	const float *s;
 	double *yd;
 	int rc;
 
@@ -789,18 +817,28 @@ int knn_conv_integer_f32(struct rt_kctx *k)
 		return rc;
 	if (!yd)   /* written by oneDNN */
 		return 0;
-	rc = 0;
-	if ((y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, conv_out_dims(&g, dims), dims))) {
-		float *f = y->data;
+	if ((rc = ci_scale(k, &s)) < 0 ||
+	    !(y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, conv_out_dims(&g, dims), dims))) {
+		rt_big_free(yd);
+		return rc < 0 ? rc : IR_ENOMEM;
+	}
+	/* the epilogue fconv_dnnl took, or now */
+	e = k->epi ? k->epi : rt_kctx_epilogue(k, y, 1);
+	for (int64_t pl = 0; pl < g.n * g.m; pl++) {
+		float *f = (float *)y->data + pl * g.out_size;
+		const double *v = yd + pl * g.out_size;
 
-		/* as ConvInteger then Cast: the int32 sum rounded once */
-		for (int64_t i = 0; i < y->numel; i++)
-			f[i] = (float)(int32_t)(int64_t)yd[i];
-	} else {
-		rc = IR_ENOMEM;
+		/* as ConvInteger, Cast and Mul: the int32 sum rounded once, the
+		 * product once; then the steps as the nodes do them */
+		for (int64_t i = 0; i < g.out_size; i++)
+			f[i] = (float)(int32_t)(int64_t)v[i];
+		for (int64_t i = 0; s && i < g.out_size; i++)
+			f[i] = f[i] * *s;
+		if (e)
+			rt_epilogue_span(e, pl % g.m, pl * g.out_size, f, g.out_size);
 	}
 	rt_big_free(yd);
-	return rc;
+	return 0;
 }
 
 static int k_qlinear_conv(struct rt_kctx *k)

@@ -42,8 +42,9 @@ def q8(dtype, shape):
 
 def case(k):
     miss = {0: "output", 1: "double"}.get(k % 9) if k >= 9 else None
-    wkind = ("u8zp", "u8_128", "i8_0", "i8_per_ch")[k % 4]
-    group = 2 if k % 5 == 4 else 1
+    wkind = ("u8zp", "u8_128", "i8_0", "i8_per_ch")[k % 4 if k % 2 == 0 else (k // 2) % 4]
+    # (corrected groups: opmig's own kernels, case 1 with the Mul and its chain)
+    group = 2 if k % 5 == 4 or k % 8 == 1 else 1
     cg, mg = int(RNG.integers(2, 12)), int(RNG.integers(2, 20))
     kh, kw = int(RNG.integers(1, 4)), int(RNG.integers(1, 4))
     stride = [int(RNG.integers(1, 3)), int(RNG.integers(1, 3))]
@@ -64,23 +65,44 @@ def case(k):
         wt, wz = np.int8, q8(np.int8, (m,))
     wq = q8(wt, (m, cg, kh, kw))
     scale = np.float32(RNG.uniform(1e-5, 1e-3))
+    ft = np.float64 if miss == "double" else np.float32
+    # odd cases: the Cast's result read by the Mul alone (the unit does the
+    # Mul too, and its epilogue: a bias Add per channel and a Relu, with
+    # the scale x_scale * w_scale a Mul of two scalars as a dynamic
+    # quantizer writes it; every fifth, a scale per channel: no Mul done)
+    inner = k % 2 == 1 and not miss
+    per_ch = inner and k % 5 == 3
+    sv = np.asarray(RNG.uniform(1e-5, 1e-3, (1, m, 1, 1)) if per_ch else scale, ft)
     nodes = [helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["acc"], group=group,
                               kernel_shape=[kh, kw], strides=stride, dilations=dil, pads=pads),
              helper.make_node("Cast", ["acc"], ["f"],
-                              to=TensorProto.DOUBLE if miss == "double" else TensorProto.FLOAT),
-             helper.make_node("Mul", ["f", "s"], ["y"])]
+                              to=TensorProto.DOUBLE if miss == "double" else TensorProto.FLOAT)]
     acc = conv_ref(x, wq, xz, wz if wz.ndim else np.full(m, wz), stride, dil, pads, group)
-    ft = np.float64 if miss == "double" else np.float32
     f = acc.astype(ft)
-    y = (f * ft(scale)).astype(ft)
     et = TensorProto.DOUBLE if miss == "double" else TensorProto.FLOAT
-    outs = [helper.make_tensor_value_info("f", et, list(acc.shape)),
-            helper.make_tensor_value_info("y", et, list(acc.shape))]
+    inits = [(wq, "w"), (xz, "xz"), (wz, "wz")]
+    if inner:
+        s1 = np.float32(RNG.uniform(0.5, 2))
+        bias = RNG.uniform(-0.2, 0.2, (1, m, 1, 1)).astype(np.float32)
+        nodes.insert(0, helper.make_node("Mul", ["s", "s1"], ["ss"]))
+        nodes += [helper.make_node("Mul", ["ss", "f"], ["t"]),
+                  helper.make_node("Add", ["t", "bias"], ["u"]),
+                  helper.make_node("Relu", ["u"], ["y"])]
+        ss = sv * np.float32(s1) if per_ch else np.float32(scale * s1)
+        y = np.maximum((f * ss).astype(np.float32) + bias, np.float32(0))
+        inits += [(sv, "s"), (s1, "s1"), (bias, "bias")]
+        refs = [y]
+        outs = [helper.make_tensor_value_info("y", et, list(acc.shape))]
+    else:
+        nodes.append(helper.make_node("Mul", ["f", "s"], ["y"]))
+        inits.append((sv, "s"))
+        refs = [f, (f * sv).astype(ft)]
+        outs = [helper.make_tensor_value_info("f", et, list(acc.shape)),
+                helper.make_tensor_value_info("y", et, list(acc.shape))]
     if miss == "output":
         outs.append(helper.make_tensor_value_info("acc", TensorProto.INT32, list(acc.shape)))
-    inits = [numpy_helper.from_array(np.asarray(v), nm) for v, nm in
-             ((wq, "w"), (xz, "xz"), (wz, "wz"),
-              (np.asarray(scale, np.float64 if miss == "double" else np.float32), "s"))]
+        refs.append(acc.astype(np.int32))
+    inits = [numpy_helper.from_array(np.asarray(v), nm) for v, nm in inits]
     g = helper.make_graph(nodes, "ci", [helper.make_tensor_value_info("x", T[x.dtype],
                                                                      list(x.shape))],
                           outs, inits)
@@ -89,7 +111,9 @@ def case(k):
     onnx.checker.check_model(mdl, full_check=True)
     what = "case %d (%s x, %s weights, group %d, %dx%d%s)" % (
         k, np.dtype(xt).name, wkind, group, kh, kw, ", " + miss if miss else "")
-    return what, mdl, x, [f, y] + ([acc.astype(np.int32)] if miss == "output" else []), miss
+    what += ", Mul, Add, Relu after it" if inner and not per_ch else ", a Mul per channel" \
+        if per_ch else ""
+    return what, mdl, x, refs, miss, (1 if inner else 0)
 
 
 def run(opmig, path, x, d, *flags):
@@ -99,13 +123,14 @@ def run(opmig, path, x, d, *flags):
                        capture_output=True, text=True)
     if r.returncode:
         return r.stderr.strip(), 0
-    fused = re.search(r"^Cast\s+\d+\s+\d+\s+(\d+)", r.stdout, re.M)
+    fused = [re.search(r"^%s\s+\d+\s+\d+\s+(\d+)" % op, r.stdout, re.M) for op in
+             ("Cast", "Mul", "Relu")]
     outs, i = [], 0
     while os.path.exists(os.path.join(d, "output_%d.npy" % i)):
         outs.append(np.load(os.path.join(d, "output_%d.npy" % i)))
         os.remove(os.path.join(d, "output_%d.npy" % i))
         i += 1
-    return outs, int(fused.group(1)) if fused else 0
+    return outs, tuple(int(f.group(1)) if f else 0 for f in fused)
 
 
 def same(a, b):
@@ -116,13 +141,19 @@ def main():
     opmig, work = sys.argv[1], sys.argv[2]
     fails, jobs, wants = 0, [], []
     for k in range(N_CASES):
-        what, mdl, x, ref, miss = case(k)
+        what, mdl, x, ref, miss, muls = case(k)
         d = os.path.join(work, "c%d" % k)
         os.makedirs(d, exist_ok=True)
         path = os.path.join(d, "m.onnx")
         onnx.save(mdl, path)
         got, fused = run(opmig, path, x, d)
         exact, fused_exact = run(opmig, path, x, d, "--exact")
+        if isinstance(got, str) or isinstance(exact, str):
+            print("FAIL %s: %s" % (what, got if isinstance(got, str) else exact))
+            fails += 1
+            continue
+        relus = (fused[2], fused_exact[2])
+        fused, fused_exact = fused[:2], fused_exact[:2]
         if isinstance(got, str) or isinstance(exact, str):
             print("FAIL %s: %s" % (what, got if isinstance(got, str) else exact))
             fails += 1
@@ -135,9 +166,13 @@ def main():
                             r.size))
             if not same(got[i], exact[i]):
                 bad.append("output %d differs from --exact's" % i)
-        if fused != (0 if miss else 1) or fused_exact:
-            bad.append("%d Cast done by the unit (--exact %d), expected %d" %
-                       (fused, fused_exact, 0 if miss else 1))
+        # (a Mul done by the unit or on its epilogue chain, or on the
+        # Cast's chain as written)
+        if fused != (0 if miss else 1, muls) or fused_exact != (0, muls) or \
+                relus != (muls, muls):
+            bad.append("Cast and Mul not run as nodes: %s (--exact %s), expected %s; "
+                       "Relu %s, expected %s" % (fused, fused_exact, (0 if miss else 1, muls),
+                                                 relus, (muls, muls)))
         if bad:
             print("FAIL %s: %s" % (what, "; ".join(bad)))
             fails += 1

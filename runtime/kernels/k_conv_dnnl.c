@@ -2,11 +2,14 @@
  * ones where oneDNN is the faster path (dn_fits), and the integer sums of
  * ConvInteger and QLinearConv (u8/s8 x s8 -> s32, exact with VNNI while
  * the sums stay within 2^24: dn_sums_exact), QLinearConv's requantized
- * by oneDNN itself where that is exact (dn_rq_exact).  The
- * input and output stay NCHW (plain) in opmig's tensors; oneDNN picks its
- * own layout for the product, so a run reorders the input in, convolves
- * and reorders the output back, through one process-wide buffer each
- * (k_dnnl.c).  The primitive, its reorders and the weights in its layout
+ * by oneDNN itself where that is exact (dn_rq_exact), ConvInteger's as
+ * float32 (its Cast, and a Mul by a scale with its epilogue: a unit of
+ * runtime/qdq.c).  The input and output are NCHW (plain) in opmig's
+ * tensors, or channels last where the plan says (layout_cl.c: KNN_CL_SRC,
+ * KNN_CL_DST, float32 and 8-bit codes); oneDNN picks its own layout for
+ * the product, so a run reorders a plain input in, convolves and reorders
+ * the output back (or takes its sums from oneDNN's channels-last buffer:
+ * dn_take), through one process-wide buffer each (k_dnnl.c).  The primitive, its reorders and the weights in its layout
  * are made once and kept in the node's cache when W is a model constant.
  * Relu and Clip after a float32 convolution run inside it (post-ops);
  * other epilogue steps on the plain output.  Threads: oneDNN runs on

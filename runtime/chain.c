@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/exec_int.h"
+#include "runtime/qdq_int.h"   /* units that take a node's chain */
 
 static int since(const struct rt_nplan *np)
 {
@@ -161,6 +161,40 @@ static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head
 		chain_of(s, p, steps[0].node);
 }
 
+/* A quantized unit whose last node done (u->chain_from: qdq.c, a dynamic
+ * layer's Cast or its Mul by the scale) heads a chain, or is a step of
+ * one, gets a copy of the steps after that node as its own chain: its
+ * kernel does them as it stores its result (rt_kctx_epilogue).  The
+ * node keeps its chain for the runs that do the nodes as written
+ * (--exact). */
+static void unit_chain(struct rt_gplan *p, struct rt_qdq *u)
+{
+	const struct rt_nplan *from, *h;
+	const struct rt_chain *ch;
+	size_t at = 0;
+
+	if (u->chain_from >= p->n_nodes)
+		return;
+	from = &p->nodes[u->chain_from];
+	if (from->chain) {
+		ch = from->chain;
+	} else if (from->chained) {
+		for (h = from; h->chained; h = &p->nodes[h->chain_head])
+			;
+		if (!(ch = h->chain))
+			return;
+		while (at < ch->n && ch->steps[at].node != u->chain_from)
+			at++;
+		at++;
+	} else {
+		return;
+	}
+	if (at >= ch->n || !(u->np.chain = calloc(1, sizeof(*u->np.chain))))
+		return;
+	u->np.chain->n = ch->n - at;
+	memcpy(u->np.chain->steps, ch->steps + at, u->np.chain->n * sizeof(ch->steps[0]));
+}
+
 void rt_chain_mark(struct rt_session *s, struct rt_gplan *p)
 {
 	const char *off = getenv("OPMIG_NO_CHAIN");   /* the tests' reference */
@@ -176,6 +210,9 @@ void rt_chain_mark(struct rt_session *s, struct rt_gplan *p)
 		    n->n_outputs == 1 && n->outputs[0] && np->out[0] >= 0)
 			chain_of(s, p, i);
 	}
+	for (size_t i = 0; i < p->n_nodes; i++)
+		if (p->nodes[i].qdq)
+			unit_chain(p, p->nodes[i].qdq);
 }
 
 void rt_chain_release(struct rt_nplan *np)

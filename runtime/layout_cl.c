@@ -24,12 +24,20 @@
  * a run of chosen nodes, --exact (the graph as written), or with
  * OPMIG_NO_CL set (for comparing the two).  chain.c runs
  * no epilogue over a channels-last value, catbuf.c gives no Concat region
- * to one. */
+ * to one.
+ *
+ * Quantized units (qdq.c) take part as the nodes that run: a QLinearConv
+ * unit reads its 8-bit input channels last and stores its codes so (no
+ * reorder on either side of oneDNN's integer convolution), a table unit
+ * (qdq_table.c) maps codes where they are (a Concat of channels position
+ * by position), and DequantizeLinear and QuantizeLinear per tensor keep
+ * the layout, so a QDQ graph's MaxPool and Resize between units compute
+ * on channels-last floats; the nodes a unit does read nothing. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/exec_int.h"
 #include "runtime/kernels/pgemm.h"   /* the 16 x 16 transposes */
+#include "runtime/qdq_int.h"     /* units read their own inputs */
 
 /* ---- the two layouts ---------------------------------------------------- */
 
@@ -208,12 +216,15 @@ void rt_cl_end(struct rt_kctx *k)
 /* The default domain's ops whose kernels read channels-last inputs, sorted:
  * Conv (k_conv.c), MaxPool (k_pool.c), Resize and Upsample (k_resize.c),
  * Concat (k_slice.c), the kernels on kel_unary (k_act.c,
- * k_elem.c) and on kel_binary (k_binary.c). */
+ * k_elem.c) and on kel_binary (k_binary.c), QLinearConv (k_qlinear.c),
+ * DequantizeLinear and QuantizeLinear (k_quant.c: per tensor the layout
+ * stays). */
 static const char *const cl_ops[] = {
-	"Abs", "Add", "Ceil", "Celu", "Clip", "Concat", "Conv", "Div", "Elu", "Erf", "Exp",
-	"Floor", "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "MaxPool", "Mish", "Mul", "Neg",
-	"Reciprocal", "Relu", "Resize", "Round", "Selu", "Sigmoid", "Softplus", "Softsign", "Sqrt",
-	"Sub", "Swish", "Tanh", "ThresholdedRelu", "Transpose", "Upsample"
+	"Abs", "Add", "Ceil", "Celu", "Clip", "Concat", "Conv", "DequantizeLinear", "Div", "Elu",
+	"Erf", "Exp", "Floor", "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "MaxPool", "Mish",
+	"Mul", "Neg", "QLinearConv", "QuantizeLinear", "Reciprocal", "Relu", "Resize", "Round",
+	"Selu", "Sigmoid", "Softplus", "Softsign", "Sqrt", "Sub", "Swish", "Tanh",
+	"ThresholdedRelu", "Transpose", "Upsample"
 };
 
 static int cmp_op(const void *a, const void *b)
@@ -236,42 +247,99 @@ static int reads_cl(const struct rt_nplan *np)
 static int keeps_cl(const char *op)
 {
 	return !strcmp(op, "Conv") || !strcmp(op, "MaxPool") || !strcmp(op, "Resize") ||
-	       !strcmp(op, "Upsample") || !strcmp(op, "Transpose");
+	       !strcmp(op, "Upsample") || !strcmp(op, "Transpose") || !strcmp(op, "QLinearConv");
 }
 
-/* Does every reader of v read it in p's graph with a listed kernel? */
-static int readers_take(struct rt_gplan *p, const struct ir_value *v)
+/* Does every reader of v read it in p's graph with a listed kernel?  The
+ * readers are the nodes that run: with quantized units (qdq.c) a unit
+ * reads its own inputs (rd: the unit's plan, else the node's) and the
+ * nodes it does are none; bad[slot]: a reader that runs takes no
+ * channels-last input. */
+static int readers_take(struct rt_gplan *p, const struct ir_value *v, const unsigned char *bad)
 {
-	if (!v || !v->n_uses || ir_graph_is_output(p->g, v))
-		return 0;
-	for (size_t u = 0; u < v->n_uses; u++) {
-		const struct rt_nplan *r = rt_plan_node(p, v->uses[u]);
+	int slot = rt_plan_slot(p, v);
 
-		if (!r || !r->cl_in)
+	if (!v || !v->n_uses || ir_graph_is_output(p->g, v) || slot < 0 || bad[slot])
+		return 0;
+	for (size_t u = 0; u < v->n_uses; u++)
+		if (!rt_plan_node(p, v->uses[u]))
 			return 0;
-	}
 	return 1;
+}
+
+/* The plan run at node i: a unit's (qdq.c) or the node's own. */
+static struct rt_nplan *run_plan(struct rt_gplan *p, size_t i)
+{
+	return p->nodes[i].qdq ? &p->nodes[i].qdq->np : &p->nodes[i];
+}
+
+/* A node that runs at i and stores its result as its input is stored
+ * (DequantizeLinear and QuantizeLinear per tensor, a table unit): its
+ * result, 0 when it is none such. */
+static const struct ir_value *keeper_out(struct rt_gplan *p, size_t i)
+{
+	const struct rt_nplan *np = &p->nodes[i];
+	const struct ir_node *n = np->node;
+
+	if (np->qdq)
+		return np->qdq->keeps_layout ? np->qdq->outs[0] : NULL;
+	return n->n_outputs == 1 && (rt_default_domain(n) &&
+				     (!strcmp(ir_s(n->op_type), "DequantizeLinear") ||
+				      !strcmp(ir_s(n->op_type), "QuantizeLinear"))) ?
+	       n->outputs[0] : NULL;
+}
+
+/* bad[slot] for each slot some running node reads without taking it
+ * channels last (skip: the nodes units do, not run), in reverse order: a
+ * node keeping its input's layout whose result some reader would get a
+ * plain copy of takes a plain input instead (8-bit codes copied, not
+ * the float32 DequantizeLinear of them: a graph's output). */
+static void mark_bad(struct rt_gplan *p, const unsigned char *skip, unsigned char *bad)
+{
+	for (size_t i = p->n_nodes; i-- > 0;) {
+		struct rt_nplan *r = run_plan(p, i);
+		const struct ir_value *o = keeper_out(p, i);
+
+		if (skip[i])
+			continue;
+		if (o && r->cl_in && !readers_take(p, o, bad))
+			r->cl_in = 0;
+		for (size_t j = 0; j < r->node->n_inputs; j++)
+			if (r->in[j].slot >= 0 && !r->cl_in)
+				bad[r->in[j].slot] = 1;
+	}
 }
 
 void rt_cl_mark(struct rt_session *s, struct rt_gplan *p)
 {
 	const char *off = getenv("OPMIG_NO_CL");
+	unsigned char *skip, *bad;
 
 	if (s->o.observe || s->o.only || s->o.exact || (off && *off && *off != '0'))
 		return;
+	if (!(skip = calloc(p->n_nodes + 1, 1)) || !(bad = calloc(p->n_slots + 1, 1))) {
+		free(skip);
+		return;   /* nothing stored channels last */
+	}
+	for (size_t i = 0; i < p->n_qdq_skip; i++)
+		skip[p->qdq_skip[i]] = 1;
 	for (size_t i = 0; i < p->n_nodes; i++)
 		p->nodes[i].cl_in = reads_cl(&p->nodes[i]);
+	mark_bad(p, skip, bad);
 	for (size_t i = 0; i < p->n_nodes; i++) {
-		struct rt_nplan *np = &p->nodes[i];
+		struct rt_nplan *np = run_plan(p, i);
 		const struct ir_node *n = np->node;
 		const struct ir_value *v;
 
-		if (!np->kernel || !rt_default_domain(n) || np->fold != RT_FOLD_NONE ||
-		    !keeps_cl(ir_s(n->op_type)) || n->n_outputs != 1)
+		if (skip[i] || !np->kernel || !rt_default_domain(n) ||
+		    p->nodes[i].fold != RT_FOLD_NONE || !keeps_cl(ir_s(n->op_type)) ||
+		    n->n_outputs != 1)
 			continue;
 		/* the value the chain of steps done in the kernel ends in */
 		v = np->chain ? p->nodes[np->chain->steps[np->chain->n - 1].node].node->outputs[0] :
 		    n->outputs[0];
-		np->cl_out = readers_take(p, v);
+		np->cl_out = readers_take(p, v, bad);
 	}
+	free(skip);
+	free(bad);
 }

@@ -27,12 +27,15 @@
  * QuantizeLinear).  The head of a unit then runs a plan of its own (the
  * unit's node made from the unit's inputs, writing the QuantizeLinear's
  * output), the QuantizeLinear and Relu are skipped, and so is a
- * DequantizeLinear all of whose uses are units.  Units run
+ * DequantizeLinear all of whose uses are units.  A ConvInteger whose
+ * only reader is a Cast to float32 (a dynamic quantizer's layer) is a
+ * unit too, writing float32 of its sums (cast_unit_at).  Units run
  * when nothing may watch the nodes in between: not with an observer
  * (validate --layerwise), a run of chosen nodes, or --exact. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/kernels/k_conv_int.h"   /* knn_conv_integer_f32 */
 #include "runtime/qdq_int.h"
 
 static char qlinear_conv[] = "QLinearConv", qlinear_matmul[] = "QLinearMatMul",
@@ -232,7 +235,7 @@ struct rt_qdq *rt_qdq_unit_new(const struct ir_node *head, size_t n_in)
 	u->node.n_inputs = n_in;
 	u->node.outputs = u->outs;
 	u->node.n_outputs = 1;
-	u->skip[0] = u->skip[1] = (size_t)-1;
+	u->skip[0] = u->skip[1] = u->chain_from = (size_t)-1;
 	return u;
 }
 
@@ -271,6 +274,7 @@ void rt_qdq_unit_free(struct rt_qdq *u)
 		return;
 	free(u->np.in);
 	free(u->np.out);
+	free(u->np.chain);
 	rt_nplan_cache_free(&u->np);
 	free(u->ins);
 	free(u->dq);
@@ -351,6 +355,98 @@ static struct rt_qdq *unit_at(struct rt_session *s, struct rt_gplan *p, size_t i
 		rt_qdq_unit_free(u);
 		return NULL;
 	}
+	/* QLinearConv reads x stored channels last (k_qlinear.c) */
+	u->np.cl_in = conv;
+	return u;
+}
+
+/* Is v one float32 of rank 3 or less on every run: an initializer so,
+ * DynamicQuantizeLinear's y_scale, or a Mul of two such (a dynamic
+ * quantizer's layer scale, x_scale * w_scale)? */
+static int one_float(const struct rt_session *s, struct rt_gplan *p, const struct ir_value *v,
+		     int depth)
+{
+	const struct rt_value *c = rt_qdq_init_val(s, p, v);
+	const struct rt_nplan *d = v ? rt_plan_node(p, v->producer) : NULL;
+
+	if (c)
+		return c->dtype == IR_DTYPE_FLOAT && c->numel == 1 && c->rank <= 3;
+	if (!d)
+		return 0;
+	if (rt_qdq_is_op(d->node, "DynamicQuantizeLinear"))
+		return d->node->n_outputs > 1 && d->node->outputs[1] == v;
+	return depth < 2 && rt_qdq_is_op(d->node, "Mul") && d->schema &&
+	       d->schema->since_version >= 7 && d->node->n_inputs == 2 &&
+	       one_float(s, p, d->node->inputs[0], depth + 1) &&
+	       one_float(s, p, d->node->inputs[1], depth + 1);
+}
+
+/* The Mul by a scale after a ConvInteger's Cast (c), as a dynamic
+ * quantizer writes it: its only use, of two inputs, the other one
+ * float32 (one_float) computed before the head (node i) runs; *other:
+ * that input.  NULL when there is none such. */
+static struct rt_nplan *scale_mul(const struct rt_session *s, struct rt_gplan *p,
+				  const struct rt_nplan *c, size_t i, struct ir_value **other)
+{
+	struct rt_nplan *mu = rt_plan_sole_use(p, c->node->outputs[0]);
+	const struct ir_node *n = mu ? mu->node : NULL;
+
+	if (!mu || !rt_qdq_is_op(n, "Mul") || mu->fold != RT_FOLD_NONE || !mu->kernel ||
+	    !mu->schema || mu->schema->since_version < 7 || n->n_inputs != 2 ||
+	    n->n_outputs != 1 || !n->outputs[0] || !n->inputs[0] || !n->inputs[1])
+		return NULL;
+	*other = n->inputs[n->inputs[0] == c->node->outputs[0] ? 1 : 0];
+	if (*other == c->node->outputs[0] || !one_float(s, p, *other, 0) ||
+	    ((*other)->producer && (*other)->producer->index >= i))
+		return NULL;
+	return mu;
+}
+
+/* ConvInteger whose result's only use is a Cast to float32 (a dynamic
+ * quantizer's layer: DynamicQuantizeLinear, ConvInteger, Cast, Mul) as
+ * one node writing float32 of the sums (knn_conv_integer_f32): the int32
+ * tensor and the Cast's pass gone, bit for bit (int32 to float32 rounds
+ * once either way).  The Mul by the layer's scale after it, when it is
+ * one float32 (input CI_SCALE), too: float32(sum) * scale, the Mul's
+ * one rounding.  The epilogue chain (chain.c) of the last node done
+ * (the bias Add and Relu after the Mul; a Mul per channel, Add and Relu
+ * after the Cast) becomes the unit's, done as it stores its result. */
+#define CI_SCALE 4
+
+static struct rt_qdq *cast_unit_at(const struct rt_session *s, struct rt_gplan *p, size_t i)
+{
+	struct rt_nplan *h = &p->nodes[i], *c, *mu;
+	const struct ir_node *n = h->node;
+	struct ir_value *scale = NULL;
+	struct rt_qdq *u;
+
+	if (!rt_qdq_is_op(n, "ConvInteger") || !h->kernel || h->fold != RT_FOLD_NONE ||
+	    n->n_inputs > CI_SCALE ||
+	    n->n_outputs != 1 || !n->outputs[0] || !(c = rt_plan_sole_use(p, n->outputs[0])) ||
+	    !rt_qdq_is_op(c->node, "Cast") || c->fold != RT_FOLD_NONE || !c->kernel ||
+	    c->node->n_outputs != 1 || !c->node->outputs[0] ||
+	    attr_int(c->node, "to", 0) != IR_DTYPE_FLOAT)
+		return NULL;
+	mu = scale_mul(s, p, c, i, &scale);
+	if (!(u = rt_qdq_unit_new(n, mu ? CI_SCALE + 1 : n->n_inputs)))
+		return NULL;
+	for (size_t j = 0; j < n->n_inputs; j++)
+		u->ins[j] = n->inputs[j];
+	u->outs[0] = c->node->outputs[0];
+	u->skip[0] = c->node->index;
+	u->chain_from = c->node->index;   /* the Cast's steps (chain.c) */
+	if (mu) {
+		u->ins[CI_SCALE] = scale;
+		u->outs[0] = mu->node->outputs[0];
+		u->skip[1] = mu->node->index;
+		u->chain_from = mu->node->index;
+	}
+	u->kernel = (struct rt_kernel){ "ai.onnx", "ConvInteger", 1, RT_OPEN,
+					knn_conv_integer_f32 };
+	if (rt_qdq_unit_plan(p, i, u) < 0) {
+		rt_qdq_unit_free(u);
+		return NULL;
+	}
 	return u;
 }
 
@@ -381,7 +477,7 @@ void rt_qdq_mark(struct rt_session *s, struct rt_gplan *p)
 	size_t n_skip = 0, *skip;
 
 	for (size_t i = 0; i < p->n_nodes; i++)
-		if ((p->nodes[i].qdq = unit_at(s, p, i)) ||
+		if ((p->nodes[i].qdq = unit_at(s, p, i)) || (p->nodes[i].qdq = cast_unit_at(s, p, i)) ||
 		    (p->nodes[i].qdq = rt_qdq_table_at(s, p, i)) ||
 		    (p->nodes[i].qdq = rt_qdq_wo_at(s, p, i)))
 			p->n_qdq++;

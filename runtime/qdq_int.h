@@ -21,6 +21,11 @@ struct rt_qdq {
 	const struct rt_nplan **dq;         /* per coded input, its
 					     * DequantizeLinear */
 	const struct rt_nplan *q;
+	int pool;                           /* a MaxPool (head) over codes */
+	int keeps_layout;                   /* its result is stored as its
+					     * inputs are (layout_cl.c) */
+	size_t chain_from;                  /* the node whose epilogue chain
+					     * (chain.c) the unit takes, or ~0 */
 	size_t n_codes;
 	uint8_t *table;                     /* made on the first run */
 };

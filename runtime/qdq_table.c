@@ -7,15 +7,19 @@
  * makes that table on its first run by running the nodes' own kernels,
  * DequantizeLinear, the op and QuantizeLinear, over every code, then maps
  * the codes: the results are the written graph's bit for bit, without
- * the float tensors in between (four bytes an element each way). */
+ * the float tensors in between (four bytes an element each way).  A
+ * MaxPool between them takes the largest code of each window and maps it
+ * (DequantizeLinear is monotone): on codes stored channels last
+ * (layout_cl.c), which all these units read and keep. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/kernels/k_conv_int.h"   /* pool geometry, MaxPool of codes */
 #include "runtime/qdq_int.h"
 
-enum { T_CAT, T_UNARY, T_BINARY };
+enum { T_CAT, T_UNARY, T_BINARY, T_POOL };
 
 /* Ops whose every output element is a function of the input element(s)
  * at its place alone (one input / two inputs, numpy broadcasting). */
@@ -45,6 +49,8 @@ static int kind_of(const struct rt_nplan *h)
 		return T_CAT;
 	if (n->n_inputs == 1 && in_list(op, unary_ops, sizeof(unary_ops) / sizeof(*unary_ops)))
 		return T_UNARY;
+	if (n->n_inputs == 1 && !strcmp(op, "MaxPool"))
+		return T_POOL;
 	/* binary ops before opset 7 broadcast by attributes */
 	if (n->n_inputs == 2 && h->schema && h->schema->since_version >= 7 &&
 	    in_list(op, binary_ops, sizeof(binary_ops) / sizeof(*binary_ops)))
@@ -81,12 +87,17 @@ struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t 
 	u->outs[0] = q->outputs[0];
 	u->n_codes = m;
 	u->head = kind == T_CAT ? NULL : h;
+	u->pool = kind == T_POOL;
 	u->q = &p->nodes[q->index];
 	u->skip[0] = q->index;
 	u->skip[1] = relu ? (size_t)(relu - p->nodes) : (size_t)-1;
 	snprintf(u->op, sizeof(u->op), "QLinear%s", ir_s(n->op_type));
 	u->node.op_type = u->op;
 	u->kernel = (struct rt_kernel){ "ai.onnx", u->op, 1, RT_OPEN, qt_run };
+	/* qt_run reads codes stored channels last and keeps them so
+	 * (layout_cl.c) */
+	u->np.cl_in = 1;
+	u->keeps_layout = 1;
 	if (rt_qdq_unit_plan(p, i, u) == 0)
 		return u;
 fail:
@@ -172,8 +183,10 @@ static int grid(struct rt_kctx *k, int dt, size_t j, int64_t n, struct rt_value 
  * code of every input code or pair, by the nodes' kernels. */
 static int make_table(struct rt_kctx *k, struct rt_qdq *u)
 {
-	size_t m = u->n_codes, n_tab = u->head ? 1 : m;
-	int64_t n = u->head && m == 2 ? 65536 : 256;
+	/* a MaxPool's: QuantizeLinear(DequantizeLinear(code)) (run_pool) */
+	const struct rt_nplan *head = u->pool ? NULL : u->head;
+	size_t m = u->n_codes, n_tab = head ? 1 : m;
+	int64_t n = head && m == 2 ? 65536 : 256;
 	struct rt_value *g = NULL, *f[2] = { 0 }, *r = NULL, *y = NULL, *qin[3];
 	uint8_t *tab = malloc((size_t)(n * (int64_t)n_tab));
 	int rc = 0;
@@ -181,8 +194,8 @@ static int make_table(struct rt_kctx *k, struct rt_qdq *u)
 	if (!tab)
 		return rt_oom(k);
 	for (size_t t = 0; rc >= 0 && t < n_tab; t++) {
-		for (size_t j = 0; rc >= 0 && j < (u->head ? m : 1); j++) {
-			size_t in = u->head ? j : t;
+		for (size_t j = 0; rc >= 0 && j < (head ? m : 1); j++) {
+			size_t in = head ? j : t;
 			struct rt_value *dqin[3] = { g, k->in[m + 2 * in], k->in[m + 2 * in + 1] };
 
 			if ((rc = grid(k, k->in[m + 2 * in + 1]->dtype, j, n, &g)) < 0)
@@ -192,8 +205,8 @@ static int make_table(struct rt_kctx *k, struct rt_qdq *u)
 			rt_value_unref(g);
 			g = NULL;
 		}
-		if (rc >= 0 && u->head)
-			rc = call(k, u->head, f, m, &r);
+		if (rc >= 0 && head)
+			rc = call(k, head, f, m, &r);
 		else if (rc >= 0)
 			r = rt_value_ref(f[0]);
 		qin[0] = r;
@@ -274,12 +287,125 @@ static void map_codes(const struct rt_value *x, int64_t from, int64_t n, const u
 		y[i] = tab[b[i]];
 }
 
+/* Coded inputs 0..m-1 plain (copies of those stored channels last). */
+static int plain_codes(struct rt_kctx *k, size_t m)
+{
+	int rc;
+
+	for (size_t j = 0; j < m; j++)
+		if ((rc = rt_cl_plain_in(k, j)) < 0)
+			return rc;
+	return 0;
+}
+
+struct cat_cl {
+	struct rt_kctx *k;
+	const uint8_t *tabs;      /* per input, indexed by the byte */
+	const uint8_t *ident;     /* per input: its table maps each code to
+				   * itself */
+	uint8_t *y;
+	int64_t c;                /* the output's channels */
+};
+
+/* w bytes from x to y: the common widths as whole moves. */
+static inline void copy_codes(uint8_t *y, const uint8_t *x, int64_t w)
+{
+	switch (w) {
+	case 8: memcpy(y, x, 8); break;
+	case 16: memcpy(y, x, 16); break;
+	case 32: memcpy(y, x, 32); break;
+	case 64: memcpy(y, x, 64); break;
+	default: memcpy(y, x, (size_t)w);
+	}
+}
+
+/* Positions [lo, hi): each input's channels at the position, mapped (an
+ * output position written whole at once: its cache lines are not read
+ * back for a second input). */
+static void cat_cl_rows(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct cat_cl *j = ctx;
+	struct rt_kctx *k = j->k;
+	size_t m = (k->n_in - 2) / 3;
+
+	for (int64_t p = lo; p < hi; p++) {
+		uint8_t *y = j->y + p * j->c;
+
+		for (size_t i = 0; i < m; i++) {
+			int64_t ci = k->in[i]->dims[1];
+			const uint8_t *x = (const uint8_t *)k->in[i]->data + p * ci;
+			const uint8_t *t = j->tabs + 256 * i;
+
+			if (j->ident[i])
+				copy_codes(y, x, ci);
+			else
+				for (int64_t q = 0; q < ci; q++)
+					y[q] = t[x[q]];
+			y += ci;
+		}
+	}
+}
+
+/* A Concat of channels whose inputs are all stored channels last: the
+ * result so too, position by position (1 done, 0 not taken). */
+static int concat_cl(struct rt_kctx *k, struct rt_qdq *u, int dt, int axis,
+		     const int64_t *dims)
+{
+	size_t m = u->n_codes;
+	struct cat_cl j = { k, NULL, NULL, NULL, dims[1] };
+	uint8_t *tabs, *ident;
+	struct rt_value *y;
+
+	for (size_t i = 0; i < m; i++)
+		if (!(k->in[i]->flags & RT_VALUE_CL))
+			return 0;
+	if (axis != 1)
+		return 0;
+	if (!(tabs = malloc(257 * m)))
+		return rt_oom(k);
+	ident = tabs + 256 * m;
+	for (size_t i = 0; i < m; i++) {   /* by the byte: int8's codes flipped */
+		ident[i] = 1;
+		for (int c = 0; c < 256; c++) {
+			tabs[256 * i + c] = u->table[256 * i + (k->in[i]->dtype == IR_DTYPE_INT8 ?
+							      c ^ 0x80 : c)];
+			ident[i] &= tabs[256 * i + c] == (uint8_t)c;
+		}
+	}
+	if (!(y = rt_out_tensor(k, 0, dt, k->in[0]->rank, dims))) {
+		free(tabs);
+		return IR_ENOMEM;
+	}
+	j.tabs = tabs;
+	j.ident = ident;
+	j.y = y->data;
+	rt_parallel_for(k, y->numel / (dims[1] ? dims[1] : 1), 4096, cat_cl_rows, &j);
+	free(tabs);
+	rt_cl_set(y, 1);
+	return 1;
+}
+
+/* y[i] = table[code of y[i]] in place, the codes int8 when sgn. */
+static void map_bytes(uint8_t *y, int64_t n, const uint8_t *tab, int sgn)
+{
+	uint8_t rot[256];
+	int same = 1;
+
+	for (int c = 0; c < 256; c++) {
+		rot[c] = tab[sgn ? c ^ 0x80 : c];
+		same &= rot[c] == (uint8_t)c;
+	}
+	for (int64_t i = 0; !same && i < n; i++)
+		y[i] = rot[y[i]];
+}
+
 static int run_concat(struct rt_kctx *k, struct rt_qdq *u, int dt)
 {
 	size_t m = u->n_codes;
 	const struct rt_value *x0 = k->in[0];
 	int64_t axis = rt_attr_int(k, "axis", 1), dims[RT_MAX_RANK], outer = 1, tail = 1, off = 0;
 	struct rt_value *y;
+	int rc;
 
 	if (axis < 0)
 		axis += x0->rank;
@@ -296,6 +422,10 @@ static int run_concat(struct rt_kctx *k, struct rt_qdq *u, int dt)
 				return rt_err(k, "input %zu's shape does not match input 0's", j);
 		dims[axis] += x->dims[axis];
 	}
+	if ((rc = concat_cl(k, u, dt, (int)axis, dims)) != 0)
+		return rc < 0 ? rc : 0;
+	if ((rc = plain_codes(k, m)) < 0)
+		return rc;
 	for (int64_t d = 0; d < axis; d++)
 		outer *= dims[d];
 	for (int d = (int)axis + 1; d < x0->rank; d++)
@@ -318,7 +448,18 @@ static int run_binary(struct rt_kctx *k, struct rt_qdq *u, int dt)
 	int rank = a->rank > b->rank ? a->rank : b->rank;
 	int64_t dims[RT_MAX_RANK];
 	struct pair c;
+	int cl, rc;
 
+	/* both stored channels last in one shape: element by element as
+	 * they are; else both plain */
+	cl = (a->flags & b->flags & RT_VALUE_CL) && a->rank == b->rank &&
+	     !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(*a->dims));
+	if (!cl) {
+		if ((rc = plain_codes(k, 2)) < 0)
+			return rc;
+		a = k->in[0];
+		b = k->in[1];
+	}
 	for (int d = 0; d < rank; d++) {
 		int64_t da = d < rank - a->rank ? 1 : a->dims[d - (rank - a->rank)];
 		int64_t db = d < rank - b->rank ? 1 : b->dims[d - (rank - b->rank)];
@@ -331,7 +472,69 @@ static int run_binary(struct rt_kctx *k, struct rt_qdq *u, int dt)
 		return IR_ENOMEM;
 	c = (struct pair){ a, b, y->data, u->table };
 	rt_bcast_run(k, (struct rt_value *[]){ a, b }, 2, rank, dims, pair_run, &c);
+	rt_cl_set(y, cl);
 	return 0;
+}
+
+/* Does every window of g hold a position of the input (none all
+ * padding: the written MaxPool's -inf)? */
+static int windows_hold(const struct knn_geom *g)
+{
+	for (int d = 0; d < g->nsp; d++)
+		for (int64_t o = 0; o < g->out[d]; o++) {
+			int64_t at = o * g->stride[d] - g->pad[d], u = 0;
+
+			while (u < g->kernel[d] && (at + u * g->dil[d] < 0 || at + u * g->dil[d] >= g->in[d]))
+				u++;
+			if (u == g->kernel[d])
+				return 0;
+		}
+	return 1;
+}
+
+/* A MaxPool between DequantizeLinear and QuantizeLinear: as
+ * DequantizeLinear (x_scale > 0, finite) is monotone, the written
+ * graph's output is table[max of the window's codes] when every window
+ * holds an input position; so on codes stored channels last (2-D), else
+ * the three nodes' kernels as written. */
+static int run_pool(struct rt_kctx *k, struct rt_qdq *u, int dt)
+{
+	struct rt_value *x = k->in[0], *f = NULL, *r = NULL, *y = NULL;
+	const struct rt_value *xs = k->in[1];
+	struct rt_value *dqin[3] = { x, k->in[1], k->in[2] }, *qin[3];
+	int64_t dims[RT_MAX_RANK];
+	struct knn_geom g;
+	int rc;
+
+	if ((x->flags & RT_VALUE_CL) && x->rank == 4 && xs->dtype == IR_DTYPE_FLOAT &&
+	    *(const float *)xs->data > 0 && *(const float *)xs->data <= 3.4e38f &&
+	    k->n_out >= 1 && (k->node->n_outputs < 2 || !k->node->outputs[1]) &&
+	    knn_geom_init(k, x, NULL, KNN_EMPTY_OK | (rt_attr_int(k, "ceil_mode", 0) ? KNN_CEIL : 0),
+			  &g) == 0 && windows_hold(&g)) {
+		dims[0] = g.n;
+		dims[1] = g.c;
+		dims[2] = g.out[0];
+		dims[3] = g.out[1];
+		if (!(y = rt_out_tensor(k, 0, dt, 4, dims)))
+			return IR_ENOMEM;
+		knn_maxpool_cl_q8(k, &g, x->data, y->data, x->dtype == IR_DTYPE_INT8);
+		map_bytes(y->data, y->numel, u->table, x->dtype == IR_DTYPE_INT8);
+		rt_cl_set(y, 1);
+		return 0;
+	}
+	if ((rc = plain_codes(k, 1)) < 0)
+		return rc;
+	dqin[0] = k->in[0];
+	if ((rc = call(k, u->dq[0], dqin, 3, &f)) >= 0 && (rc = call(k, u->head, &f, 1, &r)) >= 0) {
+		qin[0] = r;
+		qin[1] = k->in[3];
+		qin[2] = k->in[4];
+		if ((rc = call(k, u->q, qin, 3, &y)) >= 0)
+			rc = rt_out_set(k, 0, y);
+	}
+	rt_value_unref(f);
+	rt_value_unref(r);
+	return rc < 0 ? rc : 0;
 }
 
 static int qt_run(struct rt_kctx *k)
@@ -349,6 +552,8 @@ static int qt_run(struct rt_kctx *k)
 		return rt_err(k, "y_zero_point is not 8-bit");
 	if (!u->table && (rc = make_table(k, u)) < 0)
 		return rc;
+	if (u->pool)
+		return run_pool(k, u, k->in[3 * m + 1]->dtype);
 	if (!u->head)
 		return run_concat(k, u, k->in[3 * m + 1]->dtype);
 	if (m == 2)
@@ -356,5 +561,6 @@ static int qt_run(struct rt_kctx *k)
 	if (!(y = rt_out_tensor(k, 0, k->in[3 * m + 1]->dtype, k->in[0]->rank, k->in[0]->dims)))
 		return IR_ENOMEM;
 	map_codes(k->in[0], 0, y->numel, u->table, y->data);
+	rt_cl_set(y, (k->in[0]->flags & RT_VALUE_CL) != 0);   /* code by code: the layout stays */
 	return 0;
 }

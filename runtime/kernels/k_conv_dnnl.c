@@ -1,74 +1,24 @@
-/* k_conv_dnnl.c: convolutions on oneDNN's primitives (libdnnl): float32
- * ones where oneDNN is the faster path (dn_fits), and the integer sums of
- * ConvInteger and QLinearConv (u8/s8 x s8 -> s32, exact with VNNI while
- * the sums stay within 2^24: dn_sums_exact), QLinearConv's requantized
- * by oneDNN itself where that is exact (dn_rq_exact).  The
- * input and output stay NCHW (plain) in opmig's tensors; oneDNN picks its
- * own layout for the product, so a run reorders the input in, convolves
- * and reorders the output back, through one process-wide buffer each
- * (k_dnnl.c).  The primitive, its reorders and the weights in its layout
- * are made once and kept in the node's cache when W is a model constant.
- * Relu and Clip after a float32 convolution run inside it (post-ops);
- * other epilogue steps on the plain output.  Threads: oneDNN runs on
- * OpenMP, set to the session's thread count on every call. */
+/* k_conv_dnnl.c: float32 convolutions on oneDNN's primitives (libdnnl)
+ * where oneDNN is the faster path (dn_fits), and the primitives
+ * themselves, made, run and freed for this file and k_conv_dnnl_int.c
+ * (the integer convolutions: k_conv_dnnl.h).  The input and output are
+ * NCHW (plain) in opmig's tensors, or channels last where the plan says
+ * (layout_cl.c: KNN_CL_SRC, KNN_CL_DST); oneDNN picks its own layout for
+ * the product, so a run reorders a plain input in, convolves and reorders
+ * the output back (or hands oneDNN's channels-last output to a function:
+ * dn_take), through one process-wide buffer each (k_dnnl.c).  The
+ * primitive, its reorders and the weights in its layout are made once
+ * and kept in the node's cache when W is a model constant.  Relu and
+ * Clip after a float32 convolution run inside it (post-ops); other
+ * epilogue steps on the plain output.  Threads: oneDNN runs on OpenMP,
+ * set to the session's thread count on every call. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/kernels/k_conv_int.h"
-#include "runtime/kernels/k_dnnl.h"
+#include "runtime/kernels/k_conv_dnnl.h"
 
-/* The post-ops a convolution runs inside: Relu and Clip steps only,
- * bounds the same on every channel (kind, lo, hi per step). */
-struct dn_post {
-	int n;
-	int kind[RT_CHAIN_MAX];
-	float lo[RT_CHAIN_MAX], hi[RT_CHAIN_MAX];
-};
-
-/* The data types of a convolution: float32 throughout, or 8-bit input
- * (u8 or s8, with a zero point given at run time), s8 weights and int32
- * sums. */
-struct dn_types {
-	dnnl_data_type_t src, wei, dst;
-	int zp;
-};
-
-struct dn_conv {
-	struct knn_wcache h;
-	struct knn_geom g;
-	struct dn_types t;
-	int has_bias;
-	struct dn_post post;
-	dnnl_stream_t stream;
-	dnnl_primitive_t conv, rsrc, rdst, rwei;  /* reorders NULL: plain */
-	dnnl_memory_t usrc, src, uwei, wei, bias, dst, udst, zp, pad;
-	int wei_ready;            /* wei holds W reordered (W constant) */
-	int32_t zp_val;           /* the input's zero point (t.zp) */
-	size_t src_bytes, dst_bytes;  /* input and output in oneDNN's layouts
-				       * (0: plain), on tensor blocks per run */
-	size_t pad_bytes;         /* the primitive's scratchpad, the same way */
-	int8_t *w8;               /* integer W minus its zero points, as s8 */
-	const void *w_src;        /* the W that w8 was made from */
-	int dst_nhwc;             /* the primitive writes channels last */
-	int src_cl, dst_cl;       /* x, y in opmig's tensors channels last
-				   * (layout_cl.c), else plain */
-	float *rq_mult;           /* the output scales of a primitive that
-				   * requantizes (dn_rq), else NULL */
-	int32_t rq_zp;
-	int no_rq;                /* made after oneDNN's requantization was
-				   * not taken for this node (dn_rq_run) */
-};
-
-/* oneDNN requantizing an integer convolution's sums itself (8-bit dst):
- * output scale mult[o] per channel, an s32 bias, and for a zero point
- * other than 0 the post-ops round (half to even) and linear (+ zp). */
-struct dn_rq {
-	const float *mult;
-	int32_t zp;
-};
-
-static void dn_conv_free(void *p)
+void knn_dn_conv_free(void *p)
 {
 	struct dn_conv *c = p;
 
@@ -133,7 +83,7 @@ static int dn_dims_same(const int64_t *a, const int64_t *b, int n)
 	return memcmp(a, b, (size_t)n * sizeof(*a)) == 0;
 }
 
-static int dn_geom_same(const struct knn_geom *a, const struct knn_geom *b)
+int knn_dn_geom_same(const struct knn_geom *a, const struct knn_geom *b)
 {
 	int n = a->nsp;
 
@@ -184,9 +134,9 @@ static const dnnl_format_tag_t dn_gwei_tag[] = { dnnl_goiw, dnnl_goihw, dnnl_goi
 
 /* The primitive and memories for geometry g (0), or -1 when oneDNN
  * cannot make them (the caller runs opmig's own kernels). */
-static int dn_conv_make(struct dn_conv *c, const struct knn_geom *g,
-			const struct dn_types *t, int has_bias, const struct dn_post *post,
-			unsigned cl, const struct dn_rq *rq)
+int knn_dn_conv_make(struct dn_conv *c, const struct knn_geom *g, const struct dn_types *t,
+		     int has_bias, const struct dn_post *post, unsigned cl,
+		     const struct dn_rq *rq)
 {
 	dnnl_memory_desc_t smd, wmd, bmd, dmd, zmd, any_s, any_w, any_d;
 	const int32_t runtime_zp = DNNL_RUNTIME_S32_VAL;
@@ -300,7 +250,7 @@ done:
 
 /* Bytes of the memories c allocated (weights, input and output in the
  * primitive's layouts), charged to the session while c is kept. */
-static int64_t dn_conv_bytes(const struct dn_conv *c)
+int64_t knn_dn_conv_bytes(const struct dn_conv *c)
 {
 	const dnnl_memory_desc_t *md;
 	int64_t n = (int64_t)sizeof(*c);
@@ -323,17 +273,10 @@ static int dn_reorder(struct dn_conv *c, dnnl_primitive_t p, dnnl_memory_t from,
 	return p ? dn_exec(c, p, 2, a) : 0;
 }
 
-/* Called with the sums in oneDNN's buffer, channels last, instead of
- * reordering them into y (dn_conv_run, when the primitive writes so). */
-struct dn_take {
-	void (*fn)(void *ctx, const int32_t *nhwc);
-	void *ctx;
-};
-
 /* One run of c on x, w, b into y (or, when take is given and c writes
  * channels last, into take's function). */
-static int dn_conv_run(struct dn_conv *c, const void *x, const void *w, const float *b,
-		       void *y, int w_const, const struct dn_take *take)
+int knn_dn_conv_run(struct dn_conv *c, const void *x, const void *w, const float *b, void *y,
+		    int w_const, const struct dn_take *take)
 {
 	void *sp, *dp, *pp;
 	dnnl_exec_arg_t a[6];
@@ -492,7 +435,7 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	if (e && e->n && !post.n && !rt_epilogue_uniform(e))
 		cl &= ~KNN_CL_DST;
 	c = rt_node_cache(k);
-	if (c && (c->h.kind != KNN_WC_DNNL || c->t.src != dnnl_f32 || !dn_geom_same(&c->g, g) ||
+	if (c && (c->h.kind != KNN_WC_DNNL || c->t.src != dnnl_f32 || !knn_dn_geom_same(&c->g, g) ||
 		  c->has_bias != (b != NULL) || !dn_post_same(&c->post, &post) ||
 		  c->src_cl != ((cl & KNN_CL_SRC) != 0) || c->dst_cl != ((cl & KNN_CL_DST) != 0)))
 		c = NULL;
@@ -502,19 +445,19 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 		if (!(tmp = calloc(1, sizeof(*tmp))))
 			return rt_oom(k);
 		tmp->h.kind = KNN_WC_DNNL;
-		if (dn_conv_make(tmp, g, &dn_f32, b != NULL, &post, cl, NULL)) {
-			dn_conv_free(tmp);
+		if (knn_dn_conv_make(tmp, g, &dn_f32, b != NULL, &post, cl, NULL)) {
+			knn_dn_conv_free(tmp);
 			if (e || (cl & KNN_CL_SRC))
 				return dn_own(k, g, x, w, b, y, cl, e);
 			return 0;
 		}
 		c = tmp;
 		if (w_const && !rt_node_cache(k) &&
-		    rt_node_cache_set(k, c, dn_conv_free, dn_conv_bytes(c)) == 0)
+		    rt_node_cache_set(k, c, knn_dn_conv_free, knn_dn_conv_bytes(c)) == 0)
 			tmp = NULL;
 	}
-	rc = dn_conv_run(c, x, w, b, y, w_const && !tmp, NULL);
-	dn_conv_free(tmp);
+	rc = knn_dn_conv_run(c, x, w, b, y, w_const && !tmp, NULL);
+	knn_dn_conv_free(tmp);
 	if (rc)
 		return dn_own(k, g, x, w, b, y, cl, e);
 	knn_dnnl_count();
@@ -527,372 +470,3 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	return 1;
 }
 
-struct dn_corr {
-	const int32_t *t, *d;     /* sums of m + 1 channels, the factors */
-	int32_t *y;
-	int64_t m, plane;
-};
-
-/* y[b, o] = t[b, o] + d[o] * t[b, m] for the planes (b, o) in [lo, hi). */
-static void dn_corr_planes(void *ctx, int64_t lo, int64_t hi)
-{
-	const struct dn_corr *j = ctx;
-
-	for (int64_t p = lo; p < hi; p++) {
-		int64_t b = p / j->m, o = p % j->m;
-		const int32_t *t = j->t + (b * (j->m + 1) + o) * j->plane;
-		const int32_t *s = j->t + (b * (j->m + 1) + j->m) * j->plane;
-		int32_t *y = j->y + p * j->plane, f = j->d[o];
-
-		for (int64_t i = 0; i < j->plane; i++)
-			y[i] = (int32_t)((int64_t)t[i] + (int64_t)f * s[i]);
-	}
-}
-
-/* ConvInteger's sums corrected for W's zero points straight from
- * oneDNN's buffer (channels last, gm = m + 1 channels, the last the
- * window sums): y[b, o, p] = t[b, p, o] + d[o] * t[b, p, m], a tile of
- * pixels at a time (the tile's sums stay in cache while each channel's
- * row is written), instead of reordering all sums into a plain buffer
- * and correcting them in a second pass. */
-#define DN_TILE 64
-
-struct dn_cfin {
-	struct rt_kctx *k;
-	const int32_t *t, *d;
-	int32_t *y;
-	int64_t n, m, gm, plane;
-};
-
-static void dn_cfin_tiles(void *ctx, int64_t lo, int64_t hi)
-{
-	const struct dn_cfin *j = ctx;
-	int64_t tiles = (j->plane + DN_TILE - 1) / DN_TILE;
-
-	for (int64_t t = lo; t < hi; t++) {
-		int64_t b = t / tiles, p0 = t % tiles * DN_TILE;
-		int64_t len = j->plane - p0 < DN_TILE ? j->plane - p0 : DN_TILE;
-		const int32_t *px = j->t + (b * j->plane + p0) * j->gm;
-
-		for (int64_t o = 0; o < j->m; o++) {
-			int32_t *y = j->y + (b * j->m + o) * j->plane + p0;
-			uint32_t f = (uint32_t)j->d[o];
-
-			/* wrapping in uint32: the true sum is in range */
-			for (int64_t i = 0; i < len; i++)
-				y[i] = (int32_t)((uint32_t)px[i * j->gm + o] +
-						 f * (uint32_t)px[i * j->gm + j->m]);
-		}
-	}
-}
-
-static void dn_cfin_take(void *ctx, const int32_t *nhwc)
-{
-	struct dn_cfin *j = ctx;
-
-	j->t = nhwc;
-	rt_parallel_for(j->k, j->n * ((j->plane + DN_TILE - 1) / DN_TILE), 1, dn_cfin_tiles, j);
-}
-
-/* Requantizing the sums of n images of gm channels (the last one the
- * correction's window sums when corr) straight from oneDNN's buffer
- * (channels last) or from NCHW sums, a tile of pixels at a time. */
-struct dn_fin {
-	struct rt_kctx *k;
-	const struct knn_dnnl_q8 *q;
-	const int32_t *d;         /* the correction's factors, or NULL */
-	int64_t n, m, gm, plane;
-	int last;                 /* t is channels last */
-	const int32_t *t;
-};
-
-#define DN_FEW 32
-
-/* Channels last: the tile's pixels requantized channels last into
- * codes, a block of up to KNN_PX_MAX channels at a time, then moved to
- * their planes.  (A block after the first reads the correction's sums
- * from a copy of each pixel's block followed by them.) */
-static void dn_fin_last(const struct dn_fin *j, const int32_t *img, int64_t b, int64_t p0,
-			int64_t len)
-{
-	uint8_t codes[DN_TILE * KNN_PX_MAX], *y = (uint8_t *)j->q->y + b * j->m * j->plane + p0;
-	int32_t rows[DN_TILE * (KNN_PX_MAX + 1)];
-
-	for (int64_t c0 = 0; c0 < j->m; c0 += KNN_PX_MAX) {
-		int64_t mc = j->m - c0 < KNN_PX_MAX ? j->m - c0 : KNN_PX_MAX;
-		const int32_t *src = img + p0 * j->gm + c0, *d = j->d ? j->d + c0 : NULL;
-		int64_t stride = j->gm;
-
-		if (j->d && c0 + mc < j->m) {
-			for (int64_t i = 0; i < len; i++) {
-				memcpy(rows + i * (mc + 1), src + i * j->gm, (size_t)mc * sizeof(*rows));
-				rows[i * (mc + 1) + mc] = img[(p0 + i) * j->gm + j->m];
-			}
-			src = rows;
-			stride = mc + 1;
-		}
-		knn_requant_px(src, len, stride, mc, d, j->q->bias ? j->q->bias + c0 : NULL,
-			       j->q->mult + c0, j->q->zp, j->q->dtype, codes);
-		for (int64_t o = 0; o < mc; o++)
-			for (int64_t i = 0; i < len; i++)
-				y[(c0 + o) * j->plane + i] = codes[i * mc + o];
-	}
-}
-
-static void dn_fin_tiles(void *ctx, int64_t lo, int64_t hi)
-{
-	const struct dn_fin *j = ctx;
-	int64_t tiles = (j->plane + DN_TILE - 1) / DN_TILE;
-	int32_t acc[DN_TILE];
-
-	for (int64_t t = lo; t < hi; t++) {
-		int64_t b = t / tiles, p0 = t % tiles * DN_TILE;
-		int64_t len = j->plane - p0 < DN_TILE ? j->plane - p0 : DN_TILE;
-		const int32_t *img = j->t + b * j->gm * j->plane;
-
-		/* the channel's sums (stride cs), the correction's (stride cs) */
-		int64_t cs = j->last ? j->gm : 1, ps = j->last ? 1 : j->plane;
-		const int32_t *ones = img + (j->last ? p0 * j->gm : p0) + j->m * ps;
-
-		/* a channel's sums gathered, then requantized in a vector pass;
-		 * with many channels, by pixel rows instead (measured) */
-		if (j->last && j->m > DN_FEW) {
-			dn_fin_last(j, img, b, p0, len);
-			continue;
-		}
-		for (int64_t o = 0; o < j->m; o++) {
-			const int32_t *sums = img + (j->last ? p0 * j->gm : p0) + o * ps;
-			const int32_t *src = sums;
-
-			if (j->d) {
-				int32_t f = j->d[o];
-
-				for (int64_t i = 0; i < len; i++)
-					acc[i] = (int32_t)((int64_t)sums[i * cs] +
-							   (int64_t)f * ones[i * cs]);
-				src = acc;
-			} else if (cs != 1) {
-				for (int64_t i = 0; i < len; i++)
-					acc[i] = sums[i * cs];
-				src = acc;
-			}
-			knn_requant_i32(src, len, j->q->bias ? j->q->bias[o] : 0, j->q->mult[o],
-					j->q->zp, j->q->dtype,
-					(char *)j->q->y + (b * j->m + o) * j->plane + p0);
-		}
-	}
-}
-
-static void dn_fin_take(void *ctx, const int32_t *nhwc)
-{
-	struct dn_fin *j = ctx;
-	int64_t tiles = (j->plane + DN_TILE - 1) / DN_TILE;
-
-	j->t = nhwc;
-	j->last = 1;
-	rt_parallel_for(j->k, j->n * tiles, 1, dn_fin_tiles, j);
-}
-
-/* The node's integer primitive for gg and types t (requantizing as rq
- * says when given), from the node's cache or made (*tmp: made and not
- * kept, for the caller to free), with W as s8 (and the all-ones row when
- * corr) in c->w8: 0, 1 when oneDNN cannot make it, or IR_ENOMEM. */
-static int dn_int_get(struct rt_kctx *k, const struct knn_geom *gg, const struct dn_types *t,
-		      const struct dn_rq *rq, int has_bias, const void *w, int w_dtype,
-		      int64_t nw, int corr, int w_const, struct dn_conv **cp,
-		      struct dn_conv **tmp)
-{
-	int64_t kl = gg->c / gg->group * gg->k_size;
-	struct dn_conv *c = rt_node_cache(k);
-	struct dn_post none;
-	int8_t *w8;
-
-	*tmp = NULL;
-	memset(&none, 0, sizeof(none));
-	if (c && (c->h.kind != KNN_WC_DNNL || c->t.src != t->src || c->t.dst != t->dst ||
-		  !dn_geom_same(&c->g, gg) || c->has_bias != has_bias ||
-		  (c->rq_mult != NULL) != (rq != NULL) ||
-		  (rq && (c->rq_zp != rq->zp ||
-			  memcmp(c->rq_mult, rq->mult, (size_t)gg->m * sizeof(float))))))
-		c = NULL;
-	knn_dnnl_threads(rt_threads(k));
-	if (!c) {
-		if (!(*tmp = calloc(1, sizeof(**tmp))))
-			return IR_ENOMEM;
-		(*tmp)->h.kind = KNN_WC_DNNL;
-		if (dn_conv_make(*tmp, gg, t, has_bias, &none, 0, rq))
-			return 1;
-		c = *tmp;
-		if (w_const && !rt_node_cache(k) &&
-		    rt_node_cache_set(k, c, dn_conv_free, dn_conv_bytes(c)) == 0)
-			*tmp = NULL;
-	}
-	*cp = c;
-	/* W as s8 (and the all-ones row), made again only when W is not the
-	 * constant it was made from */
-	if (!w_const || c->w_src != w || !c->w8) {
-		if (!(w8 = malloc((size_t)(gg->m * kl + 1))))
-			return IR_ENOMEM;
-		knn_dnnl_to_s8(w_dtype, w, nw, w8);
-		if (corr)
-			memset(w8 + nw, 1, (size_t)kl);
-		free(c->w8);
-		c->w8 = w8;
-		c->w_src = w;
-		c->wei_ready = 0;
-	}
-	return 0;
-}
-
-/* oneDNN's integer convolutions are exact only while every sum stays
- * within 2^24 (KNN_DNNL_F32_EXACT; tests/ort/qconv_props.py).
- * 255 * sum_k |w8[o, k]| bounds channel o's sums
- * (|x - xz| and the raw u8 input, or the s8 input plus 128, are at most
- * 255); the correction's all-ones row, 255 * kl. */
-static int dn_sums_exact(const void *w, int w_dtype, int64_t m, int64_t kl, int corr)
-{
-	if (corr && 255 * kl > KNN_DNNL_F32_EXACT)
-		return 0;
-	for (int64_t o = 0; o < m; o++) {
-		int64_t s = 0;
-
-		for (int64_t i = o * kl; i < (o + 1) * kl; i++) {
-			int v = w_dtype == IR_DTYPE_UINT8 ? ((const uint8_t *)w)[i] - 128 :
-				((const int8_t *)w)[i];
-
-			s += v < 0 ? -v : v;
-		}
-		if (255 * s > KNN_DNNL_F32_EXACT)
-			return 0;
-	}
-	return 1;
-}
-
-/* Whether oneDNN's requantization (dn_rq) equals QLinearConv's,
- * saturate(rne(float32(acc + bias) * mult) + zp), for sums within 2^24
- * (dn_sums_exact).  oneDNN 2.6 computes saturate(cvt_rne([round](
- * (float32(acc) + float32(bias)) * mult) [+ zp])) (tried on random
- * shapes, ties and saturation: tests/ort/qconv_props.py), the clamp to
- * the dtype's integral bounds before or after the rounding alike: the two
- * agree when float32(acc) + float32(bias) == float32(acc + bias), so when
- * |bias| is at most 2^24 too (both exact in float32, their sum then
- * rounded once).  (oneDNN's own destination zero point adds zp in float32
- * before rounding: a tie lands on the other side for odd zp, and a value
- * just below a midpoint rounds up to it, so it is not used.) */
-static int dn_rq_exact(int64_t m, const int32_t *bias)
-{
-	for (int64_t o = 0; bias && o < m; o++)
-		if (bias[o] > KNN_DNNL_F32_EXACT || bias[o] < -KNN_DNNL_F32_EXACT)
-			return 0;
-	return 1;
-}
-
-/* QLinearConv's output requantized by oneDNN itself (dn_rq): 1 done, 0
- * not taken (the caller requantizes the sums), or IR_ENOMEM. */
-static int dn_rq_run(struct rt_kctx *k, const struct knn_geom *g, const void *x,
-		     const struct dn_types *ts, int32_t xz, const void *w, int w_dtype,
-		     int w_const, const struct knn_dnnl_q8 *q)
-{
-	struct dn_types t = *ts;
-	struct dn_rq rq = { q->mult, (int32_t)q->zp };
-	struct dn_conv *c = NULL, *tmp = NULL;
-	int64_t kl = g->c / g->group * g->k_size;
-	int rc;
-
-	c = rt_node_cache(k);
-	if (getenv("OPMIG_NO_DNNL_RQ") || !dn_rq_exact(g->m, q->bias) ||
-	    (c && c->h.kind == KNN_WC_DNNL && c->no_rq && dn_geom_same(&c->g, g)))
-		return 0;
-	t.dst = q->dtype == IR_DTYPE_INT8 ? dnnl_s8 : dnnl_u8;
-	rc = dn_int_get(k, g, &t, &rq, q->bias != NULL, w, w_dtype, g->m * kl, 0, w_const, &c,
-			&tmp);
-	if (rc == 0) {
-		c->zp_val = xz;
-		rc = dn_conv_run(c, x, c->w8, (const float *)(const void *)q->bias, q->y,
-				 w_const && !tmp, NULL) ? 0 : 1;
-	} else if (rc == 1) {
-		rc = 0;
-	}
-	dn_conv_free(tmp);
-	return rc;
-}
-
-int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x, int x_dtype,
-		      int32_t xz, const void *w, int w_dtype, const double *wz, int64_t nwz,
-		      int w_const, int32_t *y, const struct knn_dnnl_q8 *q)
-{
-	struct dn_types t = { x_dtype == IR_DTYPE_UINT8 ? dnnl_u8 : dnnl_s8, dnnl_s8, dnnl_s32, 1 };
-	int64_t kl = g->c / g->group * g->k_size;
-	struct dn_conv *c = NULL, *tmp = NULL;
-	struct knn_geom gg = *g;
-	int32_t *d, *out = y;
-	int rc, corr;
-
-	/* the sums stay below 2^31: 255 x 255 x (the window's length) */
-	if (g->nsp < 1 || g->nsp > 3 || g->n * g->c == 0 || g->out_size == 0 ||
-	    kl > 32000 || !knn_dnnl_int_ok())
-		return 0;
-	if (!(d = malloc((size_t)g->m * sizeof(*d) + 1)))
-		return rt_oom(k);
-	/* zero points of W that are not 128 (uint8) or 0 (int8): one more
-	 * output channel of all-ones weights gives the window sums they
-	 * multiply (ungrouped only) */
-	corr = knn_dnnl_zp_shift(w_dtype, wz, nwz, g->m, d);
-	if ((corr && g->group != 1) || !dn_sums_exact(w, w_dtype, g->m, kl, corr)) {
-		rc = 0;
-		goto done;
-	}
-	/* QLinearConv without the correction: oneDNN requantizes, where
-	 * that is exact */
-	if (q && !corr && (rc = dn_rq_run(k, g, x, &t, xz, w, w_dtype, w_const, q)) != 0)
-		goto done;
-	gg.m += corr;
-	if ((rc = dn_int_get(k, &gg, &t, NULL, 0, w, w_dtype, g->m * kl, corr, w_const, &c,
-			     &tmp)) != 0) {
-		rc = rc == 1 ? 0 : rc;
-		goto done;
-	}
-	/* (not tried again on this node's next runs) */
-	c->no_rq = q && !corr;
-	c->zp_val = xz;
-	if (corr && !q && c->dst_nhwc) {
-		struct dn_cfin j = { k, NULL, d, y, g->n, g->m, gg.m, g->out_size };
-		struct dn_take take = { dn_cfin_take, &j };
-
-		rc = dn_conv_run(c, x, c->w8, NULL, y, w_const && !tmp, &take) ? 0 : 1;
-		goto done;
-	}
-	rc = IR_ENOMEM;
-	if ((corr || q) &&
-	    !(out = rt_big_alloc((size_t)(g->n * gg.m * g->out_size) * sizeof(*out) + 1)))
-		goto done;
-	rc = 0;
-	if (q) {
-		struct dn_fin j = { k, q, corr ? d : NULL, g->n, g->m, gg.m, g->out_size, 0, out };
-		struct dn_take take = { dn_fin_take, &j };
-		int64_t tiles = (g->out_size + DN_TILE - 1) / DN_TILE;
-
-		/* channels last: requantized from oneDNN's buffer; else from
-		 * the NCHW sums */
-		if (dn_conv_run(c, x, c->w8, NULL, out, w_const && !tmp, &take))
-			goto done;
-		if (!j.last)
-			rt_parallel_for(k, g->n * tiles, 1, dn_fin_tiles, &j);
-	} else if (dn_conv_run(c, x, c->w8, NULL, out, w_const && !tmp, NULL)) {
-		goto done;
-	}
-	if (corr && !q) {
-		struct dn_corr j = { out, d, y, g->m, g->out_size };
-
-		rt_parallel_for(k, g->n * g->m, 1, dn_corr_planes, &j);
-	}
-	rc = 1;
-done:
-	if (rc == 1)
-		knn_dnnl_count();
-	if (out != y)
-		rt_big_free(out);
-	dn_conv_free(tmp);
-	free(d);
-	return rc == IR_ENOMEM ? rt_oom(k) : rc;
-}

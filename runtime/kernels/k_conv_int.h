@@ -168,13 +168,22 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 /* With q, the sums are requantized instead (QLinearConv: by oneDNN
  * itself where that is exact, else in one pass from oneDNN's output when
  * it writes channels last): q->y gets knn_requant_i32 of each channel's
- * sums plus q->bias, and y is unused. */
+ * sums plus q->bias, and y is unused.  q->dtype IR_DTYPE_FLOAT: q->y gets
+ * float32 of each sum instead (ConvInteger and its Cast to float as one
+ * unit, runtime/qdq.c; bias and zp unused), times mult[0] when mult is
+ * given (the Mul by the layer's scale after the Cast), then q->epi's
+ * steps (rt_epilogue_span) when given.  q->cl: KNN_CL_SRC, x
+ * is stored channels last (layout_cl.c); KNN_CL_DST (8-bit codes only),
+ * q->y (k->out[0]'s data) may be written channels last, and k->out[0] is
+ * flagged so when it was. */
 struct knn_dnnl_q8 {
 	const float *mult;        /* per output channel */
 	const int32_t *bias;      /* per output channel, or NULL */
 	float zp;
-	int dtype;                /* IR_DTYPE_INT8 or UINT8 */
-	void *y;                  /* NCHW */
+	int dtype;                /* IR_DTYPE_INT8, UINT8 or FLOAT */
+	void *y;                  /* NCHW, or NHWC (cl) */
+	unsigned cl;              /* KNN_CL_SRC, KNN_CL_DST */
+	const struct rt_epilogue *epi;   /* float32 only, or NULL */
 };
 int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x, int x_dtype,
 		      int32_t xz, const void *w, int w_dtype, const double *wz, int64_t nwz,
@@ -184,6 +193,9 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
  * zp, saturated into dtype (IR_DTYPE_INT8 or UINT8). */
 void knn_requant_i32(const int32_t *acc, int64_t n, int32_t bias, float mult, float zp,
 		     int dtype, void *out);
+/* ConvInteger's kernel writing float32 of its sums (its Cast to float
+ * done: a unit of runtime/qdq.c), bit for bit ConvInteger then Cast. */
+int knn_conv_integer_f32(struct rt_kctx *k);
 /* The same for n pixels of m (at most KNN_PX_MAX) channels of sums,
  * channels last, a pixel's sums `stride` apart (acc[m] of a pixel: the
  * correction's window sums, times d[o], when d), channel o with its
@@ -310,6 +322,10 @@ typedef void (*knn_plane_fn)(const struct knn_geom *g, const float *x, float *y)
 /* float32 2-D MaxPool of x stored channels last into y, so too
  * (k_pool_nhwc.c). */
 void knn_maxpool_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x, float *y);
+/* The same over 8-bit codes (int8 when sgn, else uint8), each window
+ * holding an input position (k_pool_nhwc.c). */
+void knn_maxpool_cl_q8(struct rt_kctx *k, const struct knn_geom *g, const void *x, void *y,
+		       int sgn);
 void knn_for_planes(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		    float *y, knn_plane_fn plane);
 

@@ -585,6 +585,52 @@ static int conv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct r
 			to_out, buf, yi);
 }
 
+/* The unit of ConvInteger and its Cast (knn_conv_integer_f32): its
+ * input 4, when given, the scale of the Mul it does too (runtime/qdq.c:
+ * one float32 by the graph), in *s (else NULL). */
+#define CI_SCALE 4
+
+static int ci_scale(struct rt_kctx *k, const float **s)
+{
+	const struct rt_value *v = k->n_in > CI_SCALE ? k->in[CI_SCALE] : NULL;
+
+	*s = NULL;
+	if (!v)
+		return 0;
+	if (v->kind != RT_TENSOR || v->dtype != IR_DTYPE_FLOAT || v->numel != 1 || v->rank > 3)
+		return rt_err(k, "the Mul's scale is not one float32");
+	*s = v->data;
+	return 0;
+}
+
+/* ConvInteger's sums as float32 (the unit of ConvInteger and its Cast,
+ * knn_conv_integer_f32), times the scale and with the Mul's epilogue
+ * when the unit does those, into output 0 on oneDNN, from its
+ * channels-last sums where it writes so: 1 done, 0 not taken, or an
+ * error. */
+static int fconv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct rt_value *x,
+		      const struct rt_value *w, int w_const, const double *xz,
+		      const double *wz, int64_t nwz)
+{
+	int64_t dims[RT_MAX_RANK];
+	struct rt_value *y;
+	struct knn_dnnl_q8 q;
+	const float *s;
+	int rc;
+
+	if (!knn_dnnl_int_ok())
+		return 0;
+	if ((rc = ci_scale(k, &s)) < 0)
+		return rc;
+	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, conv_out_dims(g, dims), dims)))
+		return IR_ENOMEM;
+	/* (taken, the steps are this call's or the fallback's to do) */
+	q = (struct knn_dnnl_q8){ s, NULL, 0, IR_DTYPE_FLOAT, y->data, 0,
+				  rt_kctx_epilogue(k, y, 1) };
+	return knn_conv_dnnl_s32(k, g, x->data, x->dtype, xz ? (int32_t)xz[0] : 0, w->data,
+				 w->dtype, wz, nwz, w_const, NULL, &q);
+}
+
 /* QLinearConv's output requantized by oneDNN's integer convolution in
  * one pass (knn_conv_dnnl_s32 with q): 1 done, 0 not taken, or an
  * error.  Its scales: inputs 1, 4, 6 and the zero point 7. */
@@ -625,7 +671,11 @@ static int qconv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct 
 		rc = IR_ENOMEM;
 		goto done;
 	}
-	q = (struct knn_dnnl_q8){ mult, bias, (float)yzp[0], y->dtype, y->data };
+	/* channels last in and out where the input is and the readers take
+	 * it (layout_cl.c); the kernel flags y when it wrote so */
+	q = (struct knn_dnnl_q8){ mult, bias, (float)yzp[0], y->dtype, y->data,
+				  ((x->flags & RT_VALUE_CL) ? KNN_CL_SRC : 0) |
+				  (rt_cl_may_write(k) ? KNN_CL_DST : 0), NULL };
 	rc = knn_conv_dnnl_s32(k, g, x->data, x->dtype, xz ? (int32_t)xz[0] : 0, w->data,
 			       w->dtype, wz, nwz, w_const, NULL, &q);
 done:
@@ -638,13 +688,19 @@ done:
 	return rc;
 }
 
+/* What int_conv's caller is. */
+enum { IC_INTEGER, IC_QLINEAR, IC_FLOAT };
+
 /* Shared Conv body: y (doubles) = conv(x - xzp, w - wzp[m]) (+ b); or,
  * when yi is given and oneDNN takes it, the int32 sums without b in *yi
  * (*yd NULL): ConvInteger's output tensor itself when to_out; or, for
- * QLinearConv (qlinear), its requantized output written: 1. */
+ * QLinearConv (IC_QLINEAR), its requantized output written, for
+ * ConvInteger as float32 (IC_FLOAT) its float32 sums: 1.  Only
+ * QLinearConv on oneDNN reads x stored channels last; else it is made
+ * plain. */
 static int int_conv(struct rt_kctx *k, size_t ix, size_t ixzp, size_t iw,
 		    size_t iwzp, size_t ib, struct knn_geom *g, double **yd,
-		    int32_t **yi, int to_out, int qlinear)
+		    int32_t **yi, int to_out, int mode)
 {
 	struct rt_value *x, *w;
 	double *xd = NULL, *wd = NULL, *xz = NULL, *wz = NULL, *bd = NULL;
@@ -672,8 +728,16 @@ static int int_conv(struct rt_kctx *k, size_t ix, size_t ixzp, size_t iw,
 			    (long long)g->m);
 		goto cleanup;
 	}
-	if (qlinear && (rc = qconv_dnnl(k, g, x, w, rt_in_const(k, iw) && const_or_absent(k, iwzp),
-					xz, wz, nwz, bd)) != 0)
+	if (mode == IC_QLINEAR &&
+	    (rc = qconv_dnnl(k, g, x, w, rt_in_const(k, iw) && const_or_absent(k, iwzp), xz, wz,
+			     nwz, bd)) != 0)
+		goto cleanup;
+	if ((x->flags & RT_VALUE_CL) && (rc = rt_cl_plain_in(k, ix)) < 0)
+		goto cleanup;
+	x = k->in[ix];
+	if (mode == IC_FLOAT &&
+	    (rc = fconv_dnnl(k, g, x, w, rt_in_const(k, iw) && const_or_absent(k, iwzp), xz, wz,
+			     nwz)) != 0)
 		goto cleanup;
 	if (yi && (rc = conv_dnnl(k, g, x, w, rt_in_const(k, iw) && const_or_absent(k, iwzp), xz,
 				  wz, nwz, to_out, yi)) != 0)
@@ -724,7 +788,7 @@ static int k_conv_integer(struct rt_kctx *k)
 
 	int32_t *yi = NULL;
 
-	if ((rc = int_conv(k, 0, 2, 1, 3, 0, &g, &yd, &yi, 1, 0)) < 0)
+	if ((rc = int_conv(k, 0, 2, 1, 3, 0, &g, &yd, &yi, 1, IC_INTEGER)) < 0)
 		return rc;
 	if (yi)   /* written into the output by oneDNN */
 		return 0;
@@ -735,6 +799,46 @@ static int k_conv_integer(struct rt_kctx *k)
 		rc = IR_ENOMEM;
 	rt_big_free(yd);
 	return rc;
+}
+
+int knn_conv_integer_f32(struct rt_kctx *k)
+{
+	struct knn_geom g;
+	struct rt_value *y;
+	int64_t dims[RT_MAX_RANK];
+	const struct rt_epilogue *e;
+	const float *s;
+	double *yd;
+	int rc;
+
+	/* (oneDNN's int32 sums, when it takes them, come as float32 from
+	 * fconv_dnnl: no int32 buffer asked for) */
+	if ((rc = int_conv(k, 0, 2, 1, 3, 0, &g, &yd, NULL, 0, IC_FLOAT)) < 0)
+		return rc;
+	if (!yd)   /* written by oneDNN */
+		return 0;
+	if ((rc = ci_scale(k, &s)) < 0 ||
+	    !(y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, conv_out_dims(&g, dims), dims))) {
+		rt_big_free(yd);
+		return rc < 0 ? rc : IR_ENOMEM;
+	}
+	/* the epilogue fconv_dnnl took, or now */
+	e = k->epi ? k->epi : rt_kctx_epilogue(k, y, 1);
+	for (int64_t pl = 0; pl < g.n * g.m; pl++) {
+		float *f = (float *)y->data + pl * g.out_size;
+		const double *v = yd + pl * g.out_size;
+
+		/* as ConvInteger, Cast and Mul: the int32 sum rounded once, the
+		 * product once; then the steps as the nodes do them */
+		for (int64_t i = 0; i < g.out_size; i++)
+			f[i] = (float)(int32_t)(int64_t)v[i];
+		for (int64_t i = 0; s && i < g.out_size; i++)
+			f[i] = f[i] * *s;
+		if (e)
+			rt_epilogue_span(e, pl % g.m, pl * g.out_size, f, g.out_size);
+	}
+	rt_big_free(yd);
+	return 0;
 }
 
 static int k_qlinear_conv(struct rt_kctx *k)
@@ -750,7 +854,7 @@ static int k_qlinear_conv(struct rt_kctx *k)
 		return rc;
 	if (!is_q8(yz->dtype))
 		return rt_err(k, "y_zero_point must be int8 or uint8");
-	if ((rc = int_conv(k, 0, 2, 3, 5, 8, &g, &yd, &yi, 0, 1)) != 0)
+	if ((rc = int_conv(k, 0, 2, 3, 5, 8, &g, &yd, &yi, 0, IC_QLINEAR)) != 0)
 		return rc < 0 ? rc : 0;
 	if ((rc = scale_in(k, 1, "x_scale", &xs, &nxs)) < 0 ||
 	    (rc = scale_in(k, 4, "w_scale", &ws, &nws)) < 0 ||

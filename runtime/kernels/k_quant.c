@@ -224,6 +224,21 @@ static int qjob_run(struct rt_kctx *k, const struct rt_value *x, const struct rt
 	return 0;
 }
 
+/* x stored channels last (layout_cl.c): per tensor each element maps
+ * alone, so y keeps x's layout; per axis or blocked, x is made plain
+ * (*xp the plain copy). */
+static int keep_layout(struct rt_kctx *k, const struct qmap *m, struct rt_value **xp)
+{
+	int rc;
+
+	if (!((*xp)->flags & RT_VALUE_CL) || m->per_tensor)
+		return 0;
+	if ((rc = rt_cl_plain_in(k, 0)) < 0)
+		return rc;
+	*xp = k->in[0];
+	return 0;
+}
+
 static int k_quantize(struct rt_kctx *k)
 {
 	struct rt_value *x, *sc, *zp = rt_in(k, 2), *y;
@@ -248,8 +263,11 @@ static int k_quantize(struct rt_kctx *k)
 	if (zp && zp->numel != sc->numel)
 		return rt_err(k, "y_zero_point has %lld elements, y_scale %lld",
 			      (long long)zp->numel, (long long)sc->numel);
+	if ((rc = keep_layout(k, &m, &x)) < 0)
+		return rc;
 	if (!(y = rt_out_tensor(k, 0, dt, x->rank, x->dims)))
 		return IR_ENOMEM;
+	rt_cl_set(y, (x->flags & RT_VALUE_CL) != 0);
 	/* the division runs in `precision` (23+), else in y_scale's type */
 	prec = k->version >= 23 ? (int)rt_attr_int(k, "precision", 0) : 0;
 	return qjob_run(k, x, sc, zp, y, &m, 1, sat, prec ? prec : sc->dtype);
@@ -282,8 +300,11 @@ static int k_dequantize(struct rt_kctx *k)
 	if (zp && zp->numel != sc->numel)
 		return rt_err(k, "x_zero_point has %lld elements, x_scale %lld",
 			      (long long)zp->numel, (long long)sc->numel);
+	if ((rc = keep_layout(k, &m, &x)) < 0)
+		return rc;
 	if (!(y = rt_out_tensor(k, 0, dt, x->rank, x->dims)))
 		return IR_ENOMEM;
+	rt_cl_set(y, (x->flags & RT_VALUE_CL) != 0);
 	return qjob_run(k, x, sc, zp, y, &m, 0, 1, IR_DTYPE_FLOAT);
 }
 

@@ -1,0 +1,201 @@
+"""conv_int_cast.py OPMIG WORKDIR: ConvInteger whose only reader is a Cast
+to float32 (a dynamic quantizer's layer) run as one unit writing float32
+of the sums (runtime/qdq.c, knn_conv_integer_f32), on seeded random
+cases: uint8 or int8 input with a zero point, uint8 weights with a zero
+point other than 128 (oneDNN's sums corrected, an all-ones channel),
+uint8 at 128, int8 at 0 or per output channel, groups (corrected ones
+run on opmig's own kernels), strides, pads, dilations, batch 2, the Cast
+followed by a Mul as the quantizer writes it.  Checked:
+  * the Cast's output (a graph output) is bit for bit numpy's
+    float32(exact integer sum), and the Mul's float32(acc) * scale;
+  * the same bit for bit with --exact (the nodes one by one);
+  * `--stats` counts the Cast done by the unit, and none for the near
+    misses (the ConvInteger's result also a graph output, a Cast to
+    double), whose values must still hold;
+  * onnxruntime-node, where it has a ConvInteger kernel for the types,
+    bit for bit.
+Prints a line per failure and a summary; exits 1 on a failure."""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import ortlib  # noqa: E402
+from int_ops_ref import conv_ref  # noqa: E402
+
+RNG = np.random.default_rng(1226)
+T = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
+LIM = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255)}
+N_CASES = 36
+
+
+def q8(dtype, shape):
+    lo, hi = LIM[np.dtype(dtype)]
+    return RNG.integers(lo, hi + 1, size=shape).astype(dtype)
+
+
+def case(k):
+    miss = {0: "output", 1: "double"}.get(k % 9) if k >= 9 else None
+    wkind = ("u8zp", "u8_128", "i8_0", "i8_per_ch")[k % 4 if k % 2 == 0 else (k // 2) % 4]
+    # (corrected groups: opmig's own kernels, case 1 with the Mul and its chain)
+    group = 2 if k % 5 == 4 or k % 8 == 1 else 1
+    cg, mg = int(RNG.integers(2, 12)), int(RNG.integers(2, 20))
+    kh, kw = int(RNG.integers(1, 4)), int(RNG.integers(1, 4))
+    stride = [int(RNG.integers(1, 3)), int(RNG.integers(1, 3))]
+    dil = [int(RNG.integers(1, 3)), int(RNG.integers(1, 3))]
+    pads = [int(RNG.integers(0, 2)) for _ in range(4)]
+    h, w = int(RNG.integers(kh * dil[0], 20)), int(RNG.integers(kw * dil[1], 20))
+    n, m = 2 if k % 3 == 0 else 1, mg * group
+    xt = np.uint8 if k % 2 == 0 else np.int8
+    x = q8(xt, (n, cg * group, h, w))
+    xz = q8(xt, ())
+    if wkind == "u8zp":
+        wt, wz = np.uint8, np.asarray(int(RNG.integers(100, 160)) | 1, np.uint8)
+    elif wkind == "u8_128":
+        wt, wz = np.uint8, np.asarray(128, np.uint8)
+    elif wkind == "i8_0":
+        wt, wz = np.int8, np.asarray(0, np.int8)
+    else:
+        wt, wz = np.int8, q8(np.int8, (m,))
+    wq = q8(wt, (m, cg, kh, kw))
+    scale = np.float32(RNG.uniform(1e-5, 1e-3))
+    ft = np.float64 if miss == "double" else np.float32
+    # odd cases: the Cast's result read by the Mul alone (the unit does the
+    # Mul too, and its epilogue: a bias Add per channel and a Relu, with
+    # the scale x_scale * w_scale a Mul of two scalars as a dynamic
+    # quantizer writes it; every fifth, a scale per channel: no Mul done)
+    inner = k % 2 == 1 and not miss
+    per_ch = inner and k % 5 == 3
+    sv = np.asarray(RNG.uniform(1e-5, 1e-3, (1, m, 1, 1)) if per_ch else scale, ft)
+    nodes = [helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["acc"], group=group,
+                              kernel_shape=[kh, kw], strides=stride, dilations=dil, pads=pads),
+             helper.make_node("Cast", ["acc"], ["f"],
+                              to=TensorProto.DOUBLE if miss == "double" else TensorProto.FLOAT)]
+    acc = conv_ref(x, wq, xz, wz if wz.ndim else np.full(m, wz), stride, dil, pads, group)
+    f = acc.astype(ft)
+    et = TensorProto.DOUBLE if miss == "double" else TensorProto.FLOAT
+    inits = [(wq, "w"), (xz, "xz"), (wz, "wz")]
+    if inner:
+        s1 = np.float32(RNG.uniform(0.5, 2))
+        bias = RNG.uniform(-0.2, 0.2, (1, m, 1, 1)).astype(np.float32)
+        nodes.insert(0, helper.make_node("Mul", ["s", "s1"], ["ss"]))
+        nodes += [helper.make_node("Mul", ["ss", "f"], ["t"]),
+                  helper.make_node("Add", ["t", "bias"], ["u"]),
+                  helper.make_node("Relu", ["u"], ["y"])]
+        ss = sv * np.float32(s1) if per_ch else np.float32(scale * s1)
+        y = np.maximum((f * ss).astype(np.float32) + bias, np.float32(0))
+        inits += [(sv, "s"), (s1, "s1"), (bias, "bias")]
+        refs = [y]
+        outs = [helper.make_tensor_value_info("y", et, list(acc.shape))]
+    else:
+        nodes.append(helper.make_node("Mul", ["f", "s"], ["y"]))
+        inits.append((sv, "s"))
+        refs = [f, (f * sv).astype(ft)]
+        outs = [helper.make_tensor_value_info("f", et, list(acc.shape)),
+                helper.make_tensor_value_info("y", et, list(acc.shape))]
+    if miss == "output":
+        outs.append(helper.make_tensor_value_info("acc", TensorProto.INT32, list(acc.shape)))
+        refs.append(acc.astype(np.int32))
+    inits = [numpy_helper.from_array(np.asarray(v), nm) for v, nm in inits]
+    g = helper.make_graph(nodes, "ci", [helper.make_tensor_value_info("x", T[x.dtype],
+                                                                     list(x.shape))],
+                          outs, inits)
+    mdl = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    mdl.ir_version = 8
+    onnx.checker.check_model(mdl, full_check=True)
+    what = "case %d (%s x, %s weights, group %d, %dx%d%s)" % (
+        k, np.dtype(xt).name, wkind, group, kh, kw, ", " + miss if miss else "")
+    what += ", Mul, Add, Relu after it" if inner and not per_ch else ", a Mul per channel" \
+        if per_ch else ""
+    return what, mdl, x, refs, miss, (1 if inner else 0)
+
+
+def run(opmig, path, x, d, *flags):
+    np.save(os.path.join(d, "x.npy"), x)
+    r = subprocess.run([opmig, "run", path, "x=" + os.path.join(d, "x.npy"), "-O", d,
+                        "--out-format", "npy", "--threads", "1", "--stats"] + list(flags),
+                       capture_output=True, text=True)
+    if r.returncode:
+        return r.stderr.strip(), 0
+    fused = [re.search(r"^%s\s+\d+\s+\d+\s+(\d+)" % op, r.stdout, re.M) for op in
+             ("Cast", "Mul", "Relu")]
+    outs, i = [], 0
+    while os.path.exists(os.path.join(d, "output_%d.npy" % i)):
+        outs.append(np.load(os.path.join(d, "output_%d.npy" % i)))
+        os.remove(os.path.join(d, "output_%d.npy" % i))
+        i += 1
+    return outs, tuple(int(f.group(1)) if f else 0 for f in fused)
+
+
+def same(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def main():
+    opmig, work = sys.argv[1], sys.argv[2]
+    fails, jobs, wants = 0, [], []
+    for k in range(N_CASES):
+        what, mdl, x, ref, miss, muls = case(k)
+        d = os.path.join(work, "c%d" % k)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "m.onnx")
+        onnx.save(mdl, path)
+        got, fused = run(opmig, path, x, d)
+        exact, fused_exact = run(opmig, path, x, d, "--exact")
+        if isinstance(got, str) or isinstance(exact, str):
+            print("FAIL %s: %s" % (what, got if isinstance(got, str) else exact))
+            fails += 1
+            continue
+        relus = (fused[2], fused_exact[2])
+        fused, fused_exact = fused[:2], fused_exact[:2]
+        if isinstance(got, str) or isinstance(exact, str):
+            print("FAIL %s: %s" % (what, got if isinstance(got, str) else exact))
+            fails += 1
+            continue
+        bad = []
+        for i, r in enumerate(ref):
+            if not same(got[i], r):
+                bad.append("output %d: %d of %d values differ from numpy's" %
+                           (i, int(np.sum(got[i] != r)) if got[i].shape == r.shape else -1,
+                            r.size))
+            if not same(got[i], exact[i]):
+                bad.append("output %d differs from --exact's" % i)
+        # (a Mul done by the unit or on its epilogue chain, or on the
+        # Cast's chain as written)
+        if fused != (0 if miss else 1, muls) or fused_exact != (0, muls) or \
+                relus != (muls, muls):
+            bad.append("Cast and Mul not run as nodes: %s (--exact %s), expected %s; "
+                       "Relu %s, expected %s" % (fused, fused_exact, (0 if miss else 1, muls),
+                                                 relus, (muls, muls)))
+        if bad:
+            print("FAIL %s: %s" % (what, "; ".join(bad)))
+            fails += 1
+        jobs.append((path, {"x": x}))
+        wants.append((what, got))
+    why = ortlib.available()
+    if why:
+        print("notice: %s; onnxruntime comparison skipped" % why)
+    else:
+        n_same, n_run = 0, 0
+        for (what, got), res in zip(wants, ortlib.run_many(jobs, os.path.join(work, "ort"))):
+            if isinstance(res, str):
+                continue   # no kernel for these types in onnxruntime's CPU provider
+            n_run += 1
+            if all(same(np.asarray(a), b) for a, b in zip(res, got)):
+                n_same += 1
+            else:
+                print("FAIL %s: onnxruntime differs" % what)
+                fails += 1
+        print("onnxruntime: %d of %d cases it runs bit-identical" % (n_same, n_run))
+    print("%d cases, %d failures" % (N_CASES, fails))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

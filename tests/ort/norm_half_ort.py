@@ -1,0 +1,270 @@
+"""norm_half_ort.py OPMIG WORKDIR: float16 normalizations lowered to
+standard ops equal onnxruntime's kernels (issue 25 item 3).
+
+Seeded single-node float16 models of com.microsoft SkipLayerNormalization
+and SkipSimplifiedLayerNormalization (hidden sizes 13, 37 and 70, not
+multiples of 8; with and without bias and beta, a 2-D skip; their mean,
+inv_std_var and input_skip_bias_sum outputs read or not) are migrated to
+qnn and tensorrt (which have no such op), LayerNormalization-17 (Mean and
+InvStdDev read, over one axis and two) to generic-npu, and
+RMSNormalization-23 to openvino at opset 23.  Each written model must hold
+no normalization op but two Casts per norm (the statistics in float32,
+as onnxruntime's kernels accumulate), pass onnx.checker full_check (opset
+<= 17), and give onnxruntime-node's outputs of the original (its CPU
+kernels) within float16's tolerance: 2e-3 of the output's largest |value|
+(2^-10 relative: an ulp or two; the float32 statistics outputs too, which
+onnxruntime computes from the unrounded sum).  The data has rows of
+large values (|x| up to 400: their squares overflow float16, so
+statistics in float16 give inf and zeros) and rows of small ones with
+epsilons of 0.05 and 0.3 (a wrong epsilon shows).
+The tiny onnxruntime-genai float16 decoder (its SkipSimplifiedLayerNorms
+blocked on these targets before) migrated to qnn and tensorrt keeps no
+SkipSimplifiedLayerNormalization, passes full_check and gives the
+original's logits and present key/value within 2e-3 (norm_valid_ort.py's
+float16 tolerance).  Exits 1 on a failure, 77 when onnxruntime-node is
+absent."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as TP, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ortlib  # noqa: E402
+from decoder_common import check, dims, feeds_for, gen  # noqa: E402
+
+TOL = 2e-3
+NORMS = ("SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "LayerNormalization",
+         "RMSNormalization", "SimplifiedLayerNormalization")
+
+
+def data(rng, shape):
+    """float16 data: normal rows, rows scaled to |x| up to 400 and rows
+    of scale 0.05 (epsilon matters there)."""
+    x = rng.standard_normal(shape)
+    rows = x.reshape(-1, shape[-1])
+    rows[0::3] *= 400 / np.max(np.abs(rows[0::3]))
+    rows[1::3] *= 0.05
+    return x.astype(np.float16)
+
+
+def vec(rng, h, scale=1.0):
+    return (scale * rng.standard_normal(h)).astype(np.float16)
+
+
+def skip_model(rng, op, h, beta, bias, outs, eps, skip2d):
+    """x [2, 3, h] + skip ([2, 3, h] or [3, h]) -> op; outs: which of y,
+    mean, inv_std_var, input_skip_bias_sum are graph outputs."""
+    names = ["x", "skip", "gamma"]
+    inits = [numpy_helper.from_array((1 + 0.2 * rng.standard_normal(h)).astype(np.float16),
+                                     "gamma")]
+    if op == "SkipLayerNormalization":
+        names.append("beta" if beta else "")
+        if beta:
+            inits.append(numpy_helper.from_array(vec(rng, h, 0.5), "beta"))
+    if bias:
+        names.append("bias")
+        inits.append(numpy_helper.from_array(vec(rng, h, 0.5), "bias"))
+    while names[-1] == "":
+        names.pop()
+    all_outs = ["y", "mean", "inv", "sum"]
+    out_names = [o if o in outs else "" for o in all_outs]
+    while out_names[-1] == "":
+        out_names.pop()
+    node = helper.make_node(op, names, out_names, domain="com.microsoft", name="norm",
+                            epsilon=eps)
+    f16 = TP.FLOAT16
+    gouts = [helper.make_tensor_value_info(o, TP.FLOAT if o in ("mean", "inv") else f16,
+                                           [2, 3, 1] if o in ("mean", "inv") else [2, 3, h])
+             for o in out_names if o]
+    sk = [3, h] if skip2d else [2, 3, h]
+    m = helper.make_model(helper.make_graph(
+        [node], "skip", [helper.make_tensor_value_info("x", f16, [2, 3, h]),
+                         helper.make_tensor_value_info("skip", f16, sk)], gouts, inits),
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    feeds = {"x": data(rng, (2, 3, h)), "skip": data(rng, sk)}
+    return m, feeds
+
+
+def ln_model(rng, h, axis, bias, stats, eps):
+    """LayerNormalization-17 of float16 x [2, 3, 4, h] (stash_type 1,
+    statistics float32) over the axes from axis on."""
+    shape = [2, 3, 4, h]
+    ns = shape[axis:]
+    names = ["x", "scale"] + (["bias"] if bias else [])
+    inits = [numpy_helper.from_array((1 + 0.2 * rng.standard_normal(ns)).astype(np.float16),
+                                     "scale")]
+    if bias:
+        inits.append(numpy_helper.from_array((0.5 * rng.standard_normal(ns)).astype(
+            np.float16), "bias"))
+    outs = ["y", "mean", "inv"] if stats else ["y"]
+    node = helper.make_node("LayerNormalization", names, outs, name="norm", axis=axis,
+                            epsilon=eps)
+    sdims = shape[:axis] + [1] * len(ns)
+    gouts = [helper.make_tensor_value_info("y", TP.FLOAT16, shape)]
+    gouts += [helper.make_tensor_value_info(o, TP.FLOAT, sdims) for o in outs[1:]]
+    m = helper.make_model(helper.make_graph(
+        [node], "ln", [helper.make_tensor_value_info("x", TP.FLOAT16, shape)], gouts, inits),
+        opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m, {"x": data(rng, shape)}
+
+
+def rms_model(rng, h, eps):
+    """RMSNormalization-23 of float16 x [2, 5, h] (stash_type 1)."""
+    node = helper.make_node("RMSNormalization", ["x", "scale"], ["y"], name="norm", axis=-1,
+                            epsilon=eps)
+    m = helper.make_model(helper.make_graph(
+        [node], "rms", [helper.make_tensor_value_info("x", TP.FLOAT16, [2, 5, h])],
+        [helper.make_tensor_value_info("y", TP.FLOAT16, [2, 5, h])],
+        [numpy_helper.from_array((1 + 0.2 * rng.standard_normal(h)).astype(np.float16),
+                                 "scale")]), opset_imports=[helper.make_opsetid("", 23)])
+    m.ir_version = 10
+    return m, {"x": data(rng, (2, 5, h))}
+
+
+def migrate(opmig, src, dst, target, extra=()):
+    r = subprocess.run([opmig, "migrate", src, "--target", target, "-o", dst,
+                        "--no-validate"] + list(extra), capture_output=True, text=True,
+                       timeout=120)
+    ok = r.returncode == 0 and os.path.exists(dst)
+    check(ok, "%s: opmig migrate to %s exit %d %s" % (
+        os.path.basename(dst), target, r.returncode,
+        "" if ok else (r.stdout + r.stderr).strip()[-400:]))
+    return ok
+
+
+def full_check(dst, what):
+    try:
+        onnx.checker.check_model(dst, full_check=True)
+        check(True, "%s: onnx.checker full_check" % what)
+    except onnx.checker.ValidationError as e:
+        check(False, "%s: onnx.checker: %s" % (what, str(e).splitlines()[0]))
+
+
+def rel_diff(a, b, by_row):
+    """max |a - b| relative to the largest |a|: of each row along the last
+    axis (by_row, where the rows are longer than 1: a row of small values
+    counts as much as one of large ones), else of the whole tensor (the
+    statistics, whose float32 differs by the sum's rounding, relative to
+    the largest; the decoder's outputs)."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.shape != b.shape:
+        return float("inf")
+    if by_row and a.shape[-1] > 1:
+        scale = np.maximum(1e-3, np.max(np.abs(a), axis=-1, keepdims=True))
+    else:
+        scale = max(1e-3, float(np.max(np.abs(a))))
+    return float(np.max(np.abs(a - b) / scale))
+
+
+def main():
+    args = ortlib.start(sys.argv)
+    if not args:
+        return 77
+    opmig, work = args
+    rng = np.random.default_rng(1230)
+    cases = []
+    k = 0
+    for op in ("SkipLayerNormalization", "SkipSimplifiedLayerNormalization"):
+        for h, beta, bias, outs, skip2d in ((13, True, True, ("y",), False),
+                                            (37, False, False, ("y", "mean", "inv", "sum"),
+                                             False),
+                                            (70, True, False, ("y", "inv", "sum"), True),
+                                            (13, False, True, ("y", "mean", "inv", "sum"),
+                                             False),
+                                            (37, True, True, ("y", "sum"), False)):
+            if op == "SkipSimplifiedLayerNormalization":
+                outs = tuple(o for o in outs if o != "mean")
+            eps = (1e-5, 0.05, 0.3)[k % 3]
+            k += 1
+            m, feeds = skip_model(rng, op, h, beta, bias, outs, eps, skip2d)
+            tag = "%s-h%d%s%s%s-%s" % (op, h, "-beta" if beta and op == "SkipLayerNormalization"
+                                       else "", "-bias" if bias else "", "-2d" if skip2d else "",
+                                       "+".join(outs))
+            for target in ("qnn", "tensorrt"):
+                cases.append((tag, m, feeds, target, [], 17))
+    for h, axis, bias, stats in ((13, -1, True, True), (37, -2, False, True), (70, -1, False,
+                                                                              False)):
+        eps = (0.05, 1e-5, 0.3)[k % 3]
+        k += 1
+        m, feeds = ln_model(rng, h, axis, bias, stats, eps)
+        tag = "LayerNormalization-h%d-axis%d%s%s" % (h, axis, "-bias" if bias else "",
+                                                   "-stats" if stats else "")
+        cases.append((tag, m, feeds, "generic-npu", [], 17))
+    for h, eps in ((13, 0.05), (70, 1e-5)):
+        m, feeds = rms_model(rng, h, eps)
+        cases.append(("RMSNormalization-h%d" % h, m, feeds, "openvino", ["--opset", "23"], 23))
+
+    jobs, names = [], []
+    for tag, m, feeds, target, extra, opset in cases:
+        src = os.path.join(work, tag + ".onnx")
+        onnx.save(m, src)
+        dst = os.path.join(work, "%s-%s.onnx" % (tag, target))
+        what = "%s on %s" % (tag, target)
+        if not migrate(opmig, src, dst, target, extra):
+            continue
+        ops = [n.op_type for n in onnx.load(dst).graph.node]
+        check(not any(o in NORMS for o in ops) and ops.count("Cast") == 2,
+              "%s: primitives with two Casts %s" % (what, ops))
+        if opset <= 17:
+            full_check(dst, what)
+        jobs += [(src, feeds), (dst, feeds)]
+        names.append(what)
+
+    # the float16 genai decoder, its skip norms lowered
+    B, S, P = 1, 5, 3
+    src = gen(os.path.join(work, "genai-f16.onnx"), "--form", "genai", "--dtype", "float16")
+    feeds = feeds_for(B, S, P, 7, dt=np.float16, mask=True, position_ids=False)
+    declared = {i.name for i in onnx.load(src, load_external_data=False).graph.input}
+    feeds = {n: v for n, v in feeds.items() if n in declared}
+    check(set(feeds) == declared, "genai-f16: feeds for every input %s" % sorted(declared))
+    for target in ("qnn", "tensorrt"):
+        dst = os.path.join(work, "genai-f16-%s.onnx" % target)
+        what = "genai float16 decoder on %s" % target
+        r = subprocess.run([opmig, "migrate", src, "--target", target, "-o", dst, "--force",
+                            "--no-validate"] + dims(B, S, P), capture_output=True, text=True,
+                           timeout=120)
+        check(r.returncode in (0, 1) and os.path.exists(dst),
+              "%s: opmig migrate exit %d %s" % (what, r.returncode, r.stderr.strip()[-300:]))
+        if not os.path.exists(dst):
+            continue
+        ops = [n.op_type for n in onnx.load(dst).graph.node]
+        left = [o for o in ops if o in ("SkipSimplifiedLayerNormalization",
+                                        "SimplifiedLayerNormalization")]
+        blocked = [ln for ln in r.stdout.splitlines()
+                   if ln.startswith("  node '") and "Normalization" in ln]
+        check(not left and not blocked, "%s: no SkipSimplifiedLayerNormalization left, none "
+              "blocked (%s %s)" % (what, left, blocked[:2]))
+        full_check(dst, what)
+        jobs += [(src, feeds), (dst, feeds)]
+        names.append(what)
+
+    n_single = len(names) - 2
+    res = ortlib.run_many(jobs, os.path.join(work, "ort"), timeout=300)
+    worst = 0.0
+    for k, what in enumerate(names):
+        want, got = res[2 * k], res[2 * k + 1]
+        if isinstance(want, str) or isinstance(got, str):
+            check(False, "%s: onnxruntime: %s / %s" % (what, want, got))
+            continue
+        check(len(want) == len(got) and all(np.all(np.isfinite(np.asarray(a, np.float64)))
+                                            for a in want),
+              "%s: the original's %d outputs finite" % (what, len(want)))
+        bad = []
+        for j, (a, b) in enumerate(zip(want, got)):
+            d = rel_diff(a, b, by_row=k < n_single)
+            worst = max(worst, d / TOL)
+            if not d <= TOL:
+                bad.append("output %d: %.3g" % (j, d))
+        check(not bad, "%s: outputs within %g of onnxruntime's on the original (relative "
+              "to the largest |value| of each row, or of the tensor) %s" % (what, TOL, bad))
+    print("largest difference: %.3g of the tolerance" % worst)
+    return ortlib.failures()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -8,7 +8,8 @@
 # onnxruntime-genai decoder migrated to qnn and tensorrt with no
 # SkipSimplifiedLayerNormalization left; each passes onnx.checker
 # full_check (opset <= 17) and equals onnxruntime-node on the original
-# within float16's tolerance.  Skipped when onnxruntime-node or
+# within float16's tolerance, also when opmig run --exact rounds each op
+# of the written model to float16.  Skipped when onnxruntime-node or
 # python-onnx is absent.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
 # shellcheck source=tests/cli/lib.sh

@@ -17,8 +17,7 @@
  *   GroupNormalization  x reshaped to [N, G, -1], normalized over the last
  *       axis, reshaped back (to a constant shape when C and the spatial
  *       dims are static, else to Shape(x)); scale and bias per group
- *       (opset 18) or per channel (21); float16 data with stash_type 1 is
- *       refused (its statistics would be float16's)
+ *       (opset 18) or per channel (21); statistics in float32 as above
  *   LpNormalization  x / sum |x| (p = 1) or x / sqrt(sum x^2) (p = 2), the
  *       sum a ReduceSum or (static axis) ReduceMean times the count
  * The skip norms are skip_norm.c's. */
@@ -28,19 +27,6 @@
 #include "rewriters/norm_int.h"
 
 #define MAX_RANK RW_NORM_MAX_RANK
-
-static int check_stash(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
-{
-	int dt = rw_node_dtype(c, n);
-
-	if ((dt == IR_DTYPE_FLOAT16 || dt == IR_DTYPE_BFLOAT16) &&
-	    rw_attr_int(n, "stash_type", 1) == 1) {
-		snprintf(why, size, "%s data with stash_type 1 (statistics in float)",
-			 ir_dtype_name(dt));
-		return 0;
-	}
-	return 1;
-}
 
 int rw_norm_stats_dtype(const struct rw_ctx *c, const struct ir_node *n, int stash)
 {
@@ -302,9 +288,16 @@ static int static_tail(struct rw_ctx *c, const struct ir_value *x, int64_t *shap
 	return 1;
 }
 
+/* what the statistics of a group norm compute in float32 */
+static const char *const group_stats_ops[] = {
+	"Reshape", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", NULL
+};
+
 static int check_group(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
 {
-	if (!check_instance(c, n, why, size) || !check_stash(c, n, why, size))
+	if (!check_instance(c, n, why, size) ||
+	    !rw_norm_check_stats(c, rw_node_dtype(c, n), rw_norm_stats_dtype(c, n, 1),
+				 group_stats_ops, why, size))
 		return 0;
 	if (rw_attr_int(n, "num_groups", 0) < 1) {
 		snprintf(why, size, "num_groups is absent or < 1");
@@ -313,13 +306,16 @@ static int check_group(struct rw_ctx *c, const struct ir_node *n, char *why, siz
 	return 1;
 }
 
-/* variant 0: the shape back a constant (static C and spatial dims), 1: Shape */
+/* variants: bit 0 the shape back by Shape (symbolic C or spatial dims),
+ * else a constant; bit 1 statistics in float32 (float16 data) */
 static int vcheck_group(struct rw_ctx *c, const struct ir_node *n, int v)
 {
 	int64_t shape[MAX_RANK];
-	int r;
+	int r, dt = rw_node_dtype(c, n), st = rw_norm_stats_dtype(c, n, 1);
+	char why[8];
 
-	return v == !static_tail(c, n->inputs[0], shape, &r);
+	return (v & 1) == !static_tail(c, n->inputs[0], shape, &r) && (v >> 1) == (st != dt) &&
+	       rw_norm_check_stats(c, dt, st, group_stats_ops, why, sizeof(why));
 }
 
 static int apply_group(struct rw_ctx *c, struct ir_node *n, int v)
@@ -329,17 +325,19 @@ static int apply_group(struct rw_ctx *c, struct ir_node *n, int v)
 	int64_t g = rw_attr_int(n, "num_groups", 1), last = 2, shape[3] = { 0, g, -1 };
 	int64_t back[MAX_RANK];
 	struct ir_value *x = n->inputs[0], *y, *sc = n->inputs[1], *b = n->inputs[2], *to;
-	int per_group = rw_node_opset(c) < 21, rr;
+	int per_group = rw_node_opset(c) < 21, rr, dt = rw_node_dtype(c, n);
 
 	rw_begin(c, n, &e);
-	if (v == 0) {
+	if (!(v & 1)) {
 		static_tail(c, x, back, &rr);
 		to = rw_ints(&e, back, (size_t)rr);
 	} else {
 		to = NULL;
 	}
-	y = rw_op(&e, "Reshape", x, rw_ints(&e, shape, 3));
+	y = rw_norm_cast(&e, x, rw_norm_stats_dtype(c, n, 1));
+	y = rw_op(&e, "Reshape", y, rw_ints(&e, shape, 3));
 	y = normalize(&e, y, &last, 1, rw_attr_float(n, "epsilon", 1e-5f), 0);
+	y = rw_norm_cast(&e, y, dt);
 	if (per_group) {      /* scale and bias [G] against [N, G, -1] */
 		int64_t one = 1;
 
@@ -361,11 +359,19 @@ static const char *const group_ops[] = {
 static const char *const group_shape_ops[] = {
 	"Reshape", "Shape", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", "Unsqueeze", NULL
 };
+static const char *const group32_ops[] = {
+	"Cast", "Reshape", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", "Unsqueeze", NULL
+};
+static const char *const group32_shape_ops[] = {
+	"Cast", "Reshape", "Shape", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", "Unsqueeze",
+	NULL
+};
 static const struct rw_variant v_group[] = {
 	{ "mean-var", group_ops }, { "mean-var-shape", group_shape_ops },
+	{ "mean-var-f32", group32_ops }, { "mean-var-shape-f32", group32_shape_ops },
 };
 RW_DECOMPOSITION(group_norm, "group-norm",
-		 "GroupNormalization as Reshape to [N, G, -1], ReduceMean statistics, Reshape back (Shape only when dims are symbolic), scale and bias",
+		 "GroupNormalization as Reshape to [N, G, -1], ReduceMean statistics, Reshape back (Shape only when dims are symbolic), scale and bias; float16 and bfloat16 statistics in float32 between Casts (stash_type 1)",
 		 m_group, v_group, check_group, vcheck_group, apply_group);
 
 /* ---- LpNormalization -------------------------------------------------- */

@@ -3,8 +3,9 @@
 # statistics between Casts equal onnxruntime's kernels (issue 25 item 3;
 # tests/ort/norm_half_ort.py): seeded single-node SkipLayerNormalization,
 # SkipSimplifiedLayerNormalization (their optional outputs read),
-# LayerNormalization-17 and RMSNormalization-23 in float16 lowered for
-# qnn, tensorrt, generic-npu and openvino, and the float16
+# LayerNormalization-17, RMSNormalization-23 and GroupNormalization-18
+# and -21 in float16 lowered for qnn, tensorrt, generic-npu, openvino and
+# nnapi (a bfloat16 skip norm for tensorrt against numpy), and the float16
 # onnxruntime-genai decoder migrated to qnn and tensorrt with no
 # SkipSimplifiedLayerNormalization left; each passes onnx.checker
 # full_check (opset <= 17) and equals onnxruntime-node on the original

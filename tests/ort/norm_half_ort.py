@@ -6,8 +6,9 @@ and SkipSimplifiedLayerNormalization (hidden sizes 13, 37 and 70, not
 multiples of 8; with and without bias and beta, a 2-D skip; their mean,
 inv_std_var and input_skip_bias_sum outputs read or not) are migrated to
 qnn and tensorrt (which have no such op), LayerNormalization-17 (Mean and
-InvStdDev read, over one axis and two) to generic-npu, and
-RMSNormalization-23 to openvino at opset 23.  Each written model must hold
+InvStdDev read, over one axis and two) to generic-npu,
+RMSNormalization-23 to openvino at opset 23, and GroupNormalization-18 and
+-21 to nnapi.  Each written model must hold
 no normalization op but two Casts per norm (the statistics in float32,
 as onnxruntime's kernels accumulate), pass onnx.checker full_check (opset
 <= 17), and give onnxruntime-node's outputs of the original (its CPU
@@ -25,7 +26,9 @@ The tiny onnxruntime-genai float16 decoder (its SkipSimplifiedLayerNorms
 blocked on these targets before) migrated to qnn and tensorrt keeps no
 SkipSimplifiedLayerNormalization, passes full_check and gives the
 original's logits and present key/value within 2e-3 (norm_valid_ort.py's
-float16 tolerance).  Exits 1 on a failure, 77 when onnxruntime-node is
+float16 tolerance).  A bfloat16 SkipSimplifiedLayerNormalization lowered
+for tensorrt is checked against numpy's float32 computation (bf16_case).
+Exits 1 on a failure, 77 when onnxruntime-node is
 absent."""
 import os
 import subprocess
@@ -41,7 +44,7 @@ from decoder_common import check, dims, feeds_for, gen  # noqa: E402
 
 TOL = 2e-3
 NORMS = ("SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "LayerNormalization",
-         "RMSNormalization", "SimplifiedLayerNormalization")
+         "RMSNormalization", "SimplifiedLayerNormalization", "GroupNormalization")
 
 
 def data(rng, shape):
@@ -130,6 +133,23 @@ def rms_model(rng, h, eps):
     return m, {"x": data(rng, (2, 5, h))}
 
 
+def group_model(rng, opset, eps):
+    """GroupNormalization of float16 x [2, 6, 5, 7], 3 groups: opset 18's
+    scale and bias per group, 21's per channel (stash_type 1)."""
+    n = 3 if opset < 21 else 6
+    node = helper.make_node("GroupNormalization", ["x", "scale", "bias"], ["y"], name="norm",
+                            num_groups=3, epsilon=eps)
+    m = helper.make_model(helper.make_graph(
+        [node], "group", [helper.make_tensor_value_info("x", TP.FLOAT16, [2, 6, 5, 7])],
+        [helper.make_tensor_value_info("y", TP.FLOAT16, [2, 6, 5, 7])],
+        [numpy_helper.from_array((1 + 0.2 * rng.standard_normal(n)).astype(np.float16),
+                                 "scale"),
+         numpy_helper.from_array((0.5 * rng.standard_normal(n)).astype(np.float16), "bias")]),
+        opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 10 if opset >= 21 else 8
+    return m, {"x": data(rng, (2, 6, 5, 7))}
+
+
 def migrate(opmig, src, dst, target, extra=()):
     r = subprocess.run([opmig, "migrate", src, "--target", target, "-o", dst,
                         "--no-validate"] + list(extra), capture_output=True, text=True,
@@ -147,6 +167,87 @@ def full_check(dst, what):
         check(True, "%s: onnx.checker full_check" % what)
     except Exception as e:      # ValidationError, or shape inference's
         check(False, "%s: onnx.checker: %s" % (what, str(e).splitlines()[0]))
+
+
+def bf16(a):
+    """float32 values as bfloat16 bits, rounded to nearest even."""
+    u = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7fff + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def unbf16(bits):
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def bf16_tensor(name, bits, shape):
+    t = TP()
+    t.name, t.data_type, t.raw_data = name, TP.BFLOAT16, bits.tobytes()
+    t.dims.extend(shape)
+    return t
+
+
+def bf16_case(opmig, work):
+    """bfloat16 SkipSimplifiedLayerNormalization (bias, inv_std_var and
+    the sum read) lowered for tensorrt, which takes bfloat16: two Casts,
+    full_check, and opmig run --exact's outputs equal numpy's float32
+    computation of onnxruntime's kernel (sum, statistics and y in
+    float32, y and the sum rounded to bfloat16 once) within 2 bfloat16
+    ulps of each row's largest |value| (onnxruntime has no bfloat16
+    kernel of it to ask)."""
+    h, eps, rng = 37, 0.05, np.random.default_rng(1231)
+    g, b = bf16(1 + 0.2 * rng.standard_normal(h)), bf16(0.5 * rng.standard_normal(h))
+    x = bf16(np.concatenate([100 * rng.standard_normal((1, 3, h)),
+                             0.05 * rng.standard_normal((1, 3, h))]))
+    sk = bf16(rng.standard_normal((2, 3, h)))
+    node = helper.make_node("SkipSimplifiedLayerNormalization", ["x", "skip", "gamma", "bias"],
+                            ["y", "", "inv", "sum"], domain="com.microsoft", name="norm",
+                            epsilon=eps)
+    bt = TP.BFLOAT16
+    m = helper.make_model(helper.make_graph(
+        [node], "bf16", [helper.make_tensor_value_info(n, bt, [2, 3, h]) for n in ("x", "skip")],
+        [helper.make_tensor_value_info("y", bt, [2, 3, h]),
+         helper.make_tensor_value_info("inv", TP.FLOAT, [2, 3, 1]),
+         helper.make_tensor_value_info("sum", bt, [2, 3, h])],
+        [bf16_tensor("gamma", g, [h]), bf16_tensor("bias", b, [h])]),
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    src, dst = os.path.join(work, "bf16-skip.onnx"), os.path.join(work, "bf16-skip-tensorrt.onnx")
+    onnx.save(m, src)
+    what = "bfloat16 SkipSimplifiedLayerNormalization on tensorrt"
+    if not migrate(opmig, src, dst, "tensorrt"):
+        return 0.0
+    ops = [n.op_type for n in onnx.load(dst).graph.node]
+    check("SkipSimplifiedLayerNormalization" not in ops and ops.count("Cast") == 2,
+          "%s: primitives with two Casts %s" % (what, ops))
+    full_check(dst, what)
+    d = os.path.join(work, "bf16-run")
+    os.makedirs(d, exist_ok=True)
+    for name, bits in (("x", x), ("skip", sk)):
+        with open(os.path.join(d, name + ".pb"), "wb") as f:
+            f.write(bf16_tensor(name, bits, [2, 3, h]).SerializeToString())
+    r = subprocess.run([opmig, "run", dst, "x=" + os.path.join(d, "x.pb"),
+                        "skip=" + os.path.join(d, "skip.pb"), "--exact", "-O", d],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0, "%s: opmig run --exact exit %d %s" % (what, r.returncode,
+                                                                  r.stderr.strip()[-300:]))
+    if r.returncode:
+        return 0.0
+    got = []
+    for i in range(3):
+        t = TP()
+        with open(os.path.join(d, "output_%d.pb" % i), "rb") as f:
+            t.ParseFromString(f.read())
+        a = unbf16(np.frombuffer(t.raw_data, np.uint16)) if t.data_type == bt else \
+            numpy_helper.to_array(t)
+        got.append(np.asarray(a, np.float32).reshape(list(t.dims)))
+    s = unbf16(x) + unbf16(sk) + unbf16(b)
+    inv = 1 / np.sqrt((s * s).mean(-1, keepdims=True) + eps)
+    want = [unbf16(bf16(s * inv * unbf16(g))), inv, unbf16(bf16(s))]
+    tol = 2 * 2.0 ** -7
+    diffs = [rel_diff(w, a, by_row=True) for w, a in zip(want, got)]
+    check(all(dd <= tol for dd in diffs), "%s: y, inv_std_var and the sum within %g of "
+          "numpy's float32 computation: %s" % (what, tol, ["%.3g" % dd for dd in diffs]))
+    return max(diffs) / tol
 
 
 def opmig_run(opmig, model, feeds, work):
@@ -221,6 +322,9 @@ def main():
         m, feeds = rms_model(rng, h, eps)
         cases.append(("RMSNormalization-h%d" % h, m, feeds, "openvino", ["--opset", "23"], 23))
 
+    for opset, eps in ((18, 0.05), (21, 0.3)):
+        m, feeds = group_model(rng, opset, eps)
+        cases.append(("GroupNormalization-%d" % opset, m, feeds, "nnapi", [], opset))
     jobs, names, fp16_runs = [], [], []
     for tag, m, feeds, target, extra, opset in cases:
         src = os.path.join(work, tag + ".onnx")
@@ -299,6 +403,7 @@ def main():
         check(len(want) == len(got) and not bad, "%s: rounded to float16 at each op (opmig "
               "run --exact), within %g of onnxruntime's on the original %s" % (names[k], TOL,
                                                                              bad))
+    worst = max(worst, bf16_case(opmig, work))
     print("largest difference: %.3g of the tolerance" % worst)
     return ortlib.failures()
 

@@ -7,8 +7,10 @@ multiples of 8; with and without bias and beta, a 2-D skip; their mean,
 inv_std_var and input_skip_bias_sum outputs read or not) are migrated to
 qnn and tensorrt (which have no such op), LayerNormalization-17 (Mean and
 InvStdDev read, over one axis and two) to generic-npu,
-RMSNormalization-23 to openvino at opset 23, and GroupNormalization-18 and
--21 to nnapi.  Each written model must hold
+RMSNormalization-23 to openvino at opset 23, GroupNormalization-18 and -21
+to nnapi, and com.microsoft SimplifiedLayerNormalization (inv_std_var
+read) to tensorrt, compared with onnxruntime's default-domain one (it
+registers none in com.microsoft).  Each written model must hold
 no normalization op but two Casts per norm (the statistics in float32,
 as onnxruntime's kernels accumulate), pass onnx.checker full_check (opset
 <= 17), and give onnxruntime-node's outputs of the original (its CPU
@@ -131,6 +133,24 @@ def rms_model(rng, h, eps):
                                  "scale")]), opset_imports=[helper.make_opsetid("", 23)])
     m.ir_version = 10
     return m, {"x": data(rng, (2, 5, h))}
+
+
+def ms_sln_model(rng, h, domain):
+    """SimplifiedLayerNormalization of float16 x [2, 5, h] in domain
+    (inv_std_var read, float32): onnxruntime registers it in the default
+    domain only, so the default-domain twin is the com.microsoft one's
+    reference."""
+    node = helper.make_node("SimplifiedLayerNormalization", ["x", "scale"], ["y", "inv"],
+                            name="norm", domain=domain, axis=-1, epsilon=0.05)
+    m = helper.make_model(helper.make_graph(
+        [node], "sln", [helper.make_tensor_value_info("x", TP.FLOAT16, [2, 5, h])],
+        [helper.make_tensor_value_info("y", TP.FLOAT16, [2, 5, h]),
+         helper.make_tensor_value_info("inv", TP.FLOAT, [2, 5, 1])],
+        [numpy_helper.from_array((1 + 0.2 * rng.standard_normal(h)).astype(np.float16),
+                                 "scale")]),
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    return m
 
 
 def group_model(rng, opset, eps):
@@ -325,10 +345,18 @@ def main():
     for opset, eps in ((18, 0.05), (21, 0.3)):
         m, feeds = group_model(rng, opset, eps)
         cases.append(("GroupNormalization-%d" % opset, m, feeds, "nnapi", [], opset))
+    ms = ms_sln_model(np.random.default_rng(k), 37, "com.microsoft")
+    ref = ms_sln_model(np.random.default_rng(k), 37, "")
+    cases.append(("ms-SimplifiedLayerNormalization-h37", ms, {"x": data(rng, (2, 5, 37))},
+                  "tensorrt", [], 17, ref))
     jobs, names, fp16_runs = [], [], []
-    for tag, m, feeds, target, extra, opset in cases:
+    for tag, m, feeds, target, extra, opset, *ref in cases:
         src = os.path.join(work, tag + ".onnx")
         onnx.save(m, src)
+        orig = src
+        if ref:
+            orig = os.path.join(work, tag + "-ref.onnx")
+            onnx.save(ref[0], orig)
         dst = os.path.join(work, "%s-%s.onnx" % (tag, target))
         what = "%s on %s" % (tag, target)
         if not migrate(opmig, src, dst, target, extra):
@@ -338,7 +366,7 @@ def main():
               "%s: primitives with two Casts %s" % (what, ops))
         if opset <= 17:
             full_check(dst, what)
-        jobs += [(src, feeds), (dst, feeds)]
+        jobs += [(orig, feeds), (dst, feeds)]
         names.append(what)
         fp16_runs.append((len(names) - 1, opmig_run(opmig, dst, feeds, work)))
 

@@ -29,9 +29,12 @@ blocked on these targets before) migrated to qnn and tensorrt keeps no
 SkipSimplifiedLayerNormalization, passes full_check and gives the
 original's logits and present key/value within 2e-3 (norm_valid_ort.py's
 float16 tolerance).  A bfloat16 SkipSimplifiedLayerNormalization lowered
-for tensorrt is checked against numpy's float32 computation (bf16_case).
+for tensorrt is checked against numpy's float32 computation (bf16_case);
+on a target whose ReduceMean takes float16 only, a float16 skip norm stays
+blocked with a note saying why (refusal_case).
 Exits 1 on a failure, 77 when onnxruntime-node is
 absent."""
+import json
 import os
 import subprocess
 import sys
@@ -187,6 +190,28 @@ def full_check(dst, what):
         check(True, "%s: onnx.checker full_check" % what)
     except Exception as e:      # ValidationError, or shape inference's
         check(False, "%s: onnx.checker: %s" % (what, str(e).splitlines()[0]))
+
+
+F16_RULES = {"schema": 1, "id": "qnn-f16-mean", "name": "qnn with float16-only ReduceMean",
+             "vendor": "test", "family": "test", "description": "norm_half_ort.py",
+             "extends": "qnn", "sources": ["norm_half_ort.py"],
+             "ops": {"ReduceMean": {"dtypes": ["float16"]}}}
+
+
+def refusal_case(opmig, work, src):
+    """A target whose ReduceMean takes float16 only: the float16 skip norm
+    stays blocked (exit 1, nothing written) with a note saying why."""
+    rules = os.path.join(work, "qnn-f16-mean.json")
+    with open(rules, "w") as f:
+        json.dump(F16_RULES, f)
+    dst = os.path.join(work, "refused.onnx")
+    r = subprocess.run([opmig, "migrate", src, "--target", "qnn-f16-mean", "--rules", rules,
+                        "-o", dst, "--no-validate"], capture_output=True, text=True, timeout=60)
+    note = "not lowered by skip-layer-norm: float16 data: its statistics in float, and the " \
+        "target does not take float ReduceMean"
+    check(r.returncode == 1 and not os.path.exists(dst) and note in r.stdout,
+          "float16 skip norm on a target without float32 ReduceMean: exit %d, blocked with "
+          "the note '%s'" % (r.returncode, note))
 
 
 def bf16(a):
@@ -432,6 +457,7 @@ def main():
               "run --exact), within %g of onnxruntime's on the original %s" % (names[k], TOL,
                                                                              bad))
     worst = max(worst, bf16_case(opmig, work))
+    refusal_case(opmig, work, os.path.join(work, cases[0][0] + ".onnx"))
     print("largest difference: %.3g of the tolerance" % worst)
     return ortlib.failures()
 

@@ -1,44 +1,73 @@
-/* norm.c: normalizations as ReduceMean and elementwise ops (statistics in
- * the data's dtype; float16 inputs with stash_type 1 are refused since
- * computing their statistics in float16 would change the numerics):
+/* norm.c: normalizations as ReduceMean and elementwise ops, and the
+ * statistics' pieces the skip norms share (norm_int.h):
  *   LayerNormalization (ai.onnx, com.microsoft)
  *       d = x - mean(x), y = d / sqrt(mean(d^2) + eps) scale + bias
  *       over the axes from `axis` on; when its Mean or InvStdDev output is
  *       read, y = d inv with inv = 1 / sqrt(mean(d^2) + eps), and those
- *       are the ReduceMean keepdims ([d0, .., d(axis-1), 1, .., 1]) in the
- *       data's dtype (refused where stash_type makes theirs another)
- *   SkipLayerNormalization (com.microsoft)  s = x + skip (+ bias), then the
- *       above on the last axis; s is output 3 when it is used;
- *       SkipSimplifiedLayerNormalization likewise with the RMS form below
- *       (its bias is input 3, it has no beta)
+ *       are the ReduceMean keepdims ([d0, .., d(axis-1), 1, .., 1])
  *   RMSNormalization, SimplifiedLayerNormalization
  *       y = x / sqrt(mean(x^2) + eps) scale (inv_std_var likewise)
+ *   float16 and bfloat16 data with stash_type 1 (the default) compute the
+ *   statistics and y before the scale in float32, between a Cast of x and
+ *   one of y back (onnxruntime's kernels accumulate in float; Mean and
+ *   InvStdDev are float32 then), the scale and bias in the data's dtype;
+ *   another stash_type keeps them in the data's dtype
  *   InstanceNormalization  the above per (n, c) over the spatial axes,
  *       scale and bias unsqueezed to [C, 1, ...]
  *   GroupNormalization  x reshaped to [N, G, -1], normalized over the last
  *       axis, reshaped back (to a constant shape when C and the spatial
  *       dims are static, else to Shape(x)); scale and bias per group
- *       (opset 18) or per channel (21)
+ *       (opset 18) or per channel (21); statistics in float32 as above
  *   LpNormalization  x / sum |x| (p = 1) or x / sqrt(sum x^2) (p = 2), the
- *       sum a ReduceSum or (static axis) ReduceMean times the count */
+ *       sum a ReduceSum or (static axis) ReduceMean times the count
+ * The skip norms are skip_norm.c's. */
 #include <stdio.h>
 #include <string.h>
 
-#include "rewriters/rw_int.h"
+#include "rewriters/norm_int.h"
 
-#define MAX_RANK 16
+#define MAX_RANK RW_NORM_MAX_RANK
 
-static int check_stash(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
+int rw_norm_stats_dtype(const struct rw_ctx *c, const struct ir_node *n, int stash)
 {
 	int dt = rw_node_dtype(c, n);
 
 	if ((dt == IR_DTYPE_FLOAT16 || dt == IR_DTYPE_BFLOAT16) &&
-	    rw_attr_int(n, "stash_type", 1) == 1) {
-		snprintf(why, size, "%s data with stash_type 1 (statistics in float)",
-			 ir_dtype_name(dt));
+	    (!stash || rw_attr_int(n, "stash_type", 1) == 1))
+		return IR_DTYPE_FLOAT;
+	return dt;
+}
+
+int rw_norm_check_stats(const struct rw_ctx *c, int dt, int st, const char *const *ops,
+			char *why, size_t size)
+{
+	if (st == dt)
+		return 1;
+	if (dt == IR_DTYPE_BFLOAT16 && c->opset < 13) {
+		snprintf(why, size, "bfloat16 data: its statistics in float32 need Cast of "
+			 "bfloat16 (opset 13)");
 		return 0;
 	}
+	for (; *ops; ops++)
+		if (strcmp(*ops, "Cast") && !rw_target_accepts(c, "", *ops, st)) {
+			snprintf(why, size, "%s data: its statistics in %s, and the target does "
+				 "not take %s %s", ir_dtype_name(dt), ir_dtype_name(st),
+				 ir_dtype_name(st), *ops);
+			return 0;
+		}
 	return 1;
+}
+
+struct ir_value *rw_norm_cast(struct rw_emit *e, struct ir_value *x, int to)
+{
+	struct ir_node *n;
+
+	if (e->dtype == to)
+		return x;
+	if ((n = rw_node(e, "Cast", NULL, &x, 1, NULL)) && ir_node_set_int(n, "to", to) < 0)
+		e->failed = 1;
+	e->dtype = to;
+	return n ? n->outputs[0] : NULL;
 }
 
 /* Axes from `axis` (default -1) to the last; 0 if the rank is unknown. */
@@ -56,12 +85,9 @@ static int trailing_axes(struct rw_ctx *c, const struct ir_node *n, int64_t *axe
 	return 1;
 }
 
-/* (x - mean) / sqrt(var + eps), or x / sqrt(mean(x^2) + eps) (rms); with
- * statistics wanted (mean or inv non-NULL), d * inv where inv = 1 / sqrt(..)
- * is written to inv and the mean (keepdims) to mean */
-static struct ir_value *normalize_stats(struct rw_emit *e, struct ir_value *x,
-					const int64_t *axes, size_t k, double eps, int rms,
-					struct ir_value *mean, struct ir_value *inv)
+struct ir_value *rw_norm_stats(struct rw_emit *e, struct ir_value *x, const int64_t *axes,
+			       size_t k, double eps, int rms, struct ir_value *mean,
+			       struct ir_value *inv)
 {
 	struct ir_value *d = x, *var, *s;
 
@@ -77,12 +103,17 @@ static struct ir_value *normalize_stats(struct rw_emit *e, struct ir_value *x,
 static struct ir_value *normalize(struct rw_emit *e, struct ir_value *x,
 				  const int64_t *axes, size_t k, double eps, int rms)
 {
-	return normalize_stats(e, x, axes, k, eps, rms, NULL, NULL);
+	return rw_norm_stats(e, x, axes, k, eps, rms, NULL, NULL);
 }
 
-static int has(const struct ir_node *n, size_t i)
+int rw_norm_has(const struct ir_node *n, size_t i)
 {
 	return n->n_inputs > i && n->inputs[i];
+}
+
+struct ir_value *rw_norm_used_output(const struct ir_node *n, size_t i)
+{
+	return i < n->n_outputs && rw_value_used(n->outputs[i]) ? n->outputs[i] : NULL;
 }
 
 /* ---- LayerNormalization, RMS ----------------------------------------- */
@@ -102,47 +133,53 @@ static size_t n_stats(const struct ir_node *n)
 	return !strcmp(ir_s(n->op_type), "SimplifiedLayerNormalization");
 }
 
-/* output i if it is read, else NULL */
-static struct ir_value *used_output(const struct ir_node *n, size_t i)
-{
-	return i < n->n_outputs && rw_value_used(n->outputs[i]) ? n->outputs[i] : NULL;
-}
+static const char *const ln_ops[] = { "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", NULL };
+static const char *const rms_ops[] = { "Mul", "ReduceMean", "Add", "Sqrt", "Div", NULL };
+static const char *const ln32_ops[] = {
+	"Cast", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", NULL
+};
+static const char *const rms32_ops[] = { "Cast", "Mul", "ReduceMean", "Add", "Sqrt", "Div", NULL };
 
 static int check_ln(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
 {
 	int64_t axes[MAX_RANK];
 	size_t k;
-	int dt = rw_node_dtype(c, n);
+	int dt = rw_node_dtype(c, n), st = rw_norm_stats_dtype(c, n, 1);
 
-	if (!rw_check_float_input(c, n, 7, why, size) || !check_stash(c, n, why, size) ||
+	if (!rw_check_float_input(c, n, 7, why, size) ||
+	    !rw_norm_check_stats(c, dt, st, is_rms(n) ? rms_ops : ln_ops, why, size) ||
 	    !trailing_axes(c, n, axes, &k, why, size))
 		return 0;
-	if (!has(n, 1)) {
+	if (!rw_norm_has(n, 1)) {
 		snprintf(why, size, "the scale input is absent");
 		return 0;
 	}
 	for (size_t i = 1; i < n->n_outputs; i++) {
 		const struct ir_vtype *t;
 
-		if (!used_output(n, i))
+		if (!rw_norm_used_output(n, i))
 			continue;
 		if (i > n_stats(n)) {
 			snprintf(why, size, "output %zu is used", i);
 			return 0;
 		}
-		if ((t = rw_type(c, n->outputs[i])) && t->dtype && t->dtype != dt) {
-			snprintf(why, size, "output %zu is %s, not the data's %s (stash_type)", i,
-				 ir_dtype_name(t->dtype), ir_dtype_name(dt));
+		if ((t = rw_type(c, n->outputs[i])) && t->dtype && t->dtype != st) {
+			snprintf(why, size, "output %zu is %s, not the statistics' %s (stash_type)",
+				 i, ir_dtype_name(t->dtype), ir_dtype_name(st));
 			return 0;
 		}
 	}
 	return 1;
 }
 
+/* variants: bit 0 rms, bit 1 statistics in float32 (float16 data) */
 static int vcheck_ln(struct rw_ctx *c, const struct ir_node *n, int v)
 {
-	(void)c;
-	return v == is_rms(n);
+	int dt = rw_node_dtype(c, n), st = rw_norm_stats_dtype(c, n, 1);
+	char why[8];
+
+	return (v & 1) == is_rms(n) && (v >> 1) == (st != dt) &&
+	       rw_norm_check_stats(c, dt, st, v & 1 ? rms_ops : ln_ops, why, sizeof(why));
 }
 
 static int apply_ln(struct rw_ctx *c, struct ir_node *n, int v)
@@ -152,16 +189,17 @@ static int apply_ln(struct rw_ctx *c, struct ir_node *n, int v)
 	int64_t axes[MAX_RANK];
 	size_t k;
 	char why[8];
-	int bias = !v && has(n, 2);
-
-	struct ir_value *mean = v ? NULL : used_output(n, 1), *inv = used_output(n, v ? 1 : 2);
+	int rms = v & 1, bias = !rms && rw_norm_has(n, 2), dt = rw_node_dtype(c, n);
+	struct ir_value *mean = rms ? NULL : rw_norm_used_output(n, 1);
+	struct ir_value *inv = rw_norm_used_output(n, rms ? 1 : 2);
 
 	trailing_axes(c, n, axes, &k, why, sizeof(why));
 	if (!n_stats(n))
 		inv = NULL;
 	rw_begin(c, n, &e);
-	y = normalize_stats(&e, n->inputs[0], axes, k, rw_attr_float(n, "epsilon", 1e-5f), v,
-			    mean, inv);
+	y = rw_norm_cast(&e, n->inputs[0], rw_norm_stats_dtype(c, n, 1));
+	y = rw_norm_stats(&e, y, axes, k, rw_attr_float(n, "epsilon", 1e-5f), rms, mean, inv);
+	y = rw_norm_cast(&e, y, dt);
 	y = rw_op_to(&e, "Mul", y, n->inputs[1], bias ? NULL : n->outputs[0]);
 	if (bias)
 		rw_op_to(&e, "Add", y, n->inputs[2], n->outputs[0]);
@@ -172,78 +210,13 @@ static const char *const m_ln[] = {
 	"LayerNormalization", "RMSNormalization", "com.microsoft:LayerNormalization",
 	"com.microsoft:SimplifiedLayerNormalization", "SimplifiedLayerNormalization", NULL
 };
-static const char *const ln_ops[] = { "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", NULL };
-static const char *const rms_ops[] = { "Mul", "ReduceMean", "Add", "Sqrt", "Div", NULL };
-static const struct rw_variant v_ln[] = { { "mean-var", ln_ops }, { "rms", rms_ops } };
-RW_DECOMPOSITION(layer_norm, "layer-norm",
-		 "LayerNormalization (its Mean and InvStdDev outputs too) and RMS normalization as ReduceMean, Sub, Mul, Add, Sqrt, Div",
-		 m_ln, v_ln, check_ln, vcheck_ln, apply_ln);
-
-static int check_skip_ln(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
-{
-	int dt = rw_node_dtype(c, n);
-
-	if (!has(n, 0) || !has(n, 1) || !has(n, 2) || !n->n_outputs) {
-		snprintf(why, size, "input, skip or gamma is absent");
-		return 0;
-	}
-	if (!rw_dtype_is_float(dt) || dt == IR_DTYPE_FLOAT16 || dt == IR_DTYPE_BFLOAT16) {
-		snprintf(why, size, "only for float and double data (statistics in float)");
-		return 0;
-	}
-	if (!ir_node_attr(n, "epsilon")) {
-		snprintf(why, size, "the epsilon attribute is absent");
-		return 0;
-	}
-	if (c->opset < 7 || rw_rank(c, n->inputs[0]) < 1) {
-		snprintf(why, size, "needs opset >= 7 and a known rank");
-		return 0;
-	}
-	for (size_t i = 1; i < 3 && i < n->n_outputs; i++)
-		if (rw_value_used(n->outputs[i])) {
-			snprintf(why, size, "output %zu (statistics) is used", i);
-			return 0;
-		}
-	return 1;
-}
-
-static int is_skip_rms(const struct ir_node *n)
-{
-	return !strcmp(ir_s(n->op_type), "SkipSimplifiedLayerNormalization");
-}
-
-static int vcheck_skip_ln(struct rw_ctx *c, const struct ir_node *n, int v)
-{
-	(void)c;
-	return v == is_skip_rms(n);
-}
-
-static int apply_skip_ln(struct rw_ctx *c, struct ir_node *n, int v)
-{
-	struct rw_emit e;
-	struct ir_value *s, *y, *sum = n->n_outputs > 3 ? n->outputs[3] : NULL;
-	int64_t axis = rw_rank(c, n->inputs[0]) - 1;
-	int ib = v ? 3 : 4, bias = has(n, (size_t)ib), beta = !v && has(n, 3);
-
-	rw_begin(c, n, &e);
-	s = rw_op_to(&e, "Add", n->inputs[0], n->inputs[1], bias ? NULL : sum);
-	if (bias)
-		s = rw_op_to(&e, "Add", s, n->inputs[ib], sum);
-	y = normalize(&e, s, &axis, 1, rw_attr_float(n, "epsilon", 1e-12f), v);
-	y = rw_op_to(&e, "Mul", y, n->inputs[2], beta ? NULL : n->outputs[0]);
-	if (beta)
-		rw_op_to(&e, "Add", y, n->inputs[3], n->outputs[0]);
-	return rw_end(&e, 0);
-}
-
-static const char *const m_skip_ln[] = {
-	"com.microsoft:SkipLayerNormalization", "com.microsoft:SkipSimplifiedLayerNormalization",
-	NULL
+static const struct rw_variant v_ln[] = {
+	{ "mean-var", ln_ops }, { "rms", rms_ops },
+	{ "mean-var-f32", ln32_ops }, { "rms-f32", rms32_ops },
 };
-static const struct rw_variant v_skip_ln[] = { { "mean-var", ln_ops }, { "rms", rms_ops } };
-RW_DECOMPOSITION(skip_layer_norm, "skip-layer-norm",
-		 "SkipLayerNormalization and SkipSimplifiedLayerNormalization as Add then layer-norm's primitives",
-		 m_skip_ln, v_skip_ln, check_skip_ln, vcheck_skip_ln, apply_skip_ln);
+RW_DECOMPOSITION(layer_norm, "layer-norm",
+		 "LayerNormalization (its Mean and InvStdDev outputs too) and RMS normalization as ReduceMean, Sub, Mul, Add, Sqrt, Div; float16 and bfloat16 statistics in float32 between Casts (stash_type 1)",
+		 m_ln, v_ln, check_ln, vcheck_ln, apply_ln);
 
 /* ---- InstanceNormalization, GroupNormalization ----------------------- */
 
@@ -254,7 +227,7 @@ static int check_instance(struct rw_ctx *c, const struct ir_node *n, char *why, 
 	if (!rw_check_float_node(c, n, 7, why, size))
 		return 0;
 	r = rw_rank(c, n->inputs[0]);
-	if (r < 3 || r > MAX_RANK || !has(n, 1) || !has(n, 2)) {
+	if (r < 3 || r > MAX_RANK || !rw_norm_has(n, 1) || !rw_norm_has(n, 2)) {
 		snprintf(why, size, "needs a known rank >= 3, scale and bias");
 		return 0;
 	}
@@ -315,9 +288,16 @@ static int static_tail(struct rw_ctx *c, const struct ir_value *x, int64_t *shap
 	return 1;
 }
 
+/* what the statistics of a group norm compute in float32 */
+static const char *const group_stats_ops[] = {
+	"Reshape", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", NULL
+};
+
 static int check_group(struct rw_ctx *c, const struct ir_node *n, char *why, size_t size)
 {
-	if (!check_instance(c, n, why, size) || !check_stash(c, n, why, size))
+	if (!check_instance(c, n, why, size) ||
+	    !rw_norm_check_stats(c, rw_node_dtype(c, n), rw_norm_stats_dtype(c, n, 1),
+				 group_stats_ops, why, size))
 		return 0;
 	if (rw_attr_int(n, "num_groups", 0) < 1) {
 		snprintf(why, size, "num_groups is absent or < 1");
@@ -326,13 +306,16 @@ static int check_group(struct rw_ctx *c, const struct ir_node *n, char *why, siz
 	return 1;
 }
 
-/* variant 0: the shape back a constant (static C and spatial dims), 1: Shape */
+/* variants: bit 0 the shape back by Shape (symbolic C or spatial dims),
+ * else a constant; bit 1 statistics in float32 (float16 data) */
 static int vcheck_group(struct rw_ctx *c, const struct ir_node *n, int v)
 {
 	int64_t shape[MAX_RANK];
-	int r;
+	int r, dt = rw_node_dtype(c, n), st = rw_norm_stats_dtype(c, n, 1);
+	char why[8];
 
-	return v == !static_tail(c, n->inputs[0], shape, &r);
+	return (v & 1) == !static_tail(c, n->inputs[0], shape, &r) && (v >> 1) == (st != dt) &&
+	       rw_norm_check_stats(c, dt, st, group_stats_ops, why, sizeof(why));
 }
 
 static int apply_group(struct rw_ctx *c, struct ir_node *n, int v)
@@ -342,17 +325,19 @@ static int apply_group(struct rw_ctx *c, struct ir_node *n, int v)
 	int64_t g = rw_attr_int(n, "num_groups", 1), last = 2, shape[3] = { 0, g, -1 };
 	int64_t back[MAX_RANK];
 	struct ir_value *x = n->inputs[0], *y, *sc = n->inputs[1], *b = n->inputs[2], *to;
-	int per_group = rw_node_opset(c) < 21, rr;
+	int per_group = rw_node_opset(c) < 21, rr, dt = rw_node_dtype(c, n);
 
 	rw_begin(c, n, &e);
-	if (v == 0) {
+	if (!(v & 1)) {
 		static_tail(c, x, back, &rr);
 		to = rw_ints(&e, back, (size_t)rr);
 	} else {
 		to = NULL;
 	}
-	y = rw_op(&e, "Reshape", x, rw_ints(&e, shape, 3));
+	y = rw_norm_cast(&e, x, rw_norm_stats_dtype(c, n, 1));
+	y = rw_op(&e, "Reshape", y, rw_ints(&e, shape, 3));
 	y = normalize(&e, y, &last, 1, rw_attr_float(n, "epsilon", 1e-5f), 0);
+	y = rw_norm_cast(&e, y, dt);
 	if (per_group) {      /* scale and bias [G] against [N, G, -1] */
 		int64_t one = 1;
 
@@ -374,11 +359,19 @@ static const char *const group_ops[] = {
 static const char *const group_shape_ops[] = {
 	"Reshape", "Shape", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", "Unsqueeze", NULL
 };
+static const char *const group32_ops[] = {
+	"Cast", "Reshape", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", "Unsqueeze", NULL
+};
+static const char *const group32_shape_ops[] = {
+	"Cast", "Reshape", "Shape", "ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", "Unsqueeze",
+	NULL
+};
 static const struct rw_variant v_group[] = {
 	{ "mean-var", group_ops }, { "mean-var-shape", group_shape_ops },
+	{ "mean-var-f32", group32_ops }, { "mean-var-shape-f32", group32_shape_ops },
 };
 RW_DECOMPOSITION(group_norm, "group-norm",
-		 "GroupNormalization as Reshape to [N, G, -1], ReduceMean statistics, Reshape back (Shape only when dims are symbolic), scale and bias",
+		 "GroupNormalization as Reshape to [N, G, -1], ReduceMean statistics, Reshape back (Shape only when dims are symbolic), scale and bias; float16 and bfloat16 statistics in float32 between Casts (stash_type 1)",
 		 m_group, v_group, check_group, vcheck_group, apply_group);
 
 /* ---- LpNormalization -------------------------------------------------- */

@@ -268,28 +268,32 @@ static struct ir_model *b_lp(uint64_t *s, int param)
 }
 
 /* param: | 1 opset 21 (per-channel scale) | 2 symbolic batch | 4 symbolic
- * spatial dim */
+ * spatial dim | 8 float16 data (statistics in float32) */
 static struct ir_model *b_group(uint64_t *s, int param)
 {
 	struct ir_model *m = tm_new(param & 1 ? 21 : 18);
 	int r = (int)tg_rnd(s, 3, 4);
 	int64_t g = tg_rnd(s, 1, 3), d[4] = { tg_rnd(s, 1, 2), g * tg_rnd(s, 1, 2) };
 	int64_t sc = param & 1 ? d[1] : g;
+	int dt = param & 8 ? IR_DTYPE_FLOAT16 : IR_DTYPE_FLOAT;
+	double v[2][8];
 	struct ir_node *n;
 
 	for (int i = 2; i < r; i++)
 		d[i] = tg_rnd(s, 1, 4);
-	tm_input(m, "x", IR_DTYPE_FLOAT, d, (size_t)r);
+	tm_input(m, "x", dt, d, (size_t)r);
 	if (param & 2)
 		tl_symbolic(m, "x", 0);
 	if (param & 4)
 		tl_symbolic(m, "x", 2);
-	tg_rand_init(m, s, "scale", &sc, 1);
-	tg_rand_init(m, s, "bias", &sc, 1);
+	tg_fill(s, v[0], sc);
+	tg_fill(s, v[1], sc);
+	tm_init(m, "scale", dt, &sc, 1, v[0]);
+	tm_init(m, "bias", dt, &sc, 1, v[1]);
 	n = tm_node(m, "GroupNormalization", NULL, TM_NAMES("x", "scale", "bias"), 3,
 		    TM_NAMES("y"), 1);
 	CU_ASSERT_FATAL(ir_node_set_int(n, "num_groups", g) == 0);
-	tg_finish(m, IR_DTYPE_FLOAT);
+	tg_finish(m, dt);
 	return m;
 }
 
@@ -303,6 +307,8 @@ static const struct tl_case norm_cases[] = {
 	{ "group-norm", "GroupNormalization", b_group, 0 | 2, TL_REAL, 1e-5, 1e-5, 4 },
 	{ "group-norm", "GroupNormalization", b_group, 1 | 4, TL_REAL, 1e-5, 1e-5, 4 },
 	{ "group-norm", "GroupNormalization", b_group, 0 | 2 | 4, TL_REAL, 1e-5, 1e-5, 4 },
+	{ "group-norm", "GroupNormalization", b_group, 8, TL_REAL, 4e-3, 2e-3, 4 },
+	{ "group-norm", "GroupNormalization", b_group, 1 | 4 | 8, TL_REAL, 4e-3, 2e-3, 4 },
 };
 
 static void test_norms(void)

@@ -351,6 +351,7 @@ enum {
 	LN_MEAN_ONLY = 1 << 2,  /* InvStdDev not an output */
 	LN_INV_ONLY = 1 << 3,   /* Mean absent */
 	LN_NOBIAS = 1 << 4,
+	LN_F16 = 1 << 5,        /* float16 data: statistics in float32 */
 };
 
 static struct ir_model *b_ln(uint64_t *s, int param)
@@ -358,7 +359,7 @@ static struct ir_model *b_ln(uint64_t *s, int param)
 	static const char *const ops[] = {
 		"LayerNormalization", "LayerNormalization", "SimplifiedLayerNormalization"
 	};
-	int kind = param & LN_KIND, dt = IR_DTYPE_FLOAT;
+	int kind = param & LN_KIND, dt = param & LN_F16 ? IR_DTYPE_FLOAT16 : IR_DTYPE_FLOAT;
 	struct ir_model *m = tm_new(17);
 	int r = (int)tg_rnd(s, 1, 4);
 	int64_t x[4], axis = tg_rnd(s, -r, r - 1), a = axis < 0 ? axis + r : axis;
@@ -392,18 +393,23 @@ static struct ir_model *b_ln(uint64_t *s, int param)
 	tm_output(m, "y", dt, NULL, 0);
 	for (int i = 1; i < 3; i++)
 		if (*out[i])
-			tm_output(m, out[i], dt, NULL, 0);
+			tm_output(m, out[i], IR_DTYPE_FLOAT, NULL, 0);
 	tm_verify(m);
 	return m;
 }
 
 #define LN(p) { "layer-norm", ((p) & LN_KIND) == 2 ? "SimplifiedLayerNormalization" : \
 		"LayerNormalization", b_ln, (p), TL_REAL, 1e-5, 1e-5, 8 }
+/* float16: y rounded at the scale's Mul and the bias' Add (an ulp or two
+ * of 2^-10), the statistics float32 */
+#define LN16(p) { "layer-norm", ((p) & LN_KIND) == 2 ? "SimplifiedLayerNormalization" : \
+		  "LayerNormalization", b_ln, (p) | LN_F16, TL_REAL, 4e-3, 2e-3, 8 }
 static const struct tl_case ln_cases[] = {
 	LN(0), LN(1), LN(2), LN(LN_MEAN_ONLY), LN(LN_INV_ONLY), LN(LN_NOBIAS | LN_MEAN_ONLY),
-	LN(1 | LN_INV_ONLY), LN(2 | LN_NOBIAS),
+	LN(1 | LN_INV_ONLY), LN(2 | LN_NOBIAS), LN16(0), LN16(2), LN16(LN_NOBIAS | LN_INV_ONLY),
 };
 #undef LN
+#undef LN16
 
 static void test_layer_norm_stats(void)
 {

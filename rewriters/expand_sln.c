@@ -16,9 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rewriters/rw_int.h"
+#include "rewriters/norm_int.h"
 
-#define MAX_RANK 16
+#define MAX_RANK RW_NORM_MAX_RANK
 
 static int is_sln(const struct ir_node *n)
 {
@@ -26,20 +26,11 @@ static int is_sln(const struct ir_node *n)
 	       (!n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx"));
 }
 
-static struct ir_value *cast(struct rw_emit *e, struct ir_value *x, int to)
-{
-	struct ir_node *n = rw_node(e, "Cast", NULL, &x, 1, NULL);
-
-	if (n && ir_node_set_int(n, "to", to) < 0)
-		e->failed = 1;
-	return n ? n->outputs[0] : NULL;
-}
-
 static int expand(struct rw_ctx *c, struct ir_node *n)
 {
 	int64_t axes[MAX_RANK], axis;
 	int dt = rw_node_dtype(c, n), r, up;
-	struct ir_value *x, *s, *y, *inv = NULL;
+	struct ir_value *y, *inv = NULL;
 	const struct ir_vtype *t;
 	struct rw_emit e;
 	size_t k = 0;
@@ -64,21 +55,9 @@ static int expand(struct rw_ctx *c, struct ir_node *n)
 		if (n->outputs[i] && rw_value_used(n->outputs[i]))
 			return 0;
 	rw_begin(c, n, &e);
-	x = n->inputs[0];
-	if (up) {
-		x = cast(&e, x, IR_DTYPE_FLOAT);
-		e.dtype = IR_DTYPE_FLOAT;
-	}
-	s = rw_reduce(&e, "ReduceMean", rw_op(&e, "Mul", x, x), axes, k, 1, NULL);
-	s = rw_op(&e, "Sqrt", rw_op(&e, "Add", s, rw_scalar(&e, e.dtype,
-							     rw_attr_float(n, "epsilon", 1e-5f))),
-		  NULL);
-	if (inv)
-		y = rw_op(&e, "Mul", x, rw_op_to(&e, "Div", rw_scalar(&e, e.dtype, 1), s, inv));
-	else
-		y = rw_op(&e, "Div", x, s);
-	if (up)
-		y = cast(&e, y, dt);
+	y = rw_norm_cast(&e, n->inputs[0], up ? IR_DTYPE_FLOAT : e.dtype);
+	y = rw_norm_stats(&e, y, axes, k, rw_attr_float(n, "epsilon", 1e-5f), 1, NULL, inv);
+	y = rw_norm_cast(&e, y, dt);
 	rw_op_to(&e, "Mul", y, n->inputs[1], n->outputs[0]);
 	if ((rc = rw_end(&e, 0)) < 0)
 		return rc;

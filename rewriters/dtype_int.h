@@ -71,8 +71,9 @@ extern const char *const rw_fp16_ln_stats;
 extern const char *const rw_fp16_rms_stats;
 /* Set why[i] (g->n_nodes entries, NULL where unset) to one of the
  * reasons above for each node of g that computes a decomposed layer
- * norm's or RMS norm's statistics, and count the norms in *found. */
+ * norm's or RMS norm's statistics, and count the norms in *found; a
+ * pattern with a node for which whole() is true is left alone. */
 int rw_fp16_norm_stats(const struct rw_ctx *c, struct ir_graph *g, const char **why,
-		       struct rw_fp16_norms *found);
+		       int (*whole)(const struct ir_node *), struct rw_fp16_norms *found);
 
 #endif

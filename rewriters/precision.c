@@ -163,6 +163,17 @@ static double init_max(struct ir_value *v)
 	return f;
 }
 
+/* Is n part of a decomposition of a sensitive op (kept whole in float32,
+ * its affine part too, by its provenance)? */
+static int from_sensitive(const struct ir_node *n)
+{
+	char from[64];
+
+	return in_list(origin_op(n, from, sizeof(from)), sensitive,
+		       sizeof(sensitive) / sizeof(*sensitive)) ||
+	       in_list(from, stash_norms, N_STASH);
+}
+
 static int has_conv(const struct pnode *pn, const char *type)
 {
 	for (size_t i = 0; type && i < pn->n_conv; i++)
@@ -176,7 +187,6 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 	const struct ir_op_schema *s;
 	const char *op = ir_s(n->op_type);
 	int any32 = 0, in32 = 0, out_int = 0, attr_out = 0, only16;
-	char from[64];
 
 	for (size_t i = 0; i < n->n_inputs + n->n_outputs; i++) {
 		int input = i < n->n_inputs;
@@ -215,9 +225,7 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 		pn->why = p->stats[n->index];
 	else if (in_list(op, sensitive, sizeof(sensitive) / sizeof(*sensitive)))
 		pn->why = "numerically sensitive";
-	else if (in_list(origin_op(n, from, sizeof(from)), sensitive,
-			 sizeof(sensitive) / sizeof(*sensitive)) ||
-		 in_list(from, stash_norms, N_STASH))
+	else if (from_sensitive(n))
 		pn->why = "part of a numerically sensitive op's decomposition (its statistics)";
 	else if (in_list(op, stash_norms, N_STASH) && (!n->domain || !*n->domain)) {
 		if (rw_attr_int(n, "stash_type", 1) != IR_DTYPE_FLOAT)
@@ -573,7 +581,7 @@ static int run(struct rw_ctx *c, size_t *changed)
 		goto cleanup;
 	}
 	p.n_nodes = g->n_nodes;
-	if ((rc = rw_fp16_norm_stats(c, g, p.stats, &p.norms)) < 0)
+	if ((rc = rw_fp16_norm_stats(c, g, p.stats, from_sensitive, &p.norms)) < 0)
 		goto cleanup;
 	for (size_t i = 0; i < g->n_nodes; i++) {
 		classify(&p, g->nodes[i], &p.nodes[i]);

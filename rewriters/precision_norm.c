@@ -5,7 +5,8 @@
  * reciprocal), found with the fusions' own matchers (ln_match.h,
  * rms_match.h).  They stay float32: the square of a value above 256
  * overflows float16 (65504).  The Mul by gamma and the Add of beta are
- * not statistics and convert. */
+ * not statistics and convert.  A pattern with a node the pass keeps whole
+ * otherwise (a sensitive op's decomposition) is left to that rule. */
 #include <string.h>
 
 #include "rewriters/dtype_int.h"
@@ -23,15 +24,17 @@ static int is_op(const struct ir_node *n, const char *op)
 }
 
 /* Mark nodes[0..k) of g but its Casts with why, where nothing marked them
- * yet; how many were marked (0: another norm has them). */
+ * yet and none is whole (another rule keeps it); how many were marked (0:
+ * none). */
 static size_t mark(struct ir_graph *g, struct ir_node *const *nodes, size_t k,
-		   const char **why, const char *reason)
+		   const char **why, const char *reason, int (*whole)(const struct ir_node *))
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < k; i++)
 		if (nodes[i]->graph != g || nodes[i]->index >= g->n_nodes ||
-		    g->nodes[nodes[i]->index] != nodes[i] || why[nodes[i]->index])
+		    g->nodes[nodes[i]->index] != nodes[i] || why[nodes[i]->index] ||
+		    whole(nodes[i]))
 			return 0;
 	for (size_t i = 0; i < k; i++)
 		if (!is_op(nodes[i], "Cast")) {
@@ -42,7 +45,7 @@ static size_t mark(struct ir_graph *g, struct ir_node *const *nodes, size_t k,
 }
 
 int rw_fp16_norm_stats(const struct rw_ctx *c, struct ir_graph *g, const char **why,
-		       struct rw_fp16_norms *found)
+		       int (*whole)(const struct ir_node *), struct rw_fp16_norms *found)
 {
 	memset(found, 0, sizeof(*found));
 	/* layer norms first: their variance alone looks like an RMS norm of
@@ -53,7 +56,7 @@ int rw_fp16_norm_stats(const struct rw_ctx *c, struct ir_graph *g, const char **
 		if (!is_op(g->nodes[i], "Div") || !rw_ln_match(c, g->nodes[i], &m))
 			continue;
 		/* all but the Mul by gamma (the last of nodes) */
-		if (mark(g, m.nodes, m.n - 1, why, rw_fp16_ln_stats) && !found->n_ln++)
+		if (mark(g, m.nodes, m.n - 1, why, rw_fp16_ln_stats, whole) && !found->n_ln++)
 			found->first_ln = g->nodes[i];
 	}
 	for (size_t i = 0; i < g->n_nodes; i++) {
@@ -66,7 +69,7 @@ int rw_fp16_norm_stats(const struct rw_ctx *c, struct ir_graph *g, const char **
 		for (size_t j = 0; j < m.n; j++)
 			if (m.nodes[j] != m.last)
 				stats[k++] = m.nodes[j];
-		if (mark(g, stats, k, why, rw_fp16_rms_stats) && !found->n_rms++)
+		if (mark(g, stats, k, why, rw_fp16_rms_stats, whole) && !found->n_rms++)
 			found->first_rms = g->nodes[i];
 	}
 	return 0;

@@ -80,10 +80,12 @@ def ln_decomposed(rng, path, h=48):
     return save(nodes, inits, path, h)
 
 
-def ln_op(rng, path, h=48):
-    """LayerNormalization-17 (stash_type default), then a MatMul."""
+def ln_op(rng, path, h=48, **stash):
+    """LayerNormalization-17 (stash_type default, or as given), then a
+    MatMul."""
     N = helper.make_node
-    nodes = [N("LayerNormalization", ["x", "gamma", "beta"], ["nb"], axis=-1, epsilon=1e-5),
+    nodes = [N("LayerNormalization", ["x", "gamma", "beta"], ["nb"], axis=-1, epsilon=1e-5,
+               **stash),
              N("MatMul", ["nb", "w"], ["y"])]
     inits = affine(rng, h)
     for k in ("axes", "eps", "two"):
@@ -153,17 +155,30 @@ def main():
     x[0] *= 3000 / np.max(np.abs(x[0]))
     x[1, :2] *= 0.05
     # LayerNormalization runs in float16 with stash_type 1, or its
-    # lowering (generic-npu) keeps its statistics in float32
+    # lowering (generic-npu) stays float32 whole, as before
     for name, make, note in (("ln-decomposed", ln_decomposed, ("1 layer norm (first at",)),
                              ("ln-op", ln_op, ("1 LayerNormalization node runs in float16 "
                                                "with float32 statistics",
-                                               "1 layer norm (first at"))):
+                                               "op's decomposition (its statistics)"))):
         src = make(rng, os.path.join(work, name + ".onnx"))
         for target in TARGETS:
             dst = os.path.join(work, "%s-%s.onnx" % (name, target))
             rep = migrate(opmig, src, dst, target, [])
             if rep is not None:
                 cases.append(("%s on %s" % (name, target), src, dst, {"x": x}, rep, note))
+    # stash_type bfloat16: the op stays float32 whole, the report says why
+    src = ln_op(rng, os.path.join(work, "ln-bf16-stash.onnx"), stash_type=16)
+    dst = os.path.join(work, "ln-bf16-stash-tensorrt.onnx")
+    rep = migrate(opmig, src, dst, "tensorrt", [])
+    if rep is not None:
+        ln = [n for n in onnx.load(dst).graph.node if n.op_type == "LayerNormalization"]
+        vi = {v.name: v.type.tensor_type.elem_type for v in
+              list(onnx.shape_inference.infer_shapes(onnx.load(dst)).graph.value_info) +
+              list(onnx.load(dst).graph.input)}
+        check(len(ln) == 1 and vi.get(ln[0].input[0]) == TensorProto.FLOAT,
+              "LayerNormalization with stash_type 16 on tensorrt: its input stays float32")
+        check("its stash_type asks for statistics in a type other than float32" in rep,
+              "LayerNormalization with stash_type 16: the report says why it stays float32")
     jobs, exact = [], []
     for what, src, dst, feeds, rep, note in cases:
         m = onnx.load(dst)

@@ -5,7 +5,9 @@
 # and decomposed) with their embeddings scaled by 400, so that a float16
 # square of a hidden state would overflow, and unscaled, a decomposed
 # LayerNorm and a LayerNormalization-17 with inputs up to 3000, migrated
-# to qnn, tensorrt and generic-npu: finite outputs within float16's
+# to qnn, tensorrt and generic-npu (an RMSNormalization-23 to qnn and
+# tensorrt; a LayerNormalization with stash_type 16 stays float32, the
+# report says why): finite outputs within float16's
 # tolerance of the float32 original in onnxruntime-node and in opmig run
 # --exact (float16 rounded at each op), onnx.checker full_check, and the
 # report's notes.  Skipped when onnxruntime-node or python-onnx is absent.

@@ -4,7 +4,7 @@
  * model's opset, Casts placed next to a value, initializers and attribute
  * tensors converted to another dtype, declared types updated; cast-like
  * (rewriters/castlike.c) asks it which types Cast takes.  The helpers live
- * in dtype_util.c. */
+ * in dtype_util.c; the fp16 pass's norm statistics in precision_norm.c. */
 #ifndef OPMIG_DTYPE_INT_H
 #define OPMIG_DTYPE_INT_H
 
@@ -58,5 +58,22 @@ struct ir_value *rw_dt_split_output(struct rw_ctx *c, struct ir_graph *g,
 				    struct ir_node *n, size_t k, const char *hint);
 /* Verify, sort and re-infer after a pass changed g. */
 int rw_dt_finish(struct rw_ctx *c, struct ir_graph *g);
+
+/* The decomposed norms whose statistics the fp16 pass keeps in float32
+ * (precision_norm.c): how many of each kind, and the first's Div (layer
+ * norm) or Sqrt (RMS norm). */
+struct rw_fp16_norms {
+	size_t n_ln, n_rms;
+	const struct ir_node *first_ln, *first_rms;
+};
+/* The reasons rw_fp16_norm_stats gives (compared by address). */
+extern const char *const rw_fp16_ln_stats;
+extern const char *const rw_fp16_rms_stats;
+/* Set why[i] (g->n_nodes entries, NULL where unset) to one of the
+ * reasons above for each node of g that computes a decomposed layer
+ * norm's or RMS norm's statistics, and count the norms in *found; a
+ * pattern with a node for which whole() is true is left alone. */
+int rw_fp16_norm_stats(const struct rw_ctx *c, struct ir_graph *g, const char **why,
+		       int (*whole)(const struct ir_node *), struct rw_fp16_norms *found);
 
 #endif

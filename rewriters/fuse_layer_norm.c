@@ -7,20 +7,12 @@
  * accept it (opset >= 17).  gamma and beta must not broadcast into the
  * leading axes (rank at most the normalized rank); every intermediate is
  * read only inside the pattern and no node of it was made by a pass (the
- * layer-norm decomposition's output stays).  Float and double data. */
+ * layer-norm decomposition's output stays).  Float and double data.  The
+ * matcher (ln_match.h) is the fp16 pass's too. */
 #include <stdio.h>
 #include <string.h>
 
-#include "rewriters/rw_int.h"
-
-struct match {
-	struct ir_value *x, *gamma, *beta;
-	int64_t axis;
-	double eps;
-	struct ir_node *nodes[12];
-	size_t n;
-	struct ir_node *last;
-};
+#include "rewriters/ln_match.h"
 
 /* The first normalized axis of a ReduceMean over trailing axes; -1 else */
 static int64_t trailing(const struct rw_ctx *c, const struct ir_node *r, int rank)
@@ -64,7 +56,7 @@ static int affine_ok(const struct rw_ctx *c, const struct ir_value *v, int rank,
 	return r >= 0 && r <= rank - axis;
 }
 
-static int match(const struct rw_ctx *c, struct ir_node *div, struct match *m)
+int rw_ln_match(const struct rw_ctx *c, struct ir_node *div, struct rw_ln_match *m)
 {
 	struct ir_value *d = div->inputs[0], *s = div->inputs[1], *p, *var;
 	struct ir_node *sq, *add, *rv, *pw, *sub, *rm, *mul, *bias;
@@ -130,7 +122,7 @@ static int match(const struct rw_ctx *c, struct ir_node *div, struct match *m)
 	return 1;
 }
 
-static int fuse(struct rw_ctx *c, struct match *m)
+static int fuse(struct rw_ctx *c, struct rw_ln_match *m)
 {
 	const struct ir_vtype *t = rw_type(c, m->x);
 	struct ir_value *in[3] = { m->x, m->gamma, m->beta };
@@ -151,9 +143,9 @@ static int fuse(struct rw_ctx *c, struct match *m)
 
 static int fuse_at(struct rw_ctx *c, struct ir_node *n)
 {
-	struct match m;
+	struct rw_ln_match m;
 
-	if (strcmp(ir_s(n->op_type), "Div") || (n->domain && *n->domain) || !match(c, n, &m))
+	if (strcmp(ir_s(n->op_type), "Div") || (n->domain && *n->domain) || !rw_ln_match(c, n, &m))
 		return 0;
 	return fuse(c, &m);
 }

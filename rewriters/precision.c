@@ -5,9 +5,15 @@
  * inputs), the target accepts the op in float16, its float32 weights fit
  * float16's range, and it is not numerically sensitive; the others stay
  * float32 behind Casts: Softmax, LogSoftmax, the normalizations whose
- * statistics need range (LayerNormalization, InstanceNormalization,
- * GroupNormalization, RMSNormalization, MeanVarianceNormalization,
- * LpNormalization; BatchNormalization's inference form converts), Exp,
+ * statistics need range (InstanceNormalization, GroupNormalization,
+ * MeanVarianceNormalization, LpNormalization; BatchNormalization's
+ * inference form converts; LayerNormalization and RMSNormalization
+ * convert with stash_type 1, their statistics in float32 whatever their
+ * data, and stay float32 with another stash_type), the statistics of
+ * decomposed LayerNorms and RMS norms (precision_norm.c: the mean, the
+ * square, its mean, the epsilon, the square root and the division stay
+ * float32, x is cast up once and the normalized result down, the Mul by
+ * gamma and the Add of beta convert, as torch's half export has them), Exp,
  * Pow, Log, Softplus, CumSum, Range, ReduceProd, ReduceLogSumExp, sums and
  * means over more than RW_FP16_MAX_REDUCE elements (ReduceSum, ReduceMean,
  * ReduceL1/L2, ReduceSumSquare, ReduceLogSum, GlobalAveragePool,
@@ -45,6 +51,8 @@ struct pnode {
 	const char *why;              /* P_KEEP: static reason */
 	int forced;                   /* sensitive, but the target has no
 				       * float32 form of it */
+	int stash;                    /* a norm op computing its statistics
+				       * in float32 whatever its data */
 };
 
 struct prec {
@@ -52,15 +60,27 @@ struct prec {
 	struct ir_graph *g;
 	struct pnode *nodes;
 	size_t n_nodes;                /* classified (Casts come after) */
+	const char **stats;            /* per node: a decomposed norm's
+					* statistics (precision_norm.c) */
+	struct rw_fp16_norms norms;
 };
 
 /* Ops kept in float32 whatever their data (sorted, bsearch). */
 static const char *const sensitive[] = {
 	"CumSum", "Exp", "GroupNormalization", "InstanceNormalization",
-	"LayerNormalization", "Log", "LogSoftmax", "LpNormalization",
-	"MeanVarianceNormalization", "Pow", "RMSNormalization", "Range",
+	"Log", "LogSoftmax", "LpNormalization",
+	"MeanVarianceNormalization", "Pow", "Range",
 	"ReduceLogSumExp", "ReduceProd", "Softmax", "Softplus",
 };
+
+/* Norms whose stash_type (default 1, float32) sets the type their
+ * statistics are computed in: float16 data keeps float32 statistics
+ * (sorted, bsearch).  A decomposition of one stays float32 as a
+ * sensitive op's does. */
+static const char *const stash_norms[] = {
+	"LayerNormalization", "RMSNormalization",
+};
+#define N_STASH (sizeof(stash_norms) / sizeof(*stash_norms))
 
 /* The op a node was decomposed from, by its provenance ("opmig: PASS
  * from NODE (OP)"), into buf; "" when none. */
@@ -143,6 +163,17 @@ static double init_max(struct ir_value *v)
 	return f;
 }
 
+/* Is n part of a decomposition of a sensitive op (kept whole in float32,
+ * its affine part too, by its provenance)? */
+static int from_sensitive(const struct ir_node *n)
+{
+	char from[64];
+
+	return in_list(origin_op(n, from, sizeof(from)), sensitive,
+		       sizeof(sensitive) / sizeof(*sensitive)) ||
+	       in_list(from, stash_norms, N_STASH);
+}
+
 static int has_conv(const struct pnode *pn, const char *type)
 {
 	for (size_t i = 0; type && i < pn->n_conv; i++)
@@ -156,7 +187,6 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 	const struct ir_op_schema *s;
 	const char *op = ir_s(n->op_type);
 	int any32 = 0, in32 = 0, out_int = 0, attr_out = 0, only16;
-	char from[64];
 
 	for (size_t i = 0; i < n->n_inputs + n->n_outputs; i++) {
 		int input = i < n->n_inputs;
@@ -191,11 +221,18 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 	 * would stay blocked, so sensitivity gives way (and a note says so) */
 	only16 = p->c->target && !rw_target_accepts(p->c, "", op, IR_DTYPE_FLOAT) &&
 		 rw_target_accepts(p->c, "", op, IR_DTYPE_FLOAT16);
-	if (in_list(op, sensitive, sizeof(sensitive) / sizeof(*sensitive)))
+	if (p->stats[n->index])
+		pn->why = p->stats[n->index];
+	else if (in_list(op, sensitive, sizeof(sensitive) / sizeof(*sensitive)))
 		pn->why = "numerically sensitive";
-	else if (in_list(origin_op(n, from, sizeof(from)), sensitive,
-			 sizeof(sensitive) / sizeof(*sensitive)))
+	else if (from_sensitive(n))
 		pn->why = "part of a numerically sensitive op's decomposition (its statistics)";
+	else if (in_list(op, stash_norms, N_STASH) && (!n->domain || !*n->domain)) {
+		if (rw_attr_int(n, "stash_type", 1) != IR_DTYPE_FLOAT)
+			pn->why = "its stash_type asks for statistics in a type other than float32";
+		else
+			pn->stash = 1;
+	}
 	else if (in_list(op, sums, sizeof(sums) / sizeof(*sums))) {
 		double a = rw_static_numel(p->c, n->inputs[0]);
 		double b = rw_static_numel(p->c, n->outputs[0]);
@@ -458,6 +495,34 @@ static int report(struct prec *p, size_t n_half)
 
 	if (!done)
 		return ir_diag_error(p->c->d, IR_ENOMEM, "out of memory");
+	if (p->norms.n_ln)
+		rc = rw_note(p->c, "fp16: %zu layer norm%s (first at '%s') keep%s the statistics "
+			     "in float32 (x cast up once, the normalized result cast down, gamma "
+			     "and beta in float16): a square of a value above 256 overflows "
+			     "float16 (65504)", p->norms.n_ln, p->norms.n_ln == 1 ? "" : "s",
+			     ir_s(p->norms.first_ln->name), p->norms.n_ln == 1 ? "s" : "");
+	if (p->norms.n_rms && rc == 0)
+		rc = rw_note(p->c, "fp16: %zu RMS norm%s (first at '%s') keep%s the statistics in "
+			     "float32 (x cast up once, the normalized result cast down, gamma in "
+			     "float16): a square of a value above 256 overflows float16 (65504)",
+			     p->norms.n_rms, p->norms.n_rms == 1 ? "" : "s",
+			     ir_s(p->norms.first_rms->name), p->norms.n_rms == 1 ? "s" : "");
+	for (size_t i = 0; i < p->n_nodes && rc == 0; i++) {
+		const struct ir_node *n = g->nodes[i];
+		size_t k = 0;
+
+		if (p->nodes[i].mode != P_HALF || !p->nodes[i].stash || done[i])
+			continue;
+		for (size_t j = i; j < p->n_nodes; j++)
+			if (p->nodes[j].mode == P_HALF && p->nodes[j].stash && !done[j] &&
+			    !strcmp(ir_s(g->nodes[j]->op_type), ir_s(n->op_type))) {
+				done[j] = 1;
+				k++;
+			}
+		rc = rw_note(p->c, "fp16: %zu %s node%s run%s in float16 with float32 statistics "
+			     "(first '%s'; stash_type 1)", k, ir_s(n->op_type), k == 1 ? "" : "s",
+			     k == 1 ? "s" : "", ir_s(n->name));
+	}
 	for (size_t i = 0; i < p->n_nodes && rc == 0; i++) {
 		const struct ir_node *n = g->nodes[i];
 		size_t k = 0;
@@ -510,11 +575,14 @@ static int run(struct rw_ctx *c, size_t *changed)
 
 	*changed = 0;
 	if (!(p.nodes = calloc(g->n_nodes + 1, sizeof(*p.nodes))) ||
+	    !(p.stats = calloc(g->n_nodes + 1, sizeof(*p.stats))) ||
 	    !(vals = calloc(n_vals + 1, sizeof(*vals)))) {
 		rc = ir_diag_error(c->d, IR_ENOMEM, "out of memory");
 		goto cleanup;
 	}
 	p.n_nodes = g->n_nodes;
+	if ((rc = rw_fp16_norm_stats(c, g, p.stats, from_sensitive, &p.norms)) < 0)
+		goto cleanup;
 	for (size_t i = 0; i < g->n_nodes; i++) {
 		classify(&p, g->nodes[i], &p.nodes[i]);
 		n_half += p.nodes[i].mode == P_HALF;
@@ -536,6 +604,7 @@ static int run(struct rw_ctx *c, size_t *changed)
 		rc = rw_dt_finish(c, g);
 cleanup:
 	free(vals);
+	free(p.stats);
 	free(p.nodes);
 	return rc;
 }

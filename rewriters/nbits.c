@@ -395,5 +395,5 @@ static const struct rw_variant v_nbits[] = {
 	[V_DQ] = { "dequantize-linear", dq_ops }, [V_FLOAT] = { "dequantized", nbits_ops }
 };
 RW_DECOMPOSITION(matmul_nbits, "matmul-nbits",
-		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes (int4/int8 with zero point 0 when symmetric, for targets that take only those) or MatMul on the dequantized float weights (and Add of the bias); float16 data only as the DequantizeLinear-21, its scales float16",
+		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes (int4/int8 with zero point 0 when symmetric, 4-bit codes widened to int8 code - zero point or uint8, for targets that take only those) or, where the target takes none, MatMul on weights dequantized while the model is written, in the data's dtype (and Add of the bias); float16 weights are rounded before the product (see Numerics)",
 		 m_nbits, v_nbits, check_nbits, vcheck_nbits, apply_nbits);

@@ -51,10 +51,10 @@ TARGETS = [("ascend", [], lambda b, z, o: "float16"),
            ("tensorrt", ["--opset", "21"],
             lambda b, z, o: ("float16" if z else "int8") if b == 8 else
             ("int8" if z or o else "int4"))]
-DT = {T.FLOAT16: "float16", T.UINT8: "uint8", T.INT8: "int8", 21: "uint4", 22: "int4"}
+DT = {T.FLOAT16: "float16", T.FLOAT: "float32", T.UINT8: "uint8", T.INT8: "int8", 21: "uint4", 22: "int4"}
 
 
-def make(path, bits, k, n, bs, zp, bias, seed):
+def make(path, bits, k, n, bs, zp, bias, seed, dt=np.float16):
     """The model; returns W [k, n] float32 ((code - zero point) * scale in
     float32, as MatMulNBits computes it) and the bias (or None)."""
     rng = np.random.default_rng(seed)
@@ -62,9 +62,9 @@ def make(path, bits, k, n, bs, zp, bias, seed):
     per = 8 // bits
     blob, zrow = bs // per, (kb * bits + 7) // 8
     b = rng.integers(0, 256, (n, kb, blob)).astype(np.uint8)
-    sc = (rng.random(n * kb) * 0.05 + 0.01).astype(np.float16)
+    sc = (rng.random(n * kb) * 0.05 + 0.01).astype(dt)
     z = rng.integers(0, 256, (n * zrow,)).astype(np.uint8)
-    bv = rng.standard_normal(n).astype(np.float16)
+    bv = rng.standard_normal(n).astype(dt)
     inits = [nh.from_array(b, "B"), nh.from_array(sc, "S")]
     ins = ["A", "B", "S"]
     if zp:
@@ -75,9 +75,9 @@ def make(path, bits, k, n, bs, zp, bias, seed):
         inits.append(nh.from_array(bv, "bias"))
     node = h.make_node("MatMulNBits", ins, ["Y"], domain="com.microsoft", K=k, N=n, bits=bits,
                        block_size=bs)
-    m = h.make_model(h.make_graph([node], "nb", [h.make_tensor_value_info("A", T.FLOAT16,
-                                                                          [2, 3, k])],
-                                  [h.make_tensor_value_info("Y", T.FLOAT16, [2, 3, n])], inits),
+    et = T.FLOAT16 if dt == np.float16 else T.FLOAT
+    m = h.make_model(h.make_graph([node], "nb", [h.make_tensor_value_info("A", et, [2, 3, k])],
+                                  [h.make_tensor_value_info("Y", et, [2, 3, n])], inits),
                      opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
     m.ir_version = 8
     onnx.save(m, path)
@@ -195,6 +195,25 @@ def main():
             jobs.append((dst, {"A": a}))
             cmp.append((what + ": against MatMulNBits in onnxruntime", len(jobs) - 1, orig,
                         None))
+    # float32 data on coreml (no DequantizeLinear): the dequantized float32
+    # weights, now derived too, are MatMulNBits' own W exactly
+    for i, (name, bits, k, n, bs, zp, bias) in enumerate(CASES[1::3]):
+        what = "float32 %s on coreml" % name
+        src = os.path.join(work, name + "-f32.onnx")
+        dst = os.path.join(work, name + "-f32-coreml.onnx")
+        w, bv = make(src, bits, k, n, bs, zp, bias, 100 + i, np.float32)
+        r = migrate(opmig, src, dst, "coreml", [])
+        check(r.returncode == 0, "%s: opmig migrate exit %d" % (what, r.returncode))
+        if r.returncode:
+            continue
+        got, kind = weights_of(onnx.load(dst), name, k, n, bs)
+        check(kind == "float32" and got is not None and got.shape == (k, n) and
+              np.array_equal(got, w), "%s: float32 weights equal numpy's (code - zero point) * "
+              "scale (%s)" % (what, kind))
+        a = rng.standard_normal((2, 3, k)).astype(np.float32)
+        jobs += [(src, {"A": a}), (dst, {"A": a})]
+        cmp.append((what + ": against MatMulNBits in onnxruntime", len(jobs) - 1, len(jobs) - 2,
+                    None))
     # the float16 genai decoder
     B, S, P = 1, 5, 3
     dsrc = gen(os.path.join(work, "genai-f16.onnx"), "--form", "genai", "--dtype", "float16")
@@ -233,7 +252,9 @@ def main():
         wv = np.asarray(want[0] if isinstance(want, list) else want, np.float32)
         tol = TOL * float(np.max(np.abs(wv)))
         err = float(np.max(np.abs(g - wv)))
-        check(got[0].dtype == np.float16 and g.shape == wv.shape and err <= tol,
+        if got[0].dtype == np.float32:
+            tol = 1e-5 * float(np.max(np.abs(wv)))
+        check(g.shape == wv.shape and err <= tol,
               "%s: max |diff| %.3g, tol %.3g (%d of %d differ)" %
               (what, err, tol, int(np.sum(g != wv)), wv.size))
     want = res[dorig]

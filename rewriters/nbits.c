@@ -171,6 +171,21 @@ static int node_codes(const struct rw_ctx *c, const struct ir_node *n)
 	return target_takes_codes(c, IR_DTYPE_UINT8) ? IR_DTYPE_UINT8 : 0;
 }
 
+/* Would node n keep codes at opset 21 (the target's opset range allowing
+ * it)? */
+static int codes_at_21(struct rw_ctx *c, const struct ir_node *n)
+{
+	int64_t was = c->opset;
+	int dt;
+
+	if (!c->target || (c->target->opset_max >= 0 && c->target->opset_max < 21))
+		return 0;
+	c->opset = 21;
+	dt = node_codes(c, n);
+	c->opset = was;
+	return dt != 0;
+}
+
 /* Says once per migration which form matmul-nbits gave and why. */
 static int note_form(struct rw_ctx *c, const struct ir_node *n, int v, int wdtype)
 {
@@ -187,9 +202,11 @@ static int note_form(struct rw_ctx *c, const struct ir_node *n, int v, int wdtyp
 	else
 		snprintf(buf, sizeof(buf), "matmul-nbits: %d-bit MatMulNBits of %s data as a "
 			 "MatMul on %s weights dequantized while the model is written: %s takes no "
-			 "DequantizeLinear-21 of the codes at opset %lld%s",
+			 "DequantizeLinear-21 of the codes at opset %lld%s%s",
 			 (int)rw_attr_int(n, "bits", 4), half ? "float16" : "float32",
 			 ir_dtype_name(wdtype), tid, (long long)c->opset,
+			 c->opset < 21 && codes_at_21(c, n) ? " (--opset 21 would keep them as codes)" :
+			 "",
 			 half ? " (each weight rounded to float16, where onnxruntime's "
 			 "MatMulNBits keeps float32: one float16 ulp in some outputs)" : "");
 	for (size_t i = 0; i < c->n_notes; i++)

@@ -236,7 +236,9 @@ static int dq_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *o
 	struct ir_tensor_reader rd;
 	int rc = 0;
 
-	if (u0 == 0) {
+	/* the blocks' scales and zero points kept for the side tensors:
+	 * only the quantizer's (dq_keep); the model's own are read again */
+	if (u0 == 0 && j->from_w) {
 		j->next = 0;
 		if (!j->sc)
 			j->sc = malloc((size_t)(j->kb * n) * sizeof(float) + 1);

@@ -6,16 +6,21 @@
  *       opset >= 21, integer zero points only; a symmetric MatMulNBits (no
  *       zero points: 2^(bits - 1) implied) for a target that takes only
  *       signed codes gets them as int4 / int8 (code - 2^(bits - 1)) with
- *       no zero point (0, as TensorRT wants)
+ *       no zero point (0, as TensorRT wants); a model's own 4-bit B for a
+ *       target without 4-bit codes (or float16 data of odd N) as int8
+ *       code - zero point (no zero point) or uint8 codes and zero points
  *   dequantized  B dequantized ((code - zero point) * scale, block by
- *       block along K, in float32 as onnxruntime does) into a float32
- *       [K, N] initializer
- * float32 data; float16 data (float16 A and scales, as onnxruntime-genai's
- * int4 exports have) only as dequantize-linear of the model's own uint8
- * B, whose DequantizeLinear-21 with the float16 scales writes W in
- * float16 for a float16 MatMul (a float16 W rounds each (code - zero
- * point) * scale to float16, where onnxruntime's MatMulNBits keeps it in
- * float32); g_idx and prepacked B are refused. */
+ *       block along K, in float32 as onnxruntime does) into a [K, N]
+ *       initializer of the data's dtype (float16: each weight rounded to
+ *       float16 once), computed while the model is written (a derived
+ *       tensor: one piece of one weight in memory at a time)
+ * for the targets without DequantizeLinear-21 of any such codes.  float16
+ * data (float16 A and scales, as onnxruntime-genai's int4 exports have):
+ * DequantizeLinear-21 with the float16 scales writes W in float16 for a
+ * float16 MatMul, and the dequantized W is float16 too; either rounds each
+ * (code - zero point) * scale to float16, where onnxruntime's MatMulNBits
+ * keeps it in float32 (one float16 ulp in some outputs).  g_idx, prepacked
+ * B and the quantizer's own float16 codes are refused. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,9 +107,10 @@ static int check_nbits(struct rw_ctx *c, const struct ir_node *n, char *why, siz
 		return 0;
 	}
 	if (sdt == IR_DTYPE_FLOAT16 &&
-	    (n->inputs[1]->init->storage == IR_STORE_DERIVED || !node_codes(c, n))) {
-		snprintf(why, size, "float16 data: only as DequantizeLinear-21 of the model's "
-			 "own codes with float16 scales, which the target does not take");
+	    (n->inputs[1]->init->storage == IR_STORE_DERIVED ||
+	     (has(n, 3) && n->inputs[3]->init->dtype != IR_DTYPE_UINT8))) {
+		snprintf(why, size, "float16 data: only the model's own codes with packed uint8 "
+			 "zero points");
 		return 0;
 	}
 	return 1;
@@ -140,13 +146,73 @@ int rw_nbits_codes(const struct rw_ctx *c, int bits, int zero_points)
 	return !zero_points && target_takes_codes(c, s) ? s : 0;
 }
 
-/* The dtype node n's codes are kept in (0: none the target takes). */
+/* The dtype node n's codes are kept in (0: none the target takes).  A
+ * model's own 4-bit B may be widened where 4-bit codes are not taken (or
+ * cannot be computed: float16 data, whose codes are always derived, of an
+ * odd N has no whole bytes per row): int8 code - zero point (within
+ * [-15, 15], no zero point, so TensorRT's zero point 0 holds), else
+ * uint8 codes and zero points. */
 static int node_codes(const struct rw_ctx *c, const struct ir_node *n)
 {
-	int dt = rw_nbits_codes(c, (int)rw_attr_int(n, "bits", 4), has(n, 3));
+	int bits = (int)rw_attr_int(n, "bits", 4);
+	int dt = rw_nbits_codes(c, bits, has(n, 3));
+	int half = rw_node_dtype(c, n) == IR_DTYPE_FLOAT16;
+	int odd = rw_attr_int(n, "N", 0) % 2 != 0;
 
-	return has(n, 3) && n->inputs[3]->init && n->inputs[3]->init->dtype != IR_DTYPE_UINT8 ?
-	       0 : dt;
+	if (has(n, 3) && n->inputs[3]->init && n->inputs[3]->init->dtype != IR_DTYPE_UINT8)
+		return 0;
+	if ((dt == IR_DTYPE_UINT4 || dt == IR_DTYPE_INT4) && half && odd)
+		dt = 0;
+	if (dt || bits != 4 || !n->inputs[1] || !n->inputs[1]->init ||
+	    n->inputs[1]->init->storage == IR_STORE_DERIVED)
+		return dt;
+	if (target_takes_codes(c, IR_DTYPE_INT8))
+		return IR_DTYPE_INT8;
+	return target_takes_codes(c, IR_DTYPE_UINT8) ? IR_DTYPE_UINT8 : 0;
+}
+
+/* Would node n keep codes at opset 21 (the target's opset range allowing
+ * it)? */
+static int codes_at_21(struct rw_ctx *c, const struct ir_node *n)
+{
+	int64_t was = c->opset;
+	int dt;
+
+	if (!c->target || (c->target->opset_max >= 0 && c->target->opset_max < 21))
+		return 0;
+	c->opset = 21;
+	dt = node_codes(c, n);
+	c->opset = was;
+	return dt != 0;
+}
+
+/* Says once per migration which form matmul-nbits gave and why. */
+static int note_form(struct rw_ctx *c, const struct ir_node *n, int v, int wdtype)
+{
+	char buf[512];
+	const char *tid = c->target ? c->target->id : "the target";
+	int half = rw_node_dtype(c, n) == IR_DTYPE_FLOAT16;
+
+	if (v == V_DQ)
+		snprintf(buf, sizeof(buf), "matmul-nbits: %d-bit MatMulNBits of %s data as "
+			 "DequantizeLinear-21 of %s codes blocked along K and a MatMul: %s takes "
+			 "DequantizeLinear-21 of them at opset %lld",
+			 (int)rw_attr_int(n, "bits", 4), half ? "float16" : "float32",
+			 ir_dtype_name(wdtype), tid, (long long)c->opset);
+	else
+		snprintf(buf, sizeof(buf), "matmul-nbits: %d-bit MatMulNBits of %s data as a "
+			 "MatMul on %s weights dequantized while the model is written: %s takes no "
+			 "DequantizeLinear-21 of the codes at opset %lld%s%s",
+			 (int)rw_attr_int(n, "bits", 4), half ? "float16" : "float32",
+			 ir_dtype_name(wdtype), tid, (long long)c->opset,
+			 c->opset < 21 && codes_at_21(c, n) ? " (--opset 21 would keep them as codes)" :
+			 "",
+			 half ? " (each weight rounded to float16, where onnxruntime's "
+			 "MatMulNBits keeps float32: one float16 ulp in some outputs)" : "");
+	for (size_t i = 0; i < c->n_notes; i++)
+		if (!strcmp(c->notes[i], buf))
+			return 0;
+	return rw_note(c, "%s", buf);
 }
 
 /* The codes stay integers (dequantize-linear) where the target takes
@@ -263,12 +329,27 @@ static int apply_nbits(struct rw_ctx *c, struct ir_node *n, int v)
 	int wdtype;
 
 	nb_geometry(n, &p);
-	wdtype = v == V_FLOAT ? IR_DTYPE_FLOAT : node_codes(c, n);
+	wdtype = v == V_FLOAT ? (n->inputs[2]->init->dtype == IR_DTYPE_FLOAT16 ?
+				 IR_DTYPE_FLOAT16 : IR_DTYPE_FLOAT) : node_codes(c, n);
 	if (!wdtype)
 		return ir_diag_error(c->d, IR_EINTERNAL, "matmul-nbits: the target takes no codes");
-	if (v == V_DQ && (rc = derive_dq(c, n, &p, wdtype, dt)) == 0 &&
+	if ((rc = note_form(c, n, v, wdtype)) < 0)
+		return rc;
+	if ((rc = derive_dq(c, n, &p, wdtype, dt)) == 0 &&
 	    n->inputs[2]->init->dtype != IR_DTYPE_FLOAT)
-		return ir_diag_error(c->d, IR_EINTERNAL, "matmul-nbits: float16 scales not derived");
+		return ir_diag_error(c->d, IR_EINTERNAL, "matmul-nbits: float16 weights not derived");
+	if (v == V_FLOAT && rc != 0) {
+		struct ir_value *dv[3];
+
+		if (rc < 0)
+			return rc;
+		rw_begin(c, n, &e);
+		add_derived(&e, dt, dv);
+		y = rw_op_to(&e, "MatMul", n->inputs[0], dv[0], bias ? NULL : n->outputs[0]);
+		if (bias)
+			rw_op_to(&e, "Add", y, n->inputs[5], n->outputs[0]);
+		return rw_end(&e, 0);
+	}
 	if (v == V_DQ && rc != 0) {
 		struct ir_value *dv[3];
 		struct ir_node *dq;
@@ -331,5 +412,5 @@ static const struct rw_variant v_nbits[] = {
 	[V_DQ] = { "dequantize-linear", dq_ops }, [V_FLOAT] = { "dequantized", nbits_ops }
 };
 RW_DECOMPOSITION(matmul_nbits, "matmul-nbits",
-		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes (int4/int8 with zero point 0 when symmetric, for targets that take only those) or MatMul on the dequantized float weights (and Add of the bias); float16 data only as the DequantizeLinear-21, its scales float16",
+		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes (int4/int8 with zero point 0 when symmetric, 4-bit codes widened to int8 code - zero point or uint8, for targets that take only those) or, where the target takes none, MatMul on weights dequantized while the model is written, in the data's dtype (and Add of the bias); float16 weights are rounded before the product (see Numerics)",
 		 m_nbits, v_nbits, check_nbits, vcheck_nbits, apply_nbits);

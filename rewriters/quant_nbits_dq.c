@@ -20,13 +20,22 @@
  * tensors, else computed again.  From any other B (a model's own
  * MatMulNBits) B is read whole, in long runs, once per piece of rows
  * (once in all where a piece holds every row), and its bytes transposed
- * into the pieces' rows. */
+ * into the pieces' rows: as codes of the node's width, 4-bit codes
+ * widened to uint8 (zero points too) or to int8 code - zero point (no
+ * zero point: onnx's DequantizeLinear then computes the same values), or
+ * dequantized ((code - zero point) * scale in float32, as onnxruntime's
+ * MatMulNBits computes them, written as float32 or rounded to float16:
+ * the matmul-nbits lowering to MatMul on dequantized constants). */
 struct dq_job {
 	int refs;
 	int64_t k, n, kb, bs, blob, zrow;
 	int bits, sgn, uz;           /* signed codes; unsigned zero points */
 	int from_w, sym, half;       /* from_w: the quantizer's parameters */
 	int sb;                      /* bytes of a scale: 2 float16 (the model's own) */
+	int obits;                   /* bits of an output code (4 or 8; 0: fdt) */
+	int fdt;                     /* dequantized output: float32 or float16 */
+	struct ir_tensor *ssrc, *zsrc;   /* the node's scales, zero points (fdt, or
+					  * signed codes of its zero points) */
 	float *sc;                   /* [kb, n] of blocks [0, next) */
 	uint8_t *zp;                 /* [kb, n] unpacked (uz) */
 	int64_t next;
@@ -53,6 +62,8 @@ static void dq_drop(void *arg)
 		return;
 	free(j->sc);
 	free(j->zp);
+	ir_tensor_free(j->ssrc);
+	ir_tensor_free(j->zsrc);
 	free(j);
 }
 
@@ -60,8 +71,11 @@ static void dq_drop(void *arg)
 static int64_t dq_piece_codes(const struct ir_tensor *t)
 {
 	const struct dq_job *j = t->arg;
-	int64_t row = j->n * j->bits / 8;
-	int64_t b = (j->from_w ? DQ_OUT_BYTES : DQ_WIDE_BYTES) / (row * j->bs);
+	/* dequantized: a float32 row of the piece each (float16 goes
+	 * through one) */
+	int64_t row = j->fdt ? j->n * 4 : j->n * j->obits / 8;
+	int64_t b = (j->from_w ? DQ_OUT_BYTES : j->fdt ? DQ_WIDE_BYTES / 2 : DQ_WIDE_BYTES) /
+		    (row * j->bs);
 
 	return (b > 0 ? b : 1) * j->bs;
 }
@@ -120,12 +134,59 @@ static void dq_keep(struct dq_job *j, int64_t b, const float *sc, const uint8_t 
 	j->next = b + 1;
 }
 
+/* The node's scales (as float32) and zero points (one per column and
+ * block, [n, kb]: 2^(bits - 1) where it has none) for the dequantized and
+ * the code - zero point outputs; NULL, NULL for plain codes. */
+static int dq_side_whole(struct dq_job *j, float **sc, int16_t **zp, struct ir_diag *d)
+{
+	int64_t nk = j->n * j->kb;
+	unsigned mask = (1u << j->bits) - 1, per = 8 / (unsigned)j->bits;
+	const uint8_t *in;
+	size_t len;
+	int rc;
+
+	*sc = NULL;
+	*zp = NULL;
+	if (!j->fdt && !(j->sgn && j->zsrc))
+		return 0;
+	if (!(*zp = malloc((size_t)nk * sizeof(**zp) + 1)) ||
+	    (j->fdt && !(*sc = malloc((size_t)nk * sizeof(float) + 1))))
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	for (int64_t i = 0; i < nk; i++)
+		(*zp)[i] = (int16_t)(1 << (j->bits - 1));
+	if (j->zsrc) {
+		if ((rc = ir_tensor_data(j->zsrc, &in, &len, d)) < 0)
+			return rc;
+		if (len < (size_t)(j->n * j->zrow))
+			return ir_diag_error(d, IR_EINVAL, "tensor '%s': too short",
+					     ir_s(j->zsrc->name));
+		for (int64_t r = 0; r < j->n; r++)
+			for (int64_t b = 0; b < j->kb; b++)
+				(*zp)[r * j->kb + b] = (int16_t)((in[r * j->zrow + b / per] >>
+								  ((unsigned)(b % per) *
+								   (unsigned)j->bits)) & mask);
+	}
+	if (!j->fdt)
+		return 0;
+	if ((rc = ir_tensor_data(j->ssrc, &in, &len, d)) < 0)
+		return rc;
+	if (len < (size_t)nk * (size_t)j->sb)
+		return ir_diag_error(d, IR_EINVAL, "tensor '%s': too short", ir_s(j->ssrc->name));
+	if (j->sb == 2)
+		return rt_cast_raw(IR_DTYPE_FLOAT16, in, IR_DTYPE_FLOAT, (uint8_t *)*sc, (size_t)nk,
+				   d);
+	memcpy(*sc, in, (size_t)nk * sizeof(float));
+	return 0;
+}
+
 /* Rows [u0, u1) of the codes from B's bytes: whole columns (every
  * block) read DQ_READ_BYTES at a time, B once per piece in long reads
  * rather than a short read per column; the columns ascend, so that each
- * byte's low nibble is set before its high one (dq_put). */
+ * byte's low nibble is set before its high one (dq_put).  Dequantized
+ * (sc set), the float32 values go to f (out itself for float32). */
 static int dq_codes_b(struct dq_job *j, struct ir_tensor_reader *rd, int64_t u0, int64_t u1,
-		      uint8_t *out, uint8_t *chunk, int64_t nc, struct ir_diag *d)
+		      uint8_t *out, uint8_t *chunk, int64_t nc, const float *sc,
+		      const int16_t *zp, float *f, struct ir_diag *d)
 {
 	int64_t n = j->n, colb = j->kb * j->blob;
 	unsigned mask = (1u << j->bits) - 1, per = 8 / (unsigned)j->bits, mid = 1u << (j->bits - 1);
@@ -139,14 +200,21 @@ static int dq_codes_b(struct dq_job *j, struct ir_tensor_reader *rd, int64_t u0,
 			return rc;
 		for (int64_t r = 0; r < c; r++) {
 			const uint8_t *col = chunk + r * colb;
+			int64_t at = (r0 + r) * j->kb;
 
 			for (int64_t i = u0; i < u1; i++) {
 				int64_t b = i / j->bs, jj = i % j->bs;
 				unsigned code = (col[b * j->blob + jj / per] >>
 						 ((unsigned)(jj % per) * (unsigned)j->bits)) & mask;
+				int64_t o = (i - u0) * n + r0 + r;
 
-				dq_put(out, (i - u0) * n + r0 + r, j->bits,
-				       j->sgn ? (code - mid) & mask : code);
+				if (sc)
+					f[o] = ((float)code - (float)zp[at + b]) * sc[at + b];
+				else if (j->sgn)
+					dq_put(out, o, j->obits,
+					       (unsigned)((int)code - (zp ? zp[at + b] : (int)mid)));
+				else
+					dq_put(out, o, j->obits, code);
 			}
 		}
 	}
@@ -162,12 +230,15 @@ static int dq_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *o
 	int64_t colb = j->kb * j->blob, nc = DQ_READ_BYTES / colb > 0 ? DQ_READ_BYTES / colb : 1;
 	unsigned mask = (1u << j->bits) - 1, per = 8 / (unsigned)j->bits, mid = 1u << (j->bits - 1);
 	size_t es = j->half ? 2 : 4;
-	float *w = NULL, *sc = NULL, *work = NULL;
+	float *w = NULL, *sc = NULL, *work = NULL, *bsc = NULL, *f = NULL;
 	uint8_t *raw = NULL, *q = NULL, *zp = NULL;
+	int16_t *bzp = NULL;
 	struct ir_tensor_reader rd;
 	int rc = 0;
 
-	if (u0 == 0) {
+	/* the blocks' scales and zero points kept for the side tensors:
+	 * only the quantizer's (dq_keep); the model's own are read again */
+	if (u0 == 0 && j->from_w) {
 		j->next = 0;
 		if (!j->sc)
 			j->sc = malloc((size_t)(j->kb * n) * sizeof(float) + 1);
@@ -183,15 +254,24 @@ static int dq_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *o
 		work = malloc((size_t)(4 * n + 1) * sizeof(float));
 	} else {
 		q = malloc((size_t)(nc * colb) + 1);     /* the columns read */
+		if (j->fdt == IR_DTYPE_FLOAT16)
+			f = malloc((size_t)((u1 - u0) * n) * sizeof(float) + 1);
+		else if (j->fdt)
+			f = (float *)out;
 	}
-	if (!q || (j->from_w && (!w || !raw || !sc || !zp || !work))) {
+	if (!q || (j->from_w && (!w || !raw || !sc || !zp || !work)) || (j->fdt && !f)) {
 		rc = ir_diag_error(d, IR_ENOMEM, "tensor '%s': out of memory", ir_s(t->name));
 		goto cleanup;
 	}
+	if (!j->from_w && (rc = dq_side_whole(j, &bsc, &bzp, d)) < 0)
+		goto cleanup;
 	if ((rc = ir_tensor_reader_open(&rd, src, d)) < 0)
 		goto cleanup;
 	if (!j->from_w)
-		rc = dq_codes_b(j, &rd, u0, u1, out, q, nc, d);
+		rc = dq_codes_b(j, &rd, u0, u1, out, q, nc, bsc, bzp, f, d);
+	if (rc == 0 && j->fdt == IR_DTYPE_FLOAT16)
+		rc = rt_cast_raw(IR_DTYPE_FLOAT, (const uint8_t *)f, IR_DTYPE_FLOAT16, out,
+				 (size_t)((u1 - u0) * n), d);
 	/* from the float weight: a block of rows, all columns, at a time */
 	for (int64_t b = b0; j->from_w && b < b1 && rc == 0; b++) {
 		if ((rc = dq_block_w(j, &rd, b, w, raw, q, sc, zp, work, d)) < 0)
@@ -216,6 +296,10 @@ static int dq_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *o
 	if (rc == 0 && u1 == j->k && j->next == j->kb)
 		j->owed = j->uz ? 3 : 1;
 cleanup:
+	if (f != (float *)out)
+		free(f);
+	free(bsc);
+	free(bzp);
 	if (raw != (uint8_t *)w)
 		free(raw);
 	free(w);
@@ -240,7 +324,7 @@ static int dq_fill_side(struct ir_tensor *t, int what, int64_t u0, int64_t u1, u
 	if (what == 2 && j->sym) {
 		/* B symmetric: every zero point 2^(bits - 1) */
 		for (int64_t i = 0; i < (u1 - u0) * n; i++)
-			dq_put(out, i, j->bits, 1u << (j->bits - 1));
+			dq_put(out, i, j->obits, 1u << (j->bits - 1));
 		return 0;
 	}
 	if (j->next >= u1 && j->sc && (what == 1 || j->zp)) {
@@ -249,7 +333,7 @@ static int dq_fill_side(struct ir_tensor *t, int what, int64_t u0, int64_t u1, u
 				memcpy(out + (b - u0) * n * 4, j->sc + b * n, (size_t)n * sizeof(float));
 			else
 				for (int64_t r = 0; r < n; r++)
-					dq_put(out, (b - u0) * n + r, j->bits, j->zp[b * n + r]);
+					dq_put(out, (b - u0) * n + r, j->obits, j->zp[b * n + r]);
 		return 0;
 	}
 	if (j->from_w) {
@@ -303,7 +387,7 @@ static int dq_fill_side(struct ir_tensor *t, int what, int64_t u0, int64_t u1, u
 					memcpy(out + at * j->sb, in + (r * j->kb + b) * j->sb,
 					       (size_t)j->sb);
 				else
-					dq_put(out, at, j->bits,
+					dq_put(out, at, j->obits,
 					       (unsigned)(in[r * j->zrow + b / per] >>
 							  ((unsigned)(b % per) * (unsigned)j->bits)) & mask);
 			}
@@ -363,14 +447,19 @@ int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 	struct dq_job *j;
 	int64_t cd[2] = { k, n }, sd[2];
 	int sgn = wdtype == IR_DTYPE_INT4 || wdtype == IR_DTYPE_INT8;
+	int fdt = wdtype == IR_DTYPE_FLOAT || wdtype == IR_DTYPE_FLOAT16 ? wdtype : 0;
+	int obits = fdt ? 0 : wdtype == IR_DTYPE_INT4 || wdtype == IR_DTYPE_UINT4 ? 4 : 8;
 
 	*codes = *scales = *zps = NULL;
-	/* 4-bit rows of whole bytes; the quantizer's codes of float32 B, or
-	 * a model's own uint8 B, float or float16 scales (DequantizeLinear-21
-	 * then writes float16, as MatMulNBits of a float16 A does), packed
-	 * uint8 zero points */
-	if ((n * bits) % 8 || bs <= 0 || k <= 0 || n <= 0 || (bits != 4 && bits != 8) ||
+	/* 4-bit rows of whole bytes; the quantizer's codes of float32 B (at
+	 * their width), or a model's own uint8 B, float or float16 scales
+	 * (DequantizeLinear-21 then writes float16, as MatMulNBits of a
+	 * float16 A does), packed uint8 zero points; codes at least as wide
+	 * as B's, signed ones of B's zero points only 4-bit B's as int8 */
+	if ((n * obits) % 8 || bs <= 0 || k <= 0 || n <= 0 || (bits != 4 && bits != 8) ||
+	    (obits && obits < bits) || (sgn && z && (bits != 4 || obits != 8)) ||
 	    (nj && (nj->k != k || nj->n != n || nj->bits != bits || nj->bs != bs || nj->half ||
+		    fdt || obits != bits ||
 		    (s->ops != &qz_nb_scales_ops) || (z && z->ops != &qz_nb_zp_ops))) ||
 	    (!nj && (b->dtype != IR_DTYPE_UINT8 ||
 		     (s->dtype != IR_DTYPE_FLOAT && s->dtype != IR_DTYPE_FLOAT16) ||
@@ -387,13 +476,30 @@ int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 	j->blob = bs * bits / 8;
 	j->zrow = (j->kb * bits + 7) / 8;
 	j->sgn = sgn;
-	j->uz = !sgn;
+	j->uz = !sgn && !fdt;
+	j->obits = obits;
+	j->fdt = fdt;
 	j->from_w = nj != NULL;
 	j->sym = nj ? nj->sym : !z;
 	j->half = 0;                 /* the quantizer's float16 weights are not lowered */
 	j->sb = !nj && s->dtype == IR_DTYPE_FLOAT16 ? 2 : 4;
 	sd[0] = j->kb;
 	sd[1] = n;
+	if (!nj && ((fdt && !(j->ssrc = ir_tensor_clone(s, NULL))) ||
+		    ((fdt || sgn) && z && !(j->zsrc = ir_tensor_clone(z, NULL))))) {
+		dq_drop(j);
+		dq_drop(j);
+		dq_drop(j);
+		return ir_diag_error(d, IR_ENOMEM, "out of memory");
+	}
+	if (fdt) {
+		/* one tensor: the dequantized weight */
+		j->refs = 1;
+		if (!(*codes = ir_tensor_new_computed(names[0], ir_tensor_clone(b, NULL), wdtype,
+						      cd, 2, k, &dq_codes_ops, j)))
+			return ir_diag_error(d, IR_ENOMEM, "out of memory");
+		return 1;
+	}
 	*codes = ir_tensor_new_computed(names[0], ir_tensor_clone(b, NULL), wdtype, cd, 2, k,
 					&dq_codes_ops, j);
 	*scales = ir_tensor_new_computed(names[1], ir_tensor_clone(s, NULL),
@@ -411,7 +517,7 @@ int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 		*zps = ir_tensor_new_computed(names[2], z ? ir_tensor_clone(z, NULL) :
 					      ir_tensor_new_raw("zero_point", IR_DTYPE_UINT8,
 								&one, 1, &mid, 1),
-					      bits == 4 ? IR_DTYPE_UINT4 : IR_DTYPE_UINT8, sd, 2,
+					      obits == 4 ? IR_DTYPE_UINT4 : IR_DTYPE_UINT8, sd, 2,
 					      j->kb, &dq_zp_ops, j);
 	}
 	if (!*codes || !*scales || (!sgn && !*zps)) {

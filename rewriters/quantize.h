@@ -242,14 +242,18 @@ int qz_nbits_derive(const struct ir_tensor *w, const char *name, int bits, int64
 		    struct ir_diag *d);
 /* MatMulNBits' B [n, kb, blob], scales [n, kb] and zero points (z, NULL
  * none) as the operands of a blocked DequantizeLinear-21 along K: codes
- * [k, n] of wdtype (uint4/int4 or uint8/int8; signed: code - 2^(bits - 1),
- * B symmetric), float scales [kb, n] and, unsigned, zero points [kb, n]
- * (*zps NULL signed), derived tensors named names[0..2] computed a range
- * of rows of K at a time when written or read: from the float weight
- * itself when B, scales and z are qz_nbits_derive's (one pass over the
- * weight for all three), else from B's bytes.  1 made, 0 not for these
- * (B not uint8, n * bits not whole bytes, float16 scales: the caller
- * computes them itself), < 0 with d. */
+ * [k, n] of wdtype (uint4/int4 or uint8/int8; signed: code - zero point,
+ * 2^(bits - 1) where z is NULL, with z only 4-bit B as int8; codes at
+ * least B's width), scales [kb, n] of the scales' dtype and, unsigned,
+ * zero points [kb, n] (*zps NULL signed); or, wdtype float32 or float16
+ * (a model's own B only), *codes alone: the dequantized weight [k, n],
+ * (code - zero point) * scale in float32 (rounded to float16).  Derived
+ * tensors named names[0..2] computed a range of rows of K at a time when
+ * written or read: from the float weight itself when B, scales and z are
+ * qz_nbits_derive's (one pass over the weight for all three), else from
+ * B's bytes.  1 made, 0 not for these (B not uint8, n * bits of 4-bit
+ * codes not whole bytes, float zero points: the caller computes them
+ * itself), < 0 with d. */
 int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 		       const struct ir_tensor *z, int64_t k, int64_t n, int bits, int64_t bs,
 		       int wdtype, const char *const names[3], struct ir_tensor **codes,

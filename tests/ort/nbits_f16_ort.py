@@ -15,8 +15,9 @@ float16 where MatMulNBits keeps it in float32, a relative 2^-11 per
 weight, and MatMul sums float16 operands; measured: one float16 ulp at
 most, in about a third of the elements; MatMulNBits itself equals the
 reference exactly), and each other within the same.
-tensorrt at opset 21 takes no DequantizeLinear-21 codes: the node stays
-MatMulNBits, the report saying why.
+tensorrt at opset 21 takes no uint4 codes: the node with zero points
+becomes DequantizeLinear-21 of int8 code - zero point (no zero point),
+the report saying which form and why (t1235 checks the other targets).
 Prints one line per check; exits 1 on a failure, 77 when onnxruntime-node
 is absent."""
 import os
@@ -136,13 +137,18 @@ def main():
         err = float(np.max(np.abs(o32 - g32)))
         check(err <= tol, "%s: migrated equals MatMulNBits in onnxruntime (max |diff| %.3g, "
               "%d of %d differ)" % (name, err, int(np.sum(o32 != g32)), o32.size))
-    # a target without DequantizeLinear-21 codes keeps the node, saying why
+    # a target without uint4 codes: int8 code - zero point, the report saying so
     src, dst = os.path.join(work, "zp.onnx"), os.path.join(work, "zp-tensorrt.onnx")
     r = subprocess.run([opmig, "migrate", src, "--target", "tensorrt", "--opset", "21", "-o", dst,
                         "--no-validate", "--force"], capture_output=True, text=True, timeout=60)
-    check(r.returncode == 1 and "float16 data: only as DequantizeLinear-21" in r.stdout and
-          [x.op_type for x in onnx.load(dst).graph.node] == ["MatMulNBits"],
-          "tensorrt: MatMulNBits kept, the report says why (exit %d)" % r.returncode)
+    m = onnx.load(dst) if os.path.exists(dst) else None
+    dq = [x for x in m.graph.node if x.op_type == "DequantizeLinear"] if m else []
+    codes = [t for t in m.graph.initializer if dq and t.name == dq[0].input[0]] if m else []
+    check(r.returncode == 0 and "DequantizeLinear-21 of int8 codes" in r.stdout and
+          sorted(x.op_type for x in m.graph.node) == ["DequantizeLinear", "MatMul"] and
+          len(dq[0].input) == 2 and codes and codes[0].data_type == T.INT8,
+          "tensorrt: int8 code - zero point codes, no zero point, the report says so "
+          "(exit %d)" % r.returncode)
     print("%d failures" % len(FAILS))
     return 1 if FAILS else 0
 

@@ -12,6 +12,11 @@
  * further, a slice of rows at a time, since nothing there is computed as
  * written to be equal to).
  *
+ * 4-bit codes stay packed, two a byte as the file has them
+ * (RT_VALUE_PACKED, plan.c): the unit unpacks one row of B at a time into
+ * a row of bytes and dequantizes that, so a decoder's int4 codes are never
+ * held a byte each (exec.c unpacks them for any other reader).
+ *
  * Exactness: each element of the scratch is the DequantizeLinear
  * kernel's, (float)(code - zero point) * scale in float32 (k_quant.c), and
  * the product is the MatMul kernel's own call on a whole 2-D B

@@ -31,6 +31,17 @@
 #
 # Run from the repository root:  sh bench/llm_scale.sh
 #
+# `sh bench/llm_scale.sh validate` (opt-in, not part of make test) instead
+# runs once, on the same model, the checked and validated weight-only
+# migration (bench/README.md, "Validating a 7B int4 migration"):
+#   migrate --target tensorrt --opset 21 --precision int4 --force
+#     --dim batch_size=1 --dim sequence_length=8 ... -o OUT
+# (the accuracy check on 8 seeded samples, the fallback if it fails, the
+# validation on 1 sample) under /usr/bin/time -v, sampling the process's
+# RssAnon (heap, anonymous mappings) and RssFile (mapped file pages: the
+# weights' page cache) every 0.5 s; prints the peaks, the time and the
+# validation's verdict, and removes the output.
+#
 # Environment: OPMIG (default bin/opmig), BENCH_DIR (default
 #   /tmp/opmig-bench), BENCH_PYTHON (default /usr/bin/python3),
 #   LLM_ROUNDS (default 2), LLM_LAYERS (default: the preset's 32)
@@ -74,6 +85,31 @@ for f in files.values():
 EOF
 W=$(ls "$D"/llm*.data | head -1)
 echo "model: $D/llm.onnx, weights $(wc -c <"$W") bytes in $W ($(du -k "$W" | cut -f1) KiB on disk)"
+
+# validate: the checked, validated int4 migration, memory sampled
+if [ "${1:-}" = validate ]; then
+	/usr/bin/time -v -o "$D/timev" "$OPMIG" migrate "$D/llm.onnx" --target tensorrt \
+		--opset 21 --precision int4 --force --dim batch_size=1 \
+		--dim sequence_length=8 --dim past_sequence_length=0 \
+		--dim total_sequence_length=8 -o "$D/v4.onnx" >"$D/out" 2>"$D/err" &
+	tpid=$!
+	sleep 0.2
+	pid=$(pgrep -P "$tpid" | head -1)
+	: >"$D/rss"
+	while kill -0 "$tpid" 2>/dev/null; do
+		awk '/^RssAnon/{a=$2} /^RssFile/{f=$2} END{if (a != "") print a, f}' \
+			"/proc/$pid/status" >>"$D/rss" 2>/dev/null
+		sleep 0.5
+	done
+	wait "$tpid"
+	rc=$?
+	rm -f "$D/v4.onnx" "$D/v4.onnx.data"
+	[ "$rc" -eq 0 ] || { cat "$D/err" >&2; die "the checked migration exited $rc"; }
+	grep -E "^(note: int4|validation)" "$D/out"
+	grep -E "Elapsed|User time|System time|Maximum resident" "$D/timev"
+	awk '{if ($1 > a) a = $1; if ($2 > f) f = $2} END{printf "peak RssAnon %d KiB, peak RssFile %d KiB\n", a, f}' "$D/rss"
+	exit 0
+fi
 
 # measure NAME CMD...: one run; appends "NAME seconds KiB" to $D/times
 measure() {

@@ -177,9 +177,30 @@ int qz_samples_bind(struct qz_ctx *q, const struct qz_samples *s, size_t k,
 	return rt_inputs_random(sess, q->ref, &gen, vals, d);
 }
 
+/* Float weights above this size are not copied into packed forms by
+ * the evaluation's sessions (rt_opts.no_weight_cache): the copies, kept
+ * from a session's second run on, take as much memory as the weights
+ * (27 GB for a 7B decoder, where the weights themselves are mapped file
+ * pages) for a tenth of a product's time. */
+#define QZ_EVAL_CACHE_MAX ((int64_t)1 << 30)
+
+static int big_weights(const struct ir_model *m)
+{
+	int64_t bytes = 0;
+
+	for (size_t i = 0; i < m->graph->n_inits; i++) {
+		const struct ir_tensor *t = m->graph->inits[i];
+		int64_t n = ir_tensor_numel(t);
+
+		if (n > 0)
+			bytes += ir_dtype_raw_size(t->dtype, n);
+	}
+	return bytes > QZ_EVAL_CACHE_MAX;
+}
+
 int qz_eval_reference(struct qz_ctx *q, struct ir_diag *d)
 {
-	struct rt_opts ro = { .threads = q->o->threads };
+	struct rt_opts ro = { .threads = q->o->threads, .no_weight_cache = big_weights(q->ref) };
 	struct rt_session *s = NULL;
 	struct rt_value **in = NULL;
 	size_t n_in = 0;
@@ -243,7 +264,7 @@ static double metric_of(const struct qz_output *o, enum qz_metric m)
 int qz_evaluate(struct qz_ctx *q, struct ir_model *m, struct qz_output *out, double *worst,
 		int *met, struct ir_diag *d)
 {
-	struct rt_opts ro = { .threads = q->o->threads };
+	struct rt_opts ro = { .threads = q->o->threads, .no_weight_cache = big_weights(q->ref) };
 	struct rt_cmp_opts tol = { 5e-2, 5e-2 };
 	struct rt_session *s = NULL;
 	struct rt_value **in = NULL, **res = NULL;

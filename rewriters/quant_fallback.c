@@ -18,7 +18,26 @@
  * ties, so that the nodes that break the top-1 tokens go back first rather
  * than those that mend the cosine most.  (The flips left with a node alone
  * in float rank worse: with every other node quantized they are mostly
- * noise.) */
+ * noise.)
+ *
+ * Cost: each trial runs the whole model, so two trials per node grow with
+ * the square of a decoder's layers (an 8-layer slice of a 7B decoder did
+ * not finish its ranking in 16 minutes).  With more than QZ_RANK_BUDGET
+ * quantized nodes the output ranking therefore runs in two stages: the
+ * nodes, in graph order, fall into QZ_RANK_GROUPS groups of consecutive
+ * nodes (a decoder's: runs of layers), one trial each with the group in
+ * float, ranked as nodes are (top-1 flips left, then the metric); the
+ * nodes of the most helpful groups, QZ_RANK_BUDGET at most, then get the
+ * two trials per node, and the others rank after them by their group's
+ * rank and then local SNR.  (Local SNR alone does not choose them: on a
+ * random decoder it hardly tells the lm_head and the first layer, whose
+ * errors flip the most tokens, from the rest.)  The fallback returns one
+ * node per trial for the first QZ_RANK_BUDGET steps, then twice as many
+ * per trial as the last time.  The trials are then at most QZ_RANK_GROUPS
+ * + 3 QZ_RANK_BUDGET + log2(nodes) + 2, each linear in the layers; the
+ * report's notes say when either limit applied.  Models of at most
+ * QZ_RANK_BUDGET quantized nodes rank and fall back as before, node by
+ * node. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +45,11 @@
 
 #include "rewriters/quant_int.h"
 #include "validators/validate.h"
+
+/* Nodes ranked by the output trials, and fallback steps of one node. */
+#define QZ_RANK_BUDGET 16
+/* Groups of consecutive nodes tried in float when there are more. */
+#define QZ_RANK_GROUPS 8
 
 int qz_build(struct qz_ctx *q, struct rw_ctx *c, const unsigned char *fl, struct ir_diag *d)
 {
@@ -197,14 +221,15 @@ static double top1_flips(const struct qz_output *o, size_t n)
 	return f;
 }
 
-/* The criterion's metric of the worst output with each of the n nodes
- * idx[] alone returned to float (one trial each), stored so that sorting
- * lowest first puts the most helpful first: key[i] = -metric (max-abs:
- * metric); for a decoder's logits judged by position also the top-1 flips
- * (top1_flips()) with the node alone quantized (a second trial), stored
- * negated into flips[i] (NAN for other models). */
+/* The criterion's metric of the worst output with each of the first
+ * n_meas of the n quantized nodes idx[] alone returned to float (one
+ * trial each), stored so that sorting lowest first puts the most helpful
+ * first: key[i] = -metric (max-abs: metric); for a decoder's logits
+ * judged by position also the top-1 flips (top1_flips()) with the node
+ * alone quantized, all n others in float (a second trial), stored negated
+ * into flips[i] (NAN for other models). */
 static int if_float(struct qz_ctx *q, const unsigned char *fl, const size_t *idx, size_t n,
-		    double *key, double *flips, struct ir_diag *d)
+		    size_t n_meas, double *key, double *flips, struct ir_diag *d)
 {
 	unsigned char *f = malloc(q->plan.n_nodes + 1);
 	struct qz_output *o = calloc(q->n_out + 1, sizeof(*o));
@@ -216,7 +241,7 @@ static int if_float(struct qz_ctx *q, const unsigned char *fl, const size_t *idx
 		goto cleanup;
 	}
 	memcpy(f, fl, q->plan.n_nodes);
-	for (size_t k = 0; k < n && rc == 0; k++) {
+	for (size_t k = 0; k < n_meas && rc == 0; k++) {
 		double worst;
 
 		f[idx[k]] = 1;
@@ -245,6 +270,76 @@ cleanup:
 	return rc;
 }
 
+/* The first stage of a ranking of more than QZ_RANK_BUDGET nodes (see
+ * the top): idx[] (n nodes in graph order) reordered so that the nodes to
+ * try one by one come first, *n_meas of them, the others after them by
+ * their group's rank, then by local SNR (snr). */
+static int by_groups(struct qz_ctx *q, const unsigned char *fl, size_t *idx, size_t n,
+		     const double *snr, size_t *n_meas, struct ir_diag *d)
+{
+	size_t per = (n + QZ_RANK_GROUPS - 1) / QZ_RANK_GROUPS, ng = (n + per - 1) / per;
+	size_t *order = calloc(ng + 1, sizeof(*order)), *out = calloc(n + 1, sizeof(*out));
+	double *gkey = calloc(ng + 1, sizeof(*gkey)), *gflips = calloc(ng + 1, sizeof(*gflips));
+	unsigned char *f = malloc(q->plan.n_nodes + 1);
+	struct qz_output *o = calloc(q->n_out + 1, sizeof(*o));
+	struct ir_model *m = NULL;
+	size_t k = 0, chosen = 0;
+	int rc = 0, met;
+
+	if (!order || !out || !gkey || !gflips || !f || !o) {
+		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	for (size_t g = 0; g < ng && rc == 0; g++) {
+		double worst;
+
+		memcpy(f, fl, q->plan.n_nodes);
+		for (size_t j = g * per; j < n && j < (g + 1) * per; j++)
+			f[idx[j]] = 1;
+		if ((rc = qz_trial(q, f, &m, d)) == 0 &&
+		    (rc = qz_evaluate(q, m, o, &worst, &met, d)) == 0) {
+			gkey[g] = q->o->metric == QZ_MAX_ABS ? worst : -worst;
+			gflips[g] = top1_flips(o, q->n_out);
+		}
+		ir_model_free(m);
+		m = NULL;
+		order[g] = g;
+	}
+	if (rc < 0)
+		goto cleanup;
+	/* groups most helpful first: fewest flips left, then the metric */
+	sort_by_snr(order, ng, gflips, gkey);
+	for (size_t i = 0; i < ng; i++) {
+		size_t g = order[i], lo = g * per, len = (g + 1) * per < n ? per : n - lo;
+
+		sort_by_snr(idx + lo, len, NULL, snr);
+		memcpy(out + k, idx + lo, len * sizeof(*out));
+		/* whole groups while they fit; the first at least in part */
+		if (chosen == k && k + len <= QZ_RANK_BUDGET)
+			chosen = k + len;
+		else if (i == 0)
+			chosen = QZ_RANK_BUDGET;
+		k += len;
+	}
+	memcpy(idx, out, n * sizeof(*idx));
+	*n_meas = chosen;
+	rc = qz_note(q->r, d, "ranking: %zu quantized nodes in %zu groups of consecutive nodes, "
+		     "each group tried in float (one trial); the %zu nodes of the most helpful "
+		     "groups ranked by the criterion with each alone in float, the other %zu "
+		     "after them by their group's rank and local SNR (a budget of %d nodes "
+		     "keeps the ranking's cost linear in the model)", n, ng, chosen, n - chosen,
+		     QZ_RANK_BUDGET);
+cleanup:
+	ir_model_free(m);
+	free(order);
+	free(out);
+	free(gkey);
+	free(gflips);
+	free(f);
+	free(o);
+	return rc;
+}
+
 /* Rank the quantized nodes into the report, most sensitive first: by the
  * criterion with each alone returned to float (--sensitivity output), or
  * by local SNR (--sensitivity local); the local SNR is reported either
@@ -257,6 +352,7 @@ static int rank(struct qz_ctx *q, struct ir_model *m, const unsigned char *fl,
 	double *snr = calloc(q->plan.n_nodes + 1, sizeof(*snr));
 	size_t *idx = calloc(q->plan.n_nodes + 1, sizeof(*idx)), n = 0;
 	double *key = NULL, *flips = NULL;
+	size_t n_meas;
 	int rc;
 
 	if (!on || !snr || !idx) {
@@ -273,16 +369,23 @@ static int rank(struct qz_ctx *q, struct ir_model *m, const unsigned char *fl,
 	for (size_t i = 0; i < q->plan.n_nodes; i++)
 		if (on[i] == 1 && q->plan.units[i].report >= 0)
 			idx[n++] = i;
+	n_meas = n;
 	if (q->o->sensitivity == QZ_SENS_OUTPUT) {
 		if (!(key = calloc(q->plan.n_nodes + 1, sizeof(*key))) ||
 		    !(flips = calloc(q->plan.n_nodes + 1, sizeof(*flips)))) {
 			rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 			goto cleanup;
 		}
-		if ((rc = if_float(q, fl, idx, n, key, flips, d)) < 0)
+		for (size_t i = 0; i < q->plan.n_nodes; i++)
+			key[i] = flips[i] = NAN;
+		/* the budget: the nodes of the most helpful groups */
+		if (n > QZ_RANK_BUDGET && (rc = by_groups(q, fl, idx, n, snr, &n_meas, d)) < 0)
+			goto cleanup;
+		if ((rc = if_float(q, fl, idx, n, n_meas, key, flips, d)) < 0)
 			goto cleanup;
 	}
-	sort_by_snr(idx, n, flips, key ? key : snr);
+	/* the rest stay in by_groups' order */
+	sort_by_snr(idx, n_meas, flips, key ? key : snr);
 	free(r->ranking);
 	if (!(r->ranking = calloc(n + 1, sizeof(*r->ranking)))) {
 		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
@@ -348,9 +451,10 @@ int qz_fallback(struct qz_ctx *q, unsigned char *fl, struct ir_diag *d)
 	struct qz_report *r = q->r;
 	struct qz_output *o = calloc(q->n_out + 1, sizeof(*o));
 	struct ir_model *m = NULL;
-	int rc = 0, met = 0, ranked = 0;
+	int rc = 0, met = 0, ranked = 0, noted = 0;
 	double worst = 0;
 	size_t max = q->o->max_fallback > 0 ? (size_t)q->o->max_fallback : (size_t)-1;
+	size_t first = 0, batch = 1;  /* the last trial's steps: from first */
 
 	if (!o)
 		return ir_diag_error(d, IR_ENOMEM, "out of memory");
@@ -363,8 +467,8 @@ int qz_fallback(struct qz_ctx *q, unsigned char *fl, struct ir_diag *d)
 			goto cleanup;
 		if (trial == 0)
 			r->worst_first = worst;
-		else
-			r->steps[r->n_steps - 1].worst_after = worst;
+		for (size_t k = first; trial && k < r->n_steps; k++)
+			r->steps[k].worst_after = worst;
 		if (met || q->o->no_fallback)
 			break;
 		if (!ranked) {
@@ -374,21 +478,36 @@ int qz_fallback(struct qz_ctx *q, unsigned char *fl, struct ir_diag *d)
 		}
 		ir_model_free(m);
 		m = NULL;
-		if (r->n_steps >= max || (next = next_node(q, fl)) < 0)
-			break;
-		fl[next] = 1;
-		{
-			struct qz_step *s = realloc(r->steps, (r->n_steps + 1) * sizeof(*s));
+		/* one node a trial, then (past the budget) twice as many as
+		 * the last trial returned */
+		if (r->n_steps >= QZ_RANK_BUDGET)
+			batch *= 2;
+		first = r->n_steps;
+		for (size_t b = 0; b < batch && r->n_steps < max; b++) {
+			struct qz_step *s;
 
-			if (!s) {
+			if ((next = next_node(q, fl)) < 0)
+				break;
+			if (!(s = realloc(r->steps, (r->n_steps + 1) * sizeof(*s)))) {
 				rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
 				goto cleanup;
 			}
+			fl[next] = 1;
 			r->steps = s;
 			s[r->n_steps].node = (size_t)q->plan.units[next].report;
 			s[r->n_steps].worst_before = worst;
 			s[r->n_steps].worst_after = NAN;
 			r->n_steps++;
+		}
+		if (r->n_steps == first)
+			break;
+		if (r->n_steps - first > 1 && !noted) {
+			noted = 1;
+			if ((rc = qz_note(r, d, "fallback: after %d nodes returned to float one "
+					  "a trial, nodes went back %zu, then twice as many, a "
+					  "trial (the trials' count stays logarithmic in the "
+					  "nodes)", QZ_RANK_BUDGET, r->n_steps - first)) < 0)
+				goto cleanup;
 		}
 	}
 	r->met = met;

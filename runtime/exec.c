@@ -191,6 +191,11 @@ static int run_node(struct rt_session *s, struct rt_frame *f,
 					   rt_node_where(n, w), ir_s(n->inputs[i]->name));
 			goto cleanup;
 		}
+		/* a constant kept packed (4-bit codes) is unpacked for the
+		 * first reader that does not read it packed */
+		if (ins[i] && (ins[i]->flags & RT_VALUE_PACKED) && !rt_qdq_wo_packed_in(np, i) &&
+		    (rc = rt_value_unpack(&s->mem, ins[i], d)) < 0)
+			goto cleanup;
 	}
 	k = (struct rt_kctx){ .s = s, .f = f, .np = np, .node = n,
 			      .schema = np->schema,
@@ -391,7 +396,8 @@ int rt_frame_end(struct rt_frame *f, struct rt_value **outs, int rc,
 			break;
 		}
 		outs[i] = rt_value_ref(v);
-		if ((rc = rt_cl_plain_value(v->mem, &outs[i], d)) < 0 ||
+		if ((rc = rt_value_unpack(v->mem, v, d)) < 0 ||
+		    (rc = rt_cl_plain_value(v->mem, &outs[i], d)) < 0 ||
 		    (rc = rt_lowp_narrow_value(v->mem, &outs[i], d)) < 0)
 			break;
 		if (!p->fn && (rc = as_declared(p->g->outputs[i].type, &outs[i], d)) < 0)

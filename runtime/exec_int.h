@@ -271,6 +271,9 @@ void rt_qdq_mark(struct rt_session *s, struct rt_gplan *p);
 void rt_qdq_begin(struct rt_session *s, struct rt_frame *f);
 struct rt_nplan *rt_qdq_plan(struct rt_frame *f, struct rt_nplan *np);
 void rt_qdq_release(struct rt_gplan *p);
+/* qdq_wo.c: does the plan np read its input i as it is when packed
+ * (RT_VALUE_PACKED)? */
+int rt_qdq_wo_packed_in(const struct rt_nplan *np, size_t i);
 
 /* threads.c */
 int rt_pool_new(int threads, struct rt_pool **out);

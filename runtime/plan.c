@@ -213,7 +213,9 @@ static int add_const(struct rt_session *s, struct rt_gplan *p, int slot,
 {
 	p->const_slot[p->n_consts] = slot;
 	p->const_val[p->n_consts++] = v;
-	if (v->flags & RT_VALUE_READONLY)
+	if (v->flags & RT_VALUE_PACKED)
+		s->viewed += (v->numel + 1) / 2;
+	else if (v->flags & RT_VALUE_READONLY)
 		s->viewed += v->numel * (int64_t)rt_dtype_size(v->dtype);
 	return 0;
 }
@@ -235,7 +237,9 @@ static int build_consts(struct rt_session *s, struct rt_gplan *p,
 
 		if (slot < 0)
 			continue;
-		if ((rc = rt_value_from_ir(&s->mem, g->inits[i], &t, d)) < 0)
+		/* 4-bit codes stay packed until a reader wants them unpacked
+		 * (exec.c): the weight-only unit reads them so (qdq_wo.c) */
+		if ((rc = rt_value_from_ir_packed(&s->mem, g->inits[i], &t, d)) < 0)
 			return rc;
 		add_const(s, p, slot, t);
 	}

@@ -12,6 +12,11 @@
  * further, a slice of rows at a time, since nothing there is computed as
  * written to be equal to).
  *
+ * 4-bit codes stay packed, two a byte as the file has them
+ * (RT_VALUE_PACKED, plan.c): the unit unpacks one row of B at a time into
+ * a row of bytes and dequantizes that, so a decoder's int4 codes are never
+ * held a byte each (exec.c unpacks them for any other reader).
+ *
  * Exactness: each element of the scratch is the DequantizeLinear
  * kernel's, (float)(code - zero point) * scale in float32 (k_quant.c), and
  * the product is the MatMul kernel's own call on a whole 2-D B
@@ -128,10 +133,12 @@ fail:
 /* One product: y (rows x n) = a (rows x kd) * dequantized B (kd x n). */
 struct wo_job {
 	const float *a, *s;
-	const uint8_t *q, *z;   /* one byte an element (int4 unpacked) */
+	const uint8_t *q, *z;   /* one byte an element, or q packed (4-bit
+				 * codes as the file has them) */
 	float *y, *w;           /* w: B dequantized, kd x n */
 	int64_t rows, kd, n, block, slen;
-	int mode, axis, sgn;
+	int mode, axis, sgn, packed;
+	int failed;             /* a thread's row buffer was refused */
 };
 
 /* len elements of one row of B: scales (and zero points) one apart
@@ -165,10 +172,12 @@ static void wo_row(const uint8_t *q, const uint8_t *z, const float *s, int sstep
 	}
 }
 
-/* Columns [j0, j0 + len) of row r of B into w. */
-static void wo_fill(const struct wo_job *p, int64_t r, int64_t j0, int64_t len, float *w)
+/* Columns [j0, j0 + len) of row r of B into w; qrow: the row's codes,
+ * one byte each. */
+static void wo_fill(const struct wo_job *p, const uint8_t *qrow, int64_t r, int64_t j0,
+		    int64_t len, float *w)
 {
-	const uint8_t *q = p->q + r * p->n + j0;
+	const uint8_t *q = qrow + j0;
 	int64_t si;
 
 	switch (p->mode) {
@@ -199,13 +208,47 @@ static void wo_fill(const struct wo_job *p, int64_t r, int64_t j0, int64_t len, 
 	}
 }
 
-/* Rows [lo, hi) of B, dequantized into p->w. */
+/* The n codes from element e of packed 4-bit codes q, a byte each
+ * (int4 sign-extended), as tensor_conv.c unpacks them. */
+static void wo_unpack(const uint8_t *q, int64_t e, int64_t n, int sgn, uint8_t *o)
+{
+	int64_t j = 0;
+
+	if (e & 1)
+		o[j++] = q[e / 2] >> 4;
+	for (const uint8_t *b = q + (e + j) / 2; j + 1 < n; j += 2, b++) {
+		o[j] = *b & 15;
+		o[j + 1] = *b >> 4;
+	}
+	if (j < n)
+		o[j] = q[(e + j) / 2] & 15;
+	if (sgn)
+		for (j = 0; j < n; j++)
+			o[j] = (uint8_t)(o[j] >= 8 ? o[j] - 16 : o[j]);
+}
+
+/* Rows [lo, hi) of B, dequantized into p->w (packed codes through a row
+ * of bytes). */
 static void wo_rows(void *ctx, int64_t lo, int64_t hi)
 {
-	const struct wo_job *p = ctx;
+	struct wo_job *p = ctx;
+	uint8_t *row = NULL;
 
-	for (int64_t r = lo; r < hi; r++)
-		wo_fill(p, r, 0, p->n, p->w + r * p->n);
+	if (p->packed && !(row = malloc((size_t)p->n))) {
+		__atomic_store_n(&p->failed, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	for (int64_t r = lo; r < hi; r++) {
+		if (row)
+			wo_unpack(p->q, r * p->n, p->n, p->sgn, row);
+		wo_fill(p, row ? row : p->q + r * p->n, r, 0, p->n, p->w + r * p->n);
+	}
+	free(row);
+}
+
+int rt_qdq_wo_packed_in(const struct rt_nplan *np, size_t i)
+{
+	return np->kernel && np->kernel->run == wo_run && i == WO_Q;
 }
 
 static int wo_run(struct rt_kctx *k)
@@ -233,6 +276,7 @@ static int wo_run(struct rt_kctx *k)
 	p.sgn = q->dtype == IR_DTYPE_INT8 || q->dtype == IR_DTYPE_INT4;
 	p.a = a->data;
 	p.q = q->data;
+	p.packed = (q->flags & RT_VALUE_PACKED) != 0;
 	p.s = sc->data;
 	p.z = zp ? zp->data : NULL;
 	memcpy(dims, a->dims, (size_t)a->rank * sizeof(*dims));
@@ -249,6 +293,10 @@ static int wo_run(struct rt_kctx *k)
 	if (!(p.w = malloc((size_t)(p.kd * p.n) * sizeof(float))))
 		return rt_oom(k);
 	rt_parallel_for(k, p.kd, WO_GRAIN, wo_rows, &p);
+	if (p.failed) {
+		free(p.w);
+		return rt_oom(k);
+	}
 	/* the MatMul's own product of a B of one batch (k_matmul.c: A's
 	 * batches folded into one product of their rows) */
 	rt_gemm_f32_par(k, 0, 0, p.rows, p.n, p.kd, 1.0f, p.a, p.kd, p.w, p.n, 0.0f, p.y, p.n);

@@ -90,6 +90,15 @@ struct rt_value {
 				    * are float32 holding values of that
 				    * dtype exactly (4 bytes an element):
 				    * made and read only as lowp.c says */
+#define RT_VALUE_PACKED 64u        /* an int4/uint4/float4e2m1 constant
+				    * viewed in its file form: two elements a
+				    * byte, low nibble first, read-only (not
+				    * the layout above); made by
+				    * rt_value_from_ir_packed for the plan's
+				    * initializers, read as it is only by the
+				    * weight-only unit (qdq_wo.c); every
+				    * other reader gets it unpacked first
+				    * (rt_value_unpack, exec.c) */
 
 struct rt_value *rt_value_ref(struct rt_value *v);
 void rt_value_unref(struct rt_value *v);
@@ -125,6 +134,14 @@ int rt_tensor_clone(struct rt_mem *mem, const struct rt_value *t,
  * string_data), named `name`. */
 int rt_value_from_ir(struct rt_mem *mem, struct ir_tensor *t,
 		     struct rt_value **out, struct ir_diag *d);
+/* The same, except that a 4-bit tensor is viewed packed (RT_VALUE_PACKED)
+ * in t's payload, which must then stay as it is while the value lives. */
+int rt_value_from_ir_packed(struct rt_mem *mem, struct ir_tensor *t,
+			    struct rt_value **out, struct ir_diag *d);
+/* Unpack a packed value in place (its data become one byte an element,
+ * owned, charged to its mem, for every holder of the value); 0 when it
+ * is not packed. */
+int rt_value_unpack(struct rt_mem *mem, struct rt_value *v, struct ir_diag *d);
 int rt_value_to_ir(const struct rt_value *v, const char *name,
 		   struct ir_tensor **out, struct ir_diag *d);
 

@@ -56,8 +56,18 @@ static int from_strings(struct rt_mem *mem, const struct ir_tensor *t,
 	return 0;
 }
 
-int rt_value_from_ir(struct rt_mem *mem, struct ir_tensor *t,
-		     struct rt_value **out, struct ir_diag *d)
+/* Nibble i of packed 4-bit codes as one byte (sign-extended for int4). */
+static void unpack4(const uint8_t *raw, int sgn, int64_t n, uint8_t *o)
+{
+	for (int64_t i = 0; i < n; i++) {
+		unsigned nib = (raw[i / 2] >> (4 * (i & 1))) & 15;
+
+		o[i] = (uint8_t)(sgn && nib >= 8 ? nib - 16 : nib);
+	}
+}
+
+static int from_ir(struct rt_mem *mem, struct ir_tensor *t, int packed,
+		   struct rt_value **out, struct ir_diag *d)
 {
 	const struct ir_dtype_info *di = ir_dtype_get(t->dtype);
 	const uint8_t *raw = NULL;
@@ -81,14 +91,15 @@ int rt_value_from_ir(struct rt_mem *mem, struct ir_tensor *t,
 				  ir_s(t->name), len, (long long)n,
 				  ir_dtype_name(t->dtype));
 	es = rt_dtype_size(t->dtype);
-	if (di->bits >= 8 && raw && ((uintptr_t)raw % es) == 0) {
+	if ((di->bits >= 8 || (packed && di->bits == 4)) && raw &&
+	    ((uintptr_t)raw % es) == 0) {
 		if (!(v = rt_value_alloc()))
 			return ir_diag_error(d, IR_ENOMEM, "out of memory");
 		v->refs = 1;
 		v->kind = RT_TENSOR;
 		v->dtype = t->dtype;
 		v->data = (void *)raw;
-		v->flags = RT_VALUE_READONLY;
+		v->flags = RT_VALUE_READONLY | (di->bits == 4 ? RT_VALUE_PACKED : 0);
 		if ((rc = fill_dims(v, t, d)) < 0) {
 			free(v);
 			return rc;
@@ -108,14 +119,7 @@ int rt_value_from_ir(struct rt_mem *mem, struct ir_tensor *t,
 			return rc;
 	}
 	if (di->bits == 4) {
-		uint8_t *o = v->data;
-		int sgn = t->dtype == IR_DTYPE_INT4;
-
-		for (int64_t i = 0; i < n; i++) {
-			unsigned nib = (raw[i / 2] >> (4 * (i & 1))) & 15;
-
-			o[i] = (uint8_t)(sgn && nib >= 8 ? nib - 16 : nib);
-		}
+		unpack4(raw, t->dtype == IR_DTYPE_INT4, n, v->data);
 		/* the value holds its own copy: a computed payload (codes of a
 		 * weight-only quantization, ir/derived.c) need not stay
 		 * materialized beside it; it is computed again if read */
@@ -125,6 +129,41 @@ int rt_value_from_ir(struct rt_mem *mem, struct ir_tensor *t,
 		memcpy(v->data, raw, len);
 	}
 	*out = v;
+	return 0;
+}
+
+int rt_value_from_ir(struct rt_mem *mem, struct ir_tensor *t,
+		     struct rt_value **out, struct ir_diag *d)
+{
+	return from_ir(mem, t, 0, out, d);
+}
+
+int rt_value_from_ir_packed(struct rt_mem *mem, struct ir_tensor *t,
+			    struct rt_value **out, struct ir_diag *d)
+{
+	return from_ir(mem, t, 1, out, d);
+}
+
+int rt_value_unpack(struct rt_mem *mem, struct rt_value *v, struct ir_diag *d)
+{
+	uint8_t *o;
+
+	if (!(v->flags & RT_VALUE_PACKED))
+		return 0;
+	if (rt_mem_charge(mem, v->numel, d) < 0)
+		return IR_ENOMEM;
+	if (!(o = rt_big_alloc((size_t)v->numel + 1))) {
+		if (mem)
+			mem->cur -= v->numel;
+		return ir_diag_error(d, IR_ENOMEM, "out of memory allocating %lld bytes",
+				     (long long)v->numel);
+	}
+	unpack4(v->data, v->dtype == IR_DTYPE_INT4, v->numel, o);
+	/* the packed bytes were a view (the model's); nothing to free */
+	v->data = o;
+	v->flags = (v->flags & ~(RT_VALUE_PACKED | RT_VALUE_READONLY)) | RT_VALUE_OWNS_DATA;
+	v->nbytes = v->numel;
+	v->mem = mem;
 	return 0;
 }
 

@@ -10,7 +10,7 @@
 # accuracy check are copies of the model in memory sharing its weights
 # (ir_model_clone), and the validation runs each blocked DequantizeLinear-21
 # + MatMul as one unit (runtime/qdq_wo.c) instead of keeping 2 GiB of
-# dequantized weights; the codes, unpacked a byte each, take 512 MiB.
+# dequantized weights; the int4 codes stay packed two a byte (256 MiB).
 # And no float copy of the weights goes to TMPDIR: files are capped at
 # 768 MiB (ulimit -f), above the written models (int4: 320 MiB of codes
 # and scales, int8: 576 MiB), below a copy's 2 GiB.  Before, it failed (out

@@ -59,6 +59,9 @@ struct rt_nplan {
 	int64_t cache_bytes;
 	struct rt_mem *cache_mem;           /* charged with cache_bytes */
 	int64_t runs;                       /* kernel calls so far */
+	struct rt_value **lowp_const;       /* float16/bfloat16 constant inputs
+					     * widened once (lowp.c), n_inputs
+					     * entries, or NULL */
 	double seconds;                     /* their time (collect_stats) */
 	int fold;                           /* RT_FOLD_*, set by rt_fold_mark */
 	struct rt_value **kept;             /* NULL, or node->n_outputs results
@@ -152,6 +155,7 @@ struct rt_session {
 	struct rt_opts o;
 	int threads;
 	struct rt_mem mem;
+	int64_t lowp_kept;                  /* bytes of lowp_const values */
 	struct rt_gplan *main;
 	size_t n_plans, cap_plans;
 	struct rt_gplan **plans;            /* every graph's plan, by graph */
@@ -311,6 +315,8 @@ int rt_lowp_end(struct rt_kctx *k, struct rt_value **wide, int rc);
  * kept so: a graph's outputs on the way out. */
 void rt_lowp_mark(struct rt_session *s, struct rt_gplan *p);
 int rt_lowp_narrow_value(struct rt_mem *mem, struct rt_value **v, struct ir_diag *d);
+/* The node's widened constants released (with its plan). */
+void rt_lowp_release(struct rt_nplan *np);
 
 /* profile.c: the clock (CLOCK_MONOTONIC seconds); the dtypes and shapes
  * of a node's inputs, taken before it runs (NULL when out of memory); a

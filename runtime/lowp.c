@@ -195,6 +195,53 @@ static int narrow_inputs(struct rt_kctx *k, struct rt_value **wide)
 	return 0;
 }
 
+/* Widened constants kept for a session, at most (a float16 LLM's weights
+ * in float32 would not fit: they are widened per run as before). */
+#define LP_KEEP_MAX ((int64_t)1 << 30)
+
+/* Is input i of the node a constant of the model (the same data every
+ * run), in the main graph? */
+static int const_input(const struct rt_kctx *k, size_t i)
+{
+	const struct ir_node *n = k->node;
+
+	return k->np && k->f && k->f->depth == 0 && !k->f->parent && !k->f->call &&
+	       i < n->n_inputs && n->inputs[i] && (n->inputs[i]->init || n->inputs[i]->sparse_init);
+}
+
+/* Keep w, constant input i widened, for the node's later runs (from its
+ * first run: the kernels' caches are made then, from this copy; within
+ * LP_KEEP_MAX and the memory limit, not where the session keeps no weight
+ * caches): the same float32 tensor at the same
+ * address each run, flagged kept, so that the kernels' caches of data
+ * derived from weights (Winograd transforms, packed panels, oneDNN's
+ * reordered weights) hold; without it a float16 model derived them again
+ * every run (37% of a float16 CRNN's time). */
+static void keep_const(struct rt_kctx *k, size_t i, struct rt_value *w)
+{
+	struct rt_session *s = k->s;
+	struct rt_nplan *np = k->np;
+	int64_t bytes = w->numel * (int64_t)sizeof(float);
+
+	if (!const_input(k, i) || s->o.no_weight_cache || s->o.observe ||
+	    s->lowp_kept + bytes > LP_KEEP_MAX ||
+	    (k->mem && k->mem->limit && k->mem->cur + bytes > k->mem->limit) ||
+	    (!np->lowp_const && !(np->lowp_const = calloc(np->node->n_inputs, sizeof(w)))) ||
+	    np->lowp_const[i])
+		return;
+	np->lowp_const[i] = rt_value_ref(w);
+	w->flags |= RT_VALUE_READONLY | RT_VALUE_KEPT;
+	s->lowp_kept += bytes;
+}
+
+void rt_lowp_release(struct rt_nplan *np)
+{
+	for (size_t i = 0; np->lowp_const && i < np->node->n_inputs; i++)
+		rt_value_unref(np->lowp_const[i]);
+	free(np->lowp_const);
+	np->lowp_const = NULL;
+}
+
 int rt_lowp_begin(struct rt_kctx *k, struct rt_value **wide)
 {
 	int low = 0, kept = 0, kind;
@@ -229,10 +276,16 @@ int rt_lowp_begin(struct rt_kctx *k, struct rt_value **wide)
 			k->lowp_flip |= (uint64_t)1 << i;
 			continue;
 		}
+		if (const_input(k, i) && k->np->lowp_const && k->np->lowp_const[i]) {
+			wide[i] = rt_value_ref(k->np->lowp_const[i]);
+			k->in[i] = wide[i];
+			continue;
+		}
 		if ((rc = convert(k, k->in[i], IR_DTYPE_FLOAT, &wide[i])) < 0) {
 			release(k, wide, low);
 			return rc;
 		}
+		keep_const(k, i, wide[i]);
 		k->in[i] = wide[i];
 	}
 	k->lowp = low;

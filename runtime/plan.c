@@ -92,6 +92,7 @@ static void plan_release(struct rt_gplan *p)
 		rt_nplan_cache_free(&p->nodes[i]);
 		rt_fold_release(&p->nodes[i]);
 		rt_chain_release(&p->nodes[i]);
+		rt_lowp_release(&p->nodes[i]);
 		rt_cat_release(&p->nodes[i]);
 	}
 	for (size_t i = 0; i < p->n_consts; i++)

@@ -5,10 +5,9 @@
  * OPENBLAS_CORETYPE only when it loads, so a command that computes sets it
  * to the kernel set the CPU supports and runs itself again, once.  Nothing
  * happens when OPENBLAS_CORETYPE is already set (also the user's way to
- * choose), or when OpenBLAS picked a fitting set itself.  libgomp's wait
- * policy stays its default: the team's threads (opmig's loops and
- * oneDNN's primitives, runtime/threads.c) watch for the next job a while
- * before they sleep. */
+ * choose), or when OpenBLAS picked a fitting set itself.  The same run
+ * again sets OMP_WAIT_POLICY=PASSIVE for oneDNN's OpenMP threads unless
+ * the user set it. */
 #include <stdlib.h>
 #include <unistd.h>
 #ifdef __GLIBC__
@@ -23,6 +22,13 @@ void cli_tune_blas(char **argv)
 	const char *better = getenv("OPENBLAS_CORETYPE") ? NULL : rt_gemm_better_coretype();
 	int again = 0;
 
+	/* oneDNN's OpenMP workers spin after each primitive by default, on
+	 * the core opmig's own thread pool needs for the next node: at two
+	 * threads the integer models ran 1.3-1.5x slower than with the
+	 * workers asleep (bench/README.md).  libgomp, like OpenBLAS, reads
+	 * its setting only when it loads. */
+	if (!getenv("OMP_WAIT_POLICY") && setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0)
+		again = 1;
 	if (better && setenv("OPENBLAS_CORETYPE", better, 1) == 0)
 		again = 1;
 	if (again)

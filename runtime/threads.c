@@ -1,66 +1,195 @@
-/* threads.c: the session's data-parallel loops on libgomp's thread team,
- * the same threads oneDNN's primitives run on (Debian's oneDNN is built
- * for OpenMP).  A pool of opmig's own had two sets of threads share the
- * CPUs: at two threads oneDNN's worker, woken for each primitive, waited
- * behind opmig's watching worker or paid a wake-up per primitive (a
- * YOLO-style det's 75 convolutions), and spinning it displaced opmig's
- * pool (bench/README.md, "one team of threads").  rt_pool_for splits
- * [0, n) into one chunk per thread that the team's threads (the caller
- * among them) take from a shared counter; libgomp keeps the team between
- * jobs and its threads watch for the next one before they sleep
- * (GOMP_SPINCOUNT; cli/blas_env.c leaves the default).  Calls from inside a
- * chunk (nested parallelism) run inline. */
+/* threads.c: a small fixed pool of worker threads for data-parallel
+ * kernels: rt_pool_for splits [0, n) into one chunk per thread; the caller
+ * and the woken workers take chunks from a shared counter, so a worker
+ * the system has not scheduled yet (the other CPUs busy) does not hold the
+ * caller up: the caller takes its chunk too.  The caller then waits only
+ * for chunks a worker has started.  Calls from inside a chunk (nested
+ * parallelism) run inline.
+ *
+ * Waking a sleeping thread costs tens of microseconds, and a model run
+ * makes hundreds of parallel loops a few microseconds apart: a worker
+ * that finished a job watches for the next one for RT_POOL_SPIN_NS before
+ * it sleeps, and the caller watches for the workers' last chunks as long
+ * before it sleeps on them, yielding the CPU now and then to any other
+ * runnable thread.  (gen and busy are written under mu, with atomic
+ * stores, so the watching reads need no lock.) */
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "runtime/exec_int.h"
 
-/* libgomp's entry for a parallel region (what `#pragma omp parallel`
- * compiles to), declared here as k_dnnl.c declares omp_set_num_threads */
-void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags);
-
 struct rt_pool {
-	int n;                     /* threads besides the caller */
-};
-
-struct job {
+	int n;                     /* worker threads (threads - 1) */
+	pthread_t *tid;
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	unsigned long gen;         /* bumped per job */
+	unsigned long busy;        /* workers inside the current job */
+	int quit;
 	rt_range_fn fn;
 	void *ctx;
-	int64_t n, chunk, n_chunks, next;
+	int64_t n_items, chunk, n_chunks;
+	int64_t next;              /* the next chunk to take (atomic) */
 };
+
+/* Run chunks of the current job until none is left. */
+static void take_chunks(struct rt_pool *p, rt_range_fn fn, void *ctx,
+			int64_t n_items, int64_t chunk, int64_t n_chunks)
+{
+	int64_t i;
+
+	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < n_chunks) {
+		int64_t b = i * chunk, e = b + chunk;
+
+		if (e > n_items)
+			e = n_items;
+		if (b < e)
+			fn(ctx, b, e);
+	}
+}
 
 static __thread int in_chunk;
 
-static void take_chunks(void *arg)
+/* 2 ms: on this project's 2-CPU VMs a sleeping worker took long enough to
+ * wake that 0.2 ms cost ResNet-50 about 10% at 2 threads (bench/README.md,
+ * fifth session of 2026-12-03); a worker spins at most this long after a
+ * run's last job */
+#define RT_POOL_SPIN_NS 2000000
+
+static int64_t now_ns(void)
 {
-	struct job *j = arg;
-	int64_t i;
+	struct timespec t;
 
-	in_chunk = 1;
-	while ((i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->n_chunks) {
-		int64_t b = i * j->chunk, e = b + j->chunk;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
-		j->fn(j->ctx, b, e > j->n ? j->n : e);
+/* Watch *v (without the lock) for up to RT_POOL_SPIN_NS while it equals
+ * still; 1 when it changed. */
+static int spin_while(const unsigned long *v, unsigned long still)
+{
+	int64_t end = 0;
+
+	for (unsigned i = 0;; i++) {
+		if (__atomic_load_n(v, __ATOMIC_ACQUIRE) != still)
+			return 1;
+		if ((i & 63) == 0) {
+			int64_t t = now_ns();
+
+			if (!end)
+				end = t + RT_POOL_SPIN_NS;
+			else if (t > end)
+				return 0;
+		}
+		/* every ~50 us of watching, let another runnable thread have
+		 * this CPU: oneDNN's OpenMP thread, woken for a primitive while
+		 * a worker watches here, otherwise waited its turn (a YOLO-style
+		 * det at two threads 18.5 -> 15.8 ms, a U-Net 100 -> 91) */
+		if ((i & 1023) == 1023)
+			sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
 	}
-	in_chunk = 0;
+}
+
+struct worker_arg {
+	struct rt_pool *p;
+};
+
+static void *worker(void *arg)
+{
+	struct rt_pool *p = ((struct worker_arg *)arg)->p;
+	unsigned long seen = 0;
+
+	free(arg);
+	in_chunk = 1;
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		if (!p->quit && p->gen == seen) {
+			pthread_mutex_unlock(&p->mu);
+			spin_while(&p->gen, seen);
+			pthread_mutex_lock(&p->mu);
+		}
+		while (!p->quit && p->gen == seen)
+			pthread_cond_wait(&p->work, &p->mu);
+		if (p->quit)
+			break;
+		/* the job's fields are read with its generation, under mu: a
+		 * worker that wakes after the caller finished one job and began
+		 * the next joins the next */
+		seen = p->gen;
+		{
+			rt_range_fn fn = p->fn;
+			void *ctx = p->ctx;
+			int64_t n_items = p->n_items, chunk = p->chunk, n_chunks = p->n_chunks;
+
+			__atomic_store_n(&p->busy, p->busy + 1, __ATOMIC_RELEASE);
+			pthread_mutex_unlock(&p->mu);
+			take_chunks(p, fn, ctx, n_items, chunk, n_chunks);
+			pthread_mutex_lock(&p->mu);
+		}
+		__atomic_store_n(&p->busy, p->busy - 1, __ATOMIC_RELEASE);
+		if (p->busy == 0)
+			pthread_cond_signal(&p->done);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
 }
 
 int rt_pool_new(int threads, struct rt_pool **out)
 {
-	if (!(*out = calloc(1, sizeof(**out))))
+	struct rt_pool *p = calloc(1, sizeof(*p));
+
+	*out = NULL;
+	if (!p)
 		return IR_ENOMEM;
-	(*out)->n = threads > 1 ? threads - 1 : 0;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->done, NULL);
+	if (threads > 1 && !(p->tid = calloc((size_t)threads, sizeof(pthread_t)))) {
+		rt_pool_free(p);
+		return IR_ENOMEM;
+	}
+	for (int i = 0; i < threads - 1; i++) {
+		struct worker_arg *a = malloc(sizeof(*a));
+
+		if (!a)
+			break;
+		a->p = p;
+		if (pthread_create(&p->tid[i], NULL, worker, a) != 0) {
+			free(a);
+			break;
+		}
+		p->n++;
+	}
+	*out = p;
 	return 0;
 }
 
 void rt_pool_free(struct rt_pool *p)
 {
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->quit = 1;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->mu);
+	for (int i = 0; i < p->n; i++)
+		pthread_join(p->tid[i], NULL);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->done);
+	free(p->tid);
 	free(p);
 }
 
 void rt_pool_for(struct rt_pool *p, int64_t n, int64_t grain,
 		 rt_range_fn fn, void *ctx)
 {
-	struct job j = { fn, ctx, n, 0, 0, 0 };
+	int64_t chunk, n_chunks;
 
 	if (n <= 0)
 		return;
@@ -70,9 +199,34 @@ void rt_pool_for(struct rt_pool *p, int64_t n, int64_t grain,
 		fn(ctx, 0, n);
 		return;
 	}
-	j.chunk = (n + p->n) / (p->n + 1);
-	if (j.chunk < grain)
-		j.chunk = grain;
-	j.n_chunks = (n + j.chunk - 1) / j.chunk;
-	GOMP_parallel(take_chunks, &j, (unsigned)(p->n + 1), 0);
+	chunk = (n + p->n) / (p->n + 1);
+	if (chunk < grain)
+		chunk = grain;
+	n_chunks = (n + chunk - 1) / chunk;
+	pthread_mutex_lock(&p->mu);
+	/* a worker that woke late for the last job, found nothing left and is
+	 * on its way out must be out before the counter is reset */
+	while (p->busy > 0)
+		pthread_cond_wait(&p->done, &p->mu);
+	p->fn = fn;
+	p->ctx = ctx;
+	p->n_items = n;
+	p->chunk = chunk;
+	p->n_chunks = n_chunks;
+	__atomic_store_n(&p->next, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->gen, p->gen + 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->mu);
+	in_chunk = 1;
+	take_chunks(p, fn, ctx, n, chunk, n_chunks);
+	in_chunk = 0;
+	/* every chunk is taken; wait for the workers still running theirs
+	 * (the mutex orders their writes before this thread's reads) */
+	for (unsigned long b; (b = __atomic_load_n(&p->busy, __ATOMIC_ACQUIRE)) > 0;)
+		if (!spin_while(&p->busy, b))
+			break;
+	pthread_mutex_lock(&p->mu);
+	while (p->busy > 0)
+		pthread_cond_wait(&p->done, &p->mu);
+	pthread_mutex_unlock(&p->mu);
 }

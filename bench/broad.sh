@@ -5,7 +5,11 @@
 # ops, an NHWC MobileNet stack, a batch-4 LSTM+GRU; and, held out, a
 # bidirectional GRU+LSTM and an NHWC encoder-decoder; with BROAD_SET=held
 # a third held-out set, bench/gen_held.py: a float16 CRNN recognizer, a
-# MobileNetV3-Small, a wav2vec2-style speech encoder),
+# MobileNetV3-Small, a wav2vec2-style speech encoder; with BROAD_SET=held4
+# a fourth, bench/gen_held4.py: a YOLOv8-nano-style detector in float32
+# and quantized static QDQ by `opmig quantize`, a float16 ViT-Tiny, a
+# Conformer speech encoder in float32 and quantized by `opmig quantize
+# --dynamic`),
 # against onnxruntime-node with bench/interp.sh at one thread and at two
 # (interp.sh's alternating rounds).  See bench/README.md, "A broader
 # suite".
@@ -15,7 +19,8 @@
 # Environment: OPMIG, BENCH_DIR, BENCH_PYTHON as bench/interp.sh;
 #   BROAD_ROUNDS    interp.sh's rounds (default 3)
 #   BROAD_THREADS   thread counts (default "1 2")
-#   BROAD_SET       held: bench/gen_held.py's models instead
+#   BROAD_SET       held: bench/gen_held.py's models instead; held4:
+#                   bench/gen_held4.py's
 #
 # Exit status: 0 done, 2 setup or a command failed.
 
@@ -26,14 +31,31 @@ here=$(cd "$(dirname "$0")" && pwd) || { echo "broad.sh: cannot find bench/" >&2
 if [ "${BROAD_SET:-}" = held ]; then
 	gen=gen_held.py last=w2v.onnx names="crnn_f16 mbv3 w2v"
 	suite_setup broad.sh held
+elif [ "${BROAD_SET:-}" = held4 ]; then
+	gen=gen_held4.py last=conformer.onnx
+	names="yolo yolo_qdq vit_f16 conformer conformer_dyn"
+	suite_setup broad.sh held4
 else
 	gen=gen_broad.py last=nhwc_seg.onnx names="nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg"
 	suite_setup broad.sh broad
 fi
 
 if suite_stale "$here/$gen" $last; then
+	rm -f "$D"/*_qdq.onnx "$D"/*_dyn.onnx
 	"$PY" "$here/$gen" "$D" || suite_die "$gen failed"
 	suite_stamp "$here/$gen"
+fi
+if [ "${BROAD_SET:-}" = held4 ]; then
+	# int8 twins as a user's migration writes them: one calibration
+	# sample of the tool's own seeded inputs, no accuracy fallback
+	for q in "yolo_qdq yolo" "conformer_dyn conformer --dynamic"; do
+		set -- $q
+		[ -f "$D/$1.onnx" ] && continue
+		o=$1 src=$2; shift 2
+		"$OPMIG" quantize "$D/$src.onnx" -o "$D/$o.onnx" "$@" --samples 1 \
+			--no-fallback --force --threads 1 >/dev/null 2>&1 ||
+			suite_die "quantize $src $* failed"
+	done
 fi
 
 models=""

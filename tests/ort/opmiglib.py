@@ -2,7 +2,9 @@
 (/usr/bin/python3 with onnx and numpy): a built graph saved as a checked
 model, `opmig run` of it with its outputs and --stats text, outputs
 compared with a reference relative to their magnitude; a seeded
-com.microsoft MatMulNBits model with its dequantized weights.
+com.microsoft MatMulNBits model with its dequantized weights; a migrated
+model's outputs in onnxruntime and in `opmig run --exact` checked against
+the original's in onnxruntime (ortlib's tally).
 
     import opmiglib
     opmiglib.save(nodes, inits, inputs, outputs, path)
@@ -11,6 +13,9 @@ com.microsoft MatMulNBits model with its dequantized weights.
     # or a str (why the run failed); stats: its stdout
     worst = opmiglib.rel_diff(outs, refs)
     w, bias = opmiglib.matmul_nbits(path, bits, k, n, block, zp, bias, seed)
+    exact = opmiglib.run_exact(opmig, model, feeds)
+    for k, name, want, got in opmiglib.ort_pairs(ortlib.run_many(jobs, d), names):
+        worst = max(worst, opmiglib.check_close(what, want, got, diff, tol))
 """
 import os
 import subprocess
@@ -18,6 +23,8 @@ import subprocess
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+import ortlib
 
 
 # opmig's two ways of running convolutions the tests compare: as it
@@ -119,3 +126,52 @@ def matmul_nbits(path, bits, k, n, bs, zp, bias, seed, dt=np.float16, opset=17):
     blk = np.arange(k) // bs
     w = ((codes - zz[:, blk]) * sc.astype(np.float32).reshape(n, kb)[:, blk]).T
     return w.astype(np.float32), (bv if bias else None)
+
+
+def run_exact(opmig, model, feeds):
+    """The model's outputs (arrays in graph order) in opmig's interpreter
+    with each op rounded to its type (--exact: float16 at each op, as a
+    float16 device computes; onnxruntime's CPU provider runs float16 ops
+    without a float16 kernel in float32), or a message; the feeds and the
+    outputs as .npy files in MODEL-run/."""
+    d = model[:-5] + "-run"
+    os.makedirs(d, exist_ok=True)
+    ins = []
+    for name, a in feeds.items():
+        np.save(os.path.join(d, name + ".npy"), a)
+        ins.append("%s=%s" % (name, os.path.join(d, name + ".npy")))
+    r = subprocess.run([opmig, "run", model] + ins + ["--exact", "-O", d, "--out-format",
+                                                       "npy"], capture_output=True, text=True,
+                       timeout=60)
+    if r.returncode:
+        return "exit %d %s" % (r.returncode, r.stderr.strip()[-300:])
+    n = len(onnx.load(model, load_external_data=False).graph.output)
+    return [np.load(os.path.join(d, "output_%d.npy" % i)) for i in range(n)]
+
+
+def ort_pairs(res, names):
+    """(k, name, the original's outputs, the migrated model's) for each
+    name whose pair of ortlib.run_many jobs (2k the original, 2k + 1 the
+    migrated model) onnxruntime ran; a failed check for each it did not."""
+    for k, what in enumerate(names):
+        want, got = res[2 * k], res[2 * k + 1]
+        if isinstance(want, str) or isinstance(got, str):
+            ortlib.check(False, "%s: onnxruntime: %s" % (what, want if isinstance(want, str)
+                                                         else got))
+            continue
+        yield k, what, want, got
+
+
+def check_close(what, want, got, diff, tol):
+    """Check that got (a run's outputs, or its message) holds as many
+    outputs as want, all finite, each diff(want's, got's) within tol; the
+    check says WHAT and the outputs beyond tol.  Returns the largest diff
+    (0 when none)."""
+    if isinstance(got, str):
+        ortlib.check(False, "%s: %s" % (what, got))
+        return 0.0
+    d = [diff(a, b) for a, b in zip(want, got)]
+    fin = all(np.all(np.isfinite(np.asarray(a, np.float64))) for a in got)
+    bad = ["output %d: %.3g" % (j, x) for j, x in enumerate(d) if not x <= tol]
+    ortlib.check(len(want) == len(got) and fin and not bad, "%s %s" % (what, bad))
+    return max(d, default=0.0)

@@ -102,14 +102,6 @@ def migrate(opmig, src, dst, target, extra, force=False):
     return r
 
 
-def full_check(dst, what):
-    try:
-        onnx.checker.check_model(dst, full_check=True)
-        check(True, "%s: onnx.checker full_check" % what)
-    except Exception as e:      # ValidationError, or shape inference's
-        check(False, "%s: onnx.checker: %s" % (what, str(e).splitlines()[0]))
-
-
 def main():
     args = ortlib.start(sys.argv)
     if not args:
@@ -152,7 +144,7 @@ def main():
                 "as DequantizeLinear-21 of %s codes" % want
             check(note in r.stdout, "%s: the report says the form: %s" % (what, note))
             if [x.version for x in m.opset_import if x.domain in ("", "ai.onnx")][0] <= 17:
-                full_check(dst, what)
+                opmiglib.full_check(dst, what)
             jobs.append((dst, {"A": a}))
             cmp.append((what + ": against MatMulNBits in onnxruntime", len(jobs) - 1, orig,
                         None))

@@ -186,14 +186,6 @@ def migrate(opmig, src, dst, target, extra=()):
     return ok
 
 
-def full_check(dst, what):
-    try:
-        onnx.checker.check_model(dst, full_check=True)
-        check(True, "%s: onnx.checker full_check" % what)
-    except Exception as e:      # ValidationError, or shape inference's
-        check(False, "%s: onnx.checker: %s" % (what, str(e).splitlines()[0]))
-
-
 F16_RULES = {"schema": 1, "id": "qnn-f16-mean", "name": "qnn with float16-only ReduceMean",
              "vendor": "test", "family": "test", "description": "norm_half_ort.py",
              "extends": "qnn", "sources": ["norm_half_ort.py"],
@@ -266,7 +258,7 @@ def bf16_case(opmig, work):
     ops = [n.op_type for n in onnx.load(dst).graph.node]
     check("SkipSimplifiedLayerNormalization" not in ops and ops.count("Cast") == 2,
           "%s: primitives with two Casts %s" % (what, ops))
-    full_check(dst, what)
+    opmiglib.full_check(dst, what)
     d = os.path.join(work, "bf16-run")
     os.makedirs(d, exist_ok=True)
     for name, bits in (("x", x), ("skip", sk)):
@@ -374,7 +366,7 @@ def main():
         check(not any(o in NORMS for o in ops) and ops.count("Cast") == 2,
               "%s: primitives with two Casts %s" % (what, ops))
         if opset <= 17:
-            full_check(dst, what)
+            opmiglib.full_check(dst, what)
         jobs += [(orig, feeds), (dst, feeds)]
         names.append(what)
         fp16_runs.append((len(names) - 1, opmiglib.run_exact(opmig, dst, feeds)))
@@ -403,7 +395,7 @@ def main():
                    if ln.startswith("  node '") and "Normalization" in ln]
         check(not left and not blocked, "%s: no SkipSimplifiedLayerNormalization left, none "
               "blocked (%s %s)" % (what, left, blocked[:2]))
-        full_check(dst, what)
+        opmiglib.full_check(dst, what)
         jobs += [(src, feeds), (dst, feeds)]
         names.append(what)
 

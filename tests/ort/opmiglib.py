@@ -14,6 +14,7 @@ the original's in onnxruntime (ortlib's tally).
     worst = opmiglib.rel_diff(outs, refs)
     w, bias = opmiglib.matmul_nbits(path, bits, k, n, block, zp, bias, seed)
     exact = opmiglib.run_exact(opmig, model, feeds)
+    opmiglib.full_check(path, what)
     for k, name, want, got in opmiglib.ort_pairs(ortlib.run_many(jobs, d), names):
         worst = max(worst, opmiglib.check_close(what, want, got, diff, tol))
 """
@@ -147,6 +148,16 @@ def run_exact(opmig, model, feeds):
         return "exit %d %s" % (r.returncode, r.stderr.strip()[-300:])
     n = len(onnx.load(model, load_external_data=False).graph.output)
     return [np.load(os.path.join(d, "output_%d.npy" % i)) for i in range(n)]
+
+
+def full_check(path, what):
+    """Check (ortlib's tally) that the model at path passes onnx.checker's
+    full_check; WHAT names it."""
+    try:
+        onnx.checker.check_model(path, full_check=True)
+        ortlib.check(True, "%s: onnx.checker full_check" % what)
+    except Exception as e:      # ValidationError, or shape inference's
+        ortlib.check(False, "%s: onnx.checker: %s" % (what, str(e).splitlines()[0]))
 
 
 def ort_pairs(res, names):

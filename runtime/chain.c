@@ -510,7 +510,9 @@ static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_npl
 			break;
 		e->kind[e->n] = st->kind;
 		/* channels last, or after a move: what is the same on every
-		 * channel */
+		 * channel (chain_of lets only a Relu or Clip follow a move;
+		 * the unit suite's chain_move tests this on a chain made by
+		 * hand) */
 		if (((y->flags & RT_VALUE_CL) || (e->n && e->kind[e->n - 1] == RT_CHAIN_MOVE)) &&
 		    !step_uniform(e, e->n))
 			break;

@@ -15,9 +15,8 @@ followed by a Mul as the quantizer writes it.  Checked:
   * onnxruntime-node, where it has a ConvInteger kernel for the types,
     bit for bit.
 Prints a line per failure and a summary; exits 1 on a failure."""
+import functools
 import os
-import re
-import subprocess
 import sys
 
 import numpy as np
@@ -27,17 +26,13 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import ortlib  # noqa: E402
+import qdqlib  # noqa: E402
 from int_ops_ref import conv_ref  # noqa: E402
+from qdqlib import T  # noqa: E402
 
 RNG = np.random.default_rng(1226)
-T = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
-LIM = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255)}
+q8 = functools.partial(qdqlib.q8, RNG)
 N_CASES = 36
-
-
-def q8(dtype, shape):
-    lo, hi = LIM[np.dtype(dtype)]
-    return RNG.integers(lo, hi + 1, size=shape).astype(dtype)
 
 
 def case(k):
@@ -117,20 +112,12 @@ def case(k):
 
 
 def run(opmig, path, x, d, *flags):
-    np.save(os.path.join(d, "x.npy"), x)
-    r = subprocess.run([opmig, "run", path, "x=" + os.path.join(d, "x.npy"), "-O", d,
-                        "--out-format", "npy", "--threads", "1", "--stats"] + list(flags),
-                       capture_output=True, text=True)
-    if r.returncode:
-        return r.stderr.strip(), 0
-    fused = [re.search(r"^%s\s+\d+\s+\d+\s+(\d+)" % op, r.stdout, re.M) for op in
-             ("Cast", "Mul", "Relu")]
-    outs, i = [], 0
-    while os.path.exists(os.path.join(d, "output_%d.npy" % i)):
-        outs.append(np.load(os.path.join(d, "output_%d.npy" % i)))
-        os.remove(os.path.join(d, "output_%d.npy" % i))
-        i += 1
-    return outs, tuple(int(f.group(1)) if f else 0 for f in fused)
+    """(the outputs, the Cast, Mul and Relu nodes units did), or (a
+    message, 0)."""
+    outs, stats = qdqlib.run(opmig, path, {"x": x}, d, *flags)
+    if stats is None:
+        return outs, 0
+    return outs, tuple(qdqlib.fused(stats, op) for op in ("Cast", "Mul", "Relu"))
 
 
 def same(a, b):

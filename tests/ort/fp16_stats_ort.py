@@ -28,6 +28,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import opmiglib  # noqa: E402
 from decoder_common import check, dims, feeds_for, gen, ortlib  # noqa: E402
 
 TOL = 1e-2          # float16 end to end, relative to the largest |value|
@@ -119,25 +120,6 @@ def migrate(opmig, src, dst, target, extra):
     return r.stdout if ok else None
 
 
-def opmig_run(opmig, model, feeds):
-    """The model's outputs in opmig's interpreter rounding float16 at each
-    op (--exact, as a float16 device computes; onnxruntime's CPU provider
-    runs float16 ops without a float16 kernel in float32), or a message."""
-    d = model[:-5] + "-run"
-    os.makedirs(d, exist_ok=True)
-    ins = []
-    for name, a in feeds.items():
-        np.save(os.path.join(d, name + ".npy"), a)
-        ins.append("%s=%s" % (name, os.path.join(d, name + ".npy")))
-    r = subprocess.run([opmig, "run", model] + ins + ["--exact", "-O", d, "--out-format",
-                                                       "npy"], capture_output=True, text=True,
-                       timeout=60)
-    if r.returncode:
-        return "exit %d %s" % (r.returncode, r.stderr.strip()[-300:])
-    n = len(onnx.load(model, load_external_data=False).graph.output)
-    return [np.load(os.path.join(d, "output_%d.npy" % i)) for i in range(n)]
-
-
 def rel(a, b):
     """max |a - b| relative to the largest |a|; inf for NaN or shapes."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
@@ -223,26 +205,15 @@ def main():
                  for i in m.graph.input}
         mine = {n: v.astype(types[n]) for n, v in feeds.items()}
         jobs += [(src, feeds), (dst, mine)]
-        exact.append(opmig_run(opmig, dst, mine))
+        exact.append(opmiglib.run_exact(opmig, dst, mine))
     res = ortlib.run_many(jobs, os.path.join(work, "ort"), timeout=300)
     worst = 0.0
-    for k, (what, *_rest) in enumerate(cases):
-        want, got = res[2 * k], res[2 * k + 1]
-        if isinstance(want, str) or isinstance(got, str):
-            check(False, "%s: onnxruntime: %s" % (what, want if isinstance(want, str) else got))
-            continue
+    for k, what, want, got in opmiglib.ort_pairs(res, [c[0] for c in cases]):
         for how, out in (("onnxruntime", got), ("opmig run --exact", exact[k])):
-            if isinstance(out, str):
-                check(False, "%s: %s: %s" % (what, how, out))
-                continue
-            fin = all(np.all(np.isfinite(np.asarray(a, np.float64))) for a in out)
-            check(len(want) == len(out) and fin, "%s: %s: %d outputs, all finite" % (
-                what, how, len(out)))
-            d = [rel(a, b) for a, b in zip(want, out)]
-            worst = max([worst] + d)
-            bad = ["output %d: %.3g" % (j, x) for j, x in enumerate(d) if not x <= TOL]
-            check(not bad, "%s: %s: outputs within %g of onnxruntime's on the float32 "
-                  "original (relative to the largest |value|) %s" % (what, how, TOL, bad))
+            worst = max(worst, opmiglib.check_close(
+                "%s: %s: %d outputs, all finite, within %g of onnxruntime's on the float32 "
+                "original (relative to the largest |value|)" % (what, how, len(want), TOL),
+                want, out, rel, TOL))
     print("worst relative difference %.3g (tolerance %g)" % (worst, TOL))
     return ortlib.failures()
 

@@ -34,6 +34,7 @@ from onnx import helper as h
 from onnx import numpy_helper as nh
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import opmiglib  # noqa: E402
 import ortlib  # noqa: E402
 from decoder_common import check, dims, feeds_for, gen  # noqa: E402
 
@@ -52,45 +53,6 @@ TARGETS = [("ascend", [], lambda b, z, o: "float16"),
             lambda b, z, o: ("float16" if z else "int8") if b == 8 else
             ("int8" if z or o else "int4"))]
 DT = {T.FLOAT16: "float16", T.FLOAT: "float32", T.UINT8: "uint8", T.INT8: "int8", 21: "uint4", 22: "int4"}
-
-
-def make(path, bits, k, n, bs, zp, bias, seed, dt=np.float16):
-    """The model; returns W [k, n] float32 ((code - zero point) * scale in
-    float32, as MatMulNBits computes it) and the bias (or None)."""
-    rng = np.random.default_rng(seed)
-    kb = (k + bs - 1) // bs
-    per = 8 // bits
-    blob, zrow = bs // per, (kb * bits + 7) // 8
-    b = rng.integers(0, 256, (n, kb, blob)).astype(np.uint8)
-    sc = (rng.random(n * kb) * 0.05 + 0.01).astype(dt)
-    z = rng.integers(0, 256, (n * zrow,)).astype(np.uint8)
-    bv = rng.standard_normal(n).astype(dt)
-    inits = [nh.from_array(b, "B"), nh.from_array(sc, "S")]
-    ins = ["A", "B", "S"]
-    if zp:
-        inits.append(nh.from_array(z, "Z"))
-        ins.append("Z")
-    if bias:
-        ins += [""] * (5 - len(ins)) + ["bias"]
-        inits.append(nh.from_array(bv, "bias"))
-    node = h.make_node("MatMulNBits", ins, ["Y"], domain="com.microsoft", K=k, N=n, bits=bits,
-                       block_size=bs)
-    et = T.FLOAT16 if dt == np.float16 else T.FLOAT
-    m = h.make_model(h.make_graph([node], "nb", [h.make_tensor_value_info("A", et, [2, 3, k])],
-                                  [h.make_tensor_value_info("Y", et, [2, 3, n])], inits),
-                     opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
-    m.ir_version = 8
-    onnx.save(m, path)
-    if bits == 4:
-        codes = np.stack([b & 15, b >> 4], axis=-1).reshape(n, kb * bs)
-        zz = np.stack([z & 15, z >> 4], axis=-1).reshape(n, zrow * 2)[:, :kb]
-    else:
-        codes, zz = b.reshape(n, kb * bs), z.reshape(n, zrow)[:, :kb]
-    codes = codes[:, :k].astype(np.float32)
-    zz = zz.astype(np.float32) if zp else np.full((n, kb), 2 ** (bits - 1), np.float32)
-    blk = np.arange(k) // bs
-    w = ((codes - zz[:, blk]) * sc.astype(np.float32).reshape(n, kb)[:, blk]).T
-    return w.astype(np.float32), (bv if bias else None)
 
 
 def unpack4(t):
@@ -140,14 +102,6 @@ def migrate(opmig, src, dst, target, extra, force=False):
     return r
 
 
-def full_check(dst, what):
-    try:
-        onnx.checker.check_model(dst, full_check=True)
-        check(True, "%s: onnx.checker full_check" % what)
-    except Exception as e:      # ValidationError, or shape inference's
-        check(False, "%s: onnx.checker: %s" % (what, str(e).splitlines()[0]))
-
-
 def main():
     args = ortlib.start(sys.argv)
     if not args:
@@ -157,7 +111,7 @@ def main():
     jobs, cmp = [], []
     for i, (name, bits, k, n, bs, zp, bias) in enumerate(CASES):
         src = os.path.join(work, name + ".onnx")
-        w, bv = make(src, bits, k, n, bs, zp, bias, i)
+        w, bv = opmiglib.matmul_nbits(src, bits, k, n, bs, zp, bias, i)
         a = rng.standard_normal((2, 3, k)).astype(np.float16)
         ref = a.astype(np.float32) @ w + (bv.astype(np.float32) if bias else 0)
         jobs.append((src, {"A": a}))
@@ -190,7 +144,7 @@ def main():
                 "as DequantizeLinear-21 of %s codes" % want
             check(note in r.stdout, "%s: the report says the form: %s" % (what, note))
             if [x.version for x in m.opset_import if x.domain in ("", "ai.onnx")][0] <= 17:
-                full_check(dst, what)
+                opmiglib.full_check(dst, what)
             jobs.append((dst, {"A": a}))
             cmp.append((what + ": against MatMulNBits in onnxruntime", len(jobs) - 1, orig,
                         None))
@@ -200,7 +154,7 @@ def main():
         what = "float32 %s on coreml" % name
         src = os.path.join(work, name + "-f32.onnx")
         dst = os.path.join(work, name + "-f32-coreml.onnx")
-        w, bv = make(src, bits, k, n, bs, zp, bias, 100 + i, np.float32)
+        w, bv = opmiglib.matmul_nbits(src, bits, k, n, bs, zp, bias, 100 + i, np.float32)
         r = migrate(opmig, src, dst, "coreml", [])
         check(r.returncode == 0, "%s: opmig migrate exit %d" % (what, r.returncode))
         if r.returncode:

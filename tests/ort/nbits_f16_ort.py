@@ -27,10 +27,9 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto as T
-from onnx import helper as h
-from onnx import numpy_helper as nh
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import opmiglib  # noqa: E402
 import ortlib  # noqa: E402
 
 FAILS = []
@@ -44,36 +43,7 @@ def check(ok, what):
 
 def make(path, k, n, bs, zp, bias, seed):
     """The model and a numpy reference of it: f(A) -> float16 Y."""
-    rng = np.random.default_rng(seed)
-    kb = (k + bs - 1) // bs
-    blob, zrow = bs // 2, (kb * 4 + 7) // 8
-    b = rng.integers(0, 256, (n, kb, blob)).astype(np.uint8)
-    sc = (rng.random(n * kb) * 0.05 + 0.01).astype(np.float16)
-    z = rng.integers(0, 256, (n * zrow,)).astype(np.uint8)
-    bv = rng.standard_normal(n).astype(np.float16)
-    inits = [nh.from_array(b, "B"), nh.from_array(sc, "S")]
-    ins = ["A", "B", "S"]
-    if zp:
-        inits.append(nh.from_array(z, "Z"))
-        ins.append("Z")
-    if bias:
-        ins += [""] * (5 - len(ins)) + ["bias"]
-        inits.append(nh.from_array(bv, "bias"))
-    node = h.make_node("MatMulNBits", ins, ["Y"], domain="com.microsoft", K=k, N=n, bits=4,
-                       block_size=bs)
-    m = h.make_model(h.make_graph([node], "nb", [h.make_tensor_value_info("A", T.FLOAT16,
-                                                                          [2, 3, k])],
-                                  [h.make_tensor_value_info("Y", T.FLOAT16, [2, 3, n])], inits),
-                     opset_imports=[h.make_opsetid("", 21), h.make_opsetid("com.microsoft", 1)])
-    m.ir_version = 10
-    onnx.save(m, path)
-    # W [k, n]: column r, block j, element e: nibble e of block j of row r
-    codes = np.stack([b & 15, b >> 4], axis=-1).reshape(n, kb * bs)[:, :k].astype(np.float32)
-    zz = np.stack([z & 15, z >> 4], axis=-1).reshape(n, zrow * 2)[:, :kb].astype(np.float32) \
-        if zp else np.full((n, kb), 8, np.float32)
-    s32 = sc.astype(np.float32).reshape(n, kb)
-    blk = np.arange(k) // bs
-    w = ((codes - zz[:, blk]) * s32[:, blk]).T
+    w, bv = opmiglib.matmul_nbits(path, 4, k, n, bs, zp, bias, seed, opset=21)
 
     def ref(a):
         y = a.astype(np.float32) @ w

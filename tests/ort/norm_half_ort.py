@@ -34,6 +34,7 @@ on a target whose ReduceMean takes float16 only, a float16 skip norm stays
 blocked with a note saying why (refusal_case).
 Exits 1 on a failure, 77 when onnxruntime-node is
 absent."""
+import functools
 import json
 import os
 import subprocess
@@ -44,6 +45,7 @@ import onnx
 from onnx import TensorProto as TP, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import opmiglib  # noqa: E402
 import ortlib  # noqa: E402
 from decoder_common import check, dims, feeds_for, gen  # noqa: E402
 
@@ -184,14 +186,6 @@ def migrate(opmig, src, dst, target, extra=()):
     return ok
 
 
-def full_check(dst, what):
-    try:
-        onnx.checker.check_model(dst, full_check=True)
-        check(True, "%s: onnx.checker full_check" % what)
-    except Exception as e:      # ValidationError, or shape inference's
-        check(False, "%s: onnx.checker: %s" % (what, str(e).splitlines()[0]))
-
-
 F16_RULES = {"schema": 1, "id": "qnn-f16-mean", "name": "qnn with float16-only ReduceMean",
              "vendor": "test", "family": "test", "description": "norm_half_ort.py",
              "extends": "qnn", "sources": ["norm_half_ort.py"],
@@ -264,7 +258,7 @@ def bf16_case(opmig, work):
     ops = [n.op_type for n in onnx.load(dst).graph.node]
     check("SkipSimplifiedLayerNormalization" not in ops and ops.count("Cast") == 2,
           "%s: primitives with two Casts %s" % (what, ops))
-    full_check(dst, what)
+    opmiglib.full_check(dst, what)
     d = os.path.join(work, "bf16-run")
     os.makedirs(d, exist_ok=True)
     for name, bits in (("x", x), ("skip", sk)):
@@ -293,24 +287,6 @@ def bf16_case(opmig, work):
     check(all(dd <= tol for dd in diffs), "%s: y, inv_std_var and the sum within %g of "
           "numpy's float32 computation: %s" % (what, tol, ["%.3g" % dd for dd in diffs]))
     return max(diffs) / tol
-
-
-def opmig_run(opmig, model, feeds, work):
-    """The model's outputs in opmig's interpreter with float16 rounded at
-    each op (--exact), or its message."""
-    d = model[:-5] + "-run"
-    os.makedirs(d, exist_ok=True)
-    ins = []
-    for name, a in feeds.items():
-        np.save(os.path.join(d, name + ".npy"), a)
-        ins.append("%s=%s" % (name, os.path.join(d, name + ".npy")))
-    r = subprocess.run([opmig, "run", model] + ins + ["--exact", "-O", d, "--out-format",
-                                                       "npy"], capture_output=True, text=True,
-                       timeout=60)
-    if r.returncode:
-        return "exit %d %s" % (r.returncode, r.stderr.strip()[-300:])
-    n = len(onnx.load(model, load_external_data=False).graph.output)
-    return [np.load(os.path.join(d, "output_%d.npy" % i)) for i in range(n)]
 
 
 def rel_diff(a, b, by_row):
@@ -390,10 +366,10 @@ def main():
         check(not any(o in NORMS for o in ops) and ops.count("Cast") == 2,
               "%s: primitives with two Casts %s" % (what, ops))
         if opset <= 17:
-            full_check(dst, what)
+            opmiglib.full_check(dst, what)
         jobs += [(orig, feeds), (dst, feeds)]
         names.append(what)
-        fp16_runs.append((len(names) - 1, opmig_run(opmig, dst, feeds, work)))
+        fp16_runs.append((len(names) - 1, opmiglib.run_exact(opmig, dst, feeds)))
 
     # the float16 genai decoder, its skip norms lowered
     B, S, P = 1, 5, 3
@@ -419,43 +395,30 @@ def main():
                    if ln.startswith("  node '") and "Normalization" in ln]
         check(not left and not blocked, "%s: no SkipSimplifiedLayerNormalization left, none "
               "blocked (%s %s)" % (what, left, blocked[:2]))
-        full_check(dst, what)
+        opmiglib.full_check(dst, what)
         jobs += [(src, feeds), (dst, feeds)]
         names.append(what)
 
     n_single = len(names) - 2
     res = ortlib.run_many(jobs, os.path.join(work, "ort"), timeout=300)
     worst = 0.0
-    for k, what in enumerate(names):
-        want, got = res[2 * k], res[2 * k + 1]
-        if isinstance(want, str) or isinstance(got, str):
-            check(False, "%s: onnxruntime: %s" % (what, want if isinstance(want, str) else got))
-            continue
-        check(len(want) == len(got) and all(np.all(np.isfinite(np.asarray(a, np.float64)))
-                                            for a in want),
+    for k, what, want, got in opmiglib.ort_pairs(res, names):
+        check(all(np.all(np.isfinite(np.asarray(a, np.float64))) for a in want),
               "%s: the original's %d outputs finite" % (what, len(want)))
-        bad = []
-        for j, (a, b) in enumerate(zip(want, got)):
-            d = rel_diff(a, b, by_row=k < n_single)
-            worst = max(worst, d / TOL)
-            if not d <= TOL:
-                bad.append("output %d: %.3g" % (j, d))
-        check(not bad, "%s: outputs within %g of onnxruntime's on the original (relative "
-              "to the largest |value| of each row, or of the tensor) %s" % (what, TOL, bad))
+        worst = max(worst, opmiglib.check_close(
+            "%s: outputs within %g of onnxruntime's on the original (relative to the largest "
+            "|value| of each row, or of the tensor)" % (what, TOL), want, got,
+            functools.partial(rel_diff, by_row=k < n_single), TOL) / TOL)
     # the lowered models as a float16 device computes them (onnxruntime's
     # CPU provider runs float16 ops without a float16 kernel in float32)
     for k, got in fp16_runs:
         want = res[2 * k]
-        if isinstance(want, str) or isinstance(got, str):
-            check(False, "%s: %s" % (names[k], want if isinstance(want, str) else
-                                     "opmig run --exact: " + got))
-            continue
-        bad = ["output %d: %.3g" % (j, d) for j, d in
-               enumerate(rel_diff(a, b, by_row=True) for a, b in zip(want, got)) if not d <= TOL]
-        worst = max([worst] + [rel_diff(a, b, True) / TOL for a, b in zip(want, got)])
-        check(len(want) == len(got) and not bad, "%s: rounded to float16 at each op (opmig "
-              "run --exact), within %g of onnxruntime's on the original %s" % (names[k], TOL,
-                                                                             bad))
+        if isinstance(want, str):
+            continue        # (a failure above)
+        worst = max(worst, opmiglib.check_close(
+            "%s: rounded to float16 at each op (opmig run --exact), within %g of "
+            "onnxruntime's on the original" % (names[k], TOL), want, got,
+            functools.partial(rel_diff, by_row=True), TOL) / TOL)
     worst = max(worst, bf16_case(opmig, work))
     refusal_case(opmig, work, os.path.join(work, cases[0][0] + ".onnx"))
     print("largest difference: %.3g of the tolerance" % worst)

@@ -16,28 +16,25 @@ large ones (saturation at both ends); biases absent, small, near and past
 differs from float32(acc + bias) at a rounding tie (a bias past 2^24; sums
 past 2^24): only the exact requantization gets them right.
 Prints a line per failure and a summary; exits 1 on a failure."""
+import functools
 import os
 import subprocess
 import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import ortlib  # noqa: E402
+import qdqlib  # noqa: E402
 from int_ops_ref import conv_ref  # noqa: E402
+from qdqlib import LIM, T  # noqa: E402
 
 RNG = np.random.default_rng(4926)
-T = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
-LIM = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255)}
+q8 = functools.partial(qdqlib.q8, RNG)
 N_RANDOM = 40
-
-
-def q8(dtype, shape):
-    lo, hi = LIM[np.dtype(dtype)]
-    return RNG.integers(lo, hi + 1, size=shape).astype(dtype)
 
 
 def zero_point(dt):

@@ -27,35 +27,25 @@ channels-last DequantizeLinear result).  Checked:
     largest difference in steps is printed, the cases bit-identical
     counted; more than 2 steps anywhere is a failure.
 Prints a line per failure and a summary; exits 1 on a failure."""
+import functools
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import ortlib  # noqa: E402
+import qdqlib  # noqa: E402
 from int_ops_ref import conv_ref  # noqa: E402
+from qdqlib import LIM, T, requant, steps  # noqa: E402
 
 RNG = np.random.default_rng(1225)
-T = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
-LIM = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255)}
+q8 = functools.partial(qdqlib.q8, RNG)
 N_CASES = 80
-
-
-def q8(dtype, shape):
-    lo, hi = LIM[np.dtype(dtype)]
-    return RNG.integers(lo, hi + 1, size=shape).astype(dtype)
-
-
-def requant(acc, mult, zp, dt):
-    lo, hi = LIM[np.dtype(dt)]
-    v = np.rint(acc.astype(np.float32) * mult) + np.float32(zp)
-    return np.clip(v, lo, hi).astype(dt)
 
 
 def remap(c, s, z, ys, yz, yt):
@@ -259,25 +249,12 @@ def make(k):
 
 
 def run(opmig, path, x, d, env=None):
-    np.save(os.path.join(d, "x.npy"), x)
-    r = subprocess.run([opmig, "run", path, "x=" + os.path.join(d, "x.npy"), "-O", d,
-                        "--out-format", "npy", "--threads", "1", "--stats"],
-                       capture_output=True, text=True, env=env)
-    if r.returncode:
-        return r.stderr.strip(), 0
-    cl = re.search(r"results stored channels last: (\d+)", r.stdout)
-    outs, i = [], 0
-    while os.path.exists(os.path.join(d, "output_%d.npy" % i)):
-        outs.append(np.load(os.path.join(d, "output_%d.npy" % i)))
-        os.remove(os.path.join(d, "output_%d.npy" % i))
-        i += 1
+    """(the outputs, the results stored channels last), or (a message, 0)."""
+    outs, stats = qdqlib.run(opmig, path, {"x": x}, d, env=env)
+    if stats is None:
+        return outs, 0
+    cl = re.search(r"results stored channels last: (\d+)", stats)
     return outs, int(cl.group(1)) if cl else 0
-
-
-def steps(a, b):
-    if a.shape != b.shape:
-        return 1 << 20
-    return int(np.max(np.abs(a.astype(np.int64) - b.astype(np.int64)))) if a.size else 0
 
 
 def main():

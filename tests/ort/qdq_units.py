@@ -28,9 +28,8 @@ tensor is the graph output.  Checked:
     bit for bit: opmig's default run equals its --exact run, and they run
     as units (--stats).
 Prints a line per failure and a summary; exits 1 on a failure."""
+import functools
 import os
-import re
-import subprocess
 import sys
 
 import numpy as np
@@ -40,23 +39,12 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import ortlib  # noqa: E402
+import qdqlib  # noqa: E402
 from int_ops_ref import conv_ref  # noqa: E402
+from qdqlib import LIM, T, requant, steps  # noqa: E402
 
 RNG = np.random.default_rng(2612)
-T = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
-LIM = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255)}
-
-
-def q8(dtype, shape):
-    lo, hi = LIM[np.dtype(dtype)]
-    return RNG.integers(lo, hi + 1, size=shape).astype(dtype)
-
-
-def requant(acc, mult, zp, dt):
-    """The unit: float32(acc) * float32 mult, half to even, + zp, saturated."""
-    lo, hi = LIM[np.dtype(dt)]
-    v = np.rint(acc.astype(np.float32) * mult) + np.float32(zp)
-    return np.clip(v, lo, hi).astype(dt)
+q8 = functools.partial(qdqlib.q8, RNG)
 
 
 def written(real, ys, zp, dt):
@@ -203,22 +191,11 @@ def model(nodes, x, inits, shape, yt, extra_out=False):
 
 
 def run(opmig, path, x, d, *flags):
-    feeds = x if isinstance(x, dict) else {"x": x}
-    args = []
-    for name, a in feeds.items():
-        np.save(os.path.join(d, name + ".npy"), a)
-        args.append("%s=%s" % (name, os.path.join(d, name + ".npy")))
-    r = subprocess.run([opmig, "run", path] + args + ["-O", d,
-                        "--out-format", "npy", "--threads", "1", "--stats"] + list(flags),
-                       capture_output=True, text=True)
-    if r.returncode:
-        return r.stderr.strip(), 0
-    fused = re.search(r"^QuantizeLinear\s+\d+\s+\d+\s+(\d+)", r.stdout + r.stderr, re.M)
-    return np.load(os.path.join(d, "output_0.npy")), int(fused.group(1)) if fused else 0
-
-
-def steps(a, b):
-    return int(np.max(np.abs(a.astype(np.int64) - b.astype(np.int64)))) if a.size else 0
+    """(the output, the QuantizeLinear nodes units did), or (a message, 0)."""
+    outs, stats = qdqlib.run(opmig, path, x if isinstance(x, dict) else {"x": x}, d, *flags)
+    if stats is None:
+        return outs, 0
+    return outs[0], qdqlib.fused(stats, "QuantizeLinear")
 
 
 def main():

@@ -12,7 +12,8 @@
  * steps as they store the output), and with the Conv depthwise on that
  * plane (k_conv_dw.c, which does the steps in its registers too); a
  * residual Add or Sum of a tensor computed before the Conv, after it, or
- * broadcast. */
+ * broadcast; after a move (a Transpose), on a chain made by hand, only
+ * a step the same on every channel. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,10 +348,129 @@ static void test_chain_partly(void)
 	}
 }
 
+/* x [2, C, C, 3] -> Conv 3x3 pad 1 -> Transpose (perm 0 2 1 3: a move)
+ * -> Mul(., q) -> y, q [C, 1, 1]: along the transposed tensor's axis 1,
+ * the Conv's rows; uniform: all of q the same. */
+static struct ir_model *move_model(int uniform)
+{
+	struct ir_model *m = tm_new(13);
+	double w[C * C * 9], v[C];
+	uint64_t seed = 13;
+
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(2, C, C, 3), 4);
+	tg_fill(&seed, w, C * C * 9);
+	tm_init(m, "W", IR_DTYPE_FLOAT, TM_DIMS(C, C, 3, 3), 4, w);
+	tg_fill(&seed, v, C);
+	tm_init(m, "B", IR_DTYPE_FLOAT, TM_DIMS(C), 1, v);
+	tm_init(m, "q", IR_DTYPE_FLOAT, TM_DIMS(C, 1, 1), 3, uniform ?
+		(const double[]){ 1.5, 1.5, 1.5, 1.5, 1.5 } : (const double[]){ 3, 0.5, -2, 7, 1.25 });
+	ir_node_set_ints(tm_node(m, "Conv", NULL, TM_NAMES("x", "W", "B"), 3, TM_NAMES("c"), 1),
+			 "pads", TM_DIMS(1, 1, 1, 1), 4);
+	ir_node_set_ints(tm_node(m, "Transpose", NULL, TM_NAMES("c"), 1, TM_NAMES("t"), 1),
+			 "perm", TM_DIMS(0, 2, 1, 3), 4);
+	tm_node(m, "Mul", NULL, TM_NAMES("t", "q"), 2, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(2, C, C, 3), 4);
+	tm_verify(m);
+	return m;
+}
+
+/* The plan of m's node of type op. */
+static struct rt_nplan *plan_of(struct rt_session *s, const char *op)
+{
+	for (size_t i = 0; i < s->main->n_nodes; i++)
+		if (!strcmp(ir_s(s->main->nodes[i].node->op_type), op))
+			return &s->main->nodes[i];
+	return NULL;
+}
+
+/* Two runs of m into y (2 * C * C * 3): the times Mul was fused; with
+ * inject, the Conv given the chain Transpose (a move) -> Mul by hand,
+ * the Transpose's own chain (its Mul) dropped, so that a fused Mul is
+ * the Conv's chain's. */
+static size_t move_run(struct ir_model *m, int inject, float *y)
+{
+	struct rt_opts o = { .threads = 1, .collect_stats = 1 };
+	struct rt_session *s = NULL;
+	struct rt_value *in, *out = NULL;
+	const struct rt_stats *st;
+	struct rt_nplan *conv, *tr, *mul;
+	struct rt_chain *ch;
+	static double xd[2 * C * C * 3];
+	uint64_t seed = 5;
+	size_t fused = 0;
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	tg_fill(&seed, xd, 2 * C * C * 3);
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_FLOAT, 4, TM_DIMS(2, C, C, 3), &in, &d) == 0);
+	for (int64_t e = 0; e < 2 * C * C * 3; e++)
+		((float *)in->data)[e] = (float)xd[e];
+	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
+	conv = plan_of(s, "Conv");
+	tr = plan_of(s, "Transpose");
+	mul = plan_of(s, "Mul");
+	CU_ASSERT_FATAL(conv && tr && mul);
+	/* chain_of ends a chain before a move followed by anything but a
+	 * Relu or Clip */
+	CU_ASSERT(!conv->chain);
+	if (inject) {
+		if (tr->chain) {
+			rt_chain_release(tr);
+			s->main->n_chains--;
+		}
+		CU_ASSERT_FATAL((ch = calloc(1, sizeof(*ch))) != NULL);
+		ch->n = 2;
+		ch->steps[0] = (struct rt_chain_step){ .kind = RT_CHAIN_MOVE, .operand = -1,
+						       .node = (size_t)(tr - s->main->nodes) };
+		ch->steps[1] = (struct rt_chain_step){ .kind = RT_CHAIN_MUL, .operand = 1,
+						       .node = (size_t)(mul - s->main->nodes) };
+		conv->chain = ch;
+		s->main->n_chains++;
+		tr->chain_head = (size_t)(conv - s->main->nodes);
+		mul->chained = 1;
+		mul->chain_head = ch->steps[0].node;
+	}
+	for (int r = 0; r < 2; r++) {
+		if (rt_session_run(s, &in, 1, &out, &d) < 0)
+			fprintf(stderr, "\nrun: %s\n", d.msg);
+		CU_ASSERT_FATAL(out != NULL && out->numel == 2 * C * C * 3);
+		memcpy(y, out->data, 2 * C * C * 3 * sizeof(float));
+		rt_value_unref(out);
+		out = NULL;
+	}
+	st = rt_session_stats(s);
+	for (size_t i = 0; i < st->n_ops; i++)
+		if (!strcmp(st->ops[i].op, "Mul"))
+			fused = st->ops[i].fused;
+	rt_session_free(s);
+	rt_value_unref(in);
+	return fused;
+}
+
+/* After a move, a chain's pass does only steps that are the same on
+ * every channel (the channels it sees are the head's, not the moved
+ * tensor's axis 1): on a chain made by hand (chain_of makes none such),
+ * a per-channel Mul after a Transpose runs as a node, a uniform one in
+ * the Conv's pass; the values those of the session as planned. */
+static void test_chain_move(void)
+{
+	static float plain[2 * C * C * 3], y[2 * C * C * 3];
+
+	for (int uniform = 0; uniform < 2; uniform++) {
+		struct ir_model *m = move_model(uniform);
+
+		move_run(m, 0, plain);
+		CU_ASSERT_EQUAL(move_run(m, 1, y), uniform ? 2 : 0);
+		CU_ASSERT(!memcmp(y, plain, sizeof(y)));
+		ir_model_free(m);
+	}
+}
+
 static const struct unit_test tests[] = {
 	{ "chain_fused", test_chain_fused },
 	{ "chain_residual", test_chain_residual },
 	{ "chain_partly", test_chain_partly },
+	{ "chain_move", test_chain_move },
 	{ NULL, NULL },
 };
 

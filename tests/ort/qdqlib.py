@@ -1,0 +1,72 @@
+"""qdqlib.py: what the tests of 8-bit quantized units share (qdq_units.py,
+qdq_cl.py, conv_int_cast.py, qconv_props.py; /usr/bin/python3 with onnx
+and numpy): the code types and their ranges, seeded random codes, the
+units' requantization, `opmig run` of a model on .npy feeds with its
+--stats text, and how far apart two arrays of codes are.
+
+    import functools, qdqlib
+    from qdqlib import LIM, T, requant, steps
+    q8 = functools.partial(qdqlib.q8, RNG)      # q8(dtype, shape)
+    outs, stats = qdqlib.run(opmig, model, {"x": x}, workdir, "--exact")
+    # outs: the outputs (arrays in graph order), or a str (opmig's
+    # message, stats then None)
+    n = qdqlib.fused(stats, "QuantizeLinear")
+"""
+import os
+import re
+import subprocess
+
+import numpy as np
+from onnx import TensorProto
+
+T = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
+LIM = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255)}
+
+
+def q8(rng, dtype, shape):
+    """Codes of dtype drawn from rng over its whole range."""
+    lo, hi = LIM[np.dtype(dtype)]
+    return rng.integers(lo, hi + 1, size=shape).astype(dtype)
+
+
+def requant(acc, mult, zp, dt):
+    """The unit: float32(acc) * float32 mult, half to even, + zp, saturated."""
+    lo, hi = LIM[np.dtype(dt)]
+    v = np.rint(acc.astype(np.float32) * mult) + np.float32(zp)
+    return np.clip(v, lo, hi).astype(dt)
+
+
+def steps(a, b):
+    """The largest difference of two arrays of codes (1 << 20 when their
+    shapes differ)."""
+    if a.shape != b.shape:
+        return 1 << 20
+    return int(np.max(np.abs(a.astype(np.int64) - b.astype(np.int64)))) if a.size else 0
+
+
+def run(opmig, path, feeds, d, *flags, env=None):
+    """`opmig run PATH NAME=D/NAME.npy... -O D --out-format npy --threads 1
+    --stats FLAGS`: (the outputs, its stdout), the output files removed
+    once read; or (its stderr, None) when it failed."""
+    args = []
+    for name, a in feeds.items():
+        np.save(os.path.join(d, name + ".npy"), a)
+        args.append("%s=%s" % (name, os.path.join(d, name + ".npy")))
+    r = subprocess.run([opmig, "run", path] + args + ["-O", d, "--out-format", "npy",
+                                                      "--threads", "1", "--stats"] +
+                       list(flags), capture_output=True, text=True, env=env)
+    if r.returncode:
+        return r.stderr.strip(), None
+    outs = []
+    while os.path.exists(os.path.join(d, "output_%d.npy" % len(outs))):
+        f = os.path.join(d, "output_%d.npy" % len(outs))
+        outs.append(np.load(f))
+        os.remove(f)
+    return outs, r.stdout
+
+
+def fused(stats, op):
+    """How many of op's nodes --stats says were done inside other nodes'
+    kernels (its op table's "fused" column)."""
+    m = re.search(r"^%s\s+\d+\s+\d+\s+(\d+)" % op, stats, re.M)
+    return int(m.group(1)) if m else 0

@@ -10,7 +10,9 @@
  * as the last one is captured.  Nodes whose outputs inference already knows (Shape of a
  * static tensor, and arithmetic on it) are folded the same way.  Results above 16 MiB stay computed unless they are
  * ConstantOfShape fills (weights); blocked DequantizeLinear (quantized
- * weights) is never folded.  When the model cannot run (an op
+ * weights) is never folded, nor any node reading 8- or 4-bit codes
+ * computed while the model is written (Cast and per-axis
+ * DequantizeLinear of matmul-nbits' codes).  When the model cannot run (an op
  * without kernel, a dim that needs --dim), nothing is folded and a note
  * says why. */
 #include <stdio.h>
@@ -87,6 +89,28 @@ static int outputs_known(struct rw_ctx *c, const struct ir_node *n)
 	return k > 0;
 }
 
+/* Integer codes kept for the target (matmul-nbits' per-axis
+ * DequantizeLinear and Cast forms, chosen where the target takes them):
+ * an 8- or 4-bit initializer computed while the model is written, and
+ * values computed from one.
+ * Folding what reads it would compute the weights whole and store them
+ * as float, 2 to 8 times the bytes. */
+static int codes_kept(const struct ir_value *v, int depth)
+{
+	const struct ir_tensor *t = v ? v->init : NULL;
+
+	if (t)
+		return !v->is_input && t->storage == IR_STORE_DERIVED &&
+		       (t->dtype == IR_DTYPE_UINT8 || t->dtype == IR_DTYPE_INT8 ||
+			t->dtype == IR_DTYPE_UINT4 || t->dtype == IR_DTYPE_INT4);
+	/* and what is computed from them (inference may know the values
+	 * of the Cast's Sub, Mul, Reshape and Slice): a few levels up */
+	for (size_t i = 0; v && v->producer && depth < 6 && i < v->producer->n_inputs; i++)
+		if (codes_kept(v->producer->inputs[i], depth + 1))
+			return 1;
+	return 0;
+}
+
 static int can_fold(struct fold *f, const struct ir_node *n)
 {
 	const char *op = ir_s(n->op_type);
@@ -100,6 +124,9 @@ static int can_fold(struct fold *f, const struct ir_node *n)
 	 * float, 4 to 16 times the bytes, on targets that take the codes */
 	if (!strcmp(op, "DequantizeLinear") && rw_attr_int(n, "block_size", 0) > 0)
 		return 0;
+	for (size_t i = 0; i < n->n_inputs; i++)
+		if (codes_kept(n->inputs[i], 0))
+			return 0;
 	for (size_t i = 0; i < n->n_attrs; i++)
 		if (n->attrs[i]->g || n->attrs[i]->n_graphs)
 			return 0;

@@ -9,15 +9,29 @@
  *       no zero point (0, as TensorRT wants); a model's own 4-bit B for a
  *       target without 4-bit codes (or float16 data of odd N) as int8
  *       code - zero point (no zero point) or uint8 codes and zero points
+ *   dequantize-per-axis  one block over all of K (block_size >= K):
+ *       DequantizeLinear (axis 1, opset >= 13; float16 scales from 19) of
+ *       uint8 codes [K, N] and zero points [N] (int8 code - zero point or
+ *       code - 2^(bits - 1) for a target that takes only int8)
+ *   cast-codes  uint8 codes [K / block, block, N] (K padded with B's own
+ *       codes of the last block), Cast to the data's dtype, Sub of the
+ *       zero points (a scalar 2^(bits - 1) when none) and Mul of the scales
+ *       [K / block, 1, N] in that dtype, Reshape to [K', N], Slice of K
+ *       rows: exact for float32 ((code - zero point) exact, one rounding of
+ *       the product, as onnxruntime computes it in float32)
+ *       these two, one byte a weight, for opsets 13 to 20 (or a target
+ *       without DequantizeLinear-21 of the codes) where the target's rules
+ *       take every op (the Cast of uint8 too), a model's own B only
  *   dequantized  B dequantized ((code - zero point) * scale, block by
  *       block along K, in float32 as onnxruntime does) into a [K, N]
  *       initializer of the data's dtype (float16: each weight rounded to
  *       float16 once), computed while the model is written (a derived
  *       tensor: one piece of one weight in memory at a time)
- * for the targets without DequantizeLinear-21 of any such codes.  float16
+ * for the targets that take none of these.  float16
  * data (float16 A and scales, as onnxruntime-genai's int4 exports have):
  * DequantizeLinear-21 with the float16 scales writes W in float16 for a
- * float16 MatMul, and the dequantized W is float16 too; either rounds each
+ * float16 MatMul, and the dequantized W and the cast form's float16 Mul
+ * (as the per-axis DequantizeLinear-19's) are float16 too; each rounds each
  * (code - zero point) * scale to float16, where onnxruntime's MatMulNBits
  * keeps it in float32 (one float16 ulp in some outputs).  g_idx, prepacked
  * B and the quantizer's own float16 codes are refused. */
@@ -116,7 +130,7 @@ static int check_nbits(struct rw_ctx *c, const struct ir_node *n, char *why, siz
 	return 1;
 }
 
-enum { V_DQ, V_FLOAT, V_AXIS, V_CAST };
+enum { V_DQ, V_AXIS, V_CAST, V_FLOAT };
 
 /* Does the target take DequantizeLinear-21 of codes of dtype dt (its
  * rules' version range, input 0's dtypes, the dtypes its chip lacks)? */
@@ -563,9 +577,9 @@ static const char *const nbits_ops[] = { "MatMul", "Add", NULL };
 static const char *const cast_ops[] = { "Cast", "Sub", "Mul", "Reshape", "Slice", "MatMul",
 					"Add", NULL };
 static const struct rw_variant v_nbits[] = {
-	[V_DQ] = { "dequantize-linear", dq_ops }, [V_FLOAT] = { "dequantized", nbits_ops },
-	[V_AXIS] = { "dequantize-per-axis", dq_ops }, [V_CAST] = { "cast-codes", cast_ops }
+	[V_DQ] = { "dequantize-linear", dq_ops }, [V_AXIS] = { "dequantize-per-axis", dq_ops },
+	[V_CAST] = { "cast-codes", cast_ops }, [V_FLOAT] = { "dequantized", nbits_ops }
 };
 RW_DECOMPOSITION(matmul_nbits, "matmul-nbits",
-		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes (int4/int8 with zero point 0 when symmetric, 4-bit codes widened to int8 code - zero point or uint8, for targets that take only those) or, where the target takes none, MatMul on weights dequantized while the model is written, in the data's dtype (and Add of the bias); float16 weights are rounded before the product (see Numerics)",
+		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes (int4/int8 with zero point 0 when symmetric, 4-bit codes widened to int8 code - zero point or uint8, for targets that take only those); below opset 21 (or where the target takes none of those) with the codes kept one a byte: a per-axis DequantizeLinear (axis 1) of uint8 codes where one block spans K, else uint8 codes [K / block, block, N] through Cast, Sub of the zero points, Mul of the scales, Reshape and Slice; where the target takes none of these either, MatMul on weights dequantized while the model is written, in the data's dtype (and Add of the bias); float16 weights are rounded before the product (see Numerics)",
 		 m_nbits, v_nbits, check_nbits, vcheck_nbits, apply_nbits);

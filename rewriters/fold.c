@@ -35,6 +35,7 @@ struct fold {
 	struct ir_graph *g;
 	char *foldable;              /* per node index */
 	char *needed;                /* foldable, or read by a foldable one */
+	char *kept;                  /* reads kept codes (reads_codes) */
 	size_t n_front;
 	struct ir_value **front;     /* values to make initializers */
 	struct rt_value **vals;      /* their captured values */
@@ -91,23 +92,25 @@ static int outputs_known(struct rw_ctx *c, const struct ir_node *n)
 
 /* Integer codes kept for the target (matmul-nbits' per-axis
  * DequantizeLinear and Cast forms, chosen where the target takes them):
- * an 8- or 4-bit initializer computed while the model is written, and
- * values computed from one.
- * Folding what reads it would compute the weights whole and store them
- * as float, 2 to 8 times the bytes. */
-static int codes_kept(const struct ir_value *v, int depth)
+ * an 8- or 4-bit initializer computed while the model is written.
+ * Folding what reads it, or what is computed from it (inference may know
+ * the values of the Cast's Sub, Mul, Reshape and Slice), would compute
+ * the weights whole and store them as float, 2 to 8 times the bytes.
+ * Nodes come in graph order: f->kept of a producer is known. */
+static int reads_codes(const struct fold *f, const struct ir_node *n)
 {
-	const struct ir_tensor *t = v ? v->init : NULL;
+	for (size_t i = 0; i < n->n_inputs; i++) {
+		const struct ir_value *v = n->inputs[i];
+		const struct ir_tensor *t = v ? v->init : NULL;
 
-	if (t)
-		return !v->is_input && t->storage == IR_STORE_DERIVED &&
-		       (t->dtype == IR_DTYPE_UINT8 || t->dtype == IR_DTYPE_INT8 ||
-			t->dtype == IR_DTYPE_UINT4 || t->dtype == IR_DTYPE_INT4);
-	/* and what is computed from them (inference may know the values
-	 * of the Cast's Sub, Mul, Reshape and Slice): a few levels up */
-	for (size_t i = 0; v && v->producer && depth < 6 && i < v->producer->n_inputs; i++)
-		if (codes_kept(v->producer->inputs[i], depth + 1))
+		if (t && !v->is_input && t->storage == IR_STORE_DERIVED &&
+		    (t->dtype == IR_DTYPE_UINT8 || t->dtype == IR_DTYPE_INT8 ||
+		     t->dtype == IR_DTYPE_UINT4 || t->dtype == IR_DTYPE_INT4))
 			return 1;
+		if (v && !t && v->producer && v->producer->graph == f->g &&
+		    v->producer->index < f->g->n_nodes && f->kept[v->producer->index])
+			return 1;
+	}
 	return 0;
 }
 
@@ -124,9 +127,8 @@ static int can_fold(struct fold *f, const struct ir_node *n)
 	 * float, 4 to 16 times the bytes, on targets that take the codes */
 	if (!strcmp(op, "DequantizeLinear") && rw_attr_int(n, "block_size", 0) > 0)
 		return 0;
-	for (size_t i = 0; i < n->n_inputs; i++)
-		if (codes_kept(n->inputs[i], 0))
-			return 0;
+	if (f->kept[n->index])
+		return 0;
 	for (size_t i = 0; i < n->n_attrs; i++)
 		if (n->attrs[i]->g || n->attrs[i]->n_graphs)
 			return 0;
@@ -293,11 +295,14 @@ static int run(struct rw_ctx *c, size_t *changed)
 
 	*changed = 0;
 	if (!(f.foldable = calloc(g->n_nodes + 1, 1)) || !(f.needed = calloc(g->n_nodes + 1, 1)) ||
+	    !(f.kept = calloc(g->n_nodes + 1, 1)) ||
 	    !(f.front = calloc(g->n_values + g->n_nodes + 1, sizeof(*f.front))))
 		goto oom;
-	for (size_t i = 0; i < g->n_nodes; i++)
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		f.kept[i] = (char)reads_codes(&f, g->nodes[i]);
 		if ((f.foldable[i] = (char)can_fold(&f, g->nodes[i])))
 			n_fold++;
+	}
 	for (size_t i = 0; i < g->n_nodes; i++) {
 		const struct ir_node *n = g->nodes[i];
 
@@ -331,6 +336,7 @@ done:
 	free(f.front);
 	free(f.foldable);
 	free(f.needed);
+	free(f.kept);
 	return rc;
 oom:
 	rc = ir_diag_error(c->d, IR_ENOMEM, "out of memory");

@@ -232,10 +232,14 @@ static int byte_form(const struct rw_ctx *c, const struct ir_node *n, int *wdtyp
 	half = dt == IR_DTYPE_FLOAT16;
 	if (c->opset < 13 || (dt != IR_DTYPE_FLOAT && dt != IR_DTYPE_FLOAT16))
 		return V_FLOAT;
+	/* the scan reads a MatMul of a per-axis DequantizeLinear's output as
+	 * a QDQ unit of the codes' dtype (only blocked ones are weight-only
+	 * there): the target's MatMul must take that dtype too */
 	if (!probe && p.kb == 1 && (!half || c->opset >= 19)) {
-		if (takes(c, "DequantizeLinear", IR_DTYPE_UINT8, IR_DTYPE_UINT8))
+		if (takes(c, "DequantizeLinear", IR_DTYPE_UINT8, IR_DTYPE_UINT8) &&
+		    takes(c, "MatMul", IR_DTYPE_UINT8, 0))
 			return V_AXIS;
-		if ((!zp || p.bits == 4) &&
+		if ((!zp || p.bits == 4) && takes(c, "MatMul", IR_DTYPE_INT8, 0) &&
 		    takes(c, "DequantizeLinear", IR_DTYPE_INT8, IR_DTYPE_INT8)) {
 			*wdtype = IR_DTYPE_INT8;
 			return V_AXIS;

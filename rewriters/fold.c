@@ -10,7 +10,9 @@
  * as the last one is captured.  Nodes whose outputs inference already knows (Shape of a
  * static tensor, and arithmetic on it) are folded the same way.  Results above 16 MiB stay computed unless they are
  * ConstantOfShape fills (weights); blocked DequantizeLinear (quantized
- * weights) is never folded.  When the model cannot run (an op
+ * weights) is never folded, nor any node reading 8- or 4-bit codes
+ * computed while the model is written (Cast and per-axis
+ * DequantizeLinear of matmul-nbits' codes).  When the model cannot run (an op
  * without kernel, a dim that needs --dim), nothing is folded and a note
  * says why. */
 #include <stdio.h>
@@ -33,6 +35,7 @@ struct fold {
 	struct ir_graph *g;
 	char *foldable;              /* per node index */
 	char *needed;                /* foldable, or read by a foldable one */
+	char *kept;                  /* reads kept codes (reads_codes) */
 	size_t n_front;
 	struct ir_value **front;     /* values to make initializers */
 	struct rt_value **vals;      /* their captured values */
@@ -87,6 +90,30 @@ static int outputs_known(struct rw_ctx *c, const struct ir_node *n)
 	return k > 0;
 }
 
+/* Integer codes kept for the target (matmul-nbits' per-axis
+ * DequantizeLinear and Cast forms, chosen where the target takes them):
+ * an 8- or 4-bit initializer computed while the model is written.
+ * Folding what reads it, or what is computed from it (inference may know
+ * the values of the Cast's Sub, Mul, Reshape and Slice), would compute
+ * the weights whole and store them as float, 2 to 8 times the bytes.
+ * Nodes come in graph order: f->kept of a producer is known. */
+static int reads_codes(const struct fold *f, const struct ir_node *n)
+{
+	for (size_t i = 0; i < n->n_inputs; i++) {
+		const struct ir_value *v = n->inputs[i];
+		const struct ir_tensor *t = v ? v->init : NULL;
+
+		if (t && !v->is_input && t->storage == IR_STORE_DERIVED &&
+		    (t->dtype == IR_DTYPE_UINT8 || t->dtype == IR_DTYPE_INT8 ||
+		     t->dtype == IR_DTYPE_UINT4 || t->dtype == IR_DTYPE_INT4))
+			return 1;
+		if (v && !t && v->producer && v->producer->graph == f->g &&
+		    v->producer->index < f->g->n_nodes && f->kept[v->producer->index])
+			return 1;
+	}
+	return 0;
+}
+
 static int can_fold(struct fold *f, const struct ir_node *n)
 {
 	const char *op = ir_s(n->op_type);
@@ -99,6 +126,8 @@ static int can_fold(struct fold *f, const struct ir_node *n)
 	/* blocked weights stay quantized: folding would store them as
 	 * float, 4 to 16 times the bytes, on targets that take the codes */
 	if (!strcmp(op, "DequantizeLinear") && rw_attr_int(n, "block_size", 0) > 0)
+		return 0;
+	if (f->kept[n->index])
 		return 0;
 	for (size_t i = 0; i < n->n_attrs; i++)
 		if (n->attrs[i]->g || n->attrs[i]->n_graphs)
@@ -266,11 +295,14 @@ static int run(struct rw_ctx *c, size_t *changed)
 
 	*changed = 0;
 	if (!(f.foldable = calloc(g->n_nodes + 1, 1)) || !(f.needed = calloc(g->n_nodes + 1, 1)) ||
+	    !(f.kept = calloc(g->n_nodes + 1, 1)) ||
 	    !(f.front = calloc(g->n_values + g->n_nodes + 1, sizeof(*f.front))))
 		goto oom;
-	for (size_t i = 0; i < g->n_nodes; i++)
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		f.kept[i] = (char)reads_codes(&f, g->nodes[i]);
 		if ((f.foldable[i] = (char)can_fold(&f, g->nodes[i])))
 			n_fold++;
+	}
 	for (size_t i = 0; i < g->n_nodes; i++) {
 		const struct ir_node *n = g->nodes[i];
 
@@ -304,6 +336,7 @@ done:
 	free(f.front);
 	free(f.foldable);
 	free(f.needed);
+	free(f.kept);
 	return rc;
 oom:
 	rc = ir_diag_error(c->d, IR_ENOMEM, "out of memory");

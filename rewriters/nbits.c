@@ -9,15 +9,29 @@
  *       no zero point (0, as TensorRT wants); a model's own 4-bit B for a
  *       target without 4-bit codes (or float16 data of odd N) as int8
  *       code - zero point (no zero point) or uint8 codes and zero points
+ *   dequantize-per-axis  one block over all of K (block_size >= K):
+ *       DequantizeLinear (axis 1, opset >= 13; float16 scales from 19) of
+ *       uint8 codes [K, N] and zero points [N] (int8 code - zero point or
+ *       code - 2^(bits - 1) for a target that takes only int8)
+ *   cast-codes  uint8 codes [K / block, block, N] (K padded with B's own
+ *       codes of the last block), Cast to the data's dtype, Sub of the
+ *       zero points (a scalar 2^(bits - 1) when none) and Mul of the scales
+ *       [K / block, 1, N] in that dtype, Reshape to [K', N], Slice of K
+ *       rows: exact for float32 ((code - zero point) exact, one rounding of
+ *       the product, as onnxruntime computes it in float32)
+ *       these two, one byte a weight, for opsets 13 to 20 (or a target
+ *       without DequantizeLinear-21 of the codes) where the target's rules
+ *       take every op (the Cast of uint8 too), a model's own B only
  *   dequantized  B dequantized ((code - zero point) * scale, block by
  *       block along K, in float32 as onnxruntime does) into a [K, N]
  *       initializer of the data's dtype (float16: each weight rounded to
  *       float16 once), computed while the model is written (a derived
  *       tensor: one piece of one weight in memory at a time)
- * for the targets without DequantizeLinear-21 of any such codes.  float16
+ * for the targets that take none of these.  float16
  * data (float16 A and scales, as onnxruntime-genai's int4 exports have):
  * DequantizeLinear-21 with the float16 scales writes W in float16 for a
- * float16 MatMul, and the dequantized W is float16 too; either rounds each
+ * float16 MatMul, and the dequantized W and the cast form's float16 Mul
+ * (as the per-axis DequantizeLinear-19's) are float16 too; each rounds each
  * (code - zero point) * scale to float16, where onnxruntime's MatMulNBits
  * keeps it in float32 (one float16 ulp in some outputs).  g_idx, prepacked
  * B and the quantizer's own float16 codes are refused. */
@@ -116,7 +130,7 @@ static int check_nbits(struct rw_ctx *c, const struct ir_node *n, char *why, siz
 	return 1;
 }
 
-enum { V_DQ, V_FLOAT };
+enum { V_DQ, V_AXIS, V_CAST, V_FLOAT };
 
 /* Does the target take DequantizeLinear-21 of codes of dtype dt (its
  * rules' version range, input 0's dtypes, the dtypes its chip lacks)? */
@@ -171,6 +185,80 @@ static int node_codes(const struct rw_ctx *c, const struct ir_node *n)
 	return target_takes_codes(c, IR_DTYPE_UINT8) ? IR_DTYPE_UINT8 : 0;
 }
 
+/* Does the target take op at the model's opset for data of dtype dt,
+ * input 0 (the rules' per-input list) of dtype in0 too? */
+static int takes(const struct rw_ctx *c, const char *op, int dt, int in0)
+{
+	const struct rules_op *o = c->target ?
+		rules_target_find_op(c->target, "ai.onnx", op) : NULL;
+
+	if (!rw_target_accepts(c, "", op, dt) || (in0 && !rw_target_accepts(c, "", op, in0)))
+		return 0;
+	for (size_t i = 0; o && in0 && i < o->n_inputs; i++)
+		if (o->inputs[i].index == 0 && o->inputs[i].dtypes &&
+		    !(o->inputs[i].dtypes & RULES_DTYPE_BIT(in0)))
+			return 0;
+	return 1;
+}
+
+/* Codes kept one a byte below opset 21 (or where the target takes no
+ * DequantizeLinear-21 of them): the form (V_AXIS, V_CAST; V_FLOAT when
+ * neither) and the codes' dtype.  One block over all of K: a per-axis
+ * DequantizeLinear (axis 1 of the [K, N] codes; opset >= 13, float16
+ * scales from 19) of uint8 codes and zero points, or int8 code - zero
+ * point (4-bit B) or code - 2^(bits - 1) (B symmetric) for a target
+ * that takes only int8.  Otherwise (and where that DequantizeLinear is not
+ * taken) Cast of uint8 codes [K / bs, bs, N] to the data's dtype, Sub of
+ * the zero points and Mul of the scales [K / bs, 1, N], Reshape to
+ * [K', N] and Slice of the K rows: every op of the data's dtype, the Cast
+ * of uint8, taken by the target (MatMul and Add are every form's: the
+ * planner asks about them).  The model's own B only, with packed
+ * uint8 zero points or none. */
+static int byte_form(const struct rw_ctx *c, const struct ir_node *n, int *wdtype)
+{
+	struct nb p;
+	int dt = c->probe_dtype, probe = !n->n_inputs;
+	int half, zp = has(n, 3);
+
+	nb_geometry(n, &p);
+	*wdtype = IR_DTYPE_UINT8;
+	if (!probe) {
+		dt = rw_node_dtype(c, n);
+		if (!n->inputs[1] || !n->inputs[1]->init ||
+		    n->inputs[1]->init->storage == IR_STORE_DERIVED ||
+		    (zp && (!n->inputs[3]->init || n->inputs[3]->init->dtype != IR_DTYPE_UINT8)))
+			return V_FLOAT;
+	}
+	half = dt == IR_DTYPE_FLOAT16;
+	if (c->opset < 13 || (dt != IR_DTYPE_FLOAT && dt != IR_DTYPE_FLOAT16))
+		return V_FLOAT;
+	/* the scan reads a MatMul of a per-axis DequantizeLinear's output as
+	 * a QDQ unit of the codes' dtype (only blocked ones are weight-only
+	 * there): the target's MatMul must take that dtype too */
+	if (!probe && p.kb == 1 && (!half || c->opset >= 19)) {
+		if (takes(c, "DequantizeLinear", IR_DTYPE_UINT8, IR_DTYPE_UINT8) &&
+		    takes(c, "MatMul", IR_DTYPE_UINT8, 0))
+			return V_AXIS;
+		if ((!zp || p.bits == 4) && takes(c, "MatMul", IR_DTYPE_INT8, 0) &&
+		    takes(c, "DequantizeLinear", IR_DTYPE_INT8, IR_DTYPE_INT8)) {
+			*wdtype = IR_DTYPE_INT8;
+			return V_AXIS;
+		}
+	}
+	if (!takes(c, "Cast", dt, IR_DTYPE_UINT8) || !takes(c, "Sub", dt, 0) ||
+	    !takes(c, "Mul", dt, 0) || !takes(c, "Reshape", dt, 0) || !takes(c, "Slice", dt, 0))
+		return V_FLOAT;
+	return V_CAST;
+}
+
+/* The form node n's weights take. */
+static int nbits_form(struct rw_ctx *c, const struct ir_node *n, int *wdtype)
+{
+	if ((*wdtype = node_codes(c, n)) != 0)
+		return V_DQ;
+	return byte_form(c, n, wdtype);
+}
+
 /* Would node n keep codes at opset 21 (the target's opset range allowing
  * it)? */
 static int codes_at_21(struct rw_ctx *c, const struct ir_node *n)
@@ -199,6 +287,26 @@ static int note_form(struct rw_ctx *c, const struct ir_node *n, int v, int wdtyp
 			 "DequantizeLinear-21 of them at opset %lld",
 			 (int)rw_attr_int(n, "bits", 4), half ? "float16" : "float32",
 			 ir_dtype_name(wdtype), tid, (long long)c->opset);
+	else if (v == V_AXIS)
+		snprintf(buf, sizeof(buf), "matmul-nbits: %d-bit MatMulNBits of %s data with one "
+			 "block over K as a per-axis DequantizeLinear of %s codes (axis 1, a scale "
+			 "per column) and a MatMul: %s takes DequantizeLinear of them at opset %lld "
+			 "(one byte a weight)%s",
+			 (int)rw_attr_int(n, "bits", 4), half ? "float16" : "float32",
+			 ir_dtype_name(wdtype), tid, (long long)c->opset,
+			 c->opset < 21 && codes_at_21(c, n) ? " (--opset 21 would keep 4-bit codes)" :
+			 "");
+	else if (v == V_CAST)
+		snprintf(buf, sizeof(buf), "matmul-nbits: %d-bit MatMulNBits of %s data as uint8 "
+			 "codes [K / block, block, N] cast to %s, minus the zero points, times the "
+			 "scales, reshaped to [K, N] for a MatMul: %s takes no DequantizeLinear of "
+			 "blocked codes at opset %lld but Cast of uint8 (one byte a weight)%s%s",
+			 (int)rw_attr_int(n, "bits", 4), half ? "float16" : "float32",
+			 half ? "float16" : "float32", tid, (long long)c->opset,
+			 c->opset < 21 && codes_at_21(c, n) ? " (--opset 21 would keep them as codes)" :
+			 "",
+			 half ? " (each weight rounded to float16, where onnxruntime's "
+			 "MatMulNBits keeps float32: one float16 ulp in some outputs)" : "");
 	else
 		snprintf(buf, sizeof(buf), "matmul-nbits: %d-bit MatMulNBits of %s data as a "
 			 "MatMul on %s weights dequantized while the model is written: %s takes no "
@@ -221,9 +329,9 @@ static int note_form(struct rw_ctx *c, const struct ir_node *n, int v, int wdtyp
  * having fewer ops). */
 static int vcheck_nbits(struct rw_ctx *c, const struct ir_node *n, int v)
 {
-	int keep = node_codes(c, n) != 0;
+	int wdtype;
 
-	return v == V_DQ ? keep : !keep;
+	return v == nbits_form(c, n, &wdtype);
 }
 
 /* The codes of B and the blocks' zero points and scales, transposed:
@@ -318,6 +426,62 @@ static void add_derived(struct rw_emit *e, struct ir_tensor **t, struct ir_value
 	}
 }
 
+/* V_AXIS and V_CAST: the codes one a byte (byte_form), derived tensors
+ * of the model's own B (a piece of rows at a time while written). */
+static int apply_bytes(struct rw_ctx *c, struct ir_node *n, int v, int wdtype)
+{
+	static const char *const nm[3] = { "codes", "scales", "zero_points" };
+	struct rw_emit e;
+	struct nb p;
+	struct ir_tensor *t[3] = { NULL, NULL, NULL };
+	struct ir_value *dv[3], *w, *y;
+	int dt = rw_node_dtype(c, n), bias = has(n, 5), rc;
+	struct qz_nbits_shape f = { wdtype, 0, 0, 1 };
+
+	nb_geometry(n, &p);
+	if (v == V_CAST) {
+		f.zdt = dt;
+		f.pad = p.kb > 1;
+		f.side_rank = p.kb > 1 ? 3 : 1;
+	}
+	if ((rc = note_form(c, n, v, wdtype)) < 0)
+		return rc;
+	rc = qz_nbits_codes_derive(n->inputs[1]->init, n->inputs[2]->init,
+				   has(n, 3) ? n->inputs[3]->init : NULL, p.kd, p.n, p.bits, p.bs,
+				   &f, nm, &t[0], &t[1], &t[2], c->d);
+	if (rc <= 0)
+		return rc < 0 ? rc : ir_diag_error(c->d, IR_EINTERNAL, "matmul-nbits: the codes "
+						   "of node '%s' cannot be derived",
+						   ir_s(n->name));
+	rw_begin(c, n, &e);
+	add_derived(&e, t, dv);
+	if (v == V_AXIS) {
+		struct ir_node *dq = rw_node(&e, "DequantizeLinear", NULL, dv, dv[2] ? 3 : 2, NULL);
+
+		if (dq && ir_node_set_int(dq, "axis", 1) < 0)
+			e.failed = 1;
+		w = dq ? dq->outputs[0] : NULL;
+	} else {
+		struct ir_node *cast = rw_node(&e, "Cast", NULL, dv, 1, NULL);
+		int64_t shape[2] = { p.kb * p.bs, p.n }, zero = 0;
+
+		if (cast && ir_node_set_int(cast, "to", dt) < 0)
+			e.failed = 1;
+		/* (code - zero point) * scale: exact integers, one rounding */
+		w = rw_op(&e, "Sub", cast ? cast->outputs[0] : NULL,
+			  dv[2] ? dv[2] : rw_scalar(&e, dt, (double)(1 << (p.bits - 1))));
+		w = rw_op(&e, "Mul", w, dv[1]);
+		if (p.kb > 1)
+			w = rw_reshape(&e, w, shape, 2, NULL);
+		if (p.kb * p.bs > p.kd && p.kb > 1)
+			w = rw_slice(&e, w, &zero, &p.kd, &zero, NULL, 1, NULL);
+	}
+	y = rw_op_to(&e, "MatMul", n->inputs[0], w, bias ? NULL : n->outputs[0]);
+	if (bias)
+		rw_op_to(&e, "Add", y, n->inputs[5], n->outputs[0]);
+	return rw_end(&e, 0);
+}
+
 static int apply_nbits(struct rw_ctx *c, struct ir_node *n, int v)
 {
 	struct rw_emit e;
@@ -328,6 +492,12 @@ static int apply_nbits(struct rw_ctx *c, struct ir_node *n, int v)
 	int bias = has(n, 5), rc = 0;
 	int wdtype;
 
+	if (v == V_AXIS || v == V_CAST) {
+		if (nbits_form(c, n, &wdtype) != v)
+			return ir_diag_error(c->d, IR_EINTERNAL, "matmul-nbits: the target takes no "
+					     "such form");
+		return apply_bytes(c, n, v, wdtype);
+	}
 	nb_geometry(n, &p);
 	wdtype = v == V_FLOAT ? (n->inputs[2]->init->dtype == IR_DTYPE_FLOAT16 ?
 				 IR_DTYPE_FLOAT16 : IR_DTYPE_FLOAT) : node_codes(c, n);
@@ -408,9 +578,12 @@ static int apply_nbits(struct rw_ctx *c, struct ir_node *n, int v)
 static const char *const m_nbits[] = { "com.microsoft:MatMulNBits", NULL };
 static const char *const dq_ops[] = { "DequantizeLinear", "MatMul", "Add", NULL };
 static const char *const nbits_ops[] = { "MatMul", "Add", NULL };
+static const char *const cast_ops[] = { "Cast", "Sub", "Mul", "Reshape", "Slice", "MatMul",
+					"Add", NULL };
 static const struct rw_variant v_nbits[] = {
-	[V_DQ] = { "dequantize-linear", dq_ops }, [V_FLOAT] = { "dequantized", nbits_ops }
+	[V_DQ] = { "dequantize-linear", dq_ops }, [V_AXIS] = { "dequantize-per-axis", dq_ops },
+	[V_CAST] = { "cast-codes", cast_ops }, [V_FLOAT] = { "dequantized", nbits_ops }
 };
 RW_DECOMPOSITION(matmul_nbits, "matmul-nbits",
-		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes (int4/int8 with zero point 0 when symmetric, 4-bit codes widened to int8 code - zero point or uint8, for targets that take only those) or, where the target takes none, MatMul on weights dequantized while the model is written, in the data's dtype (and Add of the bias); float16 weights are rounded before the product (see Numerics)",
+		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes (int4/int8 with zero point 0 when symmetric, 4-bit codes widened to int8 code - zero point or uint8, for targets that take only those); below opset 21 (or where the target takes none of those) with the codes kept one a byte: a per-axis DequantizeLinear (axis 1) of uint8 codes where one block spans K, else uint8 codes [K / block, block, N] through Cast, Sub of the zero points, Mul of the scales, Reshape and Slice; where the target takes none of these either, MatMul on weights dequantized while the model is written, in the data's dtype (and Add of the bias); float16 weights are rounded before the product (see Numerics)",
 		 m_nbits, v_nbits, check_nbits, vcheck_nbits, apply_nbits);

@@ -9,7 +9,9 @@
  * MeanVarianceNormalization, LpNormalization; BatchNormalization's
  * inference form converts; LayerNormalization and RMSNormalization
  * convert with stash_type 1, their statistics in float32 whatever their
- * data, and stay float32 with another stash_type), the statistics of
+ * data, and stay float32 with another stash_type, as does onnxruntime's
+ * com.microsoft SkipSimplifiedLayerNormalization where a target keeps it:
+ * its kernel takes float16 and computes the statistics in float32), the statistics of
  * decomposed LayerNorms and RMS norms (precision_norm.c: the mean, the
  * square, its mean, the epsilon, the square root and the division stay
  * float32, x is cast up once and the normalized result down, the Mul by
@@ -112,6 +114,36 @@ static int in_list(const char *op, const char *const *list, size_t n)
 	return bsearch(op, list, n, sizeof(*list), str_cmp) != NULL;
 }
 
+/* onnxruntime's com.microsoft norms a target may keep (sorted): their
+ * CPU kernels take float16 T and compute the statistics in float32
+ * (SkipSimplifiedLayerNormalization has no stash_type: always), so they
+ * convert as the stash_norms do; their mean and inv_std_var outputs (U)
+ * stay float32.  (onnxruntime registers SimplifiedLayerNormalization in
+ * the default domain only, where expand-simplified-ln lowers it: no
+ * com.microsoft one runs there, so none is converted.) */
+static const char *const ms_norms[] = {
+	"SkipSimplifiedLayerNormalization",
+};
+#define N_MS_NORMS (sizeof(ms_norms) / sizeof(*ms_norms))
+
+static int ms_norm(const struct ir_node *n)
+{
+	return n->domain && !strcmp(n->domain, "com.microsoft") &&
+	       in_list(ir_s(n->op_type), ms_norms, N_MS_NORMS);
+}
+
+/* The signature the pass reads: the default domain's, or one of
+ * ms_norms'. */
+static const struct ir_op_schema *pschema(const struct rw_ctx *c, const struct ir_node *n)
+{
+	int64_t v;
+
+	if (!ms_norm(n))
+		return rw_dt_schema(c, n);
+	v = ir_model_opset(c->m, "com.microsoft");
+	return ir_registry_find("com.microsoft", ir_s(n->op_type), v > 0 ? v : 1);
+}
+
 /* Inputs that keep float32 (parameters, not data). */
 static int param_input(const struct ir_node *n, size_t i)
 {
@@ -187,6 +219,7 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 	const struct ir_op_schema *s;
 	const char *op = ir_s(n->op_type);
 	int any32 = 0, in32 = 0, out_int = 0, attr_out = 0, only16;
+	const char *dom;
 
 	for (size_t i = 0; i < n->n_inputs + n->n_outputs; i++) {
 		int input = i < n->n_inputs;
@@ -202,7 +235,7 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 		pn->mode = P_NEUTRAL;
 		return;
 	}
-	if (!(s = rw_dt_schema(p->c, n))) {
+	if (!(s = pschema(p->c, n))) {
 		pn->why = "op of another domain, unknown op or subgraphs";
 		return;
 	}
@@ -219,15 +252,17 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 	}
 	/* a target that takes the op only in float16: kept in float32 it
 	 * would stay blocked, so sensitivity gives way (and a note says so) */
-	only16 = p->c->target && !rw_target_accepts(p->c, "", op, IR_DTYPE_FLOAT) &&
-		 rw_target_accepts(p->c, "", op, IR_DTYPE_FLOAT16);
+	dom = ms_norm(n) ? "com.microsoft" : "";
+	only16 = p->c->target && !rw_target_accepts(p->c, dom, op, IR_DTYPE_FLOAT) &&
+		 rw_target_accepts(p->c, dom, op, IR_DTYPE_FLOAT16);
 	if (p->stats[n->index])
 		pn->why = p->stats[n->index];
 	else if (in_list(op, sensitive, sizeof(sensitive) / sizeof(*sensitive)))
 		pn->why = "numerically sensitive";
 	else if (from_sensitive(n))
 		pn->why = "part of a numerically sensitive op's decomposition (its statistics)";
-	else if (in_list(op, stash_norms, N_STASH) && (!n->domain || !*n->domain)) {
+	else if ((in_list(op, stash_norms, N_STASH) && (!n->domain || !*n->domain)) ||
+		 ms_norm(n)) {
 		if (rw_attr_int(n, "stash_type", 1) != IR_DTYPE_FLOAT)
 			pn->why = "its stash_type asks for statistics in a type other than float32";
 		else
@@ -248,7 +283,7 @@ static void classify(struct prec *p, const struct ir_node *n, struct pnode *pn)
 		pn->why = "turns float data into integers or booleans";
 		return;
 	}
-	if (p->c->target && !rw_target_accepts(p->c, "", op, IR_DTYPE_FLOAT16)) {
+	if (p->c->target && !rw_target_accepts(p->c, dom, op, IR_DTYPE_FLOAT16)) {
 		pn->why = "the target does not take it in float16";
 		return;
 	}
@@ -297,7 +332,7 @@ static int wants16(struct prec *p, const struct ir_node *u, size_t j)
 	const struct ir_op_schema *s;
 
 	if (u->graph != p->g || u->index >= p->n_nodes || !pn || pn->mode != P_HALF ||
-	    !(s = rw_dt_schema(p->c, u)))
+	    !(s = pschema(p->c, u)))
 		return 0;
 	return has_conv(pn, rw_dt_slot(s, 1, j));
 }
@@ -374,7 +409,7 @@ static int convert_value(struct prec *p, struct ir_value *v, size_t *changed)
 		goto cleanup;
 	if (v->producer) {
 		struct ir_node *pr = v->producer;
-		const struct ir_op_schema *s = rw_dt_schema(c, pr);
+		const struct ir_op_schema *s = pschema(c, pr);
 		size_t k = 0;
 
 		while (k < pr->n_outputs && pr->outputs[k] != v)
@@ -520,8 +555,10 @@ static int report(struct prec *p, size_t n_half)
 				k++;
 			}
 		rc = rw_note(p->c, "fp16: %zu %s node%s run%s in float16 with float32 statistics "
-			     "(first '%s'; stash_type 1)", k, ir_s(n->op_type), k == 1 ? "" : "s",
-			     k == 1 ? "s" : "", ir_s(n->name));
+			     "(first '%s'; %s)", k, ir_s(n->op_type), k == 1 ? "" : "s",
+			     k == 1 ? "s" : "", ir_s(n->name),
+			     !strcmp(ir_s(n->op_type), "SkipSimplifiedLayerNormalization") ?
+			     "onnxruntime's kernel computes them in float32" : "stash_type 1");
 	}
 	for (size_t i = 0; i < p->n_nodes && rc == 0; i++) {
 		const struct ir_node *n = g->nodes[i];

@@ -29,6 +29,10 @@
 struct dq_job {
 	int refs;
 	int64_t k, n, kb, bs, blob, zrow;
+	int64_t kp;                  /* rows of codes written: k, or kb * bs
+				      * (the cast form's padded blocks) */
+	int zdt;                     /* zero points as float32 or float16
+				      * values (the cast form); 0: codes */
 	int bits, sgn, uz;           /* signed codes; unsigned zero points */
 	int from_w, sym, half;       /* from_w: the quantizer's parameters */
 	int sb;                      /* bytes of a scale: 2 float16 (the model's own) */
@@ -291,9 +295,9 @@ static int dq_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *o
 		}
 	}
 	ir_tensor_reader_close(&rd);
-	if (rc == 0 && u1 == j->k)
+	if (rc == 0 && u1 == j->kp)
 		ir_tensor_release_data(src);
-	if (rc == 0 && u1 == j->k && j->next == j->kb)
+	if (rc == 0 && u1 == j->kp && j->next == j->kb)
 		j->owed = j->uz ? 3 : 1;
 cleanup:
 	if (f != (float *)out)
@@ -307,6 +311,34 @@ cleanup:
 	free(sc);
 	free(zp);
 	free(work);
+	return rc;
+}
+
+/* The cast form's zero points of blocks [u0, u1) as values of j->zdt
+ * (float32 or float16: integers to 255 are exact in either), transposed
+ * from the node's packed [n, zrow]. */
+static int dq_zp_values(const struct dq_job *j, struct ir_tensor *t, const uint8_t *in,
+			int64_t u0, int64_t u1, uint8_t *out, struct ir_diag *d)
+{
+	int64_t n = j->n, cnt = (u1 - u0) * n;
+	unsigned mask = (1u << j->bits) - 1, per = 8 / (unsigned)j->bits;
+	float *f = j->zdt == IR_DTYPE_FLOAT ? (float *)out : malloc((size_t)cnt * sizeof(float) + 1);
+	int rc = 0;
+
+	if (!f)
+		return ir_diag_error(d, IR_ENOMEM, "tensor '%s': out of memory", ir_s(t->name));
+	for (int64_t b = u0; b < u1; b++)
+		for (int64_t r = 0; r < n; r++)
+			f[(b - u0) * n + r] = (float)((in[r * j->zrow + b / per] >>
+						       ((unsigned)(b % per) * (unsigned)j->bits)) &
+						      mask);
+	if (j->zdt == IR_DTYPE_FLOAT16) {
+		rc = rt_cast_raw(IR_DTYPE_FLOAT, (const uint8_t *)f, IR_DTYPE_FLOAT16, out,
+				 (size_t)cnt, d);
+		free(f);
+	}
+	if (rc == 0 && u1 == j->kb)
+		ir_tensor_release_data(t->src);
 	return rc;
 }
 
@@ -379,6 +411,8 @@ static int dq_fill_side(struct ir_tensor *t, int what, int64_t u0, int64_t u1, u
 		 * codes), or none: 2^(bits - 1) */
 		if ((rc = ir_tensor_data(t->src, &in, &len, d)) < 0)
 			return rc;
+		if (what == 2 && j->zdt)
+			return dq_zp_values(j, t, in, u0, u1, out, d);
 		for (int64_t b = u0; b < u1; b++)
 			for (int64_t r = 0; r < n; r++) {
 				int64_t at = (b - u0) * n + r;
@@ -442,10 +476,24 @@ int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 		       int wdtype, const char *const names[3], struct ir_tensor **codes,
 		       struct ir_tensor **scales, struct ir_tensor **zps, struct ir_diag *d)
 {
+	struct qz_nbits_shape f = { wdtype, 0, 0, 2 };
+
+	return qz_nbits_codes_derive(b, s, z, k, n, bits, bs, &f, names, codes, scales, zps, d);
+}
+
+int qz_nbits_codes_derive(const struct ir_tensor *b, const struct ir_tensor *s,
+			  const struct ir_tensor *z, int64_t k, int64_t n, int bits, int64_t bs,
+			  const struct qz_nbits_shape *f, const char *const names[3],
+			  struct ir_tensor **codes, struct ir_tensor **scales,
+			  struct ir_tensor **zps, struct ir_diag *d)
+{
+	int wdtype = f->wdtype;
 	const struct qz_nb_job *nj = b->storage == IR_STORE_DERIVED && b->ops == &qz_nb_codes_ops ?
 				  b->arg : NULL;
 	struct dq_job *j;
-	int64_t cd[2] = { k, n }, sd[2];
+	int64_t kb = bs > 0 ? (k + bs - 1) / bs : 0;
+	int64_t cd[3] = { k, n, 0 }, sd[3] = { kb, n, 0 };
+	size_t crank = 2, srank = f->side_rank == 1 || f->side_rank == 3 ? (size_t)f->side_rank : 2;
 	int sgn = wdtype == IR_DTYPE_INT4 || wdtype == IR_DTYPE_INT8;
 	int fdt = wdtype == IR_DTYPE_FLOAT || wdtype == IR_DTYPE_FLOAT16 ? wdtype : 0;
 	int obits = fdt ? 0 : wdtype == IR_DTYPE_INT4 || wdtype == IR_DTYPE_UINT4 ? 4 : 8;
@@ -456,6 +504,11 @@ int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 	 * (DequantizeLinear-21 then writes float16, as MatMulNBits of a
 	 * float16 A does), packed uint8 zero points; codes at least as wide
 	 * as B's, signed ones of B's zero points only 4-bit B's as int8 */
+	/* the shaped forms (padded codes [kb, bs, n], sides [n] or [kb, 1, n],
+	 * float zero points): a model's own B, bytes of codes */
+	if ((f->pad || f->zdt || srank != 2) &&
+	    (nj || obits != 8 || (srank == 1 && kb != 1)))
+		return 0;
 	if ((n * obits) % 8 || bs <= 0 || k <= 0 || n <= 0 || (bits != 4 && bits != 8) ||
 	    (obits && obits < bits) || (sgn && z && (bits != 4 || obits != 8)) ||
 	    (nj && (nj->k != k || nj->n != n || nj->bits != bits || nj->bs != bs || nj->half ||
@@ -475,16 +528,28 @@ int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 	j->kb = (k + bs - 1) / bs;
 	j->blob = bs * bits / 8;
 	j->zrow = (j->kb * bits + 7) / 8;
+	j->kp = f->pad ? j->kb * bs : k;
+	j->zdt = f->zdt;
 	j->sgn = sgn;
-	j->uz = !sgn && !fdt;
+	j->uz = !sgn && !fdt && !f->zdt;
 	j->obits = obits;
 	j->fdt = fdt;
 	j->from_w = nj != NULL;
 	j->sym = nj ? nj->sym : !z;
 	j->half = 0;                 /* the quantizer's float16 weights are not lowered */
 	j->sb = !nj && s->dtype == IR_DTYPE_FLOAT16 ? 2 : 4;
-	sd[0] = j->kb;
-	sd[1] = n;
+	if (f->pad) {
+		cd[0] = j->kb;
+		cd[1] = bs;
+		cd[2] = n;
+		crank = 3;
+	}
+	if (srank == 1) {
+		sd[0] = n;
+	} else if (srank == 3) {
+		sd[1] = 1;
+		sd[2] = n;
+	}
 	if (!nj && ((fdt && !(j->ssrc = ir_tensor_clone(s, NULL))) ||
 		    ((fdt || sgn) && z && !(j->zsrc = ir_tensor_clone(z, NULL))))) {
 		dq_drop(j);
@@ -500,13 +565,18 @@ int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 			return ir_diag_error(d, IR_ENOMEM, "out of memory");
 		return 1;
 	}
-	*codes = ir_tensor_new_computed(names[0], ir_tensor_clone(b, NULL), wdtype, cd, 2, k,
-					&dq_codes_ops, j);
+	*codes = ir_tensor_new_computed(names[0], ir_tensor_clone(b, NULL), wdtype, cd, crank,
+					j->kp, &dq_codes_ops, j);
 	*scales = ir_tensor_new_computed(names[1], ir_tensor_clone(s, NULL),
-					 j->sb == 2 ? IR_DTYPE_FLOAT16 : IR_DTYPE_FLOAT, sd, 2, j->kb,
-					 &dq_scales_ops, j);
-	if (sgn) {
+					 j->sb == 2 ? IR_DTYPE_FLOAT16 : IR_DTYPE_FLOAT, sd, srank,
+					 j->kb, &dq_scales_ops, j);
+	if (sgn || (f->zdt && !z)) {
+		/* no zero points: signed codes, or the cast form's symmetric
+		 * B (its caller subtracts 2^(bits - 1) as a scalar) */
 		dq_drop(j);
+	} else if (f->zdt) {
+		*zps = ir_tensor_new_computed(names[2], ir_tensor_clone(z, NULL), f->zdt, sd, srank,
+					      j->kb, &dq_zp_ops, j);
 	} else {
 		/* no zero points (B symmetric): all 2^(bits - 1), computed
 		 * from one byte of it, so that dedup-constants finds equal
@@ -517,10 +587,10 @@ int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 		*zps = ir_tensor_new_computed(names[2], z ? ir_tensor_clone(z, NULL) :
 					      ir_tensor_new_raw("zero_point", IR_DTYPE_UINT8,
 								&one, 1, &mid, 1),
-					      obits == 4 ? IR_DTYPE_UINT4 : IR_DTYPE_UINT8, sd, 2,
+					      obits == 4 ? IR_DTYPE_UINT4 : IR_DTYPE_UINT8, sd, srank,
 					      j->kb, &dq_zp_ops, j);
 	}
-	if (!*codes || !*scales || (!sgn && !*zps)) {
+	if (!*codes || !*scales || (!sgn && !(f->zdt && !z) && !*zps)) {
 		ir_tensor_free(*codes);
 		ir_tensor_free(*scales);
 		ir_tensor_free(*zps);

@@ -258,6 +258,22 @@ int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 		       const struct ir_tensor *z, int64_t k, int64_t n, int bits, int64_t bs,
 		       int wdtype, const char *const names[3], struct ir_tensor **codes,
 		       struct ir_tensor **scales, struct ir_tensor **zps, struct ir_diag *d);
+/* The same with the tensors' shapes chosen (a model's own B, codes of
+ * 8 bits: uint8 or int8 (code - zero point of 4-bit B, or 2^(bits - 1))):
+ * side_rank 2 scales and zero points [kb, n] (qz_nbits_dq_derive's), 1
+ * [n] (one block: a per-axis DequantizeLinear), 3 [kb, 1, n]; pad: codes
+ * [kb, bs, n], K padded to whole blocks with B's own codes of the last
+ * block (the caller slices them off); zdt float32 or float16: zero points
+ * as values of that dtype (and none made when z is NULL), for a Cast,
+ * Sub and Mul of the codes.  0 when not for these. */
+struct qz_nbits_shape {
+	int wdtype, zdt, pad, side_rank;
+};
+int qz_nbits_codes_derive(const struct ir_tensor *b, const struct ir_tensor *s,
+			  const struct ir_tensor *z, int64_t k, int64_t n, int bits, int64_t bs,
+			  const struct qz_nbits_shape *f, const char *const names[3],
+			  struct ir_tensor **codes, struct ir_tensor **scales,
+			  struct ir_tensor **zps, struct ir_diag *d);
 /* The integer range of a quantized dtype (int8, uint8, int16, uint16,
  * int4, uint4, int32). */
 void qz_dtype_range(int dtype, int64_t *qmin, int64_t *qmax);

@@ -1,8 +1,11 @@
 """nbits_f16_lower_ort.py OPMIG WORKDIR: float16 com.microsoft MatMulNBits
 (onnxruntime-genai's int4 exports of float16 models) lowered by
 matmul-nbits on targets without com.microsoft MatMulNBits:
-  ascend, generic-npu (opset 17, no DequantizeLinear): MatMul on float16
-      [K, N] weights dequantized while the model is written;
+  ascend (opset 17, no DequantizeLinear, Cast of uint8): uint8 codes
+      [K / block, block, N] through Cast, Sub of the zero points, Mul of
+      the scales, Reshape and Slice (t1236 checks that form further);
+  generic-npu (opset 17, no DequantizeLinear, no uint8 Cast): MatMul on
+      float16 [K, N] weights dequantized while the model is written;
   openvino --opset 21: DequantizeLinear-21 of uint4 codes (uint8 for
       8 bits or, float16 4-bit codes of an odd N having no whole bytes per
       row, 4-bit codes widened to int8 code - zero point);
@@ -45,12 +48,12 @@ CASES = [("b4-16", 4, 40, 16, 16, True, False), ("b4-32-odd", 4, 100, 17, 32, Tr
          ("b8-16", 8, 72, 12, 16, True, True), ("b8-32-sym", 8, 45, 7, 32, False, False),
          ("b8-64", 8, 200, 10, 64, True, False), ("b8-128-sym", 8, 130, 16, 128, False, True)]
 # target, opset option, the form expected per (bits, zero points, N odd)
-TARGETS = [("ascend", [], lambda b, z, o: "float16"),
+TARGETS = [("ascend", [], lambda b, z, o: "cast"),
            ("generic-npu", [], lambda b, z, o: "float16"),
            ("openvino", ["--opset", "21"],
             lambda b, z, o: "uint8" if b == 8 else ("int8" if o else "uint4")),
            ("tensorrt", ["--opset", "21"],
-            lambda b, z, o: ("float16" if z else "int8") if b == 8 else
+            lambda b, z, o: ("cast" if z else "int8") if b == 8 else
             ("int8" if z or o else "int4"))]
 DT = {T.FLOAT16: "float16", T.FLOAT: "float32", T.UINT8: "uint8", T.INT8: "int8", 21: "uint4", 22: "int4"}
 
@@ -69,30 +72,97 @@ def arr(t):
     return unpack4(t) if t.data_type in (21, 22) else nh.to_array(t)
 
 
+NP = {T.FLOAT: np.float32, T.FLOAT16: np.float16}
+
+
 def weights_of(m, name, k, n, bs):
-    """The written model's weight [k, n] as float16, and its form: the
-    float16 initializer, or numpy's DequantizeLinear of its operands."""
+    """The written model's weight [k, n] (as its dtype) and its form: the
+    float initializer's dtype, the codes' dtype of a DequantizeLinear
+    (blocked along K, or per axis 1 with one block), or "cast" (uint8
+    codes [K / block, block, N] or [K, N] through Cast, Sub, Mul, Reshape
+    and Slice), evaluated by numpy: DequantizeLinear as (x - zero point) *
+    scale in float32 rounded to the scale's dtype, the others in the
+    dtype of their operands (numpy rounds float16 Sub and Mul once)."""
     inits = {t.name: t for t in m.graph.initializer}
+    prod = {o: x for x in m.graph.node for o in x.output}
     mm = [x for x in m.graph.node if x.op_type == "MatMul"]
     if len(mm) != 1:
         return None, "no single MatMul"
+    kinds = set()
+
+    def attrs(x):
+        return {a.name: h.get_attribute_value(a) for a in x.attribute}
+
+    def ev(v):
+        if v in inits:
+            return arr(inits[v])
+        x = prod.get(v)
+        if x is None:
+            raise ValueError("%s: no producer" % v)
+        at = attrs(x)
+        if x.op_type == "DequantizeLinear":
+            c, s = inits[x.input[0]], inits[x.input[1]]
+            kinds.add(DT.get(c.data_type, str(c.data_type)))
+            q = arr(c).astype(np.float32)
+            sc = nh.to_array(s)
+            z = arr(inits[x.input[2]]).astype(np.float32) if len(x.input) > 2 and \
+                x.input[2] else np.zeros(sc.shape, np.float32)
+            if at.get("block_size"):
+                if at.get("axis") != 0 or q.shape != (k, n) or at["block_size"] != bs:
+                    raise ValueError("DequantizeLinear %s %s" % (list(q.shape), at))
+                blk = np.arange(k) // bs
+                return ((q - z[blk]) * sc.astype(np.float32)[blk]).astype(sc.dtype)
+            if at.get("axis") != 1 or q.shape != (k, n) or sc.shape != (n,):
+                raise ValueError("per-axis DequantizeLinear %s %s" % (list(q.shape), at))
+            return ((q - z) * sc.astype(np.float32)).astype(sc.dtype)
+        if x.op_type == "Cast":
+            a = ev(x.input[0])
+            kinds.add("cast" if a.dtype == np.uint8 else "cast of %s" % a.dtype)
+            return a.astype(NP[at["to"]])
+        if x.op_type in ("Sub", "Mul"):
+            a, b = ev(x.input[0]), ev(x.input[1])
+            if a.dtype != b.dtype:
+                raise ValueError("%s of %s and %s" % (x.op_type, a.dtype, b.dtype))
+            return a - b if x.op_type == "Sub" else a * b
+        if x.op_type == "Reshape":
+            return ev(x.input[0]).reshape(tuple(ev(x.input[1])))
+        if x.op_type == "Slice":
+            a = ev(x.input[0])
+            st, en, ax = ev(x.input[1]), ev(x.input[2]), ev(x.input[3])
+            idx = [slice(None)] * a.ndim
+            for i, j in enumerate(ax):
+                idx[j] = slice(int(st[i]), int(en[i]))
+            return a[tuple(idx)]
+        raise ValueError("MatMul's B through %s" % x.op_type)
+
     wn = mm[0].input[1]
+    try:
+        w = ev(wn)
+    except (ValueError, KeyError) as e:
+        return None, str(e)
     if wn in inits:
-        t = inits[wn]
-        return arr(t), DT.get(t.data_type, str(t.data_type))
-    dq = [x for x in m.graph.node if x.op_type == "DequantizeLinear" and x.output[0] == wn]
-    if not dq:
-        return None, "MatMul's B is neither"
-    c, s = inits[dq[0].input[0]], inits[dq[0].input[1]]
-    at = {a.name: h.get_attribute_value(a) for a in dq[0].attribute}
-    if list(c.dims) != [k, n] or at.get("axis") != 0 or at.get("block_size") != bs or \
-            s.data_type != T.FLOAT16:
-        return None, "DequantizeLinear %s %s" % (list(c.dims), at)
-    blk = np.arange(k) // bs
-    zf = arr(inits[dq[0].input[2]]).astype(np.float32)[blk] if len(dq[0].input) > 2 and \
-        dq[0].input[2] else 0.0
-    w = (arr(c).astype(np.float32) - zf) * nh.to_array(s).astype(np.float32)[blk]
-    return w.astype(np.float16), DT.get(c.data_type, str(c.data_type))
+        kinds.add(DT.get(inits[wn].data_type, str(inits[wn].data_type)))
+    return w, "/".join(sorted(kinds))
+
+
+def form_ops(want, k, bs, zp, bias):
+    """The ops the written model of a single MatMulNBits has for a form."""
+    ops = ["MatMul"] + (["Add"] if bias else [])
+    if want == "cast":
+        ops += ["Cast", "Sub", "Mul"] + (["Reshape"] if k > bs else []) + \
+            (["Slice"] if k > bs and k % bs else [])
+    elif want not in ("float16", "float32"):
+        ops.append("DequantizeLinear")
+    return sorted(ops)
+
+
+def form_note(want, dt="float16"):
+    """What the report says of a form."""
+    if want in ("float16", "float32"):
+        return "as a MatMul on %s weights dequantized" % want
+    if want == "cast":
+        return "cast to %s, minus the zero points, times the scales" % dt
+    return "DequantizeLinear"
 
 
 def migrate(opmig, src, dst, target, extra, force=False):
@@ -129,8 +199,7 @@ def main():
             m = onnx.load(dst)
             ops = sorted(x.op_type for x in m.graph.node)
             want = form(bits, zp, n % 2 == 1)
-            exp_ops = sorted(["MatMul"] + (["Add"] if bias else []) +
-                             ([] if want == "float16" else ["DequantizeLinear"]))
+            exp_ops = form_ops(want, k, bs, zp, bias)
             check(ops == exp_ops, "%s: %s (want %s)" % (what, ops, exp_ops))
             got, kind = weights_of(m, name, k, n, bs)
             check(kind == want, "%s: weights as %s (want %s)" % (what, kind, want))
@@ -140,7 +209,7 @@ def main():
                 check(got.shape == (k, n) and bad == 0,
                       "%s: the weights are numpy's (code - zero point) * scale rounded to "
                       "float16 (%d of %d differ)" % (what, bad, exact.size))
-            note = "as a MatMul on float16 weights dequantized" if want == "float16" else \
+            note = form_note(want) if want in ("float16", "cast") else \
                 "as DequantizeLinear-21 of %s codes" % want
             check(note in r.stdout, "%s: the report says the form: %s" % (what, note))
             if [x.version for x in m.opset_import if x.domain in ("", "ai.onnx")][0] <= 17:
@@ -148,8 +217,8 @@ def main():
             jobs.append((dst, {"A": a}))
             cmp.append((what + ": against MatMulNBits in onnxruntime", len(jobs) - 1, orig,
                         None))
-    # float32 data on coreml (no DequantizeLinear): the dequantized float32
-    # weights, now derived too, are MatMulNBits' own W exactly
+    # float32 data on coreml (no DequantizeLinear): the codes cast to
+    # float32 and dequantized by Sub and Mul are MatMulNBits' own W exactly
     for i, (name, bits, k, n, bs, zp, bias) in enumerate(CASES[1::3]):
         what = "float32 %s on coreml" % name
         src = os.path.join(work, name + "-f32.onnx")
@@ -160,9 +229,9 @@ def main():
         if r.returncode:
             continue
         got, kind = weights_of(onnx.load(dst), name, k, n, bs)
-        check(kind == "float32" and got is not None and got.shape == (k, n) and
-              np.array_equal(got, w), "%s: float32 weights equal numpy's (code - zero point) * "
-              "scale (%s)" % (what, kind))
+        check(kind == "cast" and got is not None and got.shape == (k, n) and
+              np.array_equal(got, w), "%s: uint8 codes cast to float32, minus the zero points, "
+              "times the scales, equal numpy's (code - zero point) * scale (%s)" % (what, kind))
         a = rng.standard_normal((2, 3, k)).astype(np.float32)
         jobs += [(src, {"A": a}), (dst, {"A": a})]
         cmp.append((what + ": against MatMulNBits in onnxruntime", len(jobs) - 1, len(jobs) - 2,

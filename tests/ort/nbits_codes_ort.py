@@ -1,0 +1,179 @@
+"""nbits_codes_ort.py OPMIG WORKDIR: com.microsoft MatMulNBits lowered by
+matmul-nbits for targets below opset 21 with the codes kept one a byte
+(uint8), not dequantized into float32 / float16 weights:
+  dequantize-per-axis: one block over all of K (block_size >= K), float32
+      data (float16 from opset 19, where DequantizeLinear takes float16
+      scales): DequantizeLinear (axis 1) of uint8 codes [K, N], scales and
+      zero points [N] (openvino at its default opset 17; --opset 19);
+  cast-codes: uint8 codes [K / block, block, N] (the last block padded
+      with B's own codes), Cast to the data's dtype, Sub of the zero
+      points (a scalar 2^(bits - 1) when there are none) and Mul of the
+      scales [K / block, 1, N], Reshape to [K', N], Slice of K rows
+      (openvino's true blocks and float16 at 17, ascend and rknpu2 for
+      float16, coreml, opencv-dnn for float32);
+  dequantized (no such form legal): generic-npu's rules take no Cast of
+      uint8, so its weights stay float32 / float16;
+  tensorrt --opset 17: its DequantizeLinear takes int8 only and its MatMul
+      no 8-bit input (the scan reads a per-axis DequantizeLinear's MatMul
+      as a QDQ unit of the codes), so even one block is cast-codes.
+Seeded single-node models (nbits_f16_lower_ort.make: bits 4 and 8, blocks
+16 to 128, K not a multiple of the block, block_size >= K, odd N, zero
+points or none, a bias), float32 and float16.  Per target and case: the
+ops and the report's form; the written weight evaluated by numpy from the
+initializers (nbits_f16_lower_ort.weights_of) equals numpy's (code - zero
+point) * scale in float32 exactly (float16: rounded once to float16); the
+codes are a uint8 initializer of K' * N bytes and the float initializers
+together hold less than K * N bytes; onnx.checker full_check (opset 17);
+and
+onnxruntime-node runs the migrated model and the original com.microsoft
+one on the same A: float32 within 1e-5 of the largest |value|, float16
+within 2^-9 (each weight rounded to float16 where MatMulNBits keeps
+float32).  A 1024 x 512 model's file: about K * N bytes (not 4 K N as the
+dequantized form writes for generic-npu).  Exits 1 on a failure, 77 when
+onnxruntime-node is absent."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ortlib  # noqa: E402
+from ortlib import check  # noqa: E402
+from nbits_f16_lower_ort import form_ops, full_check, make, migrate, weights_of  # noqa: E402
+
+F32, F16 = np.float32, np.float16
+# name, bits, K, N, block, zero points, bias, dtype
+CASES = [("f32-b4-32", 4, 100, 17, 32, True, True, F32),
+         ("f32-b4-16-sym", 4, 64, 16, 16, False, False, F32),
+         ("f32-b8-64", 8, 150, 12, 64, True, False, F32),
+         ("f32-b4-128-one", 4, 100, 16, 128, True, False, F32),
+         ("f32-b8-64-one-sym", 8, 64, 10, 64, False, True, F32),
+         ("f16-b4-32", 4, 100, 16, 32, True, True, F16),
+         ("f16-b8-16-sym", 8, 40, 8, 16, False, False, F16),
+         ("f16-b4-128-one", 4, 90, 16, 128, True, False, F16),
+         ("f16-b4-64-sym-odd", 4, 200, 17, 64, False, False, F16)]
+
+
+def axis_or_cast(one, half, opset):
+    return "uint8" if one and (not half or opset >= 19) else "cast"
+
+
+# target, options, the form per (one block, float16): the weights' kind
+# (None: not run; ascend's and rknpu2's MatMul take float16 only, so their
+# float32 cases go through Casts to float16)
+TARGETS = [("openvino", [], lambda one, half: axis_or_cast(one, half, 17)),
+           ("openvino", ["--opset", "19"], lambda one, half: axis_or_cast(one, half, 19)),
+           ("ascend", [], lambda one, half: "cast" if half else None),
+           ("rknpu2", [], lambda one, half: "cast" if half else None),
+           ("coreml", [], lambda one, half: "cast"),
+           ("opencv-dnn", [], lambda one, half: None if half else "cast"),
+           ("generic-npu", [], lambda one, half: "float16" if half else "float32"),
+           ("tensorrt", ["--opset", "17"], lambda one, half: "cast")]
+VARIANT = {"uint8": "dequantize-per-axis", "cast": "cast-codes", "float32": "dequantized",
+           "float16": "dequantized"}
+
+
+def init_bytes(m):
+    """Bytes of the largest uint8 initializer (the codes) and of the
+    float ones together."""
+    u8 = fl = 0
+    for t in m.graph.initializer:
+        nb = len(t.raw_data) if t.raw_data else len(onnx.numpy_helper.to_array(t).tobytes())
+        if t.data_type == T.UINT8:
+            u8 = max(u8, nb)
+        elif t.data_type in (T.FLOAT, T.FLOAT16):
+            fl += nb
+    return u8, fl
+
+
+def main():
+    args = ortlib.start(sys.argv)
+    if not args:
+        return 77
+    opmig, work = args
+    rng = np.random.default_rng(1236)
+    jobs, cmp = [], []
+    for i, (name, bits, k, n, bs, zp, bias, dt) in enumerate(CASES):
+        src = os.path.join(work, name + ".onnx")
+        w, bv = make(src, bits, k, n, bs, zp, bias, 50 + i, dt)
+        half, one = dt == F16, bs >= k
+        a = rng.standard_normal((2, 3, k)).astype(dt)
+        ref = a.astype(np.float32) @ w + (bv.astype(np.float32) if bias else 0)
+        jobs.append((src, {"A": a}))
+        orig = len(jobs) - 1
+        cmp.append(("%s: MatMulNBits in onnxruntime against numpy" % name, orig, None,
+                    ref.astype(dt), dt))
+        for target, extra, form in TARGETS:
+            want = form(one, half)
+            if want is None:
+                continue
+            what = "%s on %s%s" % (name, target, " " + " ".join(extra) if extra else "")
+            dst = os.path.join(work, "%s-%s%s.onnx" % (name, target, "".join(extra)))
+            r = migrate(opmig, src, dst, target, extra)
+            check(r.returncode == 0, "%s: opmig migrate exit %d %s" % (
+                what, r.returncode, (r.stdout + r.stderr).strip()[-300:] if r.returncode else ""))
+            if r.returncode:
+                continue
+            check("matmul-nbits (%s)" % VARIANT[want] in r.stdout,
+                  "%s: the report names the form matmul-nbits (%s)" % (what, VARIANT[want]))
+            m = onnx.load(dst)
+            ops = sorted(x.op_type for x in m.graph.node)
+            exp = form_ops(want, k, bs, zp, bias)
+            check(ops == exp, "%s: ops %s (want %s)" % (what, ops, exp))
+            got, kind = weights_of(m, name, k, n, bs)
+            check(kind == want, "%s: weights as %s (want %s)" % (what, kind, want))
+            if got is not None:
+                exact = w.astype(dt)
+                bad = int(np.sum(got != exact)) if got.shape == exact.shape else -1
+                check(got.dtype == dt and bad == 0,
+                      "%s: the written weight is numpy's (code - zero point) * scale%s "
+                      "(%d of %d differ)" % (what, " rounded to float16" if half else "", bad,
+                                             exact.size))
+            u8, fl = init_bytes(m)
+            kp = k if one else -(-k // bs) * bs
+            if want in ("uint8", "cast"):
+                check(u8 == kp * n and fl < k * n,
+                      "%s: uint8 codes of %d bytes (K' * N = %d), float initializers %d bytes "
+                      "(< K * N)" % (what, u8, kp * n, fl))
+            if "19" not in extra:      # python-onnx 1.12 checks no opset 19
+                full_check(dst, what)
+            jobs.append((dst, {"A": a}))
+            cmp.append((what + ": against MatMulNBits in onnxruntime", len(jobs) - 1, orig, None,
+                        dt))
+    # bytes on disk: K * N codes, against the dequantized float32 weights
+    k, n, bs = 1024, 512, 32
+    src = os.path.join(work, "big.onnx")
+    make(src, 4, k, n, bs, True, False, 99, F32)
+    sizes = {}
+    for target in ("coreml", "generic-npu"):
+        dst = os.path.join(work, "big-%s.onnx" % target)
+        r = migrate(opmig, src, dst, target, [])
+        check(r.returncode == 0, "big on %s: opmig migrate exit %d" % (target, r.returncode))
+        sizes[target] = os.path.getsize(dst) if os.path.exists(dst) else 0
+    side = 2 * (k // bs) * n * 4          # float32 scales and zero points
+    check(k * n + side <= sizes["coreml"] <= k * n + side + 4096,
+          "1024 x 512 4-bit, block 32, on coreml: %d bytes on disk (K * N codes %d, "
+          "scales and zero points %d)" % (sizes["coreml"], k * n, side))
+    check(sizes["generic-npu"] >= 4 * k * n,
+          "the same dequantized for generic-npu: %d bytes (4 K N = %d)" %
+          (sizes["generic-npu"], 4 * k * n))
+    res = ortlib.run_many(jobs, os.path.join(work, "ort"), timeout=300)
+    for what, j, o, ref, dt in cmp:
+        got = res[j]
+        want = ref if ref is not None else res[o]
+        if isinstance(got, str) or isinstance(want, str):
+            check(False, "%s: onnxruntime: %s" % (what, got if isinstance(got, str) else want))
+            continue
+        g = np.asarray(got[0], np.float32)
+        wv = np.asarray(want[0] if isinstance(want, list) else want, np.float32)
+        tol = (2.0 ** -9 if dt == F16 else 1e-5) * float(np.max(np.abs(wv)))
+        err = float(np.max(np.abs(g - wv))) if g.shape == wv.shape else float("inf")
+        check(err <= tol, "%s: max |diff| %.3g, tol %.3g" % (what, err, tol))
+    return ortlib.failures()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

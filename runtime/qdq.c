@@ -486,10 +486,13 @@ void rt_qdq_mark(struct rt_session *s, struct rt_gplan *p)
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		const struct rt_qdq *u = p->nodes[i].qdq;
 
-		if (u)
+		if (u) {
 			for (int j = 0; j < 2; j++)
 				if (u->skip[j] != (size_t)-1)
 					skip[n_skip++] = u->skip[j];
+			for (size_t j = 0; j < u->n_inner; j++)
+				skip[n_skip++] = u->inner[j];
+		}
 		if (absorbed(p, &p->nodes[i]))
 			skip[n_skip++] = i;
 	}

@@ -28,6 +28,11 @@ struct rt_qdq {
 					     * (chain.c) the unit takes, or ~0 */
 	size_t n_codes;
 	uint8_t *table;                     /* made on the first run */
+	/* weight-only units of a cast chain (qdq_wo.c) */
+	size_t inner[5];                    /* the chain's nodes, computed by
+					     * the unit (skipped) */
+	size_t n_inner;
+	int64_t rows;                       /* rows of B the chain keeps */
 };
 
 /* qdq.c: the pieces of a unit's pattern. */
@@ -55,8 +60,9 @@ void rt_qdq_unit_free(struct rt_qdq *u);
 struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t i);
 
 /* qdq_wo.c: a MatMul of a weight-only quantized B (DequantizeLinear of
- * constant 4- or 8-bit codes, float32 scale) as one dequantizing
- * product, or NULL. */
+ * constant 4- or 8-bit codes, float32 scale, or the same written as
+ * Cast, Sub, Mul, Reshape and Slice) as one dequantizing product, or
+ * NULL. */
 struct rt_qdq *rt_qdq_wo_at(struct rt_session *s, struct rt_gplan *p, size_t i);
 
 #endif

@@ -36,7 +36,23 @@
  * with a float32 scale (per tensor, per axis or blocked along either
  * axis) and a zero point of the codes' type or none, every one an
  * initializer, and whose A is not constant.  Float16 scales (a float16
- * MatMul) are left as written. */
+ * MatMul) are left as written.
+ *
+ * The cast chain.  Below opset 21 migrate writes MatMulNBits' codes as
+ * Cast(codes) -> Sub(zero points) -> Mul(scales) [-> Reshape -> Slice]
+ * (rewriters/nbits.c, "cast-codes": uint8 codes [K/block, block, N],
+ * float32 zero points and scales [K/block, 1, N] or broadcast; one block
+ * over K: codes [K, N], neither Reshape nor Slice), whose results are as
+ * many float copies of the weight kept for the session.  The same unit
+ * computes that chain instead, each element as the nodes do, ((float)code
+ * - zero point) * scale in float32 (the Cast exact, the Sub and the Mul
+ * one rounding each), so the product is again the written graph's bit for
+ * bit.  It matches int8/uint8 codes of rank 2 or 3 read by a Cast to
+ * float32 alone, a Sub of the Cast's result minus a float32 initializer,
+ * a Mul by one (either order), a Reshape to [rows, N] (absent for codes
+ * of rank 2) and optionally a Slice of rows [0, e) along axis 0, each
+ * result read once, by the next; zero points and scales broadcast along
+ * any of the codes' three axes (shapes of 1 or the codes'). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +67,9 @@ enum { WO_A, WO_Q, WO_S, WO_Z, WO_N_IN };
 enum { WO_TENSOR, WO_AXIS, WO_BLOCK };
 
 static int wo_run(struct rt_kctx *k);
+static struct rt_nplan *chain_cast(struct rt_gplan *p, struct rt_nplan *np);
+static struct rt_qdq *wo_cast_at(struct rt_session *s, struct rt_gplan *p, size_t i,
+				 struct rt_nplan *cp);
 
 static int64_t attr_int(const struct ir_node *n, const char *name, int64_t dflt)
 {
@@ -102,7 +121,9 @@ struct rt_qdq *rt_qdq_wo_at(struct rt_session *s, struct rt_gplan *p, size_t i)
 	    !n->inputs[1] || !(dp = rt_plan_node(p, n->inputs[1]->producer)) || !dp->schema)
 		return NULL;
 	d = dp->node;
-	if (!rt_qdq_is_op(d, "DequantizeLinear") || d->n_inputs < 2 || d->n_outputs != 1 ||
+	if (!rt_qdq_is_op(d, "DequantizeLinear"))
+		return wo_cast_at(s, p, i, chain_cast(p, dp));
+	if (d->n_inputs < 2 || d->n_outputs != 1 ||
 	    ir_node_attr(d, "output_dtype") || !(w = rt_qdq_init_val(s, p, d->inputs[0])) ||
 	    !is_code(w->dtype) || w->rank != 2 || !(sc = rt_qdq_init_val(s, p, d->inputs[1])) ||
 	    sc->dtype != IR_DTYPE_FLOAT ||
@@ -130,6 +151,166 @@ fail:
 	return NULL;
 }
 
+/* The plan of the producer of node n's input i, or NULL. */
+static struct rt_nplan *producer_of(struct rt_gplan *p, const struct ir_node *n, size_t i)
+{
+	return n->n_inputs > i && n->inputs[i] ? rt_plan_node(p, n->inputs[i]->producer) : NULL;
+}
+
+/* v's sole use when it is node op of p (else NULL). */
+static struct rt_nplan *sole_op(struct rt_gplan *p, const struct ir_value *v, const char *op)
+{
+	struct rt_nplan *c = v ? rt_plan_sole_use(p, v) : NULL;
+
+	return c && c->kernel && rt_qdq_is_op(c->node, op) && c->node->n_outputs == 1 &&
+	       c->node->outputs[0] ? c : NULL;
+}
+
+/* The int64 initializer v's count values into o (0: none, or another). */
+static int i64s(const struct rt_session *s, const struct rt_gplan *p, const struct ir_value *v,
+		int64_t count, int64_t *o)
+{
+	const struct rt_value *t = rt_qdq_init_val(s, p, v);
+
+	if (!t || t->dtype != IR_DTYPE_INT64 || t->numel != count)
+		return 0;
+	memcpy(o, t->data, (size_t)count * sizeof(*o));
+	return 1;
+}
+
+/* Does the float32 initializer t broadcast onto codes viewed as [kb, bs,
+ * n] without widening them (rank <= 3, each dim 1 or the codes')? */
+static int fits3(const struct rt_value *t, const int64_t *d3)
+{
+	if (!t || t->dtype != IR_DTYPE_FLOAT || t->rank > 3)
+		return 0;
+	for (int i = 0; i < t->rank; i++) {
+		int64_t want = d3[3 - t->rank + i];
+
+		if (t->dims[i] != 1 && t->dims[i] != want)
+			return 0;
+	}
+	return 1;
+}
+
+/* The chain from the Cast c of codes ([kb, bs, n] as d3) to b, the value
+ * MatMul reads: fills u's inputs, inner nodes and rows; 0 when it is no
+ * such chain. */
+static int cast_chain(const struct rt_session *s, struct rt_gplan *p, struct rt_nplan *c,
+		      const int64_t *d3, const struct ir_value *b, struct rt_qdq *u)
+{
+	struct rt_nplan *sub, *mul, *rs = NULL, *sl = NULL;
+	struct ir_value *sv;
+	int64_t shape[2], v[1];
+
+	if (attr_int(c->node, "to", 0) != IR_DTYPE_FLOAT || c->node->n_inputs != 1 ||
+	    !(sub = sole_op(p, c->node->outputs[0], "Sub")) || sub->node->n_inputs != 2 ||
+	    sub->node->inputs[0] != c->node->outputs[0] ||
+	    !fits3(rt_qdq_init_val(s, p, sub->node->inputs[1]), d3) ||
+	    !(mul = sole_op(p, sub->node->outputs[0], "Mul")) || mul->node->n_inputs != 2)
+		return 0;
+	sv = mul->node->inputs[mul->node->inputs[0] == sub->node->outputs[0] ? 1 : 0];
+	if (!fits3(rt_qdq_init_val(s, p, sv), d3))
+		return 0;
+	u->rows = d3[0] * d3[1];
+	/* codes [K, N] are B as they are */
+	if (mul->node->outputs[0] == b && rt_qdq_init_val(s, p, c->node->inputs[0])->rank == 2)
+		goto done;
+	if (!(rs = sole_op(p, mul->node->outputs[0], "Reshape")) || rs->node->n_inputs != 2 ||
+	    rs->node->inputs[0] != mul->node->outputs[0] ||
+	    !i64s(s, p, rs->node->inputs[1], 2, shape) || shape[1] != d3[2] ||
+	    (shape[0] != -1 && shape[0] != d3[0] * d3[1]))
+		return 0;
+	if (rs->node->outputs[0] != b) {
+		const struct ir_node *n;
+		int64_t at = 0, step = 1;
+
+		if (!(sl = sole_op(p, rs->node->outputs[0], "Slice")) || (n = sl->node)->outputs[0] != b ||
+		    n->n_inputs < 3 || n->inputs[0] != rs->node->outputs[0] ||
+		    !i64s(s, p, n->inputs[1], 1, v) || v[0] != 0 ||
+		    !i64s(s, p, n->inputs[2], 1, v) ||
+		    (n->n_inputs > 3 && n->inputs[3] && (!i64s(s, p, n->inputs[3], 1, &at) ||
+							 (at != 0 && at != -2))) ||
+		    (n->n_inputs > 4 && n->inputs[4] && (!i64s(s, p, n->inputs[4], 1, &step) ||
+							 step != 1)) || v[0] < 1)
+			return 0;
+		if (v[0] < u->rows)
+			u->rows = v[0];
+	}
+done:
+	u->ins[WO_Q] = c->node->inputs[0];
+	u->ins[WO_Z] = sub->node->inputs[1];
+	u->ins[WO_S] = sv;
+	u->inner[u->n_inner++] = c->node->index;
+	u->inner[u->n_inner++] = sub->node->index;
+	u->inner[u->n_inner++] = mul->node->index;
+	if (rs)
+		u->inner[u->n_inner++] = rs->node->index;
+	if (sl)
+		u->inner[u->n_inner++] = sl->node->index;
+	return 1;
+}
+
+static int wo_cast_run(struct rt_kctx *k);
+
+/* From B's producer back to the chain's Cast (Slice, Reshape, Mul, Sub,
+ * Cast; cast_chain checks the rest), or NULL. */
+static struct rt_nplan *chain_cast(struct rt_gplan *p, struct rt_nplan *np)
+{
+	static const char *const ops[] = { "Slice", "Reshape", "Mul", "Sub", "Cast" };
+
+	for (size_t j = 0; np && j < sizeof(ops) / sizeof(*ops); j++) {
+		const struct ir_node *n = np->node;
+
+		if (!rt_qdq_is_op(n, ops[j])) {
+			if (j <= 1)     /* Slice and Reshape may be absent */
+				continue;
+			return NULL;
+		}
+		if (j == 4)
+			return np;
+		if (j == 2) {   /* the Sub's side of the Mul */
+			struct rt_nplan *a = producer_of(p, n, 0), *b = producer_of(p, n, 1);
+
+			np = a && rt_qdq_is_op(a->node, "Sub") ? a : b;
+			continue;
+		}
+		np = producer_of(p, n, 0);
+	}
+	return NULL;
+}
+
+/* A MatMul whose B is the cast chain of constant 8-bit codes. */
+static struct rt_qdq *wo_cast_at(struct rt_session *s, struct rt_gplan *p, size_t i,
+				 struct rt_nplan *cp)
+{
+	const struct ir_node *n = p->nodes[i].node;
+	const struct rt_value *w;
+	struct rt_qdq *u;
+	int64_t d3[3];
+
+	if (!cp || !rt_qdq_is_op(cp->node, "Cast") || !cp->kernel ||
+	    !(w = rt_qdq_init_val(s, p, cp->node->inputs[0])) ||
+	    (w->dtype != IR_DTYPE_UINT8 && w->dtype != IR_DTYPE_INT8) ||
+	    (w->rank != 2 && w->rank != 3))
+		return NULL;
+	d3[0] = w->rank == 3 ? w->dims[0] : 1;
+	d3[1] = w->dims[w->rank - 2];
+	d3[2] = w->dims[w->rank - 1];
+	if (!(u = rt_qdq_unit_new(n, WO_N_IN)))
+		return NULL;
+	if (cast_chain(s, p, cp, d3, n->inputs[1], u)) {
+		u->ins[WO_A] = n->inputs[0];
+		u->outs[0] = n->outputs[0];
+		u->head = &p->nodes[i];
+		u->kernel = (struct rt_kernel){ "ai.onnx", "MatMul", 1, RT_OPEN, wo_cast_run };
+		if (rt_qdq_unit_plan(p, i, u) == 0)
+			return u;
+	}
+	rt_qdq_unit_free(u);
+	return NULL;
+}
+
 /* One product: y (rows x n) = a (rows x kd) * dequantized B (kd x n). */
 struct wo_job {
 	const float *a, *s;
@@ -139,6 +320,11 @@ struct wo_job {
 	int64_t rows, kd, n, block, slen;
 	int mode, axis, sgn, packed;
 	int failed;             /* a thread's row buffer was refused */
+	/* the cast chain: float zero points zf; zero points and scales
+	 * broadcast over the codes as [kd / bs, bs, n] with these element
+	 * strides */
+	const float *zf;
+	int64_t bs, zst[3], sst[3];
 };
 
 /* len elements of one row of B: scales (and zero points) one apart
@@ -227,6 +413,48 @@ static void wo_unpack(const uint8_t *q, int64_t e, int64_t n, int sgn, uint8_t *
 			o[j] = (uint8_t)(o[j] >= 8 ? o[j] - 16 : o[j]);
 }
 
+/* One row of the cast chain: ((float)code - z) * s, z and s one apart
+ * (step 1) or one for all (step 0), as the Cast, Sub and Mul kernels
+ * compute it. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void wc_row(const uint8_t *q, int sgn, const float *z, int64_t zs, const float *s,
+		   int64_t ss, int64_t len, float *w)
+{
+	if (zs == 1 && ss == 1 && !sgn) {
+		for (int64_t j = 0; j < len; j++)
+			w[j] = ((float)q[j] - z[j]) * s[j];
+		return;
+	}
+	for (int64_t j = 0; j < len; j++)
+		w[j] = ((sgn ? (float)(int8_t)q[j] : (float)q[j]) - z[j * zs]) * s[j * ss];
+}
+
+static void wc_rows(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct wo_job *p = ctx;
+
+	for (int64_t r = lo; r < hi; r++) {
+		int64_t b = r / p->bs, i = r % p->bs;
+
+		wc_row(p->q + r * p->n, p->sgn, p->zf + b * p->zst[0] + i * p->zst[1], p->zst[2],
+		       p->s + b * p->sst[0] + i * p->sst[1], p->sst[2], p->n, p->w + r * p->n);
+	}
+}
+
+/* Element strides of t broadcast onto [d3[0], d3[1], d3[2]]. */
+static void strides3(const struct rt_value *t, const int64_t *d3, int64_t *st)
+{
+	int64_t inner = 1;
+
+	for (int a = 2; a >= 0; a--) {
+		int ti = a - (3 - t->rank);
+
+		st[a] = ti < 0 || t->dims[ti] == 1 || d3[a] == 1 ? 0 : inner;
+		if (ti >= 0)
+			inner *= t->dims[ti];
+	}
+}
+
 /* Rows [lo, hi) of B, dequantized into p->w (packed codes through a row
  * of bytes). */
 static void wo_rows(void *ctx, int64_t lo, int64_t hi)
@@ -299,6 +527,56 @@ static int wo_run(struct rt_kctx *k)
 	}
 	/* the MatMul's own product of a B of one batch (k_matmul.c: A's
 	 * batches folded into one product of their rows) */
+	rt_gemm_f32_par(k, 0, 0, p.rows, p.n, p.kd, 1.0f, p.a, p.kd, p.w, p.n, 0.0f, p.y, p.n);
+	free(p.w);
+	return 0;
+}
+
+static int wo_cast_run(struct rt_kctx *k)
+{
+	struct rt_qdq *u = (struct rt_qdq *)(void *)((char *)k->np - offsetof(struct rt_qdq, np));
+	struct rt_value *a, *q, *sc, *zp, *y;
+	int64_t dims[RT_MAX_RANK], d3[3];
+	struct wo_job p = { 0 };
+
+	if (rt_in_tensor(k, WO_A, &a) < 0 || rt_in_tensor(k, WO_Q, &q) < 0 ||
+	    rt_in_tensor(k, WO_S, &sc) < 0 || rt_in_tensor(k, WO_Z, &zp) < 0)
+		return IR_EINVAL;
+	d3[0] = q->rank == 3 ? q->dims[0] : 1;
+	d3[1] = q->dims[q->rank - 2];
+	d3[2] = q->dims[q->rank - 1];
+	if (a->dtype != IR_DTYPE_FLOAT)
+		return rt_err(k, "inputs A and B differ in dtype");
+	if (a->rank < 1 || a->dims[a->rank - 1] != u->rows)
+		return rt_err(k, "matmul shapes of A (rank %d, last dim %lld) and B (%lld x %lld) "
+			      "do not match", a->rank, a->rank ? (long long)a->dims[a->rank - 1] : 0,
+			      (long long)u->rows, (long long)d3[2]);
+	p.kd = u->rows;
+	p.n = d3[2];
+	p.bs = d3[1];
+	p.rows = p.kd ? a->numel / p.kd : 0;
+	p.sgn = q->dtype == IR_DTYPE_INT8;
+	p.a = a->data;
+	p.q = q->data;
+	p.s = sc->data;
+	p.zf = zp->data;
+	strides3(zp, d3, p.zst);
+	strides3(sc, d3, p.sst);
+	memcpy(dims, a->dims, (size_t)a->rank * sizeof(*dims));
+	dims[a->rank - 1] = p.n;
+	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, a->rank, dims)))
+		return IR_ENOMEM;
+	p.y = y->data;
+	if (!y->numel)
+		return 0;
+	if (p.kd == 0) {
+		memset(y->data, 0, (size_t)y->numel * sizeof(float));
+		return 0;
+	}
+	if (!(p.w = malloc((size_t)(p.kd * p.n) * sizeof(float))))
+		return rt_oom(k);
+	rt_parallel_for(k, p.kd, WO_GRAIN, wc_rows, &p);
+	/* the MatMul's own product of a B of one batch, as wo_run */
 	rt_gemm_f32_par(k, 0, 0, p.rows, p.n, p.kd, 1.0f, p.a, p.kd, p.w, p.n, 0.0f, p.y, p.n);
 	free(p.w);
 	return 0;

@@ -38,11 +38,16 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto as T
+from onnx import helper
+from onnx import numpy_helper as nh
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import opmiglib  # noqa: E402
 import ortlib  # noqa: E402
 from ortlib import check  # noqa: E402
-from nbits_f16_lower_ort import form_ops, full_check, make, migrate, weights_of  # noqa: E402
+from nbits_f16_lower_ort import form_ops, migrate, weights_of  # noqa: E402
+from opmiglib import matmul_nbits as make  # noqa: E402
+from opmiglib import full_check  # noqa: E402
 
 F32, F16 = np.float32, np.float16
 # name, bits, K, N, block, zero points, bias, dtype
@@ -89,13 +94,80 @@ def init_bytes(m):
     return u8, fl
 
 
+def hand_made(work, rng):
+    """Cast chains written by hand beside migrate's: int8 codes [K, N]
+    with a scalar zero point and scales [N], Reshape to [-1, N], no Slice;
+    uint8 codes [3, 16, N] with zero points along the block's rows [3, 16,
+    1] and scales [1, 1, N], a Slice of 40 rows with axes and steps; and
+    the zero point minus the codes (Sub's inputs swapped), which is no
+    such chain and must run as written.  (what, path, A, unit expected)."""
+    out = []
+    n = 24
+    for name, q, zp, sc, shape, sl, unit in (
+            ("int8-rank2", rng.integers(-128, 128, (48, n)).astype(np.int8),
+             np.float32(-3.0), rng.random(n).astype(np.float32) * 0.1, [-1, n], None, True),
+            ("uint8-rows", rng.integers(0, 256, (3, 16, n)).astype(np.uint8),
+             (rng.integers(0, 256, (3, 16, 1)) - 0.5).astype(np.float32),
+             rng.random((1, 1, n)).astype(np.float32) * 0.1, [48, n], 40, True),
+            ("swapped-sub", rng.integers(0, 256, (3, 16, n)).astype(np.uint8),
+             rng.random((3, 1, n)).astype(np.float32) * 100,
+             rng.random((3, 1, n)).astype(np.float32) * 0.1, [48, n], None, False)):
+        nodes = [helper.make_node("Cast", ["Q"], ["c"], to=T.FLOAT),
+                 helper.make_node("Sub", ["c", "Z"] if unit else ["Z", "c"], ["s"]),
+                 helper.make_node("Mul", ["S", "s"], ["m"]),
+                 helper.make_node("Reshape", ["m", "shape"], ["w" if sl else "W"])]
+        inits = [nh.from_array(q, "Q"), nh.from_array(np.asarray(zp, np.float32), "Z"),
+                 nh.from_array(sc, "S"), nh.from_array(np.int64(shape), "shape")]
+        k = sl or 48
+        if sl:
+            nodes.append(helper.make_node("Slice", ["w", "st", "en", "ax", "sp"], ["W"]))
+            inits += [nh.from_array(np.int64([0]), "st"), nh.from_array(np.int64([sl]), "en"),
+                      nh.from_array(np.int64([0]), "ax"), nh.from_array(np.int64([1]), "sp")]
+        nodes.append(helper.make_node("MatMul", ["A", "W"], ["Y"]))
+        path = os.path.join(work, "hand-%s.onnx" % name)
+        opmiglib.save(nodes, inits, [helper.make_tensor_value_info("A", T.FLOAT, [2, 5, k])],
+                      [helper.make_tensor_value_info("Y", T.FLOAT, [2, 5, n])], path)
+        out.append(("hand-made " + name, path, rng.standard_normal((2, 5, k)).astype(F32), unit))
+    return out
+
+
+def unit_vs_exact(opmig, path, a, what, j, unit=True):
+    """`opmig run` (the weight-only unit computing the chain) equals `opmig
+    run --exact` (node by node) bit for bit; the unit ran (Cast fused, no
+    constant result kept) where expected."""
+    if len(what) == 4:
+        what, path, a, unit = what
+    exact = opmiglib.run_exact(opmig, path, {"A": a})
+    d = os.path.join(os.path.dirname(path), "unit%d" % j)
+    os.makedirs(d, exist_ok=True)
+    np.save(os.path.join(d, "A.npy"), a)
+    r = subprocess.run([opmig, "run", path, "A=" + os.path.join(d, "A.npy"), "-O", d,
+                        "--out-format", "npy", "--stats", "--threads", "2"],
+                       capture_output=True, text=True, timeout=60)
+    if isinstance(exact, str) or r.returncode:
+        check(False, "%s: opmig run: %s %s" % (what, exact if isinstance(exact, str) else "",
+                                                r.stderr.strip()[-300:]))
+        return
+    got = np.load(os.path.join(d, "output_0.npy"))
+    check(got.tobytes() == exact[0].tobytes(),
+          "%s: the weight-only unit equals the graph as written bit for bit (%d of %d differ)"
+          % (what, int(np.sum(got != exact[0])), got.size))
+    cast = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("Cast ")]
+    ran = bool(cast) and cast[0][1] == "1"
+    kept = "constant results kept: 0 bytes" in r.stdout
+    check(ran != unit and kept == unit,
+          "%s: the cast chain %s (stats: %s; %s)" % (
+              what, "runs inside the unit, nothing kept" if unit else "runs as written",
+              cast, "nothing kept" if kept else "constants kept"))
+
+
 def main():
     args = ortlib.start(sys.argv)
     if not args:
         return 77
     opmig, work = args
     rng = np.random.default_rng(1236)
-    jobs, cmp = [], []
+    jobs, cmp, units = [], [], []
     for i, (name, bits, k, n, bs, zp, bias, dt) in enumerate(CASES):
         src = os.path.join(work, name + ".onnx")
         w, bv = make(src, bits, k, n, bs, zp, bias, 50 + i, dt)
@@ -143,6 +215,11 @@ def main():
             jobs.append((dst, {"A": a}))
             cmp.append((what + ": against MatMulNBits in onnxruntime", len(jobs) - 1, orig, None,
                         dt))
+            if want == "cast" and not half:
+                units.append((what, dst, a, True))
+    # the interpreter's weight-only unit of the cast chain
+    for j, case in enumerate(units + hand_made(work, rng)):
+        unit_vs_exact(opmig, None, None, case, j)
     # bytes on disk: K * N codes, against the dequantized float32 weights
     k, n, bs = 1024, 512, 32
     src = os.path.join(work, "big.onnx")

@@ -5,7 +5,12 @@
 # N] through Cast, Sub (zero points), Mul (scales), Reshape and Slice,
 # on openvino (17 and 19), ascend, opencv-dnn, and rknpu2's dequantized
 # float32 fallback; weights checked by numpy, bytes on disk, onnx.checker,
-# and onnxruntime-node against the original (tests/ort/nbits_codes_ort.py).
+# and onnxruntime-node against the original (tests/ort/nbits_codes_ort.py);
+# opmig's interpreter runs each float32 cast chain with its MatMul as one
+# weight-only unit (runtime/qdq_wo.c: nothing kept, Cast not run), bit for
+# bit equal to `opmig run --exact`, also on hand-made chains (int8 codes,
+# broadcast zero points, a Slice with axes and steps) and not on a Sub of
+# swapped inputs.
 # Skipped when onnxruntime-node or python-onnx is absent.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
 # shellcheck source=tests/cli/lib.sh

@@ -29,8 +29,12 @@ onnxruntime-node runs the migrated model and the original com.microsoft
 one on the same A: float32 within 1e-5 of the largest |value|, float16
 within 2^-9 (each weight rounded to float16 where MatMulNBits keeps
 float32).  A 1024 x 512 model's file: about K * N bytes (not 4 K N as the
-dequantized form writes for generic-npu).  Exits 1 on a failure, 77 when
-onnxruntime-node is absent."""
+dequantized form writes for generic-npu).  opmig's interpreter runs each
+float32 cast chain and its MatMul as one weight-only unit
+(runtime/qdq_wo.c): `opmig run` equals `opmig run --exact` bit for bit,
+the Cast is fused and no constant result kept; also on hand-made chains
+(hand_made) and not where the Sub's inputs are swapped.  Exits 1 on a
+failure, 77 when onnxruntime-node is absent."""
 import os
 import subprocess
 import sys

@@ -22,6 +22,7 @@ struct rt_qdq {
 					     * DequantizeLinear */
 	const struct rt_nplan *q;
 	int pool;                           /* a MaxPool (head) over codes */
+	int move;                           /* a move op (head) of codes */
 	int keeps_layout;                   /* its result is stored as its
 					     * inputs are (layout_cl.c) */
 	size_t chain_from;                  /* the node whose epilogue chain

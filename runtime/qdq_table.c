@@ -19,7 +19,7 @@
 #include "runtime/kernels/k_conv_int.h"   /* pool geometry, MaxPool of codes */
 #include "runtime/qdq_int.h"
 
-enum { T_CAT, T_UNARY, T_BINARY, T_POOL };
+enum { T_CAT, T_UNARY, T_BINARY, T_POOL, T_MOVE };
 
 /* Ops whose every output element is a function of the input element(s)
  * at its place alone (one input / two inputs, numpy broadcasting). */
@@ -30,12 +30,46 @@ static const char *const unary_ops[] = {
 };
 static const char *const binary_ops[] = { "Add", "Sub", "Mul", "Div", "Max", "Min" };
 
+/* Ops whose every output element is one element of their first input,
+ * moved (whatever its dtype: their kernels move bytes), sorted; Resize
+ * and Upsample only in mode nearest (move_ok). */
+static const char *const move_ops[] = {
+	"Flatten", "Reshape", "Resize", "Slice", "Squeeze", "Transpose", "Unsqueeze", "Upsample",
+};
+
+/* The most inputs of a move op (Slice's five). */
+#define MOVE_MAX_IN 5
+
 static int in_list(const char *op, const char *const *list, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(op, list[i]))
 			return 1;
 	return 0;
+}
+
+static const char *str_attr(const struct ir_node *n, const char *name, const char *dflt)
+{
+	const struct ir_attr *a = ir_node_attr(n, name);
+
+	return a && a->type == IR_ATTR_STRING && a->s ? (const char *)a->s : dflt;
+}
+
+/* A move op whose every output element is an input element: a Resize
+ * or Upsample nearest, but for tf_crop_and_resize (its extrapolated
+ * elements are extrapolation_value, not codes). */
+static int move_ok(const struct ir_node *n)
+{
+	const char *op = ir_s(n->op_type);
+
+	if (!in_list(op, move_ops, sizeof(move_ops) / sizeof(*move_ops)) ||
+	    n->n_inputs > MOVE_MAX_IN)
+		return 0;
+	if (strcmp(op, "Resize") && strcmp(op, "Upsample"))
+		return 1;
+	return !strcmp(str_attr(n, "mode", "nearest"), "nearest") &&
+	       strcmp(str_attr(n, "coordinate_transformation_mode", "half_pixel"),
+		      "tf_crop_and_resize");
 }
 
 static int kind_of(const struct rt_nplan *h)
@@ -51,6 +85,8 @@ static int kind_of(const struct rt_nplan *h)
 		return T_UNARY;
 	if (n->n_inputs == 1 && !strcmp(op, "MaxPool"))
 		return T_POOL;
+	if (n->n_inputs >= 1 && n->inputs[0] && move_ok(n))
+		return T_MOVE;
 	/* binary ops before opset 7 broadcast by attributes */
 	if (n->n_inputs == 2 && h->schema && h->schema->since_version >= 7 &&
 	    in_list(op, binary_ops, sizeof(binary_ops) / sizeof(*binary_ops)))
@@ -66,11 +102,16 @@ struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t 
 	const struct ir_node *n = h->node, *q, *dq;
 	int kind = kind_of(h);
 	size_t m = n->n_inputs;
+	size_t n_extra = 0;
 	struct rt_qdq *u;
 
+	if (kind == T_MOVE) {   /* the codes coded, the op's other inputs as they are */
+		n_extra = m - 1;
+		m = 1;
+	}
 	if (kind < 0 || !h->kernel || h->fold != RT_FOLD_NONE || h->n_subs ||
 	    !(q = rt_qdq_q_out(s, p, n->outputs[0], &relu)) ||
-	    !(u = rt_qdq_unit_new(n, 3 * m + 2)))
+	    !(u = rt_qdq_unit_new(n, 3 * m + 2 + n_extra)))
 		return NULL;
 	if (!(u->dq = calloc(m, sizeof(*u->dq))))
 		goto fail;
@@ -84,10 +125,13 @@ struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t 
 	}
 	u->ins[3 * m] = q->inputs[1];
 	u->ins[3 * m + 1] = q->inputs[2];
+	for (size_t j = 0; j < n_extra; j++)
+		u->ins[3 * m + 2 + j] = n->inputs[1 + j];
 	u->outs[0] = q->outputs[0];
 	u->n_codes = m;
 	u->head = kind == T_CAT ? NULL : h;
 	u->pool = kind == T_POOL;
+	u->move = kind == T_MOVE;
 	u->q = &p->nodes[q->index];
 	u->skip[0] = q->index;
 	u->skip[1] = relu ? (size_t)(relu - p->nodes) : (size_t)-1;
@@ -95,9 +139,12 @@ struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t 
 	u->node.op_type = u->op;
 	u->kernel = (struct rt_kernel){ "ai.onnx", u->op, 1, RT_OPEN, qt_run };
 	/* qt_run reads codes stored channels last and keeps them so
-	 * (layout_cl.c) */
+	 * (layout_cl.c); of the moves, Resize's kernel does (k_resize.c),
+	 * the others take plain codes */
 	u->np.cl_in = 1;
 	u->keeps_layout = 1;
+	if (u->move && strcmp(ir_s(n->op_type), "Resize") && strcmp(ir_s(n->op_type), "Upsample"))
+		u->np.cl_in = u->keeps_layout = 0;
 	if (rt_qdq_unit_plan(p, i, u) == 0)
 		return u;
 fail:
@@ -107,9 +154,10 @@ fail:
 
 /* Run np's kernel on the tensors in[n_in] into *out (a new reference):
  * np's node, attributes and opset, none of its plan's extras (no Concat
- * region, cache, chain or input that dies). */
-static int call(struct rt_kctx *k, const struct rt_nplan *np, struct rt_value **in,
-		size_t n_in, struct rt_value **out)
+ * region, cache, chain or input that dies); cl: it may store its result
+ * channels last (layout_cl.c). */
+static int call_cl(struct rt_kctx *k, const struct rt_nplan *np, struct rt_value **in,
+		   size_t n_in, int cl, struct rt_value **out)
 {
 	struct rt_nplan tmp = *np;
 	struct rt_value *outs[4] = { 0 };
@@ -123,6 +171,7 @@ static int call(struct rt_kctx *k, const struct rt_nplan *np, struct rt_value **
 	tmp.qdq = NULL;
 	tmp.release = NULL;
 	tmp.n_release = 0;
+	tmp.cl_out = cl;
 	c.np = &tmp;
 	c.node = np->node;
 	c.schema = np->schema;
@@ -144,6 +193,12 @@ static int call(struct rt_kctx *k, const struct rt_nplan *np, struct rt_value **
 	else
 		*out = outs[0];
 	return rc;
+}
+
+static int call(struct rt_kctx *k, const struct rt_nplan *np, struct rt_value **in,
+		size_t n_in, struct rt_value **out)
+{
+	return call_cl(k, np, in, n_in, 0, out);
 }
 
 static int is_q8(const struct rt_value *v)
@@ -183,8 +238,9 @@ static int grid(struct rt_kctx *k, int dt, size_t j, int64_t n, struct rt_value 
  * code of every input code or pair, by the nodes' kernels. */
 static int make_table(struct rt_kctx *k, struct rt_qdq *u)
 {
-	/* a MaxPool's: QuantizeLinear(DequantizeLinear(code)) (run_pool) */
-	const struct rt_nplan *head = u->pool ? NULL : u->head;
+	/* a MaxPool's or a move's: QuantizeLinear(DequantizeLinear(code))
+	 * (run_pool, run_move) */
+	const struct rt_nplan *head = u->pool || u->move ? NULL : u->head;
 	size_t m = u->n_codes, n_tab = head ? 1 : m;
 	int64_t n = head && m == 2 ? 65536 : 256;
 	struct rt_value *g = NULL, *f[2] = { 0 }, *r = NULL, *y = NULL, *qin[3];
@@ -537,6 +593,43 @@ static int run_pool(struct rt_kctx *k, struct rt_qdq *u, int dt)
 	return rc < 0 ? rc : 0;
 }
 
+/* A move op between DequantizeLinear and QuantizeLinear: its kernel on
+ * the codes (stored channels last where it reads them so: a Resize),
+ * each then mapped by the table, or taken as it is where the table maps
+ * each code to itself and the dtype stays. */
+static int run_move(struct rt_kctx *k, struct rt_qdq *u, int dt)
+{
+	const struct ir_node *n = u->head->node;
+	struct rt_value *in[MOVE_MAX_IN] = { 0 }, *r = NULL, *y;
+	int cl = u->np.cl_in && (k->in[0]->flags & RT_VALUE_CL), rc;
+	const uint8_t *tab = u->table;
+	int same = k->in[0]->dtype == dt, sgn = k->in[0]->dtype == IR_DTYPE_INT8;
+
+	if (!cl && (rc = plain_codes(k, 1)) < 0)
+		return rc;
+	in[0] = k->in[0];
+	for (size_t j = 1; j < n->n_inputs; j++)
+		in[j] = k->in[4 + j];
+	if ((rc = call_cl(k, u->head, in, n->n_inputs, cl, &r)) < 0)
+		return rc;
+	if (!is_q8(r) || r->dtype != k->in[0]->dtype) {
+		rt_value_unref(r);
+		return rt_err(k, "%s gave no codes", ir_s(n->op_type));
+	}
+	for (int c = 0; same && c < 256; c++)
+		same = tab[sgn ? c ^ 0x80 : c] == (uint8_t)c;
+	if (same)
+		return rt_out_set(k, 0, r);
+	if (!(y = rt_out_tensor(k, 0, dt, r->rank, r->dims))) {
+		rt_value_unref(r);
+		return IR_ENOMEM;
+	}
+	map_codes(r, 0, r->numel, tab, y->data);
+	rt_cl_set(y, (r->flags & RT_VALUE_CL) != 0);
+	rt_value_unref(r);
+	return 0;
+}
+
 static int qt_run(struct rt_kctx *k)
 {
 	struct rt_qdq *u = (struct rt_qdq *)(void *)((char *)k->np - offsetof(struct rt_qdq, np));
@@ -554,6 +647,8 @@ static int qt_run(struct rt_kctx *k)
 		return rc;
 	if (u->pool)
 		return run_pool(k, u, k->in[3 * m + 1]->dtype);
+	if (u->move)
+		return run_move(k, u, k->in[3 * m + 1]->dtype);
 	if (!u->head)
 		return run_concat(k, u, k->in[3 * m + 1]->dtype);
 	if (m == 2)

@@ -235,7 +235,7 @@ struct rt_qdq *rt_qdq_unit_new(const struct ir_node *head, size_t n_in)
 	u->node.n_inputs = n_in;
 	u->node.outputs = u->outs;
 	u->node.n_outputs = 1;
-	u->skip[0] = u->skip[1] = u->chain_from = (size_t)-1;
+	u->skip[0] = u->skip[1] = u->skip[2] = u->chain_from = (size_t)-1;
 	return u;
 }
 
@@ -481,13 +481,13 @@ void rt_qdq_mark(struct rt_session *s, struct rt_gplan *p)
 		    (p->nodes[i].qdq = rt_qdq_table_at(s, p, i)) ||
 		    (p->nodes[i].qdq = rt_qdq_wo_at(s, p, i)))
 			p->n_qdq++;
-	if (!p->n_qdq || !(skip = calloc(2 * p->n_qdq + p->n_nodes, sizeof(*skip))))
+	if (!p->n_qdq || !(skip = calloc(3 * p->n_qdq + p->n_nodes, sizeof(*skip))))
 		return;
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		const struct rt_qdq *u = p->nodes[i].qdq;
 
 		if (u)
-			for (int j = 0; j < 2; j++)
+			for (int j = 0; j < 3; j++)
 				if (u->skip[j] != (size_t)-1)
 					skip[n_skip++] = u->skip[j];
 		if (absorbed(p, &p->nodes[i]))

@@ -13,7 +13,9 @@ struct rt_qdq {
 	struct ir_value **ins;
 	struct ir_value *outs[1];
 	struct rt_nplan np;                 /* its plan */
-	size_t skip[2];                     /* QuantizeLinear, Relu (or ~0) */
+	size_t skip[3];                     /* QuantizeLinear, Relu, the
+					     * unary unit a derived one
+					     * does (or ~0) */
 	/* table units (qdq_table.c) */
 	char op[32];
 	struct rt_kernel kernel;
@@ -23,6 +25,10 @@ struct rt_qdq {
 	const struct rt_nplan *q;
 	int pool;                           /* a MaxPool (head) over codes */
 	int move;                           /* a move op (head) of codes */
+	const struct rt_qdq *inner;         /* derived: the unary unit whose
+					     * result of input 0's codes is
+					     * the head's other input */
+	size_t derived;                     /* that input's place (0, 1) */
 	int keeps_layout;                   /* its result is stored as its
 					     * inputs are (layout_cl.c) */
 	size_t chain_from;                  /* the node whose epilogue chain

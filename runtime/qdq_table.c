@@ -96,6 +96,91 @@ static int kind_of(const struct rt_nplan *h)
 
 static int qt_run(struct rt_kctx *k);
 
+/* A unary unit (made before node i: its head precedes it) whose codes
+ * are v, v's only use a DequantizeLinear d whose only use is node i,
+ * neither a graph output: its unit, or NULL. */
+static const struct rt_qdq *unary_unit_of(struct rt_gplan *p, const struct ir_value *v,
+					  const struct ir_node *d)
+{
+	const struct ir_value *o = d->outputs[0];
+	const struct rt_nplan *q = v ? rt_plan_node(p, v->producer) : NULL, *h;
+	const struct rt_qdq *u;
+
+	if (!q || v->n_uses != 1 || ir_graph_is_output(p->g, v) || !o || o->n_uses != 1 ||
+	    ir_graph_is_output(p->g, o) || !rt_qdq_is_op(q->node, "QuantizeLinear") ||
+	    !q->node->inputs[0])
+		return NULL;
+	h = rt_plan_node(p, q->node->inputs[0]->producer);
+	if (h && rt_qdq_is_op(h->node, "Relu") && h->node->inputs[0])   /* a no-op Relu */
+		h = rt_plan_node(p, h->node->inputs[0]->producer);
+	u = h ? h->qdq : NULL;
+	return u && u->outs[0] == v && u->head == h && !u->pool && !u->move && !u->inner &&
+	       u->n_codes == 1 && h->node->n_inputs == 1 && u->kernel.run == qt_run ? u : NULL;
+}
+
+/* A binary unit whose input j is a unary unit's result of input 1 - j's
+ * codes (x * Sigmoid(x), a SiLU, as a quantizer writes it: DequantizeLinear
+ * of x read by the Sigmoid and the Mul): each output code is a function
+ * of one code of x, a table of 256 made through the five nodes (the
+ * unary unit's, run on the 256 codes, and the DequantizeLinear of its
+ * result), mapped code by code instead of a pair table over the two
+ * inputs, and the unary unit not run (its codes are read by nothing
+ * else).  Its inputs: x, x's DequantizeLinear scale and zero point,
+ * QuantizeLinear's; the unary unit's four (IN_INNER); then input j's
+ * DequantizeLinear's (IN_DJ). */
+enum { IN_INNER = 5, IN_DJ = 9, N_DERIVED = 11 };
+
+static struct rt_qdq *derived_at(struct rt_session *s, struct rt_gplan *p, size_t i)
+{
+	struct rt_nplan *h = &p->nodes[i], *relu;
+	const struct ir_node *n = h->node, *d[2], *q;
+	const struct rt_qdq *in = NULL;
+	struct rt_qdq *u;
+	size_t j;
+
+	if (!(d[0] = rt_qdq_dq_act(s, p, n->inputs[0])) || !(d[1] = rt_qdq_dq_act(s, p, n->inputs[1])))
+		return NULL;
+	for (j = 0; j < 2; j++)
+		if ((in = unary_unit_of(p, d[j]->inputs[0], d[j])) &&
+		    in->ins[0] == d[1 - j]->inputs[0])
+			break;
+	if (j == 2 || !(q = rt_qdq_q_out(s, p, n->outputs[0], &relu)) ||
+	    !(u = rt_qdq_unit_new(n, N_DERIVED)))
+		return NULL;
+	if (!(u->dq = calloc(2, sizeof(*u->dq))))
+		goto fail;
+	u->dq[0] = &p->nodes[d[1 - j]->index];
+	u->dq[1] = &p->nodes[d[j]->index];
+	u->ins[0] = d[1 - j]->inputs[0];
+	u->ins[1] = d[1 - j]->inputs[1];
+	u->ins[2] = d[1 - j]->inputs[2];
+	u->ins[3] = q->inputs[1];
+	u->ins[4] = q->inputs[2];
+	for (size_t t = 0; t < 4; t++)
+		u->ins[IN_INNER + t] = in->ins[1 + t];
+	u->ins[IN_DJ] = d[j]->inputs[1];
+	u->ins[IN_DJ + 1] = d[j]->inputs[2];
+	u->outs[0] = q->outputs[0];
+	u->n_codes = 1;
+	u->head = h;
+	u->inner = in;
+	u->derived = j;
+	u->q = &p->nodes[q->index];
+	u->skip[0] = q->index;
+	u->skip[1] = relu ? (size_t)(relu - p->nodes) : (size_t)-1;
+	u->skip[2] = (size_t)(in->head - p->nodes);
+	snprintf(u->op, sizeof(u->op), "QLinear%s", ir_s(n->op_type));
+	u->node.op_type = u->op;
+	u->kernel = (struct rt_kernel){ "ai.onnx", u->op, 1, RT_OPEN, qt_run };
+	u->np.cl_in = 1;   /* code by code: the layout stays */
+	u->keeps_layout = 1;
+	if (rt_qdq_unit_plan(p, i, u) == 0)
+		return u;
+fail:
+	rt_qdq_unit_free(u);
+	return NULL;
+}
+
 struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t i)
 {
 	struct rt_nplan *h = &p->nodes[i], *relu;
@@ -105,6 +190,9 @@ struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t 
 	size_t n_extra = 0;
 	struct rt_qdq *u;
 
+	if (kind == T_BINARY && !h->n_subs && h->kernel && h->fold == RT_FOLD_NONE &&
+	    (u = derived_at(s, p, i)))
+		return u;
 	if (kind == T_MOVE) {   /* the codes coded, the op's other inputs as they are */
 		n_extra = m - 1;
 		m = 1;
@@ -236,6 +324,50 @@ static int grid(struct rt_kctx *k, int dt, size_t j, int64_t n, struct rt_value 
 
 /* The table: for each coded input (Concat) or once (the op), the output
  * code of every input code or pair, by the nodes' kernels. */
+/* A derived unit's table (derived_at): for each code c of x, the
+ * QuantizeLinear of the head of DequantizeLinear(c) and of the unary
+ * unit's code of c dequantized, each node's kernel run on the 256 codes. */
+static int derived_table(struct rt_kctx *k, struct rt_qdq *u)
+{
+	const struct rt_qdq *in = u->inner;
+	struct rt_value *g = NULL, *fx = NULL, *fi = NULL, *ri = NULL, *ci = NULL, *fj = NULL;
+	struct rt_value *r = NULL, *y = NULL, *a[2];
+	int rc;
+
+	if ((rc = grid(k, k->in[2]->dtype, 0, 256, &g)) < 0)
+		return rc;
+	if ((rc = call(k, u->dq[0], (struct rt_value *[]){ g, k->in[1], k->in[2] }, 3, &fx)) < 0 ||
+	    (rc = call(k, in->dq[0], (struct rt_value *[]){ g, k->in[IN_INNER],
+							    k->in[IN_INNER + 1] }, 3, &fi)) < 0 ||
+	    (rc = call(k, in->head, &fi, 1, &ri)) < 0 ||
+	    (rc = call(k, in->q, (struct rt_value *[]){ ri, k->in[IN_INNER + 2],
+							k->in[IN_INNER + 3] }, 3, &ci)) < 0 ||
+	    (rc = call(k, u->dq[1], (struct rt_value *[]){ ci, k->in[IN_DJ], k->in[IN_DJ + 1] },
+		       3, &fj)) < 0)
+		goto cleanup;
+	a[u->derived] = fj;
+	a[1 - u->derived] = fx;
+	if ((rc = call(k, u->head, a, 2, &r)) < 0 ||
+	    (rc = call(k, u->q, (struct rt_value *[]){ r, k->in[3], k->in[4] }, 3, &y)) < 0)
+		goto cleanup;
+	if (y->numel != 256 || !is_q8(y))
+		rc = rt_err(k, "the table's QuantizeLinear gave %lld values", (long long)y->numel);
+	else if (!(u->table = malloc(256)))
+		rc = rt_oom(k);
+	else
+		memcpy(u->table, y->data, 256);
+cleanup:
+	rt_value_unref(g);
+	rt_value_unref(fx);
+	rt_value_unref(fi);
+	rt_value_unref(ri);
+	rt_value_unref(ci);
+	rt_value_unref(fj);
+	rt_value_unref(r);
+	rt_value_unref(y);
+	return rc < 0 ? rc : 0;
+}
+
 static int make_table(struct rt_kctx *k, struct rt_qdq *u)
 {
 	/* a MaxPool's or a move's: QuantizeLinear(DequantizeLinear(code))
@@ -247,6 +379,10 @@ static int make_table(struct rt_kctx *k, struct rt_qdq *u)
 	uint8_t *tab = malloc((size_t)(n * (int64_t)n_tab));
 	int rc = 0;
 
+	if (u->inner) {
+		free(tab);
+		return derived_table(k, u);
+	}
 	if (!tab)
 		return rt_oom(k);
 	for (size_t t = 0; rc >= 0 && t < n_tab; t++) {

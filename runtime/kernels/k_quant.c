@@ -308,12 +308,49 @@ static int k_dequantize(struct rt_kctx *k)
 	return qjob_run(k, x, sc, zp, y, &m, 0, 1, IR_DTYPE_FLOAT);
 }
 
+/* DynamicQuantizeLinear's two passes over the session's threads, a
+ * block of elements a work item: each block's minimum and maximum
+ * (kq_row_minmax's rule gives the same in any order, so the blocks'
+ * ends folded by it are the whole tensor's), then each block's codes. */
+#define DQL_BLOCK 32768
+
+struct dql_job {
+	const float *x;
+	int64_t n;
+	float *mn, *mx;              /* per block */
+	float scale;
+	uint8_t zp, *y;
+	int isa;
+};
+
+static void dql_minmax(void *ctx, int64_t lo, int64_t hi)
+{
+	struct dql_job *j = ctx;
+
+	for (int64_t b = lo; b < hi; b++) {
+		int64_t e0 = b * DQL_BLOCK;
+
+		kq_row_minmax(j->isa, j->x + e0, j->n - e0 < DQL_BLOCK ? j->n - e0 : DQL_BLOCK,
+			      &j->mn[b], &j->mx[b]);
+	}
+}
+
+static void dql_codes(void *ctx, int64_t lo, int64_t hi)
+{
+	struct dql_job *j = ctx;
+	int64_t e0 = lo * DQL_BLOCK, e1 = hi * DQL_BLOCK < j->n ? hi * DQL_BLOCK : j->n;
+
+	kq_row_quantize(j->isa, IR_DTYPE_UINT8, j->x + e0, e1 - e0, j->scale, j->zp, j->y + e0);
+}
+
 static int k_dynamic_quantize(struct rt_kctx *k)
 {
 	struct rt_value *x, *y, *ys, *yz;
-	float *xf, mn = 0, mx = 0, scale, zpf;
+	float *xf, mn = 0, mx = 0, scale, zpf, *ends;
 	int owned, rc;
 	uint8_t zp;
+	int64_t nb;
+	struct dql_job j;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = nq_check_float(k, x, 0)) < 0)
 		return rc;
@@ -322,12 +359,25 @@ static int k_dynamic_quantize(struct rt_kctx *k)
 	    !(yz = rt_out_tensor(k, 2, IR_DTYPE_UINT8, 0, NULL)) ||
 	    !(xf = nq_f32(k, x, &owned)))
 		return IR_ENOMEM;
-	kq_row_minmax(kq_isa_best(), xf, x->numel, &mn, &mx);
+	nb = (x->numel + DQL_BLOCK - 1) / DQL_BLOCK;
+	if (!(ends = malloc(2 * (size_t)(nb ? nb : 1) * sizeof(*ends)))) {
+		nq_f32_release(xf, owned);
+		return rt_oom(k);
+	}
+	j = (struct dql_job){ xf, x->numel, ends, ends + nb, 0, 0, y->data, kq_isa_best() };
+	rt_parallel_for(k, nb, 1, dql_minmax, &j);
+	for (int64_t b = 0; b < nb; b++) {
+		mn = ends[b] < mn ? ends[b] : mn;
+		mx = ends[nb + b] > mx ? ends[nb + b] : mx;
+	}
+	free(ends);
 	scale = (mx - mn) / 255.0f;
 	zpf = scale > 0 ? nearbyintf(0.0f - mn / scale) : 0.0f;
 	zp = (uint8_t)(zpf < 0 ? 0 : zpf > 255 ? 255 : zpf);
 	if (scale > 0) {
-		kq_row_quantize(kq_isa_best(), IR_DTYPE_UINT8, xf, x->numel, scale, zp, y->data);
+		j.scale = scale;
+		j.zp = zp;
+		rt_parallel_for(k, nb, 1, dql_codes, &j);
 	} else {
 		memset(y->data, zp, (size_t)x->numel);
 	}

@@ -107,7 +107,8 @@ def cases():
                [numpy_helper.from_array(s, "s"), numpy_helper.from_array(z, "z")], 13,
                [ref(x, s.reshape(1, 5, 1), z.reshape(1, 5, 1), dt)])
     # DynamicQuantizeLinear: the spec's scale and zero point (no NaN input)
-    for n, shift in ((16 * 1024 + 7, 0.0), (70, 5.0), (33, -5.0)):
+    # (5 * 32768 + 11: blocks of the kernel's passes over threads)
+    for n, shift in ((16 * 1024 + 7, 0.0), (70, 5.0), (33, -5.0), (5 * 32768 + 11, -0.5)):
         x = values(np.float32(0.0371), n)
         x = np.where(np.isfinite(x), x, 1.0).astype(np.float32) + np.float32(shift)
         x = np.clip(x, -1e4, 1e4).astype(np.float32).reshape(1, -1)

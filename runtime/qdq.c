@@ -23,8 +23,9 @@
  *     through a Relu only when the zero point is the dtype's least value
  *     (the Relu then changes nothing: onnxruntime drops it too);
  * with every scale and zero point an initializer.  qdq_table.c finds the
- * other units (a Concat or an elementwise op between DequantizeLinear and
- * QuantizeLinear).  The head of a unit then runs a plan of its own (the
+ * other units (a Concat, an elementwise op, a MaxPool or a move of
+ * elements between DequantizeLinear and QuantizeLinear; x * Sigmoid(x),
+ * whose Sigmoid unit it then does too: its head is skipped).  The head of a unit then runs a plan of its own (the
  * unit's node made from the unit's inputs, writing the QuantizeLinear's
  * output), the QuantizeLinear and Relu are skipped, and so is a
  * DequantizeLinear all of whose uses are units.  A ConvInteger whose

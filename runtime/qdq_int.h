@@ -57,8 +57,11 @@ struct rt_qdq *rt_qdq_unit_new(const struct ir_node *head, size_t n_in);
 int rt_qdq_unit_plan(struct rt_gplan *p, size_t head, struct rt_qdq *u);
 void rt_qdq_unit_free(struct rt_qdq *u);
 
-/* qdq_table.c: a unit of a Concat, or of an elementwise op of one or two
- * inputs, between DequantizeLinear and QuantizeLinear, or NULL. */
+/* qdq_table.c: a unit of a Concat, of an elementwise op of one or two
+ * inputs, of a MaxPool or of an op that moves elements (a nearest
+ * Resize, Transpose, Reshape, Slice, ...) between DequantizeLinear and
+ * QuantizeLinear, or of x * Sigmoid(x) of one DequantizeLinear (a
+ * quantized SiLU, one table of x's codes), or NULL. */
 struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t i);
 
 /* qdq_wo.c: a MatMul of a weight-only quantized B (DequantizeLinear of

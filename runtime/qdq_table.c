@@ -10,7 +10,16 @@
  * the float tensors in between (four bytes an element each way).  A
  * MaxPool between them takes the largest code of each window and maps it
  * (DequantizeLinear is monotone): on codes stored channels last
- * (layout_cl.c), which all these units read and keep. */
+ * (layout_cl.c), which all these units read and keep.  An op that moves
+ * elements (a nearest Resize, Transpose, Reshape, Slice, ...) runs its
+ * own kernel on the codes (a Resize's channels last) and maps them
+ * through QuantizeLinear(DequantizeLinear(code)), a copy where that is
+ * the identity: each output element is one input element, so the result
+ * is the written graph's bit for bit with a quarter of the traffic.
+ * x * Sigmoid(x) of one DequantizeLinear (a quantized SiLU: the Sigmoid a
+ * unit of its own, its codes read by the Mul alone) is a function of x's
+ * code alone: one table of 256 made through the five nodes, the Sigmoid
+ * unit not run (derived_at). */
 #include <immintrin.h>
 #include <stddef.h>
 #include <stdio.h>

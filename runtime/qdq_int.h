@@ -11,7 +11,7 @@ struct rt_qdq {
 					     * head's with its own inputs,
 					     * output and op */
 	struct ir_value **ins;
-	struct ir_value *outs[1];
+	struct ir_value *outs[3];           /* node.n_outputs of them */
 	struct rt_nplan np;                 /* its plan */
 	size_t skip[3];                     /* QuantizeLinear, Relu, the
 					     * unary unit a derived one

@@ -30,7 +30,9 @@
  * output), the QuantizeLinear and Relu are skipped, and so is a
  * DequantizeLinear all of whose uses are units.  A ConvInteger whose
  * only reader is a Cast to float32 (a dynamic quantizer's layer) is a
- * unit too, writing float32 of its sums (cast_unit_at).  Units run
+ * unit too, writing float32 of its sums (cast_unit_at), and so is a
+ * Concat whose only reader is DynamicQuantizeLinear (cat_dql_unit_at:
+ * the codes of its inputs written at their places).  Units run
  * when nothing may watch the nodes in between: not with an observer
  * (validate --layerwise), a run of chosen nodes, or --exact. */
 #include <stdlib.h>

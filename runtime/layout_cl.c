@@ -30,7 +30,8 @@
  * unit reads its 8-bit input channels last and stores its codes so (no
  * reorder on either side of oneDNN's integer convolution), a table unit
  * (qdq_table.c) maps codes where they are (a Concat of channels position
- * by position), and DequantizeLinear and QuantizeLinear per tensor keep
+ * by position; a nearest Resize's unit resizes them so, the other moves'
+ * units take plain codes), and DequantizeLinear and QuantizeLinear per tensor keep
  * the layout, so a QDQ graph's MaxPool and Resize between units compute
  * on channels-last floats; the nodes a unit does read nothing. */
 #include <stdlib.h>

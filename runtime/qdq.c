@@ -23,19 +23,23 @@
  *     through a Relu only when the zero point is the dtype's least value
  *     (the Relu then changes nothing: onnxruntime drops it too);
  * with every scale and zero point an initializer.  qdq_table.c finds the
- * other units (a Concat or an elementwise op between DequantizeLinear and
- * QuantizeLinear).  The head of a unit then runs a plan of its own (the
+ * other units (a Concat, an elementwise op, a MaxPool or a move of
+ * elements between DequantizeLinear and QuantizeLinear; x * Sigmoid(x),
+ * whose Sigmoid unit it then does too: its head is skipped).  The head of a unit then runs a plan of its own (the
  * unit's node made from the unit's inputs, writing the QuantizeLinear's
  * output), the QuantizeLinear and Relu are skipped, and so is a
  * DequantizeLinear all of whose uses are units.  A ConvInteger whose
  * only reader is a Cast to float32 (a dynamic quantizer's layer) is a
- * unit too, writing float32 of its sums (cast_unit_at).  Units run
+ * unit too, writing float32 of its sums (cast_unit_at), and so is a
+ * Concat whose only reader is DynamicQuantizeLinear (cat_dql_unit_at:
+ * the codes of its inputs written at their places).  Units run
  * when nothing may watch the nodes in between: not with an observer
  * (validate --layerwise), a run of chosen nodes, or --exact. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/kernels/k_conv_int.h"   /* knn_conv_integer_f32 */
+#include "runtime/kernels/k_quant_row.h"  /* kq_dynamic_quantize_cat */
 #include "runtime/qdq_int.h"
 
 static char qlinear_conv[] = "QLinearConv", qlinear_matmul[] = "QLinearMatMul",
@@ -235,7 +239,7 @@ struct rt_qdq *rt_qdq_unit_new(const struct ir_node *head, size_t n_in)
 	u->node.n_inputs = n_in;
 	u->node.outputs = u->outs;
 	u->node.n_outputs = 1;
-	u->skip[0] = u->skip[1] = u->chain_from = (size_t)-1;
+	u->skip[0] = u->skip[1] = u->skip[2] = u->chain_from = (size_t)-1;
 	return u;
 }
 
@@ -257,14 +261,16 @@ int rt_qdq_unit_plan(struct rt_gplan *p, size_t head, struct rt_qdq *u)
 	}
 	np->stat = h->stat;
 	if (!np->kernel || !(np->in = calloc(n_in + 1, sizeof(*np->in))) ||
-	    !(np->out = calloc(1, sizeof(int))))
+	    !(np->out = calloc(u->node.n_outputs, sizeof(int))))
 		return -1;
 	for (size_t i = 0; i < n_in; i++) {
 		np->in[i].slot = u->ins[i] ? rt_plan_slot(p, u->ins[i]) : -1;
 		if (u->ins[i] && (np->in[i].slot < 0 || extend_life(p, np->in[i].slot, head) < 0))
 			return -1;
 	}
-	np->out[0] = rt_plan_slot(p, u->outs[0]);
+	for (size_t o = 0; o < u->node.n_outputs; o++)
+		if ((np->out[o] = u->outs[o] ? rt_plan_slot(p, u->outs[o]) : -1) < 0 && u->outs[o])
+			return -1;
 	return np->out[0] < 0 ? -1 : 0;
 }
 
@@ -450,6 +456,46 @@ static struct rt_qdq *cast_unit_at(const struct rt_session *s, struct rt_gplan *
 	return u;
 }
 
+/* A Concat whose result's only reader is DynamicQuantizeLinear (a
+ * dynamic quantizer's input to a layer after a join) as one node
+ * (kq_dynamic_quantize_cat): the range of the Concat's inputs, then
+ * their codes written at their places, the Concat's float32 result (a
+ * copy of every input) never made; bit for bit the two nodes, whose
+ * elements and range are the same. */
+static struct rt_qdq *cat_dql_unit_at(struct rt_gplan *p, size_t i)
+{
+	struct rt_nplan *h = &p->nodes[i], *d;
+	const struct ir_node *n = h->node;
+	struct rt_qdq *u;
+
+	if (!rt_qdq_is_op(n, "Concat") || !h->kernel || h->fold != RT_FOLD_NONE || h->n_subs ||
+	    n->n_inputs < 1 || n->n_outputs != 1 || !n->outputs[0] ||
+	    ir_graph_is_output(p->g, n->outputs[0]) ||
+	    !(d = rt_plan_sole_use(p, n->outputs[0])) ||
+	    !rt_qdq_is_op(d->node, "DynamicQuantizeLinear") || d->fold != RT_FOLD_NONE ||
+	    !d->kernel || d->node->n_inputs != 1 || d->node->n_outputs < 1 ||
+	    d->node->n_outputs > 3 || !d->node->outputs[0])
+		return NULL;
+	for (size_t j = 0; j < n->n_inputs; j++)
+		if (!n->inputs[j])
+			return NULL;
+	if (!(u = rt_qdq_unit_new(n, n->n_inputs)))
+		return NULL;
+	for (size_t j = 0; j < n->n_inputs; j++)
+		u->ins[j] = n->inputs[j];
+	u->node.n_outputs = d->node->n_outputs;
+	for (size_t o = 0; o < d->node->n_outputs; o++)
+		u->outs[o] = d->node->outputs[o];
+	u->skip[0] = d->node->index;
+	u->kernel = (struct rt_kernel){ "ai.onnx", "DynamicQuantizeLinear", 11, RT_OPEN,
+					kq_dynamic_quantize_cat };
+	if (rt_qdq_unit_plan(p, i, u) < 0) {
+		rt_qdq_unit_free(u);
+		return NULL;
+	}
+	return u;
+}
+
 /* Is DequantizeLinear node d read by units alone, as one of their
  * DequantizeLinear inputs (a unit that reads d's result itself, as a
  * weight-only unit its A, needs d run)? */
@@ -479,19 +525,20 @@ void rt_qdq_mark(struct rt_session *s, struct rt_gplan *p)
 	for (size_t i = 0; i < p->n_nodes; i++)
 		if ((p->nodes[i].qdq = unit_at(s, p, i)) || (p->nodes[i].qdq = cast_unit_at(s, p, i)) ||
 		    (p->nodes[i].qdq = rt_qdq_table_at(s, p, i)) ||
+		    (p->nodes[i].qdq = cat_dql_unit_at(p, i)) ||
 		    (p->nodes[i].qdq = rt_qdq_wo_at(s, p, i)))
 			p->n_qdq++;
-	if (!p->n_qdq || !(skip = calloc(2 * p->n_qdq + p->n_nodes, sizeof(*skip))))
+	if (!p->n_qdq || !(skip = calloc(3 * p->n_qdq + p->n_nodes, sizeof(*skip))))
 		return;
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		const struct rt_qdq *u = p->nodes[i].qdq;
 
 		if (u) {
-			for (int j = 0; j < 2; j++)
+			for (int j = 0; j < 3; j++)
 				if (u->skip[j] != (size_t)-1)
 					skip[n_skip++] = u->skip[j];
-			for (size_t j = 0; j < u->n_inner; j++)
-				skip[n_skip++] = u->inner[j];
+			for (size_t j = 0; j < u->n_chain_nodes; j++)
+				skip[n_skip++] = u->chain_nodes[j];
 		}
 		if (absorbed(p, &p->nodes[i]))
 			skip[n_skip++] = i;

@@ -11,9 +11,11 @@ struct rt_qdq {
 					     * head's with its own inputs,
 					     * output and op */
 	struct ir_value **ins;
-	struct ir_value *outs[1];
+	struct ir_value *outs[3];           /* node.n_outputs of them */
 	struct rt_nplan np;                 /* its plan */
-	size_t skip[2];                     /* QuantizeLinear, Relu (or ~0) */
+	size_t skip[3];                     /* QuantizeLinear, Relu, the
+					     * unary unit a derived one
+					     * does (or ~0) */
 	/* table units (qdq_table.c) */
 	char op[32];
 	struct rt_kernel kernel;
@@ -22,6 +24,11 @@ struct rt_qdq {
 					     * DequantizeLinear */
 	const struct rt_nplan *q;
 	int pool;                           /* a MaxPool (head) over codes */
+	int move;                           /* a move op (head) of codes */
+	const struct rt_qdq *inner;         /* derived: the unary unit whose
+					     * result of input 0's codes is
+					     * the head's other input */
+	size_t derived;                     /* that input's place (0, 1) */
 	int keeps_layout;                   /* its result is stored as its
 					     * inputs are (layout_cl.c) */
 	size_t chain_from;                  /* the node whose epilogue chain
@@ -29,9 +36,9 @@ struct rt_qdq {
 	size_t n_codes;
 	uint8_t *table;                     /* made on the first run */
 	/* weight-only units of a cast chain (qdq_wo.c) */
-	size_t inner[5];                    /* the chain's nodes, computed by
+	size_t chain_nodes[5];              /* the chain's nodes, computed by
 					     * the unit (skipped) */
-	size_t n_inner;
+	size_t n_chain_nodes;
 	int64_t rows;                       /* rows of B the chain keeps */
 };
 
@@ -55,8 +62,11 @@ struct rt_qdq *rt_qdq_unit_new(const struct ir_node *head, size_t n_in);
 int rt_qdq_unit_plan(struct rt_gplan *p, size_t head, struct rt_qdq *u);
 void rt_qdq_unit_free(struct rt_qdq *u);
 
-/* qdq_table.c: a unit of a Concat, or of an elementwise op of one or two
- * inputs, between DequantizeLinear and QuantizeLinear, or NULL. */
+/* qdq_table.c: a unit of a Concat, of an elementwise op of one or two
+ * inputs, of a MaxPool or of an op that moves elements (a nearest
+ * Resize, Transpose, Reshape, Slice, ...) between DequantizeLinear and
+ * QuantizeLinear, or of x * Sigmoid(x) of one DequantizeLinear (a
+ * quantized SiLU, one table of x's codes), or NULL. */
 struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t i);
 
 /* qdq_wo.c: a MatMul of a weight-only quantized B (DequantizeLinear of

@@ -241,13 +241,13 @@ done:
 	u->ins[WO_Q] = c->node->inputs[0];
 	u->ins[WO_Z] = sub->node->inputs[1];
 	u->ins[WO_S] = sv;
-	u->inner[u->n_inner++] = c->node->index;
-	u->inner[u->n_inner++] = sub->node->index;
-	u->inner[u->n_inner++] = mul->node->index;
+	u->chain_nodes[u->n_chain_nodes++] = c->node->index;
+	u->chain_nodes[u->n_chain_nodes++] = sub->node->index;
+	u->chain_nodes[u->n_chain_nodes++] = mul->node->index;
 	if (rs)
-		u->inner[u->n_inner++] = rs->node->index;
+		u->chain_nodes[u->n_chain_nodes++] = rs->node->index;
 	if (sl)
-		u->inner[u->n_inner++] = sl->node->index;
+		u->chain_nodes[u->n_chain_nodes++] = sl->node->index;
 	return 1;
 }
 

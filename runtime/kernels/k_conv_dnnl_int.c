@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "runtime/kernels/k_conv_dnnl.h"
+#include "runtime/kernels/pgemm.h"   /* the 16 x 16 transposes */
 
 struct dn_corr {
 	const int32_t *t, *d;     /* sums of m + 1 channels, the factors
@@ -88,9 +89,38 @@ struct dn_cfin {
 	int64_t n, m, gm, plane;
 	const float *mult;        /* as struct dn_corr's */
 	const struct rt_epilogue *epi;
+	int avx512;               /* 16 x 16 transposes (rt_pgemm_tr16_k512) */
 };
 
 #define DN_CB 64   /* channels of a block of dn_cfin_tiles */
+
+static void store_block(const struct dn_cfin *j, const int32_t *acc, int64_t b, int64_t p0,
+			int64_t len, int64_t c0, int64_t mc);
+
+/* A whole tile's channels [c0, c0 + mc) (mc a multiple of 16) from the
+ * pixel rows at px into acc's channel rows, corrected, and stored. */
+static void tr_block(const struct dn_cfin *j, const int32_t *px, int64_t c0, int64_t mc,
+		     int32_t *acc)
+{
+	for (int64_t o = 0; o < mc; o += 16)
+		for (int64_t i = 0; i < DN_TILE; i += 16)
+			rt_pgemm_tr16_k512((const float *)(const void *)(px + i * j->gm + c0 + o),
+					   j->gm, (float *)(void *)(acc + o * DN_TILE + i), DN_TILE);
+	if (j->d) {
+		uint32_t ones[DN_TILE];
+
+		for (int64_t i = 0; i < DN_TILE; i++)
+			ones[i] = (uint32_t)px[i * j->gm + j->m];
+		/* wrapping in uint32: the true sum is in range */
+		for (int64_t o = 0; o < mc; o++) {
+			uint32_t f = (uint32_t)j->d[c0 + o];
+			int32_t *r = acc + o * DN_TILE;
+
+			for (int64_t i = 0; i < DN_TILE; i++)
+				r[i] = (int32_t)((uint32_t)r[i] + f * ones[i]);
+		}
+	}
+}
 
 static void dn_cfin_tiles(void *ctx, int64_t lo, int64_t hi)
 {
@@ -107,7 +137,14 @@ static void dn_cfin_tiles(void *ctx, int64_t lo, int64_t hi)
 			int64_t mc = j->m - c0 < DN_CB ? j->m - c0 : DN_CB;
 
 			/* the block's sums corrected, pixel rows read in
-			 * order into channel rows (in L1) */
+			 * order into channel rows (in L1): whole 16 x 16
+			 * blocks by AVX-512 transposes (moves of the 32-bit
+			 * patterns), then the correction by channel rows */
+			if (j->avx512 && mc % 16 == 0 && len == DN_TILE) {
+				tr_block(j, px, c0, mc, acc);
+				store_block(j, acc, b, p0, len, c0, mc);
+				continue;
+			}
 			for (int64_t i = 0; i < len; i++) {
 				const int32_t *r = px + i * j->gm + c0;
 
@@ -123,19 +160,27 @@ static void dn_cfin_tiles(void *ctx, int64_t lo, int64_t hi)
 						acc[o * DN_TILE + i] = r[o];
 				}
 			}
-			for (int64_t o = 0; o < mc; o++) {
-				int64_t at = (b * j->m + c0 + o) * j->plane + p0;
-
-				if (j->yf) {
-					float *yf = j->yf + at;
-
-					for (int64_t i = 0; i < len; i++)
-						yf[i] = (float)acc[o * DN_TILE + i];
-					dn_f32_finish(yf, len, c0 + o, at, j->mult, j->epi);
-				} else
-					memcpy(j->y + at, acc + o * DN_TILE, (size_t)len * sizeof(*acc));
-			}
+			store_block(j, acc, b, p0, len, c0, mc);
 		}
+	}
+}
+
+/* The block's corrected sums (acc: mc channel rows of DN_TILE) into y
+ * or, as float32 finished, into yf. */
+static void store_block(const struct dn_cfin *j, const int32_t *acc, int64_t b, int64_t p0,
+			int64_t len, int64_t c0, int64_t mc)
+{
+	for (int64_t o = 0; o < mc; o++) {
+		int64_t at = (b * j->m + c0 + o) * j->plane + p0;
+
+		if (j->yf) {
+			float *yf = j->yf + at;
+
+			for (int64_t i = 0; i < len; i++)
+				yf[i] = (float)acc[o * DN_TILE + i];
+			dn_f32_finish(yf, len, c0 + o, at, j->mult, j->epi);
+		} else
+			memcpy(j->y + at, acc + o * DN_TILE, (size_t)len * sizeof(*acc));
 	}
 }
 
@@ -434,7 +479,8 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	c->zp_val = xz;
 	if (((corr && !q) || yf) && c->dst_nhwc) {
 		struct dn_cfin j = { k, NULL, corr ? d : NULL, y, yf, g->n, g->m, gg.m,
-				     g->out_size, qf ? qf->mult : NULL, qf ? qf->epi : NULL };
+				     g->out_size, qf ? qf->mult : NULL, qf ? qf->epi : NULL,
+				     rt_cpu_avx512f() };
 		struct dn_take take = { dn_cfin_take, &j };
 
 		rc = knn_dn_conv_run(c, x, c->w8, NULL, y, w_const && !tmp, &take) ? 0 : 1;

@@ -308,12 +308,99 @@ static int k_dequantize(struct rt_kctx *k)
 	return qjob_run(k, x, sc, zp, y, &m, 0, 1, IR_DTYPE_FLOAT);
 }
 
+/* DynamicQuantizeLinear's two passes over the session's threads, a
+ * block of elements a work item: each block's minimum and maximum
+ * (kq_row_minmax's rule gives the same in any order, so the blocks'
+ * ends folded by it are the whole tensor's), then each block's codes. */
+#define DQL_BLOCK 32768
+
+struct dql_job {
+	const float *x;
+	int64_t n;
+	float *mn, *mx;              /* per block */
+	float scale;
+	uint8_t zp, *y;
+	int isa;
+};
+
+static void dql_minmax(void *ctx, int64_t lo, int64_t hi)
+{
+	struct dql_job *j = ctx;
+
+	for (int64_t b = lo; b < hi; b++) {
+		int64_t e0 = b * DQL_BLOCK;
+
+		kq_row_minmax(j->isa, j->x + e0, j->n - e0 < DQL_BLOCK ? j->n - e0 : DQL_BLOCK,
+			      &j->mn[b], &j->mx[b]);
+	}
+}
+
+static void dql_codes(void *ctx, int64_t lo, int64_t hi)
+{
+	struct dql_job *j = ctx;
+	int64_t e0 = lo * DQL_BLOCK, e1 = hi * DQL_BLOCK < j->n ? hi * DQL_BLOCK : j->n;
+
+	kq_row_quantize(j->isa, IR_DTYPE_UINT8, j->x + e0, e1 - e0, j->scale, j->zp, j->y + e0);
+}
+
+/* A stretch of the tensor DynamicQuantizeLinear quantizes: its float32
+ * elements and where their codes go. */
+struct dql_piece {
+	const float *x;
+	int64_t n;
+	uint8_t *y;
+};
+
+/* DynamicQuantizeLinear of the tensor made of pieces p[0..np) (the
+ * elements of one tensor, or of a Concat's inputs with their codes at
+ * their places in its result): the range of all, then the codes of each;
+ * its scale and zero point into *ys, *yz. */
+static int dql_run(struct rt_kctx *k, const struct dql_piece *p, size_t np, float *ys,
+		   uint8_t *yz)
+{
+	float mn = 0, mx = 0, scale, zpf, *ends;
+	int64_t nb = 0, at = 0;
+	int isa = kq_isa_best();
+	uint8_t zp;
+
+	for (size_t i = 0; i < np; i++)
+		nb += (p[i].n + DQL_BLOCK - 1) / DQL_BLOCK;
+	if (!(ends = malloc(2 * (size_t)(nb ? nb : 1) * sizeof(*ends))))
+		return rt_oom(k);
+	for (size_t i = 0; i < np; i++) {
+		int64_t b = (p[i].n + DQL_BLOCK - 1) / DQL_BLOCK;
+		struct dql_job j = { p[i].x, p[i].n, ends + at, ends + nb + at, 0, 0, p[i].y, isa };
+
+		rt_parallel_for(k, b, 1, dql_minmax, &j);
+		at += b;
+	}
+	for (int64_t b = 0; b < nb; b++) {
+		mn = ends[b] < mn ? ends[b] : mn;
+		mx = ends[nb + b] > mx ? ends[nb + b] : mx;
+	}
+	free(ends);
+	scale = (mx - mn) / 255.0f;
+	zpf = scale > 0 ? nearbyintf(0.0f - mn / scale) : 0.0f;
+	zp = (uint8_t)(zpf < 0 ? 0 : zpf > 255 ? 255 : zpf);
+	for (size_t i = 0; i < np; i++) {
+		struct dql_job j = { p[i].x, p[i].n, NULL, NULL, scale, zp, p[i].y, isa };
+
+		if (scale > 0)
+			rt_parallel_for(k, (p[i].n + DQL_BLOCK - 1) / DQL_BLOCK, 1, dql_codes, &j);
+		else
+			memset(p[i].y, zp, (size_t)p[i].n);
+	}
+	*ys = scale;
+	*yz = zp;
+	return 0;
+}
+
 static int k_dynamic_quantize(struct rt_kctx *k)
 {
 	struct rt_value *x, *y, *ys, *yz;
-	float *xf, mn = 0, mx = 0, scale, zpf;
+	struct dql_piece one;
+	float *xf;
 	int owned, rc;
-	uint8_t zp;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = nq_check_float(k, x, 0)) < 0)
 		return rc;
@@ -322,19 +409,71 @@ static int k_dynamic_quantize(struct rt_kctx *k)
 	    !(yz = rt_out_tensor(k, 2, IR_DTYPE_UINT8, 0, NULL)) ||
 	    !(xf = nq_f32(k, x, &owned)))
 		return IR_ENOMEM;
-	kq_row_minmax(kq_isa_best(), xf, x->numel, &mn, &mx);
-	scale = (mx - mn) / 255.0f;
-	zpf = scale > 0 ? nearbyintf(0.0f - mn / scale) : 0.0f;
-	zp = (uint8_t)(zpf < 0 ? 0 : zpf > 255 ? 255 : zpf);
-	if (scale > 0) {
-		kq_row_quantize(kq_isa_best(), IR_DTYPE_UINT8, xf, x->numel, scale, zp, y->data);
-	} else {
-		memset(y->data, zp, (size_t)x->numel);
-	}
-	*(float *)ys->data = scale;
-	*(uint8_t *)yz->data = zp;
+	one = (struct dql_piece){ xf, x->numel, y->data };
+	rc = dql_run(k, &one, 1, ys->data, yz->data);
 	nq_f32_release(xf, owned);
-	return 0;
+	return rc;
+}
+
+int kq_dynamic_quantize_cat(struct rt_kctx *k)
+{
+	const struct rt_value *x0 = k->n_in ? k->in[0] : NULL;
+	int64_t axis = rt_attr_int(k, "axis", 0), dims[RT_MAX_RANK], outer = 1, tail = 1, off = 0;
+	struct rt_value *y, *ys, *yz;
+	struct dql_piece *pc = NULL;
+	float **xf = NULL;
+	int *owned = NULL, rc = 0;
+	size_t m = k->n_in, np = 0;
+
+	for (size_t i = 0; i < m; i++)
+		if ((rc = nq_check_float(k, k->in[i], i)) < 0)
+			return rc;
+	if (!x0 || (axis < 0 ? axis + x0->rank : axis) < 0 ||
+	    (axis < 0 ? axis + x0->rank : axis) >= x0->rank)
+		return rt_err(k, "axis %lld is out of range", (long long)axis);
+	axis = axis < 0 ? axis + x0->rank : axis;
+	memcpy(dims, x0->dims, (size_t)x0->rank * sizeof(*dims));
+	dims[axis] = 0;
+	for (size_t i = 0; i < m; i++) {
+		for (int d = 0; d < x0->rank; d++)
+			if (k->in[i]->rank != x0->rank || (d != axis && k->in[i]->dims[d] != x0->dims[d]))
+				return rt_err(k, "input %zu's shape does not match input 0's", i);
+		dims[axis] += k->in[i]->dims[axis];
+	}
+	for (int64_t d = 0; d < axis; d++)
+		outer *= dims[d];
+	for (int d = (int)axis + 1; d < x0->rank; d++)
+		tail *= dims[d];
+	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_UINT8, x0->rank, dims)) ||
+	    !(ys = rt_out_tensor(k, 1, IR_DTYPE_FLOAT, 0, NULL)) ||
+	    !(yz = rt_out_tensor(k, 2, IR_DTYPE_UINT8, 0, NULL)))
+		return IR_ENOMEM;
+	if (!(xf = calloc(m + 1, sizeof(*xf))) || !(owned = calloc(m + 1, sizeof(*owned))) ||
+	    !(pc = calloc((size_t)(outer ? outer : 1) * m + 1, sizeof(*pc)))) {
+		rc = rt_oom(k);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < m; i++)
+		if (!(xf[i] = nq_f32(k, k->in[i], &owned[i]))) {
+			rc = IR_ENOMEM;
+			goto cleanup;
+		}
+	/* input i's rows of each outer index, at their place in y */
+	for (int64_t o = 0; o < outer; o++)
+		for (size_t i = 0; i < m; i++) {
+			int64_t len = k->in[i]->dims[axis] * tail;
+
+			pc[np++] = (struct dql_piece){ xf[i] + o * len, len, (uint8_t *)y->data + off };
+			off += len;
+		}
+	rc = dql_run(k, pc, np, ys->data, yz->data);
+cleanup:
+	for (size_t i = 0; xf && i < m; i++)
+		nq_f32_release(xf[i], owned[i]);
+	free(xf);
+	free(owned);
+	free(pc);
+	return rc;
 }
 
 const struct rt_kernel rt_kernels_quant[] = {

@@ -26,4 +26,11 @@ void kq_row_quantize(int isa, int yt, const float *x, int64_t n, float s, int32_
  * DynamicQuantizeLinear maps onto [0, 255]. */
 void kq_row_minmax(int isa, const float *x, int64_t n, float *mn, float *mx);
 
+/* k_quant.c: a Concat whose only reader is DynamicQuantizeLinear as one
+ * node (runtime/qdq.c): the Concat's inputs, DynamicQuantizeLinear's
+ * outputs, each input's codes written at their place (the Concat's
+ * float32 result not made); the same bytes as the two nodes. */
+struct rt_kctx;
+int kq_dynamic_quantize_cat(struct rt_kctx *k);
+
 #endif

@@ -4,7 +4,8 @@ of the sums (runtime/qdq.c, knn_conv_integer_f32), on seeded random
 cases: uint8 or int8 input with a zero point, uint8 weights with a zero
 point other than 128 (oneDNN's sums corrected, an all-ones channel),
 uint8 at 128, int8 at 0 or per output channel, groups (corrected ones
-run on opmig's own kernels), strides, pads, dilations, batch 2, the Cast
+run on opmig's own kernels), strides, pads, dilations, batch 2, 16 to
+48 output channels over planes of whole 64-pixel tiles, the Cast
 followed by a Mul as the quantizer writes it.  Checked:
   * the Cast's output (a graph output) is bit for bit numpy's
     float32(exact integer sum), and the Mul's float32(acc) * scale;
@@ -32,7 +33,7 @@ from qdqlib import T  # noqa: E402
 
 RNG = np.random.default_rng(1226)
 q8 = functools.partial(qdqlib.q8, RNG)
-N_CASES = 36
+N_CASES = 40
 
 
 def case(k):
@@ -46,6 +47,12 @@ def case(k):
     dil = [int(RNG.integers(1, 3)), int(RNG.integers(1, 3))]
     pads = [int(RNG.integers(0, 2)) for _ in range(4)]
     h, w = int(RNG.integers(kh * dil[0], 20)), int(RNG.integers(kw * dil[1], 20))
+    if k >= 36:
+        # 16, 32 or 48 output channels over planes of whole 64-pixel
+        # tiles: the sums moved by 16 x 16 blocks (k_conv_dnnl_int.c)
+        miss, group, mg, stride = None, 1, 16 * (1 + k % 3), [1, 1]
+        wkind = ("u8zp", "i8_per_ch", "u8zp", "u8_128")[k - 36]
+        h, w = int(RNG.integers(12, 26)), int(RNG.integers(12, 26))
     n, m = 2 if k % 3 == 0 else 1, mg * group
     xt = np.uint8 if k % 2 == 0 else np.int8
     x = q8(xt, (n, cg * group, h, w))

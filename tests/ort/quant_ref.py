@@ -4,7 +4,8 @@ interpreter against a numpy reference of the spec, bit for bit, on the
 rounding cases (ties n + 0.5 of both parities and signs, their float
 neighbours, saturation at both ends, infinities, NaN, -0.0, denormals)
 and random values, at one thread and at several, with rows long enough
-for the vector paths and their tails.  The reference divides in float32
+for the vector paths and their tails; DynamicQuantizeLinear also after a
+Concat (opmig's one-node unit of the two).  The reference divides in float32
 (x / scale, as the spec's float32 x and scale do), rounds half to even
 (np.rint), adds the zero point and saturates; NaN gives 0.  Prints one
 line per failing case and a summary; exits 1 on a failure."""
@@ -107,19 +108,45 @@ def cases():
                [numpy_helper.from_array(s, "s"), numpy_helper.from_array(z, "z")], 13,
                [ref(x, s.reshape(1, 5, 1), z.reshape(1, 5, 1), dt)])
     # DynamicQuantizeLinear: the spec's scale and zero point (no NaN input)
-    for n, shift in ((16 * 1024 + 7, 0.0), (70, 5.0), (33, -5.0)):
-        x = values(np.float32(0.0371), n)
-        x = np.where(np.isfinite(x), x, 1.0).astype(np.float32) + np.float32(shift)
-        x = np.clip(x, -1e4, 1e4).astype(np.float32).reshape(1, -1)
-        lo, hi = np.float32(min(0.0, x.min())), np.float32(max(0.0, x.max()))
-        sc = np.float32((hi - lo) / np.float32(255))
-        zp = np.array(np.clip(np.rint(np.float32(0) - lo / sc), 0, 255), np.uint8)
-        yield ("dynamic_n%d_shift%g" % (n, shift),
-               [helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "ys", "yz"])], x,
-               [helper.make_tensor_value_info("y", TensorProto.UINT8, list(x.shape)),
-                helper.make_tensor_value_info("ys", TensorProto.FLOAT, []),
-                helper.make_tensor_value_info("yz", TensorProto.UINT8, [])], [], 13,
-               [ref(x, np.array(sc), zp, np.uint8), np.array(sc, np.float32), zp])
+    # (5 * 32768 + 11: blocks of the kernel's passes over threads)
+    for n, shift in ((16 * 1024 + 7, 0.0), (70, 5.0), (33, -5.0), (5 * 32768 + 11, -0.5)):
+        x = dyn_values(n, shift).reshape(1, -1)
+        yield dynamic_case("dynamic_n%d_shift%g" % (n, shift), x, x, [], [])
+    # a Concat whose only reader is DynamicQuantizeLinear (one node in
+    # opmig: each input's codes at their place, runtime/qdq.c): of x and a
+    # constant along axis 1, -1 or 0, x twice; the range's ends in either
+    for k, (shape, cshape, axis) in enumerate((((2, 3, 5), (2, 4, 5), 1),
+                                               ((3, 7, 2 * 32768 + 5), (3, 7, 33), -1),
+                                               ((4, 9000), (3, 9000), 0),
+                                               ((2, 70), None, 1))):
+        x = dyn_values(int(np.prod(shape)), (-1) ** k * 0.7).reshape(shape)
+        c = x if cshape is None else dyn_values(int(np.prod(cshape)), (-1) ** k * -1.3) \
+            .reshape(cshape) * np.float32(2.5 if k % 2 else 0.5)
+        c = c.astype(np.float32)
+        full = np.concatenate([x, c] if k % 2 == 0 else [c, x], axis=axis)
+        ins = ["x", "x" if cshape is None else "c"]
+        yield dynamic_case("dynamic_concat%d" % k, x, full,
+                           [helper.make_node("Concat", ins if k % 2 == 0 else ins[::-1],
+                                             ["cat"], axis=axis)],
+                           [] if cshape is None else [numpy_helper.from_array(c, "c")], "cat")
+
+
+def dyn_values(n, shift):
+    x = values(np.float32(0.0371), n)
+    x = np.where(np.isfinite(x), x, 1.0).astype(np.float32) + np.float32(shift)
+    return np.clip(x, -1e4, 1e4).astype(np.float32)
+
+
+def dynamic_case(name, x, full, pre, inits, src="x"):
+    """DynamicQuantizeLinear of src (full's values) after the nodes pre."""
+    lo, hi = np.float32(min(0.0, full.min())), np.float32(max(0.0, full.max()))
+    sc = np.float32((hi - lo) / np.float32(255))
+    zp = np.array(np.clip(np.rint(np.float32(0) - lo / sc), 0, 255), np.uint8)
+    return (name, pre + [helper.make_node("DynamicQuantizeLinear", [src], ["y", "ys", "yz"])], x,
+            [helper.make_tensor_value_info("y", TensorProto.UINT8, list(full.shape)),
+             helper.make_tensor_value_info("ys", TensorProto.FLOAT, []),
+             helper.make_tensor_value_info("yz", TensorProto.UINT8, [])], inits, 13,
+            [ref(full, np.array(sc), zp, np.uint8), np.array(sc, np.float32), zp])
 
 
 def main():

@@ -360,6 +360,14 @@ static void dn_epi_apply(struct rt_kctx *k, const struct rt_epilogue *e,
  * MobileNetV2).  OPMIG_DNNL_ALL takes every convolution oneDNN can make
  * (the tests' way to reach it on small shapes). */
 #define DN_MIN_POSITIONS (128 * 128)
+/* A strided convolution of that many products or more takes oneDNN
+ * whatever its plane: opmig's own kernels are built for stride 1, and a
+ * Conformer's 144 -> 144 3x3 stride-2 subsampling layer on 99x19 outputs
+ * (351M products) took 21 ms there against 8.8 with oneDNN (bench/README.md,
+ * "A fourth held-out set").  Smaller ones stay: ResNet-50's strided 3x3
+ * layers (115M) ran 8% slower at two threads on oneDNN, whose OpenMP worker
+ * sleeps between primitives. */
+#define DN_MIN_STRIDED_MACS 200000000
 
 static int dn_fits(const struct knn_geom *g, unsigned cl)
 {
@@ -372,6 +380,10 @@ static int dn_fits(const struct knn_geom *g, unsigned cl)
 	/* an ungrouped stem of few input channels (an RGB image's first
 	 * layer) too when its result stays channels last: no reorder back,
 	 * and none into the next convolution (a YOLO-style det 9% faster) */
+	if (g->nsp == 2 && g->m / g->group >= 16 && g->c / g->group >= 16 && g->k_size > 1 &&
+	    (g->stride[0] > 1 || g->stride[1] > 1) &&
+	    g->n * g->out_size * g->m * (g->c / g->group) * g->k_size >= DN_MIN_STRIDED_MACS)
+		return 1;
 	return g->nsp == 2 && g->m / g->group >= 16 && g->k_size > 1 &&
 	       (g->c / g->group >= 16 || ((cl & KNN_CL_DST) && g->group == 1)) &&
 	       g->out_size >= DN_MIN_POSITIONS;

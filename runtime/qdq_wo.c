@@ -479,12 +479,45 @@ int rt_qdq_wo_packed_in(const struct rt_nplan *np, size_t i)
 	return np->kernel && np->kernel->run == wo_run && i == WO_Q;
 }
 
+/* y = A times B, B's kd rows dequantized by fill over the threads into a
+ * scratch freed after the product: the MatMul's own product of a B of
+ * one batch (k_matmul.c: A's batches folded into one product of their
+ * rows). */
+static int wo_product(struct rt_kctx *k, const struct rt_value *a, struct wo_job *p,
+		      void (*fill)(void *, int64_t, int64_t))
+{
+	int64_t dims[RT_MAX_RANK];
+	struct rt_value *y;
+
+	memcpy(dims, a->dims, (size_t)a->rank * sizeof(*dims));
+	dims[a->rank - 1] = p->n;
+	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, a->rank, dims)))
+		return IR_ENOMEM;
+	p->y = y->data;
+	if (!y->numel)
+		return 0;
+	if (p->kd == 0) {
+		memset(y->data, 0, (size_t)y->numel * sizeof(float));
+		return 0;
+	}
+	if (!(p->w = malloc((size_t)(p->kd * p->n) * sizeof(float))))
+		return rt_oom(k);
+	rt_parallel_for(k, p->kd, WO_GRAIN, fill, p);
+	if (p->failed) {
+		free(p->w);
+		return rt_oom(k);
+	}
+	rt_gemm_f32_par(k, 0, 0, p->rows, p->n, p->kd, 1.0f, p->a, p->kd, p->w, p->n, 0.0f,
+			p->y, p->n);
+	free(p->w);
+	return 0;
+}
+
 static int wo_run(struct rt_kctx *k)
 {
 	struct rt_qdq *u = (struct rt_qdq *)(void *)((char *)k->np - offsetof(struct rt_qdq, np));
 	const struct ir_node *d = u->dq[0]->node;
-	struct rt_value *a, *q, *sc, *zp = rt_in(k, WO_Z), *y;
-	int64_t dims[RT_MAX_RANK];
+	struct rt_value *a, *q, *sc, *zp = rt_in(k, WO_Z);
 	struct wo_job p = { 0 };
 
 	if (rt_in_tensor(k, WO_A, &a) < 0 || rt_in_tensor(k, WO_Q, &q) < 0 ||
@@ -507,36 +540,14 @@ static int wo_run(struct rt_kctx *k)
 	p.packed = (q->flags & RT_VALUE_PACKED) != 0;
 	p.s = sc->data;
 	p.z = zp ? zp->data : NULL;
-	memcpy(dims, a->dims, (size_t)a->rank * sizeof(*dims));
-	dims[a->rank - 1] = p.n;
-	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, a->rank, dims)))
-		return IR_ENOMEM;
-	p.y = y->data;
-	if (!y->numel)
-		return 0;
-	if (p.kd == 0) {
-		memset(y->data, 0, (size_t)y->numel * sizeof(float));
-		return 0;
-	}
-	if (!(p.w = malloc((size_t)(p.kd * p.n) * sizeof(float))))
-		return rt_oom(k);
-	rt_parallel_for(k, p.kd, WO_GRAIN, wo_rows, &p);
-	if (p.failed) {
-		free(p.w);
-		return rt_oom(k);
-	}
-	/* the MatMul's own product of a B of one batch (k_matmul.c: A's
-	 * batches folded into one product of their rows) */
-	rt_gemm_f32_par(k, 0, 0, p.rows, p.n, p.kd, 1.0f, p.a, p.kd, p.w, p.n, 0.0f, p.y, p.n);
-	free(p.w);
-	return 0;
+	return wo_product(k, a, &p, wo_rows);
 }
 
 static int wo_cast_run(struct rt_kctx *k)
 {
 	struct rt_qdq *u = (struct rt_qdq *)(void *)((char *)k->np - offsetof(struct rt_qdq, np));
-	struct rt_value *a, *q, *sc, *zp, *y;
-	int64_t dims[RT_MAX_RANK], d3[3];
+	struct rt_value *a, *q, *sc, *zp;
+	int64_t d3[3];
 	struct wo_job p = { 0 };
 
 	if (rt_in_tensor(k, WO_A, &a) < 0 || rt_in_tensor(k, WO_Q, &q) < 0 ||
@@ -562,22 +573,5 @@ static int wo_cast_run(struct rt_kctx *k)
 	p.zf = zp->data;
 	strides3(zp, d3, p.zst);
 	strides3(sc, d3, p.sst);
-	memcpy(dims, a->dims, (size_t)a->rank * sizeof(*dims));
-	dims[a->rank - 1] = p.n;
-	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, a->rank, dims)))
-		return IR_ENOMEM;
-	p.y = y->data;
-	if (!y->numel)
-		return 0;
-	if (p.kd == 0) {
-		memset(y->data, 0, (size_t)y->numel * sizeof(float));
-		return 0;
-	}
-	if (!(p.w = malloc((size_t)(p.kd * p.n) * sizeof(float))))
-		return rt_oom(k);
-	rt_parallel_for(k, p.kd, WO_GRAIN, wc_rows, &p);
-	/* the MatMul's own product of a B of one batch, as wo_run */
-	rt_gemm_f32_par(k, 0, 0, p.rows, p.n, p.kd, 1.0f, p.a, p.kd, p.w, p.n, 0.0f, p.y, p.n);
-	free(p.w);
-	return 0;
+	return wo_product(k, a, &p, wc_rows);
 }

@@ -9,7 +9,10 @@
 # a fourth, bench/gen_held4.py: a YOLOv8-nano-style detector in float32
 # and quantized static QDQ by `opmig quantize`, a float16 ViT-Tiny, a
 # Conformer speech encoder in float32 and quantized by `opmig quantize
-# --dynamic`),
+# --dynamic`; with BROAD_SET=held5 a fifth, bench/gen_held5.py, not yet
+# run through opmig: a DeepLabV3-style segmenter, a BERT-small encoder in
+# float32 and static QDQ, a float16 diffusion-style UNet block, a float16
+# EfficientNet-B0),
 # against onnxruntime-node with bench/interp.sh at one thread and at two
 # (interp.sh's alternating rounds).  See bench/README.md, "A broader
 # suite".
@@ -20,7 +23,7 @@
 #   BROAD_ROUNDS    interp.sh's rounds (default 3)
 #   BROAD_THREADS   thread counts (default "1 2")
 #   BROAD_SET       held: bench/gen_held.py's models instead; held4:
-#                   bench/gen_held4.py's
+#                   bench/gen_held4.py's; held5: bench/gen_held5.py's
 #
 # Exit status: 0 done, 2 setup or a command failed.
 
@@ -35,6 +38,10 @@ elif [ "${BROAD_SET:-}" = held4 ]; then
 	gen=gen_held4.py last=conformer.onnx
 	names="yolo yolo_qdq vit_f16 conformer conformer_dyn"
 	suite_setup broad.sh held4
+elif [ "${BROAD_SET:-}" = held5 ]; then
+	gen=gen_held5.py last=effnet_f16.onnx
+	names="deeplab bert bert_qdq unet_gn_f16 effnet_f16"
+	suite_setup broad.sh held5
 else
 	gen=gen_broad.py last=nhwc_seg.onnx names="nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg"
 	suite_setup broad.sh broad
@@ -45,11 +52,15 @@ if suite_stale "$here/$gen" $last; then
 	"$PY" "$here/$gen" "$D" || suite_die "$gen failed"
 	suite_stamp "$here/$gen"
 fi
-if [ "${BROAD_SET:-}" = held4 ]; then
+quant=
+[ "${BROAD_SET:-}" = held4 ] && quant="yolo_qdq:yolo conformer_dyn:conformer:--dynamic"
+[ "${BROAD_SET:-}" = held5 ] && quant="bert_qdq:bert"
+if [ -n "$quant" ]; then
 	# int8 twins as a user's migration writes them: one calibration
 	# sample of the tool's own seeded inputs, no accuracy fallback
-	for q in "yolo_qdq yolo" "conformer_dyn conformer --dynamic"; do
-		set -- $q
+	for q in $quant; do
+		# shellcheck disable=SC2046
+		set -- $(echo "$q" | tr : ' ')
 		[ -f "$D/$1.onnx" ] && continue
 		o=$1 src=$2; shift 2
 		"$OPMIG" quantize "$D/$src.onnx" -o "$D/$o.onnx" "$@" --samples 1 \

@@ -60,13 +60,13 @@ static int cpus_idle(void)
 
 	for (int i = 0; i < 3; i++) {
 		FILE *f = fopen("/proc/loadavg", "r");
-		int running;
+		int running, others;
 
 		if (!f)
 			return 0;
 		if (fscanf(f, "%lf %*f %*f %d/", &load, &running) == 2 &&
-		    running - own_running() < fewest)
-			fewest = running - own_running();
+		    (others = running - own_running()) < fewest)
+			fewest = others;
 		fclose(f);
 		if (i < 2)
 			usleep(500);

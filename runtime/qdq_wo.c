@@ -193,16 +193,24 @@ static int fits3(const struct rt_value *t, const int64_t *d3)
 	return 1;
 }
 
-/* The chain from the Cast c of codes ([kb, bs, n] as d3) to b, the value
- * MatMul reads: fills u's inputs, inner nodes and rows; 0 when it is no
- * such chain. */
+/* Codes w of rank 2 or 3 viewed as [kb, bs, n] (kb 1 for rank 2). */
+static void codes3(const struct rt_value *w, int64_t *d3)
+{
+	d3[0] = w->rank == 3 ? w->dims[0] : 1;
+	d3[1] = w->dims[w->rank - 2];
+	d3[2] = w->dims[w->rank - 1];
+}
+
+/* The chain from the Cast c of codes w to b, the value MatMul reads:
+ * fills u's inputs, inner nodes and rows; 0 when it is no such chain. */
 static int cast_chain(const struct rt_session *s, struct rt_gplan *p, struct rt_nplan *c,
-		      const int64_t *d3, const struct ir_value *b, struct rt_qdq *u)
+		      const struct rt_value *w, const struct ir_value *b, struct rt_qdq *u)
 {
 	struct rt_nplan *sub, *mul, *rs = NULL, *sl = NULL;
 	struct ir_value *sv;
-	int64_t shape[2], v[1];
+	int64_t shape[2], v[1], d3[3];
 
+	codes3(w, d3);
 	if (attr_int(c->node, "to", 0) != IR_DTYPE_FLOAT || c->node->n_inputs != 1 ||
 	    !(sub = sole_op(p, c->node->outputs[0], "Sub")) || sub->node->n_inputs != 2 ||
 	    sub->node->inputs[0] != c->node->outputs[0] ||
@@ -214,7 +222,7 @@ static int cast_chain(const struct rt_session *s, struct rt_gplan *p, struct rt_
 		return 0;
 	u->rows = d3[0] * d3[1];
 	/* codes [K, N] are B as they are */
-	if (mul->node->outputs[0] == b && rt_qdq_init_val(s, p, c->node->inputs[0])->rank == 2)
+	if (mul->node->outputs[0] == b && w->rank == 2)
 		goto done;
 	if (!(rs = sole_op(p, mul->node->outputs[0], "Reshape")) || rs->node->n_inputs != 2 ||
 	    rs->node->inputs[0] != mul->node->outputs[0] ||
@@ -287,19 +295,15 @@ static struct rt_qdq *wo_cast_at(struct rt_session *s, struct rt_gplan *p, size_
 	const struct ir_node *n = p->nodes[i].node;
 	const struct rt_value *w;
 	struct rt_qdq *u;
-	int64_t d3[3];
 
 	if (!cp || !rt_qdq_is_op(cp->node, "Cast") || !cp->kernel ||
 	    !(w = rt_qdq_init_val(s, p, cp->node->inputs[0])) ||
 	    (w->dtype != IR_DTYPE_UINT8 && w->dtype != IR_DTYPE_INT8) ||
 	    (w->rank != 2 && w->rank != 3))
 		return NULL;
-	d3[0] = w->rank == 3 ? w->dims[0] : 1;
-	d3[1] = w->dims[w->rank - 2];
-	d3[2] = w->dims[w->rank - 1];
 	if (!(u = rt_qdq_unit_new(n, WO_N_IN)))
 		return NULL;
-	if (cast_chain(s, p, cp, d3, n->inputs[1], u)) {
+	if (cast_chain(s, p, cp, w, n->inputs[1], u)) {
 		u->ins[WO_A] = n->inputs[0];
 		u->outs[0] = n->outputs[0];
 		u->head = &p->nodes[i];
@@ -553,9 +557,7 @@ static int wo_cast_run(struct rt_kctx *k)
 	if (rt_in_tensor(k, WO_A, &a) < 0 || rt_in_tensor(k, WO_Q, &q) < 0 ||
 	    rt_in_tensor(k, WO_S, &sc) < 0 || rt_in_tensor(k, WO_Z, &zp) < 0)
 		return IR_EINVAL;
-	d3[0] = q->rank == 3 ? q->dims[0] : 1;
-	d3[1] = q->dims[q->rank - 2];
-	d3[2] = q->dims[q->rank - 1];
+	codes3(q, d3);
 	if (a->dtype != IR_DTYPE_FLOAT)
 		return rt_err(k, "inputs A and B differ in dtype");
 	if (a->rank < 1 || a->dims[a->rank - 1] != u->rows)

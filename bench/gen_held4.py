@@ -102,9 +102,9 @@ def yolo(path, s=320, classes=80):
          [helper.make_tensor_value_info(y, F, [1, 4 + classes, n])])
 
 
-def ln(g, x, n):
+def ln(g, x, n, eps=1e-6):
     return g.op("LayerNormalization", [x, g.c(1 + 0.1 * RNG.standard_normal(n)),
-                                       g.c(0.1 * RNG.standard_normal(n))], axis=-1, epsilon=1e-6)
+                                       g.c(0.1 * RNG.standard_normal(n))], axis=-1, epsilon=eps)
 
 
 def lin(g, x, i, o):

@@ -33,7 +33,8 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from gen_broad import save
-from gen_held import G
+from gen_held import G, bn
+from gen_held4 import lin, ln, silu
 
 RNG = np.random.default_rng(104729)
 F = TensorProto.FLOAT
@@ -52,12 +53,6 @@ def conv(g, x, cin, cout, k=3, stride=1, group=1, dil=1, bias=True):
         ins.append(g.c(w(cout, scale=0.1)))
     return g.op("Conv", ins, kernel_shape=[k, k], strides=[stride] * 2, group=group,
                 dilations=[dil] * 2, pads=[p] * 4)
-
-
-def bn(g, x, c):
-    return g.op("BatchNormalization",
-                [x, g.c(1 + 0.1 * RNG.standard_normal(c)), g.c(0.1 * RNG.standard_normal(c)),
-                 g.c(0.1 * RNG.standard_normal(c)), g.c(0.5 + RNG.random(c))], epsilon=1e-5)
 
 
 def cbr(g, x, cin, cout, k=3, stride=1, dil=1):
@@ -87,15 +82,6 @@ def deeplab(path, s=256, classes=21):
          [helper.make_tensor_value_info(y, F, [1, classes, s, s])])
 
 
-def ln(g, x, n):
-    return g.op("LayerNormalization", [x, g.c(1 + 0.1 * RNG.standard_normal(n)),
-                                       g.c(0.1 * RNG.standard_normal(n))], axis=-1, epsilon=1e-12)
-
-
-def lin(g, x, i, o):
-    return g.op("Add", [g.op("MatMul", [x, g.c(w(i, o))]), g.c(w(o, scale=0.1))])
-
-
 def gelu(g, x):
     e = g.op("Erf", [g.op("Div", [x, g.c(np.float32(1.4142135381698608))])])
     return g.op("Mul", [g.op("Mul", [x, g.op("Add", [e, g.c(np.float32(1))])]),
@@ -106,7 +92,7 @@ def bert(path, t=128, d=256, heads=4, layers=4):
     g = G()
     hd = d // heads
     x = g.op("Add", ["x", g.c(0.02 * RNG.standard_normal((1, t, d)))])
-    x = ln(g, x, d)
+    x = ln(g, x, d, 1e-12)
     m = g.op("Unsqueeze", ["mask", g.c(np.int64([1, 2]))])
     m = g.op("Mul", [g.op("Sub", [g.c(np.float32(1)), m]), g.c(np.float32(-10000.0))])
     for _ in range(layers):
@@ -120,15 +106,11 @@ def bert(path, t=128, d=256, heads=4, layers=4):
         a = g.op("Softmax", [g.op("Add", [s, m])], axis=-1)
         o = g.op("Transpose", [g.op("MatMul", [a, v])], perm=[0, 2, 1, 3])
         o = g.op("Reshape", [o, g.c(np.int64([1, t, d]))])
-        x = ln(g, g.op("Add", [x, lin(g, o, d, d)]), d)
-        x = ln(g, g.op("Add", [x, lin(g, gelu(g, lin(g, x, d, 4 * d)), 4 * d, d)]), d)
+        x = ln(g, g.op("Add", [x, lin(g, o, d, d)]), d, 1e-12)
+        x = ln(g, g.op("Add", [x, lin(g, gelu(g, lin(g, x, d, 4 * d)), 4 * d, d)]), d, 1e-12)
     save(g, path, [helper.make_tensor_value_info("x", F, [1, t, d]),
                    helper.make_tensor_value_info("mask", F, [1, t])],
          [helper.make_tensor_value_info(x, F, [1, t, d])])
-
-
-def silu(g, x):
-    return g.op("Mul", [x, g.op("Sigmoid", [x])])
 
 
 def gnorm(g, x, c, s, groups=8):

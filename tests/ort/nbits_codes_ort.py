@@ -135,12 +135,12 @@ def hand_made(work, rng):
     return out
 
 
-def unit_vs_exact(opmig, path, a, what, j, unit=True):
-    """`opmig run` (the weight-only unit computing the chain) equals `opmig
-    run --exact` (node by node) bit for bit; the unit ran (Cast fused, no
-    constant result kept) where expected."""
-    if len(what) == 4:
-        what, path, a, unit = what
+def unit_vs_exact(opmig, case, j):
+    """case (what, path, A, unit expected): `opmig run` (the weight-only
+    unit computing the chain) equals `opmig run --exact` (node by node)
+    bit for bit; the unit ran (Cast fused, no constant result kept) where
+    expected, and not elsewhere."""
+    what, path, a, unit = case
     exact = opmiglib.run_exact(opmig, path, {"A": a})
     d = os.path.join(os.path.dirname(path), "unit%d" % j)
     os.makedirs(d, exist_ok=True)
@@ -223,7 +223,7 @@ def main():
                 units.append((what, dst, a, True))
     # the interpreter's weight-only unit of the cast chain
     for j, case in enumerate(units + hand_made(work, rng)):
-        unit_vs_exact(opmig, None, None, case, j)
+        unit_vs_exact(opmig, case, j)
     # bytes on disk: K * N codes, against the dequantized float32 weights
     k, n, bs = 1024, 512, 32
     src = os.path.join(work, "big.onnx")

@@ -9,6 +9,7 @@
 
 #include "runtime/kernels/k_nq.h"
 #include "runtime/kernels/k_quant_row.h"
+#include "runtime/kernels/k_shape_int.h"   /* ks_concat_dims */
 
 /* How scale (and zero point) index the elements of x. */
 struct qmap {
@@ -417,32 +418,23 @@ static int k_dynamic_quantize(struct rt_kctx *k)
 
 int kq_dynamic_quantize_cat(struct rt_kctx *k)
 {
-	const struct rt_value *x0 = k->n_in ? k->in[0] : NULL;
-	int64_t axis = rt_attr_int(k, "axis", 0), dims[RT_MAX_RANK], outer = 1, tail = 1, off = 0;
+	const struct rt_value *x0;
+	int64_t dims[RT_MAX_RANK], outer = 1, tail = 1, off = 0;
 	struct rt_value *y, *ys, *yz;
 	struct dql_piece *pc = NULL;
 	float **xf = NULL;
-	int *owned = NULL, rc = 0;
+	int *owned = NULL, rc = 0, axis;
 	size_t m = k->n_in, np = 0;
 
 	for (size_t i = 0; i < m; i++)
 		if ((rc = nq_check_float(k, k->in[i], i)) < 0)
 			return rc;
-	if (!x0 || (axis < 0 ? axis + x0->rank : axis) < 0 ||
-	    (axis < 0 ? axis + x0->rank : axis) >= x0->rank)
-		return rt_err(k, "axis %lld is out of range", (long long)axis);
-	axis = axis < 0 ? axis + x0->rank : axis;
-	memcpy(dims, x0->dims, (size_t)x0->rank * sizeof(*dims));
-	dims[axis] = 0;
-	for (size_t i = 0; i < m; i++) {
-		for (int d = 0; d < x0->rank; d++)
-			if (k->in[i]->rank != x0->rank || (d != axis && k->in[i]->dims[d] != x0->dims[d]))
-				return rt_err(k, "input %zu's shape does not match input 0's", i);
-		dims[axis] += k->in[i]->dims[axis];
-	}
-	for (int64_t d = 0; d < axis; d++)
+	if ((rc = ks_concat_dims(k, &axis, dims)) < 0)
+		return rc;
+	x0 = k->in[0];
+	for (int d = 0; d < axis; d++)
 		outer *= dims[d];
-	for (int d = (int)axis + 1; d < x0->rank; d++)
+	for (int d = axis + 1; d < x0->rank; d++)
 		tail *= dims[d];
 	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_UINT8, x0->rank, dims)) ||
 	    !(ys = rt_out_tensor(k, 1, IR_DTYPE_FLOAT, 0, NULL)) ||

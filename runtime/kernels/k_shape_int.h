@@ -7,6 +7,10 @@
 
 #include "runtime/rt_int.h"
 
+/* Concat's result shape into dims and its axis (made non-negative) into
+ * *axis, checking the inputs as the Concat kernel does (k_slice.c). */
+int ks_concat_dims(struct rt_kctx *k, int *axis, int64_t *dims);
+
 /* Row-major strides (in elements) of dims. */
 void ks_strides(int rank, const int64_t *dims, int64_t *strides);
 

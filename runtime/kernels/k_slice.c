@@ -262,10 +262,9 @@ static int concat_cl(struct rt_kctx *k, int axis, const int64_t *dims)
 	return 1;
 }
 
-static int k_concat(struct rt_kctx *k)
+int ks_concat_dims(struct rt_kctx *k, int *axis_out, int64_t *dims)
 {
-	struct rt_value *x0, *y;
-	int64_t dims[RT_MAX_RANK], outer = 1, inner = 1, at = 0;
+	struct rt_value *x0;
 	int axis, rc;
 
 	if ((rc = rt_in_tensor(k, 0, &x0)) < 0)
@@ -274,7 +273,7 @@ static int k_concat(struct rt_kctx *k)
 		return rt_err(k, "attribute 'axis' is missing");
 	if ((rc = rt_axis(k, rt_attr_int(k, "axis", 1), x0->rank, &axis)) < 0)
 		return rc;
-	memcpy(dims, x0->dims, sizeof(dims));
+	memcpy(dims, x0->dims, RT_MAX_RANK * sizeof(*dims));
 	dims[axis] = 0;
 	for (size_t i = 0; i < k->n_in; i++) {
 		struct rt_value *x;
@@ -294,6 +293,19 @@ static int k_concat(struct rt_kctx *k)
 			}
 		dims[axis] += x->dims[axis];
 	}
+	*axis_out = axis;
+	return 0;
+}
+
+static int k_concat(struct rt_kctx *k)
+{
+	struct rt_value *x0, *y;
+	int64_t dims[RT_MAX_RANK], outer = 1, inner = 1, at = 0;
+	int axis, rc;
+
+	if ((rc = ks_concat_dims(k, &axis, dims)) < 0)
+		return rc;
+	x0 = k->in[0];
 	if ((rc = concat_cl(k, axis, dims)) != 0)
 		return rc < 0 ? rc : 0;
 	for (int i = 0; i < x0->rank; i++) {

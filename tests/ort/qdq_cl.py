@@ -41,19 +41,11 @@ sys.path.insert(0, HERE)
 import ortlib  # noqa: E402
 import qdqlib  # noqa: E402
 from int_ops_ref import conv_ref  # noqa: E402
-from qdqlib import LIM, T, requant, steps  # noqa: E402
+from qdqlib import LIM, T, remap, requant, steps  # noqa: E402
 
 RNG = np.random.default_rng(1225)
 q8 = functools.partial(qdqlib.q8, RNG)
 N_CASES = 80
-
-
-def remap(c, s, z, ys, yz, yt):
-    """QuantizeLinear(DequantizeLinear(c)) in float32, as the kernels."""
-    lo, hi = LIM[np.dtype(yt)]
-    d = (c.astype(np.int32) - int(z)).astype(np.float32) * np.float32(s)
-    v = np.rint((d / np.float32(ys)).astype(np.float32)) + np.float32(int(yz))
-    return np.clip(v, lo, hi).astype(yt)
 
 
 def maxpool_codes(x, k, st, pads, dt):

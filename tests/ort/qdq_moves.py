@@ -34,14 +34,14 @@ import re
 import sys
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import opmiglib  # noqa: E402
 import ortlib  # noqa: E402
 import qdqlib  # noqa: E402
-from qdqlib import LIM, T  # noqa: E402
+from qdqlib import T, remap  # noqa: E402
 
 RNG = np.random.default_rng(2627)
 q8 = functools.partial(qdqlib.q8, RNG)
@@ -49,14 +49,6 @@ N_CASES = 70
 COORDS = ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
           "tf_half_pixel_for_nn")
 NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
-
-
-def remap(c, s, z, ys, yz, yt):
-    """QuantizeLinear(DequantizeLinear(c)) in float32, as the kernels."""
-    lo, hi = LIM[np.dtype(yt)]
-    d = (c.astype(np.int32) - int(z)).astype(np.float32) * np.float32(s)
-    v = np.rint((d / np.float32(ys)).astype(np.float32)) + np.float32(int(yz))
-    return np.clip(v, lo, hi).astype(yt)
 
 
 class Case:

@@ -44,6 +44,14 @@ def steps(a, b):
     return int(np.max(np.abs(a.astype(np.int64) - b.astype(np.int64)))) if a.size else 0
 
 
+def remap(c, s, z, ys, yz, yt):
+    """QuantizeLinear(DequantizeLinear(c)) in float32, as the kernels."""
+    lo, hi = LIM[np.dtype(yt)]
+    d = (c.astype(np.int32) - int(z)).astype(np.float32) * np.float32(s)
+    v = np.rint((d / np.float32(ys)).astype(np.float32)) + np.float32(int(yz))
+    return np.clip(v, lo, hi).astype(yt)
+
+
 def run(opmig, path, feeds, d, *flags, env=None):
     """`opmig run PATH NAME=D/NAME.npy... -O D --out-format npy --threads 1
     --stats FLAGS`: (the outputs, its stdout), the output files removed

@@ -34,16 +34,11 @@ from onnx import TensorProto, helper
 
 from gen_broad import save
 from gen_held import G, bn
-from gen_held4 import lin, ln, silu
+from gen_held4 import lin, ln, silu, w
 
 RNG = np.random.default_rng(104729)
 F = TensorProto.FLOAT
 H = TensorProto.FLOAT16
-
-
-def w(*shape, scale=1.0):
-    fan = int(np.prod(shape[1:])) if len(shape) > 1 else shape[0]
-    return (RNG.standard_normal(shape) * np.sqrt(2.0 / fan) * scale).astype(np.float32)
 
 
 def conv(g, x, cin, cout, k=3, stride=1, group=1, dil=1, bias=True):

@@ -195,12 +195,15 @@ static void unit_chain(struct rt_gplan *p, struct rt_qdq *u)
 	memcpy(u->np.chain->steps, ch->steps + at, u->np.chain->n * sizeof(ch->steps[0]));
 }
 
-void rt_chain_mark(struct rt_session *s, struct rt_gplan *p)
+int rt_chain_off(void)
 {
 	const char *off = getenv("OPMIG_NO_CHAIN");   /* the tests' reference */
 
-	if (off && *off && *off != '0')
-		return;
+	return off && *off && *off != '0';
+}
+
+void rt_chain_mark(struct rt_session *s, struct rt_gplan *p)
+{
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct rt_nplan *np = &p->nodes[i];
 		const struct ir_node *n = np->node;
@@ -213,6 +216,18 @@ void rt_chain_mark(struct rt_session *s, struct rt_gplan *p)
 	for (size_t i = 0; i < p->n_nodes; i++)
 		if (p->nodes[i].qdq)
 			unit_chain(p, p->nodes[i].qdq);
+}
+
+void rt_chain_drop(struct rt_gplan *p)
+{
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		rt_chain_release(&p->nodes[i]);
+		p->nodes[i].chained = 0;
+		p->nodes[i].chain_head = 0;
+		if (p->nodes[i].qdq)
+			rt_chain_release(&p->nodes[i].qdq->np);
+	}
+	p->n_chains = 0;
 }
 
 void rt_chain_release(struct rt_nplan *np)

@@ -230,8 +230,14 @@ void rt_fold_run_end(struct rt_session *s, int ok);
  * does the chain's first steps that this run can on its result and moves
  * it to the last such step's slot, marking those steps done in f->skip:
  * 1, or 0 when this run can fuse none (nothing changed: the steps run as
- * nodes).  release frees a node's chain. */
+ * nodes).  release frees a node's chain.  off: OPMIG_NO_CHAIN is set
+ * (the tests' reference: every step runs as its node); the plan then
+ * still finds the chains, so that layout_cl.c stores each result as it
+ * would with them (the same kernels run both ways), and drop frees them
+ * all before the run. */
 void rt_chain_mark(struct rt_session *s, struct rt_gplan *p);
+int rt_chain_off(void);
+void rt_chain_drop(struct rt_gplan *p);
 int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np);
 void rt_chain_release(struct rt_nplan *np);
 /* After np's kernel ran with an epilogue it took (e, or NULL: nothing):

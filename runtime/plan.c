@@ -671,8 +671,10 @@ int rt_plan_build(struct rt_session *s, struct ir_diag *d)
 		rt_fold_mark(s, s->main);
 		rt_qdq_mark(s, s->main);
 		rt_chain_mark(s, s->main);
-		rt_cat_mark(s, s->main);
 		rt_cl_mark(s, s->main);
+		if (rt_chain_off())
+			rt_chain_drop(s->main);
+		rt_cat_mark(s, s->main);
 		rt_lowp_mark(s, s->main);
 	}
 	return rc;

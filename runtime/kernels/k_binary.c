@@ -149,6 +149,13 @@ int kel_binary_into(struct rt_kctx *k, const struct kel_binop *op,
 	return 0;
 }
 
+/* Is x stored channels last and o one element of no higher rank? */
+static int one_beside(const struct rt_value *x, const struct rt_value *o)
+{
+	return (x->flags & RT_VALUE_CL) && !(o->flags & RT_VALUE_CL) && o->rank <= x->rank &&
+	       rt_numel(o->rank, o->dims) == 1;
+}
+
 int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 	       const struct kel_par *p)
 {
@@ -159,10 +166,13 @@ int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 	if ((rc = rt_in_tensor(k, 0, &a)) < 0 || (rc = rt_in_tensor(k, 1, &b)) < 0)
 		return rc;
 	/* operands stored channels last (layout_cl.c): elementwise as they
-	 * are when both are, of one shape; else made plain */
+	 * are when both are, of one shape, or when the other holds one
+	 * element of no higher rank (the plan counts on it: layout_cl.c's
+	 * chain_keeps_cl); else made plain */
 	if ((a->flags | b->flags) & RT_VALUE_CL) {
-		cl = (a->flags & b->flags & RT_VALUE_CL) && a->rank == b->rank &&
-		     !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(*a->dims));
+		cl = ((a->flags & b->flags & RT_VALUE_CL) && a->rank == b->rank &&
+		      !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(*a->dims))) ||
+		     one_beside(a, b) || one_beside(b, a);
 		if (!cl && ((rc = rt_cl_plain_in(k, 0)) < 0 || (rc = rt_cl_plain_in(k, 1)) < 0))
 			return rc;
 		a = k->in[0];

@@ -352,22 +352,19 @@ static void dn_epi_apply(struct rt_kctx *k, const struct rt_epilogue *e,
 }
 
 /* Where oneDNN is the faster path inside a model, with the reorders in
- * and out of its layout (bench/README.md, "oneDNN convolutions"): 2-D
- * convolutions of at least 16 input and output channels per group, a
- * window larger than 1x1 and planes of 128x128 outputs or more (there the
- * product outweighs the reorders: 1.6-2.7x faster than opmig's own
- * kernels; on smaller planes the own kernels were faster in resnet50 and
- * MobileNetV2).  OPMIG_DNNL_ALL takes every convolution oneDNN can make
- * (the tests' way to reach it on small shapes). */
-#define DN_MIN_POSITIONS (128 * 128)
-/* A strided convolution of that many products or more takes oneDNN
- * whatever its plane: opmig's own kernels are built for stride 1, and a
- * Conformer's 144 -> 144 3x3 stride-2 subsampling layer on 99x19 outputs
- * (351M products) took 21 ms there against 8.8 with oneDNN (bench/README.md,
- * "A fourth held-out set").  Smaller ones stay: ResNet-50's strided 3x3
- * layers (115M) ran 8% slower at two threads on oneDNN, whose OpenMP worker
- * sleeps between primitives. */
-#define DN_MIN_STRIDED_MACS 200000000
+ * and out of its layout (bench/README.md, "oneDNN on every plane"):
+ * 2-D convolutions of at least 16 input and output channels per group and
+ * a window larger than 1x1, whatever their plane or stride (oneDNN 2.7's
+ * AVX-512 kernels beat opmig's own on 7x7 to 256x256 planes: ResNet-50
+ * 89 -> 66 ms at one thread, a dilated DeepLabV3-style net 51 -> 25.5;
+ * no plane size measured slower).  OPMIG_DNNL_ALL takes every
+ * convolution oneDNN can make (the tests' way to reach it on small
+ * shapes). */
+/* An ungrouped stem of few input channels (an RGB image's first layer)
+ * takes oneDNN too on planes of this many outputs or more when its result
+ * stays channels last: no reorder back, and none into the next
+ * convolution (a YOLO-style det 9% faster). */
+#define DN_MIN_STEM_POSITIONS (128 * 128)
 
 static int dn_fits(const struct knn_geom *g, unsigned cl)
 {
@@ -377,16 +374,10 @@ static int dn_fits(const struct knn_geom *g, unsigned cl)
 		return 0;
 	if (all && *all && *all != '0')
 		return 1;
-	if (g->nsp == 2 && g->m / g->group >= 16 && g->c / g->group >= 16 && g->k_size > 1 &&
-	    (g->stride[0] > 1 || g->stride[1] > 1) &&
-	    g->n * g->out_size * g->m * (g->c / g->group) * g->k_size >= DN_MIN_STRIDED_MACS)
-		return 1;
-	/* an ungrouped stem of few input channels (an RGB image's first
-	 * layer) too when its result stays channels last: no reorder back,
-	 * and none into the next convolution (a YOLO-style det 9% faster) */
-	return g->nsp == 2 && g->m / g->group >= 16 && g->k_size > 1 &&
-	       (g->c / g->group >= 16 || ((cl & KNN_CL_DST) && g->group == 1)) &&
-	       g->out_size >= DN_MIN_POSITIONS;
+	if (g->nsp != 2 || g->m / g->group < 16 || g->k_size <= 1)
+		return 0;
+	return g->c / g->group >= 16 ||
+	       ((cl & KNN_CL_DST) && g->group == 1 && g->out_size >= DN_MIN_STEM_POSITIONS);
 }
 
 /* An input already stored channels last (layout_cl.c) needs no reorder

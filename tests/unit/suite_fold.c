@@ -6,13 +6,14 @@
  * never written in place, memory limits with and without room, an
  * observer that replaces a constant's value, a failing constant node, a
  * constant graph output, an output sharing a kept value (accounting, and
- * outliving the session), and Winograd weights cached from kept weights
+ * outliving the session), and packed convolution weights cached from kept weights
  * (also when they are kept only from the second run on). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/exec_int.h"
+#include "runtime/kernels/k_conv_int.h"   /* KNN_DC_MR */
 #include "tests/unit/suites.h"
 #include "tests/unit/tgen.h"
 #include "tests/unit/tmodel.h"
@@ -479,10 +480,10 @@ static void test_output_views_kept(void)
 	ir_model_free(m);
 }
 
-/* y = Conv(x, W + 0) with a 72 -> 66 channel 3x3 kernel on 11x17: the
- * Winograd path (more than 64 input and output channels, rows wider than
- * 14), its weights computed by a constant node. */
-#define WC 72
+/* y = Conv(x, W + 0) with a 12 -> 66 channel 3x3 kernel on 11x17: the
+ * direct path (k_conv_direct.c: fewer than 16 input channels keep it off
+ * oneDNN), its weights computed by a constant node. */
+#define WC 12
 #define WM 66
 static struct ir_model *conv_model(void)
 {
@@ -501,9 +502,11 @@ static struct ir_model *conv_model(void)
 	return m;
 }
 
-static void test_wino_cache(void)
+static void test_packed_cache(void)
 {
-	const int64_t cache = 16 * WM * WC * (int64_t)sizeof(float);
+	/* the direct path's packed weights: tiles of KNN_DC_MR channels */
+	const int64_t cache = (WM + KNN_DC_MR - 1) / KNN_DC_MR * KNN_DC_MR * WC * 9 *
+			      (int64_t)sizeof(float);
 	struct ir_model *m = conv_model();
 	float *xv = malloc(WC * 11 * 17 * sizeof(float)), *want;
 	double *dv = malloc(WC * 11 * 17 * sizeof(double));
@@ -528,7 +531,7 @@ static void test_wino_cache(void)
 	memcpy(want, y->data, (size_t)y->numel * sizeof(float));
 	rt_value_unref(y);
 	rt_session_free(s);
-	/* kept from the first run: the transformed weights are cached too */
+	/* kept from the first run: the packed weights are cached too */
 	s = session(m, (struct rt_opts){ 0 });
 	for (int i = 0; i < 3; i++)
 		CU_ASSERT(run_equals(s, &x, 1, want, WM * 11 * 17));
@@ -564,7 +567,7 @@ static const struct unit_test tests[] = {
 	{ "a failing constant node fails every run", test_failing_constant },
 	{ "a constant graph output runs every time", test_constant_output },
 	{ "an output sharing a kept value outlives the session", test_output_views_kept },
-	{ "Winograd weights cached from kept weights", test_wino_cache },
+	{ "packed convolution weights cached from kept weights", test_packed_cache },
 	{ NULL, NULL },
 };
 

@@ -213,20 +213,30 @@ static void test_random(void)
 	unsetenv("OPMIG_DNNL_ALL");
 }
 
-/* Without OPMIG_DNNL_ALL, a 3x3 convolution of 16 channels goes to
- * oneDNN at 128x128 outputs and stays with the own kernels at 16x16. */
+/* Without OPMIG_DNNL_ALL (k_conv_dnnl.c, dn_fits): a convolution of 16
+ * or more input and output channels per group with a window larger than
+ * 1x1 goes to oneDNN on any plane (7x7, 16x16, 128x128) and any stride;
+ * fewer channels, a 1x1 window or a depthwise one stay with the own
+ * kernels while the input is plain. */
 static void test_policy(void)
 {
-	static const struct ccase big = { 2, 1, 16, 16, 1, { 128, 128 }, { 3, 3 }, { 1, 1 },
-					  { 1, 1 }, { 1, 1, 1, 1 } };
-	static const struct ccase small = { 2, 1, 16, 16, 1, { 16, 16 }, { 3, 3 }, { 1, 1 },
-					    { 1, 1 }, { 1, 1, 1, 1 } };
+	static const struct ccase cases[] = {
+		{ 2, 1, 16, 16, 1, { 128, 128 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+		{ 2, 1, 16, 16, 1, { 16, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+		{ 2, 1, 32, 16, 1, { 7, 7 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
+		{ 2, 1, 32, 32, 2, { 12, 12 }, { 3, 3 }, { 1, 1 }, { 2, 2 }, { 2, 2, 2, 2 } },
+		{ 2, 1, 8, 16, 1, { 16, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+		{ 2, 1, 16, 8, 1, { 16, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+		{ 2, 1, 16, 16, 1, { 16, 16 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+		{ 2, 1, 16, 16, 16, { 16, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	};
+	static const int dn[] = { 1, 1, 1, 1, 0, 0, 0, 0 };
 
 	if (!knn_dnnl_ok())
 		return;
 	unsetenv("OPMIG_DNNL_ALL");
-	kd_one(&small, 1, 0, 7, 0);
-	kd_one(&big, 3, 0, 9, 1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		kd_one(&cases[i], (int)i % 4, 0, 7 + i, dn[i]);
 }
 
 /* ConvInteger: x (uint8 or int8, zero point xz) and w (uint8 or int8,

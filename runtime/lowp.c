@@ -214,7 +214,7 @@ static int const_input(const struct rt_kctx *k, size_t i)
  * LP_KEEP_MAX and the memory limit, not where the session keeps no weight
  * caches): the same float32 tensor at the same
  * address each run, flagged kept, so that the kernels' caches of data
- * derived from weights (Winograd transforms, packed panels, oneDNN's
+ * derived from weights (packed panels, oneDNN's
  * reordered weights) hold; without it a float16 model derived them again
  * every run (37% of a float16 CRNN's time). */
 static void keep_const(struct rt_kctx *k, size_t i, struct rt_value *w)

@@ -23,7 +23,7 @@ static int check_xwb(struct rt_kctx *k, struct rt_value *x, struct rt_value *w,
 }
 
 int knn_conv_run_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
-		     const float *w, const float *b, float *y, int integral)
+		     const float *w, const float *b, float *y)
 {
 	int rc;
 
@@ -34,9 +34,6 @@ int knn_conv_run_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
 	if ((rc = knn_conv_cl_f32(k, g, x, w, b, y)) != 0)
 		return rc < 0 ? rc : 0;
 	if ((rc = knn_conv_direct_f32(k, g, x, w, b, y)) != 0)
-		return rc < 0 ? rc : 0;
-	/* Winograd's transforms round: not for sums that must stay integers */
-	if (!integral && (rc = knn_conv_wino_f32(k, g, x, w, b, y)) != 0)
 		return rc < 0 ? rc : 0;
 	if ((rc = knn_conv_pg_f32(k, g, x, w, b, y)) != 0)
 		return rc < 0 ? rc : 0;
@@ -54,7 +51,7 @@ static int run_core(struct rt_kctx *k, const struct knn_geom *g,
 	if (x->dtype == IR_DTYPE_FLOAT)
 		return transposed ?
 		       knn_convt_f32(k, g, x->data, w->data, b ? b->data : NULL, y->data) :
-		       knn_conv_run_f32(k, g, x->data, w->data, b ? b->data : NULL, y->data, 0);
+		       knn_conv_run_f32(k, g, x->data, w->data, b ? b->data : NULL, y->data);
 	if (!(xd = knn_load_f64(k, x)) || !(wd = knn_load_f64(k, w)) ||
 	    (b && !(bd = knn_load_f64(k, b))))
 		goto cleanup;

@@ -2,8 +2,8 @@
  * on AVX-512 with the output channels in the vector lanes.
  *
  * On a 14x14 or 7x7 plane the positions-in-lanes tiles (k_conv_direct.c)
- * waste the lanes past each row (7 of 9 kept with a pad of one) and
- * Winograd's tiles overhang the plane; im2col and a product (k_conv_pg.c)
+ * waste the lanes past each row (7 of 9 kept with a pad of one); im2col
+ * and a product (k_conv_pg.c)
  * copy the input twice and the output once more.  Here a tile is up to
  * 14 consecutive output positions of one row (of the whole plane when its
  * rows are contiguous in the phase copy) by 32 output channels, or up to

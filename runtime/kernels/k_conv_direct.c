@@ -1,6 +1,6 @@
 /* k_conv_direct.c: float32 2-D convolutions computed directly on AVX-512,
- * output positions in the vector lanes, without im2col or Winograd
- * transforms (the tiles: k_conv_dtile.c).
+ * output positions in the vector lanes, without im2col (the tiles:
+ * k_conv_dtile.c).
  *
  * The input is read through its phase-plane copy (k_conv_phase.c): each
  * step (channel, tap) is one offset, and output (oy, ox) is computed at
@@ -39,21 +39,14 @@ static void dc_pack(const struct knn_geom *g, const float *w, int kind, float *d
 }
 
 /* Where this path is taken (measured against the others in the models,
- * bench/README.md): Winograd's F(2x2, 3x3) does fewer products and is
- * faster above 64 input channels, and above 32 on planes under 50x50,
- * and on planes under 20x20, but only with more than 64 output channels:
- * with 32 its small products and its transforms' traffic cost more than
- * the products saved (DenseNet's 128 -> 32: 0.69x at 56x56, 0.78x at
- * 28x28 here; 128 -> 64 at 28x28: 0.96x); OpenBLAS is as fast on 1x1
- * products whose weights reach 1 MiB, on strided convolutions of 256
- * channels or more and on grouped ones. */
+ * bench/README.md): OpenBLAS is as fast on 1x1 products whose weights
+ * reach 1 MiB, on strided convolutions of 256 channels or more and on
+ * grouped ones.  (Windows larger than 1x1 of 16 channels or more go to
+ * oneDNN first: k_conv_dnnl.c.) */
 static int dc_fits(const struct knn_geom *g)
 {
 	if (g->nsp != 2 || g->group != 1 || g->out_size <= 64 || !rt_pgemm_ok() ||
 	    !knn_phase_fits(g))
-		return 0;
-	if (knn_wino_fits(g) && g->m > 64 && !(g->c <= 32 && g->out_size >= 400) &&
-	    !(g->c <= 64 && g->out_size >= 2500))
 		return 0;
 	return !((g->k_size == 1 && g->c * g->m >= DC_BIG_1X1) ||
 		 ((g->stride[0] > 1 || g->stride[1] > 1) && g->c >= 256));

@@ -134,13 +134,13 @@ void knn_store_f64(struct rt_value *t, const double *v);
  * w (m, c/group, kernel...), b (m) or NULL, y (n, m, out...) written
  * whole.  Direct loops for depthwise, no im2col for 1x1, else im2col and
  * a matrix product; split over the session's threads.  0 or rt_oom(). */
-/* A float32 convolution on the fastest path that takes it (depthwise,
- * channels in lanes, direct, Winograd, packed GEMM, the generic core).
- * integral: x and w hold integers whose partial sums stay below 2^24 in
- * magnitude, and y must be their exact sums: Winograd (whose transforms
- * round) is skipped. 0 or a negative status. */
+/* A float32 convolution on the fastest path that takes it (oneDNN,
+ * depthwise, channels in lanes, direct, packed GEMM, the generic core).
+ * None transforms the operands, so x and w holding integers whose partial
+ * sums stay below 2^24 in magnitude give their exact sums. 0 or a
+ * negative status. */
 int knn_conv_run_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
-		     const float *w, const float *b, float *y, int integral);
+		     const float *w, const float *b, float *y);
 int knn_conv_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		 const float *w, const float *b, float *y);
 int knn_conv_f64(struct rt_kctx *k, const struct knn_geom *g, const double *x,
@@ -217,15 +217,6 @@ int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt
 /* oneDNN can be used in this process; primitives it has run so far. */
 int knn_dnnl_ok(void);
 int64_t knn_dnnl_runs(void);
-
-/* The same by Winograd's F(2x2, 3x3) when g is a 3x3, stride 1,
- * undilated, ungrouped 2-D convolution of at least 16 input and output
- * channels (k_conv_wino.c): 1 done, 0 not applicable, or rt_oom(). */
-int knn_conv_wino_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
-		      const float *w, const float *b, float *y);
-/* g is a convolution knn_conv_wino_f32 takes (unless the direct path
- * takes it first: k_conv_direct.c's policy). */
-int knn_wino_fits(const struct knn_geom *g);
 
 /* The same over pgemm.h's products with the weights packed once per
  * session (k_conv_pg.c) when W is a model constant, the convolution is
@@ -385,7 +376,7 @@ int knn_max2d_s2_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
  * each fast path's struct starts with this header, so one path never
  * reads another's (a node whose input sizes change between runs may
  * switch paths). */
-enum { KNN_WC_WINO = 1, KNN_WC_PGEMM, KNN_WC_PGEMMW, KNN_WC_DIRECT, KNN_WC_CL,
+enum { KNN_WC_PGEMM = 1, KNN_WC_PGEMMW, KNN_WC_DIRECT, KNN_WC_CL,
        KNN_WC_CL4, KNN_WC_MATMUL, KNN_WC_DNNL, KNN_WC_DNNL_MM };
 struct knn_wcache {
 	int kind;

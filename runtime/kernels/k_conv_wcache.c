@@ -1,5 +1,5 @@
 /* k_conv_wcache.c: weights derived once for a float32 convolution's fast
- * path (packed for a product, or Winograd-transformed) or a MatMul's
+ * path (packed for a product) or a MatMul's
  * packed B, kept in the node's cache for the session when they come from
  * a model constant (input 1: W, B; k_conv_int.h). */
 #include <stdlib.h>

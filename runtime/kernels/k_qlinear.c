@@ -1,7 +1,7 @@
 /* k_qlinear.c: kernels of the qlinear family: MatMulInteger, ConvInteger,
  * QLinearMatMul and QLinearConv.  Zero points are subtracted in double.
  * The sums of products are exact integers either way: on the float32
- * cores (knn_mm_f32, knn_conv_run_f32 without Winograd) when no partial
+ * cores (knn_mm_f32, knn_conv_run_f32) when no partial
  * sum can reach 2^24 -- the largest |a| times the largest row sum of |b|
  * stays below it, whatever the order of the additions -- and the
  * operands whose packed copies a core may keep are constant; else on the
@@ -512,7 +512,7 @@ static double widen_q8(int dtype, const void *v, int64_t n, double zp, float *f)
 	return m;
 }
 
-/* y = conv(x - xz, w - wz[m]) + b on the float32 cores without Winograd,
+/* y = conv(x - xz, w - wz[m]) + b on the float32 cores,
  * when that is exact: w and its zero point constant (the cores may keep
  * packed copies of the weights) and no partial sum able to reach 2^24.
  * 1 done (*yd the sums as doubles), 0 not taken, or an error. */
@@ -545,7 +545,7 @@ static int conv_fast(struct rt_kctx *k, const struct knn_geom *g, const struct r
 		rc = rt_oom(k);
 		goto done;
 	}
-	if ((rc = knn_conv_run_f32(k, g, xf, wf, NULL, yf, 1)) == 0) {
+	if ((rc = knn_conv_run_f32(k, g, xf, wf, NULL, yf)) == 0) {
 		for (int64_t pl = 0; pl < g->n * g->m; pl++) {
 			const float *src = yf + pl * g->out_size;
 			double *dst = *yd + pl * g->out_size, bias = b ? b[pl % g->m] : 0;

@@ -23,7 +23,7 @@ int main(void)
 	    suite_kelem_register() != 0 ||
 	    suite_kreduce_register() != 0 ||
 	    suite_knn_register() != 0 ||
-	    suite_kwino_register() != 0 ||
+	    suite_kown_register() != 0 ||
 	    suite_pgemm_register() != 0 ||
 	    suite_knorm_register() != 0 ||
 	    suite_kshape_register() != 0 ||

@@ -23,7 +23,7 @@ int suite_rewrite_register(void);
 int suite_kelem_register(void);
 int suite_kreduce_register(void);
 int suite_knn_register(void);
-int suite_kwino_register(void);
+int suite_kown_register(void);
 int suite_kcl_register(void);
 int suite_kdnnl_register(void);
 int suite_pgemm_register(void);

@@ -1,4 +1,4 @@
-/* tconv.h: helpers of the convolution suites (suite_kwino.c, suite_kcl.c):
+/* tconv.h: helpers of the convolution suites (suite_kown.c, suite_kcl.c):
  * a case's geometry, seeded data, a naive convolution in double written
  * here (the independent reference), a one-Conv model, float32 tensors, and
  * the comparison.  Every function fails the test on allocation failure. */

@@ -1,9 +1,10 @@
-/* suite_kwino.c: the float32 convolution paths that keep derived weights
- * per session, against a naive loop in double written here: Winograd's
- * F(2x2, 3x3) for 3x3 stride-1 convolutions of more than 64 input and
- * output channels (runtime/kernels/k_conv_wino.c): output sizes odd and even
- * (tiles cut at the edges), asymmetric and oversized pads, batches, tile
- * blocks (many tiles); the packed products
+/* suite_kown.c: opmig's own float32 convolution paths, those that keep
+ * derived weights per session, against a naive loop in double written
+ * here, with oneDNN turned off (OPMIG_NO_DNNL: where it is absent these
+ * are the paths; with it, it takes windows over 1x1 of 16 channels or
+ * more, suite kdnnl): 3x3 stride-1 convolutions of more than 64 input and
+ * output channels (odd and even output sizes, asymmetric and oversized
+ * pads, batches, many positions); the packed products
  * for few output positions (k_conv_pg.c): 1x1 in place, im2col, strides,
  * groups, 3-D, more steps than one block, channel counts off the panel
  * width; the weights-side products for more positions (pgemm_w.c, panels
@@ -98,9 +99,9 @@ static void conv_case(const struct ccase *cs, int threads, int w_input, int limi
 }
 
 static const struct ccase cases[] = {
-	/* Winograd (3x3, stride 1, more than 64 input and output channels,
-	 * rows wider than the channels-in-lanes path takes): 72 -> 65
-	 * channels, 11x17 (odd: the last tiles are cut) */
+	/* 3x3, stride 1, more than 64 input and output channels, rows wider
+	 * than the channels-in-lanes path takes (the direct path): 72 -> 65
+	 * channels, 11x17 */
 	{ 2, 1, 72, 65, 1, { 11, 17 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	/* batch 2, no pads (11x16 output), 80 -> 66 */
 	{ 2, 2, 80, 66, 1, { 13, 18 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
@@ -108,7 +109,7 @@ static const struct ccase cases[] = {
 	{ 2, 1, 65, 67, 1, { 12, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 0, 2, 1, 0 } },
 	/* pads wider than the kernel: rows and tiles of zeros only */
 	{ 2, 1, 72, 65, 1, { 6, 13 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 3, 2, 4, 3 } },
-	/* 1,936 tiles of 72 channels: more than one block of tiles */
+	/* 88x88 of 72 channels: many positions */
 	{ 2, 1, 72, 65, 1, { 88, 88 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	/* direct (k_conv_direct.c): few channels; stride 2 (im2col);
 	 * dilation 2; groups (OpenBLAS) */
@@ -166,7 +167,7 @@ static const struct ccase cases[] = {
 	/* 5x3 kernel dilated (2, 1), lopsided pads, batch 2, 10 -> 7 */
 	{ 2, 2, 10, 7, 1, { 30, 20 }, { 5, 3 }, { 1, 1 }, { 2, 1 }, { 3, 0, 1, 2 } },
 	/* 64 channels at 40x40: two chunks of steps (partial sums kept);
-	 * 40 output channels (with more than 64, Winograd's) */
+	 * 40 output channels */
 	{ 2, 1, 64, 40, 1, { 40, 40 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	/* 1x1 in place at 11x11 (the last vector masked), 300 -> 20: three
 	 * chunks of steps */
@@ -252,13 +253,16 @@ static const struct ccase cases[] = {
 
 static void test_vs_naive(void)
 {
+	setenv("OPMIG_NO_DNNL", "1", 1);   /* the own kernels */
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		for (int th = 1; th <= 2; th++)
 			conv_case(&cases[i], th, 0, 0);
+	unsetenv("OPMIG_NO_DNNL");
 }
 
 static void test_weights_as_input(void)
 {
+	setenv("OPMIG_NO_DNNL", "1", 1);   /* the own kernels */
 	conv_case(&cases[0], 1, 1, 0);
 	conv_case(&cases[2], 2, 1, 0);
 	conv_case(&cases[10], 1, 1, 0);
@@ -268,10 +272,12 @@ static void test_weights_as_input(void)
 	conv_case(&cases[29], 1, 1, 0);
 	conv_case(&cases[42], 2, 1, 0);
 	conv_case(&cases[44], 1, 1, 0);
+	unsetenv("OPMIG_NO_DNNL");
 }
 
 static void test_no_room_for_cache(void)
 {
+	setenv("OPMIG_NO_DNNL", "1", 1);   /* the own kernels */
 	conv_case(&cases[1], 1, 0, 1);
 	conv_case(&cases[4], 2, 0, 1);
 	conv_case(&cases[9], 1, 0, 1);
@@ -280,6 +286,7 @@ static void test_no_room_for_cache(void)
 	conv_case(&cases[28], 2, 0, 1);
 	conv_case(&cases[43], 1, 0, 1);
 	conv_case(&cases[47], 2, 0, 1);
+	unsetenv("OPMIG_NO_DNNL");
 }
 
 static const struct unit_test tests[] = {
@@ -289,7 +296,7 @@ static const struct unit_test tests[] = {
 	{ NULL, NULL },
 };
 
-int suite_kwino_register(void)
+int suite_kown_register(void)
 {
-	return unit_add_suite("kwino", tests);
+	return unit_add_suite("kown", tests);
 }

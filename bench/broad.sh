@@ -12,7 +12,11 @@
 # --dynamic`; with BROAD_SET=held5 a fifth, bench/gen_held5.py, not yet
 # run through opmig: a DeepLabV3-style segmenter, a BERT-small encoder in
 # float32 and static QDQ, a float16 diffusion-style UNet block, a float16
-# EfficientNet-B0),
+# EfficientNet-B0; with BROAD_SET=held6 a sixth, bench/gen_held6.py, not
+# yet run through opmig: a float16 ConvNeXt-Tiny-style classifier, a
+# dilated temporal convolution network for audio, a RetinaNet/FPN-style
+# detector in float32 and static QDQ, a Whisper-tiny-style audio encoder
+# in float32 and quantized by `opmig quantize --dynamic`),
 # against onnxruntime-node with bench/interp.sh at one thread and at two
 # (interp.sh's alternating rounds).  See bench/README.md, "A broader
 # suite".
@@ -23,7 +27,8 @@
 #   BROAD_ROUNDS    interp.sh's rounds (default 3)
 #   BROAD_THREADS   thread counts (default "1 2")
 #   BROAD_SET       held: bench/gen_held.py's models instead; held4:
-#                   bench/gen_held4.py's; held5: bench/gen_held5.py's
+#                   bench/gen_held4.py's; held5: bench/gen_held5.py's;
+#                   held6: bench/gen_held6.py's
 #
 # Exit status: 0 done, 2 setup or a command failed.
 
@@ -42,6 +47,10 @@ elif [ "${BROAD_SET:-}" = held5 ]; then
 	gen=gen_held5.py last=effnet_f16.onnx
 	names="deeplab bert bert_qdq unet_gn_f16 effnet_f16"
 	suite_setup broad.sh held5
+elif [ "${BROAD_SET:-}" = held6 ]; then
+	gen=gen_held6.py last=whisper.onnx
+	names="convnext_f16 tcn fpn fpn_qdq whisper whisper_dyn"
+	suite_setup broad.sh held6
 else
 	gen=gen_broad.py last=nhwc_seg.onnx names="nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg"
 	suite_setup broad.sh broad
@@ -55,6 +64,7 @@ fi
 quant=
 [ "${BROAD_SET:-}" = held4 ] && quant="yolo_qdq:yolo conformer_dyn:conformer:--dynamic"
 [ "${BROAD_SET:-}" = held5 ] && quant="bert_qdq:bert"
+[ "${BROAD_SET:-}" = held6 ] && quant="fpn_qdq:fpn whisper_dyn:whisper:--dynamic"
 if [ -n "$quant" ]; then
 	# int8 twins as a user's migration writes them: one calibration
 	# sample of the tool's own seeded inputs, no accuracy fallback

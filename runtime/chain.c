@@ -313,23 +313,32 @@ static int clip_bounds(struct rt_session *s, struct rt_frame *f,
 	return 1;
 }
 
-/* BatchNormalization's mul and add (its kernel's rt_bn_coeff). */
+/* BatchNormalization's mul and add (its kernel's rt_bn_coeff), from
+ * parameters of float32 or, in a 16-bit float model, of its own dtype
+ * (widened exactly, as the kernel widens them). */
 static int bn_coeffs(struct rt_session *s, struct rt_frame *f, const struct rt_nplan *np,
 		     int64_t c, float *mul, float *add)
 {
 	struct rt_kctx k = { .s = s, .f = f, .node = np->node };   /* its attributes */
 	float eps = rt_attr_float(&k, "epsilon", 1e-5f);
-	const float *p[4];
+	const struct rt_value *p[4];
+	double v[4];
 
 	for (size_t i = 0; i < 4; i++) {
 		const struct rt_value *t = rt_chain_operand(f, np, i + 1);
 
-		if (!t || t->kind != RT_TENSOR || t->dtype != IR_DTYPE_FLOAT || t->numel != c)
+		if (!t || t->kind != RT_TENSOR || t->numel != c ||
+		    (t->dtype != IR_DTYPE_FLOAT && t->dtype != IR_DTYPE_FLOAT16 &&
+		     t->dtype != IR_DTYPE_BFLOAT16))
 			return 0;
-		p[i] = t->data;
+		p[i] = t;
 	}
-	for (int64_t ch = 0; ch < c; ch++)
-		rt_bn_coeff(p[0][ch], p[1][ch], p[2][ch], p[3][ch], eps, &mul[ch], &add[ch]);
+	for (int64_t ch = 0; ch < c; ch++) {
+		for (size_t i = 0; i < 4; i++)
+			v[i] = p[i]->dtype == IR_DTYPE_FLOAT ? ((const float *)p[i]->data)[ch] :
+			       rt_load_f64(p[i]->dtype, p[i]->data, ch);
+		rt_bn_coeff(v[0], v[1], v[2], v[3], eps, &mul[ch], &add[ch]);
+	}
 	return 1;
 }
 
@@ -348,6 +357,8 @@ static void step_span(int kind, float m, float a, const float *restrict t,
 	case RT_CHAIN_BN:
 		for (int64_t i = 0; i < n; i++)
 			y[i] = y[i] * m + a;
+		if (round)
+			rt_float_round_n(y, n, round);
 		break;
 	case RT_CHAIN_MUL:
 		for (int64_t i = 0; i < n; i++)
@@ -500,9 +511,10 @@ static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_npl
 		int ok = 1;
 
 		/* on a kept 16-bit float result: the steps whose rounding
-		 * is theirs (Relu's result is the rounded value's) */
+		 * is theirs (Relu's result is the rounded value's; the
+		 * BatchNormalization step rounds its own) */
 		if (e->round && st->kind != RT_CHAIN_RELU && st->kind != RT_CHAIN_MOVE &&
-		    !st->n_aux)
+		    st->kind != RT_CHAIN_BN && !st->n_aux)
 			break;
 		/* a step another chain's run has done (a move's follower,
 		 * whose move heads it too) */

@@ -311,54 +311,6 @@ static void mark_bad(struct rt_gplan *p, const unsigned char *skip, unsigned cha
 	}
 }
 
-/* Does v hold one element, as far as the plan can tell (an initializer,
- * a Constant node's tensor, a declared shape of ones)? */
-static int one_element(const struct ir_value *v)
-{
-	const struct ir_type *t = v->type;
-	const struct ir_attr *a;
-
-	if (v->init)
-		return ir_tensor_numel(v->init) == 1;
-	if (v->producer && !strcmp(ir_s(v->producer->op_type), "Constant") &&
-	    (a = ir_node_attr(v->producer, "value")) && a->t)
-		return ir_tensor_numel(a->t) == 1;
-	if (!t || t->kind != IR_TYPE_TENSOR || !(t->present & IR_TYPE_HAS_SHAPE))
-		return 0;
-	for (size_t i = 0; i < t->shape.n_dims; i++)
-		if (t->shape.dims[i].kind != IR_DIM_VALUE || t->shape.dims[i].value != 1)
-			return 0;
-	return 1;
-}
-
-/* May the head of chain ch store its result channels last?  Each step
- * must do the same on every channel and keep the layout as its node
- * would when run alone (kel_unary keeps it; kel_binary with a
- * one-element operand): a per-channel constant, a BatchNormalization or
- * a tensor operand (a residual Add) makes the node's result plain, and
- * so the head's.  The plan decides it from the graph, the same with and
- * without chains (OPMIG_NO_CHAIN), so the same kernels run both ways. */
-static int chain_keeps_cl(const struct rt_gplan *p, const struct rt_chain *ch)
-{
-	for (size_t i = 0; ch && i < ch->n; i++) {
-		const struct rt_chain_step *st = &ch->steps[i];
-		const struct ir_node *n = p->nodes[st->node].node;
-
-		switch (st->kind) {
-		case RT_CHAIN_BN: case RT_CHAIN_ADDT:
-			return 0;
-		case RT_CHAIN_MUL: case RT_CHAIN_ADD: case RT_CHAIN_SUB: case RT_CHAIN_RSUB:
-		case RT_CHAIN_DIV: case RT_CHAIN_RDIV:
-			if (st->operand < 0 || !one_element(n->inputs[st->operand]))
-				return 0;
-			break;
-		default:
-			break;
-		}
-	}
-	return 1;
-}
-
 void rt_cl_mark(struct rt_session *s, struct rt_gplan *p)
 {
 	const char *off = getenv("OPMIG_NO_CL");
@@ -387,7 +339,7 @@ void rt_cl_mark(struct rt_session *s, struct rt_gplan *p)
 		/* the value the chain of steps done in the kernel ends in */
 		v = np->chain ? p->nodes[np->chain->steps[np->chain->n - 1].node].node->outputs[0] :
 		    n->outputs[0];
-		np->cl_out = readers_take(p, v, bad) && chain_keeps_cl(p, np->chain);
+		np->cl_out = readers_take(p, v, bad);
 	}
 	free(skip);
 	free(bad);

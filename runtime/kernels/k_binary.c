@@ -167,8 +167,9 @@ int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 		return rc;
 	/* operands stored channels last (layout_cl.c): elementwise as they
 	 * are when both are, of one shape, or when the other holds one
-	 * element of no higher rank (the plan counts on it: layout_cl.c's
-	 * chain_keeps_cl); else made plain */
+	 * element of no higher rank (as a chain's step by such a constant
+	 * keeps it: the same layout with and without chains); else made
+	 * plain */
 	if ((a->flags | b->flags) & RT_VALUE_CL) {
 		cl = ((a->flags & b->flags & RT_VALUE_CL) && a->rank == b->rank &&
 		      !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(*a->dims))) ||

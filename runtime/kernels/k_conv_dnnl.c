@@ -354,18 +354,12 @@ static void dn_epi_apply(struct rt_kctx *k, const struct rt_epilogue *e,
 /* Where oneDNN is the faster path inside a model, with the reorders in
  * and out of its layout (bench/README.md, "oneDNN on every plane"):
  * 2-D convolutions of at least 16 input and output channels per group and
- * a window larger than 1x1, whatever their plane or stride (oneDNN 2.7's
- * AVX-512 kernels beat opmig's own on 7x7 to 256x256 planes: ResNet-50
- * 89 -> 66 ms at one thread, a dilated DeepLabV3-style net 51 -> 25.5;
+ * a window larger than 1x1, whatever their plane or stride (oneDNN's
+ * AVX-512 kernels beat opmig's own on 7x7 to 256x256 planes: a dilated
+ * DeepLabV3-style net 51 -> 25.5 ms at one thread, YOLO-style 21 -> 17;
  * no plane size measured slower).  OPMIG_DNNL_ALL takes every
  * convolution oneDNN can make (the tests' way to reach it on small
  * shapes). */
-/* An ungrouped stem of few input channels (an RGB image's first layer)
- * takes oneDNN too on planes of this many outputs or more when its result
- * stays channels last: no reorder back, and none into the next
- * convolution (a YOLO-style det 9% faster). */
-#define DN_MIN_STEM_POSITIONS (128 * 128)
-
 static int dn_fits(const struct knn_geom *g, unsigned cl)
 {
 	const char *all = getenv("OPMIG_DNNL_ALL");
@@ -376,8 +370,11 @@ static int dn_fits(const struct knn_geom *g, unsigned cl)
 		return 1;
 	if (g->nsp != 2 || g->m / g->group < 16 || g->k_size <= 1)
 		return 0;
-	return g->c / g->group >= 16 ||
-	       ((cl & KNN_CL_DST) && g->group == 1 && g->out_size >= DN_MIN_STEM_POSITIONS);
+	/* an ungrouped stem of few input channels (an RGB image's first
+	 * layer) too when its result stays channels last: no reorder back,
+	 * and none into the next convolution, which then takes oneDNN as
+	 * well (ResNet-50's 7x7 stem at 112x112: 88 -> 69 ms) */
+	return g->c / g->group >= 16 || ((cl & KNN_CL_DST) && g->group == 1);
 }
 
 /* An input already stored channels last (layout_cl.c) needs no reorder

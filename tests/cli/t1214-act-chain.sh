@@ -9,7 +9,8 @@
 # result), the outputs are the same bytes with
 # and without chains (OPMIG_NO_CHAIN=1) and agree with onnxruntime-node;
 # forms that are not SiLU or whose values others read are not fused
-# (tests/ort/act_chain_ort.py).
+# (tests/ort/act_chain_ort.py); float16 BatchNormalization done as a step
+# (its parameters widened, its result rounded) gives the nodes' bytes.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
 # shellcheck source=tests/cli/lib.sh
 . "$TOP/tests/cli/lib.sh"

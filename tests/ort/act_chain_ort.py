@@ -19,7 +19,9 @@ also after a Reshape, after BatchNormalization, the Transpose's result
 read twice or a graph output, a Clip bound per channel, which must stay
 nodes); batch 1 and 2; a
 quarter of them in float16 (the input Cast, float16 weights: each step
-then rounds its result, lowp.c).  Each
+then rounds its result, lowp.c); and four float16 graphs of Conv,
+BatchNormalization (float16 parameters) and SiLU or Relu, whose
+BatchNormalizations must be done as steps.  Each
 graph runs in opmig four ways: as chosen and with oneDNN for every
 convolution (OPMIG_DNNL_ALL=1, results stored channels last between
 convolutions), each with and without chains (OPMIG_NO_CHAIN=1): the
@@ -41,6 +43,7 @@ import ortlib  # noqa: E402
 
 RNG = np.random.default_rng(7411)
 N = 48
+N_BN = 4   # after the N random graphs: float16 BatchNormalization steps
 F = TensorProto.FLOAT
 
 
@@ -219,6 +222,32 @@ def build(path, i):
     return save(g, path, i, half, shape)
 
 
+def build_bn16(path, i):
+    """float16: Conv -> BatchNormalization -> SiLU, Relu or nothing, as a
+    float16 CNN's blocks (each step rounds its result, its parameters
+    float16), on the direct, depthwise and oneDNN paths; own generator, so
+    the random graphs above stay as they are"""
+    r = np.random.default_rng(90000 + i)
+    g = G(True)
+    c, h = 16, 24 + 4 * i
+    x, shape = g.op("Cast", ["x"], to=TensorProto.FLOAT16), [1, c, h, h]
+    for b, (k, m, grp, act) in enumerate(((1, 24, 1, "silu"), (3, 24, 24, "relu"),
+                                          (3, 32, 1, "silu"), (1, 16, 1, ""))):
+        v = conv(g, x, c, k, 1, grp, m)
+        sc = g.c(1 + 0.2 * r.standard_normal(m))
+        bb = g.c(0.2 * r.standard_normal(m))
+        mu = g.c(0.2 * r.standard_normal(m))
+        var = g.c(0.5 + r.random(m))
+        v = g.op("BatchNormalization", [v, sc, bb, mu, var], epsilon=1e-3)
+        if act == "silu":
+            v = silu(g, v, (i + b) % 2)
+        elif act == "relu":
+            v = g.op("Relu", [v])
+        x, c = v, m
+    g.outs.append((x, [1, c, h, h]))
+    return save(g, path, i, True, shape)
+
+
 def save(g, path, i, half, shape):
     opmiglib.save(g.nodes, g.inits, [helper.make_tensor_value_info("x", F, shape)],
                   [helper.make_tensor_value_info(o, TensorProto.FLOAT16 if half else F, s)
@@ -230,8 +259,8 @@ def run(opmig, model, x, od, env):
     """outputs and the Sigmoid and Erf nodes --stats counts as fused"""
     outs, stats = opmiglib.run(opmig, model, x, od, env, ["--threads", "2", "--repeat", "2"])
     return outs, {m.group(1): int(m.group(2)) for m in
-                  re.finditer(r"^(Sigmoid|Erf|Relu|Clip)\s+\d+\s+\d+\s+(\d+)\s", stats,
-                              re.M)}
+                  re.finditer(r"^(Sigmoid|Erf|Relu|Clip|BatchNormalization)\s+\d+\s+\d+\s+"
+                              r"(\d+)\s", stats, re.M)}
 
 
 def main():
@@ -240,17 +269,18 @@ def main():
         return 77
     opmig, work = got
     cases = []
-    for i in range(N):
+    for i in range(N + N_BN):
         path = os.path.join(work, "s%d.onnx" % i)
-        shape = build(path, i)
+        shape = build(path, i) if i < N else build_bn16(path, i - N)
         x = RNG.standard_normal(shape).astype(np.float32)
         xf = os.path.join(work, "x%d.npy" % i)
         np.save(xf, x)
-        cases.append((path, x, xf, i % 4 == 1))
+        cases.append((path, x, xf, i % 4 == 1 or i >= N))
     refs = ortlib.run_many([(c[0], {"x": c[1]}) for c in cases], os.path.join(work, "ort"))
     fused = {(how, op): 0 for how, _ in opmiglib.WAYS for op in ("Sigmoid", "Erf")}
     tf_erf = 0   # in the transformer graphs: after a bias Add along the last axis
     moved = 0    # Relu and Clip after a Transpose or Reshape, done before it
+    bn16 = 0     # float16 BatchNormalizations done as steps
     for i, (path, x, xf, half) in enumerate(cases):
         for how, extra in opmiglib.WAYS:
             got = {}
@@ -268,7 +298,9 @@ def main():
                 continue
             for op in ("Sigmoid", "Erf"):
                 fused[(how, op)] += n_fused.get(op, 0)
-            if i % 3 == 1:
+            if i >= N:
+                bn16 += n_fused.get("BatchNormalization", 0)
+            elif i % 3 == 1:
                 tf_erf += n_fused.get("Erf", 0)
             elif i % 6 == 2:
                 moved += n_fused.get("Relu", 0) + n_fused.get("Clip", 0)
@@ -289,6 +321,7 @@ def main():
         ortlib.check(k > 0, "%ss fused into chains (%s): %d" % (op, how, k))
     ortlib.check(tf_erf > 0, "Erfs fused after a MatMul's bias Add: %d" % tf_erf)
     ortlib.check(moved > 0, "Relus and Clips done before a Transpose or Reshape: %d" % moved)
+    ortlib.check(bn16 > 0, "float16 BatchNormalizations done as chain steps: %d" % bn16)
     return ortlib.failures()
 
 

@@ -105,7 +105,7 @@ static int step_kind(const struct rt_session *s, const struct rt_gplan *p,
 	return 0;
 }
 
-static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head)
+static int chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head)
 {
 	struct rt_nplan *np = &p->nodes[head], *c;
 	const struct ir_value *v = np->node->outputs[0];
@@ -117,7 +117,7 @@ static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head
 	/* an Add of two tensors is on the chains of both its inputs: its own
 	 * chain is made once */
 	if (np->chain)
-		return;
+		return 0;
 	while (n < RT_CHAIN_MAX) {
 		steps[n].n_aux = 0;
 		if ((c = rt_plan_sole_use(p, v)) && (kind = step_kind(s, p, c, v, &operand)) != 0) {
@@ -138,8 +138,12 @@ static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head
 	else if (n >= 2 && steps[n - 2].kind == RT_CHAIN_MOVE &&
 		 steps[n - 1].kind != RT_CHAIN_RELU && steps[n - 1].kind != RT_CHAIN_CLIP)
 		n -= 2;
-	if (n == 0 || !(ch = calloc(1, sizeof(*ch))))
-		return;
+	if (n == 0)
+		return 0;
+	/* no chain for want of memory would change the layout plan, and so
+	 * which kernels run (layout_cl.c): the plan fails instead */
+	if (!(ch = calloc(1, sizeof(*ch))))
+		return IR_ENOMEM;
 	memcpy(ch->steps, steps, n * sizeof(steps[0]));
 	ch->n = n;
 	np->chain = ch;
@@ -157,8 +161,7 @@ static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head
 	 * computed when the head runs, a bias along the last axis that is
 	 * not per-channel): that step then runs as a node, heading the rest,
 	 * so each step heads the chain of those after it */
-	if (n > 1)
-		chain_of(s, p, steps[0].node);
+	return n > 1 ? chain_of(s, p, steps[0].node) : 0;
 }
 
 /* A quantized unit whose last node done (u->chain_from: qdq.c, a dynamic
@@ -167,14 +170,14 @@ static void chain_of(const struct rt_session *s, struct rt_gplan *p, size_t head
  * kernel does them as it stores its result (rt_kctx_epilogue).  The
  * node keeps its chain for the runs that do the nodes as written
  * (--exact). */
-static void unit_chain(struct rt_gplan *p, struct rt_qdq *u)
+static int unit_chain(struct rt_gplan *p, struct rt_qdq *u)
 {
 	const struct rt_nplan *from, *h;
 	const struct rt_chain *ch;
 	size_t at = 0;
 
 	if (u->chain_from >= p->n_nodes)
-		return;
+		return 0;
 	from = &p->nodes[u->chain_from];
 	if (from->chain) {
 		ch = from->chain;
@@ -182,17 +185,20 @@ static void unit_chain(struct rt_gplan *p, struct rt_qdq *u)
 		for (h = from; h->chained; h = &p->nodes[h->chain_head])
 			;
 		if (!(ch = h->chain))
-			return;
+			return 0;
 		while (at < ch->n && ch->steps[at].node != u->chain_from)
 			at++;
 		at++;
 	} else {
-		return;
+		return 0;
 	}
-	if (at >= ch->n || !(u->np.chain = calloc(1, sizeof(*u->np.chain))))
-		return;
+	if (at >= ch->n)
+		return 0;
+	if (!(u->np.chain = calloc(1, sizeof(*u->np.chain))))
+		return IR_ENOMEM;
 	u->np.chain->n = ch->n - at;
 	memcpy(u->np.chain->steps, ch->steps + at, u->np.chain->n * sizeof(ch->steps[0]));
+	return 0;
 }
 
 int rt_chain_off(void)
@@ -202,20 +208,23 @@ int rt_chain_off(void)
 	return off && *off && *off != '0';
 }
 
-void rt_chain_mark(struct rt_session *s, struct rt_gplan *p)
+int rt_chain_mark(struct rt_session *s, struct rt_gplan *p)
 {
-	for (size_t i = 0; i < p->n_nodes; i++) {
+	int rc = 0;
+
+	for (size_t i = 0; i < p->n_nodes && rc == 0; i++) {
 		struct rt_nplan *np = &p->nodes[i];
 		const struct ir_node *n = np->node;
 
 		if (np->kernel && !np->chained && !np->n_subs && np->fold == RT_FOLD_NONE &&
 		    !np->qdq &&
 		    n->n_outputs == 1 && n->outputs[0] && np->out[0] >= 0)
-			chain_of(s, p, i);
+			rc = chain_of(s, p, i);
 	}
-	for (size_t i = 0; i < p->n_nodes; i++)
+	for (size_t i = 0; i < p->n_nodes && rc == 0; i++)
 		if (p->nodes[i].qdq)
-			unit_chain(p, p->nodes[i].qdq);
+			rc = unit_chain(p, p->nodes[i].qdq);
+	return rc;
 }
 
 void rt_chain_drop(struct rt_gplan *p)

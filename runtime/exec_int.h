@@ -234,8 +234,9 @@ void rt_fold_run_end(struct rt_session *s, int ok);
  * (the tests' reference: every step runs as its node); the plan then
  * still finds the chains, so that layout_cl.c stores each result as it
  * would with them (the same kernels run both ways), and drop frees them
- * all before the run. */
-void rt_chain_mark(struct rt_session *s, struct rt_gplan *p);
+ * all before the run.  mark: 0, or IR_ENOMEM (the layout plan would
+ * differ without the chains it could not record). */
+int rt_chain_mark(struct rt_session *s, struct rt_gplan *p);
 int rt_chain_off(void);
 void rt_chain_drop(struct rt_gplan *p);
 int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np);
@@ -266,8 +267,10 @@ struct rt_value *rt_cat_out(struct rt_kctx *k, size_t i, int dtype, int rank,
  * node (or a function call) runs, puts plain
  * copies of channels-last inputs in k->in (kept in k->plain, which end
  * releases); rt_cl_plain_value: *v made plain (a new reference) if it is
- * stored channels last: a graph's outputs on the way out. */
-void rt_cl_mark(struct rt_session *s, struct rt_gplan *p);
+ * stored channels last: a graph's outputs on the way out.  mark: 0, or
+ * IR_ENOMEM (no plan rather than another one: the kernels a convolution
+ * takes depend on it). */
+int rt_cl_mark(struct rt_session *s, struct rt_gplan *p);
 int rt_cl_begin(struct rt_kctx *k);
 void rt_cl_end(struct rt_kctx *k);
 int rt_cl_plain_value(struct rt_mem *mem, struct rt_value **v, struct ir_diag *d);

@@ -311,16 +311,16 @@ static void mark_bad(struct rt_gplan *p, const unsigned char *skip, unsigned cha
 	}
 }
 
-void rt_cl_mark(struct rt_session *s, struct rt_gplan *p)
+int rt_cl_mark(struct rt_session *s, struct rt_gplan *p)
 {
 	const char *off = getenv("OPMIG_NO_CL");
 	unsigned char *skip, *bad;
 
 	if (s->o.observe || s->o.only || s->o.exact || (off && *off && *off != '0'))
-		return;
+		return 0;
 	if (!(skip = calloc(p->n_nodes + 1, 1)) || !(bad = calloc(p->n_slots + 1, 1))) {
 		free(skip);
-		return;   /* nothing stored channels last */
+		return IR_ENOMEM;
 	}
 	for (size_t i = 0; i < p->n_qdq_skip; i++)
 		skip[p->qdq_skip[i]] = 1;
@@ -343,4 +343,5 @@ void rt_cl_mark(struct rt_session *s, struct rt_gplan *p)
 	}
 	free(skip);
 	free(bad);
+	return 0;
 }

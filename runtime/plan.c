@@ -670,8 +670,8 @@ int rt_plan_build(struct rt_session *s, struct ir_diag *d)
 	if (rc == 0) {
 		rt_fold_mark(s, s->main);
 		rt_qdq_mark(s, s->main);
-		rt_chain_mark(s, s->main);
-		rt_cl_mark(s, s->main);
+		if (rt_chain_mark(s, s->main) < 0 || rt_cl_mark(s, s->main) < 0)
+			return ir_diag_error(d, IR_ENOMEM, "out of memory");
 		if (rt_chain_off())
 			rt_chain_drop(s->main);
 		rt_cat_mark(s, s->main);

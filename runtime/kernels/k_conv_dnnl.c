@@ -274,7 +274,8 @@ static int dn_reorder(struct dn_conv *c, dnnl_primitive_t p, dnnl_memory_t from,
 }
 
 /* One run of c on x, w, b into y (or, when take is given and c writes
- * channels last, into take's function). */
+ * channels last, into take's function): 0, IR_ENOMEM when a buffer could
+ * not be had, or -1 when oneDNN failed. */
 int knn_dn_conv_run(struct dn_conv *c, const void *x, const void *w, const float *b, void *y,
 		    int w_const, const struct dn_take *take)
 {
@@ -297,8 +298,11 @@ int knn_dn_conv_run(struct dn_conv *c, const void *x, const void *w, const float
 	}
 	knn_dnnl_lock();
 	if (knn_dnnl_buf(KNN_DN_SRC, c->src_bytes, &sp) || knn_dnnl_buf(KNN_DN_DST, c->dst_bytes, &dp) ||
-	    knn_dnnl_buf(KNN_DN_PAD, c->pad_bytes, &pp) ||
-	    (sp && dnnl_memory_set_data_handle(c->src, sp)) ||
+	    knn_dnnl_buf(KNN_DN_PAD, c->pad_bytes, &pp)) {
+		rc = IR_ENOMEM;
+		goto done;
+	}
+	if ((sp && dnnl_memory_set_data_handle(c->src, sp)) ||
 	    (dp && dnnl_memory_set_data_handle(c->dst, dp)) ||
 	    (pp && dnnl_memory_set_data_handle(c->pad, pp)))
 		goto done;
@@ -458,6 +462,10 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	}
 	rc = knn_dn_conv_run(c, x, w, b, y, w_const && !tmp, NULL);
 	knn_dn_conv_free(tmp);
+	/* out of memory fails the node: the own kernels' sums differ in the
+	 * last bits, so a run must not change paths for want of memory */
+	if (rc == IR_ENOMEM)
+		return rt_oom(k);
 	if (rc)
 		return dn_own(k, g, x, w, b, y, cl, e);
 	knn_dnnl_count();

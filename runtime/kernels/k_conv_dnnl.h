@@ -77,7 +77,9 @@ int knn_dn_conv_make(struct dn_conv *c, const struct knn_geom *g, const struct d
 /* Bytes of c's kept memories, charged while c is in a node's cache. */
 int64_t knn_dn_conv_bytes(const struct dn_conv *c);
 /* One run of c on x, w, b into y (or, when take is given and c writes
- * channels last, into take's function): 0 or -1. */
+ * channels last, into take's function): 0, IR_ENOMEM when a buffer could
+ * not be had (a float32 caller fails then: its fallback's sums differ),
+ * or -1 when oneDNN failed. */
 int knn_dn_conv_run(struct dn_conv *c, const void *x, const void *w, const float *b, void *y,
 		    int w_const, const struct dn_take *take);
 int knn_dn_geom_same(const struct knn_geom *a, const struct knn_geom *b);

@@ -1,8 +1,9 @@
 /* k_conv_dnnl_int.c: integer convolutions on oneDNN's primitives (split
  * from k_conv_dnnl.c, whose primitives it shares: k_conv_dnnl.h).
  * ConvInteger's and QLinearConv's sums, u8/s8 x s8 -> s32, exact with
- * VNNI while they stay within 2^24 (dn_sums_exact), taken from oneDNN's
- * channels-last buffer a tile of pixels at a time: corrected for W's zero
+ * VNNI while they stay within 2^24 (dn_parts; past that, W in parts whose
+ * sums are added: dn_split_run), taken from oneDNN's channels-last
+ * buffer a tile of pixels at a time: corrected for W's zero
  * points (an all-ones channel), requantized into codes (plain or channels
  * last, layout_cl.c) or written as float32 (ConvInteger and its Cast,
  * with the Mul by the layer's scale and its epilogue: runtime/qdq.c);
@@ -304,14 +305,70 @@ static void dn_fin_take(void *ctx, const int32_t *nhwc)
 	rt_parallel_for(j->k, j->n * tiles, 1, dn_fin_tiles, j);
 }
 
+/* oneDNN's integer convolutions are exact only while every sum stays
+ * within 2^24 (KNN_DNNL_F32_EXACT; tests/ort/qconv_props.py: its integer
+ * kernels pass the sums through float32).  255 * sum_k |w8[o, k]| bounds
+ * channel o's sums (|x - xz| and the raw u8 input, or the s8 input plus
+ * 128, are at most 255); the correction's all-ones row, 255 * kl.  A
+ * window of real weights passes that from a few thousand taps on (256
+ * channels by 3x3); W is then split into parts, each value v into parts
+ * that differ by at most one and add up to v (dn_split_w), each part's
+ * bound within 2^24, their sums added in int32.  The parts that needs, 1
+ * when none, or 0: not exact so (the correction's row alone too long,
+ * grouped, or more than DN_MAX_PARTS). */
+#define DN_MAX_PARTS 8
+
+static int dn_parts(const void *w, int w_dtype, int64_t m, int64_t kl, int corr,
+		    int64_t group)
+{
+	int64_t most = 0, room = KNN_DNNL_F32_EXACT / 255 - kl;
+
+	if (corr && 255 * kl > KNN_DNNL_F32_EXACT)
+		return 0;
+	for (int64_t o = 0; o < m; o++) {
+		int64_t s = 0;
+
+		for (int64_t i = o * kl; i < (o + 1) * kl; i++) {
+			int v = w_dtype == IR_DTYPE_UINT8 ? ((const uint8_t *)w)[i] - 128 :
+				((const int8_t *)w)[i];
+
+			s += v < 0 ? -v : v;
+		}
+		most = s > most ? s : most;
+	}
+	if (255 * most <= KNN_DNNL_F32_EXACT)
+		return 1;
+	/* a part's values are at most |v| / parts + 1 each: its bound
+	 * 255 * (most / parts + kl) */
+	if (group != 1 || room <= 0 || (most + room - 1) / room > DN_MAX_PARTS)
+		return 0;
+	return (int)((most + room - 1) / room);
+}
+
+/* The n s8 values at w8 split into parts stacked after them (part p at
+ * w8 + p * n): v = q * parts + r (0 <= r < parts) gives parts q + 1
+ * (the first r) and q. */
+static void dn_split_w(int8_t *w8, int64_t n, int parts)
+{
+	for (int64_t i = 0; i < n; i++) {
+		int v = w8[i], q = v >= 0 ? v / parts : -((-v + parts - 1) / parts);
+		int r = v - q * parts;
+
+		for (int p = parts - 1; p >= 0; p--)
+			w8[p * n + i] = (int8_t)(q + (p < r));
+	}
+}
+
 /* The node's integer primitive for gg and types t (requantizing as rq
  * says when given), from the node's cache or made (*tmp: made and not
- * kept, for the caller to free), with W as s8 (and the all-ones row when
- * corr) in c->w8: 0, 1 when oneDNN cannot make it, or IR_ENOMEM. */
+ * kept, for the caller to free), with W as s8 (split into parts stacked
+ * along the output channels, dn_split_w, when parts > 1; and the all-ones
+ * row when corr) in c->w8: 0, 1 when oneDNN cannot make it, or
+ * IR_ENOMEM. */
 static int dn_int_get(struct rt_kctx *k, const struct knn_geom *gg, const struct dn_types *t,
 		      const struct dn_rq *rq, int has_bias, const void *w, int w_dtype,
-		      int64_t nw, int corr, int w_const, unsigned cl, struct dn_conv **cp,
-		      struct dn_conv **tmp)
+		      int64_t nw, int corr, int parts, int w_const, unsigned cl,
+		      struct dn_conv **cp, struct dn_conv **tmp)
 {
 	int64_t kl = gg->c / gg->group * gg->k_size;
 	struct dn_conv *c = rt_node_cache(k);
@@ -346,8 +403,10 @@ static int dn_int_get(struct rt_kctx *k, const struct knn_geom *gg, const struct
 		if (!(w8 = malloc((size_t)(gg->m * kl + 1))))
 			return IR_ENOMEM;
 		knn_dnnl_to_s8(w_dtype, w, nw, w8);
+		if (parts > 1)
+			dn_split_w(w8, nw, parts);
 		if (corr)
-			memset(w8 + nw, 1, (size_t)kl);
+			memset(w8 + parts * nw, 1, (size_t)kl);
 		free(c->w8);
 		c->w8 = w8;
 		c->w_src = w;
@@ -356,33 +415,9 @@ static int dn_int_get(struct rt_kctx *k, const struct knn_geom *gg, const struct
 	return 0;
 }
 
-/* oneDNN's integer convolutions are exact only while every sum stays
- * within 2^24 (KNN_DNNL_F32_EXACT; tests/ort/qconv_props.py).
- * 255 * sum_k |w8[o, k]| bounds channel o's sums
- * (|x - xz| and the raw u8 input, or the s8 input plus 128, are at most
- * 255); the correction's all-ones row, 255 * kl. */
-static int dn_sums_exact(const void *w, int w_dtype, int64_t m, int64_t kl, int corr)
-{
-	if (corr && 255 * kl > KNN_DNNL_F32_EXACT)
-		return 0;
-	for (int64_t o = 0; o < m; o++) {
-		int64_t s = 0;
-
-		for (int64_t i = o * kl; i < (o + 1) * kl; i++) {
-			int v = w_dtype == IR_DTYPE_UINT8 ? ((const uint8_t *)w)[i] - 128 :
-				((const int8_t *)w)[i];
-
-			s += v < 0 ? -v : v;
-		}
-		if (255 * s > KNN_DNNL_F32_EXACT)
-			return 0;
-	}
-	return 1;
-}
-
 /* Whether oneDNN's requantization (dn_rq) equals QLinearConv's,
  * saturate(rne(float32(acc + bias) * mult) + zp), for sums within 2^24
- * (dn_sums_exact).  oneDNN 2.6 computes saturate(cvt_rne([round](
+ * (dn_parts).  oneDNN 2.6 computes saturate(cvt_rne([round](
  * (float32(acc) + float32(bias)) * mult) [+ zp])) (tried on random
  * shapes, ties and saturation: tests/ort/qconv_props.py), the clamp to
  * the dtype's integral bounds before or after the rounding alike: the two
@@ -416,7 +451,7 @@ static int dn_rq_run(struct rt_kctx *k, const struct knn_geom *g, const void *x,
 	    (c && c->h.kind == KNN_WC_DNNL && c->no_rq && knn_dn_geom_same(&c->g, g)))
 		return 0;
 	t.dst = q->dtype == IR_DTYPE_INT8 ? dnnl_s8 : dnnl_u8;
-	rc = dn_int_get(k, g, &t, &rq, q->bias != NULL, w, w_dtype, g->m * kl, 0, w_const, q->cl,
+	rc = dn_int_get(k, g, &t, &rq, q->bias != NULL, w, w_dtype, g->m * kl, 0, 1, w_const, q->cl,
 			&c, &tmp);
 	if (rc == 0) {
 		c->zp_val = xz;
@@ -427,6 +462,92 @@ static int dn_rq_run(struct rt_kctx *k, const struct knn_geom *g, const void *x,
 	} else if (rc == 1) {
 		rc = 0;
 	}
+	knn_dn_conv_free(tmp);
+	return rc;
+}
+
+/* The sums of W's parts (parts of m channels, then the correction's
+ * window sums when d) added into s: s[b, o] = sum_p t[b, p * m + o] +
+ * d[o] * t[b, parts * m], for the planes (b, o) in [lo, hi). */
+struct dn_psum {
+	const int32_t *t, *d;
+	int32_t *s;
+	int64_t m, gm, plane;
+	int parts;
+};
+
+static void dn_psum_planes(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct dn_psum *j = ctx;
+
+	for (int64_t q = lo; q < hi; q++) {
+		int64_t b = q / j->m, o = q % j->m;
+		const int32_t *t = j->t + (b * j->gm + o) * j->plane;
+		const int32_t *ones = j->t + (b * j->gm + j->parts * j->m) * j->plane;
+		int32_t *s = j->s + q * j->plane;
+		int64_t f = j->d ? j->d[o] : 0;
+
+		for (int64_t i = 0; i < j->plane; i++) {
+			int64_t v = f ? f * ones[i] : 0;
+
+			for (int p = 0; p < j->parts; p++)
+				v += t[p * j->m * j->plane + i];
+			s[i] = (int32_t)v;   /* the true sum: within 2^31 */
+		}
+	}
+}
+
+/* knn_conv_dnnl_s32 with W split into parts (dn_parts): one primitive
+ * of parts * m (+ 1) output channels, its plain sums added, then as the
+ * caller wants them (y: int32; qf: float32 times its scale, with its
+ * epilogue; q: requantized codes, plain).  1 done, 0 not taken, or an
+ * error. */
+static int dn_split_run(struct rt_kctx *k, const struct knn_geom *g, const struct dn_types *t,
+			const void *x, int32_t xz, const void *w, int w_dtype, int w_const,
+			const int32_t *d, int parts, unsigned cl, int32_t *y,
+			const struct knn_dnnl_q8 *qf, const struct knn_dnnl_q8 *q)
+{
+	struct knn_geom gg = *g;
+	struct dn_conv *c = NULL, *tmp = NULL;
+	int64_t kl = g->c / g->group * g->k_size, plane = g->out_size;
+	int32_t *out = NULL, *s = y;
+	int rc;
+
+	gg.m = parts * g->m + (d != NULL);
+	if ((rc = dn_int_get(k, &gg, t, NULL, 0, w, w_dtype, g->m * kl, d != NULL, parts, w_const,
+			     cl & KNN_CL_SRC, &c, &tmp)) != 0) {
+		rc = rc == 1 ? 0 : rc;
+		goto done;
+	}
+	c->zp_val = xz;
+	rc = IR_ENOMEM;
+	if (!(out = rt_big_alloc((size_t)(g->n * gg.m * plane) * sizeof(*out) + 1)) ||
+	    (!s && !(s = rt_big_alloc((size_t)(g->n * g->m * plane) * sizeof(*s) + 1))))
+		goto done;
+	rc = knn_dn_conv_run(c, x, c->w8, NULL, out, w_const && !tmp, NULL);
+	if (rc) {
+		rc = rc == IR_ENOMEM ? rc : 0;
+		goto done;
+	}
+	{
+		struct dn_psum j = { out, d, s, g->m, gg.m, plane, parts };
+
+		rt_parallel_for(k, g->n * g->m, 1, dn_psum_planes, &j);
+	}
+	if (qf) {
+		struct dn_corr j = { s, NULL, NULL, qf->y, g->m, plane, qf->mult, qf->epi };
+
+		rt_parallel_for(k, g->n * g->m, 1, dn_corr_planes, &j);
+	} else if (q) {
+		struct dn_fin j = { k, q, NULL, g->n, g->m, g->m, plane, 0, s, 0 };
+
+		rt_parallel_for(k, g->n * ((plane + DN_TILE - 1) / DN_TILE), 1, dn_fin_tiles, &j);
+	}
+	rc = 1;
+done:
+	rt_big_free(out);
+	if (s != y)
+		rt_big_free(s);
 	knn_dn_conv_free(tmp);
 	return rc;
 }
@@ -444,7 +565,7 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	float *yf = qf ? q->y : NULL;
 	unsigned cl = q ? q->cl : 0;
 	int32_t *d, *out = y;
-	int rc, corr;
+	int rc, corr, parts;
 
 	if (yf)
 		q = NULL;
@@ -458,8 +579,13 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	 * output channel of all-ones weights gives the window sums they
 	 * multiply (ungrouped only) */
 	corr = knn_dnnl_zp_shift(w_dtype, wz, nwz, g->m, d);
-	if ((corr && g->group != 1) || !dn_sums_exact(w, w_dtype, g->m, kl, corr)) {
+	if ((corr && g->group != 1) || !(parts = dn_parts(w, w_dtype, g->m, kl, corr, g->group))) {
 		rc = 0;
+		goto done;
+	}
+	if (parts > 1) {
+		rc = dn_split_run(k, g, &t, x, xz, w, w_dtype, w_const, corr ? d : NULL, parts, cl,
+				  y, qf, q);
 		goto done;
 	}
 	/* QLinearConv without the correction: oneDNN requantizes, where
@@ -469,7 +595,7 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	gg.m += corr;
 	/* the sums' primitive reads x as it is stored; its output is plain
 	 * or taken from oneDNN's channels-last buffer (dn_take) */
-	if ((rc = dn_int_get(k, &gg, &t, NULL, 0, w, w_dtype, g->m * kl, corr, w_const,
+	if ((rc = dn_int_get(k, &gg, &t, NULL, 0, w, w_dtype, g->m * kl, corr, 1, w_const,
 			     cl & KNN_CL_SRC, &c, &tmp)) != 0) {
 		rc = rc == 1 ? 0 : rc;
 		goto done;

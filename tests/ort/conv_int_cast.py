@@ -5,7 +5,8 @@ cases: uint8 or int8 input with a zero point, uint8 weights with a zero
 point other than 128 (oneDNN's sums corrected, an all-ones channel),
 uint8 at 128, int8 at 0 or per output channel, groups (corrected ones
 run on opmig's own kernels), strides, pads, dilations, batch 2, 16 to
-48 output channels over planes of whole 64-pixel tiles, the Cast
+48 output channels over planes of whole 64-pixel tiles, windows of 256
+and 300 channels by 3x3 (sums past 2^24: W in parts), the Cast
 followed by a Mul as the quantizer writes it.  Checked:
   * the Cast's output (a graph output) is bit for bit numpy's
     float32(exact integer sum), and the Mul's float32(acc) * scale;
@@ -33,7 +34,7 @@ from qdqlib import T  # noqa: E402
 
 RNG = np.random.default_rng(1226)
 q8 = functools.partial(qdqlib.q8, RNG)
-N_CASES = 40
+N_CASES = 44
 
 
 def case(k):
@@ -47,12 +48,19 @@ def case(k):
     dil = [int(RNG.integers(1, 3)), int(RNG.integers(1, 3))]
     pads = [int(RNG.integers(0, 2)) for _ in range(4)]
     h, w = int(RNG.integers(kh * dil[0], 20)), int(RNG.integers(kw * dil[1], 20))
-    if k >= 36:
+    if 36 <= k < 40:
         # 16, 32 or 48 output channels over planes of whole 64-pixel
         # tiles: the sums moved by 16 x 16 blocks (k_conv_dnnl_int.c)
         miss, group, mg, stride = None, 1, 16 * (1 + k % 3), [1, 1]
         wkind = ("u8zp", "i8_per_ch", "u8zp", "u8_128")[k - 36]
         h, w = int(RNG.integers(12, 26)), int(RNG.integers(12, 26))
+    if k >= 40:
+        # 256 or 300 input channels by 3x3 over the whole 8-bit range:
+        # sums past 2^24, W split into parts on oneDNN (dn_parts)
+        miss, group, mg, stride, dil = None, 1, 12 + k % 3, [1, 1], [1, 1]
+        cg, kh, kw = (256, 300)[k % 2], 3, 3
+        wkind = ("u8zp", "i8_per_ch", "u8_128", "i8_0")[k - 40]
+        h, w = int(RNG.integers(5, 9)), int(RNG.integers(5, 9))
     n, m = 2 if k % 3 == 0 else 1, mg * group
     xt = np.uint8 if k % 2 == 0 else np.int8
     x = q8(xt, (n, cg * group, h, w))

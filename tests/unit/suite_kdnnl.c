@@ -240,10 +240,10 @@ static void test_policy(void)
 }
 
 /* ConvInteger: x (uint8 or int8, zero point xz) and w (uint8 or int8,
- * zero points wz: one, or one per output channel) on a random geometry;
- * the int32 sums must equal the naive convolution of x - xz and w - wz
- * (exact integers in double) element for element. */
-static void kq_one(uint64_t *s, int i)
+ * zero points wz: one, or one per output channel) on a random geometry
+ * (or fixed's); the int32 sums must equal the naive convolution of
+ * x - xz and w - wz (exact integers in double) element for element. */
+static void kq_one(uint64_t *s, int i, const struct ccase *fixed)
 {
 	struct ccase cs;
 	int xu = (int)kd_pick(s, 0, 1), wu = (int)kd_pick(s, 0, 1), per_m;
@@ -260,7 +260,10 @@ static void kq_one(uint64_t *s, int i)
 	int corr, ql = i % 3 == 2, yu = 0;
 	double ysc;
 
-	kd_case(s, &cs);
+	if (fixed)
+		cs = *fixed;
+	else
+		kd_case(s, &cs);
 	per_m = (int)kd_pick(s, 0, 1);
 	xd[0] = cs.n;
 	xd[1] = cs.c;
@@ -408,7 +411,31 @@ static void test_integer(void)
 		return;
 	}
 	for (int i = 0; i < KD_CASES; i++)
-		kq_one(&s, i);
+		kq_one(&s, i, NULL);
+}
+
+/* Windows of thousands of taps over the whole 8-bit ranges: sums past
+ * 2^24, where oneDNN's integer kernels are no longer exact, so W is
+ * split into parts whose sums are added (k_conv_dnnl_int.c, dn_parts):
+ * still on oneDNN (counted), still exact; ConvInteger and QLinearConv,
+ * W's zero points 0/128 or anywhere (the all-ones channel too), 1-D to
+ * 3-D, strides, batch 2. */
+static void test_integer_parts(void)
+{
+	static const struct ccase cases[] = {
+		{ 2, 1, 256, 20, 1, { 6, 6 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+		{ 2, 2, 300, 17, 1, { 5, 7 }, { 3, 3 }, { 2, 1 }, { 1, 1 }, { 1, 0, 1, 2 } },
+		{ 1, 1, 512, 9, 1, { 11 }, { 5 }, { 1 }, { 2 }, { 2, 2 } },
+		{ 3, 1, 96, 12, 1, { 4, 4, 4 }, { 3, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 },
+		  { 1, 1, 1, 1, 1, 1 } },
+	};
+	uint64_t s = 7131;
+
+	if (!knn_dnnl_int_ok())
+		return;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+		for (int i = 0; i < 6; i++)
+			kq_one(&s, i, &cases[c]);
 }
 
 /* MatMulInteger with a constant 2-D B (K x N): A of rank 2-4 (uint8 or
@@ -514,6 +541,7 @@ static const struct unit_test tests[] = {
 	{ "random", test_random },
 	{ "policy", test_policy },
 	{ "integer", test_integer },
+	{ "integer_parts", test_integer_parts },
 	{ "matmul_integer", test_matmul_integer },
 	{ NULL, NULL },
 };

@@ -455,6 +455,7 @@ static int dn_rq_run(struct rt_kctx *k, const struct knn_geom *g, const void *x,
 			&c, &tmp);
 	if (rc == 0) {
 		c->zp_val = xz;
+		c->parts = 1;
 		rc = knn_dn_conv_run(c, x, c->w8, (const float *)(const void *)q->bias, q->y,
 				 w_const && !tmp, NULL) ? 0 : 1;
 		if (rc == 1 && (q->cl & KNN_CL_DST))
@@ -520,6 +521,7 @@ static int dn_split_run(struct rt_kctx *k, const struct knn_geom *g, const struc
 		goto done;
 	}
 	c->zp_val = xz;
+	c->parts = parts;
 	rc = IR_ENOMEM;
 	if (!(out = rt_big_alloc((size_t)(g->n * gg.m * plane) * sizeof(*out) + 1)) ||
 	    (!s && !(s = rt_big_alloc((size_t)(g->n * g->m * plane) * sizeof(*s) + 1))))
@@ -579,7 +581,12 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	 * output channel of all-ones weights gives the window sums they
 	 * multiply (ungrouped only) */
 	corr = knn_dnnl_zp_shift(w_dtype, wz, nwz, g->m, d);
-	if ((corr && g->group != 1) || !(parts = dn_parts(w, w_dtype, g->m, kl, corr, g->group))) {
+	/* (a constant W's parts are counted once: a pass over all of W) */
+	c = rt_node_cache(k);
+	parts = w_const && c && c->h.kind == KNN_WC_DNNL && c->w_src == w && c->parts ? c->parts :
+		(corr && g->group != 1) ? 0 : dn_parts(w, w_dtype, g->m, kl, corr, g->group);
+	c = NULL;
+	if ((corr && g->group != 1) || !parts) {
 		rc = 0;
 		goto done;
 	}
@@ -603,6 +610,7 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	/* (not tried again on this node's next runs) */
 	c->no_rq = q && !corr;
 	c->zp_val = xz;
+	c->parts = 1;
 	if (((corr && !q) || yf) && c->dst_nhwc) {
 		struct dn_cfin j = { k, NULL, corr ? d : NULL, y, yf, g->n, g->m, gg.m,
 				     g->out_size, qf ? qf->mult : NULL, qf ? qf->epi : NULL,

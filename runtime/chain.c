@@ -424,6 +424,8 @@ void rt_epilogue_span(const struct rt_epilogue *e, int64_t ch, int64_t off, floa
 {
 	const float *coef = e->coef;
 
+	if (e->head_round)
+		rt_float_round_n(y, n, e->round);
 	for (size_t s = 0; s < e->n; s++, coef += 2 * e->c) {
 		float m = coef[ch], a = coef[e->c + ch];
 
@@ -654,14 +656,18 @@ const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y
 		free(e);
 		return NULL;
 	}
-	/* a float16/bfloat16 node computed in float32 (lowp.c) rounds its
-	 * result once, after the kernel: only the steps that commute with
-	 * that rounding (Relu, and Clip to bounds of the same dtype) may run
-	 * before it */
+	/* a float16 node computed in float32 (lowp.c): the kernel rounds
+	 * its result, then each step's, as the nodes do (the node's rounding
+	 * pass is then skipped: rt_lowp_end), up to the first step whose
+	 * rounding it does not do; a bfloat16 one rounds its result once,
+	 * after the kernel: only the steps that commute with that rounding
+	 * (Relu, and Clip to bounds of the same dtype) may run before it */
 	if (k->lowp) {
 		size_t n = 0;
+		int f16 = k->lowp == IR_DTYPE_FLOAT16;
 
-		while (n < e->n && (e->kind[n] == RT_CHAIN_RELU || e->kind[n] == RT_CHAIN_CLIP))
+		while (n < e->n && (e->kind[n] == RT_CHAIN_RELU || e->kind[n] == RT_CHAIN_CLIP ||
+				    (f16 && (e->kind[n] == RT_CHAIN_BN || e->kind[n] == RT_CHAIN_SILU))))
 			n++;
 		if (!n) {
 			free(e->coef);
@@ -669,6 +675,10 @@ const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y
 			return NULL;
 		}
 		e->n = n;
+		if (f16) {
+			e->round = IR_DTYPE_FLOAT16;
+			e->head_round = 1;
+		}
 	}
 	k->epi = e;
 	return e;

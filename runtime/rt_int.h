@@ -106,11 +106,18 @@ struct rt_epilogue {
 	int round;                   /* y a float16/bfloat16 result kept in
 				      * float32 (lowp.c): its dtype, each
 				      * step's result rounded to it; else 0 */
+	int head_round;              /* round y itself first: the head's
+				      * kernel computes a float16 node in
+				      * float32 and has not rounded yet */
 	const struct rt_chain *ch;   /* (chain.c's) */
 };
 /* This node's steps as its kernel may do them on y, or NULL (none this
  * run, or an observer); with tensors 0 the steps stop before the first
- * RT_CHAIN_ADDT (that one and the rest then run as nodes).  A kernel
+ * RT_CHAIN_ADDT (that one and the rest then run as nodes).  On a float16
+ * node computed in float32 (lowp.c) the epilogue rounds (round and
+ * head_round set): the kernel rounds y to float16 first, then each step's
+ * result (rt_epilogue_span; in registers knn_epi512_round and
+ * knn_epi512_rstep), and the node's own rounding pass is then skipped.  A kernel
  * that takes them must, before it returns 0, have applied them once to
  * every element of y, after its final value is stored, in the order of
  * kind[] (rt_epilogue_span, or the same operations in vector registers);

@@ -92,14 +92,16 @@ static void cl_pack(const struct knn_geom *g, const float *w, int kind, float *d
 K512 __m512 cl_epilogue(const struct rt_epilogue *e, int64_t ch, int64_t off, __mmask16 lm,
 			__m512 r)
 {
+	if (e->head_round)
+		r = knn_epi512_round(r);
 	for (size_t s = 0; s < e->n; s++) {
 		const float *coef = e->coef + 2 * e->c * (int64_t)s;
 
 		if (e->t[s])
 			r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(lm, e->t[s] + off));
 		else
-			r = knn_epi512_step(e->kind[s], r, _mm512_set1_ps(coef[ch]),
-					    _mm512_set1_ps(coef[e->c + ch]));
+			r = knn_epi512_rstep(e->kind[s], r, _mm512_set1_ps(coef[ch]),
+					     _mm512_set1_ps(coef[e->c + ch]), e->round);
 	}
 	return r;
 }

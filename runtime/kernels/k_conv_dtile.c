@@ -23,6 +23,11 @@ K512 void dc_epilogue(const int nv, const struct knn_direct *jb, int64_t ch, int
 {
 	const struct rt_epilogue *e = jb->epi;
 
+	if (e->head_round) {
+#pragma GCC unroll 4
+		for (int j = 0; j < nv; j++)
+			r[j] = knn_epi512_round(r[j]);
+	}
 	for (size_t s = 0; s < e->n; s++) {
 		__m512 m = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + ch]);
 		__m512 a = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + e->c + ch]);
@@ -34,7 +39,7 @@ K512 void dc_epilogue(const int nv, const struct knn_direct *jb, int64_t ch, int
 				m = _mm512_maskz_loadu_ps(lm[j], t + q0 + 16 * j);
 			else if (t)
 				m = _mm512_maskz_expandloadu_ps(lm[j], t + jb->yoff[q0 / 16 + j]);
-			r[j] = knn_epi512_step(t ? RT_CHAIN_ADD : e->kind[s], r[j], m, a);
+			r[j] = knn_epi512_rstep(t ? RT_CHAIN_ADD : e->kind[s], r[j], m, a, e->round);
 		}
 	}
 }

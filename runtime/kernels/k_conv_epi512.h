@@ -41,19 +41,45 @@ static inline __m512 knn_epi512_step(int kind, __m512 r, __m512 m, __m512 a)
 	}
 }
 
+/* r rounded to float16 and back (nearest even, F16C's conversion, as
+ * rt_float_round_n): a float16 node's result computed in float32. */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 knn_epi512_round(__m512 r)
+{
+	return _mm512_cvtph_ps(_mm512_cvtps_ph(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+/* The step, then (round: a float16 epilogue's, rt_int.h) its result
+ * rounded as its node's is; SiLU's sigmoid rounded first, as the Sigmoid
+ * node's (rt_silu_round). */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 knn_epi512_rstep(int kind, __m512 r, __m512 m, __m512 a, int round)
+{
+	if (!round)
+		return knn_epi512_step(kind, r, m, a);
+	if (kind == RT_CHAIN_SILU)
+		return knn_epi512_round(_mm512_mul_ps(r, knn_epi512_round(knn_sigmoid512(r))));
+	return knn_epi512_round(knn_epi512_step(kind, r, m, a));
+}
+
 /* Every step of e (no tensor operands) on nv <= 4 vectors of channel ch's
  * positions: the plane-at-a-time kernels (k_conv_dwp.c, k_conv_dwf.c). */
 __attribute__((target("avx512f"), always_inline))
 static inline void knn_epi512_channel(const struct rt_epilogue *e, int64_t ch, const int nv,
 				      __m512 *acc)
 {
+	if (e && e->head_round) {
+#pragma GCC unroll 4
+		for (int i = 0; i < nv; i++)
+			acc[i] = knn_epi512_round(acc[i]);
+	}
 	for (size_t s = 0; e && s < e->n; s++) {
 		__m512 m = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + ch]);
 		__m512 a = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + e->c + ch]);
 
 #pragma GCC unroll 4
 		for (int i = 0; i < nv; i++)
-			acc[i] = knn_epi512_step(e->kind[s], acc[i], m, a);
+			acc[i] = knn_epi512_rstep(e->kind[s], acc[i], m, a, e->round);
 	}
 }
 

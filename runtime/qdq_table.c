@@ -683,6 +683,23 @@ static int run_binary(struct rt_kctx *k, struct rt_qdq *u, int dt)
 	struct pair c;
 	int cl, rc;
 
+	/* one operand of one element (a bias, a scale): its row (or column)
+	 * of the pair table maps the other's codes, as a unary unit does;
+	 * the layout stays */
+	if ((b->numel == 1 && b->rank <= a->rank) || (a->numel == 1 && a->rank <= b->rank)) {
+		int lone_b = b->numel == 1 && b->rank <= a->rank;
+		const struct rt_value *x = lone_b ? a : b;
+		unsigned fixed = code_ix(lone_b ? b : a, 0);
+		uint8_t row[256];
+
+		for (unsigned i = 0; i < 256; i++)
+			row[i] = u->table[lone_b ? (i << 8 | fixed) : (fixed << 8 | i)];
+		if (!(y = rt_out_tensor(k, 0, dt, x->rank, x->dims)))
+			return IR_ENOMEM;
+		map_codes(x, 0, y->numel, row, y->data);
+		rt_cl_set(y, (x->flags & RT_VALUE_CL) != 0);
+		return 0;
+	}
 	/* both stored channels last in one shape: element by element as
 	 * they are; else both plain */
 	cl = (a->flags & b->flags & RT_VALUE_CL) && a->rank == b->rank &&

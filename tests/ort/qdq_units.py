@@ -134,10 +134,12 @@ def matmul_case(k):
     return a, nodes, inits, requant(acc, mult, yz, yt), written(real, ys, yz, yt), acc.shape, yt
 
 
-def table_case(k):
+def table_case(k, lone=0):
     """A Concat, unary or binary op between DequantizeLinear and
-    QuantizeLinear; inputs x0 (and x1, x2)."""
-    kind = ("concat", "unary", "binary")[k % 3]
+    QuantizeLinear; inputs x0 (and x1, x2).  lone 1 or 2: a binary op
+    whose input lone - 1 holds one element (a bias or a scale: the pair
+    table's row or column maps the other's codes)."""
+    kind = "binary" if lone else ("concat", "unary", "binary")[k % 3]
     yt = RNG.choice([np.uint8, np.int8])
     shape = [int(RNG.integers(1, 3)), int(RNG.integers(1, 5)), int(RNG.integers(1, 7)),
              int(RNG.integers(1, 9))]
@@ -148,8 +150,10 @@ def table_case(k):
         sh = list(shape)
         if kind == "concat":
             sh[axis] = int(RNG.integers(1, 4))
-        if kind == "binary" and j == 1 and k % 2:
+        if kind == "binary" and j == 1 and k % 2 and not lone:
             sh = [1 if RNG.random() < 0.5 else d for d in sh[1:]]   # broadcast
+        if lone and j == lone - 1:
+            sh = [] if k % 2 else [1] * (k % 4)
         xt = RNG.choice([np.uint8, np.int8])
         x = q8(xt, sh)
         feeds["x%d" % j] = x
@@ -164,7 +168,8 @@ def table_case(k):
         nodes.append(helper.make_node(op, names, ["c"], **({"alpha": 0.07}
                                                            if op == "LeakyRelu" else {})))
     else:
-        nodes.append(helper.make_node(("Add", "Mul", "Sub", "Max")[(k // 3) % 4], names, ["c"]))
+        nodes.append(helper.make_node(("Add", "Mul", "Sub", "Max")[(k if lone else k // 3) % 4],
+                                      names, ["c"]))
     inits += [(np.float32(RNG.uniform(0.01, 0.1)), "ys"), (q8(yt, ()), "yz")]
     nodes.append(helper.make_node("QuantizeLinear", ["c", "ys", "yz"], ["y"]))
     ins = [helper.make_tensor_value_info(n, T[a.dtype], list(a.shape)) for n, a in feeds.items()]
@@ -236,8 +241,8 @@ def main():
             fails += 1
         jobs.append((path, {"x": x}))
         wants.append((what, got))
-    for k in range(24):
-        what, m, feeds = table_case(k)
+    for k in range(32):
+        what, m, feeds = table_case(k, 0 if k < 24 else 1 + k % 2)
         d = os.path.join(work, "t%d" % k)
         os.makedirs(d, exist_ok=True)
         path = os.path.join(d, "m.onnx")

@@ -12,9 +12,11 @@
 #include <immintrin.h>
 #include <stdint.h>
 
-/* e^d for d <= 0 (NaN kept) */
+/* e^d * 2^k for d <= 0 (NaN kept): with k = 64 every e^d that float32
+ * holds comes out normal (k_softmax512.c sums and scales them so, without
+ * a subnormal's microcode assists) */
 __attribute__((target("avx512f"), always_inline))
-static inline __m512 knn_exp512(__m512 d)
+static inline __m512 knn_exp512_k(__m512 d, int k)
 {
 	/* below this e^d is 0 in float; max(lo, d) keeps a NaN d */
 	__m512 x = _mm512_max_ps(_mm512_set1_ps(-104.0f), d);
@@ -33,7 +35,14 @@ static inline __m512 knn_exp512(__m512 d)
 	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
 	/* 1 + (r + r^2 p): one rounding of the sum near 1 */
 	p = _mm512_add_ps(_mm512_fmadd_ps(p, z, r), _mm512_set1_ps(1.0f));
-	return _mm512_scalef_ps(p, n);
+	return _mm512_scalef_ps(p, k ? _mm512_add_ps(n, _mm512_set1_ps((float)k)) : n);
+}
+
+/* e^d for d <= 0 (NaN kept) */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 knn_exp512(__m512 d)
+{
+	return knn_exp512_k(d, 0);
 }
 
 /* sigmoid(t): 1 / (1 + e) for t >= 0 and e / (1 + e) below, e =

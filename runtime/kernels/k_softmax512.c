@@ -7,9 +7,11 @@
  * as the line loops take it (a NaN counts only as the first element), a
  * NaN element makes its line NaN, as does +inf (inf - inf).
  *
- * The exps are computed times 2^64 (knn_exp512_k), so that every one
- * float32 holds is normal, summed so, and the quotients scaled back by
- * 2^-64 in integer arithmetic (sm_down64).  Subnormal floats cost a
+ * Where an exp or a quotient could be subnormal (the line's least
+ * element far enough below its maximum), the exps are computed times 2^64
+ * (knn_exp512_k), so that every one float32 holds is normal, summed so,
+ * and the quotients scaled back by 2^-64 in integer arithmetic where they
+ * are subnormal (sm_down64); other lines as before.  Subnormal floats cost a
  * microcode assist per operation that makes or reads one, and attention
  * rows of a wide spread make them by the thousand: 1.5M scores spread
  * +-300 took 9.3 ms against 0.9 for a spread of +-1.  A quotient in the
@@ -66,37 +68,62 @@ static inline __m512 sm_down64(__m512 t)
 	return _mm512_mask_mov_ps(_mm512_castsi512_ps(q), big, fast);
 }
 
-__attribute__((target("avx512f")))
-static void sm_line512(int lg, const float *x, float *y, int64_t n)
+/* e^(x - m) * 2^k of the line into y (unless lg) and summed into s (k a
+ * constant where this is inlined: no work in the loop for it) */
+__attribute__((target("avx512f"), always_inline))
+static inline void sm_exps(int lg, const float *x, float *y, int64_t n, __m512 m, __m512d *s,
+			   const int k)
 {
-	__m512 m = _mm512_set1_ps(x[0]);
-	__m512d s[2] = { _mm512_setzero_pd(), _mm512_setzero_pd() };
-	int64_t i;
-	float mx;
-	double sum;
-
-	for (i = 0; i + 16 <= n; i += 16)
-		m = _mm512_max_ps(_mm512_loadu_ps(x + i), m);
-	if (i < n) {
+	for (int64_t i = 0; i < n; i += 16) {
 		__mmask16 t = knn_lanes16(n - i);
-
-		m = _mm512_mask_max_ps(m, t, _mm512_maskz_loadu_ps(t, x + i), m);
-	}
-	/* lanes in any order: the same maximum (a NaN is only ever x[0]) */
-	mx = _mm512_reduce_max_ps(m);
-	if (x[0] != x[0])
-		mx = x[0];
-	m = _mm512_set1_ps(mx);
-	for (i = 0; i < n; i += 16) {
-		__mmask16 t = knn_lanes16(n - i);
-		__m512 v = knn_exp512_k(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, x + i), m), 64);
+		__m512 v = knn_exp512_k(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, x + i), m), k);
 
 		v = _mm512_maskz_mov_ps(t, v);
 		if (!lg)
 			_mm512_mask_storeu_ps(y + i, t, v);
 		sm_sum(s, v);
 	}
-	sum = ldexp(_mm512_reduce_add_pd(_mm512_add_pd(s[0], s[1])), -64);
+}
+
+__attribute__((target("avx512f")))
+static void sm_line512(int lg, const float *x, float *y, int64_t n)
+{
+	__m512 m = _mm512_set1_ps(x[0]), lo = m;
+	__m512d s[2] = { _mm512_setzero_pd(), _mm512_setzero_pd() };
+	int64_t i;
+	float mx;
+	double sum;
+	int k;
+
+	for (i = 0; i + 16 <= n; i += 16) {
+		__m512 v = _mm512_loadu_ps(x + i);
+
+		m = _mm512_max_ps(v, m);
+		lo = _mm512_min_ps(v, lo);
+	}
+	if (i < n) {
+		__mmask16 t = knn_lanes16(n - i);
+		__m512 v = _mm512_maskz_loadu_ps(t, x + i);
+
+		m = _mm512_mask_max_ps(m, t, v, m);
+		lo = _mm512_mask_min_ps(lo, t, v, lo);
+	}
+	/* lanes in any order: the same maximum (a NaN is only ever x[0]) */
+	mx = _mm512_reduce_max_ps(m);
+	if (x[0] != x[0])
+		mx = x[0];
+	m = _mm512_set1_ps(mx);
+	/* the exps times 2^64 where one of them or a quotient (at least
+	 * e^d / n) could be subnormal: e^d / n >= 2^-126 needs d >= ln n -
+	 * 87.33; ln n bounded by ln 2 times n's bit length (no libm call
+	 * per line), a margin of one */
+	k = !(_mm512_reduce_min_ps(lo) - mx >=
+	      0.6931472f * (float)(64 - __builtin_clzll((unsigned long long)n)) - 86.0f) ? 64 : 0;
+	if (k)
+		sm_exps(lg, x, y, n, m, s, 64);
+	else
+		sm_exps(lg, x, y, n, m, s, 0);
+	sum = _mm512_reduce_add_pd(_mm512_add_pd(s[0], s[1])) * (k ? 0x1p-64 : 1.0);
 	if (lg) {
 		__m512 l = _mm512_set1_ps((float)log(sum));
 
@@ -111,7 +138,13 @@ static void sm_line512(int lg, const float *x, float *y, int64_t n)
 	{
 		__m512 inv = _mm512_set1_ps((float)(1.0 / sum));
 
-		for (i = 0; i < n; i += 16) {
+		for (i = 0; !k && i < n; i += 16) {
+			__mmask16 t = knn_lanes16(n - i);
+
+			_mm512_mask_storeu_ps(y + i, t, _mm512_mul_ps(_mm512_maskz_loadu_ps(t, y + i),
+								      inv));
+		}
+		for (i = 0; k && i < n; i += 16) {
 			__mmask16 t = knn_lanes16(n - i);
 
 			_mm512_mask_storeu_ps(y + i, t, sm_down64(_mm512_mul_ps(

@@ -344,8 +344,7 @@ static int bn_coeffs(struct rt_session *s, struct rt_frame *f, const struct rt_n
 	}
 	for (int64_t ch = 0; ch < c; ch++) {
 		for (size_t i = 0; i < 4; i++)
-			v[i] = p[i]->dtype == IR_DTYPE_FLOAT ? ((const float *)p[i]->data)[ch] :
-			       rt_load_f64(p[i]->dtype, p[i]->data, ch);
+			v[i] = rt_load_f64(p[i]->dtype, p[i]->data, ch);
 		rt_bn_coeff(v[0], v[1], v[2], v[3], eps, &mul[ch], &add[ch]);
 	}
 	return 1;

@@ -681,13 +681,13 @@ static int run_binary(struct rt_kctx *k, struct rt_qdq *u, int dt)
 	int rank = a->rank > b->rank ? a->rank : b->rank;
 	int64_t dims[RT_MAX_RANK];
 	struct pair c;
-	int cl, rc;
+	int cl, rc, lone_b;
 
 	/* one operand of one element (a bias, a scale): its row (or column)
 	 * of the pair table maps the other's codes, as a unary unit does;
 	 * the layout stays */
-	if ((b->numel == 1 && b->rank <= a->rank) || (a->numel == 1 && a->rank <= b->rank)) {
-		int lone_b = b->numel == 1 && b->rank <= a->rank;
+	lone_b = b->numel == 1 && b->rank <= a->rank;
+	if (lone_b || (a->numel == 1 && a->rank <= b->rank)) {
 		const struct rt_value *x = lone_b ? a : b;
 		unsigned fixed = code_ix(lone_b ? b : a, 0);
 		uint8_t row[256];

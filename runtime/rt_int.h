@@ -116,9 +116,9 @@ struct rt_epilogue {
  * RT_CHAIN_ADDT (that one and the rest then run as nodes).  On a float16
  * node computed in float32 (lowp.c) the epilogue rounds (round and
  * head_round set): the kernel rounds y to float16 first, then each step's
- * result (rt_epilogue_span; in registers knn_epi512_round and
- * knn_epi512_rstep), and the node's own rounding pass is then skipped.  A kernel
- * that takes them must, before it returns 0, have applied them once to
+ * result (rt_epilogue_span; in registers knn_epi512_head and
+ * knn_epi512_rstep), and the node's own rounding pass is then skipped.
+ * A kernel that takes them must, before it returns 0, have applied them once to
  * every element of y, after its final value is stored, in the order of
  * kind[] (rt_epilogue_span, or the same operations in vector registers);
  * the steps are then not run again.  If it fails, nothing is applied. */

@@ -92,8 +92,7 @@ static void cl_pack(const struct knn_geom *g, const float *w, int kind, float *d
 K512 __m512 cl_epilogue(const struct rt_epilogue *e, int64_t ch, int64_t off, __mmask16 lm,
 			__m512 r)
 {
-	if (e->head_round)
-		r = knn_epi512_round(r);
+	knn_epi512_head(e, 1, &r);
 	for (size_t s = 0; s < e->n; s++) {
 		const float *coef = e->coef + 2 * e->c * (int64_t)s;
 

@@ -48,8 +48,8 @@ struct dn_conv {
 	int32_t rq_zp;
 	int no_rq;                /* made after oneDNN's requantization was
 				   * not taken for this node (dn_rq_run) */
-	int parts;                /* w_src's parts (k_conv_dnnl_int.c's
-				   * dn_parts), 0 not known */
+	int parts;                /* the parts w8 holds w_src in
+				   * (k_conv_dnnl_int.c's dn_parts) */
 };
 
 /* oneDNN requantizing an integer convolution's sums itself (8-bit dst):

@@ -410,6 +410,7 @@ static int dn_int_get(struct rt_kctx *k, const struct knn_geom *gg, const struct
 		free(c->w8);
 		c->w8 = w8;
 		c->w_src = w;
+		c->parts = parts;
 		c->wei_ready = 0;
 	}
 	return 0;
@@ -455,7 +456,6 @@ static int dn_rq_run(struct rt_kctx *k, const struct knn_geom *g, const void *x,
 			&c, &tmp);
 	if (rc == 0) {
 		c->zp_val = xz;
-		c->parts = 1;
 		rc = knn_dn_conv_run(c, x, c->w8, (const float *)(const void *)q->bias, q->y,
 				 w_const && !tmp, NULL) ? 0 : 1;
 		if (rc == 1 && (q->cl & KNN_CL_DST))
@@ -521,7 +521,6 @@ static int dn_split_run(struct rt_kctx *k, const struct knn_geom *g, const struc
 		goto done;
 	}
 	c->zp_val = xz;
-	c->parts = parts;
 	rc = IR_ENOMEM;
 	if (!(out = rt_big_alloc((size_t)(g->n * gg.m * plane) * sizeof(*out) + 1)) ||
 	    (!s && !(s = rt_big_alloc((size_t)(g->n * g->m * plane) * sizeof(*s) + 1))))
@@ -561,6 +560,7 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	struct dn_types t = { x_dtype == IR_DTYPE_UINT8 ? dnnl_u8 : dnnl_s8, dnnl_s8, dnnl_s32, 1 };
 	int64_t kl = g->c / g->group * g->k_size;
 	struct dn_conv *c = NULL, *tmp = NULL;
+	const struct dn_conv *kept;
 	struct knn_geom gg = *g;
 	/* the sums as float32 (qf) or requantized (q) */
 	const struct knn_dnnl_q8 *qf = q && q->dtype == IR_DTYPE_FLOAT ? q : NULL;
@@ -581,12 +581,16 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	 * output channel of all-ones weights gives the window sums they
 	 * multiply (ungrouped only) */
 	corr = knn_dnnl_zp_shift(w_dtype, wz, nwz, g->m, d);
-	/* (a constant W's parts are counted once: a pass over all of W) */
-	c = rt_node_cache(k);
-	parts = w_const && c && c->h.kind == KNN_WC_DNNL && c->w_src == w && c->parts ? c->parts :
-		(corr && g->group != 1) ? 0 : dn_parts(w, w_dtype, g->m, kl, corr, g->group);
-	c = NULL;
-	if ((corr && g->group != 1) || !parts) {
+	if (corr && g->group != 1) {
+		rc = 0;
+		goto done;
+	}
+	/* a constant W's parts are counted once (a pass over all of W): the
+	 * kept primitive's, made from it (dn_int_get) */
+	kept = rt_node_cache(k);
+	parts = w_const && kept && kept->h.kind == KNN_WC_DNNL && kept->w_src == w ? kept->parts :
+		dn_parts(w, w_dtype, g->m, kl, corr, g->group);
+	if (!parts) {
 		rc = 0;
 		goto done;
 	}
@@ -610,7 +614,6 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	/* (not tried again on this node's next runs) */
 	c->no_rq = q && !corr;
 	c->zp_val = xz;
-	c->parts = 1;
 	if (((corr && !q) || yf) && c->dst_nhwc) {
 		struct dn_cfin j = { k, NULL, corr ? d : NULL, y, yf, g->n, g->m, gg.m,
 				     g->out_size, qf ? qf->mult : NULL, qf ? qf->epi : NULL,

@@ -23,11 +23,7 @@ K512 void dc_epilogue(const int nv, const struct knn_direct *jb, int64_t ch, int
 {
 	const struct rt_epilogue *e = jb->epi;
 
-	if (e->head_round) {
-#pragma GCC unroll 4
-		for (int j = 0; j < nv; j++)
-			r[j] = knn_epi512_round(r[j]);
-	}
+	knn_epi512_head(e, nv, r);
 	for (size_t s = 0; s < e->n; s++) {
 		__m512 m = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + ch]);
 		__m512 a = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + e->c + ch]);

@@ -139,11 +139,7 @@ static inline void dw_run(const struct dw_job *j, const struct dw_coef *c, const
 		for (int i = 0; i < n; i++)
 			acc[i] = _mm512_fmadd_ps(wv, _mm512_load_ps(base[i] + o), acc[i]);
 	}
-	if (j->epi && j->epi->head_round) {
-#pragma GCC unroll 8
-		for (int i = 0; i < n; i++)
-			acc[i] = knn_epi512_round(acc[i]);
-	}
+	knn_epi512_head(j->epi, n, acc);
 	for (size_t s = 0; j->epi && s < j->epi->n; s++) {
 		__m512 m = _mm512_load_ps(c->ev + 2 * s * 16);
 		__m512 a = _mm512_load_ps(c->ev + (2 * s + 1) * 16);

@@ -62,17 +62,25 @@ static inline __m512 knn_epi512_rstep(int kind, __m512 r, __m512 m, __m512 a, in
 	return knn_epi512_round(knn_epi512_step(kind, r, m, a));
 }
 
+/* The nv vectors at acc rounded first when e says so (head_round: a
+ * float16 node's result, before its steps). */
+__attribute__((target("avx512f"), always_inline))
+static inline void knn_epi512_head(const struct rt_epilogue *e, const int nv, __m512 *acc)
+{
+	if (e && e->head_round) {
+#pragma GCC unroll 8
+		for (int i = 0; i < nv; i++)
+			acc[i] = knn_epi512_round(acc[i]);
+	}
+}
+
 /* Every step of e (no tensor operands) on nv <= 4 vectors of channel ch's
  * positions: the plane-at-a-time kernels (k_conv_dwp.c, k_conv_dwf.c). */
 __attribute__((target("avx512f"), always_inline))
 static inline void knn_epi512_channel(const struct rt_epilogue *e, int64_t ch, const int nv,
 				      __m512 *acc)
 {
-	if (e && e->head_round) {
-#pragma GCC unroll 4
-		for (int i = 0; i < nv; i++)
-			acc[i] = knn_epi512_round(acc[i]);
-	}
+	knn_epi512_head(e, nv, acc);
 	for (size_t s = 0; e && s < e->n; s++) {
 		__m512 m = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + ch]);
 		__m512 a = _mm512_set1_ps(e->coef[2 * e->c * (int64_t)s + e->c + ch]);

@@ -138,18 +138,21 @@ static void sm_line512(int lg, const float *x, float *y, int64_t n)
 	{
 		__m512 inv = _mm512_set1_ps((float)(1.0 / sum));
 
-		for (i = 0; !k && i < n; i += 16) {
-			__mmask16 t = knn_lanes16(n - i);
+		/* (two loops: no test of k for each vector) */
+		if (!k)
+			for (i = 0; i < n; i += 16) {
+				__mmask16 t = knn_lanes16(n - i);
 
-			_mm512_mask_storeu_ps(y + i, t, _mm512_mul_ps(_mm512_maskz_loadu_ps(t, y + i),
-								      inv));
-		}
-		for (i = 0; k && i < n; i += 16) {
-			__mmask16 t = knn_lanes16(n - i);
+				_mm512_mask_storeu_ps(y + i, t, _mm512_mul_ps(
+					_mm512_maskz_loadu_ps(t, y + i), inv));
+			}
+		else
+			for (i = 0; i < n; i += 16) {
+				__mmask16 t = knn_lanes16(n - i);
 
-			_mm512_mask_storeu_ps(y + i, t, sm_down64(_mm512_mul_ps(
-				_mm512_maskz_loadu_ps(t, y + i), inv)));
-		}
+				_mm512_mask_storeu_ps(y + i, t, sm_down64(_mm512_mul_ps(
+					_mm512_maskz_loadu_ps(t, y + i), inv)));
+			}
 	}
 }
 

@@ -35,6 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <immintrin.h>
+
+#include "runtime/kernels/k_conv_epi512.h"   /* the steps in registers */
+#include "runtime/kernels/pgemm.h"           /* rt_pgemm_ok: AVX-512 */
 #include "runtime/qdq_int.h"   /* units that take a node's chain */
 
 static int since(const struct rt_nplan *np)
@@ -445,32 +449,182 @@ static int step_uniform(const struct rt_epilogue *e, size_t s)
 	return 1;
 }
 
-int rt_epilogue_uniform(const struct rt_epilogue *e)
+int rt_epilogue_has_tensor(const struct rt_epilogue *e)
 {
 	for (size_t s = 0; s < e->n; s++)
-		if (!step_uniform(e, s))
-			return 0;
-	return 1;
+		if (e->kind[s] == RT_CHAIN_ADDT)
+			return 1;
+	return 0;
 }
 
-struct flat_job {
+/* One per-channel step over rows of c channels stored channels last:
+ * row r's channel ch is y[r * c + ch], its coefficients m[ch], a[ch];
+ * each node's own float operation, as step_span's. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void step_rows(int kind, const float *restrict m, const float *restrict a,
+		      float *restrict y, int64_t rows, int64_t c)
+{
+	for (int64_t r = 0; r < rows; r++, y += c)
+		switch (kind) {
+		case RT_CHAIN_BN:
+			for (int64_t i = 0; i < c; i++)
+				y[i] = y[i] * m[i] + a[i];
+			break;
+		case RT_CHAIN_MUL:
+			for (int64_t i = 0; i < c; i++)
+				y[i] = y[i] * m[i];
+			break;
+		case RT_CHAIN_ADD:
+			for (int64_t i = 0; i < c; i++)
+				y[i] = y[i] + m[i];
+			break;
+		case RT_CHAIN_SUB:
+			for (int64_t i = 0; i < c; i++)
+				y[i] = y[i] - m[i];
+			break;
+		case RT_CHAIN_RSUB:
+			for (int64_t i = 0; i < c; i++)
+				y[i] = m[i] - y[i];
+			break;
+		case RT_CHAIN_DIV:
+			for (int64_t i = 0; i < c; i++)
+				y[i] = y[i] / m[i];
+			break;
+		case RT_CHAIN_RDIV:
+			for (int64_t i = 0; i < c; i++)
+				y[i] = m[i] / y[i];
+			break;
+		default:   /* RT_CHAIN_CLIP: m, a the bounds, as k_act.c's */
+			for (int64_t i = 0; i < c; i++) {
+				float u = y[i] < m[i] ? m[i] : y[i];
+
+				y[i] = u > a[i] ? a[i] : u;
+			}
+			break;
+		}
+}
+
+/* Rows of a channels-last result a block takes: about 4096 values, so
+ * that each step runs over what the last one left in the cache. */
+#define ROWS_BLOCK 4096
+
+struct rows_job {
 	const struct rt_epilogue *e;
 	float *y;
+	int64_t rows;
+	int regs;   /* rows512 does e's steps */
 };
 
-static void flat_range(void *ctx, int64_t lo, int64_t hi)
-{
-	const struct flat_job *j = ctx;
+/* Vectors of a channels-last result side by side through each step (a
+ * SiLU's sigmoid and roundings are a long chain of latencies) */
+#define RV 8
 
-	rt_epilogue_span(j->e, 0, lo, j->y + lo, hi - lo);
+/* Step kind K on the RV vectors v, the lanes of vector j being channels
+ * ch[j] to ch[j] + 15 of m's and a's */
+#define RV_STEP(K) do { \
+		for (int j = 0; j < RV; j++) \
+			v[j] = knn_epi512_rstep(K, v[j], _mm512_loadu_ps(m + ch[j]), \
+						_mm512_loadu_ps(a + ch[j]), round); \
+	} while (0)
+
+/* The same in AVX-512 registers (k_conv_epi512.h: the operations and
+ * roundings of step_span and step_rows) for e->round 0 or float16 and
+ * no GELU: one
+ * pass over y.  With channels a multiple of 16 the rows are one run of
+ * vectors, RV of them through each step at once. */
+__attribute__((target("avx512f")))
+static void rows512(const struct rt_epilogue *e, float *y, int64_t rows)
+{
+	int64_t nv = e->c % 16 ? 0 : rows * e->c / 16, i = 0, c0 = 0;
+	const int round = e->round;
+
+	for (; i + RV <= nv; i += RV) {
+		__m512 v[RV];
+		int64_t ch[RV];
+
+		for (int j = 0; j < RV; j++) {
+			v[j] = _mm512_loadu_ps(y + (i + j) * 16);
+			ch[j] = c0;
+			c0 = c0 + 16 == e->c ? 0 : c0 + 16;
+		}
+		knn_epi512_head(e, RV, v);
+		for (size_t s = 0; s < e->n; s++) {
+			const float *m = e->coef + 2 * e->c * (int64_t)s, *a = m + e->c;
+
+			switch (e->kind[s]) {   /* each kind's own loop */
+			case RT_CHAIN_BN:
+				RV_STEP(RT_CHAIN_BN);
+				break;
+			case RT_CHAIN_SILU:
+				RV_STEP(RT_CHAIN_SILU);
+				break;
+			case RT_CHAIN_RELU:
+				RV_STEP(RT_CHAIN_RELU);
+				break;
+			default:
+				RV_STEP(e->kind[s]);
+				break;
+			}
+		}
+		for (int j = 0; j < RV; j++)
+			_mm512_storeu_ps(y + (i + j) * 16, v[j]);
+	}
+	for (int64_t r = i * 16 / e->c; r < rows; r++, c0 = 0)
+		for (; c0 < e->c; c0 += 16) {
+			__mmask16 k = knn_lanes16(e->c - c0);
+			__m512 v = _mm512_maskz_loadu_ps(k, y + r * e->c + c0);
+			const float *coef = e->coef + c0;
+
+			knn_epi512_head(e, 1, &v);
+			for (size_t s = 0; s < e->n; s++, coef += 2 * e->c)
+				v = knn_epi512_rstep(e->kind[s], v, _mm512_maskz_loadu_ps(k, coef),
+						     _mm512_maskz_loadu_ps(k, coef + e->c), round);
+			_mm512_mask_storeu_ps(y + r * e->c + c0, k, v);
+		}
 }
 
-void rt_epilogue_flat(struct rt_kctx *k, const struct rt_epilogue *e, float *y, int64_t n)
+static void rows_range(void *ctx, int64_t lo, int64_t hi)
 {
-	struct flat_job j = { e, y };
+	const struct rows_job *j = ctx;
+	const struct rt_epilogue *e = j->e;
+	int64_t per = ROWS_BLOCK / e->c + 1;
 
-	if (n > 0)
-		rt_parallel_for(k, n, 16384, flat_range, &j);
+	for (int64_t r0 = lo * per; r0 < hi * per && r0 < j->rows; r0 += per) {
+		int64_t n = j->rows - r0 < per ? j->rows - r0 : per;
+		float *y = j->y + r0 * e->c;
+		const float *coef = e->coef;
+
+		if (j->regs) {
+			rows512(e, y, n);
+			continue;
+		}
+
+		if (e->head_round)
+			rt_float_round_n(y, n * e->c, e->round);
+		for (size_t s = 0; s < e->n; s++, coef += 2 * e->c)
+			if (step_uniform(e, s))
+				step_span(e->kind[s], coef[0], coef[e->c], NULL, y, n * e->c,
+					  e->round);
+			else {
+				step_rows(e->kind[s], coef, coef + e->c, y, n, e->c);
+				if (e->round && e->kind[s] == RT_CHAIN_BN)
+					rt_float_round_n(y, n * e->c, e->round);
+			}
+	}
+}
+
+void rt_epilogue_cl(struct rt_kctx *k, const struct rt_epilogue *e, float *y, int64_t rows)
+{
+	struct rows_job j = { e, y, rows, rt_pgemm_ok() && (!e->round || e->round == IR_DTYPE_FLOAT16) };
+	int64_t per = ROWS_BLOCK / e->c + 1;
+
+	/* registers do no GELU (its Erf: rt_gelu_f32) */
+	for (size_t s = 0; s < e->n; s++)
+		if (e->kind[s] == RT_CHAIN_GELU_DIV || e->kind[s] == RT_CHAIN_GELU_MUL)
+			j.regs = 0;
+
+	if (rows > 0)
+		rt_parallel_for(k, (rows + per - 1) / per, 1, rows_range, &j);
 }
 
 /* c[0] in all c entries of c (1) */
@@ -546,12 +700,12 @@ static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_npl
 		if (!ok || f->vals[cp->out[0]])
 			break;
 		e->kind[e->n] = st->kind;
-		/* channels last, or after a move: what is the same on every
-		 * channel (chain_of lets only a Relu or Clip follow a move;
-		 * the unit suite's chain_move tests this on a chain made by
-		 * hand) */
-		if (((y->flags & RT_VALUE_CL) || (e->n && e->kind[e->n - 1] == RT_CHAIN_MOVE)) &&
-		    !step_uniform(e, e->n))
+		/* after a move: what is the same on every channel (chain_of
+		 * lets only a Relu or Clip follow a move; the unit suite's
+		 * chain_move tests this on a chain made by hand); channels
+		 * last (rt_epilogue_cl): no tensor operand, stored plain */
+		if ((e->n && e->kind[e->n - 1] == RT_CHAIN_MOVE && !step_uniform(e, e->n)) ||
+		    ((y->flags & RT_VALUE_CL) && st->kind == RT_CHAIN_ADDT))
 			break;
 	}
 	/* never a move without its follower */
@@ -616,7 +770,7 @@ int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np
 	for (int i = 2; i < y->rank; i++)
 		j.sp *= y->dims[i];
 	if (y->flags & RT_VALUE_CL)
-		rt_epilogue_flat(&k, &e, y->data, y->numel);
+		rt_epilogue_cl(&k, &e, y->data, y->numel / e.c);
 	else if (y->numel > 0)
 		rt_parallel_for(&k, y->numel / j.sp, 1 + 16384 / (j.sp + 1), chain_planes, &j);
 	free(e.coef);

@@ -9,8 +9,10 @@
  * channels last, flagged RT_VALUE_CL (dims still N, C, spatial).
  *
  * Who may read such a value is the kernels of the ops cl_ops lists
- * (Conv, MaxPool, Resize and Upsample, Concat, the elementwise activations
- * and Add, Sub, Mul, Div: k_conv.c, k_pool.c, k_resize.c, k_slice.c,
+ * (Conv, MaxPool, GlobalAveragePool, Resize and Upsample, Concat,
+ * BatchNormalization, the elementwise activations and Add, Sub, Mul, Div
+ * (with one value a channel on the other side): k_conv.c, k_pool.c,
+ * k_norm.c, k_resize.c, k_slice.c,
  * kel_unary and kel_binary compute on it as it is or ask rt_cl_plain_in
  * for a plain copy).  Before any other node (or a
  * function call) runs, the
@@ -215,14 +217,17 @@ void rt_cl_end(struct rt_kctx *k)
 /* ---- the plan ------------------------------------------------------------- */
 
 /* The default domain's ops whose kernels read channels-last inputs, sorted:
- * Conv (k_conv.c), MaxPool (k_pool.c), Resize and Upsample (k_resize.c),
+ * Conv (k_conv.c), MaxPool and GlobalAveragePool (k_pool.c), Resize and
+ * Upsample (k_resize.c), BatchNormalization in inference (k_norm.c),
  * Concat (k_slice.c), the kernels on kel_unary (k_act.c,
  * k_elem.c) and on kel_binary (k_binary.c), QLinearConv (k_qlinear.c),
  * DequantizeLinear and QuantizeLinear (k_quant.c: per tensor the layout
  * stays). */
 static const char *const cl_ops[] = {
-	"Abs", "Add", "Ceil", "Celu", "Clip", "Concat", "Conv", "DequantizeLinear", "Div", "Elu",
-	"Erf", "Exp", "Floor", "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "MaxPool", "Mish",
+	"Abs", "Add", "BatchNormalization", "Ceil", "Celu", "Clip", "Concat", "Conv",
+	"DequantizeLinear", "Div", "Elu",
+	"Erf", "Exp", "Floor", "GlobalAveragePool", "HardSigmoid", "HardSwish", "LeakyRelu", "Log",
+	"MaxPool", "Mish",
 	"Mul", "Neg", "QLinearConv", "QuantizeLinear", "Reciprocal", "Relu", "Resize", "Round",
 	"Selu", "Sigmoid", "Softplus", "Softsign", "Sqrt", "Sub", "Swish", "Tanh",
 	"ThresholdedRelu", "Transpose", "Upsample"

@@ -128,13 +128,12 @@ const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y
  * element off of y (whose data starts at y - off). */
 void rt_epilogue_span(const struct rt_epilogue *e, int64_t ch, int64_t off, float *y,
 		      int64_t n);
-/* Whether every step of e does the same on every channel (Relu, SiLU,
- * Clip, a per-channel operand with one value): then they may run on y
- * in any layout, channels last included (rt_epilogue_flat). */
-int rt_epilogue_uniform(const struct rt_epilogue *e);
-/* e's steps (uniform ones) over the n values of y, split over the
- * session's threads. */
-void rt_epilogue_flat(struct rt_kctx *k, const struct rt_epilogue *e, float *y, int64_t n);
+/* Whether a step of e adds a tensor (RT_CHAIN_ADDT: its operand stored
+ * channels first). */
+int rt_epilogue_has_tensor(const struct rt_epilogue *e);
+/* e's steps, none adding a tensor, over y stored channels last: rows of
+ * e->c channels, split over the session's threads. */
+void rt_epilogue_cl(struct rt_kctx *k, const struct rt_epilogue *e, float *y, int64_t rows);
 
 typedef int (*rt_kernel_fn)(struct rt_kctx *k);
 

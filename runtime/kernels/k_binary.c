@@ -149,11 +149,37 @@ int kel_binary_into(struct rt_kctx *k, const struct kel_binop *op,
 	return 0;
 }
 
-/* Is x stored channels last and o one element of no higher rank? */
-static int one_beside(const struct rt_value *x, const struct rt_value *o)
+/* Is x stored channels last (N, C, spatial) and o, stored plain, of no
+ * higher rank, one value for each channel or each image at most: ones
+ * on x's spatial axes, N or 1 and C or 1 on its first two?  (A squeeze
+ * and excitation's scale, a per-channel bias; one element is one such.) */
+static int per_channel(const struct rt_value *x, const struct rt_value *o)
 {
-	return (x->flags & RT_VALUE_CL) && !(o->flags & RT_VALUE_CL) && o->rank <= x->rank &&
-	       rt_numel(o->rank, o->dims) == 1;
+	int lead = x->rank - o->rank;
+
+	if (!(x->flags & RT_VALUE_CL) || (o->flags & RT_VALUE_CL) || lead < 0)
+		return 0;
+	if (rt_numel(o->rank, o->dims) == 1)
+		return 1;
+	if (x->rank < 3)
+		return 0;
+	for (int i = lead; i < x->rank; i++)
+		if (o->dims[i - lead] != 1 && (i > 1 || o->dims[i - lead] != x->dims[i]))
+			return 0;
+	return 1;
+}
+
+/* v (x's shape, or per_channel of x's) seen as it lies beside x stored
+ * channels last: (N, positions, C). */
+static void cl_view(const struct rt_value *v, const struct rt_value *x, struct rt_value *out)
+{
+	int lead = x->rank - v->rank;
+
+	*out = *v;
+	out->rank = 3;
+	out->dims[0] = lead > 0 ? 1 : v->dims[0];
+	out->dims[2] = lead > 1 ? 1 : v->dims[1 - lead];
+	out->dims[1] = rt_numel(v->rank, v->dims) / (out->dims[0] * out->dims[2]);
 }
 
 int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
@@ -166,14 +192,16 @@ int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 	if ((rc = rt_in_tensor(k, 0, &a)) < 0 || (rc = rt_in_tensor(k, 1, &b)) < 0)
 		return rc;
 	/* operands stored channels last (layout_cl.c): elementwise as they
-	 * are when both are, of one shape, or when the other holds one
-	 * element of no higher rank (as a chain's step by such a constant
+	 * are when both are, of one shape, or when the other holds a value
+	 * per channel (or one element, as a chain's step by such a constant
 	 * keeps it: the same layout with and without chains); else made
 	 * plain */
 	if ((a->flags | b->flags) & RT_VALUE_CL) {
-		cl = ((a->flags & b->flags & RT_VALUE_CL) && a->rank == b->rank &&
-		      !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(*a->dims))) ||
-		     one_beside(a, b) || one_beside(b, a);
+		int same = (a->flags & b->flags & RT_VALUE_CL) && a->rank == b->rank &&
+			   !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(*a->dims));
+
+		cl = same ? 1 : k->version < 7 ? 0 : per_channel(a, b) ? 2 :
+		     per_channel(b, a) ? 3 : 0;
 		if (!cl && ((rc = rt_cl_plain_in(k, 0)) < 0 || (rc = rt_cl_plain_in(k, 1)) < 0))
 			return rc;
 		a = k->in[0];
@@ -189,7 +217,16 @@ int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 	if (!(y = rt_out_tensor_reuse(k, 0, ts[1] == b ? 3u : 1u, a->dtype,
 				      rank, dims)))
 		return IR_ENOMEM;
-	rt_cl_set(y, cl);
+	rt_cl_set(y, cl != 0);
+	if (cl >= 2) {
+		const struct rt_value *x = cl == 2 ? a : b;
+		struct rt_value av, bv, yv;
+
+		cl_view(a, x, &av);
+		cl_view(b, x, &bv);
+		cl_view(y, x, &yv);
+		return kel_binary_into(k, op, p, &av, &bv, &yv);
+	}
 	return kel_binary_into(k, op, p, a, ts[1], y);
 }
 

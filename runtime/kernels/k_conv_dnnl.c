@@ -438,9 +438,9 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	e = rt_kctx_epilogue(k, k->out[0], 1);
 	if (!dn_post_from(e, &post))
 		memset(&post, 0, sizeof(post));
-	/* steps after the product run on a plain result, unless each does
-	 * the same on every channel (SiLU) */
-	if (e && e->n && !post.n && !rt_epilogue_uniform(e))
+	/* steps after the product that add a tensor (stored channels
+	 * first) run on a plain result */
+	if (e && e->n && !post.n && rt_epilogue_has_tensor(e))
 		cl &= ~KNN_CL_DST;
 	c = rt_node_cache(k);
 	if (c && (c->h.kind != KNN_WC_DNNL || c->t.src != dnnl_f32 || !knn_dn_geom_same(&c->g, g) ||
@@ -474,7 +474,7 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 		return dn_own(k, g, x, w, b, y, cl, e);
 	knn_dnnl_count();
 	if (e && !post.n && e->n && (cl & KNN_CL_DST))
-		rt_epilogue_flat(k, e, y, g->n * g->m * g->out_size);
+		rt_epilogue_cl(k, e, y, g->n * g->out_size);
 	else if (e && !post.n && e->n)
 		dn_epi_apply(k, e, g, y);
 	if (cl & KNN_CL_DST)

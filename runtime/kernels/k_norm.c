@@ -207,6 +207,23 @@ static void affine_run(void *ctx, int64_t b, int64_t e)
 	}
 }
 
+/* The same of x stored channels last (layout_cl.c): rows [b, e) of the
+ * (n, spatial) positions, c channels each, one mul and add a channel;
+ * each element's operations those of affine_run (and of a chain's step,
+ * chain.c). */
+static void affine_cl_run(void *ctx, int64_t b, int64_t e)
+{
+	const struct affine *a = ctx;
+
+	for (int64_t r = b; r < e; r++) {
+		const float *x = a->x + r * a->c;
+		float *y = a->y + r * a->c;
+
+		for (int64_t ch = 0; ch < a->c; ch++)
+			y[ch] = x[ch] * a->mul[ch] + a->add[ch];
+	}
+}
+
 static int k_batch_norm(struct rt_kctx *k)
 {
 	struct rt_value *x, *y, *o[4] = { 0 };
@@ -234,6 +251,17 @@ static int k_batch_norm(struct rt_kctx *k)
 		training = !rt_attr_int(k, "is_test", 0) && k->n_out > 1 &&
 			   (rt_out_wanted(k, 1) || rt_out_wanted(k, 2) ||
 			    rt_out_wanted(k, 3) || rt_out_wanted(k, 4));
+	/* stored channels last: computed so in inference with one value a
+	 * channel, else on a plain copy */
+	if (x->flags & RT_VALUE_CL) {
+		int cl = !training && x->rank >= 3;
+
+		for (size_t i = 1; cl && i < 5; i++)
+			cl = i < k->n_in && k->in[i] && k->in[i]->numel == c;
+		if (!cl && (rc = rt_cl_plain_in(k, 0)) < 0)
+			return rc;
+		x = k->in[0];
+	}
 	rc = IR_ENOMEM;
 	for (size_t i = 0; i < 4; i++)
 		if (!(p[i] = channel_param(k, i + 1, c, training ? -1 : per_elem, &own[i])))
@@ -288,7 +316,12 @@ static int k_batch_norm(struct rt_kctx *k)
 	{
 		struct affine af = { xf, yf, mul, add, c, sp, np_ };
 
-		rt_parallel_for(k, n * c, 1 + 16384 / (sp + 1), affine_run, &af);
+		if (x->flags & RT_VALUE_CL) {
+			rt_parallel_for(k, n * sp, 1 + 16384 / (c + 1), affine_cl_run, &af);
+			rt_cl_set(y, 1);
+		} else {
+			rt_parallel_for(k, n * c, 1 + 16384 / (sp + 1), affine_run, &af);
+		}
 	}
 	if (training) {
 		/* outputs 1, 2: running mean and variance; 3, 4 (before 14):

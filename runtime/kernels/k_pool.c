@@ -374,7 +374,58 @@ static void gavg_planes(void *ctx, int64_t lo, int64_t hi)
 				  (double)j->plane);
 }
 
-/* Global pools: one value per (n, c) plane. */
+struct gavg_cl {
+	const float *x;
+	float *y;
+	int64_t c, plane;
+};
+
+/* Channels [c0, c0 + w), w <= 8, of image b of x stored channels last
+ * (N, spatial, C): each one's sum as rt_sum_f32 makes it on its plane,
+ * eight partial sums of every eighth position and the tail's sum, added
+ * in its order, so the averages are those of the plain layout bit for
+ * bit.  (Inlined with w = 8, the lane loops have no test and vectorize.) */
+__attribute__((always_inline))
+static inline void gavg_cl_block(const struct gavg_cl *j, int64_t b, int64_t c0, int w)
+{
+	const float *x = j->x + b * j->plane * j->c + c0;
+	double s[8][8] = { { 0 } }, sum[8] = { 0 };
+	int64_t t = 0;
+
+	for (; t + 8 <= j->plane; t += 8)
+		for (int u = 0; u < 8; u++)
+			for (int l = 0; l < w; l++)
+				s[u][l] += x[(t + u) * j->c + l];
+	for (; t < j->plane; t++)
+		for (int l = 0; l < w; l++)
+			sum[l] += x[t * j->c + l];
+	for (int u = 0; u < 8; u++)
+		for (int l = 0; l < w; l++)
+			sum[l] += s[u][l];
+	for (int l = 0; l < w; l++)
+		j->y[b * j->c + c0 + l] = (float)(sum[l] / (double)j->plane);
+}
+
+/* Blocks [lo, hi) of eight channels of one image */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void gavg_cl_blocks(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct gavg_cl *j = ctx;
+	int64_t blocks = (j->c + 7) / 8;
+
+	for (int64_t bl = lo; bl < hi; bl++) {
+		int64_t b = bl / blocks, c0 = bl % blocks * 8;
+
+		if (j->c - c0 >= 8)
+			gavg_cl_block(j, b, c0, 8);
+		else
+			gavg_cl_block(j, b, c0, (int)(j->c - c0));
+	}
+}
+
+/* Global pools: one value per (n, c) plane; a float32 GlobalAveragePool
+ * reads x stored channels last as it is (layout_cl.c), the others a
+ * plain copy. */
 static int global_run(struct rt_kctx *k, enum pool_kind kind)
 {
 	struct rt_value *x, *y;
@@ -385,6 +436,13 @@ static int global_run(struct rt_kctx *k, enum pool_kind kind)
 		return IR_EINVAL;
 	if (!rt_dtype_is_float(x->dtype))
 		return rt_err(k, "dtype %d is not supported", x->dtype);
+	if ((x->flags & RT_VALUE_CL) && (x->dtype != IR_DTYPE_FLOAT || kind != POOL_AVG)) {
+		int rc = rt_cl_plain_in(k, 0);
+
+		if (rc < 0)
+			return rc;
+		x = k->in[0];
+	}
 	if (x->rank < 2)
 		return rt_err(k, "input has rank %d, expected (N, C, ...)", x->rank);
 	if (kind == POOL_LP)
@@ -399,6 +457,13 @@ static int global_run(struct rt_kctx *k, enum pool_kind kind)
 	planes = x->dims[0] * x->dims[1];
 	if (!(y = rt_out_tensor(k, 0, x->dtype, x->rank, dims)))
 		return IR_ENOMEM;
+	if (x->flags & RT_VALUE_CL) {
+		struct gavg_cl j = { x->data, y->data, x->dims[1], plane };
+
+		rt_parallel_for(k, x->dims[0] * ((x->dims[1] + 7) / 8), 1 + 8192 / (plane + 1),
+				gavg_cl_blocks, &j);
+		return 0;
+	}
 	if (x->dtype == IR_DTYPE_FLOAT && kind == POOL_AVG) {
 		struct gavg j = { x->data, y->data, plane };
 

@@ -16,7 +16,12 @@
 # yet run through opmig: a float16 ConvNeXt-Tiny-style classifier, a
 # dilated temporal convolution network for audio, a RetinaNet/FPN-style
 # detector in float32 and static QDQ, a Whisper-tiny-style audio encoder
-# in float32 and quantized by `opmig quantize --dynamic`),
+# in float32 and quantized by `opmig quantize --dynamic`; with
+# BROAD_SET=held7 a seventh, bench/gen_held7.py, not yet run through
+# opmig: a ShuffleNetV2 classifier in float32 and static QDQ, a float16
+# DenseNet-style classifier, an HRNet-style pose net, a float16
+# GPT-2-style decoder prefill, a Swin-style pair of window-attention
+# stages),
 # against onnxruntime-node with bench/interp.sh at one thread and at two
 # (interp.sh's alternating rounds).  See bench/README.md, "A broader
 # suite".
@@ -28,7 +33,8 @@
 #   BROAD_THREADS   thread counts (default "1 2")
 #   BROAD_SET       held: bench/gen_held.py's models instead; held4:
 #                   bench/gen_held4.py's; held5: bench/gen_held5.py's;
-#                   held6: bench/gen_held6.py's
+#                   held6: bench/gen_held6.py's; held7:
+#                   bench/gen_held7.py's
 #
 # Exit status: 0 done, 2 setup or a command failed.
 
@@ -51,6 +57,10 @@ elif [ "${BROAD_SET:-}" = held6 ]; then
 	gen=gen_held6.py last=whisper.onnx
 	names="convnext_f16 tcn fpn fpn_qdq whisper whisper_dyn"
 	suite_setup broad.sh held6
+elif [ "${BROAD_SET:-}" = held7 ]; then
+	gen=gen_held7.py last=swin.onnx
+	names="shufflenet shufflenet_qdq densenet_f16 hrnet gpt_f16 swin"
+	suite_setup broad.sh held7
 else
 	gen=gen_broad.py last=nhwc_seg.onnx names="nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg"
 	suite_setup broad.sh broad
@@ -65,6 +75,7 @@ quant=
 [ "${BROAD_SET:-}" = held4 ] && quant="yolo_qdq:yolo conformer_dyn:conformer:--dynamic"
 [ "${BROAD_SET:-}" = held5 ] && quant="bert_qdq:bert"
 [ "${BROAD_SET:-}" = held6 ] && quant="fpn_qdq:fpn whisper_dyn:whisper:--dynamic"
+[ "${BROAD_SET:-}" = held7 ] && quant="shufflenet_qdq:shufflenet"
 if [ -n "$quant" ]; then
 	# int8 twins as a user's migration writes them: one calibration
 	# sample of the tool's own seeded inputs, no accuracy fallback

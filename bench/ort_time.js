@@ -1,5 +1,6 @@
 // ort_time.js MODEL THREADS REPEAT: onnxruntime-node's per-inference wall
-// time of MODEL on random float inputs in [-1, 1) (symbolic dims 1), with
+// time of MODEL on random float inputs in [-1, 1) and integer inputs in
+// [0, 7] (as `opmig run` fills them; symbolic dims 1), with
 // THREADS intra-op threads, one inter-op thread, sequential execution:
 // one warm-up run, then REPEAT timed runs; prints
 // "ort: N runs, min X ms, median Y ms, mean Z ms" like `opmig run --time`,
@@ -31,6 +32,17 @@ async function main() {
 		if (!dims)
 			throw new Error(`input '${name}': shape unknown`);
 		const count = dims.reduce((a, b) => a * b, 1);
+		const type = meta && meta.type ? meta.type : 'float32';
+		if (type === 'int64' || type === 'int32') {
+			// token ids and the like: valid rows of any table of 8 or more
+			const data = type === 'int64' ? new BigInt64Array(count) : new Int32Array(count);
+			for (let i = 0; i < count; i++) {
+				const v = Math.floor((rnd() + 1) * 4);
+				data[i] = type === 'int64' ? BigInt(v) : v;
+			}
+			feeds[name] = new ort.Tensor(type, data, dims);
+			continue;
+		}
 		const data = new Float32Array(count);
 		for (let i = 0; i < count; i++)
 			data[i] = rnd();

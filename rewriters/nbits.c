@@ -24,7 +24,9 @@
  *       op and dtypes, which the target's rules are asked about
  *       these two, one byte a weight, for opsets 13 to 20 (or a target
  *       without DequantizeLinear-21 of the codes) where the target's rules
- *       take every op (the Cast of uint8 too), a model's own B only
+ *       take every op (the Cast of uint8 too), a model's own B (and
+ *       for cast-codes also the quantizer's codes of float32 weights,
+ *       widened to a byte: `migrate --precision int4` below opset 21)
  *   dequantized  B dequantized ((code - zero point) * scale, block by
  *       block along K, in float32 as onnxruntime does) into a [K, N]
  *       initializer of the data's dtype (float16: each weight rounded to
@@ -216,12 +218,14 @@ static int takes(const struct rw_ctx *c, const char *op, int dt, int in0)
  * of uint8) and Mul of the scales [K / bs, 1, N], Reshape to [K', N] and
  * Slice of the K rows: every op of the data's dtype, the Cast of uint8,
  * taken by the target (MatMul and Add are every form's: the
- * planner asks about them).  The model's own B only, with packed
- * uint8 zero points or none. */
+ * planner asks about them).  The model's own B, with packed uint8 zero
+ * points or none, or the quantizer's codes of float32 weights (derived,
+ * `migrate --precision int4` below opset 21): those in the cast form
+ * only. */
 static int byte_form(const struct rw_ctx *c, const struct ir_node *n, int *wdtype)
 {
 	struct nb p;
-	int dt = c->probe_dtype, probe = !n->n_inputs;
+	int dt = c->probe_dtype, probe = !n->n_inputs, own = 1;
 	int half, zp = has(n, 3);
 
 	nb_geometry(n, &p);
@@ -229,8 +233,10 @@ static int byte_form(const struct rw_ctx *c, const struct ir_node *n, int *wdtyp
 	if (!probe) {
 		dt = rw_node_dtype(c, n);
 		if (!n->inputs[1] || !n->inputs[1]->init ||
-		    n->inputs[1]->init->storage == IR_STORE_DERIVED ||
 		    (zp && (!n->inputs[3]->init || n->inputs[3]->init->dtype != IR_DTYPE_UINT8)))
+			return V_FLOAT;
+		own = n->inputs[1]->init->storage != IR_STORE_DERIVED;
+		if (!own && dt != IR_DTYPE_FLOAT)
 			return V_FLOAT;
 	}
 	half = dt == IR_DTYPE_FLOAT16;
@@ -239,7 +245,7 @@ static int byte_form(const struct rw_ctx *c, const struct ir_node *n, int *wdtyp
 	/* the scan reads a MatMul of a per-axis DequantizeLinear's output as
 	 * a QDQ unit of the codes' dtype (only blocked ones are weight-only
 	 * there): the target's MatMul must take that dtype too */
-	if (!probe && p.kb == 1 && (!half || c->opset >= 19)) {
+	if (!probe && own && p.kb == 1 && (!half || c->opset >= 19)) {
 		if (takes(c, "DequantizeLinear", IR_DTYPE_UINT8, IR_DTYPE_UINT8) &&
 		    takes(c, "MatMul", IR_DTYPE_UINT8, 0))
 			return V_AXIS;
@@ -253,6 +259,17 @@ static int byte_form(const struct rw_ctx *c, const struct ir_node *n, int *wdtyp
 	    !takes(c, "Mul", dt, 0) || !takes(c, "Reshape", dt, 0) || !takes(c, "Slice", dt, 0))
 		return V_FLOAT;
 	return V_CAST;
+}
+
+int rw_nbits_cast_form(struct rw_ctx *c, int dtype)
+{
+	struct ir_node probe = { 0 };
+	int was = c->probe_dtype, wdtype, v;
+
+	c->probe_dtype = dtype;
+	v = byte_form(c, &probe, &wdtype);
+	c->probe_dtype = was;
+	return v == V_CAST;
 }
 
 /* The form node n's weights take. */

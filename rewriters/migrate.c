@@ -446,10 +446,16 @@ static int quantize_weights(struct rw_ctx *c, const struct mg_opts *o, struct qz
 			(q4->nbits == 4 ? x->init->dtype == IR_DTYPE_INT4 ||
 					  x->init->dtype == IR_DTYPE_UINT4 :
 			 x->init->dtype == IR_DTYPE_INT8 || x->init->dtype == IR_DTYPE_UINT8);
+		/* below opset 21: Cast of uint8 codes, a Sub's first input */
+		n_dq += !strcmp(ir_s(n->op_type), "Cast") && x && x->init &&
+			x->init->dtype == IR_DTYPE_UINT8 && n->n_outputs == 1 && n->outputs[0] &&
+			n->outputs[0]->n_uses == 1 &&
+			!strcmp(ir_s(n->outputs[0]->uses[0]->op_type), "Sub") &&
+			n->outputs[0]->uses[0]->inputs[0] == n->outputs[0];
 	}
 	if (left || n_dq < n_nbits)
 		return ir_diag_error(d, IR_EINTERNAL, "--precision int%d: %zu of %zu MatMulNBits "
-				     "not lowered to DequantizeLinear of int%d codes for %s",
+				     "not lowered to DequantizeLinear or Cast of int%d codes for %s",
 				     q4->nbits, left ? left : n_nbits - n_dq, n_nbits, q4->nbits,
 				     c->target->id);
 	return 0;

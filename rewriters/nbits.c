@@ -15,13 +15,18 @@
  *       code - 2^(bits - 1) for a target that takes only int8)
  *   cast-codes  uint8 codes [K / block, block, N] (K padded with B's own
  *       codes of the last block), Cast to the data's dtype, Sub of the
- *       zero points (a scalar 2^(bits - 1) when none) and Mul of the scales
- *       [K / block, 1, N] in that dtype, Reshape to [K', N], Slice of K
- *       rows: exact for float32 ((code - zero point) exact, one rounding of
- *       the product, as onnxruntime computes it in float32)
+ *       zero points (uint8 [K / block, 1, N] with their own Cast, a byte
+ *       each where float32 ones took four; a scalar 2^(bits - 1) when
+ *       none) and Mul of the scales [K / block, 1, N] in that dtype,
+ *       Reshape to [K', N], Slice of K rows: exact for float32 ((code -
+ *       zero point) exact, one rounding of the product, as onnxruntime
+ *       computes it in float32); the zero points' Cast is the codes' own
+ *       op and dtypes, which the target's rules are asked about
  *       these two, one byte a weight, for opsets 13 to 20 (or a target
  *       without DequantizeLinear-21 of the codes) where the target's rules
- *       take every op (the Cast of uint8 too), a model's own B only
+ *       take every op (the Cast of uint8 too), a model's own B (and
+ *       for cast-codes also the quantizer's codes of float32 weights,
+ *       widened to a byte: `migrate --precision int4` below opset 21)
  *   dequantized  B dequantized ((code - zero point) * scale, block by
  *       block along K, in float32 as onnxruntime does) into a [K, N]
  *       initializer of the data's dtype (float16: each weight rounded to
@@ -209,15 +214,18 @@ static int takes(const struct rw_ctx *c, const char *op, int dt, int in0)
  * point (4-bit B) or code - 2^(bits - 1) (B symmetric) for a target
  * that takes only int8.  Otherwise (and where that DequantizeLinear is not
  * taken) Cast of uint8 codes [K / bs, bs, N] to the data's dtype, Sub of
- * the zero points and Mul of the scales [K / bs, 1, N], Reshape to
- * [K', N] and Slice of the K rows: every op of the data's dtype, the Cast
- * of uint8, taken by the target (MatMul and Add are every form's: the
- * planner asks about them).  The model's own B only, with packed
- * uint8 zero points or none. */
+ * the zero points (uint8 too, through a Cast of their own: the same Cast
+ * of uint8) and Mul of the scales [K / bs, 1, N], Reshape to [K', N] and
+ * Slice of the K rows: every op of the data's dtype, the Cast of uint8,
+ * taken by the target (MatMul and Add are every form's: the
+ * planner asks about them).  The model's own B, with packed uint8 zero
+ * points or none, or the quantizer's codes of float32 weights (derived,
+ * `migrate --precision int4` below opset 21): those in the cast form
+ * only. */
 static int byte_form(const struct rw_ctx *c, const struct ir_node *n, int *wdtype)
 {
 	struct nb p;
-	int dt = c->probe_dtype, probe = !n->n_inputs;
+	int dt = c->probe_dtype, probe = !n->n_inputs, own = 1;
 	int half, zp = has(n, 3);
 
 	nb_geometry(n, &p);
@@ -225,8 +233,10 @@ static int byte_form(const struct rw_ctx *c, const struct ir_node *n, int *wdtyp
 	if (!probe) {
 		dt = rw_node_dtype(c, n);
 		if (!n->inputs[1] || !n->inputs[1]->init ||
-		    n->inputs[1]->init->storage == IR_STORE_DERIVED ||
 		    (zp && (!n->inputs[3]->init || n->inputs[3]->init->dtype != IR_DTYPE_UINT8)))
+			return V_FLOAT;
+		own = n->inputs[1]->init->storage != IR_STORE_DERIVED;
+		if (!own && dt != IR_DTYPE_FLOAT)
 			return V_FLOAT;
 	}
 	half = dt == IR_DTYPE_FLOAT16;
@@ -235,7 +245,7 @@ static int byte_form(const struct rw_ctx *c, const struct ir_node *n, int *wdtyp
 	/* the scan reads a MatMul of a per-axis DequantizeLinear's output as
 	 * a QDQ unit of the codes' dtype (only blocked ones are weight-only
 	 * there): the target's MatMul must take that dtype too */
-	if (!probe && p.kb == 1 && (!half || c->opset >= 19)) {
+	if (!probe && own && p.kb == 1 && (!half || c->opset >= 19)) {
 		if (takes(c, "DequantizeLinear", IR_DTYPE_UINT8, IR_DTYPE_UINT8) &&
 		    takes(c, "MatMul", IR_DTYPE_UINT8, 0))
 			return V_AXIS;
@@ -249,6 +259,17 @@ static int byte_form(const struct rw_ctx *c, const struct ir_node *n, int *wdtyp
 	    !takes(c, "Mul", dt, 0) || !takes(c, "Reshape", dt, 0) || !takes(c, "Slice", dt, 0))
 		return V_FLOAT;
 	return V_CAST;
+}
+
+int rw_nbits_cast_form(struct rw_ctx *c, int dtype)
+{
+	struct ir_node probe = { 0 };
+	int was = c->probe_dtype, wdtype, v;
+
+	c->probe_dtype = dtype;
+	v = byte_form(c, &probe, &wdtype);
+	c->probe_dtype = was;
+	return v == V_CAST;
 }
 
 /* The form node n's weights take. */
@@ -440,7 +461,9 @@ static int apply_bytes(struct rw_ctx *c, struct ir_node *n, int v, int wdtype)
 
 	nb_geometry(n, &p);
 	if (v == V_CAST) {
-		f.zdt = dt;
+		/* zero points as uint8 codes [kb, 1, n] (a quarter of float32
+		 * ones) with their own Cast; none: a scalar 2^(bits - 1) */
+		f.zdt = has(n, 3) ? 0 : dt;
 		f.pad = p.kb > 1;
 		f.side_rank = p.kb > 1 ? 3 : 1;
 	}
@@ -465,11 +488,14 @@ static int apply_bytes(struct rw_ctx *c, struct ir_node *n, int v, int wdtype)
 		struct ir_node *cast = rw_node(&e, "Cast", NULL, dv, 1, NULL);
 		int64_t shape[2] = { p.kb * p.bs, p.n }, zero = 0;
 
-		if (cast && ir_node_set_int(cast, "to", dt) < 0)
+		struct ir_node *zc = dv[2] ? rw_node(&e, "Cast", NULL, &dv[2], 1, NULL) : NULL;
+
+		if ((cast && ir_node_set_int(cast, "to", dt) < 0) ||
+		    (zc && ir_node_set_int(zc, "to", dt) < 0) || (dv[2] && !zc))
 			e.failed = 1;
 		/* (code - zero point) * scale: exact integers, one rounding */
 		w = rw_op(&e, "Sub", cast ? cast->outputs[0] : NULL,
-			  dv[2] ? dv[2] : rw_scalar(&e, dt, (double)(1 << (p.bits - 1))));
+			  zc ? zc->outputs[0] : rw_scalar(&e, dt, (double)(1 << (p.bits - 1))));
 		w = rw_op(&e, "Mul", w, dv[1]);
 		if (p.kb > 1)
 			w = rw_reshape(&e, w, shape, 2, NULL);
@@ -585,5 +611,5 @@ static const struct rw_variant v_nbits[] = {
 	[V_CAST] = { "cast-codes", cast_ops }, [V_FLOAT] = { "dequantized", nbits_ops }
 };
 RW_DECOMPOSITION(matmul_nbits, "matmul-nbits",
-		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes (int4/int8 with zero point 0 when symmetric, 4-bit codes widened to int8 code - zero point or uint8, for targets that take only those); below opset 21 (or where the target takes none of those) with the codes kept one a byte: a per-axis DequantizeLinear (axis 1) of uint8 codes where one block spans K, else uint8 codes [K / block, block, N] through Cast, Sub of the zero points, Mul of the scales, Reshape and Slice; where the target takes none of these either, MatMul on weights dequantized while the model is written, in the data's dtype (and Add of the bias); float16 weights are rounded before the product (see Numerics)",
+		 "MatMulNBits with constant weights as blocked DequantizeLinear-21 of uint4/uint8 codes (int4/int8 with zero point 0 when symmetric, 4-bit codes widened to int8 code - zero point or uint8, for targets that take only those); below opset 21 (or where the target takes none of those) with the codes kept one a byte: a per-axis DequantizeLinear (axis 1) of uint8 codes where one block spans K, else uint8 codes [K / block, block, N] through Cast, Sub of the zero points (uint8, through their own Cast), Mul of the scales, Reshape and Slice; where the target takes none of these either, MatMul on weights dequantized while the model is written, in the data's dtype (and Add of the bias); float16 weights are rounded before the product (see Numerics)",
 		 m_nbits, v_nbits, check_nbits, vcheck_nbits, apply_nbits);

@@ -60,6 +60,7 @@
 	X(matmul_batch) \
 	X(matmul_nbits) \
 	X(max_min) \
+	X(merge_casts) \
 	X(mish) \
 	X(mod_int) \
 	X(narrow_float64) \

@@ -8,7 +8,8 @@
  * meet.  `--precision int4` is the weight-only quantizer of `opmig
  * quantize --weight-only int4` (MatMulNBits), kept where the target's
  * rules declare com.microsoft:MatMulNBits, else lowered by matmul-nbits
- * to blocked DequantizeLinear-21 of int4 codes, else refused: weights
+ * to blocked DequantizeLinear-21 of int4 codes, else (below opset 21) to
+ * uint8 codes through Cast, Sub and Mul (cast-codes), else refused: weights
  * dequantized back to float would not be int4; `--weight-only int8` is
  * the same with 8-bit codes.  Without validation (--no-validate) the
  * weight-only quantizer runs nothing either (no accuracy check). */
@@ -74,6 +75,21 @@ int mg_quantize(struct rw_ctx *c, const struct qz_opts *opts, const char *path,
 	return rc;
 }
 
+/* Does a MatMul of g read a float16 initializer as B (the quantizer's
+ * codes of float16 weights, which matmul-nbits lowers only to
+ * DequantizeLinear-21)? */
+static int half_weights(const struct ir_graph *g)
+{
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		const struct ir_node *n = g->nodes[i];
+
+		if (!strcmp(ir_s(n->op_type), "MatMul") && n->n_inputs == 2 && n->inputs[1] &&
+		    n->inputs[1]->init && n->inputs[1]->init->dtype == IR_DTYPE_FLOAT16)
+			return 1;
+	}
+	return 0;
+}
+
 int mg_nbits_form(struct rw_ctx *c, struct qz_opts *o, struct ir_diag *d)
 {
 	const struct rules_op *op = rules_target_find_op(c->target, "com.microsoft",
@@ -95,6 +111,14 @@ int mg_nbits_form(struct rw_ctx *c, struct qz_opts *o, struct ir_diag *d)
 				     "with zero point 0: the weights are quantized symmetric", bits,
 				     c->target->id, bits)) < 0 ? rc : 0;
 	}
+	/* below opset 21: uint8 codes (a byte each) through Cast, Sub and Mul
+	 * (matmul-nbits' cast-codes) where the target takes those, for
+	 * float32 weights */
+	if (!half_weights(c->m->graph) && rw_nbits_cast_form(c, IR_DTYPE_FLOAT))
+		return (rc = rw_note(c, "int%d: %s takes no DequantizeLinear-21 of int%d codes at "
+				     "opset %lld: the codes are kept one a byte (uint8) through "
+				     "Cast, Sub and Mul (matmul-nbits cast-codes)", bits,
+				     c->target->id, bits, (long long)c->opset)) < 0 ? rc : 0;
 	if (c->opset < 21 && rules_target_find_op(c->target, "ai.onnx", "DequantizeLinear"))
 		return ir_diag_error(d, IR_EUSAGE, "%s: %s has no "
 				     "com.microsoft:MatMulNBits, and blocked int%d DequantizeLinear "
@@ -103,7 +127,8 @@ int mg_nbits_form(struct rw_ctx *c, struct qz_opts *o, struct ir_diag *d)
 				     (long long)c->opset);
 	return ir_diag_error(d, IR_EUSAGE, "%s: %s takes neither "
 			     "com.microsoft:MatMulNBits nor DequantizeLinear-21 of int%d codes "
-			     "(the weights would be float again)", pre, c->target->id, bits);
+			     "nor Cast of uint8 codes (the weights would be float again)", pre,
+			     c->target->id, bits);
 }
 
 int mg_quantize_judge(struct val_report *v, const struct qz_opts *opts)

@@ -290,7 +290,8 @@ static int dq_fill_codes(struct ir_tensor *t, int64_t u0, int64_t u1, uint8_t *o
 			for (int64_t r = 0; r < n; r++) {
 				unsigned code = (q[r * j->blob + jj / per] >> shift) & mask;
 
-				dq_put(out, (i - u0) * n + r, j->bits, j->sgn ? (code - mid) & mask : code);
+				dq_put(out, (i - u0) * n + r, j->obits,
+				       j->sgn ? (code - mid) & mask : code);
 			}
 		}
 	}
@@ -388,7 +389,7 @@ static int dq_fill_side(struct ir_tensor *t, int what, int64_t u0, int64_t u1, u
 					if (what == 1)
 						memcpy(out + ((b - u0) * n + r) * 4, &sc[r], 4);
 					else
-						dq_put(out, (b - u0) * n + r, j->bits, zp[r] & mask);
+						dq_put(out, (b - u0) * n + r, j->obits, zp[r] & mask);
 			}
 			ir_tensor_reader_close(&rd);
 			if (u1 == j->kb)
@@ -497,6 +498,7 @@ int qz_nbits_codes_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 	int sgn = wdtype == IR_DTYPE_INT4 || wdtype == IR_DTYPE_INT8;
 	int fdt = wdtype == IR_DTYPE_FLOAT || wdtype == IR_DTYPE_FLOAT16 ? wdtype : 0;
 	int obits = fdt ? 0 : wdtype == IR_DTYPE_INT4 || wdtype == IR_DTYPE_UINT4 ? 4 : 8;
+	int shaped = f->pad || f->zdt || srank != 2;
 
 	*codes = *scales = *zps = NULL;
 	/* 4-bit rows of whole bytes; the quantizer's codes of float32 B (at
@@ -505,14 +507,15 @@ int qz_nbits_codes_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 	 * float16 A does), packed uint8 zero points; codes at least as wide
 	 * as B's, signed ones of B's zero points only 4-bit B's as int8 */
 	/* the shaped forms (padded codes [kb, bs, n], sides [n] or [kb, 1, n],
-	 * float zero points): a model's own B, bytes of codes */
-	if ((f->pad || f->zdt || srank != 2) &&
-	    (nj || obits != 8 || (srank == 1 && kb != 1)))
+	 * float zero points): bytes of codes; of the quantizer's codes
+	 * (widened to a byte) uint8 ones with uint8 zero points or none */
+	if (shaped && (obits != 8 || (srank == 1 && kb != 1) ||
+		       (nj && (sgn || (f->zdt && z)))))
 		return 0;
 	if ((n * obits) % 8 || bs <= 0 || k <= 0 || n <= 0 || (bits != 4 && bits != 8) ||
 	    (obits && obits < bits) || (sgn && z && (bits != 4 || obits != 8)) ||
 	    (nj && (nj->k != k || nj->n != n || nj->bits != bits || nj->bs != bs || nj->half ||
-		    fdt || obits != bits ||
+		    fdt || (obits != bits && !shaped) ||
 		    (s->ops != &qz_nb_scales_ops) || (z && z->ops != &qz_nb_zp_ops))) ||
 	    (!nj && (b->dtype != IR_DTYPE_UINT8 ||
 		     (s->dtype != IR_DTYPE_FLOAT && s->dtype != IR_DTYPE_FLOAT16) ||

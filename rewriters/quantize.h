@@ -259,7 +259,8 @@ int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,
 		       int wdtype, const char *const names[3], struct ir_tensor **codes,
 		       struct ir_tensor **scales, struct ir_tensor **zps, struct ir_diag *d);
 /* The same with the tensors' shapes chosen (a model's own B, codes of
- * 8 bits: uint8 or int8 (code - zero point of 4-bit B, or 2^(bits - 1))):
+ * 8 bits: uint8 or int8 (code - zero point of 4-bit B, or 2^(bits - 1));
+ * the quantizer's codes as uint8 with uint8 zero points or none):
  * side_rank 2 scales and zero points [kb, n] (qz_nbits_dq_derive's), 1
  * [n] (one block: a per-axis DequantizeLinear), 3 [kb, 1, n]; pad: codes
  * [kb, bs, n], K padded to whole blocks with B's own codes of the last

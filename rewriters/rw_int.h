@@ -267,5 +267,8 @@ void rw_sample_release(struct rw_sample *r);
  * zero points; without zero_points, int4 / int8 where the target takes
  * only those), 0 when it takes neither. */
 int rw_nbits_codes(const struct rw_ctx *c, int bits, int zero_points);
+/* nbits.c: does the target take the cast-codes form (uint8 codes through
+ * Cast, Sub and Mul in data of dtype) at c's opset? */
+int rw_nbits_cast_form(struct rw_ctx *c, int dtype);
 
 #endif

@@ -36,7 +36,7 @@ struct rt_qdq {
 	size_t n_codes;
 	uint8_t *table;                     /* made on the first run */
 	/* weight-only units of a cast chain (qdq_wo.c) */
-	size_t chain_nodes[5];              /* the chain's nodes, computed by
+	size_t chain_nodes[6];              /* the chain's nodes, computed by
 					     * the unit (skipped) */
 	size_t n_chain_nodes;
 	int64_t rows;                       /* rows of B the chain keeps */

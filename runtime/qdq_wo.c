@@ -41,14 +41,17 @@
  * The cast chain.  Below opset 21 migrate writes MatMulNBits' codes as
  * Cast(codes) -> Sub(zero points) -> Mul(scales) [-> Reshape -> Slice]
  * (rewriters/nbits.c, "cast-codes": uint8 codes [K/block, block, N],
- * float32 zero points and scales [K/block, 1, N] or broadcast; one block
+ * uint8 zero points with their own Cast to float32 (or none: a float32
+ * scalar) and float32 scales [K/block, 1, N] or broadcast; one block
  * over K: codes [K, N], neither Reshape nor Slice), whose results are as
  * many float copies of the weight kept for the session.  The same unit
  * computes that chain instead, each element as the nodes do, ((float)code
  * - zero point) * scale in float32 (the Cast exact, the Sub and the Mul
  * one rounding each), so the product is again the written graph's bit for
  * bit.  It matches int8/uint8 codes of rank 2 or 3 read by a Cast to
- * float32 alone, a Sub of the Cast's result minus a float32 initializer,
+ * float32 alone, a Sub of the Cast's result minus a float32 initializer
+ * or minus a Cast to float32 of an int8/uint8 initializer read by that
+ * Sub alone (both Casts fused: the zero points made floats for the run),
  * a Mul by one (either order), a Reshape to [rows, N] (absent for codes
  * of rank 2) and optionally a Slice of rows [0, e) along axis 0, each
  * result read once, by the next; zero points and scales broadcast along
@@ -201,20 +204,47 @@ static void codes3(const struct rt_value *w, int64_t *d3)
 	d3[2] = w->dims[w->rank - 1];
 }
 
+/* The zero points the Sub sub subtracts: a float32 initializer, or
+ * one of 8-bit codes read by a Cast to float32 whose result only sub
+ * reads (*zc that Cast's plan); NULL when neither, or when they do not
+ * broadcast onto the codes d3. */
+static struct ir_value *zero_points(const struct rt_session *s, struct rt_gplan *p,
+				    const struct rt_nplan *sub, const int64_t *d3,
+				    struct rt_nplan **zc)
+{
+	struct ir_value *z = sub->node->inputs[1];
+	const struct rt_value *t = rt_qdq_init_val(s, p, z);
+	struct rt_nplan *c;
+
+	*zc = NULL;
+	if (t)
+		return fits3(t, d3) ? z : NULL;
+	if (!(c = producer_of(p, sub->node, 1)) || !rt_qdq_is_op(c->node, "Cast") || !c->kernel ||
+	    c->node->n_inputs != 1 || attr_int(c->node, "to", 0) != IR_DTYPE_FLOAT ||
+	    rt_plan_sole_use(p, z) != sub || !(t = rt_qdq_init_val(s, p, c->node->inputs[0])) ||
+	    (t->dtype != IR_DTYPE_UINT8 && t->dtype != IR_DTYPE_INT8) || t->rank > 3)
+		return NULL;
+	for (int i = 0; i < t->rank; i++)
+		if (t->dims[i] != 1 && t->dims[i] != d3[3 - t->rank + i])
+			return NULL;
+	*zc = c;
+	return c->node->inputs[0];
+}
+
 /* The chain from the Cast c of codes w to b, the value MatMul reads:
  * fills u's inputs, inner nodes and rows; 0 when it is no such chain. */
 static int cast_chain(const struct rt_session *s, struct rt_gplan *p, struct rt_nplan *c,
 		      const struct rt_value *w, const struct ir_value *b, struct rt_qdq *u)
 {
-	struct rt_nplan *sub, *mul, *rs = NULL, *sl = NULL;
-	struct ir_value *sv;
+	struct rt_nplan *sub, *mul, *rs = NULL, *sl = NULL, *zc;
+	struct ir_value *sv, *zv;
 	int64_t shape[2], v[1], d3[3];
 
 	codes3(w, d3);
 	if (attr_int(c->node, "to", 0) != IR_DTYPE_FLOAT || c->node->n_inputs != 1 ||
 	    !(sub = sole_op(p, c->node->outputs[0], "Sub")) || sub->node->n_inputs != 2 ||
 	    sub->node->inputs[0] != c->node->outputs[0] ||
-	    !fits3(rt_qdq_init_val(s, p, sub->node->inputs[1]), d3) ||
+	    !(zv = zero_points(s, p, sub, d3, &zc)) ||
 	    !(mul = sole_op(p, sub->node->outputs[0], "Mul")) || mul->node->n_inputs != 2)
 		return 0;
 	sv = mul->node->inputs[mul->node->inputs[0] == sub->node->outputs[0] ? 1 : 0];
@@ -247,8 +277,10 @@ static int cast_chain(const struct rt_session *s, struct rt_gplan *p, struct rt_
 	}
 done:
 	u->ins[WO_Q] = c->node->inputs[0];
-	u->ins[WO_Z] = sub->node->inputs[1];
+	u->ins[WO_Z] = zv;
 	u->ins[WO_S] = sv;
+	if (zc)
+		u->chain_nodes[u->n_chain_nodes++] = zc->node->index;
 	u->chain_nodes[u->n_chain_nodes++] = c->node->index;
 	u->chain_nodes[u->n_chain_nodes++] = sub->node->index;
 	u->chain_nodes[u->n_chain_nodes++] = mul->node->index;
@@ -553,6 +585,7 @@ static int wo_cast_run(struct rt_kctx *k)
 	struct rt_value *a, *q, *sc, *zp;
 	int64_t d3[3];
 	struct wo_job p = { 0 };
+	int rc;
 
 	if (rt_in_tensor(k, WO_A, &a) < 0 || rt_in_tensor(k, WO_Q, &q) < 0 ||
 	    rt_in_tensor(k, WO_S, &sc) < 0 || rt_in_tensor(k, WO_Z, &zp) < 0)
@@ -573,7 +606,22 @@ static int wo_cast_run(struct rt_kctx *k)
 	p.q = q->data;
 	p.s = sc->data;
 	p.zf = zp->data;
+	/* 8-bit zero points (their Cast fused): as floats, exactly as the
+	 * Cast makes them, for the run */
+	if (zp->dtype != IR_DTYPE_FLOAT) {
+		float *zf = malloc((size_t)zp->numel * sizeof(float) + 1);
+
+		if (!zf)
+			return rt_oom(k);
+		for (int64_t i = 0; i < zp->numel; i++)
+			zf[i] = zp->dtype == IR_DTYPE_INT8 ? (float)((const int8_t *)zp->data)[i] :
+				(float)((const uint8_t *)zp->data)[i];
+		p.zf = zf;
+	}
 	strides3(zp, d3, p.zst);
 	strides3(sc, d3, p.sst);
-	return wo_product(k, a, &p, wc_rows);
+	rc = wo_product(k, a, &p, wc_rows);
+	if (p.zf != zp->data)
+		free((void *)p.zf);
+	return rc;
 }

@@ -3,8 +3,9 @@
 # (tests/ort/migrate_int4_ort.py): blocked int4 DequantizeLinear-21 + MatMul for
 # tensorrt at --opset 21 with the numpy reference's codes, onnxruntime-node
 # against the interpreter and the per-position criterion; MatMulNBits kept for
-# qnn; coreml and tensorrt below opset 21 refused with exit 2 and one line; the
-# int4-only options refused without --precision int4.  Skipped when
+# qnn; coreml and tensorrt below opset 21 written in the cast-codes form;
+# generic-npu refused with exit 2 and one line; the int4-only options
+# refused without --precision int4.  Skipped when
 # python-onnx is absent.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
 # shellcheck source=tests/cli/lib.sh

@@ -13,7 +13,9 @@ tiny decomposed decoder (testdata/gen/make_decoder.py --preset tiny):
   that opmig's report says it met, with the numbers opmig reports;
 - qnn keeps MatMulNBits (its rules declare it), onnxruntime-node runs it as
   opmig's interpreter does;
-- coreml (neither) refuses: exit 2, one line, nothing written.
+- coreml and tensorrt below opset 21 take matmul-nbits' cast-codes form
+  (uint8 codes through Cast, Sub and Mul): written, no MatMulNBits left;
+- generic-npu (none of these) refuses: exit 2, one line, nothing written.
 Exits 1 on a failure, 77 when onnxruntime-node is absent."""
 import json
 import os
@@ -152,18 +154,31 @@ def main():
               float(np.abs(got[0] - want[0]).max()) < 1e-4,
               "qnn: onnxruntime-node runs it and equals opmig's interpreter")
 
-    # 4. coreml takes neither: refused
-    c = os.path.join(work, "coreml.onnx")
-    r, _ = migrate(opmig, src, c, "coreml", [])
+    # 4. below opset 21, coreml and tensorrt take matmul-nbits' cast-codes
+    # form (t1239 checks its numbers): written, no MatMulNBits left, every
+    # quantized MatMul's codes a uint8 initializer read by a Cast
+    for target in ("coreml", "tensorrt"):
+        c = os.path.join(work, target + "-17.onnx")
+        r, rep = migrate(opmig, src, c, target, ["--no-accuracy-check", "--no-validate"])
+        m = onnx.load(c) if r.returncode == 0 and os.path.exists(c) else None
+        ops = [x.op_type for x in m.graph.node] if m else []
+        u8 = {t.name for t in m.graph.initializer if t.data_type == 2} if m else set()
+        casts = sum(1 for x in m.graph.node if x.op_type == "Cast" and x.input[0] in u8) \
+            if m else 0
+        check(m is not None and "MatMulNBits" not in ops and casts >= 2 and
+              "cast-codes" in json.dumps(rep),
+              "%s below opset 21: written with uint8 codes through Cast (exit %d, %d Casts "
+              "of uint8, MatMulNBits left: %s) %s" % (
+                  target, r.returncode, casts, "MatMulNBits" in ops,
+                  r.stderr.strip()[-200:] if r.returncode else ""))
+    # 5. generic-npu takes none of them: refused
+    c = os.path.join(work, "generic-npu.onnx")
+    r, _ = migrate(opmig, src, c, "generic-npu", [])
     err = r.stderr.strip().splitlines()
-    check(r.returncode == 2 and len(err) == 1 and "--precision int4: coreml takes neither "
-          "com.microsoft:MatMulNBits nor DequantizeLinear-21 of int4 codes" in err[0] and
-          not os.path.exists(c), "coreml: refused, exit %d: %s" % (r.returncode, err))
-    r, _ = migrate(opmig, src, c, "tensorrt", [])
-    err = r.stderr.strip().splitlines()
-    check(r.returncode == 2 and len(err) == 1 and "needs opset 21" in err[0] and
-          not os.path.exists(c), "tensorrt without --opset 21: refused, exit %d: %s"
-          % (r.returncode, err))
+    check(r.returncode == 2 and len(err) == 1 and "--precision int4: generic-npu takes neither "
+          "com.microsoft:MatMulNBits nor DequantizeLinear-21 of int4 codes nor Cast of uint8 "
+          "codes" in err[0] and not os.path.exists(c),
+          "generic-npu: refused, exit %d: %s" % (r.returncode, err))
     return ortlib.failures()
 
 

@@ -54,6 +54,7 @@ from opmiglib import matmul_nbits as make  # noqa: E402
 from opmiglib import full_check  # noqa: E402
 
 F32, F16 = np.float32, np.float16
+DT_NAME = {T.UINT8: "uint8", T.FLOAT: "float32", T.FLOAT16: "float16"}
 # name, bits, K, N, block, zero points, bias, dtype
 CASES = [("f32-b4-32", 4, 100, 17, 32, True, True, F32),
          ("f32-b4-16-sym", 4, 64, 16, 16, False, False, F32),
@@ -98,29 +99,67 @@ def init_bytes(m):
     return u8, fl
 
 
+def zero_points_of(m):
+    """How the cast form's Sub gets its zero points: ("uint8", shape)
+    through a Cast of a uint8 initializer, (dtype, shape) of a float
+    initializer read directly, or ("?", op) otherwise."""
+    inits = {t.name: t for t in m.graph.initializer}
+    prod = {o: x for x in m.graph.node for o in x.output}
+    sub = [x for x in m.graph.node if x.op_type == "Sub"]
+    if len(sub) != 1:
+        return "?", "no single Sub"
+    z = sub[0].input[1]
+    if z in inits:
+        return DT_NAME.get(inits[z].data_type, "?"), list(inits[z].dims)
+    c = prod.get(z)
+    if c is None or c.op_type != "Cast" or c.input[0] not in inits:
+        return "?", c.op_type if c is not None else "none"
+    t = inits[c.input[0]]
+    return DT_NAME.get(t.data_type, "?") + " cast", list(t.dims)
+
+
 def hand_made(work, rng):
     """Cast chains written by hand beside migrate's: int8 codes [K, N]
     with a scalar zero point and scales [N], Reshape to [-1, N], no Slice;
     uint8 codes [3, 16, N] with zero points along the block's rows [3, 16,
     1] and scales [1, 1, N], a Slice of 40 rows with axes and steps; and
     the zero point minus the codes (Sub's inputs swapped), which is no
-    such chain and must run as written.  (what, path, A, unit expected)."""
+    such chain and must run as written.  Zero points of 8-bit codes
+    through their own Cast to float32 (what migrate writes): uint8 [3, 1,
+    N], int8 [N] of int8 codes [K, N], both Casts fused; not where the
+    zero points' Cast has a second reader (a graph output), nor swapped.
+    (what, path, A, unit expected)."""
     out = []
     n = 24
-    for name, q, zp, sc, shape, sl, unit in (
+    u8 = rng.integers(0, 256, (3, 16, n)).astype(np.uint8)
+    zu8 = rng.integers(0, 256, (3, 1, n)).astype(np.uint8)
+    sc3 = rng.random((3, 1, n)).astype(np.float32) * 0.1
+    for name, q, zp, sc, shape, sl, unit, zcast in (
             ("int8-rank2", rng.integers(-128, 128, (48, n)).astype(np.int8),
-             np.float32(-3.0), rng.random(n).astype(np.float32) * 0.1, [-1, n], None, True),
+             np.float32(-3.0), rng.random(n).astype(np.float32) * 0.1, [-1, n], None, True,
+             ""),
             ("uint8-rows", rng.integers(0, 256, (3, 16, n)).astype(np.uint8),
              (rng.integers(0, 256, (3, 16, 1)) - 0.5).astype(np.float32),
-             rng.random((1, 1, n)).astype(np.float32) * 0.1, [48, n], 40, True),
+             rng.random((1, 1, n)).astype(np.float32) * 0.1, [48, n], 40, True, ""),
             ("swapped-sub", rng.integers(0, 256, (3, 16, n)).astype(np.uint8),
              rng.random((3, 1, n)).astype(np.float32) * 100,
-             rng.random((3, 1, n)).astype(np.float32) * 0.1, [48, n], None, False)):
+             rng.random((3, 1, n)).astype(np.float32) * 0.1, [48, n], None, False, ""),
+            ("uint8-zp-cast", u8, zu8, sc3, [48, n], 40, True, "one"),
+            ("int8-zp-cast", rng.integers(-128, 128, (48, n)).astype(np.int8),
+             rng.integers(-128, 128, n).astype(np.int8),
+             rng.random(n).astype(np.float32) * 0.1, [-1, n], None, True, "one"),
+            ("zp-cast-two-readers", u8, zu8, sc3, [48, n], 40, False, "two"),
+            ("zp-cast-swapped-sub", u8, zu8, sc3, [48, n], None, False, "one")):
+        zf = "zf" if zcast else "Z"
         nodes = [helper.make_node("Cast", ["Q"], ["c"], to=T.FLOAT),
-                 helper.make_node("Sub", ["c", "Z"] if unit else ["Z", "c"], ["s"]),
+                 helper.make_node("Sub", ["c", zf] if unit or zcast == "two" else [zf, "c"],
+                                  ["s"]),
                  helper.make_node("Mul", ["S", "s"], ["m"]),
                  helper.make_node("Reshape", ["m", "shape"], ["w" if sl else "W"])]
-        inits = [nh.from_array(q, "Q"), nh.from_array(np.asarray(zp, np.float32), "Z"),
+        if zcast:
+            nodes.insert(0, helper.make_node("Cast", ["Z"], ["zf"], to=T.FLOAT))
+        inits = [nh.from_array(q, "Q"),
+                 nh.from_array(zp if zcast else np.asarray(zp, np.float32), "Z"),
                  nh.from_array(sc, "S"), nh.from_array(np.int64(shape), "shape")]
         k = sl or 48
         if sl:
@@ -129,8 +168,11 @@ def hand_made(work, rng):
                       nh.from_array(np.int64([0]), "ax"), nh.from_array(np.int64([1]), "sp")]
         nodes.append(helper.make_node("MatMul", ["A", "W"], ["Y"]))
         path = os.path.join(work, "hand-%s.onnx" % name)
+        outs = [helper.make_tensor_value_info("Y", T.FLOAT, [2, 5, n])]
+        if zcast == "two":
+            outs.append(helper.make_tensor_value_info("zf", T.FLOAT, list(zp.shape)))
         opmiglib.save(nodes, inits, [helper.make_tensor_value_info("A", T.FLOAT, [2, 5, k])],
-                      [helper.make_tensor_value_info("Y", T.FLOAT, [2, 5, n])], path)
+                      outs, path)
         out.append(("hand-made " + name, path, rng.standard_normal((2, 5, k)).astype(F32), unit))
     return out
 
@@ -157,7 +199,7 @@ def unit_vs_exact(opmig, case, j):
           "%s: the weight-only unit equals the graph as written bit for bit (%d of %d differ)"
           % (what, int(np.sum(got != exact[0])), got.size))
     cast = [ln.split() for ln in r.stdout.splitlines() if ln.startswith("Cast ")]
-    ran = bool(cast) and cast[0][1] == "1"
+    ran = bool(cast) and cast[0][1] != "0"
     kept = "constant results kept: 0 bytes" in r.stdout
     check(ran != unit and kept == unit,
           "%s: the cast chain %s (stats: %s; %s)" % (
@@ -208,6 +250,14 @@ def main():
                       "%s: the written weight is numpy's (code - zero point) * scale%s "
                       "(%d of %d differ)" % (what, " rounded to float16" if half else "", bad,
                                              exact.size))
+            if want == "cast":
+                # uint8 zero points [K / block, 1, N] ([N] for one block)
+                # and their own Cast; a scalar 2^(bits - 1) when none
+                zk, zs = zero_points_of(m)
+                wz = ("uint8 cast", [n] if one else [-(-k // bs), 1, n]) if zp else \
+                    ("float16" if half else "float32", [])
+                check((zk, zs) == wz, "%s: zero points %s %s (want %s %s)" %
+                      (what, zk, zs, wz[0], wz[1]))
             u8, fl = init_bytes(m)
             kp = k if one else -(-k // bs) * bs
             if want in ("uint8", "cast"):
@@ -234,10 +284,11 @@ def main():
         r = migrate(opmig, src, dst, target, [])
         check(r.returncode == 0, "big on %s: opmig migrate exit %d" % (target, r.returncode))
         sizes[target] = os.path.getsize(dst) if os.path.exists(dst) else 0
-    side = 2 * (k // bs) * n * 4          # float32 scales and zero points
+    side = (k // bs) * n * (4 + 1)        # float32 scales, uint8 zero points
     check(k * n + side <= sizes["coreml"] <= k * n + side + 4096,
           "1024 x 512 4-bit, block 32, on coreml: %d bytes on disk (K * N codes %d, "
-          "scales and zero points %d)" % (sizes["coreml"], k * n, side))
+          "float32 scales and uint8 zero points %d; float32 zero points would add %d)"
+          % (sizes["coreml"], k * n, side, (k // bs) * n * 3))
     check(sizes["generic-npu"] >= 4 * k * n,
           "the same dequantized for generic-npu: %d bytes (4 K N = %d)" %
           (sizes["generic-npu"], 4 * k * n))

@@ -149,7 +149,9 @@ def form_ops(want, k, bs, zp, bias):
     """The ops the written model of a single MatMulNBits has for a form."""
     ops = ["MatMul"] + (["Add"] if bias else [])
     if want == "cast":
-        ops += ["Cast", "Sub", "Mul"] + (["Reshape"] if k > bs else []) + \
+        # the codes' Cast, and the uint8 zero points' own
+        ops += ["Cast", "Sub", "Mul"] + (["Cast"] if zp else []) + \
+            (["Reshape"] if k > bs else []) + \
             (["Slice"] if k > bs and k % bs else [])
     elif want not in ("float16", "float32"):
         ops.append("DequantizeLinear")

@@ -610,6 +610,94 @@ static void test_nbits_derived(void)
 	}
 }
 
+/* The quantizer's codes in matmul-nbits' cast form (qz_nbits_codes_derive:
+ * uint8 codes [kb, bs, n], K padded to whole blocks with the zero point's
+ * codes, scales and uint8 zero points [kb, 1, n], or [n] for one block)
+ * equal qz_nbits_quantize's transposed and widened to a byte, whether the
+ * zero points are read before the codes (computed on their own) or after
+ * (kept from the codes' pass); 4 and 8 bits, symmetric (no zero points)
+ * or not. */
+static void test_nbits_cast_form(void)
+{
+	static const int64_t shapes[][3] = { { 100, 9, 32 }, { 40, 7, 16 }, { 24, 5, 32 } };
+	static const char *const names[3] = { "codes", "scales", "zero_points" };
+	uint64_t seed = 777;
+
+	for (size_t sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++)
+	for (int v = 0; v < 8; v++) {
+		int64_t k = shapes[sh][0], n = shapes[sh][1], bs = shapes[sh][2];
+		int bits = v & 1 ? 8 : 4, sym = (v >> 1) & 1, zfirst = (v >> 2) & 1;
+		int64_t kb = (k + bs - 1) / bs, blob = bs * bits / 8, zrow = (kb * bits + 7) / 8;
+		int64_t dims[2] = { k, n }, kp = kb * bs;
+		unsigned mask = (1u << bits) - 1, per = 8 / (unsigned)bits;
+		float *w = malloc((size_t)(k * n) * sizeof(float)), *sc = malloc((size_t)(n * kb) * 4);
+		float *work = malloc((size_t)(4 * n) * sizeof(float));
+		float *sct = malloc((size_t)(n * kb) * 4);
+		uint8_t *q = malloc((size_t)(n * kb * blob)), *zp = malloc((size_t)(n * zrow));
+		uint8_t *ct = malloc((size_t)(kp * n)), *zt = malloc((size_t)(kb * n));
+		struct qz_nbits_shape f = { IR_DTYPE_UINT8, sym ? IR_DTYPE_FLOAT : 0, kb > 1,
+					    kb > 1 ? 3 : 1 };
+		struct ir_tensor *t, *tq, *ts, *tz, *c, *cs, *cz;
+		struct ir_diag d;
+
+		ir_diag_init(&d);
+		for (int64_t i = 0; i < k * n; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			w[i] = (float)((double)(seed >> 11) / 9007199254740992.0 * 4.0 - 2.0);
+		}
+		qz_nbits_quantize(w, k, n, bits, bs, sym, 0, q, sc, sym ? NULL : zp, work);
+		for (int64_t r = 0; r < n; r++)
+			for (int64_t b = 0; b < kb; b++) {
+				unsigned z = sym ? 1u << (bits - 1) :
+					     (unsigned)(zp[r * zrow + b / per] >>
+							((unsigned)(b % per) * (unsigned)bits)) & mask;
+
+				sct[b * n + r] = sc[r * kb + b];
+				zt[b * n + r] = (uint8_t)z;
+				for (int64_t j = 0; j < bs; j++)
+					ct[(b * bs + j) * n + r] = (uint8_t)((q[(r * kb + b) * blob +
+									  j / per] >>
+									((unsigned)(j % per) *
+									 (unsigned)bits)) & mask);
+			}
+		t = ir_tensor_new_raw("w", IR_DTYPE_FLOAT, dims, 2, w, (size_t)(k * n) * 4);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+		CU_ASSERT_EQUAL_FATAL(qz_nbits_derive(t, "w", bits, bs, sym, 0, &tq, &ts, &tz, &d), 0);
+		CU_ASSERT_EQUAL_FATAL(qz_nbits_codes_derive(tq, ts, tz, k, n, bits, bs, &f, names, &c,
+							    &cs, &cz, &d), 1);
+		CU_ASSERT_EQUAL(c->n_dims, kb > 1 ? 3 : 2);
+		CU_ASSERT_EQUAL(c->dims[0], kb > 1 ? kb : k);
+		CU_ASSERT(sym ? cz == NULL : cz != NULL && cz->dtype == IR_DTYPE_UINT8 &&
+		     cz->n_dims == (kb > 1 ? 3 : 1));
+		if (zfirst && cz)
+			CU_ASSERT(nb_same(cz, zt, (size_t)(kb * n)));
+		/* every padded row the last block's zero point (ct holds what
+		 * qz_nbits_quantize pads with) */
+		for (int64_t i = k; i < kp; i++)
+			for (int64_t r = 0; r < n; r++)
+				CU_ASSERT_EQUAL(ct[i * n + r], zt[(kb - 1) * n + r]);
+		CU_ASSERT(nb_same(c, ct, (size_t)((kb > 1 ? kp : k) * n)));
+		CU_ASSERT(nb_same(cs, (const uint8_t *)sct, (size_t)(kb * n) * 4));
+		if (!zfirst && cz)
+			CU_ASSERT(nb_same(cz, zt, (size_t)(kb * n)));
+		ir_tensor_free(c);
+		ir_tensor_free(cs);
+		ir_tensor_free(cz);
+		ir_tensor_free(tq);
+		ir_tensor_free(ts);
+		ir_tensor_free(tz);
+		ir_tensor_free(t);
+		free(w);
+		free(sc);
+		free(sct);
+		free(work);
+		free(q);
+		free(zp);
+		free(ct);
+		free(zt);
+	}
+}
+
 static const struct unit_test tests[] = {
 	{ "quant_params", test_params },
 	{ "quant_hist", test_hist },
@@ -619,6 +707,7 @@ static const struct unit_test tests[] = {
 	{ "quant_qdq_form", test_qdq_form },
 	{ "quant_nbits", test_nbits },
 	{ "quant_nbits_derived", test_nbits_derived },
+	{ "quant_nbits_cast_form", test_nbits_cast_form },
 	{ NULL, NULL },
 };
 

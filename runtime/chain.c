@@ -70,6 +70,10 @@ static int step_kind(const struct rt_session *s, const struct rt_gplan *p,
 		return 0;
 	if (!strcmp(op, "Relu"))
 		return n->n_inputs == 1 ? RT_CHAIN_RELU : 0;
+	if (!strcmp(op, "HardSwish"))
+		return n->n_inputs == 1 ? RT_CHAIN_HSWISH : 0;
+	if (!strcmp(op, "HardSigmoid"))
+		return n->n_inputs == 1 ? RT_CHAIN_HSIG : 0;
 	if (!strcmp(op, "Transpose") || !strcmp(op, "Identity") ||
 	    (!strcmp(op, "Reshape") && n->n_inputs == 2 && n->inputs[0] == v &&
 	     rt_fold_value_const(s, p, n->inputs[1])))
@@ -326,6 +330,25 @@ static int clip_bounds(struct rt_session *s, struct rt_frame *f,
 	return 1;
 }
 
+/* c[0] in all c entries of c (1) */
+static int fill(float *c, int64_t n)
+{
+	for (int64_t i = 1; i < n; i++)
+		c[i] = c[0];
+	return 1;
+}
+
+/* HardSigmoid's alpha and beta, on every channel (1) */
+static int hsig_coeffs(struct rt_session *s, struct rt_frame *f, const struct rt_nplan *np,
+		       int64_t c, float *alpha, float *beta)
+{
+	struct rt_kctx k = { .s = s, .f = f, .node = np->node };   /* its attributes */
+
+	alpha[0] = rt_attr_float(&k, "alpha", 0.2f);
+	beta[0] = rt_attr_float(&k, "beta", 0.5f);
+	return fill(alpha, c) && fill(beta, c);
+}
+
 /* BatchNormalization's mul and add (its kernel's rt_bn_coeff), from
  * parameters of float32 or, in a 16-bit float model, of its own dtype
  * (widened exactly, as the kernel widens them). */
@@ -412,6 +435,24 @@ static void step_span(int kind, float m, float a, const float *restrict t,
 	case RT_CHAIN_GELU_DIV:
 	case RT_CHAIN_GELU_MUL:
 		rt_gelu_f32(y, n, kind == RT_CHAIN_GELU_DIV, m, a, round);
+		break;
+	case RT_CHAIN_HSWISH:   /* as k_act.c's */
+		for (int64_t i = 0; i < n; i++) {
+			float v = y[i] / 6 + 0.5f;
+
+			y[i] = y[i] * (v < 1 ? (v > 0 ? v : 0) : 1);
+		}
+		if (round)
+			rt_float_round_n(y, n, round);
+		break;
+	case RT_CHAIN_HSIG:
+		for (int64_t i = 0; i < n; i++) {
+			float v = m * y[i] + a;
+
+			y[i] = v < 1 ? (v > 0 ? v : 0) : 1;
+		}
+		if (round)
+			rt_float_round_n(y, n, round);
 		break;
 	case RT_CHAIN_MOVE:
 		break;
@@ -627,13 +668,6 @@ void rt_epilogue_cl(struct rt_kctx *k, const struct rt_epilogue *e, float *y, in
 		rt_parallel_for(k, (rows + per - 1) / per, 1, rows_range, &j);
 }
 
-/* c[0] in all c entries of c (1) */
-static int fill(float *c, int64_t n)
-{
-	for (int64_t i = 1; i < n; i++)
-		c[i] = c[0];
-	return 1;
-}
 
 /* t (input i of node np) as an RT_CHAIN_ADDT operand of y: a float32
  * tensor of y's shape, not y's data, stored channels first. */
@@ -678,7 +712,8 @@ static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_npl
 		 * is theirs (Relu's result is the rounded value's; the
 		 * BatchNormalization step rounds its own) */
 		if (e->round && st->kind != RT_CHAIN_RELU && st->kind != RT_CHAIN_MOVE &&
-		    st->kind != RT_CHAIN_BN && !st->n_aux)
+		    st->kind != RT_CHAIN_BN && st->kind != RT_CHAIN_HSWISH &&
+		    st->kind != RT_CHAIN_HSIG && !st->n_aux)
 			break;
 		/* a step another chain's run has done (a move's follower,
 		 * whose move heads it too) */
@@ -693,7 +728,10 @@ static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_npl
 			ok = bn_coeffs(s, f, cp, e->c, m, m + e->c);
 		else if (st->kind == RT_CHAIN_CLIP)
 			ok = clip_bounds(s, f, cp, e->c, m, m + e->c);
-		else if (st->kind != RT_CHAIN_RELU && st->kind != RT_CHAIN_MOVE)
+		else if (st->kind == RT_CHAIN_HSIG)
+			ok = hsig_coeffs(s, f, cp, e->c, m, m + e->c);
+		else if (st->kind != RT_CHAIN_RELU && st->kind != RT_CHAIN_MOVE &&
+			 st->kind != RT_CHAIN_HSWISH)
 			ok = per_channel(rt_chain_operand(f, cp, (size_t)st->operand), y, m);
 		for (int j = 0; ok && j < st->n_aux; j++)
 			ok = !f->vals[f->p->nodes[st->aux[j]].out[0]];
@@ -820,7 +858,8 @@ const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y
 		int f16 = k->lowp == IR_DTYPE_FLOAT16;
 
 		while (n < e->n && (e->kind[n] == RT_CHAIN_RELU || e->kind[n] == RT_CHAIN_CLIP ||
-				    (f16 && (e->kind[n] == RT_CHAIN_BN || e->kind[n] == RT_CHAIN_SILU))))
+				    (f16 && (e->kind[n] == RT_CHAIN_BN || e->kind[n] == RT_CHAIN_SILU ||
+					     e->kind[n] == RT_CHAIN_HSWISH || e->kind[n] == RT_CHAIN_HSIG))))
 			n++;
 		if (!n) {
 			free(e->coef);

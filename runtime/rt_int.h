@@ -66,7 +66,9 @@ struct rt_kctx {
  * kernel's float32 sigmoid, then the product), both nodes one step; and
  * GELU in Erf form, y * (erf(y / m) + 1) (Div; y * m with GELU_MUL),
  * times a when a != 0 as (y * a) * (...) (the Mul by a half first), five
- * or six nodes one step (chain_act.c).  RT_CHAIN_MOVE does nothing: a
+ * or six nodes one step (chain_act.c); HardSwish, y * clamp(y / 6 + 0.5),
+ * and HardSigmoid, clamp(m * y + a) (m, a: alpha, beta), clamp(v) being
+ * v < 1 ? (v > 0 ? v : 0) : 1 as k_act.c's.  RT_CHAIN_MOVE does nothing: a
  * Transpose, Reshape or Identity whose reader is a Relu or Clip (the last
  * step), which commutes with it, is done by the head (a convolution's
  * post-op) before the move, which runs as a node; the Relu or Clip then
@@ -74,7 +76,8 @@ struct rt_kctx {
 enum {
 	RT_CHAIN_BN = 1, RT_CHAIN_MUL, RT_CHAIN_ADD, RT_CHAIN_SUB, RT_CHAIN_RSUB,
 	RT_CHAIN_DIV, RT_CHAIN_RDIV, RT_CHAIN_RELU, RT_CHAIN_CLIP, RT_CHAIN_ADDT,
-	RT_CHAIN_SILU, RT_CHAIN_GELU_DIV, RT_CHAIN_GELU_MUL, RT_CHAIN_MOVE
+	RT_CHAIN_SILU, RT_CHAIN_GELU_DIV, RT_CHAIN_GELU_MUL, RT_CHAIN_MOVE,
+	RT_CHAIN_HSWISH, RT_CHAIN_HSIG
 };
 #define RT_CHAIN_MAX 8
 

@@ -12,6 +12,16 @@
 #include "runtime/kernels/k_exp512.h"
 #include "runtime/rt_int.h"
 
+/* v < 1 ? (v > 0 ? v : 0) : 1 (a NaN v gives 1), k_act.c's UNIT_CLAMP */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 knn_unit_clamp512(__m512 v)
+{
+	__mmask16 lt1 = _mm512_cmp_ps_mask(v, _mm512_set1_ps(1.0f), _CMP_LT_OQ);
+	__mmask16 gt0 = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ);
+
+	return _mm512_mask_mov_ps(_mm512_set1_ps(1.0f), lt1, _mm512_maskz_mov_ps(gt0, v));
+}
+
 __attribute__((target("avx512f"), always_inline))
 static inline __m512 knn_epi512_step(int kind, __m512 r, __m512 m, __m512 a)
 {
@@ -36,6 +46,11 @@ static inline __m512 knn_epi512_step(int kind, __m512 r, __m512 m, __m512 a)
 		return r;
 	case RT_CHAIN_SILU:   /* as the Sigmoid kernel (k_act512.c), then Mul */
 		return _mm512_mul_ps(r, knn_sigmoid512(r));
+	case RT_CHAIN_HSWISH:   /* r * clamp(r / 6 + 0.5), as k_act.c's */
+		return _mm512_mul_ps(r, knn_unit_clamp512(_mm512_add_ps(
+					_mm512_div_ps(r, _mm512_set1_ps(6.0f)), _mm512_set1_ps(0.5f))));
+	case RT_CHAIN_HSIG:   /* clamp(m * r + a) */
+		return knn_unit_clamp512(_mm512_add_ps(_mm512_mul_ps(m, r), a));
 	default:   /* RT_CHAIN_RELU */
 		return _mm512_max_ps(_mm512_setzero_ps(), r);
 	}

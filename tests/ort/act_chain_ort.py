@@ -2,7 +2,8 @@
 several nodes done as one step of the value's epilogue chain
 (runtime/chain.c, chain_act.c): SiLU, Mul of v by Sigmoid(v), and GELU in
 Erf form, v * (Erf(v / c) + 1) (torch) or (v * 0.5) * (Erf(v / c) + 1)
-(BERT), Div or Mul for the scaling, either operand order.  Seeded random
+(BERT), Div or Mul for the scaling, either operand order; HardSwish and
+HardSigmoid (MobileNetV3's), one node one step.  Seeded random
 float32 graphs: Conv
 (grouped, depthwise, strided, 1x1 and 3x3, plane sizes for the direct,
 packed and oneDNN paths) or an Add of two results heading SiLU in either
@@ -194,6 +195,11 @@ def build(path, i):
             y = g.op("Mul", [v, g.op("Sigmoid", [g.op("Neg", [v])])])
         elif kind == 6:   # GELU after a convolution
             y = gelu(g, v, int(RNG.integers(0, 6)))
+        elif kind == 8:   # MobileNetV3's activations
+            y = g.op("HardSwish", [v])
+        elif kind == 9:
+            y = g.op("HardSigmoid", [v], alpha=float(RNG.uniform(0.1, 0.4)),
+                     beta=float(RNG.uniform(0.2, 0.7)))
         else:
             y = silu(g, v, int(RNG.integers(0, 2)))
         after = int(RNG.integers(0, 7))
@@ -259,7 +265,7 @@ def run(opmig, model, x, od, env):
     """outputs and the Sigmoid and Erf nodes --stats counts as fused"""
     outs, stats = opmiglib.run(opmig, model, x, od, env, ["--threads", "2", "--repeat", "2"])
     return outs, {m.group(1): int(m.group(2)) for m in
-                  re.finditer(r"^(Sigmoid|Erf|Relu|Clip|BatchNormalization)\s+\d+\s+\d+\s+"
+                  re.finditer(r"^(Sigmoid|Erf|Relu|Clip|BatchNormalization|HardSwish|HardSigmoid)\s+\d+\s+\d+\s+"
                               r"(\d+)\s", stats, re.M)}
 
 
@@ -277,7 +283,8 @@ def main():
         np.save(xf, x)
         cases.append((path, x, xf, i % 4 == 1 or i >= N))
     refs = ortlib.run_many([(c[0], {"x": c[1]}) for c in cases], os.path.join(work, "ort"))
-    fused = {(how, op): 0 for how, _ in opmiglib.WAYS for op in ("Sigmoid", "Erf")}
+    acts = ("Sigmoid", "Erf", "HardSwish", "HardSigmoid")
+    fused = {(how, op): 0 for how, _ in opmiglib.WAYS for op in acts}
     tf_erf = 0   # in the transformer graphs: after a bias Add along the last axis
     moved = 0    # Relu and Clip after a Transpose or Reshape, done before it
     bn16 = 0     # float16 BatchNormalizations done as steps
@@ -296,7 +303,7 @@ def main():
             if isinstance(a, str) or isinstance(b, str):
                 ortlib.check(False, "s%d (%s): %s" % (i, how, a if isinstance(a, str) else b))
                 continue
-            for op in ("Sigmoid", "Erf"):
+            for op in acts:
                 fused[(how, op)] += n_fused.get(op, 0)
             if i >= N:
                 bn16 += n_fused.get("BatchNormalization", 0)

@@ -207,6 +207,20 @@ void knn_requant_px(const int32_t *acc, int64_t n, int64_t stride, int64_t m, co
 		    const int32_t *bias, const float *mult, float zp, int dtype, uint8_t *out);
 /* oneDNN's integer convolutions can run here (and are exact). */
 int knn_dnnl_int_ok(void);
+/* A float32 product y (rows x n, row-major) = A * B (+ bias: n values, or
+ * NULL), B (kd x n) input 1 of the node, element (s, j) at b[s * rs + j *
+ * cs]; A(i, s) at a[i * lda + s] when a_rows, else a[s * lda + i]; nb
+ * such products one after another in A (rows * kd apart, a_rows), B (kd
+ * * n apart) and y (rows * n apart); b_const: B a model constant (nb 1). */
+struct knn_mmf {
+	int64_t rows, kd, n, lda, rs, cs, nb;
+	int a_rows, b_const;
+};
+/* The product on oneDNN's matmul, kept in the node's cache with a
+ * constant B in its layout (from the node's second run on): 1 done, 0 not
+ * taken, or a negative status. */
+int knn_mm_dnnl_f32(struct rt_kctx *k, const struct knn_mmf *g, const float *a,
+		    const float *b, const float *bias, float *y);
 /* MatMulInteger's sums y (int32, A's rows by N) = (a - az)(b - bz[n]) on
  * oneDNN's u8/s8 x s8 matmul, exact, when the CPU has VNNI, B is 2-D and
  * az one value (or absent): 1 done, 0 not taken, or a negative status.
@@ -377,7 +391,7 @@ int knn_max2d_s2_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
  * reads another's (a node whose input sizes change between runs may
  * switch paths). */
 enum { KNN_WC_PGEMM = 1, KNN_WC_PGEMMW, KNN_WC_DIRECT, KNN_WC_CL,
-       KNN_WC_CL4, KNN_WC_MATMUL, KNN_WC_DNNL, KNN_WC_DNNL_MM };
+       KNN_WC_CL4, KNN_WC_MATMUL, KNN_WC_DNNL, KNN_WC_DNNL_MM, KNN_WC_DNNL_MMF };
 struct knn_wcache {
 	int kind;
 	const void *w;            /* the W data it was made from */
@@ -461,6 +475,11 @@ void knn_mm_f64(struct rt_kctx *k, const struct knn_mm *p, const double *a,
  * not taken (the caller runs knn_mm_f32), or a negative status. */
 int knn_mm_packed_f32(struct rt_kctx *k, const struct knn_mm *p, const float *a,
 		      const float *b, float *y);
+/* MatMul's float32 batched products of two activations on oneDNN
+ * (k_mm_dnnl_f32.c) when A's and B's batches lie one after another: the
+ * same returns. */
+int knn_mm_batched_f32(struct rt_kctx *k, const struct knn_mm *p, const float *a,
+		       const float *b, float *y);
 /* The same for Gemm with alpha 1: y (m x n) = op(A) * op(B) + bias (n
  * values: C of one row with beta 1, or NULL). */
 int knn_gemm_packed_f32(struct rt_kctx *k, int ta, int tb, int64_t m, int64_t n,

@@ -26,8 +26,6 @@ static int dn_off(void)
 
 static void dn_engine_make(void)
 {
-	if (dn_off())
-		return;
 	/* oneDNN 2.6's AMX int8 convolution (avx512_core_amx_int8) gives
 	 * wrong sums for a 3-D convolution with a source zero point (suite
 	 * kdnnl's integer case 48 on a Xeon with AMX); AVX-512 VNNI computes
@@ -40,10 +38,13 @@ static void dn_engine_make(void)
 
 dnnl_engine_t knn_dnnl_engine(void)
 {
-	pthread_once(&dn_once, dn_engine_make);
 	/* read at each call: a test may turn oneDNN off for a while to reach
-	 * the own kernels (suite kown) */
-	return dn_off() ? NULL : dn_engine;
+	 * the own kernels (suite kown); the engine is made at the first call
+	 * while it is on */
+	if (dn_off())
+		return NULL;
+	pthread_once(&dn_once, dn_engine_make);
+	return dn_engine;
 }
 
 void knn_dnnl_threads(int n)

@@ -220,7 +220,9 @@ static int k_matmul(struct rt_kctx *k)
 		goto cleanup;
 	}
 	if (a->dtype == IR_DTYPE_FLOAT) {
-		if ((rc = knn_mm_packed_f32(k, &p, a->data, b->data, y->data)) < 0)
+		if ((rc = knn_mm_packed_f32(k, &p, a->data, b->data, y->data)) == 0)
+			rc = knn_mm_batched_f32(k, &p, a->data, b->data, y->data);
+		if (rc < 0)
 			goto cleanup;
 		if (rc == 0)
 			knn_mm_f32(k, &p, a->data, b->data, y->data);

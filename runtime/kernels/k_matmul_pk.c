@@ -49,8 +49,13 @@ static int pk_product(struct rt_kctx *k, int64_t rows, const struct mm_pk *d,
 
 	if (!rt_pgemm_ok() || !rt_in_const(k, 1) || rows < MM_PK_MIN_ROWS || d->n < 16 ||
 	    d->kd < 1 ||
-	    (double)rows * (double)d->n * (double)d->kd < MM_PK_MIN_WORK ||
-	    !(knn_wcache_get(k, KNN_WC_MATMUL, b) ||
+	    (double)rows * (double)d->n * (double)d->kd < MM_PK_MIN_WORK)
+		return 0;
+	/* oneDNN's matmul where it runs (k_mm_dnnl_f32.c) */
+	if ((rc = knn_mm_dnnl_f32(k, &(struct knn_mmf){ rows, d->kd, d->n, lda, d->rs, d->cs, 1,
+							a_rows, 1 }, a, b, bias, y)) != 0)
+		return rc;
+	if (!(knn_wcache_get(k, KNN_WC_MATMUL, b) ||
 	      rt_node_cache_worth(k, len * (int64_t)sizeof(float))))
 		return 0;
 	if (!(pb = knn_wderived_make(k, KNN_WC_MATMUL, b, len, mm_pk_fill, d, &tmp)))

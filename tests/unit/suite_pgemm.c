@@ -15,6 +15,7 @@
 #include "tests/unit/tconv.h"
 #include "tests/unit/tgen.h"
 #include "tests/unit/tmodel.h"
+#include "runtime/kernels/k_conv_int.h"   /* knn_dnnl_runs */
 #include "runtime/kernels/pgemm.h"
 
 static float *rand_floats(int64_t n, uint64_t seed)
@@ -123,28 +124,50 @@ static void test_transpose(void)
 }
 
 /* Three runs of m (one input, in) on threads th under the memory limit
- * (0: none): each run's output against want (ny values); the session's
- * memory holds nothing after the first run (sgemm) and `kept` bytes (the
- * packed B, or 0 where the path is not taken) from the second on. */
+ * (0: none), with oneDNN off (OPMIG_NO_DNNL) and then as it is: each
+ * run's output against want (ny values); the session's memory holds
+ * nothing after the first run (sgemm) and from the second on `kept` bytes
+ * (the packed B, or 0 where the path is not taken) with oneDNN off, and
+ * B in oneDNN's layout (at least kd x n floats: B, padded) when kept is
+ * not 0 and oneDNN runs (k_mm_dnnl_f32.c). */
 static void session_runs(struct ir_model *m, struct rt_value *in, int th, int64_t limit,
-			 const double *want, int64_t ny, int64_t kept, const char *what)
+			 const double *want, int64_t ny, int64_t kept, int64_t b_bytes,
+			 const char *what)
 {
 	struct rt_opts o = { .threads = th, .max_memory = limit };
-	struct rt_session *s = NULL;
 	struct rt_value *out = NULL;
 	struct ir_diag d;
 
-	ir_diag_init(&d);
-	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
-	for (int r = 0; r < 3; r++) {
-		if (rt_session_run(s, &in, 1, &out, &d) < 0)
-			fprintf(stderr, "\nrun: %s\n", d.msg);
-		CU_ASSERT(tc_check_out(out, want, ny, what));
-		rt_value_unref(out);
-		out = NULL;
-		CU_ASSERT_EQUAL(rt_session_mem(s)->cur, r == 0 ? 0 : kept);
+	for (int dn = 0; dn <= 1; dn++) {
+		struct rt_session *s = NULL;
+		int64_t runs = knn_dnnl_runs();
+
+		if (!dn)
+			setenv("OPMIG_NO_DNNL", "1", 1);
+		ir_diag_init(&d);
+		CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
+		for (int r = 0; r < 3; r++) {
+			int64_t cur;
+
+			if (rt_session_run(s, &in, 1, &out, &d) < 0)
+				fprintf(stderr, "\nrun: %s\n", d.msg);
+			CU_ASSERT(tc_check_out(out, want, ny, what));
+			rt_value_unref(out);
+			out = NULL;
+			cur = rt_session_mem(s)->cur;
+			if (r == 0 || !kept) {
+				CU_ASSERT_EQUAL(cur, 0);
+			} else if (!dn || knn_dnnl_runs() == runs) {
+				CU_ASSERT_EQUAL(cur, kept);
+			} else {
+				CU_ASSERT(cur >= b_bytes && cur < 2 * b_bytes + 65536);
+			}
+		}
+		/* oneDNN took the two runs after the first where it ran */
+		CU_ASSERT(!dn || !kept || !knn_dnnl_ok() || knn_dnnl_runs() == runs + 2);
+		rt_session_free(s);
+		unsetenv("OPMIG_NO_DNNL");
 	}
-	rt_session_free(s);
 }
 
 /* A MatMul of x (dims xd, rank xr) by the constant b (kd x n), under
@@ -176,7 +199,7 @@ static void matmul_case(const int64_t *xd, int xr, int64_t n, int th, int64_t li
 	in = tc_tensor(x, xr, xd);
 	session_runs(m, in, th, limit, want, rows * n,
 		     limit ? 0 : rt_pgemm_packed_len(kd, n) * (int64_t)sizeof(float),
-		     "MatMul, constant B");
+		     kd * n * (int64_t)sizeof(float), "MatMul, constant B");
 	rt_value_unref(in);
 	ir_model_free(m);
 	free(x);
@@ -223,7 +246,7 @@ static void gemm_case(int64_t m, int64_t n, int64_t kd, int ta, int tb, double a
 	for (int th = 1; th <= 2; th++)
 		session_runs(mo, in, th, 0, want, m * n,
 			     kept ? rt_pgemm_packed_len(kd, n) * (int64_t)sizeof(float) : 0,
-			     "Gemm, constant B");
+			     kd * n * (int64_t)sizeof(float), "Gemm, constant B");
 	rt_value_unref(in);
 	ir_model_free(mo);
 	free(x);
@@ -267,11 +290,69 @@ static void test_gemm_kept(void)
 	gemm_case(74, 70, 300, 1, 0, 1, 1, 2, TM_DIMS(74, 70), 0);
 }
 
+/* MatMul of two inputs, a [2, 3, 64, 80] by b [2, 3, 80, 64] (attention's
+ * batched products): three runs against the double sums, oneDNN taking
+ * the two after the first where it runs (k_mm_dnnl_f32.c), and with it
+ * off, sgemm; no memory kept either way. */
+static void test_matmul_batched(void)
+{
+	const int64_t ad[4] = { 2, 3, 64, 80 }, bd[4] = { 2, 3, 80, 64 }, yd[4] = { 2, 3, 64, 64 };
+	const int64_t nb = 6, m = 64, kd = 80, n = 64;
+	double *x = tc_fill(nb * m * kd, 51), *w = tc_fill(nb * kd * n, 52);
+	double *want = calloc((size_t)(nb * m * n), sizeof(double));
+	struct ir_model *mo = tm_new(13);
+	struct rt_value *in[2];
+	struct ir_diag d;
+
+	CU_ASSERT_FATAL(want != NULL);
+	for (int64_t q = 0; q < nb; q++)
+		for (int64_t i = 0; i < m; i++)
+			for (int64_t j = 0; j < n; j++)
+				for (int64_t t = 0; t < kd; t++)
+					want[(q * m + i) * n + j] += x[(q * m + i) * kd + t] *
+								     w[(q * kd + t) * n + j];
+	tm_input(mo, "a", IR_DTYPE_FLOAT, ad, 4);
+	tm_input(mo, "b", IR_DTYPE_FLOAT, bd, 4);
+	tm_output(mo, "y", IR_DTYPE_FLOAT, yd, 4);
+	tm_node(mo, "MatMul", NULL, TM_NAMES("a", "b"), 2, TM_NAMES("y"), 1);
+	tm_verify(mo);
+	in[0] = tc_tensor(x, 4, ad);
+	in[1] = tc_tensor(w, 4, bd);
+	for (int dn = 0; dn <= 1; dn++) {
+		struct rt_opts o = { .threads = 1 + dn };
+		struct rt_session *s = NULL;
+		int64_t runs = knn_dnnl_runs();
+
+		if (!dn)
+			setenv("OPMIG_NO_DNNL", "1", 1);
+		ir_diag_init(&d);
+		CU_ASSERT_FATAL(rt_session_new(mo, &o, &s, &d) == 0);
+		for (int r = 0; r < 3; r++) {
+			struct rt_value *out = NULL;
+
+			if (rt_session_run(s, in, 2, &out, &d) < 0)
+				fprintf(stderr, "\nrun: %s\n", d.msg);
+			CU_ASSERT(tc_check_out(out, want, nb * m * n, "batched MatMul"));
+			rt_value_unref(out);
+		}
+		CU_ASSERT(knn_dnnl_runs() == runs + (dn && knn_dnnl_ok() ? 2 : 0));
+		rt_session_free(s);
+		unsetenv("OPMIG_NO_DNNL");
+	}
+	rt_value_unref(in[0]);
+	rt_value_unref(in[1]);
+	ir_model_free(mo);
+	free(x);
+	free(w);
+	free(want);
+}
+
 static const struct unit_test tests[] = {
 	{ "products", test_products },
 	{ "transpose", test_transpose },
 	{ "matmul_kept", test_matmul_kept },
 	{ "gemm_kept", test_gemm_kept },
+	{ "matmul_batched", test_matmul_batched },
 	{ NULL, NULL },
 };
 

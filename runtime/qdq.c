@@ -28,9 +28,10 @@
  * whose Sigmoid unit it then does too: its head is skipped).  The head of a unit then runs a plan of its own (the
  * unit's node made from the unit's inputs, writing the QuantizeLinear's
  * output), the QuantizeLinear and Relu are skipped, and so is a
- * DequantizeLinear all of whose uses are units.  A ConvInteger whose
- * only reader is a Cast to float32 (a dynamic quantizer's layer) is a
- * unit too, writing float32 of its sums (cast_unit_at), and so is a
+ * DequantizeLinear all of whose uses are units.  A ConvInteger or
+ * MatMulInteger whose only reader is a Cast to float32 (a dynamic
+ * quantizer's layer) is a unit too, writing float32 of its sums
+ * (cast_unit_at), and so is a
  * Concat whose only reader is DynamicQuantizeLinear (cat_dql_unit_at:
  * the codes of its inputs written at their places).  Units run
  * when nothing may watch the nodes in between: not with an observer
@@ -408,9 +409,11 @@ static struct rt_nplan *scale_mul(const struct rt_session *s, struct rt_gplan *p
 	return mu;
 }
 
-/* ConvInteger whose result's only use is a Cast to float32 (a dynamic
- * quantizer's layer: DynamicQuantizeLinear, ConvInteger, Cast, Mul) as
- * one node writing float32 of the sums (knn_conv_integer_f32): the int32
+/* ConvInteger or MatMulInteger whose result's only use is a Cast to
+ * float32 (a dynamic quantizer's layer: DynamicQuantizeLinear,
+ * ConvInteger or MatMulInteger, Cast, Mul) as one node writing float32 of
+ * the sums (knn_conv_integer_f32, knn_matmul_integer_f32: onnxruntime's
+ * MatMulIntegerToFloat is the same fusion): the int32
  * tensor and the Cast's pass gone, bit for bit (int32 to float32 rounds
  * once either way).  The Mul by the layer's scale after it, when it is
  * one float32 (input CI_SCALE), too: float32(sum) * scale, the Mul's
@@ -426,7 +429,9 @@ static struct rt_qdq *cast_unit_at(const struct rt_session *s, struct rt_gplan *
 	struct ir_value *scale = NULL;
 	struct rt_qdq *u;
 
-	if (!rt_qdq_is_op(n, "ConvInteger") || !h->kernel || h->fold != RT_FOLD_NONE ||
+	int mm = rt_qdq_is_op(n, "MatMulInteger");
+
+	if ((!mm && !rt_qdq_is_op(n, "ConvInteger")) || !h->kernel || h->fold != RT_FOLD_NONE ||
 	    n->n_inputs > CI_SCALE ||
 	    n->n_outputs != 1 || !n->outputs[0] || !(c = rt_plan_sole_use(p, n->outputs[0])) ||
 	    !rt_qdq_is_op(c->node, "Cast") || c->fold != RT_FOLD_NONE || !c->kernel ||
@@ -447,8 +452,9 @@ static struct rt_qdq *cast_unit_at(const struct rt_session *s, struct rt_gplan *
 		u->skip[1] = mu->node->index;
 		u->chain_from = mu->node->index;
 	}
-	u->kernel = (struct rt_kernel){ "ai.onnx", "ConvInteger", 1, RT_OPEN,
-					knn_conv_integer_f32 };
+	u->kernel = mm ? (struct rt_kernel){ "ai.onnx", "MatMulInteger", 10, RT_OPEN,
+					     knn_matmul_integer_f32 } :
+		    (struct rt_kernel){ "ai.onnx", "ConvInteger", 1, RT_OPEN, knn_conv_integer_f32 };
 	if (rt_qdq_unit_plan(p, i, u) < 0) {
 		rt_qdq_unit_free(u);
 		return NULL;

@@ -196,6 +196,9 @@ void knn_requant_i32(const int32_t *acc, int64_t n, int32_t bias, float mult, fl
 /* ConvInteger's kernel writing float32 of its sums (its Cast to float
  * done: a unit of runtime/qdq.c), bit for bit ConvInteger then Cast. */
 int knn_conv_integer_f32(struct rt_kctx *k);
+/* The same of MatMulInteger (its Cast to float32, and the Mul by one
+ * float32 scale, input 4, when given). */
+int knn_matmul_integer_f32(struct rt_kctx *k);
 /* The same for n pixels of m (at most KNN_PX_MAX) channels of sums,
  * channels last, a pixel's sums `stride` apart (acc[m] of a pixel: the
  * correction's window sums, times d[o], when d), channel o with its

@@ -841,6 +841,46 @@ int knn_conv_integer_f32(struct rt_kctx *k)
 	return 0;
 }
 
+int knn_matmul_integer_f32(struct rt_kctx *k)
+{
+	struct knn_mm p;
+	struct rt_value *y;
+	const struct rt_epilogue *e;
+	const float *s;
+	double *yd;
+	int32_t *yi = NULL;
+	int64_t n, sp = 1;
+	float *f;
+	int rc;
+
+	if ((rc = int_matmul(k, 0, 2, 1, 3, &p, &yd, &yi, 0)) < 0)
+		return rc;
+	if ((rc = ci_scale(k, &s)) < 0 || !(y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, p.rank, p.dims))) {
+		rc = rc < 0 ? rc : IR_ENOMEM;
+		goto done;
+	}
+	/* as MatMulInteger, Cast and Mul: the int32 sum rounded once, the
+	 * product once; then the steps as the nodes do them, on planes of
+	 * the channels on axis 1 */
+	f = y->data;
+	n = y->numel;
+	for (int64_t i = 0; i < n; i++)
+		f[i] = (float)(yi ? yi[i] : (int32_t)(int64_t)yd[i]);
+	for (int64_t i = 0; s && i < n; i++)
+		f[i] = f[i] * *s;
+	if (p.rank >= 2 && (e = rt_kctx_epilogue(k, y, 1))) {
+		for (int i = 2; i < p.rank; i++)
+			sp *= p.dims[i];
+		for (int64_t pl = 0; sp && pl < n / sp; pl++)
+			rt_epilogue_span(e, pl % p.dims[1], pl * sp, f + pl * sp, sp);
+	}
+done:
+	knn_mm_release(&p);
+	rt_big_free(yi);
+	free(yd);
+	return rc;
+}
+
 static int k_qlinear_conv(struct rt_kctx *k)
 {
 	struct knn_geom g;

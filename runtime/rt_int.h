@@ -138,6 +138,11 @@ int rt_epilogue_has_tensor(const struct rt_epilogue *e);
  * e->c channels, split over the session's threads. */
 void rt_epilogue_cl(struct rt_kctx *k, const struct rt_epilogue *e, float *y, int64_t rows);
 
+/* on 1: oneDNN's OpenMP threads are in use, the session pools' loops run
+ * on them from now on (0: on the pools' own threads; the tests); the
+ * setting before (threads.c). */
+int rt_pool_openmp(int on);
+
 typedef int (*rt_kernel_fn)(struct rt_kctx *k);
 
 struct rt_kernel {

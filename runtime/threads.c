@@ -12,7 +12,17 @@
  * it sleeps, and the caller watches for the workers' last chunks as long
  * before it sleeps on them, yielding the CPU now and then to any other
  * runnable thread.  (gen and busy are written under mu, with atomic
- * stores, so the watching reads need no lock.) */
+ * stores, so the watching reads need no lock.)
+ *
+ * Once oneDNN has run in the process (rt_pool_openmp), its OpenMP
+ * threads take the chunks instead: two sets of workers watching for work
+ * took turns on the same CPUs, each primitive's OpenMP worker waiting for
+ * the pool's watcher to yield and the pool's for OpenMP's to stop
+ * spinning (at two threads on two CPUs, an EfficientNet-B0 in float16
+ * 16.6 -> 13.2 ms, a Whisper-style encoder 56.5 -> 47.9, a YOLO-style
+ * detector 14.1 -> 9.2-11.8).  Without oneDNN the pool stays: OpenMP's
+ * fork and join cost more than its hand-offs on a recurrent net's
+ * hundreds of small loops (a batch-4 LSTM 3.6 -> 4.7 ms). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -34,13 +44,14 @@ struct rt_pool {
 	int64_t next;              /* the next chunk to take (atomic) */
 };
 
-/* Run chunks of the current job until none is left. */
-static void take_chunks(struct rt_pool *p, rt_range_fn fn, void *ctx,
+/* Run chunks of the current job until none is left (next: the job's
+ * counter). */
+static void take_chunks(int64_t *next, rt_range_fn fn, void *ctx,
 			int64_t n_items, int64_t chunk, int64_t n_chunks)
 {
 	int64_t i;
 
-	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < n_chunks) {
+	while ((i = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED)) < n_chunks) {
 		int64_t b = i * chunk, e = b + chunk;
 
 		if (e > n_items)
@@ -128,7 +139,7 @@ static void *worker(void *arg)
 
 			__atomic_store_n(&p->busy, p->busy + 1, __ATOMIC_RELEASE);
 			pthread_mutex_unlock(&p->mu);
-			take_chunks(p, fn, ctx, n_items, chunk, n_chunks);
+			take_chunks(&p->next, fn, ctx, n_items, chunk, n_chunks);
 			pthread_mutex_lock(&p->mu);
 		}
 		__atomic_store_n(&p->busy, p->busy - 1, __ATOMIC_RELEASE);
@@ -186,6 +197,35 @@ void rt_pool_free(struct rt_pool *p)
 	free(p);
 }
 
+/* libgomp's entry for a parallel region (what gcc makes of `#pragma omp
+ * parallel`), declared here as omp.h is gcc's own header and not on
+ * clang's path: fn(data) on each of num_threads threads, the caller one
+ * of them; flags 0. */
+void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags);
+
+static int use_openmp;
+
+int rt_pool_openmp(int on)
+{
+	return __atomic_exchange_n(&use_openmp, on, __ATOMIC_RELAXED);
+}
+
+struct omp_job {
+	rt_range_fn fn;
+	void *ctx;
+	int64_t n, chunk, n_chunks, next;
+};
+
+static void omp_chunks(void *arg)
+{
+	struct omp_job *j = arg;
+	int was = in_chunk;
+
+	in_chunk = 1;   /* (a call from inside a chunk runs inline) */
+	take_chunks(&j->next, j->fn, j->ctx, j->n, j->chunk, j->n_chunks);
+	in_chunk = was;
+}
+
 void rt_pool_for(struct rt_pool *p, int64_t n, int64_t grain,
 		 rt_range_fn fn, void *ctx)
 {
@@ -203,6 +243,12 @@ void rt_pool_for(struct rt_pool *p, int64_t n, int64_t grain,
 	if (chunk < grain)
 		chunk = grain;
 	n_chunks = (n + chunk - 1) / chunk;
+	if (use_openmp) {
+		struct omp_job j = { fn, ctx, n, chunk, n_chunks, 0 };
+
+		GOMP_parallel(omp_chunks, &j, (unsigned)(p->n + 1), 0);
+		return;
+	}
 	pthread_mutex_lock(&p->mu);
 	/* a worker that woke late for the last job, found nothing left and is
 	 * on its way out must be out before the counter is reset */
@@ -218,7 +264,7 @@ void rt_pool_for(struct rt_pool *p, int64_t n, int64_t grain,
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->mu);
 	in_chunk = 1;
-	take_chunks(p, fn, ctx, n, chunk, n_chunks);
+	take_chunks(&p->next, fn, ctx, n, chunk, n_chunks);
 	in_chunk = 0;
 	/* every chunk is taken; wait for the workers still running theirs
 	 * (the mutex orders their writes before this thread's reads) */

@@ -49,6 +49,7 @@ dnnl_engine_t knn_dnnl_engine(void)
 
 void knn_dnnl_threads(int n)
 {
+	rt_pool_openmp(1);   /* opmig's loops on OpenMP's threads from now on */
 	omp_set_num_threads(n);
 }
 

@@ -9,6 +9,7 @@
 
 #include "validators/compare.h"
 #include "runtime/inputs.h"
+#include "runtime/exec_int.h"   /* rt_pool_* */
 #include "runtime/rt_int.h"
 #include "runtime/tensor_io.h"
 #include "rewriters/migrate.h"
@@ -444,6 +445,67 @@ static void test_run_steps(void)
 	ir_model_free(m);
 }
 
+struct pool_job {
+	struct rt_pool *p;
+	int *hits;
+	int64_t n;
+	int nested;
+};
+
+static void pool_inner(void *ctx, int64_t lo, int64_t hi)
+{
+	struct pool_job *j = ctx;
+
+	for (int64_t i = lo; i < hi; i++)
+		__atomic_fetch_add(&j->hits[j->n + i], 1, __ATOMIC_RELAXED);
+}
+
+static void pool_outer(void *ctx, int64_t lo, int64_t hi)
+{
+	struct pool_job *j = ctx;
+
+	for (int64_t i = lo; i < hi; i++)
+		__atomic_fetch_add(&j->hits[i], 1, __ATOMIC_RELAXED);
+	/* a loop from inside a chunk runs inline, whole */
+	if (j->nested && lo == 0) {
+		struct pool_job in = { j->p, j->hits, j->n, 0 };
+
+		rt_pool_for(j->p, 37, 1, pool_inner, &in);
+	}
+}
+
+/* Each item of a loop done once, with the pool's threads and with
+ * OpenMP's (threads.c), for 1 to 3 threads, grains and sizes around the
+ * chunking, a loop inside a chunk run inline; several loops in a row. */
+static void test_pool(void)
+{
+	int prev = rt_pool_openmp(0);
+
+	for (int omp = 0; omp <= 1; omp++) {
+		rt_pool_openmp(omp);
+		for (int th = 1; th <= 3; th++) {
+			struct rt_pool *p = NULL;
+
+			CU_ASSERT_FATAL(rt_pool_new(th, &p) == 0);
+			for (int64_t n = 0; n < 300; n += 1 + n / 3)
+				for (int64_t grain = 1; grain <= 64; grain *= 4) {
+					int *hits = calloc((size_t)(n + 37 + 1), sizeof(int));
+					struct pool_job j = { p, hits, n, n > 0 };
+					int ok = 1;
+
+					CU_ASSERT_FATAL(hits != NULL);
+					rt_pool_for(p, n, grain, pool_outer, &j);
+					for (int64_t i = 0; i < n + (n > 0 ? 37 : 0); i++)
+						ok &= hits[i] == 1;
+					CU_ASSERT(ok);
+					free(hits);
+				}
+			rt_pool_free(p);
+		}
+	}
+	rt_pool_openmp(prev);
+}
+
 static const struct unit_test tests[] = {
 	{ "kernel table sorted, unique, real versions", test_kernel_table },
 	{ "float16 and bfloat16 conversions", test_half_bf16 },
@@ -456,6 +518,7 @@ static const struct unit_test tests[] = {
 	{ "logits by position: cosine, top-1, top-5", test_logits },
 	{ "seeded generator", test_random },
 	{ "a run node by node", test_run_steps },
+	{ "thread pool loops, own threads and OpenMP's", test_pool },
 	{ NULL, NULL },
 };
 

@@ -7,9 +7,12 @@
  * the padding are skipped.  float32, where the maximum is max2d_plane's
  * in k_pool.c (KNN_MAXIN, from -inf), so the two layouts give the same
  * values; and 8-bit codes (a QDQ MaxPool unit, runtime/qdq_table.c). */
+#include <immintrin.h>
 #include <math.h>
 
 #include "runtime/kernels/k_conv_int.h"
+#include "runtime/kernels/k_exp512.h"    /* knn_lanes16 */
+#include "runtime/kernels/pgemm.h"       /* rt_pgemm_ok: AVX-512 */
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("O3")
@@ -74,11 +77,57 @@ MCL_ROWS(mcl_rows_f32, float, -INFINITY, KNN_MAXIN, MCL_SAME)
 MCL_ROWS(mcl_rows_u8, uint8_t, 0, MCL_MAX, MCL_SAME)
 MCL_ROWS(mcl_rows_s8, uint8_t, 0, MCL_MAX, MCL_FLIP)
 
+/* mcl_rows_f32 in AVX-512 registers: sixteen channels of an output
+ * position through all its taps before they are stored (the loop above
+ * loads and stores the output at each tap: a ShuffleNet stem's 3x3
+ * stride-2 pool of 24 channels at 112x112 took 0.20 ms against 0.07 for
+ * the plain layout's kernel).  KNN_MAXIN lane by lane: x taken where it
+ * is larger or NaN. */
+__attribute__((target("avx512f")))
+static void mcl_rows_f32_512(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct mcl_job *j = ctx;
+	const struct knn_geom *g = j->g;
+	const int64_t c = g->c, ih = g->in[0], iw = g->in[1], oh = g->out[0], ow = g->out[1];
+
+	for (int64_t r = lo; r < hi; r++) {
+		int64_t b = r / oh, a = r % oh;
+		const float *xb = (const float *)j->x + b * ih * iw * c;
+		float *yr = (float *)j->y + r * ow * c;
+
+		for (int64_t o = 0; o < ow; o++)
+			for (int64_t c0 = 0; c0 < c; c0 += 16) {
+				__mmask16 lanes = knn_lanes16(c - c0);
+				__m512 acc = _mm512_set1_ps(-INFINITY);
+
+				for (int64_t u = 0; u < g->kernel[0]; u++) {
+					int64_t h = a * g->stride[0] - g->pad[0] + u * g->dil[0];
+
+					if (h < 0 || h >= ih)
+						continue;
+					for (int64_t v = 0; v < g->kernel[1]; v++) {
+						int64_t w = o * g->stride[1] - g->pad[1] + v * g->dil[1];
+						__m512 t;
+
+						if (w < 0 || w >= iw)
+							continue;
+						t = _mm512_maskz_loadu_ps(lanes, xb + (h * iw + w) * c + c0);
+						acc = _mm512_mask_mov_ps(acc, _mm512_cmp_ps_mask(t, acc, _CMP_GT_OQ) |
+									 _mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q),
+									 t);
+					}
+				}
+				_mm512_mask_storeu_ps(yr + o * c + c0, lanes, acc);
+			}
+	}
+}
+
 void knn_maxpool_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x, float *y)
 {
 	struct mcl_job j = { g, x, y };
 
-	rt_parallel_for(k, g->n * g->out[0], 1, mcl_rows_f32, &j);
+	rt_parallel_for(k, g->n * g->out[0], 1, rt_pgemm_ok() ? mcl_rows_f32_512 : mcl_rows_f32,
+			&j);
 }
 
 /* uint8 codes, or int8 when sgn */

@@ -27,7 +27,6 @@ from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import ortlib  # noqa: E402
 import qdqlib  # noqa: E402
 from int_ops_ref import conv_ref  # noqa: E402
 from qdqlib import T  # noqa: E402
@@ -135,10 +134,6 @@ def run(opmig, path, x, d, *flags):
     return outs, tuple(qdqlib.fused(stats, op) for op in ("Cast", "Mul", "Relu"))
 
 
-def same(a, b):
-    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-
-
 def main():
     opmig, work = sys.argv[1], sys.argv[2]
     fails, jobs, wants = 0, [], []
@@ -160,14 +155,7 @@ def main():
             print("FAIL %s: %s" % (what, got if isinstance(got, str) else exact))
             fails += 1
             continue
-        bad = []
-        for i, r in enumerate(ref):
-            if not same(got[i], r):
-                bad.append("output %d: %d of %d values differ from numpy's" %
-                           (i, int(np.sum(got[i] != r)) if got[i].shape == r.shape else -1,
-                            r.size))
-            if not same(got[i], exact[i]):
-                bad.append("output %d differs from --exact's" % i)
+        bad = qdqlib.against(got, exact, ref)
         # (a Mul done by the unit or on its epilogue chain, or on the
         # Cast's chain as written)
         if fused != (0 if miss else 1, muls) or fused_exact != (0, muls) or \
@@ -180,21 +168,7 @@ def main():
             fails += 1
         jobs.append((path, {"x": x}))
         wants.append((what, got))
-    why = ortlib.available()
-    if why:
-        print("notice: %s; onnxruntime comparison skipped" % why)
-    else:
-        n_same, n_run = 0, 0
-        for (what, got), res in zip(wants, ortlib.run_many(jobs, os.path.join(work, "ort"))):
-            if isinstance(res, str):
-                continue   # no kernel for these types in onnxruntime's CPU provider
-            n_run += 1
-            if all(same(np.asarray(a), b) for a, b in zip(res, got)):
-                n_same += 1
-            else:
-                print("FAIL %s: onnxruntime differs" % what)
-                fails += 1
-        print("onnxruntime: %d of %d cases it runs bit-identical" % (n_same, n_run))
+    fails += qdqlib.ort_bitwise(jobs, wants, os.path.join(work, "ort"))
     print("%d cases, %d failures" % (N_CASES, fails))
     return 1 if fails else 0
 

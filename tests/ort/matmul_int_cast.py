@@ -28,7 +28,6 @@ from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import ortlib  # noqa: E402
 import qdqlib  # noqa: E402
 from qdqlib import T  # noqa: E402
 
@@ -115,10 +114,6 @@ def run(opmig, path, feeds, d, *flags):
     return outs, tuple(qdqlib.fused(stats, op) for op in ("Cast", "Mul"))
 
 
-def same(a, b):
-    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-
-
 def main():
     opmig, work = sys.argv[1], sys.argv[2]
     fails, jobs, wants = 0, [], []
@@ -134,14 +129,7 @@ def main():
             print("FAIL %s: %s" % (what, got if isinstance(got, str) else exact))
             fails += 1
             continue
-        bad = []
-        for i, r in enumerate(ref):
-            if not same(got[i], r):
-                bad.append("output %d: %d of %d values differ from numpy's" %
-                           (i, int(np.sum(got[i] != r)) if got[i].shape == r.shape else -1,
-                            r.size))
-            if not same(got[i], exact[i]):
-                bad.append("output %d differs from --exact's" % i)
+        bad = qdqlib.against(got, exact, ref)
         if fused != (0 if miss else 1, muls) or fused_exact != (0, muls):
             bad.append("Cast and Mul done by the unit: %s (--exact %s), expected %s" %
                        (fused, fused_exact, (0 if miss else 1, muls)))
@@ -150,21 +138,7 @@ def main():
             fails += 1
         jobs.append((path, feeds))
         wants.append((what, got))
-    why = ortlib.available()
-    if why:
-        print("notice: %s; onnxruntime comparison skipped" % why)
-    else:
-        n_same, n_run = 0, 0
-        for (what, got), res in zip(wants, ortlib.run_many(jobs, os.path.join(work, "ort"))):
-            if isinstance(res, str):
-                continue   # no kernel for these types in onnxruntime's CPU provider
-            n_run += 1
-            if all(same(np.asarray(a), b) for a, b in zip(res, got)):
-                n_same += 1
-            else:
-                print("FAIL %s: onnxruntime differs" % what)
-                fails += 1
-        print("onnxruntime: %d of %d cases it runs bit-identical" % (n_same, n_run))
+    fails += qdqlib.ort_bitwise(jobs, wants, os.path.join(work, "ort"))
     print("%d cases, %d failures" % (N_CASES, fails))
     return 1 if fails else 0
 

@@ -19,6 +19,8 @@ import subprocess
 import numpy as np
 from onnx import TensorProto
 
+import ortlib
+
 T = {np.dtype(np.int8): TensorProto.INT8, np.dtype(np.uint8): TensorProto.UINT8}
 LIM = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255)}
 
@@ -78,3 +80,44 @@ def fused(stats, op):
     kernels (its op table's "fused" column)."""
     m = re.search(r"^%s\s+\d+\s+\d+\s+(\d+)" % op, stats, re.M)
     return int(m.group(1)) if m else 0
+
+
+def same(a, b):
+    """The same dtype, shape and bytes."""
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def against(got, exact, refs):
+    """What is wrong with a unit's outputs got: each must be refs' bit for
+    bit and --exact's (exact); a list of messages."""
+    bad = []
+    for i, r in enumerate(refs):
+        if not same(got[i], r):
+            bad.append("output %d: %d of %d values differ from numpy's" %
+                       (i, int(np.sum(got[i] != r)) if got[i].shape == r.shape else -1, r.size))
+        if not same(got[i], exact[i]):
+            bad.append("output %d differs from --exact's" % i)
+    return bad
+
+
+def ort_bitwise(jobs, wants, workdir):
+    """onnxruntime-node on jobs [(model, feeds)] against wants [(what,
+    opmig's outputs)]: prints a FAIL line for each case it runs that is not
+    bit-identical and a summary (a notice when it is absent); the
+    failures."""
+    why = ortlib.available()
+    if why:
+        print("notice: %s; onnxruntime comparison skipped" % why)
+        return 0
+    fails, n_same, n_run = 0, 0, 0
+    for (what, got), res in zip(wants, ortlib.run_many(jobs, workdir)):
+        if isinstance(res, str):
+            continue   # no kernel for these types in onnxruntime's CPU provider
+        n_run += 1
+        if all(same(np.asarray(a), b) for a, b in zip(res, got)):
+            n_same += 1
+        else:
+            print("FAIL %s: onnxruntime differs" % what)
+            fails += 1
+    print("onnxruntime: %d of %d cases it runs bit-identical" % (n_same, n_run))
+    return fails

@@ -1,7 +1,8 @@
 """norm_valid_ort.py OPMIG WORKDIR: every model opmig migrate writes for a
 Llama-shaped decoder is valid for the opset it declares (issue 25).  The
-tiny decoder of testdata/gen/make_decoder.py, decomposed in float32 and
-float16 and in onnxruntime-genai's form (its first norm a default-domain
+tiny decoder of testdata/gen/make_decoder.py, decomposed and in
+onnxruntime-genai's form, each in float32 and float16 (genai's: its first
+norm a default-domain
 SimplifiedLayerNormalization, the others com.microsoft
 SkipSimplifiedLayerNormalization), is migrated at opset 17 to every target
 in oprules/ and to "qnn-skip" (a rules file: qnn that also declares
@@ -50,7 +51,8 @@ SKIP_RULES = {"schema": 1, "id": "qnn-skip", "name": "qnn with SkipSimplifiedLay
               "extends": "qnn", "sources": ["norm_valid_ort.py"],
               "ops": {"com.microsoft:SkipSimplifiedLayerNormalization":
                       {"dtypes": ["float32", "float16"]}}}
-FORMS = (("decomposed", "float32"), ("decomposed", "float16"), ("genai", "float32"))
+FORMS = (("decomposed", "float32"), ("decomposed", "float16"), ("genai", "float32"),
+         ("genai", "float16"))
 NP = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.FLOAT16: np.float16,
       onnx.TensorProto.INT64: np.int64, onnx.TensorProto.INT32: np.int32}
 

@@ -21,7 +21,11 @@
 # opmig: a ShuffleNetV2 classifier in float32 and static QDQ, a float16
 # DenseNet-style classifier, an HRNet-style pose net, a float16
 # GPT-2-style decoder prefill, a Swin-style pair of window-attention
-# stages),
+# stages; with BROAD_SET=held8 an eighth, bench/gen_held8.py, not yet run
+# through opmig: a MobileViT-XS-style classifier, a float16
+# Stable-Diffusion-VAE-decoder-style stack, a FastSpeech2-style
+# text-to-mel net in float32 and quantized by `opmig quantize --dynamic`,
+# an SSDLite-MobileNetV2-style detector in float32 and static QDQ),
 # against onnxruntime-node with bench/interp.sh at one thread and at two
 # (interp.sh's alternating rounds).  See bench/README.md, "A broader
 # suite".
@@ -34,7 +38,7 @@
 #   BROAD_SET       held: bench/gen_held.py's models instead; held4:
 #                   bench/gen_held4.py's; held5: bench/gen_held5.py's;
 #                   held6: bench/gen_held6.py's; held7:
-#                   bench/gen_held7.py's
+#                   bench/gen_held7.py's; held8: bench/gen_held8.py's
 #
 # Exit status: 0 done, 2 setup or a command failed.
 
@@ -61,6 +65,10 @@ elif [ "${BROAD_SET:-}" = held7 ]; then
 	gen=gen_held7.py last=swin.onnx
 	names="shufflenet shufflenet_qdq densenet_f16 hrnet gpt_f16 swin"
 	suite_setup broad.sh held7
+elif [ "${BROAD_SET:-}" = held8 ]; then
+	gen=gen_held8.py last=ssdlite.onnx
+	names="mobilevit vae_f16 fastspeech tts_dyn ssdlite ssdlite_qdq"
+	suite_setup broad.sh held8
 else
 	gen=gen_broad.py last=nhwc_seg.onnx names="nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg"
 	suite_setup broad.sh broad
@@ -76,6 +84,7 @@ quant=
 [ "${BROAD_SET:-}" = held5 ] && quant="bert_qdq:bert"
 [ "${BROAD_SET:-}" = held6 ] && quant="fpn_qdq:fpn whisper_dyn:whisper:--dynamic"
 [ "${BROAD_SET:-}" = held7 ] && quant="shufflenet_qdq:shufflenet"
+[ "${BROAD_SET:-}" = held8 ] && quant="ssdlite_qdq:ssdlite tts_dyn:fastspeech:--dynamic"
 if [ -n "$quant" ]; then
 	# int8 twins as a user's migration writes them: one calibration
 	# sample of the tool's own seeded inputs, no accuracy fallback

@@ -841,39 +841,54 @@ int knn_conv_integer_f32(struct rt_kctx *k)
 	return 0;
 }
 
+struct mi_f32 {
+	const int32_t *yi;
+	const double *yd;
+	const float *s;
+	const struct rt_epilogue *e;
+	float *f;
+	int64_t sp, c;
+};
+
+/* Planes [lo, hi) of sp sums: as MatMulInteger, Cast and Mul, the int32
+ * sum rounded once, the product once; then the steps as the nodes do
+ * them, on planes of the channels on axis 1. */
+static void mi_planes(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct mi_f32 *j = ctx;
+	float *f = j->f + lo * j->sp;
+	int64_t n = (hi - lo) * j->sp, o = lo * j->sp;
+
+	for (int64_t i = 0; i < n; i++)
+		f[i] = (float)(j->yi ? j->yi[o + i] : (int32_t)(int64_t)j->yd[o + i]);
+	for (int64_t i = 0; j->s && i < n; i++)
+		f[i] = f[i] * *j->s;
+	for (int64_t pl = lo; j->e && pl < hi; pl++)
+		rt_epilogue_span(j->e, pl % j->c, pl * j->sp, j->f + pl * j->sp, j->sp);
+}
+
 int knn_matmul_integer_f32(struct rt_kctx *k)
 {
 	struct knn_mm p;
 	struct rt_value *y;
-	const struct rt_epilogue *e;
-	const float *s;
+	struct mi_f32 j = { 0 };
 	double *yd;
 	int32_t *yi = NULL;
-	int64_t n, sp = 1;
-	float *f;
 	int rc;
 
 	if ((rc = int_matmul(k, 0, 2, 1, 3, &p, &yd, &yi, 0)) < 0)
 		return rc;
-	if ((rc = ci_scale(k, &s)) < 0 || !(y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, p.rank, p.dims))) {
+	if ((rc = ci_scale(k, &j.s)) < 0 ||
+	    !(y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, p.rank, p.dims))) {
 		rc = rc < 0 ? rc : IR_ENOMEM;
 		goto done;
 	}
-	/* as MatMulInteger, Cast and Mul: the int32 sum rounded once, the
-	 * product once; then the steps as the nodes do them, on planes of
-	 * the channels on axis 1 */
-	f = y->data;
-	n = y->numel;
-	for (int64_t i = 0; i < n; i++)
-		f[i] = (float)(yi ? yi[i] : (int32_t)(int64_t)yd[i]);
-	for (int64_t i = 0; s && i < n; i++)
-		f[i] = f[i] * *s;
-	if (p.rank >= 2 && (e = rt_kctx_epilogue(k, y, 1))) {
-		for (int i = 2; i < p.rank; i++)
-			sp *= p.dims[i];
-		for (int64_t pl = 0; sp && pl < n / sp; pl++)
-			rt_epilogue_span(e, pl % p.dims[1], pl * sp, f + pl * sp, sp);
-	}
+	j = (struct mi_f32){ yi, yd, j.s, p.rank >= 2 ? rt_kctx_epilogue(k, y, 1) : NULL, y->data,
+			     1, p.rank >= 2 ? p.dims[1] : 1 };
+	for (int i = 2; i < p.rank; i++)
+		j.sp *= p.dims[i];
+	if (y->numel)
+		rt_parallel_for(k, y->numel / j.sp, 1 + 16384 / j.sp, mi_planes, &j);
 done:
 	knn_mm_release(&p);
 	rt_big_free(yi);

@@ -545,6 +545,12 @@ static void step_rows(int kind, const float *restrict m, const float *restrict a
 		}
 }
 
+/* A GELU step (its Erf: rt_gelu_f32, never in registers) */
+static int is_gelu(int kind)
+{
+	return kind == RT_CHAIN_GELU_DIV || kind == RT_CHAIN_GELU_MUL;
+}
+
 /* Rows of a channels-last result a block takes: about 4096 values, so
  * that each step runs over what the last one left in the cache. */
 #define ROWS_BLOCK 4096
@@ -552,8 +558,8 @@ static void step_rows(int kind, const float *restrict m, const float *restrict a
 struct rows_job {
 	const struct rt_epilogue *e;
 	float *y;
-	int64_t rows;
-	int regs;   /* rows512 does e's steps */
+	int64_t rows, per;   /* per: rows a block takes */
+	int regs;            /* rows512 does e's steps */
 };
 
 /* Vectors of a channels-last result side by side through each step (a
@@ -628,10 +634,9 @@ static void rows_range(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct rows_job *j = ctx;
 	const struct rt_epilogue *e = j->e;
-	int64_t per = ROWS_BLOCK / e->c + 1;
 
-	for (int64_t r0 = lo * per; r0 < hi * per && r0 < j->rows; r0 += per) {
-		int64_t n = j->rows - r0 < per ? j->rows - r0 : per;
+	for (int64_t r0 = lo * j->per; r0 < hi * j->per && r0 < j->rows; r0 += j->per) {
+		int64_t n = j->rows - r0 < j->per ? j->rows - r0 : j->per;
 		float *y = j->y + r0 * e->c;
 		const float *coef = e->coef;
 
@@ -642,32 +647,31 @@ static void rows_range(void *ctx, int64_t lo, int64_t hi)
 
 		if (e->head_round)
 			rt_float_round_n(y, n * e->c, e->round);
-		for (size_t s = 0; s < e->n; s++, coef += 2 * e->c)
-			if (step_uniform(e, s))
+		for (size_t s = 0; s < e->n; s++, coef += 2 * e->c) {
+			if (step_uniform(e, s)) {
 				step_span(e->kind[s], coef[0], coef[e->c], NULL, y, n * e->c,
 					  e->round);
-			else {
-				step_rows(e->kind[s], coef, coef + e->c, y, n, e->c);
-				if (e->round && e->kind[s] == RT_CHAIN_BN)
-					rt_float_round_n(y, n * e->c, e->round);
+				continue;
 			}
+			step_rows(e->kind[s], coef, coef + e->c, y, n, e->c);
+			if (e->round && e->kind[s] == RT_CHAIN_BN)
+				rt_float_round_n(y, n * e->c, e->round);
+		}
 	}
 }
 
 void rt_epilogue_cl(struct rt_kctx *k, const struct rt_epilogue *e, float *y, int64_t rows)
 {
-	struct rows_job j = { e, y, rows, rt_pgemm_ok() && (!e->round || e->round == IR_DTYPE_FLOAT16) };
-	int64_t per = ROWS_BLOCK / e->c + 1;
+	struct rows_job j = { e, y, rows, ROWS_BLOCK / e->c + 1,
+			      rt_pgemm_ok() && (!e->round || e->round == IR_DTYPE_FLOAT16) };
 
 	/* registers do no GELU (its Erf: rt_gelu_f32) */
 	for (size_t s = 0; s < e->n; s++)
-		if (e->kind[s] == RT_CHAIN_GELU_DIV || e->kind[s] == RT_CHAIN_GELU_MUL)
+		if (is_gelu(e->kind[s]))
 			j.regs = 0;
-
 	if (rows > 0)
-		rt_parallel_for(k, (rows + per - 1) / per, 1, rows_range, &j);
+		rt_parallel_for(k, (rows + j.per - 1) / j.per, 1, rows_range, &j);
 }
-
 
 /* t (input i of node np) as an RT_CHAIN_ADDT operand of y: a float32
  * tensor of y's shape, not y's data, stored channels first. */
@@ -838,7 +842,7 @@ const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y
 	/* the kernels' registers do no GELU (its Erf): the pass after the
 	 * node does it and what follows */
 	for (size_t s = 0; s < e->n; s++)
-		if (e->kind[s] == RT_CHAIN_GELU_DIV || e->kind[s] == RT_CHAIN_GELU_MUL) {
+		if (is_gelu(e->kind[s])) {
 			e->n = s;
 			break;
 		}

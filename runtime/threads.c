@@ -243,7 +243,7 @@ void rt_pool_for(struct rt_pool *p, int64_t n, int64_t grain,
 	if (chunk < grain)
 		chunk = grain;
 	n_chunks = (n + chunk - 1) / chunk;
-	if (use_openmp) {
+	if (__atomic_load_n(&use_openmp, __ATOMIC_RELAXED)) {
 		struct omp_job j = { fn, ctx, n, chunk, n_chunks, 0 };
 
 		GOMP_parallel(omp_chunks, &j, (unsigned)(p->n + 1), 0);

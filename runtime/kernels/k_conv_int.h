@@ -210,6 +210,10 @@ void knn_requant_px(const int32_t *acc, int64_t n, int64_t stride, int64_t m, co
 		    const int32_t *bias, const float *mult, float zp, int dtype, uint8_t *out);
 /* oneDNN's integer convolutions can run here (and are exact). */
 int knn_dnnl_int_ok(void);
+/* float32 products smaller than this (multiply-adds) stay with sgemm
+ * (k_matmul_pk.c, k_mm_dnnl_f32.c): a kept copy of B, or a primitive,
+ * is not worth it there. */
+#define KNN_MM_MIN_WORK (1 << 20)
 /* A float32 product y (rows x n, row-major) = A * B (+ bias: n values, or
  * NULL), B (kd x n) input 1 of the node, element (s, j) at b[s * rs + j *
  * cs]; A(i, s) at a[i * lda + s] when a_rows, else a[s * lda + i]; nb

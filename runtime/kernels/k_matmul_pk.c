@@ -13,10 +13,8 @@
 #include "runtime/kernels/k_conv_int.h"
 #include "runtime/kernels/pgemm.h"
 
-/* Products smaller than this (multiply-adds) stay with sgemm: the kept
- * copy of B is not worth its memory there. */
-#define MM_PK_MIN_WORK (1 << 20)
-/* ... and so do products of one row (sgemm's gemv): as fast alone
+/* Products smaller than KNN_MM_MIN_WORK stay with sgemm, and so do
+ * products of one row (sgemm's gemv): as fast alone
  * (0.11-0.12 ms for a classifier's 2048 x 1000 weights), faster in a
  * model, where the weights come from memory (resnet50's: 0.42-0.46 ms
  * against 0.55-0.66).  From two rows on sgemm is ten times slower (1.6-1.8
@@ -51,7 +49,7 @@ static int pk_product(struct rt_kctx *k, int64_t rows, const struct mm_pk *d,
 
 	if (!rt_pgemm_ok() || !rt_in_const(k, 1) || rows < MM_PK_MIN_ROWS || d->n < 16 ||
 	    d->kd < 1 ||
-	    (double)rows * (double)d->n * (double)d->kd < MM_PK_MIN_WORK)
+	    (double)rows * (double)d->n * (double)d->kd < KNN_MM_MIN_WORK)
 		return 0;
 	/* oneDNN's matmul where it runs (k_mm_dnnl_f32.c), from four rows:
 	 * at two, the packed product is faster (a classifier's 2048 x 1000

@@ -187,17 +187,13 @@ int knn_mm_dnnl_f32(struct rt_kctx *k, const struct knn_mmf *g, const float *a,
 	return 1;
 }
 
-/* Products smaller than this (multiply-adds) stay with sgemm, as the
- * packed product's do (k_matmul_pk.c). */
-#define MMF_MIN_WORK (1 << 20)
-
 int knn_mm_batched_f32(struct rt_kctx *k, const struct knn_mm *p, const float *a,
 		       const float *b, float *y)
 {
 	struct knn_mmf g = { p->m, p->kd, p->n, p->kd, p->n, 1, p->n_batch, 1, 0 };
 
 	if (p->m < 2 || p->n < 16 || p->kd < 1 ||
-	    (double)p->n_batch * (double)p->m * (double)p->n * (double)p->kd < MMF_MIN_WORK)
+	    (double)p->n_batch * (double)p->m * (double)p->n * (double)p->kd < KNN_MM_MIN_WORK)
 		return 0;
 	for (int64_t i = 0; i < p->n_batch; i++)
 		if (p->a_off[i] != i * p->m * p->kd || p->b_off[i] != i * p->kd * p->n)

@@ -801,12 +801,39 @@ static int k_conv_integer(struct rt_kctx *k)
 	return rc;
 }
 
+struct sums_f32 {
+	const int32_t *yi;
+	const double *yd;
+	const float *s;
+	const struct rt_epilogue *e;
+	float *f;
+	int64_t sp, c;
+};
+
+/* Planes [lo, hi) of sp integer sums (yi's, else yd's) into f: as
+ * ConvInteger or MatMulInteger, Cast and Mul, the int32 sum rounded
+ * once, the product by *s (when s) once; then e's steps as the nodes do
+ * them, plane pl being channel pl % c on axis 1. */
+static void sums_planes(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct sums_f32 *j = ctx;
+	float *f = j->f + lo * j->sp;
+	int64_t n = (hi - lo) * j->sp, o = lo * j->sp;
+
+	for (int64_t i = 0; i < n; i++)
+		f[i] = (float)(j->yi ? j->yi[o + i] : (int32_t)(int64_t)j->yd[o + i]);
+	for (int64_t i = 0; j->s && i < n; i++)
+		f[i] = f[i] * *j->s;
+	for (int64_t pl = lo; j->e && pl < hi; pl++)
+		rt_epilogue_span(j->e, pl % j->c, pl * j->sp, j->f + pl * j->sp, j->sp);
+}
+
 int knn_conv_integer_f32(struct rt_kctx *k)
 {
 	struct knn_geom g;
 	struct rt_value *y;
 	int64_t dims[RT_MAX_RANK];
-	const struct rt_epilogue *e;
+	struct sums_f32 j;
 	const float *s;
 	double *yd;
 	int rc;
@@ -823,55 +850,19 @@ int knn_conv_integer_f32(struct rt_kctx *k)
 		return rc < 0 ? rc : IR_ENOMEM;
 	}
 	/* the epilogue fconv_dnnl took, or now */
-	e = k->epi ? k->epi : rt_kctx_epilogue(k, y, 1);
-	for (int64_t pl = 0; pl < g.n * g.m; pl++) {
-		float *f = (float *)y->data + pl * g.out_size;
-		const double *v = yd + pl * g.out_size;
-
-		/* as ConvInteger, Cast and Mul: the int32 sum rounded once, the
-		 * product once; then the steps as the nodes do them */
-		for (int64_t i = 0; i < g.out_size; i++)
-			f[i] = (float)(int32_t)(int64_t)v[i];
-		for (int64_t i = 0; s && i < g.out_size; i++)
-			f[i] = f[i] * *s;
-		if (e)
-			rt_epilogue_span(e, pl % g.m, pl * g.out_size, f, g.out_size);
-	}
+	j = (struct sums_f32){ NULL, yd, s, k->epi ? k->epi : rt_kctx_epilogue(k, y, 1), y->data,
+			       g.out_size, g.m };
+	if (y->numel)
+		rt_parallel_for(k, g.n * g.m, 1 + 16384 / g.out_size, sums_planes, &j);
 	rt_big_free(yd);
 	return 0;
-}
-
-struct mi_f32 {
-	const int32_t *yi;
-	const double *yd;
-	const float *s;
-	const struct rt_epilogue *e;
-	float *f;
-	int64_t sp, c;
-};
-
-/* Planes [lo, hi) of sp sums: as MatMulInteger, Cast and Mul, the int32
- * sum rounded once, the product once; then the steps as the nodes do
- * them, on planes of the channels on axis 1. */
-static void mi_planes(void *ctx, int64_t lo, int64_t hi)
-{
-	const struct mi_f32 *j = ctx;
-	float *f = j->f + lo * j->sp;
-	int64_t n = (hi - lo) * j->sp, o = lo * j->sp;
-
-	for (int64_t i = 0; i < n; i++)
-		f[i] = (float)(j->yi ? j->yi[o + i] : (int32_t)(int64_t)j->yd[o + i]);
-	for (int64_t i = 0; j->s && i < n; i++)
-		f[i] = f[i] * *j->s;
-	for (int64_t pl = lo; j->e && pl < hi; pl++)
-		rt_epilogue_span(j->e, pl % j->c, pl * j->sp, j->f + pl * j->sp, j->sp);
 }
 
 int knn_matmul_integer_f32(struct rt_kctx *k)
 {
 	struct knn_mm p;
 	struct rt_value *y;
-	struct mi_f32 j = { 0 };
+	struct sums_f32 j = { 0 };
 	double *yd;
 	int32_t *yi = NULL;
 	int rc;
@@ -883,12 +874,12 @@ int knn_matmul_integer_f32(struct rt_kctx *k)
 		rc = rc < 0 ? rc : IR_ENOMEM;
 		goto done;
 	}
-	j = (struct mi_f32){ yi, yd, j.s, p.rank >= 2 ? rt_kctx_epilogue(k, y, 1) : NULL, y->data,
+	j = (struct sums_f32){ yi, yd, j.s, p.rank >= 2 ? rt_kctx_epilogue(k, y, 1) : NULL, y->data,
 			     1, p.rank >= 2 ? p.dims[1] : 1 };
 	for (int i = 2; i < p.rank; i++)
 		j.sp *= p.dims[i];
 	if (y->numel)
-		rt_parallel_for(k, y->numel / j.sp, 1 + 16384 / j.sp, mi_planes, &j);
+		rt_parallel_for(k, y->numel / j.sp, 1 + 16384 / j.sp, sums_planes, &j);
 done:
 	knn_mm_release(&p);
 	rt_big_free(yi);

@@ -46,45 +46,35 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd) || { echo "broad.sh: cannot find bench/" >&2; exit 2; }
 . "$here/lib.sh"
-if [ "${BROAD_SET:-}" = held ]; then
-	gen=gen_held.py last=w2v.onnx names="crnn_f16 mbv3 w2v"
-	suite_setup broad.sh held
-elif [ "${BROAD_SET:-}" = held4 ]; then
-	gen=gen_held4.py last=conformer.onnx
+# each set: its generator, the model it writes last (stale check), the
+# models measured, and the int8 twins `opmig quantize` writes (TWIN:SRC[:FLAG])
+which=${BROAD_SET:-broad} quant=
+case $which in
+held)	gen=gen_held.py last=w2v.onnx names="crnn_f16 mbv3 w2v" ;;
+held4)	gen=gen_held4.py last=conformer.onnx
 	names="yolo yolo_qdq vit_f16 conformer conformer_dyn"
-	suite_setup broad.sh held4
-elif [ "${BROAD_SET:-}" = held5 ]; then
-	gen=gen_held5.py last=effnet_f16.onnx
-	names="deeplab bert bert_qdq unet_gn_f16 effnet_f16"
-	suite_setup broad.sh held5
-elif [ "${BROAD_SET:-}" = held6 ]; then
-	gen=gen_held6.py last=whisper.onnx
+	quant="yolo_qdq:yolo conformer_dyn:conformer:--dynamic" ;;
+held5)	gen=gen_held5.py last=effnet_f16.onnx
+	names="deeplab bert bert_qdq unet_gn_f16 effnet_f16" quant="bert_qdq:bert" ;;
+held6)	gen=gen_held6.py last=whisper.onnx
 	names="convnext_f16 tcn fpn fpn_qdq whisper whisper_dyn"
-	suite_setup broad.sh held6
-elif [ "${BROAD_SET:-}" = held7 ]; then
-	gen=gen_held7.py last=swin.onnx
+	quant="fpn_qdq:fpn whisper_dyn:whisper:--dynamic" ;;
+held7)	gen=gen_held7.py last=swin.onnx
 	names="shufflenet shufflenet_qdq densenet_f16 hrnet gpt_f16 swin"
-	suite_setup broad.sh held7
-elif [ "${BROAD_SET:-}" = held8 ]; then
-	gen=gen_held8.py last=ssdlite.onnx
+	quant="shufflenet_qdq:shufflenet" ;;
+held8)	gen=gen_held8.py last=ssdlite.onnx
 	names="mobilevit vae_f16 fastspeech tts_dyn ssdlite ssdlite_qdq"
-	suite_setup broad.sh held8
-else
-	gen=gen_broad.py last=nhwc_seg.onnx names="nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg"
-	suite_setup broad.sh broad
-fi
+	quant="ssdlite_qdq:ssdlite tts_dyn:fastspeech:--dynamic" ;;
+*)	which=broad gen=gen_broad.py last=nhwc_seg.onnx
+	names="nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg" ;;
+esac
+suite_setup broad.sh "$which"
 
 if suite_stale "$here/$gen" $last; then
 	rm -f "$D"/*_qdq.onnx "$D"/*_dyn.onnx
 	"$PY" "$here/$gen" "$D" || suite_die "$gen failed"
 	suite_stamp "$here/$gen"
 fi
-quant=
-[ "${BROAD_SET:-}" = held4 ] && quant="yolo_qdq:yolo conformer_dyn:conformer:--dynamic"
-[ "${BROAD_SET:-}" = held5 ] && quant="bert_qdq:bert"
-[ "${BROAD_SET:-}" = held6 ] && quant="fpn_qdq:fpn whisper_dyn:whisper:--dynamic"
-[ "${BROAD_SET:-}" = held7 ] && quant="shufflenet_qdq:shufflenet"
-[ "${BROAD_SET:-}" = held8 ] && quant="ssdlite_qdq:ssdlite tts_dyn:fastspeech:--dynamic"
 if [ -n "$quant" ]; then
 	# int8 twins as a user's migration writes them: one calibration
 	# sample of the tool's own seeded inputs, no accuracy fallback

@@ -83,9 +83,12 @@ if [ -n "$quant" ]; then
 		set -- $(echo "$q" | tr : ' ')
 		[ -f "$D/$1.onnx" ] && continue
 		o=$1 src=$2; shift 2
+		# exit 1 with --force: written although the criterion fails
+		# (a random-weight model's int8 twin is for timing, not accuracy)
 		"$OPMIG" quantize "$D/$src.onnx" -o "$D/$o.onnx" "$@" --samples 1 \
-			--no-fallback --force --threads 1 >/dev/null 2>&1 ||
-			suite_die "quantize $src $* failed"
+			--no-fallback --force --threads 1 >/dev/null 2>&1
+		rc=$?
+		[ $rc -le 1 ] && [ -f "$D/$o.onnx" ] || suite_die "quantize $src $* failed (exit $rc)"
 	done
 fi
 

@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/kernels/k_conv_int.h"   /* knn_conv_integer_f32 */
+#include "runtime/kernels/k_conv_int.h"   /* knn_conv_integer_f32, knn_qconv_dnnl */
 #include "runtime/kernels/k_quant_row.h"  /* kq_dynamic_quantize_cat */
 #include "runtime/qdq_int.h"
 
@@ -290,13 +290,14 @@ void rt_qdq_unit_free(struct rt_qdq *u)
 }
 
 /* A convolution's products per output element: its weights' elements per
- * output channel.  Below QDQ_MIN_WINDOW (depthwise and narrow 1x1
- * layers), the integer convolution's layout changes around each layer
- * cost more than its products save: MobileNetV2's quantized layers ran
- * 1.5x slower as units than as written (bench/README.md).  A full window
- * of 3x3 or more over a few channels (an RGB image's first layer, 27
- * products) runs as a unit: with oneDNN requantizing, the U2-Net block's
- * 3 -> 16 layer took 20 ms less so (bench/README.md, "int8"). */
+ * output channel.  On oneDNN's exact integer primitives (VNNI) a layer
+ * of any window runs as a unit: MobileNetV2's and SSDLite's depthwise
+ * and narrow 1x1 layers took half the time so (bench/README.md, "The
+ * eighth held-out set").  Without them, below QDQ_MIN_WINDOW, opmig's own
+ * integer convolution costs more than the float layer as written
+ * (MobileNetV2 QDQ 97 against 36 ms); a full window of 3x3 or more over a
+ * few channels (an RGB image's first layer, 27 products) still runs as a
+ * unit (the U2-Net block's 3 -> 16 layer, bench/README.md, "int8"). */
 #define QDQ_MIN_WINDOW 64
 #define QDQ_MIN_FULL_WINDOW 27
 
@@ -314,8 +315,8 @@ static int window_fits(const struct rt_value *w)
 {
 	int64_t n = window(w);
 
-	return n >= QDQ_MIN_WINDOW || (n >= QDQ_MIN_FULL_WINDOW && w->rank > 2 &&
-				      n / w->dims[1] >= 9 && w->dims[1] >= 3);
+	return knn_qconv_dnnl() || n >= QDQ_MIN_WINDOW ||
+	       (n >= QDQ_MIN_FULL_WINDOW && w->rank > 2 && n / w->dims[1] >= 9 && w->dims[1] >= 3);
 }
 
 /* A QLinearConv or QLinearMatMul unit headed by p's node i, or NULL. */

@@ -193,6 +193,9 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
  * zp, saturated into dtype (IR_DTYPE_INT8 or UINT8). */
 void knn_requant_i32(const int32_t *acc, int64_t n, int32_t bias, float mult, float zp,
 		     int dtype, void *out);
+/* Whether integer convolutions run here on oneDNN's exact primitives
+ * (knn_dnnl_int_ok): a QDQ unit of any window then pays (runtime/qdq.c). */
+int knn_qconv_dnnl(void);
 /* ConvInteger's kernel writing float32 of its sums (its Cast to float
  * done: a unit of runtime/qdq.c), bit for bit ConvInteger then Cast. */
 int knn_conv_integer_f32(struct rt_kctx *k);

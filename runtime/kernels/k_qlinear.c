@@ -887,6 +887,11 @@ done:
 	return rc;
 }
 
+int knn_qconv_dnnl(void)
+{
+	return knn_dnnl_int_ok();
+}
+
 static int k_qlinear_conv(struct rt_kctx *k)
 {
 	struct knn_geom g;

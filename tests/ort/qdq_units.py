@@ -16,9 +16,11 @@ tensor is the graph output.  Checked:
   * `--stats` counts the QuantizeLinear nodes the units did: one a run
     for each fusable case, none for the near misses (the bias at another
     scale, a Relu before a zero point that is not the least value, the
-    Conv's result also a graph output, a window of fewer than 64 products
-    unless a full 3x3 over 3 channels: the "rgb" cases are units), whose
-    values must still hold;
+    Conv's result also a graph output), whose values must still hold;
+  * a window of fewer than 64 products (narrow 1x1 and depthwise 3x3
+    layers) is a unit where oneDNN's exact integer primitives run (this
+    CPU has VNNI: /proc/cpuinfo), and with OPMIG_NO_DNNL=1 runs as written
+    unless a full 3x3 over 3 channels (the "rgb" cases, units either way);
   * onnxruntime-node, with its graph optimizations (which fuse the same
     units), agrees within one step;
   * table units (runtime/qdq_table.c: a Concat of inputs at different
@@ -55,14 +57,20 @@ def written(real, ys, zp, dt):
 
 def conv_case(k, miss):
     group = int(RNG.choice([1, 1, 2])) if miss not in ("wide", "rgb") else 1
+    # dw: depthwise, a channel (or two) out of each input channel
+    if miss == "dw":
+        group = int(RNG.integers(3, 40))
     # wide: more output channels than one block of the channels-last pass
     mg = int(RNG.integers(1, 5)) if miss != "wide" else int(RNG.integers(33, 140))
+    mg = int(RNG.integers(1, 3)) if miss == "dw" else mg
     kh, kw = int(RNG.integers(1, 4)), int(RNG.integers(1, 4))
-    # 64 products per output at least (runtime/qdq.c): narrower runs as written
-    cg = int(RNG.integers(1, 4)) if miss == "narrow" else \
+    # 64 products per output at least, or narrower (runtime/qdq.c)
+    cg = int(RNG.integers(1, 4)) if miss == "narrow" else 1 if miss == "dw" else \
         max(int(RNG.integers(4, 20)), -(-64 // (kh * kw)))
     if miss == "narrow":
         kh = kw = 1
+    if miss == "dw":
+        kh = kw = 3
     # rgb: an image's first layer, 3 channels by 3x3 (27 products), a unit
     if miss == "rgb":
         cg, kh, kw = 3, 3, 3
@@ -195,19 +203,31 @@ def model(nodes, x, inits, shape, yt, extra_out=False):
     return m
 
 
-def run(opmig, path, x, d, *flags):
+def run(opmig, path, x, d, *flags, env=None):
     """(the output, the QuantizeLinear nodes units did), or (a message, 0)."""
-    outs, stats = qdqlib.run(opmig, path, x if isinstance(x, dict) else {"x": x}, d, *flags)
+    outs, stats = qdqlib.run(opmig, path, x if isinstance(x, dict) else {"x": x}, d, *flags,
+                             env=env)
     if stats is None:
         return outs, 0
     return outs[0], qdqlib.fused(stats, "QuantizeLinear")
+
+
+def vnni():
+    """Whether oneDNN's integer primitives are exact here (VNNI, as
+    runtime/kernels/k_dnnl.c asks oneDNN)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read().split()
+    except OSError:
+        return False
+    return "avx512_vnni" in flags or "avx_vnni" in flags
 
 
 def main():
     opmig, work = sys.argv[1], sys.argv[2]
     cases = [("conv", k, None) for k in range(24)] + [("matmul", k, None) for k in range(12)]
     cases += [("conv", k, miss) for k in range(3)
-              for miss in ("bias", "relu", "output", "narrow")]
+              for miss in ("bias", "relu", "output", "narrow", "dw")]
     cases += [("conv", k, "wide") for k in range(6)]
     cases += [("conv", k, "rgb") for k in range(2)]
     fails, jobs, wants = 0, [], []
@@ -219,9 +239,19 @@ def main():
         path = os.path.join(d, "m.onnx")
         onnx.save(model(nodes, x, inits, shape, yt, miss == "output"), path)
         what = "%s case %d%s" % (kind, k, " (" + miss + ")" if miss else "")
-        miss = None if miss in ("wide", "rgb") else miss
+        small = miss in ("narrow", "dw")
+        miss = None if miss in ("wide", "rgb") or (small and vnni()) else miss
         got, fused = run(opmig, path, x, d)
         exact, fused_exact = run(opmig, path, x, d, "--exact")
+        if small and not isinstance(got, str):
+            # without oneDNN: as written, within one step
+            plain, fused_plain = run(opmig, path, x, d, env=dict(os.environ, OPMIG_NO_DNNL="1"))
+            if isinstance(plain, str) or fused_plain or steps(plain, ref) > 1:
+                print("FAIL %s: OPMIG_NO_DNNL=1: %s" % (
+                    what, plain if isinstance(plain, str) else
+                    "%d QuantizeLinear done by units, %d steps from the written graph" %
+                    (fused_plain, steps(plain, ref))))
+                fails += 1
         if isinstance(got, str) or isinstance(exact, str):
             print("FAIL %s: %s" % (what, got if isinstance(got, str) else exact))
             fails += 1

@@ -332,6 +332,54 @@ static void test_pow_mixed_types(void)
 	check(&f, NULL, V(2.25, 0.25), 2);
 }
 
+/* Pow by a scalar of another float type, the base float16 (computed in
+ * float32, one rounding: lowp.c), bfloat16 or float32.  x = 1 + k 2^-10
+ * (float16, k < 400): x^2 = 1 + 2k 2^-10 + k^2 2^-20 lies in [1, 2),
+ * where float16's spacing is 2^-10, so it rounds to 1 + (2k + rne(k^2 /
+ * 2^10)) 2^-10.  Exponents 1 and 0.5 of squares, 3 of bfloat16 powers of
+ * two (exact), and a float32 base squared (one rounding). */
+static void test_pow_narrow_scalar(void)
+{
+	static double x[400], want[400], sq[4] = { 0.25, 4, 0, 1e4 };
+	struct case1 c = { 15, "Pow", NULL, { IR_DTYPE_FLOAT16, IR_DTYPE_FLOAT }, 2,
+			   { 1, 0 }, { { 400 }, { 0 } }, { x, V(2) }, IR_DTYPE_FLOAT16 };
+	struct case1 h = { 15, "Pow", NULL, { IR_DTYPE_FLOAT16, IR_DTYPE_DOUBLE }, 2,
+			   { 1, 1 }, { { 4 }, { 1 } }, { sq, V(0.5) }, IR_DTYPE_FLOAT16 };
+	struct case1 b = { 15, "Pow", NULL, { IR_DTYPE_BFLOAT16, IR_DTYPE_FLOAT16 }, 2,
+			   { 1, 0 }, { { 3 }, { 0 } }, { V(2, -0.5, 8), V(3) }, IR_DTYPE_BFLOAT16 };
+	struct case1 f = { 15, "Pow", NULL, { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 2,
+			   { 1, 0 }, { { 3 }, { 0 } }, { V(1.5, -3, 0.1), V(2) }, IR_DTYPE_FLOAT };
+	struct case1 one = h;
+
+	for (int k = 0; k < 400; k++) {
+		x[k] = 1 + k / 1024.0;
+		want[k] = 1 + (2 * k + nearbyint(k * k / 1024.0)) / 1024.0;
+	}
+	check(&c, NULL, want, 400);
+	check(&h, NULL, V(0.5, 2, 0, 100), 4);
+	one.vals[1] = V(1);
+	check(&one, NULL, sq, 4);
+	check(&b, NULL, V(8, -0.125, 512), 3);
+	/* 0.1f squared, rounded once in float32 */
+	check(&f, NULL, V(2.25, 9, (double)(0.1f * 0.1f)), 3);
+}
+
+/* A float16 product of 500 elements, rounded once: a = 1 + k 2^-10, b =
+ * 1 + 2^-10, a b = 1 + (k + 1) 2^-10 + k 2^-20, below the half spacing
+ * 2^-11 for k < 512: 1 + (k + 1) 2^-10. */
+static void test_mul_float16_blocks(void)
+{
+	static double a[500], want[500];
+	struct case1 c = { 14, "Mul", NULL, { IR_DTYPE_FLOAT16, IR_DTYPE_FLOAT16 }, 2,
+			   { 1, 1 }, { { 500 }, { 1 } }, { a, V(1 + 1 / 1024.0) }, IR_DTYPE_FLOAT16 };
+
+	for (int k = 0; k < 500; k++) {
+		a[k] = 1 + k / 1024.0;
+		want[k] = 1 + (k + 1) / 1024.0;
+	}
+	check(&c, NULL, want, 500);
+}
+
 static void set_clip_attrs(struct ir_node *n)
 {
 	CU_ASSERT_FATAL(ir_node_set_float(n, "min", -1) == 0);
@@ -957,6 +1005,8 @@ static const struct unit_test tests[] = {
 	{ "legacy broadcast axis", test_legacy_broadcast_axis },
 	{ "bitshift uint8", test_bitshift_uint8 },
 	{ "pow mixed types", test_pow_mixed_types },
+	{ "pow narrow by a scalar", test_pow_narrow_scalar },
+	{ "mul float16 blocks", test_mul_float16_blocks },
 	{ "clip attrs and inputs", test_clip_attrs_and_inputs },
 	{ "where broadcast", test_where_broadcast },
 	{ "variadic max unsigned", test_variadic_max_unsigned },

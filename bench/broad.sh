@@ -9,20 +9,20 @@
 # a fourth, bench/gen_held4.py: a YOLOv8-nano-style detector in float32
 # and quantized static QDQ by `opmig quantize`, a float16 ViT-Tiny, a
 # Conformer speech encoder in float32 and quantized by `opmig quantize
-# --dynamic`; with BROAD_SET=held5 a fifth, bench/gen_held5.py, not yet
-# run through opmig: a DeepLabV3-style segmenter, a BERT-small encoder in
+# --dynamic`; with BROAD_SET=held5 a fifth, bench/gen_held5.py: a
+# DeepLabV3-style segmenter, a BERT-small encoder in
 # float32 and static QDQ, a float16 diffusion-style UNet block, a float16
-# EfficientNet-B0; with BROAD_SET=held6 a sixth, bench/gen_held6.py, not
-# yet run through opmig: a float16 ConvNeXt-Tiny-style classifier, a
+# EfficientNet-B0; with BROAD_SET=held6 a sixth, bench/gen_held6.py: a
+# float16 ConvNeXt-Tiny-style classifier, a
 # dilated temporal convolution network for audio, a RetinaNet/FPN-style
 # detector in float32 and static QDQ, a Whisper-tiny-style audio encoder
 # in float32 and quantized by `opmig quantize --dynamic`; with
-# BROAD_SET=held7 a seventh, bench/gen_held7.py, not yet run through
-# opmig: a ShuffleNetV2 classifier in float32 and static QDQ, a float16
+# BROAD_SET=held7 a seventh, bench/gen_held7.py:
+# a ShuffleNetV2 classifier in float32 and static QDQ, a float16
 # DenseNet-style classifier, an HRNet-style pose net, a float16
 # GPT-2-style decoder prefill, a Swin-style pair of window-attention
-# stages; with BROAD_SET=held8 an eighth, bench/gen_held8.py, not yet run
-# through opmig: a MobileViT-XS-style classifier, a float16
+# stages; with BROAD_SET=held8 an eighth, bench/gen_held8.py: a
+# MobileViT-XS-style classifier, a float16
 # Stable-Diffusion-VAE-decoder-style stack, a FastSpeech2-style
 # text-to-mel net in float32 and quantized by `opmig quantize --dynamic`,
 # an SSDLite-MobileNetV2-style detector in float32 and static QDQ),

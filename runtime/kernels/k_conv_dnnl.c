@@ -218,7 +218,10 @@ int knn_dn_conv_make(struct dn_conv *c, const struct knn_geom *g, const struct d
 	 * allocated afresh by some runs, page faults and all */
 	if (dnnl_primitive_attr_set_post_ops(attr, ops) ||
 	    dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ||
-	    dnnl_primitive_desc_create(&pd, &cd, attr, knn_dnnl_engine(), NULL) ||
+	    knn_dnnl_pd(&pd, &cd, attr, t->src == dnnl_f32 ||
+			knn_dnnl_amx_pays(g->c / g->group * g->k_size,
+					  g->n * g->out_size * g->m * (g->c / g->group) * g->k_size,
+					  nsp == 3)) ||
 	    dnnl_primitive_create(&c->conv, pd))
 		goto done;
 	pmd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);

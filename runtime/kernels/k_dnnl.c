@@ -1,7 +1,7 @@
 /* k_dnnl.c: the oneDNN plumbing the kernels on it share (k_dnnl.h): one
  * CPU engine for the process, the VNNI test that makes integer primitives
- * exact, OpenMP's thread count, and the buffers for data in oneDNN's
- * layouts. */
+ * exact, which of them run on AMX, OpenMP's thread count, and the buffers
+ * for data in oneDNN's layouts. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,16 +24,90 @@ static int dn_off(void)
 	return v && *v && *v != '0';
 }
 
+/* AMX for oneDNN's integer primitives: "0" never, "all" wherever oneDNN
+ * takes it (the tests' way to reach it on small shapes), else where
+ * knn_dnnl_amx_pays says so. */
+static const char *dn_amx_env(void)
+{
+	const char *v = getenv("OPMIG_DNNL_AMX");
+
+	return v && *v ? v : NULL;
+}
+
 static void dn_engine_make(void)
 {
-	/* oneDNN 2.6's AMX int8 convolution (avx512_core_amx_int8) gives
-	 * wrong sums for a 3-D convolution with a source zero point (suite
-	 * kdnnl's integer case 48 on a Xeon with AMX); AVX-512 VNNI computes
-	 * them exactly.  Capped there unless the user chose a cap. */
+	/* oneDNN 2.6 runs nothing on AMX unless asked (its default cap here
+	 * was AVX-512 VNNI): asked, unless the user chose a cap */
 	if (!getenv("ONEDNN_MAX_CPU_ISA") && !getenv("DNNL_MAX_CPU_ISA"))
-		(void)dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx512_core_vnni);
+		(void)dnnl_set_max_cpu_isa(dn_amx_env() && !strcmp(dn_amx_env(), "0") ?
+					   dnnl_cpu_isa_avx512_core_vnni :
+					   dnnl_cpu_isa_avx512_core_amx);
 	if (dnnl_engine_create(&dn_engine, dnnl_cpu, 0) != dnnl_success)
 		dn_engine = NULL;
+}
+
+int knn_dnnl_amx_pays(int64_t k, int64_t macs, int three_d)
+{
+	const char *v = dn_amx_env();
+
+	/* oneDNN 2.6's AMX int8 convolution gave wrong sums for a 3-D
+	 * convolution with a source zero point (suite kdnnl's integer case
+	 * 48): never there */
+	if (three_d)
+		return 0;
+	if (v)
+		return !strcmp(v, "all");
+	return k >= KNN_DNNL_AMX_MIN_K && macs >= KNN_DNNL_AMX_MIN_MACS;
+}
+
+static _Atomic int64_t dn_amx_made;
+
+int64_t knn_dnnl_amx_made(void)
+{
+	return dn_amx_made;
+}
+
+int knn_dnnl_amx_ok(void)
+{
+	const unsigned amx = (unsigned)dnnl_cpu_isa_avx512_core_amx;
+
+	return knn_dnnl_engine() && ((unsigned)dnnl_get_effective_cpu_isa() & amx) == amx;
+}
+
+int knn_dnnl_pd(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t d,
+		const_dnnl_primitive_attr_t attr, int amx)
+{
+	dnnl_primitive_desc_iterator_t it;
+	const char *name = NULL;
+	int rc = -1;
+
+	*pd = NULL;
+	if (amx) {
+		if (dnnl_primitive_desc_create(pd, d, attr, knn_dnnl_engine(), NULL) !=
+		    dnnl_success)
+			return -1;
+		if (dnnl_primitive_desc_query(*pd, dnnl_query_impl_info_str, 0, &name) ==
+		    dnnl_success && name && strstr(name, "amx"))
+			dn_amx_made++;
+		return 0;
+	}
+	if (dnnl_primitive_desc_iterator_create(&it, d, attr, knn_dnnl_engine(), NULL) !=
+	    dnnl_success)
+		return -1;
+	do {
+		dnnl_primitive_desc_t p = dnnl_primitive_desc_iterator_fetch(it);
+
+		name = NULL;
+		if (p && dnnl_primitive_desc_query(p, dnnl_query_impl_info_str, 0, &name) ==
+			 dnnl_success && name && !strstr(name, "amx")) {
+			*pd = p;
+			rc = 0;
+			break;
+		}
+		dnnl_primitive_desc_destroy(p);
+	} while (dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+	dnnl_primitive_desc_iterator_destroy(it);
+	return rc;
 }
 
 dnnl_engine_t knn_dnnl_engine(void)

@@ -14,6 +14,21 @@
 /* oneDNN's CPU engine, or NULL when it could not be made or OPMIG_NO_DNNL
  * is set (opmig's own kernels then run). */
 dnnl_engine_t knn_dnnl_engine(void);
+/* A primitive descriptor for d under attr into *pd: oneDNN's first
+ * choice, or, when amx is 0, its first implementation not on AMX (0, or
+ * -1 when there is none). */
+int knn_dnnl_pd(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t d,
+		const_dnnl_primitive_attr_t attr, int amx);
+/* Whether an integer product of k terms a sum (a convolution's input
+ * channels per group times its window) and macs products in all runs on
+ * AMX: on this Xeon oneDNN's AMX kernels took half the time from 256
+ * terms and 20M products and lost below (bench/README.md, "AMX");
+ * never for a 3-D convolution (three_d: see k_dnnl.c).  The test hook
+ * OPMIG_DNNL_AMX: "0" never (oneDNN capped at AVX-512 VNNI), "all"
+ * wherever oneDNN takes it. */
+#define KNN_DNNL_AMX_MIN_K 256
+#define KNN_DNNL_AMX_MIN_MACS 20000000
+int knn_dnnl_amx_pays(int64_t k, int64_t macs, int three_d);
 /* oneDNN's threads (OpenMP's) for the next primitive made or run. */
 void knn_dnnl_threads(int n);
 /* One more primitive run (knn_dnnl_runs counts them: the tests). */

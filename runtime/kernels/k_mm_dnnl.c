@@ -70,7 +70,7 @@ static int mm_dn_make(struct mm_dn *c)
 	if (dnnl_primitive_attr_create(&attr) ||
 	    dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &runtime_zp) ||
 	    dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) ||
-	    dnnl_primitive_desc_create(&pd, &md, attr, eng, NULL) ||
+	    knn_dnnl_pd(&pd, &md, attr, knn_dnnl_amx_pays(c->k, c->m * c->k * c->np, 0)) ||
 	    dnnl_primitive_create(&c->mm, pd) ||
 	    dnnl_stream_create(&c->stream, eng, dnnl_stream_default_flags) ||
 	    dnnl_memory_create(&c->a, &amd, eng, DNNL_MEMORY_NONE) ||

@@ -17,7 +17,7 @@
  * the naive sums exactly (every third case a QLinearConv, its sums plus
  * a bias requantized in the same pass, held to the requantized naive
  * sums bit for bit); and MatMulInteger with a constant 2-D B on its
- * integer matmul, likewise. */
+ * integer matmul, likewise; both again on AMX where the CPU has it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -537,12 +537,48 @@ static void test_matmul_integer(void)
 		km_one(&s, i);
 }
 
+/* Integer primitives on AMX (k_dnnl.c): with OPMIG_DNNL_AMX=all the
+ * random ConvInteger, QLinearConv and MatMulInteger cases take oneDNN's
+ * AMX kernels wherever it has them, held to the naive sums as on VNNI;
+ * some must have been made so.  By default only a product of 256 terms
+ * a sum and 20M products goes there: a 1x1 convolution of 16 channels
+ * at 8x8 does not, one of 256 -> 256 channels at 18x18 (21M) does, and
+ * is exact. */
+static void test_integer_amx(void)
+{
+	static const struct ccase small = { 2, 1, 16, 16, 1, { 8, 8 }, { 1, 1 }, { 1, 1 },
+					    { 1, 1 }, { 0, 0, 0, 0 } };
+	static const struct ccase big = { 2, 1, 256, 256, 1, { 18, 18 }, { 1, 1 }, { 1, 1 },
+					  { 1, 1 }, { 0, 0, 0, 0 } };
+	uint64_t s = 7132;
+	int64_t before;
+
+	if (!knn_dnnl_int_ok() || !knn_dnnl_amx_ok()) {
+		fprintf(stderr, "\nkdnnl: no AMX here (or OPMIG_DNNL_AMX=0): AMX cases skipped\n");
+		return;
+	}
+	before = knn_dnnl_amx_made();
+	setenv("OPMIG_DNNL_AMX", "all", 1);
+	for (int i = 0; i < KD_CASES; i++) {
+		kq_one(&s, i, NULL);
+		km_one(&s, i);
+	}
+	unsetenv("OPMIG_DNNL_AMX");
+	CU_ASSERT(knn_dnnl_amx_made() > before);
+	before = knn_dnnl_amx_made();
+	kq_one(&s, 0, &small);
+	CU_ASSERT(knn_dnnl_amx_made() == before);
+	kq_one(&s, 0, &big);
+	CU_ASSERT(knn_dnnl_amx_made() > before);
+}
+
 static const struct unit_test tests[] = {
 	{ "random", test_random },
 	{ "policy", test_policy },
 	{ "integer", test_integer },
 	{ "integer_parts", test_integer_parts },
 	{ "matmul_integer", test_matmul_integer },
+	{ "integer_amx", test_integer_amx },
 	{ NULL, NULL },
 };
 

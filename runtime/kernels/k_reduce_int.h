@@ -39,6 +39,15 @@ void kr_transpose(const void *src, void *dst, size_t es, int rank,
  * x into y, in AVX-512 (k_softmax512.c): 1 done, 0 not (no AVX-512). */
 int kr_softmax_line512(int lg, const float *x, float *y, int64_t n);
 
+/* ReduceMin (lt 1) or ReduceMax (0) of float32 in AVX-512
+ * (k_reduce512.c), the values k_reduce.c's loops give: of a line of n
+ * into *out, 1 done, 0 not (no AVX-512; a NaN or a zero result, which the
+ * loop then redoes); of rows rows stride apart, cols columns each, into
+ * y, 1 done, 0 not (no AVX-512). */
+int kr_maxmin_line512(int lt, const float *x, int64_t n, float *out);
+int kr_maxmin_rows512(int lt, const float *x, int64_t rows, int64_t stride, int64_t cols,
+		      float *y);
+
 /* [outer, n, inner] view of a tensor around axis. */
 void kr_split(const struct rt_value *t, int axis, int64_t *outer, int64_t *n,
 	      int64_t *inner);

@@ -311,6 +311,95 @@ static void test_reduce_bool_max(void)
 	kt_free(&t);
 }
 
+/* ReduceMax and ReduceMin of float32 in vectors (k_reduce512.c) keep the
+ * element loops' values: along a line of 37 (two vectors of 16 and a
+ * tail of 5) the extreme in the tail and at the front; a line whose
+ * maximum is zero takes its first zero's sign (-0 before +0, and +0
+ * before -0); a NaN anywhere gives NaN; over rows (axis 0 of [5, 21])
+ * each column alike, its tail columns too. */
+static float kr_one(int opset, const char *op, const double *v, int64_t rows, int64_t cols,
+		    int64_t axis, int64_t at)
+{
+	struct kin in[] = {
+		{ IR_DTYPE_FLOAT, 2, D(rows, cols), v, NULL },
+		KIN(IR_DTYPE_INT64, 1, D(1), (double)axis),
+	};
+	struct kt t;
+	float y = -1;
+
+	kt_new(&t, opset, op, in, 2, 1);
+	ir_node_set_int(t.n, "keepdims", 0);
+	CU_ASSERT_FATAL(kt_run(&t) == 0);
+	CU_ASSERT_FATAL(t.out[0]->numel == (axis ? rows : cols));
+	y = ((const float *)t.out[0]->data)[at];
+	kt_free(&t);
+	return y;
+}
+
+static void test_reduce_maxmin_vectors(void)
+{
+	double v[5 * 37];
+	float y;
+
+	for (int i = 0; i < 37; i++)
+		v[i] = i * 0.25 - 4;
+	v[35] = 100;
+	v[2] = -100;
+	CU_ASSERT(kr_one(18, "ReduceMax", v, 1, 37, 1, 0) == 100.0f);
+	CU_ASSERT(kr_one(18, "ReduceMin", v, 1, 37, 1, 0) == -100.0f);
+	v[35] = 4.5;
+	v[2] = -3.5;
+	v[0] = 50;
+	v[36] = -50;
+	CU_ASSERT(kr_one(18, "ReduceMax", v, 1, 37, 1, 0) == 50.0f);
+	CU_ASSERT(kr_one(18, "ReduceMin", v, 1, 37, 1, 0) == -50.0f);
+	/* zeros: the first one's sign, wherever the two lie */
+	for (int k = 0; k < 8; k++) {
+		static const int at[8][2] = { { 3, 20 }, { 20, 3 }, { 1, 30 }, { 30, 1 },
+					      { 14, 36 }, { 36, 14 }, { 0, 17 }, { 17, 0 } };
+
+		for (int i = 0; i < 37; i++)
+			v[i] = -1 - i;
+		for (int neg = 0; neg < 2; neg++) {
+			v[at[k][0]] = neg ? -0.0 : 0.0;
+			v[at[k][1]] = neg ? 0.0 : -0.0;
+			y = kr_one(18, "ReduceMax", v, 1, 37, 1, 0);
+			/* neg: -0 at at[k][0], so first when that is the lower */
+			CU_ASSERT(y == 0 && !signbit(y) == !(neg == (at[k][0] < at[k][1])));
+		}
+	}
+	for (int i = 0; i < 37; i++)
+		v[i] = 1 + i;
+	v[5] = -0.0;
+	v[30] = 0.0;
+	y = kr_one(18, "ReduceMin", v, 1, 37, 1, 0);
+	CU_ASSERT(y == 0 && signbit(y));
+	v[17] = NAN;
+	CU_ASSERT(isnan(kr_one(18, "ReduceMin", v, 1, 37, 1, 0)));
+	CU_ASSERT(isnan(kr_one(18, "ReduceMax", v, 1, 37, 1, 0)));
+	/* rows: [5, 21] over axis 0; column c's values r * 21 + c, but
+	 * column 3 peaks in row 2, column 18 (in the tail vector) holds a
+	 * NaN, column 20 zeros of both signs */
+	for (int i = 0; i < 5 * 21; i++)
+		v[i] = i;
+	v[2 * 21 + 3] = 1000;
+	v[3 * 21 + 18] = NAN;
+	v[0 * 21 + 20] = -10;
+	v[1 * 21 + 20] = 0.0;
+	v[2 * 21 + 20] = -0.0;
+	v[3 * 21 + 20] = -3;
+	v[4 * 21 + 20] = -0.0;
+	CU_ASSERT(kr_one(18, "ReduceMax", v, 5, 21, 0, 3) == 1000.0f);
+	CU_ASSERT(kr_one(18, "ReduceMax", v, 5, 21, 0, 4) == 88.0f);
+	CU_ASSERT(kr_one(18, "ReduceMin", v, 5, 21, 0, 4) == 4.0f);
+	CU_ASSERT(kr_one(18, "ReduceMin", v, 5, 21, 0, 3) == 3.0f);
+	CU_ASSERT(isnan(kr_one(18, "ReduceMax", v, 5, 21, 0, 18)));
+	CU_ASSERT(isnan(kr_one(18, "ReduceMin", v, 5, 21, 0, 18)));
+	y = kr_one(18, "ReduceMax", v, 5, 21, 0, 20);
+	CU_ASSERT(y == 0 && !signbit(y));
+	CU_ASSERT(kr_one(18, "ReduceMin", v, 5, 21, 0, 20) == -10.0f);
+}
+
 static void test_reduce_errors(void)
 {
 	struct kin in[] = {
@@ -841,6 +930,7 @@ static const struct unit_test tests[] = {
 	{ "reduce over empty sets", test_reduce_empty_set },
 	{ "reduce of an empty tensor over axes apart", test_reduce_empty_apart },
 	{ "reducemax of bool", test_reduce_bool_max },
+	{ "reducemax and reducemin in vectors", test_reduce_maxmin_vectors },
 	{ "reduce errors", test_reduce_errors },
 	{ "argmax and argmin", test_arg },
 	{ "cumsum and cumprod", test_cumulative },

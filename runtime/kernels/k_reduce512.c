@@ -1,0 +1,80 @@
+/* k_reduce512.c: ReduceMax and ReduceMin of float32 in AVX-512, the same
+ * values as k_reduce.c's loops, which replace the running value a by an
+ * element x when x > a (x < a) or x is NaN, in order.  Over rows (the
+ * axis not innermost) each lane is one column and does exactly that, so
+ * the result is the loops' bit for bit.  Along a line each lane does it
+ * for every sixteenth element; the lanes' maximum is then the line's
+ * unless it is 0 (-0 and +0: the loop keeps the first of them) or NaN
+ * (the loop keeps the last NaN), which the caller's loop redoes.  The
+ * loop compared in double and was eight times slower than onnxruntime
+ * (a line of 128: 1.97 ms for a million elements against 0.31). */
+#include <immintrin.h>
+
+#include "runtime/kernels/k_reduce_int.h"
+#include "runtime/kernels/pgemm.h"
+
+/* acc replaced where v is greater (less: lt) or NaN */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 mm_step(int lt, __m512 acc, __m512 v)
+{
+	__mmask16 k = (lt ? _mm512_cmp_ps_mask(acc, v, _CMP_GT_OQ) :
+			    _mm512_cmp_ps_mask(v, acc, _CMP_GT_OQ)) |
+		      _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+
+	return _mm512_mask_mov_ps(acc, k, v);
+}
+
+__attribute__((target("avx512f")))
+static int mm_line(int lt, const float *x, int64_t n, float *out)
+{
+	__m512 a = _mm512_set1_ps(lt ? __builtin_inff() : -__builtin_inff()), b = a;
+	int64_t i = 0;
+	float r;
+
+	for (; i + 32 <= n; i += 32) {
+		a = mm_step(lt, a, _mm512_loadu_ps(x + i));
+		b = mm_step(lt, b, _mm512_loadu_ps(x + i + 16));
+	}
+	for (; i < n; i += 16) {
+		__mmask16 t = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+
+		a = _mm512_mask_mov_ps(a, t, mm_step(lt, a, _mm512_maskz_loadu_ps(t, x + i)));
+	}
+	/* NaN in a lane: the loop's last NaN decides */
+	if (_mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q) || _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q))
+		return 0;
+	r = lt ? _mm512_reduce_min_ps(_mm512_min_ps(a, b)) :
+		 _mm512_reduce_max_ps(_mm512_max_ps(a, b));
+	if (r == 0)
+		return 0;
+	*out = r;
+	return 1;
+}
+
+__attribute__((target("avx512f")))
+static void mm_rows(int lt, const float *x, int64_t rows, int64_t stride, int64_t cols,
+		    float *y)
+{
+	for (int64_t i = 0; i < cols; i += 16) {
+		__mmask16 t = cols - i >= 16 ? 0xffff : (__mmask16)((1u << (cols - i)) - 1);
+		__m512 a = _mm512_set1_ps(lt ? __builtin_inff() : -__builtin_inff());
+
+		for (int64_t r = 0; r < rows; r++)
+			a = mm_step(lt, a, _mm512_maskz_loadu_ps(t, x + r * stride + i));
+		_mm512_mask_storeu_ps(y + i, t, a);
+	}
+}
+
+int kr_maxmin_line512(int lt, const float *x, int64_t n, float *out)
+{
+	return n > 0 && rt_pgemm_ok() && mm_line(lt, x, n, out);
+}
+
+int kr_maxmin_rows512(int lt, const float *x, int64_t rows, int64_t stride, int64_t cols,
+		      float *y)
+{
+	if (rows < 1 || !rt_pgemm_ok())
+		return 0;
+	mm_rows(lt, x, rows, stride, cols, y);
+	return 1;
+}

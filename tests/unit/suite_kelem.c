@@ -364,6 +364,27 @@ static void test_pow_narrow_scalar(void)
 	check(&f, NULL, V(2.25, 9, (double)(0.1f * 0.1f)), 3);
 }
 
+/* Pow(x, 3) of float32 is (x * x) * x, as onnxruntime computes it:
+ * x = 1 + 2^-12, x * x = 1 + 2^-11 + 2^-24 rounds (a tie, to even) to
+ * 1 + 2^-11, times x is 1 + 3 2^-12 + 2^-23 exactly; the cube rounded
+ * once would be 1 + 3 2^-12 + 2^-22.  Checked bit for bit. */
+static void test_pow_cube(void)
+{
+	struct case1 c = { 15, "Pow", NULL, { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 2,
+			   { 1, 0 }, { { 2 }, { 0 } }, { V(1 + 0x1p-12, -2), V(3) },
+			   IR_DTYPE_FLOAT };
+	struct ir_node *node;
+	struct ir_model *m = build(&c, &node);
+	char err[512];
+	struct rt_value *y = run(m, err, sizeof(err));
+
+	CU_ASSERT_FATAL(y != NULL && y->numel == 2);
+	CU_ASSERT(((const float *)y->data)[0] == 1 + 3 * 0x1p-12f + 0x1p-23f);
+	CU_ASSERT(((const float *)y->data)[1] == -8.0f);
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
 /* A float16 product of 500 elements, rounded once: a = 1 + k 2^-10, b =
  * 1 + 2^-10, a b = 1 + (k + 1) 2^-10 + k 2^-20, below the half spacing
  * 2^-11 for k < 512: 1 + (k + 1) 2^-10. */
@@ -1006,6 +1027,7 @@ static const struct unit_test tests[] = {
 	{ "bitshift uint8", test_bitshift_uint8 },
 	{ "pow mixed types", test_pow_mixed_types },
 	{ "pow narrow by a scalar", test_pow_narrow_scalar },
+	{ "pow cube as onnxruntime", test_pow_cube },
 	{ "mul float16 blocks", test_mul_float16_blocks },
 	{ "clip attrs and inputs", test_clip_attrs_and_inputs },
 	{ "where broadcast", test_where_broadcast },

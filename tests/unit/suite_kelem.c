@@ -636,6 +636,50 @@ static void test_activations(void)
 	check(&bg, NULL, V(0.8413447460685429, -0.15865525393145707), 2);
 }
 
+/* Gelu-20 of both forms and com.microsoft FastGelu over 600 values in
+ * [-8, 8) (three of the kernels' 256-value blocks), against the formulas
+ * in double: within 2e-6 of max(1, |x|) (float32's roundings, and
+ * 1 + erf's cancellation for x far below 0, as onnxruntime's). */
+static void set_tanh(struct ir_node *n)
+{
+	CU_ASSERT_FATAL(ir_node_set_string(n, "approximate", "tanh") == 0);
+}
+
+static void test_gelu_blocks(void)
+{
+	static double x[600];
+	struct case1 g = { 20, "Gelu", NULL, { IR_DTYPE_FLOAT }, 1,
+			   { 1 }, { { 600 } }, { x }, IR_DTYPE_FLOAT };
+	struct case1 f = { 13, "FastGelu", "com.microsoft", { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 2,
+			   { 1, 1 }, { { 600 }, { 1 } }, { x, V(0.25) }, IR_DTYPE_FLOAT };
+
+	for (int i = 0; i < 600; i++)
+		x[i] = (float)(-8 + i * (16.0 / 600));
+	for (int form = 0; form < 3; form++) {
+		struct ir_node *node;
+		struct ir_model *m = build(form == 2 ? &f : &g, &node);
+		char err[512];
+		struct rt_value *y;
+		int bad = 0;
+
+		if (form == 1)
+			set_tanh(node);
+		y = run(m, err, sizeof(err));
+		CU_ASSERT_FATAL(y != NULL && y->numel == 600);
+		for (int i = 0; i < 600; i++) {
+			double v = x[i] + (form == 2 ? 0.25 : 0), w;
+
+			w = form == 0 ? 0.5 * v * (1 + erf(v / sqrt(2))) :
+			    0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+			if (fabs(((const float *)y->data)[i] - w) > 2e-6 * fmax(1, fabs(v)))
+				bad++;
+		}
+		CU_ASSERT_EQUAL(bad, 0);
+		rt_value_unref(y);
+		ir_model_free(m);
+	}
+}
+
 static void set_alpha_half(struct ir_node *n)
 {
 	CU_ASSERT_FATAL(ir_node_set_float(n, "alpha", 0.5f) == 0);
@@ -1028,6 +1072,7 @@ static const struct unit_test tests[] = {
 	{ "pow mixed types", test_pow_mixed_types },
 	{ "pow narrow by a scalar", test_pow_narrow_scalar },
 	{ "pow cube as onnxruntime", test_pow_cube },
+	{ "gelu forms over blocks", test_gelu_blocks },
 	{ "mul float16 blocks", test_mul_float16_blocks },
 	{ "clip attrs and inputs", test_clip_attrs_and_inputs },
 	{ "where broadcast", test_where_broadcast },

@@ -125,13 +125,32 @@ static void where_run(void *arg, const int64_t *off, const int64_t *step,
 	const uint8_t *c = j->c->data;
 	size_t es = j->es;
 
+	/* strides of 0 or 1 (whole operands and single values, the common
+	 * case) as constants, and both values read, so that the loops
+	 * vectorize without branches (an attention mask's Where ran at 4 ns
+	 * an element, mispredicting) */
+#define WHERE_RUN(T, S0, S1, S2) \
+		for (int64_t i = 0; i < len; i++) { \
+			T a = x[i * (S1)], b = z[i * (S2)]; \
+			y[i] = cc[i * (S0)] ? a : b; \
+		}
 #define WHERE_LOOP(T) do { \
 		const T *x = (const T *)j->x->data + off[1]; \
 		const T *z = (const T *)j->z->data + off[2]; \
 		const uint8_t *cc = c + off[0]; \
 		T *y = (T *)j->y->data + off[3]; \
-		for (int64_t i = 0; i < len; i++) \
-			y[i] = cc[i * step[0]] ? x[i * step[1]] : z[i * step[2]]; \
+		switch ((step[0] == 1) | (step[1] == 1) << 1 | (step[2] == 1) << 2 | \
+			(((uint64_t)step[0] | (uint64_t)step[1] | (uint64_t)step[2]) > 1) << 3) { \
+		case 0: WHERE_RUN(T, 0, 0, 0); break; \
+		case 1: WHERE_RUN(T, 1, 0, 0); break; \
+		case 2: WHERE_RUN(T, 0, 1, 0); break; \
+		case 3: WHERE_RUN(T, 1, 1, 0); break; \
+		case 4: WHERE_RUN(T, 0, 0, 1); break; \
+		case 5: WHERE_RUN(T, 1, 0, 1); break; \
+		case 6: WHERE_RUN(T, 0, 1, 1); break; \
+		case 7: WHERE_RUN(T, 1, 1, 1); break; \
+		default: WHERE_RUN(T, step[0], step[1], step[2]); break; \
+		} \
 		return; \
 	} while (0)
 	if (j->y->dtype != IR_DTYPE_STRING) {
@@ -144,6 +163,7 @@ static void where_run(void *arg, const int64_t *off, const int64_t *step,
 		}
 	}
 #undef WHERE_LOOP
+#undef WHERE_RUN
 	for (int64_t i = 0; i < len; i++) {
 		int take = c[off[0] + i * step[0]] != 0;
 		const struct rt_value *src = take ? j->x : j->z;

@@ -432,6 +432,84 @@ static void test_where_broadcast(void)
 	check(&c, NULL, V(1, -2, 3, -7, -7, -7), 6);
 }
 
+/* Where over every mix of whole, row, column and single operands (the
+ * kernel's loops for strides of 0 and 1, and the general one for a
+ * column against rows), elements of 1, 2, 4 and 8 bytes: y[i][j] =
+ * c ? x : z at the broadcast places, 3 x 40 of them (vectors and tails). */
+static void where_shape(int s, int *rank, int64_t *dims)
+{
+	static const int64_t d[4][2] = { { 3, 40 }, { 40, 0 }, { 3, 1 }, { 1, 0 } };
+
+	*rank = s == 1 || s == 3 ? 1 : 2;
+	dims[0] = d[s][0];
+	dims[1] = d[s][1];
+}
+
+static double where_at(int s, int i, int j, double base)
+{
+	if (s == 0)
+		return base + i * 40 + j;
+	return s == 1 ? base + j : s == 2 ? base + i : base;
+}
+
+static void test_where_strides(void)
+{
+	static const int dts[4] = { IR_DTYPE_INT8, IR_DTYPE_INT16, IR_DTYPE_FLOAT, IR_DTYPE_INT64 };
+	static double cv[120], xv[120], zv[120], want[120];
+	int bad = 0;
+
+	for (int t = 0; t < 4; t++)
+		for (int sc = 0; sc < 4; sc++)
+			for (int sx = 0; sx < 4; sx++)
+				for (int sz = 0; sz < 4; sz++) {
+					struct case1 c = { 16, "Where", NULL,
+							   { IR_DTYPE_BOOL, dts[t], dts[t] }, 3,
+							   { 0 }, { { 0 } }, { cv, xv, zv }, dts[t] };
+					struct ir_node *node;
+					struct ir_model *m;
+					struct rt_value *y;
+					char err[512];
+					int rc = 0, rk[3];
+
+					where_shape(sc, &rk[0], c.dims[0]);
+					where_shape(sx, &rk[1], c.dims[1]);
+					where_shape(sz, &rk[2], c.dims[2]);
+					for (int k = 0; k < 3; k++)
+						c.rank[k] = rk[k];
+					for (int k = 0; k < 120; k++) {
+						/* each operand's own elements, in order */
+						cv[k] = (k * 7 + k / 40 * 3) % 5 < 2;
+						xv[k] = k % 100;
+						zv[k] = -1 - k % 100;
+					}
+					for (int i = 0; i < 3; i++)
+						for (int j = 0; j < 40; j++)
+							want[i * 40 + j] = cv[(int)where_at(sc, i, j, 0)] ?
+								xv[(int)where_at(sx, i, j, 0)] :
+								zv[(int)where_at(sz, i, j, 0)];
+					m = build(&c, &node);
+					y = run(m, err, sizeof(err));
+					if (!y || y->numel != (sc == 0 || sx == 0 || sz == 0 ||
+							       ((sc == 1 || sx == 1 || sz == 1) &&
+								(sc == 2 || sx == 2 || sz == 2)) ? 120 :
+							       sc == 1 || sx == 1 || sz == 1 ? 40 :
+							       sc == 2 || sx == 2 || sz == 2 ? 3 : 1))
+						rc = 1;
+					for (int64_t i = 0; !rc && i < y->numel; i++) {
+						/* a smaller result: its own places */
+						int64_t ii = y->numel == 120 ? i : y->numel == 40 ? i :
+							     y->numel == 3 ? i * 40 : 0;
+
+						if (rt_value_get_f64(y, i) != want[ii])
+							rc = 1;
+					}
+					bad += rc;
+					rt_value_unref(y);
+					ir_model_free(m);
+				}
+	CU_ASSERT_EQUAL(bad, 0);
+}
+
 static void test_variadic_max_unsigned(void)
 {
 	struct case1 c = { 13, "Max", NULL, { IR_DTYPE_UINT32, IR_DTYPE_UINT32, IR_DTYPE_UINT32 }, 3,
@@ -1072,6 +1150,7 @@ static const struct unit_test tests[] = {
 	{ "pow mixed types", test_pow_mixed_types },
 	{ "pow narrow by a scalar", test_pow_narrow_scalar },
 	{ "pow cube as onnxruntime", test_pow_cube },
+	{ "where over strides", test_where_strides },
 	{ "gelu forms over blocks", test_gelu_blocks },
 	{ "mul float16 blocks", test_mul_float16_blocks },
 	{ "clip attrs and inputs", test_clip_attrs_and_inputs },

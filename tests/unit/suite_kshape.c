@@ -778,6 +778,52 @@ static void test_error_paths(void)
 		     "condition selects index 3 beyond the axis size 3");
 }
 
+/* DepthToSpace in both modes, blocks of 2 and 3, elements of 1, 2, 4
+ * and 8 bytes, one and two threads, against the specification's
+ * reshape-transpose-reshape read by index: DCR y[n, c, h b + i, w b + j]
+ * = x[n, (i b + j) C' + c, h, w]; CRD x[n, c b b + i b + j, h, w]. */
+static void test_depth_to_space(void)
+{
+	static const int dts[4] = { IR_DTYPE_UINT8, IR_DTYPE_FLOAT16, IR_DTYPE_FLOAT,
+				    IR_DTYPE_INT64 };
+	static double xv[2 * 18 * 3 * 5];
+
+	for (int t = 0; t < 4; t++)
+		for (int64_t b = 2; b <= 3; b++)
+			for (int crd = 0; crd < 2; crd++) {
+				int64_t n = 2, cp = 2, c = cp * b * b, h = 3, w = 5, nx = n * c * h * w;
+				struct ir_model *m = tm_new(13);
+				struct ir_node *nd;
+				struct rt_value *y;
+				int bad = 0;
+
+				for (int64_t i = 0; i < nx; i++)
+					xv[i] = (double)(i % 200);
+				tm_init(m, "x", dts[t], TM_DIMS(n, c, h, w), 4, xv);
+				nd = one(m, "DepthToSpace", TM_NAMES("x"), 1, dts[t]);
+				ir_node_set_int(nd, "blocksize", b);
+				ir_node_set_string(nd, "mode", crd ? "CRD" : "DCR");
+				CU_ASSERT_FATAL(run_threads(m, &y, 1, NULL, 1 + (int)b % 2) == 0);
+				check_dims(y, 4, TM_DIMS(n, cp, h * b, w * b));
+				for (int64_t in = 0; in < n; in++)
+					for (int64_t oc = 0; oc < cp; oc++)
+						for (int64_t yy = 0; yy < h * b; yy++)
+							for (int64_t xx = 0; xx < w * b; xx++) {
+								int64_t i = yy % b, j = xx % b;
+								int64_t ch = crd ? oc * b * b + i * b + j :
+										   (i * b + j) * cp + oc;
+								double want = xv[((in * c + ch) * h + yy / b) * w +
+										 xx / b];
+								int64_t at = ((in * cp + oc) * h * b + yy) * w * b + xx;
+
+								bad += rt_value_get_f64(y, at) != want;
+							}
+				CU_ASSERT_EQUAL(bad, 0);
+				rt_value_unref(y);
+				ir_model_free(m);
+			}
+}
+
 static void test_upsample1_resize10(void)
 {
 	struct rt_value *y;
@@ -957,6 +1003,7 @@ static const struct unit_test tests[] = {
 	{ "Resize linear on uint8 truncates", test_resize_uint8_truncates },
 	{ "error messages name the fault", test_error_paths },
 	{ "Upsample-1 bilinear, Resize-10 nearest", test_upsample1_resize10 },
+	{ "DepthToSpace modes, blocks and element sizes", test_depth_to_space },
 	{ "GridSample on 1 and 2 threads agrees", test_grid_sample_threads_agree },
 	{ NULL, NULL },
 };

@@ -13,13 +13,61 @@ struct arg_job {
 	int64_t *y;
 };
 
+/* The same rule for I > 1 columns at once, a block of them along each
+ * row in turn (the column walk read one element a row I apart: ArgMax
+ * over a segmenter's classes was 2x onnxruntime): a column's best and
+ * its index change where the element beats it, and a NaN best stays. */
+#define ARG_COLS 512
+#define ARG_ROWS(T, BEATS)						\
+	do {								\
+		for (int64_t r = 1; r < n; r++) {			\
+			const T *xr = x + r * I + c0;			\
+									\
+			for (int64_t i = 0; i < w; i++) {		\
+				T v = xr[i], bb = best[i];		\
+				int better = bb == bb && (v != v || (BEATS)); \
+									\
+				best[i] = better ? v : bb;		\
+				bi[i] = better ? r : bi[i];		\
+			}						\
+		}							\
+	} while (0)
 #define ARG(T)								\
+static void cols_##T(const struct arg_job *j, const T *x, int64_t *y)	\
+{									\
+	int64_t n = j->n, I = j->inner;					\
+	T best[ARG_COLS];						\
+									\
+	for (int64_t c0 = 0; c0 < I; c0 += ARG_COLS) {			\
+		int64_t w = I - c0 < ARG_COLS ? I - c0 : ARG_COLS;	\
+		int64_t *bi = y + c0;					\
+									\
+		for (int64_t i = 0; i < w; i++) {			\
+			best[i] = x[c0 + i];				\
+			bi[i] = 0;					\
+		}							\
+		/* the comparison a constant in each loop, which vectorizes */ \
+		if (j->max && !j->last)					\
+			ARG_ROWS(T, v > bb);				\
+		else if (j->max)					\
+			ARG_ROWS(T, v >= bb);				\
+		else if (!j->last)					\
+			ARG_ROWS(T, v < bb);				\
+		else							\
+			ARG_ROWS(T, v <= bb);				\
+	}								\
+}									\
+									\
 static void arg_##T(void *ctx, int64_t b, int64_t e)			\
 {									\
 	const struct arg_job *j = ctx;					\
 	int64_t n = j->n, I = j->inner;					\
 									\
 	for (int64_t o = b; o < e; o++) {				\
+		if (I > 1) {						\
+			cols_##T(j, (const T *)j->x + o * n * I, j->y + o * I); \
+			continue;					\
+		}							\
 		for (int64_t i = 0; i < I; i++) {			\
 			const T *x = (const T *)j->x + o * n * I + i;	\
 			T best = x[0];					\

@@ -400,6 +400,57 @@ static void test_reduce_maxmin_vectors(void)
 	CU_ASSERT(kr_one(18, "ReduceMin", v, 5, 21, 0, 20) == -10.0f);
 }
 
+/* ArgMax and ArgMin over a middle axis of [2, 5, 600] (the columns a
+ * block at a time, two blocks): ties among the 5 rows everywhere (values
+ * -1..1), both select_last_index values, a NaN in row 2 of column 100 and
+ * in row 0 of column 550 (the first NaN wins, as numpy's), against the
+ * definition: the first (last) index of the extreme. */
+static void test_arg_columns(void)
+{
+	static double v[2 * 5 * 600];
+
+	for (int o = 0; o < 2; o++)
+		for (int r = 0; r < 5; r++)
+			for (int i = 0; i < 600; i++)
+				v[(o * 5 + r) * 600 + i] = (i * 7 + r * 3 + o) % 3 - 1;
+	v[(0 * 5 + 2) * 600 + 100] = NAN;
+	v[(1 * 5 + 0) * 600 + 550] = NAN;
+	for (int op = 0; op < 2; op++)
+		for (int last = 0; last < 2; last++) {
+			struct kin in[] = { { IR_DTYPE_FLOAT, 3, D(2, 5, 600), v, NULL } };
+			struct kt t;
+			int bad = 0;
+
+			kt_new(&t, 13, op ? "ArgMin" : "ArgMax", in, 1, 1);
+			ir_node_set_int(t.n, "axis", 1);
+			ir_node_set_int(t.n, "select_last_index", last);
+			CU_ASSERT_FATAL(kt_run(&t) == 0);
+			CU_ASSERT_FATAL(t.out[0]->numel == 2 * 600);
+			for (int o = 0; o < 2; o++)
+				for (int i = 0; i < 600; i++) {
+					int64_t want = -1;
+					double best = 0;
+
+					for (int r = 0; r < 5; r++) {
+						double x = v[(o * 5 + r) * 600 + i];
+
+						if (isnan(x)) {
+							want = r;
+							break;
+						}
+						if (want < 0 || (op ? x < best : x > best) ||
+						    (last && x == best)) {
+							want = r;
+							best = x;
+						}
+					}
+					bad += ((const int64_t *)t.out[0]->data)[o * 600 + i] != want;
+				}
+			CU_ASSERT_EQUAL(bad, 0);
+			kt_free(&t);
+		}
+}
+
 static void test_reduce_errors(void)
 {
 	struct kin in[] = {
@@ -931,6 +982,7 @@ static const struct unit_test tests[] = {
 	{ "reduce of an empty tensor over axes apart", test_reduce_empty_apart },
 	{ "reducemax of bool", test_reduce_bool_max },
 	{ "reducemax and reducemin in vectors", test_reduce_maxmin_vectors },
+	{ "argmax and argmin over columns", test_arg_columns },
 	{ "reduce errors", test_reduce_errors },
 	{ "argmax and argmin", test_arg },
 	{ "cumsum and cumprod", test_cumulative },

@@ -123,6 +123,41 @@ static void topk_select(int64_t *idx, int64_t n, int64_t k, const struct topk_ke
 	}
 }
 
+/* topk_cmp(a, b) < 0 for float32 values a, b: NaN above everything,
+ * then the order largest asks for. */
+static inline int f32_before(float a, float b, int largest)
+{
+	if (largest)
+		return a != a ? b == b : b == b && a > b;
+	return a != a ? 0 : b != b || a < b;
+}
+
+/* topk_select for float32 keys, the k best values kept beside their
+ * indices: the generic comparison converted both keys to double through
+ * a switch for every element (TopK 1.8x onnxruntime). */
+static void topk_select_f32(int64_t *idx, int64_t n, int64_t k, const struct topk_key *key)
+{
+	const float *x = (const float *)key->j->x + key->base;
+	int64_t have = 0, st = key->j->inner;
+	int largest = key->j->largest;
+	float best[64];
+
+	for (int64_t r = 0; r < n; r++) {
+		float v = x[r * st];
+		int64_t p;
+
+		if (have == k && !f32_before(v, best[k - 1], largest))
+			continue;
+		p = have < k ? have++ : k - 1;
+		for (; p > 0 && f32_before(v, best[p - 1], largest); p--) {
+			idx[p] = idx[p - 1];
+			best[p] = best[p - 1];
+		}
+		idx[p] = r;
+		best[p] = v;
+	}
+}
+
 static void topk_run(void *ctx, int64_t b, int64_t e)
 {
 	struct topk_job *j = ctx;
@@ -137,7 +172,9 @@ static void topk_run(void *ctx, int64_t b, int64_t e)
 		int64_t o = s / j->inner, i = s % j->inner;
 		struct topk_key key = { j, o * j->n * j->inner + i };
 
-		if (j->k > 0 && j->k * 16 < j->n) {
+		if (j->k > 0 && j->k <= 64 && j->k * 16 < j->n && j->w == KR_F32) {
+			topk_select_f32(idx, j->n, j->k, &key);
+		} else if (j->k > 0 && j->k * 16 < j->n) {
 			topk_select(idx, j->n, j->k, &key);
 		} else {
 			for (int64_t r = 0; r < j->n; r++)

@@ -451,6 +451,66 @@ static void test_arg_columns(void)
 		}
 }
 
+/* TopK of float32 with k well below the axis (the selection kept beside
+ * its values): [3, 100, 2] along axis 1 (strided), k 1 and 5, largest
+ * and smallest, ties (values 0..9, each ten times: the lower index
+ * first), a NaN (above everything: first for largest, never for
+ * smallest), against the definition: a stable sort of each slice's
+ * (value, index) pairs taken from the front. */
+static void test_topk_select_f32(void)
+{
+	static double v[3 * 100 * 2];
+
+	for (int i = 0; i < 600; i++)
+		v[i] = (i * 37) % 10;
+	v[(1 * 100 + 40) * 2 + 1] = NAN;
+	for (int largest = 0; largest < 2; largest++)
+		for (int64_t k = 1; k <= 5; k += 4) {
+			struct kin in[] = {
+				{ IR_DTYPE_FLOAT, 3, D(3, 100, 2), v, NULL },
+				KIN(IR_DTYPE_INT64, 1, D(1), (double)k),
+			};
+			struct kt t;
+			int bad = 0;
+
+			kt_new(&t, 11, "TopK", in, 2, 2);
+			ir_node_set_int(t.n, "axis", 1);
+			ir_node_set_int(t.n, "largest", largest);
+			CU_ASSERT_FATAL(kt_run(&t) == 0);
+			for (int o = 0; o < 3; o++)
+				for (int c = 0; c < 2; c++) {
+					int used[100] = { 0 };
+
+					for (int64_t q = 0; q < k; q++) {
+						/* the q-th: the best unused, lowest index on ties */
+						int bi = -1;
+
+						for (int r = 0; r < 100; r++) {
+							double x = v[(o * 100 + r) * 2 + c], b;
+
+							if (used[r])
+								continue;
+							if (bi < 0) {
+								bi = r;
+								continue;
+							}
+							b = v[(o * 100 + bi) * 2 + c];
+							if (largest ? (isnan(x) && !isnan(b)) || x > b :
+								      !isnan(x) && (isnan(b) || x < b))
+								bi = r;
+						}
+						used[bi] = 1;
+						bad += ((const int64_t *)t.out[1]->data)[(o * k + q) * 2 + c] != bi;
+						bad += memcmp(&((const float *)t.out[0]->data)[(o * k + q) * 2 + c],
+							      &(float){ (float)v[(o * 100 + bi) * 2 + c] },
+							      sizeof(float)) != 0;
+					}
+				}
+			CU_ASSERT_EQUAL(bad, 0);
+			kt_free(&t);
+		}
+}
+
 static void test_reduce_errors(void)
 {
 	struct kin in[] = {
@@ -983,6 +1043,7 @@ static const struct unit_test tests[] = {
 	{ "reducemax of bool", test_reduce_bool_max },
 	{ "reducemax and reducemin in vectors", test_reduce_maxmin_vectors },
 	{ "argmax and argmin over columns", test_arg_columns },
+	{ "topk selection of float32", test_topk_select_f32 },
 	{ "reduce errors", test_reduce_errors },
 	{ "argmax and argmin", test_arg },
 	{ "cumsum and cumprod", test_cumulative },

@@ -1,5 +1,8 @@
 /* lowp.c: float16 and bfloat16 nodes computed in float32.  Before a node
- * of an arithmetic op listed below runs, its float16 (or bfloat16) inputs
+ * of an op listed below runs (arithmetic, and the comparisons, roundings,
+ * ArgMax/ArgMin and TopK, whose float32 results are the narrow inputs'
+ * exactly: element by element in double they were 4-11x onnxruntime),
+ * its float16 (or bfloat16) inputs
  * are widened to float32 copies and the kernel runs its float32 paths;
  * each float32 result the graph types as float16 (bfloat16) is then
  * rounded once, to nearest even.  This is what onnxruntime's CPU provider
@@ -36,19 +39,21 @@
 
 /* sorted (strcmp) */
 static const char *const onnx_ops[] = {
-	"Acos", "Acosh", "Add", "Asin", "Asinh", "Atan", "Atanh", "AveragePool",
-	"BatchNormalization", "Celu", "Clip", "Conv", "ConvTranspose", "Cos", "Cosh",
-	"Div", "Einsum", "Elu", "Erf", "Exp", "GRU", "Gelu", "Gemm",
-	"GlobalAveragePool", "GlobalLpPool", "GlobalMaxPool", "GroupNormalization",
-	"HardSigmoid", "HardSwish", "InstanceNormalization", "LRN", "LSTM",
-	"LayerNormalization", "LeakyRelu", "Log", "LogSoftmax", "LpNormalization",
-	"LpPool", "MatMul", "Max", "MaxPool", "Mean", "MeanVarianceNormalization",
-	"Min", "Mish", "Mul", "PRelu", "Pow", "RNN", "Reciprocal", "ReduceL1",
-	"ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
-	"ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Resize",
-	"Selu", "Shrink", "Sigmoid", "SimplifiedLayerNormalization", "Sin", "Sinh",
-	"Softmax", "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Tan", "Tanh",
-	"ThresholdedRelu",
+	"Abs", "Acos", "Acosh", "Add", "ArgMax", "ArgMin", "Asin", "Asinh", "Atan",
+	"Atanh", "AveragePool", "BatchNormalization", "Ceil", "Celu", "Clip", "Conv",
+	"ConvTranspose", "Cos", "Cosh", "CumSum", "Div", "Einsum", "Elu", "Equal",
+	"Erf", "Exp", "Floor", "GRU", "Gelu", "Gemm", "GlobalAveragePool",
+	"GlobalLpPool", "GlobalMaxPool", "Greater", "GreaterOrEqual",
+	"GroupNormalization", "HardSigmoid", "HardSwish", "InstanceNormalization",
+	"IsInf", "IsNaN", "LRN", "LSTM", "LayerNormalization", "LeakyRelu", "Less",
+	"LessOrEqual", "Log", "LogSoftmax", "LpNormalization", "LpPool", "MatMul",
+	"Max", "MaxPool", "Mean", "MeanVarianceNormalization", "Min", "Mish", "Mul",
+	"Neg", "PRelu", "Pow", "RNN", "Reciprocal", "ReduceL1", "ReduceL2",
+	"ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin",
+	"ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Resize", "Round",
+	"Selu", "Shrink", "Sigmoid", "Sign", "SimplifiedLayerNormalization", "Sin",
+	"Sinh", "Softmax", "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Tan", "Tanh",
+	"ThresholdedRelu", "TopK",
 };
 
 static const char *const ms_ops[] = {

@@ -60,6 +60,16 @@ def cases():
                                   ("Sqrt", [], {}), ("Erf", [], {}), ("Relu", [], {})]),
         "LSTM": ((5, 2, 8), [("LSTM", [w(1, 64, 8, scale=0.3), w(1, 64, 16, scale=0.3)],
                               {"hidden_size": 16})]),
+        "rounding": ((3, 50), [("Mul", [w(50, scale=8)], {}), ("Floor", [], {}),
+                               ("Add", [w(50)], {}), ("Ceil", [], {}), ("Mul", [w(50)], {}),
+                               ("Round", [], {}), ("Neg", [], {}), ("Abs", [], {}),
+                               ("Mul", [w(50)], {}), ("Sign", [], {})]),
+        "Greater": ((3, 50), [("Greater", [w(50)], {})]),
+        "LessOrEqual": ((3, 50), [("LessOrEqual", [w(50)], {})]),
+        "Equal": ((3, 50), [("Relu", [], {}), ("Equal", [np.zeros(50, np.float32)], {})]),
+        "ArgMax": ((4, 30, 5), [("ArgMax", [], {"axis": 1})]),
+        "ArgMin": ((4, 30), [("ArgMin", [], {"axis": 1, "select_last_index": 1})]),
+        "CumSum": ((3, 200), [("CumSum", [np.int64(1)], {})]),
     }
 
 

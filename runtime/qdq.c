@@ -389,12 +389,42 @@ static int one_float(const struct rt_session *s, struct rt_gplan *p, const struc
 	       one_float(s, p, d->node->inputs[1], depth + 1);
 }
 
+static int col_vector(const struct rt_value *c, int64_t n)
+{
+	return c && c->dtype == IR_DTYPE_FLOAT && c->rank == 1 && c->dims[0] == n;
+}
+
+/* Is v a float32 vector of n computed before node i, as a dynamic
+ * quantizer with weights quantized per column writes a MatMulInteger
+ * layer's scale: a Mul of one_float and a constant float32 [n] (or such
+ * a constant, folded)? */
+static int col_scale(const struct rt_session *s, struct rt_gplan *p, const struct ir_value *v,
+		     int64_t n, size_t i)
+{
+	const struct rt_nplan *d = v ? rt_plan_node(p, v->producer) : NULL;
+
+	if (n > 1 && col_vector(rt_qdq_init_val(s, p, v), n))
+		return 1;
+	if (n < 1 || !d || d->node->index >= i || !rt_qdq_is_op(d->node, "Mul") || !d->schema ||
+	    d->schema->since_version < 7 || d->node->n_inputs != 2)
+		return 0;
+	for (int k = 0; k < 2; k++) {
+		if (col_vector(rt_qdq_init_val(s, p, d->node->inputs[k]), n) &&
+		    one_float(s, p, d->node->inputs[1 - k], 0))
+			return 1;
+	}
+	return 0;
+}
+
 /* The Mul by a scale after a ConvInteger's Cast (c), as a dynamic
  * quantizer writes it: its only use, of two inputs, the other one
- * float32 (one_float) computed before the head (node i) runs; *other:
- * that input.  NULL when there is none such. */
+ * float32 (one_float) computed before the head (node i) runs, or for a
+ * MatMulInteger of constant B with cols columns one per column
+ * (col_scale; cols 0 otherwise); *other: that input.  NULL when there is
+ * none such. */
 static struct rt_nplan *scale_mul(const struct rt_session *s, struct rt_gplan *p,
-				  const struct rt_nplan *c, size_t i, struct ir_value **other)
+				  const struct rt_nplan *c, size_t i, int64_t cols,
+				  struct ir_value **other)
 {
 	struct rt_nplan *mu = rt_plan_sole_use(p, c->node->outputs[0]);
 	const struct ir_node *n = mu ? mu->node : NULL;
@@ -404,7 +434,8 @@ static struct rt_nplan *scale_mul(const struct rt_session *s, struct rt_gplan *p
 	    n->n_outputs != 1 || !n->outputs[0] || !n->inputs[0] || !n->inputs[1])
 		return NULL;
 	*other = n->inputs[n->inputs[0] == c->node->outputs[0] ? 1 : 0];
-	if (*other == c->node->outputs[0] || !one_float(s, p, *other, 0) ||
+	if (*other == c->node->outputs[0] ||
+	    !(one_float(s, p, *other, 0) || col_scale(s, p, *other, cols, i)) ||
 	    ((*other)->producer && (*other)->producer->index >= i))
 		return NULL;
 	return mu;
@@ -418,7 +449,9 @@ static struct rt_nplan *scale_mul(const struct rt_session *s, struct rt_gplan *p
  * tensor and the Cast's pass gone, bit for bit (int32 to float32 rounds
  * once either way).  The Mul by the layer's scale after it, when it is
  * one float32 (input CI_SCALE), too: float32(sum) * scale, the Mul's
- * one rounding.  The epilogue chain (chain.c) of the last node done
+ * one rounding; for a MatMulInteger of constant B, also a scale per
+ * column (col_scale: the scales of weights quantized per column, times
+ * the input's), which a Mul node computes before: the same product.  The epilogue chain (chain.c) of the last node done
  * (the bias Add and Relu after the Mul; a Mul per channel, Add and Relu
  * after the Cast) becomes the unit's, done as it stores its result. */
 #define CI_SCALE 4
@@ -429,7 +462,7 @@ static struct rt_qdq *cast_unit_at(const struct rt_session *s, struct rt_gplan *
 	const struct ir_node *n = h->node;
 	struct ir_value *scale = NULL;
 	struct rt_qdq *u;
-
+	int64_t cols = 0;
 	int mm = rt_qdq_is_op(n, "MatMulInteger");
 
 	if ((!mm && !rt_qdq_is_op(n, "ConvInteger")) || !h->kernel || h->fold != RT_FOLD_NONE ||
@@ -439,7 +472,12 @@ static struct rt_qdq *cast_unit_at(const struct rt_session *s, struct rt_gplan *
 	    c->node->n_outputs != 1 || !c->node->outputs[0] ||
 	    attr_int(c->node, "to", 0) != IR_DTYPE_FLOAT)
 		return NULL;
-	mu = scale_mul(s, p, c, i, &scale);
+	if (mm && n->n_inputs > 1) {
+		const struct rt_value *b = rt_qdq_init_val(s, p, n->inputs[1]);
+
+		cols = b && b->rank == 2 ? b->dims[1] : 0;
+	}
+	mu = scale_mul(s, p, c, i, cols, &scale);
 	if (!(u = rt_qdq_unit_new(n, mu ? CI_SCALE + 1 : n->n_inputs)))
 		return NULL;
 	for (size_t j = 0; j < n->n_inputs; j++)

@@ -603,6 +603,22 @@ static int ci_scale(struct rt_kctx *k, const float **s)
 	return 0;
 }
 
+/* MatMulInteger's unit: its scale, one float32 (*s) or one per column of
+ * its cols columns (*sv, a vector of cols). */
+static int ci_scale_cols(struct rt_kctx *k, int64_t cols, const float **s, const float **sv)
+{
+	const struct rt_value *v = k->n_in > CI_SCALE ? k->in[CI_SCALE] : NULL;
+
+	*sv = NULL;
+	if (v && v->kind == RT_TENSOR && v->dtype == IR_DTYPE_FLOAT && v->rank == 1 &&
+	    v->numel == cols && cols > 1) {
+		*s = NULL;
+		*sv = v->data;
+		return 0;
+	}
+	return ci_scale(k, s);
+}
+
 /* ConvInteger's sums as float32 (the unit of ConvInteger and its Cast,
  * knn_conv_integer_f32), times the scale and with the Mul's epilogue
  * when the unit does those, into output 0 on oneDNN, from its
@@ -808,6 +824,9 @@ struct sums_f32 {
 	const struct rt_epilogue *e;
 	float *f;
 	int64_t sp, c;
+	const float *sv;         /* a scale per column (of the last axis's
+				  * ncols), or NULL */
+	int64_t ncols;
 };
 
 /* Planes [lo, hi) of sp integer sums (yi's, else yd's) into f: as
@@ -824,6 +843,15 @@ static void sums_planes(void *ctx, int64_t lo, int64_t hi)
 		f[i] = (float)(j->yi ? j->yi[o + i] : (int32_t)(int64_t)j->yd[o + i]);
 	for (int64_t i = 0; j->s && i < n; i++)
 		f[i] = f[i] * *j->s;
+	if (j->sv)
+		for (int64_t i = 0, col = o % j->ncols; i < n; ) {
+			int64_t run = j->ncols - col < n - i ? j->ncols - col : n - i;
+
+			for (int64_t q = 0; q < run; q++)
+				f[i + q] = f[i + q] * j->sv[col + q];
+			i += run;
+			col = 0;
+		}
 	for (int64_t pl = lo; j->e && pl < hi; pl++)
 		rt_epilogue_span(j->e, pl % j->c, pl * j->sp, j->f + pl * j->sp, j->sp);
 }
@@ -851,7 +879,7 @@ int knn_conv_integer_f32(struct rt_kctx *k)
 	}
 	/* the epilogue fconv_dnnl took, or now */
 	j = (struct sums_f32){ NULL, yd, s, k->epi ? k->epi : rt_kctx_epilogue(k, y, 1), y->data,
-			       g.out_size, g.m };
+			       g.out_size, g.m, NULL, 1 };
 	if (y->numel)
 		rt_parallel_for(k, g.n * g.m, 1 + 16384 / g.out_size, sums_planes, &j);
 	rt_big_free(yd);
@@ -869,13 +897,13 @@ int knn_matmul_integer_f32(struct rt_kctx *k)
 
 	if ((rc = int_matmul(k, 0, 2, 1, 3, &p, &yd, &yi, 0)) < 0)
 		return rc;
-	if ((rc = ci_scale(k, &j.s)) < 0 ||
+	if ((rc = ci_scale_cols(k, p.rank ? p.dims[p.rank - 1] : 1, &j.s, &j.sv)) < 0 ||
 	    !(y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, p.rank, p.dims))) {
 		rc = rc < 0 ? rc : IR_ENOMEM;
 		goto done;
 	}
 	j = (struct sums_f32){ yi, yd, j.s, p.rank >= 2 ? rt_kctx_epilogue(k, y, 1) : NULL, y->data,
-			     1, p.rank >= 2 ? p.dims[1] : 1 };
+			     1, p.rank >= 2 ? p.dims[1] : 1, j.sv, p.rank ? p.dims[p.rank - 1] : 1 };
 	for (int i = 2; i < p.rank; i++)
 		j.sp *= p.dims[i];
 	if (y->numel)

@@ -1,6 +1,7 @@
 """matmul_int_cast.py OPMIG WORKDIR: MatMulInteger whose only reader is a
 Cast to float32 (a dynamic quantizer's Linear layer:
-DynamicQuantizeLinear, MatMulInteger, Cast, Mul by a_scale * b_scale)
+DynamicQuantizeLinear, MatMulInteger, Cast, Mul by a_scale * b_scale, or
+by a_scale times B's scale per column: one a column)
 run as one unit writing float32 of the sums (runtime/qdq.c,
 knn_matmul_integer_f32), with the Mul by the scale and the epilogue chain
 after it, on seeded random cases: uint8 or int8 A with a zero point,
@@ -74,16 +75,21 @@ def case(k):
     else:
         inits.append((b, "b"))
     inner = not miss and k % 2 == 1
+    # per column: B's scales one per column (weights quantized per
+    # channel), a Mul of the scalar and them: one scale a column
+    per_col = inner and bkind == "i8_per_col" and not b_input
     if inner:
-        # the scale a Mul of two scalars (a_scale * b_scale), then the
-        # bias Add and a Relu
+        # the scale a Mul of two scalars (a_scale * b_scale), or of the
+        # scalar and a column's, then the bias Add and a Relu
+        if per_col:
+            s1 = RNG.uniform(0.5, 2, (n,)).astype(np.float32)
         nodes.insert(0, helper.make_node("Mul", ["s", "s1"], ["ss"]))
         nodes += [helper.make_node("Mul", ["f", "ss"], ["t"]),
                   helper.make_node("Add", ["t", "bias"], ["u"]),
                   helper.make_node("Relu", ["u"], ["y"])]
         inits += [(scale, "s"), (s1, "s1"), (bias, "bias")]
-        refs = [np.maximum((f * np.float32(scale * s1)).astype(np.float32) + bias,
-                           np.float32(0))]
+        ss = (np.float32(scale) * s1).astype(np.float32)
+        refs = [np.maximum((f * ss).astype(np.float32) + bias, np.float32(0))]
         outs = [helper.make_tensor_value_info("y", et, list(acc.shape))]
     else:
         sv = np.asarray(scale, ft)
@@ -102,8 +108,14 @@ def case(k):
     onnx.checker.check_model(mdl, full_check=True)
     what = "case %d (%s A of rank %d, %s B%s, K %d%s%s)" % (
         k, np.dtype(at).name, rank, bkind, " as an input" if b_input else "", kd,
-        ", " + miss if miss else "", ", Mul, Add, Relu after it" if inner else "")
-    return what, mdl, feeds, refs, miss, (1 if inner else 0)
+        ", " + miss if miss else "",
+        ", Mul (a scale per column), Add, Relu after it" if per_col else
+        ", Mul, Add, Relu after it" if inner else "")
+    # as nodes (--exact) a Mul after the Cast is a step of its chain when
+    # it is per tensor or per channel (axis 1: a rank-2 product's
+    # columns), not a per-column scale of a rank-3 product
+    muls = 1 if inner else 0
+    return what, mdl, feeds, refs, miss, (muls, 0 if per_col and rank == 3 else muls)
 
 
 def run(opmig, path, feeds, d, *flags):
@@ -118,7 +130,7 @@ def main():
     opmig, work = sys.argv[1], sys.argv[2]
     fails, jobs, wants = 0, [], []
     for k in range(N_CASES):
-        what, mdl, feeds, ref, miss, muls = case(k)
+        what, mdl, feeds, ref, miss, (muls, muls_exact) = case(k)
         d = os.path.join(work, "c%d" % k)
         os.makedirs(d, exist_ok=True)
         path = os.path.join(d, "m.onnx")
@@ -130,9 +142,9 @@ def main():
             fails += 1
             continue
         bad = qdqlib.against(got, exact, ref)
-        if fused != (0 if miss else 1, muls) or fused_exact != (0, muls):
-            bad.append("Cast and Mul done by the unit: %s (--exact %s), expected %s" %
-                       (fused, fused_exact, (0 if miss else 1, muls)))
+        if fused != (0 if miss else 1, muls) or fused_exact != (0, muls_exact):
+            bad.append("Cast and Mul done by the unit: %s (--exact %s), expected %s (%s)" %
+                       (fused, fused_exact, (0 if miss else 1, muls), (0, muls_exact)))
         if bad:
             print("FAIL %s: %s" % (what, "; ".join(bad)))
             fails += 1

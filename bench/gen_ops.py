@@ -40,7 +40,7 @@ def models():
                "Elu", "Selu", "Softplus", "Softsign", "Erf", "HardSigmoid", "HardSwish",
                "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Atan", "Mish"]:
         mk("u_" + op, [N("Abs", ["x"], ["a"]), N(op, ["a"], ["y"])] if op in ("Log", "Sqrt")
-           else [N(op, ["x"], ["y"])])
+           else [N(op, ["x"], ["y"])], opset=18 if op == "Mish" else 17)
     mk("u_LeakyRelu", [N("LeakyRelu", ["x"], ["y"], alpha=0.1)])
     mk("u_Gelu", [N("Gelu", ["x"], ["y"])], opset=20)
     mk("u_GeluTanh", [N("Gelu", ["x"], ["y"], approximate="tanh")], opset=20)
@@ -121,8 +121,9 @@ def build(name, nodes, inits, ins, out_t, opset, half):
     if half:
         H = TensorProto.FLOAT16
         pre = [N("Cast", [n + "_32"], [n], to=H) for n, _ in ins]
+        # Resize's scales stay float32
         inits = [numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16), t.name)
-                 if t.data_type == F else t for t in inits]
+                 if t.data_type == F and t.name != "sc" else t for t in inits]
         for n in nodes:
             for k, o in enumerate(n.output):
                 if o == "y" and out_t == F:

@@ -75,3 +75,36 @@ int kel_tanh512(const float *x, float *y, int64_t n)
 	tanh512(x, y, n);
 	return 1;
 }
+
+/* Mish, x tanh(softplus(x)), with e = e^-|x| (knn_exp512, within an ulp):
+ * tanh(ln(1 + n)) = n (n + 2) / (n (n + 2) + 2) for n = e^x, that is
+ * (1 + 2e) / (1 + 2e + 2e^2) for x >= 0 and e (e + 2) / (e (e + 2) + 2)
+ * below: no cancellation either side; a few ulp of the double result
+ * (libm's tanh, log1p and exp in double element by element were 2.7x
+ * onnxruntime). */
+__attribute__((target("avx512f")))
+static void mish512(const float *x, float *y, int64_t n)
+{
+	const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
+
+	for (int64_t i = 0; i < n; i += 16) {
+		__mmask16 m = knn_lanes16(n - i);
+		__m512 v = _mm512_maskz_loadu_ps(m, x + i);
+		__m512 e = knn_exp512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_abs_ps(v)));
+		__mmask16 pos = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GE_OQ);
+		__m512 p = _mm512_fmadd_ps(two, e, one);                   /* 1 + 2e */
+		__m512 tp = _mm512_div_ps(p, _mm512_fmadd_ps(_mm512_mul_ps(two, e), e, p));
+		__m512 q = _mm512_mul_ps(e, _mm512_add_ps(e, two));       /* e (e + 2) */
+		__m512 tn = _mm512_div_ps(q, _mm512_add_ps(q, two));
+
+		_mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(v, _mm512_mask_mov_ps(tn, pos, tp)));
+	}
+}
+
+int kel_mish512(const float *x, float *y, int64_t n)
+{
+	if (n < 1 || !rt_cpu_avx512f())
+		return 0;
+	mish512(x, y, n);
+	return 1;
+}

@@ -758,6 +758,49 @@ static void test_gelu_blocks(void)
 	}
 }
 
+/* Mish over 700 values in [-35, 35) (vectors and a tail) against x
+ * tanh(log1p(exp(x))) in double, within 2e-6 relative (float32's few
+ * roundings; no cancellation on either side), and its special values:
+ * -0 stays -0, +inf, NaN, and -inf gives NaN (-inf times 0). */
+static void test_mish_values(void)
+{
+	static double x[705];
+	struct case1 c = { 18, "Mish", NULL, { IR_DTYPE_FLOAT }, 1,
+			   { 1 }, { { 705 } }, { x }, IR_DTYPE_FLOAT };
+	struct ir_node *node;
+	struct ir_model *m;
+	struct rt_value *y;
+	char err[512];
+	int bad = 0;
+	const float *f;
+
+	for (int i = 0; i < 700; i++)
+		x[i] = (float)(-35 + i * 0.1);
+	x[700] = -0.0;
+	x[701] = INFINITY;
+	x[702] = NAN;
+	x[703] = -INFINITY;
+	x[704] = 1e-30;
+	m = build(&c, &node);
+	y = run(m, err, sizeof(err));
+	CU_ASSERT_FATAL(y != NULL && y->numel == 705);
+	f = y->data;
+	for (int i = 0; i < 700; i++) {
+		double w = x[i] * tanh(log1p(exp(x[i])));
+
+		if (fabs(f[i] - w) > 2e-6 * fabs(w) + 1e-37)
+			bad++;
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT(f[700] == 0 && signbit(f[700]));
+	CU_ASSERT(isinf(f[701]) && f[701] > 0);
+	CU_ASSERT(isnan(f[702]));
+	CU_ASSERT(isnan(f[703]));
+	CU_ASSERT(fabs(f[704] - 1e-30 * tanh(log(2.0))) <= 2e-6 * 1e-30 * tanh(log(2.0)));
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
 static void set_alpha_half(struct ir_node *n)
 {
 	CU_ASSERT_FATAL(ir_node_set_float(n, "alpha", 0.5f) == 0);
@@ -1152,6 +1195,7 @@ static const struct unit_test tests[] = {
 	{ "pow cube as onnxruntime", test_pow_cube },
 	{ "where over strides", test_where_strides },
 	{ "gelu forms over blocks", test_gelu_blocks },
+	{ "mish values", test_mish_values },
 	{ "mul float16 blocks", test_mul_float16_blocks },
 	{ "clip attrs and inputs", test_clip_attrs_and_inputs },
 	{ "where broadcast", test_where_broadcast },

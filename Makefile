@@ -208,6 +208,7 @@ bench: all
 	sh bench/quant.sh
 	sh bench/lowp.sh
 	sh bench/broad.sh
+	sh bench/ops.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

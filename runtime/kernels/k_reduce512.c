@@ -10,6 +10,7 @@
  * (a line of 128: 1.97 ms for a million elements against 0.31). */
 #include <immintrin.h>
 
+#include "runtime/kernels/k_exp512.h"   /* knn_lanes16 */
 #include "runtime/kernels/k_reduce_int.h"
 #include "runtime/kernels/pgemm.h"
 
@@ -77,4 +78,63 @@ int kr_maxmin_rows512(int lt, const float *x, int64_t rows, int64_t stride, int6
 		return 0;
 	mm_rows(lt, x, rows, stride, cols, y);
 	return 1;
+}
+
+/* ArgMax (max) or ArgMin of a float32 line: each lane keeps its best and
+ * the index of its first (last: the last) occurrence; then among the
+ * lanes holding the line's best the least (greatest) index, which is the
+ * loop's answer (zeros of both signs compare equal there too).  A NaN
+ * (the loop's first NaN wins) leaves it to the loop: 0. */
+__attribute__((target("avx512f")))
+static int arg_line(int max, int last, const float *x, int64_t n, int64_t *out)
+{
+	__m512 best = _mm512_set1_ps(max ? -__builtin_inff() : __builtin_inff());
+	__m512i bi = _mm512_set1_epi32(-1), idx = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+								     10, 11, 12, 13, 14, 15);
+	const __m512i sixteen = _mm512_set1_epi32(16);
+	__mmask16 nan = 0, any;
+	float b;
+	int64_t r = -1;
+
+	for (int64_t i = 0; i < n; i += 16) {
+		__mmask16 t = knn_lanes16(n - i);
+		__m512 v = _mm512_maskz_loadu_ps(t, x + i);
+		__mmask16 k;
+
+		nan |= _mm512_mask_cmp_ps_mask(t, v, v, _CMP_UNORD_Q);
+		/* beats, or the lane's first element (bi -1: -inf/+inf itself) */
+		if (max)
+			k = last ? _mm512_mask_cmp_ps_mask(t, v, best, _CMP_GE_OQ) :
+				   _mm512_mask_cmp_ps_mask(t, v, best, _CMP_GT_OQ);
+		else
+			k = last ? _mm512_mask_cmp_ps_mask(t, v, best, _CMP_LE_OQ) :
+				   _mm512_mask_cmp_ps_mask(t, v, best, _CMP_LT_OQ);
+		k |= t & _mm512_cmpeq_epi32_mask(bi, _mm512_set1_epi32(-1));
+		best = _mm512_mask_mov_ps(best, k, v);
+		bi = _mm512_mask_mov_epi32(bi, k, idx);
+		idx = _mm512_add_epi32(idx, sixteen);
+	}
+	if (nan)
+		return 0;
+	b = max ? _mm512_reduce_max_ps(best) : _mm512_reduce_min_ps(best);
+	any = _mm512_cmp_ps_mask(best, _mm512_set1_ps(b), _CMP_EQ_OQ) &
+	      ~_mm512_cmpeq_epi32_mask(bi, _mm512_set1_epi32(-1));
+	for (int l = 0; l < 16; l++) {
+		int32_t li[16];
+
+		if (!(any >> l & 1))
+			continue;
+		_mm512_storeu_si512(li, bi);
+		if (r < 0 || (last ? li[l] > r : li[l] < r))
+			r = li[l];
+	}
+	if (r < 0)
+		return 0;
+	*out = r;
+	return 1;
+}
+
+int kr_arg_line512(int max, int last, const float *x, int64_t n, int64_t *out)
+{
+	return n > 0 && n < INT32_MAX && rt_pgemm_ok() && arg_line(max, last, x, n, out);
 }

@@ -68,6 +68,8 @@ static void arg_##T(void *ctx, int64_t b, int64_t e)			\
 			cols_##T(j, (const T *)j->x + o * n * I, j->y + o * I); \
 			continue;					\
 		}							\
+		if (line_##T(j, (const T *)j->x + o * n, j->y + o))	\
+			continue;					\
 		for (int64_t i = 0; i < I; i++) {			\
 			const T *x = (const T *)j->x + o * n * I + i;	\
 			T best = x[0];					\
@@ -94,6 +96,22 @@ static void arg_##T(void *ctx, int64_t b, int64_t e)			\
 		}							\
 	}								\
 }
+
+/* A float32 line in AVX-512 where it gives the loop's index: 1 done. */
+static int line_float(const struct arg_job *j, const float *x, int64_t *y)
+{
+	return kr_arg_line512(j->max, j->last, x, j->n, y);
+}
+
+#define ARG_NO_LINE(T)							\
+static int line_##T(const struct arg_job *j, const T *x, int64_t *y)	\
+{									\
+	(void)j, (void)x, (void)y;					\
+	return 0;							\
+}
+ARG_NO_LINE(double)
+ARG_NO_LINE(int64_t)
+ARG_NO_LINE(uint64_t)
 
 ARG(float)
 ARG(double)

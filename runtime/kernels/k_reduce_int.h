@@ -48,6 +48,11 @@ int kr_maxmin_line512(int lt, const float *x, int64_t n, float *out);
 int kr_maxmin_rows512(int lt, const float *x, int64_t rows, int64_t stride, int64_t cols,
 		      float *y);
 
+/* ArgMax (max 1) or ArgMin of a float32 line of n in AVX-512
+ * (k_reduce512.c), select_last_index last: its index into *out, 1 done,
+ * 0 not (no AVX-512, or a NaN: the loop decides). */
+int kr_arg_line512(int max, int last, const float *x, int64_t n, int64_t *out);
+
 /* [outer, n, inner] view of a tensor around axis. */
 void kr_split(const struct rt_value *t, int axis, int64_t *outer, int64_t *n,
 	      int64_t *inner);

@@ -451,6 +451,57 @@ static void test_arg_columns(void)
 		}
 }
 
+/* ArgMax and ArgMin along the last axis of [6, 37] (lines of two vectors
+ * and a tail, in vectors): ties across lanes (values -1..1), both
+ * select_last_index values, a line of zeros of both signs (equal: the
+ * first or last index), a NaN (the first NaN wins), a line whose extreme
+ * is in the tail, against the definition. */
+static void test_arg_lines(void)
+{
+	static double v[6 * 37];
+
+	for (int r = 0; r < 6; r++)
+		for (int i = 0; i < 37; i++)
+			v[r * 37 + i] = (i * 5 + r) % 3 - 1;
+	for (int i = 0; i < 37; i++)
+		v[2 * 37 + i] = i % 2 ? 0.0 : -0.0;
+	v[3 * 37 + 20] = NAN;
+	v[3 * 37 + 30] = NAN;
+	v[4 * 37 + 35] = 9;
+	v[4 * 37 + 36] = -9;
+	for (int op = 0; op < 2; op++)
+		for (int last = 0; last < 2; last++) {
+			struct kin in[] = { { IR_DTYPE_FLOAT, 2, D(6, 37), v, NULL } };
+			struct kt t;
+			int bad = 0;
+
+			kt_new(&t, 13, op ? "ArgMin" : "ArgMax", in, 1, 1);
+			ir_node_set_int(t.n, "axis", -1);
+			ir_node_set_int(t.n, "select_last_index", last);
+			CU_ASSERT_FATAL(kt_run(&t) == 0);
+			for (int r = 0; r < 6; r++) {
+				int64_t want = -1;
+				double best = 0;
+
+				for (int i = 0; i < 37; i++) {
+					double x = v[r * 37 + i];
+
+					if (isnan(x)) {
+						want = i;
+						break;
+					}
+					if (want < 0 || (op ? x < best : x > best) || (last && x == best)) {
+						want = i;
+						best = x;
+					}
+				}
+				bad += ((const int64_t *)t.out[0]->data)[r] != want;
+			}
+			CU_ASSERT_EQUAL(bad, 0);
+			kt_free(&t);
+		}
+}
+
 /* TopK of float32 with k well below the axis (the selection kept beside
  * its values): [3, 100, 2] along axis 1 (strided), k 1 and 5, largest
  * and smallest, ties (values 0..9, each ten times: the lower index
@@ -1043,6 +1094,7 @@ static const struct unit_test tests[] = {
 	{ "reducemax of bool", test_reduce_bool_max },
 	{ "reducemax and reducemin in vectors", test_reduce_maxmin_vectors },
 	{ "argmax and argmin over columns", test_arg_columns },
+	{ "argmax and argmin along lines", test_arg_lines },
 	{ "topk selection of float32", test_topk_select_f32 },
 	{ "reduce errors", test_reduce_errors },
 	{ "argmax and argmin", test_arg },

@@ -108,3 +108,58 @@ int kel_mish512(const float *x, float *y, int64_t n)
 	mish512(x, y, n);
 	return 1;
 }
+
+/* e^x - 1 for x <= 0: e^x - 1 (knn_exp512) where e^x <= 0.7 (no
+ * cancellation: a few ulp), Taylor's polynomial to x^9 / 9! on (-0.36,
+ * 0] (the remainder below 1e-9 of the value), in fused multiply-adds */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 expm1_neg512(__m512 x)
+{
+	static const float c[9] = { 1.0f / 362880, 1.0f / 40320, 1.0f / 5040, 1.0f / 720,
+				    1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f };
+	__m512 p = _mm512_set1_ps(c[0]);
+	__mmask16 small = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-0.36f), _CMP_GT_OQ);
+
+	for (int i = 1; i < 9; i++)
+		p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(c[i]));
+	p = _mm512_mul_ps(p, x);
+	return _mm512_mask_mov_ps(_mm512_sub_ps(knn_exp512(x), _mm512_set1_ps(1.0f)), small, p);
+}
+
+/* Elu (selu 0: x < 0 ? alpha (e^x - 1) : x) or Selu (selu 1: x <= 0 ?
+ * gamma (alpha e^x - alpha) : gamma x), sixteen at a time; libm's expm1
+ * and expf element by element were 1.8x and 1.3x onnxruntime (and Selu's
+ * alpha e^x - alpha in float32 lost digits near 0, which alpha (e^x - 1)
+ * does not) */
+__attribute__((target("avx512f")))
+static void elu512(const float *x, float *y, int64_t n, float alpha, float gamma, int selu)
+{
+	const __m512 a = _mm512_set1_ps(alpha), g = _mm512_set1_ps(gamma);
+
+	for (int64_t i = 0; i < n; i += 16) {
+		__mmask16 m = knn_lanes16(n - i);
+		__m512 v = _mm512_maskz_loadu_ps(m, x + i), neg = _mm512_min_ps(v, _mm512_setzero_ps());
+		__m512 r;
+
+		if (selu) {
+			__mmask16 le = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LE_OQ);
+
+			/* alpha e^x - alpha as alpha (e^x - 1): no cancellation */
+			r = _mm512_mul_ps(g, _mm512_mask_mov_ps(v, le,
+								_mm512_mul_ps(a, expm1_neg512(neg))));
+		} else {
+			__mmask16 lt = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
+
+			r = _mm512_mask_mov_ps(v, lt, _mm512_mul_ps(a, expm1_neg512(neg)));
+		}
+		_mm512_mask_storeu_ps(y + i, m, r);
+	}
+}
+
+int kel_elu512(const float *x, float *y, int64_t n, float alpha, float gamma, int selu)
+{
+	if (n < 1 || !rt_cpu_avx512f())
+		return 0;
+	elu512(x, y, n, alpha, gamma, selu);
+	return 1;
+}

@@ -64,6 +64,10 @@ int kel_tanh512(const float *x, float *y, int64_t n);
 /* Mish of n floats (y may be x) in AVX-512, within a few ulp of the
  * double result (k_act512.c): 1 done, 0 when the CPU lacks it. */
 int kel_mish512(const float *x, float *y, int64_t n);
+/* Elu (selu 0; gamma unused) or Selu of n floats (y may be x) in
+ * AVX-512, within a few ulp of the double result (k_act512.c): 1 done,
+ * 0 when the CPU lacks it. */
+int kel_elu512(const float *x, float *y, int64_t n, float alpha, float gamma, int selu);
 
 /* erf of n floats (y may be x), within one ulp of erff (k_elem.c). */
 void kel_erf_f32(const float *x, float *y, int64_t n);

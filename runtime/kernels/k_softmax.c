@@ -195,7 +195,12 @@ static int softmax(struct rt_kctx *k, int kind)
 		n = rt_numel(x->rank - axis, x->dims + axis);
 		inner = 1;
 	}
-	if (!(y = rt_out_tensor(k, 0, x->dtype, x->rank, x->dims)))
+	/* lines along the last axis write each element after reading it
+	 * (the passes go by index): in place where x dies here, so that an
+	 * attention's scores need no fresh block for the probabilities */
+	if (!(y = kind != SM_HARD && inner == 1 ? rt_out_tensor_reuse(k, 0, 1u, x->dtype, x->rank,
+								      x->dims) :
+		  rt_out_tensor(k, 0, x->dtype, x->rank, x->dims)))
 		return IR_ENOMEM;
 	w = kr_work_of(x->dtype);
 	if ((rc = kr_load(k, x, w, &xb, &owned)) < 0)

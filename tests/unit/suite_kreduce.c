@@ -699,6 +699,55 @@ static void softmax_rows(int lg, int64_t rows, int64_t len, const double *v, flo
 	ir_model_free(m);
 }
 
+/* Softmax and LogSoftmax of a value that dies with them (Neg(x), the
+ * input negated): the result takes its block (k_softmax.c, in place),
+ * lines of 2 (a tail) and of 37 (vectors and a tail), against the
+ * definition in double: Softmax within 4e-6 relative (x - max rounded
+ * in float32 over a spread of 30: 2e-6 of e^(x - max)), LogSoftmax within
+ * 1e-6 of 1 + |y|. */
+static void test_softmax_in_place(void)
+{
+	for (int lg = 0; lg < 2; lg++)
+		for (int64_t len = 2; len <= 37; len += 35) {
+			int64_t rows = 300;
+			double *v = malloc((size_t)(rows * len) * sizeof(double));
+			struct ir_model *m = tm_new(13);
+			struct rt_value *out = NULL;
+			int bad = 0;
+
+			CU_ASSERT_FATAL(v != NULL);
+			for (int64_t i = 0; i < rows * len; i++)
+				v[i] = (float)(((i * 37) % 101) * 0.3 - 15);
+			tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(rows, len), 2);
+			tm_node(m, "Neg", NULL, TM_NAMES("x"), 1, TM_NAMES("t"), 1);
+			tm_node(m, lg ? "LogSoftmax" : "Softmax", NULL, TM_NAMES("t"), 1,
+				TM_NAMES("y"), 1);
+			tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(rows, len), 2);
+			tm_verify(m);
+			CU_ASSERT_FATAL(tm_run_floats(m, (const double *const[]){ v }, &out, 1) == 0);
+			for (int64_t r = 0; r < rows; r++) {
+				double mx = -1e300, sum = 0;
+
+				for (int64_t i = 0; i < len; i++)
+					mx = fmax(mx, -v[r * len + i]);
+				for (int64_t i = 0; i < len; i++)
+					sum += exp(-v[r * len + i] - mx);
+				for (int64_t i = 0; i < len; i++) {
+					double w = lg ? -v[r * len + i] - mx - log(sum) :
+						   exp(-v[r * len + i] - mx) / sum;
+					double g = ((const float *)out->data)[r * len + i];
+
+					bad += fabs(g - w) > (lg ? 1e-6 * (fabs(w) + 1) : 4e-6 * fabs(w)) +
+							     1e-30;
+				}
+			}
+			CU_ASSERT_EQUAL(bad, 0);
+			rt_value_unref(out);
+			ir_model_free(m);
+			free(v);
+		}
+}
+
 /* exp as the float32 lines take it (AVX-512: k_softmax512.c): rows [0, d]
  * for d over [-110, 0], whose softmax [1, e^d] / (1 + e^d) tells e^d to
  * within 1e-6 relative, subnormal results to 1e-44; LogSoftmax's d -
@@ -1095,6 +1144,7 @@ static const struct unit_test tests[] = {
 	{ "reducemax and reducemin in vectors", test_reduce_maxmin_vectors },
 	{ "argmax and argmin over columns", test_arg_columns },
 	{ "argmax and argmin along lines", test_arg_lines },
+	{ "softmax in place", test_softmax_in_place },
 	{ "topk selection of float32", test_topk_select_f32 },
 	{ "reduce errors", test_reduce_errors },
 	{ "argmax and argmin", test_arg },

@@ -125,52 +125,16 @@ def case(k):
     return what, mdl, x, refs, miss, (1 if inner else 0)
 
 
-def run(opmig, path, x, d, *flags):
-    """(the outputs, the Cast, Mul and Relu nodes units did), or (a
-    message, 0)."""
-    outs, stats = qdqlib.run(opmig, path, {"x": x}, d, *flags)
-    if stats is None:
-        return outs, 0
-    return outs, tuple(qdqlib.fused(stats, op) for op in ("Cast", "Mul", "Relu"))
-
-
 def main():
     opmig, work = sys.argv[1], sys.argv[2]
-    fails, jobs, wants = 0, [], []
+    cases = []
     for k in range(N_CASES):
-        what, mdl, x, ref, miss, muls = case(k)
-        d = os.path.join(work, "c%d" % k)
-        os.makedirs(d, exist_ok=True)
-        path = os.path.join(d, "m.onnx")
-        onnx.save(mdl, path)
-        got, fused = run(opmig, path, x, d)
-        exact, fused_exact = run(opmig, path, x, d, "--exact")
-        if isinstance(got, str) or isinstance(exact, str):
-            print("FAIL %s: %s" % (what, got if isinstance(got, str) else exact))
-            fails += 1
-            continue
-        relus = (fused[2], fused_exact[2])
-        fused, fused_exact = fused[:2], fused_exact[:2]
-        if isinstance(got, str) or isinstance(exact, str):
-            print("FAIL %s: %s" % (what, got if isinstance(got, str) else exact))
-            fails += 1
-            continue
-        bad = qdqlib.against(got, exact, ref)
-        # (a Mul done by the unit or on its epilogue chain, or on the
-        # Cast's chain as written)
-        if fused != (0 if miss else 1, muls) or fused_exact != (0, muls) or \
-                relus != (muls, muls):
-            bad.append("Cast and Mul not run as nodes: %s (--exact %s), expected %s; "
-                       "Relu %s, expected %s" % (fused, fused_exact, (0 if miss else 1, muls),
-                                                 relus, (muls, muls)))
-        if bad:
-            print("FAIL %s: %s" % (what, "; ".join(bad)))
-            fails += 1
-        jobs.append((path, {"x": x}))
-        wants.append((what, got))
-    fails += qdqlib.ort_bitwise(jobs, wants, os.path.join(work, "ort"))
-    print("%d cases, %d failures" % (N_CASES, fails))
-    return 1 if fails else 0
+        what, mdl, x, refs, miss, muls = case(k)
+        # the Cast, the Mul and the Relu done inside other nodes: by the
+        # unit, on its epilogue chain, or (--exact) on the Cast's chain
+        cases.append((what, mdl, {"x": x}, refs, (0 if miss else 1, muls, muls),
+                      (0, muls, muls)))
+    return qdqlib.unit_cases(opmig, work, cases, ("Cast", "Mul", "Relu"))
 
 
 if __name__ == "__main__":

@@ -118,41 +118,13 @@ def case(k):
     return what, mdl, feeds, refs, miss, (muls, 0 if per_col and rank == 3 else muls)
 
 
-def run(opmig, path, feeds, d, *flags):
-    """(the outputs, the Cast and Mul nodes units did), or (a message, 0)."""
-    outs, stats = qdqlib.run(opmig, path, feeds, d, *flags)
-    if stats is None:
-        return outs, 0
-    return outs, tuple(qdqlib.fused(stats, op) for op in ("Cast", "Mul"))
-
-
 def main():
     opmig, work = sys.argv[1], sys.argv[2]
-    fails, jobs, wants = 0, [], []
+    cases = []
     for k in range(N_CASES):
-        what, mdl, feeds, ref, miss, (muls, muls_exact) = case(k)
-        d = os.path.join(work, "c%d" % k)
-        os.makedirs(d, exist_ok=True)
-        path = os.path.join(d, "m.onnx")
-        onnx.save(mdl, path)
-        got, fused = run(opmig, path, feeds, d)
-        exact, fused_exact = run(opmig, path, feeds, d, "--exact")
-        if isinstance(got, str) or isinstance(exact, str):
-            print("FAIL %s: %s" % (what, got if isinstance(got, str) else exact))
-            fails += 1
-            continue
-        bad = qdqlib.against(got, exact, ref)
-        if fused != (0 if miss else 1, muls) or fused_exact != (0, muls_exact):
-            bad.append("Cast and Mul done by the unit: %s (--exact %s), expected %s (%s)" %
-                       (fused, fused_exact, (0 if miss else 1, muls), (0, muls_exact)))
-        if bad:
-            print("FAIL %s: %s" % (what, "; ".join(bad)))
-            fails += 1
-        jobs.append((path, feeds))
-        wants.append((what, got))
-    fails += qdqlib.ort_bitwise(jobs, wants, os.path.join(work, "ort"))
-    print("%d cases, %d failures" % (N_CASES, fails))
-    return 1 if fails else 0
+        what, mdl, feeds, refs, miss, (muls, muls_exact) = case(k)
+        cases.append((what, mdl, feeds, refs, (0 if miss else 1, muls), (0, muls_exact)))
+    return qdqlib.unit_cases(opmig, work, cases, ("Cast", "Mul"))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """qdqlib.py: what the tests of 8-bit quantized units share (qdq_units.py,
-qdq_cl.py, conv_int_cast.py, qconv_props.py; /usr/bin/python3 with onnx
-and numpy): the code types and their ranges, seeded random codes, the
-units' requantization, `opmig run` of a model on .npy feeds with its
---stats text, and how far apart two arrays of codes are.
+qdq_cl.py, conv_int_cast.py, matmul_int_cast.py, qconv_props.py;
+/usr/bin/python3 with onnx and numpy): the code types and their ranges,
+seeded random codes, the units' requantization, `opmig run` of a model on
+.npy feeds with its --stats text, how far apart two arrays of codes are,
+and the int-cast tests' loop over their cases (unit_cases).
 
     import functools, qdqlib
     from qdqlib import LIM, T, requant, steps
@@ -17,6 +18,7 @@ import re
 import subprocess
 
 import numpy as np
+import onnx
 from onnx import TensorProto
 
 import ortlib
@@ -121,3 +123,39 @@ def ort_bitwise(jobs, wants, workdir):
             fails += 1
     print("onnxruntime: %d of %d cases it runs bit-identical" % (n_same, n_run))
     return fails
+
+
+def unit_cases(opmig, work, cases, ops):
+    """The int-cast units' cases (conv_int_cast.py, matmul_int_cast.py):
+    each (what, model, feeds, refs, want, want_exact) saved in WORK/cK and
+    run as usual and with --exact; its outputs refs' and --exact's bit for
+    bit (against), the nodes of each op of ops --stats counts as done inside
+    others want (want_exact with --exact); onnxruntime-node bit for bit
+    (ort_bitwise).  Prints a FAIL line per failure and the summary; returns
+    the exit status (1 on a failure)."""
+    fails, jobs, wants = 0, [], []
+    for k, (what, mdl, feeds, refs, want, want_exact) in enumerate(cases):
+        d = os.path.join(work, "c%d" % k)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "m.onnx")
+        onnx.save(mdl, path)
+        res = [run(opmig, path, feeds, d, *flags) for flags in ((), ("--exact",))]
+        if any(stats is None for _, stats in res):
+            print("FAIL %s: %s" % (what, res[0][0] if res[0][1] is None else res[1][0]))
+            fails += 1
+            continue
+        (got, stats), (exact, stats_exact) = res
+        done = tuple(fused(stats, op) for op in ops)
+        done_exact = tuple(fused(stats_exact, op) for op in ops)
+        bad = against(got, exact, refs)
+        if done != want or done_exact != want_exact:
+            bad.append("%s done inside other nodes: %s (--exact %s), expected %s (%s)" %
+                       (", ".join(ops), done, done_exact, want, want_exact))
+        if bad:
+            print("FAIL %s: %s" % (what, "; ".join(bad)))
+            fails += 1
+        jobs.append((path, feeds))
+        wants.append((what, got))
+    fails += ort_bitwise(jobs, wants, os.path.join(work, "ort"))
+    print("%d cases, %d failures" % (len(cases), fails))
+    return 1 if fails else 0

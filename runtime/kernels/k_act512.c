@@ -142,11 +142,15 @@ static void elu512(const float *x, float *y, int64_t n, float alpha, float gamma
 		__m512 r;
 
 		if (selu) {
-			__mmask16 le = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LE_OQ);
+			__mmask16 lt = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
 
-			/* alpha e^x - alpha as alpha (e^x - 1): no cancellation */
-			r = _mm512_mul_ps(g, _mm512_mask_mov_ps(v, le,
+			/* alpha e^x - alpha as alpha (e^x - 1): no cancellation;
+			 * a zero of either sign +0, as the difference gives */
+			r = _mm512_mul_ps(g, _mm512_mask_mov_ps(v, lt,
 								_mm512_mul_ps(a, expm1_neg512(neg))));
+			r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(),
+								     _CMP_EQ_OQ),
+					       _mm512_setzero_ps());
 		} else {
 			__mmask16 lt = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
 

@@ -394,19 +394,21 @@ static int col_vector(const struct rt_value *c, int64_t n)
 	return c && c->dtype == IR_DTYPE_FLOAT && c->rank == 1 && c->dims[0] == n;
 }
 
-/* Is v a float32 vector of n computed before node i, as a dynamic
- * quantizer with weights quantized per column writes a MatMulInteger
- * layer's scale: a Mul of one_float and a constant float32 [n] (or such
- * a constant, folded)? */
+/* Is v a float32 vector of n > 1, as a dynamic quantizer with weights
+ * quantized per column writes a MatMulInteger layer's scale: a Mul of
+ * one_float and a constant float32 [n] (or such a constant, folded)?
+ * (scale_mul checks that it is computed before the unit's head.) */
 static int col_scale(const struct rt_session *s, struct rt_gplan *p, const struct ir_value *v,
-		     int64_t n, size_t i)
+		     int64_t n)
 {
 	const struct rt_nplan *d = v ? rt_plan_node(p, v->producer) : NULL;
 
-	if (n > 1 && col_vector(rt_qdq_init_val(s, p, v), n))
+	if (n < 2)
+		return 0;
+	if (col_vector(rt_qdq_init_val(s, p, v), n))
 		return 1;
-	if (n < 1 || !d || d->node->index >= i || !rt_qdq_is_op(d->node, "Mul") || !d->schema ||
-	    d->schema->since_version < 7 || d->node->n_inputs != 2)
+	if (!d || !rt_qdq_is_op(d->node, "Mul") || !d->schema || d->schema->since_version < 7 ||
+	    d->node->n_inputs != 2)
 		return 0;
 	for (int k = 0; k < 2; k++) {
 		if (col_vector(rt_qdq_init_val(s, p, d->node->inputs[k]), n) &&
@@ -435,7 +437,7 @@ static struct rt_nplan *scale_mul(const struct rt_session *s, struct rt_gplan *p
 		return NULL;
 	*other = n->inputs[n->inputs[0] == c->node->outputs[0] ? 1 : 0];
 	if (*other == c->node->outputs[0] ||
-	    !(one_float(s, p, *other, 0) || col_scale(s, p, *other, cols, i)) ||
+	    !(one_float(s, p, *other, 0) || col_scale(s, p, *other, cols)) ||
 	    ((*other)->producer && (*other)->producer->index >= i))
 		return NULL;
 	return mu;
@@ -451,9 +453,10 @@ static struct rt_nplan *scale_mul(const struct rt_session *s, struct rt_gplan *p
  * one float32 (input CI_SCALE), too: float32(sum) * scale, the Mul's
  * one rounding; for a MatMulInteger of constant B, also a scale per
  * column (col_scale: the scales of weights quantized per column, times
- * the input's), which a Mul node computes before: the same product.  The epilogue chain (chain.c) of the last node done
- * (the bias Add and Relu after the Mul; a Mul per channel, Add and Relu
- * after the Cast) becomes the unit's, done as it stores its result. */
+ * the input's), which a Mul node computes before: the same product.  The
+ * epilogue chain (chain.c) of the last node done (the bias Add and Relu
+ * after the Mul; a Mul per channel, Add and Relu after the Cast) becomes
+ * the unit's, done as it stores its result. */
 #define CI_SCALE 4
 
 static struct rt_qdq *cast_unit_at(const struct rt_session *s, struct rt_gplan *p, size_t i)

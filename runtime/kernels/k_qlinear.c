@@ -831,8 +831,9 @@ struct sums_f32 {
 
 /* Planes [lo, hi) of sp integer sums (yi's, else yd's) into f: as
  * ConvInteger or MatMulInteger, Cast and Mul, the int32 sum rounded
- * once, the product by *s (when s) once; then e's steps as the nodes do
- * them, plane pl being channel pl % c on axis 1. */
+ * once, the product by *s (when s), or by sv[column] (when sv), once;
+ * then e's steps as the nodes do them, plane pl being channel pl % c on
+ * axis 1. */
 static void sums_planes(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct sums_f32 *j = ctx;

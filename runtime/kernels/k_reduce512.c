@@ -37,7 +37,7 @@ static int mm_line(int lt, const float *x, int64_t n, float *out)
 		b = mm_step(lt, b, _mm512_loadu_ps(x + i + 16));
 	}
 	for (; i < n; i += 16) {
-		__mmask16 t = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+		__mmask16 t = knn_lanes16(n - i);
 
 		a = _mm512_mask_mov_ps(a, t, mm_step(lt, a, _mm512_maskz_loadu_ps(t, x + i)));
 	}
@@ -57,7 +57,7 @@ static void mm_rows(int lt, const float *x, int64_t rows, int64_t stride, int64_
 		    float *y)
 {
 	for (int64_t i = 0; i < cols; i += 16) {
-		__mmask16 t = cols - i >= 16 ? 0xffff : (__mmask16)((1u << (cols - i)) - 1);
+		__mmask16 t = knn_lanes16(cols - i);
 		__m512 a = _mm512_set1_ps(lt ? __builtin_inff() : -__builtin_inff());
 
 		for (int64_t r = 0; r < rows; r++)
@@ -93,6 +93,7 @@ static int arg_line(int max, int last, const float *x, int64_t n, int64_t *out)
 								     10, 11, 12, 13, 14, 15);
 	const __m512i sixteen = _mm512_set1_epi32(16);
 	__mmask16 nan = 0, any;
+	int32_t li[16];
 	float b;
 	int64_t r = -1;
 
@@ -119,15 +120,10 @@ static int arg_line(int max, int last, const float *x, int64_t n, int64_t *out)
 	b = max ? _mm512_reduce_max_ps(best) : _mm512_reduce_min_ps(best);
 	any = _mm512_cmp_ps_mask(best, _mm512_set1_ps(b), _CMP_EQ_OQ) &
 	      ~_mm512_cmpeq_epi32_mask(bi, _mm512_set1_epi32(-1));
-	for (int l = 0; l < 16; l++) {
-		int32_t li[16];
-
-		if (!(any >> l & 1))
-			continue;
-		_mm512_storeu_si512(li, bi);
-		if (r < 0 || (last ? li[l] > r : li[l] < r))
+	_mm512_storeu_si512(li, bi);
+	for (int l = 0; l < 16; l++)
+		if (any >> l & 1 && (r < 0 || (last ? li[l] > r : li[l] < r)))
 			r = li[l];
-	}
 	if (r < 0)
 		return 0;
 	*out = r;

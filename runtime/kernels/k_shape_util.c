@@ -105,6 +105,8 @@ int ks_strided_copy(struct rt_kctx *k, struct rt_value *dst,
 	struct strided c;
 	int mr = 0;
 
+	if (rt_numel(rank, dims_in) == 0)
+		return 0;
 	/* dims whose source elements follow one another merged into one (a
 	 * channel shuffle's Transpose [0, 2, 1, 3, 4] copies rows of H x W,
 	 * not of W: a row's index arithmetic and memcpy call per 28 floats
@@ -125,16 +127,12 @@ int ks_strided_copy(struct rt_kctx *k, struct rt_value *dst,
 		ms[0] = 1;
 		mr = 1;
 	}
-	if (rt_numel(rank, dims_in) == 0)
-		return 0;
 	rank = mr;
 	total = rt_numel(rank, dims);
 	inner = rank ? dims[rank - 1] : 1;
 	c = (struct strided){ dst->data, src->data, src_off, inner, rank ? sstrides[rank - 1] : 0,
 			      rank ? rank - 1 : 0, dims, sstrides, rt_dtype_size(dst->dtype) };
-	rows = inner ? total / inner : 0;
-	if (total == 0)
-		return 0;
+	rows = total / inner;
 	if (dst->dtype != IR_DTYPE_STRING) {
 		if (total >= 65536 && rows > 1)
 			rt_parallel_for(k, rows, 1 + 16384 / inner, strided_rows, &c);

@@ -1,7 +1,7 @@
 /* k_pool512.h: the fold of the AVX-512 pool kernels (k_pool_cb.c,
- * k_pool_s1.c) on sixteen lanes: an average's sum, or a max as the plane
- * loops of k_pool.c take it (KNN_MAXIN: x when larger or NaN, so a NaN
- * once in acc stays).  Include after immintrin.h. */
+ * k_pool_s1.c, k_pool_nhwc.c) on sixteen lanes: an average's sum, or a
+ * max as the plane loops of k_pool.c take it (KNN_MAXIN: x when larger
+ * or NaN, so a NaN once in acc stays).  Include after immintrin.h. */
 #ifndef OPMIG_K_POOL512_H
 #define OPMIG_K_POOL512_H
 

@@ -95,6 +95,28 @@ static void check(const struct case1 *c, void (*attrs)(struct ir_node *),
 	ir_model_free(m);
 }
 
+/* Build c, set attributes through attrs, run; its float32 output of n
+ * elements into out (the tests that hold each element to their own
+ * bound). */
+static void run_floats(const struct case1 *c, void (*attrs)(struct ir_node *), float *out,
+		       int64_t n)
+{
+	struct ir_node *node;
+	struct ir_model *m = build(c, &node);
+	struct rt_value *y;
+	char err[512];
+
+	if (attrs)
+		attrs(node);
+	y = run(m, err, sizeof(err));
+	if (!y)
+		fprintf(stderr, "\nrun: %s\n", err);
+	CU_ASSERT_FATAL(y != NULL && y->dtype == IR_DTYPE_FLOAT && y->numel == n);
+	memcpy(out, y->data, (size_t)n * sizeof(float));
+	rt_value_unref(y);
+	ir_model_free(m);
+}
+
 #define V(...) ((const double[]){ __VA_ARGS__ })
 
 /* Sum and Mean write in place into a first or second input that dies
@@ -373,16 +395,11 @@ static void test_pow_cube(void)
 	struct case1 c = { 15, "Pow", NULL, { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 2,
 			   { 1, 0 }, { { 2 }, { 0 } }, { V(1 + 0x1p-12, -2), V(3) },
 			   IR_DTYPE_FLOAT };
-	struct ir_node *node;
-	struct ir_model *m = build(&c, &node);
-	char err[512];
-	struct rt_value *y = run(m, err, sizeof(err));
+	float y[2];
 
-	CU_ASSERT_FATAL(y != NULL && y->numel == 2);
-	CU_ASSERT(((const float *)y->data)[0] == 1 + 3 * 0x1p-12f + 0x1p-23f);
-	CU_ASSERT(((const float *)y->data)[1] == -8.0f);
-	rt_value_unref(y);
-	ir_model_free(m);
+	run_floats(&c, NULL, y, 2);
+	CU_ASSERT(y[0] == 1 + 3 * 0x1p-12f + 0x1p-23f);
+	CU_ASSERT(y[1] == -8.0f);
 }
 
 /* A float16 product of 500 elements, rounded once: a = 1 + k 2^-10, b =
@@ -734,27 +751,19 @@ static void test_gelu_blocks(void)
 	for (int i = 0; i < 600; i++)
 		x[i] = (float)(-8 + i * (16.0 / 600));
 	for (int form = 0; form < 3; form++) {
-		struct ir_node *node;
-		struct ir_model *m = build(form == 2 ? &f : &g, &node);
-		char err[512];
-		struct rt_value *y;
+		float y[600];
 		int bad = 0;
 
-		if (form == 1)
-			set_tanh(node);
-		y = run(m, err, sizeof(err));
-		CU_ASSERT_FATAL(y != NULL && y->numel == 600);
+		run_floats(form == 2 ? &f : &g, form == 1 ? set_tanh : NULL, y, 600);
 		for (int i = 0; i < 600; i++) {
 			double v = x[i] + (form == 2 ? 0.25 : 0), w;
 
 			w = form == 0 ? 0.5 * v * (1 + erf(v / sqrt(2))) :
 			    0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
-			if (fabs(((const float *)y->data)[i] - w) > 2e-6 * fmax(1, fabs(v)))
+			if (fabs(y[i] - w) > 2e-6 * fmax(1, fabs(v)))
 				bad++;
 		}
 		CU_ASSERT_EQUAL(bad, 0);
-		rt_value_unref(y);
-		ir_model_free(m);
 	}
 }
 
@@ -767,12 +776,8 @@ static void test_mish_values(void)
 	static double x[705];
 	struct case1 c = { 18, "Mish", NULL, { IR_DTYPE_FLOAT }, 1,
 			   { 1 }, { { 705 } }, { x }, IR_DTYPE_FLOAT };
-	struct ir_node *node;
-	struct ir_model *m;
-	struct rt_value *y;
-	char err[512];
+	float f[705];
 	int bad = 0;
-	const float *f;
 
 	for (int i = 0; i < 700; i++)
 		x[i] = (float)(-35 + i * 0.1);
@@ -781,10 +786,7 @@ static void test_mish_values(void)
 	x[702] = NAN;
 	x[703] = -INFINITY;
 	x[704] = 1e-30;
-	m = build(&c, &node);
-	y = run(m, err, sizeof(err));
-	CU_ASSERT_FATAL(y != NULL && y->numel == 705);
-	f = y->data;
+	run_floats(&c, NULL, f, 705);
 	for (int i = 0; i < 700; i++) {
 		double w = x[i] * tanh(log1p(exp(x[i])));
 
@@ -797,8 +799,6 @@ static void test_mish_values(void)
 	CU_ASSERT(isnan(f[702]));
 	CU_ASSERT(isnan(f[703]));
 	CU_ASSERT(fabs(f[704] - 1e-30 * tanh(log(2.0))) <= 2e-6 * 1e-30 * tanh(log(2.0)));
-	rt_value_unref(y);
-	ir_model_free(m);
 }
 
 /* Elu (alpha 0.5) and Selu (its defaults) over 700 values in [-35, 35)
@@ -812,12 +812,8 @@ static void elu_check(const char *op, int opset, void (*attrs)(struct ir_node *)
 	static double x[760];
 	struct case1 c = { 0, NULL, NULL, { IR_DTYPE_FLOAT }, 1, { 1 }, { { 760 } }, { x },
 			   IR_DTYPE_FLOAT };
-	struct ir_node *node;
-	struct ir_model *m;
-	struct rt_value *y;
-	char err[512];
+	float f[760];
 	int bad = 0;
-	const float *f;
 
 	c.opset = opset;
 	c.op = op;
@@ -829,12 +825,7 @@ static void elu_check(const char *op, int opset, void (*attrs)(struct ir_node *)
 	x[757] = INFINITY;
 	x[758] = -INFINITY;
 	x[759] = NAN;
-	m = build(&c, &node);
-	if (attrs)
-		attrs(node);
-	y = run(m, err, sizeof(err));
-	CU_ASSERT_FATAL(y != NULL && y->numel == 760);
-	f = y->data;
+	run_floats(&c, attrs, f, 760);
 	for (int i = 0; i < 759; i++) {
 		double v = x[i], w = gamma ? (v <= 0 ? gamma * (alpha * exp(v) - alpha) : gamma * v) :
 					     (v < 0 ? alpha * expm1(v) : v);
@@ -847,8 +838,6 @@ static void elu_check(const char *op, int opset, void (*attrs)(struct ir_node *)
 	CU_ASSERT_EQUAL(bad, 0);
 	CU_ASSERT(isnan(f[759]));
 	CU_ASSERT(f[756] == 0 && !signbit(f[756]) == !!gamma);
-	rt_value_unref(y);
-	ir_model_free(m);
 }
 
 static void set_alpha_half(struct ir_node *n);

@@ -400,39 +400,40 @@ static void test_reduce_maxmin_vectors(void)
 	CU_ASSERT(kr_one(18, "ReduceMin", v, 5, 21, 0, 20) == -10.0f);
 }
 
-/* ArgMax and ArgMin over a middle axis of [2, 5, 600] (the columns a
- * block at a time, two blocks): ties among the 5 rows everywhere (values
- * -1..1), both select_last_index values, a NaN in row 2 of column 100 and
- * in row 0 of column 550 (the first NaN wins, as numpy's), against the
- * definition: the first (last) index of the extreme. */
-static void test_arg_columns(void)
+/* ArgMax and ArgMin of float32 v of rank dims over axis (as the node
+ * takes it: from the end when negative), both select_last_index values,
+ * against the definition: the first (last) index of the extreme, or the
+ * first NaN's (as numpy's). */
+static void arg_check(const double *v, size_t rank, const int64_t *dims, int axis)
 {
-	static double v[2 * 5 * 600];
+	int a = axis < 0 ? axis + (int)rank : axis;
+	int64_t outer = 1, n = dims[a], inner = 1;
 
-	for (int o = 0; o < 2; o++)
-		for (int r = 0; r < 5; r++)
-			for (int i = 0; i < 600; i++)
-				v[(o * 5 + r) * 600 + i] = (i * 7 + r * 3 + o) % 3 - 1;
-	v[(0 * 5 + 2) * 600 + 100] = NAN;
-	v[(1 * 5 + 0) * 600 + 550] = NAN;
+	for (int d = 0; d < (int)rank; d++) {
+		if (d < a)
+			outer *= dims[d];
+		else if (d > a)
+			inner *= dims[d];
+	}
 	for (int op = 0; op < 2; op++)
 		for (int last = 0; last < 2; last++) {
-			struct kin in[] = { { IR_DTYPE_FLOAT, 3, D(2, 5, 600), v, NULL } };
+			struct kin in[] = { { IR_DTYPE_FLOAT, rank, { 0 }, v, NULL } };
 			struct kt t;
 			int bad = 0;
 
+			memcpy(in[0].dims, dims, rank * sizeof(*dims));
 			kt_new(&t, 13, op ? "ArgMin" : "ArgMax", in, 1, 1);
-			ir_node_set_int(t.n, "axis", 1);
+			ir_node_set_int(t.n, "axis", axis);
 			ir_node_set_int(t.n, "select_last_index", last);
 			CU_ASSERT_FATAL(kt_run(&t) == 0);
-			CU_ASSERT_FATAL(t.out[0]->numel == 2 * 600);
-			for (int o = 0; o < 2; o++)
-				for (int i = 0; i < 600; i++) {
+			CU_ASSERT_FATAL(t.out[0]->numel == outer * inner);
+			for (int64_t o = 0; o < outer; o++)
+				for (int64_t i = 0; i < inner; i++) {
 					int64_t want = -1;
 					double best = 0;
 
-					for (int r = 0; r < 5; r++) {
-						double x = v[(o * 5 + r) * 600 + i];
+					for (int64_t r = 0; r < n; r++) {
+						double x = v[(o * n + r) * inner + i];
 
 						if (isnan(x)) {
 							want = r;
@@ -444,18 +445,33 @@ static void test_arg_columns(void)
 							best = x;
 						}
 					}
-					bad += ((const int64_t *)t.out[0]->data)[o * 600 + i] != want;
+					bad += ((const int64_t *)t.out[0]->data)[o * inner + i] != want;
 				}
 			CU_ASSERT_EQUAL(bad, 0);
 			kt_free(&t);
 		}
 }
 
-/* ArgMax and ArgMin along the last axis of [6, 37] (lines of two vectors
- * and a tail, in vectors): ties across lanes (values -1..1), both
- * select_last_index values, a line of zeros of both signs (equal: the
- * first or last index), a NaN (the first NaN wins), a line whose extreme
- * is in the tail, against the definition. */
+/* Over a middle axis of [2, 5, 600] (the columns a block at a time, two
+ * blocks): ties among the 5 rows everywhere (values -1..1), a NaN in row
+ * 2 of column 100 and in row 0 of column 550. */
+static void test_arg_columns(void)
+{
+	static double v[2 * 5 * 600];
+
+	for (int o = 0; o < 2; o++)
+		for (int r = 0; r < 5; r++)
+			for (int i = 0; i < 600; i++)
+				v[(o * 5 + r) * 600 + i] = (i * 7 + r * 3 + o) % 3 - 1;
+	v[(0 * 5 + 2) * 600 + 100] = NAN;
+	v[(1 * 5 + 0) * 600 + 550] = NAN;
+	arg_check(v, 3, (const int64_t[]){ 2, 5, 600 }, 1);
+}
+
+/* Along the last axis of [6, 37] (lines of two vectors and a tail, in
+ * vectors): ties across lanes (values -1..1), a line of zeros of both
+ * signs (equal: the first or last index), two NaNs in a line, a line
+ * whose extreme is in the tail. */
 static void test_arg_lines(void)
 {
 	static double v[6 * 37];
@@ -469,37 +485,7 @@ static void test_arg_lines(void)
 	v[3 * 37 + 30] = NAN;
 	v[4 * 37 + 35] = 9;
 	v[4 * 37 + 36] = -9;
-	for (int op = 0; op < 2; op++)
-		for (int last = 0; last < 2; last++) {
-			struct kin in[] = { { IR_DTYPE_FLOAT, 2, D(6, 37), v, NULL } };
-			struct kt t;
-			int bad = 0;
-
-			kt_new(&t, 13, op ? "ArgMin" : "ArgMax", in, 1, 1);
-			ir_node_set_int(t.n, "axis", -1);
-			ir_node_set_int(t.n, "select_last_index", last);
-			CU_ASSERT_FATAL(kt_run(&t) == 0);
-			for (int r = 0; r < 6; r++) {
-				int64_t want = -1;
-				double best = 0;
-
-				for (int i = 0; i < 37; i++) {
-					double x = v[r * 37 + i];
-
-					if (isnan(x)) {
-						want = i;
-						break;
-					}
-					if (want < 0 || (op ? x < best : x > best) || (last && x == best)) {
-						want = i;
-						best = x;
-					}
-				}
-				bad += ((const int64_t *)t.out[0]->data)[r] != want;
-			}
-			CU_ASSERT_EQUAL(bad, 0);
-			kt_free(&t);
-		}
+	arg_check(v, 2, (const int64_t[]){ 6, 37 }, -1);
 }
 
 /* TopK of float32 with k well below the axis (the selection kept beside

@@ -25,7 +25,14 @@
 # MobileViT-XS-style classifier, a float16
 # Stable-Diffusion-VAE-decoder-style stack, a FastSpeech2-style
 # text-to-mel net in float32 and quantized by `opmig quantize --dynamic`,
-# an SSDLite-MobileNetV2-style detector in float32 and static QDQ),
+# an SSDLite-MobileNetV2-style detector in float32 and static QDQ;
+# with BROAD_SET=held9 a ninth, bench/gen_held9.py: a RegNetY-style
+# classifier of grouped convolutions and Squeeze-Excitation in float32
+# and static QDQ, a T5-small-style text encoder and a Llama-style
+# decoder prefill, each in float32 and quantized by `opmig quantize
+# --dynamic`, a float16 ESRGAN/RRDB-style super-resolution net, a
+# CycleGAN-ResNet-generator-style image-to-image net, an R(2+1)D-style
+# 3-D convolution video classifier),
 # against onnxruntime-node with bench/interp.sh at one thread and at two
 # (interp.sh's alternating rounds).  See bench/README.md, "A broader
 # suite".
@@ -38,7 +45,8 @@
 #   BROAD_SET       held: bench/gen_held.py's models instead; held4:
 #                   bench/gen_held4.py's; held5: bench/gen_held5.py's;
 #                   held6: bench/gen_held6.py's; held7:
-#                   bench/gen_held7.py's; held8: bench/gen_held8.py's
+#                   bench/gen_held7.py's; held8: bench/gen_held8.py's;
+#                   held9: bench/gen_held9.py's
 #
 # Exit status: 0 done, 2 setup or a command failed.
 
@@ -65,6 +73,9 @@ held7)	gen=gen_held7.py last=swin.onnx
 held8)	gen=gen_held8.py last=ssdlite.onnx
 	names="mobilevit vae_f16 fastspeech tts_dyn ssdlite ssdlite_qdq"
 	quant="ssdlite_qdq:ssdlite tts_dyn:fastspeech:--dynamic" ;;
+held9)	gen=gen_held9.py last=c3d.onnx
+	names="regnet regnet_qdq t5enc t5_dyn esrgan_f16 llama_f32 llama_dyn cyclegan c3d"
+	quant="regnet_qdq:regnet t5_dyn:t5enc:--dynamic llama_dyn:llama_f32:--dynamic" ;;
 *)	which=broad gen=gen_broad.py last=nhwc_seg.onnx
 	names="nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg" ;;
 esac

@@ -673,6 +673,23 @@ void rt_epilogue_cl(struct rt_kctx *k, const struct rt_epilogue *e, float *y, in
 		rt_parallel_for(k, (rows + j.per - 1) / j.per, 1, rows_range, &j);
 }
 
+int rt_epilogue_bn_fold(const struct rt_kctx *k, const struct rt_epilogue *e)
+{
+	const char *off = getenv("OPMIG_NO_BNFOLD");
+
+	return e && e->n && e->kind[0] == RT_CHAIN_BN && !e->round && !e->head_round &&
+	       !k->s->o.exact && !(off && *off && *off != '0');
+}
+
+void rt_epilogue_rest(const struct rt_epilogue *e, struct rt_epilogue *rest)
+{
+	*rest = *e;
+	rest->n = e->n - 1;
+	memmove(rest->kind, e->kind + 1, rest->n * sizeof(e->kind[0]));
+	memmove(rest->t, e->t + 1, rest->n * sizeof(e->t[0]));
+	rest->coef = e->coef + 2 * e->c;
+}
+
 /* t (input i of node np) as an RT_CHAIN_ADDT operand of y: a float32
  * tensor of y's shape, not y's data, stored channels first. */
 static const float *same_shape(const struct rt_value *t, const struct rt_value *y)

@@ -137,6 +137,17 @@ int rt_epilogue_has_tensor(const struct rt_epilogue *e);
 /* e's steps, none adding a tensor, over y stored channels last: rows of
  * e->c channels, split over the session's threads. */
 void rt_epilogue_cl(struct rt_kctx *k, const struct rt_epilogue *e, float *y, int64_t rows);
+/* Whether the kernel of a float32 product may fold e's first step, an
+ * inference BatchNormalization, into its weights and bias (W[o] * mul[o],
+ * B[o] * mul[o] + add[o], with mul and add e's first coefficients) as
+ * onnxruntime's Conv+BatchNormalization fusion does, instead of doing it
+ * on the result: not on a 16-bit float result, not with --exact, not
+ * under OPMIG_NO_BNFOLD (the tests' reference: then the chain gives the
+ * nodes' bytes).  The last bits then differ from the nodes' (one product
+ * and one rounding fewer). */
+int rt_epilogue_bn_fold(const struct rt_kctx *k, const struct rt_epilogue *e);
+/* rest: e without its first step (which the kernel did); e->n >= 1. */
+void rt_epilogue_rest(const struct rt_epilogue *e, struct rt_epilogue *rest);
 
 /* on 1: oneDNN's OpenMP threads are in use, the session pools' loops run
  * on them from now on (0: on the pools' own threads; the tests); the

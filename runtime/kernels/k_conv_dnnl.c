@@ -39,6 +39,9 @@ void knn_dn_conv_free(void *p)
 	dnnl_memory_destroy(c->pad);
 	free(c->w8);
 	free(c->rq_mult);
+	free(c->fold_coef);
+	free(c->fold_w);
+	free(c->fold_b);
 	dnnl_memory_destroy(c->udst);
 	if (c->dst != c->udst)
 		dnnl_memory_destroy(c->dst);
@@ -264,6 +267,9 @@ int64_t knn_dn_conv_bytes(const struct dn_conv *c)
 
 	if (c->wei != c->uwei && dnnl_memory_get_memory_desc(c->wei, &md) == dnnl_success)
 		n += (int64_t)dnnl_memory_desc_get_size(md);
+	if (c->fold_coef)   /* the folded W until reordered, B and mul, add */
+		n += (c->g.m * (c->g.c / c->g.group) * c->g.k_size + 3 * c->g.m) *
+		     (int64_t)sizeof(float);
 	return n;
 }
 
@@ -425,13 +431,38 @@ static int dn_own(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 	return 1;
 }
 
+/* c's W and B with the BatchNormalization of coefficients mul (m
+ * values) and add (the m after) folded in, each in double and rounded
+ * once: W'[o] = W[o] mul[o], B'[o] = B[o] mul[o] + add[o] (B absent: 0).
+ * 0, or IR_ENOMEM. */
+static int dn_fold(struct dn_conv *c, const float *w, const float *b, const float *coef)
+{
+	const int64_t m = c->g.m, per = c->g.c / c->g.group * c->g.k_size;
+
+	c->fold_coef = malloc((size_t)(2 * m) * sizeof(float));
+	c->fold_w = malloc((size_t)(m * per + 1) * sizeof(float));
+	c->fold_b = malloc((size_t)m * sizeof(float));
+	if (!c->fold_coef || !c->fold_w || !c->fold_b)
+		return IR_ENOMEM;
+	memcpy(c->fold_coef, coef, (size_t)(2 * m) * sizeof(float));
+	for (int64_t o = 0; o < m; o++) {
+		double mul = coef[o];
+
+		for (int64_t i = 0; i < per; i++)
+			c->fold_w[o * per + i] = (float)(w[o * per + i] * mul);
+		c->fold_b[o] = (float)((b ? b[o] * mul : 0) + coef[m + o]);
+	}
+	return 0;
+}
+
 int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		      const float *w, const float *b, float *y, unsigned cl)
 {
 	struct dn_conv *c, *tmp = NULL;
-	const struct rt_epilogue *e;
+	const struct rt_epilogue *e, *rest;
+	struct rt_epilogue after_bn;
 	struct dn_post post;
-	int w_const = rt_in_const(k, 1), rc;
+	int w_const = rt_in_const(k, 1), rc, fold;
 
 	if (!(dn_fits(g, cl) || ((cl & KNN_CL_SRC) && dn_cl_fits(g))) ||
 	    !knn_dnnl_engine())
@@ -439,16 +470,28 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	/* taking the epilogue commits this call to finishing it: when the
 	 * primitive cannot be made, the generic core runs instead */
 	e = rt_kctx_epilogue(k, k->out[0], 1);
-	if (!dn_post_from(e, &post))
+	/* a BatchNormalization after the product goes into W and B: the
+	 * steps left are then often all post-ops, and no pass over the
+	 * result is left (the channels-last pass was 18% of an SSDLite's
+	 * time) */
+	fold = w_const && (!b || rt_in_const(k, 2)) && rt_epilogue_bn_fold(k, e);
+	rest = e;
+	if (fold) {
+		rt_epilogue_rest(e, &after_bn);
+		rest = &after_bn;
+	}
+	if (!dn_post_from(rest, &post))
 		memset(&post, 0, sizeof(post));
 	/* steps after the product that add a tensor (stored channels
 	 * first) run on a plain result */
-	if (e && e->n && !post.n && rt_epilogue_has_tensor(e))
+	if (rest && rest->n && !post.n && rt_epilogue_has_tensor(rest))
 		cl &= ~KNN_CL_DST;
 	c = rt_node_cache(k);
 	if (c && (c->h.kind != KNN_WC_DNNL || c->t.src != dnnl_f32 || !knn_dn_geom_same(&c->g, g) ||
-		  c->has_bias != (b != NULL) || !dn_post_same(&c->post, &post) ||
-		  c->src_cl != ((cl & KNN_CL_SRC) != 0) || c->dst_cl != ((cl & KNN_CL_DST) != 0)))
+		  c->has_bias != (b != NULL || fold) || !dn_post_same(&c->post, &post) ||
+		  c->src_cl != ((cl & KNN_CL_SRC) != 0) || c->dst_cl != ((cl & KNN_CL_DST) != 0) ||
+		  !c->fold_coef != !fold ||
+		  (fold && memcmp(c->fold_coef, e->coef, (size_t)(2 * g->m) * sizeof(float)))))
 		c = NULL;
 	/* oneDNN cuts the work at creation for the threads it will have */
 	knn_dnnl_threads(rt_threads(k));
@@ -456,18 +499,30 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 		if (!(tmp = calloc(1, sizeof(*tmp))))
 			return rt_oom(k);
 		tmp->h.kind = KNN_WC_DNNL;
-		if (knn_dn_conv_make(tmp, g, &dn_f32, b != NULL, &post, cl, NULL)) {
+		if (knn_dn_conv_make(tmp, g, &dn_f32, b != NULL || fold, &post, cl, NULL)) {
 			knn_dn_conv_free(tmp);
 			if (e || (cl & KNN_CL_SRC))
 				return dn_own(k, g, x, w, b, y, cl, e);
 			return 0;
+		}
+		if (fold && dn_fold(tmp, w, b, e->coef)) {
+			knn_dn_conv_free(tmp);
+			return rt_oom(k);
 		}
 		c = tmp;
 		if (w_const && !rt_node_cache(k) &&
 		    rt_node_cache_set(k, c, knn_dn_conv_free, knn_dn_conv_bytes(c)) == 0)
 			tmp = NULL;
 	}
-	rc = knn_dn_conv_run(c, x, w, b, y, w_const && !tmp, NULL);
+	rc = knn_dn_conv_run(c, x, c->fold_w ? c->fold_w : w, c->fold_coef ? c->fold_b : b, y,
+			     w_const && !tmp, NULL);
+	/* the folded W kept in oneDNN's layout: the next runs pass W
+	 * itself, which the reorder is not done again for */
+	if (!rc && c->fold_w && c->wei_ready) {
+		free(c->fold_w);
+		c->fold_w = NULL;
+		c->h.w = w;
+	}
 	knn_dn_conv_free(tmp);
 	/* out of memory fails the node: the own kernels' sums differ in the
 	 * last bits, so a run must not change paths for want of memory */
@@ -476,10 +531,12 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	if (rc)
 		return dn_own(k, g, x, w, b, y, cl, e);
 	knn_dnnl_count();
-	if (e && !post.n && e->n && (cl & KNN_CL_DST))
-		rt_epilogue_cl(k, e, y, g->n * g->out_size);
-	else if (e && !post.n && e->n)
-		dn_epi_apply(k, e, g, y);
+	if (fold)
+		knn_dnnl_fold_count();
+	if (rest && !post.n && rest->n && (cl & KNN_CL_DST))
+		rt_epilogue_cl(k, rest, y, g->n * g->out_size);
+	else if (rest && !post.n && rest->n)
+		dn_epi_apply(k, rest, g, y);
 	if (cl & KNN_CL_DST)
 		rt_cl_set(k->out[0], 1);
 	return 1;

@@ -50,6 +50,11 @@ struct dn_conv {
 				   * not taken for this node (dn_rq_run) */
 	int parts;                /* the parts w8 holds w_src in
 				   * (k_conv_dnnl_int.c's dn_parts) */
+	float *fold_coef;         /* a BatchNormalization folded into W and
+				   * B (k_conv_dnnl.c's dn_fold): its mul and
+				   * add (2 m values), else NULL */
+	float *fold_w, *fold_b;   /* W and B so folded (fold_w NULL once
+				   * reordered into wei and kept) */
 };
 
 /* oneDNN requantizing an integer convolution's sums itself (8-bit dst):

@@ -243,6 +243,7 @@ int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt
  * OPMIG_DNNL_AMX is not "0"); primitives made on AMX so far. */
 int knn_dnnl_ok(void);
 int64_t knn_dnnl_runs(void);
+int64_t knn_dnnl_folds(void);
 int knn_dnnl_amx_ok(void);
 int64_t knn_dnnl_amx_made(void);
 

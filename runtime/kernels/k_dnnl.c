@@ -15,7 +15,7 @@ void omp_set_num_threads(int n);
 
 static dnnl_engine_t dn_engine;
 static pthread_once_t dn_once = PTHREAD_ONCE_INIT;
-static _Atomic int64_t dn_runs;
+static _Atomic int64_t dn_runs, dn_folds;
 
 static int dn_off(void)
 {
@@ -135,6 +135,16 @@ void knn_dnnl_count(void)
 int64_t knn_dnnl_runs(void)
 {
 	return dn_runs;
+}
+
+void knn_dnnl_fold_count(void)
+{
+	dn_folds++;
+}
+
+int64_t knn_dnnl_folds(void)
+{
+	return dn_folds;
 }
 
 int knn_dnnl_ok(void)

@@ -33,6 +33,9 @@ int knn_dnnl_amx_pays(int64_t k, int64_t macs, int three_d);
 void knn_dnnl_threads(int n);
 /* One more primitive run (knn_dnnl_runs counts them: the tests). */
 void knn_dnnl_count(void);
+/* One more run with a BatchNormalization folded into the product
+ * (knn_dnnl_folds counts them: the tests). */
+void knn_dnnl_fold_count(void);
 
 /* oneDNN's integer primitives take s8 weights: n 8-bit values of dtype
  * (IR_DTYPE_INT8 or UINT8) as s8, uint8 minus 128. */

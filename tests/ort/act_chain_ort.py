@@ -25,12 +25,16 @@ BatchNormalization (float16 parameters) and SiLU or Relu, whose
 BatchNormalizations must be done as steps.  Each
 graph runs in opmig four ways: as chosen and with oneDNN for every
 convolution (OPMIG_DNNL_ALL=1, results stored channels last between
-convolutions), each with and without chains (OPMIG_NO_CHAIN=1): the
-outputs must be the same bytes, and agree with onnxruntime-node within
-1e-4 of each output's largest magnitude (3e-2 in float16, where
-onnxruntime drops Cast pairs).  Across the graphs opmig must
-have fused Sigmoids and Erfs both ways (--stats).  Prints one line per check;
-exits 1 on a failure."""
+convolutions), each with and without chains (OPMIG_NO_CHAIN=1), no
+BatchNormalization folded into a oneDNN convolution's weights
+(OPMIG_NO_BNFOLD=1): the outputs must be the same bytes, and agree with
+onnxruntime-node within 1e-4 of each output's largest magnitude (3e-2 in
+float16, where onnxruntime drops Cast pairs); and with chains and
+folding (the default): within 1e-5 of the nodes' values (float16 graphs:
+their bytes, nothing folded there), and with onnxruntime-node as above.
+Across the graphs opmig must have fused Sigmoids and Erfs both ways
+(--stats), and folding must have changed some run's outputs.  Prints
+one line per check; exits 1 on a failure."""
 import os
 import re
 import sys
@@ -288,21 +292,34 @@ def main():
     tf_erf = 0   # in the transformer graphs: after a bias Add along the last axis
     moved = 0    # Relu and Clip after a Transpose or Reshape, done before it
     bn16 = 0     # float16 BatchNormalizations done as steps
+    folded = 0   # runs whose outputs folding changed
     for i, (path, x, xf, half) in enumerate(cases):
         for how, extra in opmiglib.WAYS:
             got = {}
-            for chain in (1, 0):
+            # 1: chains, 0: none (both with no BatchNormalization folded
+            # into a oneDNN convolution's weights: the nodes' bytes);
+            # 2: chains with folding (other last bits)
+            for chain in (1, 0, 2):
                 env = {k: v for k, v in os.environ.items()
-                       if k not in ("OPMIG_DNNL_ALL", "OPMIG_NO_CHAIN")}
+                       if k not in ("OPMIG_DNNL_ALL", "OPMIG_NO_CHAIN", "OPMIG_NO_BNFOLD")}
                 env.update(extra)
                 if not chain:
                     env["OPMIG_NO_CHAIN"] = "1"
+                if chain < 2:
+                    env["OPMIG_NO_BNFOLD"] = "1"
                 got[chain] = run(opmig, path, xf,
                                  os.path.join(work, "o%d_%d%d" % (i, len(extra), chain)), env)
-            (a, n_fused), (b, n_off) = got[1], got[0]
-            if isinstance(a, str) or isinstance(b, str):
-                ortlib.check(False, "s%d (%s): %s" % (i, how, a if isinstance(a, str) else b))
+            (a, n_fused), (b, n_off), (c, _) = got[1], got[0], got[2]
+            if isinstance(a, str) or isinstance(b, str) or isinstance(c, str):
+                ortlib.check(False, "s%d (%s): %s" % (i, how, [t for t in (a, b, c)
+                                                              if isinstance(t, str)][0]))
                 continue
+            # folding: float32 only, within a few float32 roundings of
+            # the nodes' values
+            ortlib.check(c == a if half else opmiglib.rel_diff(c, a) <= 1e-5,
+                         "s%d (%s): BatchNormalization folded, largest difference %.2e of "
+                         "the magnitude" % (i, how, opmiglib.rel_diff(c, a)))
+            folded += c != a
             for op in acts:
                 fused[(how, op)] += n_fused.get(op, 0)
             if i >= N:
@@ -320,15 +337,18 @@ def main():
             if isinstance(ref, str):
                 ortlib.check(False, "s%d: onnxruntime: %s" % (i, ref))
                 continue
-            worst = opmiglib.rel_diff(a, ref)
-            ortlib.check(len(a) == len(ref) and worst <= (3e-2 if half else 1e-4),
-                         "s%d (%s): against onnxruntime, largest difference %.2e of the "
-                         "magnitude" % (i, how, worst))
+            for o, what in ((a, ""), (c, ", folded")):
+                worst = opmiglib.rel_diff(o, ref)
+                ortlib.check(len(o) == len(ref) and worst <= (3e-2 if half else 1e-4),
+                             "s%d (%s%s): against onnxruntime, largest difference %.2e of "
+                             "the magnitude" % (i, how, what, worst))
     for (how, op), k in sorted(fused.items()):
         ortlib.check(k > 0, "%ss fused into chains (%s): %d" % (op, how, k))
     ortlib.check(tf_erf > 0, "Erfs fused after a MatMul's bias Add: %d" % tf_erf)
     ortlib.check(moved > 0, "Relus and Clips done before a Transpose or Reshape: %d" % moved)
     ortlib.check(bn16 > 0, "float16 BatchNormalizations done as chain steps: %d" % bn16)
+    ortlib.check(folded > 0, "runs changed by BatchNormalizations folded into oneDNN's "
+                 "weights: %d" % folded)
     return ortlib.failures()
 
 

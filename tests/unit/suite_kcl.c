@@ -13,7 +13,9 @@
  * none whole).  Each fused run must give the values of the nodes
  * run one by one (under an observer, which stops fusing) bit for bit, and
  * those must match the steps done here in double on a naive convolution
- * (tconv.c); each case as the kernels choose it and with oneDNN off. */
+ * (tconv.c); each case as the kernels choose it and with oneDNN off.
+ * oneDNN's convolutions with the BatchNormalization folded into their
+ * weights (other last bits) must match the double reference. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 #include "tests/unit/suites.h"
 #include "tests/unit/tconv.h"
 #include "tests/unit/tmodel.h"
+#include "runtime/kernels/k_conv_int.h"   /* knn_dnnl_folds */
 #include "runtime/kernels/pgemm.h"
 
 static const struct ccase cl_cases[] = {
@@ -146,6 +149,15 @@ static void cl_case(const struct ccase *cs, int kind)
 		}
 		CU_ASSERT_EQUAL(tc_run(m, ins, n_in, th, 0, 3, y, ny), 3);
 		CU_ASSERT(!memcmp(y, plain, (size_t)ny * sizeof(float)));
+		/* with the BatchNormalization folded into a oneDNN
+		 * convolution's weights (OPMIG_NO_BNFOLD unset): other last
+		 * bits, the same values within the reference's bound */
+		if (kind == 0 && getenv("OPMIG_NO_BNFOLD")) {
+			unsetenv("OPMIG_NO_BNFOLD");
+			CU_ASSERT_EQUAL(tc_run(m, ins, n_in, th, 0, 3, y, ny), 3);
+			CU_ASSERT(tc_check_floats(y, want, ny, "BN folded, Add, Relu"));
+			setenv("OPMIG_NO_BNFOLD", "1", 1);
+		}
 	}
 	rt_value_unref(ins[0]);
 	rt_value_unref(ins[1]);
@@ -160,15 +172,26 @@ static void cl_case(const struct ccase *cs, int kind)
 }
 
 /* as chosen (windows over 1x1 of 16 channels or more on oneDNN), then
- * with oneDNN off: the own kernels on every case */
+ * with oneDNN off: the own kernels on every case.  oneDNN's folding of a
+ * BatchNormalization into the weights (the bits then differ from the
+ * nodes') is off for the comparison with the nodes and checked against
+ * the reference on its own (cl_case); the own kernels fold none and
+ * give the nodes' bits with folding allowed. */
 static void test_epilogue(void)
 {
 	for (int own = 0; own < 2; own++) {
+		int64_t folds = knn_dnnl_folds();
+
 		if (own)
 			setenv("OPMIG_NO_DNNL", "1", 1);
+		else
+			setenv("OPMIG_NO_BNFOLD", "1", 1);
 		for (size_t i = 0; i < sizeof(cl_cases) / sizeof(cl_cases[0]); i++)
 			for (int kind = 0; kind < 2; kind++)
 				cl_case(&cl_cases[i], kind);
+		unsetenv("OPMIG_NO_BNFOLD");
+		/* oneDNN's 3x3 cases folded (two threads: the same) */
+		CU_ASSERT(own ? knn_dnnl_folds() == folds : !knn_dnnl_ok() || knn_dnnl_folds() > folds);
 	}
 	unsetenv("OPMIG_NO_DNNL");
 }

@@ -370,11 +370,13 @@ static void dn_epi_apply(struct rt_kctx *k, const struct rt_epilogue *e,
 
 /* Where oneDNN is the faster path inside a model, with the reorders in
  * and out of its layout (bench/README.md, "oneDNN on every plane"):
- * 2-D convolutions of at least 16 input and output channels per group and
+ * convolutions of at least 16 input and output channels per group and
  * a window larger than 1x1, whatever their plane or stride (oneDNN's
  * AVX-512 kernels beat opmig's own on 7x7 to 256x256 planes: a dilated
  * DeepLabV3-style net 51 -> 25.5 ms at one thread, YOLO-style 21 -> 17;
- * no plane size measured slower).  OPMIG_DNNL_ALL takes every
+ * no plane size measured slower); 1-D and 3-D ones too (an R(2+1)D
+ * video net 25.6 -> 13.7 ms, its 3-D convolutions on im2col before; a
+ * wav2vec2-style feature encoder 14.6 -> 12.0).  OPMIG_DNNL_ALL takes every
  * convolution oneDNN can make (the tests' way to reach it on small
  * shapes). */
 static int dn_fits(const struct knn_geom *g, unsigned cl)
@@ -385,7 +387,7 @@ static int dn_fits(const struct knn_geom *g, unsigned cl)
 		return 0;
 	if (all && *all && *all != '0')
 		return 1;
-	if (g->nsp != 2 || g->m / g->group < 16 || g->k_size <= 1)
+	if (g->m / g->group < 16 || g->k_size <= 1)
 		return 0;
 	/* an ungrouped stem of few input channels (an RGB image's first
 	 * layer) too when its result stays channels last: no reorder back,

@@ -339,8 +339,8 @@ int64_t knn_direct_part(int64_t n, int64_t most, int64_t p, int64_t *count);
 /* plane(g, x + p * in_size, y + p * out_size) for each of the n * c
  * float32 planes p, split over the session's threads (k_pool.c). */
 typedef void (*knn_plane_fn)(const struct knn_geom *g, const float *x, float *y);
-/* float32 2-D MaxPool of x stored channels last into y, so too
- * (k_pool_nhwc.c). */
+/* float32 MaxPool (1 to 3 spatial dims) of x stored channels last into
+ * y, so too (k_pool_nhwc.c). */
 void knn_maxpool_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x, float *y);
 /* The same over 8-bit codes (int8 when sgn, else uint8), each window
  * holding an input position (k_pool_nhwc.c). */

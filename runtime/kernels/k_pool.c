@@ -289,7 +289,7 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 	/* stored channels last (layout_cl.c): kept so where the readers take
 	 * it, else made plain */
 	if ((x->flags & RT_VALUE_CL) && kind == POOL_MAX && !j.idx && x->dtype == IR_DTYPE_FLOAT &&
-	    g.nsp == 2 && rt_cl_may_write(k)) {
+	    g.nsp <= 3 && rt_cl_may_write(k)) {
 		knn_maxpool_cl_f32(k, &g, x->data, y->data);
 		rt_cl_set(y, 1);
 		return 0;

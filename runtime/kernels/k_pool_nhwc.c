@@ -1,4 +1,4 @@
-/* k_pool_nhwc.c: 2-D MaxPool on a result stored channels last
+/* k_pool_nhwc.c: 1-D, 2-D and 3-D MaxPool on a result stored channels last
  * (runtime/layout_cl.c): each output position the maximum of its
  * window's positions, a position's channels contiguous, so the channels
  * are the vector (a U-Net's pools between convolutions then keep the
@@ -19,18 +19,49 @@
 #pragma GCC optimize("O3")
 #endif
 
-struct mcl_job {
-	const struct knn_geom *g;
-	const void *x;
-	void *y;
-};
-
 #define MCL_MAX(y, x) ((x) > (y) ? (x) : (y))
 #define MCL_SAME(x) (x)
 #define MCL_FLIP(x) ((uint8_t)((x) ^ 0x80))   /* int8's order as uint8's */
 
-/* name(ctx, lo, hi): output rows [lo, hi) of n * oh over elements of
- * type T: each output position's c values set to INIT, then
+/* The window geometry as three dims (depth, height, width): a 2-D or
+ * 1-D pool's missing leading dims of size 1, window 1, stride 1. */
+struct mcl_geom {
+	int64_t c, in[3], out[3], k[3], s[3], p[3], d[3];
+};
+
+struct mcl_job {
+	struct mcl_geom g;
+	const void *x;
+	void *y;
+};
+
+static void mcl_geom(const struct knn_geom *g, struct mcl_geom *m)
+{
+	int lead = 3 - g->nsp;
+
+	m->c = g->c;
+	for (int i = 0; i < 3; i++) {
+		int d = i - lead;
+
+		m->in[i] = d < 0 ? 1 : g->in[d];
+		m->out[i] = d < 0 ? 1 : g->out[d];
+		m->k[i] = d < 0 ? 1 : g->kernel[d];
+		m->s[i] = d < 0 ? 1 : g->stride[d];
+		m->p[i] = d < 0 ? 0 : g->pad[d];
+		m->d[i] = d < 0 ? 1 : g->dil[d];
+	}
+}
+
+/* Input coordinate of output o's tap t along dim i, or -1 outside. */
+static inline int64_t mcl_at(const struct mcl_geom *g, int i, int64_t o, int64_t t)
+{
+	int64_t v = o * g->s[i] - g->p[i] + t * g->d[i];
+
+	return v < 0 || v >= g->in[i] ? -1 : v;
+}
+
+/* name(ctx, lo, hi): output rows [lo, hi) of n * od * oh over elements
+ * of type T: each output position's c values set to INIT, then
  * y = MAX(y, KEY(x)) with each tap x of its window inside the input,
  * then y = KEY(y); KEY its own inverse, mapping the elements onto the
  * order MAX takes. */
@@ -38,12 +69,13 @@ struct mcl_job {
 static void name(void *ctx, int64_t lo, int64_t hi) \
 { \
 	const struct mcl_job *j = ctx; \
-	const struct knn_geom *g = j->g; \
-	const int64_t c = g->c, ih = g->in[0], iw = g->in[1], oh = g->out[0], ow = g->out[1]; \
+	const struct mcl_geom *g = &j->g; \
+	const int64_t c = g->c, ow = g->out[2]; \
  \
 	for (int64_t r = lo; r < hi; r++) { \
-		int64_t b = r / oh, a = r % oh; \
-		const T *xb = (const T *)j->x + b * ih * iw * c; \
+		int64_t b = r / (g->out[0] * g->out[1]), z = r / g->out[1] % g->out[0]; \
+		int64_t a = r % g->out[1]; \
+		const T *xb = (const T *)j->x + b * g->in[0] * g->in[1] * g->in[2] * c; \
 		T *yr = (T *)j->y + r * ow * c; \
  \
 		for (int64_t o = 0; o < ow; o++) { \
@@ -51,19 +83,21 @@ static void name(void *ctx, int64_t lo, int64_t hi) \
  \
 			for (int64_t q = 0; q < c; q++) \
 				yo[q] = INIT; \
-			for (int64_t u = 0; u < g->kernel[0]; u++) { \
-				int64_t h = a * g->stride[0] - g->pad[0] + u * g->dil[0]; \
+			for (int64_t t = 0; t < g->k[0]; t++) { \
+				int64_t dz = mcl_at(g, 0, z, t); \
  \
-				if (h < 0 || h >= ih) \
-					continue; \
-				for (int64_t v = 0; v < g->kernel[1]; v++) { \
-					int64_t w = o * g->stride[1] - g->pad[1] + v * g->dil[1]; \
-					const T *xp = xb + (h * iw + w) * c; \
+				for (int64_t u = 0; dz >= 0 && u < g->k[1]; u++) { \
+					int64_t h = mcl_at(g, 1, a, u); \
  \
-					if (w < 0 || w >= iw) \
-						continue; \
-					for (int64_t q = 0; q < c; q++) \
-						yo[q] = MAX(yo[q], KEY(xp[q])); \
+					for (int64_t v = 0; h >= 0 && v < g->k[2]; v++) { \
+						int64_t w = mcl_at(g, 2, o, v); \
+						const T *xp = xb + ((dz * g->in[1] + h) * g->in[2] + w) * c; \
+ \
+						if (w < 0) \
+							continue; \
+						for (int64_t q = 0; q < c; q++) \
+							yo[q] = MAX(yo[q], KEY(xp[q])); \
+					} \
 				} \
 			} \
 			for (int64_t q = 0; q < c; q++) \
@@ -87,12 +121,13 @@ __attribute__((target("avx512f")))
 static void mcl_rows_f32_512(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct mcl_job *j = ctx;
-	const struct knn_geom *g = j->g;
-	const int64_t c = g->c, ih = g->in[0], iw = g->in[1], oh = g->out[0], ow = g->out[1];
+	const struct mcl_geom *g = &j->g;
+	const int64_t c = g->c, ow = g->out[2];
 
 	for (int64_t r = lo; r < hi; r++) {
-		int64_t b = r / oh, a = r % oh;
-		const float *xb = (const float *)j->x + b * ih * iw * c;
+		int64_t b = r / (g->out[0] * g->out[1]), z = r / g->out[1] % g->out[0];
+		int64_t a = r % g->out[1];
+		const float *xb = (const float *)j->x + b * g->in[0] * g->in[1] * g->in[2] * c;
 		float *yr = (float *)j->y + r * ow * c;
 
 		for (int64_t o = 0; o < ow; o++)
@@ -100,19 +135,20 @@ static void mcl_rows_f32_512(void *ctx, int64_t lo, int64_t hi)
 				__mmask16 lanes = knn_lanes16(c - c0);
 				__m512 acc = _mm512_set1_ps(-INFINITY);
 
-				for (int64_t u = 0; u < g->kernel[0]; u++) {
-					int64_t h = a * g->stride[0] - g->pad[0] + u * g->dil[0];
+				for (int64_t t = 0; t < g->k[0]; t++) {
+					int64_t dz = mcl_at(g, 0, z, t);
 
-					if (h < 0 || h >= ih)
-						continue;
-					for (int64_t v = 0; v < g->kernel[1]; v++) {
-						int64_t w = o * g->stride[1] - g->pad[1] + v * g->dil[1];
-						__m512 t;
+					for (int64_t u = 0; dz >= 0 && u < g->k[1]; u++) {
+						int64_t h = mcl_at(g, 1, a, u);
 
-						if (w < 0 || w >= iw)
-							continue;
-						t = _mm512_maskz_loadu_ps(lanes, xb + (h * iw + w) * c + c0);
-						acc = knn_fold512(acc, t, 0);
+						for (int64_t v = 0; h >= 0 && v < g->k[2]; v++) {
+							int64_t w = mcl_at(g, 2, o, v);
+
+							if (w < 0)
+								continue;
+							acc = knn_fold512(acc, _mm512_maskz_loadu_ps(lanes,
+								xb + ((dz * g->in[1] + h) * g->in[2] + w) * c + c0), 0);
+						}
 					}
 				}
 				_mm512_mask_storeu_ps(yr + o * c + c0, lanes, acc);
@@ -122,17 +158,19 @@ static void mcl_rows_f32_512(void *ctx, int64_t lo, int64_t hi)
 
 void knn_maxpool_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x, float *y)
 {
-	struct mcl_job j = { g, x, y };
+	struct mcl_job j = { .x = x, .y = y };
 
-	rt_parallel_for(k, g->n * g->out[0], 1, rt_pgemm_ok() ? mcl_rows_f32_512 : mcl_rows_f32,
-			&j);
+	mcl_geom(g, &j.g);
+	rt_parallel_for(k, g->n * j.g.out[0] * j.g.out[1], 1,
+			rt_pgemm_ok() ? mcl_rows_f32_512 : mcl_rows_f32, &j);
 }
 
 /* uint8 codes, or int8 when sgn */
 void knn_maxpool_cl_q8(struct rt_kctx *k, const struct knn_geom *g, const void *x, void *y,
 		       int sgn)
 {
-	struct mcl_job j = { g, x, y };
+	struct mcl_job j = { .x = x, .y = y };
 
-	rt_parallel_for(k, g->n * g->out[0], 1, sgn ? mcl_rows_s8 : mcl_rows_u8, &j);
+	mcl_geom(g, &j.g);
+	rt_parallel_for(k, g->n * j.g.out[0] * j.g.out[1], 1, sgn ? mcl_rows_s8 : mcl_rows_u8, &j);
 }

@@ -2,7 +2,8 @@
 # t0947-layout-cl.sh: results stored channels last between convolutions
 # (runtime/layout_cl.c) against onnxruntime-node on seeded random
 # convolutional graphs and on the paths between the two layouts
-# (tests/ort/layout_cl_ort.py); the --stats line that counts them.
+# (tests/ort/layout_cl_ort.py), 3-D and 1-D convolutions and MaxPools
+# too; the --stats line that counts them.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
 # shellcheck source=tests/cli/lib.sh
 . "$TOP/tests/cli/lib.sh"
@@ -19,8 +20,14 @@ fi
 grep -q "^0 failures$" "$T/cl.out" || fail "layout_cl_ort.py printed no summary"
 grep -q "^ok: cl4[0-2] (as chosen): .* [1-9][0-9]* stored channels last" "$T/cl.out" ||
 	fail "no fixed graph stored a result channels last where opmig picks oneDNN"
-for i in 43 44; do
+for i in 43 44 45 46; do
 	grep -q "^ok: cl$i (as chosen): .* [1-9][0-9]* stored channels last" "$T/cl.out" ||
-		fail "NHWC graph cl$i stored no result channels last (Transposes as views)"
+		fail "NHWC, 3-D or 1-D graph cl$i stored no result channels last"
 done
+# the 3-D and 1-D graphs: each convolution before a MaxPool and each
+# MaxPool (1 to 3 spatial dims) stored channels last
+grep -q "^ok: cl45 (as chosen): .* 3 stored channels last" "$T/cl.out" ||
+	fail "3-D graph cl45: its convolution and two MaxPools not all channels last"
+grep -q "^ok: cl46 (as chosen): .* 2 stored channels last" "$T/cl.out" ||
+	fail "1-D graph cl46: its convolution and MaxPool not both channels last"
 echo "ok: channels-last results equal onnxruntime's"

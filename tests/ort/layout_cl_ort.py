@@ -10,7 +10,8 @@ linear and cubic up and down, and of the channels too) and ops that do not
 nodes, intermediate results as graph
 outputs, batch 1 and 2; fixed graphs for the paths between the layouts,
 and tf2onnx-style NHWC ones (Transposes around each convolution, 2-D and
-1-D).  Each graph runs in opmig twice (oneDNN for every
+1-D), and a 3-D and a 1-D graph of convolutions and MaxPools (the
+channels-last pools of 1 to 3 spatial dims).  Each graph runs in opmig twice (oneDNN for every
 convolution, OPMIG_DNNL_ALL=1, and oneDNN where opmig picks it) and in
 onnxruntime-node; every output must agree within 1e-4 of its largest
 magnitude, and across the graphs opmig must have stored results channels
@@ -239,6 +240,40 @@ def nhwc_fixed(path, i):
     return save(g, "nhwc%d" % i, s, outs, path)
 
 
+def nd_fixed(path, i):
+    """A 3-D graph (N, C, D, H, W) and a 1-D one (N, C, L) of 16 and more
+    channels, where opmig picks oneDNN for the convolutions and stores
+    their results channels last: Conv, Relu, MaxPool (2x2x2 stride 2; a
+    1x3x3 window of stride 1x2x2 with pads and ceil_mode; 1-D with pads
+    and a dilation), Conv again."""
+    def w(co, ci, k):
+        return g.const(np.float32(RNG.standard_normal((co, ci) + k) *
+                                  np.sqrt(2.0 / (ci * np.prod(k)))))
+
+    if i == 0:
+        s = (1, 16, 6, 18, 18)
+        g = G(1, 16, 18)
+        a = g.op("Relu", [g.op("Conv", ["x", w(24, 16, (3, 3, 3))], None, keep=False,
+                               kernel_shape=[3, 3, 3], pads=[1] * 6)], None, keep=False)
+        m = g.op("MaxPool", [a], None, keep=False, kernel_shape=[2, 2, 2], strides=[2, 2, 2])
+        b = g.op("MaxPool", [a], None, keep=False, kernel_shape=[1, 3, 3], strides=[1, 2, 2],
+                 pads=[0, 1, 1, 0, 0, 0], ceil_mode=1)
+        outs = [(g.op("Conv", [m, w(16, 24, (3, 1, 1))], None, keep=False,
+                      kernel_shape=[3, 1, 1], pads=[1, 0, 0, 1, 0, 0]), (1, 16, 3, 9, 9)),
+                (g.op("Conv", [b, w(16, 24, (1, 3, 3))], None, keep=False,
+                      kernel_shape=[1, 3, 3], pads=[0, 1, 1, 0, 1, 1]), (1, 16, 6, 9, 9))]
+    else:
+        s = (2, 16, 61)
+        g = G(2, 16, 61)
+        a = g.op("Relu", [g.op("Conv", ["x", w(32, 16, (5,))], None, keep=False,
+                               kernel_shape=[5], pads=[2, 2])], None, keep=False)
+        m = g.op("MaxPool", [a], None, keep=False, kernel_shape=[3], strides=[2], pads=[1, 1],
+                 dilations=[2])
+        outs = [(g.op("Conv", [m, w(16, 32, (3,))], None, keep=False, kernel_shape=[3],
+                      dilations=[2]), (2, 16, 26))]
+    return save(g, "nd%d" % i, s, outs, path)
+
+
 def run(opmig, model, x, od, env):
     outs, stats = opmiglib.run(opmig, model, x, od, env)
     m = re.search(r"^results stored channels last: (\d+)$", stats, re.M)
@@ -251,10 +286,12 @@ def main():
         return 77
     opmig, work = got
     cases = []
-    for i in range(N_GRAPHS + 5):
+    for i in range(N_GRAPHS + 7):
         path = os.path.join(work, "cl%d.onnx" % i)
         shape, n_out = build(path, i) if i < N_GRAPHS else \
-            fixed(path, i - N_GRAPHS) if i < N_GRAPHS + 3 else nhwc_fixed(path, i - N_GRAPHS - 3)
+            fixed(path, i - N_GRAPHS) if i < N_GRAPHS + 3 else \
+            nhwc_fixed(path, i - N_GRAPHS - 3) if i < N_GRAPHS + 5 else \
+            nd_fixed(path, i - N_GRAPHS - 5)
         x = RNG.standard_normal(shape).astype(np.float32)
         xf = os.path.join(work, "x%d.npy" % i)
         np.save(xf, x)

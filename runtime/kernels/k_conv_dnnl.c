@@ -387,7 +387,16 @@ static int dn_fits(const struct knn_geom *g, unsigned cl)
 		return 0;
 	if (all && *all && *all != '0')
 		return 1;
-	if (g->m / g->group < 16 || g->k_size <= 1)
+	if (g->k_size <= 1)
+		return 0;
+	/* grouped ones of 8 channels a group (RegNet's), where oneDNN's
+	 * blocked kernels beat the own ones by 1.4-2.3x (group widths of 2,
+	 * 4 and 12 ran slower there: bench/README.md, "Grouped
+	 * convolutions") */
+	if (g->group > 1 && g->group < g->c && (g->c / g->group) % 8 == 0 &&
+	    (g->m / g->group) % 8 == 0)
+		return 1;
+	if (g->m / g->group < 16)
 		return 0;
 	/* an ungrouped stem of few input channels (an RGB image's first
 	 * layer) too when its result stays channels last: no reorder back,

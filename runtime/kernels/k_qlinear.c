@@ -834,25 +834,52 @@ struct sums_f32 {
  * once, the product by *s (when s), or by sv[column] (when sv), once;
  * then e's steps as the nodes do them, plane pl being channel pl % c on
  * axis 1. */
+/* f[i] = (float)y[i] * s, then * v[i] when v: the int32 sums' Cast and
+ * the Muls in one pass (a product by 1 when the node has no scale is
+ * exact, so the roundings are the nodes'); vectorized for each ISA
+ * (t5_dyn's: 17% of its time as three scalar passes). */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void sums_scale(const int32_t *restrict y, float s, const float *restrict v,
+		       float *restrict f, int64_t n)
+{
+	if (v)
+		for (int64_t i = 0; i < n; i++)
+			f[i] = (float)y[i] * s * v[i];
+	else
+		for (int64_t i = 0; i < n; i++)
+			f[i] = (float)y[i] * s;
+}
+
 static void sums_planes(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct sums_f32 *j = ctx;
 	float *f = j->f + lo * j->sp;
 	int64_t n = (hi - lo) * j->sp, o = lo * j->sp;
 
-	for (int64_t i = 0; i < n; i++)
-		f[i] = (float)(j->yi ? j->yi[o + i] : (int32_t)(int64_t)j->yd[o + i]);
-	for (int64_t i = 0; j->s && i < n; i++)
-		f[i] = f[i] * *j->s;
-	if (j->sv)
-		for (int64_t i = 0, col = o % j->ncols; i < n; ) {
-			int64_t run = j->ncols - col < n - i ? j->ncols - col : n - i;
+	if (j->yi) {
+		/* column runs of the per-column scale (or one run) */
+		for (int64_t i = 0, col = o % j->ncols; i < n; col = 0) {
+			int64_t run = !j->sv ? n : j->ncols - col < n - i ? j->ncols - col : n - i;
 
-			for (int64_t q = 0; q < run; q++)
-				f[i + q] = f[i + q] * j->sv[col + q];
+			sums_scale(j->yi + o + i, j->s ? *j->s : 1.0f, j->sv ? j->sv + col : NULL,
+				   f + i, run);
 			i += run;
-			col = 0;
 		}
+	} else {
+		for (int64_t i = 0; i < n; i++)
+			f[i] = (float)(int32_t)(int64_t)j->yd[o + i];
+		for (int64_t i = 0; j->s && i < n; i++)
+			f[i] = f[i] * *j->s;
+		if (j->sv)
+			for (int64_t i = 0, col = o % j->ncols; i < n; ) {
+				int64_t run = j->ncols - col < n - i ? j->ncols - col : n - i;
+
+				for (int64_t q = 0; q < run; q++)
+					f[i + q] = f[i + q] * j->sv[col + q];
+				i += run;
+				col = 0;
+			}
+	}
 	for (int64_t pl = lo; j->e && pl < hi; pl++)
 		rt_epilogue_span(j->e, pl % j->c, pl * j->sp, j->f + pl * j->sp, j->sp);
 }

@@ -247,6 +247,47 @@ void knn_for_planes(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 	rt_parallel_for(k, g->n * g->c, 1, planes_run, &j);
 }
 
+/* A 1-D pool as the 2-D one over rows of height 1, and a 3-D one whose
+ * window, stride and pads leave the depth alone (an R(2+1)D net's 1x3x3
+ * pools) as the 2-D one over each depth's plane: the same windows over
+ * the same values, so the 2-D float32 kernels take them (the generic
+ * path computes in double, element by element).  0: g left as it is. */
+static int pool_as_2d(struct knn_geom *g)
+{
+	struct knn_geom t = *g;
+
+	if (g->nsp == 1) {
+		t.in[0] = t.out[0] = t.kernel[0] = t.stride[0] = t.dil[0] = 1;
+		t.in[1] = g->in[0];
+		t.out[1] = g->out[0];
+		t.kernel[1] = g->kernel[0];
+		t.stride[1] = g->stride[0];
+		t.dil[1] = g->dil[0];
+		t.pad[0] = t.pad[2] = 0;
+		t.pad[1] = g->pad[0];
+		t.pad[3] = g->pad[1];
+	} else if (g->nsp == 3 && g->kernel[0] == 1 && g->stride[0] == 1 && g->pad[0] == 0 &&
+		   g->pad[3] == 0 && g->out[0] == g->in[0]) {
+		t.c = g->c * g->in[0];
+		for (int d = 0; d < 2; d++) {
+			t.in[d] = g->in[d + 1];
+			t.out[d] = g->out[d + 1];
+			t.kernel[d] = g->kernel[d + 1];
+			t.stride[d] = g->stride[d + 1];
+			t.dil[d] = g->dil[d + 1];
+			t.pad[d] = g->pad[d + 1];
+			t.pad[2 + d] = g->pad[4 + d];
+		}
+		t.in_size = t.in[0] * t.in[1];
+		t.out_size = t.out[0] * t.out[1];
+	} else {
+		return 0;
+	}
+	t.nsp = 2;
+	*g = t;
+	return 1;
+}
+
 static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 {
 	struct rt_value *x, *y, *iv = NULL;
@@ -297,6 +338,8 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 	if ((rc = rt_cl_plain_in(k, 0)) < 0)
 		return rc;
 	x = k->in[0];
+	if (x->dtype == IR_DTYPE_FLOAT && kind != POOL_LP && !j.idx)
+		pool_as_2d(&g);
 	if (kind == POOL_MAX && !j.idx && x->dtype == IR_DTYPE_FLOAT && g.nsp == 2) {
 		/* column stride 2 on rows of 24 or more: rows of sixteen-output
 		 * blocks beat the transposes of the sixteen-plane kernel (192

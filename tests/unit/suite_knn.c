@@ -747,6 +747,122 @@ static void test_pool_same(void)
 			}
 }
 
+/* 1-D pools, and 3-D ones whose window leaves the depth alone (k_pool.c
+ * runs both on the 2-D float32 kernels, pool_as_2d), against the
+ * definition in double: max, average over the taps inside and over the
+ * padded window (count_include_pad), pads at either end, strides,
+ * dilations (max), floor and ceil output sizes; batch 2 of 3 channels,
+ * one and two threads.  sp: D, H, W (1-D: L in W). */
+static void nd_pool_case(int nsp, const int64_t *in, const int64_t *k, const int64_t *st,
+			 const int64_t *dl, const int64_t *pads, int ceil_mode, int kind)
+{
+	int64_t out[3], n = 2, c = 3, nx = n * c, ny = n * c;
+	double *x, *want;
+	int lead = 3 - nsp;
+
+	for (int d = 0; d < 3; d++) {
+		int64_t pb = d < lead ? 0 : pads[d - lead], pe = d < lead ? 0 : pads[nsp + d - lead];
+		int64_t eff = (k[d] - 1) * dl[d] + 1, span = in[d] + pb + pe - eff;
+
+		out[d] = (ceil_mode ? (span + st[d] - 1) / st[d] : span / st[d]) + 1;
+		if (ceil_mode && (out[d] - 1) * st[d] >= in[d] + pb)
+			out[d]--;
+		nx *= in[d];
+		ny *= out[d];
+	}
+	x = malloc((size_t)nx * sizeof(double));
+	want = malloc((size_t)ny * sizeof(double));
+	CU_ASSERT_FATAL(x != NULL && want != NULL);
+	for (int64_t i = 0; i < nx; i++)
+		x[i] = (double)((i * 37 + 11) % 29) - 14 + 0.25 * (double)(i % 3);
+	for (int64_t pl = 0, o = 0; pl < n * c; pl++)
+		for (int64_t z = 0; z < out[0]; z++)
+			for (int64_t a = 0; a < out[1]; a++)
+				for (int64_t b = 0; b < out[2]; b++, o++) {
+					double mx = -INFINITY, sum = 0;
+					int64_t cnt = 0, all = 0, at[3] = { z, a, b };
+
+					for (int64_t t = 0; t < k[0] * k[1] * k[2]; t++) {
+						int64_t tap[3] = { t / (k[1] * k[2]), t / k[2] % k[1], t % k[2] };
+						int64_t off = 0, inside = 1, padded = 1;
+
+						for (int d = 0; d < 3; d++) {
+							int64_t pb = d < lead ? 0 : pads[d - lead];
+							int64_t pe = d < lead ? 0 : pads[nsp + d - lead];
+							int64_t i = at[d] * st[d] - pb + tap[d] * dl[d];
+
+							inside &= i >= 0 && i < in[d];
+							padded &= i >= -pb && i < in[d] + pe;
+							off = off * in[d] + i;
+						}
+						all += padded;
+						if (!inside)
+							continue;
+						mx = x[pl * (nx / (n * c)) + off] > mx ? x[pl * (nx / (n * c)) + off] : mx;
+						sum += x[pl * (nx / (n * c)) + off];
+						cnt++;
+					}
+					want[o] = kind == 0 ? mx : sum / (double)(kind == 2 ? all : cnt);
+				}
+	for (int th = 1; th <= 2; th++) {
+		struct tin tn[] = { { F, nsp + 2, { n, c, in[lead], nsp > 1 ? in[lead + 1] : 0,
+						    nsp > 2 ? in[2] : 0 }, x } };
+		struct ir_node *nd;
+		struct ir_model *m = mk(19, kind ? "AveragePool" : "MaxPool", tn, 1, 1, &nd);
+		struct rt_value *y = NULL;
+
+		ir_node_set_ints(nd, "kernel_shape", k + lead, (size_t)nsp);
+		ir_node_set_ints(nd, "strides", st + lead, (size_t)nsp);
+		ir_node_set_ints(nd, "dilations", dl + lead, (size_t)nsp);
+		ir_node_set_ints(nd, "pads", pads, 2 * (size_t)nsp);
+		ir_node_set_int(nd, "ceil_mode", ceil_mode);
+		if (kind == 2)
+			ir_node_set_int(nd, "count_include_pad", 1);
+		tm_verify(m);
+		CU_ASSERT_EQUAL_FATAL(run(m, th, &y, 1, NULL), 0);
+		CU_ASSERT_EQUAL(y->numel, ny);
+		for (int64_t i = 0; i < ny && i < y->numel; i++)
+			if (!(fabs(rt_value_get_f64(y, i) - want[i]) <= 1e-6 * (1 + fabs(want[i])))) {
+				fprintf(stderr, "\n%d-D kind %d: y[%lld] = %g, want %g\n", nsp, kind,
+					(long long)i, rt_value_get_f64(y, i), want[i]);
+				CU_FAIL("pool differs");
+				break;
+			}
+		rt_value_unref(y);
+		ir_model_free(m);
+	}
+	free(x);
+	free(want);
+}
+
+static void test_pool_nd_as_2d(void)
+{
+	static const struct {
+		int nsp;
+		int64_t in[3], k[3], st[3], dl[3], pads[6];
+		int ceil_mode;
+	} cases[] = {
+		{ 1, { 1, 1, 29 }, { 1, 1, 3 }, { 1, 1, 2 }, { 1, 1, 1 }, { 1, 1 }, 1 },
+		{ 1, { 1, 1, 23 }, { 1, 1, 4 }, { 1, 1, 1 }, { 1, 1, 2 }, { 0, 2 }, 0 },
+		{ 1, { 1, 1, 40 }, { 1, 1, 5 }, { 1, 1, 3 }, { 1, 1, 1 }, { 2, 0 }, 0 },
+		{ 3, { 3, 11, 13 }, { 1, 3, 3 }, { 1, 2, 2 }, { 1, 1, 1 }, { 0, 1, 1, 0, 1, 0 }, 1 },
+		{ 3, { 2, 12, 10 }, { 1, 2, 2 }, { 1, 2, 2 }, { 1, 1, 1 }, { 0, 0, 0, 0, 0, 0 }, 0 },
+		{ 3, { 4, 9, 9 }, { 1, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 1, 1, 0, 1, 1 }, 0 },
+		/* the depth windowed: the generic path, held to the same rule */
+		{ 3, { 4, 6, 7 }, { 2, 2, 3 }, { 2, 1, 2 }, { 1, 1, 1 }, { 1, 0, 1, 0, 1, 1 }, 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (int kind = 0; kind < 3; kind++) {
+			static const int64_t one[3] = { 1, 1, 1 };
+
+			/* average pools take no dilations here (onnxruntime's
+			 * CPU kernel has none before opset 19's) */
+			nd_pool_case(cases[i].nsp, cases[i].in, cases[i].k, cases[i].st,
+				     kind ? one : cases[i].dl, cases[i].pads, cases[i].ceil_mode, kind);
+		}
+}
+
 /* Max pools of column stride 2 (the AVX-512 path, k_pool_s2.c) against
  * the definition: windows 2 and 3 wide and 2 to 5 high, rows long enough
  * for whole blocks of 16 outputs and a short last block, floor and ceil
@@ -1212,6 +1328,7 @@ static const struct unit_test tests[] = {
 	{ "maxpool_int8_indices", test_maxpool_int8_indices },
 	{ "maxpool_ceil", test_maxpool_ceil },
 	{ "pool_same", test_pool_same },
+	{ "pool_nd_as_2d", test_pool_nd_as_2d },
 	{ "maxpool_stride2", test_maxpool_stride2 },
 	{ "pool_blocked", test_pool_blocked },
 	{ "avgpool_pads", test_avgpool_pads },

@@ -389,6 +389,12 @@ static int dn_fits(const struct knn_geom *g, unsigned cl)
 		return 1;
 	if (g->k_size <= 1)
 		return 0;
+	/* 3-D ones that are not depthwise, whatever their channels: the
+	 * own path's im2col of a 3-D window is k^3 copies of the input (32
+	 * to 8 channels 3x3x3 on 8x48x48: 37 ms against oneDNN's 2.7;
+	 * a depthwise one ran 4.5x slower there) */
+	if (g->nsp == 3 && g->group < g->c)
+		return 1;
 	/* grouped ones of 8 channels a group (RegNet's), where oneDNN's
 	 * blocked kernels beat the own ones by 1.4-2.3x (group widths of 2,
 	 * 4 and 12 ran slower there: bench/README.md, "Grouped

@@ -361,6 +361,13 @@ int knn_pool2d_same_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
 int knn_pool2d_cb_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
 		      int include_pad, const float *x, float *y);
 
+/* float32 max (avg 0) or average pooling of 1 to 3 spatial dims in the
+ * plain layout, an output row at a time, each output's taps in the
+ * window's order (the average's sum in double): the generic double
+ * path's values (k_pool_nd.c).  1 done, 0 not applicable. */
+int knn_pool_nd_f32(struct rt_kctx *k, const struct knn_geom *g, int avg, int include_pad,
+		    const float *x, float *y);
+
 /* float32 3x3 max (avg 0) or average pools of stride 1 and pads of one
  * on planes 14 to 32 wide, a plane at a time in AVX-512, separably
  * (k_pool_s1.c): 1 done, 0 not applicable, or rt_oom(). */

@@ -371,6 +371,11 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 		free(cols);
 		return 0;
 	}
+	/* the rest of float32's max and average pools (a window over a
+	 * depth): in float32, an output row at a time */
+	if (x->dtype == IR_DTYPE_FLOAT && kind != POOL_LP && !j.idx &&
+	    knn_pool_nd_f32(k, &g, kind == POOL_AVG, j.include_pad, x->data, y->data))
+		return 0;
 	if (!(xd = knn_load_f64(k, x)))
 		return IR_ENOMEM;
 	if (!(yd = malloc((size_t)y->numel * sizeof(double)))) {

@@ -748,10 +748,13 @@ static void test_pool_same(void)
 }
 
 /* 1-D pools, and 3-D ones whose window leaves the depth alone (k_pool.c
- * runs both on the 2-D float32 kernels, pool_as_2d), against the
+ * runs both on the 2-D float32 kernels, pool_as_2d), and 3-D ones
+ * windowed over the depth (k_pool_nd.c; rows of 300 outputs: more than
+ * one block of its accumulators), against the
  * definition in double: max, average over the taps inside and over the
  * padded window (count_include_pad), pads at either end, strides,
- * dilations (max), floor and ceil output sizes; batch 2 of 3 channels,
+ * dilations (max), floor and ceil output sizes, an average over no tap
+ * (a window in the end pads: NaN); batch 2 of 3 channels,
  * one and two threads.  sp: D, H, W (1-D: L in W). */
 static void nd_pool_case(int nsp, const int64_t *in, const int64_t *k, const int64_t *st,
 			 const int64_t *dl, const int64_t *pads, int ceil_mode, int kind)
@@ -822,7 +825,8 @@ static void nd_pool_case(int nsp, const int64_t *in, const int64_t *k, const int
 		CU_ASSERT_EQUAL_FATAL(run(m, th, &y, 1, NULL), 0);
 		CU_ASSERT_EQUAL(y->numel, ny);
 		for (int64_t i = 0; i < ny && i < y->numel; i++)
-			if (!(fabs(rt_value_get_f64(y, i) - want[i]) <= 1e-6 * (1 + fabs(want[i])))) {
+			if (!(fabs(rt_value_get_f64(y, i) - want[i]) <= 1e-6 * (1 + fabs(want[i])) ||
+			      (want[i] != want[i] && rt_value_get_f64(y, i) != rt_value_get_f64(y, i)))) {
 				fprintf(stderr, "\n%d-D kind %d: y[%lld] = %g, want %g\n", nsp, kind,
 					(long long)i, rt_value_get_f64(y, i), want[i]);
 				CU_FAIL("pool differs");
@@ -848,8 +852,10 @@ static void test_pool_nd_as_2d(void)
 		{ 3, { 3, 11, 13 }, { 1, 3, 3 }, { 1, 2, 2 }, { 1, 1, 1 }, { 0, 1, 1, 0, 1, 0 }, 1 },
 		{ 3, { 2, 12, 10 }, { 1, 2, 2 }, { 1, 2, 2 }, { 1, 1, 1 }, { 0, 0, 0, 0, 0, 0 }, 0 },
 		{ 3, { 4, 9, 9 }, { 1, 3, 3 }, { 1, 1, 1 }, { 1, 1, 1 }, { 0, 1, 1, 0, 1, 1 }, 0 },
-		/* the depth windowed: the generic path, held to the same rule */
+		/* the depth windowed (k_pool_nd.c), held to the same rule */
 		{ 3, { 4, 6, 7 }, { 2, 2, 3 }, { 2, 1, 2 }, { 1, 1, 1 }, { 1, 0, 1, 0, 1, 1 }, 1 },
+		{ 3, { 5, 9, 300 }, { 3, 3, 3 }, { 2, 2, 2 }, { 1, 1, 1 }, { 1, 1, 1, 1, 1, 1 }, 1 },
+		{ 3, { 6, 7, 8 }, { 2, 2, 2 }, { 1, 2, 1 }, { 2, 1, 2 }, { 0, 1, 0, 1, 0, 2 }, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

@@ -1,0 +1,141 @@
+/* k_pool_nd.c: float32 MaxPool and AveragePool of 1 to 3 spatial dims
+ * in the plain layout, for what the 2-D kernels (k_pool.c, directly or
+ * through pool_as_2d) do not take: a 3-D window over the depth (a video
+ * or volume net's 2x2x2 or 3x3x3 pools).  An output row (a depth and a
+ * row of the output) at a time: each tap of the window adds its input
+ * row to the row's accumulators, so each output sees its taps in the
+ * window's order, as the generic path in double (k_pool.c) takes them:
+ * the maximum is KNN_MAXIN's (as every float32 max pool's), the average a
+ * sum in double divided by the count of taps inside (or inside the pads,
+ * count_include_pad), rounded once: the generic path's values bit for
+ * bit, without its copy of the input in double (a 3x3x3 MaxPool of 32 x 8
+ * x 48 x 48: 11.9 -> see bench/README.md). */
+#include <math.h>
+
+#include "runtime/kernels/k_conv_int.h"
+
+struct pnd_job {
+	const struct knn_geom *g;
+	const float *x;
+	float *y;
+	int avg, include_pad, lead;   /* lead: the missing leading dims */
+};
+
+/* Dim i of the three (a 1-D or 2-D pool's leading dims of size 1,
+ * window 1, stride 1, no pads). */
+static int64_t dim(const struct pnd_job *j, const int64_t *v, int i, int64_t one)
+{
+	return i < j->lead ? one : v[i - j->lead];
+}
+
+/* The taps of output o along dim i: those inside the input, and those
+ * inside the input or its pads. */
+static void taps(const struct pnd_job *j, int i, int64_t o, int64_t *inside, int64_t *padded)
+{
+	const struct knn_geom *g = j->g;
+	int64_t in = dim(j, g->in, i, 1), k = dim(j, g->kernel, i, 1), s = dim(j, g->stride, i, 1);
+	int64_t d = dim(j, g->dil, i, 1), pb = dim(j, g->pad, i, 0);
+	int64_t pe = i < j->lead ? 0 : g->pad[g->nsp + i - j->lead];
+
+	*inside = *padded = 0;
+	for (int64_t t = 0; t < k; t++) {
+		int64_t at = o * s - pb + t * d;
+
+		*inside += at >= 0 && at < in;
+		*padded += at >= -pb && at < in + pe;
+	}
+}
+
+/* Output columns a block takes (its accumulators on the stack) */
+#define PND_COLS 256
+
+static void pnd_rows(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct pnd_job *j = ctx;
+	const struct knn_geom *g = j->g;
+	int64_t in[3], out[3], k[3], s[3], d[3], p[3];
+	double acc[PND_COLS];
+	float mx[PND_COLS];
+
+	for (int i = 0; i < 3; i++) {
+		in[i] = dim(j, g->in, i, 1);
+		out[i] = dim(j, g->out, i, 1);
+		k[i] = dim(j, g->kernel, i, 1);
+		s[i] = dim(j, g->stride, i, 1);
+		d[i] = dim(j, g->dil, i, 1);
+		p[i] = dim(j, g->pad, i, 0);
+	}
+	for (int64_t r = lo; r < hi; r++) {
+		int64_t pl = r / (out[0] * out[1]), z = r / out[1] % out[0], a = r % out[1];
+		const float *xp = j->x + pl * g->in_size;
+		int64_t nz, pz, nh, ph;
+
+		taps(j, 0, z, &nz, &pz);
+		taps(j, 1, a, &nh, &ph);
+		for (int64_t b0 = 0; b0 < out[2]; b0 += PND_COLS) {
+			int64_t nb = out[2] - b0 < PND_COLS ? out[2] - b0 : PND_COLS;
+			float *yr = j->y + r * out[2] + b0;
+
+			for (int64_t b = 0; b < nb; b++) {
+				acc[b] = 0;
+				mx[b] = -INFINITY;
+			}
+			for (int64_t t = 0; t < k[0]; t++) {
+				int64_t dz = z * s[0] - p[0] + t * d[0];
+
+				if (dz < 0 || dz >= in[0])
+					continue;
+				for (int64_t u = 0; u < k[1]; u++) {
+					int64_t h = a * s[1] - p[1] + u * d[1];
+					const float *xr = xp + (dz * in[1] + h) * in[2];
+
+					if (h < 0 || h >= in[1])
+						continue;
+					for (int64_t v = 0; v < k[2]; v++) {
+						/* the block's outputs whose tap v is inside */
+						int64_t off = v * d[2] - p[2], blo, bhi;
+						const float *xv;
+
+						knn_tap_cols(&(struct knn_geom){ .nsp = 1, .in = { in[2] },
+										 .out = { b0 + nb },
+										 .stride = { s[2] } },
+							     off, &blo, &bhi);
+						blo = blo > b0 ? blo - b0 : 0;
+						bhi = bhi > b0 ? bhi - b0 : 0;
+						xv = xr + b0 * s[2] + off;
+						if (j->avg)
+							for (int64_t b = blo; b < bhi; b++)
+								acc[b] += xv[b * s[2]];
+						else
+							for (int64_t b = blo; b < bhi; b++)
+								mx[b] = KNN_MAXIN(mx[b], xv[b * s[2]]);
+					}
+				}
+			}
+			for (int64_t b = 0; b < nb; b++) {
+				int64_t nw, pw, cnt;
+
+				if (!j->avg) {
+					yr[b] = mx[b];
+					continue;
+				}
+				taps(j, 2, b0 + b, &nw, &pw);
+				cnt = j->include_pad ? pz * ph * pw : nz * nh * nw;
+				yr[b] = (float)(cnt ? acc[b] / (double)cnt : NAN);
+			}
+		}
+	}
+}
+
+int knn_pool_nd_f32(struct rt_kctx *k, const struct knn_geom *g, int avg, int include_pad,
+		    const float *x, float *y)
+{
+	struct pnd_job j = { g, x, y, avg, include_pad, 3 - g->nsp };
+
+	if (g->nsp < 1 || g->nsp > 3)
+		return 0;
+	rt_parallel_for(k, g->n * g->c * (g->nsp == 3 ? g->out[0] * g->out[1] :
+					    g->nsp == 2 ? g->out[0] : 1),
+			1, pnd_rows, &j);
+	return 1;
+}

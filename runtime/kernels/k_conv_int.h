@@ -367,6 +367,10 @@ int knn_pool2d_cb_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
  * path's values (k_pool_nd.c).  1 done, 0 not applicable. */
 int knn_pool_nd_f32(struct rt_kctx *k, const struct knn_geom *g, int avg, int include_pad,
 		    const float *x, float *y);
+/* GlobalMaxPool's float32 maximum of n > 0 values: a value replaces the
+ * maximum so far when greater (a NaN only as the first), in AVX-512
+ * where it has it (k_pool_nd.c). */
+float knn_gmax_f32(const float *x, int64_t n);
 
 /* float32 3x3 max (avg 0) or average pools of stride 1 and pads of one
  * on planes 14 to 32 wide, a plane at a time in AVX-512, separably

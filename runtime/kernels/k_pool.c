@@ -518,6 +518,11 @@ static int global_run(struct rt_kctx *k, enum pool_kind kind)
 		rt_parallel_for(k, planes, 1 + 65536 / (plane + 1), gavg_planes, &j);
 		return 0;
 	}
+	if (x->dtype == IR_DTYPE_FLOAT && kind == POOL_MAX && plane > 0) {
+		for (int64_t i = 0; i < planes; i++)
+			((float *)y->data)[i] = knn_gmax_f32((const float *)x->data + i * plane, plane);
+		return 0;
+	}
 	for (int64_t i = 0; i < planes; i++) {
 		double acc = kind == POOL_MAX ? -INFINITY : 0;
 

@@ -1,5 +1,5 @@
 /* k_pool_nd.c: float32 MaxPool and AveragePool of 1 to 3 spatial dims
- * in the plain layout, for what the 2-D kernels (k_pool.c, directly or
+ * in the plain layout (and GlobalMaxPool's maximum of a plane), for what the 2-D kernels (k_pool.c, directly or
  * through pool_as_2d) do not take: a 3-D window over the depth (a video
  * or volume net's 2x2x2 or 3x3x3 pools).  An output row (a depth and a
  * row of the output) at a time: each tap of the window adds its input
@@ -10,9 +10,11 @@
  * count_include_pad), rounded once: the generic path's values bit for
  * bit, without its copy of the input in double (a 3x3x3 MaxPool of 32 x 8
  * x 48 x 48: 11.9 -> see bench/README.md). */
+#include <immintrin.h>
 #include <math.h>
 
 #include "runtime/kernels/k_conv_int.h"
+#include "runtime/kernels/pgemm.h"   /* rt_pgemm_ok: AVX-512 */
 
 struct pnd_job {
 	const struct knn_geom *g;
@@ -138,4 +140,43 @@ int knn_pool_nd_f32(struct rt_kctx *k, const struct knn_geom *g, int avg, int in
 					    g->nsp == 2 ? g->out[0] : 1),
 			1, pnd_rows, &j);
 	return 1;
+}
+
+/* The largest of n > 0 float32 values as global_run's loop takes it (a
+ * value replaces the maximum so far when greater: a NaN only as the
+ * first), sixteen lanes at a time: each lane from x[0] on by the same
+ * rule, then the lanes in order.  Two zeros of other signs compare
+ * equal, so which one a lane keeps depends on the order: a zero result
+ * is redone by the loop. */
+__attribute__((target("avx512f")))
+static float gmax512(const float *x, int64_t n)
+{
+	__m512 acc = _mm512_set1_ps(x[0]);
+	float m, lane[16];
+	int64_t i = 1;
+
+	for (; i + 16 <= n; i += 16) {
+		__m512 v = _mm512_loadu_ps(x + i);
+
+		acc = _mm512_mask_mov_ps(acc, _mm512_cmp_ps_mask(v, acc, _CMP_GT_OQ), v);
+	}
+	_mm512_storeu_ps(lane, acc);
+	m = lane[0];
+	for (int l = 1; l < 16; l++)
+		m = lane[l] > m ? lane[l] : m;
+	for (; i < n; i++)
+		m = x[i] > m ? x[i] : m;
+	return m;
+}
+
+float knn_gmax_f32(const float *x, int64_t n)
+{
+	float m;
+
+	if (n >= 64 && rt_pgemm_ok() && (m = gmax512(x, n)) != 0)
+		return m;
+	m = x[0];
+	for (int64_t i = 1; i < n; i++)
+		m = x[i] > m ? x[i] : m;
+	return m;
 }

@@ -1048,6 +1048,51 @@ static void test_lp_and_global_pools(void)
 		check1(mk(13, "GlobalAveragePool", bin, 1, 1, &n), 1, mean, 6, 4,
 		       TM_DIMS(2, 3, 1, 1));
 	}
+	{
+		/* GlobalMaxPool over planes of 203 (whole vectors and a tail,
+		 * k_pool_nd.c): the maximum in the tail, in a lane, a NaN
+		 * first (NaN) and later (skipped), zeros of both signs where
+		 * the loop keeps the first of them (-0 then +0 in other lanes:
+		 * -0), -inf everywhere but one value; against the loop here */
+		enum { P = 203, NP = 6 };
+		static double v[NP * P];
+		double want[NP];
+		struct tin gin[] = { { F, 3, { 1, NP, P }, v } };
+		struct rt_value *out = NULL;
+		struct ir_model *gm;
+
+		for (int i = 0; i < NP * P; i++)
+			v[i] = -(double)((i * 37 + 5) % 101) - 1;
+		v[0 * P + 201] = 7;
+		v[1 * P + 38] = 9;
+		v[2 * P + 0] = NAN;
+		v[2 * P + 5] = 50;
+		v[3 * P + 7] = NAN;
+		v[3 * P + 9] = 3;
+		for (int t = 0; t < P; t++)
+			v[4 * P + t] = t == 2 ? -0.0 : t == 17 ? 0.0 : -1;
+		for (int t = 0; t < P; t++)
+			v[5 * P + t] = t == 100 ? -2 : -INFINITY;
+		for (int i = 0; i < NP; i++) {
+			double mx1 = v[i * P];
+
+			for (int t = 1; t < P; t++)
+				mx1 = v[i * P + t] > mx1 ? v[i * P + t] : mx1;
+			want[i] = mx1;
+		}
+		gm = mk(13, "GlobalMaxPool", gin, 1, 1, &n);
+		tm_verify(gm);
+		CU_ASSERT_EQUAL_FATAL(run(gm, 1, &out, 1, NULL), 0);
+		for (int i = 0; i < NP; i++) {
+			double got = rt_value_get_f64(out, i);
+
+			CU_ASSERT(got == want[i] ? signbit(got) == signbit(want[i]) :
+				  got != got && want[i] != want[i]);
+		}
+		CU_ASSERT(signbit(rt_value_get_f64(out, 4)));   /* -0, the first zero */
+		rt_value_unref(out);
+		ir_model_free(gm);
+	}
 }
 
 static void test_maxunpool(void)

@@ -9,7 +9,8 @@ and a per-row operand, Pow by 2, 3 and 0.5, comparisons, reductions over
 the last axis and over channels, ArgMax, Softmax and the normalizations,
 four Transposes, Concat, Slice, Split, Gather, Expand, Tile, Pad,
 DepthToSpace, Resize, Cast, CumSum, TopK, pools, a batched MatMul and an
-Einsum.  Each also in float16 (f16_ prefix): a Cast of the input to
+Einsum; and spatial ops (convolutions, pools, normalizations, Resize, a
+reflecting Pad) in 1, 2 and 3 spatial dims (s_ prefix).  Each also in float16 (f16_ prefix): a Cast of the input to
 float16 and of the output back, float16 weights, as a float16 model's
 nodes see them.  Seeded; opset 17 unless the operator needs more."""
 import os
@@ -109,6 +110,42 @@ def models():
                        pads=[1, 1, 1, 1])])
     mk("p_AvgPool", [N("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])])
     mk("p_GAP", [N("GlobalAveragePool", ["x"], ["y"])])
+    # spatial ops in 1, 2 and 3 spatial dims (s_OP_Nd; 32 channels, 0.3
+    # to 0.6M elements): the 1-D and 3-D forms take other paths than
+    # the 2-D ones a model zoo mostly has (added 2026-12-07, fifth
+    # session: 3-D pools and small 3-D convolutions were 4-26x slower)
+    for nd, shp in ((1, [1, 32, 16384]), (2, [1, 32, 96, 96]), (3, [1, 32, 8, 48, 48])):
+        def w(name, shape, sc=0.1):
+            return c((RNG.standard_normal(shape) * sc).astype(np.float32), name)
+
+        k3, one = [3] * nd, [1] * nd
+        sp = dict(ins=[("x", shp)])
+        mk("s_ConvT_%dd" % nd, [N("ConvTranspose", ["x", "w"], ["y"], kernel_shape=[2] * nd,
+                                  strides=[2] * nd)], [w("w", [32, 16] + [2] * nd)], **sp)
+        mk("s_ConvDw_%dd" % nd, [N("Conv", ["x", "w"], ["y"], kernel_shape=k3, pads=one * 2,
+                                   group=32)], [w("w", [32, 1] + k3)], **sp)
+        mk("s_Conv8_%dd" % nd, [N("Conv", ["x", "w"], ["y"], kernel_shape=k3, pads=one * 2)],
+           [w("w", [8, 32] + k3)], **sp)
+        mk("s_MaxPool_%dd" % nd, [N("MaxPool", ["x"], ["y"], kernel_shape=k3, strides=[2] * nd,
+                                    pads=one * 2)], **sp)
+        mk("s_AvgPool_%dd" % nd, [N("AveragePool", ["x"], ["y"], kernel_shape=[2] * nd,
+                                    strides=[2] * nd)], **sp)
+        mk("s_LpPool_%dd" % nd, [N("LpPool", ["x"], ["y"], kernel_shape=[2] * nd,
+                                   strides=[2] * nd)], **sp)
+        mk("s_GMaxPool_%dd" % nd, [N("GlobalMaxPool", ["x"], ["y"])], **sp)
+        mk("s_GAP_%dd" % nd, [N("GlobalAveragePool", ["x"], ["y"])], **sp)
+        mk("s_INorm_%dd" % nd, [N("InstanceNormalization", ["x", "s", "b"], ["y"])],
+           [w("s", [32], 1), w("b", [32], 1)], **sp)
+        mk("s_BN_%dd" % nd, [N("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"])],
+           [w("s", [32], 1), w("b", [32], 1), w("m", [32], 1),
+            c((np.abs(RNG.standard_normal(32)) + 0.5).astype(np.float32), "v")], **sp)
+        s2 = c(np.array([1, 1] + [2] * nd, np.float32), "sc")
+        mk("s_ResizeLin_%dd" % nd, [N("Resize", ["x", "", "sc"], ["y"], mode="linear")], [s2],
+           **sp)
+        mk("s_ResizeNN_%dd" % nd, [N("Resize", ["x", "", "sc"], ["y"], mode="nearest")], [s2],
+           **sp)
+        mk("s_PadRefl_%dd" % nd, [N("Pad", ["x", "p"], ["y"], mode="reflect")],
+           [c(np.array([0, 0] + [2] * nd + [0, 0] + [2] * nd, np.int64), "p")], **sp)
     mk("k_MatMulB", [N("MatMul", ["x", "x2"], ["y"])],
        ins=[("x", [8, 128, 64]), ("x2", [8, 64, 128])])
     mk("k_Einsum", [N("Einsum", ["x", "x2"], ["y"], equation="bhid,bhjd->bhij")],

@@ -30,7 +30,10 @@
  * A kernel may instead do the steps itself as it stores its result
  * (rt_kctx_epilogue, in rt_int.h: the direct convolutions), span by span
  * while they are in cache; exec then only moves the result and skips
- * the steps (rt_epilogue_end). */
+ * the steps (rt_epilogue_end).  One exception to the nodes' bits: a
+ * float32 convolution on oneDNN folds a first BatchNormalization step
+ * into its weights and bias (rt_epilogue_bn_fold; not under
+ * OPMIG_NO_BNFOLD, the tests' reference, nor --exact). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,7 @@
  *     Softmax's island, as it leaves a folded mask of float32's lowest:
  *     rw_attn_match_mask32), its K and V each
  *     Concat(past, new, axis 2) (the present outputs, read by the core
- *     only and perhaps Casts to float32 outputs), or, without a past (a
+ *     only and perhaps Casts to float32 outputs and Shapes), or, without a past (a
  *     prefill-only export), K and V the new ones themselves, known to be
  *     as long as the queries (read by anything else too: a present
  *     output); the Q and the new K and V [B, h, S, d] Transpose([0, 2, 1,
@@ -36,7 +36,8 @@
  * past + i sees keys up to it) and masks the keys after seqlens_k; the
  * decomposed graph adds whatever mask it was given.  The fusion is made
  * only where the mask is proven to be the causal mask with
- * attention_mask's padding or the causal mask alone (gqa_mask.h
+ * attention_mask's padding (as transformers exports it before 4.38, and
+ * its cache_position mask since) or the causal mask alone (gqa_mask.h
  * lists the forms and how each is proven); any other mask is refused with
  * a note saying why, and so is a batch above 1 with a sequence after a
  * past at static dims (onnxruntime's GroupQueryAttention refuses to run
@@ -116,8 +117,9 @@ static struct ir_value *walk_up(const struct rw_ctx *c, struct ir_value *x, stru
 }
 
 /* kv = Concat(past, new, axis 2) read by the core only, or besides by
- * Casts (float16 data with float32 outputs: the present output Cast back;
- * they read the fused node's present output, the same value): the
+ * Casts (float16 data with float32 outputs: the present output Cast back)
+ * and Shapes (transformers' key_states.shape[-2] without repeated kv
+ * heads): they read the fused node's present output, the same value; the
  * Concat, new in *nw */
 static struct ir_node *past_concat(const struct rw_ctx *c, struct ir_value *kv,
 				   struct ir_value **nw)
@@ -129,7 +131,8 @@ static struct ir_node *past_concat(const struct rw_ctx *c, struct ir_value *kv,
 	if (!cat || cat->n_inputs != 2 || rw_rank(c, kv) != 4)
 		return NULL;
 	for (size_t i = 0; i < kv->n_uses; i++)
-		others += strcmp(ir_s(kv->uses[i]->op_type), "Cast") != 0;
+		others += strcmp(ir_s(kv->uses[i]->op_type), "Cast") &&
+			  strcmp(ir_s(kv->uses[i]->op_type), "Shape");
 	if (others != 1)
 		return NULL;
 	ax = rw_attr_int(cat, "axis", 0);

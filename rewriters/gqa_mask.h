@@ -15,6 +15,9 @@
  *     Unsqueeze(Range(a, T, 1), [1])) (or GreaterOrEqual swapped), T =
  *     Gather(Shape(attention_mask), 1), the second Range known by
  *     inference to have S elements (so a = T - S);
+ *   - the same as transformers >= 4.38 builds it from cache_position
+ *     (_prepare_4d_causal_attention_mask_with_cache_position) and
+ *     torch.onnx exports it (see cache_mask in gqa_mask.c);
  *   - the causal mask alone (no attention_mask): at static dims a
  *     constant [.., S, T] (the mask folded) 0 where j <= T - S + i and at
  *     most -1e4 elsewhere, or Where(C, 0, m) or Where(C', m, 0) of a

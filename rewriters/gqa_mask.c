@@ -522,20 +522,22 @@ static int positions(const struct cm *m, const struct ir_value *v)
 	if (!t || !(t->rank == 1 || (t->rank == 2 && t->dims[1].kind == IR_VDIM_VALUE &&
 				     t->dims[1].value == 1)) || !rw_dim_same(&t->dims[0], s))
 		return 0;
+	if (v->init) {   /* folded: [S] or [S, 1], row i at i */
+		if (p.kind != IR_VDIM_VALUE || !(y = rw_init_value(v)))
+			return 0;
+		ok = 1;
+		for (int64_t i = 0; ok && i < y->numel; i++)
+			ok = rt_value_get_f64(y, i) == (double)(p.value + i);
+		rt_value_unref(y);
+		return ok;
+	}
 	if (t->rank == 2)
 		return ((n = rw_producer(v, "Reshape")) || (n = rw_producer(v, "Unsqueeze"))) ?
 		       positions(m, n->inputs[0]) : 0;
-	if ((n = rw_producer(v, "Range")))
-		return n->n_inputs == 3 && rw_const_ints(c, n->inputs[2], d, 2, &k) && k == 1 &&
-		       d[0] == 1 && (at = rw_type(c, n->inputs[0])) && at->has_const &&
-		       at->n_const == 1 && rw_dim_same(&at->cval[0], &p);
-	if (p.kind != IR_VDIM_VALUE || !(y = rw_init_value(v)))
-		return 0;
-	ok = y->rank == 1;
-	for (int64_t i = 0; ok && i < y->numel; i++)
-		ok = rt_value_get_f64(y, i) == (double)(p.value + i);
-	rt_value_unref(y);
-	return ok;
+	return (n = rw_producer(v, "Range")) && n->n_inputs == 3 &&
+	       rw_const_ints(c, n->inputs[2], d, 2, &k) && k == 1 && d[0] == 1 &&
+	       (at = rw_type(c, n->inputs[0])) && at->has_const && at->n_const == 1 &&
+	       rw_dim_same(&at->cval[0], &p);
 }
 
 /* v = Cast(Greater(keys, rows), float) (or Less(rows, keys)), keys

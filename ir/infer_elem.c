@@ -133,6 +133,13 @@ static struct ir_vdim fold1(struct ir_infer *r, enum fold_op f, const struct ir_
 			return *y;
 		if (f == F_EQ && infer_dim_eq(x, y))
 			return infer_dim_val(1);
+		/* a dim (a symbol, not a sum: never negative) against a
+		 * negative constant: torch's expand compares its sizes with -1 */
+		if (f == F_EQ && ((xv && a < 0 && y->kind == IR_VDIM_PARAM &&
+				   !infer_sym_is_sum(y->param)) ||
+				  (yv && b < 0 && x->kind == IR_VDIM_PARAM &&
+				   !infer_sym_is_sum(x->param))))
+			return infer_dim_val(0);
 		return infer_dim_unknown();
 	}
 	switch (f) {

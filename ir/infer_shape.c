@@ -610,6 +610,42 @@ static int64_t slice_len(int64_t dim, int64_t start, int64_t end, int64_t step,
 	return *b > e ? (int64_t)((uint64_t)(*b - e - 1) / (0 - (uint64_t)step)) + 1 : 0;
 }
 
+/* Slice with constant starts, axes and steps whose ends are shape
+ * elements, some symbolic (x[..., :n] with n a dim, as torch writes it):
+ * an axis sliced from 0 by 1 to its own dim keeps it, any other axis with
+ * a symbolic end becomes unknown; o holds x's shape */
+static int slice_sym_ends(struct infer_ctx *c, const struct ir_vtype *x, const int64_t *st,
+			  size_t ns, const int64_t *ax, int has_ax, const int64_t *sp, int has_sp)
+{
+	const struct ir_vtype *e = infer_in(c, 2);
+	struct ir_vtype *o = &c->out[0];
+	int64_t a, b, step;
+	int rc;
+
+	if (!e || !e->has_const || e->n_const != ns) {
+		for (int i = 0; i < x->rank; i++)
+			o->dims[i] = infer_dim_unknown();
+		return 0;
+	}
+	for (size_t i = 0; i < ns; i++) {
+		const struct ir_vdim *end = &e->cval[i], *d;
+
+		step = has_sp ? sp[i] : 1;
+		if ((rc = infer_norm_axis(c, has_ax ? ax[i] : (int64_t)i, x->rank, &a)) < 0)
+			return rc;
+		if (step == 0)
+			return infer_err(c, "step is zero");
+		d = &x->dims[a];
+		if (end->kind == IR_VDIM_VALUE && d->kind == IR_VDIM_VALUE && d->value >= 0)
+			o->dims[a] = infer_dim_val(slice_len(d->value, st[i], end->value, step, &b));
+		else if (!(st[i] == 0 && step == 1 &&
+			   (infer_dim_eq(end, d) || (end->kind == IR_VDIM_VALUE &&
+						     end->value >= INT32_MAX))))
+			o->dims[a] = infer_dim_unknown();
+	}
+	return 0;
+}
+
 int infer_slice(struct infer_ctx *c)
 {
 	const struct ir_vtype *x = infer_in(c, 0);
@@ -629,6 +665,9 @@ int infer_slice(struct infer_ctx *c)
 	if (!x || x->rank < 0)
 		return 0;
 	copy_shape(o, x);
+	if (r2 == 1 && !r1 && r3 != 1 && r4 != 1 && (r3 == 2 || na == ns) &&
+	    (r4 == 2 || np == ns))
+		return slice_sym_ends(c, x, st, ns, ax, r3 == 0, sp, r4 == 0);
 	if (r1 || r2 || r3 == 1 || r4 == 1) {
 		if (r1 == 1 || r2 == 1 || r3 == 1 || r4 == 1) {
 			for (int i = 0; i < x->rank; i++)

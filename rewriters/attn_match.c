@@ -38,11 +38,25 @@ static int unsqueeze_at_2(const struct rw_ctx *c, const struct ir_node *n)
 	return k == 1 && (ax[0] == 2 || ax[0] == -3);
 }
 
+/* v is read by one node but Shapes (reading no values: they read v as
+ * before, the nodes making it kept for them) and is no graph output;
+ * transformers reads key_states.shape[-2] of the repeated keys */
+static int read_once_but_shapes(const struct ir_value *v)
+{
+	size_t others = 0;
+
+	if (!v || (v->graph && ir_graph_is_output(v->graph, v)))
+		return 0;
+	for (size_t i = 0; i < v->n_uses; i++)
+		others += strcmp(ir_s(v->uses[i]->op_type), "Shape") != 0;
+	return others == 1;
+}
+
 /* x itself, or the kv heads x repeats for grouped-query attention:
  * x = Reshape(Expand(Unsqueeze(kv, [2]), ..), ..) taking [B, h, T, d] to
  * [B, h, rep, T, d] (only dim 2 grows) and that to [B, h * rep, T, d]
- * (merging dims 1 and 2, every other dim known to stay); *rep is 1 for x
- * itself.  A chain that is not the repeat leaves x as it is. */
+ * (merging dims 1 and 2, every other dim known to stay; x perhaps read
+ * by Shapes too); *rep is 1 for x itself.  A chain that is not the repeat leaves x as it is. */
 static struct ir_value *unrepeat(const struct rw_ctx *c, struct ir_value *x, int64_t *rep,
 				 struct rw_attn_match *m)
 {
@@ -50,7 +64,7 @@ static struct ir_value *unrepeat(const struct rw_ctx *c, struct ir_value *x, int
 	const struct ir_vtype *kt, *et, *rt;
 
 	*rep = 1;
-	if (!rs || !rw_single_use(x) || !(ex = rw_producer(rs->inputs[0], "Expand")) ||
+	if (!rs || !read_once_but_shapes(x) || !(ex = rw_producer(rs->inputs[0], "Expand")) ||
 	    !rw_single_use(rs->inputs[0]) || !(us = rw_producer(ex->inputs[0], "Unsqueeze")) ||
 	    !rw_single_use(ex->inputs[0]) || !unsqueeze_at_2(c, us) ||
 	    !(kt = type4(c, us->inputs[0])) || !(et = rw_type(c, ex->outputs[0])) ||

@@ -10,7 +10,8 @@
  * ... Cast(back) (float16 data: softmax in float32), K' and V' either K
  * and V or their kv heads repeated for grouped-query attention
  * (Reshape(Expand(Unsqueeze(kv, [2])))).  Every intermediate is read
- * inside the pattern only; the shapes must be known to agree (batch,
+ * inside the pattern only (the repeated K' perhaps by Shapes too, as
+ * transformers reads key_states.shape[-2]); the shapes must be known to agree (batch,
  * heads, lengths, head size); the mask is of the data's dtype, rank 2 to
  * 4, [.., S, T] (broadcast only along batch and heads).  Its S must be
  * known to be the queries' (symbolic dims may be sums, "(past + seq)",

@@ -50,6 +50,14 @@ scaled_dot_product_attention(is_causal=True): Where(Equal(Trilu(ones
 [S, T]), 0), -inf, 0), counted from the first key (the causal mask only
 without a past); --mask tril (Where(Trilu(true [S, T]), 0, lowest)) and
 --mask triu (Where(Trilu(true [S, T], upper, k 1), lowest, 0)) alike.
+--mask cache writes the mask of transformers >= 4.38 (Llama's
+_prepare_4d_causal_attention_mask_with_cache_position, with
+attention_mask) as torch.onnx exports it: Trilu(ConstantOfShape([S, T],
+lowest), 1, upper) * Cast(Range(0, T) > Reshape(cache_position, [-1,
+1])), cache_position = Range(past, past + S), Unsqueezed and Expanded to
+[B, 1, S, T], attention_mask's padding Where(Equal(mask + attention_mask,
+0), lowest, mask) put back by ScatterND over index grids (torch's
+index_put of a slice assignment); each layer adds it sliced to its keys.
 
 Needs onnx (1.12) and numpy: run it with /usr/bin/python3.
 """
@@ -181,7 +189,7 @@ def io(cfg, position_ids):
     f, i64 = cfg.get("dtype", TensorProto.FLOAT), TensorProto.INT64
     no_past, mask = cfg.get("no_past"), cfg.get("mask", "padding")
     ins = [helper.make_tensor_value_info("input_ids", i64, ["batch_size", "sequence_length"])]
-    if mask == "padding":
+    if mask in ("padding", "cache"):
         ins.append(helper.make_tensor_value_info("attention_mask", i64,
                                                  ["batch_size", "total_sequence_length"]))
     if position_ids:
@@ -286,6 +294,129 @@ def causal_mask(g, cfg, fnp):
                             g.const(np.finfo(fnp).min, fnp, True)], name=p + "/Where")
 
 
+INT64_MAX = np.iinfo(np.int64).max
+
+
+def torch_slice(g, x, axis, end, p, start=0):
+    """x[..., start:end] on axis, as torch.onnx writes a slice (end a
+    value name or an int: INT64_MAX for a full `:`)."""
+    e = end if isinstance(end, str) else g.const([end])
+    return g.node("Slice", [x, g.const([start]), e, g.const([axis]), g.const([1])], name=p)
+
+
+def torch_expand(g, x, size, p):
+    """torch's expand to a size that may hold -1 (kept dims): Expand(x,
+    Where(Equal(size, -1), 1, size)), the ones ConstantOfShape(Shape(size))."""
+    ones = g.node("ConstantOfShape", [g.node("Shape", [size], name=p + "/Shape")],
+                  name=p + "/ConstantOfShape",
+                  value=numpy_helper.from_array(np.array([1], np.int64)))
+    neg = g.node("Mul", [ones, g.const(-1, scalar=True)], name=p + "/Mul")
+    size = g.node("Where", [g.node("Equal", [size, neg], name=p + "/Equal"), ones, size],
+                  name=p + "/Where")
+    return g.node("Expand", [x, size], name=p + "/Expand")
+
+
+def cache_mask(g, cfg, fnp, emb):
+    """The mask of transformers >= 4.38 (Llama's _update_causal_mask with
+    _prepare_4d_causal_attention_mask_with_cache_position), as torch.onnx
+    (TorchScript, opset 17, dynamic axes, traced with a prompt of more than
+    one token) exports it:
+        cache_position = arange(past, past + S)
+        causal = full((S, T), min); causal = triu(causal, 1)
+        causal *= arange(T) > cache_position.reshape(-1, 1)
+        causal = causal[None, None, :, :].expand(B, 1, -1, -1)
+        pad = causal[:, :, :, :L] + attention_mask[:, None, None, :]
+        causal[:, :, :, :L] = causal[:, :, :, :L].masked_fill(pad == 0, min)
+    (T = L = attention_mask's length; the slice assignment is torch's
+    index_put of the four slices' aranges: ScatterND over index grids
+    broadcast and concatenated, the values expand_as'ed and reshaped).
+    Returns the [B, 1, S, T] mask; each layer slices it to its keys."""
+    p = "/model"
+    low = np.finfo(fnp).min
+    shape_e = g.node("Shape", [emb], name=p + "/Shape")
+    seq = g.node("Gather", [shape_e, g.const(1, scalar=True)], name=p + "/Gather", axis=0)
+    if cfg.get("no_past"):
+        past = g.const(0, scalar=True)
+    else:
+        past = g.node("Gather", [g.node("Shape", ["past_key_values.0.key"], name=p + "/Shape_1"),
+                                 g.const(2, scalar=True)], name=p + "/Gather_1", axis=0)
+    end = g.node("Add", [past, seq], name=p + "/Add")
+    cache_pos = g.node("Range", [past, end, g.const(1, scalar=True)], name=p + "/Range")
+    pm = p + "/mask"
+    seq2 = g.node("Gather", [g.node("Shape", [emb], name=pm + "/Shape"), g.const(1, scalar=True)],
+                  name=pm + "/Gather", axis=0)
+    tgt = g.node("Gather", [g.node("Shape", ["attention_mask"], name=pm + "/Shape_1"),
+                            g.const(1, scalar=True)], name=pm + "/Gather_1", axis=0)
+    size = g.node("Concat", [g.node("Unsqueeze", [seq2, g.const([0])], name=pm + "/Unsqueeze"),
+                             g.node("Unsqueeze", [tgt, g.const([0])], name=pm + "/Unsqueeze_1")],
+                  name=pm + "/Concat", axis=0)
+    full = g.node("ConstantOfShape", [size], name=pm + "/ConstantOfShape",
+                  value=numpy_helper.from_array(np.array([low], fnp)))
+    causal = g.node("Trilu", [full, g.const(1, scalar=True)], name=pm + "/Trilu", upper=1)
+    keys = g.node("Range", [g.const(0, scalar=True), tgt, g.const(1, scalar=True)],
+                  name=pm + "/Range")
+    col = g.node("Reshape", [cache_pos, g.const([-1, 1])], name=pm + "/Reshape")
+    after = g.node("Greater", [keys, col], name=pm + "/Greater")
+    causal = g.node("Mul", [causal, g.node("Cast", [after], name=pm + "/Cast",
+                                               to=cfg.get("dtype", TensorProto.FLOAT))],
+                    name=pm + "/Mul")
+    x = g.node("Unsqueeze", [causal, g.const([0])], name=pm + "/Unsqueeze_2")
+    x = g.node("Unsqueeze", [x, g.const([1])], name=pm + "/Unsqueeze_3")
+    x = torch_slice(g, x, 2, INT64_MAX, pm + "/Slice")
+    x = torch_slice(g, x, 3, INT64_MAX, pm + "/Slice_1")
+    batch = g.node("Gather", [g.node("Shape", [emb], name=pm + "/Shape_2"),
+                              g.const(0, scalar=True)], name=pm + "/Gather_2", axis=0)
+    bsize = g.node("Concat", [g.node("Unsqueeze", [batch, g.const([0])], name=pm + "/Unsqueeze_4"),
+                              g.const([1]), g.const([-1]), g.const([-1])],
+                   name=pm + "/Concat_1", axis=0)
+    causal = torch_expand(g, x, bsize, pm + "/expand")
+    # padding
+    mlen = g.node("Gather", [g.node("Shape", ["attention_mask"], name=pm + "/Shape_3"),
+                             g.const(1, scalar=True)], name=pm + "/Gather_3", axis=0)
+    mend = g.node("Unsqueeze", [mlen, g.const([0])], name=pm + "/Unsqueeze_5")
+
+    def sl(x, tag):   # causal[:, :, :, :mask_length]
+        for ax in range(3):
+            x = torch_slice(g, x, ax, INT64_MAX, pm + "/%s/Slice_%d" % (tag, ax))
+        return torch_slice(g, x, 3, mend, pm + "/%s/Slice_3" % tag)
+    am = torch_slice(g, "attention_mask", 0, INT64_MAX, pm + "/Slice_2")
+    am = g.node("Unsqueeze", [am, g.const([1])], name=pm + "/Unsqueeze_6")
+    am = g.node("Unsqueeze", [am, g.const([2])], name=pm + "/Unsqueeze_7")
+    am = torch_slice(g, am, 3, INT64_MAX, pm + "/Slice_3")
+    amf = g.node("Cast", [am], name=pm + "/Cast_1", to=cfg.get("dtype", TensorProto.FLOAT))
+    pad = g.node("Add", [sl(causal, "a"), amf], name=pm + "/Add")
+    pad = g.node("Equal", [pad, g.const(0.0, fnp, True)], name=pm + "/Equal")
+    fill = g.node("Where", [pad, g.const(low, fnp, True), sl(causal, "b")], name=pm + "/Where")
+    # causal[:, :, :, :mask_length] = fill: torch's copy_ into the slice,
+    # an index_put over the slices' aranges
+    target = sl(causal, "c")
+    fill = g.node("Expand", [fill, g.node("Shape", [target], name=pm + "/Shape_4")],
+                  name=pm + "/Expand")
+    shape_c = g.node("Shape", [causal], name=pm + "/index_put/Shape")
+    idx = []
+    for ax in range(4):
+        q = pm + "/index_put/%d" % ax
+        n = g.node("Gather", [shape_c, g.const(ax, scalar=True)], name=q + "/Gather", axis=0)
+        r = g.node("Range", [g.const(0, scalar=True), n, g.const(1, scalar=True)],
+                   name=q + "/Range")
+        r = torch_slice(g, r, 0, mend if ax == 3 else INT64_MAX, q + "/Slice")
+        idx.append(g.node("Reshape", [r, g.const([-1] + [1] * (3 - ax))], name=q + "/Reshape"))
+    q = pm + "/index_put"
+    s = idx[0]
+    for j in range(1, 4):
+        s = g.node("Add", [s, idx[j]], name=q + "/Add_%d" % j)
+    bshape = g.node("Shape", [s], name=q + "/Shape_1")
+    parts = [g.node("Unsqueeze", [torch_expand(g, i, bshape, q + "/%d/expand" % j),
+                                  g.const([-1])], name=q + "/%d/Unsqueeze" % j)
+             for j, i in enumerate(idx)]
+    index = g.node("Concat", parts, name=q + "/Concat", axis=-1)
+    sub = g.node("Slice", [shape_c, g.const([4]), g.const([INT64_MAX]), g.const([0])],
+                 name=q + "/Slice")
+    vshape = g.node("Concat", [bshape, sub], name=q + "/Concat_1", axis=0)
+    fill = g.node("Reshape", [fill, vshape], name=q + "/Reshape")
+    return g.node("ScatterND", [causal, index, fill], name=pm + "/ScatterND")
+
+
 def build_decomposed(cfg, w):
     """float16 (cfg dtype, torch's half export of HF's eager Llama): the
     weights, KV cache, logits and the mask (Where(.., 0, float16's lowest))
@@ -303,7 +434,8 @@ def build_decomposed(cfg, w):
                   rope_cache(cfg["positions"], hd, cfg["theta"], np.sin, False))
     x = g.node("Gather", [emb, "input_ids"], name="/model/embed_tokens/Gather")
 
-    bias = causal_mask(g, cfg, fnp)
+    cache = cfg.get("mask") == "cache"
+    bias = cache_mask(g, cfg, fnp, x) if cache else causal_mask(g, cfg, fnp)
 
     p = "/model/rotary_emb"
     cos = g.node("Unsqueeze", [g.node("Gather", [cos_c, "position_ids"], name=p + "/Gather"),
@@ -359,7 +491,15 @@ def build_decomposed(cfg, w):
         kt = g.node("Transpose", [k], name=pa + "/Transpose_3", perm=[0, 1, 3, 2])
         s = g.node("MatMul", [q, kt], name=pa + "/MatMul")
         s = g.node("Div", [s, g.const(np.sqrt(hd), fnp, True)], name=pa + "/Div")
-        s = g.node("Add", [s, bias], name=pa + "/Add")
+        m = bias
+        if cache:   # attention_mask[:, :, :, :key_states.shape[-2]]
+            kl = g.node("Gather", [g.node("Shape", [k], name=pa + "/Shape"),
+                                   g.const(2, scalar=True)], name=pa + "/Gather", axis=0)
+            kl = g.node("Unsqueeze", [kl, g.const([0])], name=pa + "/Unsqueeze")
+            for ax in range(3):
+                m = torch_slice(g, m, ax, INT64_MAX, pa + "/Slice_%d" % ax)
+            m = torch_slice(g, m, 3, kl, pa + "/Slice_3")
+        s = g.node("Add", [s, m], name=pa + "/Add")
         if half:   # softmax(dtype=torch.float32).to(float16)
             s = g.node("Cast", [s], name=pa + "/Cast", to=TensorProto.FLOAT)
         s = g.node("Softmax", [s], name=pa + "/Softmax", axis=-1)
@@ -527,10 +667,13 @@ def parse(argv):
                     "no Concat (present = the new key and value)")
     ap.add_argument("--no-present", action="store_true",
                     help="with --no-past: no present outputs either (use_cache=False)")
-    ap.add_argument("--mask", choices=["padding", "causal", "sdpa", "tril", "triu"],
+    ap.add_argument("--mask", choices=["padding", "cache", "causal", "sdpa", "tril", "triu"],
                     default="padding",
                     help="decomposed: the causal mask with attention_mask's padding "
-                    "(default); causal without an attention_mask input (Range over the "
+                    "(default); cache, the same as transformers >= 4.38 builds it from "
+                    "cache_position (full of lowest, triu, times arange(T) > cache_position, "
+                    "expanded, padding put in by ScatterND) and each layer slices it to its "
+                    "keys; causal without an attention_mask input (Range over the "
                     "shapes); sdpa, torch's scaled_dot_product_attention(is_causal=True) "
                     "export (Trilu of ones, top-left aligned: causal without a past only); "
                     "tril, Where(Trilu(true), 0, lowest), and triu, Where(Trilu(true, upper, "

@@ -225,6 +225,34 @@ def main():
         ["cat", "cat2", "ps", "same", "r_ps", "d", "r_seq", "r_neg", "r_three", "r_twice",
          "r_step", "r_less", "r_u"],
         [i64("zero", 0), i64("one", 1), i64("two", 2), i64("three", 3), i64("minus3", -3)])
+    # Slices whose ends are shape elements (torch's x[..., :n]), and
+    # torch's expand idiom Where(Equal(size, -1), 1, size): a dim is never
+    # -1, a sum of symbols may be anything.
+    big = np.iinfo(np.int64).max
+    save("symslice", [
+        N("Shape", ["am"], ["sa"], "sa"), N("Gather", ["sa", "one"], ["t"], "gt", axis=0),
+        N("Unsqueeze", ["t", "ax0"], ["tend"], "tend"),
+        N("Slice", ["x", "z1", "tend", "ax3"], ["sl_keep"], "sl_keep"),
+        N("Shape", ["y"], ["sy"], "sy"), N("Gather", ["sy", "one"], ["k"], "gk", axis=0),
+        N("Unsqueeze", ["k", "ax0"], ["kend"], "kend"),
+        N("Slice", ["x", "z1", "kend", "ax3", "one1"], ["sl_other"], "sl_other"),
+        N("Slice", ["x", "one1", "tend", "ax3"], ["sl_start"], "sl_start"),
+        N("Concat", ["tend", "big"], ["ends2"], "ends2", axis=0),
+        N("Slice", ["x", "z2", "ends2", "ax32"], ["sl_two"], "sl_two"),
+        N("Shape", ["x"], ["sx"], "sx"), N("Gather", ["sx", "zero"], ["n"], "gn", axis=0),
+        N("Unsqueeze", ["n", "ax0"], ["n1"], "n1"),
+        N("Concat", ["n1", "one1", "neg1", "neg1"], ["size"], "size", axis=0),
+        N("Equal", ["size", "neg1"], ["eq"], "eq"),
+        N("Where", ["eq", "one1", "size"], ["size2"], "size2"),
+        N("Expand", ["c", "size2"], ["ex"], "ex"),
+        N("Add", ["t", "k"], ["tk"], "tk"),
+        N("Equal", ["tk", "minus1"], ["eq_sum"], "eq_sum"),
+    ], [vi("x", T.FLOAT, ["N", 1, "S", "T"]), vi("am", T.INT64, ["N", "T"]),
+        vi("y", T.FLOAT, ["N", "K"]), vi("c", T.FLOAT, [1, 1, "S", "T"])],
+        ["sl_keep", "sl_other", "sl_start", "sl_two", "eq", "ex", "eq_sum"],
+        [i64("zero", 0), i64("one", 1), i64("minus1", -1), i64("ax0", [0]),
+         i64("ax3", [3]), i64("ax32", [3, 2]), i64("z1", [0]), i64("z2", [0, 0]),
+         i64("one1", [1]), i64("neg1", [-1]), i64("big", [big])])
 
 
 if __name__ == "__main__":

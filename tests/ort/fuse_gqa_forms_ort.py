@@ -53,6 +53,26 @@ half: float16 with symbolic dims: the float16 export (torch's half
   1.2e-3), it migrates to qnn (GroupQueryAttention kept) into a model
   onnxruntime computes the same with, and opmig run computes what
   onnxruntime does (2e-3 of the largest |value|).
+cache: transformers' cache_position mask (--mask cache: Trilu(lowest, 1)
+  * (Range(0, T) > Range(past, past + S)), expanded to [B, 1, S, T], the
+  padding put back by ScatterND over index grids, as torch.onnx exports
+  _prepare_4d_causal_attention_mask_with_cache_position; each layer adds
+  it sliced to its keys, whose length it reads from the repeated keys'
+  Shape), first checked to compute exactly what --mask padding does in
+  onnxruntime (right-padded too) and to pass onnx.checker full_check;
+  with a past and without, float32 and float16, fused at static settings
+  (a right-padded prompt among them, the padding checked to matter) and
+  once with symbolic dims, the fusion alone passing full_check (static
+  and symbolic), and the float32 decoder through the fp16 pass at
+  static dims (its mask kept float32 and Cast) fused against the same
+  passes without fuse-gqa.  Mutations that are not the causal mask stay
+  decomposed with a note per layer, static and symbolic, each checked
+  to change the logits in onnxruntime: Trilu's k 2 (query i sees key
+  i + 1 without a past), a lower Trilu, the comparison reversed
+  (Less), GreaterOrEqual (no query after a past sees itself), the
+  ScatterND's grid with its query and key parts swapped (the mask
+  written transposed), the padding Where's branches swapped and each
+  layer's slice of the mask cut to one key (broadcast over the keys).
 bf16: the float16 export turned into bfloat16 (every float16 tensor,
   type and Cast; checked by onnx.checker full_check) migrated to qnn,
   which declares GroupQueryAttention for any dtype, keeps its attention
@@ -94,6 +114,12 @@ class Jobs:
             self.jobs.append((want, pad_from[0]))
         self.cmp.append((what, k, rel, pad_from))
 
+    def differ(self, what, a, b, feeds):
+        """a and b on feeds: the logits must differ by more than 1e-2."""
+        k = len(self.jobs)
+        self.jobs += [(a, feeds), (b, feeds)]
+        self.cmp.append((what, k, "differ", None))
+
     def run(self, work):
         res = ortlib.run_many(self.jobs, os.path.join(work, "ort"))
         for what, k, rel, pad_from in self.cmp:
@@ -101,6 +127,10 @@ class Jobs:
             if isinstance(want, str) or isinstance(have, str):
                 check(False, "%s: onnxruntime: %s" % (what, want if isinstance(want, str)
                                                        else have))
+                continue
+            if rel == "differ":
+                d = diff(want[0], have[0])
+                check(d > 1e-2, "%s: the logits change by %.3g (> 0.01)" % (what, d))
                 continue
             check(len(want) == len(have), "%s: %d outputs (want %d)"
                   % (what, len(have), len(want)))
@@ -161,9 +191,10 @@ def strict(m):
 
 
 def checker(opmig, what, src, dst, b, s, p):
-    """The fusion alone (no other pass of qnn) passes full_check."""
+    """The fusion alone (no other pass of qnn) passes full_check (b None:
+    with symbolic dims)."""
     fused(opmig, what + ", fuse-gqa alone", src, dst, b, s, p,
-          "static-dims,fold-constants,fuse-gqa")
+          "static-dims,fold-constants,fuse-gqa" if b else "fold-constants,fuse-gqa")
     try:
         onnx.checker.check_model(dst, full_check=True)
         check(True, "%s, fuse-gqa alone: onnx.checker full_check" % what)
@@ -296,6 +327,123 @@ def mode_causal(opmig, work, J):
     refused(opmig, "causal mask made strict, symbolic dims", bad,
             os.path.join(work, "cs_sym.onnx"), None, None, None, why)
     checker(opmig, "causal mask", causal, os.path.join(work, "causal_only.onnx"), 2, 1, 6)
+
+
+def node_named(m, name):
+    n = [n for n in m.graph.node if n.name == name]
+    assert len(n) == 1, name
+    return n[0]
+
+
+def k2(m):
+    """Trilu's k 2: query i sees key i + 1 (without a past)."""
+    m.graph.initializer.append(onnx.numpy_helper.from_array(np.array(2, np.int64), "k2"))
+    node_named(m, "/model/mask/Trilu").input[1] = "k2"
+
+
+def lower(m):
+    """A lower Trilu: nothing masked where j > past + i."""
+    t = node_named(m, "/model/mask/Trilu")
+    t.ClearField("attribute")
+    t.attribute.append(onnx.helper.make_attribute("upper", 0))
+
+
+def op_to(name, op):
+    def edit_op(m):
+        node_named(m, name).op_type = op
+    return edit_op
+
+
+def grid_transposed(m):
+    """The ScatterND's grid with its query and key parts swapped: the
+    padded mask written transposed (runs where S = T: without a past)."""
+    c = node_named(m, "/model/mask/index_put/Concat")
+    c.input[2], c.input[3] = c.input[3], c.input[2]
+
+
+def one_key(m):
+    """Each layer's slice of the mask cut to its first key (the Add then
+    broadcasts that column over all keys)."""
+    m.graph.initializer.append(onnx.numpy_helper.from_array(np.array([1], np.int64),
+                                                            "one_key"))
+    for i in range(LAYERS):
+        node_named(m, "/model/layers.%d/self_attn/Slice_3" % i).input[2] = "one_key"
+
+
+def where_swapped(m):
+    """The padding Where's branches swapped: padded keys seen, the rest
+    masked."""
+    w = node_named(m, "/model/mask/Where")
+    w.input[1], w.input[2] = w.input[2], w.input[1]
+
+
+def mode_cache(opmig, work, J):
+    src = gen(os.path.join(work, "cache.onnx"), "--mask", "cache", "--check")
+    pad = gen(os.path.join(work, "padding.onnx"))
+    for k, (b, s, p, pd) in enumerate([(2, 5, 0, 0), (2, 1, 6, 0), (3, 6, 0, 2)]):
+        J.pair("cache mask against padding mask, B=%d S=%d past=%d%s"
+               % (b, s, p, " right-padded by %d" % pd if pd else ""), pad, src,
+               feeds_for(b, s, p, 700 + k, pd))
+    g = settings_run(opmig, work, J, "cache mask", src,
+                     [(2, 5, 0, 0), (2, 1, 6, 0), (1, 3, 4, 0), (3, 6, 0, 2)], {})
+    check(bool(g) and all(n.input[3] for n in g), "cache mask: GroupQueryAttention reads "
+          "the past")
+    nop = gen(os.path.join(work, "cache_nopast.onnx"), "--mask", "cache", "--no-past")
+    g = settings_run(opmig, work, J, "cache mask no past", nop,
+                     [(2, 5, 0, 0), (3, 6, 0, 2), (1, 1, 0, 0)], dict(past=False))
+    check(bool(g) and all(n.input[3] == "" for n in g), "cache mask no past: "
+          "GroupQueryAttention has no past inputs")
+    h16 = gen(os.path.join(work, "cache16.onnx"), "--mask", "cache", "--dtype", "float16")
+    settings_run(opmig, work, J, "cache mask float16", h16,
+                 [(2, 5, 0, 0), (2, 1, 6, 0), (3, 6, 0, 2)], dict(dt=np.float16), TOL16)
+    n16 = gen(os.path.join(work, "cache16_nopast.onnx"), "--mask", "cache", "--dtype",
+              "float16", "--no-past")
+    settings_run(opmig, work, J, "cache mask float16 no past", n16,
+                 [(2, 5, 0, 0), (3, 6, 0, 2)], dict(dt=np.float16, past=False), TOL16,
+                 sym=False)
+    checker(opmig, "cache mask", src, os.path.join(work, "cache_only.onnx"), 2, 1, 6)
+    checker(opmig, "cache mask, symbolic dims", src, os.path.join(work, "cache_only_sym.onnx"),
+            None, None, None)
+    # the fp16 pass at static dims keeps the mask in float32 (float32's
+    # lowest) and casts it; fused against the same passes without fuse-gqa
+    for k, (b, s, p) in enumerate([(2, 5, 0), (1, 3, 4)]):
+        what = "fp16 pass, cache mask, B=%d S=%d past=%d" % (b, s, p)
+        un, fu = (os.path.join(work, "cache_fp16_%d%s.onnx" % (k, x)) for x in "uf")
+        more = ["--target", "qnn", "--precision", "fp16"]
+        migrate(opmig, src, un, b, s, p, "static-dims,fold-constants,fp16", more)
+        r = migrate(opmig, src, fu, b, s, p, "static-dims,fold-constants,fp16,fuse-gqa", more)
+        o, ou = ops(fu), ops(un)
+        check(o.count("GroupQueryAttention") == LAYERS and "Softmax" not in o and
+              ou.count("Softmax") == LAYERS, "%s: %d GroupQueryAttention, %d Softmax; "
+              "without fuse-gqa %d Softmax (want %d, 0; %d)%s"
+              % (what, o.count("GroupQueryAttention"), o.count("Softmax"),
+                 ou.count("Softmax"), LAYERS, LAYERS,
+                 "" if o else ": " + r.stderr.strip()[-300:]))
+        if o and ou:
+            J.pair(what, un, fu, feeds_for(b, s, p, 750 + k), TOL16)
+    # not causal: left decomposed, and the change shows in onnxruntime
+    # (at static dims where the mutation matters: Trilu's k 2 without a
+    # past, GreaterOrEqual after one)
+    why = "the mask is not transformers' cache_position mask"
+    for tag, fn, setting in (("Trilu k 2", k2, (2, 5, 0, 0)),
+                             ("lower Trilu", lower, (2, 5, 0, 0)),
+                             ("comparison reversed", op_to("/model/mask/Greater", "Less"),
+                              (2, 5, 0, 0)),
+                             ("GreaterOrEqual", op_to("/model/mask/Greater", "GreaterOrEqual"),
+                              (1, 3, 4, 0)),
+                             ("grid transposed", grid_transposed, (2, 5, 0, 0)),
+                             ("padding Where swapped", where_swapped, (2, 5, 0, 0)),
+                             ("layer slice one key", one_key, (2, 5, 0, 0))):
+        bad = os.path.join(work, "cache_%s.onnx" % tag.replace(" ", "_"))
+        edit(src, bad, fn)
+        b, s, p, pd = setting
+        refused(opmig, "cache mask, %s, B=%d S=%d past=%d" % (tag, b, s, p), bad,
+                bad[:-5] + "_q.onnx", b, s, p, why)
+        refused(opmig, "cache mask, %s, symbolic dims" % tag, bad, bad[:-5] + "_sym.onnx",
+                None, None, None, why)
+        J.differ("cache mask, %s, against the original, B=%d S=%d past=%d%s"
+                 % (tag, b, s, p, " right-padded by %d" % pd if pd else ""), src, bad,
+                 feeds_for(b, s, p, 800, pd))
 
 
 def mode_half(opmig, work, J):
@@ -466,7 +614,8 @@ def main():
         return 77
     opmig, work = got
     J = Jobs()
-    extra = {"nopast": mode_nopast, "causal": mode_causal, "half": mode_half}[mode](opmig, work, J)
+    extra = {"nopast": mode_nopast, "causal": mode_causal, "half": mode_half,
+             "cache": mode_cache}[mode](opmig, work, J)
     J.run(work)
     if mode == "half":
         g16, f, d = extra

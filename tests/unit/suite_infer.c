@@ -201,6 +201,28 @@ static void test_sym_sums(void)
 	fixture_release(&f);
 }
 
+/* Slices whose ends are shape elements keep a dim sliced to its own
+ * length and the axes they do not slice; a symbolic dim is never -1
+ * (torch's expand idiom), a sum of symbols may be */
+static void test_sym_slices(void)
+{
+	struct fixture f;
+	static const int64_t eq[] = { 0, 0, 1, 1 };
+	int64_t got[4];
+	size_t n;
+
+	CU_ASSERT_FATAL(fixture_load(&f, TESTDATA("infer/symslice.onnx"), IR_INFER_NO_MERGE) == 0);
+	CU_ASSERT_EQUAL(f.rc, 0);
+	EXPECT(&f, "sl_keep", "float[N,1,S,T]");
+	EXPECT(&f, "sl_other", "float[N,1,S,?]");   /* to K: T or K, whichever is less */
+	EXPECT(&f, "sl_start", "float[N,1,S,?]");   /* from 1 */
+	EXPECT(&f, "sl_two", "float[N,1,S,T]");     /* and a full slice of axis 2 */
+	CU_ASSERT(check_const(&f, "eq", eq, 4));
+	EXPECT(&f, "ex", "float[N,1,S,T]");
+	CU_ASSERT(!infer_vt_const_ints(vt(&f, "eq_sum"), got, 4, &n));
+	fixture_release(&f);
+}
+
 static void test_broadcast(void)
 {
 	struct fixture f;
@@ -1175,6 +1197,7 @@ static const struct unit_test tests[] = {
 	{ "shape-gather-concat-reshape chain", test_chain },
 	{ "broadcasting, matmul, folding", test_broadcast },
 	{ "dims as sums of symbols", test_sym_sums },
+	{ "slices to symbolic ends, torch's expand", test_sym_slices },
 	{ "errors name node and op", test_errors },
 	{ "shape ops with constants", test_shape_ops },
 	{ "if, loop, declared conflicts", test_ctrl_and_merge },

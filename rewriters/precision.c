@@ -396,6 +396,53 @@ static void declare_vi(struct ir_graph *g, const struct ir_value *v, int dtype)
 			g->value_info[i].type->elem_type = dtype;
 }
 
+/* v, read only in float16, made by a ConstantOfShape of a float32 value
+ * (kept float32: its attribute sets the type): the node fills float16
+ * itself, the value rounded to it and a finite one past float16's range
+ * saturated to +-65504.  A Cast would turn float32's lowest, the mask
+ * value transformers exports (torch.finfo(float32).min), into -inf,
+ * and -inf times the 0 of the causal mask's comparison is NaN; torch's
+ * own half export writes float16's lowest there.  1 done (*rc: 0 or an
+ * error), 0 not such a value. */
+static int fill16(struct prec *p, struct ir_value *v, int *rc)
+{
+	struct ir_node *n = v->producer;
+	const struct ir_attr *a;
+	const uint8_t *raw;
+	size_t len;
+	struct ir_tensor *t32, *t16;
+	float f;
+
+	*rc = 0;
+	if (!n || n->graph != p->g || n->index >= p->n_nodes || n->n_outputs != 1 ||
+	    strcmp(ir_s(n->op_type), "ConstantOfShape") || (n->domain && *n->domain) ||
+	    !(a = ir_node_attr(n, "value")) || !a->t || a->t->dtype != IR_DTYPE_FLOAT ||
+	    ir_tensor_numel(a->t) != 1 || ir_tensor_data(a->t, &raw, &len, NULL) < 0 ||
+	    len != sizeof(f))
+		return 0;
+	memcpy(&f, raw, sizeof(f));
+	if (isfinite(f) && fabsf(f) > (float)FP16_MAX)
+		f = f < 0 ? -(float)FP16_MAX : (float)FP16_MAX;
+	if (!(t32 = ir_tensor_new_raw("value", IR_DTYPE_FLOAT, (const int64_t[]){ 1 }, 1, &f,
+				      sizeof(f)))) {
+		*rc = ir_diag_error(p->c->d, IR_ENOMEM, "out of memory");
+		return 1;
+	}
+	t16 = rw_dt_convert_tensor(p->c, t32, IR_DTYPE_FLOAT16, "value");
+	ir_tensor_free(t32);
+	if (!t16) {
+		*rc = p->c->d->status;
+		return 1;
+	}
+	if (ir_node_set_tensor(n, "value", t16) < 0) {   /* (frees t16) */
+		*rc = ir_diag_error(p->c->d, IR_ENOMEM, "out of memory");
+		return 1;
+	}
+	declare_vi(p->g, v, IR_DTYPE_FLOAT16);
+	p->nodes[n->index].mode = P_HALF;
+	return 1;
+}
+
 static int convert_value(struct prec *p, struct ir_value *v, size_t *changed)
 {
 	struct rw_ctx *c = p->c;
@@ -502,6 +549,8 @@ static int convert_value(struct prec *p, struct ir_value *v, size_t *changed)
 		}
 		declare_vi(g, v, IR_DTYPE_FLOAT16);
 		p->nodes[v->producer->index].mode = P_HALF;
+		(*changed)++;
+	} else if (n16 && !n32 && !out && !rw_dt_captured(v) && fill16(p, v, &rc)) {
 		(*changed)++;
 	} else if (n16) {
 		struct ir_value *h;

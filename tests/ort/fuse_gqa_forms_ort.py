@@ -65,7 +65,10 @@ cache: transformers' cache_position mask (--mask cache: Trilu(lowest, 1)
   once with symbolic dims, the fusion alone passing full_check (static
   and symbolic), and the float32 decoder through the fp16 pass at
   static dims (its mask kept float32 and Cast) fused against the same
-  passes without fuse-gqa.  Mutations that are not the causal mask stay
+  passes without fuse-gqa; and migrated --precision fp16 with symbolic
+  dims for ascend, which must validate without --force (its mask's
+  ConstantOfShape filling float16's lowest, not a Cast to -inf) and equal
+  the float32 original in onnxruntime within 2e-2 of the largest value.  Mutations that are not the causal mask stay
   decomposed with a note per layer, static and symbolic, each checked
   to change the logits in onnxruntime: Trilu's k 2 (query i sees key
   i + 1 without a past), a lower Trilu, the comparison reversed
@@ -421,6 +424,26 @@ def mode_cache(opmig, work, J):
                  "" if o else ": " + r.stderr.strip()[-300:]))
         if o and ou:
             J.pair(what, un, fu, feeds_for(b, s, p, 750 + k), TOL16)
+    # the fp16 pass with symbolic dims, no fuse-gqa (ascend): the mask's
+    # ConstantOfShape of float32's lowest fills float16's lowest itself (a
+    # Cast made -inf of it, and -inf times the 0 of the comparison NaN
+    # logits, which validation refused); written without --force, equal
+    # to the float32 original in onnxruntime
+    h = os.path.join(work, "cache_fp16_sym.onnx")
+    r = subprocess.run([opmig, "migrate", src, "--target", "ascend", "--precision", "fp16",
+                        "-o", h], capture_output=True, text=True, timeout=120)
+    fill = [n for n in onnx.load(h).graph.node if n.op_type == "ConstantOfShape" and
+            any(a.name == "value" and a.t.data_type == onnx.TensorProto.FLOAT16 and
+                onnx.numpy_helper.to_array(a.t).tolist() == [-65504.0] for a in n.attribute)] \
+        if r.returncode == 0 else []
+    check(r.returncode == 0 and bool(fill), "fp16 pass, cache mask, symbolic dims: written "
+          "without --force (exit %d), its mask filled with float16's lowest: %d%s"
+          % (r.returncode, len(fill), "" if r.returncode == 0 else ": " + r.stdout[-300:]))
+    if r.returncode == 0:
+        for k, (b, s, p, pd) in enumerate([(2, 5, 0, 0), (2, 1, 6, 0), (3, 6, 0, 2)]):
+            J.pair("fp16 pass, cache mask, symbolic dims, against the float32 original, "
+                   "B=%d S=%d past=%d%s" % (b, s, p, " right-padded by %d" % pd if pd else ""),
+                   src, h, feeds_for(b, s, p, 770 + k, pd), 2e-2)
     # not causal: left decomposed, and the change shows in onnxruntime
     # (at static dims where the mutation matters: Trilu's k 2 without a
     # past, GreaterOrEqual after one)

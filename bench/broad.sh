@@ -32,7 +32,13 @@
 # decoder prefill, each in float32 and quantized by `opmig quantize
 # --dynamic`, a float16 ESRGAN/RRDB-style super-resolution net, a
 # CycleGAN-ResNet-generator-style image-to-image net, an R(2+1)D-style
-# 3-D convolution video classifier),
+# 3-D convolution video classifier; with BROAD_SET=held10 a tenth,
+# bench/gen_held10.py: a PointNet point-cloud classifier, a 3-D U-Net
+# for medical volumes in float32 and static QDQ, a float16 DETR-style
+# detector, a Mamba-2-style state-space language model in float32 and
+# quantized by `opmig quantize --dynamic`, an ESPCN-style
+# super-resolution net at 360x640, a DBNet-style text detector on a
+# MobileNetV3-Small-style backbone),
 # against onnxruntime-node with bench/interp.sh at one thread and at two
 # (interp.sh's alternating rounds).  See bench/README.md, "A broader
 # suite".
@@ -46,7 +52,8 @@
 #                   bench/gen_held4.py's; held5: bench/gen_held5.py's;
 #                   held6: bench/gen_held6.py's; held7:
 #                   bench/gen_held7.py's; held8: bench/gen_held8.py's;
-#                   held9: bench/gen_held9.py's
+#                   held9: bench/gen_held9.py's; held10:
+#                   bench/gen_held10.py's
 #
 # Exit status: 0 done, 2 setup or a command failed.
 
@@ -76,6 +83,9 @@ held8)	gen=gen_held8.py last=ssdlite.onnx
 held9)	gen=gen_held9.py last=c3d.onnx
 	names="regnet regnet_qdq t5enc t5_dyn esrgan_f16 llama_f32 llama_dyn cyclegan c3d"
 	quant="regnet_qdq:regnet t5_dyn:t5enc:--dynamic llama_dyn:llama_f32:--dynamic" ;;
+held10)	gen=gen_held10.py last=ocr_det.onnx
+	names="pointnet unet3d unet3d_qdq detr_f16 mamba_like mamba_dyn sr_espcn ocr_det"
+	quant="unet3d_qdq:unet3d mamba_dyn:mamba_like:--dynamic" ;;
 *)	which=broad gen=gen_broad.py last=nhwc_seg.onnx
 	names="nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg" ;;
 esac

@@ -27,6 +27,14 @@ struct pool_job {
 	int64_t *idx;                /* MaxPool Indices or NULL */
 };
 
+/* |v|^p of a float widened to double: for p 1 and 2 (LpPool's default)
+ * |v| and v * v, which pow gives exactly (v * v of a float is exact in
+ * double), without pow's call per element. */
+static inline double lp_term(double v, double p)
+{
+	return p == 2 ? v * v : p == 1 ? fabs(v) : pow(fabs(v), p);
+}
+
 /* Channel planes [lo, hi) of n * c. */
 static void pool_planes(void *ctx, int64_t lo, int64_t hi)
 {
@@ -67,7 +75,7 @@ static void pool_planes(void *ctx, int64_t lo, int64_t hi)
 					} else if (j->kind == POOL_AVG) {
 						acc += v;
 					} else {
-						acc += pow(fabs(v), j->p);
+						acc += lp_term(v, j->p);
 					}
 					count++;
 				} else if (inpad && j->include_pad) {
@@ -534,7 +542,7 @@ static int global_run(struct rt_kctx *k, enum pool_kind kind)
 			else if (kind == POOL_AVG)
 				acc += v;
 			else
-				acc += pow(fabs(v), p);
+				acc += lp_term(v, p);
 		}
 		if (kind == POOL_AVG)
 			acc /= (double)plane;

@@ -205,6 +205,25 @@ def checker(opmig, what, src, dst, b, s, p):
         check(False, "%s, fuse-gqa alone: onnx.checker: %s" % (what, str(e).splitlines()[0]))
 
 
+def fp16_fused(opmig, J, what, src, un, fu, b, s, p, more, feeds):
+    """src through the fp16 pass into un, and with fuse-gqa after it into
+    fu (static at (b, s, p), symbolic when b is None): one
+    GroupQueryAttention a layer and no Softmax in fu, a Softmax a layer in
+    un; the two equal within TOL16 on each of feeds."""
+    passes = ("static-dims," if b is not None else "") + "fold-constants,fp16"
+    migrate(opmig, src, un, b, s, p, passes, more)
+    r = migrate(opmig, src, fu, b, s, p, passes + ",fuse-gqa", more)
+    o, ou = ops(fu), ops(un)
+    check(o.count("GroupQueryAttention") == LAYERS and "Softmax" not in o and
+          ou.count("Softmax") == LAYERS, "%s: %d GroupQueryAttention, %d Softmax; "
+          "without fuse-gqa %d Softmax (want %d, 0; %d)%s"
+          % (what, o.count("GroupQueryAttention"), o.count("Softmax"),
+             ou.count("Softmax"), LAYERS, LAYERS, "" if o else ": " + r.stderr.strip()[-300:]))
+    if o and ou:
+        for tag, f in feeds:
+            J.pair(what + tag, un, fu, f, TOL16)
+
+
 def settings_run(opmig, work, J, tag, src, settings, kw, rel=None, sym=True):
     """src fused at each (b, s, p, pad) and once with symbolic dims, all
     compared with src in onnxruntime."""
@@ -410,20 +429,10 @@ def mode_cache(opmig, work, J):
     # the fp16 pass at static dims keeps the mask in float32 (float32's
     # lowest) and casts it; fused against the same passes without fuse-gqa
     for k, (b, s, p) in enumerate([(2, 5, 0), (1, 3, 4)]):
-        what = "fp16 pass, cache mask, B=%d S=%d past=%d" % (b, s, p)
-        un, fu = (os.path.join(work, "cache_fp16_%d%s.onnx" % (k, x)) for x in "uf")
-        more = ["--target", "qnn", "--precision", "fp16"]
-        migrate(opmig, src, un, b, s, p, "static-dims,fold-constants,fp16", more)
-        r = migrate(opmig, src, fu, b, s, p, "static-dims,fold-constants,fp16,fuse-gqa", more)
-        o, ou = ops(fu), ops(un)
-        check(o.count("GroupQueryAttention") == LAYERS and "Softmax" not in o and
-              ou.count("Softmax") == LAYERS, "%s: %d GroupQueryAttention, %d Softmax; "
-              "without fuse-gqa %d Softmax (want %d, 0; %d)%s"
-              % (what, o.count("GroupQueryAttention"), o.count("Softmax"),
-                 ou.count("Softmax"), LAYERS, LAYERS,
-                 "" if o else ": " + r.stderr.strip()[-300:]))
-        if o and ou:
-            J.pair(what, un, fu, feeds_for(b, s, p, 750 + k), TOL16)
+        fp16_fused(opmig, J, "fp16 pass, cache mask, B=%d S=%d past=%d" % (b, s, p), src,
+                   *(os.path.join(work, "cache_fp16_%d%s.onnx" % (k, x)) for x in "uf"),
+                   b, s, p, ["--target", "qnn", "--precision", "fp16"],
+                   [("", feeds_for(b, s, p, 750 + k))])
     # the fp16 pass with symbolic dims, no fuse-gqa (ascend): the mask's
     # ConstantOfShape of float32's lowest fills float16's lowest itself (a
     # Cast made -inf of it, and -inf times the 0 of the comparison NaN
@@ -501,19 +510,12 @@ def mode_half(opmig, work, J):
         json.dump(dict(DYN_RULES, id="qnn-dyn16", ops={"MatMul": {"dtypes": [
             "float16", "uint8", "uint16"]}}), f)
     more = ["--target", "qnn-dyn16", "--rules", rules, "--precision", "fp16"]
-    un, fu = (os.path.join(work, "fp16pass_sym_%s.onnx" % x) for x in ("u", "f"))
-    migrate(opmig, src, un, None, None, None, "fold-constants,fp16", more)
-    r = migrate(opmig, src, fu, None, None, None, "fold-constants,fp16,fuse-gqa", more)
-    o, ou = ops(fu), ops(un)
-    check(o.count("GroupQueryAttention") == LAYERS and "Softmax" not in o and
-          ou.count("Softmax") == LAYERS, "fp16 pass, symbolic dims: %d GroupQueryAttention, "
-          "%d Softmax; without fuse-gqa %d Softmax (want %d, 0; %d)%s"
-          % (o.count("GroupQueryAttention"), o.count("Softmax"), ou.count("Softmax"), LAYERS,
-             LAYERS, "" if o else ": " + r.stderr.strip()[-300:]))
-    for k, (b, s, p, pad) in enumerate([(2, 5, 0, 0), (2, 1, 6, 0), (3, 6, 0, 2)]):
-        J.pair("fp16 pass, symbolic dims, B=%d S=%d past=%d%s" % (
-            b, s, p, " right-padded by %d" % pad if pad else ""), un, fu,
-            feeds_for(b, s, p, 350 + k, pad), TOL16)
+    fp16_fused(opmig, J, "fp16 pass, symbolic dims", src,
+               *(os.path.join(work, "fp16pass_sym_%s.onnx" % x) for x in ("u", "f")),
+               None, None, None, more,
+               [(", B=%d S=%d past=%d%s" % (b, s, p, " right-padded by %d" % pad if pad else ""),
+                 feeds_for(b, s, p, 350 + k, pad))
+                for k, (b, s, p, pad) in enumerate([(2, 5, 0, 0), (2, 1, 6, 0), (3, 6, 0, 2)])])
     # the float32 decoder without attention_mask through the fp16 pass at
     # static dims: its causal mask folds to a float32 constant of float32's
     # lowest, which float16 cannot hold, so the pass keeps the mask's Add in
@@ -529,18 +531,9 @@ def mode_half(opmig, work, J):
         more = more + ["--precision", "fp16"]
         for k, (b, s, p) in enumerate([(2, 5, 0), (2, 1, 6), (1, 3, 4)]):
             what = "fp16 pass without attention_mask, %s, B=%d S=%d past=%d" % (form, b, s, p)
-            un, fu = (os.path.join(work, "c16_%s_%d%s.onnx" % (form, k, x)) for x in "uf")
-            migrate(opmig, src, un, b, s, p, "static-dims,fold-constants,fp16", more)
-            r = migrate(opmig, src, fu, b, s, p, "static-dims,fold-constants,fp16,fuse-gqa",
-                        more)
-            o, ou = ops(fu), ops(un)
-            check(o.count("GroupQueryAttention") == LAYERS and "Softmax" not in o and
-                  ou.count("Softmax") == LAYERS, "%s: %d GroupQueryAttention, %d Softmax; "
-                  "without fuse-gqa %d Softmax (want %d, 0; %d)%s"
-                  % (what, o.count("GroupQueryAttention"), o.count("Softmax"),
-                     ou.count("Softmax"), LAYERS, LAYERS,
-                     "" if o else ": " + r.stderr.strip()[-300:]))
-            J.pair(what, un, fu, feeds_for(b, s, p, 370 + k, mask=False), TOL16)
+            fp16_fused(opmig, J, what, src,
+                       *(os.path.join(work, "c16_%s_%d%s.onnx" % (form, k, x)) for x in "uf"),
+                       b, s, p, more, [("", feeds_for(b, s, p, 370 + k, mask=False))])
     # the genai form in float16
     g16 = gen(os.path.join(work, "genai16.onnx"), "--form", "genai", "--dtype", "float16")
     g32 = gen(os.path.join(work, "genai32.onnx"), "--form", "genai")

@@ -657,7 +657,7 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	rc = 1;
 done:
 	if (rc == 1)
-		knn_dnnl_count();
+		knn_dnnl_int_count();
 	if (out != y)
 		rt_big_free(out);
 	knn_dn_conv_free(tmp);

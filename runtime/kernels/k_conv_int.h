@@ -238,11 +238,13 @@ int knn_mm_dnnl_f32(struct rt_kctx *k, const struct knn_mmf *g, const float *a,
 int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt_value *b,
 		    const double *az, int64_t naz, const double *bz, int64_t nbz, int b_const,
 		    int32_t *y);
-/* oneDNN can be used in this process; primitives it has run so far;
+/* oneDNN can be used in this process; primitives it has run so far
+ * (and the integer ones among them); BatchNormalizations folded so far;
  * whether it may run integer primitives on AMX here (the CPU has it and
  * OPMIG_DNNL_AMX is not "0"); primitives made on AMX so far. */
 int knn_dnnl_ok(void);
 int64_t knn_dnnl_runs(void);
+int64_t knn_dnnl_int_runs(void);
 int64_t knn_dnnl_folds(void);
 int knn_dnnl_amx_ok(void);
 int64_t knn_dnnl_amx_made(void);

@@ -15,7 +15,7 @@ void omp_set_num_threads(int n);
 
 static dnnl_engine_t dn_engine;
 static pthread_once_t dn_once = PTHREAD_ONCE_INIT;
-static _Atomic int64_t dn_runs, dn_folds;
+static _Atomic int64_t dn_runs, dn_int_runs, dn_folds;
 
 static int dn_off(void)
 {
@@ -135,6 +135,17 @@ void knn_dnnl_count(void)
 int64_t knn_dnnl_runs(void)
 {
 	return dn_runs;
+}
+
+void knn_dnnl_int_count(void)
+{
+	dn_runs++;
+	dn_int_runs++;
+}
+
+int64_t knn_dnnl_int_runs(void)
+{
+	return dn_int_runs;
 }
 
 void knn_dnnl_fold_count(void)

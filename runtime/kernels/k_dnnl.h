@@ -33,6 +33,9 @@ int knn_dnnl_amx_pays(int64_t k, int64_t macs, int three_d);
 void knn_dnnl_threads(int n);
 /* One more primitive run (knn_dnnl_runs counts them: the tests). */
 void knn_dnnl_count(void);
+/* One more integer primitive run (counted in knn_dnnl_runs too;
+ * knn_dnnl_int_runs counts them alone: the tests). */
+void knn_dnnl_int_count(void);
 /* One more run with a BatchNormalization folded into the product
  * (knn_dnnl_folds counts them: the tests). */
 void knn_dnnl_fold_count(void);

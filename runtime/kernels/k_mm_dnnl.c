@@ -231,7 +231,7 @@ int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt
 			for (int64_t j = 0; j < n; j++)
 				y[r * n + j] = (int32_t)((int64_t)out[r * np + j] +
 							 (int64_t)d[j] * out[r * np + n]);
-	knn_dnnl_count();
+	knn_dnnl_int_count();
 	rc = 1;
 done:
 	if (out != y)

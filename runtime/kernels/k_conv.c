@@ -92,6 +92,9 @@ static int k_conv(struct rt_kctx *k)
 		unsigned cl = ((x->flags & RT_VALUE_CL) ? KNN_CL_SRC : 0) |
 			      (rt_cl_may_write(k) ? KNN_CL_DST : 0);
 
+		if (cl == KNN_CL_SRC &&
+		    knn_conv_cl1_f32(k, &g, x->data, w->data, b ? b->data : NULL, y->data))
+			return 0;
 		if ((rc = knn_conv_dnnl_f32(k, &g, x->data, w->data, b ? b->data : NULL, y->data,
 					    cl)) != 0)
 			return rc < 0 ? rc : 0;

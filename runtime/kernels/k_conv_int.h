@@ -341,6 +341,11 @@ int64_t knn_direct_part(int64_t n, int64_t most, int64_t p, int64_t *count);
 /* plane(g, x + p * in_size, y + p * out_size) for each of the n * c
  * float32 planes p, split over the session's threads (k_pool.c). */
 typedef void (*knn_plane_fn)(const struct knn_geom *g, const float *x, float *y);
+/* A large float32 1x1 convolution (ungrouped, stride 1, no pads) of x
+ * stored channels last into a plain y, a product per image, the node's
+ * epilogue steps after it (k_conv_cl1.c): 1 done, 0 not taken. */
+int knn_conv_cl1_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		     const float *w, const float *b, float *y);
 /* float32 MaxPool (1 to 3 spatial dims) of x stored channels last into
  * y, so too (k_pool_nhwc.c). */
 void knn_maxpool_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x, float *y);

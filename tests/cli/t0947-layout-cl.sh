@@ -3,7 +3,8 @@
 # (runtime/layout_cl.c) against onnxruntime-node on seeded random
 # convolutional graphs and on the paths between the two layouts
 # (tests/ort/layout_cl_ort.py), 3-D and 1-D convolutions and MaxPools
-# too; the --stats line that counts them.
+# too, and a large 1x1 reading a channels-last result into a plain one
+# (k_conv_cl1.c); the --stats line that counts them.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
 # shellcheck source=tests/cli/lib.sh
 . "$TOP/tests/cli/lib.sh"
@@ -30,4 +31,6 @@ grep -q "^ok: cl45 (as chosen): .* 3 stored channels last" "$T/cl.out" ||
 	fail "3-D graph cl45: its convolution and two MaxPools not all channels last"
 grep -q "^ok: cl46 (as chosen): .* 2 stored channels last" "$T/cl.out" ||
 	fail "1-D graph cl46: its convolution and MaxPool not both channels last"
+grep -q "^ok: cl47 (as chosen): 2 outputs, 1 stored channels last" "$T/cl.out" ||
+	fail "graph cl47 (a large 1x1 on a channels-last result, its own plain) did not run as expected"
 echo "ok: channels-last results equal onnxruntime's"

@@ -245,7 +245,9 @@ def nd_fixed(path, i):
     channels, where opmig picks oneDNN for the convolutions and stores
     their results channels last: Conv, Relu, MaxPool (2x2x2 stride 2; a
     1x3x3 window of stride 1x2x2 with pads and ceil_mode; 1-D with pads
-    and a dilation), Conv again."""
+    and a dilation), Conv again; and (i 2) a 1-D 1x1 Conv of 128 -> 512
+    channels with a bias on a channels-last result, its own plain (read by
+    BatchNormalization, Relu and GlobalMaxPool, and a graph output)."""
     def w(co, ci, k):
         return g.const(np.float32(RNG.standard_normal((co, ci) + k) *
                                   np.sqrt(2.0 / (ci * np.prod(k)))))
@@ -262,6 +264,23 @@ def nd_fixed(path, i):
                       kernel_shape=[3, 1, 1], pads=[1, 0, 0, 1, 0, 0]), (1, 16, 3, 9, 9)),
                 (g.op("Conv", [b, w(16, 24, (1, 3, 3))], None, keep=False,
                       kernel_shape=[1, 3, 3], pads=[0, 1, 1, 0, 1, 1]), (1, 16, 6, 9, 9))]
+    elif i == 2:
+        # a large 1x1 after a channels-last result, its own result plain
+        # (read by BatchNormalization and GlobalMaxPool): a product per
+        # image over the channels-last positions (k_conv_cl1.c)
+        s = (2, 32, 700)
+        g = G(2, 32, 700)
+        a = g.op("Relu", [g.op("Conv", ["x", w(128, 32, (3,))], None, keep=False,
+                               kernel_shape=[3], pads=[1, 1])], None, keep=False)
+        b = g.op("Conv", [a, w(512, 128, (1,)), g.const(np.float32(RNG.standard_normal(512)))],
+                 None, keep=False, kernel_shape=[1])
+        b = g.op("BatchNormalization", [b, g.const(np.float32(1 + 0.2 * RNG.standard_normal(512))),
+                                        g.const(np.float32(RNG.standard_normal(512))),
+                                        g.const(np.float32(0.1 * RNG.standard_normal(512))),
+                                        g.const(np.float32(1 + RNG.random(512)))], None,
+                 keep=False)
+        r = g.op("Relu", [b], None, keep=False)
+        outs = [(g.op("GlobalMaxPool", [r], None, keep=False), (2, 512, 1)), (r, (2, 512, 700))]
     else:
         s = (2, 16, 61)
         g = G(2, 16, 61)
@@ -286,7 +305,7 @@ def main():
         return 77
     opmig, work = got
     cases = []
-    for i in range(N_GRAPHS + 7):
+    for i in range(N_GRAPHS + 8):
         path = os.path.join(work, "cl%d.onnx" % i)
         shape, n_out = build(path, i) if i < N_GRAPHS else \
             fixed(path, i - N_GRAPHS) if i < N_GRAPHS + 3 else \

@@ -462,6 +462,7 @@ static int dn_fold(struct dn_conv *c, const float *w, const float *b, const floa
 	if (!c->fold_coef || !c->fold_w || !c->fold_b)
 		return IR_ENOMEM;
 	memcpy(c->fold_coef, coef, (size_t)(2 * m) * sizeof(float));
+	c->fold_src = w;
 	for (int64_t o = 0; o < m; o++) {
 		double mul = coef[o];
 
@@ -508,7 +509,8 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 		  c->has_bias != (b != NULL || fold) || !dn_post_same(&c->post, &post) ||
 		  c->src_cl != ((cl & KNN_CL_SRC) != 0) || c->dst_cl != ((cl & KNN_CL_DST) != 0) ||
 		  !c->fold_coef != !fold ||
-		  (fold && memcmp(c->fold_coef, e->coef, (size_t)(2 * g->m) * sizeof(float)))))
+		  (fold && (c->fold_src != w ||
+			    memcmp(c->fold_coef, e->coef, (size_t)(2 * g->m) * sizeof(float))))))
 		c = NULL;
 	/* oneDNN cuts the work at creation for the threads it will have */
 	knn_dnnl_threads(rt_threads(k));

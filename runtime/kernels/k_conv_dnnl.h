@@ -55,6 +55,7 @@ struct dn_conv {
 				   * add (2 m values), else NULL */
 	float *fold_w, *fold_b;   /* W and B so folded (fold_w NULL once
 				   * reordered into wei and kept) */
+	const float *fold_src;    /* the W they were folded from */
 };
 
 /* oneDNN requantizing an integer convolution's sums itself (8-bit dst):

@@ -804,37 +804,45 @@ static void commit(struct rt_frame *f, const struct rt_nplan *np, const struct r
 	}
 }
 
-struct chain_job {
+struct planes_job {
 	const struct rt_epilogue *e;
 	float *y;
 	int64_t sp;
 };
 
-static void chain_planes(void *ctx, int64_t lo, int64_t hi)
+static void planes_range(void *ctx, int64_t lo, int64_t hi)
 {
-	const struct chain_job *j = ctx;
+	const struct planes_job *j = ctx;
 
 	for (int64_t pl = lo; pl < hi; pl++)
 		rt_epilogue_span(j->e, pl % j->e->c, pl * j->sp, j->y + pl * j->sp, j->sp);
+}
+
+void rt_epilogue_planes(struct rt_kctx *k, const struct rt_epilogue *e, float *y,
+			int64_t planes, int64_t sp)
+{
+	struct planes_job j = { e, y, sp };
+
+	if (planes > 0)
+		rt_parallel_for(k, planes, 1 + 16384 / (sp + 1), planes_range, &j);
 }
 
 int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np)
 {
 	struct rt_value *y = f->vals[np->out[0]];
 	struct rt_epilogue e;
-	struct chain_job j;
+	int64_t sp = 1;
 
 	struct rt_kctx k = { .s = s, .f = f };
 
 	if (!prepare(s, f, np, y, 1, &e))
 		return 0;
-	j = (struct chain_job){ &e, y->data, 1 };
 	for (int i = 2; i < y->rank; i++)
-		j.sp *= y->dims[i];
+		sp *= y->dims[i];
 	if (y->flags & RT_VALUE_CL)
 		rt_epilogue_cl(&k, &e, y->data, y->numel / e.c);
 	else if (y->numel > 0)
-		rt_parallel_for(&k, y->numel / j.sp, 1 + 16384 / (j.sp + 1), chain_planes, &j);
+		rt_epilogue_planes(&k, &e, y->data, y->numel / sp, sp);
 	free(e.coef);
 	commit(f, np, &e);
 	return 1;

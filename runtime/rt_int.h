@@ -131,6 +131,10 @@ const struct rt_epilogue *rt_kctx_epilogue(struct rt_kctx *k, struct rt_value *y
  * element off of y (whose data starts at y - off). */
 void rt_epilogue_span(const struct rt_epilogue *e, int64_t ch, int64_t off, float *y,
 		      int64_t n);
+/* e's steps over y stored plain, planes planes of sp values (plane p
+ * channel p % e->c), split over the session's threads. */
+void rt_epilogue_planes(struct rt_kctx *k, const struct rt_epilogue *e, float *y,
+			int64_t planes, int64_t sp);
 /* Whether a step of e adds a tensor (RT_CHAIN_ADDT: its operand stored
  * channels first). */
 int rt_epilogue_has_tensor(const struct rt_epilogue *e);

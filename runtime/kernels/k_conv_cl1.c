@@ -29,25 +29,11 @@ static int cl1_geom(const struct knn_geom *g)
 	return g->n * g->out_size * g->c * g->m >= CL1_MIN_MACS;
 }
 
-struct cl1_epi {
-	const struct rt_epilogue *e;
-	float *y;
-	int64_t m, plane;
-};
-
-static void cl1_planes(void *ctx, int64_t lo, int64_t hi)
-{
-	const struct cl1_epi *j = ctx;
-
-	for (int64_t p = lo; p < hi; p++)
-		rt_epilogue_span(j->e, p % j->m, p * j->plane, j->y + p * j->plane, j->plane);
-}
-
 int knn_conv_cl1_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		     const float *w, const float *b, float *y)
 {
 	const int64_t p = g->out_size;
-	struct cl1_epi j;
+	const struct rt_epilogue *e;
 
 	if (!cl1_geom(g))
 		return 0;
@@ -60,8 +46,8 @@ int knn_conv_cl1_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
 		rt_gemm_f32_par(k, 0, 1, g->m, p, g->c, 1.0f, w, g->c, x + n * p * g->c, g->c,
 				b ? 1.0f : 0.0f, yn, p);
 	}
-	j = (struct cl1_epi){ rt_kctx_epilogue(k, k->out[0], 1), y, g->m, p };
-	if (j.e && j.e->n)
-		rt_parallel_for(k, g->n * g->m, 1, cl1_planes, &j);
+	e = rt_kctx_epilogue(k, k->out[0], 1);
+	if (e && e->n)
+		rt_epilogue_planes(k, e, y, g->n * g->m, p);
 	return 1;
 }

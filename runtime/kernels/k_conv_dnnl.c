@@ -344,30 +344,6 @@ done:
 	return rc;
 }
 
-struct dn_epi {
-	const struct rt_epilogue *e;
-	float *y;
-	int64_t m, plane;
-};
-
-static void dn_epi_planes(void *ctx, int64_t lo, int64_t hi)
-{
-	const struct dn_epi *j = ctx;
-
-	for (int64_t p = lo; p < hi; p++)
-		rt_epilogue_span(j->e, p % j->m, p * j->plane, j->y + p * j->plane, j->plane);
-}
-
-/* The epilogue's steps over y's planes, split over the session's
- * threads. */
-static void dn_epi_apply(struct rt_kctx *k, const struct rt_epilogue *e,
-			 const struct knn_geom *g, float *y)
-{
-	struct dn_epi j = { e, y, g->m, g->out_size };
-
-	rt_parallel_for(k, g->n * g->m, 1, dn_epi_planes, &j);
-}
-
 /* Where oneDNN is the faster path inside a model, with the reorders in
  * and out of its layout (bench/README.md, "oneDNN on every plane"):
  * convolutions of at least 16 input and output channels per group and
@@ -444,7 +420,7 @@ static int dn_own(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 	if (rc < 0)
 		return rc;
 	if (e && e->n)
-		dn_epi_apply(k, e, g, y);
+		rt_epilogue_planes(k, e, y, g->n * g->m, g->out_size);
 	return 1;
 }
 
@@ -555,7 +531,7 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	if (rest && !post.n && rest->n && (cl & KNN_CL_DST))
 		rt_epilogue_cl(k, rest, y, g->n * g->out_size);
 	else if (rest && !post.n && rest->n)
-		dn_epi_apply(k, rest, g, y);
+		rt_epilogue_planes(k, rest, y, g->n * g->m, g->out_size);
 	if (cl & KNN_CL_DST)
 		rt_cl_set(k->out[0], 1);
 	return 1;

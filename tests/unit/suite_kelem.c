@@ -76,20 +76,32 @@ static void expect(const struct rt_value *y, int dtype, const double *want, int6
 	}
 }
 
+/* Build c, set attributes through attrs (or none), run: its output (the
+ * run's error printed when there is none); *m the model, freed by the
+ * caller after the output. */
+static struct rt_value *run_case(const struct case1 *c, void (*attrs)(struct ir_node *),
+				 struct ir_model **m)
+{
+	struct ir_node *node;
+	struct rt_value *y;
+	char err[512];
+
+	*m = build(c, &node);
+	if (attrs)
+		attrs(node);
+	y = run(*m, err, sizeof(err));
+	if (!y)
+		fprintf(stderr, "\nrun: %s\n", err);
+	return y;
+}
+
 /* Build, set attributes through fn, run, compare. */
 static void check(const struct case1 *c, void (*attrs)(struct ir_node *),
 		  const double *want, int64_t n)
 {
-	struct ir_node *node;
-	struct ir_model *m = build(c, &node);
-	struct rt_value *y;
-	char err[512];
+	struct ir_model *m;
+	struct rt_value *y = run_case(c, attrs, &m);
 
-	if (attrs)
-		attrs(node);
-	y = run(m, err, sizeof(err));
-	if (!y)
-		fprintf(stderr, "\nrun: %s\n", err);
 	expect(y, c->out_dt, want, n);
 	rt_value_unref(y);
 	ir_model_free(m);
@@ -101,16 +113,9 @@ static void check(const struct case1 *c, void (*attrs)(struct ir_node *),
 static void run_floats(const struct case1 *c, void (*attrs)(struct ir_node *), float *out,
 		       int64_t n)
 {
-	struct ir_node *node;
-	struct ir_model *m = build(c, &node);
-	struct rt_value *y;
-	char err[512];
+	struct ir_model *m;
+	struct rt_value *y = run_case(c, attrs, &m);
 
-	if (attrs)
-		attrs(node);
-	y = run(m, err, sizeof(err));
-	if (!y)
-		fprintf(stderr, "\nrun: %s\n", err);
 	CU_ASSERT_FATAL(y != NULL && y->dtype == IR_DTYPE_FLOAT && y->numel == n);
 	memcpy(out, y->data, (size_t)n * sizeof(float));
 	rt_value_unref(y);

@@ -368,6 +368,14 @@ int knn_pool2d_same_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
 int knn_pool2d_cb_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
 		      int include_pad, const float *x, float *y);
 
+/* A window's geometry as three spatial dims (depth, height, width): a
+ * 2-D or 1-D one's missing leading dims of size 1, window 1, stride 1,
+ * dilation 1, no pads; pb, pe the pads at the start and end (k_pool_nd.c). */
+struct knn_geom3 {
+	int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+};
+void knn_geom3(const struct knn_geom *g, struct knn_geom3 *t);
+
 /* float32 max (avg 0) or average pooling of 1 to 3 spatial dims in the
  * plain layout, an output row at a time, each output's taps in the
  * window's order (the average's sum in double): the generic double

@@ -17,35 +17,41 @@
 #include "runtime/kernels/k_conv_int.h"
 #include "runtime/kernels/pgemm.h"   /* rt_pgemm_ok: AVX-512 */
 
+void knn_geom3(const struct knn_geom *g, struct knn_geom3 *t)
+{
+	int lead = 3 - g->nsp;
+
+	for (int i = 0; i < 3; i++) {
+		int d = i - lead;
+
+		t->in[i] = d < 0 ? 1 : g->in[d];
+		t->out[i] = d < 0 ? 1 : g->out[d];
+		t->k[i] = d < 0 ? 1 : g->kernel[d];
+		t->s[i] = d < 0 ? 1 : g->stride[d];
+		t->d[i] = d < 0 ? 1 : g->dil[d];
+		t->pb[i] = d < 0 ? 0 : g->pad[d];
+		t->pe[i] = d < 0 ? 0 : g->pad[g->nsp + d];
+	}
+}
+
 struct pnd_job {
-	const struct knn_geom *g;
+	struct knn_geom3 t;
+	int64_t in_size;              /* a plane's elements */
 	const float *x;
 	float *y;
-	int avg, include_pad, lead;   /* lead: the missing leading dims */
+	int avg, include_pad;
 };
-
-/* Dim i of the three (a 1-D or 2-D pool's leading dims of size 1,
- * window 1, stride 1, no pads). */
-static int64_t dim(const struct pnd_job *j, const int64_t *v, int i, int64_t one)
-{
-	return i < j->lead ? one : v[i - j->lead];
-}
 
 /* The taps of output o along dim i: those inside the input, and those
  * inside the input or its pads. */
-static void taps(const struct pnd_job *j, int i, int64_t o, int64_t *inside, int64_t *padded)
+static void taps(const struct knn_geom3 *t, int i, int64_t o, int64_t *inside, int64_t *padded)
 {
-	const struct knn_geom *g = j->g;
-	int64_t in = dim(j, g->in, i, 1), k = dim(j, g->kernel, i, 1), s = dim(j, g->stride, i, 1);
-	int64_t d = dim(j, g->dil, i, 1), pb = dim(j, g->pad, i, 0);
-	int64_t pe = i < j->lead ? 0 : g->pad[g->nsp + i - j->lead];
-
 	*inside = *padded = 0;
-	for (int64_t t = 0; t < k; t++) {
-		int64_t at = o * s - pb + t * d;
+	for (int64_t q = 0; q < t->k[i]; q++) {
+		int64_t at = o * t->s[i] - t->pb[i] + q * t->d[i];
 
-		*inside += at >= 0 && at < in;
-		*padded += at >= -pb && at < in + pe;
+		*inside += at >= 0 && at < t->in[i];
+		*padded += at >= -t->pb[i] && at < t->in[i] + t->pe[i];
 	}
 }
 
@@ -55,26 +61,19 @@ static void taps(const struct pnd_job *j, int i, int64_t o, int64_t *inside, int
 static void pnd_rows(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct pnd_job *j = ctx;
-	const struct knn_geom *g = j->g;
-	int64_t in[3], out[3], k[3], s[3], d[3], p[3];
+	const struct knn_geom3 *t3 = &j->t;
+	const int64_t *in = t3->in, *out = t3->out, *k = t3->k, *s = t3->s, *d = t3->d;
+	const int64_t *p = t3->pb;
 	double acc[PND_COLS];
 	float mx[PND_COLS];
 
-	for (int i = 0; i < 3; i++) {
-		in[i] = dim(j, g->in, i, 1);
-		out[i] = dim(j, g->out, i, 1);
-		k[i] = dim(j, g->kernel, i, 1);
-		s[i] = dim(j, g->stride, i, 1);
-		d[i] = dim(j, g->dil, i, 1);
-		p[i] = dim(j, g->pad, i, 0);
-	}
 	for (int64_t r = lo; r < hi; r++) {
 		int64_t pl = r / (out[0] * out[1]), z = r / out[1] % out[0], a = r % out[1];
-		const float *xp = j->x + pl * g->in_size;
+		const float *xp = j->x + pl * j->in_size;
 		int64_t nz, pz, nh, ph;
 
-		taps(j, 0, z, &nz, &pz);
-		taps(j, 1, a, &nh, &ph);
+		taps(t3, 0, z, &nz, &pz);
+		taps(t3, 1, a, &nh, &ph);
 		for (int64_t b0 = 0; b0 < out[2]; b0 += PND_COLS) {
 			int64_t nb = out[2] - b0 < PND_COLS ? out[2] - b0 : PND_COLS;
 			float *yr = j->y + r * out[2] + b0;
@@ -122,7 +121,7 @@ static void pnd_rows(void *ctx, int64_t lo, int64_t hi)
 					yr[b] = mx[b];
 					continue;
 				}
-				taps(j, 2, b0 + b, &nw, &pw);
+				taps(t3, 2, b0 + b, &nw, &pw);
 				cnt = j->include_pad ? pz * ph * pw : nz * nh * nw;
 				yr[b] = (float)(cnt ? acc[b] / (double)cnt : NAN);
 			}
@@ -133,13 +132,13 @@ static void pnd_rows(void *ctx, int64_t lo, int64_t hi)
 int knn_pool_nd_f32(struct rt_kctx *k, const struct knn_geom *g, int avg, int include_pad,
 		    const float *x, float *y)
 {
-	struct pnd_job j = { g, x, y, avg, include_pad, 3 - g->nsp };
+	struct pnd_job j = { .in_size = g->in_size, .x = x, .y = y, .avg = avg,
+			     .include_pad = include_pad };
 
 	if (g->nsp < 1 || g->nsp > 3)
 		return 0;
-	rt_parallel_for(k, g->n * g->c * (g->nsp == 3 ? g->out[0] * g->out[1] :
-					    g->nsp == 2 ? g->out[0] : 1),
-			1, pnd_rows, &j);
+	knn_geom3(g, &j.t);
+	rt_parallel_for(k, g->n * g->c * j.t.out[0] * j.t.out[1], 1, pnd_rows, &j);
 	return 1;
 }
 

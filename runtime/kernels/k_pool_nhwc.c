@@ -23,39 +23,17 @@
 #define MCL_SAME(x) (x)
 #define MCL_FLIP(x) ((uint8_t)((x) ^ 0x80))   /* int8's order as uint8's */
 
-/* The window geometry as three dims (depth, height, width): a 2-D or
- * 1-D pool's missing leading dims of size 1, window 1, stride 1. */
-struct mcl_geom {
-	int64_t c, in[3], out[3], k[3], s[3], p[3], d[3];
-};
-
 struct mcl_job {
-	struct mcl_geom g;
+	struct knn_geom3 g;      /* (knn_geom3) */
+	int64_t c;
 	const void *x;
 	void *y;
 };
 
-static void mcl_geom(const struct knn_geom *g, struct mcl_geom *m)
-{
-	int lead = 3 - g->nsp;
-
-	m->c = g->c;
-	for (int i = 0; i < 3; i++) {
-		int d = i - lead;
-
-		m->in[i] = d < 0 ? 1 : g->in[d];
-		m->out[i] = d < 0 ? 1 : g->out[d];
-		m->k[i] = d < 0 ? 1 : g->kernel[d];
-		m->s[i] = d < 0 ? 1 : g->stride[d];
-		m->p[i] = d < 0 ? 0 : g->pad[d];
-		m->d[i] = d < 0 ? 1 : g->dil[d];
-	}
-}
-
 /* Input coordinate of output o's tap t along dim i, or -1 outside. */
-static inline int64_t mcl_at(const struct mcl_geom *g, int i, int64_t o, int64_t t)
+static inline int64_t mcl_at(const struct knn_geom3 *g, int i, int64_t o, int64_t t)
 {
-	int64_t v = o * g->s[i] - g->p[i] + t * g->d[i];
+	int64_t v = o * g->s[i] - g->pb[i] + t * g->d[i];
 
 	return v < 0 || v >= g->in[i] ? -1 : v;
 }
@@ -69,8 +47,8 @@ static inline int64_t mcl_at(const struct mcl_geom *g, int i, int64_t o, int64_t
 static void name(void *ctx, int64_t lo, int64_t hi) \
 { \
 	const struct mcl_job *j = ctx; \
-	const struct mcl_geom *g = &j->g; \
-	const int64_t c = g->c, ow = g->out[2]; \
+	const struct knn_geom3 *g = &j->g; \
+	const int64_t c = j->c, ow = g->out[2]; \
  \
 	for (int64_t r = lo; r < hi; r++) { \
 		int64_t b = r / (g->out[0] * g->out[1]), z = r / g->out[1] % g->out[0]; \
@@ -121,8 +99,8 @@ __attribute__((target("avx512f")))
 static void mcl_rows_f32_512(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct mcl_job *j = ctx;
-	const struct mcl_geom *g = &j->g;
-	const int64_t c = g->c, ow = g->out[2];
+	const struct knn_geom3 *g = &j->g;
+	const int64_t c = j->c, ow = g->out[2];
 
 	for (int64_t r = lo; r < hi; r++) {
 		int64_t b = r / (g->out[0] * g->out[1]), z = r / g->out[1] % g->out[0];
@@ -158,9 +136,9 @@ static void mcl_rows_f32_512(void *ctx, int64_t lo, int64_t hi)
 
 void knn_maxpool_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x, float *y)
 {
-	struct mcl_job j = { .x = x, .y = y };
+	struct mcl_job j = { .c = g->c, .x = x, .y = y };
 
-	mcl_geom(g, &j.g);
+	knn_geom3(g, &j.g);
 	rt_parallel_for(k, g->n * j.g.out[0] * j.g.out[1], 1,
 			rt_pgemm_ok() ? mcl_rows_f32_512 : mcl_rows_f32, &j);
 }
@@ -169,8 +147,8 @@ void knn_maxpool_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float
 void knn_maxpool_cl_q8(struct rt_kctx *k, const struct knn_geom *g, const void *x, void *y,
 		       int sgn)
 {
-	struct mcl_job j = { .x = x, .y = y };
+	struct mcl_job j = { .c = g->c, .x = x, .y = y };
 
-	mcl_geom(g, &j.g);
+	knn_geom3(g, &j.g);
 	rt_parallel_for(k, g->n * j.g.out[0] * j.g.out[1], 1, sgn ? mcl_rows_s8 : mcl_rows_u8, &j);
 }

@@ -38,7 +38,13 @@
 # detector, a Mamba-2-style state-space language model in float32 and
 # quantized by `opmig quantize --dynamic`, an ESPCN-style
 # super-resolution net at 360x640, a DBNet-style text detector on a
-# MobileNetV3-Small-style backbone),
+# MobileNetV3-Small-style backbone; with BROAD_SET=held11 an eleventh,
+# bench/gen_held11.py: a HiFi-GAN-style vocoder, a float16
+# SegFormer-B0-style segmenter, a DLRM-style recommender, an
+# SE-ResNeXt-style classifier of grouped convolutions in float32 and
+# static QDQ, a Demucs-style waveform source separator with a
+# bidirectional LSTM in float32 and quantized by `opmig quantize
+# --dynamic`, a NeRF-style MLP with sine/cosine positional encoding),
 # against onnxruntime-node with bench/interp.sh at one thread and at two
 # (interp.sh's alternating rounds).  See bench/README.md, "A broader
 # suite".
@@ -53,7 +59,8 @@
 #                   held6: bench/gen_held6.py's; held7:
 #                   bench/gen_held7.py's; held8: bench/gen_held8.py's;
 #                   held9: bench/gen_held9.py's; held10:
-#                   bench/gen_held10.py's
+#                   bench/gen_held10.py's; held11:
+#                   bench/gen_held11.py's
 #
 # Exit status: 0 done, 2 setup or a command failed.
 
@@ -86,6 +93,9 @@ held9)	gen=gen_held9.py last=c3d.onnx
 held10)	gen=gen_held10.py last=ocr_det.onnx
 	names="pointnet unet3d unet3d_qdq detr_f16 mamba_like mamba_dyn sr_espcn ocr_det"
 	quant="unet3d_qdq:unet3d mamba_dyn:mamba_like:--dynamic" ;;
+held11)	gen=gen_held11.py last=nerf_mlp.onnx
+	names="hifigan segformer_f16 dlrm resnext_se resnext_qdq demucs_like demucs_dyn nerf_mlp"
+	quant="resnext_qdq:resnext_se demucs_dyn:demucs_like:--dynamic" ;;
 *)	which=broad gen=gen_broad.py last=nhwc_seg.onnx
 	names="nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg" ;;
 esac

@@ -651,6 +651,11 @@ static void rows_range(void *ctx, int64_t lo, int64_t hi)
 		if (e->head_round)
 			rt_float_round_n(y, n * e->c, e->round);
 		for (size_t s = 0; s < e->n; s++, coef += 2 * e->c) {
+			if (e->t[s]) {   /* rows stored plain (rt_epilogue_planes) */
+				step_span(e->kind[s], 0, 0, e->t[s] + r0 * e->c, y, n * e->c,
+					  e->round);
+				continue;
+			}
 			if (step_uniform(e, s)) {
 				step_span(e->kind[s], coef[0], coef[e->c], NULL, y, n * e->c,
 					  e->round);
@@ -668,9 +673,9 @@ void rt_epilogue_cl(struct rt_kctx *k, const struct rt_epilogue *e, float *y, in
 	struct rows_job j = { e, y, rows, ROWS_BLOCK / e->c + 1,
 			      rt_pgemm_ok() && (!e->round || e->round == IR_DTYPE_FLOAT16) };
 
-	/* registers do no GELU (its Erf: rt_gelu_f32) */
+	/* registers do no GELU (its Erf: rt_gelu_f32) and add no tensor */
 	for (size_t s = 0; s < e->n; s++)
-		if (is_gelu(e->kind[s]))
+		if (is_gelu(e->kind[s]) || e->t[s])
 			j.regs = 0;
 	if (rows > 0)
 		rt_parallel_for(k, (rows + j.per - 1) / j.per, 1, rows_range, &j);
@@ -823,6 +828,13 @@ void rt_epilogue_planes(struct rt_kctx *k, const struct rt_epilogue *e, float *y
 {
 	struct planes_job j = { e, y, sp };
 
+	/* planes of one value (a Gemm's [N, C] result, a 1x1 map) are rows of
+	 * e->c channels, stored as channels last stores them: a call a value
+	 * took 5 ns each (a 4096 x 256 Gemm's Relu 5.3 ms, the Gemm 2.8) */
+	if (sp == 1 && planes % e->c == 0) {
+		rt_epilogue_cl(k, e, y, planes / e->c);
+		return;
+	}
 	if (planes > 0)
 		rt_parallel_for(k, planes, 1 + 16384 / (sp + 1), planes_range, &j);
 }

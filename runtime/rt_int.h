@@ -138,8 +138,10 @@ void rt_epilogue_planes(struct rt_kctx *k, const struct rt_epilogue *e, float *y
 /* Whether a step of e adds a tensor (RT_CHAIN_ADDT: its operand stored
  * channels first). */
 int rt_epilogue_has_tensor(const struct rt_epilogue *e);
-/* e's steps, none adding a tensor, over y stored channels last: rows of
- * e->c channels, split over the session's threads. */
+/* e's steps over y stored channels last: rows of e->c channels, split
+ * over the session's threads; a step adding a tensor (whose operand is
+ * stored plain) only where the rows are y's plain storage too (planes of
+ * one value). */
 void rt_epilogue_cl(struct rt_kctx *k, const struct rt_epilogue *e, float *y, int64_t rows);
 /* Whether the kernel of a float32 product may fold e's first step, an
  * inference BatchNormalization, into its weights and bias (W[o] * mul[o],

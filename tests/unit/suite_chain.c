@@ -13,7 +13,8 @@
  * plane (k_conv_dw.c, which does the steps in its registers too); a
  * residual Add or Sum of a tensor computed before the Conv, after it, or
  * broadcast; after a move (a Transpose), on a chain made by hand, only
- * a step the same on every channel. */
+ * a step the same on every channel; a Gemm's [N, C] result (planes of
+ * one value) taken as rows of C channels, with a tensor operand. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -466,11 +467,135 @@ static void test_chain_move(void)
 	}
 }
 
+/* x [R, 7] -> Gemm (transB, bias) -> Mul(., u) -> Add(sc, .) -> Relu -> y
+ * [R, c], sc a graph input [R, c]: the result's planes are single values,
+ * its rows of c channels the chain's pass takes as a channels-last
+ * result's (more rows than one block of the pass: the tensor operand
+ * read at each block's own rows). */
+#define GR 300
+#define GK 7
+static struct ir_model *gemm_model(int64_t c)
+{
+	struct ir_model *m = tm_new(13);
+	static double w[64 * GK], v[64];
+	uint64_t seed = 17;
+
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(GR, GK), 2);
+	tm_input(m, "sc", IR_DTYPE_FLOAT, TM_DIMS(GR, c), 2);
+	tg_fill(&seed, w, c * GK);
+	tm_init(m, "W", IR_DTYPE_FLOAT, TM_DIMS(c, GK), 2, w);
+	tg_fill(&seed, v, c);
+	tm_init(m, "B", IR_DTYPE_FLOAT, TM_DIMS(c), 1, v);
+	tg_fill(&seed, v, c);
+	tm_init(m, "u", IR_DTYPE_FLOAT, TM_DIMS(c), 1, v);
+	ir_node_set_int(tm_node(m, "Gemm", NULL, TM_NAMES("x", "W", "B"), 3, TM_NAMES("g"), 1),
+			"transB", 1);
+	tm_node(m, "Mul", NULL, TM_NAMES("g", "u"), 2, TM_NAMES("p"), 1);
+	tm_node(m, "Add", NULL, TM_NAMES("sc", "p"), 2, TM_NAMES("s"), 1);
+	tm_node(m, "Relu", NULL, TM_NAMES("s"), 1, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(GR, c), 2);
+	tm_verify(m);
+	return m;
+}
+
+struct gseen {
+	float g[GR * 64];
+};
+
+static int gemm_observe(void *ctx, const struct ir_node *n, size_t i, struct rt_value **slot)
+{
+	if (!strcmp(n->op_type, "Gemm") && i == 0)
+		memcpy(((struct gseen *)ctx)->g, (*slot)->data, (size_t)(*slot)->numel * sizeof(float));
+	return 0;
+}
+
+/* Two runs of m (threads th; obs: under an observer, which sees the
+ * Gemm's result): y of the last, the times Add was fused. */
+static size_t gemm_run(struct ir_model *m, int64_t c, int th, struct gseen *obs, float *y,
+		       float *sc)
+{
+	struct rt_opts o = { .threads = th, .collect_stats = 1 };
+	struct rt_session *s = NULL;
+	struct rt_value *in[2], *out = NULL;
+	const struct rt_stats *st;
+	static double xd[GR * 64];
+	uint64_t seed = 19;
+	size_t fused = 0;
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	if (obs) {
+		o.observe = gemm_observe;
+		o.observe_ctx = obs;
+	}
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_FLOAT, 2, TM_DIMS(GR, GK), &in[0], &d) == 0);
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_FLOAT, 2, TM_DIMS(GR, c), &in[1], &d) == 0);
+	tg_fill(&seed, xd, GR * GK);
+	for (int64_t e = 0; e < GR * GK; e++)
+		((float *)in[0]->data)[e] = (float)xd[e];
+	tg_fill(&seed, xd, GR * c);
+	for (int64_t e = 0; e < GR * c; e++)
+		sc[e] = ((float *)in[1]->data)[e] = (float)xd[e];
+	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
+	for (int r = 0; r < 2; r++) {
+		if (rt_session_run(s, in, 2, &out, &d) < 0)
+			fprintf(stderr, "\nrun: %s\n", d.msg);
+		CU_ASSERT_FATAL(out != NULL && out->numel == GR * c);
+		memcpy(y, out->data, (size_t)(GR * c) * sizeof(float));
+		rt_value_unref(out);
+		out = NULL;
+	}
+	st = rt_session_stats(s);
+	for (size_t i = 0; i < st->n_ops; i++)
+		if (!strcmp(st->ops[i].op, "Add"))
+			fused = st->ops[i].fused;
+	rt_session_free(s);
+	rt_value_unref(in[0]);
+	rt_value_unref(in[1]);
+	return fused;
+}
+
+/* A Gemm's chain (Mul, the residual Add, Relu) in the pass over its rows,
+ * 20 channels (partial vectors) and 32, one and two threads: the nodes'
+ * values bit for bit, and the spec's from the Gemm's observed result. */
+static void test_chain_gemm_rows(void)
+{
+	static const int64_t cs[] = { 20, 32 };
+	static float plain[GR * 64], y[GR * 64], want[GR * 64], sc[GR * 64];
+	static struct gseen obs;
+
+	for (size_t ci = 0; ci < 2; ci++) {
+		int64_t c = cs[ci];
+		struct ir_model *m = gemm_model(c);
+		double u[64], w[64 * GK];
+		uint64_t seed = 17;
+
+		CU_ASSERT_EQUAL(gemm_run(m, c, 1, &obs, plain, sc), 0);
+		tg_fill(&seed, w, c * GK);   /* the model's draws: W, B, then u */
+		tg_fill(&seed, u, c);
+		tg_fill(&seed, u, c);
+		for (int64_t e = 0; e < GR * c; e++) {
+			float t = obs.g[e] * (float)u[e % c];
+
+			t = sc[e] + t;
+			want[e] = t < 0 ? 0 : t;
+		}
+		CU_ASSERT(!memcmp(plain, want, (size_t)(GR * c) * sizeof(float)));
+		for (int th = 1; th <= 2; th++) {
+			memset(y, 0, sizeof(y));
+			CU_ASSERT_EQUAL(gemm_run(m, c, th, NULL, y, sc), 2);
+			CU_ASSERT(!memcmp(y, plain, (size_t)(GR * c) * sizeof(float)));
+		}
+		ir_model_free(m);
+	}
+}
+
 static const struct unit_test tests[] = {
 	{ "chain_fused", test_chain_fused },
 	{ "chain_residual", test_chain_residual },
 	{ "chain_partly", test_chain_partly },
 	{ "chain_move", test_chain_move },
+	{ "chain_gemm_rows", test_chain_gemm_rows },
 	{ NULL, NULL },
 };
 

@@ -30,6 +30,13 @@
 
 #include "runtime/exec_int.h"
 
+/* A job's chunks not yet taken: the first 64 by a mask, those after by a
+ * counter. */
+struct claims {
+	uint64_t mask;   /* chunks [0, 64) taken (atomic) */
+	int64_t next;    /* the next chunk from 64 on to take (atomic) */
+};
+
 struct rt_pool {
 	int n;                     /* worker threads (threads - 1) */
 	pthread_t *tid;
@@ -41,24 +48,50 @@ struct rt_pool {
 	rt_range_fn fn;
 	void *ctx;
 	int64_t n_items, chunk, n_chunks;
-	int64_t next;              /* the next chunk to take (atomic) */
+	struct claims claims;      /* the job's chunks taken */
 };
 
-/* Run chunks of the current job until none is left (next: the job's
- * counter). */
-static void take_chunks(int64_t *next, rt_range_fn fn, void *ctx,
+static void claims_reset(struct claims *c)
+{
+	__atomic_store_n(&c->mask, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->next, 64, __ATOMIC_RELAXED);
+}
+
+/* Whether this thread takes chunk i (< 64) */
+static int claim(struct claims *c, int64_t i)
+{
+	uint64_t bit = (uint64_t)1 << i;
+
+	return !(__atomic_fetch_or(&c->mask, bit, __ATOMIC_RELAXED) & bit);
+}
+
+static void run_chunk(rt_range_fn fn, void *ctx, int64_t n_items, int64_t chunk, int64_t i)
+{
+	int64_t b = i * chunk, e = b + chunk > n_items ? n_items : b + chunk;
+
+	if (b < e)
+		fn(ctx, b, e);
+}
+
+/* Run chunks of the current job until none is left (self: this thread's
+ * place, the caller 0).  A thread takes the chunk of its own place first,
+ * then any left: so a job split as the last was gives each thread the
+ * same part of the data while every thread is there to take its own (a
+ * recurrent net's R read by halves, each from its own CPU's L2, step
+ * after step), and a thread the system has not scheduled yet still holds
+ * nobody up. */
+static void take_chunks(struct claims *c, int self, rt_range_fn fn, void *ctx,
 			int64_t n_items, int64_t chunk, int64_t n_chunks)
 {
 	int64_t i;
 
-	while ((i = __atomic_fetch_add(next, 1, __ATOMIC_RELAXED)) < n_chunks) {
-		int64_t b = i * chunk, e = b + chunk;
-
-		if (e > n_items)
-			e = n_items;
-		if (b < e)
-			fn(ctx, b, e);
-	}
+	if (self < 64 && self < n_chunks && claim(c, self))
+		run_chunk(fn, ctx, n_items, chunk, self);
+	for (i = 0; i < 64 && i < n_chunks; i++)
+		if (claim(c, i))
+			run_chunk(fn, ctx, n_items, chunk, i);
+	while ((i = __atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED)) < n_chunks)
+		run_chunk(fn, ctx, n_items, chunk, i);
 }
 
 static __thread int in_chunk;
@@ -108,11 +141,13 @@ static int spin_while(const unsigned long *v, unsigned long still)
 
 struct worker_arg {
 	struct rt_pool *p;
+	int self;   /* its place (1 to n; the caller is 0) */
 };
 
 static void *worker(void *arg)
 {
 	struct rt_pool *p = ((struct worker_arg *)arg)->p;
+	int self = ((struct worker_arg *)arg)->self;
 	unsigned long seen = 0;
 
 	free(arg);
@@ -139,7 +174,7 @@ static void *worker(void *arg)
 
 			__atomic_store_n(&p->busy, p->busy + 1, __ATOMIC_RELEASE);
 			pthread_mutex_unlock(&p->mu);
-			take_chunks(&p->next, fn, ctx, n_items, chunk, n_chunks);
+			take_chunks(&p->claims, self, fn, ctx, n_items, chunk, n_chunks);
 			pthread_mutex_lock(&p->mu);
 		}
 		__atomic_store_n(&p->busy, p->busy - 1, __ATOMIC_RELEASE);
@@ -170,6 +205,7 @@ int rt_pool_new(int threads, struct rt_pool **out)
 		if (!a)
 			break;
 		a->p = p;
+		a->self = i + 1;
 		if (pthread_create(&p->tid[i], NULL, worker, a) != 0) {
 			free(a);
 			break;
@@ -202,6 +238,7 @@ void rt_pool_free(struct rt_pool *p)
  * clang's path: fn(data) on each of num_threads threads, the caller one
  * of them; flags 0. */
 void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags);
+int omp_get_thread_num(void);   /* libgomp's: this thread's place in the team, the caller 0 */
 
 static int use_openmp;
 
@@ -213,7 +250,8 @@ int rt_pool_openmp(int on)
 struct omp_job {
 	rt_range_fn fn;
 	void *ctx;
-	int64_t n, chunk, n_chunks, next;
+	int64_t n, chunk, n_chunks;
+	struct claims claims;
 };
 
 static void omp_chunks(void *arg)
@@ -222,7 +260,7 @@ static void omp_chunks(void *arg)
 	int was = in_chunk;
 
 	in_chunk = 1;   /* (a call from inside a chunk runs inline) */
-	take_chunks(&j->next, j->fn, j->ctx, j->n, j->chunk, j->n_chunks);
+	take_chunks(&j->claims, omp_get_thread_num(), j->fn, j->ctx, j->n, j->chunk, j->n_chunks);
 	in_chunk = was;
 }
 
@@ -244,7 +282,9 @@ void rt_pool_for(struct rt_pool *p, int64_t n, int64_t grain,
 		chunk = grain;
 	n_chunks = (n + chunk - 1) / chunk;
 	if (__atomic_load_n(&use_openmp, __ATOMIC_RELAXED)) {
-		struct omp_job j = { fn, ctx, n, chunk, n_chunks, 0 };
+		struct omp_job j = { fn, ctx, n, chunk, n_chunks, { 0, 0 } };
+
+		claims_reset(&j.claims);
 
 		GOMP_parallel(omp_chunks, &j, (unsigned)(p->n + 1), 0);
 		return;
@@ -259,12 +299,12 @@ void rt_pool_for(struct rt_pool *p, int64_t n, int64_t grain,
 	p->n_items = n;
 	p->chunk = chunk;
 	p->n_chunks = n_chunks;
-	__atomic_store_n(&p->next, 0, __ATOMIC_RELAXED);
+	claims_reset(&p->claims);
 	__atomic_store_n(&p->gen, p->gen + 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->mu);
 	in_chunk = 1;
-	take_chunks(&p->next, fn, ctx, n, chunk, n_chunks);
+	take_chunks(&p->claims, 0, fn, ctx, n, chunk, n_chunks);
 	in_chunk = 0;
 	/* every chunk is taken; wait for the workers still running theirs
 	 * (the mutex orders their writes before this thread's reads) */

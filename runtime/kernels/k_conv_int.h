@@ -432,7 +432,8 @@ int knn_max2d_s2_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
  * reads another's (a node whose input sizes change between runs may
  * switch paths). */
 enum { KNN_WC_PGEMM = 1, KNN_WC_PGEMMW, KNN_WC_DIRECT, KNN_WC_CL,
-       KNN_WC_CL4, KNN_WC_MATMUL, KNN_WC_DNNL, KNN_WC_DNNL_MM, KNN_WC_DNNL_MMF };
+       KNN_WC_CL4, KNN_WC_MATMUL, KNN_WC_DNNL, KNN_WC_DNNL_MM, KNN_WC_DNNL_MMF,
+       KNN_WC_DNNL_RNN, KNN_WC_RPACK };
 struct knn_wcache {
 	int kind;
 	const void *w;            /* the W data it was made from */

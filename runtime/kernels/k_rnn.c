@@ -9,8 +9,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "runtime/kernels/k_conv_int.h"   /* struct knn_wcache */
 #include "runtime/kernels/k_elem_int.h"
 #include "runtime/kernels/k_nq.h"
+#include "runtime/kernels/k_rnn_dnnl.h"
 #include "runtime/kernels/pgemm.h"   /* rt_cpu_avx512f */
 
 enum { CELL_RNN, CELL_GRU, CELL_LSTM };
@@ -187,6 +189,7 @@ struct rprod {
  * fresh pages: 10% of a batch-4 model's time in the kernel's page
  * clearing) */
 struct rpack {
+	struct knn_wcache h;   /* KNN_WC_RPACK (the node's cache may hold k_rnn_dnnl.c's) */
 	int64_t ndir, g, hid;
 	int lbr;
 	struct rprod d[2];
@@ -256,8 +259,8 @@ static const struct rpack *rpack_kept(struct rt_kctx *k, const struct rnn *s)
 	int64_t bytes = 0;
 
 	if (q)
-		return q->ndir == s->ndir && q->g == s->g && q->hid == s->hid && q->lbr == s->lbr ?
-		       q : NULL;
+		return q->h.kind == KNN_WC_RPACK && q->ndir == s->ndir && q->g == s->g &&
+		       q->hid == s->hid && q->lbr == s->lbr ? q : NULL;
 	if (!rt_pgemm_ok() || !rt_in_const(k, 2))
 		return NULL;
 	bytes = s->ndir * (rt_pgemm_packed_len(s->hid, s->g * s->hid) +
@@ -265,7 +268,8 @@ static const struct rpack *rpack_kept(struct rt_kctx *k, const struct rnn *s)
 		(int64_t)sizeof(float);
 	if (!rt_node_cache_worth(k, bytes) || !(q = calloc(1, sizeof(*q))))
 		return NULL;
-	*q = (struct rpack){ s->ndir, s->g, s->hid, s->lbr, { { NULL, NULL }, { NULL, NULL } } };
+	*q = (struct rpack){ { KNN_WC_RPACK, NULL }, s->ndir, s->g, s->hid, s->lbr,
+			     { { NULL, NULL }, { NULL, NULL } } };
 	for (int d = 0; d < s->ndir; d++)
 		if (rprod_init(s, s->r + d * s->g * s->hid * s->hid, &q->d[d]) < 0 || !q->d[d].pr) {
 			rpack_free(q);
@@ -544,6 +548,29 @@ static int state_out(struct rt_kctx *k, size_t i, const struct rnn *s, int dtype
 	return 0;
 }
 
+/* The whole node on oneDNN (k_rnn_dnnl.c) where it computes the cell
+ * as ONNX defines it: 1 done, 0 not (the own cells run), or an error. */
+static int dnnl_cell(struct rt_kctx *k, const struct rnn *s)
+{
+	if (s->cell == CELL_RNN || s->has_clip || s->input_forget || s->p || s->seq < 1 ||
+	    s->batch < 1)
+		return 0;
+	for (int d = 0; d < s->ndir; d++) {
+		const struct act *a = s->act[d];
+
+		if (a[0].kind != ACT_SIGMOID || a[1].kind != ACT_TANH ||
+		    (s->cell == CELL_LSTM && a[2].kind != ACT_TANH))
+			return 0;
+	}
+	for (int64_t i = 0; i < s->batch; i++)
+		if (s->lens[i] != s->seq)
+			return 0;
+	return knn_rnn_dnnl(k, &(struct knn_rnn){
+		s->cell == CELL_LSTM ? KNN_RNN_LSTM : KNN_RNN_GRU, s->lbr, s->reverse, s->seq,
+		s->batch, s->in, s->hid, s->ndir, s->x, s->w, s->r, s->b, s->h0, s->c0, s->y,
+		s->yh, s->yc });
+}
+
 static int run_cell(struct rt_kctx *k, int cell)
 {
 	struct rnn s = { .cell = cell };
@@ -651,7 +678,6 @@ static int run_cell(struct rt_kctx *k, int cell)
 	s.h0 = h0;
 	s.c0 = c0;
 	s.lens = lens;
-	s.kept = rpack_kept(k, &s);
 	if (!(s.y = calloc((size_t)(s.seq * s.ndir * s.batch * s.hid + 1), sizeof(float))) ||
 	    !(s.yh = calloc((size_t)(s.ndir * s.batch * s.hid + 1), sizeof(float))) ||
 	    (cell == CELL_LSTM &&
@@ -659,9 +685,14 @@ static int run_cell(struct rt_kctx *k, int cell)
 		rc = rt_oom(k);
 		goto cleanup;
 	}
-	for (int d = 0; d < s.ndir; d++)
-		if ((rc = run_dir(k, &s, d)) < 0)
-			goto cleanup;
+	if ((rc = dnnl_cell(k, &s)) < 0)
+		goto cleanup;
+	if (!rc) {
+		s.kept = rpack_kept(k, &s);
+		for (int d = 0; d < s.ndir; d++)
+			if ((rc = run_dir(k, &s, d)) < 0)
+				goto cleanup;
+	}
 	if (rt_out_wanted(k, 0)) {
 		dims[0] = s.seq, dims[1] = s.ndir, dims[2] = s.batch, dims[3] = s.hid;
 		if (s.layout)

@@ -45,6 +45,7 @@ int main(void)
 	    suite_fold_register() != 0 || suite_chain_register() != 0 ||
 	    suite_catbuf_register() != 0 || suite_kcl_register() != 0 ||
 	    suite_kdnnl_register() != 0 ||
+	    suite_krnn_register() != 0 ||
 	    suite_rnn_register() != 0 || suite_plan_register() != 0 ||
 	    suite_verify_register() != 0 || suite_opset_register() != 0 ||
 	    suite_probe_register() != 0 || suite_quant_register() != 0 ||

@@ -26,6 +26,7 @@ int suite_knn_register(void);
 int suite_kown_register(void);
 int suite_kcl_register(void);
 int suite_kdnnl_register(void);
+int suite_krnn_register(void);
 int suite_pgemm_register(void);
 int suite_knorm_register(void);
 int suite_kshape_register(void);

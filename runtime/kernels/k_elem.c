@@ -133,8 +133,18 @@ KEL_UNARY_FLOAT(recip, 1 / x)
 KEL_UNARY_FLOAT(sqrt, sqrt(x))
 KEL_UNARY_FLOAT(exp, exp(x))
 KEL_UNARY_FLOAT(log, log(x))
-KEL_UNARY_FLOAT(sin, sin(x))
-KEL_UNARY_FLOAT(cos, cos(x))
+static void sin_f64(const double *xs, double *ys, int64_t n, const struct kel_par *p)
+{
+	(void)p;
+	for (int64_t i = 0; i < n; i++)
+		ys[i] = sin(xs[i]);
+}
+static void cos_f64(const double *xs, double *ys, int64_t n, const struct kel_par *p)
+{
+	(void)p;
+	for (int64_t i = 0; i < n; i++)
+		ys[i] = cos(xs[i]);
+}
 KEL_UNARY_FLOAT(tan, tan(x))
 KEL_UNARY_FLOAT(asin, asin(x))
 KEL_UNARY_FLOAT(acos, acos(x))
@@ -271,8 +281,19 @@ FLOAT_OP(recip);
 FLOAT_OP(sqrt);
 FLOAT_OP(exp);
 FLOAT_OP(log);
-FLOAT_OP(sin);
-FLOAT_OP(cos);
+/* Sin and Cos in a loop the compiler vectorizes (k_trig.c) */
+static void sin_fast_f32(const float *x, float *y, int64_t n, const struct kel_par *p)
+{
+	(void)p;
+	kel_sincos_f32(x, y, n, 0);
+}
+static void cos_fast_f32(const float *x, float *y, int64_t n, const struct kel_par *p)
+{
+	(void)p;
+	kel_sincos_f32(x, y, n, 1);
+}
+static const struct kel_unop op_sin = { sin_fast_f32, sin_f64, NULL, 0 };
+static const struct kel_unop op_cos = { cos_fast_f32, cos_f64, NULL, 0 };
 FLOAT_OP(tan);
 FLOAT_OP(asin);
 FLOAT_OP(acos);

@@ -71,6 +71,9 @@ int kel_elu512(const float *x, float *y, int64_t n, float alpha, float gamma, in
 
 /* erf of n floats (y may be x), within one ulp of erff (k_elem.c). */
 void kel_erf_f32(const float *x, float *y, int64_t n);
+/* Sin (want_cos 0) or Cos of n floats (k_trig.c): the double function's
+ * value rounded, or one ulp away; y may be x. */
+void kel_sincos_f32(const float *x, float *y, int64_t n, int want_cos);
 
 /* Loops of a float unary op: EXPR of x (type T) and p (p may be NULL for
  * ops that read none).  The float32 loop reads the parameters from a

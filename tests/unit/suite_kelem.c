@@ -2,7 +2,8 @@
  * kernels: one-node models over initializers, checked against values
  * derived by hand (dtype wrap-around, broadcasting rules old and new,
  * integer division, Mod signs, rounding, float8 saturation, 4-bit and
- * string casts) where the backend test data says nothing. */
+ * string casts) where the backend test data says nothing; Sin and Cos on
+ * float32 against libm's in double over magnitudes up to 2e6. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1228,8 +1229,64 @@ static void test_in_place_reuse(void)
 	ir_model_free(m);
 }
 
+/* n float ulps apart (a NaN pair 0; signed zeros apart) */
+static int64_t ulps_apart(float a, float b)
+{
+	int32_t x, y;
+
+	if (isnan(a) && isnan(b))
+		return 0;
+	memcpy(&x, &a, 4);
+	memcpy(&y, &b, 4);
+	x = x < 0 ? INT32_MIN - x : x;
+	y = y < 0 ? INT32_MIN - y : y;
+	return x > y ? (int64_t)x - y : (int64_t)y - x;
+}
+
+/* Sin and Cos on float32 (k_trig.c): each value sin or cos in double
+ * rounded, or one ulp away, on seeded values of magnitude up to 4, 100,
+ * 1e5 and 2e6 (past the loop's reduction: libm's) and on zeros of both
+ * signs, subnormals, infinities, NaN, 1e6 and near it, 3.4e38; in place
+ * too, the values past 1e6 among them. */
+static void test_sin_cos_f32(void)
+{
+	static const float sp[] = { 0, -0.0f, 1e-40f, -1e-40f, 1e-30f, INFINITY, -INFINITY, NAN,
+				    1e6f, -1e6f, 999999.9f, 3.4e38f, 1.5707964f, 3.1415927f,
+				    -3.1415927f, 6.2831855f };
+	enum { N = 20000 };
+	static float x[N], y[N], z[N];
+	uint64_t seed = 41;
+
+	for (int c = 0; c < 2; c++) {
+		int64_t worst = 0;
+
+		for (int64_t i = 0; i < N; i++) {
+			double u, mag = i < N / 4 ? 4 : i < N / 2 ? 100 : i < 3 * N / 4 ? 1e5 : 2e6;
+
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			u = (double)(seed >> 11) / 9007199254740992.0;
+			x[i] = i < 16 ? sp[i] : (float)((2 * u - 1) * mag);
+		}
+		kel_sincos_f32(x, y, N, c);
+		memcpy(z, x, sizeof(z));
+		kel_sincos_f32(z, z, N, c);
+		for (int64_t i = 0; i < N; i++) {
+			float want = (float)(c ? cos((double)x[i]) : sin((double)x[i]));
+			int64_t u = ulps_apart(y[i], want);
+
+			worst = u > worst ? u : worst;
+			if (u > 1)
+				fprintf(stderr, "\n%s(%g) = %.9g, want %.9g\n", c ? "cos" : "sin",
+					(double)x[i], (double)y[i], (double)want);
+		}
+		CU_ASSERT(worst <= 1);
+		CU_ASSERT(!memcmp(y, z, sizeof(y)));
+	}
+}
+
 static const struct unit_test tests[] = {
 	{ "add int8 wraps", test_add_int8_wraps },
+	{ "sin and cos float32", test_sin_cos_f32 },
 	{ "sum in place", test_sum_in_place },
 	{ "add uint16 wraps", test_add_uint16_wraps },
 	{ "add float16 broadcast", test_add_float16_broadcast },

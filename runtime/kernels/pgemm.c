@@ -135,10 +135,20 @@ static void pg_panels(void *ctx, int64_t lo, int64_t hi)
 		int64_t mc = jb->m - i0 < RT_PG_MC ? jb->m - i0 : RT_PG_MC;
 
 		for (int64_t k0 = 0; k0 == 0 || k0 < jb->k; k0 += RT_PG_KC) {
-			int64_t kc = jb->k - k0 < RT_PG_KC ? jb->k - k0 : RT_PG_KC;
+			int64_t kc = jb->k - k0 < RT_PG_KC ? jb->k - k0 : RT_PG_KC, p;
 
 			pg_pack_a(jb, i0, mc, k0, kc, buf);
-			for (int64_t p = lo; p < hi; p++) {
+			/* a few rows: RT_PG_WIDE panels at once (pg_wide) */
+			for (p = lo; mc <= 3 && p + RT_PG_WIDE <= hi; p += RT_PG_WIDE) {
+				int64_t j0 = p * RT_PG_NR, last = j0 + (RT_PG_WIDE - 1) * RT_PG_NR;
+
+				rt_pgemm_k512_wide((int)mc, (int)(jb->n - last < RT_PG_NR ?
+								  jb->n - last : RT_PG_NR), kc, buf,
+						   jb->pb + j0 * jb->k + k0 * RT_PG_NR,
+						   RT_PG_NR * jb->k, jb->c + i0 * jb->ldc + j0, jb->ldc,
+						   k0 == 0, jb->bias ? jb->bias + j0 : NULL);
+			}
+			for (; p < hi; p++) {
 				int64_t j0 = p * RT_PG_NR;
 				int nr = (int)(jb->n - j0 < RT_PG_NR ? jb->n - j0 : RT_PG_NR);
 				const float *pbk = jb->pb + j0 * jb->k + k0 * RT_PG_NR;

@@ -98,6 +98,14 @@ void rt_pgemm_k512(int mr, int nr, int64_t kc, const float *a,
 		   const float *pb, float *c, int64_t ldc, int first,
 		   const float *bias, int bias_rows);
 
+/* The same for mr <= 3 rows against RT_PG_WIDE whole panels at once, pb
+ * the first's steps, the next ones pstride floats on, the last nr_last
+ * columns wide; bias[j] for column j; no bias_rows.  The same bits as
+ * rt_pgemm_k512 panel by panel. */
+#define RT_PG_WIDE 4
+void rt_pgemm_k512_wide(int mr, int nr_last, int64_t kc, const float *a, const float *pb,
+			int64_t pstride, float *c, int64_t ldc, int first, const float *bias);
+
 /* Panels [0, panels) of a product of `work` multiply-adds: fn(ctx, lo,
  * hi) split over kc's threads, or run on this one when kc is NULL, has
  * one thread, or the product is small. */

@@ -87,6 +87,69 @@ void rt_pgemm_k512(int mr, int nr, int64_t kc, const float *a,
 	}
 }
 
+/* Tiles of mr <= 3 rows against RT_PG_WIDE panels at once (the panels
+ * pstride floats apart, the last nr_last columns wide): a row of A's
+ * product against one panel is two chains of kc dependent fused
+ * multiply-adds, which a recurrent cell's or a decoder's one row waits
+ * out at every step; four panels give eight or more chains.  Each column
+ * sums its steps in the same order as pg_tile's, so the same bits. */
+K512 void pg_wide(const int mr, int nr_last, int64_t kc, const float *a, const float *pb,
+		  int64_t pstride, float *c, int64_t ldc, int first, const float *bias)
+{
+	__m512 acc[3][2 * RT_PG_WIDE];
+
+#pragma GCC unroll 3
+	for (int i = 0; i < mr; i++)
+#pragma GCC unroll 8
+		for (int v = 0; v < 2 * RT_PG_WIDE; v++)
+			acc[i][v] = _mm512_setzero_ps();
+	for (int64_t s = 0; s < kc; s++) {
+		__m512 b[2 * RT_PG_WIDE];
+
+#pragma GCC unroll 4
+		for (int q = 0; q < RT_PG_WIDE; q++) {
+			b[2 * q] = _mm512_load_ps(pb + q * pstride + s * RT_PG_NR);
+			b[2 * q + 1] = _mm512_load_ps(pb + q * pstride + s * RT_PG_NR + 16);
+		}
+#pragma GCC unroll 3
+		for (int i = 0; i < mr; i++) {
+			__m512 av = _mm512_set1_ps(a[s * RT_PG_MR + i]);
+
+#pragma GCC unroll 8
+			for (int v = 0; v < 2 * RT_PG_WIDE; v++)
+				acc[i][v] = _mm512_fmadd_ps(av, b[v], acc[i][v]);
+		}
+	}
+#pragma GCC unroll 8
+	for (int v = 0; v < 2 * RT_PG_WIDE; v++) {
+		int left = v / 2 == RT_PG_WIDE - 1 ? nr_last - 16 * (v % 2) : 16;
+		__mmask16 m = left >= 16 ? (__mmask16)0xffff :
+			      left > 0 ? (__mmask16)((1u << left) - 1) : 0;
+		__m512 bv = first && bias ? _mm512_maskz_loadu_ps(m, bias + 16 * v) :
+				_mm512_setzero_ps();
+
+#pragma GCC unroll 3
+		for (int i = 0; i < mr; i++) {
+			float *ci = c + i * ldc + 16 * v;
+
+			_mm512_mask_storeu_ps(ci, m, _mm512_add_ps(acc[i][v], first ? bv :
+							_mm512_maskz_loadu_ps(m, ci)));
+		}
+	}
+}
+
+__attribute__((target("avx512f")))
+void rt_pgemm_k512_wide(int mr, int nr_last, int64_t kc, const float *a, const float *pb,
+			int64_t pstride, float *c, int64_t ldc, int first, const float *bias)
+{
+	switch (mr) {
+	case 1: pg_wide(1, nr_last, kc, a, pb, pstride, c, ldc, first, bias); break;
+	case 2: pg_wide(2, nr_last, kc, a, pb, pstride, c, ldc, first, bias); break;
+	case 3: pg_wide(3, nr_last, kc, a, pb, pstride, c, ldc, first, bias); break;
+	default: break;
+	}
+}
+
 /* The 16 x 16 block at src (row stride ls; its first `rows` rows, the
  * others zero) transposed to dst (row stride ld; `rows` floats of each of
  * its 16 rows stored): pairs of rows interleaved, then groups of four, then

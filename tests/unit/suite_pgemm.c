@@ -2,6 +2,7 @@
  * operand against a naive loop in double: tile and panel edges (rows not
  * a multiple of 12, columns not a multiple of 32), several row and step
  * blocks (m above RT_PG_MC, k above RT_PG_KC), k = 0 (the bias alone),
+ * one to three rows against four panels at once,
  * with and without bias, A column-major (a convolution's input) and
  * row-major (a MatMul's); its transpose for block edges and ranges; and
  * MatMul and Gemm against a constant B (runtime/kernels/k_matmul_pk.c) run
@@ -80,6 +81,10 @@ static void test_products(void)
 		{ 1, 1, 1 }, { 12, 32, 8 }, { 13, 33, 9 }, { 49, 70, 40 }, { 25, 40, 2700 },
 		{ 7, 5, 300 }, { 500, 20, 30 }, { 1000, 64, 513 }, { 11, 31, 256 }, { 24, 64, 257 },
 		{ 3, 17, 0 },
+		/* one to three rows: four panels at once (pg_wide), whole,
+		 * with a partial last panel, then single panels after */
+		{ 1, 200, 300 }, { 2, 128, 40 }, { 3, 230, 513 }, { 1, 97, 5 }, { 2, 129, 1 },
+		{ 3, 256, 0 },
 	};
 
 	if (!rt_pgemm_ok())

@@ -15,7 +15,9 @@
  * those must match the steps done here in double on a naive convolution
  * (tconv.c); each case as the kernels choose it and with oneDNN off.
  * oneDNN's convolutions with the BatchNormalization folded into their
- * weights (other last bits) must match the double reference. */
+ * weights (other last bits) must match the double reference.  A
+ * GlobalAveragePool reading a channels-last result: the plain layout's
+ * averages bit for bit. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,8 +198,59 @@ static void test_epilogue(void)
 	unsetenv("OPMIG_NO_DNNL");
 }
 
+/* x [2, 16, 20, 20] -> Conv 3x3 pad 1 to m channels -> GlobalAveragePool:
+ * the Conv's result kept channels last, the pool reading it so (blocks of
+ * 64 channels, a short last one) must give the plain layout's averages
+ * bit for bit (the observer's run), and the spec's within rounding. */
+static void gap_cl_case(int64_t m)
+{
+	const struct ccase cs = { 2, 2, 16, m, 1, { 20, 20 }, { 3, 3 }, { 1, 1 }, { 1, 1 },
+				  { 1, 1, 1, 1 } };
+	int64_t nx = 2 * 16 * 400, ny;
+	double *x = tc_fill(nx, 13), *w = tc_fill(m * 16 * 9, 14), *b = tc_fill(m, 15);
+	double *conv = tc_naive_conv(&cs, x, w, b, &ny), want[2 * 200];
+	float plain[2 * 200], y[2 * 200];
+	struct ir_model *md = tm_new(13);
+	struct rt_value *in = tc_tensor(x, 4, TM_DIMS(2, 16, 20, 20));
+	struct ir_node *n;
+
+	tm_input(md, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 16, 20, 20), 4);
+	tm_init(md, "W", IR_DTYPE_FLOAT, TM_DIMS(m, 16, 3, 3), 4, w);
+	tm_init(md, "B", IR_DTYPE_FLOAT, TM_DIMS(m), 1, b);
+	n = tm_node(md, "Conv", NULL, TM_NAMES("x", "W", "B"), 3, TM_NAMES("c"), 1);
+	ir_node_set_ints(n, "pads", TM_DIMS(1, 1, 1, 1), 4);
+	tm_node(md, "GlobalAveragePool", NULL, TM_NAMES("c"), 1, TM_NAMES("y"), 1);
+	tm_output(md, "y", IR_DTYPE_FLOAT, TM_DIMS(2, m, 1, 1), 4);
+	tm_verify(md);
+	for (int64_t p = 0; p < 2 * m; p++) {
+		want[p] = 0;
+		for (int64_t e = 0; e < 400; e++)
+			want[p] += conv[p * 400 + e] / 400;
+	}
+	tc_run(md, &in, 1, 1, 1, 1, plain, 2 * m);
+	CU_ASSERT(tc_check_floats(plain, want, 2 * m, "GlobalAveragePool, plain"));
+	for (int th = 1; th <= 2; th++) {
+		memset(y, 0, sizeof(y));
+		tc_run(md, &in, 1, th, 0, 2, y, 2 * m);
+		CU_ASSERT(!memcmp(y, plain, (size_t)(2 * m) * sizeof(float)));
+	}
+	rt_value_unref(in);
+	ir_model_free(md);
+	free(x);
+	free(w);
+	free(b);
+	free(conv);
+}
+
+static void test_gap_cl(void)
+{
+	gap_cl_case(40);    /* one short block */
+	gap_cl_case(144);   /* 64, 64 and 16 */
+}
+
 static const struct unit_test tests[] = {
 	{ "epilogue", test_epilogue },
+	{ "gap_cl", test_gap_cl },
 	{ NULL, NULL },
 };
 

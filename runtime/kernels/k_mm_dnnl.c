@@ -5,7 +5,9 @@
  * cache while it is the same model constant; A's zero point is oneDNN's
  * (given at run time).  B's zero points other than 128 (uint8) or 0
  * (int8) ride on one more column of ones: its sums of A - za, times
- * 128 - zb[n] (or -zb[n]), correct each column, in int32. */
+ * 128 - zb[n] (or -zb[n]), correct each column, in int32.  A B whose
+ * column sums would take oneDNN past 2^24 goes in split into parts
+ * (mm_parts), their sums added in int32. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +16,8 @@
 
 struct mm_dn {
 	struct knn_wcache h;      /* KNN_WC_DNNL_MM; h.w: the B made from */
-	int64_t m, k, n, np;      /* rows, K, N, product columns (N + corr) */
+	int64_t m, k, n, np;      /* rows, K, N, product columns (parts N + corr) */
+	int corr, parts;          /* the ones column; B's parts (mm_parts) */
 	dnnl_data_type_t a_dt;
 	dnnl_stream_t stream;
 	dnnl_primitive_t mm, rb;  /* rb: B's reorder, NULL when plain */
@@ -23,15 +26,12 @@ struct mm_dn {
 	int32_t zp_val;
 	int8_t *b8;               /* B (K x np) as s8 */
 	int b_ready;              /* b holds b8 in oneDNN's layout */
-	int exact;                /* b8's sums stay within 2^24 (mm_exact) */
+	int exact;                /* b8's sums stay within 2^24 (mm_parts) */
 };
 
-static void mm_dn_free(void *p)
+/* c's primitive and memories gone (another is made for another size) */
+static void mm_dn_reset(struct mm_dn *c)
 {
-	struct mm_dn *c = p;
-
-	if (!c)
-		return;
 	dnnl_primitive_destroy(c->mm);
 	dnnl_primitive_destroy(c->rb);
 	dnnl_memory_destroy(c->a);
@@ -43,6 +43,19 @@ static void mm_dn_free(void *p)
 	dnnl_memory_destroy(c->pad);
 	if (c->stream)
 		dnnl_stream_destroy(c->stream);
+	c->mm = c->rb = NULL;
+	c->a = c->b = c->ub = c->y = c->zp = c->pad = NULL;
+	c->stream = NULL;
+	c->pad_bytes = 0;
+}
+
+static void mm_dn_free(void *p)
+{
+	struct mm_dn *c = p;
+
+	if (!c)
+		return;
+	mm_dn_reset(c);
 	free(c->b8);
 	free(c);
 }
@@ -140,21 +153,61 @@ static void mm_b8(const void *b, int b_dtype, int64_t k, int64_t n, int64_t np, 
 	}
 }
 
-/* Do the sums of A by b8 (K x np, s8) stay within 2^24, where oneDNN's
- * are exact (k_dnnl.h): 255 * sum_k |b8[k, j]| for every column j (the
- * correction's ones included)? */
-static int mm_exact(const int8_t *b8, int64_t k, int64_t np)
-{
-	int64_t *s = calloc((size_t)np, sizeof(*s));
-	int ok = s != NULL;
+/* The parts B (b8: K x N value columns, then the correction's ones when
+ * corr) is split into so that every part's sums of A stay within 2^24,
+ * where oneDNN's are exact (k_dnnl.h): 1 when 255 * sum_k |b8[k, j]|
+ * stays within it for every column j; past that each value v into parts
+ * that differ by at most one and add up to v, each part's column sums
+ * then at most most / parts + K (a speech encoder's 2736-deep layer went
+ * through double products: 2x its float32 layer); 0 when no number of
+ * parts up to MM_MAX_PARTS does (or the ones column alone is too long). */
+#define MM_MAX_PARTS 8
 
-	for (int64_t r = 0; ok && r < k; r++)
-		for (int64_t j = 0; j < np; j++)
-			s[j] += b8[r * np + j] < 0 ? -b8[r * np + j] : b8[r * np + j];
-	for (int64_t j = 0; ok && j < np; j++)
-		ok = 255 * s[j] <= KNN_DNNL_F32_EXACT;
+static int mm_parts(const int8_t *b8, int64_t k, int64_t n, int corr)
+{
+	int64_t *s = calloc((size_t)n + 1, sizeof(*s)), most = 0;
+	int64_t room = KNN_DNNL_F32_EXACT / 255 - k;
+
+	if (!s || (corr && 255 * k > KNN_DNNL_F32_EXACT)) {
+		free(s);
+		return 0;
+	}
+	for (int64_t r = 0; r < k; r++)
+		for (int64_t j = 0; j < n; j++)
+			s[j] += b8[r * (n + corr) + j] < 0 ? -b8[r * (n + corr) + j] :
+							      b8[r * (n + corr) + j];
+	for (int64_t j = 0; j < n; j++)
+		most = s[j] > most ? s[j] : most;
 	free(s);
-	return ok;
+	if (255 * most <= KNN_DNNL_F32_EXACT)
+		return 1;
+	if (room <= 0 || (most + room - 1) / room > MM_MAX_PARTS)
+		return 0;
+	return (int)((most + room - 1) / room);
+}
+
+/* b8 (K x N + corr) split into parts (K x parts N + corr): value v of
+ * column j as q + 1 in columns p N + j for p < r and q for the rest, v =
+ * q parts + r (0 <= r < parts); the ones column last. NULL when out of
+ * memory. */
+static int8_t *mm_split(const int8_t *b8, int64_t k, int64_t n, int corr, int parts)
+{
+	int64_t np = parts * n + corr;
+	int8_t *o = malloc((size_t)(k * np + 1));
+
+	for (int64_t r = 0; o && r < k; r++) {
+		for (int64_t j = 0; j < n; j++) {
+			int v = b8[r * (n + corr) + j], q = v >= 0 ? v / parts :
+							      -((-v + parts - 1) / parts);
+			int rem = v - q * parts;
+
+			for (int p = 0; p < parts; p++)
+				o[r * np + p * n + j] = (int8_t)(q + (p < rem));
+		}
+		if (corr)
+			o[r * np + parts * n] = 1;
+	}
+	return o;
 }
 
 int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt_value *b,
@@ -180,10 +233,9 @@ int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt
 		goto done;
 	}
 	corr = knn_dnnl_zp_shift(b->dtype, bz, nbz, n, d);
-	np = n + corr;
 	c = rt_node_cache(k);
-	if (c && (c->h.kind != KNN_WC_DNNL_MM || c->m != m || c->k != kd || c->np != np ||
-		  c->a_dt != a_dt))
+	if (c && (c->h.kind != KNN_WC_DNNL_MM || c->m != m || c->k != kd || c->n != n ||
+		  c->corr != corr || c->a_dt != a_dt))
 		c = NULL;
 	knn_dnnl_threads(rt_threads(k));
 	if (!c) {
@@ -195,42 +247,65 @@ int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt
 		tmp->m = m;
 		tmp->k = kd;
 		tmp->n = n;
-		tmp->np = np;
+		tmp->corr = corr;
 		tmp->a_dt = a_dt;
-		if (mm_dn_make(tmp))
-			goto done;
 		c = tmp;
-		if (b_const && !rt_node_cache(k) &&
-		    rt_node_cache_set(k, c, mm_dn_free, (int64_t)(kd * np)) == 0)
-			tmp = NULL;
 	}
 	if (!b_const || c->h.w != b->data || !c->b8) {
-		if (!(b8 = malloc((size_t)(kd * np)))) {
+		int parts;
+
+		if (!(b8 = malloc((size_t)(kd * (n + corr) + 1)))) {
 			rc = rt_oom(k);
 			goto done;
 		}
-		mm_b8(b->data, b->dtype, kd, n, np, b8);
+		mm_b8(b->data, b->dtype, kd, n, n + corr, b8);
+		parts = mm_parts(b8, kd, n, corr);
+		if (parts > 1) {
+			int8_t *sp = mm_split(b8, kd, n, corr, parts);
+
+			free(b8);
+			if (!(b8 = sp)) {
+				rc = rt_oom(k);
+				goto done;
+			}
+		}
+		np = parts ? parts * n + corr : n + corr;
+		if (c->mm && c->np != np)   /* another split: another primitive */
+			mm_dn_reset(c);
 		free(c->b8);
 		c->b8 = b8;
 		b8 = NULL;
 		c->h.w = b->data;
 		c->b_ready = 0;
-		c->exact = mm_exact(c->b8, kd, np);
+		c->np = np;
+		c->parts = parts;
+		c->exact = parts > 0;
 	}
+	np = c->np;
+	/* kept (a constant B), exact or not: the next run knows at once */
+	if (c == tmp && b_const && !rt_node_cache(k) &&
+	    rt_node_cache_set(k, c, mm_dn_free, (int64_t)(kd * np)) == 0)
+		tmp = NULL;
 	if (!c->exact)   /* opmig's own exact path */
 		goto done;
-	if (corr && !(out = rt_big_alloc((size_t)(m * np) * sizeof(*out)))) {
+	if (!c->mm && mm_dn_make(c))
+		goto done;
+	if (np != n && !(out = rt_big_alloc((size_t)(m * np) * sizeof(*out)))) {
 		rc = rt_oom(k);
 		goto done;
 	}
 	c->zp_val = az ? (int32_t)az[0] : 0;
 	if (mm_dn_run(c, a->data, out))
 		goto done;
-	if (corr)
+	if (np != n)   /* the parts added, the correction; within int32 */
 		for (int64_t r = 0; r < m; r++)
-			for (int64_t j = 0; j < n; j++)
-				y[r * n + j] = (int32_t)((int64_t)out[r * np + j] +
-							 (int64_t)d[j] * out[r * np + n]);
+			for (int64_t j = 0; j < n; j++) {
+				int64_t v = corr ? (int64_t)d[j] * out[r * np + c->parts * n] : 0;
+
+				for (int p = 0; p < c->parts; p++)
+					v += out[r * np + p * n + j];
+				y[r * n + j] = (int32_t)v;
+			}
 	knn_dnnl_int_count();
 	rc = 1;
 done:

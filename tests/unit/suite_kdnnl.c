@@ -16,7 +16,8 @@
  * their whole ranges with any zero points (one or per channel), held to
  * the naive sums exactly (every third case a QLinearConv, its sums plus
  * a bias requantized in the same pass, held to the requantized naive
- * sums bit for bit); and MatMulInteger with a constant 2-D B on its
+ * sums bit for bit); and MatMulInteger with a constant 2-D B (of K up to
+ * 3000: B split into parts past 2^24) on its
  * integer matmul, likewise; both again on AMX where the CPU has it. */
 #include <math.h>
 #include <stdio.h>
@@ -443,12 +444,15 @@ static void test_integer_parts(void)
 /* MatMulInteger with a constant 2-D B (K x N): A of rank 2-4 (uint8 or
  * int8, one zero point), B uint8 or int8 with one zero point or one per
  * column, over the whole 8-bit ranges; the int32 sums must equal the
- * exact sums computed here, and oneDNN must have run them. */
-static void km_one(uint64_t *s, int i)
+ * exact sums computed here, and oneDNN must have run them.  deep: K of
+ * 600 to 3000, whose column sums take oneDNN past 2^24 (B split into
+ * parts, k_mm_dnnl.c). */
+static void km_one(uint64_t *s, int i, int deep)
 {
 	int au = (int)kd_pick(s, 0, 1), bu = (int)kd_pick(s, 0, 1), per_n = (int)kd_pick(s, 0, 1);
 	int rank = (int)kd_pick(s, 2, 4);
-	int64_t kk = kd_pick(s, 1, 70), n = kd_pick(s, 1, 40), ad[4], yd[4], na = 1, rows;
+	int64_t kk = deep ? kd_pick(s, 600, 3000) : kd_pick(s, 1, 70), n = kd_pick(s, 1, 40);
+	int64_t ad[4], yd[4], na = 1, rows;
 	double *a, *b, *bz, az;
 	struct ir_model *m = tm_new(13);
 	struct rt_value *in, *out = NULL;
@@ -467,13 +471,16 @@ static void km_one(uint64_t *s, int i)
 	b = malloc((size_t)(kk * n) * sizeof(double));
 	bz = malloc((size_t)n * sizeof(double));
 	CU_ASSERT_FATAL(a && b && bz);
+	/* deep: values near the top and zero points near the bottom, so
+	 * that the sums themselves pass 2^24 (not only their bound) */
 	for (int64_t e = 0; e < na; e++)
-		a[e] = (double)kd_pick(s, au ? 0 : -128, au ? 255 : 127);
+		a[e] = (double)kd_pick(s, deep ? (au ? 200 : 100) : au ? 0 : -128, au ? 255 : 127);
 	for (int64_t e = 0; e < kk * n; e++)
-		b[e] = (double)kd_pick(s, bu ? 0 : -128, bu ? 255 : 127);
-	az = (double)kd_pick(s, au ? 0 : -128, au ? 255 : 127);
+		b[e] = (double)kd_pick(s, deep ? (bu ? 200 : 100) : bu ? 0 : -128, bu ? 255 : 127);
+	az = (double)kd_pick(s, au ? 0 : -128, deep ? (au ? 20 : -100) : au ? 255 : 127);
 	for (int64_t j = 0; j < n; j++)
-		bz[j] = i % 3 == 0 ? (bu ? 128 : 0) : (double)kd_pick(s, bu ? 0 : -128, bu ? 255 : 127);
+		bz[j] = i % 3 == 0 ? (bu ? 128 : 0) :
+			(double)kd_pick(s, bu ? 0 : -128, deep ? (bu ? 20 : -100) : bu ? 255 : 127);
 	if (!per_n)
 		for (int64_t j = 1; j < n; j++)
 			bz[j] = bz[0];
@@ -536,7 +543,9 @@ static void test_matmul_integer(void)
 		return;
 	}
 	for (int i = 0; i < KD_CASES; i++)
-		km_one(&s, i);
+		km_one(&s, i, 0);
+	for (int i = 0; i < 8; i++)
+		km_one(&s, i, 1);
 }
 
 /* Integer primitives on AMX (k_dnnl.c): with OPMIG_DNNL_AMX=all the
@@ -563,7 +572,7 @@ static void test_integer_amx(void)
 	setenv("OPMIG_DNNL_AMX", "all", 1);
 	for (int i = 0; i < KD_CASES; i++) {
 		kq_one(&s, i, NULL);
-		km_one(&s, i);
+		km_one(&s, i, i % 4 == 3);
 	}
 	unsetenv("OPMIG_DNNL_AMX");
 	CU_ASSERT(knn_dnnl_amx_made() > before);

@@ -279,7 +279,14 @@ FLOAT_OP(floor);
 FLOAT_OP(round);
 FLOAT_OP(recip);
 FLOAT_OP(sqrt);
-FLOAT_OP(exp);
+/* Exp sixteen at a time where the CPU has AVX-512 (k_act512.c), else exp
+ * in double rounded */
+static void exp_fast_f32(const float *x, float *y, int64_t n, const struct kel_par *p)
+{
+	if (!kel_exp512(x, y, n))
+		exp_f32(x, y, n, p);
+}
+static const struct kel_unop op_exp = { exp_fast_f32, exp_f64, NULL, 0 };
 FLOAT_OP(log);
 /* Sin and Cos in a loop the compiler vectorizes (k_trig.c) */
 static void sin_fast_f32(const float *x, float *y, int64_t n, const struct kel_par *p)

@@ -61,6 +61,9 @@ int kel_sigmoid512(const float *x, float *y, int64_t n, float alpha, int times_x
 /* tanh of n floats (y may be x) in AVX-512, within a few ulp of tanh in
  * double (k_act512.c): 1 done, 0 when the CPU lacks it. */
 int kel_tanh512(const float *x, float *y, int64_t n);
+/* Exp in AVX-512 (k_act512.c: within one ulp of exp in double): 1 done,
+ * 0 not (no AVX-512 here). */
+int kel_exp512(const float *x, float *y, int64_t n);
 /* Mish of n floats (y may be x) in AVX-512, within a few ulp of the
  * double result (k_act512.c): 1 done, 0 when the CPU lacks it. */
 int kel_mish512(const float *x, float *y, int64_t n);

@@ -180,7 +180,7 @@ static const double erf_cheb[19] = {
 __attribute__((target_clones("avx512f", "arch=haswell", "default"),
 	       optimize("no-trapping-math")))
 #endif
-void kel_erf_f32(const float *xs, float *ys, int64_t n)
+static void erf_loop(const float *xs, float *ys, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++) {
 		double x = xs[i], u, u2, b1, b2 = 0;
@@ -206,6 +206,12 @@ void kel_erf_f32(const float *xs, float *ys, int64_t n)
 		b2 = fma(u2, b1, erf_cheb[1] - b2);   /* b_1; b1 is b_2 */
 		ys[i] = (float)(x * fma(u, b2, erf_cheb[0] - b1));
 	}
+}
+
+void kel_erf_f32(const float *xs, float *ys, int64_t n)
+{
+	if (!kel_erf512(xs, ys, n))   /* k_erf512.c: the same bound */
+		erf_loop(xs, ys, n);
 }
 
 /* (the loops vectorized for the CPU at hand) */

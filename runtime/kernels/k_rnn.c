@@ -548,12 +548,49 @@ static int state_out(struct rt_kctx *k, size_t i, const struct rnn *s, int dtype
 	return 0;
 }
 
+struct dirs_job {
+	struct rt_kctx *k;
+	struct rnn *s;
+	int rc[2];
+};
+
+static void dirs_range(void *ctx, int64_t lo, int64_t hi)
+{
+	struct dirs_job *j = ctx;
+
+	for (int64_t d = lo; d < hi; d++)
+		j->rc[d] = run_dir(j->k, j->s, (int)d);
+}
+
+/* Every direction: a bidirectional node's two side by side on two
+ * threads, each one's products then on its own thread and its R in its
+ * own CPU's L2, with no hand-off at every step (demucs_like's two-layer
+ * bidirectional LSTM of 256 over 62 steps: the model 7.8 -> 5.9 ms at two
+ * threads); else one after the other. */
+static int run_dirs(struct rt_kctx *k, struct rnn *s)
+{
+	struct dirs_job j = { k, s, { 0, 0 } };
+
+	if (s->ndir == 2 && rt_threads(k) > 1) {
+		rt_parallel_for(k, 2, 1, dirs_range, &j);
+		return j.rc[0] < 0 ? j.rc[0] : j.rc[1];
+	}
+	dirs_range(&j, 0, s->ndir);
+	return j.rc[0] < 0 ? j.rc[0] : j.rc[1];
+}
+
 /* The whole node on oneDNN (k_rnn_dnnl.c) where it computes the cell
  * as ONNX defines it: 1 done, 0 not (the own cells run), or an error. */
 static int dnnl_cell(struct rt_kctx *k, const struct rnn *s)
 {
 	if (s->cell == CELL_RNN || s->has_clip || s->input_forget || s->p || s->seq < 1 ||
 	    s->batch < 1)
+		return 0;
+	/* at two threads a bidirectional node's directions side by side
+	 * (run_dirs) beat oneDNN's: lstm 6.4 -> 5.2 ms, gru_bi 1.68 -> 1.34,
+	 * crnn_f16 3.59 -> 3.02 (more threads than two not measured here:
+	 * oneDNN's then) */
+	if (s->ndir == 2 && rt_threads(k) == 2)
 		return 0;
 	for (int d = 0; d < s->ndir; d++) {
 		const struct act *a = s->act[d];
@@ -689,9 +726,8 @@ static int run_cell(struct rt_kctx *k, int cell)
 		goto cleanup;
 	if (!rc) {
 		s.kept = rpack_kept(k, &s);
-		for (int d = 0; d < s.ndir; d++)
-			if ((rc = run_dir(k, &s, d)) < 0)
-				goto cleanup;
+		if ((rc = run_dirs(k, &s)) < 0)
+			goto cleanup;
 	}
 	if (rt_out_wanted(k, 0)) {
 		dims[0] = s.seq, dims[1] = s.ndir, dims[2] = s.batch, dims[3] = s.hid;

@@ -210,7 +210,7 @@ static void erf_loop(const float *xs, float *ys, int64_t n)
 
 void kel_erf_f32(const float *xs, float *ys, int64_t n)
 {
-	if (!kel_erf512(xs, ys, n))   /* k_erf512.c: the same bound */
+	if (!kel_erf512(xs, ys, n))   /* k_math512.c: the same bound */
 		erf_loop(xs, ys, n);
 }
 
@@ -310,7 +310,14 @@ static const struct kel_unop op_cos = { cos_fast_f32, cos_f64, NULL, 0 };
 FLOAT_OP(tan);
 FLOAT_OP(asin);
 FLOAT_OP(acos);
-FLOAT_OP(atan);
+/* Atan sixteen at a time where the CPU has AVX-512 (k_math512.c), else
+ * atan in double rounded */
+static void atan_fast_f32(const float *x, float *y, int64_t n, const struct kel_par *p)
+{
+	if (!kel_atan512(x, y, n))
+		atan_f32(x, y, n, p);
+}
+static const struct kel_unop op_atan = { atan_fast_f32, atan_f64, NULL, 0 };
 FLOAT_OP(sinh);
 FLOAT_OP(cosh);
 /* Tanh: sixteen at a time where the CPU has AVX-512 (k_act512.c, within

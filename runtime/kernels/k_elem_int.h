@@ -74,8 +74,11 @@ int kel_elu512(const float *x, float *y, int64_t n, float alpha, float gamma, in
 
 /* erf of n floats (y may be x), within one ulp of erff (k_elem.c). */
 void kel_erf_f32(const float *x, float *y, int64_t n);
-/* The same in AVX-512 (k_erf512.c): 1 done, 0 not (no AVX-512 here). */
+/* The same in AVX-512 (k_math512.c): 1 done, 0 not (no AVX-512 here). */
 int kel_erf512(const float *x, float *y, int64_t n);
+/* Atan in AVX-512 (k_math512.c: within one ulp of atan in double): 1
+ * done, 0 not (no AVX-512 here). */
+int kel_atan512(const float *x, float *y, int64_t n);
 /* Sin (want_cos 0) or Cos of n floats (k_trig.c): the double function's
  * value rounded, or one ulp away; y may be x. */
 void kel_sincos_f32(const float *x, float *y, int64_t n, int want_cos);

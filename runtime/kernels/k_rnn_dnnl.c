@@ -20,6 +20,7 @@
 #include "runtime/kernels/k_conv_int.h"
 #include "runtime/kernels/k_dnnl.h"
 #include "runtime/kernels/k_rnn_dnnl.h"
+#include "runtime/kernels/pgemm.h"   /* rt_cpu_avx512f */
 
 /* The most bytes of W (one direction's) a thread's share of oneDNN's
  * LSTM may take: a run took, against the own cells (k_rnn.c), at one
@@ -284,6 +285,11 @@ int knn_rnn_dnnl(struct rt_kctx *k, const struct knn_rnn *g)
 	int rc;
 
 	if (!knn_dnnl_engine() || (g->cell != KNN_RNN_LSTM && g->cell != KNN_RNN_GRU))
+		return 0;
+	/* linear_before_reset on oneDNN only where its results were checked
+	 * right: on an AVX2 CPU (emulated) its reverse and bidirectional
+	 * cells gave other values (suite krnn) */
+	if (g->lbr && !rt_cpu_avx512f())
 		return 0;
 	/* oneDNN's LSTM (its brgemm kernels; GRU takes its gemm-based
 	 * ones) multiplies each step's input by W in that step: fast while

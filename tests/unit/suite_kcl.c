@@ -16,8 +16,9 @@
  * (tconv.c); each case as the kernels choose it and with oneDNN off.
  * oneDNN's convolutions with the BatchNormalization folded into their
  * weights (other last bits) must match the double reference.  A
- * GlobalAveragePool reading a channels-last result: the plain layout's
- * averages bit for bit. */
+ * GlobalAveragePool reading a channels-last result, and Add, Sub, Mul,
+ * Div of it by a value per image and channel, either operand first: the
+ * plain layout's values bit for bit. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,6 +243,56 @@ static void gap_cl_case(int64_t m)
 	free(conv);
 }
 
+/* x [2, 16, 20, 20] -> Conv 3x3 pad 1 to m channels (kept channels last)
+ * -> t = Sigmoid(GlobalAveragePool(c)) per image and channel, then
+ * Mul(c, t), Sub(t, .), Div(., t), Add(t, .) in a row, each reading the
+ * map channels last with one value per image and channel (k_binary.c's
+ * per-channel view), either operand first: the plain layout's values bit
+ * for bit. */
+static void se_cl_case(int64_t m)
+{
+	double *x = tc_fill(2 * 16 * 400, 23), *w = tc_fill(m * 16 * 9, 24), *b = tc_fill(m, 25);
+	int64_t ny = 2 * m * 400;
+	float *plain = malloc((size_t)ny * sizeof(float)), *y = malloc((size_t)ny * sizeof(float));
+	struct ir_model *md = tm_new(13);
+	struct rt_value *in = tc_tensor(x, 4, TM_DIMS(2, 16, 20, 20));
+	struct ir_node *n;
+
+	CU_ASSERT_FATAL(plain && y);
+	tm_input(md, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 16, 20, 20), 4);
+	tm_init(md, "W", IR_DTYPE_FLOAT, TM_DIMS(m, 16, 3, 3), 4, w);
+	tm_init(md, "B", IR_DTYPE_FLOAT, TM_DIMS(m), 1, b);
+	n = tm_node(md, "Conv", NULL, TM_NAMES("x", "W", "B"), 3, TM_NAMES("c"), 1);
+	ir_node_set_ints(n, "pads", TM_DIMS(1, 1, 1, 1), 4);
+	tm_node(md, "GlobalAveragePool", NULL, TM_NAMES("c"), 1, TM_NAMES("g"), 1);
+	tm_node(md, "Sigmoid", NULL, TM_NAMES("g"), 1, TM_NAMES("t"), 1);
+	tm_node(md, "Mul", NULL, TM_NAMES("c", "t"), 2, TM_NAMES("p1"), 1);
+	tm_node(md, "Sub", NULL, TM_NAMES("t", "p1"), 2, TM_NAMES("p2"), 1);
+	tm_node(md, "Div", NULL, TM_NAMES("p2", "t"), 2, TM_NAMES("p3"), 1);
+	tm_node(md, "Add", NULL, TM_NAMES("t", "p3"), 2, TM_NAMES("y"), 1);
+	tm_output(md, "y", IR_DTYPE_FLOAT, TM_DIMS(2, m, 20, 20), 4);
+	tm_verify(md);
+	tc_run(md, &in, 1, 1, 1, 1, plain, ny);
+	for (int th = 1; th <= 2; th++) {
+		memset(y, 0, (size_t)ny * sizeof(float));
+		tc_run(md, &in, 1, th, 0, 2, y, ny);
+		CU_ASSERT(!memcmp(y, plain, (size_t)ny * sizeof(float)));
+	}
+	rt_value_unref(in);
+	ir_model_free(md);
+	free(x);
+	free(w);
+	free(b);
+	free(plain);
+	free(y);
+}
+
+static void test_se_cl(void)
+{
+	se_cl_case(40);
+	se_cl_case(144);
+}
+
 static void test_gap_cl(void)
 {
 	gap_cl_case(40);    /* one short block */
@@ -251,6 +302,7 @@ static void test_gap_cl(void)
 static const struct unit_test tests[] = {
 	{ "epilogue", test_epilogue },
 	{ "gap_cl", test_gap_cl },
+	{ "se_cl", test_se_cl },
 	{ NULL, NULL },
 };
 

@@ -711,6 +711,21 @@ static const float *same_shape(const struct rt_value *t, const struct rt_value *
 	return t->data;
 }
 
+/* Whether y's storage is y's alone: no base, a region no other value
+ * sees, or a chain of bases each held by the one view above it only (a
+ * Reshape's view of a result no one else reads, which the next node
+ * overwrote in place: a GroupNorm's InstanceNormalization between
+ * Reshapes, then its scale, bias and SiLU). */
+static int storage_own(const struct rt_value *y)
+{
+	if (y->flags & RT_VALUE_REGION)
+		return 1;
+	for (const struct rt_value *b = y->base; b; b = b->base)
+		if (b->refs != 1 || (b->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT)))
+			return 0;
+	return 1;
+}
+
 /* The steps this run can do on y, the result of np: up to the first
  * whose operands are not at hand or not per-channel (that one and the
  * rest run as nodes); for y stored channels last, up to the first that
@@ -723,8 +738,7 @@ static int prepare(struct rt_session *s, struct rt_frame *f, const struct rt_npl
 
 	if (!ch || !f->skip || s->o.observe || !y || y->kind != RT_TENSOR ||
 	    (y->dtype != IR_DTYPE_FLOAT && !(y->flags & RT_VALUE_WIDE)) || y->rank < 2 ||
-	    y->refs != 1 ||
-	    (y->base && !(y->flags & RT_VALUE_REGION)) ||
+	    y->refs != 1 || !storage_own(y) ||
 	    (y->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT)))
 		return 0;
 	*e = (struct rt_epilogue){ .c = y->dims[1], .ch = ch,

@@ -14,7 +14,9 @@
  * residual Add or Sum of a tensor computed before the Conv, after it, or
  * broadcast; after a move (a Transpose), on a chain made by hand, only
  * a step the same on every channel; a Gemm's [N, C] result (planes of
- * one value) taken as rows of C channels, with a tensor operand. */
+ * one value) taken as rows of C channels, with a tensor operand; a
+ * chain on a result stored in a view no other value sees (a GroupNorm's
+ * Reshapes). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -590,12 +592,101 @@ static void test_chain_gemm_rows(void)
 	}
 }
 
+/* x [1, 8, 6, 5] -> Reshape [1, 2, 24] -> InstanceNormalization ->
+ * Reshape [1, 8, 6, 5] -> Mul(., gamma) -> Add(., beta) -> SiLU (Sigmoid,
+ * Mul) -> y, gamma and beta per channel: a GroupNorm as exported.  The Mul
+ * after the Reshape reuses the view's storage, which no other value
+ * sees: its chain (the Add, the SiLU) runs in its pass; the nodes' values
+ * bit for bit (one by one under an observer). */
+static struct ir_model *gn_model(void)
+{
+	struct ir_model *m = tm_new(13);
+	static double g[8], b[8];
+	uint64_t seed = 29;
+
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(1, 8, 6, 5), 4);
+	tg_fill(&seed, g, 8);
+	tg_fill(&seed, b, 8);
+	tm_init(m, "s1", IR_DTYPE_INT64, TM_DIMS(3), 1, (const double[]){ 1, 2, 120 });
+	tm_init(m, "s2", IR_DTYPE_INT64, TM_DIMS(4), 1, (const double[]){ 1, 8, 6, 5 });
+	tm_init(m, "isc", IR_DTYPE_FLOAT, TM_DIMS(2), 1, (const double[]){ 1, 1 });
+	tm_init(m, "ibi", IR_DTYPE_FLOAT, TM_DIMS(2), 1, (const double[]){ 0, 0 });
+	tm_init(m, "gamma", IR_DTYPE_FLOAT, TM_DIMS(8, 1, 1), 3, g);
+	tm_init(m, "beta", IR_DTYPE_FLOAT, TM_DIMS(8, 1, 1), 3, b);
+	tm_node(m, "Reshape", NULL, TM_NAMES("x", "s1"), 2, TM_NAMES("r1"), 1);
+	tm_node(m, "InstanceNormalization", NULL, TM_NAMES("r1", "isc", "ibi"), 3, TM_NAMES("n"), 1);
+	tm_node(m, "Reshape", NULL, TM_NAMES("n", "s2"), 2, TM_NAMES("r2"), 1);
+	tm_node(m, "Mul", NULL, TM_NAMES("r2", "gamma"), 2, TM_NAMES("p"), 1);
+	tm_node(m, "Add", NULL, TM_NAMES("p", "beta"), 2, TM_NAMES("a"), 1);
+	tm_node(m, "Sigmoid", NULL, TM_NAMES("a"), 1, TM_NAMES("sg"), 1);
+	tm_node(m, "Mul", NULL, TM_NAMES("a", "sg"), 2, TM_NAMES("y"), 1);
+	tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(1, 8, 6, 5), 4);
+	tm_verify(m);
+	return m;
+}
+
+/* Two runs of the GroupNorm model (observed or not) into y (240): the
+ * times Add and Sigmoid were fused. */
+static size_t gn_run(struct ir_model *m, int th, int observed, float *y)
+{
+	struct rt_opts o = { .threads = th, .collect_stats = 1 };
+	struct rt_session *s = NULL;
+	struct rt_value *in, *out = NULL;
+	const struct rt_stats *st;
+	static double xd[240];
+	uint64_t seed = 31;
+	size_t fused = 0;
+	struct seen obs = { .got = 0 };
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	if (observed) {
+		o.observe = observe;
+		o.observe_ctx = &obs;
+	}
+	tg_fill(&seed, xd, 240);
+	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_FLOAT, 4, TM_DIMS(1, 8, 6, 5), &in, &d) == 0);
+	for (int64_t e = 0; e < 240; e++)
+		((float *)in->data)[e] = (float)xd[e];
+	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
+	for (int r = 0; r < 2; r++) {
+		if (rt_session_run(s, &in, 1, &out, &d) < 0)
+			fprintf(stderr, "\nrun: %s\n", d.msg);
+		CU_ASSERT_FATAL(out != NULL && out->numel == 240);
+		memcpy(y, out->data, 240 * sizeof(float));
+		rt_value_unref(out);
+		out = NULL;
+	}
+	st = rt_session_stats(s);
+	for (size_t i = 0; i < st->n_ops; i++)
+		if (!strcmp(st->ops[i].op, "Add") || !strcmp(st->ops[i].op, "Sigmoid"))
+			fused += st->ops[i].fused;
+	rt_session_free(s);
+	rt_value_unref(in);
+	return fused;
+}
+
+static void test_chain_view(void)
+{
+	struct ir_model *m = gn_model();
+	float plain[240], y[240];
+
+	CU_ASSERT_EQUAL(gn_run(m, 1, 1, plain), 0);
+	for (int th = 1; th <= 2; th++) {
+		memset(y, 0, sizeof(y));
+		CU_ASSERT_EQUAL(gn_run(m, th, 0, y), 4);
+		CU_ASSERT(!memcmp(y, plain, sizeof(y)));
+	}
+	ir_model_free(m);
+}
+
 static const struct unit_test tests[] = {
 	{ "chain_fused", test_chain_fused },
 	{ "chain_residual", test_chain_residual },
 	{ "chain_partly", test_chain_partly },
 	{ "chain_move", test_chain_move },
 	{ "chain_gemm_rows", test_chain_gemm_rows },
+	{ "chain_view", test_chain_view },
 	{ NULL, NULL },
 };
 

@@ -1244,6 +1244,58 @@ static int64_t ulps_apart(float a, float b)
 	return x > y ? (int64_t)x - y : (int64_t)y - x;
 }
 
+/* A seeded double in [0, 1) (53 bits of the generator's state) */
+static double draw01(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+/* A float32 function under test: n values of x into y (arg: Sin 0, Cos 1) */
+typedef void (*f32_fn)(const float *x, float *y, int64_t n, int arg);
+
+/* f on x into y, and in place on a copy in z: each result ref in double
+ * rounded, or one ulp away (a value past that printed under name), and
+ * the run in place the same bytes. */
+static void check_ulp1(const char *name, f32_fn f, int arg, double (*ref)(double),
+		       const float *x, float *y, float *z, int64_t n)
+{
+	int64_t worst = 0;
+
+	f(x, y, n, arg);
+	memcpy(z, x, (size_t)n * sizeof(float));
+	f(z, z, n, arg);
+	for (int64_t i = 0; i < n; i++) {
+		float want = (float)ref((double)x[i]);
+		int64_t u = ulps_apart(y[i], want);
+
+		worst = u > worst ? u : worst;
+		if (u > 1)
+			fprintf(stderr, "\n%s(%g) = %.9g, want %.9g\n", name, (double)x[i],
+				(double)y[i], (double)want);
+	}
+	CU_ASSERT(worst <= 1);
+	CU_ASSERT(!memcmp(y, z, (size_t)n * sizeof(float)));
+}
+
+static void exp_fn(const float *x, float *y, int64_t n, int arg)
+{
+	(void)arg;
+	kel_exp512(x, y, n);
+}
+
+static void erf_fn(const float *x, float *y, int64_t n, int arg)
+{
+	(void)arg;
+	kel_erf_f32(x, y, n);
+}
+
+static void atan_fn(const float *x, float *y, int64_t n, int arg)
+{
+	(void)arg;
+	kel_atan512(x, y, n);
+}
+
 /* Sin and Cos on float32 (k_trig.c): each value sin or cos in double
  * rounded, or one ulp away, on seeded values of magnitude up to 4, 100,
  * 1e5 and 2e6 (past the loop's reduction: libm's) and on zeros of both
@@ -1259,29 +1311,13 @@ static void test_sin_cos_f32(void)
 	uint64_t seed = 41;
 
 	for (int c = 0; c < 2; c++) {
-		int64_t worst = 0;
-
 		for (int64_t i = 0; i < N; i++) {
-			double u, mag = i < N / 4 ? 4 : i < N / 2 ? 100 : i < 3 * N / 4 ? 1e5 : 2e6;
+			double u = draw01(&seed), mag = i < N / 4 ? 4 : i < N / 2 ? 100 :
+							   i < 3 * N / 4 ? 1e5 : 2e6;
 
-			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-			u = (double)(seed >> 11) / 9007199254740992.0;
 			x[i] = i < 16 ? sp[i] : (float)((2 * u - 1) * mag);
 		}
-		kel_sincos_f32(x, y, N, c);
-		memcpy(z, x, sizeof(z));
-		kel_sincos_f32(z, z, N, c);
-		for (int64_t i = 0; i < N; i++) {
-			float want = (float)(c ? cos((double)x[i]) : sin((double)x[i]));
-			int64_t u = ulps_apart(y[i], want);
-
-			worst = u > worst ? u : worst;
-			if (u > 1)
-				fprintf(stderr, "\n%s(%g) = %.9g, want %.9g\n", c ? "cos" : "sin",
-					(double)x[i], (double)y[i], (double)want);
-		}
-		CU_ASSERT(worst <= 1);
-		CU_ASSERT(!memcmp(y, z, sizeof(y)));
+		check_ulp1(c ? "cos" : "sin", kel_sincos_f32, c, c ? cos : sin, x, y, z, N);
 	}
 }
 
@@ -1296,29 +1332,17 @@ static void test_exp_f32(void)
 	enum { N = 40000 };
 	static float x[N], y[N], z[N];
 	uint64_t seed = 43;
-	int64_t worst = 0;
 
 	for (int64_t i = 0; i < N; i++) {
-		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-		x[i] = i < 14 ? sp[i] : (float)((double)(seed >> 11) / 9007199254740992.0 * 205 - 110);
+		double u = draw01(&seed);
+
+		x[i] = i < 14 ? sp[i] : (float)(u * 205 - 110);
 	}
 	if (!kel_exp512(x, y, N)) {   /* the op then takes exp in double, rounded */
 		fprintf(stderr, "\nkelem: no AVX-512 here: exp float32 skipped\n");
 		return;
 	}
-	memcpy(z, x, sizeof(z));
-	kel_exp512(z, z, N);
-	for (int64_t i = 0; i < N; i++) {
-		float want = (float)exp((double)x[i]);
-		int64_t u = ulps_apart(y[i], want);
-
-		worst = u > worst ? u : worst;
-		if (u > 1)
-			fprintf(stderr, "\nexp(%g) = %.9g, want %.9g\n", (double)x[i], (double)y[i],
-				(double)want);
-	}
-	CU_ASSERT(worst <= 1);
-	CU_ASSERT(!memcmp(y, z, sizeof(y)));
+	check_ulp1("exp", exp_fn, 0, exp, x, y, z, N);
 }
 
 /* Erf on float32 (k_math512.c where the CPU has AVX-512, else the
@@ -1333,26 +1357,13 @@ static void test_erf_f32(void)
 	enum { N = 40000 };
 	static float x[N], y[N], z[N];
 	uint64_t seed = 47;
-	int64_t worst = 0;
 
 	for (int64_t i = 0; i < N; i++) {
-		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-		x[i] = i < 15 ? sp[i] : (float)((double)(seed >> 11) / 9007199254740992.0 * 12 - 6);
-	}
-	kel_erf_f32(x, y, N);
-	memcpy(z, x, sizeof(z));
-	kel_erf_f32(z, z, N);
-	for (int64_t i = 0; i < N; i++) {
-		float want = (float)erf((double)x[i]);
-		int64_t u = ulps_apart(y[i], want);
+		double u = draw01(&seed);
 
-		worst = u > worst ? u : worst;
-		if (u > 1)
-			fprintf(stderr, "\nerf(%g) = %.9g, want %.9g\n", (double)x[i], (double)y[i],
-				(double)want);
+		x[i] = i < 15 ? sp[i] : (float)(u * 12 - 6);
 	}
-	CU_ASSERT(worst <= 1);
-	CU_ASSERT(!memcmp(y, z, sizeof(y)));
+	check_ulp1("erf", erf_fn, 0, erf, x, y, z, N);
 }
 
 /* Atan on float32 (k_math512.c, where the CPU has AVX-512): each value
@@ -1367,32 +1378,17 @@ static void test_atan_f32(void)
 	enum { N = 40000 };
 	static float x[N], y[N], z[N];
 	uint64_t seed = 53;
-	int64_t worst = 0;
 
 	for (int64_t i = 0; i < N; i++) {
-		double u;
+		double u = draw01(&seed);
 
-		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-		u = (double)(seed >> 11) / 9007199254740992.0;
 		x[i] = i < 15 ? sp[i] : (float)((i % 2 ? -1 : 1) * pow(10, u * 60 - 30));
 	}
 	if (!kel_atan512(x, y, N)) {   /* the op then takes atan in double, rounded */
 		fprintf(stderr, "\nkelem: no AVX-512 here: atan float32 skipped\n");
 		return;
 	}
-	memcpy(z, x, sizeof(z));
-	kel_atan512(z, z, N);
-	for (int64_t i = 0; i < N; i++) {
-		float want = (float)atan((double)x[i]);
-		int64_t u = ulps_apart(y[i], want);
-
-		worst = u > worst ? u : worst;
-		if (u > 1)
-			fprintf(stderr, "\natan(%g) = %.9g, want %.9g\n", (double)x[i], (double)y[i],
-				(double)want);
-	}
-	CU_ASSERT(worst <= 1);
-	CU_ASSERT(!memcmp(y, z, sizeof(y)));
+	check_ulp1("atan", atan_fn, 0, atan, x, y, z, N);
 }
 
 static const struct unit_test tests[] = {

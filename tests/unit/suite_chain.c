@@ -469,6 +469,35 @@ static void test_chain_move(void)
 	}
 }
 
+/* Two runs of m on ins (options o) into y (ny floats, the last run's
+ * output): the times the nodes of ops op1 and op2 (NULL: none) were fused. */
+static size_t two_runs(struct ir_model *m, const struct rt_opts *o, struct rt_value **ins,
+		       size_t n_in, float *y, int64_t ny, const char *op1, const char *op2)
+{
+	struct rt_session *s = NULL;
+	struct rt_value *out = NULL;
+	const struct rt_stats *st;
+	size_t fused = 0;
+	struct ir_diag d;
+
+	ir_diag_init(&d);
+	CU_ASSERT_FATAL(rt_session_new(m, o, &s, &d) == 0);
+	for (int r = 0; r < 2; r++) {
+		if (rt_session_run(s, ins, n_in, &out, &d) < 0)
+			fprintf(stderr, "\nrun: %s\n", d.msg);
+		CU_ASSERT_FATAL(out != NULL && out->numel == ny);
+		memcpy(y, out->data, (size_t)ny * sizeof(float));
+		rt_value_unref(out);
+		out = NULL;
+	}
+	st = rt_session_stats(s);
+	for (size_t i = 0; i < st->n_ops; i++)
+		if (!strcmp(st->ops[i].op, op1) || (op2 && !strcmp(st->ops[i].op, op2)))
+			fused += st->ops[i].fused;
+	rt_session_free(s);
+	return fused;
+}
+
 /* x [R, 7] -> Gemm (transB, bias) -> Mul(., u) -> Add(sc, .) -> Relu -> y
  * [R, c], sc a graph input [R, c]: the result's planes are single values,
  * its rows of c channels the chain's pass takes as a channels-last
@@ -517,12 +546,10 @@ static size_t gemm_run(struct ir_model *m, int64_t c, int th, struct gseen *obs,
 		       float *sc)
 {
 	struct rt_opts o = { .threads = th, .collect_stats = 1 };
-	struct rt_session *s = NULL;
-	struct rt_value *in[2], *out = NULL;
-	const struct rt_stats *st;
+	struct rt_value *in[2];
 	static double xd[GR * 64];
 	uint64_t seed = 19;
-	size_t fused = 0;
+	size_t fused;
 	struct ir_diag d;
 
 	ir_diag_init(&d);
@@ -538,20 +565,7 @@ static size_t gemm_run(struct ir_model *m, int64_t c, int th, struct gseen *obs,
 	tg_fill(&seed, xd, GR * c);
 	for (int64_t e = 0; e < GR * c; e++)
 		sc[e] = ((float *)in[1]->data)[e] = (float)xd[e];
-	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
-	for (int r = 0; r < 2; r++) {
-		if (rt_session_run(s, in, 2, &out, &d) < 0)
-			fprintf(stderr, "\nrun: %s\n", d.msg);
-		CU_ASSERT_FATAL(out != NULL && out->numel == GR * c);
-		memcpy(y, out->data, (size_t)(GR * c) * sizeof(float));
-		rt_value_unref(out);
-		out = NULL;
-	}
-	st = rt_session_stats(s);
-	for (size_t i = 0; i < st->n_ops; i++)
-		if (!strcmp(st->ops[i].op, "Add"))
-			fused = st->ops[i].fused;
-	rt_session_free(s);
+	fused = two_runs(m, &o, in, 2, y, GR * c, "Add", NULL);
 	rt_value_unref(in[0]);
 	rt_value_unref(in[1]);
 	return fused;
@@ -630,12 +644,10 @@ static struct ir_model *gn_model(void)
 static size_t gn_run(struct ir_model *m, int th, int observed, float *y)
 {
 	struct rt_opts o = { .threads = th, .collect_stats = 1 };
-	struct rt_session *s = NULL;
-	struct rt_value *in, *out = NULL;
-	const struct rt_stats *st;
+	struct rt_value *in;
 	static double xd[240];
 	uint64_t seed = 31;
-	size_t fused = 0;
+	size_t fused;
 	struct seen obs = { .got = 0 };
 	struct ir_diag d;
 
@@ -648,20 +660,7 @@ static size_t gn_run(struct ir_model *m, int th, int observed, float *y)
 	CU_ASSERT_FATAL(rt_tensor_new(NULL, IR_DTYPE_FLOAT, 4, TM_DIMS(1, 8, 6, 5), &in, &d) == 0);
 	for (int64_t e = 0; e < 240; e++)
 		((float *)in->data)[e] = (float)xd[e];
-	CU_ASSERT_FATAL(rt_session_new(m, &o, &s, &d) == 0);
-	for (int r = 0; r < 2; r++) {
-		if (rt_session_run(s, &in, 1, &out, &d) < 0)
-			fprintf(stderr, "\nrun: %s\n", d.msg);
-		CU_ASSERT_FATAL(out != NULL && out->numel == 240);
-		memcpy(y, out->data, 240 * sizeof(float));
-		rt_value_unref(out);
-		out = NULL;
-	}
-	st = rt_session_stats(s);
-	for (size_t i = 0; i < st->n_ops; i++)
-		if (!strcmp(st->ops[i].op, "Add") || !strcmp(st->ops[i].op, "Sigmoid"))
-			fused += st->ops[i].fused;
-	rt_session_free(s);
+	fused = two_runs(m, &o, &in, 1, y, 240, "Add", "Sigmoid");
 	rt_value_unref(in);
 	return fused;
 }

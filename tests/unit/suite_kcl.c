@@ -199,6 +199,33 @@ static void test_epilogue(void)
 	unsetenv("OPMIG_NO_DNNL");
 }
 
+/* The readers' tests' head: input x [2, 16, 20, 20], a Conv 3x3 pad 1 to
+ * m channels of weights w and bias b, its result "c" (kept channels last
+ * where its readers take it so). */
+static struct ir_model *cl_head(int64_t m, const double *w, const double *b)
+{
+	struct ir_model *md = tm_new(13);
+
+	tm_input(md, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 16, 20, 20), 4);
+	tm_init(md, "W", IR_DTYPE_FLOAT, TM_DIMS(m, 16, 3, 3), 4, w);
+	tm_init(md, "B", IR_DTYPE_FLOAT, TM_DIMS(m), 1, b);
+	ir_node_set_ints(tm_node(md, "Conv", NULL, TM_NAMES("x", "W", "B"), 3, TM_NAMES("c"), 1),
+			 "pads", TM_DIMS(1, 1, 1, 1), 4);
+	return md;
+}
+
+/* md on in at one and two threads (two runs each, into y) must give plain
+ * (ny values: the observer's run, every node on its own) bit for bit */
+static void same_as_plain(struct ir_model *md, struct rt_value *in, const float *plain,
+			  float *y, int64_t ny)
+{
+	for (int th = 1; th <= 2; th++) {
+		memset(y, 0, (size_t)ny * sizeof(float));
+		tc_run(md, &in, 1, th, 0, 2, y, ny);
+		CU_ASSERT(!memcmp(y, plain, (size_t)ny * sizeof(float)));
+	}
+}
+
 /* x [2, 16, 20, 20] -> Conv 3x3 pad 1 to m channels -> GlobalAveragePool:
  * the Conv's result kept channels last, the pool reading it so (blocks of
  * 64 channels, a short last one) must give the plain layout's averages
@@ -211,15 +238,9 @@ static void gap_cl_case(int64_t m)
 	double *x = tc_fill(nx, 13), *w = tc_fill(m * 16 * 9, 14), *b = tc_fill(m, 15);
 	double *conv = tc_naive_conv(&cs, x, w, b, &ny), want[2 * 200];
 	float plain[2 * 200], y[2 * 200];
-	struct ir_model *md = tm_new(13);
+	struct ir_model *md = cl_head(m, w, b);
 	struct rt_value *in = tc_tensor(x, 4, TM_DIMS(2, 16, 20, 20));
-	struct ir_node *n;
 
-	tm_input(md, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 16, 20, 20), 4);
-	tm_init(md, "W", IR_DTYPE_FLOAT, TM_DIMS(m, 16, 3, 3), 4, w);
-	tm_init(md, "B", IR_DTYPE_FLOAT, TM_DIMS(m), 1, b);
-	n = tm_node(md, "Conv", NULL, TM_NAMES("x", "W", "B"), 3, TM_NAMES("c"), 1);
-	ir_node_set_ints(n, "pads", TM_DIMS(1, 1, 1, 1), 4);
 	tm_node(md, "GlobalAveragePool", NULL, TM_NAMES("c"), 1, TM_NAMES("y"), 1);
 	tm_output(md, "y", IR_DTYPE_FLOAT, TM_DIMS(2, m, 1, 1), 4);
 	tm_verify(md);
@@ -230,11 +251,7 @@ static void gap_cl_case(int64_t m)
 	}
 	tc_run(md, &in, 1, 1, 1, 1, plain, 2 * m);
 	CU_ASSERT(tc_check_floats(plain, want, 2 * m, "GlobalAveragePool, plain"));
-	for (int th = 1; th <= 2; th++) {
-		memset(y, 0, sizeof(y));
-		tc_run(md, &in, 1, th, 0, 2, y, 2 * m);
-		CU_ASSERT(!memcmp(y, plain, (size_t)(2 * m) * sizeof(float)));
-	}
+	same_as_plain(md, in, plain, y, 2 * m);
 	rt_value_unref(in);
 	ir_model_free(md);
 	free(x);
@@ -254,16 +271,10 @@ static void se_cl_case(int64_t m)
 	double *x = tc_fill(2 * 16 * 400, 23), *w = tc_fill(m * 16 * 9, 24), *b = tc_fill(m, 25);
 	int64_t ny = 2 * m * 400;
 	float *plain = malloc((size_t)ny * sizeof(float)), *y = malloc((size_t)ny * sizeof(float));
-	struct ir_model *md = tm_new(13);
+	struct ir_model *md = cl_head(m, w, b);
 	struct rt_value *in = tc_tensor(x, 4, TM_DIMS(2, 16, 20, 20));
-	struct ir_node *n;
 
 	CU_ASSERT_FATAL(plain && y);
-	tm_input(md, "x", IR_DTYPE_FLOAT, TM_DIMS(2, 16, 20, 20), 4);
-	tm_init(md, "W", IR_DTYPE_FLOAT, TM_DIMS(m, 16, 3, 3), 4, w);
-	tm_init(md, "B", IR_DTYPE_FLOAT, TM_DIMS(m), 1, b);
-	n = tm_node(md, "Conv", NULL, TM_NAMES("x", "W", "B"), 3, TM_NAMES("c"), 1);
-	ir_node_set_ints(n, "pads", TM_DIMS(1, 1, 1, 1), 4);
 	tm_node(md, "GlobalAveragePool", NULL, TM_NAMES("c"), 1, TM_NAMES("g"), 1);
 	tm_node(md, "Sigmoid", NULL, TM_NAMES("g"), 1, TM_NAMES("t"), 1);
 	tm_node(md, "Mul", NULL, TM_NAMES("c", "t"), 2, TM_NAMES("p1"), 1);
@@ -273,11 +284,7 @@ static void se_cl_case(int64_t m)
 	tm_output(md, "y", IR_DTYPE_FLOAT, TM_DIMS(2, m, 20, 20), 4);
 	tm_verify(md);
 	tc_run(md, &in, 1, 1, 1, 1, plain, ny);
-	for (int th = 1; th <= 2; th++) {
-		memset(y, 0, (size_t)ny * sizeof(float));
-		tc_run(md, &in, 1, th, 0, 2, y, ny);
-		CU_ASSERT(!memcmp(y, plain, (size_t)ny * sizeof(float)));
-	}
+	same_as_plain(md, in, plain, y, ny);
 	rt_value_unref(in);
 	ir_model_free(md);
 	free(x);

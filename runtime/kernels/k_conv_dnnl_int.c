@@ -311,20 +311,15 @@ static void dn_fin_take(void *ctx, const int32_t *nhwc)
  * channel o's sums (|x - xz| and the raw u8 input, or the s8 input plus
  * 128, are at most 255); the correction's all-ones row, 255 * kl.  A
  * window of real weights passes that from a few thousand taps on (256
- * channels by 3x3); W is then split into parts, each value v into parts
- * that differ by at most one and add up to v (dn_split_w), each part's
- * bound within 2^24, their sums added in int32.  The parts that needs, 1
- * when none, or 0: not exact so (the correction's row alone too long,
- * grouped, or more than DN_MAX_PARTS). */
-#define DN_MAX_PARTS 8
-
+ * channels by 3x3); W is then split into parts (knn_dnnl_parts,
+ * dn_split_w).  The parts that needs, 1 when none, or 0: not exact so
+ * (knn_dnnl_parts's 0, or grouped). */
 static int dn_parts(const void *w, int w_dtype, int64_t m, int64_t kl, int corr,
 		    int64_t group)
 {
-	int64_t most = 0, room = KNN_DNNL_F32_EXACT / 255 - kl;
+	int64_t most = 0;
+	int parts;
 
-	if (corr && 255 * kl > KNN_DNNL_F32_EXACT)
-		return 0;
 	for (int64_t o = 0; o < m; o++) {
 		int64_t s = 0;
 
@@ -336,26 +331,19 @@ static int dn_parts(const void *w, int w_dtype, int64_t m, int64_t kl, int corr,
 		}
 		most = s > most ? s : most;
 	}
-	if (255 * most <= KNN_DNNL_F32_EXACT)
-		return 1;
-	/* a part's values are at most |v| / parts + 1 each: its bound
-	 * 255 * (most / parts + kl) */
-	if (group != 1 || room <= 0 || (most + room - 1) / room > DN_MAX_PARTS)
-		return 0;
-	return (int)((most + room - 1) / room);
+	parts = knn_dnnl_parts(most, kl, corr);
+	return parts > 1 && group != 1 ? 0 : parts;
 }
 
 /* The n s8 values at w8 split into parts stacked after them (part p at
- * w8 + p * n): v = q * parts + r (0 <= r < parts) gives parts q + 1
- * (the first r) and q. */
+ * w8 + p * n, knn_dnnl_part; the first part written last, in place). */
 static void dn_split_w(int8_t *w8, int64_t n, int parts)
 {
 	for (int64_t i = 0; i < n; i++) {
-		int v = w8[i], q = v >= 0 ? v / parts : -((-v + parts - 1) / parts);
-		int r = v - q * parts;
+		int v = w8[i];
 
 		for (int p = parts - 1; p >= 0; p--)
-			w8[p * n + i] = (int8_t)(q + (p < r));
+			w8[p * n + i] = knn_dnnl_part(v, parts, p);
 	}
 }
 

@@ -121,6 +121,19 @@ dnnl_engine_t knn_dnnl_engine(void)
 	return dn_engine;
 }
 
+int knn_dnnl_parts(int64_t most, int64_t terms, int corr)
+{
+	int64_t room = KNN_DNNL_F32_EXACT / 255 - terms;
+
+	if (corr && 255 * terms > KNN_DNNL_F32_EXACT)
+		return 0;
+	if (255 * most <= KNN_DNNL_F32_EXACT)
+		return 1;
+	if (room <= 0 || (most + room - 1) / room > KNN_DNNL_MAX_PARTS)
+		return 0;
+	return (int)((most + room - 1) / room);
+}
+
 void knn_dnnl_threads(int n)
 {
 	rt_pool_openmp(1);   /* opmig's loops on OpenMP's threads from now on */

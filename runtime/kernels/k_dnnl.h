@@ -55,6 +55,24 @@ int knn_dnnl_zp_shift(int dtype, const double *z, int64_t nz, int64_t n, int32_t
  * values must stay within it. */
 #define KNN_DNNL_F32_EXACT 16777216   /* 2^24 */
 
+/* Past that, an operand of 8-bit weights goes in split into parts, each
+ * value v into parts that differ by at most one and add up to v, their
+ * sums added in int32 (a part's values are at most |v| / parts + 1, so
+ * its bound is 255 * (most / parts + terms)).  The parts needed, for
+ * most the largest sum of |s8| over an output's terms terms (corr: an
+ * all-ones output of terms rides along): 1 when none, 0 when no number up
+ * to KNN_DNNL_MAX_PARTS does (or the ones alone pass 2^24). */
+#define KNN_DNNL_MAX_PARTS 8
+int knn_dnnl_parts(int64_t most, int64_t terms, int corr);
+/* Part p of parts of the s8 value v: v = q parts + r (0 <= r < parts)
+ * gives q + 1 to the first r parts and q to the rest. */
+static inline int8_t knn_dnnl_part(int v, int parts, int p)
+{
+	int q = v >= 0 ? v / parts : -((-v + parts - 1) / parts);
+
+	return (int8_t)(q + (p < v - q * parts));
+}
+
 /* Buffers of data in oneDNN's layouts, one each for the process, grown
  * to the largest asked for and kept (fresh memory per call was page
  * faults on every run), used by one primitive at a time: between

@@ -154,24 +154,15 @@ static void mm_b8(const void *b, int b_dtype, int64_t k, int64_t n, int64_t np, 
 }
 
 /* The parts B (b8: K x N value columns, then the correction's ones when
- * corr) is split into so that every part's sums of A stay within 2^24,
- * where oneDNN's are exact (k_dnnl.h): 1 when 255 * sum_k |b8[k, j]|
- * stays within it for every column j; past that each value v into parts
- * that differ by at most one and add up to v, each part's column sums
- * then at most most / parts + K (a speech encoder's 2736-deep layer went
- * through double products: 2x its float32 layer); 0 when no number of
- * parts up to MM_MAX_PARTS does (or the ones column alone is too long). */
-#define MM_MAX_PARTS 8
-
+ * corr) is split into so that every part's sums of A stay within 2^24
+ * (knn_dnnl_parts: a speech encoder's 2736-deep layer went through double
+ * products, 2x its float32 layer): 1 when none, 0 when not so. */
 static int mm_parts(const int8_t *b8, int64_t k, int64_t n, int corr)
 {
 	int64_t *s = calloc((size_t)n + 1, sizeof(*s)), most = 0;
-	int64_t room = KNN_DNNL_F32_EXACT / 255 - k;
 
-	if (!s || (corr && 255 * k > KNN_DNNL_F32_EXACT)) {
-		free(s);
+	if (!s)
 		return 0;
-	}
 	for (int64_t r = 0; r < k; r++)
 		for (int64_t j = 0; j < n; j++)
 			s[j] += b8[r * (n + corr) + j] < 0 ? -b8[r * (n + corr) + j] :
@@ -179,31 +170,21 @@ static int mm_parts(const int8_t *b8, int64_t k, int64_t n, int corr)
 	for (int64_t j = 0; j < n; j++)
 		most = s[j] > most ? s[j] : most;
 	free(s);
-	if (255 * most <= KNN_DNNL_F32_EXACT)
-		return 1;
-	if (room <= 0 || (most + room - 1) / room > MM_MAX_PARTS)
-		return 0;
-	return (int)((most + room - 1) / room);
+	return knn_dnnl_parts(most, k, corr);
 }
 
-/* b8 (K x N + corr) split into parts (K x parts N + corr): value v of
- * column j as q + 1 in columns p N + j for p < r and q for the rest, v =
- * q parts + r (0 <= r < parts); the ones column last. NULL when out of
- * memory. */
+/* b8 (K x N + corr) split into parts (K x parts N + corr): part p of
+ * column j's value (knn_dnnl_part) in column p N + j; the ones column
+ * last.  NULL when out of memory. */
 static int8_t *mm_split(const int8_t *b8, int64_t k, int64_t n, int corr, int parts)
 {
 	int64_t np = parts * n + corr;
 	int8_t *o = malloc((size_t)(k * np + 1));
 
 	for (int64_t r = 0; o && r < k; r++) {
-		for (int64_t j = 0; j < n; j++) {
-			int v = b8[r * (n + corr) + j], q = v >= 0 ? v / parts :
-							      -((-v + parts - 1) / parts);
-			int rem = v - q * parts;
-
+		for (int64_t j = 0; j < n; j++)
 			for (int p = 0; p < parts; p++)
-				o[r * np + p * n + j] = (int8_t)(q + (p < rem));
-		}
+				o[r * np + p * n + j] = knn_dnnl_part(b8[r * (n + corr) + j], parts, p);
 		if (corr)
 			o[r * np + parts * n] = 1;
 	}

@@ -121,6 +121,30 @@ dnnl_engine_t knn_dnnl_engine(void)
 	return dn_engine;
 }
 
+int knn_dnnl_reorder_new(dnnl_stream_t st, const dnnl_memory_desc_t *from, const void *data,
+			 const dnnl_memory_desc_t *to, dnnl_memory_t *m)
+{
+	dnnl_engine_t eng = knn_dnnl_engine();
+	dnnl_primitive_desc_t rpd = NULL;
+	dnnl_primitive_t rp = NULL;
+	dnnl_memory_t um = NULL;
+	int rc = -1;
+
+	*m = NULL;
+	if (!dnnl_memory_create(m, to, eng, DNNL_MEMORY_ALLOCATE) &&
+	    !dnnl_memory_create(&um, from, eng, (void *)data) &&
+	    !dnnl_reorder_primitive_desc_create(&rpd, from, eng, to, eng, NULL) &&
+	    !dnnl_primitive_create(&rp, rpd) &&
+	    !dnnl_primitive_execute(rp, st, 2,
+				    (dnnl_exec_arg_t[]){ { DNNL_ARG_FROM, um }, { DNNL_ARG_TO, *m } }) &&
+	    dnnl_stream_wait(st) == dnnl_success)
+		rc = 0;
+	dnnl_primitive_destroy(rp);
+	dnnl_primitive_desc_destroy(rpd);
+	dnnl_memory_destroy(um);
+	return rc;
+}
+
 int knn_dnnl_parts(int64_t most, int64_t terms, int corr)
 {
 	int64_t room = KNN_DNNL_F32_EXACT / 255 - terms;

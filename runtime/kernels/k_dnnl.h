@@ -29,6 +29,11 @@ int knn_dnnl_pd(dnnl_primitive_desc_t *pd, const_dnnl_op_desc_t d,
 #define KNN_DNNL_AMX_MIN_K 256
 #define KNN_DNNL_AMX_MIN_MACS 20000000
 int knn_dnnl_amx_pays(int64_t k, int64_t macs, int three_d);
+/* A new memory *m of layout to holding the data at data (layout from)
+ * reordered, on stream st: a constant operand copied once into the
+ * layout a primitive picked.  0, or -1 (*m then to destroy, or NULL). */
+int knn_dnnl_reorder_new(dnnl_stream_t st, const dnnl_memory_desc_t *from, const void *data,
+			 const dnnl_memory_desc_t *to, dnnl_memory_t *m);
 /* oneDNN's threads (OpenMP's) for the next primitive made or run. */
 void knn_dnnl_threads(int n);
 /* One more primitive run (knn_dnnl_runs counts them: the tests). */

@@ -57,9 +57,7 @@ static int mmf_make(struct mmf_dn *c, const float *b)
 	dnnl_memory_desc_t amd, bmd, anyb, ymd, zmd;
 	const dnnl_memory_desc_t *q;
 	dnnl_primitive_attr_t attr = NULL;
-	dnnl_primitive_desc_t pd = NULL, rpd = NULL;
-	dnnl_primitive_t rb = NULL;
-	dnnl_memory_t ub = NULL;
+	dnnl_primitive_desc_t pd = NULL;
 	dnnl_matmul_desc_t md;
 	/* batched (rank 3) only with A's rows, B and Y one batch after
 	 * another */
@@ -97,20 +95,11 @@ static int mmf_make(struct mmf_dn *c, const float *b)
 	}
 	q = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
 	c->b_bytes = dnnl_memory_desc_get_size(q);
-	if (dnnl_memory_create(&c->b, q, eng, DNNL_MEMORY_ALLOCATE) ||
-	    dnnl_memory_create(&ub, &bmd, eng, (void *)b) ||
-	    dnnl_reorder_primitive_desc_create(&rpd, &bmd, eng, q, eng, NULL) ||
-	    dnnl_primitive_create(&rb, rpd) ||
-	    dnnl_primitive_execute(rb, c->stream, 2,
-				   (dnnl_exec_arg_t[]){ { DNNL_ARG_FROM, ub }, { DNNL_ARG_TO, c->b } }) ||
-	    dnnl_stream_wait(c->stream) != dnnl_success)
+	if (knn_dnnl_reorder_new(c->stream, &bmd, b, q, &c->b))
 		goto done;
 	c->h.w = b;
 	rc = 0;
 done:
-	dnnl_primitive_destroy(rb);
-	dnnl_memory_destroy(ub);
-	dnnl_primitive_desc_destroy(rpd);
 	dnnl_primitive_desc_destroy(pd);
 	dnnl_primitive_attr_destroy(attr);
 	return rc;

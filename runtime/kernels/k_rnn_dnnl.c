@@ -117,31 +117,6 @@ static void to_bias(const struct knn_rnn *g, int gates, float *o)
 		}
 }
 
-/* Weights (user layout u, in buf) reordered into m, made for the kept
- * layout q */
-static int reorder_in(struct rnn_dn *c, const dnnl_memory_desc_t *u, const float *buf,
-		      const dnnl_memory_desc_t *q, dnnl_memory_t *m)
-{
-	dnnl_engine_t eng = knn_dnnl_engine();
-	dnnl_primitive_desc_t rpd = NULL;
-	dnnl_primitive_t rp = NULL;
-	dnnl_memory_t um = NULL;
-	int rc = -1;
-
-	if (!dnnl_memory_create(m, q, eng, DNNL_MEMORY_ALLOCATE) &&
-	    !dnnl_memory_create(&um, u, eng, (void *)buf) &&
-	    !dnnl_reorder_primitive_desc_create(&rpd, u, eng, q, eng, NULL) &&
-	    !dnnl_primitive_create(&rp, rpd) &&
-	    !dnnl_primitive_execute(rp, c->stream, 2,
-				    (dnnl_exec_arg_t[]){ { DNNL_ARG_FROM, um }, { DNNL_ARG_TO, *m } }) &&
-	    dnnl_stream_wait(c->stream) == dnnl_success)
-		rc = 0;
-	dnnl_primitive_destroy(rp);
-	dnnl_primitive_desc_destroy(rpd);
-	dnnl_memory_destroy(um);
-	return rc;
-}
-
 /* The primitive for c->g and its weights: 0, or -1 when oneDNN cannot
  * make it (or memory ran out). */
 static int rnn_make(struct rnn_dn *c)
@@ -210,12 +185,12 @@ static int rnn_make(struct rnn_dn *c)
 	if (!(buf = malloc((size_t)((wl_n > wi_n ? wl_n : wi_n) + 1) * sizeof(float))))
 		goto done;
 	to_ldigo(g, gates, g->w, g->in, buf);
-	if (reorder_in(c, &wlu, buf, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
-		       &c->wl))
+	if (knn_dnnl_reorder_new(c->stream, &wlu, buf,
+				 dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), &c->wl))
 		goto done;
 	to_ldigo(g, gates, g->r, g->hid, buf);
-	if (reorder_in(c, &wiu, buf, dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1),
-		       &c->wi))
+	if (knn_dnnl_reorder_new(c->stream, &wiu, buf,
+				 dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1), &c->wi))
 		goto done;
 	{
 		void *bp = NULL;

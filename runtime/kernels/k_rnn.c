@@ -133,19 +133,26 @@ static inline float clipped(const struct rnn *s, float v)
 
 /* ---- the default cells sixteen lanes at a time ----------------------- */
 
-/* Does direction d use the cell's default activations (LSTM: Sigmoid,
- * Tanh, Tanh without peepholes or input_forget; GRU: Sigmoid, Tanh), which
- * vec_lstm and run_dir's GRU rows compute in AVX-512 (k_act512.c: a few
- * ulp from libm's), on a CPU that has it? */
-static int vec_cell(const struct rnn *s, int d)
+/* Is direction d an LSTM or GRU of the default activations (LSTM:
+ * Sigmoid, Tanh, Tanh without peepholes or input_forget; GRU: Sigmoid,
+ * Tanh)?  (oneDNN's cells too: dnnl_cell) */
+static int default_cell(const struct rnn *s, int d)
 {
 	const struct act *a = s->act[d];
 
-	if (!rt_cpu_avx512f() || a[0].kind != ACT_SIGMOID || a[1].kind != ACT_TANH)
+	if (a[0].kind != ACT_SIGMOID || a[1].kind != ACT_TANH)
 		return 0;
 	if (s->cell == CELL_LSTM)
 		return a[2].kind == ACT_TANH && !s->p && !s->input_forget;
 	return s->cell == CELL_GRU;
+}
+
+/* Does direction d use the default activations, which vec_lstm and
+ * run_dir's GRU rows compute in AVX-512 (k_act512.c: a few ulp from
+ * libm's), on a CPU that has it? */
+static int vec_cell(const struct rnn *s, int d)
+{
+	return rt_cpu_avx512f() && default_cell(s, d);
 }
 
 /* g[j] = clip(g[j] + hr[j]) for n gates */
@@ -583,8 +590,7 @@ static int run_dirs(struct rt_kctx *k, struct rnn *s)
  * as ONNX defines it: 1 done, 0 not (the own cells run), or an error. */
 static int dnnl_cell(struct rt_kctx *k, const struct rnn *s)
 {
-	if (s->cell == CELL_RNN || s->has_clip || s->input_forget || s->p || s->seq < 1 ||
-	    s->batch < 1)
+	if (s->has_clip || s->seq < 1 || s->batch < 1)
 		return 0;
 	/* at two threads a bidirectional node's directions side by side
 	 * (run_dirs) beat oneDNN's: lstm 6.4 -> 5.2 ms, gru_bi 1.68 -> 1.34,
@@ -592,13 +598,9 @@ static int dnnl_cell(struct rt_kctx *k, const struct rnn *s)
 	 * oneDNN's then) */
 	if (s->ndir == 2 && rt_threads(k) == 2)
 		return 0;
-	for (int d = 0; d < s->ndir; d++) {
-		const struct act *a = s->act[d];
-
-		if (a[0].kind != ACT_SIGMOID || a[1].kind != ACT_TANH ||
-		    (s->cell == CELL_LSTM && a[2].kind != ACT_TANH))
+	for (int d = 0; d < s->ndir; d++)
+		if (!default_cell(s, d))
 			return 0;
-	}
 	for (int64_t i = 0; i < s->batch; i++)
 		if (s->lens[i] != s->seq)
 			return 0;

@@ -33,6 +33,18 @@ static const float erf_q[7][16] __attribute__((aligned(64))) = {
 	{ -9.3451213e-08f, -3.63532564e-08f, 3.2444337e-08f, 6.60733974e-08f, 5.44754286e-08f, 2.12634532e-08f, -5.9107248e-09f, -1.61087197e-08f, -1.3834101e-08f, -7.67569652e-09f, -2.8197118e-09f, -3.70819681e-10f, 4.39306369e-10f, 5.25876509e-10f, 4.07734985e-10f, 2.79653106e-10f },
 };
 
+/* Q(u) of degree 6 by Horner's rule, each lane's coefficients q[j][idx]
+ * (its interval's) picked by a permute */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 poly6(const float q[7][16], __m512i idx, __m512 u)
+{
+	__m512 p = _mm512_permutexvar_ps(idx, _mm512_load_ps(q[6]));
+
+	for (int j = 5; j >= 0; j--)
+		p = _mm512_fmadd_ps(p, u, _mm512_permutexvar_ps(idx, _mm512_load_ps(q[j])));
+	return p;
+}
+
 __attribute__((target("avx512f")))
 static void erf512(const float *x, float *y, int64_t n)
 {
@@ -53,9 +65,7 @@ static void erf512(const float *x, float *y, int64_t n)
 		a = _mm512_mul_ps(_mm512_cvtepi32_ps(idx), _mm512_set1_ps(0.25f));
 		/* |x| - a is exact (Sterbenz, or a = 0), times 8 too */
 		u = _mm512_fmsub_ps(_mm512_sub_ps(ax, a), _mm512_set1_ps(8.0f), _mm512_set1_ps(1.0f));
-		q = _mm512_permutexvar_ps(idx, _mm512_load_ps(erf_q[6]));
-		for (int j = 5; j >= 0; j--)
-			q = _mm512_fmadd_ps(q, u, _mm512_permutexvar_ps(idx, _mm512_load_ps(erf_q[j])));
+		q = poly6(erf_q, idx, u);
 		_mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(v, _mm512_permutexvar_ps(
 						idx, _mm512_load_ps(erf_hi)), _mm512_mul_ps(v, q)));
 	}
@@ -104,9 +114,7 @@ static void atan512(const float *x, float *y, int64_t n)
 				       _mm512_set1_epi32(15));
 		a = _mm512_mul_ps(_mm512_cvtepi32_ps(idx), _mm512_set1_ps(0.0625f));
 		u = _mm512_fmsub_ps(_mm512_sub_ps(t, a), _mm512_set1_ps(32.0f), one);
-		q = _mm512_permutexvar_ps(idx, _mm512_load_ps(atan_q[6]));
-		for (int j = 5; j >= 0; j--)
-			q = _mm512_fmadd_ps(q, u, _mm512_permutexvar_ps(idx, _mm512_load_ps(atan_q[j])));
+		q = poly6(atan_q, idx, u);
 		at = _mm512_fmadd_ps(t, _mm512_permutexvar_ps(idx, _mm512_load_ps(atan_hi)),
 				     _mm512_mul_ps(t, q));
 		/* past 1: pi/2 - atan(1 / |x|) */

@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/kernels/k_conv_int.h"   /* knn_conv_integer_f32, knn_qconv_dnnl */
+#include "runtime/kernels/k_conv_int.h"   /* knn_conv_integer_f32, knn_dq_conv_f32, knn_qconv_dnnl */
 #include "runtime/kernels/k_quant_row.h"  /* kq_dynamic_quantize_cat */
 #include "runtime/qdq_int.h"
 
@@ -319,6 +319,45 @@ static int window_fits(const struct rt_value *w)
 	       (n >= QDQ_MIN_FULL_WINDOW && w->rank > 2 && n / w->dims[1] >= 9 && w->dims[1] >= 3);
 }
 
+/* A Conv of DequantizeLinear inputs (dx, dw, and db or NULL, as
+ * unit_at found them) whose float32 result goes on as it is (into an
+ * InstanceNormalization, a Softmax, a graph output: no QuantizeLinear),
+ * headed by p's node i, as one node on oneDNN's exact integer
+ * convolution (knn_dq_conv_f32): the sum plus the bias's codes rounded
+ * to float32 once, times x_scale * w_scale[o] (the bias's scale, bit for
+ * bit), instead of two dequantized copies and a float32 convolution; the
+ * written graph's float32 sums round on each addition, the unit's are
+ * exact, so the two differ by the written graph's rounding (3-D U-Net's
+ * QDQ Convs before InstanceNormalization: bench/README.md).  Only where
+ * the integer convolution runs on oneDNN (VNNI): opmig's own integer
+ * cores gain nothing on a float32 one here.  The Conv's epilogue chain
+ * becomes the unit's. */
+static struct rt_qdq *dq_conv_unit(struct rt_gplan *p, size_t i, const struct ir_node *dx,
+				   const struct ir_node *dw, const struct ir_node *db)
+{
+	const struct ir_node *n = p->nodes[i].node;
+	struct rt_qdq *u;
+
+	if (!knn_qconv_dnnl() || !(u = rt_qdq_unit_new(n, db ? Q_MAX : Q_YS)))
+		return NULL;
+	u->ins[Q_X] = dx->inputs[0];
+	u->ins[Q_XS] = dx->inputs[1];
+	u->ins[Q_XZ] = dx->n_inputs > 2 ? dx->inputs[2] : NULL;
+	u->ins[Q_W] = dw->inputs[0];
+	u->ins[Q_WS] = dw->inputs[1];
+	u->ins[Q_WZ] = dw->n_inputs > 2 ? dw->inputs[2] : NULL;
+	if (db)
+		u->ins[Q_B] = db->inputs[0];
+	u->outs[0] = n->outputs[0];
+	u->chain_from = i;
+	u->kernel = (struct rt_kernel){ "ai.onnx", "Conv", 11, RT_OPEN, knn_dq_conv_f32 };
+	if (rt_qdq_unit_plan(p, i, u) < 0) {
+		rt_qdq_unit_free(u);
+		return NULL;
+	}
+	return u;
+}
+
 /* A QLinearConv or QLinearMatMul unit headed by p's node i, or NULL. */
 static struct rt_qdq *unit_at(struct rt_session *s, struct rt_gplan *p, size_t i)
 {
@@ -343,7 +382,9 @@ static struct rt_qdq *unit_at(struct rt_session *s, struct rt_gplan *p, size_t i
 			return NULL;
 		n_in = Q_MAX;
 	}
-	if (!(q = rt_qdq_q_out(s, p, n->outputs[0], &relu)) || !(u = rt_qdq_unit_new(n, n_in)))
+	if (!(q = rt_qdq_q_out(s, p, n->outputs[0], &relu)))
+		return conv ? dq_conv_unit(p, i, dx, dw, db) : NULL;
+	if (!(u = rt_qdq_unit_new(n, n_in)))
 		return NULL;
 	u->node.op_type = conv ? qlinear_conv : qlinear_matmul;
 	u->ins[Q_X] = dx->inputs[0];

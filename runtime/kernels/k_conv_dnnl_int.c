@@ -22,26 +22,33 @@ struct dn_corr {
 	int32_t *y;
 	float *yf;                /* float32 of each sum instead, or NULL */
 	int64_t m, plane;
-	const float *mult;        /* yf's values times mult[0], or NULL */
-	const struct rt_epilogue *epi;   /* then its steps on yf, or NULL */
+	const struct knn_dnnl_q8 *qf;   /* yf's bias, scale and epilogue */
 };
 
-/* float32 sums y (n, at element off) times *mult when given, then e's
- * steps for channel ch when given. */
-static void dn_f32_finish(float *y, int64_t n, int64_t ch, int64_t off, const float *mult,
-			  const struct rt_epilogue *e)
+/* The int32 sum of channel ch plus qf's bias for it (the caller bounds
+ * the two below 2^31 in magnitude: the sum is taken in int32). */
+static int32_t dn_f32_bias(const struct knn_dnnl_q8 *qf, int64_t ch)
 {
-	if (mult) {
-		float s = *mult;
+	return qf->bias ? qf->bias[ch] : 0;
+}
+
+/* float32 sums y (n, at element off) of channel ch times qf's scale for
+ * it when given, then qf's epilogue steps when given. */
+static void dn_f32_finish(float *y, int64_t n, int64_t ch, int64_t off,
+			  const struct knn_dnnl_q8 *qf)
+{
+	if (qf->mult) {
+		float s = qf->mult[qf->mult_pc ? ch : 0];
 
 		for (int64_t i = 0; i < n; i++)
 			y[i] = y[i] * s;
 	}
-	if (e)
-		rt_epilogue_span(e, ch, off, y, n);
+	if (qf->epi)
+		rt_epilogue_span(qf->epi, ch, off, y, n);
 }
 
-/* y[b, o] = t[b, o] + d[o] * t[b, m] for the planes (b, o) in [lo, hi). */
+/* y[b, o] = t[b, o] + d[o] * t[b, m] for the planes (b, o) in [lo, hi)
+ * (with yf: float32 of that plus the bias, finished). */
 static void dn_corr_planes(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct dn_corr *j = ctx;
@@ -53,18 +60,18 @@ static void dn_corr_planes(void *ctx, int64_t lo, int64_t hi)
 		const int32_t *s = j->t + (b * gm + j->m) * j->plane;
 		int32_t f = j->d ? j->d[o] : 0;
 
-		if (j->yf && !j->d) {
+		if (j->yf) {
 			float *y = j->yf + p * j->plane;
+			int64_t add = dn_f32_bias(j->qf, o);
 
-			for (int64_t i = 0; i < j->plane; i++)
-				y[i] = (float)t[i];
-			dn_f32_finish(y, j->plane, o, p * j->plane, j->mult, j->epi);
-		} else if (j->yf) {
-			float *y = j->yf + p * j->plane;
-
-			for (int64_t i = 0; i < j->plane; i++)
-				y[i] = (float)(int32_t)((int64_t)t[i] + (int64_t)f * s[i]);
-			dn_f32_finish(y, j->plane, o, p * j->plane, j->mult, j->epi);
+			if (j->d)
+				for (int64_t i = 0; i < j->plane; i++)
+					y[i] = (float)(int32_t)((int64_t)t[i] + (int64_t)f * s[i] +
+								add);
+			else
+				for (int64_t i = 0; i < j->plane; i++)
+					y[i] = (float)(int32_t)((int64_t)t[i] + add);
+			dn_f32_finish(y, j->plane, o, p * j->plane, j->qf);
 		} else {
 			int32_t *y = j->y + p * j->plane;
 
@@ -88,8 +95,7 @@ struct dn_cfin {
 	int32_t *y;
 	float *yf;                /* float32 of each sum instead, or NULL */
 	int64_t n, m, gm, plane;
-	const float *mult;        /* as struct dn_corr's */
-	const struct rt_epilogue *epi;
+	const struct knn_dnnl_q8 *qf;   /* as struct dn_corr's */
 	int avx512;               /* 16 x 16 transposes (rt_pgemm_tr16_k512) */
 };
 
@@ -176,10 +182,11 @@ static void store_block(const struct dn_cfin *j, const int32_t *acc, int64_t b, 
 
 		if (j->yf) {
 			float *yf = j->yf + at;
+			uint32_t add = (uint32_t)dn_f32_bias(j->qf, c0 + o);
 
 			for (int64_t i = 0; i < len; i++)
-				yf[i] = (float)acc[o * DN_TILE + i];
-			dn_f32_finish(yf, len, c0 + o, at, j->mult, j->epi);
+				yf[i] = (float)(int32_t)((uint32_t)acc[o * DN_TILE + i] + add);
+			dn_f32_finish(yf, len, c0 + o, at, j->qf);
 		} else
 			memcpy(j->y + at, acc + o * DN_TILE, (size_t)len * sizeof(*acc));
 	}
@@ -524,7 +531,7 @@ static int dn_split_run(struct rt_kctx *k, const struct knn_geom *g, const struc
 		rt_parallel_for(k, g->n * g->m, 1, dn_psum_planes, &j);
 	}
 	if (qf) {
-		struct dn_corr j = { s, NULL, NULL, qf->y, g->m, plane, qf->mult, qf->epi };
+		struct dn_corr j = { s, NULL, NULL, qf->y, g->m, plane, qf };
 
 		rt_parallel_for(k, g->n * g->m, 1, dn_corr_planes, &j);
 	} else if (q) {
@@ -604,7 +611,7 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 	c->zp_val = xz;
 	if (((corr && !q) || yf) && c->dst_nhwc) {
 		struct dn_cfin j = { k, NULL, corr ? d : NULL, y, yf, g->n, g->m, gg.m,
-				     g->out_size, qf ? qf->mult : NULL, qf ? qf->epi : NULL,
+				     g->out_size, qf,
 				     rt_cpu_avx512f() };
 		struct dn_take take = { dn_cfin_take, &j };
 
@@ -637,8 +644,7 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
 		goto done;
 	}
 	if ((corr && !q) || yf) {
-		struct dn_corr j = { out, corr ? d : NULL, y, yf, g->m, g->out_size,
-				     qf ? qf->mult : NULL, qf ? qf->epi : NULL };
+		struct dn_corr j = { out, corr ? d : NULL, y, yf, g->m, g->out_size, qf };
 
 		rt_parallel_for(k, g->n * g->m, 1, dn_corr_planes, &j);
 	}

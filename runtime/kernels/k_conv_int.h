@@ -170,9 +170,12 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
  * it writes channels last): q->y gets knn_requant_i32 of each channel's
  * sums plus q->bias, and y is unused.  q->dtype IR_DTYPE_FLOAT: q->y gets
  * float32 of each sum instead (ConvInteger and its Cast to float as one
- * unit, runtime/qdq.c; bias and zp unused), times mult[0] when mult is
- * given (the Mul by the layer's scale after the Cast), then q->epi's
- * steps (rt_epilogue_span) when given.  q->cl: KNN_CL_SRC, x
+ * unit, runtime/qdq.c; zp unused), plus bias[o] when bias is given
+ * (the sum taken in int32: the caller bounds the two below 2^31 in
+ * magnitude), times mult[0] when mult is given (the Mul by the layer's
+ * scale after the Cast), or mult[o] with mult_pc (a DequantizeLinear
+ * Conv's x_scale * w_scale[o], runtime/qdq.c), then q->epi's steps
+ * (rt_epilogue_span) when given.  q->cl: KNN_CL_SRC, x
  * is stored channels last (layout_cl.c); KNN_CL_DST (8-bit codes only),
  * q->y (k->out[0]'s data) may be written channels last, and k->out[0] is
  * flagged so when it was. */
@@ -184,6 +187,7 @@ struct knn_dnnl_q8 {
 	void *y;                  /* NCHW, or NHWC (cl) */
 	unsigned cl;              /* KNN_CL_SRC, KNN_CL_DST */
 	const struct rt_epilogue *epi;   /* float32 only, or NULL */
+	int mult_pc;              /* float32: mult has one per channel */
 };
 int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x, int x_dtype,
 		      int32_t xz, const void *w, int w_dtype, const double *wz, int64_t nwz,
@@ -199,6 +203,12 @@ int knn_qconv_dnnl(void);
 /* ConvInteger's kernel writing float32 of its sums (its Cast to float
  * done: a unit of runtime/qdq.c), bit for bit ConvInteger then Cast. */
 int knn_conv_integer_f32(struct rt_kctx *k);
+/* A Conv of DequantizeLinear inputs whose float32 result is no
+ * QuantizeLinear's (a unit of runtime/qdq.c; QLinearConv's inputs 0 to 5
+ * and its bias, input 8, when given): the exact sums plus the bias,
+ * rounded to float32 once, times x_scale * w_scale[o] in float32, then
+ * the node's epilogue. */
+int knn_dq_conv_f32(struct rt_kctx *k);
 /* The same of MatMulInteger (its Cast to float32, and the Mul by one
  * float32 scale, input 4, when given). */
 int knn_matmul_integer_f32(struct rt_kctx *k);

@@ -642,9 +642,81 @@ static int fconv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct 
 		return IR_ENOMEM;
 	/* (taken, the steps are this call's or the fallback's to do) */
 	q = (struct knn_dnnl_q8){ s, NULL, 0, IR_DTYPE_FLOAT, y->data, 0,
-				  rt_kctx_epilogue(k, y, 1) };
+				  rt_kctx_epilogue(k, y, 1), 0 };
 	return knn_conv_dnnl_s32(k, g, x->data, x->dtype, xz ? (int32_t)xz[0] : 0, w->data,
 				 w->dtype, wz, nwz, w_const, NULL, &q);
+}
+
+/* A DequantizeLinear Conv unit's scale per output channel (runtime/qdq.c,
+ * knn_dq_conv_f32): float32 x_scale (input 1, one value) times w_scale[o]
+ * (input 4, 1 or m values), its bias's scale bit for bit (qdq.c checks
+ * the bias's); malloc'd into *mult (free it). */
+static int dq_mults(struct rt_kctx *k, int64_t m, float **mult)
+{
+	double *xs = NULL, *ws = NULL;
+	int64_t nxs, nws;
+	int rc;
+
+	*mult = NULL;
+	if ((rc = scale_in(k, 1, "x_scale", &xs, &nxs)) < 0 ||
+	    (rc = scale_in(k, 4, "w_scale", &ws, &nws)) < 0)
+		goto done;
+	if (nxs != 1 || (nws != 1 && nws != m)) {
+		rc = rt_err(k, "x_scale must be one value and w_scale 1 or %lld", (long long)m);
+		goto done;
+	}
+	if (!(*mult = malloc((size_t)m * sizeof(**mult) + 1))) {
+		rc = rt_oom(k);
+		goto done;
+	}
+	for (int64_t o = 0; o < m; o++)
+		(*mult)[o] = (float)xs[0] * (float)ws[nws == 1 ? 0 : o];
+done:
+	free(xs);
+	free(ws);
+	return rc;
+}
+
+/* A DequantizeLinear Conv unit's float32 result on oneDNN's integer
+ * convolution: float32(sum + bias[o]) * mult[o], then the node's
+ * epilogue, into output 0: 1 done, 0 not taken (a sum and bias that
+ * could pass 2^31), or an error. */
+static int dqconv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct rt_value *x,
+		       const struct rt_value *w, int w_const, const double *xz,
+		       const double *wz, int64_t nwz, const double *b)
+{
+	double kl = (double)(g->c / g->group * g->k_size);
+	int32_t *bias = NULL;
+	int64_t dims[RT_MAX_RANK];
+	struct rt_value *y;
+	struct knn_dnnl_q8 q;
+	float *mult = NULL;
+	int rc = 0;
+
+	if (!knn_dnnl_int_ok())
+		return 0;
+	if (b && !(bias = malloc((size_t)g->m * sizeof(*bias))))
+		return rt_oom(k);
+	for (int64_t m = 0; b && m < g->m; m++) {
+		if (65025.0 * kl + fabs(b[m]) >= 2147483647.0)
+			goto done;   /* the double sums' path */
+		bias[m] = (int32_t)b[m];
+	}
+	if ((rc = dq_mults(k, g->m, &mult)) < 0)
+		goto done;
+	if (!(y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, conv_out_dims(g, dims), dims))) {
+		rc = IR_ENOMEM;
+		goto done;
+	}
+	/* (taken, the steps are this call's or the fallback's to do) */
+	q = (struct knn_dnnl_q8){ mult, bias, 0, IR_DTYPE_FLOAT, y->data, 0,
+				  rt_kctx_epilogue(k, y, 1), 1 };
+	rc = knn_conv_dnnl_s32(k, g, x->data, x->dtype, xz ? (int32_t)xz[0] : 0, w->data,
+			       w->dtype, wz, nwz, w_const, NULL, &q);
+done:
+	free(mult);
+	free(bias);
+	return rc;
 }
 
 /* QLinearConv's output requantized by oneDNN's integer convolution in
@@ -691,7 +763,7 @@ static int qconv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct 
 	 * it (layout_cl.c); the kernel flags y when it wrote so */
 	q = (struct knn_dnnl_q8){ mult, bias, (float)yzp[0], y->dtype, y->data,
 				  ((x->flags & RT_VALUE_CL) ? KNN_CL_SRC : 0) |
-				  (rt_cl_may_write(k) ? KNN_CL_DST : 0), NULL };
+				  (rt_cl_may_write(k) ? KNN_CL_DST : 0), NULL, 0 };
 	rc = knn_conv_dnnl_s32(k, g, x->data, x->dtype, xz ? (int32_t)xz[0] : 0, w->data,
 			       w->dtype, wz, nwz, w_const, NULL, &q);
 done:
@@ -705,13 +777,14 @@ done:
 }
 
 /* What int_conv's caller is. */
-enum { IC_INTEGER, IC_QLINEAR, IC_FLOAT };
+enum { IC_INTEGER, IC_QLINEAR, IC_FLOAT, IC_DQ };
 
 /* Shared Conv body: y (doubles) = conv(x - xzp, w - wzp[m]) (+ b); or,
  * when yi is given and oneDNN takes it, the int32 sums without b in *yi
  * (*yd NULL): ConvInteger's output tensor itself when to_out; or, for
  * QLinearConv (IC_QLINEAR), its requantized output written, for
- * ConvInteger as float32 (IC_FLOAT) its float32 sums: 1.  Only
+ * ConvInteger as float32 (IC_FLOAT) its float32 sums, for a
+ * DequantizeLinear Conv unit (IC_DQ) its float32 result: 1.  Only
  * QLinearConv on oneDNN reads x stored channels last; else it is made
  * plain. */
 static int int_conv(struct rt_kctx *k, size_t ix, size_t ixzp, size_t iw,
@@ -754,6 +827,10 @@ static int int_conv(struct rt_kctx *k, size_t ix, size_t ixzp, size_t iw,
 	if (mode == IC_FLOAT &&
 	    (rc = fconv_dnnl(k, g, x, w, rt_in_const(k, iw) && const_or_absent(k, iwzp), xz, wz,
 			     nwz)) != 0)
+		goto cleanup;
+	if (mode == IC_DQ &&
+	    (rc = dqconv_dnnl(k, g, x, w, rt_in_const(k, iw) && const_or_absent(k, iwzp), xz, wz,
+			      nwz, bd)) != 0)
 		goto cleanup;
 	if (yi && (rc = conv_dnnl(k, g, x, w, rt_in_const(k, iw) && const_or_absent(k, iwzp), xz,
 				  wz, nwz, to_out, yi)) != 0)
@@ -827,6 +904,8 @@ struct sums_f32 {
 	const float *sv;         /* a scale per column (of the last axis's
 				  * ncols), or NULL */
 	int64_t ncols;
+	const float *sc;         /* yd's: a scale per channel, or NULL (the
+				  * sums then rounded from double once) */
 };
 
 /* Planes [lo, hi) of sp integer sums (yi's, else yd's) into f: as
@@ -864,6 +943,14 @@ static void sums_planes(void *ctx, int64_t lo, int64_t hi)
 			sums_scale(j->yi + o + i, j->s ? *j->s : 1.0f, j->sv ? j->sv + col : NULL,
 				   f + i, run);
 			i += run;
+		}
+	} else if (j->sc) {
+		for (int64_t pl = lo; pl < hi; pl++) {
+			float sc = j->sc[pl % j->c], *dst = j->f + pl * j->sp;
+			const double *src = j->yd + pl * j->sp;
+
+			for (int64_t i = 0; i < j->sp; i++)
+				dst[i] = (float)src[i] * sc;
 		}
 	} else {
 		for (int64_t i = 0; i < n; i++)
@@ -907,9 +994,38 @@ int knn_conv_integer_f32(struct rt_kctx *k)
 	}
 	/* the epilogue fconv_dnnl took, or now */
 	j = (struct sums_f32){ NULL, yd, s, k->epi ? k->epi : rt_kctx_epilogue(k, y, 1), y->data,
-			       g.out_size, g.m, NULL, 1 };
+			       g.out_size, g.m, NULL, 1, NULL };
 	if (y->numel)
 		rt_parallel_for(k, g.n * g.m, 1 + 16384 / g.out_size, sums_planes, &j);
+	rt_big_free(yd);
+	return 0;
+}
+
+int knn_dq_conv_f32(struct rt_kctx *k)
+{
+	struct knn_geom g;
+	struct rt_value *y;
+	int64_t dims[RT_MAX_RANK];
+	struct sums_f32 j;
+	float *mult = NULL;
+	double *yd;
+	int rc;
+
+	if ((rc = int_conv(k, 0, 2, 3, 5, rt_in(k, 8) ? 8 : 0, &g, &yd, NULL, 0, IC_DQ)) < 0)
+		return rc;
+	if (!yd)   /* written by oneDNN */
+		return 0;
+	if ((rc = dq_mults(k, g.m, &mult)) < 0 ||
+	    !(y = rt_out_tensor(k, 0, IR_DTYPE_FLOAT, conv_out_dims(&g, dims), dims))) {
+		rt_big_free(yd);
+		return rc < 0 ? rc : IR_ENOMEM;
+	}
+	/* the sums with the bias, exact in double, rounded once */
+	j = (struct sums_f32){ NULL, yd, NULL, k->epi ? k->epi : rt_kctx_epilogue(k, y, 1), y->data,
+			       g.out_size, g.m, NULL, 1, mult };
+	if (y->numel)
+		rt_parallel_for(k, g.n * g.m, 1 + 16384 / g.out_size, sums_planes, &j);
+	free(mult);
 	rt_big_free(yd);
 	return 0;
 }
@@ -931,7 +1047,8 @@ int knn_matmul_integer_f32(struct rt_kctx *k)
 		goto done;
 	}
 	j = (struct sums_f32){ yi, yd, j.s, p.rank >= 2 ? rt_kctx_epilogue(k, y, 1) : NULL, y->data,
-			     1, p.rank >= 2 ? p.dims[1] : 1, j.sv, p.rank ? p.dims[p.rank - 1] : 1 };
+			     1, p.rank >= 2 ? p.dims[1] : 1, j.sv, p.rank ? p.dims[p.rank - 1] : 1,
+			     NULL };
 	for (int i = 2; i < p.rank; i++)
 		j.sp *= p.dims[i];
 	if (y->numel)

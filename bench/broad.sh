@@ -44,10 +44,17 @@
 # SE-ResNeXt-style classifier of grouped convolutions in float32 and
 # static QDQ, a Demucs-style waveform source separator with a
 # bidirectional LSTM in float32 and quantized by `opmig quantize
-# --dynamic`, a NeRF-style MLP with sine/cosine positional encoding),
-# against onnxruntime-node with bench/interp.sh at one thread and at two
-# (interp.sh's alternating rounds).  See bench/README.md, "A broader
-# suite".
+# --dynamic`, a NeRF-style MLP with sine/cosine positional encoding;
+# with BROAD_SET=held12 a twelfth, bench/gen_held12.py: a float16
+# Inception-v3 classifier, an ALBERT-style encoder written with Einsum,
+# a GraphSAGE-style graph network of Gather and ScatterElements in
+# float32 and quantized by `opmig quantize --dynamic`, a TabNet tabular
+# model with sparsemax, a stacked-hourglass pose net in float32 and
+# static QDQ, a StyleGAN2-style generator of modulated convolutions
+# with run-time weights, a YOLOX-style post-process with
+# NonMaxSuppression), against onnxruntime-node with bench/interp.sh at
+# one thread and at two (interp.sh's alternating rounds).  See
+# bench/README.md, "A broader suite".
 #
 # Run from the repository root:  sh bench/broad.sh
 #
@@ -60,7 +67,8 @@
 #                   bench/gen_held7.py's; held8: bench/gen_held8.py's;
 #                   held9: bench/gen_held9.py's; held10:
 #                   bench/gen_held10.py's; held11:
-#                   bench/gen_held11.py's
+#                   bench/gen_held11.py's; held12:
+#                   bench/gen_held12.py's
 #
 # Exit status: 0 done, 2 setup or a command failed.
 
@@ -96,6 +104,9 @@ held10)	gen=gen_held10.py last=ocr_det.onnx
 held11)	gen=gen_held11.py last=nerf_mlp.onnx
 	names="hifigan segformer_f16 dlrm resnext_se resnext_qdq demucs_like demucs_dyn nerf_mlp"
 	quant="resnext_qdq:resnext_se demucs_dyn:demucs_like:--dynamic" ;;
+held12)	gen=gen_held12.py last=yolo_post.onnx
+	names="inception_f16 einsum_enc gcn gcn_dyn tabnet hourglass hourglass_qdq stylegan yolo_post"
+	quant="gcn_dyn:gcn:--dynamic hourglass_qdq:hourglass" ;;
 *)	which=broad gen=gen_broad.py last=nhwc_seg.onnx
 	names="nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg" ;;
 esac

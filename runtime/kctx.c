@@ -74,8 +74,14 @@ int rt_in_ints(struct rt_kctx *k, size_t i, int64_t **vals, size_t *n)
 		return rt_err(k, "input %zu: expected numbers, got strings", i);
 	if (!(*vals = malloc((size_t)(v->numel ? v->numel : 1) * sizeof(int64_t))))
 		return rt_oom(k);
-	for (int64_t j = 0; j < v->numel; j++)
-		(*vals)[j] = rt_load_i64(v->dtype, v->data, j);
+	if (v->dtype == IR_DTYPE_INT64)
+		memcpy(*vals, v->data, (size_t)v->numel * sizeof(int64_t));
+	else if (v->dtype == IR_DTYPE_INT32)
+		for (int64_t j = 0; j < v->numel; j++)
+			(*vals)[j] = ((const int32_t *)v->data)[j];
+	else
+		for (int64_t j = 0; j < v->numel; j++)
+			(*vals)[j] = rt_load_i64(v->dtype, v->data, j);
 	*n = (size_t)v->numel;
 	return 0;
 }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/kernels/k_shape_int.h"
+#include "runtime/kernels/k_gather_int.h"
 
 /* Index v along a dim of size d (negative counts from the end). */
 static int fix_index(struct rt_kctx *k, int64_t v, int64_t d, int64_t *out)
@@ -66,7 +66,7 @@ cleanup:
 static int element_offsets(struct rt_kctx *k, const struct rt_value *x,
 			   const struct rt_value *ind, int axis, int64_t **offs)
 {
-	int64_t *idx = NULL, xs[RT_MAX_RANK], is[RT_MAX_RANK];
+	int64_t *idx = NULL;
 	size_t n;
 	int rc;
 
@@ -79,25 +79,9 @@ static int element_offsets(struct rt_kctx *k, const struct rt_value *x,
 				      (long long)ind->dims[i], (long long)x->dims[i]);
 	if ((rc = rt_in_ints(k, 1, &idx, &n)) < 0)
 		return rc;
-	ks_strides(x->rank, x->dims, xs);
-	ks_strides(ind->rank, ind->dims, is);
-	for (size_t j = 0; j < n; j++) {
-		int64_t rem = (int64_t)j, off = 0, v = 0;
-
-		for (int i = 0; i < x->rank; i++) {
-			int64_t c = rem / is[i];
-
-			rem %= is[i];
-			if (i == axis) {
-				if ((rc = fix_index(k, idx[j], x->dims[axis], &v)) < 0) {
-					free(idx);
-					return rc;
-				}
-				c = v;
-			}
-			off += c * xs[i];
-		}
-		idx[j] = off;
+	if ((rc = kg_elem_offsets(k, x, ind, axis, idx, (int64_t)n)) < 0) {
+		free(idx);
+		return rc;
 	}
 	*offs = idx;
 	return 0;
@@ -115,6 +99,10 @@ static int k_gather_elements(struct rt_kctx *k)
 		return rc;
 	if (!(y = rt_out_tensor(k, 0, x->dtype, ind->rank, ind->dims))) {
 		rc = IR_ENOMEM;
+		goto cleanup;
+	}
+	if (x->dtype != IR_DTYPE_STRING) {
+		kg_gather_elements(k, x, y, offs);
 		goto cleanup;
 	}
 	for (int64_t j = 0; j < ind->numel; j++)
@@ -210,22 +198,20 @@ cleanup:
 
 /* ---- scatter ---------------------------------------------------------- */
 
-enum red { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN };
-
-static int reduction(struct rt_kctx *k, enum red *r)
+static int reduction(struct rt_kctx *k, int *r)
 {
 	const char *s = rt_attr_str(k, "reduction", "none");
 
 	if (!strcmp(s, "none"))
-		*r = RED_NONE;
+		*r = KG_NONE;
 	else if (!strcmp(s, "add"))
-		*r = RED_ADD;
+		*r = KG_ADD;
 	else if (!strcmp(s, "mul"))
-		*r = RED_MUL;
+		*r = KG_MUL;
 	else if (!strcmp(s, "max") && k->version >= 18)
-		*r = RED_MAX;
+		*r = KG_MAX;
 	else if (!strcmp(s, "min") && k->version >= 18)
-		*r = RED_MIN;
+		*r = KG_MIN;
 	else
 		return rt_err(k, "unknown reduction '%s'", s);
 	return 0;
@@ -233,11 +219,11 @@ static int reduction(struct rt_kctx *k, enum red *r)
 
 /* y[yi] = y[yi] <red> u[ui]. */
 static int apply(struct rt_kctx *k, struct rt_value *y, int64_t yi,
-		 const struct rt_value *u, int64_t ui, enum red r)
+		 const struct rt_value *u, int64_t ui, int r)
 {
 	int dt = y->dtype;
 
-	if (r == RED_NONE)
+	if (r == KG_NONE)
 		return ks_copy(k, y, yi, u, ui, 1);
 	if (dt == IR_DTYPE_STRING)
 		return rt_err(k, "reductions do not apply to strings");
@@ -245,17 +231,17 @@ static int apply(struct rt_kctx *k, struct rt_value *y, int64_t yi,
 		int64_t a = rt_load_i64(dt, y->data, yi), b = rt_load_i64(dt, u->data, ui);
 
 		if (dt == IR_DTYPE_BOOL)
-			a = r == RED_ADD || r == RED_MAX ? (a || b) : (a && b);
+			a = r == KG_ADD || r == KG_MAX ? (a || b) : (a && b);
 		else
-			a = r == RED_ADD ? (int64_t)((uint64_t)a + (uint64_t)b) :
-			    r == RED_MUL ? (int64_t)((uint64_t)a * (uint64_t)b) :
-			    r == RED_MAX ? (a > b ? a : b) : (a < b ? a : b);
+			a = r == KG_ADD ? (int64_t)((uint64_t)a + (uint64_t)b) :
+			    r == KG_MUL ? (int64_t)((uint64_t)a * (uint64_t)b) :
+			    r == KG_MAX ? (a > b ? a : b) : (a < b ? a : b);
 		rt_store_i64(dt, y->data, yi, a);
 	} else {
 		double a = rt_load_f64(dt, y->data, yi), b = rt_load_f64(dt, u->data, ui);
 
-		a = r == RED_ADD ? a + b : r == RED_MUL ? a * b :
-		    r == RED_MAX ? (a > b ? a : b) : (a < b ? a : b);
+		a = r == KG_ADD ? a + b : r == KG_MUL ? a * b :
+		    r == KG_MAX ? (a > b ? a : b) : (a < b ? a : b);
 		rt_store_f64(dt, y->data, yi, a);
 	}
 	return 0;
@@ -274,7 +260,7 @@ static int k_scatter_elements(struct rt_kctx *k)
 {
 	struct rt_value *x, *ind, *u, *y;
 	int64_t *offs = NULL;
-	enum red r = RED_NONE;
+	int r = KG_NONE;
 	int axis, rc;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = rt_in_tensor(k, 1, &ind)) < 0 ||
@@ -293,6 +279,10 @@ static int k_scatter_elements(struct rt_kctx *k)
 		return rc;
 	if ((rc = copy_input(k, x, &y)) < 0)
 		goto cleanup;
+	if (kg_typed(y->dtype, r)) {
+		kg_scatter_elements(k, y, ind, u, axis, offs, r);
+		goto cleanup;
+	}
 	for (int64_t j = 0; j < ind->numel; j++)
 		if ((rc = apply(k, y, offs[j], u, j, r)) < 0)
 			goto cleanup;
@@ -305,7 +295,7 @@ static int k_scatter_nd(struct rt_kctx *k)
 {
 	struct rt_value *x, *ind, *u, *y;
 	int64_t *offs = NULL, ns, slice;
-	enum red r = RED_NONE;
+	int r = KG_NONE;
 	int rc;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = rt_in_tensor(k, 1, &ind)) < 0 ||
@@ -324,6 +314,10 @@ static int k_scatter_nd(struct rt_kctx *k)
 	}
 	if ((rc = copy_input(k, x, &y)) < 0)
 		goto cleanup;
+	if (kg_typed(y->dtype, r)) {
+		kg_scatter_nd(k, y, u, offs, ns, slice, r);
+		goto cleanup;
+	}
 	for (int64_t t = 0; t < ns; t++)
 		for (int64_t j = 0; j < slice; j++)
 			if ((rc = apply(k, y, offs[t] + j, u, t * slice + j, r)) < 0)

@@ -84,6 +84,16 @@ static void strided_rows(void *arg, int64_t begin, int64_t end)
 		}
 		if (c->istride == 1) {
 			memcpy(d, c->src + s * (int64_t)es, (size_t)c->inner * es);
+		} else if (c->istride == 0 && (es == 4 || es == 8)) {
+			/* a broadcast along the row (Expand of [n, 1]): one value */
+			char v[8];
+
+			memcpy(v, c->src + s * (int64_t)es, es);
+			for (int64_t j = 0; j < c->inner; j++)
+				memcpy(d + (int64_t)es * j, v, es == 4 ? 4 : 8);
+		} else if (es == 8) {
+			for (int64_t j = 0; j < c->inner; j++)
+				memcpy(d + 8 * j, c->src + 8 * (s + j * c->istride), 8);
 		} else if (es == 4) {
 			for (int64_t j = 0; j < c->inner; j++)
 				memcpy(d + 4 * j, c->src + 4 * (s + j * c->istride), 4);

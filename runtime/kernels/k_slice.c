@@ -94,6 +94,76 @@ cleanup:
 
 /* ---- Split and Concat ------------------------------------------------ */
 
+/* Split's outputs from outer rows of x at once (numeric dtypes): each row
+ * read once, its pieces copied to their outputs, rows over the threads (a
+ * detector head's [8, 8400, 85] cut into boxes and scores along the last
+ * axis: a copy call per piece per row took 12 ms). */
+struct split_job {
+	const char *x;
+	char **y;
+	const int64_t *bytes;     /* each piece's bytes in a row */
+	size_t n;
+	int64_t row;              /* a row's bytes in x */
+};
+
+static void split_range(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct split_job *j = ctx;
+
+	for (int64_t o = lo; o < hi; o++) {
+		const char *src = j->x + o * j->row;
+
+		for (size_t i = 0; i < j->n; i++) {
+			int64_t b = j->bytes[i];
+			char *dst = j->y[i] + o * b;
+
+			/* (small pieces as fixed-size moves, not calls) */
+			if (b == 4)
+				memcpy(dst, src, 4);
+			else if (b == 8)
+				memcpy(dst, src, 8);
+			else if (b == 16)
+				memcpy(dst, src, 16);
+			else
+				memcpy(dst, src, (size_t)b);
+			src += b;
+		}
+	}
+}
+
+static int split_rows(struct rt_kctx *k, const struct rt_value *x, const int64_t *split,
+		      size_t nout, int axis, int64_t outer, int64_t inner)
+{
+	int64_t es = (int64_t)rt_dtype_size(x->dtype);
+	int64_t *bytes = malloc(nout * sizeof(*bytes) + 1);
+	char **y = malloc(nout * sizeof(*y) + 1);
+	struct split_job j = { x->data, y, bytes, nout, x->dims[axis] * inner * es };
+	int rc = 0;
+
+	if (!bytes || !y) {
+		rc = rt_oom(k);
+		goto done;
+	}
+	for (size_t i = 0; i < nout; i++) {
+		int64_t dims[RT_MAX_RANK];
+		struct rt_value *v;
+
+		memcpy(dims, x->dims, sizeof(dims));
+		dims[axis] = split[i];
+		if (!(v = rt_out_tensor(k, i, x->dtype, x->rank, dims))) {
+			rc = IR_ENOMEM;
+			goto done;
+		}
+		y[i] = v->data;
+		bytes[i] = split[i] * inner * es;
+	}
+	rt_parallel_for(k, outer, 1 + 65536 / (j.row + 1), split_range, &j);
+done:
+	free(bytes);
+	free(y);
+	return rc;
+}
+
 static int k_split(struct rt_kctx *k)
 {
 	struct rt_value *x;
@@ -147,6 +217,10 @@ static int k_split(struct rt_kctx *k)
 			outer *= x->dims[i];
 		else if (i > axis)
 			inner *= x->dims[i];
+	}
+	if (x->dtype != IR_DTYPE_STRING && outer > 1) {
+		rc = split_rows(k, x, split, nout, axis, outer, inner);
+		goto cleanup;
 	}
 	for (size_t i = 0; i < nout; i++) {
 		int64_t dims[RT_MAX_RANK], blk = split[i] * inner;

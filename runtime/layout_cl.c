@@ -9,7 +9,7 @@
  * channels last, flagged RT_VALUE_CL (dims still N, C, spatial).
  *
  * Who may read such a value is the kernels of the ops cl_ops lists
- * (Conv, MaxPool, GlobalAveragePool, Resize and Upsample, Concat,
+ * (Conv, MaxPool, AveragePool, GlobalAveragePool, Resize and Upsample, Concat,
  * BatchNormalization, the elementwise activations and Add, Sub, Mul, Div
  * (with one value a channel on the other side): k_conv.c, k_pool.c,
  * k_norm.c, k_resize.c, k_slice.c,
@@ -217,14 +217,14 @@ void rt_cl_end(struct rt_kctx *k)
 /* ---- the plan ------------------------------------------------------------- */
 
 /* The default domain's ops whose kernels read channels-last inputs, sorted:
- * Conv (k_conv.c), MaxPool and GlobalAveragePool (k_pool.c), Resize and
+ * Conv (k_conv.c), MaxPool, AveragePool and GlobalAveragePool (k_pool.c), Resize and
  * Upsample (k_resize.c), BatchNormalization in inference (k_norm.c),
  * Concat (k_slice.c), the kernels on kel_unary (k_act.c,
  * k_elem.c) and on kel_binary (k_binary.c), QLinearConv (k_qlinear.c),
  * DequantizeLinear and QuantizeLinear (k_quant.c: per tensor the layout
  * stays). */
 static const char *const cl_ops[] = {
-	"Abs", "Add", "BatchNormalization", "Ceil", "Celu", "Clip", "Concat", "Conv",
+	"Abs", "Add", "AveragePool", "BatchNormalization", "Ceil", "Celu", "Clip", "Concat", "Conv",
 	"DequantizeLinear", "Div", "Elu",
 	"Erf", "Exp", "Floor", "GlobalAveragePool", "HardSigmoid", "HardSwish", "LeakyRelu", "Log",
 	"MaxPool", "Mish",
@@ -252,7 +252,8 @@ static int reads_cl(const struct rt_nplan *np)
  * whatever the plan says). */
 static int keeps_cl(const char *op)
 {
-	return !strcmp(op, "Conv") || !strcmp(op, "MaxPool") || !strcmp(op, "Resize") ||
+	return !strcmp(op, "Conv") || !strcmp(op, "MaxPool") || !strcmp(op, "AveragePool") ||
+	       !strcmp(op, "Resize") ||
 	       !strcmp(op, "Upsample") || !strcmp(op, "Transpose") || !strcmp(op, "QLinearConv");
 }
 

@@ -359,6 +359,15 @@ int knn_conv_cl1_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
 /* float32 MaxPool (1 to 3 spatial dims) of x stored channels last into
  * y, so too (k_pool_nhwc.c). */
 void knn_maxpool_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x, float *y);
+/* float32 AveragePool (1 to 3 spatial dims) of x stored channels last
+ * into y, so too: the taps inside in the window's order summed in
+ * float32, divided by their count, or by the taps inside the pads with
+ * include_pad (within the last bits of the plain layout's kernels, which
+ * differ so among themselves) (k_pool_nhwc.c). */
+void knn_avgpool_cl_f32(struct rt_kctx *k, const struct knn_geom *g, int include_pad,
+			const float *x, float *y);
+/* Whether it takes g's window (at most 64 taps). */
+int knn_avgpool_cl_ok(const struct knn_geom *g);
 /* The same over 8-bit codes (int8 when sgn, else uint8), each window
  * holding an input position (k_pool_nhwc.c). */
 void knn_maxpool_cl_q8(struct rt_kctx *k, const struct knn_geom *g, const void *x, void *y,
@@ -385,6 +394,11 @@ struct knn_geom3 {
 	int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
 };
 void knn_geom3(const struct knn_geom *g, struct knn_geom3 *t);
+/* The taps of output o along dim i: those inside the input (*inside),
+ * and those inside the input or its pads (*padded: an average pool's
+ * count with count_include_pad). */
+void knn_geom3_taps(const struct knn_geom3 *t, int i, int64_t o, int64_t *inside,
+		    int64_t *padded);
 
 /* float32 max (avg 0) or average pooling of 1 to 3 spatial dims in the
  * plain layout, an output row at a time, each output's taps in the

@@ -343,6 +343,12 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 		rt_cl_set(y, 1);
 		return 0;
 	}
+	if ((x->flags & RT_VALUE_CL) && kind == POOL_AVG && x->dtype == IR_DTYPE_FLOAT &&
+	    knn_avgpool_cl_ok(&g) && rt_cl_may_write(k)) {
+		knn_avgpool_cl_f32(k, &g, j.include_pad, x->data, y->data);
+		rt_cl_set(y, 1);
+		return 0;
+	}
 	if ((rc = rt_cl_plain_in(k, 0)) < 0)
 		return rc;
 	x = k->in[0];

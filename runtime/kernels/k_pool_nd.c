@@ -42,9 +42,8 @@ struct pnd_job {
 	int avg, include_pad;
 };
 
-/* The taps of output o along dim i: those inside the input, and those
- * inside the input or its pads. */
-static void taps(const struct knn_geom3 *t, int i, int64_t o, int64_t *inside, int64_t *padded)
+void knn_geom3_taps(const struct knn_geom3 *t, int i, int64_t o, int64_t *inside,
+		    int64_t *padded)
 {
 	*inside = *padded = 0;
 	for (int64_t q = 0; q < t->k[i]; q++) {
@@ -72,8 +71,8 @@ static void pnd_rows(void *ctx, int64_t lo, int64_t hi)
 		const float *xp = j->x + pl * j->in_size;
 		int64_t nz, pz, nh, ph;
 
-		taps(t3, 0, z, &nz, &pz);
-		taps(t3, 1, a, &nh, &ph);
+		knn_geom3_taps(t3, 0, z, &nz, &pz);
+		knn_geom3_taps(t3, 1, a, &nh, &ph);
 		for (int64_t b0 = 0; b0 < out[2]; b0 += PND_COLS) {
 			int64_t nb = out[2] - b0 < PND_COLS ? out[2] - b0 : PND_COLS;
 			float *yr = j->y + r * out[2] + b0;
@@ -121,7 +120,7 @@ static void pnd_rows(void *ctx, int64_t lo, int64_t hi)
 					yr[b] = mx[b];
 					continue;
 				}
-				taps(t3, 2, b0 + b, &nw, &pw);
+				knn_geom3_taps(t3, 2, b0 + b, &nw, &pw);
 				cnt = j->include_pad ? pz * ph * pw : nz * nh * nw;
 				yr[b] = (float)(cnt ? acc[b] / (double)cnt : NAN);
 			}

@@ -33,4 +33,9 @@ grep -q "^ok: cl46 (as chosen): .* 2 stored channels last" "$T/cl.out" ||
 	fail "1-D graph cl46: its convolution and MaxPool not both channels last"
 grep -q "^ok: cl47 (as chosen): 2 outputs, 1 stored channels last" "$T/cl.out" ||
 	fail "graph cl47 (a large 1x1 on a channels-last result, its own plain) did not run as expected"
+# the AveragePool graphs: the convolution and each pool channels last
+grep -q "^ok: cl48 (as chosen): .* 2 stored channels last" "$T/cl.out" ||
+	fail "3-D graph cl48: its convolution and AveragePool not both channels last"
+grep -q "^ok: cl49 (as chosen): .* 3 stored channels last" "$T/cl.out" ||
+	fail "2-D graph cl49: its convolution and two AveragePools not all channels last"
 echo "ok: channels-last results equal onnxruntime's"

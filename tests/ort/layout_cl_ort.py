@@ -4,14 +4,16 @@ convolutional graphs: Conv (1x1 or 3x3, dilated, strided, grouped,
 depthwise, channel counts not multiples of 16), the ops that read
 channels-last values (Relu, Sigmoid, Clip, LeakyRelu, Tanh, Add and Mul of
 two results or of a per-channel or scalar constant, Concat of channels,
-MaxPool with pads, strides, dilations and ceil_mode, Resize nearest,
+MaxPool with pads, strides, dilations and ceil_mode, AveragePool with and
+without the pads counted, Resize nearest,
 linear and cubic up and down, and of the channels too) and ops that do not
 (BatchNormalization, Transpose, ReduceMean), values read by several
 nodes, intermediate results as graph
 outputs, batch 1 and 2; fixed graphs for the paths between the layouts,
 and tf2onnx-style NHWC ones (Transposes around each convolution, 2-D and
 1-D), and a 3-D and a 1-D graph of convolutions and MaxPools (the
-channels-last pools of 1 to 3 spatial dims).  Each graph runs in opmig twice (oneDNN for every
+channels-last pools of 1 to 3 spatial dims), and a 3-D and a 2-D graph
+of convolutions and AveragePools.  Each graph runs in opmig twice (oneDNN for every
 convolution, OPMIG_DNNL_ALL=1, and oneDNN where opmig picks it) and in
 onnxruntime-node; every output must agree within 1e-4 of its largest
 magnitude, and across the graphs opmig must have stored results channels
@@ -107,6 +109,10 @@ def step(g):
         o = (s[2] + 2 * p - span + (st - 1 if ceil else 0)) // st + 1
         if ceil and (o - 1) * st >= s[2] + p:
             o -= 1
+        if d == 1 and RNG.random() < 0.4:
+            return g.op("AveragePool", [x], (s[0], s[1], o, o), kernel_shape=[k, k],
+                        strides=[st, st], pads=[p] * 4, ceil_mode=ceil,
+                        count_include_pad=int(RNG.integers(2)))
         return g.op("MaxPool", [x], (s[0], s[1], o, o), kernel_shape=[k, k], strides=[st, st],
                     pads=[p] * 4, dilations=[d, d], ceil_mode=ceil)
     if r < 0.87:
@@ -281,6 +287,32 @@ def nd_fixed(path, i):
                  keep=False)
         r = g.op("Relu", [b], None, keep=False)
         outs = [(g.op("GlobalMaxPool", [r], None, keep=False), (2, 512, 1)), (r, (2, 512, 700))]
+    elif i == 3:
+        # average pools on channels-last results, kept so (k_pool_nhwc.c):
+        # an Inception branch's 3x3 stride 1 without the pads counted, a
+        # 2x2 stride 2 counting them with ceil_mode, a 3-D 2x3x3 one
+        s = (2, 16, 4, 19, 19)
+        g = G(2, 16, 19)
+        a = g.op("Relu", [g.op("Conv", ["x", w(40, 16, (1, 3, 3))], None, keep=False,
+                               kernel_shape=[1, 3, 3], pads=[0, 1, 1, 0, 1, 1])], None,
+                 keep=False)
+        p3 = g.op("AveragePool", [a], None, keep=False, kernel_shape=[2, 3, 3],
+                  strides=[1, 2, 2], pads=[0, 1, 1, 1, 1, 1], count_include_pad=1)
+        outs = [(g.op("Conv", [p3, w(16, 40, (1, 1, 1))], None, keep=False,
+                      kernel_shape=[1, 1, 1]), (2, 16, 4, 10, 10))]
+    elif i == 4:
+        s = (1, 24, 35, 35)
+        g = G(1, 24, 35)
+        a = g.op("Relu", [g.op("Conv", ["x", w(72, 24, (3, 3))], None, keep=False,
+                               kernel_shape=[3, 3], pads=[1, 1, 1, 1])], None, keep=False)
+        p1 = g.op("AveragePool", [a], None, keep=False, kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                  count_include_pad=0)
+        p2 = g.op("AveragePool", [a], None, keep=False, kernel_shape=[2, 2], strides=[2, 2],
+                  pads=[0, 0, 1, 1], count_include_pad=1, ceil_mode=1)
+        outs = [(g.op("Conv", [p1, w(16, 72, (3, 3))], None, keep=False, kernel_shape=[3, 3],
+                      pads=[1, 1, 1, 1]), (1, 16, 35, 35)),
+                (g.op("Conv", [p2, w(16, 72, (3, 3))], None, keep=False, kernel_shape=[3, 3]),
+                 (1, 16, 16, 16))]
     else:
         s = (2, 16, 61)
         g = G(2, 16, 61)
@@ -305,7 +337,7 @@ def main():
         return 77
     opmig, work = got
     cases = []
-    for i in range(N_GRAPHS + 8):
+    for i in range(N_GRAPHS + 10):
         path = os.path.join(work, "cl%d.onnx" % i)
         shape, n_out = build(path, i) if i < N_GRAPHS else \
             fixed(path, i - N_GRAPHS) if i < N_GRAPHS + 3 else \

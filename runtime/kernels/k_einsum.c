@@ -2,13 +2,13 @@
  * output, ellipsis with broadcasting, repeated labels as diagonals) by
  * taking diagonals, summing out labels no one else needs, and contracting
  * operands pairwise as a transpose plus batched matrix product (BLAS
- * for float32 in float and other floats in double; exact wrapping int64
- * loops for integers); and Det (LU with partial pivoting per matrix). */
-#include <cblas.h>
+ * for float32 in float and other floats in double, over the session's
+ * threads; exact wrapping int64 loops for integers); and Det (LU with partial pivoting per matrix). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/kernels/gemm.h"
 #include "runtime/kernels/k_reduce_int.h"
 
 #define EL_LETTERS 52           /* 'A'-'Z' then 'a'-'z': ASCII order */
@@ -223,6 +223,33 @@ static int parse_term(struct rt_kctx *k, const char **p, int rank, int n_ell_max
 	return 0;
 }
 
+/* Products [lo, hi) of a batch, one per thread's chunk (a transformer's
+ * heads: Einsum ran single-threaded, einsum_enc no faster at two
+ * threads, bench/README.md) */
+struct bmm_job {
+	const struct einsum *e;
+	const void *a, *b;
+	void *c;
+	int64_t M, K, N;
+};
+
+static void bmm_range(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct bmm_job *j = ctx;
+	int64_t M = j->M, K = j->K, N = j->N;
+
+	for (int64_t i = lo; i < hi; i++) {
+		if (j->e->w == KR_F32)
+			rt_gemm_f32(0, 0, M, N, K, 1.0f, (const float *)j->a + i * M * K, K,
+				    (const float *)j->b + i * K * N, N, 0.0f,
+				    (float *)j->c + i * M * N, N);
+		else
+			rt_gemm_f64(0, 0, M, N, K, 1.0, (const double *)j->a + i * M * K, K,
+				    (const double *)j->b + i * K * N, N, 0.0,
+				    (double *)j->c + i * M * N, N);
+	}
+}
+
 /* Batched product: c[b] = a[b] (M x K) times b[b] (K x N). */
 static void bmm(const struct einsum *e, const void *a, const void *b, void *c,
 		int64_t B, int64_t M, int64_t K, int64_t N)
@@ -251,17 +278,18 @@ static void bmm(const struct einsum *e, const void *a, const void *b, void *c,
 				}
 		return;
 	}
-	for (int64_t i = 0; i < B; i++) {
+	if (B == 1) {   /* one product: its rows or columns over the threads */
 		if (e->w == KR_F32)
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,
-				    (int)K, 1.0f, (const float *)a + i * M * K, (int)K,
-				    (const float *)b + i * K * N, (int)N, 0.0f,
-				    (float *)c + i * M * N, (int)N);
+			rt_gemm_f32_par(e->k, 0, 0, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
 		else
-			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,
-				    (int)K, 1.0, (const double *)a + i * M * K, (int)K,
-				    (const double *)b + i * K * N, (int)N, 0.0,
-				    (double *)c + i * M * N, (int)N);
+			rt_gemm_f64_par(e->k, 0, 0, M, N, K, 1.0, a, K, b, N, 0.0, c, N);
+		return;
+	}
+	{
+		struct bmm_job j = { e, a, b, c, M, K, N };
+
+		rt_parallel_for(e->k, B, 1 + (int64_t)(1e6 / ((double)M * N * K + 1)), bmm_range,
+				&j);
 	}
 }
 

@@ -158,14 +158,73 @@ static void topk_select_f32(int64_t *idx, int64_t n, int64_t k, const struct top
 	}
 }
 
+/* A float32 key beside its index */
+struct f32_item {
+	float v;
+	int64_t i;
+};
+
+/* stable_sort of float32 keys (f32_before's order; equal keys keep their
+ * index order), the keys beside the indices: the generic comparison's
+ * switch and double conversions on each step made TabNet's sparsemax
+ * sort (TopK of all 64 features, 1024 rows) 1.3x onnxruntime.  The first
+ * k into idx. */
+static void topk_sort_f32(int64_t *idx, struct f32_item *a, struct f32_item *t, int64_t n,
+			  int64_t k, const struct topk_key *key)
+{
+	const float *x = (const float *)key->j->x + key->base;
+	int64_t st = key->j->inner;
+	int largest = key->j->largest;
+	struct f32_item *src = a, *dst = t;
+
+	for (int64_t r = 0; r < n; r++)
+		a[r] = (struct f32_item){ x[r * st], r };
+	for (int64_t b = 0; b < n; b += 16) {
+		int64_t e = b + 16 < n ? b + 16 : n;
+
+		for (int64_t i = b + 1; i < e; i++) {
+			struct f32_item v = a[i];
+			int64_t q = i;
+
+			for (; q > b && f32_before(v.v, a[q - 1].v, largest); q--)
+				a[q] = a[q - 1];
+			a[q] = v;
+		}
+	}
+	for (int64_t w = 16; w < n; w *= 2) {
+		struct f32_item *sw;
+
+		for (int64_t b = 0; b < n; b += 2 * w) {
+			int64_t m = b + w < n ? b + w : n, e = b + 2 * w < n ? b + 2 * w : n;
+			int64_t i = b, q = m, o = b;
+
+			while (i < m && q < e)
+				dst[o++] = f32_before(src[q].v, src[i].v, largest) ? src[q++] : src[i++];
+			while (i < m)
+				dst[o++] = src[i++];
+			while (q < e)
+				dst[o++] = src[q++];
+		}
+		sw = src;
+		src = dst;
+		dst = sw;
+	}
+	for (int64_t r = 0; r < k; r++)
+		idx[r] = src[r].i;
+}
+
 static void topk_run(void *ctx, int64_t b, int64_t e)
 {
 	struct topk_job *j = ctx;
 	int64_t *idx = malloc(2 * (size_t)(j->n ? j->n : 1) * sizeof(*idx));
+	struct f32_item *items = j->w == KR_F32 ?
+				 malloc(2 * (size_t)(j->n ? j->n : 1) * sizeof(*items)) : NULL;
 	size_t es = kr_work_size(j->w);
 
-	if (!idx) {
+	if (!idx || (j->w == KR_F32 && !items)) {
 		j->oom = 1;
+		free(idx);
+		free(items);
 		return;
 	}
 	for (int64_t s = b; s < e; s++) {
@@ -176,6 +235,8 @@ static void topk_run(void *ctx, int64_t b, int64_t e)
 			topk_select_f32(idx, j->n, j->k, &key);
 		} else if (j->k > 0 && j->k * 16 < j->n) {
 			topk_select(idx, j->n, j->k, &key);
+		} else if (j->w == KR_F32) {
+			topk_sort_f32(idx, items, items + j->n, j->n, j->k, &key);
 		} else {
 			for (int64_t r = 0; r < j->n; r++)
 				idx[r] = r;
@@ -190,6 +251,7 @@ static void topk_run(void *ctx, int64_t b, int64_t e)
 		}
 	}
 	free(idx);
+	free(items);
 }
 
 static int k_topk(struct rt_kctx *k)

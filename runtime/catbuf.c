@@ -8,7 +8,8 @@
  * The analysis (rt_cat_mark, when the plan is built) finds the Concats
  * whose every input has the Concat as its only consumer and is made by a
  * kernel node (or by a chain, chain.c, whose head then is that node),
- * neither kept across runs (fold.c).  Shapes are learnt from the run
+ * neither kept across runs (fold.c), nor all of them stored channels
+ * last (layout_cl.c).  Shapes are learnt from the run
  * before (rt_cat_record): a producer whose output 0 has the shape and
  * dtype its input had then, in a join of nothing but the last axis' outer
  * dims 1 (the inputs consecutive in the result), gets a view of its
@@ -59,6 +60,21 @@ static struct rt_nplan *cat_head(struct rt_gplan *p, const struct ir_node *c, si
 	return h;
 }
 
+/* Do the heads all store their results channels last (layout_cl.c)?  Then
+ * the Concat joins them so (k_slice.c concat_cl), a copy, and its readers
+ * get a channels-last result: an Inception block's convolutions, made to
+ * write plain regions, and the 1x1 convolutions after the join, reading a
+ * plain result on opmig's own kernels, cost more than the copy saved
+ * (inception_f16 -10% at one thread, -15% at two; densenet_f16, yolo,
+ * shufflenet, segformer_f16, hrnet, ssdlite within the machine's noise). */
+static int all_cl(struct rt_nplan *const *heads, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!heads[i]->cl_out)
+			return 0;
+	return 1;
+}
+
 void rt_cat_mark(struct rt_session *s, struct rt_gplan *p)
 {
 	(void)s;
@@ -83,6 +99,8 @@ void rt_cat_mark(struct rt_session *s, struct rt_gplan *p)
 		for (size_t i = 0; i < n; i++)
 			if (!heads[i])
 				n = 0;
+		if (n && all_cl(heads, n))
+			continue;
 		if (!n || !(np->cat = calloc(1, sizeof(*np->cat) + n * sizeof(np->cat->in[0]))))
 			continue;
 		np->cat->n_in = n;

@@ -52,6 +52,20 @@ static int dc_fits(const struct knn_geom *g)
 		 ((g->stride[0] > 1 || g->stride[1] > 1) && g->c >= 256));
 }
 
+/* Parts to cut the channel tiles into so that the threads have four
+ * items each: a small plane has few blocks of positions (17x17: five),
+ * which two threads split 3:2 (an Inception block's 1x1 convolutions
+ * 1.5x faster at two threads than at one, oneDNN's 1.85x). */
+static int64_t dc_tparts(struct rt_kctx *k, int64_t blocks, int64_t m)
+{
+	int64_t want = 4 * rt_threads(k), tiles = (m + KNN_DC_MR - 1) / KNN_DC_MR, p;
+
+	if (rt_threads(k) < 2 || blocks >= want)
+		return 1;
+	p = (want + blocks - 1) / blocks;
+	return p < tiles ? p : tiles;
+}
+
 /* Per vector of q, the lanes kept and the output index of the first. */
 static void dc_lanes(const struct knn_phase *l, int64_t nq, uint16_t *vmask, int64_t *yoff)
 {
@@ -119,10 +133,12 @@ int knn_conv_direct_f32(struct rt_kctx *k, const struct knn_geom *g, const float
 		const float *xn = x + n * g->c * g->in_size;
 		struct knn_direct jb = { xn, pw->data, b, y + n * g->m * g->out_size, off, vmask,
 					 yoff, g->m, kd, nq, kc, g->out_size, epi,
-					 n * g->m * g->out_size, l.in_place, l.pw == g->out[1], 0 };
+					 n * g->m * g->out_size, l.in_place, l.pw == g->out[1], 0, 1 };
 
 		jb.xp = knn_phase_image(k, &l, xn, xp);
-		rt_parallel_for(k, (nv + KNN_DC_NV - 1) / KNN_DC_NV, 1, knn_direct_blocks, &jb);
+		jb.tparts = dc_tparts(k, (nv + KNN_DC_NV - 1) / KNN_DC_NV, g->m);
+		rt_parallel_for(k, (nv + KNN_DC_NV - 1) / KNN_DC_NV * jb.tparts, 1,
+				knn_direct_blocks, &jb);
 		if (jb.failed) {
 			rc = rt_oom(k);
 			break;

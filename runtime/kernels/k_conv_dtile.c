@@ -149,14 +149,16 @@ void knn_direct_blocks(void *ctx, int64_t lo, int64_t hi)
 		jb->failed = 1;
 		return;
 	}
-	for (int64_t qb = lo; qb < hi; qb++) {
+	for (int64_t it = lo; it < hi; it++) {
+		int64_t tp = jb->tparts > 1 ? jb->tparts : 1, qb = it / tp, p = it % tp;
 		int64_t nv, v0 = knn_direct_part(nvec, KNN_DC_NV, qb, &nv);
+		int64_t t0 = p * tiles / tp, t1 = (p + 1) * tiles / tp;
 		int masked = jb->in_place && v0 + nv == nvec;
 
 		for (int64_t k0 = 0; k0 < jb->kd; k0 += jb->kc) {
 			int64_t k1 = jb->kd - k0 < jb->kc ? jb->kd : k0 + jb->kc;
 
-			for (int64_t t = 0; t < tiles; t++) {
+			for (int64_t t = t0; t < t1; t++) {
 				int64_t mr, i0 = knn_direct_part(jb->mg, KNN_DC_MR, t, &mr);
 
 				dc_tile_any((int)mr, (int)nv, masked, jb, v0 * 16, t, i0, k0, k1,

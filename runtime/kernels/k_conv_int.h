@@ -336,9 +336,14 @@ struct knn_direct {
 				   * dropped lanes may not be read */
 	int dense;
 	int failed;               /* scratch memory could not be had */
+	int64_t tparts;           /* the channel tiles cut into this many
+				   * parts, each block of positions an item
+				   * per part (0: one) */
 };
 /* Blocks [lo, hi) of up to KNN_DC_NV vectors of positions (cut evenly)
- * against every channel tile (k_conv_dtile.c): an rt_range_fn. */
+ * against every channel tile (k_conv_dtile.c): an rt_range_fn.  With
+ * tparts > 1, items [lo, hi) instead: item i is block i / tparts against
+ * part i % tparts of the tiles. */
 void knn_direct_blocks(void *ctx, int64_t lo, int64_t hi);
 /* n items cut into parts of at most `most`, as even as they come: part
  * p's first item and *count. */

@@ -28,7 +28,9 @@
  * whose Sigmoid unit it then does too: its head is skipped).  The head of a unit then runs a plan of its own (the
  * unit's node made from the unit's inputs, writing the QuantizeLinear's
  * output), the QuantizeLinear and Relu are skipped, and so is a
- * DequantizeLinear all of whose uses are units.  A ConvInteger or
+ * DequantizeLinear all of whose uses are units.  Such a Conv whose
+ * result is no QuantizeLinear's is a unit writing its float32 result
+ * where oneDNN's integer convolution is exact (dq_conv_unit).  A ConvInteger or
  * MatMulInteger whose only reader is a Cast to float32 (a dynamic
  * quantizer's layer) is a unit too, writing float32 of its sums
  * (cast_unit_at), and so is a

@@ -38,6 +38,16 @@ static inline int64_t mcl_at(const struct knn_geom3 *g, int i, int64_t o, int64_
 	return v < 0 || v >= g->in[i] ? -1 : v;
 }
 
+/* Output row r of n * od * oh: its depth *z and row *a, and where its
+ * image starts in the input (c channels a position). */
+static inline int64_t mcl_row(const struct knn_geom3 *g, int64_t c, int64_t r, int64_t *z,
+			      int64_t *a)
+{
+	*z = r / g->out[1] % g->out[0];
+	*a = r % g->out[1];
+	return r / (g->out[0] * g->out[1]) * g->in[0] * g->in[1] * g->in[2] * c;
+}
+
 /* name(ctx, lo, hi): output rows [lo, hi) of n * od * oh over elements
  * of type T: each output position's c values set to INIT, then
  * y = MAX(y, KEY(x)) with each tap x of its window inside the input,
@@ -51,9 +61,8 @@ static void name(void *ctx, int64_t lo, int64_t hi) \
 	const int64_t c = j->c, ow = g->out[2]; \
  \
 	for (int64_t r = lo; r < hi; r++) { \
-		int64_t b = r / (g->out[0] * g->out[1]), z = r / g->out[1] % g->out[0]; \
-		int64_t a = r % g->out[1]; \
-		const T *xb = (const T *)j->x + b * g->in[0] * g->in[1] * g->in[2] * c; \
+		int64_t z, a, xo = mcl_row(g, c, r, &z, &a); \
+		const T *xb = (const T *)j->x + xo; \
 		T *yr = (T *)j->y + r * ow * c; \
  \
 		for (int64_t o = 0; o < ow; o++) { \
@@ -144,9 +153,8 @@ static void mcl_rows_f32_512(void *ctx, int64_t lo, int64_t hi)
 	int64_t at[MCL_TAPS];
 
 	for (int64_t r = lo; r < hi; r++) {
-		int64_t b = r / (g->out[0] * g->out[1]), z = r / g->out[1] % g->out[0];
-		int64_t a = r % g->out[1];
-		const float *xb = (const float *)j->x + b * g->in[0] * g->in[1] * g->in[2] * c;
+		int64_t z, a, xo = mcl_row(g, c, r, &z, &a);
+		const float *xb = (const float *)j->x + xo;
 		float *yr = (float *)j->y + r * ow * c;
 
 		for (int64_t o = 0; o < ow; o++) {
@@ -211,9 +219,8 @@ static void acl_rows_f32(void *ctx, int64_t lo, int64_t hi)
 	float acc[MCL_CB];
 
 	for (int64_t r = lo; r < hi; r++) {
-		int64_t b = r / (g->out[0] * g->out[1]), z = r / g->out[1] % g->out[0];
-		int64_t a = r % g->out[1];
-		const float *xb = j->x + b * g->in[0] * g->in[1] * g->in[2] * c;
+		int64_t z, a, xo = mcl_row(g, c, r, &z, &a);
+		const float *xb = j->x + xo;
 		float *yr = j->y + r * ow * c;
 
 		for (int64_t o = 0; o < ow; o++) {
@@ -245,9 +252,8 @@ static void acl_rows_f32_512(void *ctx, int64_t lo, int64_t hi)
 	int64_t at[MCL_TAPS];
 
 	for (int64_t r = lo; r < hi; r++) {
-		int64_t b = r / (g->out[0] * g->out[1]), z = r / g->out[1] % g->out[0];
-		int64_t a = r % g->out[1];
-		const float *xb = j->x + b * g->in[0] * g->in[1] * g->in[2] * c;
+		int64_t z, a, xo = mcl_row(g, c, r, &z, &a);
+		const float *xb = j->x + xo;
 		float *yr = j->y + r * ow * c;
 
 		for (int64_t o = 0; o < ow; o++) {

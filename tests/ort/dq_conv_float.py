@@ -43,13 +43,14 @@ F32 = TensorProto.FLOAT
 
 
 def conv_nd(x, w, stride, dil, pads, group):
-    """Conv of int64 x (n, c, sp...) by w (m, c / group, k...), exact."""
+    """Conv of x (n, c, sp...) by w (m, c / group, k...) in their dtype
+    (int64: exact; float64)."""
     r = x.ndim - 2
     sp, ks, m, cg = x.shape[2:], w.shape[2:], w.shape[0], w.shape[1]
     xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[i], pads[r + i]) for i in range(r)])
     out = [(sp[i] + pads[i] + pads[r + i] - dil[i] * (ks[i] - 1) - 1) // stride[i] + 1
            for i in range(r)]
-    y = np.zeros((x.shape[0], m) + tuple(out), np.int64)
+    y = np.zeros((x.shape[0], m) + tuple(out), np.result_type(x, w))
     mg = m // group
     for tap in np.ndindex(*ks):
         sl = tuple(slice(tap[i] * dil[i], tap[i] * dil[i] + (out[i] - 1) * stride[i] + 1,
@@ -137,9 +138,9 @@ def case(k):
                xsv.astype(np.float64))
         xr = xi * xsd.reshape((1, -1) + (1,) * r)
         wr = wi * wsv.astype(np.float64).reshape((-1,) + (1,) * (r + 1))
-        exact = conv_f64(xr, wr, stride, dil, pads, group) + (bq.reshape(cshape) * bsd
+        exact = conv_nd(xr, wr, stride, dil, pads, group) + (bq.reshape(cshape) * bsd
                                                               if has_bias else 0)
-        mag = conv_f64(np.abs(xr), np.abs(wr), stride, dil, pads, group) / \
+        mag = conv_nd(np.abs(xr), np.abs(wr), stride, dil, pads, group) / \
             mult.astype(np.float64).reshape(cshape)
     unit = ((acc + b).astype(np.float32) * mult.reshape(cshape)).astype(np.float32)
     if relu:
@@ -160,25 +161,6 @@ def case(k):
         ", Relu" if relu else "", ", " + miss if miss else "")
     return what, mdl, x, exact, unit, bound, miss, 2 + has_bias
 
-
-def conv_f64(x, w, stride, dil, pads, group):
-    """conv_nd over float64."""
-    r = x.ndim - 2
-    sp, ks, m, cg = x.shape[2:], w.shape[2:], w.shape[0], w.shape[1]
-    xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[i], pads[r + i]) for i in range(r)])
-    out = [(sp[i] + pads[i] + pads[r + i] - dil[i] * (ks[i] - 1) - 1) // stride[i] + 1
-           for i in range(r)]
-    y = np.zeros((x.shape[0], m) + tuple(out))
-    mg = m // group
-    for tap in np.ndindex(*ks):
-        sl = tuple(slice(tap[i] * dil[i], tap[i] * dil[i] + (out[i] - 1) * stride[i] + 1,
-                         stride[i]) for i in range(r))
-        xs = xp[(slice(None), slice(None)) + sl]
-        for gi in range(group):
-            wg = w[(slice(gi * mg, (gi + 1) * mg), slice(None)) + tap]
-            y[:, gi * mg:(gi + 1) * mg] += np.einsum("nc...,mc->nm...",
-                                                     xs[:, gi * cg:(gi + 1) * cg], wg)
-    return y
 
 
 def far(got, exact, bound):

@@ -9,12 +9,14 @@ einsum in float64 (relative to the largest magnitude), and the int64 ones
 exact.
 Prints a line per failure and a summary; exits 1 on a failure."""
 import os
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from qdqlib import opmig_out  # noqa: E402
 
 RNG = np.random.default_rng(1244)
 CASES = [
@@ -33,18 +35,6 @@ CASES = [
     ("bij,bjk->bik", [(64, 8, 8), (64, 8, 8)]),
 ]
 
-
-def run(opmig, path, feeds, d, threads):
-    args = []
-    for n, a in feeds.items():
-        np.save(os.path.join(d, n + ".npy"), a)
-        args.append("%s=%s" % (n, os.path.join(d, n + ".npy")))
-    r = subprocess.run([opmig, "run", path] + args + ["-O", d, "--out-format", "npy",
-                                                      "--threads", str(threads)],
-                       capture_output=True, text=True)
-    if r.returncode:
-        return r.stderr.strip()
-    return np.load(os.path.join(d, "output_0.npy"))
 
 
 def main():
@@ -72,7 +62,7 @@ def main():
             path = os.path.join(d, "m.onnx")
             onnx.save(mdl, path)
             for threads in (1, 2):
-                got = run(opmig, path, dict(zip(names, ops)), d, threads)
+                got = opmig_out(opmig, path, dict(zip(names, ops)), d, threads)
                 if isinstance(got, str):
                     bad = got
                 elif got.shape != want.shape:

@@ -9,7 +9,6 @@ onnxruntime's exactly, in order.
 Prints a line per failure and a summary; exits 1 on a failure (77 when
 onnxruntime-node is absent: skipped)."""
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -19,6 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import ortlib  # noqa: E402
+from qdqlib import opmig_out  # noqa: E402
 
 RNG = np.random.default_rng(1243)
 N_CASES = 40
@@ -60,17 +60,6 @@ def case(k):
     return what, mdl, {"boxes": boxes, "scores": scores}
 
 
-def run(opmig, path, feeds, d):
-    args = []
-    for n, a in feeds.items():
-        np.save(os.path.join(d, n + ".npy"), a)
-        args.append("%s=%s" % (n, os.path.join(d, n + ".npy")))
-    r = subprocess.run([opmig, "run", path] + args + ["-O", d, "--out-format", "npy"],
-                       capture_output=True, text=True)
-    if r.returncode:
-        return r.stderr.strip()
-    return np.load(os.path.join(d, "output_0.npy"))
-
 
 def main():
     start = ortlib.start(sys.argv)
@@ -85,7 +74,7 @@ def main():
         path = os.path.join(d, "m.onnx")
         onnx.save(mdl, path)
         jobs.append((path, feeds))
-        gots.append(run(opmig, path, feeds, d))
+        gots.append(opmig_out(opmig, path, feeds, d, None))
         whats.append(what)
     for what, got, res in zip(whats, gots, ortlib.run_many(jobs, os.path.join(work, "ort"))):
         if isinstance(got, str) or isinstance(res, str):

@@ -2,7 +2,8 @@
 qdq_cl.py, conv_int_cast.py, matmul_int_cast.py, qconv_props.py;
 /usr/bin/python3 with onnx and numpy): the code types and their ranges,
 seeded random codes, the units' requantization, `opmig run` of a model on
-.npy feeds with its --stats text, how far apart two arrays of codes are,
+.npy feeds with its --stats text (the gather, NonMaxSuppression and Einsum
+property tests use it too), how far apart two arrays of codes are,
 and the int-cast tests' loop over their cases (unit_cases).
 
     import functools, qdqlib
@@ -11,6 +12,7 @@ and the int-cast tests' loop over their cases (unit_cases).
     outs, stats = qdqlib.run(opmig, model, {"x": x}, workdir, "--exact")
     # outs: the outputs (arrays in graph order), or a str (opmig's
     # message, stats then None)
+    y = qdqlib.opmig_out(opmig, model, {"x": x}, workdir, 2)   # or its message
     n = qdqlib.fused(stats, "QuantizeLinear")
 """
 import os
@@ -56,16 +58,17 @@ def remap(c, s, z, ys, yz, yt):
     return np.clip(v, lo, hi).astype(yt)
 
 
-def run(opmig, path, feeds, d, *flags, env=None):
-    """`opmig run PATH NAME=D/NAME.npy... -O D --out-format npy --threads 1
-    --stats FLAGS`: (the outputs, its stdout), the output files removed
-    once read; or (its stderr, None) when it failed."""
+def run(opmig, path, feeds, d, *flags, env=None, threads=1):
+    """`opmig run PATH NAME=D/NAME.npy... -O D --out-format npy --threads
+    THREADS --stats FLAGS` (threads None: opmig's default): (the outputs,
+    its stdout), the output files removed once read; or (its stderr, None)
+    when it failed."""
     args = []
     for name, a in feeds.items():
         np.save(os.path.join(d, name + ".npy"), a)
         args.append("%s=%s" % (name, os.path.join(d, name + ".npy")))
-    r = subprocess.run([opmig, "run", path] + args + ["-O", d, "--out-format", "npy",
-                                                      "--threads", "1", "--stats"] +
+    r = subprocess.run([opmig, "run", path] + args + ["-O", d, "--out-format", "npy"] +
+                       (["--threads", str(threads)] if threads else []) + ["--stats"] +
                        list(flags), capture_output=True, text=True, env=env)
     if r.returncode:
         return r.stderr.strip(), None
@@ -75,6 +78,12 @@ def run(opmig, path, feeds, d, *flags, env=None):
         outs.append(np.load(f))
         os.remove(f)
     return outs, r.stdout
+
+
+def opmig_out(opmig, path, feeds, d, threads):
+    """run()'s first output, or its message (a str) when it failed."""
+    outs, stats = run(opmig, path, feeds, d, threads=threads)
+    return outs if stats is None else outs[0]
 
 
 def fused(stats, op):

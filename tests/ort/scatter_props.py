@@ -11,12 +11,14 @@ apply the updates one by one in order), plain assignment in order for
 none; an index out of range must fail naming the index.
 Prints a line per failure and a summary; exits 1 on a failure."""
 import os
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from qdqlib import opmig_out  # noqa: E402
 
 RNG = np.random.default_rng(1242)
 TYPES = [np.float32, np.float64, np.int32, np.int64, np.float16, np.uint8]
@@ -109,18 +111,6 @@ def model(nodes, feeds, inits, want):
     return mdl
 
 
-def run(opmig, path, feeds, d, threads):
-    args = []
-    for n, a in feeds.items():
-        np.save(os.path.join(d, n + ".npy"), a)
-        args.append("%s=%s" % (n, os.path.join(d, n + ".npy")))
-    r = subprocess.run([opmig, "run", path] + args + ["-O", d, "--out-format", "npy",
-                                                      "--threads", str(threads)],
-                       capture_output=True, text=True)
-    if r.returncode:
-        return r.stderr.strip()
-    return np.load(os.path.join(d, "output_0.npy"))
-
 
 def main():
     opmig, work = sys.argv[1], sys.argv[2]
@@ -132,7 +122,7 @@ def main():
         path = os.path.join(d, "m.onnx")
         onnx.save(model(nodes, feeds, inits, want), path)
         for threads in (1, 2):
-            got = run(opmig, path, feeds, d, threads)
+            got = opmig_out(opmig, path, feeds, d, threads)
             if isinstance(got, str) or got.dtype != want.dtype or got.shape != want.shape or \
                     got.tobytes() != want.tobytes():
                 print("FAIL case %d (%s, %s %s, %d threads): %s" % (
@@ -148,7 +138,7 @@ def main():
     node = helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=0, reduction="add")
     onnx.save(model([node], {"x": x, "u": np.ones((1, 4), np.float32)},
                     [numpy_helper.from_array(bad, "i")], x), path)
-    got = run(opmig, path, {"x": x, "u": np.ones((1, 4), np.float32)}, d, 2)
+    got = opmig_out(opmig, path, {"x": x, "u": np.ones((1, 4), np.float32)}, d, 2)
     if not isinstance(got, str) or "index 5 out of range" not in got:
         print("FAIL index out of range: %s" % (got if isinstance(got, str) else "no error"))
         fails += 1

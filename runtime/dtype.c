@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/kernels/pgemm.h"
 #include "runtime/rt_int.h"
 
 float rt_half_to_float(uint16_t h)
@@ -377,6 +378,43 @@ static int64_t f16c_narrow(const float *f, uint16_t *h, int64_t n)
 	return i;
 }
 
+/* The same sixteen at a time, the tail under a mask: with AVX-512 the
+ * conversions of a float16 model's results take half the instructions
+ * (a float16 VAE decoder's rounding 7.5% of its time at eight a step) */
+__attribute__((target("avx512f")))
+static int64_t round512(float *f, int64_t n)
+{
+	for (int64_t i = 0; i < n; i += 16) {
+		__mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
+
+		_mm512_mask_storeu_ps(f + i, m, _mm512_cvtph_ps(_mm512_cvtps_ph(
+				_mm512_maskz_loadu_ps(m, f + i), _MM_FROUND_TO_NEAREST_INT)));
+	}
+	return n;
+}
+
+/* Whole vectors of sixteen (the caller's loop takes the tail) */
+__attribute__((target("avx512f")))
+static int64_t widen512(const uint16_t *h, float *f, int64_t n)
+{
+	int64_t i = 0;
+
+	for (; i + 16 <= n; i += 16)
+		_mm512_storeu_ps(f + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(h + i))));
+	return i;
+}
+
+__attribute__((target("avx512f")))
+static int64_t narrow512(const float *f, uint16_t *h, int64_t n)
+{
+	int64_t i = 0;
+
+	for (; i + 16 <= n; i += 16)
+		_mm256_storeu_si256((__m256i *)(h + i),
+				    _mm512_cvtps_ph(_mm512_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT));
+	return i;
+}
+
 /* CPUID leaf 1: F16C (ecx bit 29), AVX (28) and OSXSAVE (27), and the OS
  * saving the YMM state (XCR0 bits 1 and 2). */
 static int have_f16c(void)
@@ -402,7 +440,9 @@ void rt_half_to_float_n(const uint16_t *h, float *f, int64_t n)
 	int64_t i = 0;
 
 #ifdef RT_F16C
-	if (have_f16c())
+	if (rt_cpu_avx512f())
+		i = widen512(h, f, n);
+	else if (have_f16c())
 		i = f16c_widen(h, f, n);
 #endif
 	for (; i < n; i++)
@@ -419,7 +459,9 @@ void rt_float_round_n(float *f, int64_t n, int dtype)
 		return;
 	}
 #ifdef RT_F16C
-	if (have_f16c())
+	if (rt_cpu_avx512f())
+		i = round512(f, n);
+	else if (have_f16c())
 		i = f16c_round(f, n);
 #endif
 	for (; i < n; i++)
@@ -431,7 +473,9 @@ void rt_float_to_half_n(const float *f, uint16_t *h, int64_t n)
 	int64_t i = 0;
 
 #ifdef RT_F16C
-	if (have_f16c())
+	if (rt_cpu_avx512f())
+		i = narrow512(f, h, n);
+	else if (have_f16c())
 		i = f16c_narrow(f, h, n);
 #endif
 	for (; i < n; i++)

@@ -358,8 +358,9 @@ int rt_lowp_end(struct rt_kctx *k, struct rt_value **wide, int rc)
 		}
 		if (keep && !(v->flags & (RT_VALUE_READONLY | RT_VALUE_KEPT))) {
 			/* data movement moved exact values; a kernel that took a
-			 * rounding epilogue rounded output 0 itself */
-			if (arith && !(i == 0 && k->epi && k->epi->head_round))
+			 * rounding epilogue, or rounded as it wrote, rounded
+			 * output 0 itself */
+			if (arith && !(i == 0 && ((k->epi && k->epi->head_round) || k->lowp_done)))
 				round_par(k, v->data, v->numel, k->lowp);
 			unflip(v, k->lowp);
 			k->s->stats.wide_values++;

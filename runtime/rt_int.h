@@ -51,6 +51,8 @@ struct rt_kctx {
 				      * dtype, 0 when not */
 	uint64_t lowp_flip;          /* inputs (< 64) kept in float32 shown
 				      * to the kernel as float32 (lowp.c) */
+	int lowp_done;               /* output 0 rounded to lowp by the kernel
+				      * as it wrote it (rt_lowp_round_out) */
 	struct rt_value **plain;     /* per input: a plain copy of a channels-
 				      * last one (layout_cl.c), or NULL */
 };
@@ -332,6 +334,16 @@ void rt_float_to_half_n(const float *f, uint16_t *h, int64_t n);
  * or bfloat16 value, ties to even: what narrowing and widening back
  * give. */
 void rt_float_round_n(float *f, int64_t n, int dtype);
+/* For a kernel writing output 0 of a node computed in float32 for float16
+ * or bfloat16 (k->lowp; output 0 of its input 0's type: the elementwise
+ * and normalization kernels): the dtype to round each value to as it is
+ * written, in cache, sparing the pass over the result after the node
+ * (lowp.c); 0 when the node is not such.  A kernel that rounded all of
+ * output 0 so sets k->lowp_done. */
+static inline int rt_lowp_round_out(const struct rt_kctx *k)
+{
+	return k->lowp;
+}
 /* float8 of each kind <-> float (saturate: clamp to the largest finite
  * value instead of inf/NaN, as Cast's saturate=1). */
 float rt_f8_to_float(int dtype, uint8_t v);

@@ -83,7 +83,12 @@ struct bjob {
 	const void *a, *b;
 	void *y;
 	int dt;
+	int round;   /* float32 results rounded so as written (rt_lowp_round_out) */
 };
+
+/* Float32 results a run of ROUND_RUN at a time, each rounded while in
+ * cache */
+#define ROUND_RUN 4096
 
 static void bin_run(void *arg, const int64_t *off, const int64_t *step,
 		    int64_t len)
@@ -92,9 +97,17 @@ static void bin_run(void *arg, const int64_t *off, const int64_t *step,
 	int dt = j->dt;
 
 	if (dt == IR_DTYPE_FLOAT) {
-		j->op->f32((const float *)j->a + off[0], step[0],
-			   (const float *)j->b + off[1], step[1],
-			   (float *)j->y + off[2], len);
+		int64_t run = j->round ? ROUND_RUN : len;
+
+		for (int64_t c = 0; c < len; c += run) {
+			int64_t n = len - c < run ? len - c : run;
+			float *y = (float *)j->y + off[2] + c;
+
+			j->op->f32((const float *)j->a + off[0] + c * step[0], step[0],
+				   (const float *)j->b + off[1] + c * step[1], step[1], y, n);
+			if (j->round)
+				rt_float_round_n(y, n, j->round);
+		}
 	} else if (dt == IR_DTYPE_DOUBLE) {
 		j->op->f64((const double *)j->a + off[0], step[0],
 			   (const double *)j->b + off[1], step[1],
@@ -123,12 +136,13 @@ static void bin_run(void *arg, const int64_t *off, const int64_t *step,
 	}
 }
 
-int kel_binary_into(struct rt_kctx *k, const struct kel_binop *op,
-		    const struct kel_par *p, struct rt_value *a,
-		    struct rt_value *b, struct rt_value *y)
+/* kel_binary_into, float32 results rounded to dtype round (0: not) */
+static int binary_into(struct rt_kctx *k, const struct kel_binop *op,
+		       const struct kel_par *p, struct rt_value *a,
+		       struct rt_value *b, struct rt_value *y, int round)
 {
 	struct kel_par par = *p;
-	struct bjob j = { op, &par, a->data, b->data, y->data, a->dtype };
+	struct bjob j = { op, &par, a->data, b->data, y->data, a->dtype, round };
 	struct rt_value *ts[2] = { a, b };
 	int dt = a->dtype;
 
@@ -147,6 +161,13 @@ int kel_binary_into(struct rt_kctx *k, const struct kel_binop *op,
 					      (long long)i);
 	kel_elementwise(k, ts, 2, y->rank, y->dims, bin_run, &j);
 	return 0;
+}
+
+int kel_binary_into(struct rt_kctx *k, const struct kel_binop *op,
+		    const struct kel_par *p, struct rt_value *a,
+		    struct rt_value *b, struct rt_value *y)
+{
+	return binary_into(k, op, p, a, b, y, 0);
 }
 
 /* Is x stored channels last (N, C, spatial) and o, stored plain, of no
@@ -187,7 +208,7 @@ int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 {
 	struct rt_value *a, *b, *y, view, *ts[2];
 	int64_t dims[RT_MAX_RANK];
-	int rank, rc, cl = 0;
+	int rank, rc, cl = 0, round;
 
 	if ((rc = rt_in_tensor(k, 0, &a)) < 0 || (rc = rt_in_tensor(k, 1, &b)) < 0)
 		return rc;
@@ -218,6 +239,8 @@ int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 				      rank, dims)))
 		return IR_ENOMEM;
 	rt_cl_set(y, cl != 0);
+	/* a float16 node's result rounded as written (the op's one result) */
+	round = a->dtype == IR_DTYPE_FLOAT ? rt_lowp_round_out(k) : 0;
 	if (cl >= 2) {
 		const struct rt_value *x = cl == 2 ? a : b;
 		struct rt_value av, bv, yv;
@@ -225,9 +248,12 @@ int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 		cl_view(a, x, &av);
 		cl_view(b, x, &bv);
 		cl_view(y, x, &yv);
-		return kel_binary_into(k, op, p, &av, &bv, &yv);
+		rc = binary_into(k, op, p, &av, &bv, &yv, round);
+	} else {
+		rc = binary_into(k, op, p, a, ts[1], y, round);
 	}
-	return kel_binary_into(k, op, p, a, ts[1], y);
+	k->lowp_done = rc == 0 && round;
+	return rc;
 }
 
 /* ---- arithmetic --------------------------------------------------------- */
@@ -445,11 +471,11 @@ struct pow1_job {
 	const float *a;
 	float *y;
 	float e;
+	int round;   /* results rounded so as written (rt_lowp_round_out) */
 };
 
-static void pow1_range(void *arg, int64_t begin, int64_t end)
+static void pow1_span(const struct pow1_job *j, int64_t begin, int64_t end)
 {
-	const struct pow1_job *j = arg;
 	const float *a = j->a;
 	float *y = j->y, e = j->e;
 
@@ -462,6 +488,20 @@ static void pow1_range(void *arg, int64_t begin, int64_t end)
 	else
 		for (int64_t i = begin; i < end; i++)
 			y[i] = powf(a[i], e);
+}
+
+static void pow1_range(void *arg, int64_t begin, int64_t end)
+{
+	const struct pow1_job *j = arg;
+	int64_t run = j->round ? ROUND_RUN : end - begin;
+
+	for (int64_t b = begin; b < end; b += run) {
+		int64_t e = end - b < run ? end : b + run;
+
+		pow1_span(j, b, e);
+		if (j->round)
+			rt_float_round_n(j->y + b, e - b, j->round);
+	}
 }
 
 /* 1 done, 0 not this case, or an error. */
@@ -479,8 +519,9 @@ static int pow_scalar(struct rt_kctx *k, struct rt_value *a, struct rt_value *b)
 		return 0;
 	if (!(y = rt_out_tensor_reuse(k, 0, 1u, a->dtype, a->rank, a->dims)))
 		return IR_ENOMEM;
-	j = (struct pow1_job){ a->data, y->data, (float)e };
+	j = (struct pow1_job){ a->data, y->data, (float)e, rt_lowp_round_out(k) };
 	rt_parallel_for(k, a->numel, 16384, pow1_range, &j);
+	k->lowp_done = j.round != 0;
 	return 1;
 }
 

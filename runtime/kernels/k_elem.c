@@ -44,7 +44,12 @@ struct ujob {
 	const struct kel_par *p;
 	const struct rt_value *x;
 	struct rt_value *y;
+	int round;   /* float32 results rounded so as written (rt_lowp_round_out) */
 };
+
+/* Float32 results a run of ROUND_RUN at a time, each rounded while in
+ * cache */
+#define ROUND_RUN 4096
 
 static void unary_range(void *arg, int64_t begin, int64_t end)
 {
@@ -52,8 +57,16 @@ static void unary_range(void *arg, int64_t begin, int64_t end)
 	int dt = j->x->dtype;
 
 	if (dt == IR_DTYPE_FLOAT) {
-		j->op->f32((const float *)j->x->data + begin,
-			   (float *)j->y->data + begin, end - begin, j->p);
+		int64_t run = j->round ? ROUND_RUN : end - begin;
+
+		for (int64_t b = begin; b < end; b += run) {
+			int64_t n = end - b < run ? end - b : run;
+			float *y = (float *)j->y->data + b;
+
+			j->op->f32((const float *)j->x->data + b, y, n, j->p);
+			if (j->round)
+				rt_float_round_n(y, n, j->round);
+		}
 		return;
 	}
 	if (dt == IR_DTYPE_DOUBLE && j->op->f64) {
@@ -84,12 +97,12 @@ static void unary_range(void *arg, int64_t begin, int64_t end)
 	}
 }
 
-int kel_unary_on(struct rt_kctx *k, const struct kel_unop *op,
-		 const struct kel_par *p, const struct rt_value *x,
-		 struct rt_value *y)
+/* kel_unary_on, float32 results rounded to dtype round (0: not) */
+static int unary_on(struct rt_kctx *k, const struct kel_unop *op, const struct kel_par *p,
+		    const struct rt_value *x, struct rt_value *y, int round)
 {
 	struct kel_par par = *p;
-	struct ujob j = { op, &par, x, y };
+	struct ujob j = { op, &par, x, y, round };
 	int dt = x->dtype;
 
 	if (rt_dtype_is_float(dt) ? !op->f32 :
@@ -101,11 +114,18 @@ int kel_unary_on(struct rt_kctx *k, const struct kel_unop *op,
 	return 0;
 }
 
+int kel_unary_on(struct rt_kctx *k, const struct kel_unop *op,
+		 const struct kel_par *p, const struct rt_value *x,
+		 struct rt_value *y)
+{
+	return unary_on(k, op, p, x, y, 0);
+}
+
 int kel_unary(struct rt_kctx *k, const struct kel_unop *op,
 	      const struct kel_par *p)
 {
 	struct rt_value *x, *y;
-	int rc;
+	int rc, round;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
 		return rc;
@@ -113,7 +133,11 @@ int kel_unary(struct rt_kctx *k, const struct kel_unop *op,
 		return IR_ENOMEM;
 	/* elementwise: a channels-last input gives a channels-last result */
 	rt_cl_set(y, (x->flags & RT_VALUE_CL) != 0);
-	return kel_unary_on(k, op, p, x, y);
+	/* a float16 node's result rounded as written (the op's one result) */
+	round = x->dtype == IR_DTYPE_FLOAT && y->dtype == IR_DTYPE_FLOAT ? rt_lowp_round_out(k) : 0;
+	rc = unary_on(k, op, p, x, y, round);
+	k->lowp_done = rc == 0 && round;
+	return rc;
 }
 
 /* ---- the ops ----------------------------------------------------------- */

@@ -18,16 +18,27 @@ struct rows {
 	int64_t inner;
 	float eps;
 	int rms;
+	int round;   /* y rounded so as written (rt_lowp_round_out) */
 };
+
+/* The dtype to round a result of x's dtype and shape to as it is written
+ * (a float16 node's, computed in float32), or 0 */
+static int lowp_round(const struct rt_kctx *k, const struct rt_value *x)
+{
+	return x->dtype == IR_DTYPE_FLOAT ? rt_lowp_round_out(k) : 0;
+}
 
 static void rows_run(void *ctx, int64_t b, int64_t e)
 {
 	const struct rows *r = ctx;
 
-	for (int64_t o = b; o < e; o++)
+	for (int64_t o = b; o < e; o++) {
 		nq_norm_row(r->x + o * r->inner, r->y + o * r->inner, r->inner,
 			    r->scale, r->bias, r->eps, r->rms,
 			    r->mean ? r->mean + o : NULL, r->inv ? r->inv + o : NULL);
+		if (r->round)
+			rt_float_round_n(r->y + o * r->inner, r->inner, r->round);
+	}
 }
 
 __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -48,14 +59,38 @@ static void row_scale(const float *x, float *y, int64_t n, double mean, float in
 			y[i] = (float)(x[i] - mean) * inv;
 }
 
+/* row_scale's normalized value times s plus sh, one channel's in one
+ * pass: the same operations in the same order as normalizing the row and
+ * then scaling it (no contraction under -std=c11), the same bits */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void row_affine(const float *x, float *y, int64_t n, double mean, float inv, float s,
+		       float sh)
+{
+	for (int64_t i = 0; i < n; i++) {
+		float t = (float)(x[i] - mean) * inv;
+
+		y[i] = t * s + sh;
+	}
+}
+
+/* The row's mean (0 when rms) and 1 / sqrt(var + eps), in double sums */
+static void norm_stats(const float *x, int64_t n, float eps, int rms, double *mean, float *inv)
+{
+	double sq;
+
+	*mean = !rms && n ? rt_sum_f32(x, n, 0, 0) / (double)n : 0;
+	sq = rt_sum_f32(x, n, *mean, 1);
+	*inv = (float)(1.0 / sqrt((n ? sq / (double)n : 0) + eps));
+}
+
 void nq_norm_row(const float *x, float *y, int64_t n, const float *scale,
 		 const float *bias, float eps, int rms, float *mean_out,
 		 float *inv_out)
 {
-	double mean = !rms && n ? rt_sum_f32(x, n, 0, 0) / (double)n : 0;
-	double sq = rt_sum_f32(x, n, mean, 1);
-	float inv = (float)(1.0 / sqrt((n ? sq / (double)n : 0) + eps));
+	double mean;
+	float inv;
 
+	norm_stats(x, n, eps, rms, &mean, &inv);
 	row_scale(x, y, n, mean, inv, scale, bias);
 	if (mean_out)
 		*mean_out = (float)mean;
@@ -115,7 +150,10 @@ int nq_layer_norm(struct rt_kctx *k, struct rt_value *x, int64_t axis_attr,
 	r.y = yf;
 	r.mean = mf;
 	r.inv = ivf;
+	/* a float16 node's result rounded as written */
+	r.round = ydtype == IR_DTYPE_FLOAT ? lowp_round(k, x) : 0;
 	rt_parallel_for(k, outer, 1 + 4096 / (r.inner + 1), rows_run, &r);
+	k->lowp_done = r.round != 0;
 	rc = 0;
 cleanup:
 	nq_out_done(y, yf);
@@ -370,6 +408,7 @@ struct groups {
 	int64_t g, per, sp;
 	int per_channel;
 	float eps;
+	int round;   /* y rounded so as written (rt_lowp_round_out) */
 };
 
 static void groups_run(void *ctx, int64_t b, int64_t e)
@@ -381,13 +420,18 @@ static void groups_run(void *ctx, int64_t b, int64_t e)
 		int64_t gi = i % gr->g;
 		float *y = gr->y + i * len;
 
-		nq_norm_row(gr->x + i * len, y, len, NULL, NULL, gr->eps, 0, NULL, NULL);
+		const float *x = gr->x + i * len;
+		double mean;
+		float inv;
+
+		norm_stats(x, len, gr->eps, 0, &mean, &inv);
 		for (int64_t ch = 0; ch < gr->per; ch++) {
 			int64_t pi = gr->per_channel ? gi * gr->per + ch : gi;
-			float s = gr->scale[pi], sh = gr->bias[pi];
 
-			for (int64_t j = 0; j < gr->sp; j++)
-				y[ch * gr->sp + j] = y[ch * gr->sp + j] * s + sh;
+			row_affine(x + ch * gr->sp, y + ch * gr->sp, gr->sp, mean, inv,
+				   gr->scale[pi], gr->bias[pi]);
+			if (gr->round)
+				rt_float_round_n(y + ch * gr->sp, gr->sp, gr->round);
 		}
 	}
 }
@@ -413,9 +457,10 @@ static int k_instance_norm(struct rt_kctx *k)
 	    !(xf = nq_f32(k, x, &xo)) || !(yf = nq_out_buf(k, y)))
 		goto cleanup;
 	{
-		struct groups gr = { xf, yf, sc, bi, c, 1, sp, 1, eps };
+		struct groups gr = { xf, yf, sc, bi, c, 1, sp, 1, eps, lowp_round(k, x) };
 
 		rt_parallel_for(k, nc, 1 + 16384 / (sp + 1), groups_run, &gr);
+		k->lowp_done = gr.round != 0;
 	}
 	rc = 0;
 cleanup:
@@ -453,9 +498,10 @@ static int k_group_norm(struct rt_kctx *k)
 	    !(xf = nq_f32(k, x, &xo)) || !(yf = nq_out_buf(k, y)))
 		goto cleanup;
 	{
-		struct groups gr = { xf, yf, sc, bi, g, per, sp, np == c, eps };
+		struct groups gr = { xf, yf, sc, bi, g, per, sp, np == c, eps, lowp_round(k, x) };
 
 		rt_parallel_for(k, x->dims[0] * g, 1 + 16384 / (per * sp + 1), groups_run, &gr);
+		k->lowp_done = gr.round != 0;
 	}
 	rc = 0;
 cleanup:

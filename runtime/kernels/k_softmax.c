@@ -19,7 +19,19 @@ struct sm_job {
 	int64_t cols, nchunk;       /* inner columns per work item, items per outer */
 	const void *x;
 	void *y;
+	int round;   /* float32 results rounded so as written (rt_lowp_round_out) */
 };
+
+/* Rows [0, n) of w columns at stride S, float32, rounded to dtype round
+ * (a float16 node's results, while in cache) */
+static void sm_round(void *y, int64_t n, int64_t S, int64_t w, int round)
+{
+	if (w == S)   /* one run (a line along the last axis) */
+		rt_float_round_n(y, n * w, round);
+	else
+		for (int64_t r = 0; r < n; r++)
+			rt_float_round_n((float *)y + r * S, w, round);
+}
 
 /* Contiguous float32 lines of Softmax and LogSoftmax: AVX-512 when the
  * CPU has it (k_softmax512.c) */
@@ -148,11 +160,13 @@ static void sm_##T(void *ctx, int64_t b, int64_t e)			\
 		if (tmp) {						\
 			sm_block_##T(j->kind, x, y, n, I, w, (T *)(tmp + (size_t)C * 16), \
 				     (int64_t *)tmp, (double *)(tmp + (size_t)C * 8)); \
-			continue;					\
+		} else {						\
+			/* inner 1, or no memory: one strided line each */ \
+			for (int64_t i = 0; i < w; i++)			\
+				sm_line_##T(j->kind, x + i, y + i, n, I); \
 		}							\
-		/* inner 1, or no memory: one strided line each */	\
-		for (int64_t i = 0; i < w; i++)				\
-			sm_line_##T(j->kind, x + i, y + i, n, I);	\
+		if (j->round)						\
+			sm_round(y, n, I, w, j->round);			\
 	}								\
 	free(tmp);							\
 }
@@ -162,9 +176,9 @@ SOFTMAX(double, exp)
 
 /* Softmax over [outer, n, inner] of a float or double working buffer. */
 static void sm_run(struct rt_kctx *k, int kind, int f32, const void *x,
-		   void *y, int64_t outer, int64_t n, int64_t inner)
+		   void *y, int64_t outer, int64_t n, int64_t inner, int round)
 {
-	struct sm_job j = { kind, n, inner, inner < SM_COLS ? inner : SM_COLS, 0, x, y };
+	struct sm_job j = { kind, n, inner, inner < SM_COLS ? inner : SM_COLS, 0, x, y, round };
 
 	if (n == 0 || inner == 0)
 		return;
@@ -178,7 +192,7 @@ static int softmax(struct rt_kctx *k, int kind)
 	struct rt_value *x, *y;
 	int64_t outer, n, inner;
 	void *xb, *yb = NULL;
-	int axis, rc, owned;
+	int axis, rc, owned, round;
 	enum kr_work w;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0)
@@ -211,7 +225,10 @@ static int softmax(struct rt_kctx *k, int kind)
 		rc = rt_oom(k);
 		goto cleanup;
 	}
-	sm_run(k, kind, w == KR_F32, xb, yb, outer, n, inner);
+	/* a float16 node's results rounded as written (float32 in place) */
+	round = w == KR_F32 && yb == y->data && y->dtype == IR_DTYPE_FLOAT ? rt_lowp_round_out(k) : 0;
+	sm_run(k, kind, w == KR_F32, xb, yb, outer, n, inner, round);
+	k->lowp_done = round != 0;
 	if (yb != y->data)
 		kr_store(y, w, yb);
 cleanup:
@@ -345,7 +362,7 @@ static int k_sce_loss(struct rt_kctx *k)
 		rc = rt_oom(k);
 		goto cleanup;
 	}
-	sm_run(k, SM_LOG, 0, xb, lp, N, C, D);
+	sm_run(k, SM_LOG, 0, xb, lp, N, C, D, 0);
 	if ((rc = nll(k, lp, N, C, D, 1, 2, x->dtype)) < 0)
 		goto cleanup;
 	if (rt_out_wanted(k, 1)) {

@@ -1,24 +1,29 @@
 """lowp_wide_ort.py OPMIG WORKDIR: float16 and bfloat16 results kept in
 float32 between the nodes that compute in float32 (runtime/lowp.c,
-RT_VALUE_WIDE).  Seeded random graphs of a 16-bit float dtype: Conv (also
-where oneDNN stores results channels last), the elementwise ops, binary ops
-of two results and of constants, Concat, pooling, Resize, BatchNormalization,
-LayerNormalization, Softmax, MatMul, ReduceMean, the data movement ops that
-keep such values (Reshape, Transpose, Slice, Split, Pad, Gather, Tile,
-Expand, DepthToSpace, Flatten, Identity, Squeeze, Unsqueeze), Casts to
-float32 and back and to the same dtype, ops that read no such value (Less,
-Where), a value read inside an If branch, intermediate results as graph
-outputs, batch 1 and 2; and two fixed float16 graphs at 130x130 for the
-paths between layouts (a result kept in float32 and stored channels last
-read where it must be plain).  Each graph runs in opmig four ways: as chosen and
-with oneDNN for every convolution (OPMIG_DNNL_ALL=1), each with and
-without kept results (OPMIG_NO_WIDE=1): the outputs must be the same bytes
-(one rounding at each op's output either way), and the float16 graphs
-must agree with onnxruntime-node within 3e-2 of each output's largest
-magnitude (onnxruntime drops some Cast pairs, so it is no bit reference;
-lowp_ort.py bounds each op against double).  Across the graphs opmig must
-have kept results (its --stats line).  Prints one line per check; exits 1
-on a failure."""
+RT_VALUE_WIDE), and rounded by the kernels as they write them (the
+elementwise ops, Pow, the norms, Softmax: rt_lowp_round_out).  Seeded
+random graphs of a 16-bit float dtype: Conv (also where oneDNN stores
+results channels last), the elementwise ops, Pow by 2 and 3, binary ops of
+two results and of constants, Concat, pooling, Resize, BatchNormalization,
+LayerNormalization, InstanceNormalization (also on groups, as
+GroupNormalization is exported below opset 18), Softmax, MatMul,
+ReduceMean, the data movement ops that keep such values (Reshape,
+Transpose, Slice, Split, Pad, Gather, Tile, Expand, DepthToSpace, Flatten,
+Identity, Squeeze, Unsqueeze), Casts to float32 and back and to the same
+dtype, ops that read no such value (Less, Where), a value read inside an
+If branch, intermediate results as graph outputs, batch 1 and 2; and two
+fixed float16 graphs at 130x130 for the paths between layouts (a result
+kept in float32 and stored channels last read where it must be plain).
+Each graph runs in opmig four ways: as chosen and with oneDNN for every
+convolution (OPMIG_DNNL_ALL=1), each with and without kept results
+(OPMIG_NO_WIDE=1): the outputs must be the same bytes (one rounding at each
+op's output either way: a kept result a kernel did not round would carry
+float32 digits into its readers), and the float16 graphs must agree with
+onnxruntime-node within 3e-2 of each output's largest magnitude
+(onnxruntime drops some Cast pairs, so it is no bit reference; lowp_ort.py
+bounds each op against double).  Across the graphs opmig must have kept
+results (its --stats line).  Prints one line per check; exits 1 on a
+failure."""
 import os
 import re
 import sys
@@ -99,6 +104,8 @@ def step(g):
     if r == 5:
         op, at = UNARY[int(RNG.integers(6 if bf else len(UNARY)))]
         return g.op(op, [x], s, **at)
+    if r == 6 and RNG.random() < 0.4:
+        return g.op("Pow", [x, g.lowc(float(RNG.choice([2, 3])))], s)
     if r == 6:
         return g.op("Clip", [x, g.lowc(-0.5), g.lowc(0.75)], s)
     if r == 7:
@@ -175,9 +182,21 @@ def step(g):
         neg = g.op("Less", [x, g.lowc(0)], None)
         return g.op("Where", [neg, x, g.op("Mul", [x, g.lowc(0.1)], None)], s)
     if r == 24:
-        if RNG.random() < 0.5:
+        u = RNG.random()
+        if u < 0.3:
             return g.op("LayerNormalization", [x, g.lowc(1 + 0.1 * wt(w)), g.lowc(0.1 * wt(w))],
                         s, axis=-1)
+        if u < 0.5 and not bf:
+            return g.op("InstanceNormalization", [x, g.lowc(1 + 0.1 * wt(c)),
+                                                  g.lowc(0.1 * wt(c))], s)
+        if u < 0.7 and not bf and c % 2 == 0:
+            # GroupNormalization as exporters write it below opset 18
+            t = g.op("Reshape", [x, g.init(np.int64([n, 2, -1]))], None)
+            t = g.op("InstanceNormalization", [t, g.lowc(np.ones(2)), g.lowc(np.zeros(2))],
+                     None)
+            t = g.op("Reshape", [t, g.init(np.int64(s))], None)
+            return g.op("Add", [g.op("Mul", [t, g.lowc(1 + 0.1 * wt(c, 1, 1))], None),
+                                g.lowc(0.1 * wt(c, 1, 1))], s)
         return g.op("MatMul", [x, g.lowc(wt(w, w))], s)
     if r == 25:
         branch = []

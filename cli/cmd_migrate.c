@@ -18,7 +18,7 @@
 #include "rewriters/quantize.h"
 
 const char cmd_migrate_help[] =
-	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16|int8|int4] [--fp16-io] [QUANTIZE OPTIONS] [--weight-only int4|int8] [--block-size N] [--accuracy-level L] [--no-accuracy-check] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--data DIR] [--samples N] [--seed S] [--threads N] [--external-data FILE] [--size-threshold BYTES] [--map FILE] [--report FILE] [--format text|json] [--verify-with CMD] [--force]\n"
+	"usage: opmig migrate MODEL [--target T] -o OUT [--rules F] [--layout nchw|nhwc] [--batch N | --fit-memory] [--dim NAME=V]... [--input-value NAME=VALUE|FILE]... [--opset N] [--precision fp32|fp16|int8|int4] [--fp16-io] [QUANTIZE OPTIONS] [--weight-only int4|int8] [--block-size N] [--accuracy-level L] [--no-accuracy-check] [--passes LIST] [--keep-interface] [--dry-run] [--no-validate] [--data DIR] [--samples N] [--seed S] [--threads N] [--time] [--external-data FILE] [--size-threshold BYTES] [--map FILE] [--report FILE] [--format text|json] [--verify-with CMD] [--force]\n"
 	"       opmig migrate --list-passes\n"
 	"\n"
 	"Rewrite MODEL so that TARGET can run it, check numerically that it still\n"
@@ -77,6 +77,7 @@ const char cmd_migrate_help[] =
 	"  --samples N         validation samples (default 1)\n"
 	"  --seed S            seed of the validation inputs (default 0)\n"
 	"  --threads N         interpreter threads (default: all cores)\n"
+	"  --time              report the validation's time per run of each model\n"
 	"  --map FILE          write the name map between MODEL and OUT (for\n"
 	"                      opmig validate --map)\n"
 	"  --external-data FILE  weights of at least --size-threshold bytes go to\n"
@@ -151,6 +152,7 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		{ "passes", required_argument, NULL, 'P' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "no-validate", no_argument, NULL, 'N' },
+		{ "time", no_argument, NULL, 'Z' },
 		CLI_RUN_OPTIONS,
 		CLI_SAVE_OPTIONS,
 		{ "map", required_argument, NULL, 'm' },
@@ -183,6 +185,7 @@ static int parse_args(int argc, char **argv, struct margs *a)
 		case 'P': a->o.passes = optarg; break;
 		case 'n': a->dry_run = 1; break;
 		case 'N': a->o.validate = 0; break;
+		case 'Z': a->o.time = 1; break;
 		case 'A':
 			a->qo.no_check = 1;
 			a->wo_opt = "--no-accuracy-check";
@@ -395,6 +398,11 @@ static void text_report(FILE *f, const struct margs *a, const struct mg_report *
 			r->val.equivalent ? "equivalent" : "NOT equivalent");
 	}
 	if (r->validated) {
+		char tl[200];
+
+		val_time_describe(&r->val, tl, sizeof(tl));
+		if (tl[0])
+			fprintf(f, "  %s\n", tl);
 		for (size_t i = 0; i < r->val.n_outputs; i++) {
 			const struct rt_metrics *m = &r->val.outputs[i].m;
 

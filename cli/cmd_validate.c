@@ -15,7 +15,7 @@
 #include "validators/validate.h"
 
 const char cmd_validate_help[] =
-	"usage: opmig validate REF CANDIDATE [--data DIR]... [--input NAME=FILE]... [--samples N] [--seed S] [--dim NAME=V]... [--range NAME=LO:HI]... [--rtol R] [--atol A] [--precision fp32|fp16|int8] [--logits cosine|exact] [--layerwise] [--map FILE] [--format text|json] [--save DIR] [--threads N]\n"
+	"usage: opmig validate REF CANDIDATE [--data DIR]... [--input NAME=FILE]... [--samples N] [--seed S] [--dim NAME=V]... [--range NAME=LO:HI]... [--rtol R] [--atol A] [--precision fp32|fp16|int8] [--logits cosine|exact] [--layerwise] [--map FILE] [--format text|json] [--save DIR] [--threads N] [--time]\n"
 	"\n"
 	"Run REF and CANDIDATE on the same inputs and compare their outputs.\n"
 	"\n"
@@ -38,6 +38,8 @@ const char cmd_validate_help[] =
 	"  --save DIR           write each sample's inputs and both models'\n"
 	"                       outputs as .pb files under DIR/sample_K/\n"
 	"  --threads N          threads per model (default: all cores)\n"
+	"  --time               report each model's time per run (wall clock;\n"
+	"                       reports are otherwise the same every time)\n"
 	"  --help               show this help\n"
 	"\n"
 	"Exit status: 0 equivalent within tolerance, 1 not equivalent, 2 usage,\n"
@@ -75,6 +77,7 @@ static int parse_args(int argc, char **argv, struct vargs *a)
 		{ "atol", required_argument, NULL, 'a' },
 		{ "precision", required_argument, NULL, 'p' },
 		{ "layerwise", no_argument, NULL, 'l' },
+		{ "time", no_argument, NULL, 'Z' },
 		{ "logits", required_argument, NULL, 'L' },
 		{ "map", required_argument, NULL, 'm' },
 		{ "format", required_argument, NULL, 'f' },
@@ -132,6 +135,7 @@ static int parse_args(int argc, char **argv, struct vargs *a)
 				return cli_usage_error(self, "--precision is fp32, fp16 or int8, not '%s'", optarg);
 			break;
 		case 'l': a->o.layerwise = 1; break;
+		case 'Z': a->o.time = 1; break;
 		case 'L':
 			if (strcmp(optarg, "cosine") && strcmp(optarg, "exact"))
 				return cli_usage_error(self, "--logits is cosine or exact, not '%s'", optarg);
@@ -194,6 +198,7 @@ static int print_json(const struct vargs *a, const struct val_report *r)
 	jb_need(cJSON_AddNumberToObject(o, "atol", r->tol.atol), &ok);
 	jb_need(cJSON_AddNumberToObject(o, "samples", (double)r->n_samples), &ok);
 	jb_need(cJSON_AddBoolToObject(o, "equivalent", r->equivalent), &ok);
+	jb_need(val_time_json(o, r) ? o : NULL, &ok);
 	if (r->note[0])
 		jb_need(cJSON_AddStringToObject(o, "note", r->note), &ok);
 	if (r->inputs_note[0])
@@ -238,10 +243,15 @@ static int print_json(const struct vargs *a, const struct val_report *r)
 
 static void print_text(const struct vargs *a, const struct val_report *r)
 {
+	char tl[200];
+
 	printf("reference: %s\ncandidate: %s\n", a->ref, a->cand);
 	printf("precision %s: rtol %g, atol %g; %zu sample%s\n",
 	       val_precision_name(r->precision), r->tol.rtol, r->tol.atol,
 	       r->n_samples, r->n_samples == 1 ? "" : "s");
+	val_time_describe(r, tl, sizeof(tl));
+	if (tl[0])
+		printf("%s\n", tl);
 	if (r->note[0])
 		printf("note: %s\n", r->note);
 	if (r->inputs_note[0])

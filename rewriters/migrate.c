@@ -289,6 +289,7 @@ static int validate(struct ir_model *orig, struct ir_model *m, const struct rw_c
 	vo.gen.dims = dims;
 	vo.map = &r->map;
 	vo.threads = o->threads;
+	vo.time = o->time;
 	vo.data_dirs = md->dirs;
 	vo.n_data_dirs = md->n_dirs;
 	r->validated = 1;

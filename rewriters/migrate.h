@@ -38,6 +38,7 @@ struct mg_opts {
 					* skips weight-only quantization's
 					* accuracy check (nothing is run) */
 	int samples;                   /* validation samples (>= 1) */
+	int time;                      /* report the validation's time per run */
 	uint64_t seed;
 	int threads;
 	int max_rounds;                /* decomposition rounds; 0: 8 */

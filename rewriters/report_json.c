@@ -121,6 +121,7 @@ char *mg_report_json(const struct mg_report *r, const char *model, const char *o
 		jb_need(cJSON_AddNumberToObject(v, "atol", r->val.tol.atol), &ok);
 		jb_need(cJSON_AddNumberToObject(v, "samples", (double)r->val.n_samples), &ok);
 		jb_need(cJSON_AddBoolToObject(v, "equivalent", r->val.equivalent), &ok);
+		jb_need(val_time_json(v, &r->val) ? v : NULL, &ok);
 		if (r->val.inputs_note[0])
 			jb_need(cJSON_AddStringToObject(v, "generated_inputs", r->val.inputs_note), &ok);
 		arr = cJSON_AddArrayToObject(v, "outputs");

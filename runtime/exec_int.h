@@ -327,12 +327,11 @@ int rt_lowp_narrow_value(struct rt_mem *mem, struct rt_value **v, struct ir_diag
 /* The node's widened constants released (with its plan). */
 void rt_lowp_release(struct rt_nplan *np);
 
-/* profile.c: the clock (CLOCK_MONOTONIC seconds); the dtypes and shapes
- * of a node's inputs, taken before it runs (NULL when out of memory); a
- * node run of a graph at depth (0 main) from t0 to t1, taking shapes; a
- * whole run; */
+/* profile.c: the dtypes and shapes of a node's inputs, taken before it
+ * runs (NULL when out of memory); a node run of a graph at depth (0 main)
+ * from t0 to t1, taking shapes; a whole run (the clock, rt_now, is in
+ * rt_int.h); */
 struct rt_profile;
-double rt_now(void);
 void *rt_profile_shapes(struct rt_value *const *ins, size_t n_in);
 void rt_profile_node(struct rt_session *s, const struct ir_node *n, int depth,
 		     void *shapes, double t0, double t1);

@@ -406,6 +406,9 @@ static inline void rt_bn_coeff(double scale, double bias, double mean, double va
  * squares when sq), in partial sums that vectorize (sum_f32.c). */
 double rt_sum_f32(const float *x, int64_t n, double mean, int sq);
 
+/* The clock: CLOCK_MONOTONIC seconds (profile.c) */
+double rt_now(void);
+
 /* fn(ctx, begin, end) over [0, n) split into chunks run on the session's
  * threads (inline when threads == 1 or n is small).  grain: the fewest
  * items worth a chunk. */

@@ -1,12 +1,15 @@
 /* metrics_json.c: comparison metrics as JSON: the metrics object of
  * opmig.validate/1, also used by opmig.migrate/1 and opmig batch, and
- * numbers written as null when not finite. */
+ * numbers written as null when not finite; a validation's time per run,
+ * as JSON and as a line of text. */
 #include <math.h>
+#include <stdio.h>
 
 #include <cjson/cJSON.h>
 
 #include "oprules/jbuild.h"
 #include "validators/compare.h"
+#include "validators/validate.h"
 
 cJSON *rt_json_num(cJSON *o, const char *k, double x)
 {
@@ -73,3 +76,32 @@ cJSON *rt_metrics_json(const struct rt_metrics *m)
 	return o;
 }
 
+
+void val_time_describe(const struct val_report *r, char *buf, size_t size)
+{
+	buf[0] = 0;
+	if (r->n_timed)
+		snprintf(buf, size, "time per run: reference %.3g ms, candidate %.3g ms "
+			 "(mean of %zu; least %.3g and %.3g)",
+			 1e3 * r->ref_s / (double)r->n_timed, 1e3 * r->cand_s / (double)r->n_timed,
+			 r->n_timed, 1e3 * r->ref_min_s, 1e3 * r->cand_min_s);
+}
+
+int val_time_json(cJSON *o, const struct val_report *r)
+{
+	cJSON *t;
+	int ok = 1;
+
+	if (!r->n_timed)
+		return 1;
+	t = cJSON_AddObjectToObject(o, "time_per_run_ms");
+	jb_need(t, &ok);
+	if (!ok)
+		return 0;
+	jb_need(cJSON_AddNumberToObject(t, "runs", (double)r->n_timed), &ok);
+	num(t, "reference_mean", 1e3 * r->ref_s / (double)r->n_timed, &ok);
+	num(t, "reference_min", 1e3 * r->ref_min_s, &ok);
+	num(t, "candidate_mean", 1e3 * r->cand_s / (double)r->n_timed, &ok);
+	num(t, "candidate_min", 1e3 * r->cand_min_s, &ok);
+	return ok;
+}

@@ -274,14 +274,30 @@ cleanup:
 	return rc;
 }
 
-static int run_sample(struct val_ctx *c, size_t k, struct ir_diag *d)
+/* One run's time into a model's sum and least */
+static void timed(struct val_report *r, double t, double *sum, double *least)
 {
+	*sum += t;
+	if (!r->n_timed || t < *least)
+		*least = t;
+}
+
+static int run_sample(struct val_ctx *c, struct val_report *r, size_t k, struct ir_diag *d)
+{
+	double t0 = rt_now(), t1, t2;
 	int rc;
 
 	if ((rc = rt_session_run(c->ref, c->ref_in, c->n_in, c->ref_out, d)) < 0)
 		return rc;
+	t1 = rt_now();
 	if ((rc = rt_session_run(c->cand, c->cand_in, c->n_in, c->cand_out, d)) < 0)
 		return rc;
+	t2 = rt_now();
+	if (c->o->time) {
+		timed(r, t1 - t0, &r->ref_s, &r->ref_min_s);
+		timed(r, t2 - t1, &r->cand_s, &r->cand_min_s);
+		r->n_timed++;
+	}
 	return sample_outputs(c, k, d);
 }
 
@@ -436,7 +452,7 @@ int val_run(struct ir_model *ref, struct ir_model *cand,
 			if ((rc = bind_sample(&c, k, bad_file, bad_size, d)) < 0)
 				break;
 			rc = k == 0 && o->layerwise ? run_layerwise(&c, r, d) :
-			     run_sample(&c, k, d);
+			     run_sample(&c, r, k, d);
 		}
 		c.o = o;
 	}

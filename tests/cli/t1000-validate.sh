@@ -4,7 +4,7 @@
 # value is that weight's consumer, with a local error), against a float16
 # conversion (passes with the fp16 defaults, fails with fp32 tolerances),
 # renamed and reordered outputs (paired, mapped or refused clearly), and
-# reproducible multi-sample runs.
+# reproducible multi-sample runs, each model's time per run with --time only.
 . "$TOP/tests/cli/lib.sh"
 cd "$T" || fail "cannot cd to $T"
 
@@ -107,6 +107,26 @@ run 1 "$OPMIG" validate ref.onnx perturbed.onnx --samples 3 --seed 9 --format js
 cmp -s a.json "$T/out" || fail "same seed gave different reports"
 run 1 "$OPMIG" validate ref.onnx perturbed.onnx --samples 3 --seed 10 --format json
 cmp -s a.json "$T/out" && fail "different seeds gave the same report"
+
+# 5b. --time: each model's time per run, only when asked (reports stay
+# deterministic without it); the layer-wise first sample is not timed.
+run 1 "$OPMIG" validate ref.onnx perturbed.onnx --samples 3
+grep -q "time per run" "$T/out" && fail "timed without --time: $(cat "$T/out")"
+grep -q time_per_run a.json && fail "JSON timed without --time"
+run 1 "$OPMIG" validate ref.onnx perturbed.onnx --samples 3 --time
+grep -q "^time per run: reference [0-9.e+-]* ms, candidate [0-9.e+-]* ms (mean of 3; least " "$T/out" ||
+	fail "no time per run line: $(cat "$T/out")"
+run 1 "$OPMIG" validate ref.onnx perturbed.onnx --samples 3 --time --format json
+$PY -c "
+import json; t = json.load(open('$T/out'))['time_per_run_ms']
+assert t['runs'] == 3, t
+for m in ('reference', 'candidate'):
+    assert 0 < t[m + '_min'] <= t[m + '_mean'] < 60000, t
+" || fail "time_per_run_ms: $(cat "$T/out")"
+run 1 "$OPMIG" validate ref.onnx perturbed.onnx --samples 2 --layerwise --time --format json
+$PY -c "
+import json; assert json.load(open('$T/out'))['time_per_run_ms']['runs'] == 1
+" || fail "the layer-wise sample was timed: $(cat "$T/out")"
 
 # 6. --save writes replayable samples.
 run 1 "$OPMIG" validate ref.onnx perturbed.onnx --save saved

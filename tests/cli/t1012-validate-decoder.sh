@@ -7,7 +7,7 @@
 # token of its logits (equivalent, with the element-wise verdict reported
 # beside), --logits exact judges it by rtol/atol, and a model whose lm_head
 # is perturbed just enough to flip one position's top-1 token is NOT
-# equivalent.  Skipped when python-onnx is absent.
+# equivalent; migrate --time reports the time per run of both models.  Skipped when python-onnx is absent.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"
 # shellcheck source=tests/cli/lib.sh
 . "$TOP/tests/cli/lib.sh"
@@ -49,8 +49,10 @@ print("inputs ok: mask", mask.tolist(), "positions", pos.tolist())
 PYEOF
 
 # 2. fp16 migration: logits judged by position, both verdicts reported
-run 0 "$OPMIG" migrate "$T/tiny.onnx" --target ascend -o "$T/t.onnx" $D --map "$T/t.map"
+run 0 "$OPMIG" migrate "$T/tiny.onnx" --target ascend -o "$T/t.onnx" $D --map "$T/t.map" --time
 grep -q "validation (fp16, .*): equivalent$" "$T/out" || { cat "$T/out"; fail "migrate's validation is not equivalent"; }
+grep -q "^  time per run: reference [0-9.e+-]* ms, candidate [0-9.e+-]* ms (mean of 1; " "$T/out" ||
+	{ cat "$T/out"; fail "migrate --time reports no time per run"; }
 grep -q "logits by position: min cosine 0\.99.* (>= 0.999 required), top-1 8/8, top-5 overlap .*; element-wise rtol/atol: outside" "$T/out" ||
 	{ cat "$T/out"; fail "migrate's report lacks the logits criterion"; }
 run 0 "$OPMIG" validate "$T/tiny.onnx" "$T/t.onnx" --map "$T/t.map" $D --format json

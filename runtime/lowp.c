@@ -389,6 +389,39 @@ int rt_lowp_narrow_value(struct rt_mem *mem, struct rt_value **v, struct ir_diag
 	return 0;
 }
 
+struct keep_job {
+	const float *x;
+	float *y;
+	int dtype;
+};
+
+static void keep_range(void *ctx, int64_t lo, int64_t hi)
+{
+	const struct keep_job *j = ctx;
+
+	if (j->y != j->x)
+		memcpy(j->y + lo, j->x + lo, (size_t)(hi - lo) * sizeof(float));
+	rt_float_round_n(j->y + lo, hi - lo, j->dtype);
+}
+
+int rt_lowp_cast_keep(struct rt_kctx *k, const struct rt_value *x, int to)
+{
+	struct keep_job j;
+	struct rt_value *y;
+
+	if ((to != IR_DTYPE_FLOAT16 && to != IR_DTYPE_BFLOAT16) || !may_keep(k) ||
+	    !is_low(x, IR_DTYPE_FLOAT) || (x->flags & RT_VALUE_WIDE) || k->s->o.exact)
+		return 0;
+	if (!(y = rt_out_tensor_reuse(k, 0, 1u, IR_DTYPE_FLOAT, x->rank, x->dims)))
+		return IR_ENOMEM;
+	j = (struct keep_job){ x->data, y->data, to };
+	rt_parallel_for(k, x->numel, 65536, keep_range, &j);
+	rt_cl_set(y, (x->flags & RT_VALUE_CL) != 0);
+	unflip(y, to);
+	k->s->stats.wide_values++;
+	return 1;
+}
+
 /* ---- the plan ------------------------------------------------------------- */
 
 static int reads_wide(const struct rt_nplan *r)
@@ -414,6 +447,16 @@ static int results_take(struct rt_gplan *p, const struct ir_node *n)
 	return 1;
 }
 
+/* A Cast from float32 to float16 or bfloat16 (its input typed so) */
+static int cast_narrows(const struct ir_node *n)
+{
+	const struct ir_attr *a = ir_node_attr(n, "to");
+	const struct ir_value *x = n->n_inputs ? n->inputs[0] : NULL;
+
+	return a && a->type == IR_ATTR_INT && (a->i == IR_DTYPE_FLOAT16 || a->i == IR_DTYPE_BFLOAT16) &&
+	       x && x->type && x->type->elem_type == IR_DTYPE_FLOAT;
+}
+
 void rt_lowp_mark(struct rt_session *s, struct rt_gplan *p)
 {
 	const char *off = getenv("OPMIG_NO_WIDE");
@@ -425,7 +468,9 @@ void rt_lowp_mark(struct rt_session *s, struct rt_gplan *p)
 		int kind = op_kind(np->node);
 
 		if (!np->kernel || np->n_subs || np->qdq || np->fold != RT_FOLD_NONE ||
-		    (kind != LP_ARITH && kind != LP_MOVE) || !results_take(p, np->node))
+		    (kind != LP_ARITH && kind != LP_MOVE &&
+		     !(kind == LP_CAST && cast_narrows(np->node))) ||
+		    !results_take(p, np->node))
 			continue;
 		np->wide_out = 1;
 		/* a chain's steps run in this node's kernel: their results too */

@@ -344,6 +344,11 @@ static inline int rt_lowp_round_out(const struct rt_kctx *k)
 {
 	return k->lowp;
 }
+/* A Cast of float32 x to float16 or bfloat16 (to) whose result the plan
+ * keeps in float32 (lowp.c): output 0 is x rounded to `to`, flagged so,
+ * with no narrowing for the Cast and no widening for its readers.  1 done,
+ * 0 not such a Cast, or an error. */
+int rt_lowp_cast_keep(struct rt_kctx *k, const struct rt_value *x, int to);
 /* float8 of each kind <-> float (saturate: clamp to the largest finite
  * value instead of inf/NaN, as Cast's saturate=1). */
 float rt_f8_to_float(int dtype, uint8_t v);

@@ -296,6 +296,9 @@ static int cast_to(struct rt_kctx *k, int to)
 		return kel_bad_dtype(k, x->dtype);
 	if (x->dtype == to && to != IR_DTYPE_STRING)
 		return rt_out_set(k, 0, rt_value_ref(x));
+	/* to float16 for readers that compute in float32: kept so */
+	if ((rc = rt_lowp_cast_keep(k, x, to)) != 0)
+		return rc < 0 ? rc : 0;
 	if (!(y = rt_out_tensor(k, 0, to, x->rank, x->dims)))
 		return IR_ENOMEM;
 	if (to == IR_DTYPE_STRING)

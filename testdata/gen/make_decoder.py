@@ -12,9 +12,21 @@ RotaryEmbedding before GroupQueryAttention).  Seeded and deterministic.
         --intermediate 128 --vocab 256 -o g.onnx
 
 Presets: tiny (2 layers, hidden 64, 4 heads, 2 kv heads, intermediate 128,
-vocab 256, 128 positions) and 7b (32 layers, hidden 4096, 32 heads, 32 kv
-heads, intermediate 11008, vocab 32000, 4096 positions); options given
+vocab 256, 128 positions), 7b (32 layers, hidden 4096, 32 heads, 32 kv
+heads, intermediate 11008, vocab 32000, 4096 positions) and qwen (tiny's
+sizes, Qwen2's q/k/v biases and rope theta 1e6); options given
 after --preset override it (--kv-heads 8 gives a GQA 7B).
+--qkv-bias (Qwen2: what sets it apart from Llama besides its sizes)
+writes biases on the q, k and v projections, normal with deviation 0.5,
+as the exporters do: decomposed, Add(bias, MatMul) after each projection
+(torch.onnx's export of a Linear with a bias on 3-D input; the bias
+model.layers.{i}.self_attn.q_proj.bias); genai, Add(MatMulNBits, bias)
+as onnxruntime-genai's builder writes it (make_add_bias: one packed Add
+of the concatenated [q | k | v] biases after the packed QKV MatMulNBits,
+model.layers.{i}.attn.qkv_proj.Add.bias; with --rotary-op one per
+projection, before its RotaryEmbedding), not MatMulNBits' own bias input
+(input 5), which the builder leaves empty.  Tied embeddings (small Qwen2
+models) are not generated.
 
 Weights are seeded random, scaled so that activations stay near unit size
 (projections normal / sqrt(fan_in), norm weights 1 + 0.1 normal).
@@ -81,6 +93,10 @@ PRESETS = {
                  vocab=256, positions=128),
     "7b": dict(layers=32, hidden=4096, heads=32, kv_heads=32,
                intermediate=11008, vocab=32000, positions=4096),
+    # tiny's sizes with what sets Qwen2 apart from Llama: q, k and v
+    # projection biases and rope_theta 1e6
+    "qwen": dict(layers=2, hidden=64, heads=4, kv_heads=2, intermediate=128,
+                 vocab=256, positions=128, qkv_bias=True, theta=1e6),
 }
 NP = {TensorProto.FLOAT: np.float32, TensorProto.UINT8: np.uint8,
       TensorProto.INT64: np.int64, TensorProto.FLOAT16: np.float16}
@@ -295,6 +311,7 @@ def causal_mask(g, cfg, fnp):
 
 
 INT64_MAX = np.iinfo(np.int64).max
+BIAS_SCALE = 0.5         # q/k/v biases: large enough that a lost one shows
 
 
 def torch_slice(g, x, axis, end, p, start=0):
@@ -459,6 +476,11 @@ def build_decomposed(cfg, w):
         q = g.node("MatMul", [h, proj["q"]], name=pa + "/q_proj/MatMul")
         k = g.node("MatMul", [h, proj["k"]], name=pa + "/k_proj/MatMul")
         v = g.node("MatMul", [h, proj["v"]], name=pa + "/v_proj/MatMul")
+        if cfg.get("qkv_bias"):   # Qwen2: nn.Linear(bias=True), torch's Add(bias, MatMul)
+            q, k, v = (g.node("Add", [w.add(pre + "self_attn.%s_proj.bias" % nm, F, [n],
+                                            normal(BIAS_SCALE)), x3],
+                              name=pa + "/%s_proj/Add" % nm)
+                       for nm, n, x3 in (("q", A * hd, q), ("k", KV * hd, k), ("v", KV * hd, v)))
         q = g.node("Transpose", [g.node("Reshape", [q, heads_shape], name=pa + "/Reshape")],
                    name=pa + "/Transpose", perm=perm)
         k = g.node("Transpose", [g.node("Reshape", [k, kv_shape], name=pa + "/Reshape_1")],
@@ -554,6 +576,14 @@ def nbits_any(g, w, x, name, k, n, zero_points, out=None, pname=None,
                   domain=MS, K=k, N=n, bits=4, block_size=32, accuracy_level=0)
 
 
+def bias_add(g, w, x, name, n, dtype):
+    """The builder's make_add_bias: Add(x, bias) named name, the bias [n]
+    an initializer named after the node (/model/layers.0/attn/q_proj/Add
+    -> model.layers.0.attn.q_proj.Add.bias)."""
+    b = w.add(name[1:].replace("/", ".") + ".bias", dtype, [n], normal(BIAS_SCALE))
+    return g.node("Add", [x, b], name=name)
+
+
 def build_genai(cfg, w):
     g = Graph(w)
     L, H, A, KV = cfg["layers"], cfg["hidden"], cfg["heads"], cfg["kv_heads"]
@@ -600,6 +630,10 @@ def build_genai(cfg, w):
             q = nbits(g, w, h, pre + "attn.q_proj", H, A * hd, zp, pname=pa + "/q_proj/MatMul_Q4")
             k = nbits(g, w, h, pre + "attn.k_proj", H, KV * hd, zp, pname=pa + "/k_proj/MatMul_Q4")
             v = nbits(g, w, h, pre + "attn.v_proj", H, KV * hd, zp, pname=pa + "/v_proj/MatMul_Q4")
+            if cfg.get("qkv_bias"):
+                q, k, v = (bias_add(g, w, x3, pa + "/%s_proj/Add" % nm, n, F)
+                           for nm, n, x3 in (("q", A * hd, q), ("k", KV * hd, k),
+                                             ("v", KV * hd, v)))
             q = g.node("RotaryEmbedding", [q, "position_ids", cos_c, sin_c],
                        name=pa + "/q_rotary/RotaryEmbedding", domain=MS, interleaved=0)
             k = g.node("RotaryEmbedding", [k, "position_ids", cos_c, sin_c],
@@ -607,8 +641,11 @@ def build_genai(cfg, w):
             qkv, rot = [q, k, v], dict(do_rotary=0)
             caches = []
         else:
-            qkv = [nbits(g, w, h, pre + "attn.qkv_proj", H, (A + 2 * KV) * hd, zp,
-                         pname=pa + "/qkv_proj/MatMul_Q4"), "", ""]
+            qkv = nbits(g, w, h, pre + "attn.qkv_proj", H, (A + 2 * KV) * hd, zp,
+                        pname=pa + "/qkv_proj/MatMul_Q4")
+            if cfg.get("qkv_bias"):   # the builder's packed Add of [q | k | v] biases
+                qkv = bias_add(g, w, qkv, pa + "/qkv_proj/Add", (A + 2 * KV) * hd, F)
+            qkv = [qkv, "", ""]
             rot, caches = dict(do_rotary=1, rotary_interleaved=0), [cos_c, sin_c]
         o, _, _ = g.node("GroupQueryAttention",
                          qkv + ["past_key_values.%d.key" % i, "past_key_values.%d.value" % i,
@@ -648,7 +685,13 @@ def parse(argv):
     ap.add_argument("--form", choices=["decomposed", "genai"], default="decomposed")
     for k in ("layers", "hidden", "heads", "kv-heads", "intermediate", "vocab", "positions"):
         ap.add_argument("--" + k, type=int)
-    ap.add_argument("--theta", type=float, default=10000.0, help="rotary base")
+    ap.add_argument("--theta", type=float, help="rotary base (10000; the qwen preset 1e6)")
+    ap.add_argument("--qkv-bias", action="store_true",
+                    help="biases on the q, k and v projections, as Qwen2 has: decomposed an "
+                    "Add(bias, MatMul) after each projection (torch's export of a Linear with "
+                    "bias); genai an Add after the projection's MatMulNBits, one packed Add "
+                    "of [q | k | v] after the packed QKV (onnxruntime-genai's builder); the "
+                    "qwen preset sets it")
     ap.add_argument("--symmetric", action="store_true",
                     help="genai: MatMulNBits without zero points")
     ap.add_argument("--rotary-op", action="store_true",
@@ -691,7 +734,11 @@ def parse(argv):
     if missing:
         ap.error("give --preset or --%s" % " --".join(m.replace("_", "-") for m in missing))
     cfg.setdefault("positions", 2048)
-    cfg["theta"], cfg["zero_points"] = a.theta, not a.symmetric
+    if a.theta is not None:
+        cfg["theta"] = a.theta
+    cfg.setdefault("theta", 10000.0)
+    cfg["qkv_bias"] = cfg.get("qkv_bias", False) or a.qkv_bias
+    cfg["zero_points"] = not a.symmetric
     cfg["rotary_op"] = a.rotary_op and a.form == "genai"
     if a.dtype == "float16":
         cfg["dtype"] = TensorProto.FLOAT16

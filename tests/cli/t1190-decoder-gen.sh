@@ -1,11 +1,13 @@
 #!/bin/sh
 # t1190-decoder-gen.sh: the decoders of testdata/gen/make_decoder.py (tiny
-# preset: decomposed, genai, genai --rotary-op --symmetric) in
+# preset: decomposed, genai, genai --rotary-op --symmetric; the qwen
+# preset's q/k/v-biased decomposed, genai and genai --rotary-op) in
 # onnxruntime-node: finite logits, the KV cache consistent with a longer
 # prompt (8 tokens then a 1-token decode step = 9 tokens at once), left
 # padding masked, the genai models equal to the decomposed one given their
 # dequantized weights; the decomposed one passes onnx.checker full_check and
-# gives onnxruntime's results in `opmig run` (tests/ort/decoder_gen_ort.py).
+# gives onnxruntime's results in `opmig run`, and so do the three qwen
+# forms (tests/ort/decoder_gen_ort.py).
 # The 7B preset writes a sparse weights file: it must take ~0 bytes of disk,
 # pass the checker and load in `opmig inspect`.
 # Skipped when onnxruntime-node or python-onnx is absent.

@@ -1,7 +1,8 @@
 #!/bin/sh
 # t1192-decoder-lower.sh: the tiny genai decoders of testdata/gen/make_decoder.py
 # (GroupQueryAttention with do_rotary or after com.microsoft RotaryEmbedding,
-# MatMulNBits asymmetric and symmetric) migrated to openvino with static dims
+# MatMulNBits asymmetric and symmetric; the qwen preset's q/k/v bias Adds,
+# packed or per projection) migrated to openvino with static dims
 # for a prompt of 8 and a decode step after 8: no com.microsoft op left,
 # onnx.checker full_check, and onnxruntime-node's logits and present.* of
 # the migrated models within 1e-4 of the originals' (tests/ort/decoder_lower_ort.py).

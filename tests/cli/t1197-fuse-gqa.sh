@@ -13,7 +13,10 @@
 # as torch exports a half model, and the float32 one through the fp16
 # pass (to qnn with MatMul taken in float16), fused on float16 data and
 # equal to the unfused float16 model within float16's precision; a
-# float16 mask with -1 as its masked value stays decomposed.  Then
+# float16 mask with -1 as its masked value stays decomposed.  The qwen
+# preset (biases on q, k and v) fuses too, its bias Adds kept, equal to
+# the original (prompt, decode, right-padded; static and symbolic dims;
+# its float16 export).  Then
 # the text report lists each fusion and the right-padding assumption.
 # Skipped when onnxruntime-node or python-onnx is absent.
 : "${TOP:?set TOP to the repository root}" "${OPMIG:?set OPMIG to the binary}"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # t1199-norm-valid.sh: every decoder opmig migrate writes is valid for
 # its opset (issue 25; tests/ort/norm_valid_ort.py): the tiny decoder
-# (decomposed and onnxruntime-genai's form, each float32 and float16) migrated at
+# (decomposed and onnxruntime-genai's form, each float32 and float16; the
+# qwen preset's, with q/k/v biases, in both forms in float32) migrated at
 # opset 17 to every target in oprules/ passes onnx.checker full_check and
 # holds no default-domain SimplifiedLayerNormalization, and at opset 23 to
 # qnn (RMSNormalization-23); each equals the original in

@@ -36,7 +36,8 @@ HD = H // HEADS
 
 def gen(out, *args, quiet=True):
     """The tiny decoder written to out by the generator (with args such as
-    "--form", "genai"; decomposed float32 by default); returns out."""
+    "--form", "genai"; decomposed float32 by default; "--preset", "qwen"
+    gives tiny's sizes with Qwen2's q/k/v biases); returns out."""
     subprocess.run(["/usr/bin/python3", GEN, "--preset", "tiny", "-o", out] + list(args),
                    check=True, capture_output=quiet)
     return out

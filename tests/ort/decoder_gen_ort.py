@@ -12,8 +12,16 @@ The genai forms (GroupQueryAttention with its rotary or after
 com.microsoft RotaryEmbedding, MatMulNBits, SkipSimplifiedLayerNormalization)
 run in onnxruntime only; the genai model also equals, within 1e-4, the
 decomposed model given its weights (MatMulNBits dequantized here in
-float64), which checks both forms' semantics against each other.  Prints one line per check; exits 1 on a failure, 77 when
-onnxruntime-node is absent."""
+float64), which checks both forms' semantics against each other.
+The qwen preset (Qwen2's q/k/v projection biases: an Add after each
+projection MatMul, in genai the builder's packed Add after the QKV
+MatMulNBits or one per projection before RotaryEmbedding) takes the same
+checks: the KV cache consistent in each form, each genai form equal to
+the decomposed one given its weights and biases, and `opmig run` equal
+to onnxruntime, the genai forms too (their MatMulNBits, biases,
+GroupQueryAttention or RotaryEmbedding in opmig's kernels).  Prints one
+line per check; exits 1 on a failure, 77 when onnxruntime-node is
+absent."""
 import os
 import subprocess
 import sys
@@ -27,6 +35,18 @@ import ortlib  # noqa: E402
 from decoder_common import HD, KV, LAYERS, VOCAB, check, diff, gen  # noqa: E402
 
 TOL = 1e-4
+
+
+# the generator's forms: name, options; GroupQueryAttention's own rotary
+# (no position_ids input) in NO_POS; LIKE: each genai form and the
+# decomposed one its weights are put into
+FORMS = (("decomposed", []), ("genai", ["--form", "genai"]),
+         ("genai-rotary-op", ["--form", "genai", "--rotary-op", "--symmetric"]),
+         ("qwen", ["--preset", "qwen"]), ("qwen-genai", ["--preset", "qwen", "--form", "genai"]),
+         ("qwen-genai-rotary-op", ["--preset", "qwen", "--form", "genai", "--rotary-op"]))
+NO_POS = ("genai", "qwen-genai")
+LIKE = (("genai", "decomposed"), ("genai-rotary-op", "decomposed"), ("qwen-genai", "qwen"),
+        ("qwen-genai-rotary-op", "qwen"))
 
 
 def feeds(ids, mask, pos, past, genai):
@@ -75,14 +95,23 @@ def dequant(b, scales, zp, k, n):
     return w.reshape(n, blocks * 32)[:, :k].T
 
 
+def qkv_slice(a, kind):
+    """q, k or v's columns (last axis) of the packed QKV a."""
+    nq = a.shape[-1] - 2 * KV * HD
+    c0, c1 = {"q_proj": (0, nq), "k_proj": (nq, nq + KV * HD),
+              "v_proj": (nq + KV * HD, nq + 2 * KV * HD)}[kind]
+    return a[..., c0:c1]
+
+
 def decomposed_like(genai, decomposed, out):
     """The decomposed model with the genai model's weights: MatMulNBits
     dequantized in float64 (the packed QKV split into q, k and v), the
-    half-width rotary caches doubled.  Written to out."""
+    half-width rotary caches doubled, the q/k/v biases (the builder's
+    model.layers.{i}.attn.{q,k,v,qkv}_proj.Add.bias) put in.  Written to
+    out."""
     gm = onnx.load(genai)
     g = {t.name: numpy_helper.to_array(t) for t in gm.graph.initializer}
     m = onnx.load(decomposed)
-    hd = HD
     w = {}
     for node in gm.graph.node:
         if node.op_type == "MatMulNBits":
@@ -99,14 +128,14 @@ def decomposed_like(genai, decomposed, out):
         elif name.endswith("rotary_emb.cos_cached") or name.endswith("rotary_emb.sin_cached"):
             c = g["cos_cache" if "cos" in name else "sin_cache"]
             a = np.concatenate([c, c], axis=1)
+        elif name.endswith(".bias"):   # the builder's Add of q, k or v, or of [q | k | v]
+            one = name.replace("self_attn.", "attn.")[:-len(".bias")] + ".Add.bias"
+            a = g[one] if one in g else qkv_slice(
+                g[name.split("self_attn.")[0] + "attn.qkv_proj.Add.bias"], name.split(".")[-2])
         elif name[:-len(".weight")].replace("self_attn.", "attn.") in w:
             a = w[name[:-len(".weight")].replace("self_attn.", "attn.")]
         elif "self_attn." in name:   # q, k or v of the packed QKV
-            qkv = w[name.split("self_attn.")[0] + "attn.qkv_proj"]
-            nq = qkv.shape[1] - 2 * KV * hd
-            c0, c1 = {"q_proj": (0, nq), "k_proj": (nq, nq + KV * hd),
-                      "v_proj": (nq + KV * hd, nq + 2 * KV * hd)}[name.split(".")[-2]]
-            a = qkv[:, c0:c1]
+            a = qkv_slice(w[name.split("self_attn.")[0] + "attn.qkv_proj"], name.split(".")[-2])
         else:
             raise KeyError("no genai weight for %s" % name)
         t.CopyFrom(numpy_helper.from_array(np.ascontiguousarray(a, np.float32), name))
@@ -119,15 +148,22 @@ def main():
         return 77
     opmig, work = args
     models = {}
-    for form, args in (("decomposed", []), ("genai", ["--form", "genai"]),
-                       ("genai-rotary-op", ["--form", "genai", "--rotary-op", "--symmetric"])):
+    for form, args in FORMS:
         models[form] = os.path.join(work, form + ".onnx")
         gen(models[form], *args, quiet=False)
-    try:
-        onnx.checker.check_model(models["decomposed"], full_check=True)
-        check(True, "decomposed: onnx.checker full_check")
-    except onnx.checker.ValidationError as e:
-        check(False, "decomposed: onnx.checker: %s" % str(e).splitlines()[0])
+    for form in ("decomposed", "qwen"):
+        try:
+            onnx.checker.check_model(models[form], full_check=True)
+            check(True, "%s: onnx.checker full_check" % form)
+        except onnx.checker.ValidationError as e:
+            check(False, "%s: onnx.checker: %s" % (form, str(e).splitlines()[0]))
+    biases = [n.name for n in onnx.load(models["qwen"]).graph.node if n.op_type == "Add" and
+              n.name.endswith("_proj/Add")]
+    packed = [n.name for n in onnx.load(models["qwen-genai"]).graph.node if n.op_type == "Add"
+              and n.name.endswith("qkv_proj/Add")]
+    check(len(biases) == 3 * LAYERS and len(packed) == LAYERS,
+          "qwen: %d q/k/v bias Adds, genai %d packed ones (want %d, %d)"
+          % (len(biases), len(packed), 3 * LAYERS, LAYERS))
 
     rng = np.random.default_rng(25)
     tok = rng.integers(0, VOCAB, size=(1, 9))
@@ -141,7 +177,7 @@ def main():
     # round 1: the prompts; round 2: the decode step on round 1's present
     jobs, names = [], []
     for form, m in models.items():
-        g = form == "genai"   # no position_ids: GroupQueryAttention does the rotary
+        g = form in NO_POS   # no position_ids: GroupQueryAttention does the rotary
         jobs.append((m, feeds(tok[:, :8], ones[:, :8], pos9[:, :8], empty_past(1), g)))
         jobs.append((m, feeds(tok, ones, pos9, empty_past(1), g)))
         names += [(form, "p8"), (form, "p9")]
@@ -149,9 +185,9 @@ def main():
     jobs.append((models["decomposed"], feeds(tok[:, 2:8], ones[:, :6], pos9[:, :6],
                                              empty_past(1), False)))
     names += [("decomposed", "pad"), ("decomposed", "p6")]
-    for form in ("genai", "genai-rotary-op"):
+    for form, base in LIKE:
         like = os.path.join(work, "decomposed-like-%s.onnx" % form)
-        decomposed_like(models[form], models["decomposed"], like)
+        decomposed_like(models[form], models[base], like)
         jobs.append((like, feeds(tok, ones, pos9, empty_past(1), False)))
         names.append(("like " + form, "p9"))
     res = dict(zip(names, ortlib.run_many(jobs, os.path.join(work, "ort1"), timeout=300)))
@@ -162,7 +198,7 @@ def main():
     jobs = []
     for form, m in models.items():
         jobs.append((m, feeds(tok[:, 8:], ones, pos9[:, 8:], res[(form, "p8")][1:],
-                              form == "genai")))
+                              form in NO_POS)))
     for form, v in zip(models, ortlib.run_many(jobs, os.path.join(work, "ort2"), timeout=300)):
         if isinstance(v, str):
             check(False, "%s d1: onnxruntime: %s" % (form, v))
@@ -188,10 +224,10 @@ def main():
               % (form, e))
         check(p9[1].shape == (1, KV, 9, HD) and d1[1].shape == (1, KV, 9, HD),
               "%s: present shapes %s, %s" % (form, list(p9[1].shape), list(d1[1].shape)))
-    for form in ("genai", "genai-rotary-op"):
+    for form, base in LIKE:
         e = max(diff(a, b) for a, b in zip(res[("like " + form, "p9")], res[(form, "p9")]))
-        check(e <= TOL, "%s = the decomposed form with its weights dequantized in float64, "
-              "logits and present.* (max diff %.2g)" % (form, e))
+        check(e <= TOL, "%s = the %s form with its weights dequantized in float64, "
+              "logits and present.* (max diff %.2g)" % (form, base, e))
     pad, p6 = res[("decomposed", "pad")], res[("decomposed", "p6")]
     e = diff(pad[0][0, 2:], p6[0][0])
     check(e <= TOL, "decomposed: left-padded row's logits = the unpadded row's (max diff %.2g)"
@@ -200,18 +236,20 @@ def main():
     check(e <= TOL, "decomposed: unpadded row of the batch = the batch of one (max diff %.2g)"
           % e)
 
-    m = models["decomposed"]
-    for run, f in (("p8", feeds(tok[:, :8], ones[:, :8], pos9[:, :8], empty_past(1), False)),
-                   ("d1", feeds(tok[:, 8:], ones, pos9[:, 8:], res[("decomposed", "p8")][1:],
-                                False)),
-                   ("pad", feeds(pad_ids, pad_mask, pad_pos, empty_past(2), False))):
-        got = run_opmig(opmig, m, f, os.path.join(work, "opmig_" + run))
+    runs = [("decomposed", "pad", feeds(pad_ids, pad_mask, pad_pos, empty_past(2), False))]
+    for form in ("decomposed", "qwen", "qwen-genai", "qwen-genai-rotary-op"):
+        runs += [(form, "p8", feeds(tok[:, :8], ones[:, :8], pos9[:, :8], empty_past(1),
+                                    form in NO_POS)),
+                 (form, "d1", feeds(tok[:, 8:], ones, pos9[:, 8:], res[(form, "p8")][1:],
+                                    form in NO_POS))]
+    for form, run, f in runs:
+        got = run_opmig(opmig, models[form], f, os.path.join(work, "opmig_%s_%s" % (form, run)))
         if isinstance(got, str):
-            check(False, "decomposed %s: opmig run: %s" % (run, got))
+            check(False, "%s %s: opmig run: %s" % (form, run, got))
             continue
-        e = max(diff(a, b) for a, b in zip(got, res[("decomposed", run)]))
-        check(e <= TOL, "decomposed %s: opmig run = onnxruntime, logits and present.* "
-              "(max diff %.2g)" % (run, e))
+        e = max(diff(a, b) for a, b in zip(got, res[(form, run)]))
+        check(e <= TOL, "%s %s: opmig run = onnxruntime, logits and present.* "
+              "(max diff %.2g)" % (form, run, e))
     return ortlib.failures()
 
 

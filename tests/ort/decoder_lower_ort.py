@@ -1,6 +1,8 @@
 """decoder_lower_ort.py OPMIG WORKDIR: the tiny genai decoders of
 testdata/gen/make_decoder.py (GroupQueryAttention with do_rotary, or after
-com.microsoft RotaryEmbedding; MatMulNBits asymmetric or --symmetric)
+com.microsoft RotaryEmbedding; MatMulNBits asymmetric or --symmetric; the
+qwen preset's q/k/v biases, a packed Add after the QKV MatMulNBits or one
+per projection before RotaryEmbedding)
 migrated by `opmig migrate --target openvino` with static dims, once for
 the prompt (sequence 8, past 0) and once for a decode step (sequence 1,
 past 8): the report must say exit 0 and name the group-query-attention
@@ -25,7 +27,9 @@ from decoder_common import HD, KV, LAYERS, VOCAB, check, diff, dims, gen  # noqa
 TOL = 1e-4
 FORMS = (("genai", []), ("genai-sym", ["--symmetric"]),
          ("genai-rotary-op", ["--rotary-op"]),
-         ("genai-rotary-op-sym", ["--rotary-op", "--symmetric"]))
+         ("genai-rotary-op-sym", ["--rotary-op", "--symmetric"]),
+         ("qwen-genai", ["--preset", "qwen"]),
+         ("qwen-genai-rotary-op", ["--preset", "qwen", "--rotary-op"]))
 STEPS = (("prompt", 8, 0), ("decode", 1, 8))   # sequence, past
 
 

@@ -21,7 +21,12 @@ sequence after a past (onnxruntime's GroupQueryAttention refuses it).
 The decoder with 4 kv heads (no repeat) and with 1 fuses and agrees as
 well.  The decoder migrated with symbolic dims (qnn as if it took them) fuses
 too, and that one model equals the original at each setting; the strict
-mask is refused there as well.  opmig's own validation of each migration
+mask is refused there as well.  The qwen preset (q/k/v projection
+biases: an Add between each projection MatMul and its head Reshape)
+fuses alike at a prompt, a decode step and a right-padded prompt, static
+and symbolic: one GroupQueryAttention per layer reading the biased
+projections, the rotations fused, the six bias Adds kept, equal to the
+original; its float16 export too.  opmig's own validation of each migration
 says equivalent; the decoder migrated by fuse-gqa alone passes
 onnx.checker full_check (onnx 1.12 skips the com.microsoft op; qnn's
 other fusions put SimplifiedLayerNormalization in the default domain,
@@ -73,6 +78,9 @@ DYN_RULES = {"schema": 1, "id": "qnn-dyn", "name": "qnn with dynamic shapes", "v
 # opset 23 the rotations become ai.onnx RotaryEmbedding, else com.microsoft's
 SETTINGS = [(2, 5, 0, 0, None), (2, 1, 6, 0, None), (1, 3, 4, 0, None), (3, 6, 0, 2, None),
             (2, 1, 6, 0, 23)]
+# the qwen preset (q/k/v biases): a prompt, a decode step, a right-padded
+# prompt
+QWEN = [(2, 5, 0, 0), (2, 1, 6, 0), (3, 6, 0, 2)]
 
 
 def feeds(b, s, p, pad, seed, kv=KV, dt=np.float32):
@@ -251,6 +259,31 @@ def main():
         f = feeds(2, 1, 5, 0, 50 + kv, kv)
         jobs += [(mk, f), (dst, f), (mk, f)]
         cases.append((what, 1, 0))
+    # Qwen2's biases between the projections and the head Reshapes: the
+    # fused node reads the biased projections (q and v as they are, k
+    # through its rotation), the Adds kept; static and symbolic dims
+    qwen = gen(os.path.join(work, "qwen.onnx"), "--preset", "qwen")
+    qsym = os.path.join(work, "qwen_sym.onnx")
+    migrate(opmig, qwen, qsym, None, None, None)
+    for k, (b, s, p, pad) in enumerate(QWEN):
+        what = "qwen (q/k/v biases) B=%d S=%d past=%d%s" % (
+            b, s, p, " right-padded by %d" % pad if pad else "")
+        dst = os.path.join(work, "qwen_%d.onnx" % k)
+        migrate(opmig, qwen, dst, b, s, p)
+        for m, how in ((dst, ""), (qsym, "symbolic dims, ")):
+            nodes = onnx.load(m).graph.node if os.path.exists(m) else []
+            o = [n.op_type for n in nodes]
+            adds = sum(n.name == "/model/layers.%d/self_attn/%s_proj/Add" % (i, x)
+                       for n in nodes for i in range(LAYERS) for x in "qkv")
+            check(o.count("GroupQueryAttention") == LAYERS and "Softmax" not in o and
+                  o.count("RotaryEmbedding") == 2 * LAYERS and adds == 3 * LAYERS,
+                  "%s%s: %d GroupQueryAttention, %d Softmax, %d RotaryEmbedding, %d bias "
+                  "Adds (want %d, 0, %d, %d)" % (how, what, o.count("GroupQueryAttention"),
+                                                 o.count("Softmax"), o.count("RotaryEmbedding"),
+                                                 adds, LAYERS, 2 * LAYERS, 3 * LAYERS))
+            f = feeds(b, s, p, pad, 200 + k)
+            jobs += [(qwen, f), (m, f), (qwen, feeds(b, s, p, 0, 200 + k))]
+            cases.append((how + what, s, pad))
     # symbolic dims: one migrated model for every setting
     sym = os.path.join(work, "gqa_sym.onnx")
     r = migrate(opmig, src, sym, None, None, None)
@@ -268,6 +301,17 @@ def main():
                 b, s, p, " right-padded by %d" % pad if pad else ""), s, pad))
     half_jobs, half = [], []
     half_cases(opmig, work, src, half_jobs, half)
+    # the qwen preset as torch's half export, fused on float16 data
+    q16 = gen(os.path.join(work, "qwen16.onnx"), "--preset", "qwen", "--dtype", "float16")
+    dst = os.path.join(work, "qwen16_qnn.onnx")
+    migrate(opmig, q16, dst, 2, 1, 6)
+    o = ops(dst) if os.path.exists(dst) else []
+    check(o.count("GroupQueryAttention") == LAYERS and "Softmax" not in o,
+          "qwen float16 export, B=2 S=1 past=6: %d GroupQueryAttention, %d Softmax (want %d, 0)"
+          % (o.count("GroupQueryAttention"), o.count("Softmax"), LAYERS))
+    f = feeds(2, 1, 6, 0, 400, dt=np.float16)
+    half_jobs += [(q16, f), (dst, f)]
+    half.append("qwen float16 export, B=2 S=1 past=6")
     res = ortlib.run_many(jobs + half_jobs, os.path.join(work, "ort"))
     names = ["logits"] + ["present.%d.%s" % (i, kind) for i in range(LAYERS)
                           for kind in ("key", "value")]

@@ -2,14 +2,20 @@
 onnxruntime-genai style decoders against onnxruntime-node and a float64
 numpy reference, on seeded random cases: MatMulNBits (bits 2, 4 and 8,
 block sizes 16 to 128, K not a multiple of the block, zero points absent,
-packed uint8 or float, bias, batch dims in A, float32 and float16) and
+packed uint8 or float, bias, batch dims in A, float32 and float16),
 SkipSimplifiedLayerNormalization (bias or not, the input_skip_bias_sum,
-mean and inv_std_var outputs, float32 and float16).  Each case's model runs in
+mean and inv_std_var outputs, float32 and float16) and
+SkipLayerNormalization, the mean-subtracting form (beta and bias or not,
+a 2-D skip, hidden sizes 13 to 96, inputs offset by 3 so that the mean
+matters, epsilon 1e-12 to 0.3; its mean, inv_std_var and
+input_skip_bias_sum outputs, which onnxruntime's CPU kernel fills;
+float32 and float16).  Each case's model runs in
 `opmig run` and, all in one process, in onnxruntime; the outputs must agree
-within a bound derived from the dtype (see bound()); g_idx and bits 3 must
+within a bound derived from the dtype and the case's magnitudes (see
+bound() and skip_norm_case()); g_idx and bits 3 must
 be refused with exit 3 and a one-line message.  Prints one line per
 failing case and a summary; exits 1 on a failure, 77 when onnxruntime-node
-is unavailable.  The case builders (matmul_nbits_case, skip_simplified_case,
+is unavailable.  The case builders (matmul_nbits_case, skip_norm_case,
 pack_bits) are importable by other scripts.  Run by
 tests/cli/t0950-llm-ops.sh with /usr/bin/python3."""
 import os
@@ -106,35 +112,63 @@ def matmul_nbits_case(rng, bits, bs, k, n, a_shape, zp="none", bias=False,
     return Case(name, m, {"A": a}, [ref], [mag], [k + 2], np.dtype(dtype))
 
 
-def skip_simplified_case(rng, shape, skip_shape=None, bias=False, outs=(0,),
-                         eps=1e-6, dtype=np.float32, name="ssln"):
-    """SkipSimplifiedLayerNormalization with gamma (and bias) initializers,
-    input and skip fed; outs: the outputs the graph asks for (0 output,
-    1 mean, 2 inv_std_var, 3 input_skip_bias_sum)."""
+def skip_norm_case(rng, shape, skip_shape=None, bias=False, outs=(0,), eps=1e-6,
+                   dtype=np.float32, name="ssln", mean=False, beta=False, offset=0.0):
+    """SkipSimplifiedLayerNormalization, or with mean SkipLayerNormalization
+    (the mean-subtracting form; beta: its beta input), with gamma (beta,
+    bias) initializers, input and skip fed; outs: the outputs the graph
+    asks for (0 output, 1 mean, 2 inv_std_var, 3 input_skip_bias_sum;
+    onnxruntime's CPU kernel fills all four of either op, the simplified
+    one's mean with zeros); offset: added to the input, a mean the
+    mean-subtracting form must take out (onnxruntime's variance, E[s^2] -
+    mean^2 in float32, then loses digits: the bound below says how
+    many)."""
     h = shape[-1]
-    x = rng.standard_normal(shape).astype(dtype)
+    x = (rng.standard_normal(shape) + offset).astype(dtype)
     skip = rng.standard_normal(skip_shape or shape).astype(dtype)
     gamma = rng.uniform(0.5, 1.5, h).astype(dtype)
     inits = [numpy_helper.from_array(gamma, "gamma")]
     ins = ["x", "skip", "gamma"]
+    g64 = np.abs(gamma.astype(np.float64))
+    b64 = np.zeros(h)
+    if mean:
+        ins.append("beta" if beta else "")
+        if beta:
+            bt = rng.standard_normal(h).astype(dtype)
+            inits.append(numpy_helper.from_array(bt, "beta"))
+            b64 = bt.astype(np.float64)
     s = x.astype(np.float64) + skip.astype(np.float64)
+    # magnitudes the roundings scale with: the addends of s, through y
+    ssum = np.abs(x.astype(np.float64)) + np.abs(skip.astype(np.float64))
     if bias:
         b = rng.standard_normal(h).astype(dtype)
         inits.append(numpy_helper.from_array(b, "bias"))
         ins.append("bias")
         s = s + b.astype(np.float64)
-    inv = 1.0 / np.sqrt(np.mean(s * s, axis=-1, keepdims=True) + eps)
-    # the mean output is a placeholder of the RMS form: zeros
-    full = {0: s * inv * gamma.astype(np.float64), 1: np.zeros_like(inv), 2: inv, 3: s}
-    # magnitudes the roundings scale with: the addends of s, through y
-    ssum = np.abs(x.astype(np.float64)) + np.abs(skip.astype(np.float64))
-    if bias:
         ssum = ssum + np.abs(b.astype(np.float64))
-    mags = {0: ssum * inv * np.abs(gamma.astype(np.float64)), 1: inv, 2: inv, 3: ssum}
+    mu = np.mean(s, axis=-1, keepdims=True) if mean else np.zeros(s.shape[:-1] + (1,))
+    d = s - mu
+    var = np.mean(d * d, axis=-1, keepdims=True)
+    inv = 1.0 / np.sqrt(var + eps)
+    full = {0: d * inv * gamma.astype(np.float64) + b64, 1: mu, 2: inv, 3: s}
+    if mean:
+        # the mean sums h addends of size |s|; the variance, as E[s^2] -
+        # mean^2, h squares of size s^2 and the mean's square: its error
+        # relative to var + eps (and half of it in inv) is that magnitude
+        # over var + eps; y = (s - mean) inv gamma + beta carries the
+        # errors of s - mean and of inv
+        m_mu = np.mean(ssum, axis=-1, keepdims=True)
+        m_var = np.mean(ssum * ssum, axis=-1, keepdims=True) + 2 * m_mu * m_mu
+        m_inv = inv * (1 + m_var / (var + eps))
+        m_y = g64 * (np.abs(d) * m_inv + inv * (ssum + m_mu)) + np.abs(b64)
+        mags = {0: m_y, 1: m_mu, 2: m_inv, 3: ssum}
+    else:
+        # the mean output is a placeholder of the RMS form: zeros
+        mags = {0: ssum * inv * g64, 1: inv, 2: inv, 3: ssum}
     names = {0: "y", 1: "mean", 2: "inv", 3: "sum"}
     onames = [names[i] if i in outs else "" for i in range(max(outs) + 1)]
-    node = helper.make_node("SkipSimplifiedLayerNormalization", ins, onames, domain=MS,
-                            epsilon=eps)
+    op = "SkipLayerNormalization" if mean else "SkipSimplifiedLayerNormalization"
+    node = helper.make_node(op, ins, onames, domain=MS, epsilon=eps)
     t = TP[np.dtype(dtype)]
     ovi = []
     for i in outs:
@@ -145,7 +179,7 @@ def skip_simplified_case(rng, shape, skip_shape=None, bias=False, outs=(0,),
                    ovi, inits)
     refs = [full[i] for i in outs]
     # the error of each output grows with the terms of its sums: the mean
-    # square's h for y and inv, the two additions for the sum
+    # square's h for y and inv (and the mean), the two additions for the sum
     terms = [h + 8 if i in (0, 1, 2) else 2 for i in outs]
     return Case(name, m, {"x": x, "skip": skip}, refs, [mags[i] for i in outs], terms,
                 np.dtype(dtype))
@@ -225,17 +259,32 @@ def cases(rng):
     # a bigger one: the row slices and threads of the kernel
     out.append(matmul_nbits_case(rng, 4, 32, 1000, 700, [2, 7], "packed", bias=True,
                                  name="MatMulNBits bits=4 block=32 K=1000 N=700 big"))
-    for j, (shape, sk, bias, outs, dt) in enumerate([
+    for shape, sk, bias, outs, dt in (
             ([2, 3, 64], None, False, (0,), np.float32),
             ([2, 3, 64], None, True, (0, 3), np.float32),
             ([4, 96], None, True, (0, 1, 2, 3), np.float32),
             ([2, 5, 48], [5, 48], True, (0, 3), np.float32),
             ([2, 3, 64], None, True, (0, 3), np.float16),
             ([3, 128], None, False, (0, 2, 3), np.float16),
-            ([1, 1, 256], None, True, (0,), np.float16)]):
-        out.append(skip_simplified_case(rng, shape, sk, bias, outs, dtype=dt,
-                                        name="SkipSimplifiedLayerNormalization %s skip=%s bias=%d outputs=%s %s"
-                                        % (shape, sk, bias, outs, np.dtype(dt))))
+            ([1, 1, 256], None, True, (0,), np.float16)):
+        out.append(skip_norm_case(rng, shape, sk, bias, outs, dtype=dt,
+                                  name="SkipSimplifiedLayerNormalization %s skip=%s bias=%d "
+                                  "outputs=%s %s" % (shape, sk, bias, outs, np.dtype(dt))))
+    # the mean-subtracting form: hidden sizes off the vector widths, an
+    # input offset of 3 (a mean to take out), epsilon large enough to
+    # matter in one
+    for shape, sk, beta, bias, outs, eps, dt in (
+            ([2, 3, 64], None, True, True, (0, 1, 2, 3), 1e-12, np.float32),
+            ([4, 37], None, False, True, (0, 3), 1e-5, np.float32),
+            ([2, 5, 70], [5, 70], True, False, (0, 1, 2), 0.3, np.float32),
+            ([3, 13], None, False, False, (0,), 1e-5, np.float32),
+            ([2, 3, 96], None, True, True, (0, 1, 2, 3), 1e-5, np.float16),
+            ([1, 2, 40], [2, 40], False, True, (0, 3), 1e-3, np.float16)):
+        out.append(skip_norm_case(rng, shape, sk, bias, outs, eps, dt, mean=True, beta=beta,
+                                  offset=3.0,
+                                  name="SkipLayerNormalization %s skip=%s beta=%d bias=%d "
+                                  "eps=%g outputs=%s %s" % (shape, sk, beta, bias, eps, outs,
+                                                            np.dtype(dt))))
     return out
 
 

@@ -675,8 +675,8 @@ def skip_simplified(rng, k):
     import llm_ops_ort
     shape = [[2, 3, 16], [4, 32], [1, 2, 8]][k % 3]
     outs = [(0,), (0, 3)][k % 2]
-    c = llm_ops_ort.skip_simplified_case(rng, shape, None, k % 3 != 1, outs,
-                                         eps=float(rng.choice([1e-6, 0.1])))
+    c = llm_ops_ort.skip_norm_case(rng, shape, None, k % 3 != 1, outs,
+                                   eps=float(rng.choice([1e-6, 0.1])))
     return Case("SkipSimplifiedLayerNormalization %s outputs %s" % (shape, outs),
                 "skip-layer-norm", ["rms"], ["ReduceMean", "Mul", "Add", "Sqrt", "Div"],
                 c.model, {"x": ("real", TensorProto.FLOAT, shape),

@@ -1,5 +1,6 @@
 """norm_half_ort.py OPMIG WORKDIR: float16 normalizations lowered to
-standard ops equal onnxruntime's kernels (issue 25 item 3).
+standard ops equal onnxruntime's kernels (issue 25 item 3), and the skip
+norms and RMSNormalization-23 in float32 too (see the end).
 
 Seeded single-node float16 models of com.microsoft SkipLayerNormalization
 and SkipSimplifiedLayerNormalization (hidden sizes 13, 37 and 70, not
@@ -32,6 +33,15 @@ float16 tolerance).  A bfloat16 SkipSimplifiedLayerNormalization lowered
 for tensorrt is checked against numpy's float32 computation (bf16_case);
 on a target whose ReduceMean takes float16 only, a float16 skip norm stays
 blocked with a note saying why (refusal_case).
+float32 (DTYPES): SkipLayerNormalization (beta and bias, all four outputs
+read; a 2-D skip), SkipSimplifiedLayerNormalization (bias, inv_std_var and
+the sum read), hidden 13 to 70, migrated to qnn and tensorrt, and
+RMSNormalization-23 to openvino at opset 23, on the same kind of data (own
+seeded draws): no normalization op and no Cast left, full_check (opset <=
+17), and onnxruntime-node's outputs of the lowered model, and opmig run's,
+within 2 (h + 8) 2^-23 of each row's largest |value| of onnxruntime's on
+the original (llm_ops_ort.py's bound: both sum h + 8 float32 terms; seen:
+up to 4% of it).
 Exits 1 on a failure, 77 when onnxruntime-node is
 absent."""
 import functools
@@ -50,37 +60,46 @@ import ortlib  # noqa: E402
 from decoder_common import check, dims, feeds_for, gen  # noqa: E402
 
 TOL = 2e-3
+# per dtype: the element type, the Casts a lowered norm holds (float16:
+# its statistics in float32 between two), and the tolerance of a norm
+# over h elements relative to each row's largest |value|: float16's an
+# ulp or two (TOL); float32's as llm_ops_ort.py's bound, both sides sum
+# h + 8 float32 terms (the mean, the mean square, the few operations
+# after), each within (h + 8) 2^-23 of the row's magnitude, so they
+# differ by at most twice that
+DTYPES = {np.float16: dict(tp=TP.FLOAT16, casts=2, tol=lambda h: TOL, name="float16"),
+          np.float32: dict(tp=TP.FLOAT, casts=0, tol=lambda h: 2 * (h + 8) * 2.0 ** -23,
+                           name="float32")}
 NORMS = ("SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "LayerNormalization",
          "RMSNormalization", "SimplifiedLayerNormalization", "GroupNormalization")
 
 
-def data(rng, shape):
-    """float16 data: normal rows, rows scaled to |x| up to 400 and rows
+def data(rng, shape, dt=np.float16):
+    """data of dtype dt: normal rows, rows scaled to |x| up to 400 and rows
     of scale 0.05 (epsilon matters there)."""
     x = rng.standard_normal(shape)
     rows = x.reshape(-1, shape[-1])
     rows[0::3] *= 400 / np.max(np.abs(rows[0::3]))
     rows[1::3] *= 0.05
-    return x.astype(np.float16)
+    return x.astype(dt)
 
 
-def vec(rng, h, scale=1.0):
-    return (scale * rng.standard_normal(h)).astype(np.float16)
+def vec(rng, h, scale=1.0, dt=np.float16):
+    return (scale * rng.standard_normal(h)).astype(dt)
 
 
-def skip_model(rng, op, h, beta, bias, outs, eps, skip2d):
-    """x [2, 3, h] + skip ([2, 3, h] or [3, h]) -> op; outs: which of y,
-    mean, inv_std_var, input_skip_bias_sum are graph outputs."""
+def skip_model(rng, op, h, beta, bias, outs, eps, skip2d, dt=np.float16):
+    """x [2, 3, h] + skip ([2, 3, h] or [3, h]) -> op, of dtype dt; outs:
+    which of y, mean, inv_std_var, input_skip_bias_sum are graph outputs."""
     names = ["x", "skip", "gamma"]
-    inits = [numpy_helper.from_array((1 + 0.2 * rng.standard_normal(h)).astype(np.float16),
-                                     "gamma")]
+    inits = [numpy_helper.from_array((1 + 0.2 * rng.standard_normal(h)).astype(dt), "gamma")]
     if op == "SkipLayerNormalization":
         names.append("beta" if beta else "")
         if beta:
-            inits.append(numpy_helper.from_array(vec(rng, h, 0.5), "beta"))
+            inits.append(numpy_helper.from_array(vec(rng, h, 0.5, dt), "beta"))
     if bias:
         names.append("bias")
-        inits.append(numpy_helper.from_array(vec(rng, h, 0.5), "bias"))
+        inits.append(numpy_helper.from_array(vec(rng, h, 0.5, dt), "bias"))
     while names[-1] == "":
         names.pop()
     all_outs = ["y", "mean", "inv", "sum"]
@@ -89,17 +108,17 @@ def skip_model(rng, op, h, beta, bias, outs, eps, skip2d):
         out_names.pop()
     node = helper.make_node(op, names, out_names, domain="com.microsoft", name="norm",
                             epsilon=eps)
-    f16 = TP.FLOAT16
-    gouts = [helper.make_tensor_value_info(o, TP.FLOAT if o in ("mean", "inv") else f16,
+    et = DTYPES[dt]["tp"]
+    gouts = [helper.make_tensor_value_info(o, TP.FLOAT if o in ("mean", "inv") else et,
                                            [2, 3, 1] if o in ("mean", "inv") else [2, 3, h])
              for o in out_names if o]
     sk = [3, h] if skip2d else [2, 3, h]
     m = helper.make_model(helper.make_graph(
-        [node], "skip", [helper.make_tensor_value_info("x", f16, [2, 3, h]),
-                         helper.make_tensor_value_info("skip", f16, sk)], gouts, inits),
+        [node], "skip", [helper.make_tensor_value_info("x", et, [2, 3, h]),
+                         helper.make_tensor_value_info("skip", et, sk)], gouts, inits),
         opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
     m.ir_version = 8
-    feeds = {"x": data(rng, (2, 3, h)), "skip": data(rng, sk)}
+    feeds = {"x": data(rng, (2, 3, h), dt), "skip": data(rng, sk, dt)}
     return m, feeds
 
 
@@ -127,17 +146,18 @@ def ln_model(rng, h, axis, bias, stats, eps):
     return m, {"x": data(rng, shape)}
 
 
-def rms_model(rng, h, eps):
-    """RMSNormalization-23 of float16 x [2, 5, h] (stash_type 1)."""
+def rms_model(rng, h, eps, dt=np.float16):
+    """RMSNormalization-23 of x [2, 5, h] of dtype dt (stash_type 1)."""
+    et = DTYPES[dt]["tp"]
     node = helper.make_node("RMSNormalization", ["x", "scale"], ["y"], name="norm", axis=-1,
                             epsilon=eps)
     m = helper.make_model(helper.make_graph(
-        [node], "rms", [helper.make_tensor_value_info("x", TP.FLOAT16, [2, 5, h])],
-        [helper.make_tensor_value_info("y", TP.FLOAT16, [2, 5, h])],
-        [numpy_helper.from_array((1 + 0.2 * rng.standard_normal(h)).astype(np.float16),
-                                 "scale")]), opset_imports=[helper.make_opsetid("", 23)])
+        [node], "rms", [helper.make_tensor_value_info("x", et, [2, 5, h])],
+        [helper.make_tensor_value_info("y", et, [2, 5, h])],
+        [numpy_helper.from_array((1 + 0.2 * rng.standard_normal(h)).astype(dt), "scale")]),
+        opset_imports=[helper.make_opsetid("", 23)])
     m.ir_version = 10
-    return m, {"x": data(rng, (2, 5, h))}
+    return m, {"x": data(rng, (2, 5, h), dt)}
 
 
 def ms_sln_model(rng, h, domain):
@@ -330,7 +350,7 @@ def main():
                                        else "", "-bias" if bias else "", "-2d" if skip2d else "",
                                        "+".join(outs))
             for target in ("qnn", "tensorrt"):
-                cases.append((tag, m, feeds, target, [], 17))
+                cases.append((tag, m, feeds, target, [], 17, np.float16, h))
     for h, axis, bias, stats in ((13, -1, True, True), (37, -2, False, True), (70, -1, False,
                                                                               False)):
         eps = (0.05, 1e-5, 0.3)[k % 3]
@@ -338,20 +358,41 @@ def main():
         m, feeds = ln_model(rng, h, axis, bias, stats, eps)
         tag = "LayerNormalization-h%d-axis%d%s%s" % (h, axis, "-bias" if bias else "",
                                                    "-stats" if stats else "")
-        cases.append((tag, m, feeds, "generic-npu", [], 17))
+        cases.append((tag, m, feeds, "generic-npu", [], 17, np.float16, h))
     for h, eps in ((13, 0.05), (70, 1e-5)):
         m, feeds = rms_model(rng, h, eps)
-        cases.append(("RMSNormalization-h%d" % h, m, feeds, "openvino", ["--opset", "23"], 23))
+        cases.append(("RMSNormalization-h%d" % h, m, feeds, "openvino", ["--opset", "23"], 23,
+                      np.float16, h))
 
     for opset, eps in ((18, 0.05), (21, 0.3)):
         m, feeds = group_model(rng, opset, eps)
-        cases.append(("GroupNormalization-%d" % opset, m, feeds, "nnapi", [], opset))
+        cases.append(("GroupNormalization-%d" % opset, m, feeds, "nnapi", [], opset,
+                      np.float16, 35))
     ms = ms_sln_model(np.random.default_rng(k), 37, "com.microsoft")
     ref = ms_sln_model(np.random.default_rng(k), 37, "")
     cases.append(("ms-SimplifiedLayerNormalization-h37", ms, {"x": data(rng, (2, 5, 37))},
-                  "tensorrt", [], 17, ref))
-    jobs, names, fp16_runs = [], [], []
-    for tag, m, feeds, target, extra, opset, *ref in cases:
+                  "tensorrt", [], 17, np.float16, 37, ref))
+    # float32: the skip norms and RMSNormalization-23 lowered for the
+    # same targets, no Cast (own draws: the float16 cases keep theirs)
+    rng32 = np.random.default_rng(1232)
+    for j, (op, h, beta, bias, outs, skip2d) in enumerate((
+            ("SkipLayerNormalization", 13, True, True, ("y", "mean", "inv", "sum"), False),
+            ("SkipLayerNormalization", 70, False, False, ("y", "inv"), True),
+            ("SkipSimplifiedLayerNormalization", 37, False, True, ("y", "inv", "sum"),
+             False))):
+        eps = (0.05, 1e-5, 0.3)[j]
+        m, feeds = skip_model(rng32, op, h, beta, bias, outs, eps, skip2d, np.float32)
+        tag = "%s-float32-h%d%s%s%s-%s" % (op, h, "-beta" if beta else "",
+                                           "-bias" if bias else "", "-2d" if skip2d else "",
+                                           "+".join(outs))
+        for target in ("qnn", "tensorrt"):
+            cases.append((tag, m, feeds, target, [], 17, np.float32, h))
+    for h, eps in ((13, 0.05), (70, 1e-5)):
+        m, feeds = rms_model(rng32, h, eps, np.float32)
+        cases.append(("RMSNormalization-float32-h%d" % h, m, feeds, "openvino",
+                      ["--opset", "23"], 23, np.float32, h))
+    jobs, names, tols, fp16_runs = [], [], [], []
+    for tag, m, feeds, target, extra, opset, dt, h, *ref in cases:
         src = os.path.join(work, tag + ".onnx")
         onnx.save(m, src)
         orig = src
@@ -363,12 +404,14 @@ def main():
         if not migrate(opmig, src, dst, target, extra):
             continue
         ops = [n.op_type for n in onnx.load(dst).graph.node]
-        check(not any(o in NORMS for o in ops) and ops.count("Cast") == 2,
-              "%s: primitives with two Casts %s" % (what, ops))
+        casts = DTYPES[dt]["casts"]
+        check(not any(o in NORMS for o in ops) and ops.count("Cast") == casts,
+              "%s: primitives with %d Casts %s" % (what, casts, ops))
         if opset <= 17:
             opmiglib.full_check(dst, what)
         jobs += [(orig, feeds), (dst, feeds)]
         names.append(what)
+        tols.append(DTYPES[dt]["tol"](h))
         fp16_runs.append((len(names) - 1, opmiglib.run_exact(opmig, dst, feeds)))
 
     # the float16 genai decoder, its skip norms lowered
@@ -398,6 +441,7 @@ def main():
         opmiglib.full_check(dst, what)
         jobs += [(src, feeds), (dst, feeds)]
         names.append(what)
+        tols.append(TOL)
 
     n_single = len(names) - 2
     res = ortlib.run_many(jobs, os.path.join(work, "ort"), timeout=300)
@@ -406,19 +450,20 @@ def main():
         check(all(np.all(np.isfinite(np.asarray(a, np.float64))) for a in want),
               "%s: the original's %d outputs finite" % (what, len(want)))
         worst = max(worst, opmiglib.check_close(
-            "%s: outputs within %g of onnxruntime's on the original (relative to the largest "
-            "|value| of each row, or of the tensor)" % (what, TOL), want, got,
-            functools.partial(rel_diff, by_row=k < n_single), TOL) / TOL)
+            "%s: outputs within %.3g of onnxruntime's on the original (relative to the "
+            "largest |value| of each row, or of the tensor)" % (what, tols[k]), want, got,
+            functools.partial(rel_diff, by_row=k < n_single), tols[k]) / tols[k])
     # the lowered models as a float16 device computes them (onnxruntime's
-    # CPU provider runs float16 ops without a float16 kernel in float32)
+    # CPU provider runs float16 ops without a float16 kernel in float32);
+    # float32 ones as opmig's interpreter runs them
     for k, got in fp16_runs:
         want = res[2 * k]
         if isinstance(want, str):
             continue        # (a failure above)
         worst = max(worst, opmiglib.check_close(
-            "%s: rounded to float16 at each op (opmig run --exact), within %g of "
-            "onnxruntime's on the original" % (names[k], TOL), want, got,
-            functools.partial(rel_diff, by_row=True), TOL) / TOL)
+            "%s: rounded to its dtype at each op (opmig run --exact), within %.3g of "
+            "onnxruntime's on the original" % (names[k], tols[k]), want, got,
+            functools.partial(rel_diff, by_row=True), tols[k]) / tols[k])
     worst = max(worst, bf16_case(opmig, work))
     refusal_case(opmig, work, os.path.join(work, cases[0][0] + ".onnx"))
     print("largest difference: %.3g of the tolerance" % worst)

@@ -1,7 +1,8 @@
 """norm_valid_ort.py OPMIG WORKDIR: every model opmig migrate writes for a
-Llama-shaped decoder is valid for the opset it declares (issue 25).  The
-tiny decoder of testdata/gen/make_decoder.py, decomposed and in
-onnxruntime-genai's form, each in float32 and float16 (genai's: its first
+Llama- or Qwen-shaped decoder is valid for the opset it declares (issue
+25).  The tiny decoder of testdata/gen/make_decoder.py, decomposed and in
+onnxruntime-genai's form, each in float32 and float16, and the qwen
+preset's (q/k/v projection biases) in both forms in float32 (genai's: its first
 norm a default-domain
 SimplifiedLayerNormalization, the others com.microsoft
 SkipSimplifiedLayerNormalization), is migrated at opset 17 to every target
@@ -51,8 +52,11 @@ SKIP_RULES = {"schema": 1, "id": "qnn-skip", "name": "qnn with SkipSimplifiedLay
               "extends": "qnn", "sources": ["norm_valid_ort.py"],
               "ops": {"com.microsoft:SkipSimplifiedLayerNormalization":
                       {"dtypes": ["float32", "float16"]}}}
-FORMS = (("decomposed", "float32"), ("decomposed", "float16"), ("genai", "float32"),
-         ("genai", "float16"))
+# (tag, form, dtype, more generator options)
+FORMS = (("decomposed", "decomposed", "float32", []), ("decomposed", "decomposed", "float16", []),
+         ("genai", "genai", "float32", []), ("genai", "genai", "float16", []),
+         ("qwen", "decomposed", "float32", ["--preset", "qwen"]),
+         ("qwen-genai", "genai", "float32", ["--preset", "qwen"]))
 NP = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.FLOAT16: np.float16,
       onnx.TensorProto.INT64: np.int64, onnx.TensorProto.INT32: np.int32}
 
@@ -125,13 +129,13 @@ def main():
                                               ("qnn-skip", ["--rules", rules], 23)]
     rng = np.random.default_rng(25)
     jobs, names = [], []
-    for form, dtype in FORMS:
-        src = os.path.join(work, "%s-%s.onnx" % (form, dtype))
-        gen(src, "--form", form, "--dtype", dtype)
+    for tag, form, dtype, more in FORMS:
+        src = os.path.join(work, "%s-%s.onnx" % (tag, dtype))
+        gen(src, "--form", form, "--dtype", dtype, *more)
         feeds = feeds_for(src, rng)
         for target, extra, opset in routes:
-            dst = os.path.join(work, "%s-%s-%s-%d.onnx" % (form, dtype, target, opset))
-            what = "%s %s on %s at opset %d" % (form, dtype, target, opset)
+            dst = os.path.join(work, "%s-%s-%s-%d.onnx" % (tag, dtype, target, opset))
+            what = "%s %s on %s at opset %d" % (tag, dtype, target, opset)
             rep = migrate(opmig, src, dst, target, extra + ["--opset", str(opset)])
             if rep is None:
                 continue

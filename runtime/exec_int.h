@@ -32,6 +32,10 @@ struct rt_chain_step {
 	size_t aux[4];                      /* an activation written as several
 					     * nodes (chain_act.c): the others */
 	int n_aux;
+	float *coef;                        /* its 2 x coef_c coefficients when
+					     * they come from initializers only:
+					     * made by the first run (chain.c) */
+	int64_t coef_c;
 };
 
 #define RT_SKIP_ALIAS 2
@@ -241,6 +245,7 @@ int rt_chain_off(void);
 void rt_chain_drop(struct rt_gplan *p);
 int rt_chain_apply(struct rt_session *s, struct rt_frame *f, struct rt_nplan *np);
 void rt_chain_release(struct rt_nplan *np);
+void rt_chain_free(struct rt_chain *ch);
 /* After np's kernel ran with an epilogue it took (e, or NULL: nothing):
  * when it succeeded (done), np's result moves to the last step's slot and
  * the steps are marked done, as apply does; e is freed. */

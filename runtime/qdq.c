@@ -283,7 +283,7 @@ void rt_qdq_unit_free(struct rt_qdq *u)
 		return;
 	free(u->np.in);
 	free(u->np.out);
-	free(u->np.chain);
+	rt_chain_free(u->np.chain);
 	rt_nplan_cache_free(&u->np);
 	free(u->ins);
 	free(u->dq);

@@ -298,8 +298,9 @@ void ir_tensor_release_data(struct ir_tensor *t);
 /* Does t's payload live in an external file (itself or its source)? */
 int ir_tensor_is_external(const struct ir_tensor *t);
 struct ir_model;
-/* Must m be saved with external data: its weights came from external
- * files, or inline they would pass protobuf's 2 GiB? */
+/* Must m be saved with external data: it was loaded with external data
+ * (whatever its weights are now), a weight still reads an external file,
+ * or inline they would pass protobuf's 2 GiB? */
 int ir_model_needs_external(struct ir_model *m);
 
 /* Visit every tensor of a model: initializers, sparse parts, attribute

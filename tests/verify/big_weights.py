@@ -17,6 +17,14 @@ test allows, and the checks of what opmig writes from them.
                                   external data, keeps the interface, and
                                   every weight holds IN's values (float16
                                   ones rounded as numpy rounds)
+  big_weights.py external IN OUT...
+                                  every OUT (written by opmig from IN,
+                                  weights maybe quantized) passes
+                                  onnx.checker's full check with its
+                                  external data and keeps every
+                                  initializer of 1 KiB or more in
+                                  OUT.data; onnxruntime-node runs IN and
+                                  each OUT to outputs of cosine >= 0.99
 
 Run with /usr/bin/python3 (onnx 1.12, numpy) by tests/cli/t0310-big-weights.sh.
 """
@@ -25,7 +33,7 @@ import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, mapping
 
 PLACES = 64
 
@@ -125,6 +133,51 @@ def check(src, out):
     print("ok: %d weights, interface kept" % seen)
 
 
+def external(src, outs, workdir):
+    for out in outs:
+        onnx.checker.check_model(out, full_check=True)
+        m = onnx.load(out, load_external_data=False)
+        want = os.path.basename(out) + ".data"
+        size = os.path.getsize(os.path.join(os.path.dirname(out), want))
+        n = 0
+        for t in m.graph.initializer:
+            nbytes = int(np.prod(t.dims)) * mapping.TENSOR_TYPE_TO_NP_TYPE[t.data_type].itemsize
+            if nbytes < 1024:
+                continue
+            r = read_ext(out, t)
+            if r is None:
+                sys.exit("%s: %s (%d bytes) written inline, want external data" % (out, t.name, nbytes))
+            r[0].close()
+            kv = {e.key: e.value for e in t.external_data}
+            if kv["location"] != want or r[1] + r[2] > size:
+                sys.exit("%s: %s is in %s at %d + %d, want %s (%d bytes)" %
+                         (out, t.name, kv["location"], r[1], r[2], want, size))
+            n += 1
+        if n == 0:
+            sys.exit("%s: no initializer of 1 KiB or more" % out)
+        print("ok: %s: %d initializers in %s" % (out, n, want))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ort"))
+    import ortlib
+    why = ortlib.available()
+    if why:
+        print("skip: %s" % why)
+        return
+    m = onnx.load(src, load_external_data=False)
+    h = m.graph.input[0].type.tensor_type.shape.dim[1].dim_value
+    feeds = {"x": np.ones((1, h), np.float32)}
+    res = ortlib.run_many([(p, feeds) for p in [src] + outs], workdir)
+    for p, r in zip([src] + outs, res):
+        if isinstance(r, str):
+            sys.exit("onnxruntime refused %s: %s" % (p, r))
+    ref = res[0][0].astype(np.float64).ravel()
+    for p, r in zip(outs, res[1:]):
+        got = r[0].astype(np.float64).ravel()
+        cos = float(np.dot(ref, got) / (np.linalg.norm(ref) * np.linalg.norm(got) + 1e-30))
+        if got.shape != ref.shape or not cos >= 0.99:
+            sys.exit("%s computes other values than %s (cosine %g)" % (p, src, cos))
+    print("ok: onnxruntime-node %s ran %d models alike" % (ortlib.version(), len(res)))
+
+
 def usage(cmd):
     import resource
     import subprocess
@@ -167,6 +220,8 @@ if __name__ == "__main__":
         usage(sys.argv[2:])
     elif len(sys.argv) > 3 and sys.argv[1] == "ort":
         ort(sys.argv[2], sys.argv[3:], os.path.join(os.path.dirname(os.path.abspath(sys.argv[3])), "ort"))
+    elif len(sys.argv) > 3 and sys.argv[1] == "external":
+        external(sys.argv[2], sys.argv[3:], os.path.join(os.path.dirname(os.path.abspath(sys.argv[3])), "ort"))
     elif len(sys.argv) == 4 and sys.argv[1] == "check":
         check(sys.argv[2], sys.argv[3])
     else:

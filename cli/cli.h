@@ -88,6 +88,9 @@ int cli_parse_save_opt(const struct cli_command *self, int c, const char *arg,
  * model's weights were external or would pass protobuf's 2 GiB; errors are
  * reported and returned as exit codes.  s may be NULL (the defaults). */
 int cli_save_model(struct ir_model *m, const char *out, const struct cli_save *s);
+/* The refusals cli_save_model would meet (a file the input reads, the
+ * external data over OUT, a bad name), checked before a long run. */
+int cli_save_check(struct ir_model *m, const char *out, const struct cli_save *s);
 
 /* A non-negative decimal count; 0 or -1. */
 int cli_parse_count(const char *s, long long *out);

@@ -522,6 +522,8 @@ int cmd_migrate(int argc, char **argv)
 	}
 	if ((code = cli_load(a.model, &m)) != CLI_EXIT_OK)
 		goto cleanup;
+	if (!a.dry_run && a.out && (code = cli_save_check(m, a.out, &a.save)) != CLI_EXIT_OK)
+		goto cleanup;
 	if (a.o.validate && !a.dry_run && (code = cli_load_quiet(a.model, &orig)) != CLI_EXIT_OK)
 		goto cleanup;
 	if (a.dry_run)

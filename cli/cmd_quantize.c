@@ -359,7 +359,8 @@ int cmd_quantize(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	if ((code = cli_load(a.model, &m)) != CLI_EXIT_OK)
+	if ((code = cli_load(a.model, &m)) != CLI_EXIT_OK ||
+	    (code = cli_save_check(m, a.out, &a.save)) != CLI_EXIT_OK)
 		goto cleanup;
 	a.o.source = a.model;   /* m is the file as loaded */
 	if (!a.o.calibrate && a.o.format != QZ_WEIGHT_ONLY)

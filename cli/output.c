@@ -52,27 +52,53 @@ int cli_parse_save_opt(const struct cli_command *self, int c, const char *arg,
 	return CLI_EXIT_OK;
 }
 
-int cli_save_model(struct ir_model *m, const char *out, const struct cli_save *s)
+/* The save options for out: the external data file named, else "OUT.data"
+ * (ext holds it) when m needs one. */
+static void save_opts(struct ir_model *m, const char *out, const struct cli_save *s,
+		      struct ir_save_opts *so, char *ext, size_t ext_size)
 {
-	struct ir_save_opts so = { NULL, 1024 };
+	so->external_data = NULL;
+	so->size_threshold = s && s->have_threshold ? s->threshold : 1024;
+	if (s && s->external_data) {
+		so->external_data = s->external_data;
+	} else if (ir_model_needs_external(m)) {
+		const char *base = strrchr(out, '/');
+
+		snprintf(ext, ext_size, "%s.data", base ? base + 1 : out);
+		so->external_data = ext;
+	}
+}
+
+static int save_error(const char *out, int rc, const struct ir_diag *d)
+{
+	cli_error(out, "%s", d->msg);
+	return rc == IR_EUSAGE ? CLI_EXIT_USAGE : cli_exit_code(rc);
+}
+
+int cli_save_check(struct ir_model *m, const char *out, const struct cli_save *s)
+{
+	struct ir_save_opts so;
 	char ext[4200];
 	struct ir_diag d;
 	int rc;
 
 	ir_diag_init(&d);
-	if (s && s->have_threshold)
-		so.size_threshold = s->threshold;
-	if (s && s->external_data) {
-		so.external_data = s->external_data;
-	} else if (ir_model_needs_external(m)) {
-		const char *base = strrchr(out, '/');
+	save_opts(m, out, s, &so, ext, sizeof(ext));
+	if ((rc = ir_model_save_check(m, out, &so, &d)) < 0)
+		return save_error(out, rc, &d);
+	return CLI_EXIT_OK;
+}
 
-		snprintf(ext, sizeof(ext), "%s.data", base ? base + 1 : out);
-		so.external_data = ext;
-	}
-	if ((rc = ir_model_save(m, out, &so, &d)) < 0) {
-		cli_error(out, "%s", d.msg);
-		return rc == IR_EUSAGE ? CLI_EXIT_USAGE : cli_exit_code(rc);
-	}
+int cli_save_model(struct ir_model *m, const char *out, const struct cli_save *s)
+{
+	struct ir_save_opts so;
+	char ext[4200];
+	struct ir_diag d;
+	int rc;
+
+	ir_diag_init(&d);
+	save_opts(m, out, s, &so, ext, sizeof(ext));
+	if ((rc = ir_model_save(m, out, &so, &d)) < 0)
+		return save_error(out, rc, &d);
 	return CLI_EXIT_OK;
 }

@@ -448,5 +448,7 @@ int ir_model_needs_external(struct ir_model *m)
 {
 	int64_t bytes = 0;
 
-	return ir_model_for_each_tensor(m, needs_external, &bytes) == 1;
+	/* an input with external data keeps it, also where every weight was
+	 * replaced (int8 weights computed in memory, say) */
+	return m->n_extfiles > 0 || ir_model_for_each_tensor(m, needs_external, &bytes) == 1;
 }

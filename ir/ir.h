@@ -298,8 +298,9 @@ void ir_tensor_release_data(struct ir_tensor *t);
 /* Does t's payload live in an external file (itself or its source)? */
 int ir_tensor_is_external(const struct ir_tensor *t);
 struct ir_model;
-/* Must m be saved with external data: its weights came from external
- * files, or inline they would pass protobuf's 2 GiB? */
+/* Must m be saved with external data: it was loaded with external data
+ * (whatever its weights are now), a weight still reads an external file,
+ * or inline they would pass protobuf's 2 GiB? */
 int ir_model_needs_external(struct ir_model *m);
 
 /* Visit every tensor of a model: initializers, sparse parts, attribute
@@ -688,9 +689,20 @@ struct ir_save_opts {
 	int64_t size_threshold;    /* bytes; tensors >= go external (1024) */
 };
 
-/* Write atomically (temp + rename in the target folder). */
+/* Write atomically (temp + rename in the target folder).  Refused, before
+ * anything is written: an external data name that is empty, absolute or
+ * holds ".." (IR_EUSAGE), OUT naming the model file m was loaded from
+ * (IR_EUSAGE); OUT or the external data file being a file m reads (an
+ * external data file of its load or of its tensors), the external data
+ * file being OUT itself or an existing non-regular file (IR_EINVAL).
+ * Files are compared by device and inode where they exist, by their
+ * resolved names where they do not yet. */
 int ir_model_save(struct ir_model *m, const char *path,
 		  const struct ir_save_opts *o, struct ir_diag *d);
+/* The checks ir_model_save makes first, alone: a command calls it before
+ * a long run whose result it will save. */
+int ir_model_save_check(struct ir_model *m, const char *path,
+			const struct ir_save_opts *o, struct ir_diag *d);
 
 /* Read a serialized TensorProto file (the backend test format, input_N.pb /
  * output_N.pb) into a new tensor; its payload is owned (ir/tensor_pb.c). */

@@ -1,6 +1,8 @@
-/* write.c: saving a model to disk safely: refuse to overwrite the input,
- * check the external data name, write model and external data into
- * temporaries beside the target, fsync, then rename over the targets. */
+/* write.c: saving a model to disk safely: refuse to replace any file the
+ * model reads (its model file, its external data) or to put the external
+ * data over the model written, check the external data name, write model
+ * and external data into temporaries beside the targets, fsync, then
+ * rename over the targets (an existing file there is replaced whole). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,14 +12,6 @@
 
 #include "ir/ir_int.h"
 
-static int same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
-	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 static char *join(const char *dir, const char *name)
 {
 	char *p = malloc(strlen(dir) + strlen(name) + 2);
@@ -25,6 +19,122 @@ static char *join(const char *dir, const char *name)
 	if (p)
 		sprintf(p, "%s/%s", dir, name);
 	return p;
+}
+
+/* A file a save replaces: its identity when it exists, else its name in
+ * its folder resolved (links, "." and relative forms), to compare with
+ * another file written that does not exist yet. */
+struct dest {
+	const char *path;
+	int exists;
+	struct stat st;
+	char *canon;    /* NULL where the folder does not resolve */
+};
+
+static int dest_init(struct dest *t, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	char *dir = ir_path_dir(path), *rdir;
+
+	memset(t, 0, sizeof(*t));
+	t->path = path;
+	t->exists = stat(path, &t->st) == 0;
+	if (!dir)
+		return -1;
+	rdir = realpath(dir, NULL);
+	free(dir);
+	if (rdir && !(t->canon = join(rdir, base ? base + 1 : path))) {
+		free(rdir);
+		return -1;
+	}
+	free(rdir);
+	return 0;
+}
+
+/* Is the existing file `path` the one t replaces? */
+static int dest_is(const struct dest *t, const char *path)
+{
+	struct stat st;
+
+	return t->exists && path && stat(path, &st) == 0 &&
+	       st.st_dev == t->st.st_dev && st.st_ino == t->st.st_ino;
+}
+
+static int dest_same(const struct dest *a, const struct dest *b)
+{
+	if (a->exists && b->exists)
+		return a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino;
+	return a->canon && b->canon && !strcmp(a->canon, b->canon);
+}
+
+struct reads {
+	const struct dest *t;
+	const char *hit;   /* location of the file t is, as its model names it */
+};
+
+/* A tensor reads its external data file, the model file it views, or (a
+ * computed one) what its source reads. */
+static int reads_visit(struct ir_tensor *x, void *ctx)
+{
+	struct reads *r = ctx;
+
+	for (; x; x = x->storage == IR_STORE_DERIVED ? x->src : NULL) {
+		const struct ir_extfile *f = x->storage == IR_STORE_EXTERNAL ? x->ext :
+					     x->storage == IR_STORE_RAW ? x->raw_owner : NULL;
+
+		if (f && dest_is(r->t, f->path)) {
+			r->hit = f->location;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The file m reads that t would replace: the model file, an external
+ * data file bound when it was loaded, or one its tensors read now. */
+static const char *reads_dest(struct ir_model *m, const struct dest *t)
+{
+	struct reads r = { t, NULL };
+
+	if (dest_is(t, m->path))
+		return m->path;
+	for (size_t i = 0; i < m->n_extfiles; i++)
+		if (dest_is(t, m->extfiles[i]->path))
+			return m->extfiles[i]->location;
+	ir_model_for_each_tensor(m, reads_visit, &r);
+	return r.hit;
+}
+
+/* Nothing written may replace a file the model reads (the input would be
+ * lost, its weights replaced while they are read), and the external data
+ * may not be the model written (a model over its own weights). */
+static int check_dests(struct ir_model *m, const struct dest *out,
+		       const struct dest *ext, const char *ext_name,
+		       struct ir_diag *d)
+{
+	const char *hit;
+
+	if (dest_is(out, m->path))
+		return ir_diag_error(d, IR_EUSAGE, "refusing to write over the input model '%s'",
+				     out->path);
+	if ((hit = reads_dest(m, out)))
+		return ir_diag_error(d, IR_EINVAL, "refusing to write over the input model's external data '%s'",
+				     hit);
+	if (!ext)
+		return 0;
+	if (dest_same(ext, out))
+		return ir_diag_error(d, IR_EINVAL, "external data file '%s' would be the output model itself",
+				     ext_name);
+	if (ext->exists && !S_ISREG(ext->st.st_mode))
+		return ir_diag_error(d, IR_EINVAL, "external data file '%s' exists and is not a regular file",
+				     ext_name);
+	if (dest_is(ext, m->path))
+		return ir_diag_error(d, IR_EINVAL, "external data file '%s' would overwrite the input model '%s'",
+				     ext_name, m->path);
+	if ((hit = reads_dest(m, ext)))
+		return ir_diag_error(d, IR_EINVAL, "external data file '%s' would overwrite the input model's external data '%s'",
+				     ext_name, hit);
+	return 0;
 }
 
 /* A temporary beside `target`; *tmp is malloc'd. */
@@ -98,30 +208,65 @@ static int check_ext_name(const char *name, struct ir_diag *d)
 	return 0;
 }
 
+/* The files a save writes, checked: *ext_path (malloc'd, NULL without
+ * external data) is the external data file's path. */
+static int check_save(struct ir_model *m, const char *path, const struct ir_save_opts *o,
+		      char **ext_path, struct ir_diag *d)
+{
+	struct dest out, ext = { 0 };
+	char *dir = NULL;
+	int rc = 0;
+
+	*ext_path = NULL;
+	if (dest_init(&out, path) < 0) {
+		rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	if (o->external_data) {
+		if ((rc = check_ext_name(o->external_data, d)) < 0)
+			goto cleanup;
+		if (!(dir = ir_path_dir(path)) || !(*ext_path = join(dir, o->external_data)) ||
+		    dest_init(&ext, *ext_path) < 0) {
+			rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+	}
+	rc = check_dests(m, &out, *ext_path ? &ext : NULL, o->external_data, d);
+cleanup:
+	if (rc < 0) {
+		free(*ext_path);
+		*ext_path = NULL;
+	}
+	free(dir);
+	free(out.canon);
+	free(ext.canon);
+	return rc;
+}
+
+int ir_model_save_check(struct ir_model *m, const char *path,
+			const struct ir_save_opts *o, struct ir_diag *d)
+{
+	struct ir_save_opts def = { NULL, 1024 };
+	char *ext_path;
+	int rc = check_save(m, path, o ? o : &def, &ext_path, d);
+
+	free(ext_path);
+	return rc;
+}
+
 int ir_model_save(struct ir_model *m, const char *path,
 		  const struct ir_save_opts *o, struct ir_diag *d)
 {
 	struct ir_save_opts def = { NULL, 1024 };
-	char *dir = NULL, *ext_path = NULL, *tmp = NULL, *ext_tmp = NULL;
+	char *ext_path = NULL, *tmp = NULL, *ext_tmp = NULL;
 	FILE *f = NULL, *xf = NULL;
 	int rc = 0;
 
 	if (!o)
 		o = &def;
-	if (same_file(path, m->path))
-		return ir_diag_error(d, IR_EUSAGE, "refusing to write over the input model '%s'", path);
+	if ((rc = check_save(m, path, o, &ext_path, d)) < 0)
+		return rc;
 	if (o->external_data) {
-		if ((rc = check_ext_name(o->external_data, d)) < 0)
-			return rc;
-		if (!(dir = ir_path_dir(path)) || !(ext_path = join(dir, o->external_data))) {
-			rc = ir_diag_error(d, IR_ENOMEM, "out of memory");
-			goto cleanup;
-		}
-		if (same_file(ext_path, m->path) || same_file(ext_path, path) ||
-		    !strcmp(ext_path, path)) {
-			rc = ir_diag_error(d, IR_EUSAGE, "--external-data '%s' would overwrite a model file", o->external_data);
-			goto cleanup;
-		}
 		if (!(xf = open_temp(ext_path, &ext_tmp, d))) {
 			rc = d->status;
 			goto cleanup;
@@ -164,7 +309,6 @@ cleanup:
 	free(tmp);
 	free(ext_tmp);
 	free(ext_path);
-	free(dir);
 	return rc;
 }
 

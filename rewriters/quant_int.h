@@ -147,6 +147,21 @@ int qz_build_nbits(struct qz_ctx *q, struct rw_ctx *c, const unsigned char *fl,
 int qz_weight(struct rw_ctx *c, struct ir_value *w, int dtype, int axis, int sym,
 	      struct ir_value **out, struct qz_tensor *info, struct ir_diag *d);
 
+/* ---- weight codes (quant_wcodes.c) ----
+ * A float weight w seen as outer x n_ch x inner elements (per tensor: one
+ * channel of every element): each channel's finite range into lo and hi
+ * (n_ch each, from 0), w read piece by piece. */
+int qz_wcodes_range(struct ir_tensor *w, int64_t n_ch, int64_t inner, double *lo, double *hi,
+		    struct ir_diag *d);
+/* *out (new, named name): w's codes of dtype at the channels' scales sc
+ * and zero points zp (n_ch each, copied).  A computed tensor, its codes
+ * made piece by piece when written or read, where dtype is int8 or uint8
+ * and w's payload is shared (external data, a view of the model file);
+ * else computed now. */
+int qz_wcodes_make(struct ir_tensor *w, const char *name, int dtype, int64_t n_ch,
+		   int64_t inner, const float *sc, const int32_t *zp, struct ir_tensor **out,
+		   struct ir_diag *d);
+
 /* A node of op named hint (or hint_N when a node of g has that name),
  * its doc string saying the quantizer made it; NULL out of memory. */
 struct ir_node *qz_node_new(struct ir_graph *g, const char *op, const char *hint);

@@ -4,7 +4,8 @@
  * (nodes kept in float go on reading the float one); a graph output made
  * by a quantized node passes through a pair too, keeping its name.
  * Weights are stored quantized (per channel along their output-channel
- * axis, or per tensor) behind a DequantizeLinear, biases as int32 at the
+ * axis, or per tensor) behind a DequantizeLinear, their codes computed
+ * when written (quant_wcodes.c), biases as int32 at the
  * input's scale times the weight's, constant operands at their group's
  * scale.  A fused Relu (or Clip from 0) goes when the QuantizeLinear of
  * its producer's output does exactly what it did (zero point at the
@@ -150,81 +151,55 @@ static struct ir_value *dequant(struct rw_ctx *c, const char *name, struct ir_va
 int qz_weight(struct rw_ctx *c, struct ir_value *w, int dtype, int axis, int sym,
 	      struct ir_value **out, struct qz_tensor *info, struct ir_diag *d)
 {
-	struct rt_value *x = rw_init_value(w), *y = NULL;
-	int64_t n_ch = 1, outer = 1, inner = 1, qmin, qmax;
-	double *sc = NULL, *zp = NULL;
+	struct ir_tensor *x = w && !w->is_input ? w->init : NULL, *it = NULL;
+	int64_t n_ch = 1, inner = 1;
+	double *sc = NULL, *zp = NULL, *lo = NULL, *hi = NULL;
+	float *fs = NULL;
+	int32_t *iz = NULL;
 	struct ir_value *qv, *sv, *zv;
 	char hint[300];
-	int rc = IR_ENOMEM;
+	int rank, rc = IR_ENOMEM;
 
 	*out = NULL;
-	if (!x || x->dtype != IR_DTYPE_FLOAT) {
-		rt_value_unref(x);
+	if (!x || x->dtype != IR_DTYPE_FLOAT || x->n_dims > RT_MAX_RANK || ir_tensor_numel(x) < 0)
 		return 0;
-	}
-	qz_dtype_range(dtype, &qmin, &qmax);
-	if (axis >= x->rank)
+	rank = (int)x->n_dims;
+	if (axis >= rank)
 		axis = -1;
 	if (axis >= 0) {
 		n_ch = x->dims[axis];
-		for (int k = 0; k < axis; k++)
-			outer *= x->dims[k];
-		for (int k = axis + 1; k < x->rank; k++)
+		for (int k = axis + 1; k < rank; k++)
 			inner *= x->dims[k];
 	} else {
-		inner = x->numel;
+		inner = ir_tensor_numel(x);
 	}
 	if (!(sc = calloc((size_t)n_ch + 1, sizeof(*sc))) ||
-	    !(zp = calloc((size_t)n_ch + 1, sizeof(*zp))))
+	    !(zp = calloc((size_t)n_ch + 1, sizeof(*zp))) ||
+	    !(lo = calloc((size_t)n_ch + 1, sizeof(*lo))) ||
+	    !(hi = calloc((size_t)n_ch + 1, sizeof(*hi))) ||
+	    !(fs = calloc((size_t)n_ch + 1, sizeof(*fs))) ||
+	    !(iz = calloc((size_t)n_ch + 1, sizeof(*iz))))
 		goto cleanup;
-	if (rt_tensor_new(NULL, dtype, x->rank, x->dims, &y, d) < 0) {
-		rc = d->status;
+	/* the channels' ranges, one pass over the weight read piece by piece */
+	if (inner > 0 && (rc = qz_wcodes_range(x, n_ch, inner, lo, hi, d)) < 0)
 		goto cleanup;
-	}
 	info->min = INFINITY;
 	info->max = -INFINITY;
 	for (int64_t ch = 0; ch < n_ch; ch++) {
-		double lo = 0, hi = 0;
-		float s;
-		int32_t z;
-
-		for (int64_t o = 0; o < outer; o++)
-			for (int64_t i = 0; i < inner; i++) {
-				double v = ((const float *)x->data)[(o * n_ch + ch) * inner + i];
-
-				if (!isfinite(v))
-					continue;
-				lo = fmin(lo, v);
-				hi = fmax(hi, v);
-			}
-		info->min = fmin(info->min, lo);
-		info->max = fmax(info->max, hi);
-		qz_params(lo, hi, dtype, sym, &s, &z);
-		sc[ch] = s;
-		zp[ch] = z;
-		for (int64_t o = 0; o < outer; o++)
-			for (int64_t i = 0; i < inner; i++) {
-				int64_t e = (o * n_ch + ch) * inner + i;
-				float v = ((const float *)x->data)[e];
-				float qf = nearbyintf(v / s) + (float)z;
-
-				if (qf != qf)
-					qf = (float)z;
-				rt_value_set_f64(y, e, qf < (float)qmin ? (double)qmin :
-						 qf > (float)qmax ? (double)qmax : (double)qf);
-			}
+		info->min = fmin(info->min, lo[ch]);
+		info->max = fmax(info->max, hi[ch]);
+		qz_params(lo[ch], hi[ch], dtype, sym, &fs[ch], &iz[ch]);
+		sc[ch] = fs[ch];
+		zp[ch] = iz[ch];
 	}
+	/* the codes: computed when written (or read) */
 	snprintf(hint, sizeof(hint), "%.240s_quantized", ir_s(w->name));
-	{
-		struct ir_tensor *it = NULL;
-
-		if (rt_value_to_ir(y, hint, &it, d) < 0) {
-			rc = d->status;
-			goto cleanup;
-		}
-		if (!(qv = ir_graph_add_initializer(c->m->graph, it)))
-			goto cleanup;
-	}
+	if ((rc = qz_wcodes_make(x, hint, dtype, n_ch, inner > 0 ? inner : 1, fs, iz, &it,
+				 d)) < 0)
+		goto cleanup;
+	rc = IR_ENOMEM;
+	if (!(qv = ir_graph_add_initializer(c->m->graph, it)))
+		goto cleanup;
 	snprintf(hint, sizeof(hint), "%.240s_scale", ir_s(w->name));
 	sv = constant(c, hint, IR_DTYPE_FLOAT, axis >= 0, &n_ch, sc, d);
 	snprintf(hint, sizeof(hint), "%.240s_zero_point", ir_s(w->name));
@@ -249,10 +224,12 @@ int qz_weight(struct rw_ctx *c, struct ir_value *w, int dtype, int axis, int sym
 cleanup:
 	if (rc < 0 && !d->status)
 		ir_diag_error(d, rc, "out of memory");
-	rt_value_unref(x);
-	rt_value_unref(y);
 	free(sc);
 	free(zp);
+	free(lo);
+	free(hi);
+	free(fs);
+	free(iz);
 	return rc;
 }
 

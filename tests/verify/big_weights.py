@@ -6,6 +6,17 @@ test allows, and the checks of what opmig writes from them.
                                   file (~0 bytes on disk) holding seeded
                                   values at 64 places per weight, zeros
                                   elsewhere; every weight differs
+  big_weights.py qdq IN OUT sym|asym
+                                  OUT (opmig quantize of IN, int8 QDQ
+                                  weights, per channel or per tensor,
+                                  symmetric or not) holds
+                                  every weight as DequantizeLinear of
+                                  int8 codes in its external data, with
+                                  the scales and zero points of the
+                                  weight's range (per channel: each
+                                  column's), and the codes of the seeded
+                                  places and of zeros are those values
+                                  quantized (round half to even)
   big_weights.py usage CMD...     run CMD; print its exit code, page faults,
                                   bytes read by read calls and peak
                                   resident KiB ("rc faults rchar maxrss")
@@ -17,6 +28,14 @@ test allows, and the checks of what opmig writes from them.
                                   external data, keeps the interface, and
                                   every weight holds IN's values (float16
                                   ones rounded as numpy rounds)
+  big_weights.py external IN OUT...
+                                  every OUT (written by opmig from IN,
+                                  weights maybe quantized) passes
+                                  onnx.checker's full check with its
+                                  external data and keeps every
+                                  initializer of 1 KiB or more in
+                                  OUT.data; onnxruntime-node runs IN and
+                                  each OUT to outputs of cosine >= 0.99
 
 Run with /usr/bin/python3 (onnx 1.12, numpy) by tests/cli/t0310-big-weights.sh.
 """
@@ -25,7 +44,7 @@ import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, mapping, numpy_helper
 
 PLACES = 64
 
@@ -125,6 +144,143 @@ def check(src, out):
     print("ok: %d weights, interface kept" % seen)
 
 
+def external(src, outs, workdir):
+    for out in outs:
+        onnx.checker.check_model(out, full_check=True)
+        m = onnx.load(out, load_external_data=False)
+        want = os.path.basename(out) + ".data"
+        size = os.path.getsize(os.path.join(os.path.dirname(out), want))
+        n = 0
+        for t in m.graph.initializer:
+            nbytes = int(np.prod(t.dims)) * mapping.TENSOR_TYPE_TO_NP_TYPE[t.data_type].itemsize
+            if nbytes < 1024:
+                continue
+            r = read_ext(out, t)
+            if r is None:
+                sys.exit("%s: %s (%d bytes) written inline, want external data" % (out, t.name, nbytes))
+            r[0].close()
+            kv = {e.key: e.value for e in t.external_data}
+            if kv["location"] != want or r[1] + r[2] > size:
+                sys.exit("%s: %s is in %s at %d + %d, want %s (%d bytes)" %
+                         (out, t.name, kv["location"], r[1], r[2], want, size))
+            n += 1
+        if n == 0:
+            sys.exit("%s: no initializer of 1 KiB or more" % out)
+        print("ok: %s: %d initializers in %s" % (out, n, want))
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ort"))
+    import ortlib
+    why = ortlib.available()
+    if why:
+        print("skip: %s" % why)
+        return
+    m = onnx.load(src, load_external_data=False)
+    h = m.graph.input[0].type.tensor_type.shape.dim[1].dim_value
+    feeds = {"x": np.ones((1, h), np.float32)}
+    res = ortlib.run_many([(p, feeds) for p in [src] + outs], workdir)
+    for p, r in zip([src] + outs, res):
+        if isinstance(r, str):
+            sys.exit("onnxruntime refused %s: %s" % (p, r))
+    ref = res[0][0].astype(np.float64).ravel()
+    for p, r in zip(outs, res[1:]):
+        got = r[0].astype(np.float64).ravel()
+        cos = float(np.dot(ref, got) / (np.linalg.norm(ref) * np.linalg.norm(got) + 1e-30))
+        if got.shape != ref.shape or not cos >= 0.99:
+            sys.exit("%s computes other values than %s (cosine %g)" % (p, src, cos))
+    print("ok: onnxruntime-node %s ran %d models alike" % (ortlib.version(), len(res)))
+
+
+def qz_params(lo, hi, sym):
+    """opmig's int8 scale and zero point of [lo, hi] (symmetric: of
+    [-a, a], a the larger magnitude, zero point 0)."""
+    lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
+    if sym:
+        s = np.float32(max(-lo, hi) / 127.0)
+        return (s, 0) if s >= np.float32(1.1754944e-38) and np.isfinite(s) else (np.float32(1.0), 0)
+    s = np.float32((hi - lo) / 255.0)
+    if not (s >= np.float32(1.1754944e-38)) or not np.isfinite(s):
+        return np.float32(1.0), -128
+    z = np.rint(-128.0 - lo / float(s))
+    return s, int(min(max(z, -128), 127))
+
+
+def read_at(f, off, dt, idx):
+    es = np.dtype(dt).itemsize
+    out = []
+    for i in idx:
+        f.seek(off + es * int(i))
+        out.append(np.frombuffer(f.read(es), dt)[0])
+    return np.array(out, dt)
+
+
+def qdq(src, out, sym):
+    onnx.checker.check_model(out, full_check=True)
+    a = onnx.load(src, load_external_data=False)
+    b = onnx.load(out, load_external_data=False)
+    inits = {t.name: t for t in b.graph.initializer}
+    dq = {n.input[0]: n for n in b.graph.node if n.op_type == "DequantizeLinear"}
+    seen = 0
+    for w in a.graph.initializer:
+        k, (h0, h1) = int(w.name[1:]), w.dims
+        numel = h0 * h1
+        pos, val = places(numel, k)
+        q, sc, zp = (inits.get(w.name + x) for x in ("_quantized", "_scale", "_zero_point"))
+        if q is None or sc is None or zp is None or q.name not in dq:
+            sys.exit("%s: no DequantizeLinear of %s_quantized" % (w.name, w.name))
+        if q.data_type != TensorProto.INT8 or list(q.dims) != [h0, h1]:
+            sys.exit("%s: codes of type %d dims %s" % (w.name, q.data_type, list(q.dims)))
+        per_ch = len(sc.dims) == 1
+        axis = ([x.i for x in dq[q.name].attribute if x.name == "axis"] or [1])[0]
+        if per_ch and (axis != 1 or list(sc.dims) != [h1]):
+            sys.exit("%s: per channel along axis %d, %s scales" % (w.name, axis, list(sc.dims)))
+        n_ch = h1 if per_ch else 1
+        ch = (pos % h1) if per_ch else np.zeros(len(pos), np.int64)
+        # the expected scales and zero points of the channels holding values
+        # (the others hold zeros only)
+        lo, hi = np.zeros(n_ch), np.zeros(n_ch)
+        np.minimum.at(lo, ch, val.astype(np.float64))
+        np.maximum.at(hi, ch, val.astype(np.float64))
+        got = []
+        for t, dt in ((sc, np.float32), (zp, np.int8)):
+            r = read_ext(out, t)
+            if r is None:        # small: inline
+                got.append(numpy_helper.to_array(t).astype(dt).ravel()[np.unique(ch)])
+                continue
+            with r[0] as f:
+                got.append(read_at(f, r[1], dt, np.unique(ch)))
+        got_s, got_z = got
+        for c, s_, z_ in zip(np.unique(ch), got_s, got_z):
+            ws, wz = qz_params(lo[c], hi[c], sym)
+            if s_ != ws or z_ != wz:
+                sys.exit("%s channel %d: scale %r zero point %d, want %r %d" % (w.name, c, s_, z_, ws, wz))
+        scale_of = dict(zip(np.unique(ch).tolist(), got_s))
+        zp_of = dict(zip(np.unique(ch).tolist(), got_z.astype(np.int64)))
+        r = read_ext(out, q)
+        if r is None:
+            sys.exit("%s: codes written inline, want external data" % w.name)
+        f, off, length = r
+        if length != numel:
+            sys.exit("%s: %d bytes of codes, want %d" % (w.name, length, numel))
+        with f:
+            codes = read_at(f, off, np.int8, pos).astype(np.int64)
+            # a place between two seeded ones holds the zero point
+            mid = int(pos[0] + pos[1]) // 2
+            zero = read_at(f, off, np.int8, [mid])[0] if mid not in set(pos.tolist()) else None
+        want = [int(min(max(np.rint(np.float32(v) / scale_of[c]) + zp_of[c], -128), 127))
+                for v, c in zip(val, ch.tolist())]
+        if list(codes) != want:
+            bad = int(np.argmax(np.array(codes) != np.array(want)))
+            sys.exit("%s: code at %d is %d, want %d" % (w.name, int(pos[bad]), codes[bad], want[bad]))
+        if zero is not None:
+            c = int(mid % h1) if per_ch else 0
+            z_ = zp_of.get(c, qz_params(0, 0, sym)[1])
+            if zero != z_:
+                sys.exit("%s: code at %d is %d, want the zero point %d" % (w.name, mid, zero, z_))
+        seen += 1
+    if seen != len(a.graph.initializer):
+        sys.exit("%d of %d weights found in %s" % (seen, len(a.graph.initializer), out))
+    print("ok: %d weights quantized, codes and scales as computed here" % seen)
+
+
 def usage(cmd):
     import resource
     import subprocess
@@ -167,6 +323,10 @@ if __name__ == "__main__":
         usage(sys.argv[2:])
     elif len(sys.argv) > 3 and sys.argv[1] == "ort":
         ort(sys.argv[2], sys.argv[3:], os.path.join(os.path.dirname(os.path.abspath(sys.argv[3])), "ort"))
+    elif len(sys.argv) > 3 and sys.argv[1] == "external":
+        external(sys.argv[2], sys.argv[3:], os.path.join(os.path.dirname(os.path.abspath(sys.argv[3])), "ort"))
+    elif len(sys.argv) == 5 and sys.argv[1] == "qdq" and sys.argv[4] in ("sym", "asym"):
+        qdq(sys.argv[2], sys.argv[3], sys.argv[4] == "sym")
     elif len(sys.argv) == 4 and sys.argv[1] == "check":
         check(sys.argv[2], sys.argv[3])
     else:

@@ -8,7 +8,12 @@
  * choose), or when OpenBLAS picked a fitting set itself.  The same run
  * again sets OMP_WAIT_POLICY=PASSIVE for oneDNN's OpenMP threads unless
  * the user set it, with a short spin first (GOMP_SPINCOUNT) while the
- * machine has a CPU idle. */
+ * machine has a CPU idle, and OPENBLAS_NUM_THREADS=1 unless the user set
+ * it: opmig calls OpenBLAS from its own threads, one product each, and
+ * ends OpenBLAS's pool at once (rt_gemm_single_thread); the pool's
+ * workers each reserved a 128 MiB buffer when they started, and under a
+ * memory limit (ulimit -v of 140-200 MB) a worker retried that allocation
+ * forever, so every computing command hung before it began. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +102,8 @@ void cli_tune_blas(char **argv)
 			setenv("GOMP_SPINCOUNT", "30000", 1);
 	}
 	if (better && setenv("OPENBLAS_CORETYPE", better, 1) == 0)
+		again = 1;
+	if (!getenv("OPENBLAS_NUM_THREADS") && setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0)
 		again = 1;
 	if (again)
 		execv("/proc/self/exe", argv);

@@ -70,6 +70,52 @@ struct gs_job {
 	double lo[RT_MAX_RANK], hi[RT_MAX_RANK];
 };
 
+/* The taps of one point whose weight is not 0, in the order below */
+#define GS_TAPS 64
+
+/* Float32 X and Y: the point's taps (offset, weight) found once, in the
+ * order and with the products of gs_points' loop over the channels, then
+ * each channel's sum of its taps in that order: the same double sums, the
+ * same results, without a dtype switch and an index walk per tap and
+ * channel (an RT-DETR's nine deformable-attention GridSamples took 29 ms,
+ * onnxruntime's 4.5) */
+static void gs_float_point(const struct gs_job *q, const int64_t ti[][4], const double tw[][4],
+			   int64_t combos, int64_t n, int64_t p)
+{
+	const float *x = q->x->data;
+	float *y = q->y->data;
+	int64_t off[GS_TAPS], nt = q->nt, taps = 0;
+	double wt[GS_TAPS];
+
+	for (int64_t cb = 0; cb < combos; cb++) {
+		int64_t rem = cb, o = 0;
+		double w = 1;
+
+		for (int i = q->r - 1; i >= 0 && w != 0; i--) {
+			int64_t j = rem % nt;
+
+			rem /= nt;
+			if (ti[i][j] < 0)
+				w = 0;
+			else
+				o += ti[i][j] * q->xs[i];
+			w *= tw[i][j];
+		}
+		if (w != 0) {
+			off[taps] = o;
+			wt[taps++] = w;
+		}
+	}
+	for (int64_t c = 0; c < q->nc; c++) {
+		const float *xc = x + (n * q->nc + c) * q->plane;
+		double sum = 0;
+
+		for (int64_t t = 0; t < taps; t++)
+			sum += wt[t] * (double)xc[off[t]];
+		y[(n * q->nc + c) * q->pts + p] = (float)sum;
+	}
+}
+
 /* Grid points [begin, end) of all batches (n * pts + p), every channel. */
 static void gs_points(void *arg, int64_t begin, int64_t end)
 {
@@ -114,6 +160,10 @@ static void gs_points(void *arg, int64_t begin, int64_t end)
 				}
 			}
 			combos *= nt;
+		}
+		if (x->dtype == IR_DTYPE_FLOAT && combos <= GS_TAPS) {
+			gs_float_point(q, ti, tw, combos, n, p);
+			continue;
 		}
 		for (int64_t c = 0; c < q->nc; c++) {
 			int64_t base = (n * q->nc + c) * q->plane;

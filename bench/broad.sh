@@ -52,8 +52,16 @@
 # model with sparsemax, a stacked-hourglass pose net in float32 and
 # static QDQ, a StyleGAN2-style generator of modulated convolutions
 # with run-time weights, a YOLOX-style post-process with
-# NonMaxSuppression), against onnxruntime-node with bench/interp.sh at
-# one thread and at two (interp.sh's alternating rounds).  See
+# NonMaxSuppression; with BROAD_SET=held13 a thirteenth,
+# bench/gen_held13.py: an RT-DETR-style detection transformer with
+# deformable attention by GridSample, a float16 BiSeNetV2 segmenter, a
+# float16 RTMPose-style pose net, a tf2onnx-style NHWC MoveNet-style
+# pose net with its decoding, a PointPillars-style LiDAR detector of a
+# ScatterND canvas in float32 and static QDQ, a Conv-TasNet speech
+# separator in float32 and quantized by `opmig quantize --dynamic`, a
+# RAFT-small-style optical-flow net), against onnxruntime-node with
+# bench/interp.sh at one thread and at two (interp.sh's alternating
+# rounds).  See
 # bench/README.md, "A broader suite".
 #
 # Run from the repository root:  sh bench/broad.sh
@@ -68,7 +76,8 @@
 #                   held9: bench/gen_held9.py's; held10:
 #                   bench/gen_held10.py's; held11:
 #                   bench/gen_held11.py's; held12:
-#                   bench/gen_held12.py's
+#                   bench/gen_held12.py's; held13:
+#                   bench/gen_held13.py's
 #
 # Exit status: 0 done, 2 setup or a command failed.
 
@@ -107,6 +116,9 @@ held11)	gen=gen_held11.py last=nerf_mlp.onnx
 held12)	gen=gen_held12.py last=yolo_post.onnx
 	names="inception_f16 einsum_enc gcn gcn_dyn tabnet hourglass hourglass_qdq stylegan yolo_post"
 	quant="gcn_dyn:gcn:--dynamic hourglass_qdq:hourglass" ;;
+held13)	gen=gen_held13.py last=raft_small.onnx
+	names="rtdetr bisenet_f16 rtmpose_f16 movenet pointpillars pointpillars_qdq convtasnet convtasnet_dyn raft_small"
+	quant="pointpillars_qdq:pointpillars convtasnet_dyn:convtasnet:--dynamic" ;;
 *)	which=broad gen=gen_broad.py last=nhwc_seg.onnx
 	names="nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg" ;;
 esac

@@ -418,11 +418,9 @@ static void groups_run(void *ctx, int64_t b, int64_t e)
 
 	for (int64_t i = b; i < e; i++) {
 		int64_t gi = i % gr->g;
-		float *y = gr->y + i * len;
-
 		const float *x = gr->x + i * len;
+		float *y = gr->y + i * len, inv;
 		double mean;
-		float inv;
 
 		norm_stats(x, len, gr->eps, 0, &mean, &inv);
 		for (int64_t ch = 0; ch < gr->per; ch++) {

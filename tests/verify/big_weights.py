@@ -17,6 +17,14 @@ test allows, and the checks of what opmig writes from them.
                                   column's), and the codes of the seeded
                                   places and of zeros are those values
                                   quantized (round half to even)
+  big_weights.py make-i64 DIR N [wide]
+                                  DIR/model.onnx: Gather of a float input by
+                                  N int64 indices in DIR/c.data (sparse:
+                                  seeded int32-range values at 64 places,
+                                  zeros elsewhere; wide: the last one 2^33)
+  big_weights.py i64 IN OUT       OUT (opmig's narrow-int64 of make-i64's IN)
+                                  gathers by int32 indices in its external
+                                  data holding IN's values
   big_weights.py usage CMD...     run CMD; print its exit code, page faults,
                                   bytes read by read calls and peak
                                   resident KiB ("rc faults rchar maxrss")
@@ -85,6 +93,36 @@ def make(folder, n, h):
             for p, v in zip(pos, val):
                 f.seek(4 * numel * k + 4 * int(p))
                 f.write(v.tobytes())
+
+
+def i64_places(n, wide):
+    pos, _ = places(n, 0)
+    val = np.random.default_rng(3000).integers(-2 ** 31, 2 ** 31, len(pos), dtype=np.int64)
+    if wide:
+        val[-1] = 2 ** 33          # pos[-1] is n - 1
+    return pos, val
+
+
+def make_i64(folder, n, wide):
+    os.makedirs(folder, exist_ok=True)
+    t = TensorProto()
+    t.name, t.data_type = "c", TensorProto.INT64
+    t.dims.extend([n])
+    t.data_location = TensorProto.EXTERNAL
+    for key, val in (("location", "c.data"), ("offset", "0"), ("length", str(8 * n))):
+        e = t.external_data.add()
+        e.key, e.value = key, val
+    g = helper.make_graph([helper.make_node("Gather", ["x", "c"], ["y"])], "big_i64",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, 2])], [t])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(folder, "model.onnx"))
+    with open(os.path.join(folder, "c.data"), "wb") as f:
+        f.truncate(8 * n)
+        for p, v in zip(*i64_places(n, wide)):
+            f.seek(8 * int(p))
+            f.write(v.tobytes())
 
 
 def read_ext(model_path, t):
@@ -281,6 +319,33 @@ def qdq(src, out, sym):
     print("ok: %d weights quantized, codes and scales as computed here" % seen)
 
 
+def i64(src, out):
+    onnx.checker.check_model(out, full_check=True)
+    a = onnx.load(src, load_external_data=False)
+    b = onnx.load(out, load_external_data=False)
+    n = a.graph.initializer[0].dims[0]
+    inits = {t.name: t for t in b.graph.initializer}
+    gather = [x for x in b.graph.node if x.op_type == "Gather"]
+    if len(gather) != 1 or gather[0].input[1] not in inits:
+        sys.exit("no Gather by an initializer: %s" % [x.op_type for x in b.graph.node])
+    c = inits[gather[0].input[1]]
+    r = read_ext(out, c)
+    if c.data_type != TensorProto.INT32 or list(c.dims) != [n] or r is None:
+        sys.exit("%s: type %d dims %s %s, want int32 [%d] in external data" %
+                 (c.name, c.data_type, list(c.dims), "external" if r else "inline", n))
+    f, off, length = r
+    if length != 4 * n:
+        sys.exit("%s: %d bytes, want %d" % (c.name, length, 4 * n))
+    pos, want = i64_places(n, False)
+    with f:
+        got = read_at(f, off, np.int32, pos)
+        mid = int(pos[0] + pos[1]) // 2
+        zero = read_at(f, off, np.int32, [mid])[0] if mid not in set(pos.tolist()) else 0
+    if not np.array_equal(got.astype(np.int64), want) or zero != 0:
+        sys.exit("%s: the int32 indices differ from the int64 ones" % c.name)
+    print("ok: %d int64 indices narrowed to int32 in %s" % (n, os.path.basename(out) + ".data"))
+
+
 def usage(cmd):
     import resource
     import subprocess
@@ -319,6 +384,10 @@ def ort(src, outs, workdir):
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "make":
         make(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif len(sys.argv) in (4, 5) and sys.argv[1] == "make-i64" and sys.argv[4:] in ([], ["wide"]):
+        make_i64(sys.argv[2], int(sys.argv[3]), len(sys.argv) == 5)
+    elif len(sys.argv) == 4 and sys.argv[1] == "i64":
+        i64(sys.argv[2], sys.argv[3])
     elif len(sys.argv) > 2 and sys.argv[1] == "usage":
         usage(sys.argv[2:])
     elif len(sys.argv) > 3 and sys.argv[1] == "ort":

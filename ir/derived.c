@@ -191,6 +191,16 @@ struct ir_tensor *ir_tensor_clone(const struct ir_tensor *t, const char *name)
 	return c;
 }
 
+int ir_tensor_shares_payload(const struct ir_tensor *t)
+{
+	switch (t->storage) {
+	case IR_STORE_EXTERNAL: return 1;
+	case IR_STORE_RAW: return t->raw_owner != NULL;
+	case IR_STORE_DERIVED: return t->src && ir_tensor_shares_payload(t->src);
+	default: return 0;
+	}
+}
+
 int ir_derived_materialize(struct ir_tensor *t, struct ir_diag *d)
 {
 	size_t es = elem_size(t->src->dtype), n;

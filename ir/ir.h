@@ -248,6 +248,10 @@ struct ir_derive_ops {
 	/* one more, one fewer tensor sharing arg */
 	void (*hold)(void *arg);
 	void (*drop)(void *arg);
+	/* do two args compute the same payload from equal sources of equal
+	 * dtype and shape (dedup-constants asks)?  NULL: any two do (the
+	 * payload depends on the source's bytes and the dims only) */
+	int (*same)(const void *a, const void *b);
 };
 /* A tensor named name of dtype and dims computed from src (taken) by ops
  * with arg (a reference taken: dropped on failure); nothing computed yet.
@@ -281,6 +285,9 @@ void ir_tensor_reader_close(struct ir_tensor_reader *r);
 /* A copy of t under name (NULL: t's) sharing mapped payloads (external
  * files, views of the model file); owned bytes are copied. */
 struct ir_tensor *ir_tensor_clone(const struct ir_tensor *t, const char *name);
+/* Does ir_tensor_clone(t) share t's payload rather than copy it: external
+ * data, a view of the model file, or a derived tensor of such a source? */
+int ir_tensor_shares_payload(const struct ir_tensor *t);
 /* Hand t's payload to sink in pieces (whole elements), in order: external
  * bytes not mapped yet are read from the file (past the page cache from
  * 1 MiB up, where the file system allows it: a pass reads them once, and

@@ -1,7 +1,8 @@
 /* constval.c: constant tensors as runtime values for passes that compute
  * new weights (folded batch norms, flipped ConvTranspose kernels, Range
- * results): reading an initializer, and adding one from a runtime tensor,
- * either fresh or under the name of a value a detached node produced. */
+ * results): reading an initializer, and adding one from a runtime tensor
+ * or an IR tensor (a computed weight), either fresh or under the name of a
+ * value a detached node produced. */
 #include <stdio.h>
 
 #include "rewriters/rw_int.h"
@@ -24,23 +25,41 @@ struct rt_value *rw_init_value(const struct ir_value *v)
 	return copy;
 }
 
+void rw_const_name(struct rw_emit *e, char *name, size_t size)
+{
+	snprintf(name, size, "%s/const_%d", e->base, e->k++);
+}
+
+struct ir_value *rw_const_tensor(struct rw_emit *e, struct ir_tensor *t)
+{
+	struct ir_value *out;
+
+	if (e->failed || !t) {
+		ir_tensor_free(t);
+		e->failed = 1;
+		return NULL;
+	}
+	/* freed there on failure */
+	if (!(out = ir_graph_add_initializer(e->g, t)))
+		e->failed = 1;
+	return out;
+}
+
 struct ir_value *rw_const_value(struct rw_emit *e, const struct rt_value *t)
 {
 	struct ir_tensor *it = NULL;
-	struct ir_value *out;
 	struct ir_diag d;
 	char name[256];
 
 	if (e->failed)
 		return NULL;
 	ir_diag_init(&d);
-	snprintf(name, sizeof(name), "%s/const_%d", e->base, e->k++);
-	if (rt_value_to_ir(t, name, &it, &d) < 0 ||
-	    !(out = ir_graph_add_initializer(e->g, it))) {
+	rw_const_name(e, name, sizeof(name));
+	if (rt_value_to_ir(t, name, &it, &d) < 0) {
 		e->failed = 1;
 		return NULL;
 	}
-	return out;
+	return rw_const_tensor(e, it);
 }
 
 int rw_const_into(struct rw_emit *e, const struct rt_value *t, struct ir_value *v)

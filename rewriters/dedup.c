@@ -4,7 +4,8 @@
  * initializer) and graph outputs keep theirs.  Exporters repeat small
  * constants (shape vectors, scalars) per use; the folded Shape arithmetic
  * of fold-constants repeats them too.  Weights are read where they lie:
- * a converted (derived) weight is compared by its source and conversion,
+ * a converted (derived) weight is compared by its source and conversion
+ * (a computed one also by its computation's arguments, where they count),
  * a large one is hashed on sampled pages and read whole only to confirm a
  * match, and a dry run leaves large weights unread. */
 #include <stdint.h>
@@ -30,6 +31,8 @@ struct ent {
 	int n_chain;
 	int chain_dtype[MAX_CHAIN];
 	ir_tensor_cast_fn chain_cast[MAX_CHAIN];
+	const struct ir_derive_ops *chain_ops[MAX_CHAIN];   /* computed ones */
+	const void *chain_arg[MAX_CHAIN];
 };
 
 /* The tensor whose stored bytes t's value is computed from, and how;
@@ -41,6 +44,8 @@ static struct ir_tensor *base_of(struct ir_tensor *t, struct ent *e)
 		if (e->n_chain == MAX_CHAIN)
 			return NULL;
 		e->chain_dtype[e->n_chain] = t->dtype;
+		e->chain_ops[e->n_chain] = t->ops;
+		e->chain_arg[e->n_chain] = t->arg;
 		e->chain_cast[e->n_chain++] = t->cast;
 		t = t->src;
 	}
@@ -51,9 +56,18 @@ static int same_chain(const struct ent *a, const struct ent *b)
 {
 	if (a->n_chain != b->n_chain || a->base->dtype != b->base->dtype)
 		return 0;
-	for (int k = 0; k < a->n_chain; k++)
-		if (a->chain_dtype[k] != b->chain_dtype[k] || a->chain_cast[k] != b->chain_cast[k])
+	for (int k = 0; k < a->n_chain; k++) {
+		const struct ir_derive_ops *ops = a->chain_ops[k];
+
+		if (a->chain_dtype[k] != b->chain_dtype[k] || a->chain_cast[k] != b->chain_cast[k] ||
+		    ops != b->chain_ops[k])
 			return 0;
+		/* a computation whose payload depends on more than its source
+		 * (per-channel factors, say) says whether two are alike */
+		if (ops && ops->same && a->chain_arg[k] != b->chain_arg[k] &&
+		    !ops->same(a->chain_arg[k], b->chain_arg[k]))
+			return 0;
+	}
 	return 1;
 }
 

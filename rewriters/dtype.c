@@ -119,6 +119,27 @@ static void type_range(int dtype, double *lo, double *hi)
 	}
 }
 
+/* The range of an int64 payload, a piece at a time. */
+struct i64_range {
+	double lo, hi;
+	int64_t n;
+};
+
+static int i64_range_sink(const uint8_t *data, size_t len, void *ctx)
+{
+	struct i64_range *r = ctx;
+
+	for (size_t k = 0; k + sizeof(int64_t) <= len; k += sizeof(int64_t)) {
+		int64_t e;
+
+		memcpy(&e, data + k, sizeof(e));
+		r->lo = fmin(r->lo, (double)e);
+		r->hi = fmax(r->hi, (double)e);
+		r->n++;
+	}
+	return 0;
+}
+
 /* Bounds of a value known before looking at its producer. */
 static void bound_leaf(struct narrow *w, struct nval *x)
 {
@@ -147,24 +168,20 @@ static void bound_leaf(struct narrow *w, struct nval *x)
 	}
 init:
 	if (rw_dt_const_init(w->c, x->v) && x->dtype == IR_DTYPE_INT64) {
-		struct rt_value *r = NULL;
+		/* value by value as the file gives them: a big initializer is
+		 * read once in pieces, neither mapped nor held */
+		struct ir_tensor *it = x->v->init;
+		struct i64_range r = { INFINITY, -INFINITY, 0 };
+		int64_t n = ir_tensor_numel(it);
 		struct ir_diag d;
 
 		ir_diag_init(&d);
-		if (rt_value_from_ir(NULL, x->v->init, &r, &d) < 0)
+		if (n < 0 || it->dtype != IR_DTYPE_INT64 ||
+		    (n > 0 && (ir_tensor_stream(it, i64_range_sink, &r, &d) < 0 || r.n != n)))
 			return;
-		lo = r->numel ? INFINITY : 0;
-		hi = r->numel ? -INFINITY : 0;
-		for (int64_t i = 0; i < r->numel; i++) {
-			double e = rt_value_get_f64(r, i);
-
-			lo = fmin(lo, e);
-			hi = fmax(hi, e);
-		}
-		rt_value_unref(r);
 		x->known = 1;
-		x->lo = lo;
-		x->hi = hi;
+		x->lo = n ? r.lo : 0;
+		x->hi = n ? r.hi : 0;
 	}
 }
 

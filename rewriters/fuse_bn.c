@@ -6,17 +6,22 @@
  *         s (beta C - mean) + B with beta 1; C absent, scalar, [N] or
  *         [1, N]
  * The weights, the bias and every BN input must be initializers; new
- * initializers hold the folded values.  Conv+BN+Relu chains become
- * Conv+Relu.  Float and double data; the fold changes rounding only. */
+ * initializers hold the folded values: the weight's are computed from it
+ * where it lies, a piece at a time, when the model is written or run
+ * (scaled_weight.c), never held; the bias's small vector is computed at
+ * once.  Conv+BN+Relu chains become Conv+Relu.  Float and double data;
+ * the fold changes rounding only. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rewriters/rw_int.h"
 #include "runtime/runtime.h"
 
 struct bn {
-	struct rt_value *scale, *bias, *mean, *var, *w, *b;
+	struct rt_value *scale, *bias, *mean, *var, *b;
+	struct ir_tensor *w;          /* the weight initializer's (borrowed) */
 	int64_t ch;
 };
 
@@ -26,7 +31,6 @@ static void bn_release(struct bn *b)
 	rt_value_unref(b->bias);
 	rt_value_unref(b->mean);
 	rt_value_unref(b->var);
-	rt_value_unref(b->w);
 	rt_value_unref(b->b);
 	memset(b, 0, sizeof(*b));
 }
@@ -61,10 +65,13 @@ static int gather(struct rw_ctx *c, const struct ir_node *bn, struct ir_node **p
 	b->bias = rw_init_value(bn->inputs[2]);
 	b->mean = rw_init_value(bn->inputs[3]);
 	b->var = rw_init_value(bn->inputs[4]);
-	b->w = rw_init_value(p->inputs[1]);
+	/* the weight is read only where folded, a piece at a time */
+	if (p->inputs[1] && p->inputs[1]->init && !p->inputs[1]->is_input)
+		b->w = p->inputs[1]->init;
 	if (p->n_inputs > 2 && p->inputs[2] && !(b->b = rw_init_value(p->inputs[2])))
 		goto no;
-	if (!b->scale || !b->w || b->w->rank < 2)
+	if (!b->scale || !b->w || b->w->n_dims < 2 || ir_tensor_numel(b->w) < 0 ||
+	    (b->w->dtype != IR_DTYPE_FLOAT && b->w->dtype != IR_DTYPE_DOUBLE))
 		goto no;
 	b->ch = b->scale->numel;
 	if (!is_vec(b->scale, b->ch) || !is_vec(b->bias, b->ch) || !is_vec(b->mean, b->ch) ||
@@ -73,7 +80,7 @@ static int gather(struct rw_ctx *c, const struct ir_node *bn, struct ir_node **p
 	if (gemm) {
 		int tb = rw_attr_int(p, "transB", 0) != 0;
 
-		if (b->w->rank != 2 || b->w->dims[tb ? 0 : 1] != b->ch)
+		if (b->w->n_dims != 2 || b->w->dims[tb ? 0 : 1] != b->ch)
 			goto no;
 		if (b->b && b->b->numel != 1 && !(b->b->numel == b->ch &&
 		    (b->b->rank == 1 || (b->b->rank == 2 && b->b->dims[0] == 1))))
@@ -90,31 +97,32 @@ no:
 
 static int fold(struct rw_ctx *c, struct ir_node *bnode, struct ir_node *p, struct bn *b)
 {
-	double eps = rw_attr_float(bnode, "epsilon", 1e-5f), s[4096];
+	double eps = rw_attr_float(bnode, "epsilon", 1e-5f), *s;
 	int gemm = !strcmp(ir_s(p->op_type), "Gemm");
 	int tb = gemm && rw_attr_int(p, "transB", 0) != 0;
 	double beta = gemm ? rw_attr_float(p, "beta", 1.0f) : 1;
+	/* output channel o of element i: (i / inner) % ch (Conv: the leading
+	 * axis; Gemm: B's row with transB, else its column) */
+	int64_t numel = ir_tensor_numel(b->w);
+	int64_t inner = gemm ? (tb ? b->w->dims[1] : 1) : b->ch ? numel / b->ch : 0;
+	struct ir_tensor *wt = NULL;
 	struct rt_value *nb = NULL;
 	struct ir_value *in[3];
 	struct ir_node *q;
 	struct rw_emit e;
 	struct ir_diag d;
+	char name[256];
 	int rc;
 
-	if (b->ch > 4096)
-		return 0;
 	ir_diag_init(&d);
+	if (!(s = malloc((size_t)b->ch * sizeof(*s) + 1)))
+		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
 	for (int64_t o = 0; o < b->ch; o++)
 		s[o] = rt_value_get_f64(b->scale, o) / sqrt(rt_value_get_f64(b->var, o) + eps);
-	/* the weight in place (b->w is a private copy) */
-	for (int64_t i = 0; i < b->w->numel; i++) {
-		int64_t o = gemm ? (tb ? i / b->w->dims[1] : i % b->w->dims[1])
-				 : i / (b->w->numel / b->ch);
-
-		rt_value_set_f64(b->w, i, rt_value_get_f64(b->w, i) * s[o]);
-	}
-	if (rt_tensor_new(NULL, b->w->dtype, 1, &b->ch, &nb, &d) < 0)
+	if (rt_tensor_new(NULL, b->w->dtype, 1, &b->ch, &nb, &d) < 0) {
+		free(s);
 		return ir_diag_error(c->d, IR_ENOMEM, "out of memory");
+	}
 	for (int64_t o = 0; o < b->ch; o++) {
 		double cb = b->b ? rt_value_get_f64(b->b, b->b->numel == 1 ? 0 : o) * beta : 0;
 
@@ -123,7 +131,10 @@ static int fold(struct rw_ctx *c, struct ir_node *bnode, struct ir_node *p, stru
 	}
 	rw_begin(c, bnode, &e);
 	in[0] = p->inputs[0];
-	in[1] = rw_const_value(&e, b->w);
+	rw_const_name(&e, name, sizeof(name));
+	if (rw_scaled_weight(b->w, name, b->ch, inner ? inner : 1, s, &wt, &d) < 0)
+		e.failed = 1;
+	in[1] = rw_const_tensor(&e, wt);
 	in[2] = rw_const_value(&e, nb);
 	q = rw_node(&e, ir_s(p->op_type), NULL, in, 3, bnode->outputs[0]);
 	for (size_t i = 0; q && i < p->n_attrs; i++)
@@ -132,6 +143,7 @@ static int fold(struct rw_ctx *c, struct ir_node *bnode, struct ir_node *p, stru
 	if (q && gemm && ir_node_set_float(q, "beta", 1.0f) < 0)
 		e.failed = 1;
 	rt_value_unref(nb);
+	free(s);
 	if ((rc = rw_end(&e, 0)) < 0)
 		return rc;
 	rw_remove_unread(c->m->graph, &p, 1);

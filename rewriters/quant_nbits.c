@@ -506,13 +506,13 @@ static void nb_done_zp(struct ir_tensor *t)
 }
 
 const struct ir_derive_ops qz_nb_codes_ops = {
-	nb_fill_codes, nb_piece, NULL, nb_hold, nb_drop,
+	nb_fill_codes, nb_piece, NULL, nb_hold, nb_drop, NULL,
 };
 const struct ir_derive_ops qz_nb_scales_ops = {
-	nb_fill_scales, nb_piece, nb_done_scales, nb_hold, nb_drop,
+	nb_fill_scales, nb_piece, nb_done_scales, nb_hold, nb_drop, NULL,
 };
 const struct ir_derive_ops qz_nb_zp_ops = {
-	nb_fill_zp, nb_piece, nb_done_zp, nb_hold, nb_drop,
+	nb_fill_zp, nb_piece, nb_done_zp, nb_hold, nb_drop, NULL,
 };
 
 static int nb_detach(struct ir_tensor *t, void *ctx)

@@ -463,13 +463,13 @@ static void dq_done_zp(struct ir_tensor *t)
 }
 
 static const struct ir_derive_ops dq_codes_ops = {
-	dq_fill_codes, dq_piece_codes, NULL, dq_hold, dq_drop,
+	dq_fill_codes, dq_piece_codes, NULL, dq_hold, dq_drop, NULL,
 };
 static const struct ir_derive_ops dq_scales_ops = {
-	dq_fill_scales, dq_piece_side, dq_done_scales, dq_hold, dq_drop,
+	dq_fill_scales, dq_piece_side, dq_done_scales, dq_hold, dq_drop, NULL,
 };
 static const struct ir_derive_ops dq_zp_ops = {
-	dq_fill_zp, dq_piece_side, dq_done_zp, dq_hold, dq_drop,
+	dq_fill_zp, dq_piece_side, dq_done_zp, dq_hold, dq_drop, NULL,
 };
 
 int qz_nbits_dq_derive(const struct ir_tensor *b, const struct ir_tensor *s,

@@ -169,20 +169,8 @@ static void wc_drop(void *arg)
 }
 
 static const struct ir_derive_ops wc_ops = {
-	wc_fill, NULL, NULL, wc_hold, wc_drop,
+	wc_fill, NULL, NULL, wc_hold, wc_drop, NULL,
 };
-
-/* Does a copy of t (ir_tensor_clone) share its payload rather than copy
- * it: external data, or a view of the model file? */
-static int shares_payload(const struct ir_tensor *t)
-{
-	switch (t->storage) {
-	case IR_STORE_EXTERNAL: return 1;
-	case IR_STORE_RAW: return t->raw_owner != NULL;
-	case IR_STORE_DERIVED: return t->src && shares_payload(t->src);
-	default: return 0;
-	}
-}
 
 int qz_wcodes_make(struct ir_tensor *w, const char *name, int dtype, int64_t n_ch,
 		   int64_t inner, const float *sc, const int32_t *zp, struct ir_tensor **out,
@@ -206,7 +194,7 @@ int qz_wcodes_make(struct ir_tensor *w, const char *name, int dtype, int64_t n_c
 	memcpy(j->sc, sc, (size_t)n_ch * sizeof(*sc));
 	memcpy(j->zp, zp, (size_t)n_ch * sizeof(*zp));
 	qz_dtype_range(dtype, &j->qmin, &j->qmax);
-	if (numel > 0 && shares_payload(w) &&
+	if (numel > 0 && ir_tensor_shares_payload(w) &&
 	    (dtype == IR_DTYPE_INT8 || dtype == IR_DTYPE_UINT8)) {
 		/* the job goes with the tensor, or is dropped by it on failure */
 		if (!(*out = ir_tensor_new_computed(name, ir_tensor_clone(w, NULL), dtype, w->dims,

@@ -133,6 +133,10 @@ struct rt_value;
 struct rt_value *rw_init_value(const struct ir_value *v);
 /* A new initializer holding a copy of t. */
 struct ir_value *rw_const_value(struct rw_emit *e, const struct rt_value *t);
+/* The name of the next new initializer (rw_const_value's), for a tensor
+ * made otherwise; and t (taken, NULL: failed) added as that initializer. */
+void rw_const_name(struct rw_emit *e, char *name, size_t size);
+struct ir_value *rw_const_tensor(struct rw_emit *e, struct ir_tensor *t);
 /* t (copied) becomes the initializer of v, a value the replaced node
  * produced, keeping its name (the node emits nothing else). */
 int rw_const_into(struct rw_emit *e, const struct rt_value *t, struct ir_value *v);
@@ -147,6 +151,18 @@ int rw_static_shape(const struct rw_ctx *c, const struct ir_value *v, int64_t *d
 double rw_static_numel(const struct rw_ctx *c, const struct ir_value *v);
 /* Read by exactly one node and no graph output. */
 int rw_single_use(const struct ir_value *v);
+
+/* ---- weights scaled per channel (scaled_weight.c) -------------------- */
+
+/* *out: a new tensor named name equal to w (float or double, an
+ * initializer's tensor, borrowed) with element e multiplied by
+ * s[(e / inner) % n_ch] in double and rounded to w's dtype (s copied).
+ * Where w's payload is mapped (ir_tensor_shares_payload) it is computed a
+ * piece at a time when the saver writes it or something reads it, never
+ * held; a weight whose bytes opmig owns is scaled at once (a computed
+ * tensor would keep a copy of it). */
+int rw_scaled_weight(struct ir_tensor *w, const char *name, int64_t n_ch, int64_t inner,
+		     const double *s, struct ir_tensor **out, struct ir_diag *d);
 
 /* ---- matching patterns (fuse_util.c) -------------------------------- */
 

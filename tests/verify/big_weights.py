@@ -17,6 +17,28 @@ test allows, and the checks of what opmig writes from them.
                                   column's), and the codes of the seeded
                                   places and of zeros are those values
                                   quantized (round half to even)
+  big_weights.py make-bn DIR N C [shared]
+                                  DIR/model.onnx: N 1x1 Conv layers of [C, C,
+                                  1, 1] float32 weights in DIR/w.data (sparse,
+                                  seeded as make's; shared: all read w0),
+                                  each followed by a BatchNormalization of
+                                  seeded parameters (inline, epsilon 1e-3)
+  big_weights.py bn IN OUT        OUT (opmig's fuse-batch-norm of make-bn's
+                                  IN) has no BatchNormalization; every Conv
+                                  reads a weight in OUT's external data
+                                  whose seeded places hold w * s (s = scale
+                                  / sqrt(var + eps) of its output channel,
+                                  in float64, rounded to float32), zeros
+                                  between them, and a bias (0 - mean) * s +
+                                  bias, as numpy computes them
+  big_weights.py make-i64 DIR N [wide]
+                                  DIR/model.onnx: Gather of a float input by
+                                  N int64 indices in DIR/c.data (sparse:
+                                  seeded int32-range values at 64 places,
+                                  zeros elsewhere; wide: the last one 2^33)
+  big_weights.py i64 IN OUT       OUT (opmig's narrow-int64 of make-i64's IN)
+                                  gathers by int32 indices in its external
+                                  data holding IN's values
   big_weights.py usage CMD...     run CMD; print its exit code, page faults,
                                   bytes read by read calls and peak
                                   resident KiB ("rc faults rchar maxrss")
@@ -85,6 +107,85 @@ def make(folder, n, h):
             for p, v in zip(pos, val):
                 f.seek(4 * numel * k + 4 * int(p))
                 f.write(v.tobytes())
+
+
+BN_EPS = 1e-3
+
+
+def bn_params(c, k):
+    """The seeded scale, bias, mean and var of layer k's BatchNormalization."""
+    rng = np.random.default_rng(2000 + k)
+    sc, bi, mu = (rng.standard_normal(c).astype(np.float32) for _ in range(3))
+    var = (0.5 + np.abs(rng.standard_normal(c))).astype(np.float32)
+    return sc, bi, mu, var
+
+
+def make_bn(folder, n, c, shared):
+    os.makedirs(folder, exist_ok=True)
+    inits, nodes, off, x = [], [], 0, "x"
+    numel = c * c
+    for k in range(n):
+        names = ["bn%d_%s" % (k, p) for p in ("scale", "bias", "mean", "var")]
+        inits += [numpy_helper.from_array(a, nm) for a, nm in zip(bn_params(c, k), names)]
+        nodes.append(helper.make_node("Conv", [x, "w0" if shared else "w%d" % k], ["c%d" % k],
+                                      name="conv%d" % k))
+        nodes.append(helper.make_node("BatchNormalization", ["c%d" % k] + names, ["y%d" % k],
+                                      name="bn%d" % k, epsilon=BN_EPS))
+        x = "y%d" % k
+        if shared and k:
+            continue
+        t = TensorProto()
+        t.name, t.data_type = "w%d" % k, TensorProto.FLOAT
+        t.dims.extend([c, c, 1, 1])
+        t.data_location = TensorProto.EXTERNAL
+        for key, val in (("location", "w.data"), ("offset", str(off)),
+                         ("length", str(4 * numel))):
+            e = t.external_data.add()
+            e.key, e.value = key, val
+        inits.append(t)
+        off += 4 * numel
+    g = helper.make_graph(nodes, "big_bn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, 1, 1])],
+                          [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, c, 1, 1])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(folder, "model.onnx"))
+    with open(os.path.join(folder, "w.data"), "wb") as f:
+        f.truncate(off)
+        for k in range(1 if shared else n):
+            pos, val = places(numel, k)
+            for p, v in zip(pos, val):
+                f.seek(4 * numel * k + 4 * int(p))
+                f.write(v.tobytes())
+
+
+def i64_places(n, wide):
+    pos, _ = places(n, 0)
+    val = np.random.default_rng(3000).integers(-2 ** 31, 2 ** 31, len(pos), dtype=np.int64)
+    if wide:
+        val[-1] = 2 ** 33          # pos[-1] is n - 1
+    return pos, val
+
+
+def make_i64(folder, n, wide):
+    os.makedirs(folder, exist_ok=True)
+    t = TensorProto()
+    t.name, t.data_type = "c", TensorProto.INT64
+    t.dims.extend([n])
+    t.data_location = TensorProto.EXTERNAL
+    for key, val in (("location", "c.data"), ("offset", "0"), ("length", str(8 * n))):
+        e = t.external_data.add()
+        e.key, e.value = key, val
+    g = helper.make_graph([helper.make_node("Gather", ["x", "c"], ["y"])], "big_i64",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, 2])], [t])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(folder, "model.onnx"))
+    with open(os.path.join(folder, "c.data"), "wb") as f:
+        f.truncate(8 * n)
+        for p, v in zip(*i64_places(n, wide)):
+            f.seek(8 * int(p))
+            f.write(v.tobytes())
 
 
 def read_ext(model_path, t):
@@ -281,6 +382,84 @@ def qdq(src, out, sym):
     print("ok: %d weights quantized, codes and scales as computed here" % seen)
 
 
+def bn(src, out):
+    onnx.checker.check_model(out, full_check=True)
+    a = onnx.load(src, load_external_data=False)
+    b = onnx.load(out, load_external_data=False)
+    left = [n.name for n in b.graph.node if n.op_type == "BatchNormalization"]
+    if left:
+        sys.exit("BatchNormalization left: %s" % left)
+    inits = {t.name: t for t in b.graph.initializer}
+    convs = [n for n in b.graph.node if n.op_type == "Conv"]
+    src_w = [n.input[1] for n in a.graph.node if n.op_type == "Conv"]
+    if len(convs) != len(src_w):
+        sys.exit("%d Convs, want %d" % (len(convs), len(src_w)))
+    for k, conv in enumerate(convs):
+        if len(conv.input) != 3 or conv.input[1] not in inits or conv.input[2] not in inits:
+            sys.exit("%s: inputs %s, want a folded weight and bias" % (conv.name, list(conv.input)))
+        w, bias = inits[conv.input[1]], inits[conv.input[2]]
+        c = w.dims[0]
+        numel = int(np.prod(w.dims))
+        sc, bi, mu, var = bn_params(c, k)
+        s = sc.astype(np.float64) / np.sqrt(var.astype(np.float64) + np.float64(np.float32(BN_EPS)))
+        r = read_ext(out, w)
+        if r is None:
+            sys.exit("%s: weight written inline, want external data" % w.name)
+        f, off, length = r
+        if w.data_type != TensorProto.FLOAT or length != 4 * numel:
+            sys.exit("%s: type %d, %d bytes, want float and %d" % (w.name, w.data_type, length, 4 * numel))
+        pos, val = places(numel, int(src_w[k][1:]))
+        # element p of [C, C, 1, 1] is in output channel p // C
+        want = (val.astype(np.float64) * s[pos // (numel // c)]).astype(np.float32)
+        with f:
+            got = read_at(f, off, np.float32, pos)
+            mid = int(pos[0] + pos[1]) // 2
+            zero = read_at(f, off, np.float32, [mid])[0] if mid not in set(pos.tolist()) else 0
+        if not np.array_equal(got.view(np.uint32), want.view(np.uint32)):
+            bad = int(np.argmax(got.view(np.uint32) != want.view(np.uint32)))
+            sys.exit("%s: element %d is %r, want %r" % (w.name, int(pos[bad]), got[bad], want[bad]))
+        if zero != 0:
+            sys.exit("%s: element %d is %r, want 0" % (w.name, mid, zero))
+        r = read_ext(out, bias)
+        if r is None:
+            got_b = numpy_helper.to_array(bias)
+        else:
+            with r[0] as f:
+                f.seek(r[1])
+                got_b = np.frombuffer(f.read(4 * c), np.float32)
+        want_b = ((0.0 - mu.astype(np.float64)) * s + bi.astype(np.float64)).astype(np.float32)
+        if not np.array_equal(np.asarray(got_b, np.float32).view(np.uint32), want_b.view(np.uint32)):
+            sys.exit("%s: the folded bias differs from numpy's" % bias.name)
+    print("ok: %d BatchNormalizations folded, weights and biases as numpy computes them" % len(convs))
+
+
+def i64(src, out):
+    onnx.checker.check_model(out, full_check=True)
+    a = onnx.load(src, load_external_data=False)
+    b = onnx.load(out, load_external_data=False)
+    n = a.graph.initializer[0].dims[0]
+    inits = {t.name: t for t in b.graph.initializer}
+    gather = [x for x in b.graph.node if x.op_type == "Gather"]
+    if len(gather) != 1 or gather[0].input[1] not in inits:
+        sys.exit("no Gather by an initializer: %s" % [x.op_type for x in b.graph.node])
+    c = inits[gather[0].input[1]]
+    r = read_ext(out, c)
+    if c.data_type != TensorProto.INT32 or list(c.dims) != [n] or r is None:
+        sys.exit("%s: type %d dims %s %s, want int32 [%d] in external data" %
+                 (c.name, c.data_type, list(c.dims), "external" if r else "inline", n))
+    f, off, length = r
+    if length != 4 * n:
+        sys.exit("%s: %d bytes, want %d" % (c.name, length, 4 * n))
+    pos, want = i64_places(n, False)
+    with f:
+        got = read_at(f, off, np.int32, pos)
+        mid = int(pos[0] + pos[1]) // 2
+        zero = read_at(f, off, np.int32, [mid])[0] if mid not in set(pos.tolist()) else 0
+    if not np.array_equal(got.astype(np.int64), want) or zero != 0:
+        sys.exit("%s: the int32 indices differ from the int64 ones" % c.name)
+    print("ok: %d int64 indices narrowed to int32 in %s" % (n, os.path.basename(out) + ".data"))
+
+
 def usage(cmd):
     import resource
     import subprocess
@@ -319,6 +498,14 @@ def ort(src, outs, workdir):
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "make":
         make(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif len(sys.argv) in (5, 6) and sys.argv[1] == "make-bn" and sys.argv[5:] in ([], ["shared"]):
+        make_bn(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), len(sys.argv) == 6)
+    elif len(sys.argv) in (4, 5) and sys.argv[1] == "make-i64" and sys.argv[4:] in ([], ["wide"]):
+        make_i64(sys.argv[2], int(sys.argv[3]), len(sys.argv) == 5)
+    elif len(sys.argv) == 4 and sys.argv[1] == "i64":
+        i64(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "bn":
+        bn(sys.argv[2], sys.argv[3])
     elif len(sys.argv) > 2 and sys.argv[1] == "usage":
         usage(sys.argv[2:])
     elif len(sys.argv) > 3 and sys.argv[1] == "ort":

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/kernels/pgemm.h"
 #include "runtime/rt_int.h"
 
 float rt_half_to_float(uint16_t h)
@@ -415,6 +414,19 @@ static int64_t narrow512(const float *f, uint16_t *h, int64_t n)
 	return i;
 }
 
+/* AVX-512F (its conversions of sixteen): asked here, not of the kernels'
+ * rt_cpu_avx512f, so that the dtype conversions need nothing of them */
+static int have_512(void)
+{
+	static int known = -1;
+
+	if (known < 0) {
+		__builtin_cpu_init();
+		known = __builtin_cpu_supports("avx512f") != 0;
+	}
+	return known;
+}
+
 /* CPUID leaf 1: F16C (ecx bit 29), AVX (28) and OSXSAVE (27), and the OS
  * saving the YMM state (XCR0 bits 1 and 2). */
 static int have_f16c(void)
@@ -440,7 +452,7 @@ void rt_half_to_float_n(const uint16_t *h, float *f, int64_t n)
 	int64_t i = 0;
 
 #ifdef RT_F16C
-	if (rt_cpu_avx512f())
+	if (have_512())
 		i = widen512(h, f, n);
 	else if (have_f16c())
 		i = f16c_widen(h, f, n);
@@ -459,7 +471,7 @@ void rt_float_round_n(float *f, int64_t n, int dtype)
 		return;
 	}
 #ifdef RT_F16C
-	if (rt_cpu_avx512f())
+	if (have_512())
 		i = round512(f, n);
 	else if (have_f16c())
 		i = f16c_round(f, n);
@@ -473,7 +485,7 @@ void rt_float_to_half_n(const float *f, uint16_t *h, int64_t n)
 	int64_t i = 0;
 
 #ifdef RT_F16C
-	if (rt_cpu_avx512f())
+	if (have_512())
 		i = narrow512(f, h, n);
 	else if (have_f16c())
 		i = f16c_narrow(f, h, n);

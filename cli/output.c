@@ -75,7 +75,10 @@ static int save_error(const char *out, int rc, const struct ir_diag *d)
 	return rc == IR_EUSAGE ? CLI_EXIT_USAGE : cli_exit_code(rc);
 }
 
-int cli_save_check(struct ir_model *m, const char *out, const struct cli_save *s)
+/* fn (ir_model_save or its check) with the options s makes for out */
+static int save_with(int (*fn)(struct ir_model *, const char *, const struct ir_save_opts *,
+			       struct ir_diag *),
+		     struct ir_model *m, const char *out, const struct cli_save *s)
 {
 	struct ir_save_opts so;
 	char ext[4200];
@@ -84,21 +87,17 @@ int cli_save_check(struct ir_model *m, const char *out, const struct cli_save *s
 
 	ir_diag_init(&d);
 	save_opts(m, out, s, &so, ext, sizeof(ext));
-	if ((rc = ir_model_save_check(m, out, &so, &d)) < 0)
+	if ((rc = fn(m, out, &so, &d)) < 0)
 		return save_error(out, rc, &d);
 	return CLI_EXIT_OK;
 }
 
+int cli_save_check(struct ir_model *m, const char *out, const struct cli_save *s)
+{
+	return save_with(ir_model_save_check, m, out, s);
+}
+
 int cli_save_model(struct ir_model *m, const char *out, const struct cli_save *s)
 {
-	struct ir_save_opts so;
-	char ext[4200];
-	struct ir_diag d;
-	int rc;
-
-	ir_diag_init(&d);
-	save_opts(m, out, s, &so, ext, sizeof(ext));
-	if ((rc = ir_model_save(m, out, &so, &d)) < 0)
-		return save_error(out, rc, &d);
-	return CLI_EXIT_OK;
+	return save_with(ir_model_save, m, out, s);
 }

@@ -344,6 +344,9 @@ static inline int rt_lowp_round_out(const struct rt_kctx *k)
 {
 	return k->lowp;
 }
+/* The run of float32 results such a kernel computes, then rounds while
+ * in cache (the elementwise kernels) */
+#define RT_ROUND_RUN 4096
 /* A Cast of float32 x to float16 or bfloat16 (to) whose result the plan
  * keeps in float32 (lowp.c): output 0 is x rounded to `to`, flagged so,
  * with no narrowing for the Cast and no widening for its readers.  1 done,

@@ -86,9 +86,6 @@ struct bjob {
 	int round;   /* float32 results rounded so as written (rt_lowp_round_out) */
 };
 
-/* Float32 results a run of ROUND_RUN at a time, each rounded while in
- * cache */
-#define ROUND_RUN 4096
 
 static void bin_run(void *arg, const int64_t *off, const int64_t *step,
 		    int64_t len)
@@ -97,7 +94,7 @@ static void bin_run(void *arg, const int64_t *off, const int64_t *step,
 	int dt = j->dt;
 
 	if (dt == IR_DTYPE_FLOAT) {
-		int64_t run = j->round ? ROUND_RUN : len;
+		int64_t run = j->round ? RT_ROUND_RUN : len;
 
 		for (int64_t c = 0; c < len; c += run) {
 			int64_t n = len - c < run ? len - c : run;
@@ -493,7 +490,7 @@ static void pow1_span(const struct pow1_job *j, int64_t begin, int64_t end)
 static void pow1_range(void *arg, int64_t begin, int64_t end)
 {
 	const struct pow1_job *j = arg;
-	int64_t run = j->round ? ROUND_RUN : end - begin;
+	int64_t run = j->round ? RT_ROUND_RUN : end - begin;
 
 	for (int64_t b = begin; b < end; b += run) {
 		int64_t e = end - b < run ? end : b + run;

@@ -47,9 +47,6 @@ struct ujob {
 	int round;   /* float32 results rounded so as written (rt_lowp_round_out) */
 };
 
-/* Float32 results a run of ROUND_RUN at a time, each rounded while in
- * cache */
-#define ROUND_RUN 4096
 
 static void unary_range(void *arg, int64_t begin, int64_t end)
 {
@@ -57,7 +54,7 @@ static void unary_range(void *arg, int64_t begin, int64_t end)
 	int dt = j->x->dtype;
 
 	if (dt == IR_DTYPE_FLOAT) {
-		int64_t run = j->round ? ROUND_RUN : end - begin;
+		int64_t run = j->round ? RT_ROUND_RUN : end - begin;
 
 		for (int64_t b = begin; b < end; b += run) {
 			int64_t n = end - b < run ? end - b : run;

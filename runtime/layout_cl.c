@@ -168,6 +168,42 @@ int rt_cl_plain_value(struct rt_mem *mem, struct rt_value **v, struct ir_diag *d
 	return 0;
 }
 
+/* Is x stored channels last (N, C, spatial) and o, stored plain, of no
+ * higher rank, one value for each channel or each image at most: ones
+ * on x's spatial axes, N or 1 and C or 1 on its first two?  (A squeeze
+ * and excitation's scale, a per-channel bias; one element is one such.)
+ * o stored channels last with no extent in space lies as it would plain
+ * (a convolution's result on a pooled plane). */
+int rt_cl_per_channel(const struct rt_value *x, const struct rt_value *o)
+{
+	int lead = x->rank - o->rank;
+
+	if (!(x->flags & RT_VALUE_CL) || lead < 0 ||
+	    ((o->flags & RT_VALUE_CL) && (o->rank < 3 || rt_numel(o->rank - 2, o->dims + 2) != 1)))
+		return 0;
+	if (rt_numel(o->rank, o->dims) == 1)
+		return 1;
+	if (x->rank < 3)
+		return 0;
+	for (int i = lead; i < x->rank; i++)
+		if (o->dims[i - lead] != 1 && (i > 1 || o->dims[i - lead] != x->dims[i]))
+			return 0;
+	return 1;
+}
+
+/* v (x's shape, or per_channel of x's) seen as it lies beside x stored
+ * channels last: (N, positions, C). */
+void rt_cl_view(const struct rt_value *v, const struct rt_value *x, struct rt_value *out)
+{
+	int lead = x->rank - v->rank;
+
+	*out = *v;
+	out->rank = 3;
+	out->dims[0] = lead > 0 ? 1 : v->dims[0];
+	out->dims[2] = lead > 1 ? 1 : v->dims[1 - lead];
+	out->dims[1] = rt_numel(v->rank, v->dims) / (out->dims[0] * out->dims[2]);
+}
+
 /* ---- kernels ------------------------------------------------------------- */
 
 int rt_cl_plain_in(struct rt_kctx *k, size_t i)

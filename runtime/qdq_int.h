@@ -6,6 +6,25 @@
 
 #include "runtime/exec_int.h"
 
+/* qdq_pair.c: a binary table unit's codes in float32 vectors, the op
+ * and both DequantizeLinear and the QuantizeLinear per tensor; ok when
+ * the path this CPU takes gave the pair table's every code. */
+struct rt_qpair {
+	int ok, op, isa512, recip;
+	int sgn[2];                         /* operand j int8 */
+	float s[2];
+	int32_t z[2];
+	float so, inv, zo, lo, hi;
+};
+/* Check the path against table (65536 codes, input 0's code index high):
+ * dt, s, z the operands' and the output's dtype, scale and zero point;
+ * returns q->ok. */
+int rt_qpair_make(struct rt_qpair *q, const char *op, const int dt[3], const float s[3],
+		  const int32_t z[3], const uint8_t *table);
+/* y[i] = the unit's code of a[i * as] and b[i * bs], i < n. */
+void rt_qpair_run(const struct rt_qpair *q, const uint8_t *a, int64_t as, const uint8_t *b,
+		  int64_t bs, uint8_t *y, int64_t n);
+
 struct rt_qdq {
 	struct ir_node node;                /* the unit's node: a copy of the
 					     * head's with its own inputs,
@@ -35,6 +54,8 @@ struct rt_qdq {
 					     * (chain.c) the unit takes, or ~0 */
 	size_t n_codes;
 	uint8_t *table;                     /* made on the first run */
+	struct rt_qpair pair;               /* a binary unit's vectors (qdq_pair.c),
+					     * checked when the table is made */
 	/* weight-only units of a cast chain (qdq_wo.c) */
 	size_t chain_nodes[6];              /* the chain's nodes, computed by
 					     * the unit (skipped) */

@@ -441,12 +441,19 @@ struct pair {
 	const struct rt_value *a, *b;
 	uint8_t *y;
 	const uint8_t *tab;
+	const struct rt_qpair *q;           /* NULL: the table */
 };
 
 static void pair_run(void *ctx, const int64_t *off, const int64_t *step, int64_t len)
 {
 	const struct pair *c = ctx;
 
+	/* in vectors (qdq_pair.c), each operand contiguous or one code */
+	if (c->q) {
+		rt_qpair_run(c->q, (const uint8_t *)c->a->data + off[0], step[0],
+			     (const uint8_t *)c->b->data + off[1], step[1], c->y + off[2], len);
+		return;
+	}
 	/* both inputs contiguous (no broadcast in this span): the codes'
 	 * bytes straight, int8's flipped by a mask */
 	if (step[0] == 1 && step[1] == 1) {
@@ -681,7 +688,7 @@ static int run_binary(struct rt_kctx *k, struct rt_qdq *u, int dt)
 	int rank = a->rank > b->rank ? a->rank : b->rank;
 	int64_t dims[RT_MAX_RANK];
 	struct pair c;
-	int cl, rc, lone_b;
+	int cl, same, rc, lone_b;
 
 	/* one operand of one element (a bias, a scale): its row (or column)
 	 * of the pair table maps the other's codes, as a unary unit does;
@@ -701,9 +708,12 @@ static int run_binary(struct rt_kctx *k, struct rt_qdq *u, int dt)
 		return 0;
 	}
 	/* both stored channels last in one shape: element by element as
-	 * they are; else both plain */
-	cl = (a->flags & b->flags & RT_VALUE_CL) && a->rank == b->rank &&
-	     !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(*a->dims));
+	 * they are; one so and the other one code per channel (a squeeze
+	 * and excitation's scale): beside it, as (N, positions, C); else
+	 * both plain */
+	same = (a->flags & b->flags & RT_VALUE_CL) && a->rank == b->rank &&
+	       !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(*a->dims));
+	cl = same ? 1 : rt_cl_per_channel(a, b) ? 2 : rt_cl_per_channel(b, a) ? 3 : 0;
 	if (!cl) {
 		if ((rc = plain_codes(k, 2)) < 0)
 			return rc;
@@ -720,9 +730,21 @@ static int run_binary(struct rt_kctx *k, struct rt_qdq *u, int dt)
 	}
 	if (!(y = rt_out_tensor(k, 0, dt, rank, dims)))
 		return IR_ENOMEM;
-	c = (struct pair){ a, b, y->data, u->table };
-	rt_bcast_run(k, (struct rt_value *[]){ a, b }, 2, rank, dims, pair_run, &c);
-	rt_cl_set(y, cl);
+	c = (struct pair){ a, b, y->data, u->table, u->pair.ok ? &u->pair : NULL };
+	if (cl >= 2) {
+		const struct rt_value *x = cl == 2 ? a : b;
+		struct rt_value av, bv, yv;
+
+		rt_cl_view(a, x, &av);
+		rt_cl_view(b, x, &bv);
+		rt_cl_view(y, x, &yv);
+		c.a = &av;
+		c.b = &bv;
+		rt_bcast_run(k, (struct rt_value *[]){ &av, &bv }, 2, 3, yv.dims, pair_run, &c);
+	} else {
+		rt_bcast_run(k, (struct rt_value *[]){ a, b }, 2, rank, dims, pair_run, &c);
+	}
+	rt_cl_set(y, cl != 0);
 	return 0;
 }
 
@@ -824,6 +846,32 @@ static int run_move(struct rt_kctx *k, struct rt_qdq *u, int dt)
 	return 0;
 }
 
+/* A binary unit's vectors (qdq_pair.c) where every scale is one float32
+ * and every zero point one code: checked against the table just made. */
+static int pair_make(struct rt_kctx *k, struct rt_qdq *u)
+{
+	const struct rt_value *p[6] = { k->in[2], k->in[3], k->in[4], k->in[5], k->in[6],
+					k->in[7] };
+	int dt[3];
+	float s[3];
+	int32_t z[3];
+
+	if (u->n_codes != 2 || !u->head || u->pool || u->move || u->inner)
+		return 0;
+	for (int j = 0; j < 3; j++) {
+		const struct rt_value *sc = p[2 * j], *zp = p[2 * j + 1];
+
+		if (sc->dtype != IR_DTYPE_FLOAT || sc->numel != 1 || zp->numel != 1 || !is_q8(zp))
+			return 0;
+		dt[j] = zp->dtype;
+		s[j] = *(const float *)sc->data;
+		z[j] = zp->dtype == IR_DTYPE_INT8 ? *(const int8_t *)zp->data :
+						    *(const uint8_t *)zp->data;
+	}
+	rt_qpair_make(&u->pair, ir_s(u->head->node->op_type), dt, s, z, u->table);
+	return 0;
+}
+
 static int qt_run(struct rt_kctx *k)
 {
 	struct rt_qdq *u = (struct rt_qdq *)(void *)((char *)k->np - offsetof(struct rt_qdq, np));
@@ -837,7 +885,7 @@ static int qt_run(struct rt_kctx *k)
 			return rt_err(k, "input %zu is not of its zero point's 8-bit type", j);
 	if (!is_q8(k->in[3 * m + 1]))
 		return rt_err(k, "y_zero_point is not 8-bit");
-	if (!u->table && (rc = make_table(k, u)) < 0)
+	if (!u->table && ((rc = make_table(k, u)) < 0 || (rc = pair_make(k, u)) < 0))
 		return rc;
 	if (u->pool)
 		return run_pool(k, u, k->in[3 * m + 1]->dtype);

@@ -186,6 +186,14 @@ int rt_cl_may_write(const struct rt_kctx *k);
 void rt_cl_set(struct rt_value *y, int cl);
 void rt_cl_to_first(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_t c,
 		    int64_t sp, size_t esize);
+/* rt_cl_per_channel: is x stored channels last (N, C, spatial) and o,
+ * stored plain, one value per channel or per image at most (an
+ * elementwise op's other operand: a squeeze and excitation's scale, a
+ * per-channel bias); rt_cl_view: v (x's shape, or per channel of x's)
+ * seen as it lies beside x stored so, (N, positions, C), its data
+ * shared. */
+int rt_cl_per_channel(const struct rt_value *x, const struct rt_value *o);
+void rt_cl_view(const struct rt_value *v, const struct rt_value *x, struct rt_value *out);
 
 /* One family table, defined at the bottom of each k_*.c file. */
 struct rt_family {

@@ -167,39 +167,6 @@ int kel_binary_into(struct rt_kctx *k, const struct kel_binop *op,
 	return binary_into(k, op, p, a, b, y, 0);
 }
 
-/* Is x stored channels last (N, C, spatial) and o, stored plain, of no
- * higher rank, one value for each channel or each image at most: ones
- * on x's spatial axes, N or 1 and C or 1 on its first two?  (A squeeze
- * and excitation's scale, a per-channel bias; one element is one such.) */
-static int per_channel(const struct rt_value *x, const struct rt_value *o)
-{
-	int lead = x->rank - o->rank;
-
-	if (!(x->flags & RT_VALUE_CL) || (o->flags & RT_VALUE_CL) || lead < 0)
-		return 0;
-	if (rt_numel(o->rank, o->dims) == 1)
-		return 1;
-	if (x->rank < 3)
-		return 0;
-	for (int i = lead; i < x->rank; i++)
-		if (o->dims[i - lead] != 1 && (i > 1 || o->dims[i - lead] != x->dims[i]))
-			return 0;
-	return 1;
-}
-
-/* v (x's shape, or per_channel of x's) seen as it lies beside x stored
- * channels last: (N, positions, C). */
-static void cl_view(const struct rt_value *v, const struct rt_value *x, struct rt_value *out)
-{
-	int lead = x->rank - v->rank;
-
-	*out = *v;
-	out->rank = 3;
-	out->dims[0] = lead > 0 ? 1 : v->dims[0];
-	out->dims[2] = lead > 1 ? 1 : v->dims[1 - lead];
-	out->dims[1] = rt_numel(v->rank, v->dims) / (out->dims[0] * out->dims[2]);
-}
-
 int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 	       const struct kel_par *p)
 {
@@ -218,8 +185,8 @@ int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 		int same = (a->flags & b->flags & RT_VALUE_CL) && a->rank == b->rank &&
 			   !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof(*a->dims));
 
-		cl = same ? 1 : k->version < 7 ? 0 : per_channel(a, b) ? 2 :
-		     per_channel(b, a) ? 3 : 0;
+		cl = same ? 1 : k->version < 7 ? 0 : rt_cl_per_channel(a, b) ? 2 :
+		     rt_cl_per_channel(b, a) ? 3 : 0;
 		if (!cl && ((rc = rt_cl_plain_in(k, 0)) < 0 || (rc = rt_cl_plain_in(k, 1)) < 0))
 			return rc;
 		a = k->in[0];
@@ -242,9 +209,9 @@ int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 		const struct rt_value *x = cl == 2 ? a : b;
 		struct rt_value av, bv, yv;
 
-		cl_view(a, x, &av);
-		cl_view(b, x, &bv);
-		cl_view(y, x, &yv);
+		rt_cl_view(a, x, &av);
+		rt_cl_view(b, x, &bv);
+		rt_cl_view(y, x, &yv);
 		rc = binary_into(k, op, p, &av, &bv, &yv, round);
 	} else {
 		rc = binary_into(k, op, p, a, ts[1], y, round);

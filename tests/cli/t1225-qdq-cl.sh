@@ -15,5 +15,5 @@ timeout 300 $PY "$TOP/tests/ort/qdq_cl.py" "$OPMIG" "$T/qcl" >"$T/qcl.out" 2>&1
 rc=$?
 cat "$T/qcl.out"
 [ $rc -eq 0 ] || fail "channels-last QDQ units wrong (above)"
-grep -q "^80 cases, 0 failures$" "$T/qcl.out" || fail "qdq_cl.py printed no summary"
+grep -q "^100 cases, 0 failures$" "$T/qcl.out" || fail "qdq_cl.py printed no summary"
 echo "ok: channels-last QDQ units"

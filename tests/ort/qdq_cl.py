@@ -10,7 +10,8 @@ per-tensor uint8 weights with a zero point that opmig corrects and
 requantizes itself, more than 64 output channels at times, a Relu
 before a zero point that makes it a no-op), a MaxPool, a Resize
 (nearest or linear), a Concat of channels with an earlier value, an Add
-of an earlier value or a Sigmoid, each between DequantizeLinear and
+of an earlier value, a Sigmoid or (the last 20 cases) a squeeze and
+excitation's per-channel scale, each between DequantizeLinear and
 QuantizeLinear; some intermediate codes are graph outputs too, and at
 times a depthwise Conv (too narrow for a unit: run as written, reading a
 channels-last DequantizeLinear result).  Checked:
@@ -45,7 +46,8 @@ from qdqlib import LIM, T, remap, requant, steps  # noqa: E402
 
 RNG = np.random.default_rng(1225)
 q8 = functools.partial(qdqlib.q8, RNG)
-N_CASES = 80
+N_FIRST = 80    # the cases before squeeze and excitation scales were drawn
+N_CASES = 100
 
 
 def maxpool_codes(x, k, st, pads, dt):
@@ -204,6 +206,22 @@ class Case:
         self.nodes.append(helper.make_node("Add", [self.dq(v), self.dq(u)], [av]))
         return self.q(av, v[5], None)
 
+    def scale(self, v):
+        """A squeeze and excitation's scale: v's GlobalAveragePool,
+        quantized, a Sigmoid unit of it, v times that per channel (a Mul
+        unit of a channels-last operand and a per-channel one)."""
+        sh = v[5][:2] + (1, 1)
+        gv = self.name("gap")
+        self.nodes.append(helper.make_node("GlobalAveragePool", [self.dq(v)], [gv]))
+        g = self.q(gv, sh, None)
+        sv = self.name("sig")
+        self.nodes.append(helper.make_node("Sigmoid", [self.dq(g)], [sv]))
+        sc = self.q(sv, sh, None, np.uint8, 1.0 / 256, 0)
+        mv = self.name("mul")
+        ins = [self.dq(v), self.dq(sc)]
+        self.nodes.append(helper.make_node("Mul", ins if RNG.random() < 0.5 else ins[::-1], [mv]))
+        return self.q(mv, v[5], None)
+
     def sigmoid(self, v):
         sv = self.name("sig")
         self.nodes.append(helper.make_node("Sigmoid", [self.dq(v)], [sv]))
@@ -223,7 +241,8 @@ def make(k):
     for _ in range(int(RNG.integers(2, 7))):
         # every third case of units numpy computes bit for bit
         op = RNG.choice(["conv", "conv", "pool", "concat"] if k % 3 == 1 else
-                        ["conv", "conv", "pool", "resize", "concat", "add", "sigmoid", "dw"])
+                        ["conv", "conv", "pool", "resize", "concat", "add", "sigmoid", "dw"]
+                        if k < N_FIRST else ["conv", "pool", "scale", "scale", "add", "dw"])
         v = c.conv(v, True) if op == "dw" else getattr(c, op)(v)
         if RNG.random() < 0.2 and v[0] not in [o[0] for o in c.outs]:
             c.outs.append(v)

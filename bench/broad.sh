@@ -59,7 +59,15 @@
 # pose net with its decoding, a PointPillars-style LiDAR detector of a
 # ScatterND canvas in float32 and static QDQ, a Conv-TasNet speech
 # separator in float32 and quantized by `opmig quantize --dynamic`, a
-# RAFT-small-style optical-flow net), against onnxruntime-node with
+# RAFT-small-style optical-flow net; with BROAD_SET=held14 a
+# fourteenth, bench/gen_held14.py: a float16 NAFNet restoration net, a
+# float16 EfficientViT-style classifier of ReLU linear attention, a
+# Depth-Anything/DPT-style depth net, a BigVGAN-style vocoder of
+# anti-aliased Snake activations, an MLP-Mixer in float32 and quantized
+# by `opmig quantize --dynamic`, a SuperPoint keypoint net in float32
+# and static QDQ, a PP-OCR-style SVTR recognizer on an LCNet backbone,
+# an RWKV-style language model whose recurrence is a Scan), against
+# onnxruntime-node with
 # bench/interp.sh at one thread and at two (interp.sh's alternating
 # rounds).  See
 # bench/README.md, "A broader suite".
@@ -77,7 +85,8 @@
 #                   bench/gen_held10.py's; held11:
 #                   bench/gen_held11.py's; held12:
 #                   bench/gen_held12.py's; held13:
-#                   bench/gen_held13.py's
+#                   bench/gen_held13.py's; held14:
+#                   bench/gen_held14.py's
 #
 # Exit status: 0 done, 2 setup or a command failed.
 
@@ -119,6 +128,9 @@ held12)	gen=gen_held12.py last=yolo_post.onnx
 held13)	gen=gen_held13.py last=raft_small.onnx
 	names="rtdetr bisenet_f16 rtmpose_f16 movenet pointpillars pointpillars_qdq convtasnet convtasnet_dyn raft_small"
 	quant="pointpillars_qdq:pointpillars convtasnet_dyn:convtasnet:--dynamic" ;;
+held14)	gen=gen_held14.py last=rwkv.onnx
+	names="nafnet_f16 efficientvit_f16 dpt bigvgan mixer mixer_dyn superpoint superpoint_qdq svtr rwkv"
+	quant="superpoint_qdq:superpoint mixer_dyn:mixer:--dynamic" ;;
 *)	which=broad gen=gen_broad.py last=nhwc_seg.onnx
 	names="nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg" ;;
 esac

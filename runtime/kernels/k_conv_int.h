@@ -248,6 +248,16 @@ int knn_mm_dnnl_f32(struct rt_kctx *k, const struct knn_mmf *g, const float *a,
 int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt_value *b,
 		    const double *az, int64_t naz, const double *bz, int64_t nbz, int b_const,
 		    int32_t *y);
+/* The same sums handed to fn a block of rows at a time while they are in
+ * cache (rows r0 .. r0 + rows - 1 of A's, N sums each), none kept: a
+ * product whose consumer makes codes of them (QLinearMatMul's
+ * requantization) reads them from cache instead of a tensor of int32
+ * four times the codes' size.  1 done, 0 not taken, or a negative
+ * status. */
+typedef void (*knn_mm_sink)(void *ctx, int64_t r0, int64_t rows, const int32_t *sums);
+int knn_mm_dnnl_s32_rows(struct rt_kctx *k, const struct rt_value *a, const struct rt_value *b,
+			 const double *az, int64_t naz, const double *bz, int64_t nbz,
+			 int b_const, knn_mm_sink fn, void *ctx);
 /* oneDNN can be used in this process; primitives it has run so far
  * (and the integer ones among them); BatchNormalizations folded so far;
  * whether it may run integer primitives on AMX here (the CPU has it and

@@ -191,12 +191,78 @@ static int8_t *mm_split(const int8_t *b8, int64_t k, int64_t n, int corr, int pa
 	return o;
 }
 
-int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt_value *b,
-		    const double *az, int64_t naz, const double *bz, int64_t nbz, int b_const,
-		    int32_t *y)
+/* Rows of the primitive's product when its sums go to a sink a block
+ * at a time: about 256 KiB of them, all of A's rows when fewer. */
+static int64_t block_rows(int64_t m, int64_t np)
+{
+	int64_t r = (int64_t)65536 / np;
+
+	r = r < 64 ? 64 : r;
+	return r < m ? r : m;
+}
+
+/* rows of the parts' sums (np a row) added into y (n a row), with the
+ * correction's column: within int32. */
+static void mm_combine(const struct mm_dn *c, const int32_t *d, const int32_t *out, int64_t rows,
+		       int32_t *y)
+{
+	int64_t n = c->n, np = c->np;
+
+	for (int64_t r = 0; r < rows; r++)
+		for (int64_t j = 0; j < n; j++) {
+			int64_t v = c->corr ? (int64_t)d[j] * out[r * np + c->parts * n] : 0;
+
+			for (int p = 0; p < c->parts; p++)
+				v += out[r * np + p * n + j];
+			y[r * n + j] = (int32_t)v;
+		}
+}
+
+/* The sinks' run: blocks of c->m rows of A (the last one's copied into a
+ * block of its own: one primitive for every block), their sums into buf
+ * (and sum, the parts added, when np != n), each handed to fn. */
+static int mm_blocks(struct mm_dn *c, const struct rt_value *a, int64_t m, const int32_t *d,
+		     knn_mm_sink fn, void *ctx)
+{
+	int64_t mc = c->m, kd = c->k, rest = m % mc;
+	int32_t *buf = malloc((size_t)(mc * c->np) * sizeof(*buf));
+	int32_t *sum = c->np != c->n ? malloc((size_t)(mc * c->n) * sizeof(*sum)) : buf;
+	uint8_t *last = rest ? calloc((size_t)(mc * kd), 1) : NULL;
+	int rc = IR_ENOMEM;
+
+	if (!buf || !sum || (rest && !last))
+		goto done;
+	rc = 1;
+	for (int64_t r0 = 0; r0 < m && rc == 1; r0 += mc) {
+		int64_t rows = m - r0 < mc ? m - r0 : mc;
+		const uint8_t *src = (const uint8_t *)a->data + r0 * kd;
+
+		if (rows < mc) {
+			memcpy(last, src, (size_t)(rows * kd));
+			src = last;
+		}
+		if (mm_dn_run(c, src, buf)) {
+			rc = r0 ? IR_EIO : 0;   /* none handed out yet: not taken */
+			break;
+		}
+		if (sum != buf)
+			mm_combine(c, d, buf, rows, sum);
+		fn(ctx, r0, rows, sum);
+	}
+done:
+	if (sum != buf)
+		free(sum);
+	free(buf);
+	free(last);
+	return rc;
+}
+
+static int mm_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt_value *b,
+		  const double *az, int64_t naz, const double *bz, int64_t nbz, int b_const,
+		  int32_t *y, knn_mm_sink fn, void *ctx)
 {
 	int64_t kd = b->rank == 2 ? b->dims[0] : 0, n = b->rank == 2 ? b->dims[1] : 0;
-	int64_t m = kd ? a->numel / kd : 0, np;
+	int64_t m = kd ? a->numel / kd : 0, np, mp;
 	dnnl_data_type_t a_dt = a->dtype == IR_DTYPE_UINT8 ? dnnl_u8 : dnnl_s8;
 	struct mm_dn *c, *tmp = NULL;
 	int32_t *d = NULL, *out = y;
@@ -214,8 +280,10 @@ int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt
 		goto done;
 	}
 	corr = knn_dnnl_zp_shift(b->dtype, bz, nbz, n, d);
+	/* the primitive's rows: A's, or a sink's block */
 	c = rt_node_cache(k);
-	if (c && (c->h.kind != KNN_WC_DNNL_MM || c->m != m || c->k != kd || c->n != n ||
+	mp = fn ? block_rows(m, n + corr) : m;
+	if (c && (c->h.kind != KNN_WC_DNNL_MM || c->m != mp || c->k != kd || c->n != n ||
 		  c->corr != corr || c->a_dt != a_dt))
 		c = NULL;
 	knn_dnnl_threads(rt_threads(k));
@@ -225,7 +293,7 @@ int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt
 			goto done;
 		}
 		tmp->h.kind = KNN_WC_DNNL_MM;
-		tmp->m = m;
+		tmp->m = mp;
 		tmp->k = kd;
 		tmp->n = n;
 		tmp->corr = corr;
@@ -271,22 +339,22 @@ int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt
 		goto done;
 	if (!c->mm && mm_dn_make(c))
 		goto done;
+	c->zp_val = az ? (int32_t)az[0] : 0;
+	if (fn) {
+		if ((rc = mm_blocks(c, a, m, d, fn, ctx)) == 1)
+			knn_dnnl_int_count();
+		else if (rc < 0)
+			rc = rc == IR_ENOMEM ? rt_oom(k) : rt_err(k, "oneDNN's matmul failed");
+		goto done;
+	}
 	if (np != n && !(out = rt_big_alloc((size_t)(m * np) * sizeof(*out)))) {
 		rc = rt_oom(k);
 		goto done;
 	}
-	c->zp_val = az ? (int32_t)az[0] : 0;
 	if (mm_dn_run(c, a->data, out))
 		goto done;
 	if (np != n)   /* the parts added, the correction; within int32 */
-		for (int64_t r = 0; r < m; r++)
-			for (int64_t j = 0; j < n; j++) {
-				int64_t v = corr ? (int64_t)d[j] * out[r * np + c->parts * n] : 0;
-
-				for (int p = 0; p < c->parts; p++)
-					v += out[r * np + p * n + j];
-				y[r * n + j] = (int32_t)v;
-			}
+		mm_combine(c, d, out, m, y);
 	knn_dnnl_int_count();
 	rc = 1;
 done:
@@ -296,4 +364,18 @@ done:
 	free(b8);
 	free(d);
 	return rc;
+}
+
+int knn_mm_dnnl_s32(struct rt_kctx *k, const struct rt_value *a, const struct rt_value *b,
+		    const double *az, int64_t naz, const double *bz, int64_t nbz, int b_const,
+		    int32_t *y)
+{
+	return mm_s32(k, a, b, az, naz, bz, nbz, b_const, y, NULL, NULL);
+}
+
+int knn_mm_dnnl_s32_rows(struct rt_kctx *k, const struct rt_value *a, const struct rt_value *b,
+			 const double *az, int64_t naz, const double *bz, int64_t nbz,
+			 int b_const, knn_mm_sink fn, void *ctx)
+{
+	return mm_s32(k, a, b, az, naz, bz, nbz, b_const, NULL, fn, ctx);
 }

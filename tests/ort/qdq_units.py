@@ -120,17 +120,23 @@ def conv_case(k, miss):
     return x, nodes, inits, unit, written(real, ys, yz, yt), acc.shape, yt
 
 
-def matmul_case(k):
-    batch = [int(RNG.integers(1, 3))] if k % 2 else []
-    mm, kd, nn = int(RNG.integers(1, 9)), int(RNG.integers(1, 80)), int(RNG.integers(1, 12))
-    at, yt = RNG.choice([np.uint8, np.int8]), RNG.choice([np.uint8, np.int8])
+def matmul_case(k, rng=RNG, big=False):
+    """big: thousands of rows of A (oneDNN's sums a block of rows at a
+    time, the last block partial), drawn from rng."""
+    r8 = functools.partial(qdqlib.q8, rng)
+    batch = [int(rng.integers(1, 3))] if k % 2 else []
+    mm, kd, nn = int(rng.integers(1, 9)), int(rng.integers(1, 80)), int(rng.integers(1, 12))
+    if big:
+        batch = [int(rng.integers(2, 4))]
+        mm, kd, nn = int(rng.integers(300, 1200)), int(rng.integers(3, 41)), int(rng.integers(17, 71))
+    at, yt = rng.choice([np.uint8, np.int8]), rng.choice([np.uint8, np.int8])
     per_col = k % 3 != 0
-    a, b = q8(at, batch + [mm, kd]), q8(np.int8, [kd, nn])
-    az, as_ = q8(at, ()), np.float32(RNG.uniform(0.01, 0.05))
-    bz = np.zeros(nn, np.int8) if per_col else q8(np.int8, ())
-    bs = np.asarray(RNG.uniform(0.001, 0.01, nn) if per_col else RNG.uniform(0.001, 0.01),
+    a, b = r8(at, batch + [mm, kd]), r8(np.int8, [kd, nn])
+    az, as_ = r8(at, ()), np.float32(rng.uniform(0.01, 0.05))
+    bz = np.zeros(nn, np.int8) if per_col else r8(np.int8, ())
+    bs = np.asarray(rng.uniform(0.001, 0.01, nn) if per_col else rng.uniform(0.001, 0.01),
                     np.float32)
-    ys, yz = np.float32(RNG.uniform(0.05, 0.3)), q8(yt, ())
+    ys, yz = np.float32(rng.uniform(0.05, 0.3)), r8(yt, ())
     nodes = [helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xd"]),
              helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=1),
              helper.make_node("MatMul", ["xd", "wd"], ["c"]),
@@ -272,18 +278,29 @@ def main():
               for miss in ("bias", "relu", "output", "narrow", "dw")]
     cases += [("conv", k, "wide") for k in range(6)]
     cases += [("conv", k, "rgb") for k in range(2)]
+    cases += [("matmul", k, "big") for k in range(6)]
     fails, jobs, wants = 0, [], []
     for kind, k, miss in cases:
         x, nodes, inits, unit, ref, shape, yt = conv_case(k, miss) if kind == "conv" \
-            else matmul_case(k)
+            else matmul_case(k, BIG, True) if miss == "big" else matmul_case(k)
         d = os.path.join(work, "%s%d%s" % (kind, k, miss or ""))
         os.makedirs(d, exist_ok=True)
         path = os.path.join(d, "m.onnx")
         onnx.save(model(nodes, x, inits, shape, yt, miss == "output"), path)
         what = "%s case %d%s" % (kind, k, " (" + miss + ")" if miss else "")
         small = miss in ("narrow", "dw")
-        miss = None if miss in ("wide", "rgb") or (small and vnni()) else miss
+        big = miss == "big"
+        miss = None if miss in ("wide", "rgb", "big") or (small and vnni()) else miss
         got, fused = run(opmig, path, x, d)
+        if big and not isinstance(got, str):
+            # two threads: oneDNN's blocks shared out, the same codes
+            got2 = qdqlib.run(opmig, path, {"x": x}, d, threads=2)[0]
+            if isinstance(got2, str) or not np.array_equal(got2[0], unit):
+                print("FAIL %s: two threads: %s" % (
+                    "matmul case %d (big)" % k, got2 if isinstance(got2, str) else
+                    "%d of %d differ from the unit's value" % (int(np.sum(got2[0] != unit)),
+                                                               unit.size)))
+                fails += 1
         exact, fused_exact = run(opmig, path, x, d, "--exact")
         if small and not isinstance(got, str):
             # without oneDNN: as written, within one step

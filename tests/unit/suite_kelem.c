@@ -738,6 +738,46 @@ static void test_activations(void)
 	check(&bg, NULL, V(0.8413447460685429, -0.15865525393145707), 2);
 }
 
+/* PRelu over runs long enough for the vector loops (KEL_NO_TRAP: both
+ * arms of x < 0 ? x * slope : x computed), signs mixed at random, with
+ * signed zeros, infinities and NaN: bit for bit that expression in
+ * float32, for a slope per channel (3, 1) and one slope (the Clang and
+ * gcc builds alike). */
+static void test_prelu_runs(void)
+{
+	enum { N = 2 * 3 * 50 };
+	static const double sl[3] = { 0.25, -1.5, 0 };
+	double xv[N];
+	float got[N];
+	uint32_t r = 12345;
+
+	for (int i = 0; i < N; i++) {
+		r = r * 1664525u + 1013904223u;
+		xv[i] = ((double)(r >> 8) / (1 << 24) - 0.5) * 8;
+	}
+	xv[7] = -0.0;
+	xv[8] = 0.0;
+	xv[60] = -INFINITY;
+	xv[61] = INFINITY;
+	xv[150] = NAN;
+	for (int one = 0; one < 2; one++) {
+		struct case1 c = { 16, "PRelu", NULL, { IR_DTYPE_FLOAT, IR_DTYPE_FLOAT }, 2,
+				   { 3, one ? 1 : 2 }, { { 2, 3, 50 }, { one ? 1 : 3, 1 } },
+				   { xv, one ? V(-0.75) : sl }, IR_DTYPE_FLOAT };
+
+		run_floats(&c, NULL, got, N);
+		for (int i = 0; i < N; i++) {
+			float x = (float)xv[i], s = one ? -0.75f : (float)sl[(i / 50) % 3];
+			float w = x < 0 ? x * s : x;
+			int ok = isnan(w) ? isnan(got[i]) : !memcmp(&w, &got[i], sizeof(w));
+
+			if (!ok)
+				fprintf(stderr, "\nPRelu element %d: got %g, want %g\n", i, got[i], w);
+			CU_ASSERT(ok);
+		}
+	}
+}
+
 /* Gelu-20 of both forms and com.microsoft FastGelu over 600 values in
  * [-8, 8) (three of the kernels' 256-value blocks), against the formulas
  * in double: within 2e-6 of max(1, |x|) (float32's roundings, and
@@ -1414,6 +1454,7 @@ static const struct unit_test tests[] = {
 	{ "pow cube as onnxruntime", test_pow_cube },
 	{ "where over strides", test_where_strides },
 	{ "gelu forms over blocks", test_gelu_blocks },
+	{ "PRelu over vector runs, signed zeros, NaN", test_prelu_runs },
 	{ "mish values", test_mish_values },
 	{ "elu and selu values", test_elu_selu_values },
 	{ "mul float16 blocks", test_mul_float16_blocks },

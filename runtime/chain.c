@@ -229,8 +229,10 @@ int rt_chain_mark(struct rt_session *s, struct rt_gplan *p)
 		struct rt_nplan *np = &p->nodes[i];
 		const struct ir_node *n = np->node;
 
+		/* a unit whose result is the node's (chain_from: the node
+		 * itself) takes the node's chain */
 		if (np->kernel && !np->chained && !np->n_subs && np->fold == RT_FOLD_NONE &&
-		    !np->qdq &&
+		    (!np->qdq || np->qdq->chain_from == i) &&
 		    n->n_outputs == 1 && n->outputs[0] && np->out[0] >= 0)
 			rc = chain_of(s, p, i);
 	}

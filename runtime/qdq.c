@@ -288,6 +288,7 @@ void rt_qdq_unit_free(struct rt_qdq *u)
 	free(u->ins);
 	free(u->dq);
 	free(u->table);
+	free(u->attrs);
 	free(u);
 }
 
@@ -617,7 +618,8 @@ void rt_qdq_mark(struct rt_session *s, struct rt_gplan *p)
 		if ((p->nodes[i].qdq = unit_at(s, p, i)) || (p->nodes[i].qdq = cast_unit_at(s, p, i)) ||
 		    (p->nodes[i].qdq = rt_qdq_table_at(s, p, i)) ||
 		    (p->nodes[i].qdq = cat_dql_unit_at(p, i)) ||
-		    (p->nodes[i].qdq = rt_qdq_wo_at(s, p, i)))
+		    (p->nodes[i].qdq = rt_qdq_wo_at(s, p, i)) ||
+		    (p->nodes[i].qdq = rt_unit_padconv_at(s, p, i)))
 			p->n_qdq++;
 	if (!p->n_qdq || !(skip = calloc(3 * p->n_qdq + p->n_nodes, sizeof(*skip))))
 		return;

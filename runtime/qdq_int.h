@@ -61,6 +61,11 @@ struct rt_qdq {
 					     * the unit (skipped) */
 	size_t n_chain_nodes;
 	int64_t rows;                       /* rows of B the chain keeps */
+	/* a Pad folded into a Conv (unit_padconv.c): the unit node's
+	 * attributes, its pads */
+	struct ir_attr **attrs;
+	struct ir_attr pads;
+	int64_t pads_v[2 * RT_MAX_RANK];
 };
 
 /* qdq.c: the pieces of a unit's pattern. */
@@ -89,6 +94,11 @@ void rt_qdq_unit_free(struct rt_qdq *u);
  * QuantizeLinear, or of x * Sigmoid(x) of one DequantizeLinear (a
  * quantized SiLU, one table of x's codes), or NULL. */
 struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t i);
+
+/* unit_padconv.c: a Conv reading a Pad of zeros (spatial axes, by
+ * non-negative amounts) that nothing else reads, as the Conv with those
+ * amounts added to its pads, or NULL. */
+struct rt_qdq *rt_unit_padconv_at(struct rt_session *s, struct rt_gplan *p, size_t i);
 
 /* qdq_wo.c: a MatMul of a weight-only quantized B (DequantizeLinear of
  * constant 4- or 8-bit codes, float32 scale, or the same written as

@@ -6,7 +6,8 @@
  *
  * An op gives typed loops: float (also used for float16, bfloat16 and the
  * float8 kinds, converted in chunks), double, and int64 (every integer
- * dtype and bool, widened; p->uns says the source is unsigned).
+ * dtype and bool, widened; p->uns says the source is unsigned), and may
+ * give bool its own loop on the bytes (b8), the values int64's gives.
  */
 #ifndef OPMIG_K_ELEM_INT_H
 #define OPMIG_K_ELEM_INT_H

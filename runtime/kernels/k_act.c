@@ -79,7 +79,7 @@ static int64_t clip_one(int64_t x, const struct kel_par *p)
 KEL_UNARY_INT(clip, clip_one(x, p))
 
 #define FLOAT_OP(name) static const struct kel_unop op_##name = \
-	{ name##_f32, name##_f64, NULL, 0 }
+	{ name##_f32, name##_f64, NULL, 0, NULL }
 FLOAT_OP(leaky);
 FLOAT_OP(hsigmoid);
 FLOAT_OP(hswish);
@@ -96,8 +96,8 @@ static void selu_fast_f32(const float *x, float *y, int64_t n, const struct kel_
 	if (!p || !kel_elu512(x, y, n, (float)p->a, (float)p->b, 1))
 		selu_f32(x, y, n, p);
 }
-static const struct kel_unop op_elu = { elu_fast_f32, elu_f64, NULL, 0 };
-static const struct kel_unop op_selu = { selu_fast_f32, selu_f64, NULL, 0 };
+static const struct kel_unop op_elu = { elu_fast_f32, elu_f64, NULL, 0, NULL };
+static const struct kel_unop op_selu = { selu_fast_f32, selu_f64, NULL, 0, NULL };
 FLOAT_OP(celu);
 FLOAT_OP(softplus);
 FLOAT_OP(softsign);
@@ -108,7 +108,7 @@ static void mish_fast_f32(const float *x, float *y, int64_t n, const struct kel_
 	if (!kel_mish512(x, y, n))
 		mish_f32(x, y, n, p);
 }
-static const struct kel_unop op_mish = { mish_fast_f32, mish_f64, NULL, 0 };
+static const struct kel_unop op_mish = { mish_fast_f32, mish_f64, NULL, 0, NULL };
 /* GELU in float32 a block at a time: the inner argument as the loops
  * above compute it, then the Erf kernel's erf (kel_erf_f32, as a GELU
  * written as nodes gets) or tanh in AVX-512 (kel_tanh512, as the Tanh
@@ -152,8 +152,8 @@ static void gelu_tanh_fast_f32(const float *x, float *y, int64_t n, const struct
 	}
 }
 
-static const struct kel_unop op_gelu = { gelu_fast_f32, gelu_f64, NULL, 0 };
-static const struct kel_unop op_gelu_tanh = { gelu_tanh_fast_f32, gelu_tanh_f64, NULL, 0 };
+static const struct kel_unop op_gelu = { gelu_fast_f32, gelu_f64, NULL, 0, NULL };
+static const struct kel_unop op_gelu_tanh = { gelu_tanh_fast_f32, gelu_tanh_f64, NULL, 0, NULL };
 FLOAT_OP(threlu);
 
 /* Sigmoid and Swish: sixteen at a time where the CPU has AVX-512
@@ -200,11 +200,11 @@ void rt_silu_round(float *y, int64_t n, int dtype)
 	}
 }
 
-static const struct kel_unop op_sigmoid = { sigmoid_fast_f32, sigmoid_f64, NULL, 0 };
-static const struct kel_unop op_swish = { swish_fast_f32, swish_f64, NULL, 0 };
-static const struct kel_unop op_relu = { relu_f32, relu_f64, relu_i64, 0 };
-static const struct kel_unop op_shrink = { shrink_f32, shrink_f64, shrink_i64, 0 };
-static const struct kel_unop op_clip = { clip_f32, clip_f64, clip_i64, 0 };
+static const struct kel_unop op_sigmoid = { sigmoid_fast_f32, sigmoid_f64, NULL, 0, NULL };
+static const struct kel_unop op_swish = { swish_fast_f32, swish_f64, NULL, 0, NULL };
+static const struct kel_unop op_relu = { relu_f32, relu_f64, relu_i64, 0, NULL };
+static const struct kel_unop op_shrink = { shrink_f32, shrink_f64, shrink_i64, 0, NULL };
+static const struct kel_unop op_clip = { clip_f32, clip_f64, clip_i64, 0, NULL };
 
 /* One float attribute (schema default) in p.a, an optional second in p.b. */
 static int unary1(struct rt_kctx *k, const struct kel_unop *op,
@@ -350,7 +350,7 @@ static const struct kel_par no_par;
 
 static int k_prelu(struct rt_kctx *k)
 {
-	static const struct kel_binop op = { prelu_f32, prelu_f64, prelu_i, 0, 0 };
+	static const struct kel_binop op = { prelu_f32, prelu_f64, prelu_i, 0, 0, NULL };
 	struct rt_value *x, *s, view, *ts[2], *y;
 	int64_t dims[RT_MAX_RANK];
 	int rank, rc;
@@ -381,7 +381,7 @@ static int k_prelu(struct rt_kctx *k)
  * go through float so the sum is not rounded before act. */
 static int bias_act(struct rt_kctx *k, const struct kel_unop *op)
 {
-	static const struct kel_binop add = { add_f32, add_f64, NULL, 0, 0 };
+	static const struct kel_binop add = { add_f32, add_f64, NULL, 0, 0, NULL };
 	struct rt_value *x, *b = rt_in(k, 1), *y, *ts[2];
 	struct rt_value *x32 = NULL, *b32 = NULL, *y32 = NULL;
 	struct ir_diag sub;
@@ -427,7 +427,7 @@ static int k_fast_gelu(struct rt_kctx *k) { return bias_act(k, &op_gelu_tanh); }
 
 static int k_swiglu(struct rt_kctx *k)
 {
-	static const struct kel_binop mul = { mul_f32, mul_f64, NULL, 0, 0 };
+	static const struct kel_binop mul = { mul_f32, mul_f64, NULL, 0, 0, NULL };
 	struct rt_value *a, *b, *y, *a32 = NULL, *b32 = NULL, *y32 = NULL;
 	struct ir_diag sub;
 	struct kel_par p;

@@ -105,6 +105,9 @@ static void bin_run(void *arg, const int64_t *off, const int64_t *step,
 			if (j->round)
 				rt_float_round_n(y, n, j->round);
 		}
+	} else if (dt == IR_DTYPE_BOOL && j->op->b8) {
+		j->op->b8((const uint8_t *)j->a + off[0], step[0],
+			  (const uint8_t *)j->b + off[1], step[1], (uint8_t *)j->y + off[2], len);
 	} else if (dt == IR_DTYPE_DOUBLE) {
 		j->op->f64((const double *)j->a + off[0], step[0],
 			   (const double *)j->b + off[1], step[1],
@@ -298,6 +301,11 @@ static int64_t xor_i(int64_t a, int64_t b, const struct kel_par *p)
 	return a ^ b;
 }
 
+/* the same on bool's bytes, as rt_store_i64 stores a bool */
+KEL_BIN_LOOP(and_b8, uint8_t, (x0 & x1) != 0)
+KEL_BIN_LOOP(or_b8, uint8_t, (x0 | x1) != 0)
+KEL_BIN_LOOP(xor_b8, uint8_t, (x0 ^ x1) != 0)
+
 /* mode 0: left, 1: right; the operands are unsigned. */
 static int64_t shift_i(int64_t a, int64_t b, const struct kel_par *p)
 {
@@ -317,17 +325,17 @@ KEL_BINARY_FLOAT(fmod, fmod(x0, x1))
 KEL_BINARY_FLOAT(pymod, fmod(x0, x1) != 0 && ((fmod(x0, x1) < 0) != (x1 < 0)) ?
 		 fmod(x0, x1) + x1 : fmod(x0, x1))
 
-static const struct kel_binop op_add = { add_f32, add_f64, add_i, 0, 0 };
-static const struct kel_binop op_sub = { sub_f32, sub_f64, sub_i, 0, 0 };
-static const struct kel_binop op_mul = { mul_f32, mul_f64, mul_i, 0, 0 };
-static const struct kel_binop op_div = { div_f32, div_f64, div_i, 0, 1 };
-static const struct kel_binop op_max = { max_f32, max_f64, max_i, 0, 0 };
-static const struct kel_binop op_min = { min_f32, min_f64, min_i, 0, 0 };
-static const struct kel_binop op_fmod = { fmod_f32, fmod_f64, mod_i, 0, 1 };
-static const struct kel_binop op_pymod = { pymod_f32, pymod_f64, mod_i, 0, 1 };
-static const struct kel_binop op_band = { NULL, NULL, and_i, 0, 0 };
-static const struct kel_binop op_bor = { NULL, NULL, or_i, 0, 0 };
-static const struct kel_binop op_bxor = { NULL, NULL, xor_i, 0, 0 };
+static const struct kel_binop op_add = { add_f32, add_f64, add_i, 0, 0, NULL };
+static const struct kel_binop op_sub = { sub_f32, sub_f64, sub_i, 0, 0, NULL };
+static const struct kel_binop op_mul = { mul_f32, mul_f64, mul_i, 0, 0, NULL };
+static const struct kel_binop op_div = { div_f32, div_f64, div_i, 0, 1, NULL };
+static const struct kel_binop op_max = { max_f32, max_f64, max_i, 0, 0, NULL };
+static const struct kel_binop op_min = { min_f32, min_f64, min_i, 0, 0, NULL };
+static const struct kel_binop op_fmod = { fmod_f32, fmod_f64, mod_i, 0, 1, NULL };
+static const struct kel_binop op_pymod = { pymod_f32, pymod_f64, mod_i, 0, 1, NULL };
+static const struct kel_binop op_band = { NULL, NULL, and_i, 0, 0, NULL };
+static const struct kel_binop op_bor = { NULL, NULL, or_i, 0, 0, NULL };
+static const struct kel_binop op_bxor = { NULL, NULL, xor_i, 0, 0, NULL };
 
 static int k_add(struct rt_kctx *k) { return kel_binary(k, &op_add, &no_par); }
 static int k_sub(struct rt_kctx *k) { return kel_binary(k, &op_sub, &no_par); }
@@ -347,7 +355,7 @@ static int k_mod(struct rt_kctx *k)
 
 static int k_bitshift(struct rt_kctx *k)
 {
-	static const struct kel_binop op = { NULL, NULL, shift_i, 0, 0 };
+	static const struct kel_binop op = { NULL, NULL, shift_i, 0, 0, NULL };
 	const char *dir = rt_attr_str(k, "direction", "");
 	struct kel_par p = no_par;
 	struct rt_value *a;
@@ -365,9 +373,9 @@ static int k_bitshift(struct rt_kctx *k)
 }
 
 /* And, Or, Xor: bool only. */
-static int logical(struct rt_kctx *k, kel_bi64_fn fn)
+static int logical(struct rt_kctx *k, kel_bi64_fn fn, kel_bb8_fn b8)
 {
-	const struct kel_binop op = { NULL, NULL, fn, 1, 0 };
+	const struct kel_binop op = { NULL, NULL, fn, 1, 0, b8 };
 	struct rt_value *a;
 	int rc;
 
@@ -378,9 +386,9 @@ static int logical(struct rt_kctx *k, kel_bi64_fn fn)
 	return kel_binary(k, &op, &no_par);
 }
 
-static int k_and(struct rt_kctx *k) { return logical(k, and_i); }
-static int k_or(struct rt_kctx *k) { return logical(k, or_i); }
-static int k_xor(struct rt_kctx *k) { return logical(k, xor_i); }
+static int k_and(struct rt_kctx *k) { return logical(k, and_i, and_b8); }
+static int k_or(struct rt_kctx *k) { return logical(k, or_i, or_b8); }
+static int k_xor(struct rt_kctx *k) { return logical(k, xor_i, xor_b8); }
 
 /* ---- Pow: base and exponent of different types --------------------- */
 
@@ -491,7 +499,7 @@ static int pow_scalar(struct rt_kctx *k, struct rt_value *a, struct rt_value *b)
 
 static int k_pow(struct rt_kctx *k)
 {
-	static const struct kel_binop op = { pow_f32, pow_f64, NULL, 0, 0 };
+	static const struct kel_binop op = { pow_f32, pow_f64, NULL, 0, 0, NULL };
 	struct rt_value *a, *b, *y, view, *ts[2];
 	int64_t dims[RT_MAX_RANK];
 	struct pjob j;
@@ -587,7 +595,7 @@ static int variadic(struct rt_kctx *k, const struct kel_binop *op, int mean)
 	}
 	if (n == 1) {
 		/* y = x: the max of x and itself */
-		static const struct kel_binop first = { max_f32, max_f64, max_i, 1, 0 };
+		static const struct kel_binop first = { max_f32, max_f64, max_i, 1, 0, NULL };
 
 		rc = kel_binary_into(k, &first, &no_par, all[0], all[0], y);
 		goto cleanup;

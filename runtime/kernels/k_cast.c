@@ -200,6 +200,7 @@ struct cjob {
 	const struct rt_value *x;
 	struct rt_value *y;
 	int saturate;
+	void (*loop)(const void *x, void *y, int64_t n);   /* a typed loop, or NULL */
 };
 
 /* v as a float rounded to odd: exact when v is, else the float below |v|
@@ -234,14 +235,107 @@ static void store_narrow(int d, void *yd, int64_t i, int s, const void *xd,
 		((uint8_t *)yd)[i] = rt_float_to_f8(d, f, is_f8(d) ? saturate : 1);
 }
 
+/* Typed loops of the common pairs among float32, double, int64, int32,
+ * int8, uint8 and bool, which the per-element load and store below took
+ * at 2 ns an element (a keypoint net's Casts of bool masks to float).
+ * Each gives what rt_store_f64/rt_store_i64 of rt_load_f64/rt_load_i64
+ * give: integers wrap to the width, any nonzero (NaN too) is true, a
+ * float goes to an integer through int64 as C truncates (NaN and values
+ * below -2^63 are INT64_MIN, above INT64_MAX, dtype.c's trunc_i64), and
+ * int64 to float32 through double (rounded twice, as before). */
+static inline int64_t trunc_f64(double v)
+{
+	return v != v || v <= -9.2233720368547758e18 ? INT64_MIN :
+	       v >= 9.2233720368547758e18 ? INT64_MAX : (int64_t)v;
+}
+
+typedef void (*cast_loop_fn)(const void *x, void *y, int64_t n);
+
+#define CAST_LOOP(name, S, D, EXPR) \
+static void name(const void *xv, void *yv, int64_t n) \
+{ \
+	const S *x = xv; \
+	D *y = yv; \
+	for (int64_t i = 0; i < n; i++) { \
+		S v = x[i]; \
+		y[i] = (D)(EXPR); \
+	} \
+}
+/* from an integer type S (bool as uint8_t) to each destination; W:
+ * double for int64 (the rounding twice), else S (exact in double) */
+#define CAST_FROM_INT(sn, S, W) \
+	CAST_LOOP(sn##_f32, S, float, (W)v) \
+	CAST_LOOP(sn##_f64, S, double, v) \
+	CAST_LOOP(sn##_i64, S, int64_t, v) \
+	CAST_LOOP(sn##_i32, S, int32_t, v) \
+	CAST_LOOP(sn##_i8, S, int8_t, v) \
+	CAST_LOOP(sn##_u8, S, uint8_t, v) \
+	CAST_LOOP(sn##_b, S, uint8_t, v != 0)
+#define CAST_FROM_FLOAT(sn, S) \
+	CAST_LOOP(sn##_i64, S, int64_t, trunc_f64(v)) \
+	CAST_LOOP(sn##_i32, S, int32_t, trunc_f64(v)) \
+	CAST_LOOP(sn##_i8, S, int8_t, trunc_f64(v)) \
+	CAST_LOOP(sn##_u8, S, uint8_t, trunc_f64(v)) \
+	CAST_LOOP(sn##_b, S, uint8_t, v != 0)
+CAST_FROM_INT(i64, int64_t, double)
+CAST_FROM_INT(i32, int32_t, int32_t)
+CAST_FROM_INT(i8, int8_t, int8_t)
+CAST_FROM_INT(u8, uint8_t, uint8_t)
+CAST_FROM_FLOAT(f32, float)
+CAST_FROM_FLOAT(f64, double)
+CAST_LOOP(f32_f64, float, double, v)
+CAST_LOOP(f64_f32, double, float, v)
+
+#define CAST_ROWS(sd, sn) \
+	{ sd, IR_DTYPE_FLOAT, sn##_f32 }, { sd, IR_DTYPE_DOUBLE, sn##_f64 }, \
+	{ sd, IR_DTYPE_INT64, sn##_i64 }, { sd, IR_DTYPE_INT32, sn##_i32 }, \
+	{ sd, IR_DTYPE_INT8, sn##_i8 }, { sd, IR_DTYPE_UINT8, sn##_u8 }, \
+	{ sd, IR_DTYPE_BOOL, sn##_b }
+
+static const struct cast_loop {
+	int s, d;
+	cast_loop_fn fn;
+} cast_loops[] = {
+	CAST_ROWS(IR_DTYPE_INT64, i64),
+	CAST_ROWS(IR_DTYPE_INT32, i32),
+	CAST_ROWS(IR_DTYPE_INT8, i8),
+	CAST_ROWS(IR_DTYPE_UINT8, u8),
+	CAST_ROWS(IR_DTYPE_BOOL, u8),
+	{ IR_DTYPE_FLOAT, IR_DTYPE_DOUBLE, f32_f64 },
+	{ IR_DTYPE_FLOAT, IR_DTYPE_INT64, f32_i64 },
+	{ IR_DTYPE_FLOAT, IR_DTYPE_INT32, f32_i32 },
+	{ IR_DTYPE_FLOAT, IR_DTYPE_INT8, f32_i8 },
+	{ IR_DTYPE_FLOAT, IR_DTYPE_UINT8, f32_u8 },
+	{ IR_DTYPE_FLOAT, IR_DTYPE_BOOL, f32_b },
+	{ IR_DTYPE_DOUBLE, IR_DTYPE_FLOAT, f64_f32 },
+	{ IR_DTYPE_DOUBLE, IR_DTYPE_INT64, f64_i64 },
+	{ IR_DTYPE_DOUBLE, IR_DTYPE_INT32, f64_i32 },
+	{ IR_DTYPE_DOUBLE, IR_DTYPE_INT8, f64_i8 },
+	{ IR_DTYPE_DOUBLE, IR_DTYPE_UINT8, f64_u8 },
+	{ IR_DTYPE_DOUBLE, IR_DTYPE_BOOL, f64_b },
+};
+
+/* The typed loop of (s, d), or NULL (same dtypes never come here). */
+static cast_loop_fn cast_loop_find(int s, int d)
+{
+	for (size_t i = 0; i < sizeof(cast_loops) / sizeof(cast_loops[0]); i++)
+		if (cast_loops[i].s == s && cast_loops[i].d == d)
+			return cast_loops[i].fn;
+	return NULL;
+}
+
 static void cast_range(void *arg, int64_t begin, int64_t end)
 {
 	const struct cjob *j = arg;
 	int s = j->x->dtype, d = j->y->dtype;
 	const void *xd = j->x->data;
 	void *yd = j->y->data;
+	size_t ss = rt_dtype_size(s), ds = rt_dtype_size(d);
 
-	if (s == IR_DTYPE_FLOAT && d == IR_DTYPE_FLOAT16) {
+	if (j->loop) {
+		j->loop((const char *)xd + (size_t)begin * ss, (char *)yd + (size_t)begin * ds,
+			end - begin);
+	} else if (s == IR_DTYPE_FLOAT && d == IR_DTYPE_FLOAT16) {
 		rt_float_to_half_n((const float *)xd + begin, (uint16_t *)yd + begin, end - begin);
 	} else if (s == IR_DTYPE_FLOAT16 && d == IR_DTYPE_FLOAT) {
 		rt_half_to_float_n((const uint16_t *)xd + begin, (float *)yd + begin, end - begin);
@@ -251,12 +345,6 @@ static void cast_range(void *arg, int64_t begin, int64_t end)
 	} else if (s == IR_DTYPE_BFLOAT16 && d == IR_DTYPE_FLOAT) {
 		for (int64_t i = begin; i < end; i++)
 			((float *)yd)[i] = rt_bf16_to_float(((const uint16_t *)xd)[i]);
-	} else if (s == IR_DTYPE_INT32 && d == IR_DTYPE_FLOAT) {
-		for (int64_t i = begin; i < end; i++)   /* ConvInteger's results */
-			((float *)yd)[i] = (float)((const int32_t *)xd)[i];
-	} else if (s == IR_DTYPE_FLOAT && d == IR_DTYPE_DOUBLE) {
-		for (int64_t i = begin; i < end; i++)
-			((double *)yd)[i] = ((const float *)xd)[i];
 	} else if (kel_is_narrow_float(d)) {
 		for (int64_t i = begin; i < end; i++)
 			store_narrow(d, yd, i, s, xd, j->saturate);
@@ -308,6 +396,7 @@ static int cast_to(struct rt_kctx *k, int to)
 	j.x = x;
 	j.y = y;
 	j.saturate = saturate;
+	j.loop = cast_loop_find(x->dtype, to);
 	rt_parallel_for(k, x->numel, 16384, cast_range, &j);
 	return 0;
 }

@@ -396,6 +396,11 @@ void knn_for_planes(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 int knn_pool2d_same_f32(struct rt_kctx *k, const struct knn_geom *g, int avg,
 			int include_pad, const float *x, float *y);
 
+/* float32 2-D max pooling of stride 1, undilated, with windows of 25
+ * taps or more, separably by doubling (k_pool_win.c): 1 done, 0 not
+ * applicable, or rt_oom(). */
+int knn_maxpool_win_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+			float *y);
 /* float32 2-D max (avg 0) or average pooling of planes of at most 4096
  * positions, sixteen planes at a time in AVX-512 (k_pool_cb.c): 1 done,
  * 0 not applicable, or rt_oom(). */

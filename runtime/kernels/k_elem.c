@@ -66,6 +66,11 @@ static void unary_range(void *arg, int64_t begin, int64_t end)
 		}
 		return;
 	}
+	if (dt == IR_DTYPE_BOOL && j->op->b8) {
+		j->op->b8((const uint8_t *)j->x->data + begin, (uint8_t *)j->y->data + begin,
+			  end - begin);
+		return;
+	}
 	if (dt == IR_DTYPE_DOUBLE && j->op->f64) {
 		j->op->f64((const double *)j->x->data + begin,
 			   (double *)j->y->data + begin, end - begin, j->p);
@@ -291,10 +296,17 @@ KEL_UNARY_INT(erf, (int64_t)erf((double)x))
 KEL_UNARY_INT(bnot, ~x)
 KEL_UNARY_INT(lnot, !x)
 
+/* Not on bool's bytes (the widening path: 2 ns an element) */
+static void lnot_b8(const uint8_t *x, uint8_t *y, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		y[i] = x[i] == 0;
+}
+
 #define FLOAT_OP(name) static const struct kel_unop op_##name = \
-	{ name##_f32, name##_f64, NULL, 0 }
+	{ name##_f32, name##_f64, NULL, 0, NULL }
 #define NUM_OP(name) static const struct kel_unop op_##name = \
-	{ name##_f32, name##_f64, name##_i64, 0 }
+	{ name##_f32, name##_f64, name##_i64, 0, NULL }
 #define KERNEL(name) static int k_##name(struct rt_kctx *k) \
 	{ return kel_unary(k, &op_##name, &no_par); }
 
@@ -313,7 +325,7 @@ static void exp_fast_f32(const float *x, float *y, int64_t n, const struct kel_p
 	if (!kel_exp512(x, y, n))
 		exp_f32(x, y, n, p);
 }
-static const struct kel_unop op_exp = { exp_fast_f32, exp_f64, NULL, 0 };
+static const struct kel_unop op_exp = { exp_fast_f32, exp_f64, NULL, 0, NULL };
 FLOAT_OP(log);
 /* Sin and Cos in a loop the compiler vectorizes (k_trig.c) */
 static void sin_fast_f32(const float *x, float *y, int64_t n, const struct kel_par *p)
@@ -326,8 +338,8 @@ static void cos_fast_f32(const float *x, float *y, int64_t n, const struct kel_p
 	(void)p;
 	kel_sincos_f32(x, y, n, 1);
 }
-static const struct kel_unop op_sin = { sin_fast_f32, sin_f64, NULL, 0 };
-static const struct kel_unop op_cos = { cos_fast_f32, cos_f64, NULL, 0 };
+static const struct kel_unop op_sin = { sin_fast_f32, sin_f64, NULL, 0, NULL };
+static const struct kel_unop op_cos = { cos_fast_f32, cos_f64, NULL, 0, NULL };
 FLOAT_OP(tan);
 FLOAT_OP(asin);
 FLOAT_OP(acos);
@@ -338,7 +350,7 @@ static void atan_fast_f32(const float *x, float *y, int64_t n, const struct kel_
 	if (!kel_atan512(x, y, n))
 		atan_f32(x, y, n, p);
 }
-static const struct kel_unop op_atan = { atan_fast_f32, atan_f64, NULL, 0 };
+static const struct kel_unop op_atan = { atan_fast_f32, atan_f64, NULL, 0, NULL };
 FLOAT_OP(sinh);
 FLOAT_OP(cosh);
 /* Tanh: sixteen at a time where the CPU has AVX-512 (k_act512.c, within
@@ -350,12 +362,12 @@ static void tanh_fast_f32(const float *x, float *y, int64_t n, const struct kel_
 	if (!kel_tanh512(x, y, n))
 		tanh_f32(x, y, n, p);
 }
-static const struct kel_unop op_tanh = { tanh_fast_f32, tanh_f64, NULL, 0 };
+static const struct kel_unop op_tanh = { tanh_fast_f32, tanh_f64, NULL, 0, NULL };
 FLOAT_OP(asinh);
 FLOAT_OP(acosh);
 FLOAT_OP(atanh);
 NUM_OP(erf);
-static const struct kel_unop op_bnot = { NULL, NULL, bnot_i64, 0 };
+static const struct kel_unop op_bnot = { NULL, NULL, bnot_i64, 0, NULL };
 
 KERNEL(abs)
 KERNEL(neg)
@@ -384,7 +396,7 @@ KERNEL(bnot)
 
 static int k_not(struct rt_kctx *k)
 {
-	static const struct kel_unop op = { NULL, NULL, lnot_i64, 1 };
+	static const struct kel_unop op = { NULL, NULL, lnot_i64, 1, lnot_b8 };
 	struct rt_value *x;
 	int rc;
 

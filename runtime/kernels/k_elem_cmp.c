@@ -16,27 +16,52 @@ struct cjob {
 	int mode;
 };
 
+/* One comparison OP over a run in C type T, each operand's step (0 or 1,
+ * all the engines give) a constant, so that the loops vectorize: the
+ * per-element path below ran Equal on 76800 floats at 0.7 ns an element.
+ * C's comparisons give the values the per-element path does: false on
+ * NaN, unsigned types compared unsigned. */
+#define CMP_RUN(OP, SA, SB) \
+	for (int64_t i = 0; i < len; i++) \
+		y[i] = (uint8_t)(a[i * (SA)] OP b[i * (SB)])
+#define CMP_STEPS(OP) do { \
+		if (sa && sb) \
+			CMP_RUN(OP, 1, 1); \
+		else if (sa) \
+			CMP_RUN(OP, 1, 0); \
+		else \
+			CMP_RUN(OP, 0, sb); \
+	} while (0)
+#define CMP_TYPED(T) do { \
+		const T *a = (const T *)j->a->data + off[0]; \
+		const T *b = (const T *)j->b->data + off[1]; \
+		switch (m) { \
+		case CMP_EQ: CMP_STEPS(==); break; \
+		case CMP_GT: CMP_STEPS(>); break; \
+		case CMP_GE: CMP_STEPS(>=); break; \
+		case CMP_LT: CMP_STEPS(<); break; \
+		default: CMP_STEPS(<=); break; \
+		} \
+		return; \
+	} while (0)
+
 static void cmp_run(void *arg, const int64_t *off, const int64_t *step,
 		    int64_t len)
 {
 	const struct cjob *j = arg;
 	int dt = j->a->dtype, m = j->mode;
 	int uns = rt_dtype_is_int(dt) && !rt_dtype_is_signed(dt);
+	int64_t sa = step[0], sb = step[1];
+	uint8_t *y = j->y + off[2];
 
-	if (dt == IR_DTYPE_FLOAT) {
-		const float *a = (const float *)j->a->data + off[0];
-		const float *b = (const float *)j->b->data + off[1];
-		int64_t sa = step[0], sb = step[1];
-		uint8_t *y = j->y + off[2];
-
-		/* C's comparisons are false on NaN, as wanted */
-		for (int64_t i = 0; i < len; i++) {
-			float x = a[i * sa], z = b[i * sb];
-
-			y[i] = (uint8_t)(m == CMP_EQ ? x == z : m == CMP_GT ? x > z :
-					 m == CMP_GE ? x >= z : m == CMP_LT ? x < z : x <= z);
-		}
-		return;
+	switch (dt) {
+	case IR_DTYPE_FLOAT: CMP_TYPED(float);
+	case IR_DTYPE_DOUBLE: CMP_TYPED(double);
+	case IR_DTYPE_INT64: CMP_TYPED(int64_t);
+	case IR_DTYPE_INT32: CMP_TYPED(int32_t);
+	case IR_DTYPE_INT8: CMP_TYPED(int8_t);
+	case IR_DTYPE_UINT8: case IR_DTYPE_BOOL: CMP_TYPED(uint8_t);
+	default: break;
 	}
 	for (int64_t i = 0; i < len; i++) {
 		int64_t ia = off[0] + i * step[0], ib = off[1] + i * step[1];
@@ -71,6 +96,9 @@ static void cmp_run(void *arg, const int64_t *off, const int64_t *step,
 					     m == CMP_LT ? lt : !gt);
 	}
 }
+#undef CMP_TYPED
+#undef CMP_STEPS
+#undef CMP_RUN
 
 static int compare(struct rt_kctx *k, int mode)
 {

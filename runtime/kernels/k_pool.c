@@ -358,10 +358,14 @@ static int pool_run(struct rt_kctx *k, enum pool_kind kind)
 		/* column stride 2 on rows of 24 or more: rows of sixteen-output
 		 * blocks beat the transposes of the sixteen-plane kernel (192
 		 * 56x56 planes 237 -> 195 us, 256 54x54 157 -> 85 us), which
-		 * wins on narrower rows (576 14x14: 46 against 91 us) */
+		 * wins on narrower rows (576 14x14: 46 against 91 us).  So
+		 * too of stride 1's large windows, by doubling (32 28x28 9x9:
+		 * 51 against 107 us; 256 14x14 5x5: 154 against 67) */
 		if ((rc = knn_pool3_s1_f32(k, &g, 0, 0, x->data, y->data)) != 0 ||
+		    (g.out[1] >= 24 && (rc = knn_maxpool_win_f32(k, &g, x->data, y->data)) != 0) ||
 		    (g.in[1] >= 24 && (rc = knn_max2d_s2_f32(k, &g, x->data, y->data)) != 0) ||
 		    (rc = knn_pool2d_cb_f32(k, &g, 0, 0, x->data, y->data)) != 0 ||
+		    (rc = knn_maxpool_win_f32(k, &g, x->data, y->data)) != 0 ||
 		    (rc = knn_pool2d_same_f32(k, &g, 0, 0, x->data, y->data)) != 0 ||
 		    (rc = knn_max2d_s2_f32(k, &g, x->data, y->data)) != 0)
 			return rc < 0 ? rc : 0;

@@ -621,7 +621,10 @@ void rt_qdq_mark(struct rt_session *s, struct rt_gplan *p)
 		    (p->nodes[i].qdq = rt_qdq_wo_at(s, p, i)) ||
 		    (p->nodes[i].qdq = rt_unit_padconv_at(s, p, i)))
 			p->n_qdq++;
-	if (!p->n_qdq || !(skip = calloc(3 * p->n_qdq + p->n_nodes, sizeof(*skip))))
+	/* each unit's skip[], chain nodes and Split outputs' QuantizeLinear
+	 * (qdq_wo.c's, qdq_table.c's), and the absorbed DequantizeLinear */
+	if (!p->n_qdq || !(skip = calloc((3 + 6 + RT_QDQ_MAX_OUT) * p->n_qdq + p->n_nodes,
+					 sizeof(*skip))))
 		return;
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		const struct rt_qdq *u = p->nodes[i].qdq;
@@ -632,6 +635,8 @@ void rt_qdq_mark(struct rt_session *s, struct rt_gplan *p)
 					skip[n_skip++] = u->skip[j];
 			for (size_t j = 0; j < u->n_chain_nodes; j++)
 				skip[n_skip++] = u->chain_nodes[j];
+			for (size_t j = 0; j < u->n_more; j++)
+				skip[n_skip++] = u->q_more[j]->node->index;
 		}
 		if (absorbed(p, &p->nodes[i]))
 			skip[n_skip++] = i;

@@ -25,12 +25,15 @@ int rt_qpair_make(struct rt_qpair *q, const char *op, const int dt[3], const flo
 void rt_qpair_run(const struct rt_qpair *q, const uint8_t *a, int64_t as, const uint8_t *b,
 		  int64_t bs, uint8_t *y, int64_t n);
 
+/* The most outputs of a unit (a Split's pieces, each quantized). */
+#define RT_QDQ_MAX_OUT 6
+
 struct rt_qdq {
 	struct ir_node node;                /* the unit's node: a copy of the
 					     * head's with its own inputs,
 					     * output and op */
 	struct ir_value **ins;
-	struct ir_value *outs[3];           /* node.n_outputs of them */
+	struct ir_value *outs[RT_QDQ_MAX_OUT];   /* node.n_outputs of them */
 	struct rt_nplan np;                 /* its plan */
 	size_t skip[3];                     /* QuantizeLinear, Relu, the
 					     * unary unit a derived one
@@ -42,6 +45,10 @@ struct rt_qdq {
 	const struct rt_nplan **dq;         /* per coded input, its
 					     * DequantizeLinear */
 	const struct rt_nplan *q;
+	/* a Split's outputs after the first: their QuantizeLinear (done
+	 * by the unit, skipped) */
+	const struct rt_nplan *q_more[RT_QDQ_MAX_OUT - 1];
+	size_t n_more;
 	int pool;                           /* a MaxPool (head) over codes */
 	int move;                           /* a move op (head) of codes */
 	const struct rt_qdq *inner;         /* derived: the unary unit whose

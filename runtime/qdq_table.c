@@ -42,9 +42,12 @@ static const char *const binary_ops[] = { "Add", "Sub", "Mul", "Div", "Max", "Mi
 
 /* Ops whose every output element is one element of their first input,
  * moved (whatever its dtype: their kernels move bytes), sorted; Resize
- * and Upsample only in mode nearest (move_ok). */
+ * and Upsample only in mode nearest (move_ok); Split of up to
+ * RT_QDQ_MAX_OUT outputs, each quantized on its own (a ShuffleNet's
+ * channel split, a CSP block's halves). */
 static const char *const move_ops[] = {
-	"Flatten", "Reshape", "Resize", "Slice", "Squeeze", "Transpose", "Unsqueeze", "Upsample",
+	"Flatten", "Reshape", "Resize", "Slice", "Split", "Squeeze", "Transpose", "Unsqueeze",
+	"Upsample",
 };
 
 /* The most inputs of a move op (Slice's five). */
@@ -87,7 +90,8 @@ static int kind_of(const struct rt_nplan *h)
 	const struct ir_node *n = h->node;
 	const char *op = ir_s(n->op_type);
 
-	if (!rt_default_domain(n) || n->n_outputs != 1 || !n->outputs[0])
+	if (!rt_default_domain(n) || !n->n_outputs || !n->outputs[0] ||
+	    (n->n_outputs != 1 && (strcmp(op, "Split") || n->n_outputs > RT_QDQ_MAX_OUT)))
 		return -1;
 	if (!strcmp(op, "Concat") && n->n_inputs >= 1)
 		return T_CAT;
@@ -194,7 +198,7 @@ fail:
 struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t i)
 {
 	struct rt_nplan *h = &p->nodes[i], *relu;
-	const struct ir_node *n = h->node, *q, *dq;
+	const struct ir_node *n = h->node, *q, *dq, *qo[RT_QDQ_MAX_OUT];
 	int kind = kind_of(h);
 	size_t m = n->n_inputs;
 	size_t n_extra = 0;
@@ -208,8 +212,16 @@ struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t 
 		m = 1;
 	}
 	if (kind < 0 || !h->kernel || h->fold != RT_FOLD_NONE || h->n_subs ||
-	    !(q = rt_qdq_q_out(s, p, n->outputs[0], &relu)) ||
-	    !(u = rt_qdq_unit_new(n, 3 * m + 2 + n_extra)))
+	    !(q = rt_qdq_q_out(s, p, n->outputs[0], &relu)))
+		return NULL;
+	/* a Split's other outputs, each read by a QuantizeLinear alone */
+	for (size_t o = 1; o < n->n_outputs; o++)
+		if (relu || !n->outputs[o] || !(qo[o] = rt_qdq_q_out(s, p, n->outputs[o], &relu)) ||
+		    relu)
+			return NULL;
+	/* inputs: the codes, DequantizeLinear's, QuantizeLinear's, the op's
+	 * other inputs, the other outputs' QuantizeLinear's (IN_QMORE) */
+	if (!(u = rt_qdq_unit_new(n, 3 * m + 2 + n_extra + 2 * (n->n_outputs - 1))))
 		return NULL;
 	if (!(u->dq = calloc(m, sizeof(*u->dq))))
 		goto fail;
@@ -226,6 +238,16 @@ struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t 
 	for (size_t j = 0; j < n_extra; j++)
 		u->ins[3 * m + 2 + j] = n->inputs[1 + j];
 	u->outs[0] = q->outputs[0];
+	for (size_t o = 1; o < n->n_outputs; o++) {
+		size_t at = 3 * m + 2 + n_extra + 2 * (o - 1);
+
+		u->ins[at] = qo[o]->inputs[1];
+		u->ins[at + 1] = qo[o]->inputs[2];
+		u->outs[o] = qo[o]->outputs[0];
+		u->q_more[o - 1] = &p->nodes[qo[o]->index];
+	}
+	u->n_more = n->n_outputs - 1;
+	u->node.n_outputs = n->n_outputs;
 	u->n_codes = m;
 	u->head = kind == T_CAT ? NULL : h;
 	u->pool = kind == T_POOL;
@@ -250,15 +272,16 @@ fail:
 	return NULL;
 }
 
-/* Run np's kernel on the tensors in[n_in] into *out (a new reference):
- * np's node, attributes and opset, none of its plan's extras (no Concat
- * region, cache, chain or input that dies); cl: it may store its result
- * channels last (layout_cl.c). */
-static int call_cl(struct rt_kctx *k, const struct rt_nplan *np, struct rt_value **in,
-		   size_t n_in, int cl, struct rt_value **out)
+/* Run np's kernel on the tensors in[n_in] into out[0 .. n_out - 1] (new
+ * references; n_out at most RT_QDQ_MAX_OUT): np's node, attributes and
+ * opset, none of its plan's extras (no Concat region, cache, chain or
+ * input that dies); cl: it may store its result channels last
+ * (layout_cl.c). */
+static int call_cl_n(struct rt_kctx *k, const struct rt_nplan *np, struct rt_value **in,
+		     size_t n_in, int cl, struct rt_value **out, size_t n_out)
 {
 	struct rt_nplan tmp = *np;
-	struct rt_value *outs[4] = { 0 };
+	struct rt_value *outs[RT_QDQ_MAX_OUT + 4] = { 0 };
 	struct rt_kctx c = *k;
 	int rc;
 
@@ -282,15 +305,21 @@ static int call_cl(struct rt_kctx *k, const struct rt_nplan *np, struct rt_value
 	c.epi = NULL;
 	c.lowp = 0;
 	rc = np->kernel->run(&c);
-	for (size_t i = 1; i < c.n_out; i++)
-		rt_value_unref(outs[i]);
-	if (rc >= 0 && (!outs[0] || outs[0]->kind != RT_TENSOR))
-		rc = rt_err(k, "%s gave no tensor", ir_s(np->node->op_type));
-	if (rc < 0)
-		rt_value_unref(outs[0]);
-	else
-		*out = outs[0];
+	for (size_t i = 0; rc >= 0 && i < n_out; i++)
+		if (!outs[i] || outs[i]->kind != RT_TENSOR)
+			rc = rt_err(k, "%s gave no tensor", ir_s(np->node->op_type));
+	for (size_t i = 0; i < c.n_out; i++)
+		if (rc >= 0 && i < n_out)
+			out[i] = outs[i];
+		else
+			rt_value_unref(outs[i]);
 	return rc;
+}
+
+static int call_cl(struct rt_kctx *k, const struct rt_nplan *np, struct rt_value **in,
+		   size_t n_in, int cl, struct rt_value **out)
+{
+	return call_cl_n(k, np, in, n_in, cl, out, 1);
 }
 
 static int call(struct rt_kctx *k, const struct rt_nplan *np, struct rt_value **in,
@@ -378,12 +407,22 @@ cleanup:
 	return rc < 0 ? rc : 0;
 }
 
+/* Where a move unit's output o's QuantizeLinear scale is among its
+ * inputs (its zero point next): the first's after the codes' and their
+ * DequantizeLinear's, a Split's others after the op's other inputs. */
+static size_t q_at(const struct rt_qdq *u, size_t o)
+{
+	return o ? 3 + 2 + (u->head->node->n_inputs - 1) + 2 * (o - 1) : 3;
+}
+
 static int make_table(struct rt_kctx *k, struct rt_qdq *u)
 {
 	/* a MaxPool's or a move's: QuantizeLinear(DequantizeLinear(code))
 	 * (run_pool, run_move) */
 	const struct rt_nplan *head = u->pool || u->move ? NULL : u->head;
-	size_t m = u->n_codes, n_tab = head ? 1 : m;
+	/* one table for the op, one per coded input of a Concat, one per
+	 * output of a move (a Split's each) */
+	size_t m = u->n_codes, n_tab = head ? 1 : u->move ? 1 + u->n_more : m;
 	int64_t n = head && m == 2 ? 65536 : 256;
 	struct rt_value *g = NULL, *f[2] = { 0 }, *r = NULL, *y = NULL, *qin[3];
 	uint8_t *tab = malloc((size_t)(n * (int64_t)n_tab));
@@ -397,7 +436,7 @@ static int make_table(struct rt_kctx *k, struct rt_qdq *u)
 		return rt_oom(k);
 	for (size_t t = 0; rc >= 0 && t < n_tab; t++) {
 		for (size_t j = 0; rc >= 0 && j < (head ? m : 1); j++) {
-			size_t in = head ? j : t;
+			size_t in = head ? j : u->move ? 0 : t;
 			struct rt_value *dqin[3] = { g, k->in[m + 2 * in], k->in[m + 2 * in + 1] };
 
 			if ((rc = grid(k, k->in[m + 2 * in + 1]->dtype, j, n, &g)) < 0)
@@ -412,9 +451,9 @@ static int make_table(struct rt_kctx *k, struct rt_qdq *u)
 		else if (rc >= 0)
 			r = rt_value_ref(f[0]);
 		qin[0] = r;
-		qin[1] = k->in[3 * m];
-		qin[2] = k->in[3 * m + 1];
-		if (rc >= 0 && (rc = call(k, u->q, qin, 3, &y)) >= 0) {
+		qin[1] = k->in[u->move ? q_at(u, t) : 3 * m];
+		qin[2] = k->in[(u->move ? q_at(u, t) : 3 * m) + 1];
+		if (rc >= 0 && (rc = call(k, u->move && t ? u->q_more[t - 1] : u->q, qin, 3, &y)) >= 0) {
 			if (y->numel != n || !is_q8(y))
 				rc = rt_err(k, "the table's QuantizeLinear gave %lld values",
 					    (long long)y->numel);
@@ -813,6 +852,42 @@ static int run_pool(struct rt_kctx *k, struct rt_qdq *u, int dt)
  * the codes (stored channels last where it reads them so: a Resize),
  * each then mapped by the table, or taken as it is where the table maps
  * each code to itself and the dtype stays. */
+/* A Split's pieces of the codes (in: the codes, plain, and the op's
+ * other inputs), each mapped through its output's table, or given as
+ * they are where that is the identity. */
+static int run_split(struct rt_kctx *k, struct rt_qdq *u, struct rt_value **in)
+{
+	const struct ir_node *n = u->head->node;
+	struct rt_value *r[RT_QDQ_MAX_OUT] = { 0 }, *y;
+	int sgn = k->in[0]->dtype == IR_DTYPE_INT8, rc;
+
+	if ((rc = call_cl_n(k, u->head, in, n->n_inputs, 0, r, n->n_outputs)) < 0)
+		return rc;
+	for (size_t o = 0; rc >= 0 && o < n->n_outputs; o++) {
+		const uint8_t *tab = u->table + 256 * o;
+		const struct rt_value *zp = k->in[q_at(u, o) + 1];
+		int same = is_q8(zp) && zp->dtype == k->in[0]->dtype;
+
+		if (!is_q8(zp)) {
+			rc = rt_err(k, "output %zu's zero point is not 8-bit", o);
+			break;
+		}
+		for (int c = 0; same && c < 256; c++)
+			same = tab[sgn ? c ^ 0x80 : c] == (uint8_t)c;
+		if (same) {
+			rc = rt_out_set(k, o, r[o]);
+			r[o] = NULL;
+		} else if ((y = rt_out_tensor(k, o, zp->dtype, r[o]->rank, r[o]->dims))) {
+			map_codes(r[o], 0, r[o]->numel, tab, y->data);
+		} else {
+			rc = IR_ENOMEM;
+		}
+	}
+	for (size_t o = 0; o < n->n_outputs; o++)
+		rt_value_unref(r[o]);
+	return rc;
+}
+
 static int run_move(struct rt_kctx *k, struct rt_qdq *u, int dt)
 {
 	const struct ir_node *n = u->head->node;
@@ -826,6 +901,8 @@ static int run_move(struct rt_kctx *k, struct rt_qdq *u, int dt)
 	in[0] = k->in[0];
 	for (size_t j = 1; j < n->n_inputs; j++)
 		in[j] = k->in[4 + j];
+	if (u->n_more)
+		return run_split(k, u, in);
 	if ((rc = call_cl(k, u->head, in, n->n_inputs, cl, &r)) < 0)
 		return rc;
 	if (!is_q8(r) || r->dtype != k->in[0]->dtype) {

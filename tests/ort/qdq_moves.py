@@ -1,6 +1,7 @@
 """qdq_moves.py OPMIG WORKDIR: static QDQ units that move 8-bit codes
 (runtime/qdq_table.c: DequantizeLinear -> a nearest Resize, Transpose,
-Reshape, Slice, Squeeze, Unsqueeze or Flatten -> QuantizeLinear) and the
+Reshape, Slice, Squeeze, Unsqueeze or Flatten -> QuantizeLinear; a Split
+whose every piece is quantized, in the last 20 cases) and the
 quantized SiLU (x * Sigmoid(x) of one DequantizeLinear, a table of x's
 codes), on seeded random chains.
 
@@ -45,7 +46,8 @@ from qdqlib import T, remap  # noqa: E402
 
 RNG = np.random.default_rng(2627)
 q8 = functools.partial(qdqlib.q8, RNG)
-N_CASES = 70
+N_FIRST = 70    # the cases drawn before Splits were
+N_CASES = 90
 COORDS = ("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
           "tf_half_pixel_for_nn")
 NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
@@ -189,6 +191,36 @@ class Case:
                        lambda a: a.reshape(out))
         return self.resize(v)
 
+    def split(self, v):
+        """A Split of v's dequantized codes into 2 to 4 pieces along an
+        axis (by a split input, or equal pieces without one), each piece
+        quantized on its own (the same scale or another); one piece
+        goes on, the others are graph outputs."""
+        shape = v["shape"]
+        ax = int(RNG.integers(0, len(shape)))
+        n = shape[ax]
+        if n < 2:
+            return v
+        parts = int(RNG.integers(2, min(4, n) + 1))
+        if n % parts == 0 and RNG.random() < 0.4:
+            cuts = [n // parts * i for i in range(1, parts)]
+            ins = [self.dq(v)]
+        else:
+            cuts = sorted(int(c) for c in RNG.choice(np.arange(1, n), parts - 1, replace=False))
+            sizes = np.diff([0] + cuts + [n]).astype(np.int64)
+            ins = [self.dq(v), self.init(sizes, "ss")]
+        names = [self.name("sp") for _ in range(parts)]
+        self.nodes.append(helper.make_node("Split", ins, names, axis=ax))
+        refs = np.split(v["ref"], cuts, axis=ax) if v["ref"] is not None else [None] * parts
+        pieces = []
+        for nm, ref in zip(names, refs):
+            sh = list(shape)
+            sh[ax] = int(np.diff([0] + cuts + [n])[len(pieces)])
+            pieces.append(self.q(nm, v, ref, sh, RNG.random() < 0.5))
+        go = int(RNG.integers(0, parts))
+        self.outs += [pc for i, pc in enumerate(pieces) if i != go]
+        return pieces[go]
+
     def silu(self, v, pow2=False):
         """x * Sigmoid(x) of one DequantizeLinear of v, as a quantizer
         writes it; the Sigmoid's codes a graph output at times."""
@@ -225,6 +257,10 @@ def make(k):
         v = c.conv(v)
     n = int(RNG.integers(1, 5))
     for i in range(n):
+        # the cases after the first N_FIRST: Splits too
+        if k >= N_FIRST and not cl and RNG.random() < 0.4:
+            v = c.split(v)
+            continue
         if RNG.random() < 0.25 and len(v["shape"]) >= 2:
             v = c.silu(v, tail and i == n - 1)
             continue

@@ -136,49 +136,81 @@ static int mcl_small(const struct knn_geom3 *g)
  * through all the window's taps: four vectors (eight in double) */
 #define MCL_CB 64
 
-/* mcl_rows_f32 in AVX-512 registers: a block of up to 64 channels of an
- * output position through all its taps before they are stored, the taps'
- * positions found once per position (the loop above loads and stores
- * the output at each tap: a ShuffleNet stem's 3x3 stride-2 pool of 24
- * channels at 112x112 took 0.20 ms against 0.07 for the plain layout's
- * kernel; a block of sixteen channels with the taps found again for
- * each, 0.46 ms for 192 channels 73x73 to 36x36 against onnxruntime's
- * 0.22).  KNN_MAXIN lane by lane (knn_fold512). */
+/* Vectors NV (a constant where inlined) of channels from xb + at[t] of
+ * the n taps, the last one's lanes last, folded into yo: the first tap
+ * as it is (KNN_MAXIN(-inf, x) is x), the others by knn_fold512. */
+__attribute__((target("avx512f"), always_inline))
+static inline void mcl_pos512(const float *xb, const int64_t *at, int n, float *yo, int nv,
+			      __mmask16 last)
+{
+	__m512 acc[MCL_CB / 16];
+
+	for (int q = 0; q < nv; q++)
+		acc[q] = n ? _mm512_maskz_loadu_ps(q == nv - 1 ? last : 0xffff, xb + at[0] + 16 * q) :
+		     _mm512_set1_ps(-INFINITY);
+	for (int t = 1; t < n; t++)
+		for (int q = 0; q < nv; q++)
+			acc[q] = knn_fold512(acc[q], _mm512_maskz_loadu_ps(q == nv - 1 ? last : 0xffff,
+									 xb + at[t] + 16 * q), 0);
+	for (int q = 0; q < nv; q++)
+		_mm512_mask_storeu_ps(yo + 16 * q, q == nv - 1 ? last : 0xffff, acc[q]);
+}
+
+/* mcl_rows_f32 in AVX-512 registers: the channels of an output position
+ * in blocks of 64 (four vectors, then one at a time) through all its
+ * taps before they are stored, in the window's order (the same values
+ * bit for bit).  The window's rows are found once per output row, its
+ * columns per position.  (The loop above loads and stores the output at
+ * each tap: a ShuffleNet stem's 3x3 stride-2 pool of 24 channels at
+ * 112x112 took 0.20 ms against 0.07 for the plain layout's kernel; a
+ * block of a variable count of vectors kept them on the stack: 2x2
+ * stride 2 of 64 channels at 240x320 1.95 ms against the plain layout's
+ * 0.91.) */
 __attribute__((target("avx512f")))
 static void mcl_rows_f32_512(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct mcl_job *j = ctx;
 	const struct knn_geom3 *g = &j->g;
 	const int64_t c = j->c, ow = g->out[2];
-	int64_t at[MCL_TAPS];
+	int64_t rows[MCL_TAPS], at[MCL_TAPS];
 
 	for (int64_t r = lo; r < hi; r++) {
 		int64_t z, a, xo = mcl_row(g, c, r, &z, &a);
 		const float *xb = (const float *)j->x + xo;
 		float *yr = (float *)j->y + r * ow * c;
+		int nr = 0;
 
-		for (int64_t o = 0; o < ow; o++) {
-			int n = mcl_window(g, c, z, a, o, at);
+		/* the window's rows inside the input, depth by row */
+		for (int64_t t = 0; t < g->k[0]; t++) {
+			int64_t dz = mcl_at(g, 0, z, t);
 
-			for (int64_t c0 = 0; c0 < c; c0 += MCL_CB) {
-				int nv = (int)((c - c0 < MCL_CB ? c - c0 : MCL_CB) + 15) / 16;
-				__m512 acc[MCL_CB / 16];
-				__mmask16 lanes[MCL_CB / 16];
+			for (int64_t u = 0; dz >= 0 && u < g->k[1]; u++) {
+				int64_t h = mcl_at(g, 1, a, u);
 
-				for (int q = 0; q < nv; q++) {
-					lanes[q] = knn_lanes16(c - c0 - 16 * q);
-					acc[q] = _mm512_set1_ps(-INFINITY);
-				}
-				for (int t = 0; t < n; t++) {
-					const float *xp = xb + at[t] + c0;
-
-					for (int q = 0; q < nv; q++)
-						acc[q] = knn_fold512(acc[q], _mm512_maskz_loadu_ps(lanes[q],
-								     xp + 16 * q), 0);
-				}
-				for (int q = 0; q < nv; q++)
-					_mm512_mask_storeu_ps(yr + o * c + c0 + 16 * q, lanes[q], acc[q]);
+				if (h >= 0)
+					rows[nr++] = (dz * g->in[1] + h) * g->in[2] * c;
 			}
+		}
+		for (int64_t o = 0; o < ow; o++) {
+			int64_t w0 = o * g->s[2] - g->pb[2];
+			float *yo = yr + o * c;
+			int n = 0, nw = 0;
+			int64_t cols[MCL_TAPS];
+			int64_t c0 = 0;
+
+			for (int64_t v = 0; v < g->k[2]; v++) {
+				int64_t w = w0 + v * g->d[2];
+
+				if (w >= 0 && w < g->in[2])
+					cols[nw++] = w * c;
+			}
+			for (int i = 0; i < nr; i++)
+				for (int v = 0; v < nw; v++)
+					at[n++] = rows[i] + cols[v];
+			for (; c0 + MCL_CB <= c; c0 += MCL_CB)
+				mcl_pos512(xb + c0, at, n, yo + c0, MCL_CB / 16, 0xffff);
+			for (; c0 < c; c0 += 16)
+				mcl_pos512(xb + c0, at, n, yo + c0, 1, knn_lanes16(c - c0));
 		}
 	}
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "runtime/kernels/k_conv_int.h"   /* struct knn_wcache */
 #include "runtime/kernels/k_elem_int.h"
@@ -215,7 +216,7 @@ static void vec_lstm(const struct rnn *s, const float *gx, const float *hr, cons
  * (OpenBLAS's gemv of R as it is took 16-19% longer over a speech
  * encoder's steps); the gemv where the CPU lacks AVX-512. */
 #define RPROD_SPLIT 65536.0   /* products a step worth two threads */
-#define RP_TILE_ROWS 3        /* rows rt_pgemm_k512_wide takes */
+#define RP_TILE_ROWS RT_PG_MR /* rows a tile of the micro-kernel takes */
 
 struct rprod {
 	float *pr, *prh;     /* packed R^T and Rh^T, or NULL */
@@ -289,31 +290,55 @@ struct rp_job {
 	const float *p, *a, *tile;   /* tile: a as the micro-kernel's A, or NULL */
 	float *c;
 	int64_t n, ldc;
-	int failed;
+	int back, failed;            /* back: the tile's panels from the last */
 };
+
+/* RT_PG_WIDE panels of packed R^T from panel p, of one to three rows */
+static void rp_wide(const struct rp_job *j, int64_t p)
+{
+	int64_t last = (p + RT_PG_WIDE - 1) * RT_PG_NR, hid = j->s->hid;
+
+	rt_pgemm_k512_wide((int)j->s->batch, (int)(j->n - last < RT_PG_NR ? j->n - last : RT_PG_NR),
+			   hid, j->tile, j->p + p * RT_PG_NR * hid, RT_PG_NR * hid,
+			   j->c + p * RT_PG_NR, j->ldc, 1, NULL);
+}
+
+/* Panel p of packed R^T */
+static void rp_one(const struct rp_job *j, int64_t p)
+{
+	int64_t hid = j->s->hid;
+
+	rt_pgemm_k512((int)j->s->batch, (int)(j->n - p * RT_PG_NR < RT_PG_NR ?
+					      j->n - p * RT_PG_NR : RT_PG_NR),
+		      hid, j->tile, j->p + p * RT_PG_NR * hid, j->c + p * RT_PG_NR, j->ldc, 1, NULL,
+		      0);
+}
 
 /* Panels [lo, hi) of packed R^T (their columns of c) */
 static void rp_panels(void *ctx, int64_t lo, int64_t hi)
 {
 	struct rp_job *j = ctx;
 	int64_t j0 = lo * RT_PG_NR, j1 = hi * RT_PG_NR < j->n ? hi * RT_PG_NR : j->n;
-	int64_t hid = j->s->hid, p = lo;
+	int64_t p = lo;
 
-	/* a few rows: straight to the micro-kernels, every step at once
-	 * (pgemm's loops cost a block's allocation and a tile's packing, its
-	 * unused rows zeroed, at every step: a tenth of a step's time) */
-	for (; j->tile && p + RT_PG_WIDE <= hi; p += RT_PG_WIDE) {
-		int64_t last = (p + RT_PG_WIDE - 1) * RT_PG_NR;
+	/* up to a tile's rows: straight to the micro-kernels, all of k at
+	 * once, one to three rows four panels at a time (pgemm's loops cost a
+	 * block's allocation and a tile's packing, its unused rows zeroed, at
+	 * every step: a tenth of a step's time; a batch-4 GRU of 128 0.65 ->
+	 * 0.59 ms) */
+	if (j->tile && j->back) {   /* from the last panel back */
+		int64_t q = hi;
 
-		rt_pgemm_k512_wide((int)j->s->batch, (int)(j->n - last < RT_PG_NR ? j->n - last :
-							    RT_PG_NR), hid, j->tile,
-				   j->p + p * RT_PG_NR * hid, RT_PG_NR * hid, j->c + p * RT_PG_NR,
-				   j->ldc, 1, NULL);
+		for (; j->s->batch <= 3 && q - RT_PG_WIDE >= lo; q -= RT_PG_WIDE)
+			rp_wide(j, q - RT_PG_WIDE);
+		for (; q > lo; q--)
+			rp_one(j, q - 1);
+		return;
 	}
+	for (; j->tile && j->s->batch <= 3 && p + RT_PG_WIDE <= hi; p += RT_PG_WIDE)
+		rp_wide(j, p);
 	for (; j->tile && p < hi; p++)
-		rt_pgemm_k512((int)j->s->batch, (int)(j->n - p * RT_PG_NR < RT_PG_NR ?
-						     j->n - p * RT_PG_NR : RT_PG_NR), hid, j->tile,
-			      j->p + p * RT_PG_NR * hid, j->c + p * RT_PG_NR, j->ldc, 1, NULL, 0);
+		rp_one(j, p);
 	if (j->tile)
 		return;
 
@@ -363,14 +388,45 @@ static const struct rpack *rpack_kept(struct rt_kctx *k, const struct rnn *s)
 	return q;
 }
 
+/* A core's L2 in bytes (1 MiB where the system does not say) */
+static int64_t l2_bytes(void)
+{
+	static int64_t l2;
+
+	if (!l2) {
+		long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+
+		l2 = v > 0 ? v : 1 << 20;
+	}
+	return l2;
+}
+
+/* Does a thread's share of the n columns of R^T outgrow its L2 (past
+ * three quarters of it)?  Then each step's product reads it from L3,
+ * where read in one order every step it leaves none of itself in L2 for
+ * the next; read from the last panel back every other step, the panels
+ * read last are still there (a batch-4 LSTM of 384, R 2.4 MB: 4.2 -> 3.5
+ * ms at one thread; an R of 1 MB, in L2: 5% slower, so not there).  Its
+ * share: all of it where a bidirectional node's directions run side by
+ * side (run_dirs), else its threads' part of a split product. */
+static int r_past_l2(struct rt_kctx *k, const struct rnn *s, int64_t n)
+{
+	int64_t bytes = (n + RT_PG_NR - 1) / RT_PG_NR * RT_PG_NR * s->hid * (int64_t)sizeof(float);
+	int split = rt_threads(k) > 1 && s->ndir == 1 && (double)s->batch * n * s->hid >= RPROD_SPLIT;
+
+	return bytes / (split ? rt_threads(k) : 1) > l2_bytes() / 4 * 3;
+}
+
 /* c (nb x n, ldc) = a (nb x hid) * rm^T, rm n x hid (packed in p when
  * not NULL); split over the session's threads from 64K products a step
  * (a 1024 x 256 R: two halves of 130 KMAC), below pgemm's own bound. */
 static int rprod_run(struct rt_kctx *k, const struct rnn *s, const float *p, const float *rm,
-		     int64_t n, const float *a, float *tile, float *c, int64_t ldc)
+		     int64_t n, const float *a, float *tile, int back, float *c, int64_t ldc)
 {
 	if (p) {
-		struct rp_job j = { s, p, a, NULL, c, n, ldc, 0 };
+		struct rp_job j = { s, p, a, NULL, c, n, ldc, 0, 0 };
+
+		j.back = back && r_past_l2(k, s, n);
 
 		if (s->batch <= RP_TILE_ROWS) {   /* A(i, st) at tile[st * RT_PG_MR + i] */
 			for (int64_t i = 0; i < s->batch; i++)
@@ -468,7 +524,7 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 				memset(gates + bi * gh, 0, (size_t)gh * sizeof(float));
 		}
 		/* hr = H R^T */
-		if (rprod_run(k, s, s->kept ? s->kept->d[d].pr : rp.pr, r, rn, h, tile, hr, gh) < 0) {
+		if (rprod_run(k, s, s->kept ? s->kept->d[d].pr : rp.pr, r, rn, h, tile, (int)(st & 1), hr, gh) < 0) {
 			rc = rt_oom(k);
 			goto cleanup;
 		}
@@ -534,7 +590,7 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 					for (int64_t j = 0; j < hid; j++)
 						cn[bi * hid + j] = gates[bi * gh + hid + j] * h[bi * hid + j];
 				if (rprod_run(k, s, s->kept ? s->kept->d[d].prh : rp.prh, rh, hid,
-					      cn, tile, hr + 2 * hid, gh) < 0) {
+					      cn, tile, (int)(st & 1), hr + 2 * hid, gh) < 0) {
 					rc = rt_oom(k);
 					goto cleanup;
 				}
@@ -713,6 +769,11 @@ static int dnnl_cell(struct rt_kctx *k, const struct rnn *s)
 	 * crnn_f16 3.59 -> 3.02 (more threads than two not measured here:
 	 * oneDNN's then) */
 	if (s->ndir == 2 && rt_threads(k) == 2)
+		return 0;
+	/* an R past a thread's L2: the own product's reads back and forth
+	 * (r_past_l2) beat oneDNN's, which read it in one order (a batch-4
+	 * LSTM of 384 at one thread: 4.2 -> 3.5 ms) */
+	if (rt_pgemm_ok() && r_past_l2(k, s, r_cols(s)))
 		return 0;
 	for (int d = 0; d < s->ndir; d++)
 		if (!default_cell(s, d))

@@ -1,17 +1,19 @@
 """rnn_paths_ort.py OPMIG WORKDIR: the LSTM and GRU kernels' paths that
 tests/ort/rnn_kernels_ort.py leaves out (runtime/kernels/k_rnn.c): the
 input projection on W packed for pgemm, per run (W a graph input) or kept
-from a node's second run with R's (float16 nodes then read neither W nor R
-again), the products of one to three rows straight to the micro-kernels
+from a node's second run with R's (float16 nodes then read neither W nor
+R again); the products of up to twelve rows straight to the micro-kernels
 (hidden sizes past 256 and not a multiple of 32: a panel group and a
-narrow last panel), a GRU without linear_before_reset (H R^T of z and r
-only), the default cells in one AVX-512 pass reading their gates in the
-projection, with sequence_lens (reverse and bidirectional), initial states
-or none, clip.  (onnxruntime takes no layout 1.)  Each seeded case runs in opmig at one thread
-(one run, and three: the last one's outputs) and at two (three runs) and
-in onnxruntime-node; every output must agree within 2e-5 (float32) or
-3e-3 (float16 outputs, rounded by both).  Prints one line per check;
-exits 1 on a failure."""
+narrow last panel; an R past the L2 read from its last panel back every
+other step, on a CPU whose L2 is 2 MiB or less); a GRU without
+linear_before_reset (H R^T of z and r only); the default LSTM cell in one
+AVX-512 pass reading its gates in the projection; sequence_lens (reverse
+and bidirectional), initial states or none, clip.  (onnxruntime takes no
+layout 1.)  Each seeded case runs in opmig at one thread (one run, and
+three: the last one's outputs) and at two (three runs) and in
+onnxruntime-node; every output must agree within 2e-5 (float32) or 3e-3
+(float16 outputs, rounded by both).  Prints one line per check; exits 1
+on a failure."""
 import os
 import subprocess
 import sys
@@ -40,6 +42,9 @@ CASES = [
     ("GRU", "bidirectional", 6, 3, 20, 264, {"linear_before_reset": 0}, {}),
     ("GRU", "bidirectional", 6, 1, 14, 48, {"linear_before_reset": 1}, {}),
     ("GRU", "forward", 7, 3, 40, 80, {"linear_before_reset": 0, "clip": 3.0}, {"f16": True}),
+    # R past three quarters of a 2 MiB L2: read back and forth (r_past_l2)
+    ("LSTM", "bidirectional", 5, 2, 12, 330, {}, {"lens": [5, 3]}),
+    ("GRU", "forward", 5, 1, 10, 400, {"linear_before_reset": 1}, {"states": True}),
 ]
 
 

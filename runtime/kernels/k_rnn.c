@@ -173,18 +173,6 @@ static inline __m512 sum512(const struct rnn *s, __m512 x, __m512 y)
 	return v;
 }
 
-/* g[j] = clip(g[j] + hr[j]) for n gates */
-__attribute__((target("avx512f")))
-static void vec_sum(const struct rnn *s, float *g, const float *hr, int64_t n)
-{
-	for (int64_t j = 0; j < n; j += 16) {
-		__mmask16 m = knn_lanes16(n - j);
-
-		_mm512_mask_storeu_ps(g + j, m, sum512(s, _mm512_maskz_loadu_ps(m, g + j),
-						     _mm512_maskz_loadu_ps(m, hr + j)));
-	}
-}
-
 /* One LSTM row: gates i, o, f, c of hid each, gx (the input's part) plus
  * hr (the hidden state's); its new cell state into cn and hidden state
  * into hn, sixteen units at a time in one pass (the same operations, so
@@ -207,6 +195,45 @@ static void vec_lstm(const struct rnn *s, const float *gx, const float *hr, cons
 
 		_mm512_mask_storeu_ps(cn + j, m, cv);
 		_mm512_mask_storeu_ps(hn + j, m, _mm512_mul_ps(knn_tanh512(cv), o));
+	}
+}
+
+/* A GRU row's z and r gates, sigmoid(clip(gx + hr)) of their 2 hid
+ * values, into zr */
+__attribute__((target("avx512f")))
+static void vec_gru_zr(const struct rnn *s, const float *gx, const float *hr, float *zr)
+{
+	for (int64_t j = 0; j < 2 * s->hid; j += 16) {
+		__mmask16 m = knn_lanes16(2 * s->hid - j);
+
+		_mm512_mask_storeu_ps(zr + j, m, knn_sigmoid512(sum512(s, _mm512_maskz_loadu_ps(m, gx + j),
+								      _mm512_maskz_loadu_ps(m, hr + j))));
+	}
+}
+
+/* A GRU row's new hidden state into hn: (1 - z) tanh(clip(pre)) + z h,
+ * pre = gx's h gate + r (hrh + rbh) with linear_before_reset (rbh NULL:
+ * + 0), else + hrh (the product of r . H); z and r in zr.  The operations
+ * of the scalar loop and tanh over the row before, so the same bits. */
+__attribute__((target("avx512f")))
+static void vec_gru_h(const struct rnn *s, const float *gx, const float *zr, const float *hrh,
+		      const float *rbh, const float *h, float *hn)
+{
+	int64_t hid = s->hid;
+
+	for (int64_t j = 0; j < hid; j += 16) {
+		__mmask16 m = knn_lanes16(hid - j);
+		__m512 z = _mm512_maskz_loadu_ps(m, zr + j), x = _mm512_maskz_loadu_ps(m, gx + 2 * hid + j);
+		__m512 hh = _mm512_maskz_loadu_ps(m, hrh + j), v;
+
+		if (s->lbr)
+			hh = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, zr + hid + j),
+					   _mm512_add_ps(hh, rbh ? _mm512_maskz_loadu_ps(m, rbh + j) :
+							       _mm512_setzero_ps()));
+		v = knn_tanh512(sum512(s, x, hh));
+		v = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), z), v),
+				  _mm512_mul_ps(z, _mm512_maskz_loadu_ps(m, h + j)));
+		_mm512_mask_storeu_ps(hn + j, m, v);
 	}
 }
 
@@ -482,6 +509,13 @@ cleanup:
 	return rc;
 }
 
+/* The time step a row bi of a direction (reverse when rev) is at in
+ * its step st (st below its length) */
+static inline int64_t step_t(const struct rnn *s, int rev, int64_t bi, int64_t st)
+{
+	return rev ? s->lens[bi] - 1 - st : st;
+}
+
 /* One direction d over the whole sequence. */
 static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 {
@@ -498,7 +532,7 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 	int rc = IR_ENOMEM;
 
 	if (!(xw = malloc((size_t)(rows * gh + 1) * sizeof(float))) ||
-	    !(gates = malloc((size_t)(nb * gh + 1) * sizeof(float))) ||
+	    !(gates = calloc((size_t)(nb * gh + 1), sizeof(float))) ||
 	    !(hr = malloc((size_t)(nb * gh + 1) * sizeof(float))) ||
 	    !(tile = calloc((size_t)(hid * RT_PG_MR + 1), sizeof(float))) ||
 	    !(h = calloc((size_t)(nb * hid + 1), sizeof(float))) ||
@@ -514,7 +548,7 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 	if (s->c0)
 		memcpy(c, s->c0 + d * nb * hid, (size_t)(nb * hid) * sizeof(float));
 	for (int64_t st = 0; st < s->seq; st++) {
-		for (int64_t bi = 0; bi < nb && !(vec && s->cell == CELL_LSTM); bi++) {
+		for (int64_t bi = 0; bi < nb && !vec; bi++) {   /* (vec: read in xw) */
 			int64_t t = rev ? s->lens[bi] - 1 - st : st;
 
 			if (st < s->lens[bi])
@@ -535,15 +569,12 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 			if (st >= s->lens[bi])
 				continue;
 			if (vec && s->cell == CELL_LSTM) {   /* its gates read in xw */
-				int64_t t = rev ? s->lens[bi] - 1 - st : st;
-
-				vec_lstm(s, xw + (t * nb + bi) * gh, hrb, cp, cn + bi * hid,
-					 hn + bi * hid);
+				vec_lstm(s, xw + (step_t(s, rev, bi, st) * nb + bi) * gh, hrb, cp,
+					 cn + bi * hid, hn + bi * hid);
 				continue;
 			}
-			if (vec) {   /* GRU: z and r */
-				vec_sum(s, gt, hrb, 2 * hid);
-				kel_sigmoid512(gt, gt, 2 * hid, 1.0f, 0);
+			if (vec) {   /* GRU: z and r into gt */
+				vec_gru_zr(s, xw + (step_t(s, rev, bi, st) * nb + bi) * gh, hrb, gt);
 				continue;
 			}
 			for (int64_t j = 0; j < hid; j++) {
@@ -600,6 +631,12 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 
 				if (st >= s->lens[bi])
 					continue;
+				if (vec) {
+					vec_gru_h(s, xw + (step_t(s, rev, bi, st) * nb + bi) * gh, gt,
+						  hrb + 2 * hid, s->lbr && b ? b + gh + 2 * hid : NULL,
+						  h + bi * hid, hn + bi * hid);
+					continue;
+				}
 				for (int64_t j = 0; j < hid; j++) {
 					float z = gt[j], rr = gt[hid + j], pre;
 
@@ -608,19 +645,8 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 									(b ? b[gh + 2 * hid + j] : 0));
 					else
 						pre = gt[2 * hid + j] + hrb[2 * hid + j];
-					if (vec) {   /* the tanh below, of the whole row */
-						hn[bi * hid + j] = clipped(s, pre);
-						continue;
-					}
 					hn[bi * hid + j] = (1 - z) * act_apply(ag, clipped(s, pre)) +
 							   z * h[bi * hid + j];
-				}
-				if (vec) {
-					float *o = hn + bi * hid;
-
-					kel_tanh512(o, o, hid);
-					for (int64_t j = 0; j < hid; j++)
-						o[j] = (1 - gt[j]) * o[j] + gt[j] * h[bi * hid + j];
 				}
 			}
 		}
@@ -774,6 +800,15 @@ static int dnnl_cell(struct rt_kctx *k, const struct rnn *s)
 	 * (r_past_l2) beat oneDNN's, which read it in one order (a batch-4
 	 * LSTM of 384 at one thread: 4.2 -> 3.5 ms) */
 	if (rt_pgemm_ok() && r_past_l2(k, s, r_cols(s)))
+		return 0;
+	/* one to three rows at one thread: the own products (four panels at
+	 * a time, straight to the micro-kernel) and one-pass cells beat
+	 * oneDNN's: a batch-1 LSTM of 256 1.26 -> 0.96 ms, a GRU of 256 0.88
+	 * -> 0.71, gru_bi's GRU (batch 2) 1.27 -> 1.22; not a GRU without
+	 * linear_before_reset (two products a step: 0.54 -> 0.60), nor four
+	 * rows and more (even) */
+	if (rt_threads(k) == 1 && rt_pgemm_ok() && s->batch <= 3 &&
+	    (s->cell == CELL_LSTM || s->lbr))
 		return 0;
 	for (int d = 0; d < s->ndir; d++)
 		if (!default_cell(s, d))

@@ -6,8 +6,9 @@ R again); the products of up to twelve rows straight to the micro-kernels
 (hidden sizes past 256 and not a multiple of 32: a panel group and a
 narrow last panel; an R past the L2 read from its last panel back every
 other step, on a CPU whose L2 is 2 MiB or less); a GRU without
-linear_before_reset (H R^T of z and r only); the default LSTM cell in one
-AVX-512 pass reading its gates in the projection; sequence_lens (reverse
+linear_before_reset (H R^T of z and r only); the default cells in
+AVX-512 passes reading their gates in the projection; one to three rows
+on the own cells and four on oneDNN's at one thread; sequence_lens (reverse
 and bidirectional), initial states or none, clip.  (onnxruntime takes no
 layout 1.)  Each seeded case runs in opmig at one thread (one run, and
 three: the last one's outputs) and at two (three runs) and in
@@ -42,6 +43,9 @@ CASES = [
     ("GRU", "bidirectional", 6, 3, 20, 264, {"linear_before_reset": 0}, {}),
     ("GRU", "bidirectional", 6, 1, 14, 48, {"linear_before_reset": 1}, {}),
     ("GRU", "forward", 7, 3, 40, 80, {"linear_before_reset": 0, "clip": 3.0}, {"f16": True}),
+    # four rows and more at one thread, from the second run: oneDNN's
+    ("LSTM", "forward", 6, 4, 16, 64, {}, {"states": True}),
+    ("GRU", "reverse", 6, 4, 16, 64, {"linear_before_reset": 1}, {}),
     # R past three quarters of a 2 MiB L2: read back and forth (r_past_l2)
     ("LSTM", "bidirectional", 5, 2, 12, 330, {}, {"lens": [5, 3]}),
     ("GRU", "forward", 5, 1, 10, 400, {"linear_before_reset": 1}, {"states": True}),

@@ -5,7 +5,9 @@
  * the input projection of every step in one product (W packed for pgemm,
  * kept for the session with R's from a node's second run, the biases its
  * column bias), then per step one product of the hidden state by R and the
- * cell's gate arithmetic (the default cells in AVX-512, one pass a row). */
+ * cell's gate arithmetic (the default cells in AVX-512, a pass or two a
+ * row); oneDNN's primitives instead where they were measured faster
+ * (dnnl_cell, k_rnn_dnnl.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

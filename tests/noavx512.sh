@@ -57,7 +57,7 @@ printf '#!/bin/sh\nexec %s %s "$@"\n' "$QEMU" "$OPMIG" >"$W/opmig"
 chmod +x "$W/opmig"
 # (t0947: the channels-last pools' C loops; t1242 and t1244: the gather
 # family's and Einsum's threaded loops without AVX-512)
-for t in ${NOAVX512_CLI:-t0900-run t0940-lowp t0942-int-ops t0944-quant-ref t0950-llm-ops t1000-validate t1213-rnn-kernels t1214-act-chain t0947-layout-cl t1242-scatter-props t1244-einsum-props}; do
+for t in ${NOAVX512_CLI:-t0900-run t0940-lowp t0942-int-ops t0944-quant-ref t0950-llm-ops t1000-validate t1213-rnn-kernels t1217-rnn-paths t1214-act-chain t0947-layout-cl t1242-scatter-props t1244-einsum-props}; do
 	t1=$(date +%s)
 	if OPMIG="$W/opmig" TOP="$(pwd)" sh "tests/cli/$t.sh" >"$W/cli.out" 2>&1; then
 		echo "ok   $t (emulated, $(($(date +%s) - t1)) s)"

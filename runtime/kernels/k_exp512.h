@@ -58,6 +58,36 @@ static inline __m512 knn_sigmoid512(__m512 t)
 	return _mm512_div_ps(_mm512_mask_mov_ps(one, neg, e), _mm512_add_ps(one, e));
 }
 
+/* tanh as Cephes' tanhf: x + x^3 P(x^2) below |x| 0.625, else
+ * 1 - 2 / (e^(2|x|) + 1) with e^(2|x|) = 1 / e^(-2|x|) (knn_exp512), the
+ * sign put back; within a few ulp of tanh in double (suite kelem checks
+ * it); +-inf give +-1, a NaN stays NaN.  (k_act512.c's Tanh, k_rnn.c's
+ * cells) */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 knn_tanh512(__m512 v)
+{
+	const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
+	__m512 a = _mm512_abs_ps(v);
+	__m512 z = _mm512_mul_ps(v, v), p = _mm512_set1_ps(-5.70498872745e-3f);
+	__m512 e = knn_exp512(_mm512_mul_ps(a, _mm512_set1_ps(-2.0f)));
+	/* 1 - 2 e / (1 + e) = 1 - 2 / (1/e + 1) */
+	__m512 big = _mm512_sub_ps(one, _mm512_div_ps(_mm512_mul_ps(two, e),
+						      _mm512_add_ps(one, e)));
+	__mmask16 small = _mm512_cmp_ps_mask(a, _mm512_set1_ps(0.625f), _CMP_LT_OQ);
+
+	p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(2.06390887954e-2f));
+	p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-5.37397155531e-2f));
+	p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(1.33314422036e-1f));
+	p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-3.33332819422e-1f));
+	p = _mm512_fmadd_ps(_mm512_mul_ps(p, z), a, a);
+	/* both carry |x|'s result: give it x's sign (-0 stays -0, a NaN
+	 * stays NaN) */
+	p = _mm512_mask_mov_ps(big, small, p);
+	return _mm512_castsi512_ps(_mm512_or_si512(
+		_mm512_castps_si512(p),
+		_mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(INT32_MIN))));
+}
+
 /* The lanes of a vector holding the next `left` values */
 static inline __mmask16 knn_lanes16(int64_t left)
 {

@@ -2,15 +2,21 @@
  * LSTM (peepholes, input_forget), every version: forward, reverse and
  * bidirectional, sequence_lens, initial states, layout, clip and the
  * activations list with its alpha/beta values.  One driver runs all three:
- * the input projection of every step in one sgemm, then per step one sgemm
- * of the hidden state by R and the cell's gate arithmetic. */
+ * the input projection of every step in one product (W packed for pgemm,
+ * kept for the session with R's from a node's second run, the biases its
+ * column bias), then per step one product of the hidden state by R and the
+ * cell's gate arithmetic (the default cells in AVX-512, a pass or two a
+ * row); oneDNN's primitives instead where they were measured faster
+ * (dnnl_cell, k_rnn_dnnl.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "runtime/kernels/k_conv_int.h"   /* struct knn_wcache */
 #include "runtime/kernels/k_elem_int.h"
+#include "runtime/kernels/k_exp512.h"
 #include "runtime/kernels/k_nq.h"
 #include "runtime/kernels/k_rnn_dnnl.h"
 #include "runtime/kernels/pgemm.h"   /* rt_cpu_avx512f */
@@ -155,29 +161,82 @@ static int vec_cell(const struct rnn *s, int d)
 	return rt_cpu_avx512f() && default_cell(s, d);
 }
 
-/* g[j] = clip(g[j] + hr[j]) for n gates */
-static void vec_sum(const struct rnn *s, float *g, const float *hr, int64_t n)
+/* clip(x + y) of sixteen lanes (no clip: x + y) */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 sum512(const struct rnn *s, __m512 x, __m512 y)
 {
-	for (int64_t j = 0; j < n; j++)
-		g[j] = clipped(s, g[j] + hr[j]);
+	__m512 v = _mm512_add_ps(x, y);
+
+	/* (max and min give their second operand where one is NaN: a NaN
+	 * sum stays NaN, as in clipped) */
+	if (s->has_clip)
+		v = _mm512_min_ps(_mm512_set1_ps(s->clip),
+				  _mm512_max_ps(_mm512_set1_ps(-s->clip), v));
+	return v;
 }
 
-/* One LSTM row (gates i, o, f, c of hid each in gt): its new cell state
- * into cn and hidden state into hn. */
-static void vec_lstm(const struct rnn *s, float *gt, const float *hr, const float *c,
+/* One LSTM row: gates i, o, f, c of hid each, gx (the input's part) plus
+ * hr (the hidden state's); its new cell state into cn and hidden state
+ * into hn, sixteen units at a time in one pass (the same operations, so
+ * the same bits, as sigmoid and tanh over each gate's span: k_act512.c) */
+__attribute__((target("avx512f")))
+static void vec_lstm(const struct rnn *s, const float *gx, const float *hr, const float *c,
 		     float *cn, float *hn)
 {
 	int64_t hid = s->hid;
-	const float *i = gt, *o = gt + hid, *f = gt + 2 * hid;
 
-	vec_sum(s, gt, hr, 4 * hid);
-	kel_sigmoid512(gt, gt, 3 * hid, 1.0f, 0);
-	kel_tanh512(gt + 3 * hid, gt + 3 * hid, hid);
-	for (int64_t j = 0; j < hid; j++)
-		hn[j] = cn[j] = f[j] * c[j] + i[j] * gt[3 * hid + j];
-	kel_tanh512(hn, hn, hid);
-	for (int64_t j = 0; j < hid; j++)
-		hn[j] *= o[j];
+	for (int64_t j = 0; j < hid; j += 16) {
+		__mmask16 m = knn_lanes16(hid - j);
+#define GATE(q) sum512(s, _mm512_maskz_loadu_ps(m, gx + (q) * hid + j), \
+		       _mm512_maskz_loadu_ps(m, hr + (q) * hid + j))
+		__m512 i = knn_sigmoid512(GATE(0)), o = knn_sigmoid512(GATE(1));
+		__m512 f = knn_sigmoid512(GATE(2)), g = knn_tanh512(GATE(3));
+#undef GATE
+		__m512 cv = _mm512_add_ps(_mm512_mul_ps(f, _mm512_maskz_loadu_ps(m, c + j)),
+					  _mm512_mul_ps(i, g));
+
+		_mm512_mask_storeu_ps(cn + j, m, cv);
+		_mm512_mask_storeu_ps(hn + j, m, _mm512_mul_ps(knn_tanh512(cv), o));
+	}
+}
+
+/* A GRU row's z and r gates, sigmoid(clip(gx + hr)) of their 2 hid
+ * values, into zr */
+__attribute__((target("avx512f")))
+static void vec_gru_zr(const struct rnn *s, const float *gx, const float *hr, float *zr)
+{
+	for (int64_t j = 0; j < 2 * s->hid; j += 16) {
+		__mmask16 m = knn_lanes16(2 * s->hid - j);
+
+		_mm512_mask_storeu_ps(zr + j, m, knn_sigmoid512(sum512(s, _mm512_maskz_loadu_ps(m, gx + j),
+								      _mm512_maskz_loadu_ps(m, hr + j))));
+	}
+}
+
+/* A GRU row's new hidden state into hn: (1 - z) tanh(clip(pre)) + z h,
+ * pre = gx's h gate + r (hrh + rbh) with linear_before_reset (rbh NULL:
+ * + 0), else + hrh (the product of r . H); z and r in zr.  The operations
+ * of the scalar loop and tanh over the row before, so the same bits. */
+__attribute__((target("avx512f")))
+static void vec_gru_h(const struct rnn *s, const float *gx, const float *zr, const float *hrh,
+		      const float *rbh, const float *h, float *hn)
+{
+	int64_t hid = s->hid;
+
+	for (int64_t j = 0; j < hid; j += 16) {
+		__mmask16 m = knn_lanes16(hid - j);
+		__m512 z = _mm512_maskz_loadu_ps(m, zr + j), x = _mm512_maskz_loadu_ps(m, gx + 2 * hid + j);
+		__m512 hh = _mm512_maskz_loadu_ps(m, hrh + j), v;
+
+		if (s->lbr)
+			hh = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, zr + hid + j),
+					   _mm512_add_ps(hh, rbh ? _mm512_maskz_loadu_ps(m, rbh + j) :
+							       _mm512_setzero_ps()));
+		v = knn_tanh512(sum512(s, x, hh));
+		v = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), z), v),
+				  _mm512_mul_ps(z, _mm512_maskz_loadu_ps(m, h + j)));
+		_mm512_mask_storeu_ps(hn + j, m, v);
+	}
 }
 
 /* The products by R (and GRU's Rh) of a batch of rows: OpenBLAS would
@@ -186,19 +245,30 @@ static void vec_lstm(const struct rnn *s, float *gt, const float *hr, const floa
  * (OpenBLAS's gemv of R as it is took 16-19% longer over a speech
  * encoder's steps); the gemv where the CPU lacks AVX-512. */
 #define RPROD_SPLIT 65536.0   /* products a step worth two threads */
+#define RP_TILE_ROWS RT_PG_MR /* rows a tile of the micro-kernel takes */
 
 struct rprod {
 	float *pr, *prh;     /* packed R^T and Rh^T, or NULL */
+	float *pw;           /* packed W^T (the input projection), or NULL */
 };
 
-/* Every direction's rprod of a constant R, kept in the node's cache from
- * its second run (a new 2.4 MB block a run for a 384-wide LSTM came as
- * fresh pages: 10% of a batch-4 model's time in the kernel's page
- * clearing) */
+/* Columns of the product by R: a GRU without linear_before_reset takes
+ * its h gate's by (r . H) Rh^T, so only z and r come from H R^T. */
+static int64_t r_cols(const struct rnn *s)
+{
+	return s->cell == CELL_GRU && !s->lbr ? 2 * s->hid : s->g * s->hid;
+}
+
+/* Every direction's rprod of a constant R (and W, when constant too),
+ * kept in the node's cache from its second run (a new 2.4 MB block a run
+ * for a 384-wide LSTM came as fresh pages: 10% of a batch-4 model's time
+ * in the kernel's page clearing; OpenBLAS packed W again at every run: 4%
+ * of a two-layer LSTM's, and a float16 node's W and R converted each run
+ * are not needed at all once packed) */
 struct rpack {
 	struct knn_wcache h;   /* KNN_WC_RPACK (the node's cache may hold k_rnn_dnnl.c's) */
-	int64_t ndir, g, hid;
-	int lbr;
+	int64_t ndir, g, hid, in;
+	int lbr, has_w;        /* has_w: every direction's pw made */
 	struct rprod d[2];
 };
 
@@ -209,53 +279,109 @@ static void rpack_free(void *p)
 	for (int d = 0; q && d < 2; d++) {
 		free(q->d[d].pr);
 		free(q->d[d].prh);
+		free(q->d[d].pw);
 	}
 	free(q);
 }
 
-/* rm (n x hid)^T packed into a new 64-byte aligned block (the kernel's
+/* rm (n x kd)^T packed into a new 64-byte aligned block (the kernel's
  * loads), or NULL */
-static float *packed_t(const float *rm, int64_t n, int64_t hid)
+static float *packed_t(const float *rm, int64_t n, int64_t kd)
 {
-	size_t len = (size_t)rt_pgemm_packed_len(hid, n) * sizeof(float);
+	size_t len = (size_t)rt_pgemm_packed_len(kd, n) * sizeof(float);
 	float *p = aligned_alloc(64, (len + 127) / 64 * 64);   /* a multiple of 64 */
 
 	if (p)
-		rt_pgemm_pack(rm, 1, hid, hid, n, p);
+		rt_pgemm_pack(rm, 1, kd, kd, n, p);
 	return p;
 }
 
-static int rprod_init(const struct rnn *s, const float *r, struct rprod *q)
+/* Direction d's packs of R (and of W when w is not NULL) into q: 0, or -1
+ * when memory ran out; nothing packed where pgemm does not run. */
+static int rprod_init(const struct rnn *s, const float *r, const float *w, struct rprod *q)
 {
-	int64_t gh = s->g * s->hid, hid = s->hid;
+	int64_t hid = s->hid;
 
-	q->pr = q->prh = NULL;
+	q->pr = q->prh = q->pw = NULL;
 	if (!rt_pgemm_ok())
 		return 0;
-	if (!(q->pr = packed_t(r, gh, hid)))
+	if (!(q->pr = packed_t(r, r_cols(s), hid)))
 		return -1;
 	if (s->cell == CELL_GRU && !s->lbr && !(q->prh = packed_t(r + 2 * hid * hid, hid, hid)))
+		return -1;
+	if (w && !(q->pw = packed_t(w, s->g * hid, s->in)))
 		return -1;
 	return 0;
 }
 
 struct rp_job {
 	const struct rnn *s;
-	const float *p, *a;
+	const float *p, *a, *tile;   /* tile: a as the micro-kernel's A, or NULL */
 	float *c;
 	int64_t n, ldc;
-	int failed;
+	int back, failed;            /* back: the tile's panels from the last */
 };
+
+/* RT_PG_WIDE panels of packed R^T from panel p, of one to three rows */
+static void rp_wide(const struct rp_job *j, int64_t p)
+{
+	int64_t last = (p + RT_PG_WIDE - 1) * RT_PG_NR, hid = j->s->hid;
+
+	rt_pgemm_k512_wide((int)j->s->batch, (int)(j->n - last < RT_PG_NR ? j->n - last : RT_PG_NR),
+			   hid, j->tile, j->p + p * RT_PG_NR * hid, RT_PG_NR * hid,
+			   j->c + p * RT_PG_NR, j->ldc, 1, NULL);
+}
+
+/* Panel p of packed R^T */
+static void rp_one(const struct rp_job *j, int64_t p)
+{
+	int64_t hid = j->s->hid;
+
+	rt_pgemm_k512((int)j->s->batch, (int)(j->n - p * RT_PG_NR < RT_PG_NR ?
+					      j->n - p * RT_PG_NR : RT_PG_NR),
+		      hid, j->tile, j->p + p * RT_PG_NR * hid, j->c + p * RT_PG_NR, j->ldc, 1, NULL,
+		      0);
+}
 
 /* Panels [lo, hi) of packed R^T (their columns of c) */
 static void rp_panels(void *ctx, int64_t lo, int64_t hi)
 {
 	struct rp_job *j = ctx;
 	int64_t j0 = lo * RT_PG_NR, j1 = hi * RT_PG_NR < j->n ? hi * RT_PG_NR : j->n;
+	int64_t p = lo;
+
+	/* up to a tile's rows: straight to the micro-kernels, all of k at
+	 * once, one to three rows four panels at a time (pgemm's loops cost a
+	 * block's allocation and a tile's packing, its unused rows zeroed, at
+	 * every step: a tenth of a step's time; a batch-4 GRU of 128 0.65 ->
+	 * 0.59 ms) */
+	if (j->tile && j->back) {   /* from the last panel back */
+		int64_t q = hi;
+
+		for (; j->s->batch <= 3 && q - RT_PG_WIDE >= lo; q -= RT_PG_WIDE)
+			rp_wide(j, q - RT_PG_WIDE);
+		for (; q > lo; q--)
+			rp_one(j, q - 1);
+		return;
+	}
+	for (; j->tile && j->s->batch <= 3 && p + RT_PG_WIDE <= hi; p += RT_PG_WIDE)
+		rp_wide(j, p);
+	for (; j->tile && p < hi; p++)
+		rp_one(j, p);
+	if (j->tile)
+		return;
 
 	if (rt_pgemm_run_rows(NULL, j->s->batch, j1 - j0, j->s->hid, j->a, j->s->hid,
 			      j->p + j0 * j->s->hid, NULL, j->c + j0, j->ldc) < 0)
 		j->failed = 1;
+}
+
+/* Are q's packs those of s's shapes?  (W, R and B are the node's
+ * constants: the same values every run) */
+static int rpack_fits(const struct rpack *q, const struct rnn *s)
+{
+	return q->h.kind == KNN_WC_RPACK && q->ndir == s->ndir && q->g == s->g &&
+	       q->hid == s->hid && q->in == s->in && q->lbr == s->lbr;
 }
 
 /* The node's kept packs of R when they fit s (NULL else), made now when
@@ -263,22 +389,24 @@ static void rp_panels(void *ctx, int64_t lo, int64_t hi)
 static const struct rpack *rpack_kept(struct rt_kctx *k, const struct rnn *s)
 {
 	struct rpack *q = rt_node_cache(k);
-	int64_t bytes = 0;
+	int64_t bytes = 0, gh = s->g * s->hid;
+	int has_w = rt_in_const(k, 1);
 
 	if (q)
-		return q->h.kind == KNN_WC_RPACK && q->ndir == s->ndir && q->g == s->g &&
-		       q->hid == s->hid && q->lbr == s->lbr ? q : NULL;
+		return rpack_fits(q, s) ? q : NULL;
 	if (!rt_pgemm_ok() || !rt_in_const(k, 2))
 		return NULL;
-	bytes = s->ndir * (rt_pgemm_packed_len(s->hid, s->g * s->hid) +
-			   (s->cell == CELL_GRU && !s->lbr ? rt_pgemm_packed_len(s->hid, s->hid) : 0)) *
+	bytes = s->ndir * (rt_pgemm_packed_len(s->hid, r_cols(s)) +
+			   (s->cell == CELL_GRU && !s->lbr ? rt_pgemm_packed_len(s->hid, s->hid) : 0) +
+			   (has_w ? rt_pgemm_packed_len(s->in, gh) : 0)) *
 		(int64_t)sizeof(float);
 	if (!rt_node_cache_worth(k, bytes) || !(q = calloc(1, sizeof(*q))))
 		return NULL;
-	*q = (struct rpack){ { KNN_WC_RPACK, NULL }, s->ndir, s->g, s->hid, s->lbr,
-			     { { NULL, NULL }, { NULL, NULL } } };
+	*q = (struct rpack){ { KNN_WC_RPACK, NULL }, s->ndir, s->g, s->hid, s->in, s->lbr, has_w,
+			     { { NULL, NULL, NULL }, { NULL, NULL, NULL } } };
 	for (int d = 0; d < s->ndir; d++)
-		if (rprod_init(s, s->r + d * s->g * s->hid * s->hid, &q->d[d]) < 0 || !q->d[d].pr) {
+		if (rprod_init(s, s->r + d * gh * s->hid, has_w ? s->w + d * gh * s->in : NULL,
+			       &q->d[d]) < 0 || !q->d[d].pr) {
 			rpack_free(q);
 			return NULL;
 		}
@@ -289,14 +417,52 @@ static const struct rpack *rpack_kept(struct rt_kctx *k, const struct rnn *s)
 	return q;
 }
 
+/* A core's L2 in bytes (1 MiB where the system does not say) */
+static int64_t l2_bytes(void)
+{
+	static int64_t l2;
+
+	if (!l2) {
+		long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+
+		l2 = v > 0 ? v : 1 << 20;
+	}
+	return l2;
+}
+
+/* Does a thread's share of the n columns of R^T outgrow its L2 (past
+ * three quarters of it)?  Then each step's product reads it from L3,
+ * where read in one order every step it leaves none of itself in L2 for
+ * the next; read from the last panel back every other step, the panels
+ * read last are still there (a batch-4 LSTM of 384, R 2.4 MB: 4.2 -> 3.5
+ * ms at one thread; an R of 1 MB, in L2: 5% slower, so not there).  Its
+ * share: all of it where a bidirectional node's directions run side by
+ * side (run_dirs), else its threads' part of a split product. */
+static int r_past_l2(struct rt_kctx *k, const struct rnn *s, int64_t n)
+{
+	int64_t bytes = (n + RT_PG_NR - 1) / RT_PG_NR * RT_PG_NR * s->hid * (int64_t)sizeof(float);
+	int split = rt_threads(k) > 1 && s->ndir == 1 && (double)s->batch * n * s->hid >= RPROD_SPLIT;
+
+	return bytes / (split ? rt_threads(k) : 1) > l2_bytes() / 4 * 3;
+}
+
 /* c (nb x n, ldc) = a (nb x hid) * rm^T, rm n x hid (packed in p when
  * not NULL); split over the session's threads from 64K products a step
  * (a 1024 x 256 R: two halves of 130 KMAC), below pgemm's own bound. */
 static int rprod_run(struct rt_kctx *k, const struct rnn *s, const float *p, const float *rm,
-		     int64_t n, const float *a, float *c, int64_t ldc)
+		     int64_t n, const float *a, float *tile, int back, float *c, int64_t ldc)
 {
 	if (p) {
-		struct rp_job j = { s, p, a, c, n, ldc, 0 };
+		struct rp_job j = { s, p, a, NULL, c, n, ldc, 0, 0 };
+
+		j.back = back && r_past_l2(k, s, n);
+
+		if (s->batch <= RP_TILE_ROWS) {   /* A(i, st) at tile[st * RT_PG_MR + i] */
+			for (int64_t i = 0; i < s->batch; i++)
+				for (int64_t st = 0; st < s->hid; st++)
+					tile[st * RT_PG_MR + i] = a[i * s->hid + st];
+			j.tile = tile;
+		}
 
 		if (rt_threads(k) > 1 && (double)s->batch * n * s->hid >= RPROD_SPLIT)
 			rt_parallel_for(k, (n + RT_PG_NR - 1) / RT_PG_NR, 1, rp_panels, &j);
@@ -309,44 +475,82 @@ static int rprod_run(struct rt_kctx *k, const struct rnn *s, const float *p, con
 	return 0;
 }
 
+/* xw (seq*batch x gh) = X W^T + Wb + Rb of direction d (a GRU with
+ * linear_before_reset: Rbh not in it) on pgemm, W packed as kept or for
+ * this run: 0, or -1 when memory ran out.  Split over the session's
+ * threads unless each direction runs on its own (run_dirs). */
+static int project(struct rt_kctx *k, const struct rnn *s, int d, float *xw)
+{
+	int64_t gh = s->g * s->hid, rows = s->seq * s->batch;
+	const float *w = s->w ? s->w + d * gh * s->in : NULL;
+	const float *b = s->b ? s->b + d * 2 * gh : NULL, *pw = s->kept ? s->kept->d[d].pw : NULL;
+	float *bias = NULL, *own = NULL;
+	int rc = -1;
+
+	if (b) {
+		if (!(bias = malloc((size_t)gh * sizeof(float))))
+			goto cleanup;
+		for (int64_t j = 0; j < gh; j++)
+			bias[j] = b[j] + (s->cell == CELL_GRU && s->lbr && j >= 2 * s->hid ? 0 : b[gh + j]);
+	}
+	if (!pw && rt_pgemm_ok() && !(pw = own = packed_t(w, gh, s->in)))
+		goto cleanup;
+	if (pw) {
+		if (rt_pgemm_run_rows(k, rows, gh, s->in, s->x, s->in, pw, bias, xw, gh) < 0)
+			goto cleanup;
+	} else {
+		rt_gemm_f32(0, 1, rows, gh, s->in, 1.0f, s->x, s->in, w, s->in, 0.0f, xw, gh);
+		for (int64_t i = 0; bias && i < rows; i++)
+			for (int64_t j = 0; j < gh; j++)
+				xw[i * gh + j] += bias[j];
+	}
+	rc = 0;
+cleanup:
+	free(bias);
+	free(own);
+	return rc;
+}
+
+/* The time step a row bi of a direction (reverse when rev) is at in
+ * its step st (st below its length) */
+static inline int64_t step_t(const struct rnn *s, int rev, int64_t bi, int64_t st)
+{
+	return rev ? s->lens[bi] - 1 - st : st;
+}
+
 /* One direction d over the whole sequence. */
 static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 {
-	int64_t gh = s->g * s->hid, nb = s->batch, hid = s->hid;
-	const float *w = s->w + d * gh * s->in, *r = s->r + d * gh * hid;
+	int64_t gh = s->g * s->hid, nb = s->batch, hid = s->hid, rn = r_cols(s);
+	const float *r = s->r ? s->r + d * gh * hid : NULL;
 	const float *b = s->b ? s->b + d * 2 * gh : NULL;
 	const float *p = s->p ? s->p + d * 3 * hid : NULL;
 	const struct act *af = &s->act[d][0], *ag = &s->act[d][1], *ah = &s->act[d][2];
 	int rev = s->ndir == 2 ? d == 1 : s->reverse, vec = vec_cell(s, d);
 	float *xw = NULL, *gates = NULL, *hr = NULL, *h = NULL, *c = NULL, *hn = NULL, *cn = NULL;
-	struct rprod rp = { NULL, NULL };
+	float *tile = NULL;
+	struct rprod rp = { NULL, NULL, NULL };
 	int64_t rows = s->seq * nb;
 	int rc = IR_ENOMEM;
 
 	if (!(xw = malloc((size_t)(rows * gh + 1) * sizeof(float))) ||
-	    !(gates = malloc((size_t)(nb * gh + 1) * sizeof(float))) ||
+	    !(gates = calloc((size_t)(nb * gh + 1), sizeof(float))) ||
 	    !(hr = malloc((size_t)(nb * gh + 1) * sizeof(float))) ||
+	    !(tile = calloc((size_t)(hid * RT_PG_MR + 1), sizeof(float))) ||
 	    !(h = calloc((size_t)(nb * hid + 1), sizeof(float))) ||
 	    !(c = calloc((size_t)(nb * hid + 1), sizeof(float))) ||
 	    !(hn = malloc((size_t)(nb * hid + 1) * sizeof(float))) ||
 	    !(cn = malloc((size_t)(nb * hid + 1) * sizeof(float))) ||
-	    (!s->kept && rprod_init(s, r, &rp) < 0)) {
+	    (!s->kept && rprod_init(s, r, NULL, &rp) < 0) || project(k, s, d, xw) < 0) {
 		rc = rt_oom(k);
 		goto cleanup;
 	}
-	/* xw = X W^T + Wb + Rb (GRU with linear_before_reset: Rbh inside) */
-	rt_gemm_f32(0, 1, rows, gh, s->in, 1.0f, s->x, s->in, w, s->in, 0.0f, xw, gh);
-	if (b)
-		for (int64_t i = 0; i < rows; i++)
-			for (int64_t j = 0; j < gh; j++)
-				xw[i * gh + j] += b[j] + (s->cell == CELL_GRU && s->lbr &&
-							  j >= 2 * hid ? 0 : b[gh + j]);
 	if (s->h0)
 		memcpy(h, s->h0 + d * nb * hid, (size_t)(nb * hid) * sizeof(float));
 	if (s->c0)
 		memcpy(c, s->c0 + d * nb * hid, (size_t)(nb * hid) * sizeof(float));
 	for (int64_t st = 0; st < s->seq; st++) {
-		for (int64_t bi = 0; bi < nb; bi++) {
+		for (int64_t bi = 0; bi < nb && !vec; bi++) {   /* (vec: read in xw) */
 			int64_t t = rev ? s->lens[bi] - 1 - st : st;
 
 			if (st < s->lens[bi])
@@ -356,7 +560,7 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 				memset(gates + bi * gh, 0, (size_t)gh * sizeof(float));
 		}
 		/* hr = H R^T */
-		if (rprod_run(k, s, s->kept ? s->kept->d[d].pr : rp.pr, r, gh, h, hr, gh) < 0) {
+		if (rprod_run(k, s, s->kept ? s->kept->d[d].pr : rp.pr, r, rn, h, tile, (int)(st & 1), hr, gh) < 0) {
 			rc = rt_oom(k);
 			goto cleanup;
 		}
@@ -366,13 +570,13 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 
 			if (st >= s->lens[bi])
 				continue;
-			if (vec && s->cell == CELL_LSTM) {
-				vec_lstm(s, gt, hrb, cp, cn + bi * hid, hn + bi * hid);
+			if (vec && s->cell == CELL_LSTM) {   /* its gates read in xw */
+				vec_lstm(s, xw + (step_t(s, rev, bi, st) * nb + bi) * gh, hrb, cp,
+					 cn + bi * hid, hn + bi * hid);
 				continue;
 			}
-			if (vec) {   /* GRU: z and r */
-				vec_sum(s, gt, hrb, 2 * hid);
-				kel_sigmoid512(gt, gt, 2 * hid, 1.0f, 0);
+			if (vec) {   /* GRU: z and r into gt */
+				vec_gru_zr(s, xw + (step_t(s, rev, bi, st) * nb + bi) * gh, hrb, gt);
 				continue;
 			}
 			for (int64_t j = 0; j < hid; j++) {
@@ -411,7 +615,7 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 			}
 		}
 		if (s->cell == CELL_GRU) {
-			const float *rh = r + 2 * hid * hid;
+			const float *rh = r ? r + 2 * hid * hid : NULL;
 
 			if (!s->lbr) {
 				/* (r . H) Rh^T into hr's h slot */
@@ -419,7 +623,7 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 					for (int64_t j = 0; j < hid; j++)
 						cn[bi * hid + j] = gates[bi * gh + hid + j] * h[bi * hid + j];
 				if (rprod_run(k, s, s->kept ? s->kept->d[d].prh : rp.prh, rh, hid,
-					      cn, hr + 2 * hid, gh) < 0) {
+					      cn, tile, (int)(st & 1), hr + 2 * hid, gh) < 0) {
 					rc = rt_oom(k);
 					goto cleanup;
 				}
@@ -429,6 +633,12 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 
 				if (st >= s->lens[bi])
 					continue;
+				if (vec) {
+					vec_gru_h(s, xw + (step_t(s, rev, bi, st) * nb + bi) * gh, gt,
+						  hrb + 2 * hid, s->lbr && b ? b + gh + 2 * hid : NULL,
+						  h + bi * hid, hn + bi * hid);
+					continue;
+				}
 				for (int64_t j = 0; j < hid; j++) {
 					float z = gt[j], rr = gt[hid + j], pre;
 
@@ -437,19 +647,8 @@ static int run_dir(struct rt_kctx *k, struct rnn *s, int d)
 									(b ? b[gh + 2 * hid + j] : 0));
 					else
 						pre = gt[2 * hid + j] + hrb[2 * hid + j];
-					if (vec) {   /* the tanh below, of the whole row */
-						hn[bi * hid + j] = clipped(s, pre);
-						continue;
-					}
 					hn[bi * hid + j] = (1 - z) * act_apply(ag, clipped(s, pre)) +
 							   z * h[bi * hid + j];
-				}
-				if (vec) {
-					float *o = hn + bi * hid;
-
-					kel_tanh512(o, o, hid);
-					for (int64_t j = 0; j < hid; j++)
-						o[j] = (1 - gt[j]) * o[j] + gt[j] * h[bi * hid + j];
 				}
 			}
 		}
@@ -477,6 +676,7 @@ cleanup:
 	free(c);
 	free(hn);
 	free(cn);
+	free(tile);
 	free(rp.pr);
 	free(rp.prh);
 	return rc;
@@ -598,6 +798,20 @@ static int dnnl_cell(struct rt_kctx *k, const struct rnn *s)
 	 * oneDNN's then) */
 	if (s->ndir == 2 && rt_threads(k) == 2)
 		return 0;
+	/* an R past a thread's L2: the own product's reads back and forth
+	 * (r_past_l2) beat oneDNN's, which read it in one order (a batch-4
+	 * LSTM of 384 at one thread: 4.2 -> 3.5 ms) */
+	if (rt_pgemm_ok() && r_past_l2(k, s, r_cols(s)))
+		return 0;
+	/* one to three rows at one thread: the own products (four panels at
+	 * a time, straight to the micro-kernel) and one-pass cells beat
+	 * oneDNN's: a batch-1 LSTM of 256 1.26 -> 0.96 ms, a GRU of 256 0.88
+	 * -> 0.71, gru_bi's GRU (batch 2) 1.27 -> 1.22; not a GRU without
+	 * linear_before_reset (two products a step: 0.54 -> 0.60), nor four
+	 * rows and more (even) */
+	if (rt_threads(k) == 1 && rt_pgemm_ok() && s->batch <= 3 &&
+	    (s->cell == CELL_LSTM || s->lbr))
+		return 0;
 	for (int d = 0; d < s->ndir; d++)
 		if (!default_cell(s, d))
 			return 0;
@@ -619,7 +833,8 @@ static int run_cell(struct rt_kctx *k, int cell)
 	float *h0 = NULL, *c0 = NULL, *yb = NULL;
 	int64_t *lens = NULL, hs, dims[4];
 	size_t nl;
-	int xo = 0, wo = 0, ro = 0, bo = 0, po = 0, ho = 0, co = 0, ok, rc;
+	int xo = 0, wo = 0, ro = 0, bo = 0, po = 0, ho = 0, co = 0, ok, rc, packed;
+	struct rpack *q;
 
 	if ((rc = rt_in_tensor(k, 0, &x)) < 0 || (rc = rt_in_tensor(k, 1, &w)) < 0 ||
 	    (rc = rt_in_tensor(k, 2, &r)) < 0 || (rc = nq_check_float(k, x, 0)) < 0)
@@ -665,8 +880,11 @@ static int run_cell(struct rt_kctx *k, int cell)
 		swap01(xf, xs, s.batch, s.seq, s.in);
 		s.x = xs;
 	}
-	if (!(wf = param(k, 1, w->numel, "W", &ok, &wo)) ||
-	    !(rf = param(k, 2, r->numel, "R", &ok, &ro)))
+	/* W and R as float32 only where the node's kept packs do not hold
+	 * them both (a float16 node's first runs, or oneDNN's) */
+	packed = (q = rt_node_cache(k)) && rpack_fits(q, &s) && q->has_w;
+	if (!packed && (!(wf = param(k, 1, w->numel, "W", &ok, &wo)) ||
+			!(rf = param(k, 2, r->numel, "R", &ok, &ro))))
 		goto cleanup;
 	bf = param(k, 3, s.ndir * 2 * s.g * s.hid, "B", &ok, &bo);
 	if (!ok)
@@ -724,7 +942,7 @@ static int run_cell(struct rt_kctx *k, int cell)
 		rc = rt_oom(k);
 		goto cleanup;
 	}
-	if ((rc = dnnl_cell(k, &s)) < 0)
+	if ((rc = packed ? 0 : dnnl_cell(k, &s)) < 0)
 		goto cleanup;
 	if (!rc) {
 		s.kept = rpack_kept(k, &s);

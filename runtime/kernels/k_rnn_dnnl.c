@@ -6,7 +6,9 @@
  * step), a run of a batch-4 LSTM of 384 (40 inputs) took 1.9 ms -> 1.3 at
  * two threads (onnxruntime 1.3), a bidirectional GRU of 200 1.8 -> 1.2 at
  * one (bench/README.md).  LSTMs whose W outgrows the L2 stay own
- * (LSTM_W_MAX).  For the cells oneDNN computes as ONNX
+ * (LSTM_W_MAX), and k_rnn.c keeps on its own cells one to three rows at
+ * one thread and an R past the L2 (dnnl_cell: faster there since).  For
+ * the cells oneDNN computes as ONNX
  * defines them: default activations, no clip, no input_forget, no
  * peepholes, every sequence the full length; from a node's second run on
  * (a primitive and a copy of the weights cost more than one run, and

@@ -1,6 +1,6 @@
 /* k_conv_dwc.c: float32 2-D depthwise convolutions (group = input
- * channels = output channels) of stride 1 and 25 taps or more (5x5, 7x7)
- * whose input and result are stored channels last (layout_cl.c), in
+ * channels = output channels) of stride 1 and 9 taps or more (3x3, 5x5,
+ * 7x7) whose input and result are stored channels last (layout_cl.c), in
  * AVX-512, sixteen channels to a vector as they lie.
  *
  * Output rows go in order, image by image: each input row under the
@@ -11,13 +11,18 @@
  * four blocks, whole lines of every position.  A block of sixteen
  * channels read position by position straight from the input is one line
  * every C floats (1 KiB apart at 256 channels), which L1's sets do not
- * keep.  oneDNN's depthwise kernel on this layout (brdgmm) took 1.1-1.3x
- * this time on 5x5 and 7x7 windows (SVTR's 256 channels on 6x160 planes:
- * 1.38 against 1.05 ms a layer at one thread), about the same on 3x3
- * windows, where the copy weighs more against the nine products, and
- * less on strided ones (half the outputs per copied row): those stay on
- * oneDNN (bench/README.md).  When a ring of every channel would outgrow
- * L2 the channels go in groups of blocks, each group its own pass.
+ * keep.  Against oneDNN's depthwise kernel on this layout (brdgmm), the
+ * path before, each node's fastest of 15 runs alternating in one process
+ * at one thread: SVTR's 5x5 on [6, 256, 6, 160] 1.19-1.29 against
+ * 1.77-1.87 ms, its 3x3 on [6, 64, 24, 160] 0.97 against 1.43,
+ * ConvNeXt's 7x7 layers 0.37 against 0.74 ms in all, MobileNetV3's 5x5
+ * 0.22 against 0.40, EfficientNet's 3x3 on 32 channels at 112x112 0.42
+ * against 0.54, MobileViT's 3x3 on 192 channels at 48x48 0.34 against
+ * 0.41; the one loss seen, MobileNetV3's 3x3 on 72 channels at 56x56,
+ * 0.041 against 0.035.  Strided windows stay on oneDNN: half the outputs
+ * per copied row, and slower here in a first version.  When a ring of
+ * every channel would outgrow L2 the channels go in groups of blocks,
+ * each group its own pass.
  *
  * Each output is its bias, then the taps added row by row, left to right
  * (fused multiply-adds), then the node's epilogue steps (no tensor
@@ -37,8 +42,8 @@
 /* Blocks of sixteen channels computed together along a row, channels
  * last: a position's four lines each sweep */
 #define DWC_SWEEP 4
-/* Taps a kernel must have (fewer: oneDNN's as fast) */
-#define DWC_MIN_TAPS 25
+/* Taps a kernel must have (1x3 and 3x1 windows unmeasured: oneDNN's) */
+#define DWC_MIN_TAPS 9
 /* Taps a kernel may have (a block's weights stay in L1) */
 #define DWC_MAX_TAPS 1024
 
@@ -220,7 +225,9 @@ static void dwc_row(const struct dwc_job *j, float *const *rp, int64_t cb0, int6
 	/* the common windows, undilated, with constant steps: unrolled,
 	 * 0.17 against 0.22 ms for SVTR's 5x5 on one image (variable steps
 	 * kept each output's address in a register of its own, spilled) */
-	if (dw == 16 && g->kernel[0] == 5 && g->kernel[1] == 5)
+	if (dw == 16 && g->kernel[0] == 3 && g->kernel[1] == 3)
+		DWC_ROW(3, 3, 16);
+	else if (dw == 16 && g->kernel[0] == 5 && g->kernel[1] == 5)
 		DWC_ROW(5, 5, 16);
 	else if (dw == 16 && g->kernel[0] == 7 && g->kernel[1] == 7)
 		DWC_ROW(7, 7, 16);

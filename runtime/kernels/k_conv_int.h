@@ -435,7 +435,7 @@ void knn_cb_out(const float *buf, int nv, int64_t n, float *dst, int64_t ld);
  * (k_conv_dw.c): 1 done, 0 not applicable, or rt_oom(). */
 int knn_conv_dw_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		    const float *w, const float *b, float *y);
-/* Its stride-1 windows of 25 taps or more on x stored channels last, y
+/* Its stride-1 windows of 9 taps or more on x stored channels last, y
  * written so (cl both KNN_CL_SRC and KNN_CL_DST) and flagged
  * (rt_cl_set), the node's epilogue up to its first tensor step in
  * registers (k_conv_dwc.c): 1 done, 0 not applicable (oneDNN's then), or

@@ -95,6 +95,11 @@ static int k_conv(struct rt_kctx *k)
 		if (cl == KNN_CL_SRC &&
 		    knn_conv_cl1_f32(k, &g, x->data, w->data, b ? b->data : NULL, y->data))
 			return 0;
+		/* depthwise windows of 3x3 and more, stride 1: channels in
+		 * the lanes where they lie (k_conv_dwc.c) */
+		if ((rc = knn_conv_dw_cl_f32(k, &g, x->data, w->data, b ? b->data : NULL, y->data,
+					      cl)) != 0)
+			return rc < 0 ? rc : 0;
 		if ((rc = knn_conv_dnnl_f32(k, &g, x->data, w->data, b ? b->data : NULL, y->data,
 					    cl)) != 0)
 			return rc < 0 ? rc : 0;

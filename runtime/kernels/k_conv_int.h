@@ -450,6 +450,15 @@ void knn_cb_out(const float *buf, int nv, int64_t n, float *dst, int64_t ld);
  * (k_conv_dw.c): 1 done, 0 not applicable, or rt_oom(). */
 int knn_conv_dw_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		    const float *w, const float *b, float *y);
+/* Its stride-1 windows of 9 taps or more on x stored channels last, y
+ * written so (cl both KNN_CL_SRC and KNN_CL_DST) and flagged
+ * (rt_cl_set), the node's epilogue up to its first tensor step in
+ * registers (k_conv_dwc.c): 1 done, 0 not applicable (oneDNN's then), or
+ * rt_oom(). */
+int knn_conv_dw_cl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
+		       const float *w, const float *b, float *y, unsigned cl);
+/* The convolutions it has done in this process (the tests) */
+int64_t knn_conv_dwc_runs(void);
 /* Its stride-1 large planes a plane at a time, positions in the lanes,
  * the epilogue epi (taken by the caller, no RT_CHAIN_ADDT: may be NULL)
  * in registers (k_conv_dwp.c): 1 done or rt_oom(). */
@@ -477,7 +486,7 @@ int knn_max2d_s2_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x
  * switch paths). */
 enum { KNN_WC_PGEMM = 1, KNN_WC_PGEMMW, KNN_WC_DIRECT, KNN_WC_CL,
        KNN_WC_CL4, KNN_WC_MATMUL, KNN_WC_DNNL, KNN_WC_DNNL_MM, KNN_WC_DNNL_MMF,
-       KNN_WC_DNNL_RNN, KNN_WC_RPACK };
+       KNN_WC_DNNL_RNN, KNN_WC_RPACK, KNN_WC_DWC };
 struct knn_wcache {
 	int kind;
 	const void *w;            /* the W data it was made from */

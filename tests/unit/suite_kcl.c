@@ -18,7 +18,12 @@
  * weights (other last bits) must match the double reference.  A
  * GlobalAveragePool reading a channels-last result, and Add, Sub, Mul,
  * Div of it by a value per image and channel, either operand first: the
- * plain layout's values bit for bit. */
+ * plain layout's values bit for bit.  Depthwise convolutions reading and
+ * writing channels last (k_conv_dwc.c where the window has 9 taps or
+ * more and stride 1, else oneDNN's): seeded random shapes, windows 3, 5
+ * and 7 (square or not), strides, dilations, uneven pads, short and
+ * narrow planes, channels not a multiple of 16, groups of blocks; the
+ * values of the double reference and the plain layout's bits. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,10 +311,184 @@ static void test_gap_cl(void)
 	gap_cl_case(144);   /* 64, 64 and 16 */
 }
 
+
+/* One depthwise case: batch, channels, plane, window, strides,
+ * dilations, pads (top, left, bottom, right), the step after (0 none, 1
+ * Relu, 2 HardSwish). */
+struct dwcl {
+	int64_t n, c, h, w, kh, kw, sh, sw, dh, dw, pad[4];
+	int act;
+};
+
+static uint64_t dwcl_next(uint64_t *st)
+{
+	*st = *st * 6364136223846793005ull + 1442695040888963407ull;
+	return *st >> 33;
+}
+
+/* A seeded case whose output has at least one position */
+static void dwcl_draw(uint64_t *st, struct dwcl *t)
+{
+	static const int64_t cs[] = { 16, 24, 40, 64, 100, 256 };
+	static const int64_t hs[] = { 1, 2, 3, 5, 6, 8, 14, 20 };
+	static const int64_t ws[] = { 1, 5, 7, 16, 33, 160 };
+	static const int64_t ks[] = { 3, 5, 7 };
+
+	do {
+		t->n = 1 + (int64_t)(dwcl_next(st) % 2);
+		t->c = cs[dwcl_next(st) % 6];
+		t->h = hs[dwcl_next(st) % 8];
+		t->w = ws[dwcl_next(st) % 6];
+		t->kh = ks[dwcl_next(st) % 3];
+		/* mostly square windows, some 5x3, 3x7... */
+		t->kw = dwcl_next(st) % 4 ? t->kh : ks[dwcl_next(st) % 3];
+		t->sh = dwcl_next(st) % 4 ? 1 : 2;
+		t->sw = dwcl_next(st) % 4 ? 1 : 2;
+		t->dh = dwcl_next(st) % 5 ? 1 : 2;
+		t->dw = dwcl_next(st) % 5 ? 1 : 2;
+		for (int i = 0; i < 4; i++) {
+			int64_t k = i % 2 ? t->kw : t->kh, d = i % 2 ? t->dw : t->dh;
+			int64_t half = d * (k - 1) / 2;
+
+			/* mostly "same", sometimes none or uneven */
+			t->pad[i] = dwcl_next(st) % 3 ? half : (int64_t)(dwcl_next(st) % (uint64_t)(half + 1));
+		}
+		t->act = (int)(dwcl_next(st) % 3);
+	} while (t->h + t->pad[0] + t->pad[2] < t->dh * (t->kh - 1) + 1 ||
+		 t->w + t->pad[1] + t->pad[3] < t->dw * (t->kw - 1) + 1);
+}
+
+/* x [n, 16, h, w] -> Conv 3x3 pad 1 to c channels (kept channels last:
+ * oneDNN's) -> the depthwise Conv -> its step -> a 1x1 Conv of identity
+ * weights (exact: the depthwise result's values, stored plain) -> y */
+static struct ir_model *dwcl_model(const struct dwcl *t, const struct ccase *dc,
+				   const double *w1, const double *b1, const double *w2,
+				   const double *b2, const double *eye)
+{
+	struct ir_model *md = tm_new(14);
+	struct ir_node *n;
+	const char *d = t->act ? "e" : "d";
+
+	tm_input(md, "x", IR_DTYPE_FLOAT, TM_DIMS(t->n, 16, t->h, t->w), 4);
+	tm_init(md, "W1", IR_DTYPE_FLOAT, TM_DIMS(t->c, 16, 3, 3), 4, w1);
+	tm_init(md, "B1", IR_DTYPE_FLOAT, TM_DIMS(t->c), 1, b1);
+	tm_init(md, "W2", IR_DTYPE_FLOAT, TM_DIMS(t->c, 1, t->kh, t->kw), 4, w2);
+	tm_init(md, "B2", IR_DTYPE_FLOAT, TM_DIMS(t->c), 1, b2);
+	tm_init(md, "I", IR_DTYPE_FLOAT, TM_DIMS(t->c, t->c, 1, 1), 4, eye);
+	ir_node_set_ints(tm_node(md, "Conv", NULL, TM_NAMES("x", "W1", "B1"), 3, TM_NAMES("c"), 1),
+			 "pads", TM_DIMS(1, 1, 1, 1), 4);
+	n = tm_node(md, "Conv", NULL, TM_NAMES("c", "W2", "B2"), 3, TM_NAMES("d"), 1);
+	ir_node_set_int(n, "group", t->c);
+	ir_node_set_ints(n, "pads", t->pad, 4);
+	ir_node_set_ints(n, "strides", TM_DIMS(t->sh, t->sw), 2);
+	ir_node_set_ints(n, "dilations", TM_DIMS(t->dh, t->dw), 2);
+	if (t->act)
+		tm_node(md, t->act == 1 ? "Relu" : "HardSwish", NULL, TM_NAMES("d"), 1,
+			TM_NAMES("e"), 1);
+	tm_node(md, "Conv", NULL, TM_NAMES(d, "I"), 2, TM_NAMES("y"), 1);
+	tm_output(md, "y", IR_DTYPE_FLOAT, TM_DIMS(t->n, t->c, tc_out_dim(dc, 0),
+						  tc_out_dim(dc, 1)), 4);
+	tm_verify(md);
+	return md;
+}
+
+static void dwcl_case(const struct dwcl *t)
+{
+	const struct ccase hc = { 2, t->n, 16, t->c, 1, { t->h, t->w }, { 3, 3 }, { 1, 1 },
+				  { 1, 1 }, { 1, 1, 1, 1 } };
+	const struct ccase dc = { 2, t->n, t->c, t->c, t->c, { t->h, t->w }, { t->kh, t->kw },
+				  { t->sh, t->sw }, { t->dh, t->dw },
+				  { t->pad[0], t->pad[1], t->pad[2], t->pad[3] } };
+	int64_t nx = t->n * 16 * t->h * t->w, nc, ny;
+	double *x = tc_fill(nx, 31), *w1 = tc_fill(t->c * 16 * 9, 32), *b1 = tc_fill(t->c, 33);
+	double *w2 = tc_fill(t->c * t->kh * t->kw, 34), *b2 = tc_fill(t->c, 35);
+	double *eye = calloc((size_t)(t->c * t->c), sizeof(double));
+	double *c = tc_naive_conv(&hc, x, w1, b1, &nc), *want = tc_naive_conv(&dc, c, w2, b2, &ny);
+	float *plain = malloc((size_t)ny * sizeof(float)), *y = malloc((size_t)ny * sizeof(float));
+	struct ir_model *md;
+	struct rt_value *in = tc_tensor(x, 4, TM_DIMS(t->n, 16, t->h, t->w));
+	int ours = t->sh == 1 && t->sw == 1 && t->kh * t->kw >= 9;
+	char what[160];
+
+	CU_ASSERT_FATAL(eye && plain && y);
+	for (int64_t i = 0; i < t->c; i++)
+		eye[i * t->c + i] = 1;
+	for (int64_t e = 0; e < ny; e++) {
+		double v = want[e];
+
+		if (t->act == 1)
+			want[e] = v < 0 ? 0 : v;
+		else if (t->act == 2)
+			want[e] = v * fmin(1, fmax(0, v / 6 + 0.5));
+	}
+	md = dwcl_model(t, &dc, w1, b1, w2, b2, eye);
+	snprintf(what, sizeof(what), "depthwise %lld ch %lldx%lld window %lldx%lld stride %lld,%lld "
+		 "dil %lld,%lld pads %lld %lld %lld %lld act %d", (long long)t->c, (long long)t->h,
+		 (long long)t->w, (long long)t->kh, (long long)t->kw, (long long)t->sh,
+		 (long long)t->sw, (long long)t->dh, (long long)t->dw, (long long)t->pad[0],
+		 (long long)t->pad[1], (long long)t->pad[2], (long long)t->pad[3], t->act);
+	/* one by one, plain, as the observer has it */
+	tc_run(md, &in, 1, 1, 1, 1, plain, ny);
+	CU_ASSERT(tc_check_floats(plain, want, ny, what));
+	for (int th = 1; th <= 2; th++) {
+		int64_t runs = knn_conv_dwc_runs();
+
+		memset(y, 0, (size_t)ny * sizeof(float));
+		tc_run(md, &in, 1, th, 0, 2, y, ny);
+		CU_ASSERT(tc_check_floats(y, want, ny, what));
+		/* the own kernel's sums are the plain kernels' (oneDNN's, where
+		 * the window is smaller or strided, are its own) */
+		if (ours && memcmp(y, plain, (size_t)ny * sizeof(float))) {
+			CU_FAIL("channels-last depthwise: not the plain layout's bits");
+			fprintf(stderr, "\n%s, %d threads\n", what, th);
+		}
+		/* the kernel ran where it should (its head on oneDNN, channels
+		 * last) */
+		if (ours && rt_pgemm_ok() && knn_dnnl_ok())
+			CU_ASSERT(knn_conv_dwc_runs() == runs + 2);
+	}
+	rt_value_unref(in);
+	ir_model_free(md);
+	free(x);
+	free(w1);
+	free(b1);
+	free(w2);
+	free(b2);
+	free(eye);
+	free(c);
+	free(want);
+	free(plain);
+	free(y);
+}
+
+/* Seeded random cases, then fixed ones: SVTR's 5x5 on a 6x160 plane of
+ * 256 channels, a 7x7 whose ring takes the channels in two groups, a
+ * dilated 5x5 with uneven pads, a 5x5 on one row and on one column. */
+static void test_dw_cl(void)
+{
+	static const struct dwcl fixed[] = {
+		{ 1, 256, 6, 160, 5, 5, 1, 1, 1, 1, { 2, 2, 2, 2 }, 2 },
+		{ 1, 256, 3, 164, 7, 7, 1, 1, 1, 1, { 3, 3, 3, 3 }, 1 },
+		{ 2, 40, 9, 13, 5, 5, 1, 1, 2, 2, { 4, 1, 2, 3 }, 0 },
+		{ 2, 24, 1, 33, 5, 5, 1, 1, 1, 1, { 2, 2, 2, 2 }, 2 },
+		{ 1, 100, 17, 1, 5, 5, 1, 1, 1, 1, { 2, 2, 2, 2 }, 2 },
+	};
+	uint64_t st = 2607;
+	struct dwcl t;
+
+	for (int i = 0; i < 60; i++) {
+		dwcl_draw(&st, &t);
+		dwcl_case(&t);
+	}
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		dwcl_case(&fixed[i]);
+}
+
 static const struct unit_test tests[] = {
 	{ "epilogue", test_epilogue },
 	{ "gap_cl", test_gap_cl },
 	{ "se_cl", test_se_cl },
+	{ "dw_cl", test_dw_cl },
 	{ NULL, NULL },
 };
 

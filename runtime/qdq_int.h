@@ -1,6 +1,8 @@
 /* qdq_int.h: what qdq.c (the units' analysis, QLinearConv/QLinearMatMul
- * units) and qdq_table.c (units computed through a table of codes)
- * share.  Internal to the runtime's engine. */
+ * units), qdq_table.c (units computed through a table of codes),
+ * qdq_pair.c (two-input table units in vectors), qdq_wo.c (weight-only
+ * products) and unit_padconv.c (a Pad done by its Conv) share: a unit is
+ * a node run in place of several.  Internal to the runtime's engine. */
 #ifndef OPMIG_QDQ_INT_H
 #define OPMIG_QDQ_INT_H
 

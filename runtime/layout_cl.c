@@ -204,6 +204,16 @@ void rt_cl_view(const struct rt_value *v, const struct rt_value *x, struct rt_va
 	out->dims[1] = rt_numel(v->rank, v->dims) / (out->dims[0] * out->dims[2]);
 }
 
+void rt_cl_views(const struct rt_value *a, const struct rt_value *b, const struct rt_value *y,
+		 int cl, struct rt_value v[3])
+{
+	const struct rt_value *x = cl == 2 ? a : b;
+
+	rt_cl_view(a, x, &v[0]);
+	rt_cl_view(b, x, &v[1]);
+	rt_cl_view(y, x, &v[2]);
+}
+
 /* ---- kernels ------------------------------------------------------------- */
 
 int rt_cl_plain_in(struct rt_kctx *k, size_t i)

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/kernels/pgemm.h"   /* rt_cpu_avx512core */
 #include "runtime/qdq_int.h"
 
 enum { QP_ADD, QP_SUB, QP_MUL, QP_DIV, QP_MAX, QP_MIN };
@@ -108,18 +109,6 @@ QP_512 static void run512(const struct rt_qpair *q, const uint8_t *a, int64_t as
 	}
 }
 
-static int has_512(void)
-{
-	static int ok = -1;
-
-	if (ok < 0) {
-		__builtin_cpu_init();
-		ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-		     __builtin_cpu_supports("avx512vl");
-	}
-	return ok;
-}
-
 void rt_qpair_run(const struct rt_qpair *q, const uint8_t *a, int64_t as, const uint8_t *b,
 		  int64_t bs, uint8_t *y, int64_t n)
 {
@@ -162,7 +151,7 @@ int rt_qpair_make(struct rt_qpair *q, const char *op, const int dt[3], const flo
 	q->zo = (float)z[2];
 	q->lo = dt[2] == IR_DTYPE_INT8 ? -128.0f : 0.0f;
 	q->hi = dt[2] == IR_DTYPE_INT8 ? 127.0f : 255.0f;
-	q->isa512 = has_512();
+	q->isa512 = rt_cpu_avx512core();
 	if (!(buf = malloc(3 * 65536)))
 		return 0;
 	q->recip = 1;

@@ -771,15 +771,12 @@ static int run_binary(struct rt_kctx *k, struct rt_qdq *u, int dt)
 		return IR_ENOMEM;
 	c = (struct pair){ a, b, y->data, u->table, u->pair.ok ? &u->pair : NULL };
 	if (cl >= 2) {
-		const struct rt_value *x = cl == 2 ? a : b;
-		struct rt_value av, bv, yv;
+		struct rt_value v[3];
 
-		rt_cl_view(a, x, &av);
-		rt_cl_view(b, x, &bv);
-		rt_cl_view(y, x, &yv);
-		c.a = &av;
-		c.b = &bv;
-		rt_bcast_run(k, (struct rt_value *[]){ &av, &bv }, 2, 3, yv.dims, pair_run, &c);
+		rt_cl_views(a, b, y, cl, v);
+		c.a = &v[0];
+		c.b = &v[1];
+		rt_bcast_run(k, (struct rt_value *[]){ &v[0], &v[1] }, 2, 3, v[2].dims, pair_run, &c);
 	} else {
 		rt_bcast_run(k, (struct rt_value *[]){ a, b }, 2, rank, dims, pair_run, &c);
 	}

@@ -194,6 +194,10 @@ void rt_cl_to_first(struct rt_kctx *k, const void *x, void *y, int64_t n, int64_
  * shared. */
 int rt_cl_per_channel(const struct rt_value *x, const struct rt_value *o);
 void rt_cl_view(const struct rt_value *v, const struct rt_value *x, struct rt_value *out);
+/* rt_cl_view of a binary op's operands and result: beside a (cl 2) or b
+ * (cl 3), the other per channel of it; into v[0], v[1], v[2]. */
+void rt_cl_views(const struct rt_value *a, const struct rt_value *b, const struct rt_value *y,
+		 int cl, struct rt_value v[3]);
 
 /* One family table, defined at the bottom of each k_*.c file. */
 struct rt_family {

@@ -209,13 +209,10 @@ int kel_binary(struct rt_kctx *k, const struct kel_binop *op,
 	/* a float16 node's result rounded as written (the op's one result) */
 	round = a->dtype == IR_DTYPE_FLOAT ? rt_lowp_round_out(k) : 0;
 	if (cl >= 2) {
-		const struct rt_value *x = cl == 2 ? a : b;
-		struct rt_value av, bv, yv;
+		struct rt_value v[3];
 
-		rt_cl_view(a, x, &av);
-		rt_cl_view(b, x, &bv);
-		rt_cl_view(y, x, &yv);
-		rc = binary_into(k, op, p, &av, &bv, &yv, round);
+		rt_cl_views(a, b, y, cl, v);
+		rc = binary_into(k, op, p, &v[0], &v[1], &v[2], round);
 	} else {
 		rc = binary_into(k, op, p, a, ts[1], y, round);
 	}

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "runtime/kernels/k_conv_int.h"
+#include "runtime/kernels/pgemm.h"   /* rt_cpu_avx512core */
 
 static int is_q8(int dtype)
 {
@@ -212,22 +213,10 @@ static void requant_i32_512(const int32_t *acc, int64_t n, int32_t bias, const f
 	}
 }
 
-static int has_512(void)
-{
-	static int isa = -1;
-
-	if (isa < 0) {
-		__builtin_cpu_init();
-		isa = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-		      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-	}
-	return isa;
-}
-
 void knn_requant_i32(const int32_t *acc, int64_t n, int32_t bias, float mult, float zp,
 		     int dtype, void *out)
 {
-	if (has_512() && (dtype == IR_DTYPE_INT8 || dtype == IR_DTYPE_UINT8))
+	if (rt_cpu_avx512core() && (dtype == IR_DTYPE_INT8 || dtype == IR_DTYPE_UINT8))
 		requant_i32_512(acc, n, bias, NULL, mult, zp, dtype, out);
 	else
 		requant_i32_c(acc, n, bias, mult, zp, dtype, out);
@@ -486,7 +475,7 @@ static void requant_row_c(const int32_t *acc, int64_t n, const float *mult, floa
 static void requant_row(const int32_t *acc, int64_t n, const float *mult, float zp, int dtype,
 			void *out)
 {
-	if (has_512())
+	if (rt_cpu_avx512core())
 		requant_i32_512(acc, n, 0, mult, 0.0f, zp, dtype, out);
 	else
 		requant_row_c(acc, n, mult, zp, dtype, out);

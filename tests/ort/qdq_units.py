@@ -148,6 +148,19 @@ def matmul_case(k, rng=RNG, big=False):
     return a, nodes, inits, requant(acc, mult, yz, yt), written(real, ys, yz, yt), acc.shape, yt
 
 
+def feeds_model(nodes, feeds, inits, yt):
+    """The checked model of nodes over graph inputs feeds (name: codes)
+    and initializers inits ((value, name)), its output y of dtype yt."""
+    ins = [helper.make_tensor_value_info(n, T[a.dtype], list(a.shape)) for n, a in feeds.items()]
+    g = helper.make_graph(nodes, "qdq", ins, [helper.make_tensor_value_info("y", T[np.dtype(yt)],
+                                                                        [None] * 4)],
+                          [numpy_helper.from_array(np.asarray(v), n) for v, n in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
 def table_case(k, lone=0):
     """A Concat, unary or binary op between DequantizeLinear and
     QuantizeLinear; inputs x0 (and x1, x2).  lone 1 or 2: a binary op
@@ -186,13 +199,7 @@ def table_case(k, lone=0):
                                       names, ["c"]))
     inits += [(np.float32(RNG.uniform(0.01, 0.1)), "ys"), (q8(yt, ()), "yz")]
     nodes.append(helper.make_node("QuantizeLinear", ["c", "ys", "yz"], ["y"]))
-    ins = [helper.make_tensor_value_info(n, T[a.dtype], list(a.shape)) for n, a in feeds.items()]
-    g = helper.make_graph(nodes, "qdq", ins, [helper.make_tensor_value_info("y", T[np.dtype(yt)],
-                                                                        [None] * 4)],
-                          [numpy_helper.from_array(np.asarray(v), n) for v, n in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    onnx.checker.check_model(m, full_check=True)
+    m = feeds_model(nodes, feeds, inits, yt)
     return "%s case %d (%s)" % (kind, k, nodes[-2].op_type), m, feeds
 
 
@@ -228,13 +235,7 @@ def big_case(k):
     inits += [(np.float32(BIG.uniform(0.01, 0.1) * (20 if op in ("Mul", "Div") else 1)), "ys"),
               (q8(yt, ()), "yz")]
     nodes.append(helper.make_node("QuantizeLinear", ["c", "ys", "yz"], ["y"]))
-    ins = [helper.make_tensor_value_info(n, T[a.dtype], list(a.shape)) for n, a in feeds.items()]
-    g = helper.make_graph(nodes, "qdq", ins, [helper.make_tensor_value_info("y", T[np.dtype(yt)],
-                                                                        [None] * 4)],
-                          [numpy_helper.from_array(np.asarray(v), n) for v, n in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    onnx.checker.check_model(m, full_check=True)
+    m = feeds_model(nodes, feeds, inits, yt)
     return "big %s case %d (%s)" % ("zero" if zero else "binary", k, op), m, feeds, zero
 
 

@@ -3,7 +3,8 @@
  * dilations, pads, auto_pad, ceil_mode), whole-tensor conversion to and
  * from double, and the typed convolution cores (k_conv_core.c) that run
  * on float32 for float32 tensors and on double for every other dtype.
- * Private to runtime/kernels/k_conv*.c, k_pool.c, k_qlinear.c. */
+ * Private to runtime/kernels/k_conv*.c, k_pool*.c, k_qlinear.c, k_requant.c,
+ * k_mm_dnnl.c. */
 #ifndef OPMIG_K_CONV_INT_H
 #define OPMIG_K_CONV_INT_H
 
@@ -192,8 +193,23 @@ struct knn_dnnl_q8 {
 int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x, int x_dtype,
 		      int32_t xz, const void *w, int w_dtype, const double *wz, int64_t nwz,
 		      int w_const, int32_t *y, const struct knn_dnnl_q8 *q);
+/* k_requant.c: one sum acc (bias included) requantized into element i
+ * of data (8-bit or float8 dtype) with multiplier mult and zero point
+ * zp; planes of len sums (plane p: channel p % nch of mult[] and bias[],
+ * bias may be NULL) into y, float8 and multipliers that are not finite
+ * a value at a time; a row of n sums, column c's multiplier mult[c];
+ * QLinearMatMul's rows of n sums, the multiplier as * bs[c] / ys of
+ * column c (bs: 1 or n values): 1 done, 0 not taken (a multiplier that
+ * is not finite), or IR_ENOMEM. */
+void knn_store_q(int dtype, void *data, int64_t i, double acc, float mult, double zp);
+void knn_requant_planes(const int32_t *acc, int64_t planes, int64_t len, int64_t nch,
+			const float *mult, const double *bias, double zp, struct rt_value *y);
+void knn_requant_row(const int32_t *acc, int64_t n, const float *mult, float zp, int dtype,
+		     void *out);
+int knn_requant_cols(const int32_t *acc, int64_t rows, int64_t n, double as, const double *bs,
+		     int64_t nbs, double ys, double zp, struct rt_value *y);
 /* n int32 sums acc (+ bias) requantized into 8 bits as QLinearConv does
- * (k_qlinear.c): float32 (acc + bias) * mult rounded half to even, plus
+ * (k_requant.c): float32 (acc + bias) * mult rounded half to even, plus
  * zp, saturated into dtype (IR_DTYPE_INT8 or UINT8). */
 void knn_requant_i32(const int32_t *acc, int64_t n, int32_t bias, float mult, float zp,
 		     int dtype, void *out);

@@ -9,13 +9,11 @@
  * Requantization multiplies the accumulator, as a float32, by the float32
  * scale ratio, rounds half to even, adds the zero point and saturates
  * (onnxruntime's order). */
-#include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/kernels/k_conv_int.h"
-#include "runtime/kernels/pgemm.h"   /* rt_cpu_avx512core */
 
 static int is_q8(int dtype)
 {
@@ -112,181 +110,6 @@ static float *to_f32(const double *v, int64_t n)
 	for (int64_t i = 0; f && i < n; i++)
 		f[i] = (float)v[i];
 	return f;
-}
-
-/* Requantize the exact accumulator acc (bias included) with the float32
- * multiplier mult = in_scale * w_scale / y_scale: float32 (acc) * mult
- * rounded half to even, plus the zero point, saturated into an 8-bit
- * dtype, as onnxruntime's MLAS requantizes (so the two agree bit for
- * bit); a float8 dtype gets the product plus the zero point, converted
- * saturating. */
-static void store_q(int dtype, void *data, int64_t i, double acc, float mult, double zp)
-{
-	float v = (float)acc * mult;
-
-	if (is_f8(dtype)) {
-		((uint8_t *)data)[i] = rt_float_to_f8(dtype, (float)((double)v + zp), 1);
-		return;
-	}
-	v = nearbyintf(v) + (float)zp;
-	if (dtype == IR_DTYPE_INT8)
-		((int8_t *)data)[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
-	else
-		((uint8_t *)data)[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-}
-
-/* n int32 sums acc[i] (+ bias) requantized as store_q does into an
- * 8-bit dtype (k_conv_int.h), from out[0]: float32 (acc + bias) * mult, clamped into
- * the dtype's range less zp (integral bounds: the clamp and the rounding
- * commute), rounded half to even by adding and taking 1.5 * 2^23 (exact
- * below 2^22), plus zp.  A whole plane in vectors. */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=haswell", "default"),
-	       optimize("no-trapping-math")))
-#endif
-static void requant_i32_c(const int32_t *acc, int64_t n, int32_t bias, float mult, float zp,
-			 int dtype, void *out)
-{
-	const float magic = 12582912.0f;   /* 1.5 * 2^23 */
-	float lo = (dtype == IR_DTYPE_INT8 ? -128.0f : 0.0f) - zp;
-	float hi = (dtype == IR_DTYPE_INT8 ? 127.0f : 255.0f) - zp;
-
-	if (dtype == IR_DTYPE_INT8) {
-		int8_t *y = out;
-
-		for (int64_t i = 0; i < n; i++) {
-			float v = (float)((double)acc[i] + bias) * mult;
-
-			v = v < lo ? lo : v > hi ? hi : v;
-			y[i] = (int8_t)(int32_t)((v + magic) - magic + zp);
-		}
-	} else {
-		uint8_t *y = out;
-
-		for (int64_t i = 0; i < n; i++) {
-			float v = (float)((double)acc[i] + bias) * mult;
-
-			v = v < lo ? lo : v > hi ? hi : v;
-			y[i] = (uint8_t)(int32_t)((v + magic) - magic + zp);
-		}
-	}
-}
-
-/* requant_i32_c's operations in sixteen lanes of AVX-512 (gcc's
- * vectors of it, eight lanes through doubles, ran at 0.5 ns an element):
- * int32 to float32 one rounding either way (through int64 when a bias is
- * added: the exact sum, then one rounding, as the double's), then the
- * same float32 product, clamp, additions and truncation. */
-__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
-static void requant_i32_512(const int32_t *acc, int64_t n, int32_t bias, const float *mv,
-			    float mult, float zp, int dtype, void *out)
-{
-	const __m512 magic = _mm512_set1_ps(12582912.0f), m1 = _mm512_set1_ps(mult);
-	const __m512 z = _mm512_set1_ps(zp);
-	const __m512 lo = _mm512_set1_ps((dtype == IR_DTYPE_INT8 ? -128.0f : 0.0f) - zp);
-	const __m512 hi = _mm512_set1_ps((dtype == IR_DTYPE_INT8 ? 127.0f : 255.0f) - zp);
-	const __m512i b64 = _mm512_set1_epi64(bias);
-	uint8_t *y = out;
-
-	for (int64_t i = 0; i < n; i += 16) {
-		__mmask16 k = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1);
-		__m512i a = _mm512_maskz_loadu_epi32(k, acc + i);
-		__m512 v;
-
-		if (bias) {
-			__m256 l = _mm512_cvtepi64_ps(_mm512_add_epi64(
-				_mm512_cvtepi32_epi64(_mm512_castsi512_si256(a)), b64));
-			__m256 h = _mm512_cvtepi64_ps(_mm512_add_epi64(
-				_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a, 1)), b64));
-
-			v = _mm512_insertf32x8(_mm512_castps256_ps512(l), h, 1);
-		} else {
-			v = _mm512_cvtepi32_ps(a);
-		}
-		/* one multiplier, or element i's mv[i] (requant_row) */
-		v = _mm512_mul_ps(v, mv ? _mm512_maskz_loadu_ps(k, mv + i) : m1);
-		/* v < lo ? lo : v > hi ? hi : v */
-		v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), v, lo);
-		v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), v, hi);
-		v = _mm512_add_ps(_mm512_sub_ps(_mm512_add_ps(v, magic), magic), z);
-		_mm512_mask_cvtepi32_storeu_epi8(y + i, k, _mm512_cvttps_epi32(v));
-	}
-}
-
-void knn_requant_i32(const int32_t *acc, int64_t n, int32_t bias, float mult, float zp,
-		     int dtype, void *out)
-{
-	if (rt_cpu_avx512core() && (dtype == IR_DTYPE_INT8 || dtype == IR_DTYPE_UINT8))
-		requant_i32_512(acc, n, bias, NULL, mult, zp, dtype, out);
-	else
-		requant_i32_c(acc, n, bias, mult, zp, dtype, out);
-}
-
-/* n pixels of m channels of sums each (channels last, a pixel's sums
- * `stride` apart; acc[m] of a pixel the correction's sums when has_d),
- * as knn_requant_i32 does each: acc[o] + d[o] * acc[m] + bias[o] (in
- * int32: the caller bounds the true value), as float32 times mult[o], clamped into
- * [lo, hi] less zp, rounded half to even, plus zp; pixel i's m codes at
- * out + i * m.  No pointer may be NULL: a masked load of a lane the loop
- * skips, from an address that is not mapped, costs a microcode assist on
- * some CPUs. */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "arch=haswell", "default"),
-	       optimize("no-trapping-math")))
-#endif
-static void requant_px8(const int32_t *acc, int64_t n, int64_t stride, int64_t m, int has_d,
-			const int32_t *d, const int32_t *bias, const float *mult, float zp,
-			float lo, float hi, uint8_t *out)
-{
-	const float magic = 12582912.0f;   /* 1.5 * 2^23, as knn_requant_i32 */
-
-	lo -= zp;
-	hi -= zp;
-	for (int64_t i = 0; i < n; i++, acc += stride, out += m) {
-		int32_t ones = has_d ? acc[m] : 0;
-
-		for (int64_t o = 0; o < m; o++) {
-			/* wrapping in uint32: the true sum is in range */
-			float v = (float)(int32_t)((uint32_t)acc[o] + (uint32_t)d[o] * (uint32_t)ones +
-						   (uint32_t)bias[o]) * mult[o];
-
-			v = v < lo ? lo : v > hi ? hi : v;
-			out[o] = (uint8_t)(int8_t)(int32_t)((v + magic) - magic + zp);
-		}
-	}
-}
-
-void knn_requant_px(const int32_t *acc, int64_t n, int64_t stride, int64_t m, const int32_t *d,
-		    const int32_t *bias, const float *mult, float zp, int dtype, uint8_t *out)
-{
-	static const int32_t zero[KNN_PX_MAX];
-
-	if (dtype == IR_DTYPE_INT8)
-		requant_px8(acc, n, stride, m, d != NULL, d ? d : zero, bias ? bias : zero, mult,
-			    zp, -128.0f, 127.0f, out);
-	else
-		requant_px8(acc, n, stride, m, d != NULL, d ? d : zero, bias ? bias : zero, mult,
-			    zp, 0.0f, 255.0f, out);
-}
-
-/* Requantize planes of `len` int32 sums (plane p: channel p % nch of
- * mult[], bias[]) into y (an 8-bit or float8 dtype); float8 and a
- * multiplier that is not finite go through store_q. */
-static void requant_planes(const int32_t *acc, int64_t planes, int64_t len, int64_t nch,
-			   const float *mult, const double *bias, double zp, struct rt_value *y)
-{
-	for (int64_t pl = 0; pl < planes; pl++) {
-		int64_t c = pl % nch, off = pl * len;
-		double b = bias ? bias[c] : 0;
-
-		if (is_f8(y->dtype) || !isfinite(mult[c]))
-			for (int64_t i = 0; i < len; i++)
-				store_q(y->dtype, y->data, off + i, (double)acc[off + i] + b,
-					mult[c], zp);
-		else
-			knn_requant_i32(acc + off, len, (int32_t)b, mult[c], (float)zp, y->dtype,
-				    (char *)y->data + off);
-	}
 }
 
 /* y = a @ b on the float32 core: exact (the caller bounds the sums). */
@@ -448,68 +271,9 @@ static int scale_in(struct rt_kctx *k, size_t i, const char *what, double **v,
 	return 0;
 }
 
-/* knn_requant_i32 of one row of n sums, column c's multiplier mult[c]. */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=haswell", "default"), optimize("no-trapping-math")))
-#endif
-static void requant_row_c(const int32_t *acc, int64_t n, const float *mult, float zp, int dtype,
-			  void *out)
-{
-	const float magic = 12582912.0f;   /* 1.5 * 2^23, as knn_requant_i32 */
-	float lo = (dtype == IR_DTYPE_INT8 ? -128.0f : 0.0f) - zp;
-	float hi = (dtype == IR_DTYPE_INT8 ? 127.0f : 255.0f) - zp;
-
-	for (int64_t i = 0; i < n; i++) {
-		float v = (float)acc[i] * mult[i];
-		int32_t q;
-
-		v = v < lo ? lo : v > hi ? hi : v;
-		q = (int32_t)((v + magic) - magic + zp);
-		if (dtype == IR_DTYPE_INT8)
-			((int8_t *)out)[i] = (int8_t)q;
-		else
-			((uint8_t *)out)[i] = (uint8_t)q;
-	}
-}
-
-static void requant_row(const int32_t *acc, int64_t n, const float *mult, float zp, int dtype,
-			void *out)
-{
-	if (rt_cpu_avx512core())
-		requant_i32_512(acc, n, 0, mult, 0.0f, zp, dtype, out);
-	else
-		requant_row_c(acc, n, mult, zp, dtype, out);
-}
-
-/* QLinearMatMul's rows of n int32 sums requantized in vectors, as
- * store_q does: the multiplier a_scale * b_scale[c] / y_scale of column c
- * (b_scale: 1 or n values).  1 done, 0 not taken (a multiplier that is
- * not finite: store_q's path), or out of memory. */
-static int requant_cols(const int32_t *acc, int64_t rows, int64_t n, double as,
-			const double *bs, int64_t nbs, double ys, double zp, struct rt_value *y)
-{
-	float *mult = malloc((size_t)n * sizeof(*mult) + 1);
-
-	if (!mult)
-		return IR_ENOMEM;
-	for (int64_t c = 0; c < n; c++)
-		if (!isfinite(mult[c] = (float)as * (float)bs[nbs == 1 ? 0 : c] / (float)ys)) {
-			free(mult);
-			return 0;
-		}
-	if (nbs == 1)
-		knn_requant_i32(acc, rows * n, 0, mult[0], (float)zp, y->dtype, y->data);
-	else
-		for (int64_t r = 0; r < rows; r++)
-			requant_row(acc + r * n, n, mult, (float)zp, y->dtype,
-				    (char *)y->data + r * n);
-	free(mult);
-	return 1;
-}
-
 /* QLinearMatMul's codes made a block of rows at a time from oneDNN's
  * sums while they are in cache (knn_mm_dnnl_s32_rows), requantized as
- * requant_cols does; the output made with the first block. */
+ * knn_requant_cols does; the output made with the first block. */
 struct qmm_sink {
 	struct rt_kctx *k;
 	const struct knn_mm *p;
@@ -538,7 +302,7 @@ static void qmm_rows(void *ctx, int64_t r0, int64_t rows, const int32_t *sums)
 		knn_requant_i32(sums, rows * n, 0, s->mult[0], s->zp, s->dtype, s->y + r0 * n);
 	else
 		for (int64_t r = 0; r < rows; r++)
-			requant_row(sums + r * n, n, s->mult, s->zp, s->dtype, s->y + (r0 + r) * n);
+			knn_requant_row(sums + r * n, n, s->mult, s->zp, s->dtype, s->y + (r0 + r) * n);
 }
 
 /* k_qlinear_matmul on oneDNN a block of rows at a time: per-tensor A,
@@ -574,7 +338,7 @@ static int qmm_blocks(struct rt_kctx *k, const struct rt_value *yz)
 	}
 	for (int64_t c = 0; c < p.n; c++)
 		if (!isfinite(mult[c] = (float)as[0] * (float)bs[nbs == 1 ? 0 : c] / (float)ys[0]))
-			goto done;   /* store_q's path */
+			goto done;   /* knn_store_q's path */
 	s = (struct qmm_sink){ k, &p, mult, nbs, (float)yzp[0], yz->dtype, 0, NULL };
 	rc = knn_mm_dnnl_s32_rows(k, a, b, az, naz, bz, nbz,
 				  rt_in_const(k, 3) && const_or_absent(k, 5), qmm_rows, &s);
@@ -617,7 +381,7 @@ static int k_qlinear_matmul(struct rt_kctx *k)
 		goto cleanup;
 	}
 	if (yi && nas == 1 && (nbs == 1 || nbs == p.n) && is_q8(y->dtype) &&
-	    (rc = requant_cols(yi, y->numel / p.n, p.n, as[0], bs, nbs, ys[0], yzp[0], y)) != 0) {
+	    (rc = knn_requant_cols(yi, y->numel / p.n, p.n, as[0], bs, nbs, ys[0], yzp[0], y)) != 0) {
 		rc = rc < 0 ? rc : 0;
 		goto cleanup;
 	}
@@ -627,7 +391,7 @@ static int k_qlinear_matmul(struct rt_kctx *k)
 		float sb = (float)bs[nbs == 1 ? 0 : (bt * p.n + c) % nbs];
 		float mult = sa * sb / (float)ys[0];
 
-		store_q(y->dtype, y->data, i, yd ? yd[i] : (double)yi[i], mult, yzp[0]);
+		knn_store_q(y->dtype, y->data, i, yd ? yd[i] : (double)yi[i], mult, yzp[0]);
 	}
 cleanup:
 	knn_mm_release(&p);
@@ -898,7 +662,7 @@ static int qconv_dnnl(struct rt_kctx *k, const struct knn_geom *g, const struct 
 
 		mult[m] = (float)xs[0] * (float)ws[nws == 1 ? 0 : m] / (float)ys[0];
 		if (!isfinite(mult[m]) || 65025.0 * kl + (b ? fabs(b[m]) : 0) >= 2147483647.0)
-			goto done;    /* store_q's path */
+			goto done;    /* knn_store_q's path */
 		if (bias)
 			bias[m] = (int32_t)b[m];
 	}
@@ -1251,7 +1015,7 @@ static int k_qlinear_conv(struct rt_kctx *k)
 		}
 		for (int64_t m = 0; m < g.m; m++)
 			mult[m] = (float)xs[0] * (float)ws[nws == 1 ? 0 : m] / (float)ys[0];
-		requant_planes(yi, g.n * g.m, g.out_size, g.m, mult, bd, yzp[0], y);
+		knn_requant_planes(yi, g.n * g.m, g.out_size, g.m, mult, bd, yzp[0], y);
 		free(mult);
 		goto cleanup;
 	}
@@ -1259,7 +1023,7 @@ static int k_qlinear_conv(struct rt_kctx *k)
 		int64_t m = (i / g.out_size) % g.m;
 		float mult = (float)xs[0] * (float)ws[nws == 1 ? 0 : m] / (float)ys[0];
 
-		store_q(y->dtype, y->data, i, yd ? yd[i] : (double)yi[i] + (bd ? bd[m] : 0),
+		knn_store_q(y->dtype, y->data, i, yd ? yd[i] : (double)yi[i] + (bd ? bd[m] : 0),
 			mult, yzp[0]);
 	}
 cleanup:

@@ -66,7 +66,16 @@
 # anti-aliased Snake activations, an MLP-Mixer in float32 and quantized
 # by `opmig quantize --dynamic`, a SuperPoint keypoint net in float32
 # and static QDQ, a PP-OCR-style SVTR recognizer on an LCNet backbone,
-# an RWKV-style language model whose recurrence is a Scan), against
+# an RWKV-style language model whose recurrence is a Scan; with
+# BROAD_SET=held15 a fifteenth, bench/gen_held15.py: a YOLOv8-seg-style
+# segmenter with DFL and mask prototypes in float32 and static QDQ, a
+# float16 SAM-style prompt encoder and two-way-transformer mask decoder,
+# a LightGlue/SuperGlue-style matcher with unrolled Sinkhorn, a float16
+# Stable-Diffusion-style UNet stage with timestep embedding and
+# cross-attention, a Tacotron2-style decoder of ten unrolled steps with
+# location-sensitive attention, a CRN-style speech enhancer of GRUs and
+# a complex mask in float32 and quantized by `opmig quantize --dynamic`,
+# a CapsNet with unrolled routing by agreement), against
 # onnxruntime-node with
 # bench/interp.sh at one thread and at two (interp.sh's alternating
 # rounds).  See
@@ -86,7 +95,8 @@
 #                   bench/gen_held11.py's; held12:
 #                   bench/gen_held12.py's; held13:
 #                   bench/gen_held13.py's; held14:
-#                   bench/gen_held14.py's
+#                   bench/gen_held14.py's; held15:
+#                   bench/gen_held15.py's
 #
 # Exit status: 0 done, 2 setup or a command failed.
 
@@ -131,6 +141,9 @@ held13)	gen=gen_held13.py last=raft_small.onnx
 held14)	gen=gen_held14.py last=rwkv.onnx
 	names="nafnet_f16 efficientvit_f16 dpt bigvgan mixer mixer_dyn superpoint superpoint_qdq svtr rwkv"
 	quant="superpoint_qdq:superpoint mixer_dyn:mixer:--dynamic" ;;
+held15)	gen=gen_held15.py last=capsnet.onnx
+	names="yoloseg yoloseg_qdq samdec_f16 lightglue ldm_xattn_f16 tacotron crn crn_dyn capsnet"
+	quant="yoloseg_qdq:yoloseg crn_dyn:crn:--dynamic" ;;
 *)	which=broad gen=gen_broad.py last=nhwc_seg.onnx
 	names="nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg" ;;
 esac

@@ -344,6 +344,21 @@ done:
 	return rc;
 }
 
+/* a window of more taps than its output plane has positions, at
+ * most 64 of them (CapsNet's 9x9/2 onto 6x6): oneDNN's direct kernel
+ * walks the wide window for few outputs, where the own products of
+ * packed weights (k_conv.c, "at most 64 output positions") are one
+ * GEMM: 256 to 256 channels 9x9/2 from 20x20, batch 4, 20.0 against
+ * 11.8 ms (onnxruntime 10.8), batch 1 4.8 against 2.9 (2.7); a
+ * window of fewer taps stays (5x5 onto 7x7, 7x7 onto 8x8 and 5x5/2
+ * onto 8x8 ran 10-37% slower on the own path), and so does a window of
+ * fewer than 25 taps (a 3x3 onto a plane of a few positions, unmeasured:
+ * its result stays channels last for the layers after it) */
+static int dn_wide_window(const struct knn_geom *g)
+{
+	return g->group == 1 && g->k_size >= 25 && g->out_size <= 64 && g->k_size > g->out_size;
+}
+
 /* Where oneDNN is the faster path inside a model, with the reorders in
  * and out of its layout (bench/README.md, "oneDNN on every plane"):
  * convolutions of at least 16 input and output channels per group and
@@ -379,6 +394,8 @@ static int dn_fits(const struct knn_geom *g, unsigned cl)
 	    (g->m / g->group) % 8 == 0)
 		return 1;
 	if (g->m / g->group < 16)
+		return 0;
+	if (dn_wide_window(g))
 		return 0;
 	/* an ungrouped stem of few input channels (an RGB image's first
 	 * layer) too when its result stays channels last: no reorder back,
@@ -458,7 +475,7 @@ int knn_conv_dnnl_f32(struct rt_kctx *k, const struct knn_geom *g, const float *
 	struct dn_post post;
 	int w_const = rt_in_const(k, 1), rc, fold;
 
-	if (!(dn_fits(g, cl) || ((cl & KNN_CL_SRC) && dn_cl_fits(g))) ||
+	if (!(dn_fits(g, cl) || ((cl & KNN_CL_SRC) && dn_cl_fits(g) && !dn_wide_window(g))) ||
 	    !knn_dnnl_engine())
 		return 0;
 	/* taking the epilogue commits this call to finishing it: when the

@@ -218,7 +218,9 @@ static void test_random(void)
  * or more input and output channels per group with a window larger than
  * 1x1 goes to oneDNN on any plane (7x7, 16x16, 128x128) and any stride;
  * fewer channels, a 1x1 window or a depthwise one stay with the own
- * kernels while the input is plain. */
+ * kernels while the input is plain, and so does a window of more taps
+ * than its output plane's positions (9x9/2 onto 6x6; 5x5 onto 7x7 goes
+ * to oneDNN). */
 static void test_policy(void)
 {
 	static const struct ccase cases[] = {
@@ -230,8 +232,10 @@ static void test_policy(void)
 		{ 2, 1, 16, 8, 1, { 16, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 		{ 2, 1, 16, 16, 1, { 16, 16 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
 		{ 2, 1, 16, 16, 16, { 16, 16 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
+		{ 2, 2, 16, 16, 1, { 20, 20 }, { 9, 9 }, { 2, 2 }, { 1, 1 }, { 0, 0, 0, 0 } },
+		{ 2, 1, 16, 24, 1, { 7, 7 }, { 5, 5 }, { 1, 1 }, { 1, 1 }, { 2, 2, 2, 2 } },
 	};
-	static const int dn[] = { 1, 1, 1, 1, 0, 0, 0, 0 };
+	static const int dn[] = { 1, 1, 1, 1, 0, 0, 0, 0, 0, 1 };
 
 	if (!knn_dnnl_ok())
 		return;

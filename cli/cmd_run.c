@@ -352,6 +352,8 @@ static void print_stats(struct rt_session *s)
 	       (long long)st->kept_bytes, st->kept_nodes);
 	printf("results stored channels last: %lld\n", (long long)st->cl_values);
 	printf("16-bit float results kept in float32: %lld\n", (long long)st->wide_values);
+	printf("derived weights shared: %lld bytes, taken %zu times\n", (long long)st->shared_bytes,
+	       st->shared_nodes);
 }
 
 static int write_profile(const struct run_args *a, struct rt_session *s)

@@ -154,6 +154,8 @@ struct rt_fold {
 	int64_t saved_peak;                 /* mem.peak before this run */
 };
 
+#define RT_SHARE_BUCKETS 64
+struct rt_shared_ent;
 struct rt_session {
 	struct ir_model *m;
 	struct rt_opts o;
@@ -171,7 +173,19 @@ struct rt_session {
 	struct rt_pool *pool;
 	struct rt_fold fold;
 	struct rt_profile *prof;            /* the trace (profile.c), or NULL */
+	struct rt_shared_ent *shared[RT_SHARE_BUCKETS];   /* shared.c */
 };
+
+/* shared.c: the session's shared caches by key.  _take: the data under
+ * key for one more node (counted in the stats: shared_nodes and, bytes
+ * as added, shared_bytes), or NULL; _add: p (of `bytes`) kept under key,
+ * freed by free_fn (may be NULL) in rt_shared_free, which the session
+ * calls after freeing its plans (-1: the key is taken or no memory: p
+ * still the caller's). */
+void *rt_shared_take(struct rt_session *s, const struct rt_share_key *key);
+int rt_shared_add(struct rt_session *s, const struct rt_share_key *key, void *p,
+		  void (*free_fn)(void *), int64_t bytes);
+void rt_shared_free(struct rt_session *s);
 
 /* plan.c; rt_plan_slot: v's slot in p (-1: not of p's graph);
  * rt_plan_node: n's plan when n is a node of p's graph planned in p (else

@@ -432,6 +432,29 @@ int rt_node_cache_worth(struct rt_kctx *k, int64_t bytes)
 	return cache_may(k, bytes) && k->np->runs > 0;
 }
 
+void *rt_node_cache_shared(struct rt_kctx *k, const struct rt_share_key *key)
+{
+	void *p;
+
+	if (!cache_may(k, 0) || k->lowp_temp || !(p = rt_shared_take(k->s, key)))
+		return NULL;
+	k->np->cache = p;   /* not the node's to free, nothing charged again */
+	k->np->cache_free = NULL;
+	k->np->cache_bytes = 0;
+	k->np->cache_mem = k->mem;
+	return p;
+}
+
+int rt_node_cache_set_shared(struct rt_kctx *k, void *p, void (*free_fn)(void *),
+			     int64_t bytes, const struct rt_share_key *key)
+{
+	if (rt_node_cache_set(k, p, free_fn, bytes) < 0)
+		return -1;
+	if (!k->lowp_temp && rt_shared_add(k->s, key, p, free_fn, bytes) == 0)
+		k->np->cache_free = NULL;   /* the session frees it, after the plans */
+	return 0;
+}
+
 int rt_node_cache_set(struct rt_kctx *k, void *p, void (*free_fn)(void *),
 		      int64_t bytes)
 {

@@ -204,14 +204,19 @@ static int narrow_inputs(struct rt_kctx *k, struct rt_value **wide)
  * in float32 would not fit: they are widened per run as before). */
 #define LP_KEEP_MAX ((int64_t)1 << 30)
 
-/* Is input i of the node a constant of the model (the same data every
- * run), in the main graph? */
-static int const_input(const struct rt_kctx *k, size_t i)
+/* Is input i of the node an initializer (the same data every run)?  And
+ * one of the main graph's (const_input)? */
+static int model_const(const struct rt_kctx *k, size_t i)
 {
 	const struct ir_node *n = k->node;
 
+	return i < n->n_inputs && n->inputs[i] && (n->inputs[i]->init || n->inputs[i]->sparse_init);
+}
+
+static int const_input(const struct rt_kctx *k, size_t i)
+{
 	return k->np && k->f && k->f->depth == 0 && !k->f->parent && !k->f->call &&
-	       i < n->n_inputs && n->inputs[i] && (n->inputs[i]->init || n->inputs[i]->sparse_init);
+	       model_const(k, i);
 }
 
 /* Keep w, constant input i widened, for the node's later runs (from its
@@ -222,11 +227,43 @@ static int const_input(const struct rt_kctx *k, size_t i)
  * derived from weights (packed panels, oneDNN's
  * reordered weights) hold; without it a float16 model derived them again
  * every run (37% of a float16 CRNN's time). */
-static void keep_const(struct rt_kctx *k, size_t i, struct rt_value *w)
+static struct rt_share_key const_key(const struct rt_value *c)
+{
+	return (struct rt_share_key){ RT_SHARE_LOWP, { c->data, NULL, NULL },
+				      { c->numel, c->dtype } };
+}
+
+static void unref_shared(void *v)
+{
+	rt_value_unref(v);
+}
+
+/* Constant input i (c) as kept widened for this node, or as another node
+ * of the session kept it (the same constant read by an unrolled decoder's
+ * steps: one copy, and the kernels' caches made from it shared too), now
+ * kept for this node: a new reference, or NULL. */
+static struct rt_value *kept_const(struct rt_kctx *k, size_t i, const struct rt_value *c)
+{
+	struct rt_nplan *np = k->np;
+	struct rt_share_key key = const_key(c);
+	struct rt_value *w;
+
+	if (np->lowp_const && np->lowp_const[i])
+		return rt_value_ref(np->lowp_const[i]);
+	if (!(w = rt_shared_take(k->s, &key)) ||
+	    (!np->lowp_const && !(np->lowp_const = calloc(np->node->n_inputs, sizeof(w)))))
+		return NULL;
+	np->lowp_const[i] = rt_value_ref(w);
+	return rt_value_ref(w);
+}
+
+static void keep_const(struct rt_kctx *k, size_t i, const struct rt_value *c,
+		       struct rt_value *w)
 {
 	struct rt_session *s = k->s;
 	struct rt_nplan *np = k->np;
 	int64_t bytes = w->numel * (int64_t)sizeof(float);
+	struct rt_share_key key = const_key(c);
 
 	if (!const_input(k, i) || s->o.no_weight_cache || s->o.observe ||
 	    s->lowp_kept + bytes > LP_KEEP_MAX ||
@@ -237,6 +274,8 @@ static void keep_const(struct rt_kctx *k, size_t i, struct rt_value *w)
 	np->lowp_const[i] = rt_value_ref(w);
 	w->flags |= RT_VALUE_READONLY | RT_VALUE_KEPT;
 	s->lowp_kept += bytes;
+	if (rt_shared_add(s, &key, w, unref_shared, bytes) == 0)   /* the session's reference */
+		rt_value_ref(w);
 }
 
 void rt_lowp_release(struct rt_nplan *np)
@@ -281,8 +320,7 @@ int rt_lowp_begin(struct rt_kctx *k, struct rt_value **wide)
 			k->lowp_flip |= (uint64_t)1 << i;
 			continue;
 		}
-		if (const_input(k, i) && k->np->lowp_const && k->np->lowp_const[i]) {
-			wide[i] = rt_value_ref(k->np->lowp_const[i]);
+		if (const_input(k, i) && (wide[i] = kept_const(k, i, k->in[i]))) {
 			k->in[i] = wide[i];
 			continue;
 		}
@@ -290,7 +328,8 @@ int rt_lowp_begin(struct rt_kctx *k, struct rt_value **wide)
 			release(k, wide, low);
 			return rc;
 		}
-		keep_const(k, i, wide[i]);
+		keep_const(k, i, k->in[i], wide[i]);
+		k->lowp_temp |= model_const(k, i) && !(wide[i]->flags & RT_VALUE_KEPT);
 		k->in[i] = wide[i];
 	}
 	k->lowp = low;

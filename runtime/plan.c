@@ -75,7 +75,8 @@ struct rt_nplan *rt_plan_sole_use(struct rt_gplan *p, const struct ir_value *v)
 void rt_nplan_cache_free(struct rt_nplan *np)
 {
 	if (np->cache) {
-		np->cache_free(np->cache);
+		if (np->cache_free)   /* NULL: the session's (shared.c) */
+			np->cache_free(np->cache);
 		np->cache_mem->cur -= np->cache_bytes;
 		np->cache = NULL;
 	}

@@ -53,6 +53,9 @@ struct rt_kctx {
 				      * to the kernel as float32 (lowp.c) */
 	int lowp_done;               /* output 0 rounded to lowp by the kernel
 				      * as it wrote it (rt_lowp_round_out) */
+	int lowp_temp;               /* a constant input widened for this run
+				      * only (lowp.c): its address is not the
+				      * session's, so no shared cache */
 	struct rt_value **plain;     /* per input: a plain copy of a channels-
 				      * last one (layout_cl.c), or NULL */
 };
@@ -280,6 +283,28 @@ int rt_node_cache_set(struct rt_kctx *k, void *p, void (*free_fn)(void *),
  * it on the second run, so a session that runs once never pays for it,
  * and not at all when it could not be kept. */
 int rt_node_cache_worth(struct rt_kctx *k, int64_t bytes);
+
+/* ---- caches shared between nodes (shared.c) -----------------------------
+ * Nodes that read the same constant (an unrolled decoder's steps, tied
+ * layers) keep one copy of what a kernel derives from it.  A key names
+ * the data exactly: the kernel's cache kind, the constants' data it is
+ * made from (their addresses, the same on every run of the session) and
+ * whatever else it depends on (shapes, attributes), compared in full.
+ * A shared cache never changes once made. */
+#define RT_SHARE_DIMS 8
+enum { RT_SHARE_LOWP = -1 };        /* lowp.c's widened constants */
+struct rt_share_key {
+	int kind;                         /* the cache's kind (KNN_WC_*, RT_SHARE_*) */
+	const void *data[3];              /* the constants' data, or NULL */
+	int64_t dim[RT_SHARE_DIMS];       /* the rest it depends on, 0 unused */
+};
+/* The cache another node of the session made under key, now this node's
+ * too (NULL: none, the node has a cache, or weight caches are off). */
+void *rt_node_cache_shared(struct rt_kctx *k, const struct rt_share_key *key);
+/* rt_node_cache_set, p then kept by the session (freed with it) and
+ * offered to its other nodes under key. */
+int rt_node_cache_set_shared(struct rt_kctx *k, void *p, void (*free_fn)(void *),
+			     int64_t bytes, const struct rt_share_key *key);
 
 /* ---- attributes (resolving ref_attr_name inside functions) ---------- */
 

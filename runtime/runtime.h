@@ -294,6 +294,9 @@ struct rt_stats {
 	int64_t cl_values;        /* results stored channels last (layout_cl.c) */
 	int64_t wide_values;      /* float16/bfloat16 results kept in float32
 				   * (lowp.c) */
+	size_t shared_nodes;      /* nodes that took derived weights (packed,
+				   * widened) another node made (shared.c) */
+	int64_t shared_bytes;     /* ... their bytes, not made again */
 	size_t n_ops;
 	struct rt_op_stat *ops;   /* sorted by seconds, descending */
 	size_t n_nodes;

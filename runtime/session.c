@@ -74,6 +74,7 @@ void rt_session_free(struct rt_session *s)
 	free(s->stats.ops);
 	free(x->sorted.ops);
 	free(x->sorted.nodes);
+	rt_shared_free(s);   /* after the plans, whose caches may point into it */
 	rt_profile_free(s->prof);
 	rt_pool_free(s->pool);
 	free(x);

@@ -17,12 +17,14 @@ void knn_wderived_free(void *p)
 
 const struct knn_wderived *knn_wderived_make(struct rt_kctx *k, int kind, const float *w,
 					     int64_t len, knn_wmake_fn fill, const void *ctx,
+					     const struct rt_share_key *key,
 					     struct knn_wderived **tmp)
 {
 	struct knn_wderived *c = knn_wcache_get(k, kind, w);
 
 	*tmp = NULL;
-	if (c)
+	if (c || (key && !rt_node_cache(k) && rt_in_const(k, 1) &&
+		  (c = rt_node_cache_shared(k, key))))
 		return c;
 	if (!(c = calloc(1, sizeof(*c))))
 		return NULL;
@@ -36,7 +38,8 @@ const struct knn_wderived *knn_wderived_make(struct rt_kctx *k, int kind, const 
 	}
 	fill(ctx, w, c->data);
 	if (rt_in_const(k, 1) && !rt_node_cache(k) &&
-	    rt_node_cache_set(k, c, knn_wderived_free, len * (int64_t)sizeof(float)) == 0)
+	    (key ? rt_node_cache_set_shared(k, c, knn_wderived_free, len * (int64_t)sizeof(float), key) :
+	     rt_node_cache_set(k, c, knn_wderived_free, len * (int64_t)sizeof(float))) == 0)
 		return c;
 	*tmp = c;
 	return c;
@@ -64,5 +67,5 @@ const struct knn_wderived *knn_wderived_get(struct rt_kctx *k, int kind,
 {
 	struct wc_conv c = { g, fill, kind };
 
-	return knn_wderived_make(k, kind, w, len, wc_conv_fill, &c, tmp);
+	return knn_wderived_make(k, kind, w, len, wc_conv_fill, &c, NULL, tmp);
 }

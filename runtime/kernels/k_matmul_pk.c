@@ -44,6 +44,7 @@ static int pk_product(struct rt_kctx *k, int64_t rows, const struct mm_pk *d,
 {
 	const struct knn_wderived *pb;
 	struct knn_wderived *tmp = NULL;
+	struct rt_share_key key;
 	int64_t len = rt_pgemm_packed_len(d->kd, d->n);
 	int rc;
 
@@ -58,10 +59,14 @@ static int pk_product(struct rt_kctx *k, int64_t rows, const struct mm_pk *d,
 	    (rc = knn_mm_dnnl_f32(k, &(struct knn_mmf){ rows, d->kd, d->n, lda, d->rs, d->cs, 1,
 							 a_rows, 1 }, a, b, bias, y)) != 0)
 		return rc;
+	key = (struct rt_share_key){ KNN_WC_MATMUL, { b, NULL, NULL },
+				     { d->kd, d->n, d->rs, d->cs } };
+	/* packed B: kept, another node's of the same B (taken now), or made */
 	if (!(knn_wcache_get(k, KNN_WC_MATMUL, b) ||
+	      (!rt_node_cache(k) && rt_node_cache_shared(k, &key)) ||
 	      rt_node_cache_worth(k, len * (int64_t)sizeof(float))))
 		return 0;
-	if (!(pb = knn_wderived_make(k, KNN_WC_MATMUL, b, len, mm_pk_fill, d, &tmp)))
+	if (!(pb = knn_wderived_make(k, KNN_WC_MATMUL, b, len, mm_pk_fill, d, &key, &tmp)))
 		return rt_oom(k);
 	rc = a_rows ? rt_pgemm_run_rows(k, rows, d->n, d->kd, a, lda, pb->data, bias, y, d->n) :
 	     rt_pgemm_run(k, rows, d->n, d->kd, a, lda, pb->data, bias, y, d->n);

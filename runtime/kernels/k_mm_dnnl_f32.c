@@ -140,6 +140,7 @@ int knn_mm_dnnl_f32(struct rt_kctx *k, const struct knn_mmf *g, const float *a,
 		    const float *b, const float *bias, float *y)
 {
 	struct mmf_dn *c = rt_node_cache(k), *tmp = NULL;
+	struct rt_share_key key = { 0 };
 	int rc;
 
 	if (!knn_dnnl_engine())
@@ -148,6 +149,13 @@ int knn_mm_dnnl_f32(struct rt_kctx *k, const struct knn_mmf *g, const float *a,
 		  (g->b_const && c->h.w != b) || c->has_bias != (bias != NULL)))
 		c = NULL;
 	knn_dnnl_threads(rt_threads(k));
+	if (!c && !rt_node_cache(k) && g->b_const) {
+		/* another node's of the same constant B (an unrolled decoder) */
+		key = (struct rt_share_key){ KNN_WC_DNNL_MMF, { b, NULL, NULL },
+					     { g->rows, g->kd, g->n, g->lda, g->rs, g->cs, g->nb,
+					       g->a_rows | (bias != NULL) << 1 } };
+		c = rt_node_cache_shared(k, &key);
+	}
 	if (!c) {
 		/* a copy of B worth keeping only from the second run on, and
 		 * only in the node's cache */
@@ -160,7 +168,8 @@ int knn_mm_dnnl_f32(struct rt_kctx *k, const struct knn_mmf *g, const float *a,
 		tmp->g = *g;
 		tmp->has_bias = bias != NULL;
 		if (mmf_make(tmp, g->b_const ? b : NULL) ||
-		    rt_node_cache_set(k, tmp, mmf_free, (int64_t)tmp->b_bytes) < 0) {
+		    (g->b_const ? rt_node_cache_set_shared(k, tmp, mmf_free, (int64_t)tmp->b_bytes, &key) :
+		     rt_node_cache_set(k, tmp, mmf_free, (int64_t)tmp->b_bytes)) < 0) {
 			mmf_free(tmp);
 			return 0;
 		}

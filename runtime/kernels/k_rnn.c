@@ -391,11 +391,18 @@ static const struct rpack *rpack_kept(struct rt_kctx *k, const struct rnn *s)
 	struct rpack *q = rt_node_cache(k);
 	int64_t bytes = 0, gh = s->g * s->hid;
 	int has_w = rt_in_const(k, 1);
+	struct rt_share_key key;
 
 	if (q)
 		return rpack_fits(q, s) ? q : NULL;
 	if (!rt_pgemm_ok() || !rt_in_const(k, 2))
 		return NULL;
+	/* another node's packs of the same R and W: an unrolled decoder's
+	 * one-step LSTMs (a copy each: 10x the packed bytes every run reads) */
+	key = (struct rt_share_key){ KNN_WC_RPACK, { s->r, has_w ? s->w : NULL, NULL },
+				     { s->ndir, s->g, s->hid, s->in, s->lbr, has_w } };
+	if ((q = rt_node_cache_shared(k, &key)))
+		return rpack_fits(q, s) ? q : NULL;
 	bytes = s->ndir * (rt_pgemm_packed_len(s->hid, r_cols(s)) +
 			   (s->cell == CELL_GRU && !s->lbr ? rt_pgemm_packed_len(s->hid, s->hid) : 0) +
 			   (has_w ? rt_pgemm_packed_len(s->in, gh) : 0)) *
@@ -410,7 +417,7 @@ static const struct rpack *rpack_kept(struct rt_kctx *k, const struct rnn *s)
 			rpack_free(q);
 			return NULL;
 		}
-	if (rt_node_cache_set(k, q, rpack_free, bytes) < 0) {
+	if (rt_node_cache_set_shared(k, q, rpack_free, bytes, &key) < 0) {
 		rpack_free(q);
 		return NULL;
 	}

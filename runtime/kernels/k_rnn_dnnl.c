@@ -256,10 +256,24 @@ static int rnn_exec(struct rnn_dn *c, const struct knn_rnn *g)
 	return rc;
 }
 
+/* One run on c: 1 done, 0 not (oneDNN failed), or out of memory: that
+ * fails the node, since the own cells' sums differ in the last bits and a
+ * run must not change paths for want of memory. */
+static int rnn_run(struct rt_kctx *k, struct rnn_dn *c, const struct knn_rnn *g)
+{
+	int rc = rnn_exec(c, g);
+
+	if (rc == IR_ENOMEM)
+		return rt_oom(k);
+	if (rc)
+		return 0;
+	knn_dnnl_count();
+	return 1;
+}
+
 int knn_rnn_dnnl(struct rt_kctx *k, const struct knn_rnn *g)
 {
 	struct rnn_dn *c = rt_node_cache(k), *tmp = NULL;
-	int rc;
 
 	if (!knn_dnnl_engine() || (g->cell != KNN_RNN_LSTM && g->cell != KNN_RNN_GRU))
 		return 0;
@@ -279,27 +293,29 @@ int knn_rnn_dnnl(struct rt_kctx *k, const struct knn_rnn *g)
 	knn_dnnl_threads(rt_threads(k));
 	if (!c) {
 		int64_t wb = (g->ndir * (g->in + g->hid) * 4 * g->hid) * (int64_t)sizeof(float);
+		/* another node's of the same W, R and B (an unrolled decoder) */
+		struct rt_share_key key = { KNN_WC_DNNL_RNN, { g->w, g->r, g->b },
+					    { g->seq, g->batch, g->in, g->hid, g->ndir,
+					      g->cell | g->lbr << 4 | g->reverse << 5 |
+					      !!g->h0 << 6 | !!g->c0 << 7 } };
 
-		if (!rt_in_const(k, 1) || !rt_in_const(k, 2) || (g->b && !rt_in_const(k, 3)) ||
-		    !rt_node_cache_worth(k, wb))
+		if (!rt_in_const(k, 1) || !rt_in_const(k, 2) || (g->b && !rt_in_const(k, 3)))
+			return 0;
+		if ((c = rt_node_cache_shared(k, &key)))
+			return same(&c->g, g) ? rnn_run(k, c, g) : 0;
+		if (!rt_node_cache_worth(k, wb))
 			return 0;
 		if (!(tmp = calloc(1, sizeof(*tmp))))
 			return rt_oom(k);
 		tmp->h.kind = KNN_WC_DNNL_RNN;
 		tmp->h.w = g->w;
 		tmp->g = *g;
-		if (rnn_make(tmp) || rt_node_cache_set(k, tmp, rnn_free, (int64_t)tmp->w_bytes) < 0) {
+		if (rnn_make(tmp) ||
+		    rt_node_cache_set_shared(k, tmp, rnn_free, (int64_t)tmp->w_bytes, &key) < 0) {
 			rnn_free(tmp);
 			return 0;
 		}
 		c = tmp;
 	}
-	/* out of memory fails the node: the own cells' sums differ in the
-	 * last bits, so a run must not change paths for want of memory */
-	if ((rc = rnn_exec(c, g)) == IR_ENOMEM)
-		return rt_oom(k);
-	if (rc)
-		return 0;
-	knn_dnnl_count();
-	return 1;
+	return rnn_run(k, c, g);
 }

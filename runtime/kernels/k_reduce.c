@@ -204,10 +204,13 @@ static void run_##T(void *ctx, int64_t b, int64_t e)			\
 }
 
 /* ReduceMax and ReduceMin of float32 in AVX-512 where it gives the
- * loops' values (k_reduce512.c): 1 done. */
+ * loops' values, ReduceLogSumExp within float32 ulps of them
+ * (k_reduce512.c): 1 done. */
 static int fast_float(int op, const float *x, int64_t red, int64_t inner, int64_t w,
 		      float *y)
 {
+	if (op == R_LSE)
+		return inner == 1 ? kr_lse_line512(x, red, y) : kr_lse_rows512(x, red, inner, w, y);
 	if (op != R_MAX && op != R_MIN)
 		return 0;
 	if (inner == 1)

@@ -48,6 +48,14 @@ int kr_maxmin_line512(int lt, const float *x, int64_t n, float *out);
 int kr_maxmin_rows512(int lt, const float *x, int64_t rows, int64_t stride, int64_t cols,
 		      float *y);
 
+/* ReduceLogSumExp of float32 in AVX-512 (k_reduce512.c): e^(x - m) in
+ * float32 lanes summed in double, within a few float32 ulps of the
+ * loops' all-double values; of a line into *out, of rows (as above) into
+ * y: 1 done, 0 not (no AVX-512, a NaN, or an infinite maximum: the loops
+ * then). */
+int kr_lse_line512(const float *x, int64_t n, float *out);
+int kr_lse_rows512(const float *x, int64_t rows, int64_t stride, int64_t cols, float *y);
+
 /* ArgMax (max 1) or ArgMin of a float32 line of n in AVX-512
  * (k_reduce512.c), select_last_index last: its index into *out, 1 done,
  * 0 not (no AVX-512, or a NaN: the loop decides). */

@@ -38,6 +38,9 @@ void kr_transpose(const void *src, void *dst, size_t es, int rank,
 /* Softmax (lg 0) or LogSoftmax (lg 1) of n contiguous float32 values
  * x into y, in AVX-512 (k_softmax512.c): 1 done, 0 not (no AVX-512). */
 int kr_softmax_line512(int lg, const float *x, float *y, int64_t n);
+/* ... of n rows S apart, I columns each (the axis not innermost), each
+ * column as a line: 1 done, 0 not (no AVX-512). */
+int kr_softmax_rows512(int lg, const float *x, float *y, int64_t n, int64_t S, int64_t I);
 
 /* ReduceMin (lt 1) or ReduceMax (0) of float32 in AVX-512
  * (k_reduce512.c), the values k_reduce.c's loops give: of a line of n

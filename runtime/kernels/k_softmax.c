@@ -40,6 +40,18 @@ static int sm_fast_float(int kind, const float *x, float *y, int64_t n, int64_t 
 	return s == 1 && kind != SM_HARD && kr_softmax_line512(kind == SM_LOG, x, y, n);
 }
 
+static int sm_rows_float(int kind, const float *x, float *y, int64_t n, int64_t S, int64_t I)
+{
+	return kind != SM_HARD && kr_softmax_rows512(kind == SM_LOG, x, y, n, S, I);
+}
+
+static int sm_rows_double(int kind, const double *x, double *y, int64_t n, int64_t S,
+			  int64_t I)
+{
+	(void)kind, (void)x, (void)y, (void)n, (void)S, (void)I;
+	return 0;
+}
+
 static int sm_fast_double(int kind, const double *x, double *y, int64_t n, int64_t s)
 {
 	(void)kind;
@@ -104,6 +116,8 @@ static void sm_line_##T(int kind, const T *x, T *y, int64_t n, int64_t s) \
 static void sm_block_##T(int kind, const T *x, T *y, int64_t n, int64_t S, \
 			 int64_t I, T *m, int64_t *mi, double *s)	\
 {									\
+	if (sm_rows_##T(kind, x, y, n, S, I))				\
+		return;							\
 	for (int64_t i = 0; i < I; i++) {				\
 		m[i] = x[i];						\
 		mi[i] = 0;						\

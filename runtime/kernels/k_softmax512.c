@@ -163,3 +163,70 @@ int kr_softmax_line512(int lg, const float *x, float *y, int64_t n)
 	sm_line512(lg, x, y, n);
 	return 1;
 }
+
+/* Softmax (LogSoftmax: lg) over n rows S apart of I columns, each lane a
+ * column (attention scores normalized along the queries, LightGlue's
+ * dual softmax: k_softmax.c's block loops called expf element by
+ * element, 2.2x onnxruntime's time): as a line, the maximum taken as the
+ * loops take it (row 0's NaN stays, a later one counts in the sum), the
+ * exps always times 2^64 and the quotients scaled back by sm_down64 (the
+ * same bits as unscaled where normal), the sums in double. */
+/* lo's eight lanes then hi's */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 sm_join(__m256 lo, __m256 hi)
+{
+	return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(lo)),
+						   _mm256_castps_pd(hi), 1));
+}
+
+__attribute__((target("avx512f")))
+static void sm_rows512(int lg, const float *x, float *y, int64_t n, int64_t S, int64_t I)
+{
+	for (int64_t i = 0; i < I; i += 16) {
+		__mmask16 t = knn_lanes16(I - i);
+		__m512 m = _mm512_maskz_loadu_ps(t, x + i);
+		__m512d s[2] = { _mm512_setzero_pd(), _mm512_setzero_pd() };
+		__m512 q;
+
+		for (int64_t r = 1; r < n; r++)
+			m = _mm512_max_ps(_mm512_maskz_loadu_ps(t, x + r * S + i), m);
+		for (int64_t r = 0; r < n; r++) {
+			__m512 v = knn_exp512_k(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, x + r * S + i),
+							      m), 64);
+
+			if (!lg)
+				_mm512_mask_storeu_ps(y + r * S + i, t, v);
+			sm_sum(s, v);
+		}
+		s[0] = _mm512_mul_pd(s[0], _mm512_set1_pd(0x1p-64));
+		s[1] = _mm512_mul_pd(s[1], _mm512_set1_pd(0x1p-64));
+		if (lg) {
+			double l[16];
+
+			_mm512_storeu_pd(l, s[0]);
+			_mm512_storeu_pd(l + 8, s[1]);
+			for (int c = 0; c < 16; c++)
+				l[c] = (float)log(l[c]);
+			q = sm_join(_mm512_cvtpd_ps(_mm512_loadu_pd(l)),
+				    _mm512_cvtpd_ps(_mm512_loadu_pd(l + 8)));
+			for (int64_t r = 0; r < n; r++)
+				_mm512_mask_storeu_ps(y + r * S + i, t, _mm512_sub_ps(_mm512_sub_ps(
+					_mm512_maskz_loadu_ps(t, x + r * S + i), m), q));
+			continue;
+		}
+		/* (float)(1.0 / sum) per lane, as the line's */
+		q = sm_join(_mm512_cvtpd_ps(_mm512_div_pd(_mm512_set1_pd(1.0), s[0])),
+			    _mm512_cvtpd_ps(_mm512_div_pd(_mm512_set1_pd(1.0), s[1])));
+		for (int64_t r = 0; r < n; r++)
+			_mm512_mask_storeu_ps(y + r * S + i, t, sm_down64(_mm512_mul_ps(
+				_mm512_maskz_loadu_ps(t, y + r * S + i), q)));
+	}
+}
+
+int kr_softmax_rows512(int lg, const float *x, float *y, int64_t n, int64_t S, int64_t I)
+{
+	if (n < 1 || !rt_pgemm_ok())
+		return 0;
+	sm_rows512(lg, x, y, n, S, I);
+	return 1;
+}

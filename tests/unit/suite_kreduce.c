@@ -768,6 +768,83 @@ static void softmax_rows(int lg, int64_t rows, int64_t len, const double *v, flo
  * definition in double: Softmax within 4e-6 relative (x - max rounded
  * in float32 over a spread of 30: 2e-6 of e^(x - max)), LogSoftmax within
  * 1e-6 of 1 + |y|. */
+/* Softmax and LogSoftmax over axis 0 of [n, I] (each column a line, in
+ * vectors where the CPU has AVX-512: k_softmax512.c) against the
+ * definition in double: columns in a vector's tail, a spread of +-150
+ * (quotients below the normal range, scaled back exactly), -inf
+ * entries; within 4e-6 relative (1e-6 (|w| + 1) for LogSoftmax) plus
+ * 2^-149 (a subnormal rounded once).  A NaN in row 0 or later, or a
+ * +inf, makes its column NaN. */
+static void sm_cols_case(int lg, int64_t n, int64_t I, double spread, int specials)
+{
+	double *v = malloc((size_t)(n * I) * sizeof(double));
+	struct ir_model *m = tm_new(13);
+	struct ir_node *node;
+	struct rt_value *out = NULL;
+	uint64_t seed = (uint64_t)(n * 131 + I * 7 + lg);
+	int bad = 0;
+
+	CU_ASSERT_FATAL(v != NULL);
+	for (int64_t i = 0; i < n * I; i++) {
+		seed = seed * 6364136223846793005u + 1442695040888963407u;
+		v[i] = (float)(((double)(seed >> 11) / 9007199254740992.0 * 2 - 1) * spread);
+		if (seed % 53 == 0)
+			v[i] = -INFINITY;
+	}
+	if (specials) {
+		v[0 * I + 1] = NAN;
+		v[(n - 1) * I + I - 1] = NAN;
+		v[(n / 2) * I + 2] = INFINITY;
+	}
+	tm_input(m, "x", IR_DTYPE_FLOAT, TM_DIMS(n, I), 2);
+	node = tm_node(m, lg ? "LogSoftmax" : "Softmax", NULL, TM_NAMES("x"), 1, TM_NAMES("y"), 1);
+	ir_node_set_int(node, "axis", 0);
+	tm_output(m, "y", IR_DTYPE_FLOAT, TM_DIMS(n, I), 2);
+	tm_verify(m);
+	CU_ASSERT_FATAL(tm_run_floats(m, (const double *const[]){ v }, &out, 1) == 0);
+	for (int64_t i = 0; i < I; i++) {
+		double mx = -INFINITY, sum = 0;
+		int nan = 0;
+
+		for (int64_t r = 0; r < n; r++) {
+			nan |= isnan(v[r * I + i]) || v[r * I + i] == INFINITY;
+			mx = fmax(mx, v[r * I + i]);
+		}
+		for (int64_t r = 0; r < n; r++)
+			sum += exp(v[r * I + i] - mx);
+		for (int64_t r = 0; r < n; r++) {
+			double w = lg ? v[r * I + i] - mx - log(sum) : exp(v[r * I + i] - mx) / sum;
+			double g = ((const float *)out->data)[r * I + i];
+
+			if (nan)
+				bad += !isnan(g);
+			else if (isinf(w))
+				bad += g != w;
+			else
+				bad += !(fabs(g - w) <= (lg ? 1e-6 * (fabs(w) + 1) : 4e-6 * fabs(w)) +
+							 0x1p-149);
+		}
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	rt_value_unref(out);
+	ir_model_free(m);
+	free(v);
+}
+
+static void test_softmax_columns(void)
+{
+	static const int64_t shapes[][2] = { { 1, 5 }, { 3, 16 }, { 257, 21 }, { 64, 40 },
+					     { 9, 33 } };
+
+	for (int lg = 0; lg < 2; lg++) {
+		for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+			sm_cols_case(lg, shapes[s][0], shapes[s][1], 8, 0);
+			sm_cols_case(lg, shapes[s][0], shapes[s][1], 150, 0);
+		}
+		sm_cols_case(lg, 7, 19, 8, 1);
+	}
+}
+
 static void test_softmax_in_place(void)
 {
 	for (int lg = 0; lg < 2; lg++)
@@ -1209,6 +1286,7 @@ static const struct unit_test tests[] = {
 	{ "argmax and argmin over columns", test_arg_columns },
 	{ "argmax and argmin along lines", test_arg_lines },
 	{ "softmax in place", test_softmax_in_place },
+	{ "softmax over columns", test_softmax_columns },
 	{ "topk selection of float32", test_topk_select_f32 },
 	{ "reduce errors", test_reduce_errors },
 	{ "argmax and argmin", test_arg },

@@ -75,7 +75,17 @@
 # cross-attention, a Tacotron2-style decoder of ten unrolled steps with
 # location-sensitive attention, a CRN-style speech enhancer of GRUs and
 # a complex mask in float32 and quantized by `opmig quantize --dynamic`,
-# a CapsNet with unrolled routing by agreement), against
+# a CapsNet with unrolled routing by agreement; with BROAD_SET=held16 a
+# sixteenth, bench/gen_held16.py: a float16 ConvNeXt-V2-style classifier
+# with global response normalization, a MobileNetV4-style classifier of
+# universal inverted bottlenecks in float32 and static QDQ, a
+# WaveNet-style vocoder of gated dilated causal convolutions, a
+# RIFE-style frame interpolator warping by GridSample, a GPT-2-style
+# decoder step with past key and value inputs in float32 and quantized
+# by `opmig quantize --dynamic`, a PointNet++-style classifier grouping
+# by TopK and Gather, a tf2onnx-style NHWC EfficientDet-style detector
+# with BiFPN fusions, a VQGAN-style tokenizer with an ArgMin codebook
+# lookup, a U^2-Net-lite segmenter of nested residual U-blocks), against
 # onnxruntime-node with
 # bench/interp.sh at one thread and at two (interp.sh's alternating
 # rounds).  See
@@ -96,7 +106,8 @@
 #                   bench/gen_held12.py's; held13:
 #                   bench/gen_held13.py's; held14:
 #                   bench/gen_held14.py's; held15:
-#                   bench/gen_held15.py's
+#                   bench/gen_held15.py's; held16:
+#                   bench/gen_held16.py's
 #
 # Exit status: 0 done, 2 setup or a command failed.
 
@@ -144,6 +155,9 @@ held14)	gen=gen_held14.py last=rwkv.onnx
 held15)	gen=gen_held15.py last=capsnet.onnx
 	names="yoloseg yoloseg_qdq samdec_f16 lightglue ldm_xattn_f16 tacotron crn crn_dyn capsnet"
 	quant="yoloseg_qdq:yoloseg crn_dyn:crn:--dynamic" ;;
+held16)	gen=gen_held16.py last=u2netp.onnx
+	names="convnextv2_f16 mbv4 mbv4_qdq wavenet rife gpt2_kv gpt2_kv_dyn pointnet2 effdet_nhwc vqgan u2netp"
+	quant="mbv4_qdq:mbv4 gpt2_kv_dyn:gpt2_kv:--dynamic" ;;
 *)	which=broad gen=gen_broad.py last=nhwc_seg.onnx
 	names="nhwc lstm gru tiny nhwc_dw lstm_b4 gru_bi nhwc_seg" ;;
 esac

@@ -35,10 +35,10 @@ void knn_im2col_f64(const struct knn_geom *g, const double *img, int64_t n_ch,
 }
 
 void knn_im2col_f32(const struct knn_geom *g, const float *img, int64_t lo,
-		    int64_t hi, float *col)
+		    int64_t hi, float *col, int64_t ld)
 {
 	for (int64_t i = lo; i < hi; i++)
-		im2col_row_f32(g, img, i, col + i * g->out_size);
+		im2col_row_f32(g, img, i, col + i * ld);
 }
 
 void knn_col2im_f64(const struct knn_geom *g, const double *col, int64_t n_ch,

@@ -555,9 +555,10 @@ int knn_convt_f64(struct rt_kctx *k, const struct knn_geom *g, const double *x,
  * col (n_ch * k_size rows of out_size), col2im adds col into img. */
 void knn_im2col_f64(const struct knn_geom *g, const double *img, int64_t n_ch,
 		    double *col);
-/* The float32 im2col of rows [lo, hi) of the n_ch * k_size rows. */
+/* The float32 im2col of rows [lo, hi) of the n_ch * k_size rows, ld
+ * apart (out_size: one image's matrix). */
 void knn_im2col_f32(const struct knn_geom *g, const float *img, int64_t lo,
-		    int64_t hi, float *col);
+		    int64_t hi, float *col, int64_t ld);
 void knn_col2im_f64(const struct knn_geom *g, const double *col, int64_t n_ch,
 		    double *img);
 

@@ -21,6 +21,8 @@
  * matrix would go through memory twice.  Smaller ones, and 1x1 products
  * read in place, stay with OpenBLAS, as fast there (bench/README.md). */
 #define PG_WIDE_MIN_COL (1 << 20)
+/* A batch's images in one product up to this many positions in all */
+#define PG_BATCH_POSITIONS 256
 
 /* Floats of one group's packed W. */
 static int64_t pg_group_len(const struct knn_geom *g, int kind)
@@ -57,17 +59,23 @@ static void pg_transpose(void *ctx, int64_t lo, int64_t hi)
 	rt_pgemm_transpose(t->src, t->rows, t->ld, lo, hi, t->dst);
 }
 
+/* im2col of images [0, imgs) from img (an image's elements apart) side
+ * by side: row kk of image i at col + kk * imgs * out_size + i * out_size */
 struct pg_cols {
 	const struct knn_geom *g;
 	const float *img;
 	float *col;
+	int64_t imgs, img_len;
 };
 
 static void pg_im2col(void *ctx, int64_t lo, int64_t hi)
 {
 	const struct pg_cols *c = ctx;
+	int64_t np = c->g->out_size;
 
-	knn_im2col_f32(c->g, c->img, lo, hi, c->col);
+	for (int64_t i = 0; i < c->imgs; i++)
+		knn_im2col_f32(c->g, c->img + i * c->img_len, lo, hi, c->col + i * np,
+			       c->imgs * np);
 }
 
 /* B's panels gathered from a 2-D image as im2col would lay them out
@@ -170,7 +178,7 @@ int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 	float *col = NULL, *yt = NULL;
 	int wide = np > PG_MAX_POSITIONS, direct = 1, rc = 1;
 	int kind = wide ? KNN_WC_PGEMMW : KNN_WC_PGEMM;
-	int64_t glen = pg_group_len(g, kind);
+	int64_t glen = pg_group_len(g, kind), imgs = 1;
 
 	for (int d = 0; d < g->nsp; d++)
 		if (g->kernel[d] != 1 || g->stride[d] != 1 || g->pad[d] || g->pad[g->nsp + d])
@@ -182,25 +190,43 @@ int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		return 0;
 	if (!(pw = knn_wderived_get(k, kind, g, w, glen * g->group, pg_pack_weights, &tmp)))
 		return rt_oom(k);
+	/* a batch's few positions in one product: each image's product read
+	 * all of the packed weights again (capsnet's 9x9/2 convolution of 256
+	 * to 256 channels onto 6x6, batch 4: 21 MB of weights a product) */
+	if (!wide && !direct && g->group == 1 && g->n > 1 && g->n * np <= PG_BATCH_POSITIONS)
+		imgs = g->n;
 	/* a col matrix for the narrow products, and for wide ones other
 	 * than 2-D (whose panels are gathered from the image) */
 	if ((!direct && !(wide && g->nsp == 2) &&
-	     !(col = malloc((size_t)(kd * np) * sizeof(float)))) ||
+	     !(col = malloc((size_t)(kd * np * imgs) * sizeof(float)))) ||
 	    (!direct && wide && g->nsp == 2 && !(taps = pg_taps(g, kd))) ||
-	    (!wide && !(yt = malloc((size_t)(ldt * np) * sizeof(float))))) {
+	    (!wide && !(yt = malloc((size_t)(ldt * np * imgs) * sizeof(float))))) {
 		rc = rt_oom(k);
 		goto cleanup;
 	}
-	for (int64_t item = 0; item < g->n * g->group; item++) {
+	for (int64_t item = 0; item < g->n * g->group; item += imgs) {
 		int64_t n = item / g->group, gi = item % g->group;
 		const float *xg = x + (n * g->c + gi * cg) * g->in_size, *a = xg;
 		struct pg_tr tr = { yt, y + (n * g->m + gi * mg) * np, np, ldt };
 
 		if (col) {
-			struct pg_cols pc = { g, xg, col };
+			struct pg_cols pc = { g, xg, col, imgs, g->c * g->in_size };
 
-			rt_parallel_for(k, kd, 1 + 65536 / (np + 1), pg_im2col, &pc);
+			rt_parallel_for(k, kd, 1 + 65536 / (np * imgs + 1), pg_im2col, &pc);
 			a = col;
+		}
+		if (imgs > 1) {
+			if (rt_pgemm_run(k, np * imgs, mg, kd, a, np * imgs, pw->data,
+					 b, yt, ldt) < 0) {
+				rc = rt_oom(k);
+				break;
+			}
+			for (int64_t i = 0; i < imgs; i++) {
+				struct pg_tr ti = { yt + i * np * ldt, y + i * g->m * np, np, ldt };
+
+				rt_parallel_for(k, mg, 64, pg_transpose, &ti);
+			}
+			continue;
 		}
 		if (wide) {
 			struct rt_pgemm_rows rows = { a, np };

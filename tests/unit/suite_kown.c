@@ -6,6 +6,7 @@
  * output channels (odd and even output sizes, asymmetric and oversized
  * pads, batches, many positions); the packed products
  * for few output positions (k_conv_pg.c): 1x1 in place, im2col, strides,
+ * a batch's images in one product,
  * groups, 3-D, more steps than one block, channel counts off the panel
  * width; the weights-side products for more positions (pgemm_w.c, panels
  * gathered from the image or read from it, or from an im2col matrix for
@@ -122,6 +123,11 @@ static const struct ccase cases[] = {
 	{ 2, 1, 24, 32, 1, { 7, 7 }, { 3, 3 }, { 1, 1 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	/* 1x1 read in place, 70 channels (a short last panel), batch 2 */
 	{ 2, 2, 40, 70, 1, { 7, 7 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* a batch's images in one product (at most 256 positions in all):
+	 * batch 3 of 25 positions, 24 -> 40; batch 4 of a 9x9/2 window onto
+	 * 6x6, 33 channels (a short last panel) */
+	{ 2, 3, 24, 40, 1, { 9, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
+	{ 2, 4, 20, 33, 1, { 20, 20 }, { 9, 9 }, { 2, 2 }, { 1, 1 }, { 0, 0, 0, 0 } },
 	/* 1x1 of stride 2 (im2col), 33 channels */
 	{ 2, 1, 20, 33, 1, { 9, 9 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0, 0, 0, 0 } },
 	/* groups of 16 -> 24 at 6x6 */

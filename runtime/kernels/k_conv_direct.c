@@ -41,12 +41,15 @@ static void dc_pack(const struct knn_geom *g, const float *w, int kind, float *d
 /* Where this path is taken (measured against the others in the models,
  * bench/README.md): OpenBLAS is as fast on 1x1 products whose weights
  * reach 1 MiB, on strided convolutions of 256 channels or more and on
- * grouped ones.  (Windows larger than 1x1 of 16 channels or more go to
- * oneDNN first: k_conv_dnnl.c.) */
+ * grouped ones; pgemm's weights-side products (k_conv_pg.c) faster on 1x1
+ * ones whose input reaches 1 MiB (0.6-0.9x the time: PointNet++'s
+ * grouped neighbours, 64 to 128 channels on 16384 positions).  (Windows
+ * larger than 1x1 of 16 channels or more go to oneDNN first:
+ * k_conv_dnnl.c.) */
 static int dc_fits(const struct knn_geom *g)
 {
 	if (g->nsp != 2 || g->group != 1 || g->out_size <= 64 || !rt_pgemm_ok() ||
-	    !knn_phase_fits(g))
+	    !knn_phase_fits(g) || (knn_conv_pointwise(g) && knn_conv_pg_wide(g)))
 		return 0;
 	return !((g->k_size == 1 && g->c * g->m >= DC_BIG_1X1) ||
 		 ((g->stride[0] > 1 || g->stride[1] > 1) && g->c >= 256));

@@ -288,9 +288,27 @@ int64_t knn_dnnl_amx_made(void);
 /* The same over pgemm.h's products with the weights packed once per
  * session (k_conv_pg.c) when W is a model constant, the convolution is
  * not depthwise and has few output positions (there OpenBLAS's copy of
- * the weights on every call costs as much as the product) or an im2col
- * matrix of 1 MiB or more (never built: its panels are gathered from the
- * image): 1 done, 0 not applicable, or rt_oom(). */
+ * the weights on every call costs as much as the product) or an input
+ * matrix of 1 MiB or more (knn_conv_pg_wide: an im2col matrix never
+ * built, its panels gathered from the image, or a 1x1 one's input read
+ * in place): 1 done, 0 not applicable, or rt_oom(). */
+#define KNN_PG_MAX_POSITIONS 64
+#define KNN_PG_WIDE_MIN_COL (1 << 20)
+static inline int knn_conv_pg_wide(const struct knn_geom *g)
+{
+	return g->out_size > KNN_PG_MAX_POSITIONS &&
+	       g->c / g->group * g->k_size * g->out_size * (int64_t)sizeof(float) >=
+	       KNN_PG_WIDE_MIN_COL;
+}
+/* Is g a 1x1 convolution of stride 1 without pads (its input is its
+ * product's matrix)? */
+static inline int knn_conv_pointwise(const struct knn_geom *g)
+{
+	for (int d = 0; d < g->nsp; d++)
+		if (g->kernel[d] != 1 || g->stride[d] != 1 || g->pad[d] || g->pad[g->nsp + d])
+			return 0;
+	return 1;
+}
 int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 		    const float *w, const float *b, float *y);
 

@@ -11,16 +11,19 @@
 #include "runtime/kernels/k_conv_int.h"
 #include "runtime/kernels/pgemm.h"
 
-/* Output positions up to which this path is taken: above it OpenBLAS's
+/* Output positions up to which this path is taken for products that
+ * write the output transposed (KNN_PG_MAX_POSITIONS): above it OpenBLAS's
  * copy of the weights is a small part of the product and writing the
- * output twice costs more than it saves (bench/README.md, issue 5). */
-#define PG_MAX_POSITIONS 64
-/* Above it, convolutions that would need an im2col matrix of at least
- * this many bytes (the 7x7 stride-2 stems on 3 channels: 7 MiB) take the
- * weights-side products, their panels gathered from the image: the
- * matrix would go through memory twice.  Smaller ones, and 1x1 products
- * read in place, stay with OpenBLAS, as fast there (bench/README.md). */
-#define PG_WIDE_MIN_COL (1 << 20)
+ * output twice costs more than it saves (bench/README.md, issue 5).
+ * Above it, convolutions whose input matrix (an im2col matrix, or a 1x1
+ * one's input read in place) reaches KNN_PG_WIDE_MIN_COL bytes take the
+ * weights-side products (knn_conv_pg_wide): the 7x7 stride-2 stems on 3
+ * channels (7 MiB: the panels gathered from the image, the matrix would
+ * go through memory twice), and 1x1 ones, read in place, 0.6-0.9x the
+ * time of k_conv_direct.c's tiles of 32 to 256 channels on 4096 to
+ * 16384 positions and 0.93-1.0x OpenBLAS's with weights of 1 MiB or
+ * more.  Smaller ones stay with OpenBLAS, as fast there
+ * (bench/README.md). */
 /* A batch's images in one product up to this many positions in all */
 #define PG_BATCH_POSITIONS 256
 
@@ -176,17 +179,14 @@ int knn_conv_pg_f32(struct rt_kctx *k, const struct knn_geom *g, const float *x,
 	struct knn_wderived *tmp = NULL;
 	struct pg_tap *taps = NULL;
 	float *col = NULL, *yt = NULL;
-	int wide = np > PG_MAX_POSITIONS, direct = 1, rc = 1;
+	int wide = np > KNN_PG_MAX_POSITIONS, direct = knn_conv_pointwise(g), rc = 1;
 	int kind = wide ? KNN_WC_PGEMMW : KNN_WC_PGEMM;
 	int64_t glen = pg_group_len(g, kind), imgs = 1;
 
-	for (int d = 0; d < g->nsp; d++)
-		if (g->kernel[d] != 1 || g->stride[d] != 1 || g->pad[d] || g->pad[g->nsp + d])
-			direct = 0;
 	if (!rt_pgemm_ok() || !rt_in_const(k, 1) ||
 	    (g->group == g->c && g->c > 1 && g->m % g->c == 0) ||
 	    g->n * g->m == 0 || np == 0 || kd == 0 ||
-	    (wide && (direct || kd * np * (int64_t)sizeof(float) < PG_WIDE_MIN_COL)))
+	    (wide && !knn_conv_pg_wide(g)))
 		return 0;
 	if (!(pw = knn_wderived_get(k, kind, g, w, glen * g->group, pg_pack_weights, &tmp)))
 		return rt_oom(k);

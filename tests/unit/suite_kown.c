@@ -6,7 +6,8 @@
  * output channels (odd and even output sizes, asymmetric and oversized
  * pads, batches, many positions); the packed products
  * for few output positions (k_conv_pg.c): 1x1 in place, im2col, strides,
- * a batch's images in one product,
+ * a batch's images in one product, 1x1 ones of many positions read in
+ * place,
  * groups, 3-D, more steps than one block, channel counts off the panel
  * width; the weights-side products for more positions (pgemm_w.c, panels
  * gathered from the image or read from it, or from an im2col matrix for
@@ -128,6 +129,11 @@ static const struct ccase cases[] = {
 	 * 6x6, 33 channels (a short last panel) */
 	{ 2, 3, 24, 40, 1, { 9, 9 }, { 3, 3 }, { 2, 2 }, { 1, 1 }, { 1, 1, 1, 1 } },
 	{ 2, 4, 20, 33, 1, { 20, 20 }, { 9, 9 }, { 2, 2 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	/* 1x1 on weights-side products reading the input in place (an input
+	 * of 1 MiB or more): batch 2 of 64 channels on 64x64, 70 out (a
+	 * short last tile); 1-D, 128 channels on 3000, 33 out */
+	{ 2, 2, 64, 70, 1, { 64, 64 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0, 0, 0 } },
+	{ 1, 1, 128, 33, 1, { 3000 }, { 1 }, { 1 }, { 1 }, { 0, 0 } },
 	/* 1x1 of stride 2 (im2col), 33 channels */
 	{ 2, 1, 20, 33, 1, { 9, 9 }, { 1, 1 }, { 2, 2 }, { 1, 1 }, { 0, 0, 0, 0 } },
 	/* groups of 16 -> 24 at 6x6 */

@@ -564,8 +564,9 @@ static void test_arg_lines(void)
 }
 
 /* TopK of float32 with k well below the axis (the selection kept beside
- * its values) and not (a sort of the values beside their indices):
- * [3, 100, 2] along axis 1 (strided), k 1, 5, 10, 50 and 100, largest
+ * its values), below half of it (the k best selected, then sorted) and
+ * not (a sort of the values beside their indices): [3, 100, 2] along
+ * axis 1 (strided), k 1, 5, 7, 10, 30, 49, 50 and 100, largest
  * and smallest, ties (values 0..9, each ten times: the lower index
  * first), a NaN (above everything: first for largest, never for
  * smallest), against the definition: a stable sort of each slice's
@@ -578,8 +579,8 @@ static void test_topk_select_f32(void)
 		v[i] = (i * 37) % 10;
 	v[(1 * 100 + 40) * 2 + 1] = NAN;
 	for (int largest = 0; largest < 2; largest++)
-		for (int ki = 0; ki < 5; ki++) {
-			int64_t k = (const int64_t[]){ 1, 5, 10, 50, 100 }[ki];
+		for (int ki = 0; ki < 8; ki++) {
+			int64_t k = (const int64_t[]){ 1, 5, 7, 10, 30, 49, 50, 100 }[ki];
 			struct kin in[] = {
 				{ IR_DTYPE_FLOAT, 3, D(3, 100, 2), v, NULL },
 				KIN(IR_DTYPE_INT64, 1, D(1), (double)k),

@@ -211,13 +211,13 @@ struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t 
 		n_extra = m - 1;
 		m = 1;
 	}
+	/* a Split's outputs are each read by a QuantizeLinear alone: a Relu
+	 * between them only where there is one output */
 	if (kind < 0 || !h->kernel || h->fold != RT_FOLD_NONE || h->n_subs ||
-	    !(q = rt_qdq_q_out(s, p, n->outputs[0], &relu)))
+	    !(q = rt_qdq_q_out(s, p, n->outputs[0], &relu)) || (relu && n->n_outputs > 1))
 		return NULL;
-	/* a Split's other outputs, each read by a QuantizeLinear alone */
 	for (size_t o = 1; o < n->n_outputs; o++)
-		if (relu || !n->outputs[o] || !(qo[o] = rt_qdq_q_out(s, p, n->outputs[o], &relu)) ||
-		    relu)
+		if (!n->outputs[o] || !(qo[o] = rt_qdq_q_out(s, p, n->outputs[o], &relu)) || relu)
 			return NULL;
 	/* inputs: the codes, DequantizeLinear's, QuantizeLinear's, the op's
 	 * other inputs, the other outputs' QuantizeLinear's (IN_QMORE) */

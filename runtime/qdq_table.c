@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/kernels/cpu_feat.h"   /* rt_cpu_avx512vbmi */
 #include "runtime/kernels/k_conv_int.h"   /* pool geometry, MaxPool of codes */
 #include "runtime/qdq_int.h"
 
@@ -531,17 +532,6 @@ static int64_t map_vbmi(const uint8_t *x, int64_t n, const uint8_t *tab, uint8_t
 	return i;
 }
 
-static int has_vbmi(void)
-{
-	static int ok = -1;
-
-	if (ok < 0) {
-		__builtin_cpu_init();
-		ok = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
-	}
-	return ok;
-}
-
 /* y = table[x] elementwise, n elements from `from`: a copy where the
  * table maps each code to itself. */
 static void map_codes(const struct rt_value *x, int64_t from, int64_t n, const uint8_t *tab,
@@ -562,7 +552,7 @@ static void map_codes(const struct rt_value *x, int64_t from, int64_t n, const u
 			memcpy(y, b, (size_t)n);
 			return;
 		}
-	for (int64_t i = has_vbmi() ? map_vbmi(b, n, tab, y) : 0; i < n; i++)
+	for (int64_t i = rt_cpu_avx512vbmi() ? map_vbmi(b, n, tab, y) : 0; i < n; i++)
 		y[i] = tab[b[i]];
 }
 

@@ -10,8 +10,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "runtime/kernels/cpu_feat.h"   /* rt_cpu_avx512core */
 #include "runtime/kernels/k_conv_int.h"
-#include "runtime/kernels/pgemm.h"   /* rt_cpu_avx512core */
 
 static int is_f8(int dtype)
 {

@@ -623,7 +623,7 @@ void rt_qdq_mark(struct rt_session *s, struct rt_gplan *p)
 			p->n_qdq++;
 	/* each unit's skip[], chain nodes and Split outputs' QuantizeLinear
 	 * (qdq_wo.c's, qdq_table.c's), and the absorbed DequantizeLinear */
-	if (!p->n_qdq || !(skip = calloc((3 + 6 + RT_QDQ_MAX_OUT) * p->n_qdq + p->n_nodes,
+	if (!p->n_qdq || !(skip = calloc((3 + RT_QDQ_MAX_CHAIN + RT_QDQ_MAX_OUT) * p->n_qdq + p->n_nodes,
 					 sizeof(*skip))))
 		return;
 	for (size_t i = 0; i < p->n_nodes; i++) {

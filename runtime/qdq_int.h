@@ -27,8 +27,10 @@ int rt_qpair_make(struct rt_qpair *q, const char *op, const int dt[3], const flo
 void rt_qpair_run(const struct rt_qpair *q, const uint8_t *a, int64_t as, const uint8_t *b,
 		  int64_t bs, uint8_t *y, int64_t n);
 
-/* The most outputs of a unit (a Split's pieces, each quantized). */
+/* The most outputs of a unit (a Split's pieces, each quantized), and
+ * the most nodes of a weight-only unit's cast chain (qdq_wo.c). */
 #define RT_QDQ_MAX_OUT 6
+#define RT_QDQ_MAX_CHAIN 6
 
 struct rt_qdq {
 	struct ir_node node;                /* the unit's node: a copy of the
@@ -66,8 +68,8 @@ struct rt_qdq {
 	struct rt_qpair pair;               /* a binary unit's vectors (qdq_pair.c),
 					     * checked when the table is made */
 	/* weight-only units of a cast chain (qdq_wo.c) */
-	size_t chain_nodes[6];              /* the chain's nodes, computed by
-					     * the unit (skipped) */
+	size_t chain_nodes[RT_QDQ_MAX_CHAIN];   /* the chain's nodes, computed
+						 * by the unit (skipped) */
 	size_t n_chain_nodes;
 	int64_t rows;                       /* rows of B the chain keeps */
 	/* a Pad folded into a Conv (unit_padconv.c): the unit node's

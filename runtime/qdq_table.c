@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/kernels/cpu_feat.h"   /* rt_cpu_avx512vbmi */
 #include "runtime/kernels/k_conv_int.h"   /* pool geometry, MaxPool of codes */
 #include "runtime/qdq_int.h"
 
@@ -211,13 +212,13 @@ struct rt_qdq *rt_qdq_table_at(struct rt_session *s, struct rt_gplan *p, size_t 
 		n_extra = m - 1;
 		m = 1;
 	}
+	/* a Split's outputs are each read by a QuantizeLinear alone: a Relu
+	 * between them only where there is one output */
 	if (kind < 0 || !h->kernel || h->fold != RT_FOLD_NONE || h->n_subs ||
-	    !(q = rt_qdq_q_out(s, p, n->outputs[0], &relu)))
+	    !(q = rt_qdq_q_out(s, p, n->outputs[0], &relu)) || (relu && n->n_outputs > 1))
 		return NULL;
-	/* a Split's other outputs, each read by a QuantizeLinear alone */
 	for (size_t o = 1; o < n->n_outputs; o++)
-		if (relu || !n->outputs[o] || !(qo[o] = rt_qdq_q_out(s, p, n->outputs[o], &relu)) ||
-		    relu)
+		if (!n->outputs[o] || !(qo[o] = rt_qdq_q_out(s, p, n->outputs[o], &relu)) || relu)
 			return NULL;
 	/* inputs: the codes, DequantizeLinear's, QuantizeLinear's, the op's
 	 * other inputs, the other outputs' QuantizeLinear's (IN_QMORE) */
@@ -531,17 +532,6 @@ static int64_t map_vbmi(const uint8_t *x, int64_t n, const uint8_t *tab, uint8_t
 	return i;
 }
 
-static int has_vbmi(void)
-{
-	static int ok = -1;
-
-	if (ok < 0) {
-		__builtin_cpu_init();
-		ok = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
-	}
-	return ok;
-}
-
 /* y = table[x] elementwise, n elements from `from`: a copy where the
  * table maps each code to itself. */
 static void map_codes(const struct rt_value *x, int64_t from, int64_t n, const uint8_t *tab,
@@ -562,7 +552,7 @@ static void map_codes(const struct rt_value *x, int64_t from, int64_t n, const u
 			memcpy(y, b, (size_t)n);
 			return;
 		}
-	for (int64_t i = has_vbmi() ? map_vbmi(b, n, tab, y) : 0; i < n; i++)
+	for (int64_t i = rt_cpu_avx512vbmi() ? map_vbmi(b, n, tab, y) : 0; i < n; i++)
 		y[i] = tab[b[i]];
 }
 

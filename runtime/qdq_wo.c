@@ -279,6 +279,7 @@ done:
 	u->ins[WO_Q] = c->node->inputs[0];
 	u->ins[WO_Z] = zv;
 	u->ins[WO_S] = sv;
+	/* at most RT_QDQ_MAX_CHAIN nodes: the six below */
 	if (zc)
 		u->chain_nodes[u->n_chain_nodes++] = zc->node->index;
 	u->chain_nodes[u->n_chain_nodes++] = c->node->index;

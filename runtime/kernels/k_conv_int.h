@@ -198,16 +198,15 @@ int knn_conv_dnnl_s32(struct rt_kctx *k, const struct knn_geom *g, const void *x
  * zp; planes of len sums (plane p: channel p % nch of mult[] and bias[],
  * bias may be NULL) into y, float8 and multipliers that are not finite
  * a value at a time; a row of n sums, column c's multiplier mult[c];
- * QLinearMatMul's rows of n sums, the multiplier as * bs[c] / ys of
- * column c (bs: 1 or n values): 1 done, 0 not taken (a multiplier that
- * is not finite), or IR_ENOMEM. */
+ * rows of n sums into 8-bit codes, one multiplier (nmult 1) or mult[c]
+ * for column c (nmult n). */
 void knn_store_q(int dtype, void *data, int64_t i, double acc, float mult, double zp);
 void knn_requant_planes(const int32_t *acc, int64_t planes, int64_t len, int64_t nch,
 			const float *mult, const double *bias, double zp, struct rt_value *y);
 void knn_requant_row(const int32_t *acc, int64_t n, const float *mult, float zp, int dtype,
 		     void *out);
-int knn_requant_cols(const int32_t *acc, int64_t rows, int64_t n, double as, const double *bs,
-		     int64_t nbs, double ys, double zp, struct rt_value *y);
+void knn_requant_block(const int32_t *acc, int64_t rows, int64_t n, const float *mult,
+		       int64_t nmult, float zp, int dtype, void *out);
 /* n int32 sums acc (+ bias) requantized into 8 bits as QLinearConv does
  * (k_requant.c): float32 (acc + bias) * mult rounded half to even, plus
  * zp, saturated into dtype (IR_DTYPE_INT8 or UINT8). */

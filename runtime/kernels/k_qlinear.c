@@ -258,22 +258,50 @@ static int k_matmul_integer(struct rt_kctx *k)
 	return rc;
 }
 
-/* A scale input: positive values, 1 or more. */
-static int scale_in(struct rt_kctx *k, size_t i, const char *what, double **v,
-		    int64_t *n)
+/* A scale input: opt_f64's, but required. */
+static int scale_in(struct rt_kctx *k, size_t i, const char *what, double **v, int64_t *n)
 {
-	int rc;
+	return rt_in(k, i) ? opt_f64(k, i, 0, what, v, n) : rt_err(k, "%s is missing", what);
+}
 
-	if (!rt_in(k, i))
-		return rt_err(k, "%s is missing", what);
-	if ((rc = opt_f64(k, i, 0, what, v, n)) < 0)
+/* QLinearMatMul's scales and output zero point, read once: by
+ * qmm_blocks when it gets that far, else by the general path after the
+ * products (so errors come in the same order either way). */
+struct qmm_scales {
+	double *as, *bs, *ys, *yzp;
+	int64_t nas, nbs, nys, nyz;
+	int read;
+};
+
+static int qmm_scales_read(struct rt_kctx *k, struct qmm_scales *q)
+{
+	int rc = 0;
+
+	if (!q->read && ((rc = scale_in(k, 1, "a_scale", &q->as, &q->nas)) < 0 ||
+			 (rc = scale_in(k, 4, "b_scale", &q->bs, &q->nbs)) < 0 ||
+			 (rc = scale_in(k, 6, "y_scale", &q->ys, &q->nys)) < 0 ||
+			 (rc = opt_f64(k, 7, 0, "y_zero_point", &q->yzp, &q->nyz)) < 0))
 		return rc;
+	q->read = 1;
 	return 0;
 }
 
+/* The float32 multipliers a_scale * b_scale[c] / y_scale, one per
+ * b_scale value (a_scale and y_scale per tensor), into a new *mult: 1
+ * made, 0 not (one is not finite: knn_store_q's path), or IR_ENOMEM. */
+static int qmm_mults(struct rt_kctx *k, const struct qmm_scales *q, float **mult)
+{
+	if (!(*mult = malloc((size_t)q->nbs * sizeof(**mult))))
+		return rt_oom(k);
+	for (int64_t c = 0; c < q->nbs; c++)
+		if (!isfinite((*mult)[c] = (float)q->as[0] * (float)q->bs[c] / (float)q->ys[0]))
+			return 0;
+	return 1;
+}
+
 /* QLinearMatMul's codes made a block of rows at a time from oneDNN's
- * sums while they are in cache (knn_mm_dnnl_s32_rows), requantized as
- * knn_requant_cols does; the output made with the first block. */
+ * sums while they are in cache (knn_mm_dnnl_s32_rows), requantized by
+ * knn_requant_block; the output made with the first block. */
 struct qmm_sink {
 	struct rt_kctx *k;
 	const struct knn_mm *p;
@@ -287,7 +315,6 @@ struct qmm_sink {
 static void qmm_rows(void *ctx, int64_t r0, int64_t rows, const int32_t *sums)
 {
 	struct qmm_sink *s = ctx;
-	int64_t n = s->p->n;
 	struct rt_value *y;
 
 	if (!s->y && !s->oom) {
@@ -296,24 +323,20 @@ static void qmm_rows(void *ctx, int64_t r0, int64_t rows, const int32_t *sums)
 		else
 			s->oom = 1;
 	}
-	if (!s->y)
-		return;
-	if (s->nmult == 1)
-		knn_requant_i32(sums, rows * n, 0, s->mult[0], s->zp, s->dtype, s->y + r0 * n);
-	else
-		for (int64_t r = 0; r < rows; r++)
-			knn_requant_row(sums + r * n, n, s->mult, s->zp, s->dtype, s->y + (r0 + r) * n);
+	if (s->y)
+		knn_requant_block(sums, rows, s->p->n, s->mult, s->nmult, s->zp, s->dtype,
+				  s->y + r0 * s->p->n);
 }
 
 /* k_qlinear_matmul on oneDNN a block of rows at a time: per-tensor A,
  * B per tensor or per column, 8-bit codes out; 1 done, 0 not taken, or
- * an error. */
-static int qmm_blocks(struct rt_kctx *k, const struct rt_value *yz)
+ * an error.  The scales read go into q. */
+static int qmm_blocks(struct rt_kctx *k, const struct rt_value *yz, struct qmm_scales *q)
 {
 	struct rt_value *a, *b;
 	struct knn_mm p;
-	double *az = NULL, *bz = NULL, *as = NULL, *bs = NULL, *ys = NULL, *yzp = NULL;
-	int64_t naz, nbz, nas, nbs, nys, nyz;
+	double *az = NULL, *bz = NULL;
+	int64_t naz, nbz;
 	float *mult = NULL;
 	struct qmm_sink s;
 	int rc;
@@ -325,21 +348,12 @@ static int qmm_blocks(struct rt_kctx *k, const struct rt_value *yz)
 		return rc;
 	if ((rc = opt_f64(k, 2, a->dtype, "A's zero point", &az, &naz)) < 0 ||
 	    (rc = opt_f64(k, 5, b->dtype, "B's zero point", &bz, &nbz)) < 0 ||
-	    (rc = scale_in(k, 1, "a_scale", &as, &nas)) < 0 ||
-	    (rc = scale_in(k, 4, "b_scale", &bs, &nbs)) < 0 ||
-	    (rc = scale_in(k, 6, "y_scale", &ys, &nys)) < 0 ||
-	    (rc = opt_f64(k, 7, 0, "y_zero_point", &yzp, &nyz)) < 0)
+	    (rc = qmm_scales_read(k, q)) < 0)
 		goto done;
-	if (!p.kd || nas != 1 || (nbs != 1 && nbs != p.n) || nys != 1 || nyz != 1)
+	if (!p.kd || q->nas != 1 || (q->nbs != 1 && q->nbs != p.n) || q->nys != 1 || q->nyz != 1 ||
+	    (rc = qmm_mults(k, q, &mult)) <= 0)
 		goto done;
-	if (!(mult = malloc((size_t)p.n * sizeof(*mult) + 1))) {
-		rc = rt_oom(k);
-		goto done;
-	}
-	for (int64_t c = 0; c < p.n; c++)
-		if (!isfinite(mult[c] = (float)as[0] * (float)bs[nbs == 1 ? 0 : c] / (float)ys[0]))
-			goto done;   /* knn_store_q's path */
-	s = (struct qmm_sink){ k, &p, mult, nbs, (float)yzp[0], yz->dtype, 0, NULL };
+	s = (struct qmm_sink){ k, &p, mult, q->nbs, (float)q->yzp[0], yz->dtype, 0, NULL };
 	rc = knn_mm_dnnl_s32_rows(k, a, b, az, naz, bz, nbz,
 				  rt_in_const(k, 3) && const_or_absent(k, 5), qmm_rows, &s);
 	if (rc == 1 && s.oom)
@@ -349,59 +363,54 @@ done:
 	free(mult);
 	free(az);
 	free(bz);
-	free(as);
-	free(bs);
-	free(ys);
-	free(yzp);
 	return rc;
 }
 
 static int k_qlinear_matmul(struct rt_kctx *k)
 {
-	struct knn_mm p;
+	struct knn_mm p = { 0 };   /* knn_mm_release: safe before knn_mm_init */
 	struct rt_value *y, *yz;
-	double *yd = NULL, *as = NULL, *bs = NULL, *ys = NULL, *yzp = NULL;
+	struct qmm_scales q = { 0 };
+	double *yd = NULL;
 	int32_t *yi = NULL;
-	int64_t nas, nbs, nys, nyz;
+	float *mult = NULL;
 	int rc;
 
 	if ((rc = rt_in_tensor(k, 7, &yz)) < 0)
 		return rc;
-	if ((rc = qmm_blocks(k, yz)) != 0)
-		return rc < 0 ? rc : 0;
-	if ((rc = int_matmul(k, 0, 2, 3, 5, &p, &yd, &yi, 0)) < 0)
-		return rc;
-	if ((rc = scale_in(k, 1, "a_scale", &as, &nas)) < 0 ||
-	    (rc = scale_in(k, 4, "b_scale", &bs, &nbs)) < 0 ||
-	    (rc = scale_in(k, 6, "y_scale", &ys, &nys)) < 0 ||
-	    (rc = opt_f64(k, 7, 0, "y_zero_point", &yzp, &nyz)) < 0)
+	if ((rc = qmm_blocks(k, yz, &q)) != 0 ||
+	    (rc = int_matmul(k, 0, 2, 3, 5, &p, &yd, &yi, 0)) < 0 ||
+	    (rc = qmm_scales_read(k, &q)) < 0)
 		goto cleanup;
 	if (!(y = rt_out_tensor(k, 0, yz->dtype, p.rank, p.dims))) {
 		rc = IR_ENOMEM;
 		goto cleanup;
 	}
-	if (yi && nas == 1 && (nbs == 1 || nbs == p.n) && is_q8(y->dtype) &&
-	    (rc = knn_requant_cols(yi, y->numel / p.n, p.n, as[0], bs, nbs, ys[0], yzp[0], y)) != 0) {
-		rc = rc < 0 ? rc : 0;
+	if (yi && q.nas == 1 && (q.nbs == 1 || q.nbs == p.n) && is_q8(y->dtype) &&
+	    (rc = qmm_mults(k, &q, &mult)) != 0) {
+		if (rc > 0)
+			knn_requant_block(yi, y->numel / p.n, p.n, mult, q.nbs, (float)q.yzp[0],
+					  y->dtype, y->data);
 		goto cleanup;
 	}
 	for (int64_t i = 0; i < y->numel; i++) {
 		int64_t c = i % p.n, r = (i / p.n) % p.m, bt = i / (p.m * p.n);
-		float sa = (float)as[nas == 1 ? 0 : (bt * p.m + r) % nas];
-		float sb = (float)bs[nbs == 1 ? 0 : (bt * p.n + c) % nbs];
-		float mult = sa * sb / (float)ys[0];
+		float sa = (float)q.as[q.nas == 1 ? 0 : (bt * p.m + r) % q.nas];
+		float sb = (float)q.bs[q.nbs == 1 ? 0 : (bt * p.n + c) % q.nbs];
 
-		knn_store_q(y->dtype, y->data, i, yd ? yd[i] : (double)yi[i], mult, yzp[0]);
+		knn_store_q(y->dtype, y->data, i, yd ? yd[i] : (double)yi[i], sa * sb / (float)q.ys[0],
+			    q.yzp[0]);
 	}
 cleanup:
 	knn_mm_release(&p);
 	free(yd);
 	rt_big_free(yi);
-	free(as);
-	free(bs);
-	free(ys);
-	free(yzp);
-	return rc;
+	free(mult);
+	free(q.as);
+	free(q.bs);
+	free(q.ys);
+	free(q.yzp);
+	return rc < 0 ? rc : 0;
 }
 
 /* n 8-bit values (int8 or uint8) minus zp into f (float32); returns the

@@ -8,10 +8,9 @@
  * path the same bits. */
 #include <immintrin.h>
 #include <math.h>
-#include <stdlib.h>
 
+#include "runtime/kernels/cpu_feat.h"   /* rt_cpu_avx512core */
 #include "runtime/kernels/k_conv_int.h"
-#include "runtime/kernels/pgemm.h"   /* rt_cpu_avx512core */
 
 static int is_f8(int dtype)
 {
@@ -227,28 +226,15 @@ void knn_requant_row(const int32_t *acc, int64_t n, const float *mult, float zp,
 		requant_row_c(acc, n, mult, zp, dtype, out);
 }
 
-/* QLinearMatMul's rows of n int32 sums requantized in vectors, as
- * knn_store_q does: the multiplier a_scale * b_scale[c] / y_scale of column c
- * (b_scale: 1 or n values).  1 done, 0 not taken (a multiplier that is
- * not finite: knn_store_q's path), or out of memory. */
-int knn_requant_cols(const int32_t *acc, int64_t rows, int64_t n, double as,
-			const double *bs, int64_t nbs, double ys, double zp, struct rt_value *y)
+/* rows of n int32 sums into 8-bit codes at out, as knn_store_q does:
+ * one multiplier for all (nmult 1, a plane's vectors) or column c's
+ * mult[c] (nmult n). */
+void knn_requant_block(const int32_t *acc, int64_t rows, int64_t n, const float *mult,
+		       int64_t nmult, float zp, int dtype, void *out)
 {
-	float *mult = malloc((size_t)n * sizeof(*mult) + 1);
-
-	if (!mult)
-		return IR_ENOMEM;
-	for (int64_t c = 0; c < n; c++)
-		if (!isfinite(mult[c] = (float)as * (float)bs[nbs == 1 ? 0 : c] / (float)ys)) {
-			free(mult);
-			return 0;
-		}
-	if (nbs == 1)
-		knn_requant_i32(acc, rows * n, 0, mult[0], (float)zp, y->dtype, y->data);
+	if (nmult == 1)
+		knn_requant_i32(acc, rows * n, 0, mult[0], zp, dtype, out);
 	else
 		for (int64_t r = 0; r < rows; r++)
-			knn_requant_row(acc + r * n, n, mult, (float)zp, y->dtype,
-				    (char *)y->data + r * n);
-	free(mult);
-	return 1;
+			knn_requant_row(acc + r * n, n, mult, zp, dtype, (char *)out + r * n);
 }

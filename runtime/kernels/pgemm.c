@@ -9,29 +9,6 @@
 #include "runtime/kernels/pgemm.h"
 #include "runtime/rt_int.h"
 
-int rt_cpu_avx512f(void)
-{
-	static int ok = -1;
-
-	if (ok < 0) {
-		__builtin_cpu_init();
-		ok = __builtin_cpu_supports("avx512f") != 0;
-	}
-	return ok;
-}
-
-int rt_cpu_avx512core(void)
-{
-	static int ok = -1;
-
-	if (ok < 0) {
-		__builtin_cpu_init();
-		ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-		     __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-	}
-	return ok;
-}
-
 int rt_pgemm_ok(void)
 {
 	static int ok = -1;

@@ -23,6 +23,8 @@
 
 #include <stdint.h>
 
+#include "runtime/kernels/cpu_feat.h"   /* rt_cpu_*: kernels include them from here */
+
 struct rt_kctx;
 
 #define RT_PG_NR 32      /* columns per panel of B: two AVX-512 vectors */
@@ -31,12 +33,6 @@ struct rt_kctx;
 #define RT_PG_MC 480     /* rows of A per block: 480 KiB of packed A */
 
 int rt_pgemm_ok(void);
-/* The CPU has AVX-512F: code compiled for it (target attributes) may run;
- * the other AVX-512 kernels (k_pool_s2.c, k_pool_cb.c) ask this. */
-int rt_cpu_avx512f(void);
-/* AVX-512 F, BW, DQ and VL, as every AVX-512 CPU since Skylake-SP has
- * them (byte and word lanes, masked 128- and 256-bit forms) */
-int rt_cpu_avx512core(void);
 
 /* Floats of packed B (k x n). */
 int64_t rt_pgemm_packed_len(int64_t k, int64_t n);

@@ -144,12 +144,13 @@ static void sm_block_##T(int kind, const T *x, T *y, int64_t n, int64_t S, \
 				y[r * S + i] = v;			\
 			s[i] += v;					\
 		}							\
-	if (kind == SM_LOG) {						\
+	if (kind == SM_LOG) {	/* (x - m) - l, as a line: m + l would	\
+				 * round at m's scale */		\
 		for (int64_t i = 0; i < I; i++)				\
-			m[i] += (T)log(s[i]);				\
+			s[i] = (T)log(s[i]);				\
 		for (int64_t r = 0; r < n; r++)				\
 			for (int64_t i = 0; i < I; i++)			\
-				y[r * S + i] = x[r * S + i] - m[i];	\
+				y[r * S + i] = x[r * S + i] - m[i] - (T)s[i]; \
 		return;							\
 	}								\
 	for (int64_t i = 0; i < I; i++)					\

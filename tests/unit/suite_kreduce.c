@@ -817,13 +817,16 @@ static void sm_cols_case(int lg, int64_t n, int64_t I, double spread, int specia
 			double w = lg ? v[r * I + i] - mx - log(sum) : exp(v[r * I + i] - mx) / sum;
 			double g = ((const float *)out->data)[r * I + i];
 
-			if (nan)
-				bad += !isnan(g);
-			else if (isinf(w))
-				bad += g != w;
-			else
-				bad += !(fabs(g - w) <= (lg ? 1e-6 * (fabs(w) + 1) : 4e-6 * fabs(w)) +
-							 0x1p-149);
+			int off = nan ? !isnan(g) : isinf(w) ? g != w :
+				  !(fabs(g - w) <= (lg ? 1e-6 * (fabs(w) + 1) : 4e-6 * fabs(w)) +
+						   0x1p-149);
+
+			if (off && !bad)
+				fprintf(stderr, "\n%s [%lld, %lld] spread %g: column %lld row %lld "
+					"got %.9g want %.9g\n", lg ? "LogSoftmax" : "Softmax",
+					(long long)n, (long long)I, spread, (long long)i,
+					(long long)r, g, w);
+			bad += off;
 		}
 	}
 	CU_ASSERT_EQUAL(bad, 0);

@@ -10,6 +10,7 @@
  * (a line of 128: 1.97 ms for a million elements against 0.31). */
 #include <immintrin.h>
 #include <math.h>
+#include <string.h>
 
 #include "runtime/kernels/k_exp512.h"   /* knn_lanes16 */
 #include "runtime/kernels/k_reduce_int.h"
@@ -384,41 +385,6 @@ static __mmask16 sum_mask(int64_t left)
 	return left <= 0 ? 0 : left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
 }
 
-/* 64 columns (eight double accumulators) at a time, all rows each */
-__attribute__((target("avx512f")))
-static void sum_rows(const float *x, int64_t rows, int64_t stride, int64_t cols, double *acc)
-{
-	for (int64_t c = 0; c < cols; c += 64) {
-		__mmask16 t0 = sum_mask(cols - c), t1 = sum_mask(cols - c - 16);
-		__mmask16 t2 = sum_mask(cols - c - 32), t3 = sum_mask(cols - c - 48);
-		__m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-		__m512d a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-		const float *xc = x + c;
-
-		for (int64_t r = 0; r < rows; r++, xc += stride) {
-			__m512 v0 = _mm512_maskz_loadu_ps(t0, xc), v1 = _mm512_maskz_loadu_ps(t1, xc + 16);
-			__m512 v2 = _mm512_maskz_loadu_ps(t2, xc + 32), v3 = _mm512_maskz_loadu_ps(t3, xc + 48);
-
-			a0 = _mm512_add_pd(a0, sum_lo(v0));
-			a1 = _mm512_add_pd(a1, sum_hi(v0));
-			a2 = _mm512_add_pd(a2, sum_lo(v1));
-			a3 = _mm512_add_pd(a3, sum_hi(v1));
-			a4 = _mm512_add_pd(a4, sum_lo(v2));
-			a5 = _mm512_add_pd(a5, sum_hi(v2));
-			a6 = _mm512_add_pd(a6, sum_lo(v3));
-			a7 = _mm512_add_pd(a7, sum_hi(v3));
-		}
-		_mm512_mask_storeu_pd(acc + c, (__mmask8)t0, a0);
-		_mm512_mask_storeu_pd(acc + c + 8, (__mmask8)(t0 >> 8), a1);
-		_mm512_mask_storeu_pd(acc + c + 16, (__mmask8)t1, a2);
-		_mm512_mask_storeu_pd(acc + c + 24, (__mmask8)(t1 >> 8), a3);
-		_mm512_mask_storeu_pd(acc + c + 32, (__mmask8)t2, a4);
-		_mm512_mask_storeu_pd(acc + c + 40, (__mmask8)(t2 >> 8), a5);
-		_mm512_mask_storeu_pd(acc + c + 48, (__mmask8)t3, a6);
-		_mm512_mask_storeu_pd(acc + c + 56, (__mmask8)(t3 >> 8), a7);
-	}
-}
-
 __attribute__((target("avx512f")))
 static void sum_lines(const float *x, int64_t lines, int64_t n, double *s)
 {
@@ -444,11 +410,41 @@ static void sum_lines(const float *x, int64_t lines, int64_t n, double *s)
 	}
 }
 
+/* Row by row, the sums in acc (in L1: the caller's blocks are at most
+ * 512 columns), one pass over x; blocks of 64 columns in registers, all
+ * rows each, read capsnet's rows three times: 130-160 us against this
+ * one's 100-120. */
+__attribute__((target("avx512f")))
+static void sum_rows_acc(const float *x, int64_t rows, int64_t stride, int64_t cols, double *acc)
+{
+	memset(acc, 0, (size_t)cols * sizeof(*acc));
+	for (int64_t r = 0; r < rows; r++, x += stride) {
+		int64_t c = 0;
+
+		for (; c + 16 <= cols; c += 16) {
+			__m512 v = _mm512_loadu_ps(x + c);
+
+			_mm512_storeu_pd(acc + c, _mm512_add_pd(_mm512_loadu_pd(acc + c), sum_lo(v)));
+			_mm512_storeu_pd(acc + c + 8, _mm512_add_pd(_mm512_loadu_pd(acc + c + 8),
+								    sum_hi(v)));
+		}
+		if (c < cols) {
+			__mmask16 t = sum_mask(cols - c);
+			__m512 v = _mm512_maskz_loadu_ps(t, x + c);
+
+			_mm512_mask_storeu_pd(acc + c, (__mmask8)t, _mm512_add_pd(
+				_mm512_maskz_loadu_pd((__mmask8)t, acc + c), sum_lo(v)));
+			_mm512_mask_storeu_pd(acc + c + 8, (__mmask8)(t >> 8), _mm512_add_pd(
+				_mm512_maskz_loadu_pd((__mmask8)(t >> 8), acc + c + 8), sum_hi(v)));
+		}
+	}
+}
+
 int kr_sum_rows512(const float *x, int64_t rows, int64_t stride, int64_t cols, double *acc)
 {
 	if (!rt_pgemm_ok())
 		return 0;
-	sum_rows(x, rows, stride, cols, acc);
+	sum_rows_acc(x, rows, stride, cols, acc);
 	return 1;
 }
 

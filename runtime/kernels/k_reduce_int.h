@@ -50,6 +50,17 @@ int kr_softmax_rows512(int lg, const float *x, float *y, int64_t n, int64_t S, i
 int kr_maxmin_line512(int lt, const float *x, int64_t n, float *out);
 int kr_maxmin_rows512(int lt, const float *x, int64_t rows, int64_t stride, int64_t cols,
 		      float *y);
+/* ... of each of lines contiguous lines of n into y: 1 done, 0 not (no
+ * AVX-512); a line holding a NaN gets a NaN there, which the loop redoes
+ * (it keeps the last NaN). */
+int kr_maxmin_lines512(int lt, const float *x, int64_t lines, int64_t n, float *y);
+
+/* ReduceSum's double sums of float32 in AVX-512 (k_reduce512.c): of rows
+ * rows stride apart, cols columns each, into acc, in the loop's order
+ * (the same sums); of each of lines contiguous lines of n into s, in
+ * another order (as accurate).  1 done, 0 not (no AVX-512). */
+int kr_sum_rows512(const float *x, int64_t rows, int64_t stride, int64_t cols, double *acc);
+int kr_sum_lines512(const float *x, int64_t lines, int64_t n, double *s);
 
 /* ReduceLogSumExp of float32 in AVX-512 (k_reduce512.c): e^(x - m) in
  * float32 lanes summed in double, within a few float32 ulps of the

@@ -400,6 +400,196 @@ static void test_reduce_maxmin_vectors(void)
 	CU_ASSERT(kr_one(18, "ReduceMin", v, 5, 21, 0, 20) == -10.0f);
 }
 
+/* Run op (opset 18, axes an input) over axis of a float32 tensor of
+ * rank dims, keepdims 0: the output's numel values into y. */
+static void red_f32(const char *op, const double *v, size_t rank, const int64_t *dims,
+		    int64_t axis, float *y, int64_t numel)
+{
+	struct kin in[] = {
+		{ IR_DTYPE_FLOAT, rank, { 0 }, v, NULL },
+		KIN(IR_DTYPE_INT64, 1, D(1), (double)axis),
+	};
+	struct kt t;
+
+	memcpy(in[0].dims, dims, rank * sizeof(*dims));
+	kt_new(&t, 18, op, in, 2, 1);
+	ir_node_set_int(t.n, "keepdims", 0);
+	CU_ASSERT_FATAL(kt_run(&t) == 0);
+	CU_ASSERT_FATAL(t.out[0]->numel == numel);
+	memcpy(y, t.out[0]->data, (size_t)numel * sizeof(float));
+	kt_free(&t);
+}
+
+static uint32_t lcg(uint32_t *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return *s >> 8;
+}
+
+/* A quiet NaN whose float32 payload is p (kept through the double). */
+static double nan_payload(uint32_t p)
+{
+	uint64_t b = 0x7ff8000000000000ull | (uint64_t)(p & 0x3fffff) << 29;
+	double d;
+
+	memcpy(&d, &b, sizeof(d));
+	return d;
+}
+
+/* ReduceMax and ReduceMin of float32 along lines (k_reduce512.c's lines
+ * sixteen at a time, or one by one past 64) bit for bit against the
+ * loop (x > a, or x < a, or x NaN replaces a, in order): 37 lines (two
+ * batches of sixteen and five) of each length 1 to 70, each line of one
+ * kind (seeded): ordinary values; negatives (positives) and zeros of
+ * both signs, so the extreme is the first zero; all zeros; NaNs of
+ * distinct payloads anywhere (the last one's is the result); +-inf; all
+ * -inf (+inf).  Then 1000 lines of 32. */
+static void maxmin_lines_case(uint32_t *seed, int64_t lines, int64_t n)
+{
+	double *v = malloc((size_t)(lines * n) * sizeof(double));
+	float *y = malloc((size_t)lines * sizeof(float));
+
+	CU_ASSERT_FATAL(v && y);
+	for (int64_t l = 0; l < lines; l++) {
+		int kind = (int)(lcg(seed) % 8);
+
+		for (int64_t i = 0; i < n; i++) {
+			double *e = &v[l * n + i];
+			uint32_t r = lcg(seed);
+
+			*e = (double)(int)(r % 2001 - 1000) / 8;
+			switch (kind) {
+			case 1: *e = r % 3 ? -fabs(*e) - 1 : (r & 8 ? -0.0 : 0.0); break;
+			case 2: *e = r % 3 ? fabs(*e) + 1 : (r & 8 ? -0.0 : 0.0); break;
+			case 3: *e = r & 8 ? -0.0 : 0.0; break;
+			case 4: if (r % 5 == 0) *e = nan_payload(r); break;
+			case 5: if (r % 7 == 0) *e = r & 8 ? -INFINITY : INFINITY; break;
+			case 6: *e = r & 16 ? -INFINITY : INFINITY; break;
+			case 7: if (r % 11 == 0) *e = r & 8 ? -0.0 : 0.0; break;
+			}
+		}
+	}
+	for (int lt = 0; lt < 2; lt++) {
+		red_f32(lt ? "ReduceMin" : "ReduceMax", v, 2, (const int64_t[]){ lines, n }, 1,
+			y, lines);
+		for (int64_t l = 0; l < lines; l++) {
+			float a = lt ? INFINITY : -INFINITY;
+
+			for (int64_t i = 0; i < n; i++) {
+				float x = (float)v[l * n + i];
+
+				if ((lt ? x < a : x > a) || x != x)
+					a = x;
+			}
+			if (memcmp(&a, &y[l], sizeof(a))) {
+				uint32_t ga, gy;
+
+				memcpy(&ga, &a, 4);
+				memcpy(&gy, &y[l], 4);
+				fprintf(stderr, "\n%s line %lld of %lld (n %lld): got %08x, want %08x\n",
+					lt ? "min" : "max", (long long)l, (long long)lines,
+					(long long)n, gy, ga);
+			}
+			CU_ASSERT(memcmp(&a, &y[l], sizeof(a)) == 0);
+		}
+	}
+	free(v);
+	free(y);
+}
+
+static void test_reduce_maxmin_lines(void)
+{
+	uint32_t seed = 7;
+
+	for (int64_t n = 1; n <= 70; n++)
+		maxmin_lines_case(&seed, 37, n);
+	maxmin_lines_case(&seed, 1000, 32);
+	maxmin_lines_case(&seed, 3, 200);
+	maxmin_lines_case(&seed, 17, 64);
+}
+
+/* ReduceSum and ReduceMean of float32 (double sums in AVX-512 where the
+ * CPU has it) against long double sums: lines of 1 to 70 and of 1000 and
+ * 4097, and rows ([rows, cols] over axis 0, columns in a vector's tail),
+ * seeded values of magnitudes 2^-32 to 2^32 of both signs (wider than a
+ * double, so the order of adds shows); within half a
+ * float32 ulp of the exact value plus the double sum's bound n 2^-53
+ * sum |x|.  Over rows the sums are the loop's, row by row in double:
+ * equal to that bit for bit (some +-2^90 among the rows' values make a
+ * change of order show). */
+static void sum_case(uint32_t *seed, size_t rank, const int64_t *dims, int64_t axis)
+{
+	int64_t outer = 1, n = dims[axis], inner = 1, total;
+	double *v;
+	float *y;
+
+	for (int64_t d = 0; d < axis; d++)
+		outer *= dims[d];
+	for (size_t d = (size_t)axis + 1; d < rank; d++)
+		inner *= dims[d];
+	total = outer * n * inner;
+	v = malloc((size_t)total * sizeof(double));
+	y = malloc((size_t)(outer * inner) * sizeof(float));
+	CU_ASSERT_FATAL(v && y);
+	for (int64_t i = 0; i < total; i++) {
+		uint32_t r = lcg(seed);
+
+		v[i] = (double)(float)ldexp((r & 1 ? -1.0 : 1.0) * (1 + (r >> 1 & 0xfff) / 4096.0),
+					    (int)(r >> 13 & 0x3f) - 32);
+		/* rows: some +-2^90, cancelling, so that the float32 sums
+		 * depend on the order of the double adds */
+		if (inner > 1 && r % 8 == 0)
+			v[i] = r & 0x40000 ? 0x1p90 : -0x1p90;
+	}
+	for (int mean = 0; mean < 2; mean++) {
+		red_f32(mean ? "ReduceMean" : "ReduceSum", v, rank, dims, axis, y, outer * inner);
+		for (int64_t o = 0; o < outer; o++)
+			for (int64_t c = 0; c < inner; c++) {
+				long double s = 0, sa = 0;
+				double d = 0, want, tol;
+				float got = y[o * inner + c];
+
+				for (int64_t i = 0; i < n; i++) {
+					double x = v[(o * n + i) * inner + c];
+
+					s += x;
+					sa += fabs(x);
+					d += x;
+				}
+				if (mean) {
+					s /= n;
+					sa /= n;
+					d /= n;
+				}
+				want = (double)s;
+				tol = ldexp(1, ilogb((float)want) - 24) + (double)n * 0x1p-53 * (double)sa;
+				if (!(fabs(got - want) <= tol))
+					fprintf(stderr, "\n%s of %lld, at %lld/%lld: got %.9g, want %.12g\n",
+						mean ? "mean" : "sum", (long long)n, (long long)o,
+						(long long)c, got, want);
+				CU_ASSERT(fabs(got - want) <= tol);
+				if (inner > 1)
+					CU_ASSERT(got == (float)d);
+			}
+	}
+	free(v);
+	free(y);
+}
+
+static void test_reduce_sum_accuracy(void)
+{
+	uint32_t seed = 11;
+
+	for (int64_t n = 1; n <= 70; n++)
+		sum_case(&seed, 2, (const int64_t[]){ 19, n }, 1);
+	sum_case(&seed, 2, (const int64_t[]){ 5, 1000 }, 1);
+	sum_case(&seed, 2, (const int64_t[]){ 3, 4097 }, 1);
+	for (int64_t c = 2; c <= 70; c += 17)
+		sum_case(&seed, 2, (const int64_t[]){ 37, c }, 0);
+	sum_case(&seed, 3, (const int64_t[]){ 2, 1152, 160 }, 1);
+	sum_case(&seed, 2, (const int64_t[]){ 9, 600 }, 0);
+}
+
 /* ReduceLogSumExp of float32 (vectors where the CPU has AVX-512,
  * k_reduce512.c) against the definition in long double: lines of 1 to
  * 1000 and rows of [rows, cols] over axis 0 with columns in a vector's
@@ -1287,6 +1477,8 @@ static const struct unit_test tests[] = {
 	{ "reducemax of bool", test_reduce_bool_max },
 	{ "reducemax and reducemin in vectors", test_reduce_maxmin_vectors },
 	{ "reducelogsumexp in vectors", test_reduce_lse_vectors },
+	{ "reducemax and reducemin along lines, bit for bit", test_reduce_maxmin_lines },
+	{ "reducesum and reducemean within double sums' bound", test_reduce_sum_accuracy },
 	{ "argmax and argmin over columns", test_arg_columns },
 	{ "argmax and argmin along lines", test_arg_lines },
 	{ "softmax in place", test_softmax_in_place },

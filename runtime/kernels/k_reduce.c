@@ -238,7 +238,8 @@ static int fast_float(int op, const float *x, int64_t red, int64_t inner, int64_
 }
 
 /* A work range of lines (inner == 1) at once in AVX-512: ReduceMax and
- * ReduceMin (1 done; a line whose value is NaN the caller's loop redoes), the plain sums in double (their lines' sums 64 at a time,
+ * ReduceMin (1 done; a line whose value is NaN the caller's loop
+ * redoes), the plain sums in double (their lines' sums 64 at a time,
  * finished as the loop would).  One call a line had cost ~20 ns a line:
  * pointnet2's ReduceMax of 65536 lines of 32 took 1.30 ms against
  * onnxruntime's 0.36. */

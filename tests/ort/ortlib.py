@@ -122,3 +122,22 @@ def max_diff(a, b):
     if a.shape != b.shape:
         return float("inf")
     return float(np.max(np.abs(a - b))) if a.size else 0.0
+
+
+def f32_twin(m):
+    """A copy of ModelProto m whose float16 initializers, inputs and
+    outputs are float32, the same values (onnxruntime's CPU kernels of
+    ops without float16, LSTM and GRU, take it); checked in full."""
+    import onnx
+    from onnx import TensorProto, numpy_helper
+    t = onnx.ModelProto()
+    t.CopyFrom(m)
+    for i in t.graph.initializer:
+        if i.data_type == TensorProto.FLOAT16:
+            i.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(i).astype(np.float32),
+                                               i.name))
+    for v in list(t.graph.input) + list(t.graph.output):
+        if v.type.tensor_type.elem_type == TensorProto.FLOAT16:
+            v.type.tensor_type.elem_type = TensorProto.FLOAT
+    onnx.checker.check_model(t, full_check=True)
+    return t

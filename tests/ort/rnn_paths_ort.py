@@ -61,14 +61,7 @@ def build(path, op, direction, seq, batch, inp, hid, attrs, opt):
                     np.float16 if f16 else np.float32)
     onnx.save(m, path)
     if f16:
-        for t in m.graph.initializer:
-            if t.data_type == TensorProto.FLOAT16:
-                t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float32),
-                                                   t.name))
-        for v in list(m.graph.input) + list(m.graph.output):
-            v.type.tensor_type.elem_type = TensorProto.FLOAT
-        onnx.checker.check_model(m, full_check=True)
-        onnx.save(m, path + ".f32.onnx")
+        onnx.save(ortlib.f32_twin(m), path + ".f32.onnx")
     return feeds
 
 

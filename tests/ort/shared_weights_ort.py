@@ -88,21 +88,6 @@ def make(f16, batch, inp, hid, rows, width):
     return m, feeds
 
 
-def f32_twin(m):
-    """The float16 model with float32 initializers and interface (what
-    onnxruntime's CPU LSTM takes), the same values."""
-    t = onnx.ModelProto()
-    t.CopyFrom(m)
-    for i in t.graph.initializer:
-        if i.data_type == TensorProto.FLOAT16:
-            i.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(i).astype(np.float32),
-                                               i.name))
-    for v in list(t.graph.input) + list(t.graph.output):
-        v.type.tensor_type.elem_type = TensorProto.FLOAT
-    onnx.checker.check_model(t, full_check=True)
-    return t
-
-
 def run(opmig, model, feeds, od, threads, runs, n_out):
     """opmig's outputs of the last of `runs` runs and the --stats count of
     weights taken from another node, or an error string."""
@@ -136,7 +121,7 @@ def main():
         onnx.save(m, path)
         jobs.append((path, feeds))
         if f16:
-            onnx.save(f32_twin(m), path + ".f32.onnx")
+            onnx.save(ortlib.f32_twin(m), path + ".f32.onnx")
             ort_jobs.append((path + ".f32.onnx",
                              {k: v.astype(np.float32) for k, v in feeds.items()}))
         else:

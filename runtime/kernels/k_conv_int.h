@@ -552,8 +552,9 @@ const struct knn_wderived *knn_wderived_get(struct rt_kctx *k, int kind,
 					    struct knn_wderived **tmp);
 void knn_wderived_free(void *p);
 /* The same with any fill function: fill(ctx, w, data) (a MatMul's packed
- * B, k_matmul_pk.c); with a key (rt_int.h; else NULL), the cache is
- * shared with the session's other nodes of that key. */
+ * B, k_matmul_pk.c); with a key (rt_int.h; else NULL), the cache it
+ * keeps is offered to the session's other nodes of that key (the caller
+ * takes one another node made first: rt_node_cache_shared). */
 typedef void (*knn_wmake_fn)(const void *ctx, const float *w, float *dst);
 const struct knn_wderived *knn_wderived_make(struct rt_kctx *k, int kind, const float *w,
 					     int64_t len, knn_wmake_fn fill, const void *ctx,

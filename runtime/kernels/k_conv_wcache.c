@@ -23,8 +23,7 @@ const struct knn_wderived *knn_wderived_make(struct rt_kctx *k, int kind, const 
 	struct knn_wderived *c = knn_wcache_get(k, kind, w);
 
 	*tmp = NULL;
-	if (c || (key && !rt_node_cache(k) && rt_in_const(k, 1) &&
-		  (c = rt_node_cache_shared(k, key))))
+	if (c)
 		return c;
 	if (!(c = calloc(1, sizeof(*c))))
 		return NULL;

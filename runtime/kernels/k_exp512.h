@@ -88,6 +88,20 @@ static inline __m512 knn_tanh512(__m512 v)
 		_mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(INT32_MIN))));
 }
 
+/* v's low and high eight lanes widened to double (sums of float32 lanes
+ * kept in double: k_softmax512.c, k_reduce512.c) */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512d knn_lo_pd(__m512 v)
+{
+	return _mm512_cvtps_pd(_mm512_castps512_ps256(v));
+}
+
+__attribute__((target("avx512f"), always_inline))
+static inline __m512d knn_hi_pd(__m512 v)
+{
+	return _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+}
+
 /* The lanes of a vector holding the next `left` values */
 static inline __mmask16 knn_lanes16(int64_t left)
 {

@@ -277,15 +277,6 @@ int kr_arg_line512(int max, int last, const float *x, int64_t n, int64_t *out)
  * float32 lanes (k_exp512.h, within one ulp), summed in double.  x - m
  * rounds to float32 as onnxruntime's does.  A NaN, or an infinite
  * maximum (all -inf, or +inf), is left to the loops: 0. */
-__attribute__((target("avx512f"), always_inline))
-static inline __m512d lse_add(__m512d a, __m512 e)
-{
-	__m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(e));
-	__m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)));
-
-	return _mm512_add_pd(a, _mm512_add_pd(lo, hi));
-}
-
 __attribute__((target("avx512f")))
 static int lse_line(const float *x, int64_t n, float *out)
 {
@@ -308,8 +299,10 @@ static int lse_line(const float *x, int64_t n, float *out)
 	for (int64_t i = 0; i < n; i += 16) {
 		__mmask16 t = knn_lanes16(n - i);
 
-		a = lse_add(a, _mm512_maskz_mov_ps(t, knn_exp512(_mm512_sub_ps(
-				       _mm512_maskz_loadu_ps(t, x + i), m))));
+		__m512 e = _mm512_maskz_mov_ps(t, knn_exp512(_mm512_sub_ps(
+						    _mm512_maskz_loadu_ps(t, x + i), m)));
+
+		a = _mm512_add_pd(a, _mm512_add_pd(knn_lo_pd(e), knn_hi_pd(e)));
 	}
 	*out = (float)(mx + log(_mm512_reduce_add_pd(a)));
 	return 1;
@@ -338,9 +331,8 @@ static int lse_rows(const float *x, int64_t rows, int64_t stride, int64_t cols, 
 			__m512 e = knn_exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, x + r * stride + i),
 							    m));
 
-			a = _mm512_add_pd(a, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
-			b = _mm512_add_pd(b, _mm512_cvtps_pd(_mm256_castpd_ps(
-						     _mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+			a = _mm512_add_pd(a, knn_lo_pd(e));
+			b = _mm512_add_pd(b, knn_hi_pd(e));
 		}
 		_mm512_storeu_pd(sa, a);
 		_mm512_storeu_pd(sb, b);
@@ -368,23 +360,6 @@ int kr_lse_rows512(const float *x, int64_t rows, int64_t stride, int64_t cols, f
  * rows of 160 columns: 144 us in scalar loops against onnxruntime's
  * 103).  Along a line 32 double lanes then a tree add, where the loop
  * had four accumulators: a different order, as accurate or more. */
-__attribute__((target("avx512f"), always_inline))
-static inline __m512d sum_lo(__m512 v)
-{
-	return _mm512_cvtps_pd(_mm512_castps512_ps256(v));
-}
-
-__attribute__((target("avx512f"), always_inline))
-static inline __m512d sum_hi(__m512 v)
-{
-	return _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-}
-
-static __mmask16 sum_mask(int64_t left)
-{
-	return left <= 0 ? 0 : left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-}
-
 __attribute__((target("avx512f")))
 static void sum_lines(const float *x, int64_t lines, int64_t n, double *s)
 {
@@ -395,16 +370,16 @@ static void sum_lines(const float *x, int64_t lines, int64_t n, double *s)
 		for (; i + 32 <= n; i += 32) {
 			__m512 v = _mm512_loadu_ps(x + i), w = _mm512_loadu_ps(x + i + 16);
 
-			a = _mm512_add_pd(a, sum_lo(v));
-			b = _mm512_add_pd(b, sum_hi(v));
-			c = _mm512_add_pd(c, sum_lo(w));
-			d = _mm512_add_pd(d, sum_hi(w));
+			a = _mm512_add_pd(a, knn_lo_pd(v));
+			b = _mm512_add_pd(b, knn_hi_pd(v));
+			c = _mm512_add_pd(c, knn_lo_pd(w));
+			d = _mm512_add_pd(d, knn_hi_pd(w));
 		}
 		for (; i < n; i += 16) {
-			__m512 v = _mm512_maskz_loadu_ps(sum_mask(n - i), x + i);
+			__m512 v = _mm512_maskz_loadu_ps(knn_lanes16(n - i), x + i);
 
-			a = _mm512_add_pd(a, sum_lo(v));
-			b = _mm512_add_pd(b, sum_hi(v));
+			a = _mm512_add_pd(a, knn_lo_pd(v));
+			b = _mm512_add_pd(b, knn_hi_pd(v));
 		}
 		s[l] = _mm512_reduce_add_pd(_mm512_add_pd(_mm512_add_pd(a, b), _mm512_add_pd(c, d)));
 	}
@@ -424,18 +399,18 @@ static void sum_rows_acc(const float *x, int64_t rows, int64_t stride, int64_t c
 		for (; c + 16 <= cols; c += 16) {
 			__m512 v = _mm512_loadu_ps(x + c);
 
-			_mm512_storeu_pd(acc + c, _mm512_add_pd(_mm512_loadu_pd(acc + c), sum_lo(v)));
+			_mm512_storeu_pd(acc + c, _mm512_add_pd(_mm512_loadu_pd(acc + c), knn_lo_pd(v)));
 			_mm512_storeu_pd(acc + c + 8, _mm512_add_pd(_mm512_loadu_pd(acc + c + 8),
-								    sum_hi(v)));
+								    knn_hi_pd(v)));
 		}
 		if (c < cols) {
-			__mmask16 t = sum_mask(cols - c);
+			__mmask16 t = knn_lanes16(cols - c);
 			__m512 v = _mm512_maskz_loadu_ps(t, x + c);
 
 			_mm512_mask_storeu_pd(acc + c, (__mmask8)t, _mm512_add_pd(
-				_mm512_maskz_loadu_pd((__mmask8)t, acc + c), sum_lo(v)));
+				_mm512_maskz_loadu_pd((__mmask8)t, acc + c), knn_lo_pd(v)));
 			_mm512_mask_storeu_pd(acc + c + 8, (__mmask8)(t >> 8), _mm512_add_pd(
-				_mm512_maskz_loadu_pd((__mmask8)(t >> 8), acc + c + 8), sum_hi(v)));
+				_mm512_maskz_loadu_pd((__mmask8)(t >> 8), acc + c + 8), knn_hi_pd(v)));
 		}
 	}
 }

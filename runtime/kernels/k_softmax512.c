@@ -30,9 +30,8 @@
 __attribute__((target("avx512f"), always_inline))
 static inline void sm_sum(__m512d *s, __m512 v)
 {
-	s[0] = _mm512_add_pd(s[0], _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-	s[1] = _mm512_add_pd(s[1], _mm512_cvtps_pd(_mm256_castpd_ps(
-		_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+	s[0] = _mm512_add_pd(s[0], knn_lo_pd(v));
+	s[1] = _mm512_add_pd(s[1], knn_hi_pd(v));
 }
 
 /* t * 2^-64 for t >= 0 (or NaN): a float multiply where the result stays
